@@ -1,0 +1,104 @@
+# cairn: build, test, install.
+#
+#   make            library (build/libcairn.a, build/libcairn.so) and CLI (build/cairn)
+#   make test       unit tests and black-box CLI tests (tests/run.sh)
+#   make check      the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make valgrind   unit tests under valgrind
+#   make bench      benchmarks (bench/), each against a baseline in the same run
+#   make eval       regenerate docs/results from ../shared/data
+#   make fuzz       short fuzz runs of every parser (clang libFuzzer)
+#   make deps       install the Debian packages we build with (scripts/deps.sh)
+#   make install PREFIX=/usr/local
+#
+# Sources are found by folder: every src/*/*.c is in the library, every
+# cli/*.c in the CLI, every tests/unit/test_*.c is one test program.
+
+PREFIX  ?= /usr/local
+BUILD   ?= build
+CC      ?= cc
+PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc openblas
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstemmer -lpthread -lm
+
+WARN     = -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wstrict-prototypes \
+           -Wmissing-prototypes -Wformat=2
+OPT     ?= -O2 -g
+CFLAGS  ?=
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -Iinclude -Isrc $(PKG_CFLAGS) $(CFLAGS) $(SAN)
+LDFLAGS ?=
+
+LIB_SRC  := $(sort $(wildcard src/*.c src/*/*.c))
+CLI_SRC  := $(sort $(wildcard cli/*.c cli/*/*.c))
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+BENCH_SRC:= $(sort $(wildcard bench/*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all test check valgrind bench eval fuzz deps install clean demo
+
+all: $(BUILD)/libcairn.a $(BUILD)/libcairn.so $(BUILD)/cairn
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libcairn.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libcairn.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDFLAGS) $(PKG_LIBS) $(SAN)
+
+$(BUILD)/cairn: $(CLI_OBJ) $(BUILD)/libcairn.a
+	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(SAN)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcairn.a tests/unit/t.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libcairn.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS)
+
+test: all $(TEST_BIN)
+	@BUILD=$(BUILD) sh tests/run.sh
+
+check:
+	$(MAKE) BUILD=build-san OPT="-O1 -g -fno-omit-frame-pointer" \
+	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" test
+
+valgrind: all $(TEST_BIN)
+	@BUILD=$(BUILD) VALGRIND=1 sh tests/run.sh
+
+bench: all $(BENCH_BIN)
+	@BUILD=$(BUILD) sh bench/run.sh
+
+eval: all
+	@BUILD=$(BUILD) sh scripts/eval.sh
+
+fuzz:
+	@sh tests/fuzz/run.sh
+
+deps:
+	@sh scripts/deps.sh
+
+demo: all
+	@sh scripts/demo.sh --no-deps
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(BUILD)/cairn $(DESTDIR)$(PREFIX)/bin/cairn
+	install -m 0644 $(BUILD)/libcairn.a $(DESTDIR)$(PREFIX)/lib/libcairn.a
+	install -m 0755 $(BUILD)/libcairn.so $(DESTDIR)$(PREFIX)/lib/libcairn.so
+	install -m 0644 include/cairn.h $(DESTDIR)$(PREFIX)/include/cairn.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION "\(.*\)"/\1/p' include/cairn.h)|' \
+	    -e 's|@REQUIRES@|$(PKGS)|' cairn.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cairn.pc
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

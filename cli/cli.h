@@ -1,0 +1,56 @@
+/*
+ * cli.h: what the command files of the `cairn` tool share.
+ *
+ * Every command is one file cli/cmd_<name>.c with one entry point
+ *     int cmd_<name>(int argc, char **argv, struct cli_ctx *ctx);
+ * listed in the command table in cli/main.c. argv[0] is the command name;
+ * global options (--db) are already taken out. A command returns the exit
+ * code: 0 success, 1 failure (after one clear line on stderr via
+ * cli_error), 2 bad usage. stdout carries only the command's output.
+ *
+ * Commands use only <cairn.h> and src/util/ helpers.
+ */
+#ifndef CAIRN_CLI_H
+#define CAIRN_CLI_H
+
+#include <stdio.h>
+#include "cairn.h"
+
+struct cli_ctx {
+    const char *db_path;   /* --db, or NULL for the default */
+};
+
+typedef int (*cli_cmd_fn)(int argc, char **argv, struct cli_ctx *ctx);
+
+/* Prints "cairn: <message>" and a newline to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Opens the store named by ctx (or the default). On failure prints the
+ * reason and returns non-zero (the exit code to use). */
+int cli_open(struct cli_ctx *ctx, unsigned flags, struct cairn **out);
+
+/* Reports a library failure: "cairn: <what>: <errmsg>"; returns 1. */
+int cli_fail(struct cairn *db, const char *what, int rc);
+
+/* Reads a whole file ("-" or NULL: stdin) into a malloc'd NUL-terminated
+ * buffer of at most `cap` bytes. Returns NULL after printing the reason. */
+char *cli_read_file(const char *path, size_t cap, size_t *len);
+
+/* A small option scanner: returns 1 and sets *val if argv[*i] is `name`
+ * followed by a value (either "--name VALUE" or "--name=VALUE"); advances
+ * *i past what it took. Prints a usage error and exits 2 when the value is
+ * missing. */
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
+
+/* The commands (cli/cmd_*.c), listed in the table in main.c. */
+int cmd_add(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_sessions(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_show(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_export(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_forget(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_stats(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_redact(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_recall(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_eval(int argc, char **argv, struct cli_ctx *ctx);
+
+#endif

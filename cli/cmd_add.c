@@ -1,0 +1,120 @@
+/*
+ * cmd_add.c: `cairn add [FILE|-]`: sessions in the JSON format of
+ * docs/FORMAT.md, one object, a JSON array of them, or JSONL (any mix of
+ * whitespace-separated objects). Each session is its own transaction: a
+ * bad one is reported with its line and column and skipped, the others
+ * land, and the exit code says something was wrong.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "util/utf8.h"
+
+/* Inputs larger than this are refused rather than read into memory. */
+#define ADD_MAX_INPUT ((size_t)4 << 30)
+
+int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
+{
+    const char *path = "-";
+    int quiet = 0, bad = 0, rc;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
+            quiet = 1;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return cli_error("add: unknown option %s", argv[i]), 2;
+        else
+            path = argv[i];
+    }
+    size_t len;
+    char *text = cli_read_file(path, ADD_MAX_INPUT, &len);
+    if (!text)
+        return 1;
+    struct cairn *db;
+    if ((rc = cli_open(ctx, 0, &db))) {
+        free(text);
+        return rc;
+    }
+    struct cairn_add_stats st = { 0 };
+    size_t p = 0, docs = 0;
+    const char *name = strcmp(path, "-") ? path : "stdin";
+    /* JSONL (one session per line) is bounded by lines, so a broken line
+     * cannot swallow the next; anything else (one pretty-printed session,
+     * an array) is parsed as it comes. The first document decides. */
+    int jsonl = -1;
+    while (p < len) {
+        while (p < len && (text[p] == ' ' || text[p] == '\n' || text[p] == '\r' ||
+                           text[p] == '\t'))
+            p++;
+        if (p >= len)
+            break;
+        const char *end = NULL, *eol = memchr(text + p, '\n', len - p);
+        size_t lim = jsonl == 1 && eol ? (size_t)(eol - text) - p : len - p;
+        cJSON *v = cJSON_ParseWithLengthOpts(text + p, lim, &end, 0);
+        size_t l, c;
+        if (v && jsonl < 0)
+            jsonl = !eol || end <= eol;
+        if (!v) {
+            size_t off = end && end >= text + p ? (size_t)(end - text) : p;
+            utf8_line_col(text, off, &l, &c);
+            cli_error("%s:%zu:%zu: malformed JSON; skipping to the next session", name, l, c);
+            bad++;
+            /* Resume at the next line that opens an object in column 1:
+             * the next JSONL record, or nothing in a broken pretty file. */
+            size_t q = p;
+            for (;;) {
+                const char *nl = memchr(text + q, '\n', len - q);
+                if (!nl) {
+                    q = len;
+                    break;
+                }
+                q = (size_t)(nl - text) + 1;
+                if (q < len && (text[q] == '{' || text[q] == '['))
+                    break;
+            }
+            p = q;
+            continue;
+        }
+        size_t start = p;
+        p = (size_t)(end - text);
+        utf8_line_col(text, start, &l, &c);
+        if (cJSON_IsArray(v)) {
+            const cJSON *e;
+            int k = 0;
+            cJSON_ArrayForEach(e, v) {
+                char *one = cJSON_PrintUnformatted(e);
+                k++;
+                docs++;
+                if (!one) {
+                    cli_error("out of memory");
+                    bad++;
+                    break;
+                }
+                if (cairn_add_json(db, one, strlen(one), &st)) {
+                    cli_error("%s:%zu: session %d of the array: %s", name, l, k,
+                              cairn_errmsg(db));
+                    bad++;
+                }
+                cJSON_free(one);
+            }
+        } else {
+            docs++;
+            if (cairn_add_json(db, text + start, p - start, &st)) {
+                cli_error("%s:%zu: %s", name, l, cairn_errmsg(db));
+                bad++;
+            }
+        }
+        cJSON_Delete(v);
+    }
+    if (!quiet)
+        printf("added %zu sessions (%zu updated), %zu messages; %zu already present; "
+               "%zu secrets masked%s\n", st.sessions_added, st.sessions_updated,
+               st.messages_added, st.messages_skipped, st.secrets_masked,
+               bad ? "; some input was refused (see above)" : "");
+    if (docs == 0 && !bad)
+        cli_error("%s: no sessions in the input", name);
+    cairn_close(db);
+    free(text);
+    return bad ? 1 : 0;
+}

@@ -1,0 +1,235 @@
+/*
+ * cmd_recall.c: `cairn recall QUESTION [--budget N] [--now DATE]
+ * [--project P] [--session-exclude ID] [--json] [--explain]`.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "util/buf.h"
+
+/* A batch line longer than this is refused (a question is short). */
+#define BATCH_MAX_LINE (1 << 20)
+
+static void print_json(const struct cairn_recall *r, const char *id)
+{
+    struct buf b = BUF_INIT;
+    char ts[40];
+    buf_addc(&b, '{');
+    if (id) {
+        buf_adds(&b, "\"id\":");
+        buf_add_json_str(&b, id, strlen(id));
+        buf_addc(&b, ',');
+    }
+    buf_adds(&b, "\"query\":");
+    buf_add_json_str(&b, r->query, strlen(r->query));
+    buf_printf(&b, ",\"budget\":%d,\"tokens\":%d,\"items\":[", r->budget, r->tokens);
+    for (size_t i = 0; i < r->n_items; i++) {
+        const struct cairn_recall_item *it = &r->items[i];
+        buf_adds(&b, i ? ",{\"session\":" : "{\"session\":");
+        buf_add_json_str(&b, it->session, strlen(it->session));
+        buf_adds(&b, ",\"message\":");
+        buf_add_json_str(&b, it->message, strlen(it->message));
+        buf_printf(&b, ",\"role\":\"%s\",\"speaker\":", it->role);
+        if (it->speaker)
+            buf_add_json_str(&b, it->speaker, strlen(it->speaker));
+        else
+            buf_adds(&b, "null");
+        cairn_format_time(it->at, 0, ts, sizeof ts);
+        buf_printf(&b, ",\"at\":\"%s\",\"excerpt\":%s", ts, it->excerpt ? "true" : "false");
+        if (it->why) {
+            buf_adds(&b, ",\"why\":");
+            buf_add_json_str(&b, it->why, strlen(it->why));
+        }
+        buf_addc(&b, '}');
+    }
+    buf_adds(&b, "],\"text\":");
+    buf_add_json_str(&b, r->text, strlen(r->text));
+    buf_adds(&b, "}\n");
+    fwrite(b.p, 1, b.n, stdout);
+    buf_release(&b);
+}
+
+/*
+ * --batch: JSONL questions on stdin, {"id", "query", "now", "budgets":[..],
+ * "exclude_session", "project", "method"}, one JSON line out per question
+ * and budget, so an evaluation pays process start once. A bad line gets
+ * {"id", "error"} and the batch goes on.
+ */
+static int run_batch(struct cairn *db, const struct cairn_recall_opts *base)
+{
+    struct buf line;
+    int c, bad = 0;
+    long lineno = 0;
+    buf_init(&line, BATCH_MAX_LINE);
+    for (;;) {
+        buf_reset(&line);
+        while ((c = getchar()) != EOF && c != '\n')
+            buf_addc(&line, (char)c);
+        if (c == EOF && line.n == 0 && !line.err)
+            break;
+        lineno++;
+        if (line.err) {
+            printf("{\"line\":%ld,\"error\":\"line too long\"}\n", lineno);
+            bad++;
+            while (c != EOF && c != '\n')
+                c = getchar();
+            if (c == EOF)
+                break;
+            continue;
+        }
+        if (line.n == 0)
+            continue;
+        cJSON *q = cJSON_ParseWithLength(line.p, line.n);
+        const cJSON *id = q ? cJSON_GetObjectItemCaseSensitive(q, "id") : NULL;
+        const cJSON *text = q ? cJSON_GetObjectItemCaseSensitive(q, "query") : NULL;
+        const cJSON *now = q ? cJSON_GetObjectItemCaseSensitive(q, "now") : NULL;
+        const cJSON *budgets = q ? cJSON_GetObjectItemCaseSensitive(q, "budgets") : NULL;
+        const cJSON *ex = q ? cJSON_GetObjectItemCaseSensitive(q, "exclude_session") : NULL;
+        const cJSON *proj = q ? cJSON_GetObjectItemCaseSensitive(q, "project") : NULL;
+        char idbuf[64] = "";
+        const char *ids = idbuf;
+        if (cJSON_IsString(id))
+            ids = id->valuestring;
+        else if (cJSON_IsNumber(id))
+            snprintf(idbuf, sizeof idbuf, "%.0f", id->valuedouble);
+        struct cairn_recall_opts o = *base;
+        const char *err = NULL;
+        if (!q)
+            err = "malformed JSON";
+        else if (!cJSON_IsString(text))
+            err = "\"query\" must be a string";
+        else if (now && cJSON_IsString(now) && cairn_parse_time(now->valuestring, &o.now))
+            err = "\"now\" is not an ISO 8601 date";
+        if (!err && cJSON_IsString(ex))
+            o.exclude_session = ex->valuestring;
+        if (!err && cJSON_IsString(proj))
+            o.project = proj->valuestring;
+        if (err) {
+            struct buf e = BUF_INIT;
+            buf_printf(&e, "{\"line\":%ld,\"id\":", lineno);
+            buf_add_json_str(&e, ids, strlen(ids));
+            buf_adds(&e, ",\"error\":");
+            buf_add_json_str(&e, err, strlen(err));
+            buf_adds(&e, "}\n");
+            fwrite(e.p, 1, e.n, stdout);
+            buf_release(&e);
+            bad++;
+            cJSON_Delete(q);
+            continue;
+        }
+        int nb = cJSON_IsArray(budgets) ? cJSON_GetArraySize(budgets) : 0;
+        for (int k = 0; k < (nb ? nb : 1); k++) {
+            struct cairn_recall *r = NULL;
+            if (nb) {
+                const cJSON *bv = cJSON_GetArrayItem(budgets, k);
+                o.budget = cJSON_IsNumber(bv) ? (int)bv->valuedouble : 0;
+            }
+            if (cairn_recall(db, text->valuestring, &o, &r) == CAIRN_OK) {
+                print_json(r, ids);
+            } else {
+                struct buf e = BUF_INIT;
+                buf_adds(&e, "{\"id\":");
+                buf_add_json_str(&e, ids, strlen(ids));
+                buf_adds(&e, ",\"error\":");
+                buf_add_json_str(&e, cairn_errmsg(db), strlen(cairn_errmsg(db)));
+                buf_adds(&e, "}\n");
+                fwrite(e.p, 1, e.n, stdout);
+                buf_release(&e);
+                bad++;
+            }
+            cairn_recall_free(r);
+        }
+        cJSON_Delete(q);
+        fflush(stdout);
+    }
+    buf_release(&line);
+    return bad ? 1 : 0;
+}
+
+int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
+{
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    const char *budget = NULL, *now = NULL, *query = NULL, *method = NULL;
+    int json = 0, batch = 0, rc;
+    struct cairn *db;
+    struct cairn_recall *r = NULL;
+    for (int i = 1; i < argc;) {
+        if (cli_opt(argc, argv, &i, "--budget", &budget) ||
+            cli_opt(argc, argv, &i, "--now", &now) ||
+            cli_opt(argc, argv, &i, "--project", &o.project) ||
+            cli_opt(argc, argv, &i, "--session-exclude", &o.exclude_session) ||
+            cli_opt(argc, argv, &i, "--method", &method))
+            continue;
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--batch")) {
+            batch = 1;
+        } else if (!strcmp(argv[i], "--explain")) {
+            o.explain = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            cli_error("recall: unknown option %s", argv[i]);
+            return 2;
+        } else if (query) {
+            cli_error("recall: one question at a time (quote it)");
+            return 2;
+        } else {
+            query = argv[i];
+        }
+        i++;
+    }
+    if (!query && !batch) {
+        cli_error("usage: cairn recall QUESTION [--budget N] [--now DATE] [--project P] "
+                  "[--session-exclude ID] [--method M] [--json] [--explain] | --batch");
+        return 2;
+    }
+    if (budget) {
+        char *end;
+        long v = strtol(budget, &end, 10);
+        if (*end || v < 50 || v > 1000000) {
+            cli_error("recall: --budget takes a number of tokens from 50 to 1000000");
+            return 2;
+        }
+        o.budget = (int)v;
+    }
+    if (now && cairn_parse_time(now, &o.now)) {
+        cli_error("recall: --now takes an ISO 8601 date, not %s", now);
+        return 2;
+    }
+    if (method) {
+        if (!strcmp(method, "cairn") || !strcmp(method, "default"))
+            o.method = CAIRN_METHOD_DEFAULT;
+        else if (!strcmp(method, "raw-bm25"))
+            o.method = CAIRN_METHOD_RAW_BM25;
+        else if (!strcmp(method, "keyword"))
+            o.method = CAIRN_METHOD_KEYWORD;
+        else if (!strcmp(method, "no-time"))
+            o.method = CAIRN_METHOD_NO_TIME;
+        else {
+            cli_error("recall: unknown method %s (cairn, raw-bm25, keyword, no-time)", method);
+            return 2;
+        }
+    }
+    if ((rc = cli_open(ctx, CAIRN_OPEN_NOCREATE, &db)))
+        return rc;
+    if (batch) {
+        rc = run_batch(db, &o);
+        cairn_close(db);
+        return rc;
+    }
+    rc = cairn_recall(db, query, &o, &r);
+    if (rc) {
+        rc = cli_fail(db, "recall", rc);
+    } else if (json) {
+        print_json(r, NULL);
+    } else {
+        fputs(r->text, stdout);
+        if (*r->text && r->text[strlen(r->text) - 1] != '\n')
+            fputc('\n', stdout);
+    }
+    cairn_recall_free(r);
+    cairn_close(db);
+    return rc;
+}

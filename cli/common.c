@@ -1,0 +1,93 @@
+/*
+ * common.c: helpers the command files share (cli.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "util/buf.h"
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("cairn: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_open(struct cli_ctx *ctx, unsigned flags, struct cairn **out)
+{
+    int rc = cairn_open(ctx->db_path, flags, out);
+    if (rc) {
+        cli_error("%s", cairn_errmsg(*out));
+        cairn_close(*out);
+        *out = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_fail(struct cairn *db, const char *what, int rc)
+{
+    cli_error("%s: %s", what, db ? cairn_errmsg(db) : cairn_errstr(rc));
+    return 1;
+}
+
+char *cli_read_file(const char *path, size_t cap, size_t *len)
+{
+    FILE *f = stdin;
+    struct buf b;
+    char chunk[65536];
+    size_t n;
+    buf_init(&b, cap);
+    if (path && strcmp(path, "-")) {
+        f = fopen(path, "rb");
+        if (!f) {
+            cli_error("cannot open %s: %s", path, strerror(errno));
+            return NULL;
+        }
+    }
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (buf_add(&b, chunk, n))
+            break;
+    }
+    int err = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (b.err == BUF_TOOBIG) {
+        cli_error("%s: larger than %zu bytes", path ? path : "stdin", cap);
+        return NULL;
+    }
+    if (err || b.err) {
+        cli_error("cannot read %s", path ? path : "stdin");
+        buf_release(&b);
+        return NULL;
+    }
+    return buf_detach(&b, len);
+}
+
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
+{
+    size_t nl = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, nl))
+        return 0;
+    if (a[nl] == '=') {
+        *val = a + nl + 1;
+        (*i)++;
+        return 1;
+    }
+    if (a[nl])
+        return 0;
+    if (*i + 1 >= argc) {
+        cli_error("%s needs a value", name);
+        exit(2);
+    }
+    *val = argv[*i + 1];
+    *i += 2;
+    return 1;
+}

@@ -1,0 +1,270 @@
+/*
+ * cairn.h: the public API of libcairn, a lossless local long-term memory
+ * for AI assistants.
+ *
+ * One `struct cairn` is one open store (a SQLite file). Everything the CLI,
+ * the MCP server and the hooks do goes through this header.
+ *
+ * Conventions, for every function below:
+ *  - Functions that can fail return an int code (CAIRN_OK is 0) and keep a
+ *    message on the handle, read with cairn_errmsg(). The library never
+ *    prints, never exits and never writes to stdout or stderr.
+ *  - Strings passed in are borrowed: the library copies what it keeps.
+ *  - Results handed out (`struct cairn_recall *`, `char *`) belong to the
+ *    caller and are freed with the matching *_free function (or free() where
+ *    said). Strings inside a result live as long as the result.
+ *  - Text is UTF-8. Invalid bytes in input are replaced by U+FFFD on write.
+ *  - Times are Unix seconds (int64_t). Dates without a zone are read as
+ *    local time (the TZ environment variable), like a person reads them.
+ *  - A handle is used by one thread at a time; separate handles (in one
+ *    process or many) may write to the same file at once.
+ */
+#ifndef CAIRN_H
+#define CAIRN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CAIRN_VERSION "0.1.0"
+
+/* Result codes. */
+enum cairn_rc {
+    CAIRN_OK = 0,
+    CAIRN_ERROR,      /* generic failure; see cairn_errmsg() */
+    CAIRN_NOMEM,      /* out of memory */
+    CAIRN_INVALID,    /* bad input: malformed JSON, unknown role, bad date... */
+    CAIRN_NOTFOUND,   /* no such session / message */
+    CAIRN_BUSY,       /* the store stayed locked past the busy timeout */
+    CAIRN_CORRUPT,    /* the file is not a cairn store, or is damaged */
+    CAIRN_IO,         /* a file could not be read, written or created */
+    CAIRN_TOOBIG,     /* input over a size limit */
+    CAIRN_VERSION_TOO_NEW /* the store was written by a newer cairn */
+};
+
+/* A short English name for a code ("invalid input"); static storage. */
+const char *cairn_errstr(int rc);
+
+struct cairn;
+
+/* Flags for cairn_open. */
+#define CAIRN_OPEN_READONLY 0x1  /* no writes; the file must exist */
+#define CAIRN_OPEN_NOCREATE 0x2  /* fail with CAIRN_NOTFOUND if the file is missing */
+
+/*
+ * Opens (creating if needed) the store at `path`. NULL means the default:
+ * $CAIRN_DB, else ~/.cairn/memory.db. A new store's folder is created with
+ * mode 0700 and the file with 0600. The schema is migrated to the current
+ * version inside one transaction; a store from a newer cairn is refused.
+ *
+ * On return *out is a handle even when the open failed (except on
+ * CAIRN_NOMEM, where it is NULL), so cairn_errmsg() can say why; the caller
+ * always closes it with cairn_close().
+ */
+int cairn_open(const char *path, unsigned flags, struct cairn **out);
+/* Closes the store and frees the handle. NULL is a no-op. */
+void cairn_close(struct cairn *db);
+/* The message for the last failure on this handle ("" if none). Owned by
+ * the handle, valid until the next call on it. */
+const char *cairn_errmsg(const struct cairn *db);
+/* The path of the open store file. Owned by the handle. */
+const char *cairn_path(const struct cairn *db);
+/* The default store path ($CAIRN_DB or ~/.cairn/memory.db) into out
+ * (size n). Returns CAIRN_OK, or CAIRN_TOOBIG / CAIRN_ERROR. */
+int cairn_default_path(char *out, size_t n);
+
+/* ---- Writing ---------------------------------------------------------- */
+
+/* One message to add. Every pointer may be NULL except role and content. */
+struct cairn_message {
+    const char *id;          /* external id, unique within the session */
+    const char *role;        /* "user" or "assistant" */
+    const char *speaker;     /* who spoke, for chats between people */
+    const char *content;     /* verbatim text */
+    size_t      content_len; /* bytes of content; 0 means strlen(content) */
+    int64_t     at;          /* Unix seconds, or CAIRN_NO_TIME */
+};
+#define CAIRN_NO_TIME INT64_MIN
+
+/* One session to add. Every pointer may be NULL. */
+struct cairn_session {
+    const char *id;          /* external id; NULL: derived from the content */
+    const char *source;      /* "locomo", "claude-code", "chatgpt", ... */
+    const char *project;
+    const char *title;
+    int64_t     started_at;  /* CAIRN_NO_TIME: the first message's time */
+    int64_t     ended_at;    /* CAIRN_NO_TIME: the last message's time */
+    const char *meta;        /* a JSON object with anything else (branch, cwd) */
+    const struct cairn_message *messages;
+    size_t      n_messages;
+};
+
+/* What an add did. */
+struct cairn_add_stats {
+    size_t sessions_added;   /* new sessions */
+    size_t sessions_updated; /* existing sessions that got new messages */
+    size_t messages_added;
+    size_t messages_skipped; /* already present (same id, or same content) */
+    size_t secrets_masked;   /* values replaced by [REDACTED:kind] */
+};
+
+/*
+ * Adds a session, or the messages of it that the store does not have yet,
+ * in one transaction: either all of it lands or nothing does. A message is
+ * "already there" when its external id is, or, without an id, when the
+ * session holds a message with the same role, speaker, time and content
+ * (counting repeats). Secrets are masked before anything is written unless
+ * CAIRN_REDACT=0 is set. `stats` may be NULL; counts are added to it.
+ */
+int cairn_add_session(struct cairn *db, const struct cairn_session *s,
+                      struct cairn_add_stats *stats);
+
+/*
+ * Parses one session in the JSON format of `cairn add` (docs/FORMAT.md) and
+ * adds it. `json` need not be NUL-terminated. On malformed JSON the message
+ * gives the line and column (1-based, within `json`).
+ */
+int cairn_add_json(struct cairn *db, const char *json, size_t len,
+                   struct cairn_add_stats *stats);
+
+/* Parses an ISO 8601 date or date-time ("2023-05-08", "2023-05-08T13:56",
+ * "2023-05-08 13:56:00.123+02:00", "...Z") into Unix seconds. Without a
+ * zone the time is local. Returns CAIRN_OK or CAIRN_INVALID. */
+int cairn_parse_time(const char *s, int64_t *out);
+/* Formats t as local "YYYY-MM-DDTHH:MM:SS" (utc=0) or UTC
+ * "YYYY-MM-DDTHH:MM:SSZ" (utc=1) into out (>= 26 bytes). */
+void cairn_format_time(int64_t t, int utc, char *out, size_t n);
+
+/* ---- Reading ---------------------------------------------------------- */
+
+/* A session as listed. */
+struct cairn_session_info {
+    const char *id, *source, *project, *title, *meta;
+    int64_t     started_at, ended_at;
+    size_t      n_messages;
+};
+/* A stored message as read back. */
+struct cairn_message_info {
+    const char *session;     /* the session's external id */
+    const char *id;          /* the message's external id ("" if none) */
+    const char *role, *speaker;
+    const char *content;
+    size_t      content_len;
+    int64_t     at;
+    int         position;    /* 0-based order within the session */
+};
+
+/* Callbacks return 0 to go on, non-zero to stop (that value is returned
+ * by the walker, as CAIRN_ERROR if the callback set none). */
+typedef int (*cairn_session_cb)(void *arg, const struct cairn_session_info *s);
+typedef int (*cairn_message_cb)(void *arg, const struct cairn_message_info *m);
+
+/* Lists sessions, newest first (oldest first if `oldest_first`), of one
+ * project or all (project NULL). limit 0 means no limit. */
+int cairn_sessions(struct cairn *db, const char *project, int oldest_first,
+                   size_t limit, cairn_session_cb cb, void *arg);
+/* Reads one session's info. CAIRN_NOTFOUND if there is no such id. */
+int cairn_session_get(struct cairn *db, const char *id,
+                      cairn_session_cb cb, void *arg);
+/* Walks the messages of a session in order, positions from..to inclusive
+ * (to < 0: to the end). */
+int cairn_messages(struct cairn *db, const char *session, int from, int to,
+                   cairn_message_cb cb, void *arg);
+
+/* Removes a session, its messages and every index row that points at them.
+ * CAIRN_NOTFOUND if there is no such session. */
+int cairn_forget(struct cairn *db, const char *session);
+
+/* Counts for `cairn stats`. */
+struct cairn_stats {
+    int64_t sessions, messages, user_messages, assistant_messages;
+    int64_t content_bytes, projects;
+    int64_t first_at, last_at;    /* CAIRN_NO_TIME when empty */
+    int64_t file_bytes;
+    int     schema_version;
+};
+int cairn_get_stats(struct cairn *db, struct cairn_stats *out);
+
+/* ---- Secret masking ------------------------------------------------- */
+
+/* Counts per kind of secret masked, for reports. */
+struct cairn_redact_report {
+    size_t n_kinds;
+    struct { const char *kind; size_t count; } kinds[32];
+    size_t messages_changed, messages_seen;
+};
+/*
+ * Masks secrets in every stored message (a store written before masking
+ * was on, or with an older pattern set). With dry_run nothing is written.
+ * Each message rewritten keeps its id, position and time; its index rows
+ * are updated.
+ */
+int cairn_redact_store(struct cairn *db, int dry_run, struct cairn_redact_report *out);
+/*
+ * Masks secrets in text: returns a new malloc'd NUL-terminated string
+ * (caller frees with free()) and its length in *out_len, adding counts to
+ * `rep` (may be NULL). NULL on allocation failure.
+ */
+char *cairn_redact_text(const char *text, size_t len, size_t *out_len,
+                        struct cairn_redact_report *rep);
+
+/* ---- Recall ----------------------------------------------------------- */
+
+/* Ranking methods, for evaluation and ablations. */
+enum cairn_method {
+    CAIRN_METHOD_DEFAULT = 0, /* the full pipeline */
+    CAIRN_METHOD_RAW_BM25,    /* baseline: BM25 over whole rounds, best-first */
+    CAIRN_METHOD_KEYWORD,     /* default pipeline without dense vectors */
+    CAIRN_METHOD_NO_TIME      /* default pipeline without time awareness */
+};
+
+struct cairn_recall_opts {
+    int         budget;          /* tokens; 0 means 4000 */
+    int64_t     now;             /* CAIRN_NO_TIME: the current time */
+    const char *project;         /* NULL: all projects */
+    const char *exclude_session; /* external id of a session to leave out */
+    int         method;          /* enum cairn_method */
+    int         explain;         /* fill item->why */
+};
+#define CAIRN_RECALL_OPTS_INIT { 0, CAIRN_NO_TIME, NULL, NULL, 0, 0 }
+
+struct cairn_recall_item {
+    const char *session;     /* session external id */
+    const char *message;     /* message external id */
+    const char *role, *speaker;
+    int64_t     at;
+    int         excerpt;     /* 1 if only parts of the message were packed */
+    double      score;
+    const char *why;         /* with opts.explain: why it was chosen; else NULL */
+};
+
+struct cairn_recall {
+    const char *query;
+    int         budget;
+    int         tokens;      /* tokens used by text, <= budget */
+    size_t      n_items;
+    struct cairn_recall_item *items;
+    const char *text;        /* exactly what would be pasted into a prompt */
+    int64_t     range_from, range_to; /* time range read from the question, or CAIRN_NO_TIME */
+};
+
+/*
+ * Recalls what the store holds about `query` and packs it into
+ * opts->budget tokens (cairn_count_tokens). On success *out is a result
+ * the caller frees with cairn_recall_free(). An empty store or no match
+ * gives a result with no items and empty text, not an error.
+ */
+int cairn_recall(struct cairn *db, const char *query,
+                 const struct cairn_recall_opts *opts, struct cairn_recall **out);
+void cairn_recall_free(struct cairn_recall *r);
+
+/* Tokens that `text` costs in a budget (see docs/TOKENS.md). */
+int cairn_count_tokens(const char *text, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CAIRN_H */

@@ -1,0 +1,19 @@
+#!/bin/sh
+# scripts/deps.sh: installs the Debian packages cairn builds and tests
+# with, when any is missing; does nothing when all are there. Uses sudo
+# when not root. Idempotent.
+set -e
+PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
+libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev sqlite3 valgrind python3"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

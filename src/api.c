@@ -1,0 +1,210 @@
+/*
+ * api.c: the handle: open, close, errors, the default store path.
+ *
+ * Opening does the things every process needs before it can share the
+ * file with others: private permissions on a new store, WAL so readers do
+ * not block the writer, a busy timeout so a hook, the MCP server and an
+ * import can write at once, our tokenizer on the connection, and the
+ * schema migrated in one transaction.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "text/tokenize.h"
+
+/* How long a writer waits for another process's transaction (ms). Imports
+ * commit per session, so waits are short; this covers a slow disk. */
+#define BUSY_TIMEOUT_MS 15000
+
+const char *cairn_errstr(int rc)
+{
+    switch (rc) {
+    case CAIRN_OK:              return "ok";
+    case CAIRN_ERROR:           return "error";
+    case CAIRN_NOMEM:           return "out of memory";
+    case CAIRN_INVALID:         return "invalid input";
+    case CAIRN_NOTFOUND:        return "not found";
+    case CAIRN_BUSY:            return "store is locked";
+    case CAIRN_CORRUPT:         return "store is corrupt or not a cairn store";
+    case CAIRN_IO:              return "I/O error";
+    case CAIRN_TOOBIG:          return "input too large";
+    case CAIRN_VERSION_TOO_NEW: return "store written by a newer cairn";
+    }
+    return "unknown error";
+}
+
+int cairn__err(struct cairn *h, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    if (!h)
+        return rc;
+    va_start(ap, fmt);
+    vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int cairn__sqlerr(struct cairn *h, int src, const char *what)
+{
+    int rc;
+    switch (src & 0xff) {
+    case SQLITE_NOMEM:   rc = CAIRN_NOMEM; break;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:  rc = CAIRN_BUSY; break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:  rc = CAIRN_CORRUPT; break;
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:    rc = CAIRN_IO; break;
+    case SQLITE_TOOBIG:  rc = CAIRN_TOOBIG; break;
+    default:             rc = CAIRN_ERROR;
+    }
+    const char *m = h && h->db ? sqlite3_errmsg(h->db) : sqlite3_errstr(src);
+    return cairn__err(h, rc, "%s: %s", what, m);
+}
+
+const char *cairn_errmsg(const struct cairn *db)
+{
+    return db ? db->errmsg : "out of memory";
+}
+
+const char *cairn_path(const struct cairn *db)
+{
+    return db && db->path ? db->path : "";
+}
+
+int cairn_default_path(char *out, size_t n)
+{
+    const char *env = getenv("CAIRN_DB");
+    int len;
+    if (env && *env) {
+        len = snprintf(out, n, "%s", env);
+    } else {
+        const char *home = getenv("HOME");
+        if (!home || !*home)
+            return CAIRN_ERROR;
+        len = snprintf(out, n, "%s/.cairn/memory.db", home);
+    }
+    return len < 0 || (size_t)len >= n ? CAIRN_TOOBIG : CAIRN_OK;
+}
+
+/* mkdir -p for the folders of `path` that do not exist yet, each 0700. */
+static int make_parents(struct cairn *h, const char *path)
+{
+    char tmp[4096];
+    size_t len = strlen(path);
+    if (len >= sizeof tmp)
+        return cairn__err(h, CAIRN_TOOBIG, "path too long: %s", path);
+    memcpy(tmp, path, len + 1);
+    char *slash = strrchr(tmp, '/');
+    if (!slash || slash == tmp)
+        return CAIRN_OK;
+    *slash = '\0';
+    for (char *p = tmp + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+                return cairn__err(h, CAIRN_IO, "cannot create folder %s: %s", tmp,
+                                  strerror(errno));
+            *p = c;
+            if (!c)
+                break;
+        }
+    }
+    return CAIRN_OK;
+}
+
+static int exec(struct cairn *h, const char *sql)
+{
+    int src = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+    return src == SQLITE_OK ? CAIRN_OK : cairn__sqlerr(h, src, sql);
+}
+
+int cairn_open(const char *path, unsigned flags, struct cairn **out)
+{
+    char def[4096];
+    int rc = CAIRN_OK, src;
+    struct cairn *h = calloc(1, sizeof *h);
+    *out = h;
+    if (!h)
+        return CAIRN_NOMEM;
+    h->readonly = (flags & CAIRN_OPEN_READONLY) != 0;
+    if (!path || !*path) {
+        rc = cairn_default_path(def, sizeof def);
+        if (rc)
+            return cairn__err(h, rc, "no store path: set CAIRN_DB or HOME");
+        path = def;
+    }
+    h->path = strdup(path);
+    if (!h->path)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+
+    int is_memory = strcmp(path, ":memory:") == 0;
+    if (!is_memory) {
+        struct stat st;
+        if (stat(path, &st) != 0) {
+            if (h->readonly || (flags & CAIRN_OPEN_NOCREATE))
+                return cairn__err(h, CAIRN_NOTFOUND, "no store at %s", path);
+            rc = make_parents(h, path);
+            if (rc)
+                return rc;
+            /* Create the file ourselves so it is 0600 whatever the umask;
+             * SQLite gives its -wal and -shm files the same mode. */
+            int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+            if (fd < 0 && errno != EEXIST)
+                return cairn__err(h, CAIRN_IO, "cannot create %s: %s", path, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+        } else if (!S_ISREG(st.st_mode)) {
+            return cairn__err(h, CAIRN_IO, "%s is not a regular file", path);
+        }
+    }
+
+    int oflags = h->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+    src = sqlite3_open_v2(path, &h->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (src != SQLITE_OK)
+        return cairn__sqlerr(h, src, "cannot open store");
+    sqlite3_extended_result_codes(h->db, 0);
+    sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
+    src = text_fts_register(h->db);
+    if (src != SQLITE_OK)
+        return cairn__sqlerr(h, src, "cannot register the tokenizer");
+    src = store_fts_functions(h->db);
+    if (src != SQLITE_OK)
+        return cairn__sqlerr(h, src, "cannot register FTS functions");
+    if (!h->readonly && !is_memory) {
+        /* journal_mode=WAL is sticky in the file; asking again is cheap. It
+         * can return BUSY while another process holds a lock, so retry
+         * through the busy handler by way of a normal statement. */
+        rc = exec(h, "PRAGMA journal_mode=WAL");
+        if (rc)
+            return rc;
+    }
+    rc = exec(h, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+                 "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16000");
+    if (rc)
+        return rc;
+    return store_migrate(h);
+}
+
+void cairn_close(struct cairn *db)
+{
+    if (!db)
+        return;
+    if (db->db) {
+        if (db->in_tx)
+            sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close_v2(db->db);
+    }
+    free(db->path);
+    free(db);
+}

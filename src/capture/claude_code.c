@@ -1,0 +1,1403 @@
+/*
+ * claude_code.c: Claude Code transcripts (JSONL) into sessions, plus the
+ * helpers every capture parser shares (arena, JSON scanner, string map,
+ * text clean-up, ISO 8601 times).
+ *
+ * The transcript format is internal to Claude Code and changes between
+ * versions (shared/docs/protocols.md §3), so the parser follows the
+ * reference extractor (extract_turns.py) and is defensive everywhere:
+ *
+ *  1. Each line is scanned once by a small validating JSON scanner that
+ *     pulls out only the top-level fields needed for branch links (type,
+ *     uuid, parentUuid, logicalParentUuid, isSidechain). Most of a real
+ *     transcript's bytes are records that never hold conversation text
+ *     (progress, tool results, tool calls, snapshots); they are never
+ *     given to cJSON, but they stay in the parent graph because the chain
+ *     of parentUuid runs through them.
+ *  2. The active branch is the last non-sidechain user/assistant record
+ *     walked back by parentUuid (logicalParentUuid across compaction
+ *     boundaries) to the root.
+ *  3. Only the records on that branch that can hold text (human prompts,
+ *     assistant records with a text block, queued_command attachments) are
+ *     parsed with cJSON and filtered: meta, compaction summaries, harness
+ *     wrappers, tool results, thinking and synthetic replies are dropped;
+ *     consecutive records of one API message (same message.id) are merged.
+ */
+#include "capture/capture.h"
+#include "util/buf.h"
+#include "util/utf8.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ======================================================================
+ * Arena and batch
+ * ==================================================================== */
+
+struct capture_chunk {
+    struct capture_chunk *next;
+    size_t used, size;
+    char data[];
+};
+
+#define CHUNK_SIZE ((size_t)256 << 10)
+
+static char *arena_alloc(struct capture_batch *b, size_t n)
+{
+    struct capture_chunk *c = b->arena;
+    if (c && c->size - c->used >= n) {
+        char *p = c->data + c->used;
+        c->used += n;
+        return p;
+    }
+    /* Big requests get a block of their own behind the current one, so
+     * the space left in the current block is not thrown away. */
+    size_t sz = n > CHUNK_SIZE / 4 ? n : CHUNK_SIZE;
+    struct capture_chunk *nc = malloc(sizeof(*nc) + sz);
+    if (!nc)
+        return NULL;
+    nc->size = sz;
+    nc->used = n;
+    if (c && sz != CHUNK_SIZE) {
+        nc->next = c->next;
+        c->next = nc;
+    } else {
+        nc->next = c;
+        b->arena = nc;
+    }
+    return nc->data;
+}
+
+char *capture_strndup(struct capture_batch *b, const char *s, size_t n)
+{
+    if (n == (size_t)-1)
+        return NULL;
+    char *p = arena_alloc(b, n + 1);
+    if (!p)
+        return NULL;
+    if (n)
+        memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+void capture_batch_init(struct capture_batch *b)
+{
+    memset(b, 0, sizeof(*b));
+}
+
+void capture_batch_free(struct capture_batch *b)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->n; i++)
+        free(b->v[i].msgs);
+    free(b->v);
+    struct capture_chunk *c = b->arena;
+    while (c) {
+        struct capture_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    memset(b, 0, sizeof(*b));
+}
+
+struct capture_session *capture_session_new(struct capture_batch *b)
+{
+    if (b->n == b->alloc) {
+        size_t na = b->alloc ? b->alloc * 2 : 8;
+        struct capture_session *nv = realloc(b->v, na * sizeof(*nv));
+        if (!nv)
+            return NULL;
+        b->v = nv;
+        b->alloc = na;
+    }
+    struct capture_session *s = &b->v[b->n++];
+    memset(s, 0, sizeof(*s));
+    s->s.started_at = CAIRN_NO_TIME;
+    s->s.ended_at = CAIRN_NO_TIME;
+    return s;
+}
+
+void capture_session_drop_last(struct capture_batch *b)
+{
+    if (!b->n)
+        return;
+    b->n--;
+    b->counts.messages_kept -= b->v[b->n].n_msgs;
+    free(b->v[b->n].msgs);
+    memset(&b->v[b->n], 0, sizeof(b->v[b->n]));
+}
+
+int capture_session_add(struct capture_batch *b, struct capture_session *s,
+                        const char *id, const char *role, const char *content,
+                        size_t content_len, int64_t at)
+{
+    if (s->n_msgs == s->alloc_msgs) {
+        size_t na = s->alloc_msgs ? s->alloc_msgs * 2 : 16;
+        struct cairn_message *nm = realloc(s->msgs, na * sizeof(*nm));
+        if (!nm)
+            return CAIRN_NOMEM;
+        s->msgs = nm;
+        s->alloc_msgs = na;
+    }
+    struct cairn_message *m = &s->msgs[s->n_msgs++];
+    memset(m, 0, sizeof(*m));
+    m->id = id;
+    m->role = role;
+    m->content = content;
+    m->content_len = content_len;
+    m->at = at;
+    s->s.messages = s->msgs;
+    s->s.n_messages = s->n_msgs;
+    b->counts.messages_kept++;
+    return CAIRN_OK;
+}
+
+/* ======================================================================
+ * Text clean-up
+ * ==================================================================== */
+
+static int is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Appends s[0..n) with UTF-8 repaired; returns 1 if anything was fixed. */
+static int add_repaired(struct buf *out, const char *s, size_t n)
+{
+    int fixed = 0;
+    size_t i = 0;
+    while (i < n) {
+        size_t run = i;
+        while (run < n) {
+            if ((unsigned char)s[run] < 0x80) {
+                run++;
+                continue;
+            }
+            size_t k = utf8_valid_prefix(s + run, n - run);
+            if (!k)
+                break;
+            run += k;
+        }
+        buf_add(out, s + i, run - i);
+        if (run < n) {
+            buf_add(out, "\xEF\xBF\xBD", 3);
+            fixed = 1;
+            run++;
+        }
+        i = run;
+    }
+    return fixed;
+}
+
+static char *finish_text(struct capture_batch *b, const char *s, size_t n,
+                         int trim, size_t *out_len)
+{
+    if (trim) {
+        while (n && is_ws(*s)) {
+            s++;
+            n--;
+        }
+        while (n && is_ws(s[n - 1]))
+            n--;
+    }
+    if (utf8_valid(s, n)) {
+        if (out_len)
+            *out_len = n;
+        return capture_strndup(b, s, n);
+    }
+    struct buf r;
+    buf_init(&r, 0);
+    add_repaired(&r, s, n);
+    char *p = NULL;
+    if (!r.err) {
+        p = capture_strndup(b, r.p, r.n);
+        if (out_len)
+            *out_len = r.n;
+        b->counts.utf8_repaired++;
+    }
+    buf_release(&r);
+    return p;
+}
+
+char *capture_text(struct capture_batch *b, const char *s, size_t n,
+                   int trim, size_t *out_len)
+{
+    static const char open_tag[] = "<private>", close_tag[] = "</private>";
+    const char *hit = memmem(s, n, open_tag, sizeof(open_tag) - 1);
+    if (!hit)
+        return finish_text(b, s, n, trim, out_len);
+    /* Private spans never reach the store, not even as a marker. */
+    struct buf t;
+    buf_init(&t, 0);
+    const char *p = s, *end = s + n;
+    while (hit) {
+        buf_add(&t, p, (size_t)(hit - p));
+        b->counts.private_removed++;
+        const char *after = hit + sizeof(open_tag) - 1;
+        const char *close = memmem(after, (size_t)(end - after), close_tag,
+                                   sizeof(close_tag) - 1);
+        if (!close) {
+            p = end;          /* unclosed: hide everything after it */
+            break;
+        }
+        p = close + sizeof(close_tag) - 1;
+        hit = memmem(p, (size_t)(end - p), open_tag, sizeof(open_tag) - 1);
+    }
+    buf_add(&t, p, (size_t)(end - p));
+    char *r = NULL;
+    if (!t.err)
+        r = finish_text(b, t.p, t.n, trim, out_len);
+    buf_release(&t);
+    return r;
+}
+
+char *capture_str(struct capture_batch *b, const char *s, size_t n)
+{
+    return finish_text(b, s, n, 0, NULL);
+}
+
+/* ======================================================================
+ * ISO 8601 times
+ * ==================================================================== */
+
+static int digits(const char *s, const char *end, int n, int *out)
+{
+    int v = 0;
+    if (end - s < n)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int capture_parse_time(const char *s, size_t n, int64_t *out)
+{
+    const char *p = s, *end = s + n;
+    int y, mo, d, hh = 0, mi = 0, ss = 0;
+    while (p < end && is_ws(*p))
+        p++;
+    while (end > p && is_ws(end[-1]))
+        end--;
+    if (!digits(p, end, 4, &y) || end - p < 10 || p[4] != '-' || p[7] != '-' ||
+        !digits(p + 5, end, 2, &mo) || !digits(p + 8, end, 2, &d))
+        return CAIRN_INVALID;
+    p += 10;
+    static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1])
+        return CAIRN_INVALID;
+    if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+        return CAIRN_INVALID;
+    int zoned = 0;
+    int64_t offset = 0;
+    if (p < end) {
+        if (*p != 'T' && *p != 't' && *p != ' ')
+            return CAIRN_INVALID;
+        p++;
+        if (end - p < 5 || !digits(p, end, 2, &hh) || p[2] != ':' ||
+            !digits(p + 3, end, 2, &mi))
+            return CAIRN_INVALID;
+        p += 5;
+        if (p < end && *p == ':') {
+            if (!digits(p + 1, end, 2, &ss))
+                return CAIRN_INVALID;
+            p += 3;
+            if (p < end && (*p == '.' || *p == ',')) {
+                p++;
+                const char *f = p;
+                while (p < end && *p >= '0' && *p <= '9')
+                    p++;
+                if (p == f)
+                    return CAIRN_INVALID;
+            }
+        }
+        if (hh > 23 || mi > 59 || ss > 60)
+            return CAIRN_INVALID;
+        if (p < end) {
+            if (*p == 'Z' || *p == 'z') {
+                zoned = 1;
+                p++;
+            } else if (*p == '+' || *p == '-') {
+                int sign = *p == '-' ? -1 : 1, oh, om = 0;
+                p++;
+                if (!digits(p, end, 2, &oh))
+                    return CAIRN_INVALID;
+                p += 2;
+                if (p < end && *p == ':')
+                    p++;
+                if (p < end) {
+                    if (!digits(p, end, 2, &om))
+                        return CAIRN_INVALID;
+                    p += 2;
+                }
+                if (oh > 23 || om > 59)
+                    return CAIRN_INVALID;
+                zoned = 1;
+                offset = sign * (oh * 3600 + om * 60);
+            }
+            if (p != end)
+                return CAIRN_INVALID;
+        }
+    }
+    if (zoned) {
+        *out = days_from_civil(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss - offset;
+        return CAIRN_OK;
+    }
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = hh;
+    tm.tm_min = mi;
+    tm.tm_sec = ss;
+    tm.tm_isdst = -1;
+    errno = 0;
+    time_t t = mktime(&tm);
+    if (t == (time_t)-1 && errno)
+        return CAIRN_INVALID;
+    *out = (int64_t)t;
+    return CAIRN_OK;
+}
+
+/* ======================================================================
+ * JSON scanner: validates and skips values without building a tree.
+ * ==================================================================== */
+
+#define JSON_MAX_DEPTH 512
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* p is just after the opening quote; returns just after the closing one.
+ * memchr does the heavy lifting: strings are most of a transcript. */
+static const char *skip_str(const char *p, const char *end)
+{
+    const char *s = p;
+    for (;;) {
+        const char *q = memchr(p, '"', (size_t)(end - p));
+        if (!q)
+            return NULL;
+        const char *b = q;
+        while (b > s && b[-1] == '\\')
+            b--;
+        if (((q - b) & 1) == 0)
+            return q + 1;
+        p = q + 1;
+    }
+}
+
+static const char *skip_val(const char *p, const char *end,
+                            struct capture_jval *v, int depth);
+
+static const char *skip_container(const char *p, const char *end, int depth)
+{
+    if (depth >= JSON_MAX_DEPTH)
+        return NULL;
+    int obj = *p == '{';
+    char close = obj ? '}' : ']';
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == close)
+        return p + 1;
+    for (;;) {
+        if (obj) {
+            p = skip_ws(p, end);
+            if (p >= end || *p != '"')
+                return NULL;
+            p = skip_str(p + 1, end);
+            if (!p)
+                return NULL;
+            p = skip_ws(p, end);
+            if (p >= end || *p != ':')
+                return NULL;
+            p++;
+        }
+        p = skip_val(p, end, NULL, depth + 1);
+        if (!p)
+            return NULL;
+        p = skip_ws(p, end);
+        if (p >= end)
+            return NULL;
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p == close)
+            return p + 1;
+        return NULL;
+    }
+}
+
+static const char *skip_val(const char *p, const char *end,
+                            struct capture_jval *v, int depth)
+{
+    p = skip_ws(p, end);
+    if (p >= end)
+        return NULL;
+    const char *start = p, *q;
+    char kind;
+    switch (*p) {
+    case '"':
+        q = skip_str(p + 1, end);
+        if (!q)
+            return NULL;
+        if (v) {
+            v->p = p + 1;
+            v->n = (size_t)(q - 1 - (p + 1));
+            v->kind = '"';
+        }
+        return q;
+    case '{':
+    case '[':
+        kind = *p;
+        q = skip_container(p, end, depth);
+        break;
+    case 't':
+        kind = 't';
+        q = end - p >= 4 && memcmp(p, "true", 4) == 0 ? p + 4 : NULL;
+        break;
+    case 'f':
+        kind = 'f';
+        q = end - p >= 5 && memcmp(p, "false", 5) == 0 ? p + 5 : NULL;
+        break;
+    case 'n':
+        kind = 'n';
+        q = end - p >= 4 && memcmp(p, "null", 4) == 0 ? p + 4 : NULL;
+        break;
+    default: {
+        kind = '0';
+        int nd = 0;
+        q = p;
+        if (q < end && *q == '-')
+            q++;
+        while (q < end && ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' ||
+                           *q == 'E' || *q == '+' || *q == '-')) {
+            nd += *q >= '0' && *q <= '9';
+            q++;
+        }
+        if (!nd)
+            q = NULL;
+        break;
+    }
+    }
+    if (!q)
+        return NULL;
+    if (v) {
+        v->p = start;
+        v->n = (size_t)(q - start);
+        v->kind = kind;
+    }
+    return q;
+}
+
+const char *capture_json_skip(const char *p, const char *end, struct capture_jval *v)
+{
+    return skip_val(p, end, v, 0);
+}
+
+void capture_jiter_init(struct capture_jiter *it, const char *p, const char *end)
+{
+    it->p = p;
+    it->end = end;
+    it->first = 1;
+    it->done = 0;
+    it->close = 0;
+    if (p < end && (*p == '{' || *p == '[')) {
+        it->close = *p == '{' ? '}' : ']';
+        it->p = p + 1;
+    } else {
+        it->done = -1;
+    }
+}
+
+int capture_jiter_next(struct capture_jiter *it, struct capture_jval *key,
+                       struct capture_jval *val)
+{
+    if (it->done)
+        return it->done > 0 ? 0 : -1;
+    const char *p = skip_ws(it->p, it->end);
+    if (p >= it->end)
+        goto bad;
+    if (*p == it->close) {
+        it->p = p + 1;
+        it->done = 1;
+        return 0;
+    }
+    if (!it->first) {
+        if (*p != ',')
+            goto bad;
+        p = skip_ws(p + 1, it->end);
+    }
+    it->first = 0;
+    if (it->close == '}') {
+        struct capture_jval k;
+        if (p >= it->end || *p != '"')
+            goto bad;
+        p = skip_val(p, it->end, &k, 1);
+        if (!p)
+            goto bad;
+        if (key)
+            *key = k;
+        p = skip_ws(p, it->end);
+        if (p >= it->end || *p != ':')
+            goto bad;
+        p++;
+    }
+    struct capture_jval tmp;
+    p = skip_val(p, it->end, val ? val : &tmp, 1);
+    if (!p)
+        goto bad;
+    it->p = p;
+    return 1;
+bad:
+    it->done = -1;
+    return -1;
+}
+
+int capture_jval_is(const struct capture_jval *v, const char *s)
+{
+    size_t n = strlen(s);
+    return v->kind == '"' && v->n == n && memcmp(v->p, s, n) == 0;
+}
+
+/* ======================================================================
+ * String map (open addressing, FNV-1a)
+ * ==================================================================== */
+
+static uint64_t hash_bytes(const char *k, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)k[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+int capture_map_put(struct capture_map *m, const char *k, size_t kn, size_t v)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 64;
+        struct capture_map_slot *ns = calloc(nc, sizeof(*ns));
+        if (!ns)
+            return CAIRN_NOMEM;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->slots[i].k)
+                continue;
+            size_t j = hash_bytes(m->slots[i].k, m->slots[i].kn) & (nc - 1);
+            while (ns[j].k)
+                j = (j + 1) & (nc - 1);
+            ns[j] = m->slots[i];
+        }
+        free(m->slots);
+        m->slots = ns;
+        m->cap = nc;
+    }
+    size_t j = hash_bytes(k, kn) & (m->cap - 1);
+    while (m->slots[j].k) {
+        if (m->slots[j].kn == kn && memcmp(m->slots[j].k, k, kn) == 0) {
+            m->slots[j].v = v;
+            return CAIRN_OK;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->slots[j].k = k;
+    m->slots[j].kn = kn;
+    m->slots[j].v = v;
+    m->n++;
+    return CAIRN_OK;
+}
+
+int capture_map_get(const struct capture_map *m, const char *k, size_t kn, size_t *v)
+{
+    if (!m->cap)
+        return 0;
+    size_t j = hash_bytes(k, kn) & (m->cap - 1);
+    while (m->slots[j].k) {
+        if (m->slots[j].kn == kn && memcmp(m->slots[j].k, k, kn) == 0) {
+            *v = m->slots[j].v;
+            return 1;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    return 0;
+}
+
+void capture_map_free(struct capture_map *m)
+{
+    free(m->slots);
+    m->slots = NULL;
+    m->n = m->cap = 0;
+}
+
+/* ======================================================================
+ * Reading files
+ * ==================================================================== */
+
+int capture_read_file(const char *path, uint64_t from, char **data, size_t *len)
+{
+    int rc = CAIRN_IO;
+    char *p = NULL;
+    size_t n = 0, alloc = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    *data = NULL;
+    *len = 0;
+    if (fd < 0)
+        return CAIRN_IO;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        goto out;
+    if (from && lseek(fd, (off_t)from, SEEK_SET) == (off_t)-1)
+        goto out;
+    /* The file may grow while we read it (a live transcript): read until
+     * EOF rather than trusting st_size. */
+    alloc = S_ISREG(st.st_mode) && (uint64_t)st.st_size > from
+            ? (size_t)((uint64_t)st.st_size - from) + 1 : 65536;
+    if (alloc > CAPTURE_MAX_FILE) {
+        rc = CAIRN_TOOBIG;
+        goto out;
+    }
+    p = malloc(alloc + 1);
+    if (!p) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    for (;;) {
+        if (n == alloc) {
+            if (alloc >= CAPTURE_MAX_FILE) {
+                rc = CAIRN_TOOBIG;
+                goto out;
+            }
+            size_t na = alloc * 2;
+            char *np = realloc(p, na + 1);
+            if (!np) {
+                rc = CAIRN_NOMEM;
+                goto out;
+            }
+            p = np;
+            alloc = na;
+        }
+        ssize_t r = read(fd, p + n, alloc - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            goto out;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    p[n] = '\0';
+    *data = p;
+    *len = n;
+    p = NULL;
+    rc = CAIRN_OK;
+out:
+    free(p);
+    close(fd);
+    return rc;
+}
+
+/* ======================================================================
+ * Claude Code
+ * ==================================================================== */
+
+enum cc_kind { CC_OTHER = 0, CC_USER, CC_ASSISTANT, CC_QUEUED };
+
+/* One record with a uuid (or a user/assistant record), for the graph. */
+struct cc_node {
+    size_t off, len;          /* the line in data */
+    const char *uuid, *parent;
+    size_t uuid_n, parent_n;  /* parent: parentUuid, else logicalParentUuid */
+    unsigned char kind, sidechain, candidate, visited;
+};
+
+struct cc_nodes {
+    struct cc_node *v;
+    size_t n, alloc;
+};
+
+static const char *const cc_known_types[] = {
+    "user", "assistant", "attachment", "system", "summary", "progress",
+    "file-history-snapshot", "queue-operation", "mode", "permission-mode",
+    "custom-title", "ai-title", "last-prompt", "atis-latch", "tools-used",
+    "cost-state", "api-request", "api-request-shape", "api-request-blob",
+    "worktree-state", "pr-link", "agent-name", "tag",
+};
+
+/* User-role text the harness wrote, not the human (matched at the start). */
+static const char *const cc_harness_prefixes[] = {
+    "<command-name>", "<command-message>", "<command-args>",
+    "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
+    "Caveat: The messages below were generated",
+    "<bash-input>", "<bash-stdout>", "<bash-stderr>",
+    "<task-notification>", "<user-memory-input>",
+    "[Request interrupted by user", "Stop hook feedback:",
+    "This session is being continued from a previous conversation",
+};
+
+static int known_type(const struct capture_jval *t)
+{
+    for (size_t i = 0; i < sizeof(cc_known_types) / sizeof(cc_known_types[0]); i++)
+        if (capture_jval_is(t, cc_known_types[i]))
+            return 1;
+    return 0;
+}
+
+/* Finds the value of `key` in object value obj; 1 if found. */
+static int jobj_get(const struct capture_jval *obj, const char *key, struct capture_jval *out)
+{
+    struct capture_jiter it;
+    struct capture_jval k, v;
+    if (obj->kind != '{')
+        return 0;
+    capture_jiter_init(&it, obj->p, obj->p + obj->n);
+    while (capture_jiter_next(&it, &k, &v) == 1) {
+        if (capture_jval_is(&k, key)) {
+            *out = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Whether a user/assistant record may hold text we keep, judged from its
+ * message.content without a full parse: user records with a tool_result
+ * block never do; assistant records need a text block (or string content).
+ */
+static int cc_maybe_text(const struct capture_jval *msg, int assistant)
+{
+    struct capture_jval content, el, k, v;
+    if (!jobj_get(msg, "content", &content))
+        return 0;
+    if (content.kind == '"')
+        return 1;
+    if (content.kind != '[')
+        return 0;
+    struct capture_jiter it;
+    int has_text = 0;
+    capture_jiter_init(&it, content.p, content.p + content.n);
+    while (capture_jiter_next(&it, NULL, &el) == 1) {
+        if (el.kind == '"') {
+            has_text = 1;
+            continue;
+        }
+        if (el.kind != '{')
+            continue;
+        struct capture_jiter bt;
+        capture_jiter_init(&bt, el.p, el.p + el.n);
+        while (capture_jiter_next(&bt, &k, &v) == 1) {
+            if (!capture_jval_is(&k, "type"))
+                continue;
+            if (capture_jval_is(&v, "tool_result") && !assistant)
+                return 0;
+            if (capture_jval_is(&v, "text"))
+                has_text = 1;
+            break;
+        }
+    }
+    return assistant ? has_text : 1;
+}
+
+static int cc_truthy(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v)
+        return 0;
+    if (cJSON_IsBool(v))
+        return cJSON_IsTrue(v);
+    if (cJSON_IsNumber(v))
+        return v->valuedouble != 0;
+    if (cJSON_IsString(v))
+        return v->valuestring[0] != '\0';
+    if (cJSON_IsArray(v) || cJSON_IsObject(v))
+        return v->child != NULL;
+    return 0;
+}
+
+static const char *cc_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Appends the text blocks of content (string, or array of blocks) joined
+ * by "\n", Python-style: a non-object element counts as a text block.
+ * Returns -1 if a tool_result block is present (when refuse_tool_result),
+ * else the number of text blocks. */
+static int cc_join_text(const cJSON *content, struct buf *out, int refuse_tool_result,
+                        size_t *wrong_type)
+{
+    int n = 0;
+    if (cJSON_IsString(content)) {
+        buf_adds(out, content->valuestring);
+        return 1;
+    }
+    if (!cJSON_IsArray(content))
+        return 0;
+    const cJSON *b;
+    if (refuse_tool_result) {
+        cJSON_ArrayForEach(b, content) {
+            if (cJSON_IsObject(b)) {
+                const char *t = cc_str(b, "type");
+                if (t && strcmp(t, "tool_result") == 0)
+                    return -1;
+            }
+        }
+    }
+    cJSON_ArrayForEach(b, content) {
+        const char *text = NULL;
+        if (cJSON_IsString(b)) {
+            text = b->valuestring;
+        } else if (cJSON_IsObject(b)) {
+            const char *t = cc_str(b, "type");
+            if (!t || strcmp(t, "text") != 0)
+                continue;
+            const cJSON *tv = cJSON_GetObjectItemCaseSensitive(b, "text");
+            if (cJSON_IsString(tv))
+                text = tv->valuestring;
+            else if (tv)
+                (*wrong_type)++;
+            if (!text)
+                text = "";
+        } else {
+            continue;
+        }
+        if (n)
+            buf_addc(out, '\n');
+        buf_adds(out, text);
+        n++;
+    }
+    return n;
+}
+
+/* Removes <system-reminder>...</system-reminder> blocks (an unclosed one
+ * drops the rest), then trims. Result in out. */
+static void cc_strip_reminders(const char *s, size_t n, struct buf *out)
+{
+    static const char open_tag[] = "<system-reminder>", close_tag[] = "</system-reminder>";
+    const char *p = s, *end = s + n;
+    for (;;) {
+        const char *j = memmem(p, (size_t)(end - p), open_tag, sizeof(open_tag) - 1);
+        if (!j) {
+            buf_add(out, p, (size_t)(end - p));
+            break;
+        }
+        buf_add(out, p, (size_t)(j - p));
+        const char *k = memmem(j, (size_t)(end - j), close_tag, sizeof(close_tag) - 1);
+        if (!k)
+            break;
+        p = k + sizeof(close_tag) - 1;
+    }
+}
+
+static int cc_harness(const char *s, size_t n)
+{
+    while (n && is_ws(*s)) {
+        s++;
+        n--;
+    }
+    for (size_t i = 0; i < sizeof(cc_harness_prefixes) / sizeof(cc_harness_prefixes[0]); i++) {
+        size_t pl = strlen(cc_harness_prefixes[i]);
+        if (n >= pl && memcmp(s, cc_harness_prefixes[i], pl) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void trim_span(const char **s, size_t *n)
+{
+    while (*n && is_ws(**s)) {
+        (*s)++;
+        (*n)--;
+    }
+    while (*n && is_ws((*s)[*n - 1]))
+        (*n)--;
+}
+
+/* The message being built on the active branch. */
+struct cc_item {
+    int active;
+    int assistant;
+    size_t last_off;          /* largest line offset merged into it */
+    struct buf text, id, mid; /* mid: message.id for merging */
+    int64_t at;
+};
+
+struct cc_ctx {
+    struct capture_batch *b;
+    struct capture_session *s;
+    size_t sess_index;
+    uint64_t from;
+    struct capture_map ids;   /* ids used in this session */
+    struct buf sid, cwd, branch, version;
+    int rc;
+};
+
+static void cc_keep_meta(struct cc_ctx *c, const cJSON *e)
+{
+    static const struct { const char *k; size_t off; } fields[] = {
+        { "sessionId", offsetof(struct cc_ctx, sid) },
+        { "cwd", offsetof(struct cc_ctx, cwd) },
+        { "gitBranch", offsetof(struct cc_ctx, branch) },
+        { "version", offsetof(struct cc_ctx, version) },
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        const char *v = cc_str(e, fields[i].k);
+        if (!v || !*v)
+            continue;
+        struct buf *bf = (struct buf *)((char *)c + fields[i].off);
+        buf_reset(bf);
+        buf_adds(bf, v);
+    }
+}
+
+/* Emits the finished item into the session. */
+static void cc_flush(struct cc_ctx *c, struct cc_item *it)
+{
+    if (!it->active || c->rc)
+        goto done;
+    if (it->last_off < c->from || it->text.err || it->id.err)
+        goto done;
+    struct capture_batch *b = c->b;
+    size_t n = 0;
+    char *text = capture_text(b, it->text.p, it->text.n, 1, &n);
+    if (!text) {
+        c->rc = CAIRN_NOMEM;
+        goto done;
+    }
+    if (!n) {
+        b->counts.messages_dropped++;
+        goto done;
+    }
+    if (!c->s) {
+        c->s = capture_session_new(b);
+        if (!c->s) {
+            c->rc = CAIRN_NOMEM;
+            goto done;
+        }
+        c->sess_index = b->n - 1;
+    }
+    char *id = NULL;
+    if (it->id.n) {
+        /* An id repeated inside one session (a reply split around a
+         * queued prompt) gets a "#2", "#3" suffix so both parts land. */
+        size_t dummy, k = 1;
+        size_t base = it->id.n;
+        while (capture_map_get(&c->ids, it->id.p, it->id.n, &dummy)) {
+            buf_truncate(&it->id, base);
+            buf_printf(&it->id, "#%zu", ++k);
+        }
+        id = capture_str(b, it->id.p, it->id.n);
+        if (!id || capture_map_put(&c->ids, id, strlen(id), 1)) {
+            c->rc = CAIRN_NOMEM;
+            goto done;
+        }
+    }
+    if (capture_session_add(b, c->s, id, it->assistant ? "assistant" : "user",
+                            text, n, it->at))
+        c->rc = CAIRN_NOMEM;
+done:
+    it->active = 0;
+    buf_reset(&it->text);
+    buf_reset(&it->id);
+    buf_reset(&it->mid);
+}
+
+static void cc_start(struct cc_item *it, int assistant, const char *id,
+                     const char *mid, const char *ts, size_t off)
+{
+    it->active = 1;
+    it->assistant = assistant;
+    it->last_off = off;
+    if (id)
+        buf_adds(&it->id, id);
+    if (mid)
+        buf_adds(&it->mid, mid);
+    it->at = CAIRN_NO_TIME;
+    if (ts) {
+        int64_t t;
+        if (capture_parse_time(ts, strlen(ts), &t) == CAIRN_OK)
+            it->at = t;
+    }
+}
+
+/* Handles one record of the active branch (fully parsed). */
+static void cc_record(struct cc_ctx *c, struct cc_item *it, const struct cc_node *nd,
+                      const cJSON *e, struct buf *tmp, struct buf *tmp2)
+{
+    struct capture_batch *b = c->b;
+    const char *uuid = cc_str(e, "uuid");
+    const char *ts = cc_str(e, "timestamp");
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(e, "message");
+    buf_reset(tmp);
+    buf_reset(tmp2);
+    cc_keep_meta(c, e);
+
+    if (nd->kind == CC_USER) {
+        if (cc_truthy(e, "isMeta") || cc_truthy(e, "isCompactSummary") ||
+            cc_truthy(e, "isVisibleInTranscriptOnly"))
+            goto dropped;
+        if (msg && !cJSON_IsObject(msg)) {
+            b->counts.skipped_wrong_type++;
+            return;
+        }
+        const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+        if (cc_join_text(content, tmp, 1, &b->counts.skipped_wrong_type) <= 0)
+            goto dropped;
+        cc_strip_reminders(tmp->p, tmp->n, tmp2);
+        const char *s = tmp2->p;
+        size_t n = tmp2->n;
+        trim_span(&s, &n);
+        if (!n || cc_harness(s, n))
+            goto dropped;
+        cc_flush(c, it);
+        cc_start(it, 0, uuid, NULL, ts, nd->off);
+        buf_add(&it->text, s, n);
+        return;
+    }
+    if (nd->kind == CC_QUEUED) {
+        const cJSON *att = cJSON_GetObjectItemCaseSensitive(e, "attachment");
+        const cJSON *prompt = cJSON_GetObjectItemCaseSensitive(att, "prompt");
+        if (cc_join_text(prompt, tmp, 0, &b->counts.skipped_wrong_type) <= 0 || !tmp->n)
+            goto dropped;
+        cc_flush(c, it);
+        cc_start(it, 0, uuid, NULL, ts, nd->off);
+        buf_add(&it->text, tmp->p, tmp->n);
+        return;
+    }
+    /* assistant */
+    if (!cJSON_IsObject(msg)) {
+        b->counts.skipped_wrong_type++;
+        return;
+    }
+    const char *model = cc_str(msg, "model");
+    if ((model && strcmp(model, "<synthetic>") == 0) || cc_truthy(e, "isApiErrorMessage"))
+        goto dropped;
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+    if (cc_join_text(content, tmp, 0, &b->counts.skipped_wrong_type) <= 0)
+        goto dropped;
+    const char *s = tmp->p;
+    size_t n = tmp->n;
+    trim_span(&s, &n);
+    if (!n)
+        goto dropped;
+    const char *mid = cc_str(msg, "id");
+    if (it->active && it->assistant && mid && *mid && it->mid.n == strlen(mid) &&
+        memcmp(it->mid.p, mid, it->mid.n) == 0) {
+        /* the same API message written over several records */
+        buf_addc(&it->text, '\n');
+        buf_add(&it->text, s, n);
+        if (nd->off > it->last_off)
+            it->last_off = nd->off;
+        return;
+    }
+    cc_flush(c, it);
+    cc_start(it, 1, mid && *mid ? mid : uuid, mid, ts, nd->off);
+    buf_add(&it->text, s, n);
+    return;
+dropped:
+    b->counts.messages_dropped++;
+}
+
+/* Title from the last custom-title (else ai-title) record. */
+static const char *cc_title(struct capture_batch *b, const char *data,
+                            const struct cc_node *custom, const struct cc_node *ai)
+{
+    const struct cc_node *nd = custom ? custom : ai;
+    if (!nd)
+        return NULL;
+    cJSON *e = cJSON_ParseWithLength(data + nd->off, nd->len);
+    const char *r = NULL;
+    const char *t = e ? cc_str(e, custom ? "customTitle" : "aiTitle") : NULL;
+    if (t && *t)
+        r = capture_text(b, t, strlen(t), 1, NULL);
+    cJSON_Delete(e);
+    return r;
+}
+
+int capture_claude_code(const char *data, size_t len, uint64_t from,
+                        const char *default_id, unsigned flags,
+                        struct capture_batch *out, uint64_t *next_off)
+{
+    struct capture_counts *cn = &out->counts;
+    struct cc_nodes nodes = { NULL, 0, 0 };
+    struct capture_map by_uuid = { NULL, 0, 0 };
+    struct cc_node title_custom, title_ai;
+    int have_custom = 0, have_ai = 0;
+    memset(&title_custom, 0, sizeof(title_custom));
+    memset(&title_ai, 0, sizeof(title_ai));
+    size_t *chain = NULL, n_chain = 0;
+    struct cc_item item;
+    struct cc_ctx c;
+    struct buf tmp, tmp2;
+    int rc = CAIRN_OK;
+    size_t pos = 0, complete_end = 0;
+
+    memset(&item, 0, sizeof(item));
+    memset(&c, 0, sizeof(c));
+    buf_init(&item.text, CAPTURE_MAX_LINE);
+    buf_init(&item.id, 4096);
+    buf_init(&item.mid, 4096);
+    buf_init(&c.sid, 4096);
+    buf_init(&c.cwd, 65536);
+    buf_init(&c.branch, 4096);
+    buf_init(&c.version, 4096);
+    buf_init(&tmp, CAPTURE_MAX_LINE);
+    buf_init(&tmp2, CAPTURE_MAX_LINE);
+
+    /* Pass 1: scan every line; build the parent graph. */
+    while (pos < len) {
+        const char *line = data + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t ll = nl ? (size_t)(nl - line) : len - pos;
+        size_t off = pos;
+        pos += ll + (nl ? 1 : 0);
+        if (nl)
+            complete_end = pos;
+        cn->lines_total++;
+        if (ll > CAPTURE_MAX_LINE) {
+            cn->skipped_too_long++;
+            continue;
+        }
+        const char *p = skip_ws(line, line + ll), *end = line + ll;
+        while (end > p && is_ws(end[-1]))
+            end--;
+        if (p == end) {
+            cn->lines_blank++;
+            continue;
+        }
+        if (*p != '{') {
+            struct capture_jval v;
+            const char *q = capture_json_skip(p, end, &v);
+            if (q && skip_ws(q, end) == end)
+                cn->skipped_wrong_type++;
+            else
+                cn->skipped_bad_json++;
+            continue;
+        }
+        struct capture_jiter it;
+        struct capture_jval k, v, type = { NULL, 0, 0 }, msg = { NULL, 0, 0 },
+                                  att = { NULL, 0, 0 };
+        struct cc_node nd;
+        memset(&nd, 0, sizeof(nd));
+        const char *lparent = NULL;
+        size_t lparent_n = 0;
+        int r;
+        capture_jiter_init(&it, p, end);
+        while ((r = capture_jiter_next(&it, &k, &v)) == 1) {
+            if (k.n < 4 || k.n > 17)
+                continue;     /* none of the keys below: skip fast */
+            if (capture_jval_is(&k, "type"))
+                type = v;
+            else if (capture_jval_is(&k, "uuid") && v.kind == '"') {
+                nd.uuid = v.p;
+                nd.uuid_n = v.n;
+            } else if (capture_jval_is(&k, "parentUuid") && v.kind == '"') {
+                nd.parent = v.p;
+                nd.parent_n = v.n;
+            } else if (capture_jval_is(&k, "logicalParentUuid") && v.kind == '"') {
+                lparent = v.p;
+                lparent_n = v.n;
+            } else if (capture_jval_is(&k, "isSidechain"))
+                nd.sidechain = v.kind == 't';
+            else if (capture_jval_is(&k, "message"))
+                msg = v;
+            else if (capture_jval_is(&k, "attachment"))
+                att = v;
+        }
+        if (r < 0 || skip_ws(it.p, end) != end) {
+            cn->skipped_bad_json++;
+            continue;
+        }
+        if (!nd.parent_n && lparent_n) {
+            nd.parent = lparent;
+            nd.parent_n = lparent_n;
+        }
+        if (!nd.parent_n)
+            nd.parent = NULL;
+        if (nd.uuid && !nd.uuid_n)
+            nd.uuid = NULL;   /* "" is no uuid (Python's falsy lookup) */
+        nd.off = off;
+        nd.len = (size_t)(end - line);
+        if (type.kind != '"') {
+            if (type.p)
+                cn->skipped_wrong_type++;
+            else
+                cn->skipped_unknown_type++;
+        } else if (capture_jval_is(&type, "user") || capture_jval_is(&type, "assistant")) {
+            int a = type.n == 9;
+            nd.kind = a ? CC_ASSISTANT : CC_USER;
+            if (msg.p && msg.kind != '{')
+                cn->skipped_wrong_type++;
+            else
+                nd.candidate = msg.p && cc_maybe_text(&msg, a);
+        } else if (capture_jval_is(&type, "attachment")) {
+            struct capture_jval at;
+            if (att.kind == '{' && jobj_get(&att, "type", &at) &&
+                capture_jval_is(&at, "queued_command")) {
+                nd.kind = CC_QUEUED;
+                nd.candidate = 1;
+            } else {
+                cn->lines_ignored++;
+            }
+        } else if (known_type(&type)) {
+            cn->lines_ignored++;
+            if (capture_jval_is(&type, "custom-title")) {
+                title_custom = nd;
+                have_custom = 1;
+            } else if (capture_jval_is(&type, "ai-title")) {
+                title_ai = nd;
+                have_ai = 1;
+            }
+        } else {
+            cn->skipped_unknown_type++;
+        }
+        if (!nd.uuid && nd.kind != CC_USER && nd.kind != CC_ASSISTANT)
+            continue;
+        if (nodes.n == nodes.alloc) {
+            size_t na = nodes.alloc ? nodes.alloc * 2 : 256;
+            struct cc_node *nv = realloc(nodes.v, na * sizeof(*nv));
+            if (!nv) {
+                rc = CAIRN_NOMEM;
+                goto out;
+            }
+            nodes.v = nv;
+            nodes.alloc = na;
+        }
+        nodes.v[nodes.n] = nd;
+        if (nd.uuid && capture_map_put(&by_uuid, nd.uuid, nd.uuid_n, nodes.n)) {
+            rc = CAIRN_NOMEM;
+            goto out;
+        }
+        nodes.n++;
+    }
+    if (next_off)
+        *next_off = complete_end;
+
+    /* Pass 2: the active branch, leaf to root. */
+    size_t leaf = (size_t)-1;
+    for (size_t i = nodes.n; i-- > 0;) {
+        if ((nodes.v[i].kind == CC_USER || nodes.v[i].kind == CC_ASSISTANT) &&
+            !nodes.v[i].sidechain) {
+            leaf = i;
+            break;
+        }
+    }
+    if (leaf == (size_t)-1)
+        goto out;
+    chain = malloc(nodes.n * sizeof(*chain));
+    if (!chain) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    for (size_t cur = leaf; cur != (size_t)-1 && !nodes.v[cur].visited;) {
+        struct cc_node *nd = &nodes.v[cur];
+        nd->visited = 1;
+        chain[n_chain++] = cur;
+        size_t next;
+        if (nd->parent && capture_map_get(&by_uuid, nd->parent, nd->parent_n, &next))
+            cur = next;
+        else
+            cur = (size_t)-1;
+    }
+
+    /* Pass 3: root to leaf, parse the records that may hold text. */
+    c.b = out;
+    c.from = from;
+    for (size_t i = n_chain; i-- > 0 && !c.rc;) {
+        const struct cc_node *nd = &nodes.v[chain[i]];
+        if (nd->sidechain || !nd->candidate)
+            continue;
+        cJSON *e = cJSON_ParseWithLength(data + nd->off, nd->len);
+        if (!e) {
+            /* the scanner accepted what cJSON refuses (deep nesting...) */
+            cn->skipped_bad_json++;
+            continue;
+        }
+        cc_record(&c, &item, nd, e, &tmp, &tmp2);
+        cJSON_Delete(e);
+    }
+    cc_flush(&c, &item);
+    if (c.rc) {
+        rc = c.rc;
+        goto out;
+    }
+    if (!c.s)
+        goto out;
+    /* Fill in the session (c.s may have moved: use the index). */
+    struct capture_session *s = &out->v[c.sess_index];
+    s->s.source = "claude-code";
+    if (c.sid.n)
+        s->s.id = capture_str(out, c.sid.p, c.sid.n);
+    else if (default_id)
+        s->s.id = capture_str(out, default_id, strlen(default_id));
+    if (c.cwd.n)
+        s->s.project = capture_str(out, c.cwd.p, c.cwd.n);
+    s->s.title = cc_title(out, data, have_custom ? &title_custom : NULL,
+                          have_ai ? &title_ai : NULL);
+    struct buf meta;
+    buf_init(&meta, 0);
+    buf_addc(&meta, '{');
+    if (c.cwd.n) {
+        buf_adds(&meta, "\"cwd\":");
+        buf_add_json_str(&meta, c.cwd.p, c.cwd.n);
+    }
+    if (c.branch.n) {
+        buf_adds(&meta, meta.n > 1 ? ",\"gitBranch\":" : "\"gitBranch\":");
+        buf_add_json_str(&meta, c.branch.p, c.branch.n);
+    }
+    if (c.version.n) {
+        buf_adds(&meta, meta.n > 1 ? ",\"version\":" : "\"version\":");
+        buf_add_json_str(&meta, c.version.p, c.version.n);
+    }
+    buf_addc(&meta, '}');
+    if (!meta.err)
+        s->s.meta = capture_strndup(out, meta.p, meta.n);
+    buf_release(&meta);
+    if (!s->s.meta || (c.sid.n && !s->s.id))
+        rc = CAIRN_NOMEM;
+out:
+    free(chain);
+    free(nodes.v);
+    capture_map_free(&by_uuid);
+    capture_map_free(&c.ids);
+    buf_release(&item.text);
+    buf_release(&item.id);
+    buf_release(&item.mid);
+    buf_release(&c.sid);
+    buf_release(&c.cwd);
+    buf_release(&c.branch);
+    buf_release(&c.version);
+    buf_release(&tmp);
+    buf_release(&tmp2);
+    (void)flags;
+    return rc;
+}

@@ -1,0 +1,689 @@
+/*
+ * bert.c: loading a BERT-family model folder and the forward pass
+ * (the interface and the folder layout are in embed.h).
+ *
+ * Forward pass over a padded batch of T = batch*seq token rows, hidden H,
+ * intermediate I (post-LayerNorm BERT, as HF's BertModel):
+ *
+ *   x[T][H]   = LN(word[id] + pos[offset + i] + type[0])
+ *   per layer:
+ *     q,k,v[T][H] = x Wq^T + bq, ...              3 sgemm
+ *     ctx[T][H]   = attention(q, k, v, lens)      per sequence and head
+ *     x           = LN(ctx Wo^T + bo + x)         1 sgemm
+ *     f[T][I]     = gelu(x Wi^T + bi)             1 sgemm
+ *     x           = LN(f Wo2^T + bo2 + x)         1 sgemm
+ *   out[batch][H] = normalise(pool(x, lens))      mean or CLS
+ *
+ * Padding rows go through the per-token layers (cheap: texts are sorted
+ * by length and cut into batches of similar lengths first, so little is
+ * padding) but never into attention or pooling, so a text's vector does
+ * not depend on what it was batched with.
+ */
+#include "embed/embed.h"
+
+#include "embed/kernels.h"
+#include "embed/safetensors.h"
+#include "embed/tokenizer.h"
+#include "util/buf.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EMBED_MAX_CONFIG     ((size_t)1 << 20)   /* config files are tiny */
+#define EMBED_BATCH_SEQS     32                  /* texts per forward pass */
+#define EMBED_BATCH_TOKENS   4096                /* padded tokens per pass */
+#define EMBED_CHUNK_TEXTS    256                 /* texts tokenized at once */
+#define EMBED_PREFIX_MAX     64
+
+enum { ACT_GELU, ACT_GELU_TANH, ACT_RELU };
+enum { POOL_MEAN, POOL_CLS };
+
+struct embed_layer {
+    const float *wq, *bq;          /* [H][H], [H] */
+    const float *wk, *bk;          /* [H][H], [H] */
+    const float *wv, *bv;          /* [H][H], [H] */
+    const float *wo, *bo;          /* [H][H], [H]  attention output */
+    const float *ln1_g, *ln1_b;    /* [H] */
+    const float *wi, *bi;          /* [I][H], [I]  FFN up */
+    const float *wo2, *bo2;        /* [H][I], [H]  FFN down */
+    const float *ln2_g, *ln2_b;    /* [H] */
+};
+
+struct embed_model {
+    struct embed_st_file *st;                 /* the mapped weights */
+    struct embed_tok     *tok;
+    int    hidden, layers, heads, inter;      /* H, L, heads, I */
+    int    max_pos, type_vocab, vocab;        /* table rows */
+    int    pos_offset;                        /* 0; pad+1 for RoBERTa */
+    int    max_tokens;                        /* truncation, specials included */
+    float  eps;
+    int    act;                               /* ACT_* */
+    int    pooling;                           /* POOL_* */
+    int    normalize;
+    int    threads;
+    const struct embed_st_tensor *word;       /* [vocab][H], any float dtype */
+    const float *word_f32;                    /* word data if aligned F32, else NULL */
+    const float *pos;                         /* [max_pos][H] */
+    const float *type;                        /* [type_vocab][H] */
+    const float *emb_ln_g, *emb_ln_b;         /* [H] */
+    struct embed_layer *layer;                /* [layers] */
+    float **owned;                            /* converted copies to free */
+    size_t  n_owned;
+    char    query_prefix[EMBED_PREFIX_MAX];
+    char    doc_prefix[EMBED_PREFIX_MAX];
+    char    errmsg[256];
+};
+
+static void m_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void m_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- loading ----------------------------------------------------------- */
+
+/* Reads dir/name into a NUL-terminated buffer (capped). NULL if missing. */
+static char *read_small(const char *dir, const char *name, char *err,
+                        size_t errlen, int *missing)
+{
+    struct buf b = BUF_INIT;
+    char path[PATH_MAX], chunk[8192];
+    size_t n;
+    FILE *f;
+
+    *missing = 0;
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+        m_err(err, errlen, "path too long");
+        return NULL;
+    }
+    f = fopen(path, "rb");
+    if (!f) {
+        *missing = errno == ENOENT;
+        m_err(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    buf_init(&b, EMBED_MAX_CONFIG);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        if (buf_add(&b, chunk, n) != BUF_OK)
+            break;
+    if (ferror(f) || b.err) {
+        m_err(err, errlen, "%s: %s", path, b.err ? "file too large" : "read error");
+        fclose(f);
+        buf_release(&b);
+        return NULL;
+    }
+    fclose(f);
+    return buf_detach(&b, NULL);
+}
+
+static int cfg_int(const cJSON *cfg, const char *key, int dflt, int lo, int hi,
+                   int *out, char *err, size_t errlen)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(cfg, key);
+
+    if (!j) {
+        if (dflt < 0) {
+            m_err(err, errlen, "config.json: %s missing", key);
+            return -1;
+        }
+        *out = dflt;
+        return 0;
+    }
+    if (!cJSON_IsNumber(j) || j->valuedouble < lo || j->valuedouble > hi ||
+        j->valuedouble != (int)j->valuedouble) {
+        m_err(err, errlen, "config.json: %s must be an integer in [%d, %d]", key, lo, hi);
+        return -1;
+    }
+    *out = (int)j->valuedouble;
+    return 0;
+}
+
+static int load_config(struct embed_model *m, const char *dir, char *err,
+                       size_t errlen)
+{
+    int missing, rc = -1, pad = 1;
+    char *text = read_small(dir, "config.json", err, errlen, &missing);
+    cJSON *cfg = text ? cJSON_Parse(text) : NULL;
+    const cJSON *j;
+
+    if (!text)
+        goto out;
+    if (!cJSON_IsObject(cfg)) {
+        m_err(err, errlen, "config.json is not a JSON object");
+        goto out;
+    }
+    if (cfg_int(cfg, "hidden_size", -1, 1, 65536, &m->hidden, err, errlen) ||
+        cfg_int(cfg, "num_hidden_layers", -1, 1, 256, &m->layers, err, errlen) ||
+        cfg_int(cfg, "num_attention_heads", -1, 1, 1024, &m->heads, err, errlen) ||
+        cfg_int(cfg, "intermediate_size", -1, 1, 1 << 20, &m->inter, err, errlen) ||
+        cfg_int(cfg, "max_position_embeddings", 512, 1, 1 << 16, &m->max_pos, err, errlen) ||
+        cfg_int(cfg, "type_vocab_size", 2, 0, 1 << 16, &m->type_vocab, err, errlen) ||
+        cfg_int(cfg, "vocab_size", -1, 1, 1 << 22, &m->vocab, err, errlen) ||
+        cfg_int(cfg, "pad_token_id", 1, 0, 1 << 22, &pad, err, errlen))
+        goto out;
+    if (m->hidden % m->heads != 0) {
+        m_err(err, errlen, "config.json: hidden_size %d is not a multiple of "
+              "num_attention_heads %d", m->hidden, m->heads);
+        goto out;
+    }
+    m->eps = 1e-12f;
+    j = cJSON_GetObjectItemCaseSensitive(cfg, "layer_norm_eps");
+    if (cJSON_IsNumber(j) && j->valuedouble > 0 && j->valuedouble < 1)
+        m->eps = (float)j->valuedouble;
+    m->act = ACT_GELU;
+    j = cJSON_GetObjectItemCaseSensitive(cfg, "hidden_act");
+    if (cJSON_IsString(j)) {
+        if (strcmp(j->valuestring, "gelu") == 0)
+            m->act = ACT_GELU;
+        else if (strcmp(j->valuestring, "gelu_new") == 0 ||
+                 strcmp(j->valuestring, "gelu_pytorch_tanh") == 0)
+            m->act = ACT_GELU_TANH;
+        else if (strcmp(j->valuestring, "relu") == 0)
+            m->act = ACT_RELU;
+        else {
+            m_err(err, errlen, "config.json: unsupported hidden_act '%.32s'",
+                  j->valuestring);
+            goto out;
+        }
+    }
+    j = cJSON_GetObjectItemCaseSensitive(cfg, "model_type");
+    if (cJSON_IsString(j) && (strcmp(j->valuestring, "xlm-roberta") == 0 ||
+                              strcmp(j->valuestring, "roberta") == 0 ||
+                              strcmp(j->valuestring, "camembert") == 0))
+        m->pos_offset = pad + 1;   /* RoBERTa numbers positions from pad+1 */
+    if (m->pos_offset >= m->max_pos) {
+        m_err(err, errlen, "config.json: no room for positions");
+        goto out;
+    }
+    rc = 0;
+out:
+    cJSON_Delete(cfg);
+    free(text);
+    return rc;
+}
+
+static void copy_prefix(char *dst, const cJSON *j)
+{
+    if (cJSON_IsString(j) && strlen(j->valuestring) < EMBED_PREFIX_MAX)
+        memcpy(dst, j->valuestring, strlen(j->valuestring) + 1);
+}
+
+/* Pooling and prefixes: 1_Pooling/config.json, then cairn_embed.json. */
+static int load_options(struct embed_model *m, const char *dir, char *err,
+                        size_t errlen)
+{
+    int missing;
+    char *text;
+    cJSON *j;
+
+    m->pooling = POOL_MEAN;
+    m->normalize = 1;
+    text = read_small(dir, "1_Pooling/config.json", err, errlen, &missing);
+    if (!text && !missing)
+        return -1;
+    if (text) {
+        j = cJSON_Parse(text);
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pooling_mode_cls_token")))
+            m->pooling = POOL_CLS;
+        cJSON_Delete(j);
+        free(text);
+    }
+    text = read_small(dir, "cairn_embed.json", err, errlen, &missing);
+    if (!text && !missing)
+        return -1;
+    if (text) {
+        const cJSON *p;
+        j = cJSON_Parse(text);
+        free(text);
+        if (!cJSON_IsObject(j)) {
+            cJSON_Delete(j);
+            m_err(err, errlen, "cairn_embed.json is not a JSON object");
+            return -1;
+        }
+        p = cJSON_GetObjectItemCaseSensitive(j, "pooling");
+        if (cJSON_IsString(p)) {
+            if (strcmp(p->valuestring, "cls") == 0)
+                m->pooling = POOL_CLS;
+            else if (strcmp(p->valuestring, "mean") == 0)
+                m->pooling = POOL_MEAN;
+            else {
+                cJSON_Delete(j);
+                m_err(err, errlen, "cairn_embed.json: pooling must be mean or cls");
+                return -1;
+            }
+        }
+        p = cJSON_GetObjectItemCaseSensitive(j, "normalize");
+        if (cJSON_IsBool(p))
+            m->normalize = cJSON_IsTrue(p);
+        copy_prefix(m->query_prefix, cJSON_GetObjectItemCaseSensitive(j, "query_prefix"));
+        copy_prefix(m->doc_prefix, cJSON_GetObjectItemCaseSensitive(j, "document_prefix"));
+        cJSON_Delete(j);
+    }
+    err[0] = 0;
+    return 0;
+}
+
+/* Finds prefix+name, checks its shape, returns float data (owned copies
+ * are remembered in m). */
+static const float *get_tensor(struct embed_model *m, const char *prefix,
+                               const char *name, int64_t d0, int64_t d1,
+                               char *err, size_t errlen)
+{
+    char full[256];
+    const struct embed_st_tensor *t;
+    const float *p;
+    float *owned = NULL, **grown;
+
+    snprintf(full, sizeof(full), "%s%s", prefix, name);
+    t = embed_st_find(m->st, full);
+    if (!t) {
+        m_err(err, errlen, "model.safetensors: tensor '%s' missing", full);
+        return NULL;
+    }
+    if ((d1 == 0 && (t->ndim != 1 || t->shape[0] != d0)) ||
+        (d1 != 0 && (t->ndim != 2 || t->shape[0] != d0 || t->shape[1] != d1))) {
+        if (d1)
+            m_err(err, errlen, "model.safetensors: tensor '%s' has the wrong "
+                  "shape (want [%lld, %lld])", full, (long long)d0, (long long)d1);
+        else
+            m_err(err, errlen, "model.safetensors: tensor '%s' has the wrong "
+                  "shape (want [%lld])", full, (long long)d0);
+        return NULL;
+    }
+    grown = realloc(m->owned, (m->n_owned + 1) * sizeof(*m->owned));
+    if (!grown) {
+        m_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    m->owned = grown;
+    p = embed_st_f32(t, &owned);
+    if (!p) {
+        m_err(err, errlen, "model.safetensors: tensor '%s' is not F32/F16/BF16 "
+              "(or out of memory)", full);
+        return NULL;
+    }
+    if (owned)
+        m->owned[m->n_owned++] = owned;
+    return p;
+}
+
+static int load_weights(struct embed_model *m, const char *dir, char *err,
+                        size_t errlen)
+{
+    static const char *const prefixes[] = { "", "bert.", "roberta.", "model." };
+    const char *pre = NULL;
+    char path[PATH_MAX], name[128];
+    int H = m->hidden, I = m->inter, i;
+    size_t k;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s/model.safetensors", dir) >= sizeof(path)) {
+        m_err(err, errlen, "path too long");
+        return -1;
+    }
+    m->st = embed_st_open(path, err, errlen);
+    if (!m->st)
+        return -1;
+    for (k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
+        snprintf(name, sizeof(name), "%sembeddings.word_embeddings.weight", prefixes[k]);
+        if (embed_st_find(m->st, name)) {
+            pre = prefixes[k];
+            break;
+        }
+    }
+    if (!pre) {
+        m_err(err, errlen, "model.safetensors: no embeddings.word_embeddings.weight "
+              "(with or without a bert./roberta. prefix)");
+        return -1;
+    }
+    m->word = embed_st_find(m->st, name);
+    if (m->word->ndim != 2 || m->word->shape[0] != m->vocab || m->word->shape[1] != H ||
+        (m->word->dtype != EMBED_ST_F32 && m->word->dtype != EMBED_ST_F16 &&
+         m->word->dtype != EMBED_ST_BF16)) {
+        m_err(err, errlen, "model.safetensors: word embeddings are not a float "
+              "[%d][%d] table", m->vocab, H);
+        return -1;
+    }
+    if (m->word->dtype == EMBED_ST_F32 && (uintptr_t)m->word->data % sizeof(float) == 0)
+        m->word_f32 = m->word->data;
+    embed_st_advise_random(m->st, m->word);
+
+#define GET(dst, nm, a, b) do { \
+        if (!((dst) = get_tensor(m, pre, (nm), (a), (b), err, errlen))) return -1; \
+    } while (0)
+    GET(m->pos, "embeddings.position_embeddings.weight", m->max_pos, H);
+    if (m->type_vocab > 0)
+        GET(m->type, "embeddings.token_type_embeddings.weight", m->type_vocab, H);
+    GET(m->emb_ln_g, "embeddings.LayerNorm.weight", H, 0);
+    GET(m->emb_ln_b, "embeddings.LayerNorm.bias", H, 0);
+    m->layer = calloc((size_t)m->layers, sizeof(*m->layer));
+    if (!m->layer) {
+        m_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (i = 0; i < m->layers; i++) {
+        struct embed_layer *l = &m->layer[i];
+        char lp[160];
+#define LGET(dst, nm, a, b) do { \
+        snprintf(lp, sizeof(lp), "encoder.layer.%d.%s", i, (nm)); \
+        GET(dst, lp, a, b); \
+    } while (0)
+        LGET(l->wq, "attention.self.query.weight", H, H);
+        LGET(l->bq, "attention.self.query.bias", H, 0);
+        LGET(l->wk, "attention.self.key.weight", H, H);
+        LGET(l->bk, "attention.self.key.bias", H, 0);
+        LGET(l->wv, "attention.self.value.weight", H, H);
+        LGET(l->bv, "attention.self.value.bias", H, 0);
+        LGET(l->wo, "attention.output.dense.weight", H, H);
+        LGET(l->bo, "attention.output.dense.bias", H, 0);
+        LGET(l->ln1_g, "attention.output.LayerNorm.weight", H, 0);
+        LGET(l->ln1_b, "attention.output.LayerNorm.bias", H, 0);
+        LGET(l->wi, "intermediate.dense.weight", I, H);
+        LGET(l->bi, "intermediate.dense.bias", I, 0);
+        LGET(l->wo2, "output.dense.weight", H, I);
+        LGET(l->bo2, "output.dense.bias", H, 0);
+        LGET(l->ln2_g, "output.LayerNorm.weight", H, 0);
+        LGET(l->ln2_b, "output.LayerNorm.bias", H, 0);
+#undef LGET
+    }
+#undef GET
+    return 0;
+}
+
+struct embed_model *embed_load(const char *dir, char *err, size_t errlen)
+{
+    struct embed_model *m = calloc(1, sizeof(*m));
+    char local[256], path[PATH_MAX];
+    int trunc;
+
+    if (!err || errlen == 0) {
+        err = local;
+        errlen = sizeof(local);
+    }
+    err[0] = 0;
+    if (!m) {
+        m_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    m->threads = 1;
+    if (!dir || load_config(m, dir, err, errlen) != 0 ||
+        load_options(m, dir, err, errlen) != 0 ||
+        load_weights(m, dir, err, errlen) != 0)
+        goto fail;
+    if ((size_t)snprintf(path, sizeof(path), "%s/tokenizer.json", dir) >= sizeof(path)) {
+        m_err(err, errlen, "path too long");
+        goto fail;
+    }
+    m->tok = embed_tok_load(path, err, errlen);
+    if (!m->tok)
+        goto fail;
+    if (embed_tok_vocab_size(m->tok) > m->vocab) {
+        m_err(err, errlen, "tokenizer has %d ids but the model only %d rows",
+              embed_tok_vocab_size(m->tok), m->vocab);
+        goto fail;
+    }
+    m->max_tokens = m->max_pos - m->pos_offset;
+    trunc = embed_tok_trunc_len(m->tok);
+    if (trunc > 0 && trunc < m->max_tokens)
+        m->max_tokens = trunc;
+    if (m->max_tokens < 3) {
+        m_err(err, errlen, "max length %d leaves no room for text", m->max_tokens);
+        goto fail;
+    }
+    return m;
+fail:
+    embed_free(m);
+    return NULL;
+}
+
+void embed_free(struct embed_model *m)
+{
+    size_t i;
+
+    if (!m)
+        return;
+    for (i = 0; i < m->n_owned; i++)
+        free(m->owned[i]);
+    free(m->owned);
+    free(m->layer);
+    embed_tok_free(m->tok);
+    embed_st_close(m->st);
+    free(m);
+}
+
+int embed_dim(const struct embed_model *m) { return m->hidden; }
+int embed_max_tokens(const struct embed_model *m) { return m->max_tokens; }
+const char *embed_errmsg(const struct embed_model *m) { return m->errmsg; }
+
+void embed_set_threads(struct embed_model *m, int n)
+{
+    m->threads = n < 1 ? 1 : n;
+}
+
+/* ---- forward ---------------------------------------------------------- */
+
+/* Copies word-embedding row id into dst as float32. */
+static void word_row(const struct embed_model *m, int id, float *dst)
+{
+    const unsigned char *p;
+    int H = m->hidden, d;
+
+    if (m->word_f32) {
+        memcpy(dst, m->word_f32 + (size_t)id * H, (size_t)H * sizeof(float));
+        return;
+    }
+    p = (const unsigned char *)m->word->data + (size_t)id * H * m->word->elsize;
+    for (d = 0; d < H; d++) {
+        if (m->word->dtype == EMBED_ST_F32) {
+            memcpy(&dst[d], p + 4 * (size_t)d, 4);
+        } else {
+            uint16_t h = (uint16_t)(p[2 * d] | (p[2 * d + 1] << 8));
+            dst[d] = m->word->dtype == EMBED_ST_F16 ? embed_st_half_to_float(h)
+                                                    : embed_st_bf16_to_float(h);
+        }
+    }
+}
+
+int embed_forward_ids(struct embed_model *m, const int32_t *ids,
+                      const int *lens, int batch, int seq, float *out)
+{
+    int H = m->hidden, I = m->inter, hd = m->hidden / m->heads;
+    size_t T = (size_t)batch * seq;
+    float *x = NULL, *q = NULL, *k = NULL, *v = NULL, *ctx = NULL, *f = NULL;
+    float *scratch = NULL, *tmp;
+    int b, t, l, rc = -1;
+
+    m->errmsg[0] = 0;
+    if (batch < 1 || seq < 1 || seq > m->max_tokens) {
+        m_err(m->errmsg, sizeof(m->errmsg), "bad batch shape %d x %d", batch, seq);
+        return -1;
+    }
+    for (b = 0; b < batch; b++) {
+        if (lens[b] < 1 || lens[b] > seq) {
+            m_err(m->errmsg, sizeof(m->errmsg), "bad length %d", lens[b]);
+            return -1;
+        }
+        for (t = 0; t < lens[b]; t++) {
+            int32_t id = ids[(size_t)b * seq + t];
+            if (id < 0 || id >= m->vocab) {
+                m_err(m->errmsg, sizeof(m->errmsg), "token id %d out of range", (int)id);
+                return -1;
+            }
+        }
+    }
+    x = malloc(T * H * sizeof(float));
+    q = malloc(T * H * sizeof(float));
+    k = malloc(T * H * sizeof(float));
+    v = malloc(T * H * sizeof(float));
+    ctx = malloc(T * H * sizeof(float));
+    f = malloc(T * I * sizeof(float));
+    scratch = malloc((size_t)seq * seq * sizeof(float));
+    if (!x || !q || !k || !v || !ctx || !f || !scratch) {
+        m_err(m->errmsg, sizeof(m->errmsg), "out of memory");
+        goto out;
+    }
+    embed_k_set_threads(m->threads);
+
+    /* Embeddings. Padding rows get row 0 of each table: finite values
+     * that nothing downstream reads for the result. */
+    for (b = 0; b < batch; b++) {
+        for (t = 0; t < seq; t++) {
+            float *row = x + ((size_t)b * seq + t) * H;
+            const float *pos = m->pos + (size_t)(m->pos_offset + t) * H;
+            int d;
+
+            word_row(m, t < lens[b] ? ids[(size_t)b * seq + t] : 0, row);
+            for (d = 0; d < H; d++)
+                row[d] += pos[d] + (m->type ? m->type[d] : 0.0f);
+        }
+    }
+    embed_k_add_layernorm(x, NULL, m->emb_ln_g, m->emb_ln_b, (int)T, H, m->eps);
+
+    for (l = 0; l < m->layers; l++) {
+        const struct embed_layer *L = &m->layer[l];
+
+        embed_k_linear(x, L->wq, L->bq, q, (int)T, H, H);
+        embed_k_linear(x, L->wk, L->bk, k, (int)T, H, H);
+        embed_k_linear(x, L->wv, L->bv, v, (int)T, H, H);
+        embed_k_attention(q, k, v, ctx, lens, batch, seq, m->heads, hd, scratch);
+        /* q is free now: attention output projection into it */
+        embed_k_linear(ctx, L->wo, L->bo, q, (int)T, H, H);
+        embed_k_add_layernorm(q, x, L->ln1_g, L->ln1_b, (int)T, H, m->eps);
+        tmp = x; x = q; q = tmp;
+        embed_k_linear(x, L->wi, L->bi, f, (int)T, I, H);
+        if (m->act == ACT_GELU)
+            embed_k_gelu(f, T * I);
+        else if (m->act == ACT_GELU_TANH)
+            embed_k_gelu_tanh(f, T * I);
+        else
+            embed_k_relu(f, T * I);
+        embed_k_linear(f, L->wo2, L->bo2, q, (int)T, H, I);
+        embed_k_add_layernorm(q, x, L->ln2_g, L->ln2_b, (int)T, H, m->eps);
+        tmp = x; x = q; q = tmp;
+    }
+    if (m->pooling == POOL_CLS)
+        embed_k_cls_pool(x, batch, seq, H, out);
+    else
+        embed_k_mean_pool(x, lens, batch, seq, H, out);
+    if (m->normalize)
+        embed_k_l2_normalize(out, batch, H);
+    rc = 0;
+out:
+    free(x); free(q); free(k); free(v); free(ctx); free(f); free(scratch);
+    return rc;
+}
+
+/* ---- text in ---------------------------------------------------------- */
+
+int embed_tokenize(struct embed_model *m, const char *text, int is_query,
+                   int32_t *ids, int max_ids)
+{
+    const char *prefix = is_query ? m->query_prefix : m->doc_prefix;
+
+    if (max_ids > m->max_tokens)
+        max_ids = m->max_tokens;
+    return embed_tok_encode2(m->tok, prefix, strlen(prefix), text,
+                             text ? strlen(text) : 0, ids, max_ids);
+}
+
+struct len_idx {
+    int len;
+    int idx;
+};
+
+static int cmp_len(const void *a, const void *b)
+{
+    const struct len_idx *x = a, *y = b;
+
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * Texts are handled EMBED_CHUNK_TEXTS at a time: tokenized, sorted by
+ * length, and cut into batches of at most EMBED_BATCH_SEQS texts and
+ * EMBED_BATCH_TOKENS padded tokens, each padded to its longest text.
+ */
+int embed_encode(struct embed_model *m, const char *const *texts, size_t n,
+                 int is_query, float *out)
+{
+    int maxt = m->max_tokens, H = m->hidden, rc = -1;
+    int32_t *ids = NULL, *bids = NULL;
+    struct len_idx *order = NULL;
+    int *blens = NULL;
+    float *bout = NULL;
+    size_t c0;
+
+    m->errmsg[0] = 0;
+    if (n == 0)
+        return 0;
+    if (!texts || !out) {
+        m_err(m->errmsg, sizeof(m->errmsg), "NULL argument");
+        return -1;
+    }
+    ids = malloc((size_t)EMBED_CHUNK_TEXTS * maxt * sizeof(*ids));
+    order = malloc(EMBED_CHUNK_TEXTS * sizeof(*order));
+    bids = malloc((size_t)EMBED_BATCH_SEQS * maxt * sizeof(*bids));
+    blens = malloc(EMBED_BATCH_SEQS * sizeof(*blens));
+    bout = malloc((size_t)EMBED_BATCH_SEQS * H * sizeof(*bout));
+    if (!ids || !order || !bids || !blens || !bout) {
+        m_err(m->errmsg, sizeof(m->errmsg), "out of memory");
+        goto out;
+    }
+    for (c0 = 0; c0 < n; c0 += EMBED_CHUNK_TEXTS) {
+        int cn = (int)(n - c0 < EMBED_CHUNK_TEXTS ? n - c0 : EMBED_CHUNK_TEXTS);
+        int i = 0;
+
+        for (i = 0; i < cn; i++) {
+            int len = embed_tokenize(m, texts[c0 + i], is_query,
+                                     ids + (size_t)i * maxt, maxt);
+            if (len < 1) {
+                m_err(m->errmsg, sizeof(m->errmsg), "tokenizer failed (out of memory)");
+                goto out;
+            }
+            order[i].len = len;
+            order[i].idx = i;
+        }
+        qsort(order, (size_t)cn, sizeof(*order), cmp_len);
+        i = 0;
+        while (i < cn) {
+            int nb = 0, seq, b;
+
+            /* Sorted ascending, so the last text of a batch is its longest. */
+            while (i + nb < cn && nb < EMBED_BATCH_SEQS &&
+                   (nb + 1) * order[i + nb].len <= EMBED_BATCH_TOKENS)
+                nb++;
+            if (nb == 0)
+                nb = 1;
+            seq = order[i + nb - 1].len;
+            for (b = 0; b < nb; b++) {
+                const int32_t *src = ids + (size_t)order[i + b].idx * maxt;
+                blens[b] = order[i + b].len;
+                memcpy(bids + (size_t)b * seq, src, (size_t)blens[b] * sizeof(*src));
+            }
+            if (embed_forward_ids(m, bids, blens, nb, seq, bout) != 0)
+                goto out;
+            for (b = 0; b < nb; b++)
+                memcpy(out + (c0 + (size_t)order[i + b].idx) * H,
+                       bout + (size_t)b * H, (size_t)H * sizeof(float));
+            i += nb;
+        }
+    }
+    rc = 0;
+out:
+    free(ids); free(order); free(bids); free(blens); free(bout);
+    return rc;
+}

@@ -1,0 +1,81 @@
+/*
+ * kernels.h: the numeric kernels of cairn's sentence encoder.
+ *
+ * Every kernel works on row-major float32 arrays and comes in two forms:
+ * the fast one (BLAS for the matrix products, plain loops that the
+ * compiler vectorises for the rest) and a scalar reference `*_ref` that is
+ * written to be obviously right. The unit tests (tests/unit/
+ * test_embed_kernels.c) compare the two on random data; the forward pass
+ * only calls the fast ones. Shapes are given in brackets: [rows][cols].
+ *
+ * Linear weights keep the PyTorch / safetensors layout W[out][in], so a
+ * layer is y = x W^T + b and the weight is used in place from the mmap'd
+ * file (cblas_sgemm with CblasTrans), never transposed or copied.
+ *
+ * Threads: OpenBLAS keeps one process-wide thread count. The kernels never
+ * set it; the caller (bert.c) does, through embed_k_set_threads, before
+ * each forward pass, so the count in force is always the one asked for.
+ */
+#ifndef CAIRN_EMBED_KERNELS_H
+#define CAIRN_EMBED_KERNELS_H
+
+#include <stddef.h>
+
+/* Sets OpenBLAS's thread count (n < 1 is taken as 1). */
+void embed_k_set_threads(int n);
+
+/* y[m][n] = x[m][k] . w[n][k]^T + b[n]   (b may be NULL). */
+void embed_k_linear(const float *x, const float *w, const float *b,
+                    float *y, int m, int n, int k);
+void embed_k_linear_ref(const float *x, const float *w, const float *b,
+                        float *y, int m, int n, int k);
+
+/* x[rows][dim] = LayerNorm(x + res) * g + b, row by row, in place.
+ * res may be NULL (plain LayerNorm). Biased variance, as torch does. */
+void embed_k_add_layernorm(float *x, const float *res, const float *g,
+                           const float *b, int rows, int dim, float eps);
+void embed_k_add_layernorm_ref(float *x, const float *res, const float *g,
+                               const float *b, int rows, int dim, float eps);
+
+/* Element-wise activations, in place over n floats. gelu is the exact
+ * erf form (BERT's "gelu"); gelu_tanh is the tanh approximation
+ * ("gelu_new" / "gelu_pytorch_tanh"). */
+void embed_k_gelu(float *x, size_t n);
+void embed_k_gelu_ref(float *x, size_t n);
+void embed_k_gelu_tanh(float *x, size_t n);
+void embed_k_relu(float *x, size_t n);
+void embed_k_tanh(float *x, size_t n);
+
+/* Softmax of x[n] in place (max-subtracted). n must be >= 1. */
+void embed_k_softmax(float *x, int n);
+void embed_k_softmax_ref(float *x, int n);
+
+/*
+ * Multi-head self-attention over a padded batch.
+ *   q, k, v  [batch*seq][hidden]  projections (bias already added)
+ *   lens     [batch]              valid tokens per sequence (1..seq); the
+ *                                 rest is padding, always at the end
+ *   ctx      [batch*seq][hidden]  OUT: softmax(q k^T / sqrt(d)) v per head;
+ *                                 rows of padding tokens are set to 0
+ *   scratch  [seq*seq]            work space
+ * hidden = heads * head_dim. Padding keys are left out of the softmax
+ * entirely, which is what an additive -10000 / -inf mask gives in float32.
+ */
+void embed_k_attention(const float *q, const float *k, const float *v,
+                       float *ctx, const int *lens, int batch, int seq,
+                       int heads, int head_dim, float *scratch);
+void embed_k_attention_ref(const float *q, const float *k, const float *v,
+                           float *ctx, const int *lens, int batch, int seq,
+                           int heads, int head_dim);
+
+/* out[batch][dim] = mean of x[b][0..lens[b]) (x is [batch*seq][dim]). */
+void embed_k_mean_pool(const float *x, const int *lens, int batch, int seq,
+                       int dim, float *out);
+/* out[batch][dim] = x[b][0] (the [CLS] row). */
+void embed_k_cls_pool(const float *x, int batch, int seq, int dim,
+                      float *out);
+/* Scales each of rows x[rows][dim] to unit L2 norm; an all-zero row stays
+ * zero. */
+void embed_k_l2_normalize(float *x, int rows, int dim);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * internal.h: what the library's subsystems share and the public header
+ * does not show: the handle itself and error plumbing.
+ *
+ * Layers (each uses only those below it):
+ *   api.c, recall/  ->  store/  ->  text/, capture/ (masking)  ->  util/
+ */
+#ifndef CAIRN_INTERNAL_H
+#define CAIRN_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include "cairn.h"
+
+#define CAIRN_SCHEMA_VERSION 1
+/* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
+ * migrate a SQLite file that belongs to some other program. */
+#define CAIRN_APP_ID 0x63726e31
+
+struct cairn {
+    sqlite3 *db;
+    char    *path;
+    int      readonly;
+    int      in_tx;          /* inside a store transaction */
+    char     errmsg[512];
+};
+
+/* Sets the handle's message (printf-style) and returns rc. */
+int cairn__err(struct cairn *h, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Maps a SQLite result code to ours, records "what: sqlite message" and
+ * returns the mapped code. */
+int cairn__sqlerr(struct cairn *h, int src, const char *what);
+
+/* ---- Interface to code in store/schema.c ---- */
+/* Creates or migrates the schema to CAIRN_SCHEMA_VERSION. */
+int store_migrate(struct cairn *h);
+
+/* ---- Interface to code in store/tx.c ---- */
+int store_begin(struct cairn *h);      /* BEGIN IMMEDIATE, waits on locks */
+int store_commit(struct cairn *h);
+void store_rollback(struct cairn *h);
+/* Prepares sql (cached by SQLite's own statement reuse: we keep none), or
+ * records the error. */
+int store_prepare(struct cairn *h, const char *sql, sqlite3_stmt **st);
+
+/* ---- Interface to code in store/fts.c ---- */
+/* Registers the cairn_tf() FTS5 auxiliary function on db. */
+int store_fts_functions(sqlite3 *db);
+
+/* ---- Interface to code in util/hash.c ---- */
+#include <stdint.h>
+#include <stddef.h>
+uint64_t hash64(const void *p, size_t n, uint64_t seed);
+
+#endif

@@ -1,0 +1,303 @@
+/*
+ * gather.c: candidates for a question.
+ *
+ * One FTS5 query with every term OR'ed gives each matching message and,
+ * through cairn_tf(), how often each term occurs in it. The sessions those
+ * messages sit in are then loaded whole (metadata only, not text), because
+ * a round is a user turn with the replies around it and a window reaches
+ * the turns next to it: both need the neighbours even when they matched
+ * nothing. Sessions inside the question's time range are loaded too, so
+ * "what did I do yesterday?" finds turns that share no word with it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "recall/recall.h"
+
+#define GROW(arr, n, cap) do { \
+    if ((n) == (cap)) { \
+        int nc_ = (cap) ? (cap) * 2 : 64; \
+        void *np_ = realloc((arr), (size_t)nc_ * sizeof *(arr)); \
+        if (!np_) { rc = CAIRN_NOMEM; goto out; } \
+        (arr) = np_; (cap) = nc_; \
+    } \
+} while (0)
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+/* A sorted list of session rowids, for membership tests. */
+struct idset { int64_t *v; int n, cap; };
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Match rows keep their tf until the session's messages are loaded. */
+struct hit { int64_t row; uint16_t *tf; };
+
+static int cmp_hit(const void *a, const void *b)
+{
+    return cmp_i64(&((const struct hit *)a)->row, &((const struct hit *)b)->row);
+}
+
+int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
+           struct pool *p)
+{
+    sqlite3_stmt *st = NULL;
+    struct buf sql = BUF_INIT, expr = BUF_INIT, ids = BUF_INIT;
+    struct hit *hits = NULL;
+    int nh = 0, ch = 0, rc = CAIRN_OK, src;
+    struct idset sess = { 0 };
+    const char *scope_join = " JOIN sessions s ON s.id = m.session ";
+    const char *scope_where =
+        " AND (?1 IS NULL OR s.project = ?1) AND (?2 IS NULL OR s.ext_id <> ?2) ";
+
+    memset(p, 0, sizeof *p);
+
+    /* Scope totals, for IDF and average lengths. */
+    buf_printf(&sql, "SELECT count(*), coalesce(sum(m.ntok),0), coalesce(sum(m.role='user'),0) "
+               "FROM messages m %s WHERE 1 %s", scope_join, scope_where);
+    if ((rc = store_prepare(h, sql.p, &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        p->total_msgs = sqlite3_column_int64(st, 0);
+        p->total_tok = sqlite3_column_int64(st, 1);
+        p->total_user = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (p->total_msgs == 0)
+        goto out;
+
+    /* 1. Messages matching any term, with per-term counts. */
+    query_match_expr(q, &expr);
+    if (expr.err) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    if (q->nt > 0) {
+        buf_reset(&sql);
+        buf_printf(&sql, "SELECT m.id, m.session, cairn_tf(messages_fts) FROM messages_fts "
+                   "JOIN messages m ON m.id = messages_fts.rowid %s "
+                   "WHERE messages_fts MATCH ?3 %s", scope_join, scope_where);
+        if ((rc = store_prepare(h, sql.p, &st)))
+            goto out;
+        sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, expr.p, (int)expr.n, SQLITE_STATIC);
+        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+            int bytes = sqlite3_column_bytes(st, 2);
+            const unsigned char *blob = sqlite3_column_blob(st, 2);
+            GROW(hits, nh, ch);
+            hits[nh].row = sqlite3_column_int64(st, 0);
+            hits[nh].tf = calloc((size_t)q->nt, sizeof(uint16_t));
+            if (!hits[nh].tf) {
+                rc = CAIRN_NOMEM;
+                goto out;
+            }
+            for (int t = 0; t < q->nt && 2 * t + 1 < bytes; t++) {
+                hits[nh].tf[t] = (uint16_t)(blob[2 * t] | blob[2 * t + 1] << 8);
+                q->t[t].df_msg += hits[nh].tf[t] > 0;
+            }
+            nh++;
+            GROW(sess.v, sess.n, sess.cap);
+            sess.v[sess.n++] = sqlite3_column_int64(st, 1);
+        }
+        if (src != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, src, "search");
+            goto out;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    /* 2. Sessions inside the time range. */
+    if (q->has_range) {
+        buf_reset(&sql);
+        buf_printf(&sql, "SELECT DISTINCT m.session FROM messages m %s WHERE "
+                   "coalesce(m.created_at, s.started_at) >= ?3 AND "
+                   "coalesce(m.created_at, s.started_at) < ?4 %s", scope_join, scope_where);
+        if ((rc = store_prepare(h, sql.p, &st)))
+            goto out;
+        sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, q->from);
+        sqlite3_bind_int64(st, 4, q->to);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            GROW(sess.v, sess.n, sess.cap);
+            sess.v[sess.n++] = sqlite3_column_int64(st, 0);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (sess.n == 0)
+        goto out;
+    qsort(sess.v, (size_t)sess.n, sizeof *sess.v, cmp_i64);
+    int k = 0;
+    for (int i = 0; i < sess.n; i++) {
+        if (!k || sess.v[k - 1] != sess.v[i])
+            sess.v[k++] = sess.v[i];
+    }
+    sess.n = k;
+    if (nh)
+        qsort(hits, (size_t)nh, sizeof *hits, cmp_hit);
+
+    /* 3. Sessions and their messages (metadata), in order. */
+    for (int i = 0; i < sess.n; i++)
+        buf_printf(&ids, "%s%lld", i ? "," : "[", (long long)sess.v[i]);
+    buf_addc(&ids, ']');
+    if (ids.err) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    if ((rc = store_prepare(h, "SELECT s.id, s.ext_id, s.source, s.project, s.title, "
+                            "s.started_at FROM sessions s WHERE s.id IN "
+                            "(SELECT value FROM json_each(?1)) ORDER BY s.id", &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        GROW(p->s, p->ns, p->cs);
+        struct rsession *rs = &p->s[p->ns];
+        memset(rs, 0, sizeof *rs);
+        rs->row = sqlite3_column_int64(st, 0);
+        rs->ext_id = dup_col(st, 1);
+        rs->source = dup_col(st, 2);
+        rs->project = dup_col(st, 3);
+        rs->title = dup_col(st, 4);
+        rs->started_at = sqlite3_column_type(st, 5) == SQLITE_NULL ? CAIRN_NO_TIME
+                                                                   : sqlite3_column_int64(st, 5);
+        rs->dialog = 1;
+        p->ns++;
+        if (!rs->ext_id) {
+            rc = CAIRN_NOMEM;
+            goto out;
+        }
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if ((rc = store_prepare(h, "SELECT id, session, position, role, speaker, created_at, ntok, "
+                            "length(CAST(content AS BLOB)), coalesce(ext_id, CAST(position AS TEXT)) "
+                            "FROM messages WHERE session IN "
+                            "(SELECT value FROM json_each(?1)) ORDER BY session, position",
+                            &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
+    int si = -1;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t srow = sqlite3_column_int64(st, 1);
+        if (si < 0 || p->s[si].row != srow) {
+            si++;
+            while (si < p->ns && p->s[si].row != srow)
+                si++;
+            if (si >= p->ns)
+                break;                 /* cannot happen: both ordered by session */
+            p->s[si].first_msg = p->nm;
+        }
+        GROW(p->m, p->nm, p->cm);
+        struct rmsg *m = &p->m[p->nm];
+        memset(m, 0, sizeof *m);
+        m->row = sqlite3_column_int64(st, 0);
+        m->sess = si;
+        m->position = sqlite3_column_int(st, 2);
+        m->role = strcmp((const char *)sqlite3_column_text(st, 3), "user") ? ROLE_ASSISTANT
+                                                                          : ROLE_USER;
+        m->speaker = dup_col(st, 4);
+        m->at = sqlite3_column_type(st, 5) == SQLITE_NULL ? p->s[si].started_at
+                                                          : sqlite3_column_int64(st, 5);
+        m->ntok = sqlite3_column_int(st, 6);
+        m->bytes = sqlite3_column_int(st, 7);
+        m->ext_id = dup_col(st, 8);
+        if (!m->ext_id) {
+            p->nm++;
+            rc = CAIRN_NOMEM;
+            goto out;
+        }
+        p->s[si].n_msgs++;
+        if (m->role == ROLE_ASSISTANT)
+            p->s[si].dialog = 0;
+        /* hits are sorted by row id; so are messages within a session but
+         * not across sessions, hence the search */
+        struct hit key = { m->row, NULL };
+        struct hit *hh = nh ? bsearch(&key, hits, (size_t)nh, sizeof *hits, cmp_hit) : NULL;
+        if (hh) {
+            m->tf = hh->tf;
+            hh->tf = NULL;
+        }
+        p->nm++;
+    }
+    if (src != SQLITE_DONE && src != SQLITE_ROW) {
+        rc = cairn__sqlerr(h, src, "load");
+        goto out;
+    }
+    for (int i = 0; i < p->ns; i++) {
+        p->any_dialog |= p->s[i].dialog;
+        p->any_assistant |= !p->s[i].dialog;
+    }
+out:
+    if (st)
+        sqlite3_finalize(st);
+    for (int i = 0; i < nh; i++)
+        free(hits[i].tf);
+    free(hits);
+    free(sess.v);
+    buf_release(&sql);
+    buf_release(&expr);
+    buf_release(&ids);
+    if (rc == CAIRN_NOMEM)
+        cairn__err(h, rc, "out of memory");
+    return rc;
+}
+
+void pool_free(struct pool *p)
+{
+    for (int i = 0; i < p->ns; i++) {
+        free(p->s[i].ext_id);
+        free(p->s[i].source);
+        free(p->s[i].project);
+        free(p->s[i].title);
+    }
+    for (int i = 0; i < p->nm; i++) {
+        free(p->m[i].speaker);
+        free(p->m[i].ext_id);
+        free(p->m[i].tf);
+        free(p->m[i].text);
+    }
+    free(p->s);
+    free(p->m);
+    free(p->u);
+    memset(p, 0, sizeof *p);
+}
+
+int load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "SELECT content, coalesce(ext_id, position) FROM messages "
+                           "WHERE id = ?", &st);
+    *text = NULL;
+    *ext_id = NULL;
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, row);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        *len = (size_t)sqlite3_column_bytes(st, 0);
+        *text = malloc(*len + 1);
+        if (*text) {
+            memcpy(*text, t ? t : "", *len);
+            (*text)[*len] = '\0';
+        }
+        *ext_id = dup_col(st, 1);
+        rc = *text && *ext_id ? CAIRN_OK : cairn__err(h, CAIRN_NOMEM, "out of memory");
+    } else {
+        rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)row);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -1,0 +1,513 @@
+/*
+ * pack.c: fitting ranked units into a token budget, and the text.
+ *
+ * User-first: what the user said carries the facts about them, and
+ * replies are long. The best PACK_FULL_ROUNDS rounds keep their replies;
+ * the rest give their user turns. In a chat between people every turn is
+ * someone's own words, so units are single turns and nothing is demoted.
+ * Long turns are cut to excerpts (the opening and the passages closest to
+ * the question; the store keeps the whole). Once every matching turn is
+ * in, what is left of the budget makes the best rounds whole. When the
+ * whole scope fits, everything is returned verbatim.
+ *
+ * The budget is a hard limit on the final text, headers included: costs
+ * are summed as items are chosen, and the rendered text is counted again
+ * at the end, dropping the lowest-ranked items until it fits.
+ *
+ * Text layout, grouped by session, oldest first:
+ *     [2023-05-08 13:56 · locomo · conv-26]
+ *     Caroline: I went to a LGBTQ support group yesterday ...
+ *     …
+ *     Melanie: ...
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "recall/recall.h"
+#include "text/tokcount.h"
+#include "text/tokenize.h"
+
+#define PACK_FULL_ROUNDS 3
+/* The smallest excerpt worth making, in tokens. */
+#define PACK_MIN_EXCERPT 40
+
+/* ---- excerpts ---- */
+
+struct psg { size_t a, b; double score; int keep; };
+
+struct term_hits { const struct query *q; double score; char *seen; };
+
+static int psg_cb(void *arg, const char *tok, size_t n, size_t s, size_t e, int col)
+{
+    struct term_hits *th = arg;
+    for (int t = 0; t < th->q->nt; t++) {
+        if (!th->seen[t] && strlen(th->q->t[t].norm) == n && !memcmp(th->q->t[t].norm, tok, n)) {
+            th->seen[t] = 1;
+            th->score += th->q->t[t].idf_msg > 0 ? th->q->t[t].idf_msg : 1;
+        }
+    }
+    return 0;
+}
+
+/* Splits text into passages at line breaks and sentence ends, about
+ * 30-80 tokens each. */
+static int split_passages(const char *s, size_t n, struct psg **out)
+{
+    int cap = 16, np = 0;
+    struct psg *v = malloc((size_t)cap * sizeof *v);
+    if (!v)
+        return -1;
+    size_t a = 0;
+    while (a < n) {
+        size_t b = a, best = 0;
+        size_t lim = a + 400 < n ? a + 400 : n;     /* ~100 tokens of English */
+        for (b = a; b < lim; b++) {
+            char c = s[b];
+            if (c == '\n' && b > a + 40) {
+                best = b + 1;
+                break;
+            }
+            if ((c == '.' || c == '?' || c == '!') && b + 1 < n && (s[b + 1] == ' ' || s[b + 1] == '\n') &&
+                b > a + 120) {
+                best = b + 1;
+                break;
+            }
+            /* 。！？ are E3 80 82, EF BC 81, EF BC 9F */
+            if ((unsigned char)c == 0xE3 && b + 2 < n && (unsigned char)s[b + 1] == 0x80 &&
+                (unsigned char)s[b + 2] == 0x82 && b > a + 90) {
+                best = b + 3;
+                break;
+            }
+        }
+        if (!best) {
+            best = lim;
+            /* do not cut inside a UTF-8 sequence; prefer a space */
+            size_t k = best;
+            while (k > a + 200 && k < n && s[k] != ' ' && s[k] != '\n')
+                k--;
+            if (k > a + 200 && k < n)
+                best = k + 1;
+            while (best < n && ((unsigned char)s[best] & 0xC0) == 0x80)
+                best++;
+        }
+        if (np == cap) {
+            cap *= 2;
+            struct psg *nv = realloc(v, (size_t)cap * sizeof *v);
+            if (!nv) {
+                free(v);
+                return -1;
+            }
+            v = nv;
+        }
+        v[np].a = a;
+        v[np].b = best;
+        v[np].score = 0;
+        v[np].keep = 0;
+        np++;
+        a = best;
+    }
+    *out = v;
+    return np;
+}
+
+/* An excerpt of s within max_tokens: the opening passage and the passages
+ * that share the most (IDF-weighted) terms with the question, in their
+ * order, joined by " … ". Returns a malloc'd string or NULL. */
+static char *excerpt(const char *s, size_t n, const struct query *q, int max_tokens)
+{
+    struct psg *v = NULL;
+    struct buf b = BUF_INIT;
+    char *seen = calloc((size_t)(q->nt ? q->nt : 1), 1);
+    char *res = NULL;
+    int np = seen ? split_passages(s, n, &v) : -1;
+    if (np <= 0)
+        goto out;
+    for (int i = 0; i < np; i++) {
+        struct term_hits th = { q, 0, seen };
+        memset(seen, 0, (size_t)(q->nt ? q->nt : 1));
+        text_tokenize(s + v[i].a, v[i].b - v[i].a, 1, psg_cb, &th);
+        v[i].score = th.score;
+    }
+    int used = 0, sep = text_count_tokens(" … ", 5);
+    /* the opening, when it is not the whole budget */
+    int c0 = text_count_tokens(s + v[0].a, v[0].b - v[0].a);
+    if (c0 <= max_tokens / 3 || (np == 1)) {
+        v[0].keep = 1;
+        used += c0;
+    }
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < np; i++) {
+            if (!v[i].keep && v[i].score > 0 && (best < 0 || v[i].score > v[best].score))
+                best = i;
+        }
+        if (best < 0)
+            break;
+        int c = text_count_tokens(s + v[best].a, v[best].b - v[best].a) + sep;
+        if (used + c > max_tokens) {
+            v[best].score = 0;        /* too long: try the next best */
+            continue;
+        }
+        v[best].keep = 1;
+        used += c;
+    }
+    /* fill with the passages after kept ones, in order, while they fit */
+    for (int i = 1; i < np; i++) {
+        if (v[i].keep || !v[i - 1].keep)
+            continue;
+        int c = text_count_tokens(s + v[i].a, v[i].b - v[i].a);
+        if (used + c <= max_tokens) {
+            v[i].keep = 1;
+            used += c;
+        }
+    }
+    int last = -2;
+    for (int i = 0; i < np; i++) {
+        if (!v[i].keep)
+            continue;
+        if (last != i - 1 && b.n)
+            buf_adds(&b, " … ");
+        else if (last != i - 1 && i > 0)
+            buf_adds(&b, "… ");
+        size_t a = v[i].a, e = v[i].b;
+        while (e > a && (s[e - 1] == '\n' || s[e - 1] == ' '))
+            e--;
+        if (b.n && last == i - 1)
+            buf_addc(&b, ' ');
+        buf_add(&b, s + a, e - a);
+        last = i;
+    }
+    if (last != np - 1 && b.n)
+        buf_adds(&b, " …");
+    /* the estimate above is a sum; the real count decides */
+    if (b.n && text_count_tokens(b.p, b.n) > max_tokens) {
+        size_t k = text_prefix_within(b.p, b.n, max_tokens - 2);
+        buf_truncate(&b, k);
+        buf_adds(&b, " …");
+    }
+    if (!b.n) {
+        size_t k = text_prefix_within(s, n, max_tokens - 2);
+        buf_add(&b, s, k);
+        buf_adds(&b, " …");
+    }
+    res = buf_detach(&b, NULL);
+out:
+    free(v);
+    free(seen);
+    buf_release(&b);
+    return res;
+}
+
+/* ---- rendering ---- */
+
+static void session_header(const struct pool *p, int si, int64_t at, struct buf *b)
+{
+    const struct rsession *s = &p->s[si];
+    char ts[40] = "";
+    int64_t t = s->started_at != CAIRN_NO_TIME ? s->started_at : at;
+    if (t != CAIRN_NO_TIME) {
+        struct tm tm;
+        time_t tt = (time_t)t;
+        if (localtime_r(&tt, &tm))
+            strftime(ts, sizeof ts, "%Y-%m-%d %a %H:%M", &tm);
+    }
+    buf_printf(b, "[%s", *ts ? ts : "undated");
+    if (s->source && *s->source)
+        buf_printf(b, " · %s", s->source);
+    const char *name = s->title && *s->title ? s->title : s->project;
+    if (name && *name) {
+        /* titles are data; keep the header one short line */
+        size_t k = text_prefix_within(name, strlen(name), 16);
+        buf_adds(b, " · ");
+        buf_add(b, name, k);
+        if (k < strlen(name))
+            buf_adds(b, "…");
+    }
+    buf_adds(b, "]\n");
+}
+
+static void message_line(const struct rmsg *m, struct buf *b)
+{
+    if (m->speaker && *m->speaker)
+        buf_printf(b, "%s: ", m->speaker);
+    else
+        buf_adds(b, m->role == ROLE_USER ? "user: " : "assistant: ");
+    buf_adds(b, m->text ? m->text : "");
+    buf_addc(b, '\n');
+}
+
+/* Renders the picked messages; fills r->items when r is not NULL. */
+static int render(const struct pool *p, struct buf *b)
+{
+    /* sessions oldest first */
+    int *so = malloc((size_t)(p->ns ? p->ns : 1) * sizeof *so);
+    if (!so)
+        return CAIRN_NOMEM;
+    for (int i = 0; i < p->ns; i++)
+        so[i] = i;
+    for (int i = 1; i < p->ns; i++) {       /* insertion sort: few sessions */
+        int k = so[i], j = i - 1;
+        int64_t tk = p->s[k].started_at == CAIRN_NO_TIME ? INT64_MAX : p->s[k].started_at;
+        while (j >= 0) {
+            int64_t tj = p->s[so[j]].started_at == CAIRN_NO_TIME ? INT64_MAX
+                                                                 : p->s[so[j]].started_at;
+            if (tj < tk || (tj == tk && so[j] < k))
+                break;
+            so[j + 1] = so[j];
+            j--;
+        }
+        so[j + 1] = k;
+    }
+    int first_block = 1;
+    for (int k = 0; k < p->ns; k++) {
+        const struct rsession *s = &p->s[so[k]];
+        int last = -1;
+        for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++) {
+            if (!p->m[i].picked)
+                continue;
+            if (last < 0) {
+                if (!first_block)
+                    buf_addc(b, '\n');
+                session_header(p, so[k], p->m[i].at, b);
+                first_block = 0;
+            } else if (i != last + 1) {
+                buf_adds(b, "…\n");
+            }
+            message_line(&p->m[i], b);
+            last = i;
+        }
+    }
+    free(so);
+    return b->err ? CAIRN_NOMEM : CAIRN_OK;
+}
+
+/* ---- choosing ---- */
+
+struct packer {
+    struct cairn *h;
+    struct pool  *p;
+    const struct query *q;
+    int budget, used;
+    char *sess_open;     /* a header is already paid for */
+    int  *order;         /* picked messages, in the order they were picked */
+    int   norder;
+};
+
+/* Cost of a message line with text t. */
+static int line_cost(const struct rmsg *m, const char *t, size_t n)
+{
+    int c = text_count_tokens(t, n) + 1;    /* + the newline */
+    if (m->speaker && *m->speaker)
+        c += text_count_tokens(m->speaker, strlen(m->speaker)) + 1;
+    else
+        c += 2;
+    return c;
+}
+
+static int header_cost(const struct pool *p, int si)
+{
+    struct buf b = BUF_INIT;
+    session_header(p, si, CAIRN_NO_TIME, &b);
+    int c = text_count_tokens(b.p, b.n) + 2;   /* + the blank line and a gap mark */
+    buf_release(&b);
+    return c;
+}
+
+/* Tries to add message i whole, or as an excerpt of at most cap tokens
+ * (cap 0: whole only). Returns 1 if added. */
+static int try_add(struct packer *k, int i, int cap)
+{
+    struct rmsg *m = &k->p->m[i];
+    char *text = NULL, *ext = NULL;
+    size_t len = 0;
+    if (m->picked)
+        return 0;
+    int hdr = k->sess_open[m->sess] ? 2 : header_cost(k->p, m->sess);
+    int room = k->budget - k->used - hdr;
+    if (room < 8)
+        return 0;
+    /* a cheap lower bound before reading the text: ~4 bytes a token */
+    if (cap == 0 && m->bytes / 6 > room)
+        return 0;
+    if (load_message(k->h, m->row, &text, &len, &ext))
+        return 0;
+    free(ext);
+    int c = line_cost(m, text, len);
+    int limit = cap > 0 && cap < room ? cap : room;
+    if (c <= limit) {
+        m->text = text;
+        m->picked = 1;
+    } else if (cap > 0 && limit >= PACK_MIN_EXCERPT) {
+        int overhead = line_cost(m, "", 0);
+        char *ex = excerpt(text, len, k->q, limit - overhead);
+        free(text);
+        if (!ex)
+            return 0;
+        c = line_cost(m, ex, strlen(ex));
+        if (c > limit) {
+            free(ex);
+            return 0;
+        }
+        m->text = ex;
+        m->picked = 2;
+    } else {
+        free(text);
+        return 0;
+    }
+    k->used += c + hdr;
+    k->sess_open[m->sess] = 1;
+    k->order[k->norder++] = i;
+    return 1;
+}
+
+int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_recall_opts *o,
+         int raw, struct cairn_recall *r)
+{
+    struct packer k = { h, p, q, o->budget, 0, NULL, NULL, 0 };
+    struct buf b = BUF_INIT;
+    int *ord = NULL, rc = CAIRN_OK;
+    k.sess_open = calloc((size_t)(p->ns ? p->ns : 1), 1);
+    k.order = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *k.order);
+    ord = units_by_rank(p);
+    if (!k.sess_open || !k.order || !ord) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    /* A long turn may take at most this share of the budget. */
+    int cap_turn = k.budget / 4 > 200 ? k.budget / 4 : 200;
+    int cap_reply = k.budget / 6 > 150 ? k.budget / 6 : 150;
+
+    if (raw) {
+        /* The baseline: whole rounds, best first, while they fit. */
+        for (int r0 = 0; r0 < p->nu; r0++) {
+            struct runit *u = &p->u[ord[r0]];
+            if (u->score <= 0)
+                break;
+            int need = 0;
+            for (int i = u->first; i <= u->last; i++)
+                need += p->m[i].bytes / 6;
+            if (need > k.budget - k.used)
+                continue;
+            int save_used = k.used, save_n = k.norder, ok = 1;
+            for (int i = u->first; i <= u->last && ok; i++)
+                ok = try_add(&k, i, 0);
+            if (!ok) {              /* roll the partial round back */
+                for (int j = save_n; j < k.norder; j++) {
+                    struct rmsg *m = &p->m[k.order[j]];
+                    m->picked = 0;
+                    free(m->text);
+                    m->text = NULL;
+                }
+                k.norder = save_n;
+                k.used = save_used;
+            }
+        }
+    } else {
+        int nfull = 0;
+        /* 1. ranked units: lead turns, and the best rounds whole */
+        for (int r0 = 0; r0 < p->nu; r0++) {
+            struct runit *u = &p->u[ord[r0]];
+            if (u->score <= 0)
+                break;
+            const struct rsession *s = &p->s[u->sess];
+            try_add(&k, u->head, cap_turn);
+            if (!s->dialog && nfull < PACK_FULL_ROUNDS && p->m[u->head].picked) {
+                for (int i = u->first; i <= u->last; i++)
+                    if (i != u->head)
+                        try_add(&k, i, cap_reply);
+                nfull++;
+            }
+            if (k.budget - k.used < 12)
+                break;
+        }
+        /* 2. budget left: make the next rounds whole, best first */
+        for (int r0 = 0; r0 < p->nu && k.budget - k.used >= 12; r0++) {
+            struct runit *u = &p->u[ord[r0]];
+            if (u->score <= 0)
+                break;
+            if (!p->m[u->head].picked)
+                continue;
+            for (int i = u->first; i <= u->last; i++)
+                try_add(&k, i, cap_reply);
+        }
+    }
+
+    /* Render, and hold the hard limit: drop the latest picks until the
+     * counted text fits (sums of line costs can differ from the count of
+     * the joined text at the edges). */
+    for (;;) {
+        buf_reset(&b);
+        if ((rc = render(p, &b)))
+            goto out;
+        int t = text_count_tokens(b.p, b.n);
+        if (t <= k.budget || k.norder == 0) {
+            r->tokens = t;
+            break;
+        }
+        struct rmsg *m = &p->m[k.order[--k.norder]];
+        m->picked = 0;
+        free(m->text);
+        m->text = NULL;
+    }
+    if (b.n == 0)
+        r->tokens = 0;
+
+    /* Items, in text order. */
+    r->items = calloc((size_t)(k.norder ? k.norder : 1), sizeof *r->items);
+    if (!r->items) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    r->n_items = 0;
+    {
+        /* picked messages in text order: session start, then position */
+        int n = 0;
+        int *idx = malloc((size_t)(k.norder ? k.norder : 1) * sizeof *idx);
+        if (!idx) {
+            rc = CAIRN_NOMEM;
+            goto out;
+        }
+        for (int i = 0; i < p->nm; i++)
+            if (p->m[i].picked)
+                idx[n++] = i;
+        for (int a = 1; a < n; a++) {
+            int x = idx[a], j = a - 1;
+            int64_t tx = p->s[p->m[x].sess].started_at;
+            while (j >= 0) {
+                int y = idx[j];
+                int64_t ty = p->s[p->m[y].sess].started_at;
+                if (ty < tx || (ty == tx && (p->m[y].sess < p->m[x].sess ||
+                    (p->m[y].sess == p->m[x].sess && y < x))))
+                    break;
+                idx[j + 1] = idx[j];
+                j--;
+            }
+            idx[j + 1] = x;
+        }
+        for (int a = 0; a < n; a++) {
+            struct rmsg *m = &p->m[idx[a]];
+            struct cairn_recall_item *it = &r->items[r->n_items++];
+            /* borrowed from the pool; recall.c copies them */
+            it->session = p->s[m->sess].ext_id;
+            it->message = m->ext_id;
+            it->role = m->role == ROLE_USER ? "user" : "assistant";
+            it->speaker = m->speaker;
+            it->at = m->at;
+            it->excerpt = m->picked == 2;
+            it->score = p->u[m->unit].score;
+        }
+        free(idx);
+    }
+    r->text = buf_detach(&b, NULL);
+    if (!r->text)
+        rc = CAIRN_NOMEM;
+out:
+    free(ord);
+    free(k.sess_open);
+    free(k.order);
+    buf_release(&b);
+    if (rc == CAIRN_NOMEM)
+        cairn__err(h, rc, "out of memory");
+    return rc;
+}

@@ -1,0 +1,327 @@
+/*
+ * rank.c: ranking the units that get packed.
+ *
+ * A unit is a round: a user turn and the replies that follow it. In a
+ * chat between people (every turn a "user" with a speaker) a unit is one
+ * turn, since each turn is someone's own words; the baseline instead
+ * pairs the turns into rounds, as "BM25 over whole rounds" has it.
+ *
+ * The default ranking fuses, by reciprocal rank (k = 60), BM25 of:
+ *   - the unit's lead turn alone (what the user said),
+ *   - the whole round (the turn with its replies),
+ *   - a window: the round with the turns before and after it, so a short
+ *     "ok, do it" borrows the topic of its neighbours.
+ * A speaker named in the question counts as an occurrence of that name
+ * in the speaker's turns. Units inside the question's time range get a
+ * boost after fusion; a question that only names a period lists that
+ * period in order.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recall/recall.h"
+#include "text/tokenize.h"
+
+#define BM25_K1 1.2
+#define BM25_B  0.75
+#define RRF_K   60.0
+
+/* Weights of the fused rankings and the time boost (in RRF units). */
+#define W_HEAD   1.0
+#define W_ROUND  0.6
+#define W_WINDOW 0.8
+#define W_TIME   1.0
+
+static double idf(double n, double df)
+{
+    if (df <= 0)
+        return 0;
+    if (df > n)
+        n = df;
+    return log(1.0 + (n - df + 0.5) / (df + 0.5));
+}
+
+static double bm25(const double *tf, int nt, double dl, double avgdl, const double *w)
+{
+    double s = 0;
+    if (avgdl <= 0)
+        avgdl = 1;
+    for (int t = 0; t < nt; t++) {
+        if (tf[t] <= 0)
+            continue;
+        s += w[t] * tf[t] * (BM25_K1 + 1) / (tf[t] + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl));
+    }
+    return s;
+}
+
+/* Units that contain term t in any of their messages. */
+static int unit_df(const struct pool *p, int t)
+{
+    int df = 0;
+    for (int u = 0; u < p->nu; u++) {
+        for (int i = p->u[u].first; i <= p->u[u].last; i++) {
+            if (p->m[i].tf && p->m[i].tf[t]) {
+                df++;
+                break;
+            }
+        }
+    }
+    return df;
+}
+
+void build_units(struct pool *p, int raw_rounds)
+{
+    free(p->u);
+    p->u = NULL;
+    p->nu = p->cu = 0;
+    p->u = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *p->u);
+    if (!p->u)
+        return;
+    p->cu = p->nm;
+    for (int si = 0; si < p->ns; si++) {
+        struct rsession *s = &p->s[si];
+        const char *first_spk = s->n_msgs ? p->m[s->first_msg].speaker : NULL;
+        for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++) {
+            struct rmsg *m = &p->m[i];
+            int start;
+            if (i == s->first_msg) {
+                start = 1;
+            } else if (!s->dialog) {
+                start = m->role == ROLE_USER;
+            } else if (!raw_rounds) {
+                start = 1;
+            } else {
+                /* pair the turns: a round opens where the first speaker
+                 * speaks again after the other */
+                const char *prev = p->m[i - 1].speaker;
+                int is_first = first_spk && m->speaker && !strcmp(first_spk, m->speaker);
+                int prev_first = first_spk && prev && !strcmp(first_spk, prev);
+                start = is_first && !prev_first;
+            }
+            if (start) {
+                struct runit *u = &p->u[p->nu++];
+                memset(u, 0, sizeof *u);
+                u->sess = si;
+                u->first = u->last = u->head = i;
+            } else {
+                p->u[p->nu - 1].last = i;
+            }
+            m->unit = p->nu - 1;
+        }
+    }
+}
+
+/* For each message, whether its speaker is named in the question. */
+struct spk_match { const struct query *q; int *hit; };
+
+static int spk_cb(void *arg, const char *tok, size_t n, size_t s, size_t e, int col)
+{
+    struct spk_match *sm = arg;
+    for (int t = 0; t < sm->q->nt; t++) {
+        if (strlen(sm->q->t[t].norm) == n && !memcmp(sm->q->t[t].norm, tok, n))
+            sm->hit[t] = 1;
+    }
+    return 0;
+}
+
+/* Sum of term counts over messages [a, b] into tf; returns the length. */
+static double sum_tf(const struct pool *p, int a, int b, int nt, const double *extra_base,
+                     double *tf)
+{
+    double dl = 0;
+    memset(tf, 0, (size_t)nt * sizeof *tf);
+    for (int i = a; i <= b; i++) {
+        const struct rmsg *m = &p->m[i];
+        dl += m->ntok;
+        if (m->tf)
+            for (int t = 0; t < nt; t++)
+                tf[t] += m->tf[t];
+        if (extra_base)
+            for (int t = 0; t < nt; t++)
+                tf[t] += extra_base[(size_t)i * (size_t)nt + (size_t)t];
+    }
+    return dl;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Adds w / (k + rank) to each unit's fused score by the ranking in s[]. */
+static void rrf(struct pool *p, const double *s, double w)
+{
+    double (*order)[2] = malloc((size_t)p->nu * sizeof *order);
+    if (!order)
+        return;
+    int n = 0;
+    for (int i = 0; i < p->nu; i++) {
+        if (s[i] > 0) {
+            order[n][0] = s[i];
+            order[n][1] = i;
+            n++;
+        }
+    }
+    qsort(order, (size_t)n, sizeof *order, cmp_desc);
+    for (int r = 0; r < n; r++)
+        p->u[(int)order[r][1]].score += w / (RRF_K + r + 1);
+    free(order);
+}
+
+void rank_default(struct pool *p, struct query *q, int use_time)
+{
+    int nt = q->nt;
+    double *tf = calloc((size_t)(nt ? nt : 1), sizeof *tf);
+    double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
+    double *w_unit = calloc((size_t)(nt ? nt : 1), sizeof *w_unit);
+    double *s_head = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_head);
+    double *s_round = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_round);
+    double *s_win = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_win);
+    double *spk = NULL;
+    int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
+    if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !hit)
+        goto out;
+
+    /* Speakers named in the question count as one occurrence of the name
+     * in each of their turns. */
+    if (p->any_dialog && nt) {
+        spk = calloc((size_t)p->nm * (size_t)nt, sizeof *spk);
+        if (!spk)
+            goto out;
+        const char *last = NULL;
+        for (int i = 0; i < p->nm; i++) {
+            const char *name = p->m[i].speaker;
+            if (!name)
+                continue;
+            if (!last || strcmp(last, name)) {
+                struct spk_match sm = { q, hit };
+                memset(hit, 0, (size_t)nt * sizeof *hit);
+                text_tokenize(name, strlen(name), 1, spk_cb, &sm);
+                last = name;
+            }
+            for (int t = 0; t < nt; t++)
+                spk[(size_t)i * (size_t)nt + (size_t)t] = hit[t];
+        }
+    }
+
+    /* IDF over messages (exact: df counted in the scope) and over units
+     * (df counted on the loaded units, N scaled from the message count). */
+    double n_units = p->nm ? (double)p->total_msgs * p->nu / p->nm : 1;
+    double avg_msg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
+    double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
+    for (int t = 0; t < nt; t++) {
+        int df_u = unit_df(p, t);
+        q->t[t].idf_msg = idf((double)p->total_msgs, q->t[t].df_msg);
+        q->t[t].idf_unit = idf(n_units, df_u);
+        w_msg[t] = q->t[t].idf_msg;
+        w_unit[t] = q->t[t].idf_unit;
+    }
+
+    for (int u = 0; u < p->nu; u++) {
+        struct runit *un = &p->u[u];
+        double dl;
+        un->score = 0;
+        /* the lead turn alone */
+        dl = sum_tf(p, un->head, un->head, nt, spk, tf);
+        s_head[u] = bm25(tf, nt, dl, avg_msg, w_msg);
+        p->m[un->head].s_msg = s_head[u];
+        /* the whole round */
+        dl = sum_tf(p, un->first, un->last, nt, spk, tf);
+        s_round[u] = un->last > un->first ? bm25(tf, nt, dl, avg_unit, w_unit) : 0;
+        /* the window: neighbouring units in the same session */
+        int a = un->first, b = un->last;
+        if (u > 0 && p->u[u - 1].sess == un->sess)
+            a = p->u[u - 1].head;
+        if (u + 1 < p->nu && p->u[u + 1].sess == un->sess)
+            b = p->u[u + 1].last;
+        dl = sum_tf(p, a, b, nt, NULL, tf);
+        s_win[u] = bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1),
+                        w_unit);
+        if (use_time && q->has_range) {
+            int64_t at = p->m[un->head].at;
+            un->in_range = at != CAIRN_NO_TIME && at >= q->from && at < q->to;
+        }
+    }
+    rrf(p, s_head, W_HEAD);
+    rrf(p, s_round, W_ROUND);
+    rrf(p, s_win, W_WINDOW);
+    for (int u = 0; u < p->nu; u++) {
+        struct runit *un = &p->u[u];
+        if (un->in_range) {
+            if (q->only_time || nt == 0)
+                un->score += 10.0;        /* the period itself is the question */
+            else if (un->score > 0)       /* a boost, never a match by itself */
+                un->score += W_TIME / (RRF_K + 1);
+        }
+        un->s_round = s_round[u];
+        un->s_window = s_win[u];
+    }
+out:
+    free(tf);
+    free(w_msg);
+    free(w_unit);
+    free(s_head);
+    free(s_round);
+    free(s_win);
+    free(spk);
+    free(hit);
+}
+
+void rank_raw_bm25(struct pool *p, struct query *q)
+{
+    int nt = q->nt;
+    double *tf = calloc((size_t)(nt ? nt : 1), sizeof *tf);
+    double *w = calloc((size_t)(nt ? nt : 1), sizeof *w);
+    if (!tf || !w)
+        goto out;
+    double n_units = p->nm ? (double)p->total_msgs * p->nu / p->nm : 1;
+    double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
+    for (int t = 0; t < nt; t++)
+        w[t] = idf(n_units, unit_df(p, t));
+    for (int u = 0; u < p->nu; u++) {
+        double dl = sum_tf(p, p->u[u].first, p->u[u].last, nt, NULL, tf);
+        p->u[u].score = bm25(tf, nt, dl, avg_unit, w);
+        p->u[u].s_round = p->u[u].score;
+    }
+out:
+    free(tf);
+    free(w);
+}
+
+struct order { double score; int64_t at; int idx; };
+
+static int cmp_order(const void *a, const void *b)
+{
+    const struct order *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    /* ties: the more recent first, then the earlier in the store */
+    if (x->at != y->at)
+        return x->at < y->at ? 1 : -1;
+    return x->idx - y->idx;
+}
+
+int *units_by_rank(struct pool *p)
+{
+    int *ord = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *ord);
+    struct order *o = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *o);
+    if (!ord || !o) {
+        free(ord);
+        free(o);
+        return NULL;
+    }
+    for (int i = 0; i < p->nu; i++) {
+        o[i].score = p->u[i].score;
+        o[i].at = p->m[p->u[i].head].at;
+        o[i].idx = i;
+    }
+    qsort(o, (size_t)p->nu, sizeof *o, cmp_order);
+    for (int i = 0; i < p->nu; i++) {
+        ord[i] = o[i].idx;
+        p->u[ord[i]].rank = i;
+    }
+    free(o);
+    return ord;
+}

@@ -1,0 +1,131 @@
+/*
+ * recall.c: cairn_recall, the public entry point of the pipeline (see
+ * recall.h for the stages).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "recall/recall.h"
+#include "text/tokcount.h"
+
+#define RECALL_DEFAULT_BUDGET 4000
+#define RECALL_MAX_QUERY      (64 * 1024)
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+void cairn_recall_free(struct cairn_recall *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_items; i++) {
+        free((char *)r->items[i].session);
+        free((char *)r->items[i].message);
+        free((char *)r->items[i].speaker);
+        free((char *)r->items[i].why);
+    }
+    free(r->items);
+    free((char *)r->query);
+    free((char *)r->text);
+    free(r);
+}
+
+int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_opts *opts,
+                 struct cairn_recall **out)
+{
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    struct cairn_recall *r = NULL;
+    struct query q;
+    struct pool p;
+    int rc;
+
+    *out = NULL;
+    memset(&q, 0, sizeof q);
+    memset(&p, 0, sizeof p);
+    if (opts)
+        o = *opts;
+    if (!query)
+        return cairn__err(h, CAIRN_INVALID, "no question");
+    if (strlen(query) > RECALL_MAX_QUERY)
+        return cairn__err(h, CAIRN_TOOBIG, "question longer than %d bytes", RECALL_MAX_QUERY);
+    if (o.budget <= 0)
+        o.budget = RECALL_DEFAULT_BUDGET;
+    if (o.now == CAIRN_NO_TIME)
+        o.now = (int64_t)time(NULL);
+    if (o.project && !*o.project)
+        o.project = NULL;
+    if (o.exclude_session && !*o.exclude_session)
+        o.exclude_session = NULL;
+
+    r = calloc(1, sizeof *r);
+    if (!r)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    r->query = strdup(query);
+    r->budget = o.budget;
+    r->range_from = r->range_to = CAIRN_NO_TIME;
+    if (!r->query) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    int raw = o.method == CAIRN_METHOD_RAW_BM25;
+    int use_time = !raw && o.method != CAIRN_METHOD_NO_TIME;
+    if ((rc = query_parse(&q, query, o.now, use_time))) {
+        cairn__err(h, rc, "out of memory");
+        goto out;
+    }
+    if (q.has_range) {
+        r->range_from = q.from;
+        r->range_to = q.to;
+    }
+    if ((rc = gather(h, &q, &o, &p)))
+        goto out;
+    build_units(&p, raw);
+    if (p.nm && !p.u) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    if (raw)
+        rank_raw_bm25(&p, &q);
+    else
+        rank_default(&p, &q, use_time);
+    if ((rc = pack(h, &p, &q, &o, raw, r)))
+        goto out;
+    /* The items borrow from the pool, which goes now: copy. */
+    for (size_t i = 0; i < r->n_items; i++) {
+        struct cairn_recall_item *it = &r->items[i];
+        const char *spk = it->speaker;
+        it->session = dup_or_empty(it->session);
+        it->message = dup_or_empty(it->message);
+        it->speaker = spk ? strdup(spk) : NULL;
+        if (o.explain) {
+            char why[160];
+            snprintf(why, sizeof why, "fused score %.4f", it->score);
+            it->why = strdup(why);
+        }
+        if (!it->session || !it->message) {
+            r->n_items = i + 1;    /* the rest still borrow: do not free them */
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto out;
+        }
+    }
+    if (!r->text)
+        r->text = strdup("");
+out:
+    pool_free(&p);
+    query_free(&q);
+    if (rc) {
+        cairn_recall_free(r);
+        return rc;
+    }
+    *out = r;
+    return CAIRN_OK;
+}
+
+int cairn_count_tokens(const char *text, size_t len)
+{
+    return text_count_tokens(text, len);
+}

@@ -1,0 +1,112 @@
+/*
+ * recall.h: the recall pipeline's internal types.
+ *
+ *   query.c   the question: content terms (same tokenizer as the index),
+ *             stop words dropped, a time range read from it
+ *   gather.c  candidates: one FTS5 OR query gives, per matching message,
+ *             the count of each term; then the messages of the sessions
+ *             they sit in, for rounds and windows
+ *   rank.c    BM25 at several granularities fused by reciprocal rank,
+ *             the time boost, the raw-BM25 baseline
+ *   pack.c    user-first packing into the budget, excerpts, the text
+ *   recall.c  the public entry point
+ */
+#ifndef CAIRN_RECALL_H
+#define CAIRN_RECALL_H
+
+#include <stdint.h>
+#include "internal.h"
+#include "util/buf.h"
+
+#define RECALL_MAX_TERMS 64
+
+struct qterm {
+    char  *norm;        /* token as the index holds it */
+    char  *surface;     /* the words of the question it came from */
+    double idf_msg;     /* IDF over messages */
+    double idf_unit;    /* IDF over rounds / windows */
+    int    df_msg;      /* matching messages in scope */
+    int    stop;        /* a stop word (kept only when nothing else is) */
+};
+
+struct query {
+    const char   *text;
+    struct qterm  t[RECALL_MAX_TERMS];
+    int           nt;
+    int           has_range, only_time;
+    int64_t       from, to;
+    int64_t       now;
+};
+
+enum { ROLE_USER = 0, ROLE_ASSISTANT = 1 };
+
+struct rsession {
+    int64_t row;
+    char   *ext_id, *source, *project, *title;
+    int64_t started_at;
+    int     dialog;        /* every turn is a "user": a chat between people */
+    int     first_msg, n_msgs;  /* range in the message array */
+};
+
+struct rmsg {
+    int64_t   row;         /* messages.id */
+    int       sess;        /* index into sessions */
+    int       position;
+    int       role;
+    char     *speaker;     /* NULL if none */
+    char     *ext_id;      /* external id, else the position as text */
+    int64_t   at;          /* message time, else the session's start */
+    int       ntok;        /* index tokens */
+    int       bytes;       /* content length */
+    uint16_t *tf;          /* per query term; NULL when the message matched none */
+    int       unit;        /* the round it belongs to */
+    double    s_msg;       /* BM25 of the message alone */
+    /* filled by pack.c */
+    int       picked;      /* 0 no, 1 whole, 2 excerpt */
+    char     *text;        /* what is printed for it (whole or excerpt) */
+};
+
+struct runit {
+    int     sess;
+    int     first, last;   /* message index range, inclusive */
+    int     head;          /* the message that leads it (a user turn) */
+    double  s_round;       /* BM25 of the whole round */
+    double  s_window;      /* BM25 of the round with its neighbours */
+    double  score;         /* fused */
+    int     rank;
+    int     in_range;      /* inside the question's time range */
+};
+
+struct pool {
+    struct rsession *s;   int ns, cs;
+    struct rmsg     *m;   int nm, cm;
+    struct runit    *u;   int nu, cu;
+    int64_t total_msgs, total_tok, total_user;  /* whole scope, for IDF */
+    int     any_dialog, any_assistant;
+};
+
+/* query.c */
+int  query_parse(struct query *q, const char *text, int64_t now, int use_time);
+void query_free(struct query *q);
+/* The FTS5 MATCH expression for the query terms into b ("" if none). */
+void query_match_expr(const struct query *q, struct buf *b);
+
+/* gather.c */
+int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
+            struct pool *p);
+void pool_free(struct pool *p);
+/* Loads the text of message i (malloc'd) and its ext id (malloc'd). */
+int  load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id);
+
+/* rank.c */
+void build_units(struct pool *p, int raw_rounds);
+void rank_default(struct pool *p, struct query *q, int use_time);
+void rank_raw_bm25(struct pool *p, struct query *q);
+/* Units in rank order (caller frees). */
+int *units_by_rank(struct pool *p);
+
+/* pack.c */
+int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_recall_opts *o,
+         int raw, struct cairn_recall *r);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * fts.c: FTS5 helpers registered on every connection.
+ *
+ * cairn_tf(messages_fts) is an auxiliary function that returns, for the
+ * current row, how often each phrase of the MATCH expression occurs, as a
+ * blob of little-endian uint16 counts (saturating), one per phrase. Recall
+ * asks for all query terms in one OR query and then computes BM25 itself
+ * at several granularities (a turn, a round, a window of turns), which
+ * FTS5's built-in bm25() cannot do.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+static void tf_func(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
+                    int nval, sqlite3_value **val)
+{
+    unsigned char stack[128], *out = stack;
+    int nphrase = api->xPhraseCount(fts), ninst = 0, rc;
+    size_t bytes = (size_t)nphrase * 2;
+    if (bytes > sizeof stack) {
+        out = sqlite3_malloc64(bytes);
+        if (!out) {
+            sqlite3_result_error_nomem(ctx);
+            return;
+        }
+    }
+    memset(out, 0, bytes);
+    rc = api->xInstCount(fts, &ninst);
+    for (int i = 0; rc == SQLITE_OK && i < ninst; i++) {
+        int phrase, col, off;
+        rc = api->xInst(fts, i, &phrase, &col, &off);
+        if (rc == SQLITE_OK && phrase >= 0 && phrase < nphrase) {
+            unsigned v = out[2 * phrase] | (unsigned)out[2 * phrase + 1] << 8;
+            if (v < 65535)
+                v++;
+            out[2 * phrase] = (unsigned char)(v & 0xff);
+            out[2 * phrase + 1] = (unsigned char)(v >> 8);
+        }
+    }
+    if (rc != SQLITE_OK)
+        sqlite3_result_error_code(ctx, rc);
+    else
+        sqlite3_result_blob(ctx, out, (int)bytes, SQLITE_TRANSIENT);
+    if (out != stack)
+        sqlite3_free(out);
+}
+
+int store_fts_functions(sqlite3 *db)
+{
+    fts5_api *api = NULL;
+    sqlite3_stmt *st;
+    int src = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL);
+    if (src != SQLITE_OK)
+        return src;
+    sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+    sqlite3_step(st);
+    src = sqlite3_finalize(st);
+    if (src != SQLITE_OK || !api)
+        return src ? src : SQLITE_ERROR;
+    return api->xCreateFunction(api, "cairn_tf", NULL, tf_func, NULL);
+}

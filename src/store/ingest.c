@@ -1,0 +1,486 @@
+/*
+ * ingest.c: adding sessions (cairn_add_session, cairn_add_json).
+ *
+ * The write path does no model call and rewrites nothing but secrets:
+ * text is repaired only where it is not valid UTF-8, masked where it holds
+ * a secret, and stored as it came. All CPU work (repair, masking, hashing)
+ * happens before the write lock is taken, so concurrent writers wait only
+ * for the inserts themselves. One session is one transaction.
+ *
+ * Idempotence: a session is found by its external id (made from its
+ * content when the caller gave none); a message by its external id, or,
+ * without one, by a hash of (role, speaker, time, content) counted with
+ * repeats, so re-adding a session with two identical "ok" turns neither
+ * loses nor doubles them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cjson/cJSON.h>
+
+#include "internal.h"
+#include "capture/redact.h"
+#include "text/tokenize.h"
+#include "util/buf.h"
+#include "util/utf8.h"
+
+/* A message after cleaning: owns its text. */
+struct clean_msg {
+    char    *content;
+    size_t   len;
+    uint64_t hash;
+    int      ntok;         /* index tokens, for BM25 length normalisation */
+    int      occurrence;   /* 1 for the first message with this hash (no id) */
+};
+
+/* Repairs and masks text into a malloc'd string. */
+static char *clean_text(const char *s, size_t n, int redact, size_t *out_len,
+                        struct cairn_add_stats *stats)
+{
+    struct buf a = BUF_INIT, b = BUF_INIT;
+    char *res = NULL;
+    const char *src = s;
+    size_t srcn = n;
+    if (!utf8_clean(s, n)) {
+        if (utf8_repair(s, n, &a))
+            goto out;
+        src = a.p;
+        srcn = a.n;
+    }
+    if (redact) {
+        int k = redact_text(src, srcn, &b, NULL);
+        if (k < 0)
+            goto out;
+        if (stats)
+            stats->secrets_masked += (size_t)k;
+    } else {
+        buf_add(&b, src, srcn);
+    }
+    res = buf_detach(&b, out_len);
+out:
+    buf_release(&a);
+    buf_release(&b);
+    return res;
+}
+
+static int count_cb(void *arg, const char *tok, size_t n, size_t start, size_t end,
+                    int colocated)
+{
+    if (!colocated)
+        (*(int *)arg)++;
+    return 0;
+}
+
+/* The document length BM25 normalises by: whole tokens, not the parts of
+ * compounds that share their position. */
+static int count_index_tokens(const char *s, size_t n)
+{
+    int k = 0;
+    text_tokenize(s, n, 1, count_cb, &k);
+    return k;
+}
+
+static uint64_t message_hash(const struct cairn_message *m, const char *content, size_t len)
+{
+    uint64_t h = hash64(m->role, strlen(m->role), 0x51);
+    if (m->speaker)
+        h = hash64(m->speaker, strlen(m->speaker), h);
+    h = hash64(&m->at, sizeof m->at, h);
+    return hash64(content, len, h);
+}
+
+/* Counts repeats of each hash within one batch (open addressing). */
+static void count_occurrences(struct clean_msg *cm, const struct cairn_message *m, size_t n)
+{
+    size_t cap = 16;
+    while (cap < n * 2)
+        cap *= 2;
+    struct { uint64_t h; int c; } *tab = calloc(cap, sizeof *tab);
+    for (size_t i = 0; i < n; i++) {
+        if (m[i].id && *m[i].id) {
+            cm[i].occurrence = 0;
+            continue;
+        }
+        if (!tab) {                /* no memory for the table: quadratic scan */
+            int c = 1;
+            for (size_t j = 0; j < i; j++)
+                c += !(m[j].id && *m[j].id) && cm[j].hash == cm[i].hash;
+            cm[i].occurrence = c;
+            continue;
+        }
+        uint64_t h = cm[i].hash | 1;   /* 0 marks an empty slot */
+        size_t k = (size_t)h & (cap - 1);
+        while (tab[k].h && tab[k].h != h)
+            k = (k + 1) & (cap - 1);
+        tab[k].h = h;
+        cm[i].occurrence = ++tab[k].c;
+    }
+    free(tab);
+}
+
+static void derive_session_id(const struct cairn_session *s, const struct clean_msg *cm,
+                              char *out, size_t n)
+{
+    uint64_t h = 0x5e55;
+    if (s->source)
+        h = hash64(s->source, strlen(s->source), h);
+    if (s->project)
+        h = hash64(s->project, strlen(s->project), h);
+    h = hash64(&s->started_at, sizeof s->started_at, h);
+    for (size_t i = 0; i < s->n_messages && i < 4; i++)
+        h = hash64(&cm[i].hash, sizeof cm[i].hash, h);
+    snprintf(out, n, "auto-%016llx", (unsigned long long)h);
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s && *s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_time(sqlite3_stmt *st, int i, int64_t t)
+{
+    if (t == CAIRN_NO_TIME)
+        sqlite3_bind_null(st, i);
+    else
+        sqlite3_bind_int64(st, i, t);
+}
+
+int cairn_add_session(struct cairn *h, const struct cairn_session *s,
+                      struct cairn_add_stats *stats)
+{
+    struct clean_msg *cm = NULL;
+    sqlite3_stmt *find = NULL, *ins_s = NULL, *ins_m = NULL, *cnt = NULL, *upd = NULL;
+    char *title = NULL, autoid[32];
+    const char *sid;
+    int rc = CAIRN_OK, src, is_new = 0, redact = redact_enabled();
+    int64_t sess_rowid, started = s->started_at, ended = s->ended_at, next_pos = 0;
+    size_t added = 0, skipped = 0;
+    struct cairn_add_stats local = { 0 };
+
+    if (!h)
+        return CAIRN_ERROR;
+    /* Validate everything before touching the store. */
+    for (size_t i = 0; i < s->n_messages; i++) {
+        const struct cairn_message *m = &s->messages[i];
+        if (!m->role || (strcmp(m->role, "user") && strcmp(m->role, "assistant")))
+            return cairn__err(h, CAIRN_INVALID, "message %zu: role must be \"user\" or "
+                              "\"assistant\", not \"%s\"", i + 1, m->role ? m->role : "(none)");
+        if (!m->content)
+            return cairn__err(h, CAIRN_INVALID, "message %zu: no content", i + 1);
+    }
+    cm = calloc(s->n_messages ? s->n_messages : 1, sizeof *cm);
+    if (!cm)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    for (size_t i = 0; i < s->n_messages; i++) {
+        const struct cairn_message *m = &s->messages[i];
+        size_t len = m->content_len ? m->content_len : strlen(m->content);
+        cm[i].content = clean_text(m->content, len, redact, &cm[i].len, &local);
+        if (!cm[i].content) {
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto out;
+        }
+        cm[i].hash = message_hash(m, cm[i].content, cm[i].len);
+        cm[i].ntok = count_index_tokens(cm[i].content, cm[i].len);
+        if (m->at != CAIRN_NO_TIME) {
+            if (s->started_at == CAIRN_NO_TIME && (started == CAIRN_NO_TIME || m->at < started))
+                started = m->at;
+            if (s->ended_at == CAIRN_NO_TIME && (ended == CAIRN_NO_TIME || m->at > ended))
+                ended = m->at;
+        }
+    }
+    count_occurrences(cm, s->messages, s->n_messages);
+    if (s->title) {
+        size_t tl;
+        title = clean_text(s->title, strlen(s->title), redact, &tl, &local);
+        if (!title) {
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto out;
+        }
+    }
+    if (s->id && *s->id) {
+        sid = s->id;
+    } else {
+        derive_session_id(s, cm, autoid, sizeof autoid);
+        sid = autoid;
+    }
+
+    rc = store_begin(h);
+    if (rc)
+        goto out;
+    if ((rc = store_prepare(h, "SELECT id, started_at, ended_at FROM sessions WHERE ext_id=?",
+                            &find)))
+        goto fail;
+    sqlite3_bind_text(find, 1, sid, -1, SQLITE_STATIC);
+    src = sqlite3_step(find);
+    if (src == SQLITE_ROW) {
+        sess_rowid = sqlite3_column_int64(find, 0);
+    } else if (src == SQLITE_DONE) {
+        is_new = 1;
+        if ((rc = store_prepare(h, "INSERT INTO sessions(ext_id, source, project, title, "
+                                "started_at, ended_at, meta, stored_at) VALUES (?,?,?,?,?,?,?,?)",
+                                &ins_s)))
+            goto fail;
+        sqlite3_bind_text(ins_s, 1, sid, -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins_s, 2, s->source ? s->source : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins_s, 3, s->project ? s->project : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins_s, 4, title ? title : "", -1, SQLITE_STATIC);
+        bind_time(ins_s, 5, started);
+        bind_time(ins_s, 6, ended);
+        bind_text_or_null(ins_s, 7, s->meta);
+        sqlite3_bind_int64(ins_s, 8, (int64_t)time(NULL));
+        if (sqlite3_step(ins_s) != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, SQLITE_ERROR, "insert session");
+            goto fail;
+        }
+        sess_rowid = sqlite3_last_insert_rowid(h->db);
+    } else {
+        rc = cairn__sqlerr(h, src, "find session");
+        goto fail;
+    }
+    if (!is_new) {
+        sqlite3_stmt *mx;
+        if ((rc = store_prepare(h, "SELECT coalesce(max(position)+1, 0) FROM messages "
+                                "WHERE session=?", &mx)))
+            goto fail;
+        sqlite3_bind_int64(mx, 1, sess_rowid);
+        if (sqlite3_step(mx) == SQLITE_ROW)
+            next_pos = sqlite3_column_int64(mx, 0);
+        sqlite3_finalize(mx);
+        if ((rc = store_prepare(h, "SELECT count(*) FROM messages WHERE session=? AND hash=? "
+                                "AND ext_id IS NULL", &cnt)))
+            goto fail;
+    }
+    if ((rc = store_prepare(h, "INSERT OR IGNORE INTO messages(session, position, ext_id, role, "
+                            "speaker, content, created_at, hash, ntok) VALUES (?,?,?,?,?,?,?,?,?)",
+                            &ins_m)))
+        goto fail;
+    for (size_t i = 0; i < s->n_messages; i++) {
+        const struct cairn_message *m = &s->messages[i];
+        int has_id = m->id && *m->id;
+        if (!is_new && !has_id) {
+            sqlite3_reset(cnt);
+            sqlite3_bind_int64(cnt, 1, sess_rowid);
+            sqlite3_bind_int64(cnt, 2, (int64_t)cm[i].hash);
+            int64_t have = sqlite3_step(cnt) == SQLITE_ROW ? sqlite3_column_int64(cnt, 0) : 0;
+            if (have >= cm[i].occurrence) {
+                skipped++;
+                continue;
+            }
+        }
+        sqlite3_reset(ins_m);
+        sqlite3_bind_int64(ins_m, 1, sess_rowid);
+        sqlite3_bind_int64(ins_m, 2, next_pos);
+        bind_text_or_null(ins_m, 3, has_id ? m->id : NULL);
+        sqlite3_bind_text(ins_m, 4, m->role, -1, SQLITE_STATIC);
+        bind_text_or_null(ins_m, 5, m->speaker);
+        sqlite3_bind_text(ins_m, 6, cm[i].content, (int)cm[i].len, SQLITE_STATIC);
+        bind_time(ins_m, 7, m->at);
+        sqlite3_bind_int64(ins_m, 8, (int64_t)cm[i].hash);
+        sqlite3_bind_int(ins_m, 9, cm[i].ntok);
+        src = sqlite3_step(ins_m);
+        if (src != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, src, "insert message");
+            goto fail;
+        }
+        if (sqlite3_changes(h->db) > 0) {
+            added++;
+            next_pos++;
+        } else {
+            skipped++;
+        }
+    }
+    if (!is_new && added) {
+        if ((rc = store_prepare(h, "UPDATE sessions SET "
+                                "started_at = CASE WHEN ?2 IS NOT NULL AND (started_at IS NULL "
+                                "  OR ?2 < started_at) THEN ?2 ELSE started_at END, "
+                                "ended_at = CASE WHEN ?3 IS NOT NULL AND (ended_at IS NULL "
+                                "  OR ?3 > ended_at) THEN ?3 ELSE ended_at END, "
+                                "title = CASE WHEN title = '' THEN ?4 ELSE title END "
+                                "WHERE id = ?1", &upd)))
+            goto fail;
+        sqlite3_bind_int64(upd, 1, sess_rowid);
+        bind_time(upd, 2, started);
+        bind_time(upd, 3, ended);
+        sqlite3_bind_text(upd, 4, title ? title : "", -1, SQLITE_STATIC);
+        if (sqlite3_step(upd) != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, SQLITE_ERROR, "update session");
+            goto fail;
+        }
+    }
+    sqlite3_finalize(find);
+    sqlite3_finalize(ins_s);
+    sqlite3_finalize(ins_m);
+    sqlite3_finalize(cnt);
+    sqlite3_finalize(upd);
+    find = ins_s = ins_m = cnt = upd = NULL;
+    rc = store_commit(h);
+    if (rc)
+        goto out;
+    if (stats) {
+        stats->sessions_added += (size_t)is_new;
+        stats->sessions_updated += (size_t)(!is_new && added > 0);
+        stats->messages_added += added;
+        stats->messages_skipped += skipped;
+        stats->secrets_masked += is_new || added ? local.secrets_masked : 0;
+    }
+    goto out;
+fail:
+    store_rollback(h);
+out:
+    sqlite3_finalize(find);
+    sqlite3_finalize(ins_s);
+    sqlite3_finalize(ins_m);
+    sqlite3_finalize(cnt);
+    sqlite3_finalize(upd);
+    if (cm) {
+        for (size_t i = 0; i < s->n_messages; i++)
+            free(cm[i].content);
+        free(cm);
+    }
+    free(title);
+    return rc;
+}
+
+/* ---- JSON ---------------------------------------------------------- */
+
+/* Reads an optional string field; numbers are accepted for ids and
+ * formatted. Returns 0 if absent or null, 1 if set, -1 on a wrong type. */
+static int get_str(const cJSON *o, const char *name, const char **out, char *numbuf,
+                   size_t nb)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    *out = NULL;
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (cJSON_IsString(v)) {
+        *out = v->valuestring;
+        return 1;
+    }
+    if (numbuf && cJSON_IsNumber(v)) {
+        if (v->valuedouble == (double)(long long)v->valuedouble)
+            snprintf(numbuf, nb, "%lld", (long long)v->valuedouble);
+        else
+            snprintf(numbuf, nb, "%.17g", v->valuedouble);
+        *out = numbuf;
+        return 1;
+    }
+    return -1;
+}
+
+/* Reads an optional time field: an ISO 8601 string or Unix seconds. */
+static int get_time(struct cairn *h, const cJSON *o, const char *name, const char *where,
+                    int64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    *out = CAIRN_NO_TIME;
+    if (!v || cJSON_IsNull(v))
+        return CAIRN_OK;
+    if (cJSON_IsNumber(v)) {
+        *out = (int64_t)v->valuedouble;
+        return CAIRN_OK;
+    }
+    if (cJSON_IsString(v) && !*v->valuestring)
+        return CAIRN_OK;
+    if (cJSON_IsString(v) && cairn_parse_time(v->valuestring, out) == CAIRN_OK)
+        return CAIRN_OK;
+    return cairn__err(h, CAIRN_INVALID, "%s\"%s\": not an ISO 8601 date: %s", where, name,
+                      cJSON_IsString(v) ? v->valuestring : "(not a string)");
+}
+
+int cairn_add_json(struct cairn *h, const char *json, size_t len,
+                   struct cairn_add_stats *stats)
+{
+    const char *end = NULL;
+    cJSON *root = NULL;
+    struct cairn_message *msgs = NULL;
+    char *meta = NULL;
+    char (*idbuf)[32] = NULL;
+    char sidbuf[32];
+    int rc = CAIRN_OK;
+    struct cairn_session s;
+
+    memset(&s, 0, sizeof s);
+    root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    if (!root) {
+        size_t off = end && end >= json && end <= json + len ? (size_t)(end - json) : 0, l, c;
+        utf8_line_col(json, off, &l, &c);
+        return cairn__err(h, CAIRN_INVALID, "malformed JSON at line %zu, column %zu", l, c);
+    }
+    if (!cJSON_IsObject(root)) {
+        rc = cairn__err(h, CAIRN_INVALID, "a session must be a JSON object");
+        goto out;
+    }
+#define STR_FIELD(obj, name, dst, nb, where) \
+    if (get_str(obj, name, dst, nb, sizeof sidbuf) < 0) { \
+        rc = cairn__err(h, CAIRN_INVALID, "%s\"%s\" must be a string", where, name); \
+        goto out; \
+    }
+    STR_FIELD(root, "id", &s.id, sidbuf, "");
+    STR_FIELD(root, "source", &s.source, NULL, "");
+    STR_FIELD(root, "project", &s.project, NULL, "");
+    STR_FIELD(root, "title", &s.title, NULL, "");
+    if ((rc = get_time(h, root, "started_at", "", &s.started_at)) ||
+        (rc = get_time(h, root, "ended_at", "", &s.ended_at)))
+        goto out;
+    const cJSON *mj = cJSON_GetObjectItemCaseSensitive(root, "meta");
+    if (mj && !cJSON_IsNull(mj)) {
+        if (!cJSON_IsObject(mj)) {
+            rc = cairn__err(h, CAIRN_INVALID, "\"meta\" must be an object");
+            goto out;
+        }
+        meta = cJSON_PrintUnformatted(mj);
+        s.meta = meta;
+    }
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "messages");
+    if (!arr || !cJSON_IsArray(arr)) {
+        rc = cairn__err(h, CAIRN_INVALID, "a session needs a \"messages\" array");
+        goto out;
+    }
+    int n = cJSON_GetArraySize(arr);
+    msgs = calloc(n ? (size_t)n : 1, sizeof *msgs);
+    idbuf = calloc(n ? (size_t)n : 1, sizeof *idbuf);
+    if (!msgs || !idbuf) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    int i = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, arr) {
+        char where[48];
+        snprintf(where, sizeof where, "message %d: ", i + 1);
+        if (!cJSON_IsObject(m)) {
+            rc = cairn__err(h, CAIRN_INVALID, "message %d must be an object", i + 1);
+            goto out;
+        }
+        if (get_str(m, "id", &msgs[i].id, idbuf[i], sizeof idbuf[i]) < 0 ||
+            get_str(m, "role", &msgs[i].role, NULL, 0) < 0 ||
+            get_str(m, "speaker", &msgs[i].speaker, NULL, 0) < 0) {
+            rc = cairn__err(h, CAIRN_INVALID, "%sid, role and speaker must be strings", where);
+            goto out;
+        }
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+        if (!c || !cJSON_IsString(c)) {
+            rc = cairn__err(h, CAIRN_INVALID, "%s\"content\" must be a string", where);
+            goto out;
+        }
+        msgs[i].content = c->valuestring;
+        if ((rc = get_time(h, m, "at", where, &msgs[i].at)))
+            goto out;
+        i++;
+    }
+    s.messages = msgs;
+    s.n_messages = (size_t)i;
+    rc = cairn_add_session(h, &s, stats);
+#undef STR_FIELD
+out:
+    cJSON_Delete(root);
+    free(msgs);
+    free(idbuf);
+    if (meta)
+        cJSON_free(meta);
+    return rc;
+}

@@ -1,0 +1,289 @@
+/*
+ * read.c: reading sessions and messages back, forgetting, statistics and
+ * re-masking a store written before masking was on.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "capture/redact.h"
+#include "util/buf.h"
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? (const char *)t : "";
+}
+
+static int64_t col_time(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? CAIRN_NO_TIME
+                                                     : sqlite3_column_int64(st, i);
+}
+
+#define SESSION_COLS "s.ext_id, s.source, s.project, s.title, s.meta, s.started_at, " \
+                     "s.ended_at, (SELECT count(*) FROM messages m WHERE m.session = s.id)"
+
+static void fill_session(sqlite3_stmt *st, struct cairn_session_info *si)
+{
+    si->id = col_text(st, 0);
+    si->source = col_text(st, 1);
+    si->project = col_text(st, 2);
+    si->title = col_text(st, 3);
+    si->meta = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : col_text(st, 4);
+    si->started_at = col_time(st, 5);
+    si->ended_at = col_time(st, 6);
+    si->n_messages = (size_t)sqlite3_column_int64(st, 7);
+}
+
+/* Runs a prepared statement, handing each row to fn. */
+static int walk(struct cairn *h, sqlite3_stmt *st, int (*row)(void *, sqlite3_stmt *),
+                void *arg, int *nrows)
+{
+    int src, rc = CAIRN_OK;
+    *nrows = 0;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        (*nrows)++;
+        int r = row(arg, st);
+        if (r) {
+            rc = r > 0 ? r : CAIRN_ERROR;
+            break;
+        }
+    }
+    if (!rc && src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "read");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+struct sess_walk { cairn_session_cb cb; void *arg; };
+
+static int session_row(void *arg, sqlite3_stmt *st)
+{
+    struct sess_walk *w = arg;
+    struct cairn_session_info si;
+    fill_session(st, &si);
+    return w->cb(w->arg, &si);
+}
+
+int cairn_sessions(struct cairn *h, const char *project, int oldest_first, size_t limit,
+                   cairn_session_cb cb, void *arg)
+{
+    char sql[512];
+    sqlite3_stmt *st;
+    struct sess_walk w = { cb, arg };
+    int n, rc;
+    snprintf(sql, sizeof sql, "SELECT " SESSION_COLS " FROM sessions s %s ORDER BY "
+             "coalesce(s.started_at, 0) %s, s.id %s LIMIT ?",
+             project ? "WHERE s.project = ?1" : "", oldest_first ? "ASC" : "DESC",
+             oldest_first ? "ASC" : "DESC");
+    if ((rc = store_prepare(h, sql, &st)))
+        return rc;
+    if (project)
+        sqlite3_bind_text(st, 1, project, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, project ? 2 : 1, limit ? (int64_t)limit : -1);
+    return walk(h, st, session_row, &w, &n);
+}
+
+int cairn_session_get(struct cairn *h, const char *id, cairn_session_cb cb, void *arg)
+{
+    sqlite3_stmt *st;
+    struct sess_walk w = { cb, arg };
+    int n, rc;
+    if ((rc = store_prepare(h, "SELECT " SESSION_COLS " FROM sessions s WHERE s.ext_id = ?",
+                            &st)))
+        return rc;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    rc = walk(h, st, session_row, &w, &n);
+    if (!rc && n == 0)
+        rc = cairn__err(h, CAIRN_NOTFOUND, "no session \"%s\"", id);
+    return rc;
+}
+
+struct msg_walk { cairn_message_cb cb; void *arg; const char *session; };
+
+static int message_row(void *arg, sqlite3_stmt *st)
+{
+    struct msg_walk *w = arg;
+    struct cairn_message_info mi;
+    mi.session = w->session;
+    mi.id = col_text(st, 0);
+    mi.role = col_text(st, 1);
+    mi.speaker = sqlite3_column_type(st, 2) == SQLITE_NULL ? NULL : col_text(st, 2);
+    mi.content = col_text(st, 3);
+    mi.content_len = (size_t)sqlite3_column_bytes(st, 3);
+    mi.at = col_time(st, 4);
+    mi.position = sqlite3_column_int(st, 5);
+    return w->cb(w->arg, &mi);
+}
+
+int cairn_messages(struct cairn *h, const char *session, int from, int to,
+                   cairn_message_cb cb, void *arg)
+{
+    sqlite3_stmt *st;
+    struct msg_walk w = { cb, arg, session };
+    int n, rc;
+    int64_t sid;
+    if ((rc = store_prepare(h, "SELECT id FROM sessions WHERE ext_id = ?", &st)))
+        return rc;
+    sqlite3_bind_text(st, 1, session, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return cairn__err(h, CAIRN_NOTFOUND, "no session \"%s\"", session);
+    }
+    sid = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if ((rc = store_prepare(h, "SELECT ext_id, role, speaker, content, created_at, position "
+                            "FROM messages WHERE session = ? AND position >= ? AND "
+                            "(? < 0 OR position <= ?) ORDER BY position", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int(st, 2, from < 0 ? 0 : from);
+    sqlite3_bind_int(st, 3, to);
+    sqlite3_bind_int(st, 4, to);
+    return walk(h, st, message_row, &w, &n);
+}
+
+int cairn_forget(struct cairn *h, const char *session)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    int64_t sid;
+    if ((rc = store_begin(h)))
+        return rc;
+    if ((rc = store_prepare(h, "SELECT id FROM sessions WHERE ext_id = ?", &st)))
+        goto fail;
+    sqlite3_bind_text(st, 1, session, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = cairn__err(h, CAIRN_NOTFOUND, "no session \"%s\"", session);
+        goto fail;
+    }
+    sid = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    st = NULL;
+    /* Messages first, one by one through the trigger that also removes
+     * their FTS rows; then the session. Every table that points at
+     * messages or sessions must be listed here (vectors, offsets...). */
+    static const char *const del[] = {
+        "DELETE FROM messages WHERE session = ?",
+        "DELETE FROM sessions WHERE id = ?",
+    };
+    for (size_t i = 0; i < sizeof del / sizeof del[0]; i++) {
+        if ((rc = store_prepare(h, del[i], &st)))
+            goto fail;
+        sqlite3_bind_int64(st, 1, sid);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, SQLITE_ERROR, "forget");
+            goto fail;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    return store_commit(h);
+fail:
+    sqlite3_finalize(st);
+    store_rollback(h);
+    return rc;
+}
+
+int cairn_get_stats(struct cairn *h, struct cairn_stats *o)
+{
+    sqlite3_stmt *st;
+    int rc;
+    memset(o, 0, sizeof o[0]);
+    if ((rc = store_prepare(h,
+            "SELECT (SELECT count(*) FROM sessions),"
+            " (SELECT count(*) FROM messages),"
+            " (SELECT count(*) FROM messages WHERE role='user'),"
+            " (SELECT coalesce(sum(length(CAST(content AS BLOB))),0) FROM messages),"
+            " (SELECT count(DISTINCT project) FROM sessions),"
+            " (SELECT min(coalesce(started_at, ended_at)) FROM sessions),"
+            " (SELECT max(coalesce(ended_at, started_at)) FROM sessions),"
+            " (SELECT user_version FROM pragma_user_version)", &st)))
+        return rc;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        o->sessions = sqlite3_column_int64(st, 0);
+        o->messages = sqlite3_column_int64(st, 1);
+        o->user_messages = sqlite3_column_int64(st, 2);
+        o->assistant_messages = o->messages - o->user_messages;
+        o->content_bytes = sqlite3_column_int64(st, 3);
+        o->projects = sqlite3_column_int64(st, 4);
+        o->first_at = col_time(st, 5);
+        o->last_at = col_time(st, 6);
+        o->schema_version = sqlite3_column_int(st, 7);
+    } else {
+        rc = cairn__sqlerr(h, SQLITE_ERROR, "stats");
+    }
+    sqlite3_finalize(st);
+    struct stat sb;
+    if (!rc && h->path && stat(h->path, &sb) == 0)
+        o->file_bytes = (int64_t)sb.st_size;
+    return rc;
+}
+
+int cairn_redact_store(struct cairn *h, int dry_run, struct cairn_redact_report *out)
+{
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    struct buf b = BUF_INIT;
+    int rc, src;
+    memset(out, 0, sizeof *out);
+    /* One transaction: a half-cleaned store would be worse than either. */
+    if (!dry_run && (rc = store_begin(h)))
+        return rc;
+    if ((rc = store_prepare(h, "SELECT id, content FROM messages ORDER BY id", &sel)))
+        goto fail;
+    if (!dry_run && (rc = store_prepare(h, "UPDATE messages SET content = ? WHERE id = ?",
+                                        &upd)))
+        goto fail;
+    while ((src = sqlite3_step(sel)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(sel, 1);
+        size_t n = (size_t)sqlite3_column_bytes(sel, 1);
+        buf_reset(&b);
+        out->messages_seen++;
+        int k = redact_text(t ? t : "", n, &b, out);
+        if (k < 0) {
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto fail;
+        }
+        if (k == 0)
+            continue;
+        out->messages_changed++;
+        if (dry_run)
+            continue;
+        sqlite3_reset(upd);
+        sqlite3_bind_text(upd, 1, b.p, (int)b.n, SQLITE_STATIC);
+        sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+        if (sqlite3_step(upd) != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, SQLITE_ERROR, "update");
+            goto fail;
+        }
+    }
+    if (src != SQLITE_DONE) {
+        rc = cairn__sqlerr(h, src, "read");
+        goto fail;
+    }
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    buf_release(&b);
+    return dry_run ? CAIRN_OK : store_commit(h);
+fail:
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    buf_release(&b);
+    if (!dry_run)
+        store_rollback(h);
+    return rc;
+}
+
+char *cairn_redact_text(const char *text, size_t len, size_t *out_len,
+                        struct cairn_redact_report *rep)
+{
+    struct buf b = BUF_INIT;
+    if (redact_text(text, len, &b, rep) < 0) {
+        buf_release(&b);
+        return NULL;
+    }
+    return buf_detach(&b, out_len);
+}

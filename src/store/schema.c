@@ -1,0 +1,131 @@
+/*
+ * schema.c: the store's schema and its migrations.
+ *
+ * PRAGMA user_version is the schema version. Each migration takes the
+ * store from version N-1 to N inside the same transaction as the version
+ * bump, so a crash leaves the store at N-1 or N, never between. A store
+ * of a newer version than this build knows is refused rather than
+ * guessed at. Migrations only add: they never drop user data.
+ *
+ * Version 1:
+ *   sessions      one row per conversation; ext_id is the caller's id
+ *   messages      verbatim turns; (session, position) orders them;
+ *                 hash dedupes messages that come without an id;
+ *                 ntok is the message's length in index tokens (BM25)
+ *   messages_fts  FTS5 over messages.content with the "cairn" tokenizer,
+ *                 external content kept in step by triggers
+ */
+#include "internal.h"
+
+static const char *const migrations[] = {
+    /* 0 -> 1 */
+    "CREATE TABLE sessions("
+    "  id INTEGER PRIMARY KEY,"
+    "  ext_id TEXT NOT NULL UNIQUE,"
+    "  source TEXT NOT NULL DEFAULT '',"
+    "  project TEXT NOT NULL DEFAULT '',"
+    "  title TEXT NOT NULL DEFAULT '',"
+    "  started_at INTEGER,"
+    "  ended_at INTEGER,"
+    "  meta TEXT,"
+    "  stored_at INTEGER NOT NULL);"
+    "CREATE INDEX sessions_project ON sessions(project, started_at);"
+    "CREATE INDEX sessions_started ON sessions(started_at);"
+    "CREATE TABLE messages("
+    "  id INTEGER PRIMARY KEY,"
+    "  session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+    "  position INTEGER NOT NULL,"
+    "  ext_id TEXT,"
+    "  role TEXT NOT NULL CHECK (role IN ('user','assistant')),"
+    "  speaker TEXT,"
+    "  content TEXT NOT NULL,"
+    "  created_at INTEGER,"
+    "  hash INTEGER NOT NULL,"
+    "  ntok INTEGER NOT NULL DEFAULT 0,"
+    "  UNIQUE(session, position));"
+    "CREATE UNIQUE INDEX messages_ext ON messages(session, ext_id) WHERE ext_id IS NOT NULL;"
+    "CREATE INDEX messages_hash ON messages(session, hash);"
+    "CREATE INDEX messages_time ON messages(created_at);"
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages',"
+    "  content_rowid='id', tokenize='cairn');"
+    "CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN"
+    "  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);"
+    "END;"
+    "CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN"
+    "  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES('delete', old.id, old.content);"
+    "END;"
+    "CREATE TRIGGER messages_au AFTER UPDATE OF content ON messages BEGIN"
+    "  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES('delete', old.id, old.content);"
+    "  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);"
+    "END;",
+};
+
+#define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
+
+static int pragma_int(struct cairn *h, const char *sql, int *out)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, sql, &st);
+    if (rc)
+        return rc;
+    int src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        *out = sqlite3_column_int(st, 0);
+        src = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return src == SQLITE_OK || src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, sql);
+}
+
+int store_migrate(struct cairn *h)
+{
+    int version = 0, app = 0, ntables = 0, rc;
+    char sql[64];
+
+    rc = pragma_int(h, "PRAGMA user_version", &version);
+    if (rc)
+        return rc;
+    if (version == N_MIGRATIONS)
+        return CAIRN_OK;                        /* the common case: nothing to do */
+    if (version > N_MIGRATIONS)
+        return cairn__err(h, CAIRN_VERSION_TOO_NEW,
+                          "%s has schema version %d; this cairn knows up to %d: upgrade cairn",
+                          h->path, version, N_MIGRATIONS);
+    if (h->readonly)
+        return cairn__err(h, CAIRN_IO, "%s needs a schema upgrade; open it writable once",
+                          h->path);
+    rc = store_begin(h);
+    if (rc)
+        return rc;
+    /* Re-read inside the write lock: another process may have migrated. */
+    if ((rc = pragma_int(h, "PRAGMA user_version", &version)) ||
+        (rc = pragma_int(h, "PRAGMA application_id", &app)) ||
+        (rc = pragma_int(h, "SELECT count(*) FROM sqlite_master", &ntables)))
+        goto fail;
+    if (version == 0 && ntables > 0 && app != CAIRN_APP_ID) {
+        rc = cairn__err(h, CAIRN_CORRUPT, "%s is a SQLite file of some other program, "
+                        "not a cairn store", h->path);
+        goto fail;
+    }
+    for (int v = version; v < N_MIGRATIONS; v++) {
+        int src = sqlite3_exec(h->db, migrations[v], NULL, NULL, NULL);
+        if (src != SQLITE_OK) {
+            rc = cairn__sqlerr(h, src, "migration");
+            goto fail;
+        }
+    }
+    snprintf(sql, sizeof sql, "PRAGMA user_version=%d", N_MIGRATIONS);
+    if (sqlite3_exec(h->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = cairn__sqlerr(h, SQLITE_ERROR, "set version");
+        goto fail;
+    }
+    snprintf(sql, sizeof sql, "PRAGMA application_id=%d", CAIRN_APP_ID);
+    if (sqlite3_exec(h->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = cairn__sqlerr(h, SQLITE_ERROR, "set application id");
+        goto fail;
+    }
+    return store_commit(h);
+fail:
+    store_rollback(h);
+    return rc;
+}

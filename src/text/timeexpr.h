@@ -1,0 +1,28 @@
+/*
+ * timeexpr.h: time expressions in questions, English and Chinese, to a
+ * date range relative to "now".
+ *
+ * "yesterday", "last week", "two weeks ago", "in March", "last month",
+ * "on Tuesday", "over the weekend", "3 days ago", "this year", "2023";
+ * 昨天, 前天, 上周, 上个月, 三月份, 两周前, 去年, 周末, 5月2日. Weeks start
+ * on Monday. Calendar arithmetic is in local time (TZ).
+ */
+#ifndef CAIRN_TIMEEXPR_H
+#define CAIRN_TIMEEXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct time_range {
+    int64_t from;      /* Unix seconds, inclusive */
+    int64_t to;        /* Unix seconds, exclusive */
+    int     only_time; /* 1: the question only asks about the period
+                          ("what did I do yesterday?", "上周我做了什么") */
+    size_t  start, end;/* byte span of the expression in the question */
+};
+
+/* Finds the first time expression in q[0..n) and fills *out. Returns 1 if
+ * one was found, 0 if none. `now` is Unix seconds. */
+int timeexpr_parse(const char *q, size_t n, int64_t now, struct time_range *out);
+
+#endif

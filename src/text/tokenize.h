@@ -1,0 +1,37 @@
+/*
+ * tokenize.h: cairn's word splitter, shared by the FTS5 index and queries.
+ *
+ * Unicode normalisation (NFKC) and case folding with utf8proc; words split
+ * by Unicode category; CJK runs as overlapping character bigrams (a lone
+ * CJK character as itself); English Snowball stemming (libstemmer);
+ * numbers, versions, file names and code identifiers (snake_case,
+ * camelCase, v1.2.3, src/store.c) kept whole and also split into parts
+ * (parts are emitted as FTS5 colocated tokens, same position).
+ */
+#ifndef CAIRN_TOKENIZE_H
+#define CAIRN_TOKENIZE_H
+
+#include <stddef.h>
+#include <sqlite3.h>
+
+/* Called for each token: the token text (normalised, folded, stemmed; not
+ * NUL-terminated), the byte span [start, end) in the input it came from,
+ * and colocated=1 when it sits at the same position as the token before
+ * (a part of a compound). Returns 0 to go on, non-zero to stop (returned). */
+typedef int (*text_token_cb)(void *arg, const char *tok, size_t n,
+                             size_t start, size_t end, int colocated);
+
+/* Tokenizes s[0..n). for_query=1 emits only whole tokens, no colocated
+ * parts, as FTS5 does for FTS5_TOKENIZE_QUERY. */
+int text_tokenize(const char *s, size_t n, int for_query,
+                  text_token_cb cb, void *arg);
+
+/* 1 if tok (as produced by text_tokenize) is an English or Chinese stop
+ * word that carries no topic ("the", "what", "did", "我", "的"...). */
+int text_is_stopword(const char *tok, size_t n);
+
+/* Registers the FTS5 tokenizer "cairn" on db (call on every connection).
+ * Returns a SQLite result code. */
+int text_fts_register(sqlite3 *db);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * timeutil.c: ISO 8601 dates in and out (cairn_parse_time,
+ * cairn_format_time). Without a zone a time is local, as a person
+ * writing "2023-05-08 13:56" means it; with Z or +HH:MM it is exact.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "cairn.h"
+
+static int digits(const char **s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)(*s)[i]))
+            return 0;
+        v = v * 10 + ((*s)[i] - '0');
+    }
+    *s += n;
+    *out = v;
+    return 1;
+}
+
+static int64_t days_from_civil(int y, int m, int d)
+{
+    /* Howard Hinnant's algorithm: days since 1970-01-01, proleptic
+     * Gregorian, without timegm (not in C11). */
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int cairn_parse_time(const char *s, int64_t *out)
+{
+    int y, mo, d, h = 0, mi = 0, sec = 0;
+    if (!s)
+        return CAIRN_INVALID;
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo) || *s++ != '-' ||
+        !digits(&s, 2, &d))
+        return CAIRN_INVALID;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31)
+        return CAIRN_INVALID;
+    if (*s == 'T' || *s == 't' || (*s == ' ' && isdigit((unsigned char)s[1]))) {
+        s++;
+        if (!digits(&s, 2, &h) || *s++ != ':' || !digits(&s, 2, &mi))
+            return CAIRN_INVALID;
+        if (*s == ':') {
+            s++;
+            if (!digits(&s, 2, &sec))
+                return CAIRN_INVALID;
+            if (*s == '.' || *s == ',') {
+                s++;
+                if (!isdigit((unsigned char)*s))
+                    return CAIRN_INVALID;
+                while (isdigit((unsigned char)*s))
+                    s++;
+            }
+        }
+        if (h > 24 || mi > 59 || sec > 60)
+            return CAIRN_INVALID;
+    }
+    int zone = 0, has_zone = 0;
+    if (*s == 'Z' || *s == 'z') {
+        has_zone = 1;
+        s++;
+    } else if ((*s == '+' || *s == '-') && isdigit((unsigned char)s[1])) {
+        int sign = *s++ == '-' ? -1 : 1, zh, zm = 0;
+        if (!digits(&s, 2, &zh))
+            return CAIRN_INVALID;
+        if (*s == ':')
+            s++;
+        if (isdigit((unsigned char)*s) && !digits(&s, 2, &zm))
+            return CAIRN_INVALID;
+        zone = sign * (zh * 3600 + zm * 60);
+        has_zone = 1;
+    }
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s)
+        return CAIRN_INVALID;
+    if (has_zone) {
+        *out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - zone;
+        return CAIRN_OK;
+    }
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    tm.tm_isdst = -1;
+    time_t t = mktime(&tm);
+    if (t == (time_t)-1 && !(y == 1969 && mo == 12 && d == 31))
+        return CAIRN_INVALID;
+    *out = (int64_t)t;
+    return CAIRN_OK;
+}
+
+void cairn_format_time(int64_t t, int utc, char *out, size_t n)
+{
+    struct tm tm;
+    time_t tt = (time_t)t;
+    if (n == 0)
+        return;
+    if (t == CAIRN_NO_TIME) {
+        out[0] = '\0';
+        return;
+    }
+    if (utc ? !gmtime_r(&tt, &tm) : !localtime_r(&tt, &tm)) {
+        out[0] = '\0';
+        return;
+    }
+    strftime(out, n, utc ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%dT%H:%M:%S", &tm);
+}

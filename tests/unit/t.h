@@ -1,0 +1,47 @@
+/*
+ * t.h: the tiny unit-test harness. Each tests/unit/test_*.c is its own
+ * program: it calls T_CHECK / T_EQ_* inside test functions listed in
+ * main via T_RUN, and ends with T_DONE(), which prints
+ * "N passed, N failed" and returns non-zero on failure. tests/run.sh adds
+ * the counts of every program up.
+ *
+ * A "check" is one assertion; a failing one prints file:line and the
+ * expression to stderr and the test function goes on (so one run shows
+ * every failure).
+ */
+#ifndef CAIRN_T_H
+#define CAIRN_T_H
+
+#include <stdio.h>
+#include <string.h>
+#include <stdint.h>
+
+static int t_passed, t_failed;
+static const char *t_current = "";
+
+#define T_CHECK(cond) do { \
+    if (cond) t_passed++; \
+    else { t_failed++; fprintf(stderr, "FAIL %s:%d [%s] %s\n", __FILE__, __LINE__, \
+                               t_current, #cond); } \
+} while (0)
+
+#define T_EQ_INT(a, b) do { \
+    long long t_a_ = (long long)(a), t_b_ = (long long)(b); \
+    if (t_a_ == t_b_) t_passed++; \
+    else { t_failed++; fprintf(stderr, "FAIL %s:%d [%s] %s == %s: %lld != %lld\n", \
+                               __FILE__, __LINE__, t_current, #a, #b, t_a_, t_b_); } \
+} while (0)
+
+#define T_EQ_STR(a, b) do { \
+    const char *t_a_ = (a), *t_b_ = (b); \
+    if (t_a_ && t_b_ && strcmp(t_a_, t_b_) == 0) t_passed++; \
+    else { t_failed++; fprintf(stderr, "FAIL %s:%d [%s] %s == %s: \"%s\" != \"%s\"\n", \
+                               __FILE__, __LINE__, t_current, #a, #b, \
+                               t_a_ ? t_a_ : "(null)", t_b_ ? t_b_ : "(null)"); } \
+} while (0)
+
+#define T_RUN(fn) do { t_current = #fn; fn(); } while (0)
+
+#define T_DONE() ( printf("%d passed, %d failed\n", t_passed, t_failed), t_failed ? 1 : 0 )
+
+#endif

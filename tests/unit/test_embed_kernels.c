@@ -1,0 +1,202 @@
+/*
+ * test_embed_kernels.c: every fast encoder kernel against its scalar
+ * reference on random data (shapes include odd sizes and padded batches),
+ * plus a few hand-computed values so the references themselves are
+ * checked.
+ */
+#include "t.h"
+#include "embed/kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
+
+static float frand(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((rng_state >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+static float *rand_array(size_t n, float scale)
+{
+    float *a = malloc(n * sizeof(float));
+    size_t i;
+
+    for (i = 0; a && i < n; i++)
+        a[i] = frand() * scale;
+    return a;
+}
+
+static float max_abs_diff(const float *a, const float *b, size_t n)
+{
+    float m = 0.0f;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        float d = fabsf(a[i] - b[i]);
+        if (!(d <= m))
+            m = d;   /* also catches NaN */
+    }
+    return m;
+}
+
+static void test_linear(void)
+{
+    int shapes[][3] = { {1, 1, 1}, {3, 5, 7}, {20, 96, 64}, {33, 17, 129} };
+    size_t s;
+
+    embed_k_set_threads(1);
+    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *x = rand_array((size_t)m * k, 1.0f);
+        float *w = rand_array((size_t)n * k, 0.5f);
+        float *b = rand_array((size_t)n, 1.0f);
+        float *y1 = calloc((size_t)m * n, sizeof(float));
+        float *y2 = calloc((size_t)m * n, sizeof(float));
+
+        embed_k_linear(x, w, b, y1, m, n, k);
+        embed_k_linear_ref(x, w, b, y2, m, n, k);
+        T_CHECK(max_abs_diff(y1, y2, (size_t)m * n) < 1e-4f);
+        embed_k_linear(x, w, NULL, y1, m, n, k);
+        embed_k_linear_ref(x, w, NULL, y2, m, n, k);
+        T_CHECK(max_abs_diff(y1, y2, (size_t)m * n) < 1e-4f);
+        free(x); free(w); free(b); free(y1); free(y2);
+    }
+    {
+        /* Hand check: [1 2] . [[1 0] [0 1] [1 1]]^T + [0 0 10] = [1 2 13] */
+        float x[2] = { 1, 2 }, w[6] = { 1, 0, 0, 1, 1, 1 }, b[3] = { 0, 0, 10 };
+        float y[3];
+        embed_k_linear_ref(x, w, b, y, 1, 3, 2);
+        T_CHECK(y[0] == 1.0f && y[1] == 2.0f && y[2] == 13.0f);
+        embed_k_linear(x, w, b, y, 1, 3, 2);
+        T_CHECK(y[0] == 1.0f && y[1] == 2.0f && y[2] == 13.0f);
+    }
+}
+
+static void test_layernorm(void)
+{
+    int rows = 7, dim = 65;
+    float *x1 = rand_array((size_t)rows * dim, 3.0f);
+    float *x2 = malloc((size_t)rows * dim * sizeof(float));
+    float *res = rand_array((size_t)rows * dim, 1.0f);
+    float *g = rand_array((size_t)dim, 1.0f);
+    float *b = rand_array((size_t)dim, 1.0f);
+    float h[4] = { 1, 2, 3, 4 }, one[4] = { 1, 1, 1, 1 }, zero[4] = { 0 };
+
+    memcpy(x2, x1, (size_t)rows * dim * sizeof(float));
+    embed_k_add_layernorm(x1, res, g, b, rows, dim, 1e-12f);
+    embed_k_add_layernorm_ref(x2, res, g, b, rows, dim, 1e-12f);
+    T_CHECK(max_abs_diff(x1, x2, (size_t)rows * dim) < 1e-5f);
+    embed_k_add_layernorm(x1, NULL, g, b, rows, dim, 1e-5f);
+    embed_k_add_layernorm_ref(x2, NULL, g, b, rows, dim, 1e-5f);
+    T_CHECK(max_abs_diff(x1, x2, (size_t)rows * dim) < 1e-5f);
+    /* [1 2 3 4]: mean 2.5, var 1.25 -> (x-2.5)/1.118034 */
+    embed_k_add_layernorm(h, NULL, one, zero, 1, 4, 0.0f);
+    T_CHECK(fabsf(h[0] + 1.3416408f) < 1e-5f && fabsf(h[3] - 1.3416408f) < 1e-5f);
+    free(x1); free(x2); free(res); free(g); free(b);
+}
+
+static void test_activations(void)
+{
+    size_t n = 1001;
+    float *a = rand_array(n, 6.0f), *c = malloc(n * sizeof(float));
+    float v[3] = { -1.0f, 0.0f, 1.0f };
+
+    memcpy(c, a, n * sizeof(float));
+    embed_k_gelu(a, n);
+    embed_k_gelu_ref(c, n);
+    T_CHECK(max_abs_diff(a, c, n) < 1e-5f);
+    /* gelu(1) = 0.8413447, gelu(-1) = -0.1586553 (exact erf form) */
+    embed_k_gelu(v, 3);
+    T_CHECK(fabsf(v[0] + 0.1586553f) < 1e-6f && v[1] == 0.0f &&
+            fabsf(v[2] - 0.8413447f) < 1e-6f);
+    v[0] = 1.0f;
+    embed_k_gelu_tanh(v, 1);
+    T_CHECK(fabsf(v[0] - 0.8411920f) < 1e-5f);
+    v[0] = -2.0f; v[1] = 3.0f;
+    embed_k_relu(v, 2);
+    T_CHECK(v[0] == 0.0f && v[1] == 3.0f);
+    v[0] = 0.5f;
+    embed_k_tanh(v, 1);
+    T_CHECK(fabsf(v[0] - 0.46211716f) < 1e-6f);
+    free(a); free(c);
+}
+
+static void test_softmax(void)
+{
+    float a[50], c[50], big[3] = { 1000.0f, 1000.0f, -1000.0f };
+    float s = 0.0f;
+    int i;
+
+    for (i = 0; i < 50; i++)
+        a[i] = c[i] = frand() * 20.0f;
+    embed_k_softmax(a, 50);
+    embed_k_softmax_ref(c, 50);
+    T_CHECK(max_abs_diff(a, c, 50) < 1e-6f);
+    for (i = 0; i < 50; i++)
+        s += a[i];
+    T_CHECK(fabsf(s - 1.0f) < 1e-5f);
+    embed_k_softmax(big, 3);   /* no overflow thanks to max subtraction */
+    T_CHECK(fabsf(big[0] - 0.5f) < 1e-6f && big[2] == 0.0f);
+}
+
+static void test_attention(void)
+{
+    int batch = 3, seq = 11, heads = 4, hd = 16, hidden = 64;
+    int lens[3] = { 11, 1, 6 };
+    size_t n = (size_t)batch * seq * hidden;
+    float *q = rand_array(n, 1.0f), *k = rand_array(n, 1.0f);
+    float *v = rand_array(n, 1.0f);
+    float *c1 = rand_array(n, 1.0f), *c2 = rand_array(n, 1.0f);
+    float *scratch = malloc((size_t)seq * seq * sizeof(float));
+    int i, zero_pad = 1;
+
+    embed_k_attention(q, k, v, c1, lens, batch, seq, heads, hd, scratch);
+    embed_k_attention_ref(q, k, v, c2, lens, batch, seq, heads, hd);
+    T_CHECK(max_abs_diff(c1, c2, n) < 1e-5f);
+    /* padding rows are zero */
+    for (i = lens[1] * hidden; i < seq * hidden; i++)
+        if (c1[(size_t)seq * hidden + i] != 0.0f)
+            zero_pad = 0;
+    T_CHECK(zero_pad);
+    /* A 1-token sequence attends only to itself: ctx row == v row. */
+    T_CHECK(max_abs_diff(c1 + (size_t)seq * hidden, v + (size_t)seq * hidden,
+                         (size_t)hidden) < 1e-6f);
+    /* Changing a padding key must not change anything. */
+    k[(size_t)(2 * seq + 8) * hidden + 3] += 100.0f;
+    v[(size_t)(2 * seq + 9) * hidden + 5] += 100.0f;
+    embed_k_attention(q, k, v, c2, lens, batch, seq, heads, hd, scratch);
+    T_CHECK(max_abs_diff(c1, c2, n) == 0.0f);
+    free(q); free(k); free(v); free(c1); free(c2); free(scratch);
+}
+
+static void test_pool_norm(void)
+{
+    /* batch 2, seq 3, dim 2 */
+    float x[12] = { 1, 2, 3, 4, 100, 100,   5, 6, 100, 100, 100, 100 };
+    int lens[2] = { 2, 1 };
+    float out[4];
+
+    embed_k_mean_pool(x, lens, 2, 3, 2, out);
+    T_CHECK(out[0] == 2.0f && out[1] == 3.0f && out[2] == 5.0f && out[3] == 6.0f);
+    embed_k_cls_pool(x, 2, 3, 2, out);
+    T_CHECK(out[0] == 1.0f && out[1] == 2.0f && out[2] == 5.0f && out[3] == 6.0f);
+    out[0] = 3; out[1] = 4; out[2] = 0; out[3] = 0;
+    embed_k_l2_normalize(out, 2, 2);
+    T_CHECK(fabsf(out[0] - 0.6f) < 1e-7f && fabsf(out[1] - 0.8f) < 1e-7f);
+    T_CHECK(out[2] == 0.0f && out[3] == 0.0f);
+}
+
+int main(void)
+{
+    T_RUN(test_linear);
+    T_RUN(test_layernorm);
+    T_RUN(test_activations);
+    T_RUN(test_softmax);
+    T_RUN(test_attention);
+    T_RUN(test_pool_norm);
+    return T_DONE();
+}

@@ -1,0 +1,287 @@
+/*
+ * test_embed_tokenizer.c: tokenizer.json loading and encoding.
+ *
+ * WordPiece: every case of tests/data/embed/tiny-bert/golden.json (ids
+ * from the independent Python reference in tests/tools/make_tiny_bert.py:
+ * English, Chinese, emoji, accents, code, control characters, a 100- and a
+ * 101-character word, very long input) must match exactly; a few cases are
+ * also written out here literally (checked by hand against HF's rules);
+ * then invalid UTF-8, tight id limits and hostile tokenizer.json files.
+ * Unigram: a tiny hand-made vocabulary whose Viterbi results were worked
+ * out by hand. Run from the repository root.
+ */
+#include "t.h"
+#include "embed/tokenizer.h"
+
+#include <cJSON.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define TINY_DIR "tests/data/embed/tiny-bert"
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *p = NULL;
+    long n;
+
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0) {
+        p = malloc((size_t)n + 1);
+        if (p && fread(p, 1, (size_t)n, f) == (size_t)n) {
+            p[n] = 0;
+            *len = (size_t)n;
+        } else {
+            free(p);
+            p = NULL;
+        }
+    }
+    fclose(f);
+    return p;
+}
+
+/* Encodes s and compares to the piece names in want (space separated). */
+static int enc_is(const struct embed_tok *t, const char *s, size_t len,
+                  int max_ids, const char *want)
+{
+    int32_t ids[512];
+    char got[4096] = "";
+    size_t g = 0;
+    int n = embed_tok_encode(t, s, len, ids, max_ids), i;
+
+    for (i = 0; i < n && g < sizeof(got) - 64; i++)
+        g += (size_t)snprintf(got + g, sizeof(got) - g, "%s%s", i ? " " : "",
+                              embed_tok_piece(t, ids[i]));
+    if (strcmp(got, want) != 0) {
+        fprintf(stderr, "  got  [%s]\n  want [%s]\n", got, want);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_golden(void)
+{
+    char err[256] = "";
+    struct embed_tok *t = embed_tok_load(TINY_DIR "/tokenizer.json", err, sizeof(err));
+    size_t len = 0;
+    char *text = read_all(TINY_DIR "/golden.json", &len);
+    cJSON *root = text ? cJSON_Parse(text) : NULL, *c;
+    int max_len, cases = 0, exact = 0;
+
+    T_CHECK(t != NULL);
+    T_CHECK(root != NULL);
+    if (!t || !root) {
+        fprintf(stderr, "  %s\n", err);
+        goto out;
+    }
+    T_EQ_INT(embed_tok_kind(t), EMBED_TOK_WORDPIECE);
+    T_EQ_INT(embed_tok_trunc_len(t), 48);
+    max_len = cJSON_GetObjectItem(root, "max_length")->valueint;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases")) {
+        const char *s = cJSON_GetObjectItem(c, "text")->valuestring;
+        cJSON *want = cJSON_GetObjectItem(c, "ids"), *w;
+        int32_t ids[64];
+        int n = embed_tok_encode(t, s, strlen(s), ids, max_len), i = 0, same;
+
+        same = n == cJSON_GetArraySize(want);
+        cJSON_ArrayForEach(w, want) {
+            if (!same || ids[i++] != w->valueint)
+                same = 0;
+        }
+        if (!same)
+            fprintf(stderr, "  golden mismatch on \"%.40s\" (n=%d)\n", s, n);
+        cases++;
+        exact += same;
+    }
+    T_EQ_INT(cases, 17);
+    T_EQ_INT(exact, cases);
+out:
+    cJSON_Delete(root);
+    free(text);
+    embed_tok_free(t);
+}
+
+static void test_literal(void)
+{
+    char err[256];
+    struct embed_tok *t = embed_tok_load(TINY_DIR "/tokenizer.json", err, sizeof(err));
+    static const char bad[] = "cat\xff\xfe sat \xe4\xb8 on \xc0\xaf mat";
+    static const char nul[] = "cat\0sat";
+
+    T_CHECK(t != NULL);
+    if (!t)
+        return;
+    T_CHECK(enc_is(t, "Hello, world!", 13, 48, "[CLS] hello , world ! [SEP]"));
+    T_CHECK(enc_is(t, "unaffable", 9, 48, "[CLS] un ##aff ##able [SEP]"));
+    T_CHECK(enc_is(t, "我们爱北京", 15, 48, "[CLS] 我 们 爱 北 京 [SEP]"));
+    T_CHECK(enc_is(t, "Café", 5, 48, "[CLS] cafe [SEP]"));
+    T_CHECK(enc_is(t, "x+1", 3, 48, "[CLS] x + 1 [SEP]"));
+    T_CHECK(enc_is(t, "", 0, 48, "[CLS] [SEP]"));
+    T_CHECK(enc_is(t, NULL, 0, 48, "[CLS] [SEP]"));
+    /* invalid UTF-8 decodes as U+FFFD, which clean_text drops */
+    T_CHECK(enc_is(t, bad, sizeof(bad) - 1, 48, "[CLS] cat sat on mat [SEP]"));
+    /* an embedded NUL is dropped too (the length, not the NUL, ends input) */
+    T_CHECK(enc_is(t, nul, sizeof(nul) - 1, 48, "[CLS] cat ##s ##a ##t [SEP]"));
+    /* truncation at the caller's limit, mid-word */
+    T_CHECK(enc_is(t, "unaffable cat", 13, 4, "[CLS] un ##aff [SEP]"));
+    T_CHECK(enc_is(t, "cat", 3, 3, "[CLS] cat [SEP]"));
+    {
+        int32_t ids[4];
+        T_EQ_INT(embed_tok_encode(t, "cat", 3, ids, 2), -1);   /* no room */
+    }
+    {
+        int32_t ids[8];
+        T_EQ_INT(embed_tok_encode2(t, "un", 2, "affable", 7, ids, 8), 5);
+        T_EQ_INT(ids[2], embed_tok_id(t, "##aff"));
+        T_EQ_INT(embed_tok_encode2(t, NULL, 5, "cat", 3, ids, 8), 3);
+    }
+    T_EQ_INT(embed_tok_id(t, "[CLS]"), 2);
+    T_EQ_INT(embed_tok_id(t, "nope"), -1);
+    T_CHECK(embed_tok_piece(t, 100000) == NULL);
+    embed_tok_free(t);
+}
+
+/* A 10 MB input costs what its first ids cost. */
+static void test_huge(void)
+{
+    char err[256];
+    struct embed_tok *t = embed_tok_load(TINY_DIR "/tokenizer.json", err, sizeof(err));
+    size_t n = (size_t)10 << 20, i;
+    char *s = malloc(n);
+    int32_t ids[48];
+
+    T_CHECK(t && s);
+    if (!t || !s)
+        goto out;
+    for (i = 0; i < n; i++)
+        s[i] = "cat \xe4\xb8\xad"[i % 7];
+    T_EQ_INT(embed_tok_encode(t, s, n, ids, 48), 48);
+    T_EQ_INT(ids[1], embed_tok_id(t, "cat"));
+    T_EQ_INT(ids[2], embed_tok_id(t, "中"));
+    T_EQ_INT(ids[47], embed_tok_id(t, "[SEP]"));
+out:
+    free(s);
+    embed_tok_free(t);
+}
+
+static int load_fails(const char *json, const char *want)
+{
+    char err[256] = "";
+    struct embed_tok *t = embed_tok_load_mem(json, strlen(json), err, sizeof(err));
+    int ok = t == NULL && strstr(err, want) != NULL;
+
+    if (!ok)
+        fprintf(stderr, "  %s -> %s\n", json, t ? "loaded" : err);
+    embed_tok_free(t);
+    return ok;
+}
+
+static void test_hostile(void)
+{
+    char err[256];
+
+    T_CHECK(load_fails("", "not a JSON object"));
+    T_CHECK(load_fails("[]", "not a JSON object"));
+    T_CHECK(load_fails("{}", "model.type"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"BPE\"}}", "unsupported tokenizer model"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"WordPiece\"}}", "no vocab"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"a\":-1}}}", "bad id"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"a\":1.5}}}", "bad id"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"a\":99999999}}}", "bad id"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"a\":0,\"b\":0}}}",
+                       "used twice"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"a\":0},"
+                       "\"unk_token\":\"[UNK]\"}}", "unk_token"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"[UNK]\":0},"
+                       "\"unk_token\":\"[UNK]\"},\"pre_tokenizer\":{\"type\":\"Whitespace\"}}",
+                       "BertPreTokenizer"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"[UNK]\":0},"
+                       "\"unk_token\":\"[UNK]\"},\"normalizer\":{\"type\":\"Lowercase\"}}",
+                       "unsupported normalizer"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"WordPiece\",\"vocab\":{\"[UNK]\":0},"
+                       "\"unk_token\":\"[UNK]\"},\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},"
+                       "\"post_processor\":{\"type\":\"BertProcessing\",\"cls\":[\"x\",7],"
+                       "\"sep\":[\"y\",0]}}", "outside the vocab"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\"]],\"unk_id\":0}}",
+                       "not [piece, score]"));
+    T_CHECK(load_fails("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]],\"unk_id\":5}}",
+                       "unk_id"));
+    T_CHECK(embed_tok_load("/nonexistent/tokenizer.json", err, sizeof(err)) == NULL &&
+            strstr(err, "No such file"));
+}
+
+/*
+ * Unigram, worked by hand. Scores: ▁hello -3, ▁he -2, llo -2 (so
+ * "hello" = ▁hello at -3 beats ▁he+llo at -4); o -4; ▁world -4 vs
+ * ▁wor -3 + ld -3; "xyz" has no pieces: ▁ then one merged <unk>.
+ */
+static const char uni_json[] =
+    "{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[]},"
+    "\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\xe2\x96\x81\"},"
+    "\"post_processor\":{\"type\":\"TemplateProcessing\","
+    "\"single\":[{\"SpecialToken\":{\"id\":\"<s>\"}},{\"Sequence\":{\"id\":\"A\"}},"
+    "{\"SpecialToken\":{\"id\":\"</s>\"}}],"
+    "\"special_tokens\":{\"<s>\":{\"ids\":[0]},\"</s>\":{\"ids\":[2]}}},"
+    "\"model\":{\"type\":\"Unigram\",\"unk_id\":3,\"vocab\":["
+    "[\"<s>\",0],[\"<pad>\",0],[\"</s>\",0],[\"<unk>\",0],"
+    "[\"\xe2\x96\x81\",-2],[\"\xe2\x96\x81hello\",-3],[\"\xe2\x96\x81he\",-2],"
+    "[\"llo\",-2],[\"l\",-4],[\"o\",-4],[\"\xe2\x96\x81world\",-4],"
+    "[\"\xe2\x96\x81wor\",-3],[\"ld\",-3],[\"h\",-5],[\"e\",-5],[\"\xe4\xb8\xad\",-6]]}}";
+
+static void test_unigram(void)
+{
+    char err[256] = "";
+    struct embed_tok *t = embed_tok_load_mem(uni_json, sizeof(uni_json) - 1, err,
+                                             sizeof(err));
+
+    T_CHECK(t != NULL);
+    if (!t) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    T_EQ_INT(embed_tok_kind(t), EMBED_TOK_UNIGRAM);
+    T_CHECK(enc_is(t, "hello", 5, 32, "<s> \xe2\x96\x81hello </s>"));
+    T_CHECK(enc_is(t, "helloo world", 12, 32,
+                   "<s> \xe2\x96\x81hello o \xe2\x96\x81world </s>"));
+    T_CHECK(enc_is(t, "  hello   world  ", 17, 32,
+                   "<s> \xe2\x96\x81hello \xe2\x96\x81world </s>"));
+    T_CHECK(enc_is(t, "xyz", 3, 32, "<s> \xe2\x96\x81 <unk> </s>"));
+    T_CHECK(enc_is(t, "hexyzllo", 8, 32, "<s> \xe2\x96\x81he <unk> llo </s>"));
+    /* NFKC: full-width letters fold to ASCII */
+    T_CHECK(enc_is(t, "\xef\xbd\x88\xef\xbd\x85\xef\xbd\x8c\xef\xbd\x8c\xef\xbd\x8f", 15, 32,
+                   "<s> \xe2\x96\x81hello </s>"));
+    T_CHECK(enc_is(t, "hello\xff", 6, 32, "<s> \xe2\x96\x81hello <unk> </s>"));
+    T_CHECK(enc_is(t, "hello hello hello", 17, 4,
+                   "<s> \xe2\x96\x81hello \xe2\x96\x81hello </s>"));
+    T_CHECK(enc_is(t, "", 0, 32, "<s> </s>"));
+    {
+        /* a prefix runs on into the text; spaces do not eat the budget */
+        int32_t ids[8];
+        size_t big = (size_t)1 << 20;
+        char *sp = malloc(big + 6);
+        T_EQ_INT(embed_tok_encode2(t, "hello ", 6, "world", 5, ids, 8), 4);
+        T_EQ_INT(ids[1], 5);
+        T_EQ_INT(ids[2], 10);
+        memset(sp, ' ', big);
+        memcpy(sp + big, "hello", 6);
+        T_CHECK(enc_is(t, sp, big + 5, 8, "<s> \xe2\x96\x81hello </s>"));
+        free(sp);
+    }
+    embed_tok_free(t);
+}
+
+int main(void)
+{
+    const char *root = getenv("CAIRN_TEST_ROOT");
+
+    if (root && chdir(root) != 0)
+        fprintf(stderr, "cannot cd to %s\n", root);
+    T_RUN(test_golden);
+    T_RUN(test_literal);
+    T_RUN(test_huge);
+    T_RUN(test_hostile);
+    T_RUN(test_unigram);
+    return T_DONE();
+}

@@ -1,0 +1,264 @@
+/*
+ * test_store.c: the store through the public API: open, add, dedupe,
+ * read back, forget, versions, and that bad input writes nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "t.h"
+#include "cairn.h"
+
+static char dir[] = "/tmp/cairn-test-store-XXXXXX";
+
+static struct cairn *open_new(const char *name)
+{
+    char path[256];
+    struct cairn *db;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    unlink(path);
+    int rc = cairn_open(path, 0, &db);
+    T_EQ_INT(rc, CAIRN_OK);
+    if (rc)
+        fprintf(stderr, "%s\n", cairn_errmsg(db));
+    return db;
+}
+
+static int count_cb(void *arg, const struct cairn_message_info *m)
+{
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int nmsgs(struct cairn *db, const char *sid)
+{
+    int n = 0;
+    if (cairn_messages(db, sid, 0, -1, count_cb, &n) != CAIRN_OK)
+        return -1;
+    return n;
+}
+
+static void test_add_and_dedupe(void)
+{
+    struct cairn *db = open_new("a.db");
+    struct cairn_message m[3] = {
+        { "m1", "user", NULL, "hello there", 0, CAIRN_NO_TIME },
+        { NULL, "assistant", NULL, "hi", 0, CAIRN_NO_TIME },
+        { NULL, "assistant", NULL, "hi", 0, CAIRN_NO_TIME },
+    };
+    struct cairn_session s = { "s1", "test", "p", "t", CAIRN_NO_TIME, CAIRN_NO_TIME, NULL, m, 3 };
+    struct cairn_add_stats st = { 0 };
+    T_EQ_INT(cairn_add_session(db, &s, &st), CAIRN_OK);
+    T_EQ_INT(st.sessions_added, 1);
+    T_EQ_INT(st.messages_added, 3);
+    memset(&st, 0, sizeof st);
+    T_EQ_INT(cairn_add_session(db, &s, &st), CAIRN_OK);
+    T_EQ_INT(st.sessions_added, 0);
+    T_EQ_INT(st.messages_added, 0);
+    T_EQ_INT(st.messages_skipped, 3);
+    T_EQ_INT(nmsgs(db, "s1"), 3);
+    /* a third identical "hi" is new */
+    struct cairn_message m2[4] = { m[0], m[1], m[2], m[2] };
+    s.messages = m2;
+    s.n_messages = 4;
+    memset(&st, 0, sizeof st);
+    T_EQ_INT(cairn_add_session(db, &s, &st), CAIRN_OK);
+    T_EQ_INT(st.messages_added, 1);
+    T_EQ_INT(st.sessions_updated, 1);
+    T_EQ_INT(nmsgs(db, "s1"), 4);
+    /* bad role: nothing written */
+    struct cairn_message bad[2] = {
+        { NULL, "user", NULL, "fine", 0, CAIRN_NO_TIME },
+        { NULL, "robot", NULL, "not fine", 0, CAIRN_NO_TIME },
+    };
+    struct cairn_session sb = { "s2", NULL, NULL, NULL, CAIRN_NO_TIME, CAIRN_NO_TIME, NULL, bad, 2 };
+    T_EQ_INT(cairn_add_session(db, &sb, NULL), CAIRN_INVALID);
+    T_CHECK(strstr(cairn_errmsg(db), "robot") != NULL);
+    T_EQ_INT(nmsgs(db, "s2"), -1);
+    T_EQ_INT(cairn_session_get(db, "s2", NULL, NULL), CAIRN_NOTFOUND);
+    cairn_close(db);
+}
+
+static void test_json(void)
+{
+    struct cairn *db = open_new("j.db");
+    struct cairn_add_stats st = { 0 };
+    const char *ok = "{\"id\":\"conv-26/S1\",\"started_at\":\"2023-05-08T13:56:00\",\"source\":"
+                     "\"locomo\",\"project\":\"conv-26\",\"title\":\"t\",\"meta\":{\"k\":1},"
+                     "\"messages\":[{\"id\":\"D1:1\",\"role\":\"user\",\"speaker\":\"Caroline\","
+                     "\"content\":\"hi\",\"at\":\"2023-05-08T13:56:00\"},{\"id\":7,\"role\":"
+                     "\"user\",\"speaker\":\"Mel\",\"content\":\"yo\",\"at\":1683554200}]}";
+    T_EQ_INT(cairn_add_json(db, ok, strlen(ok), &st), CAIRN_OK);
+    T_EQ_INT(st.messages_added, 2);
+    const char *bad = "{\n  \"id\": \"x\",\n  \"messages\": [\n    {\"role\": \"user\" \"content\": 1}\n]}";
+    T_EQ_INT(cairn_add_json(db, bad, strlen(bad), &st), CAIRN_INVALID);
+    T_CHECK(strstr(cairn_errmsg(db), "line 4, column ") != NULL);
+    fprintf(stderr, "(message for a bad session: %s)\n", cairn_errmsg(db));
+    const char *types = "{\"id\":\"y\",\"messages\":[{\"role\":\"user\",\"content\":5}]}";
+    T_EQ_INT(cairn_add_json(db, types, strlen(types), &st), CAIRN_INVALID);
+    T_CHECK(strstr(cairn_errmsg(db), "content") != NULL);
+    const char *nomsgs = "{\"id\":\"z\"}";
+    T_EQ_INT(cairn_add_json(db, nomsgs, strlen(nomsgs), &st), CAIRN_INVALID);
+    const char *arr = "[1,2]";
+    T_EQ_INT(cairn_add_json(db, arr, strlen(arr), &st), CAIRN_INVALID);
+    /* not NUL-terminated: only len bytes are read */
+    char buf[64];
+    const char *small = "{\"id\":\"n\",\"messages\":[]}";
+    memcpy(buf, small, strlen(small));
+    memset(buf + strlen(small), 'x', sizeof buf - strlen(small));
+    T_EQ_INT(cairn_add_json(db, buf, strlen(small), &st), CAIRN_OK);
+    cairn_close(db);
+}
+
+static void test_forget(void)
+{
+    struct cairn *db = open_new("f.db");
+    const char *a = "{\"id\":\"keep\",\"messages\":[{\"role\":\"user\",\"content\":\"apples and pears\"}]}";
+    const char *b = "{\"id\":\"drop\",\"messages\":[{\"role\":\"user\",\"content\":\"apples and plums\"}]}";
+    T_EQ_INT(cairn_add_json(db, a, strlen(a), NULL), CAIRN_OK);
+    T_EQ_INT(cairn_add_json(db, b, strlen(b), NULL), CAIRN_OK);
+    T_EQ_INT(cairn_forget(db, "drop"), CAIRN_OK);
+    T_EQ_INT(cairn_forget(db, "drop"), CAIRN_NOTFOUND);
+    struct cairn_recall *r;
+    T_EQ_INT(cairn_recall(db, "apples plums", NULL, &r), CAIRN_OK);
+    T_EQ_INT(r->n_items, 1);
+    T_CHECK(strstr(r->text, "pears") != NULL);
+    T_CHECK(strstr(r->text, "plums") == NULL);
+    cairn_recall_free(r);
+    struct cairn_stats s;
+    T_EQ_INT(cairn_get_stats(db, &s), CAIRN_OK);
+    T_EQ_INT(s.sessions, 1);
+    T_EQ_INT(s.messages, 1);
+    cairn_close(db);
+    /* the FTS index holds no row for the forgotten message */
+    char path[256];
+    sqlite3 *raw;
+    snprintf(path, sizeof path, "%s/f.db", dir);
+    T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
+    sqlite3_stmt *st;
+    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT count(*) FROM messages_fts_docsize", -1, &st, NULL),
+             SQLITE_OK);
+    T_EQ_INT(sqlite3_step(st), SQLITE_ROW);
+    T_EQ_INT(sqlite3_column_int(st, 0), 1);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+}
+
+static void test_versions(void)
+{
+    char path[256];
+    struct cairn *db;
+    sqlite3 *raw;
+    /* a newer schema is refused */
+    snprintf(path, sizeof path, "%s/new.db", dir);
+    db = open_new("new.db");
+    cairn_close(db);
+    sqlite3_open(path, &raw);
+    sqlite3_exec(raw, "PRAGMA user_version=999", NULL, NULL, NULL);
+    sqlite3_close(raw);
+    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_VERSION_TOO_NEW);
+    T_CHECK(strstr(cairn_errmsg(db), "upgrade cairn") != NULL);
+    cairn_close(db);
+    /* someone else's SQLite file is not touched */
+    snprintf(path, sizeof path, "%s/other.db", dir);
+    unlink(path);
+    sqlite3_open(path, &raw);
+    sqlite3_exec(raw, "CREATE TABLE t(x); INSERT INTO t VALUES(1)", NULL, NULL, NULL);
+    sqlite3_close(raw);
+    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_CORRUPT);
+    cairn_close(db);
+    /* garbage */
+    snprintf(path, sizeof path, "%s/garbage.db", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 200; i++)
+        fputs("garbage ", f);
+    fclose(f);
+    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_CORRUPT);
+    cairn_close(db);
+    /* missing, read-only */
+    snprintf(path, sizeof path, "%s/none.db", dir);
+    T_EQ_INT(cairn_open(path, CAIRN_OPEN_READONLY, &db), CAIRN_NOTFOUND);
+    cairn_close(db);
+    /* an empty file (created by someone, never written) becomes a store */
+    snprintf(path, sizeof path, "%s/empty.db", dir);
+    f = fopen(path, "w");
+    fclose(f);
+    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_OK);
+    cairn_close(db);
+}
+
+static void test_budget_property(void)
+{
+    /* No output ever exceeds its budget, over many questions and budgets. */
+    struct cairn *db = open_new("p.db");
+    char json[2048];
+    const char *words[] = { "apple", "kernel", "北京", "climbing", "release", "v1.2.3",
+                            "getUserName", "dentist", "insurance", "上周", "tokenizer", "Lisbon" };
+    unsigned seed = 12345;
+    for (int s = 0; s < 40; s++) {
+        int n = snprintf(json, sizeof json, "{\"id\":\"s%d\",\"started_at\":\"2024-01-%02d\","
+                         "\"messages\":[", s, 1 + s % 28);
+        for (int m = 0; m < 6; m++) {
+            n += snprintf(json + n, sizeof json - (size_t)n, "%s{\"role\":\"%s\",\"content\":\"",
+                          m ? "," : "", m % 2 ? "assistant" : "user");
+            int len = 5 + (int)((seed = seed * 1103515245 + 12345) >> 16) % 40;
+            for (int w = 0; w < len && n < 1800; w++) {
+                seed = seed * 1103515245 + 12345;
+                n += snprintf(json + n, sizeof json - (size_t)n, "%s ",
+                              words[(seed >> 16) % 12]);
+            }
+            n += snprintf(json + n, sizeof json - (size_t)n, "\"}");
+        }
+        snprintf(json + n, sizeof json - (size_t)n, "]}");
+        T_EQ_INT(cairn_add_json(db, json, strlen(json), NULL), CAIRN_OK);
+    }
+    const char *qs[] = { "apple kernel", "北京 上周", "what did I do last week", "Lisbon dentist",
+                         "getUserName v1.2.3 release", "nothing matches zzz" };
+    const int budgets[] = { 50, 80, 120, 200, 333, 500, 1000, 4000 };
+    int over = 0, runs = 0;
+    for (size_t qi = 0; qi < sizeof qs / sizeof qs[0]; qi++) {
+        for (size_t bi = 0; bi < sizeof budgets / sizeof budgets[0]; bi++) {
+            for (int method = 0; method < 2; method++) {
+                struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+                struct cairn_recall *r;
+                o.budget = budgets[bi];
+                o.method = method ? CAIRN_METHOD_RAW_BM25 : CAIRN_METHOD_DEFAULT;
+                cairn_parse_time("2024-02-01", &o.now);
+                if (cairn_recall(db, qs[qi], &o, &r) != CAIRN_OK) {
+                    over++;
+                    continue;
+                }
+                runs++;
+                int t = cairn_count_tokens(r->text, strlen(r->text));
+                if (t > o.budget || r->tokens != t) {
+                    over++;
+                    fprintf(stderr, "over budget: %s at %d: %d tokens\n", qs[qi], o.budget, t);
+                }
+                cairn_recall_free(r);
+            }
+        }
+    }
+    T_EQ_INT(over, 0);
+    T_EQ_INT(runs, 96);
+    cairn_close(db);
+}
+
+int main(void)
+{
+    setenv("TZ", "UTC", 1);
+    unsetenv("CAIRN_DB");
+    if (!mkdtemp(dir))
+        return 1;
+    T_RUN(test_add_and_dedupe);
+    T_RUN(test_json);
+    T_RUN(test_forget);
+    T_RUN(test_versions);
+    T_RUN(test_budget_property);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+    return T_DONE();
+}

@@ -1,0 +1,455 @@
+/*
+ * test_timeexpr.c: time expressions (EN/ZH) to local date ranges, spans,
+ * the only_time guess, negatives and bad input. Most checks run with
+ * TZ=UTC at fixed "now" values; one group runs under Asia/Shanghai to
+ * show the calendar is local. Ranges are compared as text
+ * "YYYY-MM-DD[ HH:MM]..YYYY-MM-DD[ HH:MM]" so a failure reads plainly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "t.h"
+#include "text/timeexpr.h"
+
+static void set_tz(const char *tz)
+{
+    setenv("TZ", tz, 1);
+    tzset();
+}
+
+static int64_t at(int y, int m, int d, int h)
+{
+    struct tm t;
+    memset(&t, 0, sizeof t);
+    t.tm_year = y - 1900;
+    t.tm_mon = m - 1;
+    t.tm_mday = d;
+    t.tm_hour = h;
+    t.tm_isdst = -1;
+    return (int64_t)mktime(&t);
+}
+
+static void fmt1(int64_t ts, char *out, size_t n)
+{
+    time_t t = (time_t)ts;
+    struct tm tm;
+    if (!localtime_r(&t, &tm)) {
+        snprintf(out, n, "?");
+        return;
+    }
+    if (tm.tm_hour || tm.tm_min)
+        strftime(out, n, "%Y-%m-%d %H:%M", &tm);
+    else
+        strftime(out, n, "%Y-%m-%d", &tm);
+}
+
+/* The range found in q as "from..to", or "none". */
+static const char *range(const char *q, int64_t now)
+{
+    static char out[80];
+    char a[32], b[32];
+    struct time_range r;
+    if (!timeexpr_parse(q, strlen(q), now, &r))
+        return "none";
+    fmt1(r.from, a, sizeof a);
+    fmt1(r.to, b, sizeof b);
+    snprintf(out, sizeof out, "%s..%s", a, b);
+    return out;
+}
+
+static int only(const char *q, int64_t now)
+{
+    struct time_range r;
+    if (!timeexpr_parse(q, strlen(q), now, &r))
+        return -1;
+    return r.only_time;
+}
+
+/* The matched text. */
+static const char *span(const char *q, int64_t now)
+{
+    static char out[128];
+    struct time_range r;
+    if (!timeexpr_parse(q, strlen(q), now, &r) || r.end - r.start >= sizeof out)
+        return "none";
+    memcpy(out, q + r.start, r.end - r.start);
+    out[r.end - r.start] = 0;
+    return out;
+}
+
+#define R(q, now, want) T_EQ_STR(range(q, now), want)
+
+static int64_t WED, SUN, MON, SAT, JAN1, MAR1, MAR1_23, FEB, DEC31, MAR31;
+
+static void init_nows(void)
+{
+    WED = at(2024, 3, 6, 15);      /* Wednesday, leap year */
+    SAT = at(2024, 3, 9, 11);
+    SUN = at(2024, 3, 10, 10);
+    MON = at(2024, 3, 11, 9);
+    JAN1 = at(2024, 1, 1, 12);     /* Monday */
+    MAR1 = at(2024, 3, 1, 12);     /* Friday after Feb 29 */
+    MAR1_23 = at(2023, 3, 1, 12);  /* Wednesday after Feb 28 */
+    FEB = at(2024, 2, 15, 12);     /* Thursday */
+    DEC31 = at(2023, 12, 31, 23);  /* Sunday */
+    MAR31 = at(2024, 3, 31, 8);
+}
+
+static void test_en_days(void)
+{
+    R("what did I do today?", WED, "2024-03-06..2024-03-07");
+    R("what did I do yesterday?", WED, "2024-03-05..2024-03-06");
+    R("YESTERDAY", WED, "2024-03-05..2024-03-06");
+    R("the day before yesterday", WED, "2024-03-04..2024-03-05");
+    R("what about the day before yesterday?", MAR1, "2024-02-28..2024-02-29");
+    R("tomorrow", DEC31, "2024-01-01..2024-01-02");
+    R("last night", WED, "2024-03-05 18:00..2024-03-06 06:00");
+    R("this morning", WED, "2024-03-06..2024-03-06 12:00");
+    R("this afternoon", WED, "2024-03-06 12:00..2024-03-06 18:00");
+    R("yesterday", MAR1, "2024-02-29..2024-03-01");
+    R("yesterday", MAR1_23, "2023-02-28..2023-03-01");
+    R("yesterday", JAN1, "2023-12-31..2024-01-01");
+    R("yesterday's meeting", WED, "2024-03-05..2024-03-06");
+}
+
+static void test_en_ago(void)
+{
+    R("3 days ago", WED, "2024-03-03..2024-03-04");
+    R("three days ago", WED, "2024-03-03..2024-03-04");
+    R("a few days ago", WED, "2024-03-03..2024-03-04");
+    R("seven days ago", MAR1, "2024-02-23..2024-02-24");
+    R("a day ago", MAR1, "2024-02-29..2024-03-01");
+    R("a week ago", WED, "2024-02-26..2024-03-04");
+    R("two weeks ago", WED, "2024-02-19..2024-02-26");
+    R("a couple of weeks ago", WED, "2024-02-19..2024-02-26");
+    R("a couple weeks ago", WED, "2024-02-19..2024-02-26");
+    R("2 weeks ago", JAN1, "2023-12-18..2023-12-25");
+    R("2 months ago", WED, "2024-01-01..2024-02-01");
+    R("3 months ago", JAN1, "2023-10-01..2023-11-01");
+    R("twelve months ago", WED, "2023-03-01..2023-04-01");
+    R("a month ago", MAR1, "2024-02-01..2024-03-01");
+    R("a year ago", WED, "2023-01-01..2024-01-01");
+    R("a year ago", MAR1_23, "2022-01-01..2023-01-01");
+    R("Ten Years Ago", WED, "2014-01-01..2015-01-01");
+    R("99999 years ago", WED, "none");
+}
+
+static void test_en_weeks_months_years(void)
+{
+    R("last week", WED, "2024-02-26..2024-03-04");
+    R("last week", SUN, "2024-02-26..2024-03-04");
+    R("last week", MON, "2024-03-04..2024-03-11");
+    R("last week", JAN1, "2023-12-25..2024-01-01");
+    R("this week", WED, "2024-03-04..2024-03-11");
+    R("this week", SUN, "2024-03-04..2024-03-11");
+    R("this week", MON, "2024-03-11..2024-03-18");
+    R("this week", DEC31, "2023-12-25..2024-01-01");
+    R("the week before last", WED, "2024-02-19..2024-02-26");
+    R("the past week", WED, "2024-02-28..2024-03-07");
+    R("in the past 3 days", WED, "2024-03-03..2024-03-07");
+    R("over the last two weeks", WED, "2024-02-21..2024-03-07");
+    R("the last few days", JAN1, "2023-12-29..2024-01-02");
+    R("in the last week", WED, "2024-02-28..2024-03-07");
+    R("the past month", MAR1, "2024-02-01..2024-03-02");
+    R("the past month", MAR31, "2024-02-29..2024-04-01");
+    R("recently", WED, "2024-02-21..2024-03-07");
+    R("last month", WED, "2024-02-01..2024-03-01");
+    R("last month", JAN1, "2023-12-01..2024-01-01");
+    R("this month", WED, "2024-03-01..2024-04-01");
+    R("this month", DEC31, "2023-12-01..2024-01-01");
+    R("last year", WED, "2023-01-01..2024-01-01");
+    R("this year", DEC31, "2023-01-01..2024-01-01");
+    R("what happened in 2023", WED, "2023-01-01..2024-01-01");
+    R("2022 budget", WED, "2022-01-01..2023-01-01");
+    R("I have 2000 days left", WED, "none");
+}
+
+static void test_en_months(void)
+{
+    R("in March", WED, "2024-03-01..2024-04-01");
+    R("in March", FEB, "2023-03-01..2023-04-01");
+    R("March", FEB, "none");                       /* "march" needs context */
+    R("in April", WED, "2023-04-01..2023-05-01");
+    R("April", WED, "2023-04-01..2023-05-01");
+    R("in December", JAN1, "2023-12-01..2024-01-01");
+    R("last March", WED, "2023-03-01..2023-04-01");
+    R("last March", FEB, "2023-03-01..2023-04-01");
+    R("last February", WED, "2024-02-01..2024-03-01");
+    R("this March", FEB, "2024-03-01..2024-04-01");
+    R("March 2023", WED, "2023-03-01..2023-04-01");
+    R("in May", WED, "2023-05-01..2023-06-01");
+    R("last May", WED, "2023-05-01..2023-06-01");
+    R("May 2023", WED, "2023-05-01..2023-06-01");
+    R("in early March", WED, "2024-03-01..2024-03-11");
+    R("mid-March", WED, "2024-03-11..2024-03-21");
+    R("late February", WED, "2024-02-21..2024-03-01");
+}
+
+static void test_en_dates(void)
+{
+    R("on May 2", WED, "2023-05-02..2023-05-03");
+    R("May 2nd", WED, "2023-05-02..2023-05-03");
+    R("2 May", WED, "2023-05-02..2023-05-03");
+    R("the 2nd of May 2022", WED, "2022-05-02..2022-05-03");
+    R("May 2, 2023", WED, "2023-05-02..2023-05-03");
+    R("on March 5", WED, "2024-03-05..2024-03-06");
+    R("March 6", WED, "2024-03-06..2024-03-07");
+    R("March 7", WED, "2023-03-07..2023-03-08");
+    R("on February 29", MAR1, "2024-02-29..2024-03-01");
+    R("on Feb 29", MAR1_23, "2020-02-29..2020-03-01");
+    R("February 30", WED, "none");
+    R("2023-05-02", WED, "2023-05-02..2023-05-03");
+    R("notes from 2023-05", WED, "2023-05-01..2023-06-01");
+    R("2023-13-02", WED, "none");
+    R("on 5/2", WED, "2023-05-02..2023-05-03");
+    R("on 25/12", WED, "2023-12-25..2023-12-26");
+    R("5/2/2023", WED, "2023-05-02..2023-05-03");
+    R("5/2", WED, "none");
+    R("what is 1/2 of 10", WED, "none");
+    R("Dec 25", JAN1, "2023-12-25..2023-12-26");
+}
+
+static void test_en_weekdays(void)
+{
+    R("on Tuesday", WED, "2024-03-05..2024-03-06");
+    R("on Wednesday", WED, "2024-03-06..2024-03-07");
+    R("last Wednesday", WED, "2024-02-28..2024-02-29");
+    R("last Tuesday", WED, "2024-03-05..2024-03-06");
+    R("Monday", WED, "2024-03-04..2024-03-05");
+    R("sunday", WED, "2024-03-03..2024-03-04");
+    R("this Friday", WED, "2024-03-08..2024-03-09");
+    R("on Sunday", SUN, "2024-03-10..2024-03-11");
+    R("last Sunday", SUN, "2024-03-03..2024-03-04");
+    R("on Sunday", MON, "2024-03-10..2024-03-11");
+    R("on Monday", MON, "2024-03-11..2024-03-12");
+    R("last Monday", MON, "2024-03-04..2024-03-05");
+    R("on Friday", JAN1, "2023-12-29..2023-12-30");
+    R("over the weekend", WED, "2024-03-02..2024-03-04");
+    R("last weekend", WED, "2024-03-02..2024-03-04");
+    R("this weekend", WED, "2024-03-02..2024-03-04");
+    R("over the weekend", SAT, "2024-03-09..2024-03-11");
+    R("over the weekend", SUN, "2024-03-09..2024-03-11");
+    R("last weekend", SUN, "2024-03-02..2024-03-04");
+    R("the weekend", MON, "2024-03-09..2024-03-11");
+    R("last weekend", JAN1, "2023-12-30..2024-01-01");
+    R("What did I do this past weekend?", WED, "2024-03-02..2024-03-04");
+}
+
+static void test_zh(void)
+{
+    R("今天", WED, "2024-03-06..2024-03-07");
+    R("昨天", WED, "2024-03-05..2024-03-06");
+    R("昨天", MAR1, "2024-02-29..2024-03-01");
+    R("前天", WED, "2024-03-04..2024-03-05");
+    R("大前天", WED, "2024-03-03..2024-03-04");
+    R("今早", WED, "2024-03-06..2024-03-06 12:00");
+    R("今天早上我说了什么", WED, "2024-03-06..2024-03-06 12:00");
+    R("昨晚", WED, "2024-03-05 18:00..2024-03-06 06:00");
+    R("上周", WED, "2024-02-26..2024-03-04");
+    R("上星期", WED, "2024-02-26..2024-03-04");
+    R("上个星期", WED, "2024-02-26..2024-03-04");
+    R("上礼拜", WED, "2024-02-26..2024-03-04");
+    R("上周", JAN1, "2023-12-25..2024-01-01");
+    R("上周", MON, "2024-03-04..2024-03-11");
+    R("上周一起吃饭", WED, "2024-02-26..2024-03-04");
+    R("这周", WED, "2024-03-04..2024-03-11");
+    R("本周", SUN, "2024-03-04..2024-03-11");
+    R("上上周", WED, "2024-02-19..2024-02-26");
+    R("上个月", WED, "2024-02-01..2024-03-01");
+    R("上个月", JAN1, "2023-12-01..2024-01-01");
+    R("这个月", WED, "2024-03-01..2024-04-01");
+    R("本月", DEC31, "2023-12-01..2024-01-01");
+    R("去年", WED, "2023-01-01..2024-01-01");
+    R("今年", WED, "2024-01-01..2025-01-01");
+    R("前年", WED, "2022-01-01..2023-01-01");
+    R("3天前", WED, "2024-03-03..2024-03-04");
+    R("三天前", WED, "2024-03-03..2024-03-04");
+    R("十一天前", WED, "2024-02-24..2024-02-25");
+    R("两周前", WED, "2024-02-19..2024-02-26");
+    R("两个星期前", WED, "2024-02-19..2024-02-26");
+    R("三个月前", WED, "2023-12-01..2024-01-01");
+    R("十二个月之前", WED, "2023-03-01..2023-04-01");
+    R("一年前", WED, "2023-01-01..2024-01-01");
+    R("几天前", WED, "2024-03-03..2024-03-04");
+    R("三月份", WED, "2024-03-01..2024-04-01");
+    R("三月", FEB, "2023-03-01..2023-04-01");
+    R("3月", WED, "2024-03-01..2024-04-01");
+    R("十二月", JAN1, "2023-12-01..2024-01-01");
+    R("5月2日", WED, "2023-05-02..2023-05-03");
+    R("5月2号", WED, "2023-05-02..2023-05-03");
+    R("2月29日", MAR1, "2024-02-29..2024-03-01");
+    R("周末", WED, "2024-03-02..2024-03-04");
+    R("周末", SUN, "2024-03-09..2024-03-11");
+    R("上周末", WED, "2024-03-02..2024-03-04");
+    R("上周末", SUN, "2024-03-02..2024-03-04");
+    R("这周末", SAT, "2024-03-09..2024-03-11");
+    R("周二", WED, "2024-03-05..2024-03-06");
+    R("星期二", WED, "2024-03-05..2024-03-06");
+    R("礼拜二", WED, "2024-03-05..2024-03-06");
+    R("星期天", WED, "2024-03-03..2024-03-04");
+    R("周日", SUN, "2024-03-10..2024-03-11");
+    R("上周二", WED, "2024-02-27..2024-02-28");
+    R("上周一", MON, "2024-03-04..2024-03-05");
+    R("这周五", WED, "2024-03-08..2024-03-09");
+    R("最近", WED, "2024-02-21..2024-03-07");
+    R("最近三天", WED, "2024-03-03..2024-03-07");
+    R("过去两周", WED, "2024-02-21..2024-03-07");
+    R("2023年", WED, "2023-01-01..2024-01-01");
+    R("2023年5月", WED, "2023-05-01..2023-06-01");
+    R("2023年5月2日", WED, "2023-05-02..2023-05-03");
+    R("去年三月", WED, "2023-03-01..2023-04-01");
+    R("２天前", WED, "2024-03-04..2024-03-05");
+    R("我们前几天聊了什么", WED, "2024-02-28..2024-03-06");
+    R("这两天", WED, "2024-03-04..2024-03-07");
+    R("早上周会开了吗", WED, "none");               /* 早上 + 周会, not 上周 */
+    R("周一到周五", WED, "2024-03-04..2024-03-05");
+}
+
+static void test_spans(void)
+{
+    T_EQ_STR(span("what did I do yesterday?", WED), "yesterday");
+    T_EQ_STR(span("we met in the past 3 days, right", WED), "in the past 3 days");
+    T_EQ_STR(span("on Tuesday and last week", WED), "on Tuesday");
+    T_EQ_STR(span("我昨天做了什么", WED), "昨天");
+    T_EQ_STR(span("上周末去哪了", WED), "上周末");
+    T_EQ_STR(span("the march of progress was on May 2nd", WED), "on May 2nd");
+    struct time_range r;
+    const char *q = "我昨天做了什么";
+    T_EQ_INT(timeexpr_parse(q, strlen(q), WED, &r), 1);
+    T_EQ_INT(r.start, 3);
+    T_EQ_INT(r.end, 9);
+    /* leftmost wins: 前天 inside 大前天 must not be picked */
+    T_EQ_STR(span("大前天和昨天", WED), "大前天");
+    T_EQ_STR(span("last week or yesterday", WED), "last week");
+}
+
+static void test_only_time(void)
+{
+    T_EQ_INT(only("What did I do yesterday?", WED), 1);
+    T_EQ_INT(only("What did we talk about last week?", WED), 1);
+    T_EQ_INT(only("上周我做了什么", WED), 1);
+    T_EQ_INT(only("昨天我们聊了什么", WED), 1);
+    T_EQ_INT(only("what happened last weekend?", WED), 1);
+    T_EQ_INT(only("What was I working on this morning?", WED), 1);
+    T_EQ_INT(only("Summarize what we discussed in the past 3 days", WED), 1);
+    T_EQ_INT(only("我们上个月讨论了什么？", WED), 1);
+    T_EQ_INT(only("前天发生了什么", WED), 1);
+    T_EQ_INT(only("Tell me what we talked about on Tuesday.", WED), 1);
+    T_EQ_INT(only("What did we do yesterday and the day before yesterday?", WED), 1);
+    T_EQ_INT(only("最近我们都聊了些什么", WED), 1);
+
+    T_EQ_INT(only("what restaurant did I go to last week?", WED), 0);
+    T_EQ_INT(only("上周我去了哪家餐厅", WED), 0);
+    T_EQ_INT(only("what did I say about Python yesterday?", WED), 0);
+    T_EQ_INT(only("昨天我们聊的那本书叫什么", WED), 0);
+    T_EQ_INT(only("Which movie did we discuss in March?", WED), 0);
+    T_EQ_INT(only("上个月的预算是多少", WED), 0);
+    T_EQ_INT(only("how much did I spend on groceries last month", WED), 0);
+    T_EQ_INT(only("Did I mention my sister last weekend?", WED), 0);
+    T_EQ_INT(only("What was the bug we fixed 2 days ago?", WED), 0);
+    T_EQ_INT(only("我最近在读什么书", WED), 0);
+}
+
+static void test_negatives(void)
+{
+    R("what is my cat's name?", WED, "none");
+    R("I may go", WED, "none");
+    R("the march of progress", WED, "none");
+    R("we are on the march", WED, "none");
+    R("我的猫叫什么", WED, "none");
+    R("周杰伦的新歌", WED, "none");
+    R("我一周去三次健身房", WED, "none");
+    R("附近有什么餐厅", WED, "none");
+    R("Mayhem ensued", WED, "none");
+    R("they were marching", WED, "none");
+    R("the sun is hot", WED, "none");
+    R("Sundays are quiet", WED, "none");
+    R("it took 3.5 days", WED, "none");
+    R("meet at 10:00", WED, "none");
+    R("mp3 files", WED, "none");
+    R("the last day of school", WED, "none");
+    R("", WED, "none");
+    struct time_range r;
+    T_EQ_INT(timeexpr_parse(NULL, 5, WED, &r), 0);
+    T_EQ_INT(timeexpr_parse("today", 5, WED, NULL), 0);
+    /* n limits the input: "today" cut to "tod" */
+    T_EQ_INT(timeexpr_parse("today", 3, WED, &r), 0);
+}
+
+static void test_bad_input(void)
+{
+    struct time_range r;
+    /* a cut 昨 (E6 98 A8) and stray bytes before a real 昨天 */
+    const char bad[] = "\xe6\x98\xff\xfe \xc0\xaf\xe6\x98\xa8\xe5\xa4\xa9";
+    T_EQ_INT(timeexpr_parse(bad, sizeof bad - 1, WED, &r), 1);
+    T_EQ_INT(r.start, 7);
+    T_EQ_STR(range(bad, WED), "2024-03-05..2024-03-06");
+    /* the expression cut mid-character is no expression */
+    T_EQ_INT(timeexpr_parse("\xe6\x98\xa8\xe5\xa4", 5, WED, &r), 0);
+
+    /* 4 MB of filler then an expression: found, linear time */
+    size_t n = (size_t)4 << 20;
+    char *big = malloc(n + 32);
+    T_CHECK(big != NULL);
+    if (!big)
+        return;
+    for (size_t i = 0; i < n; i++)
+        big[i] = "ab 9\xe4\xb8\x80 "[i % 8];   /* words, digits, 一 */
+    memcpy(big + n, " last week", 10);
+    clock_t t0 = clock();
+    T_EQ_INT(timeexpr_parse(big, n + 10, WED, &r), 1);
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    T_EQ_INT(r.start, n + 1);
+    T_EQ_INT(r.only_time, 0);
+    T_CHECK(secs < 20.0);   /* ~0.1 s at -O2; quadratic would be hours */
+    /* one endless word and one endless number */
+    memset(big, 'a', n);
+    T_EQ_INT(timeexpr_parse(big, n, WED, &r), 0);
+    memset(big, '7', n);
+    T_EQ_INT(timeexpr_parse(big, n, WED, &r), 0);
+    /* long whitespace runs do not join words */
+    memset(big, ' ', n);
+    memcpy(big, "last", 4);
+    memcpy(big + n - 4, "week", 4);
+    T_EQ_INT(timeexpr_parse(big, n, WED, &r), 0);
+    free(big);
+    /* absurd now */
+    T_EQ_INT(timeexpr_parse("today", 5, INT64_MAX, &r), 0);
+}
+
+static void test_shanghai(void)
+{
+    set_tz("Asia/Shanghai");
+    /* 2024-03-05 20:00 UTC is Wednesday 2024-03-06 04:00 in Shanghai */
+    int64_t now = 1709668800;
+    struct time_range r;
+    T_EQ_INT(timeexpr_parse("today", 5, now, &r), 1);
+    T_EQ_INT(r.from, 1709654400);   /* 2024-03-05T16:00Z = 03-06 00:00 +08 */
+    T_EQ_INT(r.to, 1709740800);
+    R("昨天", now, "2024-03-05..2024-03-06");
+    R("上周", now, "2024-02-26..2024-03-04");
+    set_tz("UTC");
+    /* the same instant in UTC is still Tuesday */
+    R("today", now, "2024-03-05..2024-03-06");
+}
+
+int main(void)
+{
+    set_tz("UTC");
+    init_nows();
+    T_RUN(test_en_days);
+    T_RUN(test_en_ago);
+    T_RUN(test_en_weeks_months_years);
+    T_RUN(test_en_months);
+    T_RUN(test_en_dates);
+    T_RUN(test_en_weekdays);
+    T_RUN(test_zh);
+    T_RUN(test_spans);
+    T_RUN(test_only_time);
+    T_RUN(test_negatives);
+    T_RUN(test_bad_input);
+    T_RUN(test_shanghai);
+    return T_DONE();
+}

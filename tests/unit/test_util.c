@@ -1,0 +1,140 @@
+/*
+ * test_util.c: the capped buffer, UTF-8 helpers, ISO 8601 times, hash.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "t.h"
+#include "cairn.h"
+#include "internal.h"
+#include "util/buf.h"
+#include "util/utf8.h"
+
+static void test_buf(void)
+{
+    struct buf b = BUF_INIT;
+    T_EQ_STR(b.p, "");
+    T_EQ_INT(buf_adds(&b, "hello"), BUF_OK);
+    T_EQ_INT(buf_printf(&b, " %d %s", 42, "x"), BUF_OK);
+    T_EQ_STR(b.p, "hello 42 x");
+    T_EQ_INT(b.n, 10);
+    buf_truncate(&b, 5);
+    T_EQ_STR(b.p, "hello");
+    for (int i = 0; i < 10000; i++)
+        buf_addc(&b, 'a' + i % 26);
+    T_EQ_INT(b.n, 10005);
+    T_EQ_INT(b.p[b.n], 0);
+    buf_release(&b);
+    T_EQ_STR(b.p, "");
+
+    /* the cap: a failing append frees the memory and sticks */
+    struct buf c;
+    buf_init(&c, 16);
+    T_EQ_INT(buf_adds(&c, "0123456789"), BUF_OK);
+    T_EQ_INT(buf_adds(&c, "0123456789"), BUF_TOOBIG);
+    T_EQ_INT(c.n, 0);
+    T_EQ_INT(c.alloc, 0);
+    T_EQ_INT(buf_adds(&c, "x"), BUF_TOOBIG);
+    T_CHECK(buf_detach(&c, NULL) == NULL);
+    buf_release(&c);
+    buf_init(&c, 16);
+    T_EQ_INT(buf_add(&c, "0123456789abcdef", 16), BUF_OK);   /* exactly the cap */
+    T_EQ_INT(buf_addc(&c, 'x'), BUF_TOOBIG);
+    buf_release(&c);
+
+    /* JSON strings: escapes, control bytes, invalid UTF-8 */
+    struct buf j = BUF_INIT;
+    buf_add_json_str(&j, "a\"b\\c\n\t\x01 \xe4\xb8\xad \xff", 14);
+    T_EQ_STR(j.p, "\"a\\\"b\\\\c\\n\\t\\u0001 \xe4\xb8\xad \xef\xbf\xbd\"");
+    buf_release(&j);
+
+    size_t n;
+    struct buf d = BUF_INIT;
+    buf_adds(&d, "detached");
+    char *p = buf_detach(&d, &n);
+    T_EQ_STR(p, "detached");
+    T_EQ_INT(n, 8);
+    T_EQ_STR(d.p, "");
+    free(p);
+}
+
+static void test_utf8(void)
+{
+    T_CHECK(utf8_valid("plain", 5));
+    T_CHECK(utf8_valid("\xe5\x8c\x97\xe4\xba\xac", 6));
+    T_CHECK(utf8_valid("\xf0\x9f\x98\x80", 4));
+    T_CHECK(!utf8_valid("\xc3", 1));                 /* cut */
+    T_CHECK(!utf8_valid("\xc0\xaf", 2));             /* overlong */
+    T_CHECK(!utf8_valid("\xed\xa0\x80", 3));         /* surrogate */
+    T_CHECK(!utf8_valid("\xf4\x90\x80\x80", 4));     /* > U+10FFFF */
+    T_CHECK(!utf8_valid("\x80", 1));
+    T_CHECK(!utf8_clean("a\0b", 3));
+    struct buf b = BUF_INIT;
+    utf8_repair("ok\xff\xc3(\0z\xe4\xb8\xad", 10, &b);
+    T_EQ_STR(b.p, "ok\xef\xbf\xbd\xef\xbf\xbd(\xef\xbf\xbdz\xe4\xb8\xad");
+    T_CHECK(utf8_valid(b.p, b.n));
+    buf_release(&b);
+    uint32_t cp;
+    T_EQ_INT(utf8_decode("\xe5\x8c\x97", 3, &cp), 3);
+    T_EQ_INT(cp, 0x5317);
+    char out[4];
+    T_EQ_INT(utf8_encode(0x1F600, out), 4);
+    T_CHECK(!memcmp(out, "\xf0\x9f\x98\x80", 4));
+}
+
+static void test_time(void)
+{
+    int64_t t;
+    char s[40];
+    T_EQ_INT(cairn_parse_time("2023-05-08T13:56:00Z", &t), CAIRN_OK);
+    T_EQ_INT(t, 1683554160);
+    T_EQ_INT(cairn_parse_time("2023-05-08T15:56:00+02:00", &t), CAIRN_OK);
+    T_EQ_INT(t, 1683554160);
+    T_EQ_INT(cairn_parse_time("2023-05-08T08:26:00-0530", &t), CAIRN_OK);
+    T_EQ_INT(t, 1683554160);
+    T_EQ_INT(cairn_parse_time("2023-05-08 13:56:00.123Z", &t), CAIRN_OK);
+    T_EQ_INT(t, 1683554160);
+    /* local (TZ=UTC in tests) */
+    T_EQ_INT(cairn_parse_time("2023-05-08T13:56", &t), CAIRN_OK);
+    T_EQ_INT(t, 1683554160);
+    T_EQ_INT(cairn_parse_time("2023-05-08", &t), CAIRN_OK);
+    T_EQ_INT(t, 1683504000);
+    T_EQ_INT(cairn_parse_time("2024-02-29T00:00:00Z", &t), CAIRN_OK);
+    cairn_format_time(t, 1, s, sizeof s);
+    T_EQ_STR(s, "2024-02-29T00:00:00Z");
+    T_EQ_INT(cairn_parse_time("2023-13-01", &t), CAIRN_INVALID);
+    T_EQ_INT(cairn_parse_time("2023-05-08T25:00", &t), CAIRN_INVALID);
+    T_EQ_INT(cairn_parse_time("May 8, 2023", &t), CAIRN_INVALID);
+    T_EQ_INT(cairn_parse_time("2023-05-08T13:56:00Zjunk", &t), CAIRN_INVALID);
+    T_EQ_INT(cairn_parse_time("", &t), CAIRN_INVALID);
+    T_EQ_INT(cairn_parse_time(NULL, &t), CAIRN_INVALID);
+    /* local with another zone */
+    setenv("TZ", "Asia/Shanghai", 1);
+    tzset();
+    T_EQ_INT(cairn_parse_time("2023-05-08T21:56:00", &t), CAIRN_OK);
+    T_EQ_INT(t, 1683554160);
+    cairn_format_time(t, 0, s, sizeof s);
+    T_EQ_STR(s, "2023-05-08T21:56:00");
+    setenv("TZ", "UTC", 1);
+    tzset();
+}
+
+static void test_hash(void)
+{
+    T_CHECK(hash64("abc", 3, 0) == hash64("abc", 3, 0));
+    T_CHECK(hash64("abc", 3, 0) != hash64("abd", 3, 0));
+    T_CHECK(hash64("abc", 3, 0) != hash64("abc", 3, 1));
+    T_CHECK(hash64("", 0, 0) != hash64("\0", 1, 0));
+}
+
+int main(void)
+{
+    setenv("TZ", "UTC", 1);
+    tzset();
+    T_RUN(test_buf);
+    T_RUN(test_utf8);
+    T_RUN(test_time);
+    T_RUN(test_hash);
+    return T_DONE();
+}
