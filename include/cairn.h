@@ -237,7 +237,8 @@ struct cairn_recall_item {
     const char *role, *speaker;
     int64_t     at;
     int         excerpt;     /* 1 if only parts of the message were packed */
-    double      score;
+    double      score;       /* the fused score of its unit */
+    int         rank;        /* its unit's place in the ranking, 0 = best */
     const char *why;         /* with opts.explain: why it was chosen; else NULL */
 };
 

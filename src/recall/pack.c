@@ -496,6 +496,7 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
             it->at = m->at;
             it->excerpt = m->picked == 2;
             it->score = p->u[m->unit].score;
+            it->rank = p->u[m->unit].rank;
         }
         free(idx);
     }

@@ -32,6 +32,16 @@
 #define W_ROUND  0.6
 #define W_WINDOW 0.8
 #define W_TIME   1.0
+/* A turn by someone other than the speaker(s) the question names keeps
+ * this share of its fused score. */
+#define SPK_OTHER 0.6
+
+/* TUNING ONLY: read weights from the environment while measuring. */
+static double tune(const char *name, double def)
+{
+    const char *v = getenv(name);
+    return v && *v ? atof(v) : def;
+}
 
 static double idf(double n, double df)
 {
@@ -144,14 +154,32 @@ static double sum_tf(const struct pool *p, int a, int b, int nt, const double *e
     return dl;
 }
 
+/* BM25 of unit u together with up to `span` units on each side of it in
+ * the same session; the average length scales with the window. */
+static double window_bm25(const struct pool *p, int u, int span, int nt, double *tf,
+                          double avg_unit, const double *w)
+{
+    const struct runit *un = &p->u[u];
+    int a = un->first, b = un->last;
+    for (int d = 1; d <= span; d++) {
+        if (u - d >= 0 && p->u[u - d].sess == un->sess)
+            a = p->u[u - d].head;
+        if (u + d < p->nu && p->u[u + d].sess == un->sess)
+            b = p->u[u + d].last;
+    }
+    double dl = sum_tf(p, a, b, nt, NULL, tf);
+    return bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w);
+}
+
 static int cmp_desc(const void *a, const void *b)
 {
     double x = ((const double *)a)[0], y = ((const double *)b)[0];
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Adds w / (k + rank) to each unit's fused score by the ranking in s[]. */
-static void rrf(struct pool *p, const double *s, double w)
+/* Adds w / (k + rank) to each unit's fused score by the ranking in s[];
+ * w_dialog for units of chats between people, w_ua for user-assistant. */
+static void rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
 {
     double (*order)[2] = malloc((size_t)p->nu * sizeof *order);
     if (!order)
@@ -165,8 +193,10 @@ static void rrf(struct pool *p, const double *s, double w)
         }
     }
     qsort(order, (size_t)n, sizeof *order, cmp_desc);
-    for (int r = 0; r < n; r++)
-        p->u[(int)order[r][1]].score += w / (RRF_K + r + 1);
+    for (int r = 0; r < n; r++) {
+        struct runit *u = &p->u[(int)order[r][1]];
+        u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + r + 1);
+    }
     free(order);
 }
 
@@ -179,9 +209,10 @@ void rank_default(struct pool *p, struct query *q, int use_time)
     double *s_head = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_head);
     double *s_round = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_round);
     double *s_win = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_win);
+    double *s_win2 = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_win2);
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
-    if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !hit)
+    if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit)
         goto out;
 
     /* Speakers named in the question count as one occurrence of the name
@@ -219,6 +250,8 @@ void rank_default(struct pool *p, struct query *q, int use_time)
         w_unit[t] = q->t[t].idf_unit;
     }
 
+    int span_d = (int)tune("CT_WSPAN", 2), span2_d = (int)tune("CT_WSPAN2", 5);
+    int span_u = (int)tune("CT_USPAN", 1), span2_u = (int)tune("CT_USPAN2", 3);
     for (int u = 0; u < p->nu; u++) {
         struct runit *un = &p->u[u];
         double dl;
@@ -231,22 +264,33 @@ void rank_default(struct pool *p, struct query *q, int use_time)
         dl = sum_tf(p, un->first, un->last, nt, spk, tf);
         s_round[u] = un->last > un->first ? bm25(tf, nt, dl, avg_unit, w_unit) : 0;
         /* the window: neighbouring units in the same session */
-        int a = un->first, b = un->last;
-        if (u > 0 && p->u[u - 1].sess == un->sess)
-            a = p->u[u - 1].head;
-        if (u + 1 < p->nu && p->u[u + 1].sess == un->sess)
-            b = p->u[u + 1].last;
-        dl = sum_tf(p, a, b, nt, NULL, tf);
-        s_win[u] = bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1),
-                        w_unit);
+        int dialog = p->s[un->sess].dialog;
+        int span = dialog ? span_d : span_u, span2 = dialog ? span2_d : span2_u;
+        s_win[u] = window_bm25(p, u, span, nt, tf, avg_unit, w_unit);
+        /* a wider window: the neighbourhood's topic */
+        s_win2[u] = window_bm25(p, u, span2, nt, tf, avg_unit, w_unit);
         if (use_time && q->has_range) {
             int64_t at = p->m[un->head].at;
             un->in_range = at != CAIRN_NO_TIME && at >= q->from && at < q->to;
         }
     }
-    rrf(p, s_head, W_HEAD);
-    rrf(p, s_round, W_ROUND);
-    rrf(p, s_win, W_WINDOW);
+    rrf(p, s_head, tune("CT_HEAD", W_HEAD), tune("CT_HEAD", W_HEAD));
+    rrf(p, s_round, tune("CT_ROUND", W_ROUND), tune("CT_ROUND", W_ROUND));
+    rrf(p, s_win, tune("CT_WIN", 1.6), tune("CT_UWIN", 0.8));
+    rrf(p, s_win2, tune("CT_WIN2", 1.0), tune("CT_UWIN2", 0));
+    if (spk) {
+        double other = tune("CT_SPK", SPK_OTHER);
+        int named = 0;
+        for (size_t i = 0; i < (size_t)p->nm * (size_t)nt; i++)
+            named |= spk[i] > 0;
+        for (int u = 0; u < p->nu && named; u++) {
+            int h = p->u[u].head, is_named = 0;
+            for (int t = 0; t < nt; t++)
+                is_named |= spk[(size_t)h * (size_t)nt + (size_t)t] > 0;
+            if (!is_named)
+                p->u[u].score *= other;
+        }
+    }
     for (int u = 0; u < p->nu; u++) {
         struct runit *un = &p->u[u];
         if (un->in_range) {
@@ -265,6 +309,7 @@ out:
     free(s_head);
     free(s_round);
     free(s_win);
+    free(s_win2);
     free(spk);
     free(hit);
 }

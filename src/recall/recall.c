@@ -103,7 +103,8 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         it->speaker = spk ? strdup(spk) : NULL;
         if (o.explain) {
             char why[160];
-            snprintf(why, sizeof why, "fused score %.4f", it->score);
+            snprintf(why, sizeof why, "rank %d, fused score %.4f%s", it->rank + 1, it->score,
+                     it->excerpt ? ", excerpt" : "");
             it->why = strdup(why);
         }
         if (!it->session || !it->message) {

@@ -36,22 +36,22 @@
 #include "util/utf8.h"
 
 #ifndef TC_WORD
-#define TC_WORD       4      /* ASCII letters per token */
+#define TC_WORD       6      /* ASCII letters per token */
 #endif
 #ifndef TC_WS
-#define TC_WS         4      /* whitespace bytes per token (runs other than " ") */
+#define TC_WS         32     /* whitespace bytes per token (runs other than " ") */
 #endif
 #ifndef TC_PUNCT_NUM
 #define TC_PUNCT_NUM  1      /* punctuation tokens per character ... */
 #endif
 #ifndef TC_PUNCT_DEN
-#define TC_PUNCT_DEN  1      /* ... as a fraction */
+#define TC_PUNCT_DEN  2      /* ... as a fraction */
 #endif
 #ifndef TC_CJK_NUM
-#define TC_CJK_NUM    3      /* CJK tokens per character ... */
+#define TC_CJK_NUM    4      /* CJK tokens per character ... */
 #endif
 #ifndef TC_CJK_DEN
-#define TC_CJK_DEN    2      /* ... as a fraction (>= 1) */
+#define TC_CJK_DEN    3      /* ... as a fraction (>= 1) */
 #endif
 #ifndef TC_UNI_BYTES
 #define TC_UNI_BYTES  2      /* other non-ASCII bytes per token */

@@ -1,0 +1,161 @@
+/*
+ * eval.h: the pieces of `cairn eval` (cli/cmd_eval.c), the evidence-recall
+ * harness.
+ *
+ * A dataset loader (load_*.c) reads benchmark files and hands the runner
+ * one "conversation" at a time: the sessions to load into a fresh store
+ * and the questions to ask of it, each with its evidence (session id +
+ * message id pairs). The runner (run.c) loads the store once, asks every
+ * question once per method and budget, writes per-question JSONL and adds
+ * up the metrics; report.c prints the Markdown tables and draws the SVG;
+ * compare.c pairs two JSONL runs and runs the sign test.
+ *
+ * Loaders print their own errors (cli_error) and return 1; a callback that
+ * returns EVAL_STOP ends a loader early without an error (--limit).
+ */
+#ifndef CAIRN_EVAL_H
+#define CAIRN_EVAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cairn.h"
+
+#define EVAL_STOP 3             /* callback: enough questions, stop quietly */
+#define EVAL_MAX_BUDGETS 16
+#define EVAL_MAX_METHODS 8
+#define EVAL_FILE_CAP ((size_t)1 << 30)   /* 1 GiB per file read whole */
+
+/* One piece of evidence: the turn a question needs. */
+struct eval_ev {
+    const char *session;
+    const char *message;
+};
+
+struct eval_q {
+    const char *id;
+    const char *category;
+    const char *question;
+    int apart;                  /* left out of "all": adversarial, abstention */
+    int64_t now;                /* the time the question is asked */
+    struct eval_ev *ev;
+    size_t n_ev;
+};
+
+/* One store's worth of data. Every pointer inside is owned by the conv
+ * (kept in `keep`) and freed by eval_conv_free. */
+struct eval_conv {
+    const char *name;
+    int msg_ids_unique;         /* message ids are unique in the whole conv */
+    struct cairn_session *sess;
+    size_t n_sess, a_sess;
+    struct eval_q *qs;
+    size_t n_qs, a_qs;
+    void **keep;
+    size_t n_keep, a_keep;
+    int oom;
+};
+
+/* What the loaders saw, for the summary: nothing is dropped silently. */
+struct eval_counts {
+    size_t convs, sessions, messages;
+    size_t questions;           /* in the files */
+    size_t ev_ids;              /* evidence ids read */
+    size_t ev_repaired;         /* malformed ids mapped by the documented rule */
+    size_t ev_unresolved;       /* ids that name no turn: dropped */
+    size_t q_no_evidence;       /* questions left with none: not scored */
+    size_t q_no_evidence_apart; /* of those, abstention-type questions */
+    size_t photo_turns;         /* LoCoMo turns with a blip_caption */
+    size_t fallback_sessions;   /* LongMemEval answer sessions with no has_answer */
+    size_t fallback_questions;  /* questions that used that fallback */
+    size_t undated;             /* sessions with no usable date */
+};
+
+typedef int (*eval_conv_fn)(void *arg, struct eval_conv *c);
+
+/* data.c: building a conv */
+void eval_conv_init(struct eval_conv *c);
+void eval_conv_free(struct eval_conv *c);
+void *eval_keep(struct eval_conv *c, void *p);       /* NULL-safe; frees p on OOM */
+void *eval_calloc(struct eval_conv *c, size_t n, size_t size);
+char *eval_strdup(struct eval_conv *c, const char *s);
+char *eval_printf(struct eval_conv *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+struct cairn_session *eval_add_session(struct eval_conv *c);
+struct eval_q *eval_add_question(struct eval_conv *c);
+/* Adds ev to q unless q already has it (evidence lists repeat ids). */
+void eval_q_add_ev(struct eval_q *q, const char *session, const char *message);
+
+/* data.c: dates. "1:56 pm on 8 May, 2023" (LoCoMo), "March-15-2024"
+ * (BEAM), "2023/05/20 (Sat) 02:21" (LongMemEval), else ISO 8601 via
+ * cairn_parse_time. Returns 0 or -1. */
+int eval_parse_date(const char *s, int64_t *out);
+
+/* data.c: reads a top-level JSON array one element at a time, so a
+ * multi-gigabyte file (LongMemEval-M) never sits in memory whole. fn gets
+ * each element's bytes (NUL-terminated) and its 1-based index. Returns 0,
+ * fn's non-zero return, or 1 after printing why the file is unusable. */
+typedef int (*eval_elem_fn)(void *arg, const char *json, size_t len, size_t index);
+int eval_json_array_stream(const char *dataset, const char *path, eval_elem_fn fn, void *arg);
+
+/* The loaders. */
+int eval_load_locomo(const char *path, struct eval_counts *k, eval_conv_fn fn, void *arg);
+int eval_load_beam(const char *dir, struct eval_counts *k, eval_conv_fn fn, void *arg);
+int eval_load_longmemeval(const char *path, struct eval_counts *k, eval_conv_fn fn, void *arg);
+int eval_load_madial(const char *memory, const char *dialogue, struct eval_counts *k,
+                     eval_conv_fn fn, void *arg);
+
+/* run.c: one evaluation run. */
+struct eval_method {
+    const char *name;
+    int method;                 /* enum cairn_method */
+};
+
+/* Sums for one (category, method, budget) cell. */
+struct eval_cell {
+    size_t n, all, any, hits, excerpt_hits;
+    double frac_sum, tokens_sum, ms_sum;
+};
+
+struct eval_cat {
+    char *name;
+    int apart;
+    struct eval_cell *cells;    /* [method * n_budgets + budget] */
+};
+
+struct eval_run {
+    const char *dataset;
+    const char *label;          /* names the run in reports */
+    int budgets[EVAL_MAX_BUDGETS];
+    size_t n_budgets;
+    struct eval_method methods[EVAL_MAX_METHODS];
+    size_t n_methods;
+    FILE *out;                  /* per-question JSONL, or NULL */
+    int lean;                   /* JSONL without question text and retrieved ids */
+    long limit;                 /* questions to score, 0: all */
+    int quiet;
+    struct eval_counts counts;
+    struct eval_cat *cats;
+    size_t n_cats;
+    size_t scored;
+    double load_ms, recall_ms;
+    int failed;
+};
+
+int eval_run_conv(void *arg, struct eval_conv *c);   /* an eval_conv_fn */
+void eval_run_free(struct eval_run *r);
+/* Sum of the cells of every category not reported apart. */
+void eval_run_total(const struct eval_run *r, size_t method, size_t budget, struct eval_cell *out);
+
+/* report.c */
+void eval_report_md(const struct eval_run *r, FILE *f);
+int eval_report_svg(const struct eval_run *r, const char *path);
+
+/* compare.c */
+int eval_compare(int argc, char **argv);
+/* Exact two-sided sign test: P(|X - n/2| >= |k - n/2|), X ~ Bin(n, 1/2),
+ * for `better` and `worse` counts. 1 when both are 0. */
+double eval_sign_test(size_t better, size_t worse);
+
+#endif

@@ -1,0 +1,269 @@
+/*
+ * run.c: the evaluation loop. For one conversation: a fresh in-memory
+ * store, every session added once (stamped with its date), then for each
+ * question one cairn_recall per method per budget. A question is recalled
+ * ("all") when every evidence turn is among the packed items; an item
+ * matches a piece of evidence when its session id and message id both
+ * equal the evidence's. Also kept: "any", the fraction found, how many of
+ * the found turns were packed only as excerpts, tokens used, time taken.
+ *
+ * Sums go into per-category cells; one JSONL line per question goes to
+ * --out. Load time and recall time are summed apart so a slow run says
+ * where its time went.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eval.h"
+#include "../cli.h"
+#include "util/buf.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static struct eval_cat *category(struct eval_run *r, const char *name, int apart)
+{
+    for (size_t i = 0; i < r->n_cats; i++)
+        if (!strcmp(r->cats[i].name, name) && r->cats[i].apart == apart)
+            return &r->cats[i];
+    struct eval_cat *nc = realloc(r->cats, (r->n_cats + 1) * sizeof *nc);
+    if (!nc)
+        return NULL;
+    r->cats = nc;
+    struct eval_cat *c = &r->cats[r->n_cats];
+    c->name = strdup(name);
+    c->apart = apart;
+    c->cells = calloc(r->n_methods * r->n_budgets, sizeof *c->cells);
+    if (!c->name || !c->cells) {
+        free(c->name);
+        free(c->cells);
+        return NULL;
+    }
+    r->n_cats++;
+    return c;
+}
+
+void eval_run_free(struct eval_run *r)
+{
+    for (size_t i = 0; i < r->n_cats; i++) {
+        free(r->cats[i].name);
+        free(r->cats[i].cells);
+    }
+    free(r->cats);
+    r->cats = NULL;
+    r->n_cats = 0;
+}
+
+void eval_run_total(const struct eval_run *r, size_t method, size_t budget, struct eval_cell *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < r->n_cats; i++) {
+        if (r->cats[i].apart)
+            continue;
+        const struct eval_cell *c = &r->cats[i].cells[method * r->n_budgets + budget];
+        out->n += c->n;
+        out->all += c->all;
+        out->any += c->any;
+        out->hits += c->hits;
+        out->excerpt_hits += c->excerpt_hits;
+        out->frac_sum += c->frac_sum;
+        out->tokens_sum += c->tokens_sum;
+        out->ms_sum += c->ms_sum;
+    }
+}
+
+static void add_id(struct buf *b, const struct eval_conv *c, const char *session, const char *msg)
+{
+    if (c->msg_ids_unique) {
+        buf_add_json_str(b, msg, strlen(msg));
+    } else {
+        struct buf t = BUF_INIT;
+        buf_printf(&t, "%s#%s", session, msg);
+        buf_add_json_str(b, t.p, t.n);
+        buf_release(&t);
+    }
+}
+
+/* Asks one question with every method and budget; appends the "runs"
+ * object to line. Returns 0 or 1 after printing the failure. */
+static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
+               const struct eval_q *q, struct eval_cat *cat, struct buf *line)
+{
+    int *found = calloc(q->n_ev, sizeof *found);
+    if (!found) {
+        cli_error("eval: out of memory");
+        return 1;
+    }
+    buf_adds(line, ",\"runs\":{");
+    for (size_t m = 0; m < r->n_methods; m++) {
+        buf_printf(line, "%s\"%s\":{", m ? "," : "", r->methods[m].name);
+        for (size_t bi = 0; bi < r->n_budgets; bi++) {
+            struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+            struct cairn_recall *res = NULL;
+            o.budget = r->budgets[bi];
+            o.now = q->now;
+            o.method = r->methods[m].method;
+            double t0 = now_ms();
+            int rc = cairn_recall(db, q->question, &o, &res);
+            double ms = now_ms() - t0;
+            r->recall_ms += ms;
+            if (rc) {
+                cli_error("eval: %s: question %s: recall failed: %s", c->name, q->id,
+                          cairn_errmsg(db));
+                free(found);
+                return 1;
+            }
+            size_t hits = 0, ex = 0;
+            for (size_t e = 0; e < q->n_ev; e++) {
+                found[e] = 0;
+                for (size_t j = 0; j < res->n_items; j++) {
+                    const struct cairn_recall_item *it = &res->items[j];
+                    if (it->session && it->message && !strcmp(it->session, q->ev[e].session) &&
+                        !strcmp(it->message, q->ev[e].message)) {
+                        /* a turn packed whole anywhere counts as whole */
+                        found[e] = found[e] == 1 || !it->excerpt ? 1 : 2;
+                    }
+                }
+                hits += found[e] != 0;
+                ex += found[e] == 2;
+            }
+            double frac = (double)hits / (double)q->n_ev;
+            struct eval_cell *cell = &cat->cells[m * r->n_budgets + bi];
+            cell->n++;
+            cell->all += hits == q->n_ev;
+            cell->any += hits > 0;
+            cell->hits += hits;
+            cell->excerpt_hits += ex;
+            cell->frac_sum += frac;
+            cell->tokens_sum += res->tokens;
+            cell->ms_sum += ms;
+            buf_printf(line, "%s\"%d\":{\"all\":%s,\"any\":%s,\"fraction\":%.4g,\"tokens\":%d,"
+                       "\"excerpt_hits\":%zu,\"ms\":%.2f,\"missed\":[", bi ? "," : "",
+                       r->budgets[bi], hits == q->n_ev ? "true" : "false",
+                       hits ? "true" : "false", frac, res->tokens, ex, ms);
+            size_t k = 0;
+            for (size_t e = 0; e < q->n_ev; e++) {
+                if (found[e])
+                    continue;
+                if (k++)
+                    buf_addc(line, ',');
+                add_id(line, c, q->ev[e].session, q->ev[e].message);
+            }
+            buf_addc(line, ']');
+            if (!r->lean) {
+                buf_adds(line, ",\"retrieved\":[");
+                for (size_t j = 0; j < res->n_items; j++) {
+                    if (j)
+                        buf_addc(line, ',');
+                    add_id(line, c, res->items[j].session ? res->items[j].session : "",
+                           res->items[j].message ? res->items[j].message : "");
+                }
+                buf_addc(line, ']');
+            }
+            buf_addc(line, '}');
+            cairn_recall_free(res);
+        }
+        buf_addc(line, '}');
+    }
+    buf_adds(line, "}}\n");
+    free(found);
+    return 0;
+}
+
+static void line_head(const struct eval_run *r, const struct eval_conv *c, const struct eval_q *q,
+                      struct buf *line)
+{
+    char ts[40];
+    buf_adds(line, "{\"dataset\":");
+    buf_add_json_str(line, r->dataset, strlen(r->dataset));
+    buf_adds(line, ",\"conversation\":");
+    buf_add_json_str(line, c->name, strlen(c->name));
+    buf_adds(line, ",\"question_id\":");
+    buf_add_json_str(line, q->id, strlen(q->id));
+    buf_adds(line, ",\"category\":");
+    buf_add_json_str(line, q->category, strlen(q->category));
+    buf_printf(line, ",\"apart\":%s", q->apart ? "true" : "false");
+    if (!r->lean) {
+        buf_adds(line, ",\"question\":");
+        buf_add_json_str(line, q->question, strlen(q->question));
+    }
+    if (q->now != CAIRN_NO_TIME) {
+        cairn_format_time(q->now, 0, ts, sizeof ts);
+        buf_printf(line, ",\"now\":\"%s\"", ts);
+    }
+    buf_adds(line, ",\"evidence\":[");
+    for (size_t e = 0; e < q->n_ev; e++) {
+        if (e)
+            buf_addc(line, ',');
+        add_id(line, c, q->ev[e].session, q->ev[e].message);
+    }
+    buf_addc(line, ']');
+}
+
+int eval_run_conv(void *arg, struct eval_conv *c)
+{
+    struct eval_run *r = arg;
+    struct cairn *db = NULL;
+    struct buf line = BUF_INIT;
+    size_t asked = 0, msgs = 0;
+    int rc = 1;
+    if (r->limit && r->scored >= (size_t)r->limit)
+        return EVAL_STOP;
+    if (!c->n_qs)
+        return 0;
+    double t0 = now_ms();
+    if (cairn_open(":memory:", 0, &db)) {
+        cli_error("eval: cannot open an in-memory store: %s",
+                  db ? cairn_errmsg(db) : "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < c->n_sess; i++) {
+        if (cairn_add_session(db, &c->sess[i], NULL)) {
+            cli_error("eval: %s: session %s: %s", c->name, c->sess[i].id, cairn_errmsg(db));
+            goto out;
+        }
+        msgs += c->sess[i].n_messages;
+    }
+    double t1 = now_ms(), rec0 = r->recall_ms;
+    r->load_ms += t1 - t0;
+    for (size_t i = 0; i < c->n_qs; i++) {
+        const struct eval_q *q = &c->qs[i];
+        if (r->limit && r->scored >= (size_t)r->limit)
+            break;
+        struct eval_cat *cat = category(r, q->category, q->apart);
+        if (!cat) {
+            cli_error("eval: out of memory");
+            goto out;
+        }
+        buf_reset(&line);
+        line_head(r, c, q, &line);
+        if (ask(r, db, c, q, cat, &line))
+            goto out;
+        if (line.err) {
+            cli_error("eval: %s: question %s: output line too large", c->name, q->id);
+            goto out;
+        }
+        if (r->out && fwrite(line.p, 1, line.n, r->out) != line.n) {
+            cli_error("eval: cannot write the --out file");
+            goto out;
+        }
+        r->scored++;
+        asked++;
+    }
+    if (!r->quiet)
+        fprintf(stderr, "eval: %s: %zu sessions, %zu messages loaded in %.2f s; %zu questions "
+                "in %.2f s\n", c->name, c->n_sess, msgs, (t1 - t0) / 1e3, asked,
+                (r->recall_ms - rec0) / 1e3);
+    rc = r->limit && r->scored >= (size_t)r->limit ? EVAL_STOP : 0;
+out:
+    buf_release(&line);
+    cairn_close(db);
+    if (rc == 1)
+        r->failed = 1;
+    return rc;
+}
