@@ -14,6 +14,10 @@
 
 #include "recall/recall.h"
 
+/* The fewest bytes of text that cost one token, for any text the counter
+ * sees (ASCII letters cost a token per 6; docs/TOKENS.md). */
+#define GATHER_BYTES_PER_TOKEN 8
+
 #define GROW(arr, n, cap) do { \
     if ((n) == (cap)) { \
         int nc_ = (cap) ? (cap) * 2 : 64; \
@@ -61,7 +65,8 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     memset(p, 0, sizeof *p);
 
     /* Scope totals, for IDF and average lengths. */
-    buf_printf(&sql, "SELECT count(*), coalesce(sum(m.ntok),0), coalesce(sum(m.role='user'),0) "
+    buf_printf(&sql, "SELECT count(*), coalesce(sum(m.ntok),0), coalesce(sum(m.role='user'),0), "
+               "coalesce(sum(length(CAST(m.content AS BLOB))),0) "
                "FROM messages m %s WHERE 1 %s", scope_join, scope_where);
     if ((rc = store_prepare(h, sql.p, &st)))
         goto out;
@@ -71,11 +76,16 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         p->total_msgs = sqlite3_column_int64(st, 0);
         p->total_tok = sqlite3_column_int64(st, 1);
         p->total_user = sqlite3_column_int64(st, 2);
+        p->total_bytes = sqlite3_column_int64(st, 3);
     }
     sqlite3_finalize(st);
     st = NULL;
     if (p->total_msgs == 0)
         goto out;
+    /* Could the whole scope fit? No text costs less than a token per
+     * GATHER_BYTES_PER_TOKEN bytes (docs/TOKENS.md), so this never misses
+     * a store that fits; pack.c finds out exactly. */
+    p->all_mode = p->total_bytes <= (int64_t)o->budget * GATHER_BYTES_PER_TOKEN;
 
     /* 1. Messages matching any term, with per-term counts. */
     query_match_expr(q, &expr);
@@ -130,6 +140,21 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, q->from);
         sqlite3_bind_int64(st, 4, q->to);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            GROW(sess.v, sess.n, sess.cap);
+            sess.v[sess.n++] = sqlite3_column_int64(st, 0);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    /* 2b. Everything in scope, when it may all fit. */
+    if (p->all_mode) {
+        buf_reset(&sql);
+        buf_printf(&sql, "SELECT s.id FROM sessions s WHERE 1 %s", scope_where);
+        if ((rc = store_prepare(h, sql.p, &st)))
+            goto out;
+        sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
         while (sqlite3_step(st) == SQLITE_ROW) {
             GROW(sess.v, sess.n, sess.cap);
             sess.v[sess.n++] = sqlite3_column_int64(st, 0);

@@ -260,6 +260,13 @@ void rank_default(struct pool *p, struct query *q, int use_time)
         dl = sum_tf(p, un->head, un->head, nt, spk, tf);
         s_head[u] = bm25(tf, nt, dl, avg_msg, w_msg);
         p->m[un->head].s_msg = s_head[u];
+        /* each reply alone, for the reply lane */
+        for (int i = un->first; i <= un->last; i++) {
+            if (i == un->head || !p->m[i].tf)
+                continue;
+            dl = sum_tf(p, i, i, nt, NULL, tf);
+            p->m[i].s_msg = bm25(tf, nt, dl, avg_msg, w_msg);
+        }
         /* the whole round */
         dl = sum_tf(p, un->first, un->last, nt, spk, tf);
         s_round[u] = un->last > un->first ? bm25(tf, nt, dl, avg_unit, w_unit) : 0;

@@ -82,6 +82,8 @@ struct pool {
     struct rmsg     *m;   int nm, cm;
     struct runit    *u;   int nu, cu;
     int64_t total_msgs, total_tok, total_user;  /* whole scope, for IDF */
+    int64_t total_bytes;                        /* text in scope */
+    int     all_mode;      /* the scope may fit the budget: load it all */
     int     any_dialog, any_assistant;
 };
 

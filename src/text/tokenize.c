@@ -518,7 +518,21 @@ static int do_compound(struct tok_ctx *ctx, const char *s, size_t a, size_t b,
         if (rc)
             return rc;
     }
-    return 0;
+    /* A path also gives its file name whole, so a question that names
+     * "tokenize.c" finds "src/text/tokenize.c". */
+    const char *slash = memrchr(s + a, '/', b - a);
+    if (slash && (size_t)(slash - s) + 1 < b) {
+        size_t ba = (size_t)(slash - s) + 1;
+        size_t q = ba, qa, qb;
+        int np = 0;
+        while (next_part(s, b, &q, &qa, &qb))
+            np++;
+        if (np > 1) {                   /* one part was emitted already */
+            m = fold(ctx, s, ba, b, 1);
+            rc = put(ctx, m, 0, ba, b, 1);
+        }
+    }
+    return rc;
 }
 
 /* ---- the scanner ------------------------------------------------------- */

@@ -1,0 +1,49 @@
+#!/bin/sh
+# t0003-recall: what `cairn recall` returns, through the binary.
+. "$(dirname "$0")/lib.sh"
+"$CAIRN" add "$ROOT/examples/sample-history.jsonl" >/dev/null
+NOW=--now=2026-05-10T12:00:00
+
+out=$("$CAIRN" recall "北京" $NOW --budget 300)
+contains "2-character Chinese query finds its message" "$out" "我下个月要去北京出差"
+out=$("$CAIRN" recall "烤鸭" $NOW --budget 300)
+contains "Chinese word inside a sentence" "$out" "烤鸭店"
+out=$("$CAIRN" recall "bouldering gym" $NOW --budget 300)
+contains "English stemming (gym/boulder)" "$out" "LBC"
+out=$("$CAIRN" recall "fold_token crash" $NOW --budget 300)
+contains "identifier" "$out" "fold_token() copies"
+out=$("$CAIRN" recall "tokenize.c" $NOW --budget 300)
+contains "file name" "$out" "src/text/tokenize.c"
+out=$("$CAIRN" recall "what did I do last week?" --now 2026-04-30 --budget 400)
+contains "a question about a period lists it" "$out" "四季民福"
+lacks "outside the period is left out" "$out" "Lisbon"
+out=$("$CAIRN" recall "上周我做了什么" --now 2026-04-30 --budget 400)
+contains "the same in Chinese" "$out" "四季民福"
+out=$("$CAIRN" recall "zzz nothing matches" $NOW --budget 300)
+eq "no match, small budget: empty" "$out" ""
+# a budget as large as the store returns everything verbatim
+out=$("$CAIRN" recall "zzz nothing matches" $NOW --budget 20000 --json)
+contains "everything fits: all 19 messages" "$out" '"tokens":'
+n=$(printf '%s' "$out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
+eq "everything fits: item count" "$n" 19
+contains "secret stays masked in recall" "$out" "[REDACTED:openai]"
+# JSON shape and the budget as a hard limit
+out=$("$CAIRN" recall "climbing gym" $NOW --budget 60 --json)
+t=$(printf '%s' "$out" | python3 -c 'import json,sys; o=json.load(sys.stdin); print(o["tokens"] <= o["budget"] and all(k in o for k in ("query","budget","tokens","items","text")))')
+eq "json has the fields and respects the budget" "$t" True
+# excluding a session, scoping a project
+out=$("$CAIRN" recall "climbing gym" $NOW --session-exclude demo/2026-03-20-climbing)
+lacks "excluded session" "$out" "LBC"
+out=$("$CAIRN" recall "Lisbon" $NOW --project cairn)
+lacks "other project" "$out" "Alcântara"
+# explain and batch
+out=$("$CAIRN" recall "climbing gym" $NOW --json --explain)
+contains "explain gives a rank" "$out" '"why":"rank 1'
+out=$(printf '%s\n%s\n' '{"id":"a","query":"北京","budgets":[100,300]}' '{"id":"b"}' | "$CAIRN" recall --batch)
+eq "batch: one line per question and budget, an error line for a bad one" "$(printf '%s\n' "$out" | wc -l)" 3
+contains "batch error names the id" "$out" '"id":"b","error"'
+out=$("$CAIRN" recall "climbing gym" $NOW --method raw-bm25)
+contains "baseline method" "$out" "LBC"
+check_fails "unknown method" "$CAIRN" recall x --method nope
+check_fails "budget too small" "$CAIRN" recall x --budget 3
+t_done
