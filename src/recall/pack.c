@@ -46,11 +46,12 @@
 #define REPLY_LANE_SHARE 0.0
 #define REPLY_LANE_MIN   4000
 
-/* TUNING ONLY: read weights from the environment while measuring. */
-static double tune_pack(const char *name, double def)
+/* CAIRN_REPLY_LANE: the reply lane's share of the budget (0 to 0.5). */
+static double reply_lane_share(void)
 {
-    const char *v = getenv(name);
-    return v && *v ? atof(v) : def;
+    const char *v = getenv("CAIRN_REPLY_LANE");
+    double x = v && *v ? strtod(v, NULL) : REPLY_LANE_SHARE;
+    return x < 0 ? 0 : x > 0.5 ? 0.5 : x;
 }
 
 /* Assistant messages by their own BM25, best first (caller frees). */
@@ -457,11 +458,11 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
         goto out;
     }
     /* A long turn may take at most this share of the budget. */
-    int ct = (int)(k.budget * tune_pack("CT_CAPT", PACK_CAP_TURN));
-    int cr = (int)(k.budget * tune_pack("CT_CAPR", PACK_CAP_REPLY));
+    int ct = (int)(k.budget * PACK_CAP_TURN);
+    int cr = (int)(k.budget * PACK_CAP_REPLY);
     int cap_turn = ct > 200 ? ct : 200;
     int cap_reply = cr > 150 ? cr : 150;
-    int nfull_max = (int)tune_pack("CT_NFULL", PACK_FULL_ROUNDS);
+    int nfull_max = PACK_FULL_ROUNDS;
 
     if (raw) {
         /* The baseline: whole rounds, best first, while they fit. */
@@ -497,8 +498,8 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
          * match best on their own (with the turn that asked), since the
          * answer is often something the assistant worked out. */
         int lane = 0;
-        if (p->any_assistant && k.budget >= (int)tune_pack("CT_LANE_MIN", REPLY_LANE_MIN))
-            lane = (int)(k.budget * tune_pack("CT_LANE", REPLY_LANE_SHARE));
+        if (p->any_assistant && k.budget >= REPLY_LANE_MIN)
+            lane = (int)(k.budget * reply_lane_share());
         k.budget -= lane;
         /* 1. ranked units: lead turns, and the best rounds whole */
         for (int r0 = 0; r0 < p->nu; r0++) {
@@ -537,14 +538,7 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
             }
             free(ro);
         }
-        /* 2. budget left: replies that match on their own, then the next
-         * rounds whole, best first */
-        if (tune_pack("CT_P2", 0) > 0) {
-            int *ro = replies_by_score(p);
-            for (int j = 0; ro && j < p->nm && ro[j] >= 0 && k.budget - k.used >= 40; j++)
-                try_add(&k, ro[j], cap_reply);
-            free(ro);
-        }
+        /* 2. budget left: make the next rounds whole, best first */
         for (int r0 = 0; r0 < p->nu && k.budget - k.used >= 12; r0++) {
             struct runit *u = &p->u[ord[r0]];
             if (u->score <= 0)
