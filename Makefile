@@ -16,7 +16,7 @@
 PREFIX  ?= /usr/local
 BUILD   ?= build
 CC      ?= cc
-PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc openblas
+PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc openblas libcurl zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstemmer -lpthread -lm
 

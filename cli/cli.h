@@ -52,5 +52,7 @@ int cmd_stats(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_redact(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_recall(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_eval(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_model(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_embed(int argc, char **argv, struct cli_ctx *ctx);
 
 #endif

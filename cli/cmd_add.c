@@ -15,6 +15,27 @@
 /* Inputs larger than this are refused rather than read into memory. */
 #define ADD_MAX_INPUT ((size_t)4 << 30)
 
+/* The 1-based line of byte off, counting on from the last call (offsets
+ * only grow). */
+static size_t line_at(const char *text, size_t off, size_t *at, size_t *line)
+{
+    for (size_t i = *at; i < off; i++)
+        *line += text[i] == '\n';
+    if (off > *at)
+        *at = off;
+    return *line;
+}
+
+/* The 1-based column (in code points) of byte off within its line. */
+static size_t column_at(const char *text, size_t off)
+{
+    size_t s = off, l, c;
+    while (s > 0 && text[s - 1] != '\n')
+        s--;
+    utf8_line_col(text + s, off - s, &l, &c);
+    return c;
+}
+
 int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
 {
     const char *path = "-";
@@ -43,6 +64,7 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
      * cannot swallow the next; anything else (one pretty-printed session,
      * an array) is parsed as it comes. The first document decides. */
     int jsonl = -1;
+    size_t lc_off = 0, lc_line = 1;
     while (p < len) {
         while (p < len && (text[p] == ' ' || text[p] == '\n' || text[p] == '\r' ||
                            text[p] == '\t'))
@@ -57,7 +79,8 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
             jsonl = !eol || end <= eol;
         if (!v) {
             size_t off = end && end >= text + p ? (size_t)(end - text) : p;
-            utf8_line_col(text, off, &l, &c);
+            l = line_at(text, off, &lc_off, &lc_line);
+            c = column_at(text, off);
             cli_error("%s:%zu:%zu: malformed JSON; skipping to the next session", name, l, c);
             bad++;
             /* Resume at the next line that opens an object in column 1:
@@ -78,7 +101,9 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
         }
         size_t start = p;
         p = (size_t)(end - text);
-        utf8_line_col(text, start, &l, &c);
+        /* line numbers only for messages, counted forward, never from 0
+         * again: recounting per session made a 100k-message add quadratic */
+        l = line_at(text, start, &lc_off, &lc_line);
         if (cJSON_IsArray(v)) {
             const cJSON *e;
             int k = 0;

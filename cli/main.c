@@ -22,6 +22,8 @@ static const struct command {
     { "stats",    cmd_stats,    "stats                 counts and sizes" },
     { "redact",   cmd_redact,   "redact [--dry-run]    mask secrets in what is stored" },
     { "eval",     cmd_eval,     "eval DATASET FILE...  evidence recall on a benchmark (cairn eval --help)" },
+    { "model",    cmd_model,    "model list|pull [NAME]|verify [NAME]|rm NAME   embedding models" },
+    { "embed",    cmd_embed,    "embed [--model NAME|PATH] [--query] TEXT   print the vector (JSON)" },
 };
 
 static void usage(FILE *f)

@@ -24,6 +24,7 @@
 #include "embed/kernels.h"
 #include "embed/safetensors.h"
 #include "embed/tokenizer.h"
+#include "embed/use.h"
 #include "util/buf.h"
 
 #include <cJSON.h>
@@ -55,6 +56,7 @@ struct embed_layer {
 };
 
 struct embed_model {
+    struct use_model     *use;                /* USE-lite (use.h), or NULL */
     struct embed_st_file *st;                 /* the mapped weights */
     struct embed_tok     *tok;
     int    hidden, layers, heads, inter;      /* H, L, heads, I */
@@ -418,6 +420,16 @@ struct embed_model *embed_load(const char *dir, char *err, size_t errlen)
         return NULL;
     }
     m->threads = 1;
+    if (use_is_model_dir(dir)) {
+        /* A TF.js USE-lite folder (model.json + shards + vocab.json). */
+        m->use = use_load(dir, err, errlen);
+        if (!m->use)
+            goto fail;
+        m->hidden = USE_DIM;
+        m->max_tokens = USE_MAX_TOKENS;
+        m->normalize = 1;
+        return m;
+    }
     if (!dir || load_config(m, dir, err, errlen) != 0 ||
         load_options(m, dir, err, errlen) != 0 ||
         load_weights(m, dir, err, errlen) != 0)
@@ -458,6 +470,7 @@ void embed_free(struct embed_model *m)
         free(m->owned[i]);
     free(m->owned);
     free(m->layer);
+    use_free(m->use);
     embed_tok_free(m->tok);
     embed_st_close(m->st);
     free(m);
@@ -470,6 +483,8 @@ const char *embed_errmsg(const struct embed_model *m) { return m->errmsg; }
 void embed_set_threads(struct embed_model *m, int n)
 {
     m->threads = n < 1 ? 1 : n;
+    if (m->use)
+        use_set_threads(m->use, m->threads);
 }
 
 /* ---- forward ---------------------------------------------------------- */
@@ -506,6 +521,9 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
     int b, t, l, rc = -1;
 
     m->errmsg[0] = 0;
+    if (m->use)
+        return use_forward(m->use, ids, lens, batch, seq, out, m->errmsg,
+                           sizeof(m->errmsg));
     if (batch < 1 || seq < 1 || seq > m->max_tokens) {
         m_err(m->errmsg, sizeof(m->errmsg), "bad batch shape %d x %d", batch, seq);
         return -1;
@@ -594,6 +612,8 @@ int embed_tokenize(struct embed_model *m, const char *text, int is_query,
 
     if (max_ids > m->max_tokens)
         max_ids = m->max_tokens;
+    if (m->use)   /* no prefixes; an empty text has 0 tokens */
+        return use_tokenize(m->use, text, text ? strlen(text) : 0, ids, max_ids);
     return embed_tok_encode2(m->tok, prefix, strlen(prefix), text,
                              text ? strlen(text) : 0, ids, max_ids);
 }
@@ -650,7 +670,7 @@ int embed_encode(struct embed_model *m, const char *const *texts, size_t n,
         for (i = 0; i < cn; i++) {
             int len = embed_tokenize(m, texts[c0 + i], is_query,
                                      ids + (size_t)i * maxt, maxt);
-            if (len < 1) {
+            if (len < 0 || (len == 0 && !m->use)) {
                 m_err(m->errmsg, sizeof(m->errmsg), "tokenizer failed (out of memory)");
                 goto out;
             }
@@ -668,7 +688,7 @@ int embed_encode(struct embed_model *m, const char *const *texts, size_t n,
                 nb++;
             if (nb == 0)
                 nb = 1;
-            seq = order[i + nb - 1].len;
+            seq = order[i + nb - 1].len > 0 ? order[i + nb - 1].len : 1;
             for (b = 0; b < nb; b++) {
                 const int32_t *src = ids + (size_t)order[i + b].idx * maxt;
                 blens[b] = order[i + b].len;

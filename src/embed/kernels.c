@@ -50,6 +50,34 @@ void embed_k_linear_ref(const float *x, const float *w, const float *b,
     }
 }
 
+void embed_k_linear_kn(const float *x, const float *w, int ldw, const float *b,
+                       float *y, int m, int n, int k)
+{
+    int i;
+
+    if (b) {
+        for (i = 0; i < m; i++)
+            memcpy(y + (size_t)i * n, b, (size_t)n * sizeof(float));
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+                1.0f, x, k, w, ldw, b ? 1.0f : 0.0f, y, n);
+}
+
+void embed_k_linear_kn_ref(const float *x, const float *w, int ldw,
+                           const float *b, float *y, int m, int n, int k)
+{
+    int i, j, t;
+
+    for (i = 0; i < m; i++) {
+        for (j = 0; j < n; j++) {
+            double acc = b ? b[j] : 0.0;
+            for (t = 0; t < k; t++)
+                acc += (double)x[(size_t)i * k + t] * w[(size_t)t * ldw + j];
+            y[(size_t)i * n + j] = (float)acc;
+        }
+    }
+}
+
 /* ---- layer norm ------------------------------------------------------ */
 
 void embed_k_add_layernorm(float *x, const float *res, const float *g,

@@ -30,6 +30,14 @@ void embed_k_linear(const float *x, const float *w, const float *b,
 void embed_k_linear_ref(const float *x, const float *w, const float *b,
                         float *y, int m, int n, int k);
 
+/* y[m][n] = x[m][k] . w[k][n] + b[n], with w's rows ldw >= n floats apart
+ * (TensorFlow's layout, [in][out]; ldw > n picks columns out of a fused
+ * matrix, e.g. the q part of USE-lite's qkv kernel). b may be NULL. */
+void embed_k_linear_kn(const float *x, const float *w, int ldw, const float *b,
+                       float *y, int m, int n, int k);
+void embed_k_linear_kn_ref(const float *x, const float *w, int ldw,
+                           const float *b, float *y, int m, int n, int k);
+
 /* x[rows][dim] = LayerNorm(x + res) * g + b, row by row, in place.
  * res may be NULL (plain LayerNorm). Biased variance, as torch does. */
 void embed_k_add_layernorm(float *x, const float *res, const float *g,

