@@ -302,7 +302,11 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
             continue;
         }
         if (longname[0]) {
-            snprintf(name, sizeof(name), "%s", longname);
+            /* names longer than ours are not files we want: keep a
+             * bounded copy (the prefix check below refuses it) */
+            size_t ln = strnlen(longname, sizeof(name) - 1);
+            memcpy(name, longname, ln);
+            name[ln] = 0;
             longname[0] = 0;
         } else if (memcmp(h + 257, "ustar", 5) == 0 && h[345]) {
             snprintf(name, sizeof(name), "%.155s/%.100s", (const char *)h + 345,
