@@ -54,5 +54,15 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_eval(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_model(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_embed(int argc, char **argv, struct cli_ctx *ctx);
+/* Capture (docs/CAPTURE.md): cmd_import.c, cmd_hook.c, cmd_setup.c,
+ * cmd_doctor.c; the hook log is cli/log.c. */
+int cmd_import(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_hook(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_setup(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx);
+/* ~/.cairn/cairn.log ($CAIRN_LOG): its path into out (0, or -1), and one
+ * timestamped line appended to it (file 0600; never fails loudly). */
+int cli_log_path(char *out, size_t n);
+void cli_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

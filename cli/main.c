@@ -24,6 +24,10 @@ static const struct command {
     { "eval",     cmd_eval,     "eval DATASET FILE...  evidence recall on a benchmark (cairn eval --help)" },
     { "model",    cmd_model,    "model list|pull [NAME]|verify [NAME]|rm NAME   embedding models" },
     { "embed",    cmd_embed,    "embed [--model NAME|PATH] [--query] TEXT   print the vector (JSON)" },
+    { "import",   cmd_import,   "import KIND [PATH]    past sessions: claude-code, claude-ai, chatgpt, codex, jsonl" },
+    { "hook",     cmd_hook,     "hook EVENT            Claude Code hook: stop, session-end, pre-compact" },
+    { "setup",    cmd_setup,    "setup claude-code [--dry-run] [--remove]   install the capture hooks" },
+    { "doctor",   cmd_doctor,   "doctor                store, hooks, log and transcripts at risk" },
 };
 
 static void usage(FILE *f)

@@ -265,6 +265,144 @@ void cairn_recall_free(struct cairn_recall *r);
 /* Tokens that `text` costs in a budget (see docs/TOKENS.md). */
 int cairn_count_tokens(const char *text, size_t len);
 
+
+/* ---- Capture: importers, hooks and what they have read ---------------- */
+
+/*
+ * How far cairn has read one transcript or export file, so the Claude Code
+ * Stop hook reads only what is new and a second import skips what did not
+ * change. One row per file path.
+ */
+struct cairn_capture_state {
+    const char *path;        /* the file (as given to the importer) */
+    const char *session;     /* the session it feeds (external id), or NULL */
+    uint64_t    offset;      /* bytes consumed: the end of the last complete line */
+    uint64_t    size;        /* the file's size when it was read */
+    uint64_t    inode, dev;  /* its identity: a new file under the same name
+                                (or one that shrank) is read from the start */
+    int64_t     mtime;       /* its modification time, Unix seconds */
+    int64_t     updated_at;  /* when the row was written; on set, CAIRN_NO_TIME
+                                means now */
+};
+typedef int (*cairn_capture_state_cb)(void *arg, const struct cairn_capture_state *st);
+
+/* Reads the state of `path` into *out (out->path is `path`, out->session
+ * is NULL: use cairn_capture_states for the session). CAIRN_NOTFOUND if
+ * the file was never read. */
+int cairn_capture_state_get(struct cairn *db, const char *path,
+                            struct cairn_capture_state *out);
+/* Inserts or replaces the row of st->path (one transaction). */
+int cairn_capture_state_set(struct cairn *db, const struct cairn_capture_state *st);
+/* Removes the row of `path`; CAIRN_NOTFOUND if there is none. */
+int cairn_capture_state_delete(struct cairn *db, const char *path);
+/* Walks every row (path NULL) or the row of one path, in path order.
+ * Strings live until the callback returns. (cairn_forget removes the rows
+ * of the session it forgets.) */
+int cairn_capture_states(struct cairn *db, const char *path,
+                         cairn_capture_state_cb cb, void *arg);
+
+/* Replaces the title and/or the meta JSON object of a stored session
+ * (NULL leaves that field as it is): capture learns titles and branches
+ * after the session's first turns were saved. CAIRN_NOTFOUND if there is
+ * no such session, CAIRN_INVALID if meta is not a JSON object. */
+int cairn_session_update(struct cairn *db, const char *id, const char *title,
+                         const char *meta);
+
+/* Sets how long writes on this handle wait for another process's
+ * transaction before failing with CAIRN_BUSY (default 15000 ms). Hooks
+ * use a short wait: they must never hold the user up. */
+int cairn_busy_timeout(struct cairn *db, int ms);
+
+/* Where a session belongs: see cairn_project_of. Fields are "" when
+ * unknown. */
+struct cairn_project {
+    char name[1024];         /* the project: .cairn-project, else the git remote
+                                ("github.com/user/repo"), else the main
+                                worktree's folder, else the folder itself */
+    char root[1024];         /* the folder holding .cairn-project or .git */
+    char git_common_dir[1024]; /* shared by every worktree of a repository */
+    char git_remote[1024];   /* origin's URL (else the first remote's) */
+    char git_branch[256];    /* the checked-out branch, from HEAD */
+};
+
+/*
+ * Finds the project of folder `dir` without running git: a `.cairn-project`
+ * file (its first line) in `dir` or any folder above wins; else, in a git
+ * repository (.git a folder, or a file "gitdir: ..." in worktrees and
+ * submodules, with its "commondir"), the normalised remote URL, or without
+ * a remote the main worktree's folder, so worktrees, subfolders of a
+ * monorepo and (with a remote) renamed folders share one project; else
+ * `dir` itself. The folder need not exist (then it is its own project).
+ * Environment variables (CAIRN_PROJECT) are the caller's business.
+ * Returns CAIRN_OK, or CAIRN_INVALID for a NULL or empty dir.
+ */
+int cairn_project_of(const char *dir, struct cairn_project *out);
+
+/* What can be imported. */
+enum cairn_import_kind {
+    CAIRN_IMPORT_CLAUDE_CODE = 1, /* a Claude Code transcript (.jsonl) */
+    CAIRN_IMPORT_CLAUDE_AI,       /* claude.ai export: .zip or conversations.json */
+    CAIRN_IMPORT_CHATGPT,         /* ChatGPT export: .zip or conversations.json */
+    CAIRN_IMPORT_CODEX,           /* a Codex CLI rollout (.jsonl) */
+    CAIRN_IMPORT_JSONL            /* the `cairn add` format, one session a line */
+};
+/* "claude-code", "claude-ai", "chatgpt", "codex", "jsonl" -> kind; 0 if
+ * unknown. */
+int cairn_import_kind_parse(const char *name);
+
+#define CAIRN_IMPORT_FULL        0x1 /* ignore the capture state: read every
+                                        file whole, even if unchanged */
+#define CAIRN_IMPORT_ATTACHMENTS 0x2 /* claude.ai: keep pasted attachments'
+                                        text in the message */
+
+struct cairn_import_opts {
+    const char *project;     /* every session's project; NULL: found from
+                                the session's cwd (cairn_project_of) */
+    const char *cwd;         /* the folder to use when the file names none */
+    const char *default_id;  /* session id when the file names none; NULL:
+                                the file name without .jsonl */
+    unsigned    flags;       /* CAIRN_IMPORT_* */
+    /* Called after each session (may be NULL): bytes of the file
+     * accounted for so far, and its size. */
+    void      (*progress)(void *arg, uint64_t done, uint64_t total);
+    void       *progress_arg;
+};
+
+/* What imports did; counts are added to. */
+struct cairn_import_stats {
+    size_t files;             /* files read */
+    size_t files_unchanged;   /* skipped: the capture state says nothing new */
+    uint64_t bytes;           /* bytes of the files read */
+    size_t sessions;          /* sessions found in them */
+    size_t sessions_added, sessions_updated;
+    size_t sessions_failed;   /* refused by the store (see the handle's error) */
+    size_t messages_added, messages_skipped, secrets_masked;
+    /* What the parsers left out, and why. A "line" is a JSONL line, or one
+     * conversation of an export. */
+    size_t lines, lines_blank, lines_ignored;
+    size_t bad_json, unknown_type, wrong_type, too_long;
+    size_t utf8_repaired, private_removed, messages_dropped;
+};
+
+/*
+ * Imports one file of the given kind. Each session is added in its own
+ * transaction (cairn_add_session), so an import killed at any point leaves
+ * whole sessions and running it again completes it. Re-importing adds
+ * nothing. Claude Code transcripts are read from the offset recorded in the
+ * capture state when the file is the same one, grown (the Stop hook path);
+ * from the start when it shrank or was replaced. Sources are "claude-code",
+ * "claude-ai", "chatgpt", "codex" (jsonl keeps the file's own).
+ * Text between <private> and </private> is never stored.
+ *
+ * Returns CAIRN_OK when the file was read (sessions the store refused are
+ * counted in stats->sessions_failed and the last reason is on the handle),
+ * or CAIRN_IO / CAIRN_TOOBIG / CAIRN_NOMEM / CAIRN_BUSY / CAIRN_INVALID
+ * (not a file of that kind at all).
+ */
+int cairn_import_file(struct cairn *db, int kind, const char *path,
+                      const struct cairn_import_opts *opts,
+                      struct cairn_import_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,7 @@
 # when not root. Idempotent.
 set -e
 PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
-libstemmer-dev libopenblas-dev libcurl4-openssl-dev zlib1g-dev libmicrohttpd-dev sqlite3 valgrind python3"
+libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -168,6 +168,7 @@ int cairn_forget(struct cairn *h, const char *session)
      * messages or sessions must be listed here (vectors, offsets...). */
     static const char *const del[] = {
         "DELETE FROM messages WHERE session = ?",
+        "DELETE FROM capture_state WHERE session = (SELECT ext_id FROM sessions WHERE id = ?)",
         "DELETE FROM sessions WHERE id = ?",
     };
     for (size_t i = 0; i < sizeof del / sizeof del[0]; i++) {

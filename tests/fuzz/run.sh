@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 OUT=build-fuzz
 mkdir -p "$OUT"
-PKG="sqlite3 libcjson libpcre2-8 libutf8proc openblas"
+PKG="sqlite3 libcjson libpcre2-8 libutf8proc openblas libzip libcurl zlib"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc $(pkg-config --cflags $PKG)"
 LIBS="$(pkg-config --libs $PKG) -lstemmer -lm -lpthread"
 SRC=$(ls src/*.c src/*/*.c)

@@ -1,0 +1,246 @@
+/*
+ * cmd_doctor.c: `cairn doctor`: is capture working, and is anything about
+ * to be lost?
+ *
+ * Checks the store (path, permissions, schema, counts), the hook log's last
+ * errors, whether the Claude Code hooks are installed, and the transcripts
+ * in ~/.claude/projects that are not (fully) imported: Claude Code deletes
+ * transcripts older than cleanupPeriodDays (30 by default, from
+ * settings.json), and users have lost months of history that way, so
+ * those within a week of deletion get a warning. Exit 0 when all is well,
+ * 1 when something needs attention.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+
+#define SOON_DAYS 7
+
+struct scan {
+    struct cairn *db;
+    int64_t now, cleanup_days;
+    size_t files, not_imported, at_risk, expired;
+    int64_t oldest_at_risk;      /* mtime of the oldest unimported file */
+};
+static struct scan *scan_ctx;    /* nftw has no user pointer */
+
+static int scan_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    struct scan *s = scan_ctx;
+    size_t n = strlen(path);
+    (void)ftw;
+    if (type != FTW_F || n < 6 || strcmp(path + n - 6, ".jsonl") || strstr(path, "/subagents/"))
+        return 0;
+    s->files++;
+    struct cairn_capture_state cs;
+    int imported = cairn_capture_state_get(s->db, path, &cs) == CAIRN_OK &&
+                   cs.size >= (uint64_t)st->st_size;
+    if (imported)
+        return 0;
+    s->not_imported++;
+    int64_t age_days = (s->now - (int64_t)st->st_mtime) / 86400;
+    if (age_days >= s->cleanup_days)
+        s->expired++;
+    else if (age_days + SOON_DAYS >= s->cleanup_days)
+        s->at_risk++;
+    if (!s->oldest_at_risk || st->st_mtime < s->oldest_at_risk)
+        s->oldest_at_risk = (int64_t)st->st_mtime;
+    return 0;
+}
+
+/* Reads ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR's); NULL if none. */
+static cJSON *claude_settings(char *path, size_t n)
+{
+    const char *cfg = getenv("CLAUDE_CONFIG_DIR"), *home = getenv("HOME");
+    if (cfg && *cfg)
+        snprintf(path, n, "%s/settings.json", cfg);
+    else if (home && *home)
+        snprintf(path, n, "%s/.claude/settings.json", home);
+    else
+        return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fclose(f);
+    size_t len;
+    char *t = cli_read_file(path, (size_t)16 << 20, &len);
+    if (!t)
+        return NULL;
+    cJSON *j = cJSON_ParseWithLength(t, len);
+    free(t);
+    return j;
+}
+
+static int hook_installed(const cJSON *settings, const char *event, const char *arg)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(settings, "hooks"), event), *g, *h;
+    char tail[64];
+    snprintf(tail, sizeof tail, " hook %s", arg);
+    cJSON_ArrayForEach(g, arr) {
+        cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(g, "hooks")) {
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "command");
+            if (cJSON_IsString(c) && strstr(c->valuestring, "cairn") &&
+                strstr(c->valuestring, tail))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static void show_log(int *problems)
+{
+    char path[4096];
+    if (cli_log_path(path, sizeof path)) {
+        printf("log:      (no HOME)\n");
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("log:      %s (no errors recorded)\n", path);
+        return;
+    }
+    /* The last five lines, from the last 64 KB. */
+    static char tail[65536 + 1];
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : 0;
+    long from = size > 65536 ? size - 65536 : 0;
+    fseek(f, from, SEEK_SET);
+    size_t n = fread(tail, 1, sizeof tail - 1, f);
+    fclose(f);
+    tail[n] = '\0';
+    const char *lines[5] = { 0 };
+    size_t nl = 0;
+    for (char *p = tail; *p;) {
+        char *e = strchr(p, '\n');
+        if (e)
+            *e = '\0';
+        if (*p)
+            lines[nl++ % 5] = p;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    printf("log:      %s (%ld bytes)%s\n", path, size, nl ? "; last errors:" : "");
+    for (size_t i = nl > 5 ? nl - 5 : 0; i < nl; i++)
+        printf("          %s\n", lines[i % 5]);
+    if (nl)
+        (*problems)++;
+}
+
+int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
+{
+    int problems = 0;
+    char path[4096];
+    struct cairn *db = NULL;
+    cJSON *settings = NULL;
+
+    /* The store. */
+    if (ctx->db_path)
+        snprintf(path, sizeof path, "%s", ctx->db_path);
+    else if (cairn_default_path(path, sizeof path)) {
+        cli_error("doctor: no store path: set CAIRN_DB or HOME");
+        return 1;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        printf("store:    %s does not exist yet (it is created by the first hook or import)\n",
+               path);
+        problems++;
+    } else {
+        printf("store:    %s (%.1f MB, mode %03o)\n", path, (double)st.st_size / 1e6,
+               (unsigned)(st.st_mode & 0777));
+        if (st.st_mode & 077) {
+            printf("WARNING:  the store is readable by others: chmod 600 %s\n", path);
+            problems++;
+        }
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+            *slash = '\0';
+            if (stat(dir, &st) == 0 && (st.st_mode & 077))
+                printf("note:     folder %s is mode %03o (cairn creates it 0700)\n", dir,
+                       (unsigned)(st.st_mode & 0777));
+        }
+        int rc = cairn_open(path, CAIRN_OPEN_NOCREATE, &db);
+        if (rc) {
+            printf("ERROR:    cannot open the store: %s\n", cairn_errmsg(db));
+            cairn_close(db);
+            db = NULL;
+            problems++;
+        } else {
+            struct cairn_stats cs;
+            if (cairn_get_stats(db, &cs) == CAIRN_OK)
+                printf("          schema version %d, %lld sessions, %lld messages\n",
+                       cs.schema_version, (long long)cs.sessions, (long long)cs.messages);
+        }
+    }
+    show_log(&problems);
+
+    /* Claude Code. */
+    char spath[4096];
+    settings = claude_settings(spath, sizeof spath);
+    int ok_stop = hook_installed(settings, "Stop", "stop");
+    int ok_end = hook_installed(settings, "SessionEnd", "session-end");
+    int ok_pc = hook_installed(settings, "PreCompact", "pre-compact");
+    if (ok_stop && ok_end && ok_pc) {
+        printf("hooks:    installed in %s\n", spath);
+    } else {
+        printf("hooks:    %s in %s: run `cairn setup claude-code`\n",
+               ok_stop || ok_end || ok_pc ? "partly installed" : "not installed", spath);
+        problems++;
+    }
+    const char *e = getenv("CAIRN_CAPTURE");
+    if (e && !strcmp(e, "0")) {
+        printf("note:     CAIRN_CAPTURE=0 is set here: hooks started with it save nothing\n");
+    }
+    int64_t cleanup = 30;
+    const cJSON *cp = cJSON_GetObjectItemCaseSensitive(settings, "cleanupPeriodDays");
+    if (cJSON_IsNumber(cp) && cp->valuedouble >= 0 && cp->valuedouble < 1e6)
+        cleanup = (int64_t)cp->valuedouble;
+
+    char proj[4096];
+    const char *cfg = getenv("CLAUDE_CONFIG_DIR"), *home = getenv("HOME");
+    if (cfg && *cfg)
+        snprintf(proj, sizeof proj, "%s/projects", cfg);
+    else
+        snprintf(proj, sizeof proj, "%s/.claude/projects", home ? home : "");
+    if (stat(proj, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        printf("claude:   no transcripts in %s\n", proj);
+    } else if (!db) {
+        printf("claude:   transcripts in %s (cannot tell which are imported)\n", proj);
+    } else {
+        struct scan sc;
+        memset(&sc, 0, sizeof sc);
+        sc.db = db;
+        sc.now = (int64_t)time(NULL);
+        sc.cleanup_days = cleanup;
+        scan_ctx = &sc;
+        nftw(proj, scan_cb, 32, FTW_PHYS);
+        printf("claude:   %zu transcripts in %s, %zu not imported; cleanupPeriodDays %lld\n",
+               sc.files, proj, sc.not_imported, (long long)cleanup);
+        if (sc.at_risk || sc.expired) {
+            printf("WARNING:  %zu transcripts not imported will be deleted by Claude Code "
+                   "within %d days (%zu are past cleanupPeriodDays already): "
+                   "run `cairn import claude-code` now\n",
+                   sc.at_risk + sc.expired, SOON_DAYS, sc.expired);
+            problems++;
+        } else if (sc.not_imported) {
+            printf("note:     run `cairn import claude-code` to import them\n");
+            problems++;
+        }
+    }
+    cJSON_Delete(settings);
+    cairn_close(db);
+    if (!problems)
+        printf("all good\n");
+    (void)argc;
+    (void)argv;
+    return problems ? 1 : 0;
+}
