@@ -514,7 +514,7 @@ static void word_row(const struct embed_model *m, int id, float *dst)
 int embed_forward_ids(struct embed_model *m, const int32_t *ids,
                       const int *lens, int batch, int seq, float *out)
 {
-    int H = m->hidden, I = m->inter, hd = m->hidden / m->heads;
+    int H = m->hidden, I = m->inter, hd;
     size_t T = (size_t)batch * seq;
     float *x = NULL, *q = NULL, *k = NULL, *v = NULL, *ctx = NULL, *f = NULL;
     float *scratch = NULL, *tmp;
@@ -528,6 +528,7 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
         m_err(m->errmsg, sizeof(m->errmsg), "bad batch shape %d x %d", batch, seq);
         return -1;
     }
+    hd = H / m->heads;          /* heads > 0 for BERT models (checked at load) */
     for (b = 0; b < batch; b++) {
         if (lens[b] < 1 || lens[b] > seq) {
             m_err(m->errmsg, sizeof(m->errmsg), "bad length %d", lens[b]);
