@@ -16,9 +16,15 @@
 PREFIX  ?= /usr/local
 BUILD   ?= build
 CC      ?= cc
-PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc openblas libzip libcurl zlib
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc zlib
+# Loaded at run time with dlopen on first use (src/util/dl.h), not linked:
+# their load-time constructors cost ~12 ms per process, paid by every hook.
+# Their headers are used at build time; only tests and benchmarks that call
+# them directly link them (DL_LIBS).
+DL_PKGS  = openblas libzip libcurl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstemmer -lpthread -lm
+DL_LIBS    := $(shell pkg-config --libs $(DL_PKGS) 2>/dev/null)
 
 # -Wno-format-truncation: gcc flags bounded snprintf of paths only at some
 # optimisation levels (it broke the -O1 sanitizer build but not -O2);
@@ -60,11 +66,11 @@ $(BUILD)/cairn: $(CLI_OBJ) $(BUILD)/libcairn.a
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcairn.a tests/unit/t.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(DL_LIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libcairn.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(DL_LIBS)
 
 test: all $(TEST_BIN)
 	@BUILD=$(BUILD) sh tests/run.sh

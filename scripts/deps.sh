@@ -1,10 +1,14 @@
 #!/bin/sh
 # scripts/deps.sh: installs the Debian packages cairn builds and tests
 # with, when any is missing; does nothing when all are there. Uses sudo
-# when not root. Idempotent.
+# when not root. Idempotent. libcurl4, libopenblas0 and libzip4 are the
+# run-time libraries cairn dlopens on first use (not linked; the -dev
+# packages give their headers), listed so they are there even if a -dev
+# package stops depending on them.
 set -e
 PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
-libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3"
+libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
+libcurl4 libopenblas0 libzip4"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

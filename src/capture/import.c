@@ -15,8 +15,13 @@
  * seen, so only the new turns are handed to the store. The state is
  * written after the sessions are committed: a crash in between only means
  * the same turns are offered again.
+ *
+ * libzip is not linked: it is dlopen'ed ("libzip.so.4") at the first .zip,
+ * so that the hooks, which import transcripts many times a day, do not
+ * pay its load time; <zip.h> still gives the types and constants.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,6 +31,7 @@
 #include "internal.h"
 #include "capture/capture.h"
 #include "util/buf.h"
+#include "util/dl.h"
 
 int cairn_import_kind_parse(const char *name)
 {
@@ -61,23 +67,71 @@ static int is_zip(const char *p, size_t n)
            ((p[2] == 3 && p[3] == 4) || (p[2] == 5 && p[3] == 6));
 }
 
+/* The libzip functions we call, resolved once by zl_init. */
+static struct {
+    zip_t *(*zip_open)(const char *, int, int *);
+    zip_int64_t (*zip_get_num_entries)(zip_t *, zip_flags_t);
+    const char *(*zip_get_name)(zip_t *, zip_uint64_t, zip_flags_t);
+    void (*zip_stat_init)(zip_stat_t *);
+    int (*zip_stat_index)(zip_t *, zip_uint64_t, zip_flags_t, zip_stat_t *);
+    zip_file_t *(*zip_fopen_index)(zip_t *, zip_uint64_t, zip_flags_t);
+    const char *(*zip_strerror)(zip_t *);
+    zip_int64_t (*zip_fread)(zip_file_t *, void *, zip_uint64_t);
+    const char *(*zip_file_strerror)(zip_file_t *);
+    int (*zip_fclose)(zip_file_t *);
+    void (*zip_discard)(zip_t *);
+} zl;
+static int zl_ok;
+static char zl_err[400];
+static pthread_once_t zl_once = PTHREAD_ONCE_INIT;
+
+static void zl_init(void)
+{
+    static const char *const names[] = {
+        "zip_open", "zip_get_num_entries", "zip_get_name", "zip_stat_init",
+        "zip_stat_index", "zip_fopen_index", "zip_strerror", "zip_fread",
+        "zip_file_strerror", "zip_fclose", "zip_discard",
+    };
+    void *sym[11];
+
+    if (!dl_load("libzip.so.4", "libzip4", names, sym, 11, zl_err, sizeof(zl_err)))
+        return;
+    /* dlsym gives object pointers; POSIX guarantees they convert. */
+    zl.zip_open = (__typeof__(zl.zip_open))sym[0];
+    zl.zip_get_num_entries = (__typeof__(zl.zip_get_num_entries))sym[1];
+    zl.zip_get_name = (__typeof__(zl.zip_get_name))sym[2];
+    zl.zip_stat_init = (__typeof__(zl.zip_stat_init))sym[3];
+    zl.zip_stat_index = (__typeof__(zl.zip_stat_index))sym[4];
+    zl.zip_fopen_index = (__typeof__(zl.zip_fopen_index))sym[5];
+    zl.zip_strerror = (__typeof__(zl.zip_strerror))sym[6];
+    zl.zip_fread = (__typeof__(zl.zip_fread))sym[7];
+    zl.zip_file_strerror = (__typeof__(zl.zip_file_strerror))sym[8];
+    zl.zip_fclose = (__typeof__(zl.zip_fclose))sym[9];
+    zl.zip_discard = (__typeof__(zl.zip_discard))sym[10];
+    zl_ok = 1;
+}
+
 /* Reads the conversations.json of an export archive (at any depth; the
  * shortest path wins) into a malloc'd NUL-terminated buffer. */
 static int zip_conversations(struct cairn *h, const char *path, char **out, size_t *outlen)
 {
     int zerr = 0, rc = CAIRN_OK;
-    zip_t *z = zip_open(path, ZIP_RDONLY, &zerr);
+    zip_t *z;
     zip_file_t *zf = NULL;
     char *p = NULL;
     *out = NULL;
     *outlen = 0;
+    pthread_once(&zl_once, zl_init);
+    if (!zl_ok)
+        return cairn__err(h, CAIRN_ERROR, "%s: %s", path, zl_err);
+    z = zl.zip_open(path, ZIP_RDONLY, &zerr);
     if (!z)
         return cairn__err(h, CAIRN_INVALID, "%s: not a readable zip archive (libzip error %d)",
                           path, zerr);
-    zip_int64_t n = zip_get_num_entries(z, 0), best = -1;
+    zip_int64_t n = zl.zip_get_num_entries(z, 0), best = -1;
     size_t best_len = 0;
     for (zip_int64_t i = 0; i < n; i++) {
-        const char *name = zip_get_name(z, (zip_uint64_t)i, ZIP_FL_ENC_GUESS);
+        const char *name = zl.zip_get_name(z, (zip_uint64_t)i, ZIP_FL_ENC_GUESS);
         if (!name)
             continue;
         const char *base = strrchr(name, '/');
@@ -94,8 +148,8 @@ static int zip_conversations(struct cairn *h, const char *path, char **out, size
         goto out;
     }
     zip_stat_t zs;
-    zip_stat_init(&zs);
-    if (zip_stat_index(z, (zip_uint64_t)best, 0, &zs) != 0 || !(zs.valid & ZIP_STAT_SIZE)) {
+    zl.zip_stat_init(&zs);
+    if (zl.zip_stat_index(z, (zip_uint64_t)best, 0, &zs) != 0 || !(zs.valid & ZIP_STAT_SIZE)) {
         rc = cairn__err(h, CAIRN_INVALID, "%s: cannot read the archive's directory", path);
         goto out;
     }
@@ -112,16 +166,16 @@ static int zip_conversations(struct cairn *h, const char *path, char **out, size
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory reading %s", path);
         goto out;
     }
-    zf = zip_fopen_index(z, (zip_uint64_t)best, 0);
+    zf = zl.zip_fopen_index(z, (zip_uint64_t)best, 0);
     if (!zf) {
-        rc = cairn__err(h, CAIRN_INVALID, "%s: %s", path, zip_strerror(z));
+        rc = cairn__err(h, CAIRN_INVALID, "%s: %s", path, zl.zip_strerror(z));
         goto out;
     }
     while (got < want) {
-        zip_int64_t r = zip_fread(zf, p + got, want - got);
+        zip_int64_t r = zl.zip_fread(zf, p + got, want - got);
         if (r < 0) {
             rc = cairn__err(h, CAIRN_INVALID, "%s: damaged archive: %s", path,
-                            zip_file_strerror(zf));
+                            zl.zip_file_strerror(zf));
             goto out;
         }
         if (r == 0)
@@ -134,8 +188,8 @@ static int zip_conversations(struct cairn *h, const char *path, char **out, size
     p = NULL;
 out:
     if (zf)
-        zip_fclose(zf);
-    zip_discard(z);
+        zl.zip_fclose(zf);
+    zl.zip_discard(z);
     free(p);
     return rc;
 }

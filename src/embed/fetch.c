@@ -8,14 +8,22 @@
  * its size and SHA-256 equal the pinned ones is it renamed to DEST; a file
  * that does not match is deleted, never used. Only http and https are
  * allowed, also across redirects (the Hugging Face hub redirects to a CDN).
+ *
+ * libcurl is not linked: it is dlopen'ed ("libcurl.so.4") at the first
+ * download, because its dependencies' constructors (TLS, LDAP, Kerberos)
+ * cost ~5 ms at every process start and only `cairn model pull` needs it.
+ * <curl/curl.h> still gives the types and constants; the functions come
+ * from the table fc.
  */
 #include "embed/registry.h"
 
+#include "util/dl.h"
 #include "util/sha256.h"
 
 #include <curl/curl.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,15 +82,50 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
     return 0;
 }
 
+/* The libcurl functions we call, resolved once by fc_init. */
+static struct {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_perform)(CURL *);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    void (*easy_cleanup)(CURL *);
+    const char *(*easy_strerror)(CURLcode);
+} fc;
+static int fc_ok;
+static char fc_err[400];
+static pthread_once_t fc_once = PTHREAD_ONCE_INIT;
+
+static void fc_init(void)
+{
+    static const char *const names[] = {
+        "curl_global_init", "curl_easy_init", "curl_easy_setopt", "curl_easy_perform",
+        "curl_easy_getinfo", "curl_easy_cleanup", "curl_easy_strerror",
+    };
+    void *sym[7];
+
+    if (!dl_load("libcurl.so.4", "libcurl4", names, sym, 7, fc_err, sizeof(fc_err)))
+        return;
+    /* dlsym gives object pointers; POSIX guarantees they convert. */
+    fc.global_init = (__typeof__(fc.global_init))sym[0];
+    fc.easy_init = (__typeof__(fc.easy_init))sym[1];
+    fc.easy_setopt = (__typeof__(fc.easy_setopt))sym[2];
+    fc.easy_perform = (__typeof__(fc.easy_perform))sym[3];
+    fc.easy_getinfo = (__typeof__(fc.easy_getinfo))sym[4];
+    fc.easy_cleanup = (__typeof__(fc.easy_cleanup))sym[5];
+    fc.easy_strerror = (__typeof__(fc.easy_strerror))sym[6];
+    if (fc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        snprintf(fc_err, sizeof(fc_err), "libcurl could not start");
+        return;
+    }
+    fc_ok = 1;
+}
+
+/* Loads and starts libcurl once per process; 0, or -1 with fc_err set. */
 static int curl_ready(void)
 {
-    static int done, ok;
-
-    if (!done) {
-        ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-        done = 1;
-    }
-    return ok;
+    pthread_once(&fc_once, fc_init);
+    return fc_ok ? 0 : -1;
 }
 
 static uint64_t file_size(const char *path)
@@ -96,7 +139,7 @@ static uint64_t file_size(const char *path)
 static CURLcode try_once(const char *url, const char *part, struct xfer *x,
                          long *http, char *cerr)
 {
-    CURL *c = curl_easy_init();
+    CURL *c = fc.easy_init();
     CURLcode rc;
 
     if (!c)
@@ -104,37 +147,37 @@ static CURLcode try_once(const char *url, const char *part, struct xfer *x,
     x->have = file_size(part);
     x->f = fopen(part, "ab");
     if (!x->f) {
-        curl_easy_cleanup(c);
+        fc.easy_cleanup(c);
         return CURLE_WRITE_ERROR;
     }
     cerr[0] = 0;
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+    fc.easy_setopt(c, CURLOPT_URL, url);
+    fc.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+    fc.easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
 #if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    fc.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    fc.easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #endif
-    curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);      /* stalled 60 s: cut */
-    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "cairn-model-fetch");
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
+    fc.easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+    fc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 20L);
+    fc.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);      /* stalled 60 s: cut */
+    fc.easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 60L);
+    fc.easy_setopt(c, CURLOPT_USERAGENT, "cairn-model-fetch");
+    fc.easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+    fc.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    fc.easy_setopt(c, CURLOPT_WRITEDATA, x);
+    fc.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    fc.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    fc.easy_setopt(c, CURLOPT_XFERINFODATA, x);
     if (x->have > 0)
-        curl_easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)x->have);
-    rc = curl_easy_perform(c);
+        fc.easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)x->have);
+    rc = fc.easy_perform(c);
     *http = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, http);
+    fc.easy_getinfo(c, CURLINFO_RESPONSE_CODE, http);
     if (fclose(x->f) != 0)
         x->write_failed = 1;
     x->f = NULL;
-    curl_easy_cleanup(c);
+    fc.easy_cleanup(c);
     return rc;
 }
 
@@ -151,8 +194,8 @@ int embed_fetch(const char *url, const char *dest, uint64_t size, const char *sh
         f_err(err, errlen, "path too long");
         return -1;
     }
-    if (!curl_ready()) {
-        f_err(err, errlen, "libcurl could not start");
+    if (curl_ready() != 0) {
+        f_err(err, errlen, "%s", fc_err);
         return -1;
     }
     memset(&x, 0, sizeof(x));
@@ -187,14 +230,14 @@ int embed_fetch(const char *url, const char *dest, uint64_t size, const char *sh
         if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT ||
             rc == CURLE_COULDNT_RESOLVE_PROXY) {
             f_err(err, errlen, "cannot reach %s (offline?): %s", url,
-                  cerr[0] ? cerr : curl_easy_strerror(rc));
+                  cerr[0] ? cerr : fc.easy_strerror(rc));
             return -1;
         }
         if (rc == CURLE_HTTP_RETURNED_ERROR) {
             f_err(err, errlen, "%s: HTTP %ld", url, http);
             return -1;
         }
-        f_err(err, errlen, "%s: %s", url, cerr[0] ? cerr : curl_easy_strerror(rc));
+        f_err(err, errlen, "%s: %s", url, cerr[0] ? cerr : fc.easy_strerror(rc));
         return -1;
     }
     if (tries == FETCH_TRIES) {

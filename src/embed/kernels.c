@@ -7,16 +7,132 @@
  * Everything else is memory-bound element-wise work written as plain loops
  * over contiguous rows. Each fast kernel has a scalar reference `*_ref`
  * (double accumulators, no BLAS) used only by the tests.
+ *
+ * OpenBLAS is not linked: it is dlopen'ed at the first matrix product (or
+ * embed_k_set_threads), because its constructor (thread pool, buffers)
+ * costs ~5 ms at every process start, and most cairn processes (hooks,
+ * recall without a model) never encode. If it cannot be loaded, or
+ * CAIRN_BLAS=none is set, the products run on k_sgemm_scalar: the same
+ * results, far slower; embed_k_note() says so, for the caller to show.
  */
 #include "embed/kernels.h"
 
-#include <cblas.h>
+#include "util/dl.h"
+
+#include <cblas.h>          /* enums and blasint only: no symbol is linked */
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ---- BLAS, loaded on first use ---------------------------------------- */
+
+static struct {
+    void (*sgemm)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE,
+                  blasint, blasint, blasint, float, const float *, blasint,
+                  const float *, blasint, float, float *, blasint);
+    void (*set_threads)(int);
+} k_blas;                   /* all NULL: the scalar path */
+static char k_note[512];
+static pthread_once_t k_once = PTHREAD_ONCE_INIT;
+
+static void k_init(void)
+{
+    static const char *const names[] = {"cblas_sgemm", "openblas_set_num_threads"};
+    void *syms[2];
+    const char *env = getenv("CAIRN_BLAS");
+    char why[400];
+
+    if (env && strcmp(env, "none") == 0) {
+        snprintf(k_note, sizeof(k_note), "CAIRN_BLAS=none: matrix products "
+                 "on the scalar fallback (slow)");
+        return;
+    }
+    if (!dl_load("libopenblas.so.0", "libopenblas0", names, syms, 2, why, sizeof(why))) {
+        snprintf(k_note, sizeof(k_note), "%s; matrix products on the scalar "
+                 "fallback (slow)", why);
+        return;
+    }
+    /* dlsym gives object pointers; POSIX guarantees they convert. */
+    k_blas.sgemm = (__typeof__(k_blas.sgemm))syms[0];
+    k_blas.set_threads = (__typeof__(k_blas.set_threads))syms[1];
+}
+
+int embed_k_blas(void)
+{
+    pthread_once(&k_once, k_init);
+    return k_blas.sgemm != NULL;
+}
+
+const char *embed_k_note(void)
+{
+    pthread_once(&k_once, k_init);
+    return k_note;
+}
+
+/*
+ * C[m][n] = alpha * A[m][k] . op(B) + beta * C, row-major, A not
+ * transposed; op(B) is B[k][n] (trans 0) or B[n][k]^T (trans 1). As BLAS
+ * does, C is not read when beta is 0. Loops are ordered so the inner one
+ * runs over contiguous memory and vectorises: a row update for B[k][n], a
+ * dot product with eight partial sums for B[n][k].
+ */
+static void k_sgemm_scalar(int trans, int m, int n, int k, float alpha,
+                           const float *a, int lda, const float *b, int ldb,
+                           float beta, float *c, int ldc)
+{
+    int i, j, t, u;
+
+    for (i = 0; i < m; i++) {
+        const float *ar = a + (size_t)i * lda;
+        float *cr = c + (size_t)i * ldc;
+
+        if (!trans) {
+            for (j = 0; j < n; j++)
+                cr[j] = beta == 0.0f ? 0.0f : beta * cr[j];
+            for (t = 0; t < k; t++) {
+                const float *br = b + (size_t)t * ldb;
+                float av = alpha * ar[t];
+                for (j = 0; j < n; j++)
+                    cr[j] += av * br[j];
+            }
+            continue;
+        }
+        for (j = 0; j < n; j++) {
+            const float *br = b + (size_t)j * ldb;
+            float s[8] = {0}, sum;
+
+            for (t = 0; t + 8 <= k; t += 8)
+                for (u = 0; u < 8; u++)
+                    s[u] += ar[t + u] * br[t + u];
+            sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+            for (; t < k; t++)
+                sum += ar[t] * br[t];
+            cr[j] = alpha * sum + (beta == 0.0f ? 0.0f : beta * cr[j]);
+        }
+    }
+}
+
+/* Row-major sgemm with A as is and B transposed or not: OpenBLAS when it
+ * loaded, the scalar loops otherwise. */
+static void k_sgemm(int trans, int m, int n, int k, float alpha,
+                    const float *a, int lda, const float *b, int ldb,
+                    float beta, float *c, int ldc)
+{
+    pthread_once(&k_once, k_init);
+    if (k_blas.sgemm)
+        k_blas.sgemm(CblasRowMajor, CblasNoTrans, trans ? CblasTrans : CblasNoTrans,
+                     m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    else
+        k_sgemm_scalar(trans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
 
 void embed_k_set_threads(int n)
 {
-    openblas_set_num_threads(n < 1 ? 1 : n);
+    pthread_once(&k_once, k_init);
+    if (k_blas.set_threads)
+        k_blas.set_threads(n < 1 ? 1 : n);
 }
 
 /* ---- linear ---------------------------------------------------------- */
@@ -31,8 +147,7 @@ void embed_k_linear(const float *x, const float *w, const float *b,
         for (i = 0; i < m; i++)
             memcpy(y + (size_t)i * n, b, (size_t)n * sizeof(float));
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k,
-                1.0f, x, k, w, k, b ? 1.0f : 0.0f, y, n);
+    k_sgemm(1, m, n, k, 1.0f, x, k, w, k, b ? 1.0f : 0.0f, y, n);
 }
 
 void embed_k_linear_ref(const float *x, const float *w, const float *b,
@@ -59,8 +174,7 @@ void embed_k_linear_kn(const float *x, const float *w, int ldw, const float *b,
         for (i = 0; i < m; i++)
             memcpy(y + (size_t)i * n, b, (size_t)n * sizeof(float));
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
-                1.0f, x, k, w, ldw, b ? 1.0f : 0.0f, y, n);
+    k_sgemm(0, m, n, k, 1.0f, x, k, w, ldw, b ? 1.0f : 0.0f, y, n);
 }
 
 void embed_k_linear_kn_ref(const float *x, const float *w, int ldw,
@@ -243,14 +357,12 @@ void embed_k_attention(const float *q, const float *k, const float *v,
             const float *vb = v + base + (size_t)h * head_dim;
             float *cb = ctx + base + (size_t)h * head_dim;
 
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n,
-                        head_dim, scale, qb, hidden, kb, hidden, 0.0f,
-                        scratch, n);
+            k_sgemm(1, n, n, head_dim, scale, qb, hidden, kb, hidden, 0.0f,
+                    scratch, n);
             for (i = 0; i < n; i++)
                 embed_k_softmax(scratch + (size_t)i * n, n);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n,
-                        head_dim, n, 1.0f, scratch, n, vb, hidden, 0.0f,
-                        cb, hidden);
+            k_sgemm(0, n, head_dim, n, 1.0f, scratch, n, vb, hidden, 0.0f,
+                    cb, hidden);
         }
         if (n < seq)
             memset(ctx + base + (size_t)n * hidden, 0,

@@ -15,14 +15,28 @@
  * Threads: OpenBLAS keeps one process-wide thread count. The kernels never
  * set it; the caller (bert.c) does, through embed_k_set_threads, before
  * each forward pass, so the count in force is always the one asked for.
+ *
+ * OpenBLAS is loaded at run time (dlopen "libopenblas.so.0", Debian's
+ * libopenblas0) at the first matrix product or embed_k_set_threads, once
+ * per process (thread-safe). When it cannot be loaded, or the environment
+ * has CAIRN_BLAS=none (read at that first use; for tests and for machines
+ * where OpenBLAS misbehaves), the products run on scalar C loops: the same
+ * vectors to float rounding, many times slower. embed_k_note() says which.
  */
 #ifndef CAIRN_EMBED_KERNELS_H
 #define CAIRN_EMBED_KERNELS_H
 
 #include <stddef.h>
 
-/* Sets OpenBLAS's thread count (n < 1 is taken as 1). */
+/* Sets OpenBLAS's thread count (n < 1 is taken as 1); a no-op on the
+ * scalar fallback. */
 void embed_k_set_threads(int n);
+/* 1 if the matrix products run on OpenBLAS, 0 on the scalar fallback. */
+int embed_k_blas(void);
+/* "" on OpenBLAS; else why the scalar fallback is in use (the loader's
+ * message and the package to install, or CAIRN_BLAS=none), for the caller
+ * to show as a note. Static storage. */
+const char *embed_k_note(void);
 
 /* y[m][n] = x[m][k] . w[n][k]^T + b[n]   (b may be NULL). */
 void embed_k_linear(const float *x, const float *w, const float *b,
