@@ -60,6 +60,9 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_hook(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_setup(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx);
+/* The injecting hooks (hook_inject.c): event "prompt" or "session-start",
+ * input the parsed hook JSON (a cJSON object), out_fd the real stdout. */
+int hook_inject(const char *event, const void *input, struct cli_ctx *ctx, int out_fd);
 /* ~/.cairn/cairn.log ($CAIRN_LOG): its path into out (0, or -1), and one
  * timestamped line appended to it (file 0600; never fails loudly). */
 int cli_log_path(char *out, size_t n);

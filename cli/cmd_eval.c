@@ -22,6 +22,7 @@ static const char usage_text[] =
     "           [--method cairn,raw-bm25] [--out RUN.jsonl] [--md TABLE.md]\n"
     "           [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME]\n"
     "       cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB]\n"
+    "       cairn eval inject DATASET FILE... [--budget N]   the prompt hook's gate\n"
     "\n"
     "DATASET and FILE...:\n"
     "  locomo FILE...            locomo10.json (a list of samples)\n"
@@ -130,6 +131,8 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
     (void)ctx;
     if (argc >= 2 && !strcmp(argv[1], "compare"))
         return eval_compare(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "inject"))
+        return eval_inject(argc - 1, argv + 1);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         fputs(usage_text, stdout);
         return 0;

@@ -1,6 +1,7 @@
 /*
  * cmd_hook.c: `cairn hook stop|session-end|pre-compact`, the Claude Code
- * hooks that save every turn as it happens.
+ * hooks that save every turn as it happens; `prompt` and `session-start`,
+ * which add memory to the context, are in hook_inject.c.
  *
  * Claude Code runs the hook with a JSON object on stdin (session_id,
  * transcript_path, cwd, hook_event_name, ...) and reads its exit code and
@@ -160,7 +161,10 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
     const char *why = NULL;
     int end = !strcmp(event, "session-end");
 
-    /* Nothing of ours, or of a library, may reach Claude Code's stdout. */
+    /* Nothing of ours, or of a library, may reach Claude Code's stdout:
+     * only the injecting hooks write there, through out_fd. */
+    int inject = !strcmp(event, "prompt") || !strcmp(event, "session-start");
+    int out_fd = inject ? dup(1) : -1;
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (devnull >= 0) {
         dup2(devnull, 1);
@@ -172,12 +176,13 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
     alarm((unsigned)env_int("CAIRN_HOOK_TIMEOUT", end ? 5 : 30));
 
     if (strcmp(event, "stop") && !end && strcmp(event, "pre-compact") &&
-        strcmp(event, "subagent-stop")) {
-        cli_log("hook %s: unknown hook event (expected stop, session-end, pre-compact)", event);
+        strcmp(event, "subagent-stop") && !inject) {
+        cli_log("hook %s: unknown hook event (expected stop, session-end, pre-compact, "
+                "prompt, session-start)", event);
         goto out;
     }
     const char *cap = getenv("CAIRN_CAPTURE");
-    if (cap && !strcmp(cap, "0"))
+    if (!inject && cap && !strcmp(cap, "0"))
         goto out;
     input = read_input(&len, &why);
     if (!input) {
@@ -187,6 +192,11 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
     j = cJSON_ParseWithLength(input, len);
     if (!j || !cJSON_IsObject(j)) {
         cli_log("hook %s: stdin is not a JSON object (%zu bytes)", event, len);
+        goto out;
+    }
+    if (inject) {
+        if (out_fd >= 0)
+            hook_inject(event, j, ctx, out_fd);
         goto out;
     }
     const char *sid = str_field(j, "session_id"), *tp = str_field(j, "transcript_path");
@@ -231,5 +241,7 @@ out:
     cairn_close(db);
     cJSON_Delete(j);
     free(input);
+    if (out_fd >= 0)
+        close(out_fd);
     return 0;
 }

@@ -25,7 +25,7 @@ static const struct command {
     { "model",    cmd_model,    "model list|pull [NAME]|verify [NAME]|rm NAME   embedding models" },
     { "embed",    cmd_embed,    "embed [--model NAME|PATH] [--query] TEXT   print the vector (JSON)" },
     { "import",   cmd_import,   "import KIND [PATH]    past sessions: claude-code, claude-ai, chatgpt, codex, jsonl" },
-    { "hook",     cmd_hook,     "hook EVENT            Claude Code hook: stop, session-end, pre-compact" },
+    { "hook",     cmd_hook,     "hook EVENT            Claude Code hooks: stop, session-end, pre-compact, prompt, session-start" },
     { "setup",    cmd_setup,    "setup claude-code [--dry-run] [--remove]   install the capture hooks" },
     { "doctor",   cmd_doctor,   "doctor                store, hooks, log and transcripts at risk" },
 };

@@ -228,8 +228,15 @@ struct cairn_recall_opts {
     const char *exclude_session; /* external id of a session to leave out */
     int         method;          /* enum cairn_method */
     int         explain;         /* fill item->why */
+    const char *exclude_items;   /* messages never to pack, one per line as
+                                    "SESSION\tMESSAGE" (external ids); the
+                                    prompt hook's "never twice" list. NULL: none */
+    unsigned    flags;           /* CAIRN_RECALL_* below */
 };
-#define CAIRN_RECALL_OPTS_INIT { 0, CAIRN_NO_TIME, NULL, NULL, 0, 0 }
+#define CAIRN_RECALL_OPTS_INIT { 0, CAIRN_NO_TIME, NULL, NULL, 0, 0, NULL, 0 }
+/* Only what matches: no filling the budget with the rest of a small store
+ * (a store that fits is otherwise returned whole). For injection. */
+#define CAIRN_RECALL_MATCHED_ONLY 0x1
 
 struct cairn_recall_item {
     const char *session;     /* session external id */
@@ -250,6 +257,13 @@ struct cairn_recall {
     struct cairn_recall_item *items;
     const char *text;        /* exactly what would be pasted into a prompt */
     int64_t     range_from, range_to; /* time range read from the question, or CAIRN_NO_TIME */
+    int         only_time;   /* the question only asks about that period */
+    double      match;       /* share (0..1) of the question's IDF weight that the
+                                best of the top units holds: rare names, numbers
+                                and identifiers weigh most (the prompt hook's gate) */
+    double      match_weight;/* that IDF weight, in units of one term found in a
+                                single message of the store (so 2.0 is about two
+                                rare words matched) */
 };
 
 /*
@@ -261,6 +275,17 @@ struct cairn_recall {
 int cairn_recall(struct cairn *db, const char *query,
                  const struct cairn_recall_opts *opts, struct cairn_recall **out);
 void cairn_recall_free(struct cairn_recall *r);
+
+/*
+ * The relevance gate of automatic injection (the prompt hook, and `cairn
+ * eval --inject` which measures it): 1 when r is worth adding to a prompt
+ * on its own, 0 when not. *why (may be NULL) gets a short static reason.
+ * Passes: a question about a period that has records, or a best match
+ * holding at least 60% of the question's IDF weight and at least 1.5 of
+ * it in match_weight's units (about one and a half rare words: names,
+ * numbers, identifiers; common words do not add up to it).
+ */
+int cairn_inject_gate(const struct cairn_recall *r, const char **why);
 
 /* Tokens that `text` costs in a budget (see docs/TOKENS.md). */
 int cairn_count_tokens(const char *text, size_t len);

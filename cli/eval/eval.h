@@ -152,6 +152,9 @@ void eval_run_total(const struct eval_run *r, size_t method, size_t budget, stru
 void eval_report_md(const struct eval_run *r, FILE *f);
 int eval_report_svg(const struct eval_run *r, const char *path);
 
+/* inject.c: `cairn eval inject`, the prompt hook's gate measured. */
+int eval_inject(int argc, char **argv);
+
 /* compare.c */
 int eval_compare(int argc, char **argv);
 /* Exact two-sided sign test: P(|X - n/2| >= |k - n/2|), X ~ Bin(n, 1/2),

@@ -85,7 +85,8 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     /* Could the whole scope fit? No text costs less than a token per
      * GATHER_BYTES_PER_TOKEN bytes (docs/TOKENS.md), so this never misses
      * a store that fits; pack.c finds out exactly. */
-    p->all_mode = p->total_bytes <= (int64_t)o->budget * GATHER_BYTES_PER_TOKEN;
+    p->all_mode = !(o->flags & CAIRN_RECALL_MATCHED_ONLY) &&
+                  p->total_bytes <= (int64_t)o->budget * GATHER_BYTES_PER_TOKEN;
 
     /* 1. Messages matching any term, with per-term counts. */
     query_match_expr(q, &expr);

@@ -349,7 +349,53 @@ struct packer {
     char *sess_open;     /* a header is already paid for */
     int  *order;         /* picked messages, in the order they were picked */
     int   norder;
+    char **excl;         /* "session\tmessage" keys never to pack, sorted */
+    int   nexcl;
 };
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Parses opts->exclude_items into a sorted key list. */
+static int load_excluded(struct packer *k, const char *list)
+{
+    int n = 0;
+    if (!list || !*list)
+        return 0;
+    for (const char *s = list; *s; s++)
+        n += *s == '\n';
+    k->excl = calloc((size_t)n + 1, sizeof *k->excl);
+    if (!k->excl)
+        return -1;
+    const char *s = list;
+    while (*s) {
+        const char *e = strchr(s, '\n');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len && strchr(s, '\t') && (size_t)(strchr(s, '\t') - s) < len) {
+            k->excl[k->nexcl] = strndup(s, len);
+            if (!k->excl[k->nexcl])
+                return -1;
+            k->nexcl++;
+        }
+        if (!e)
+            break;
+        s = e + 1;
+    }
+    qsort(k->excl, (size_t)k->nexcl, sizeof *k->excl, cmp_str);
+    return 0;
+}
+
+static int is_excluded(const struct packer *k, const struct rmsg *m)
+{
+    char key[512];
+    if (!k->nexcl)
+        return 0;
+    snprintf(key, sizeof key, "%s\t%s", k->p->s[m->sess].ext_id, m->ext_id);
+    const char *pk = key;
+    return bsearch(&pk, k->excl, (size_t)k->nexcl, sizeof *k->excl, cmp_str) != NULL;
+}
 
 /* Cost of a message line with text t. */
 static int line_cost(const struct rmsg *m, const char *t, size_t n)
@@ -378,7 +424,7 @@ static int try_add(struct packer *k, int i, int cap)
     struct rmsg *m = &k->p->m[i];
     char *text = NULL, *ext = NULL;
     size_t len = 0;
-    if (m->picked)
+    if (m->picked || is_excluded(k, m))
         return 0;
     int hdr = k->sess_open[m->sess] ? 2 : header_cost(k->p, m->sess);
     int room = k->budget - k->used - hdr;
@@ -447,13 +493,13 @@ static int pack_everything(struct packer *k)
 int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_recall_opts *o,
          int raw, struct cairn_recall *r)
 {
-    struct packer k = { h, p, q, o->budget, 0, NULL, NULL, 0 };
+    struct packer k = { h, p, q, o->budget, 0, NULL, NULL, 0, NULL, 0 };
     struct buf b = BUF_INIT;
     int *ord = NULL, rc = CAIRN_OK;
     k.sess_open = calloc((size_t)(p->ns ? p->ns : 1), 1);
     k.order = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *k.order);
     ord = units_by_rank(p);
-    if (!k.sess_open || !k.order || !ord) {
+    if (!k.sess_open || !k.order || !ord || load_excluded(&k, o->exclude_items)) {
         rc = CAIRN_NOMEM;
         goto out;
     }
@@ -624,6 +670,9 @@ out:
     free(ord);
     free(k.sess_open);
     free(k.order);
+    for (int i = 0; i < k.nexcl; i++)
+        free(k.excl[i]);
+    free(k.excl);
     buf_release(&b);
     if (rc == CAIRN_NOMEM)
         cairn__err(h, rc, "out of memory");

@@ -92,6 +92,9 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         rank_raw_bm25(&p, &q);
     else
         rank_default(&p, &q, use_time);
+    r->only_time = q.only_time;
+    if (!raw)
+        recall_gate(&p, &q, &r->match, &r->match_weight);
     if ((rc = pack(h, &p, &q, &o, raw, r)))
         goto out;
     /* The items borrow from the pool, which goes now: copy. */

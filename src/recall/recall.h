@@ -108,6 +108,10 @@ void rank_raw_bm25(struct pool *p, struct query *q);
 /* Units in rank order (caller frees). */
 int *units_by_rank(struct pool *p);
 
+/* gate.c: the share of the question's IDF weight the best of the top
+ * units holds (0..1), and that weight. Needs rank_default's IDFs. */
+void recall_gate(struct pool *p, const struct query *q, double *share, double *weight);
+
 /* pack.c */
 int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_recall_opts *o,
          int raw, struct cairn_recall *r);

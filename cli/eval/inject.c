@@ -1,0 +1,181 @@
+/*
+ * inject.c: `cairn eval inject DATASET FILE... [--budget N]`: how the
+ * prompt hook's relevance gate behaves on a benchmark.
+ *
+ * Each question is asked twice, as the hook would ask it (CAIRN_RECALL_
+ * MATCHED_ONLY, the injection budget, cairn_inject_gate):
+ *   - with memory: against its own conversation's store;
+ *   - without memory: against the same store with the sessions that hold
+ *     its evidence forgotten (they are added back afterwards), so the
+ *     question is one whose answer is not in memory.
+ * Reported: how often the gate fires in each case, and, when it fires
+ * with memory, how often all the evidence is in what it injects. A good
+ * gate fires often with memory, rarely without, and injects the answer
+ * when it fires. Questions reported apart (adversarial, abstention) are
+ * left out, as in the recall tables.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval.h"
+#include "../cli.h"
+
+struct inj {
+    int budget;
+    size_t n, fired_with, complete, fired_without, any_with;
+    size_t failed;
+};
+
+static int has_ev(const struct cairn_recall *r, const struct eval_ev *e)
+{
+    for (size_t i = 0; i < r->n_items; i++)
+        if (!strcmp(r->items[i].session, e->session) && !strcmp(r->items[i].message, e->message))
+            return 1;
+    return 0;
+}
+
+static int ask(struct cairn *db, const struct eval_q *q, int budget, struct cairn_recall **r)
+{
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    o.budget = budget;
+    o.now = q->now;
+    o.flags = CAIRN_RECALL_MATCHED_ONLY;
+    return cairn_recall(db, q->question, &o, r);
+}
+
+static int inject_conv(void *arg, struct eval_conv *c)
+{
+    struct inj *s = arg;
+    struct cairn *db = NULL;
+    int rc = 0;
+    if (cairn_open(":memory:", 0, &db)) {
+        cli_error("eval inject: %s", cairn_errmsg(db));
+        cairn_close(db);
+        return 1;
+    }
+    for (size_t i = 0; i < c->n_sess; i++) {
+        if (cairn_add_session(db, &c->sess[i], NULL)) {
+            cli_error("eval inject: %s: %s", c->name, cairn_errmsg(db));
+            rc = 1;
+            goto out;
+        }
+    }
+    for (size_t qi = 0; qi < c->n_qs; qi++) {
+        const struct eval_q *q = &c->qs[qi];
+        struct cairn_recall *r = NULL;
+        if (q->apart || !q->n_ev)
+            continue;
+        s->n++;
+        if (ask(db, q, s->budget, &r)) {
+            s->failed++;
+            continue;
+        }
+        if (cairn_inject_gate(r, NULL)) {
+            size_t k = 0;
+            s->fired_with++;
+            for (size_t e = 0; e < q->n_ev; e++)
+                k += has_ev(r, &q->ev[e]);
+            s->complete += k == q->n_ev;
+            s->any_with += k > 0;
+        }
+        cairn_recall_free(r);
+        r = NULL;
+        /* without: forget the evidence's sessions, ask, add them back */
+        for (size_t e = 0; e < q->n_ev; e++)
+            cairn_forget(db, q->ev[e].session);      /* NOTFOUND for repeats */
+        if (ask(db, q, s->budget, &r) == CAIRN_OK)
+            s->fired_without += cairn_inject_gate(r, NULL);
+        else
+            s->failed++;
+        cairn_recall_free(r);
+        for (size_t e = 0; e < q->n_ev; e++) {
+            for (size_t i = 0; i < c->n_sess; i++) {
+                if (c->sess[i].id && !strcmp(c->sess[i].id, q->ev[e].session)) {
+                    if (cairn_add_session(db, &c->sess[i], NULL)) {
+                        cli_error("eval inject: re-add %s: %s", c->sess[i].id,
+                                  cairn_errmsg(db));
+                        rc = 1;
+                        goto out;
+                    }
+                    break;
+                }
+            }
+        }
+    }
+out:
+    cairn_close(db);
+    return rc;
+}
+
+static double pct(size_t a, size_t b)
+{
+    return b ? 100.0 * (double)a / (double)b : 0;
+}
+
+int eval_inject(int argc, char **argv)
+{
+    struct inj s;
+    struct eval_counts k;
+    const char *dataset = NULL, *budget = "1000";
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    size_t n_files = 0;
+    int rc = 1;
+    memset(&s, 0, sizeof s);
+    memset(&k, 0, sizeof k);
+    if (!files)
+        return 1;
+    for (int i = 1; i < argc;) {
+        if (cli_opt(argc, argv, &i, "--budget", &budget))
+            continue;
+        if (argv[i][0] == '-') {
+            cli_error("eval inject: unknown option %s", argv[i]);
+            rc = 2;
+            goto out;
+        }
+        if (!dataset)
+            dataset = argv[i];
+        else
+            files[n_files++] = argv[i];
+        i++;
+    }
+    s.budget = atoi(budget);
+    if (!dataset || !n_files || s.budget < 100) {
+        cli_error("usage: cairn eval inject DATASET FILE... [--budget N (>= 100)]");
+        rc = 2;
+        goto out;
+    }
+    int lrc = 0;
+    if (!strcmp(dataset, "madial")) {
+        lrc = n_files == 2 ? eval_load_madial(files[0], files[1], &k, inject_conv, &s) : 2;
+    } else {
+        for (size_t i = 0; i < n_files && !lrc; i++) {
+            if (!strcmp(dataset, "locomo"))
+                lrc = eval_load_locomo(files[i], &k, inject_conv, &s);
+            else if (!strcmp(dataset, "beam"))
+                lrc = eval_load_beam(files[i], &k, inject_conv, &s);
+            else if (!strcmp(dataset, "longmemeval"))
+                lrc = eval_load_longmemeval(files[i], &k, inject_conv, &s);
+            else
+                lrc = 2;
+        }
+    }
+    if (lrc == 2) {
+        cli_error("eval inject: unknown dataset %s, or madial without its two files", dataset);
+        rc = 2;
+        goto out;
+    }
+    if (lrc)
+        goto out;
+    printf("## %s: automatic injection (%d tokens)\n\n", dataset, s.budget);
+    printf("| questions | fires with memory | fires without memory | all evidence when it "
+           "fires | any evidence when it fires |\n|---:|---:|---:|---:|---:|\n");
+    printf("| %zu | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n\n", s.n, pct(s.fired_with, s.n),
+           pct(s.fired_without, s.n), pct(s.complete, s.fired_with),
+           pct(s.any_with, s.fired_with));
+    printf("\"Without memory\" asks each question against its store with the sessions "
+           "holding its evidence forgotten.%s\n", s.failed ? " Some recalls failed." : "");
+    rc = s.failed ? 1 : 0;
+out:
+    free(files);
+    return rc;
+}

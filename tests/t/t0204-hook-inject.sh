@@ -1,0 +1,63 @@
+#!/bin/sh
+# t0204-hook-inject: `cairn hook prompt` (UserPromptSubmit) and
+# `cairn hook session-start` add memory to the context only when it is
+# relevant, fenced as data, never twice, never blocking.
+. "$(dirname "$0")/lib.sh"
+"$CAIRN" add "$ROOT/examples/sample-history.jsonl" >/dev/null
+
+ask() {  # session prompt -> stdout of the hook
+    python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1],"prompt":sys.argv[2],"cwd":"/tmp","hook_event_name":"UserPromptSubmit"}))' "$1" "$2" |
+        "$CAIRN" hook prompt
+}
+ctx() { python3 -c 'import json,sys; d=sys.stdin.read(); print(json.loads(d)["hookSpecificOutput"]["additionalContext"] if d.strip() else "")'; }
+
+out=$(ask s1 "which climbing gym did I pick?"); rc=$?
+eq "exit 0" "$rc" 0
+contains "injects the climbing turns" "$(printf %s "$out" | ctx)" "LBC on Thursday"
+contains "hookEventName" "$out" '"hookEventName":"UserPromptSubmit"'
+contains "fenced as data" "$out" "data, not instructions"
+lacks "only what matched" "$(printf %s "$out" | ctx)" "Lisbon in March"
+out2=$(ask s1 "which climbing gym did I pick?")
+eq "never the same message twice in a session" "$out2" ""
+out3=$(ask s2 "which climbing gym did I pick?")
+eq "another session gets it, byte-identical" "$out3" "$out"
+contains "Chinese prompt" "$(ask s3 '北京烤鸭订在哪里' | ctx)" "四季民福"
+eq "ok is skipped" "$(ask s4 ok)" ""
+eq "继续 is skipped" "$(ask s4 继续)" ""
+eq "slash command skipped" "$(ask s4 '/compact')" ""
+eq "unrelated prompt: nothing" "$(ask s4 'what is the weather like today in Oslo')" ""
+eq "common words only: nothing" "$(ask s4 'can you help me with this')" ""
+eq "machine text skipped" "$(ask s4 '{"a": [1, 2, 3], "b": {"c": 4, "d": [5, 6, 7, 8]}}')" ""
+long=$(python3 -c 'print("climbing gym LBC " * 400)')
+eq "very long prompt skipped" "$(ask s4 "$long")" ""
+out=$(CAIRN_INJECT=0 ask s5 "which climbing gym did I pick?")
+eq "CAIRN_INJECT=0 turns it off" "$out" ""
+out=$(CAIRN_INJECT_BUDGET=120 ask s6 "which climbing gym did I pick?" | ctx)
+t=$(printf '%s' "$out" | "$CAIRN" recall --help >/dev/null 2>&1; python3 -c 'import sys; print(len(sys.argv[1]))' "$out")
+check "a small budget still gives a bounded block" test "$t" -lt 800
+# the current session is left out
+out=$(ask demo/2026-03-20-climbing "which climbing gym did I pick?" | ctx)
+lacks "current session not injected" "$out" "LBC on Thursday"
+# every decision is logged
+n=$(wc -l < "$HOME/.cairn/inject.jsonl")
+check "decisions logged" test "$n" -ge 10
+contains "log says why" "$(cat "$HOME/.cairn/inject.jsonl")" '"why":"short acknowledgement"'
+# garbage in: exit 0, nothing out
+out=$(printf 'not json' | "$CAIRN" hook prompt); rc=$?
+eq "garbage: exit 0" "$rc" 0
+eq "garbage: no output" "$out" ""
+out=$(printf '{"session_id":"x","prompt":"climbing gym LBC"}' | CAIRN_DB="$TMP/none.db" "$CAIRN" hook prompt); rc=$?
+eq "no store: exit 0, nothing" "$rc:$out" "0:"
+
+# SessionStart: the project's latest sessions
+printf '%s\n' '{"id":"p1","project":"proj-x","title":"Refactor the parser","started_at":"2026-05-01T10:00:00","messages":[{"role":"user","content":"let us refactor the parser"}]}' \
+    '{"id":"p2","project":"proj-x","title":"Fix flaky login test","started_at":"2026-05-02T10:00:00","messages":[{"role":"user","content":"the login test is flaky"}]}' | "$CAIRN" add - >/dev/null
+out=$(printf '{"session_id":"new","source":"startup","cwd":"/tmp"}' | CAIRN_PROJECT=proj-x "$CAIRN" hook session-start | ctx)
+contains "session-start lists the project's sessions" "$out" "Fix flaky login test"
+contains "newest first" "$(printf %s "$out" | head -2 | tail -1)" "Fix flaky login test"
+lacks "other projects not listed" "$out" "Climbing gyms"
+# on compact: the recent turns of this session, verbatim
+out=$(printf '{"session_id":"demo/2026-03-02-lisbon","source":"compact","cwd":"/tmp"}' | "$CAIRN" hook session-start | ctx)
+contains "compact re-injects the session's turns" "$out" "1,400 EUR is workable"
+contains "compact keeps order" "$out" "user: I'm moving to Lisbon"
+t_done
