@@ -224,6 +224,10 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
         goto out;
     }
     cairn_busy_timeout(db, env_int("CAIRN_HOOK_BUSY_MS", end ? 800 : 3000));
+    /* Embedding a turn would cost the hook more than its budget: the new
+     * messages get vectors from `cairn embed --backfill` (docs/HYBRID.md)
+     * and are keyword-only until then. */
+    cairn_embed_at_ingest(db, 0);
     struct cairn_import_opts o;
     struct cairn_import_stats st;
     memset(&o, 0, sizeof o);

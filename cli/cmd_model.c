@@ -1,6 +1,7 @@
 /*
  * cmd_model.c: `cairn model list | pull [NAME] | verify [NAME] | rm NAME`
- * and `cairn embed [--model NAME|PATH] [--query] TEXT`.
+ * and `cairn embed [--model NAME|PATH] [--query] TEXT` (`cairn embed
+ * --backfill` is in cmd_embed.c).
  *
  * The registry and downloader are src/embed/registry.h; this file adds
  * what only a command line has: the progress bar (stderr, on a TTY only)
@@ -185,7 +186,8 @@ int cmd_embed(int argc, char **argv, struct cli_ctx *ctx)
     float *vec;
     int i = 1, query = 0, d, dim;
 
-    (void)ctx;
+    if (argc > 1 && !strcmp(argv[1], "--backfill"))
+        return cmd_embed_backfill(argc, argv, ctx);
     while (i < argc) {
         if (cli_opt(argc, argv, &i, "--model", &v)) {
             spec = v;

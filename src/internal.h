@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include "cairn.h"
 
-#define CAIRN_SCHEMA_VERSION 3
+#define CAIRN_SCHEMA_VERSION 4
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31

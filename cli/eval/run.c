@@ -216,6 +216,12 @@ int eval_run_conv(void *arg, struct eval_conv *c)
         return EVAL_STOP;
     if (!c->n_qs)
         return 0;
+    /* Embedding (when a model is present) happens in cairn_add_session
+     * and counts as load time. One piece per message: the first 128 tokens
+     * of a long BEAM message, so `make eval` stays within minutes (16
+     * pieces, the default elsewhere, took BEAM dev from about 35 s to
+     * over 4 minutes; docs/HYBRID.md). CAIRN_EMBED_MAX_PIECES overrides. */
+    setenv("CAIRN_EMBED_MAX_PIECES", "1", 0);
     double t0 = now_ms();
     if (cairn_open(":memory:", 0, &db)) {
         cli_error("eval: cannot open an in-memory store: %s",

@@ -51,7 +51,7 @@ static int cmp_hit(const void *a, const void *b)
 }
 
 int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
-           struct pool *p)
+           const struct dense_result *extra, struct pool *p)
 {
     sqlite3_stmt *st = NULL;
     struct buf sql = BUF_INIT, expr = BUF_INIT, ids = BUF_INIT;
@@ -147,6 +147,11 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         }
         sqlite3_finalize(st);
         st = NULL;
+    }
+    /* 2a. Sessions of the dense hits (already limited to the scope). */
+    for (int i = 0; extra && i < extra->n; i++) {
+        GROW(sess.v, sess.n, sess.cap);
+        sess.v[sess.n++] = extra->hits[i].sess;
     }
     /* 2b. Everything in scope, when it may all fit. */
     if (p->all_mode) {
@@ -261,6 +266,27 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     if (src != SQLITE_DONE && src != SQLITE_ROW) {
         rc = cairn__sqlerr(h, src, "load");
         goto out;
+    }
+    /* Dense scores onto the loaded messages. */
+    if (extra && extra->n) {
+        struct hit *dh = malloc((size_t)extra->n * sizeof *dh);
+        if (!dh) {
+            rc = CAIRN_NOMEM;
+            goto out;
+        }
+        for (int i = 0; i < extra->n; i++)
+            dh[i].row = extra->hits[i].msg, dh[i].tf = NULL;
+        qsort(dh, (size_t)extra->n, sizeof *dh, cmp_hit);
+        for (int j = 0; j < p->nm; j++) {
+            struct hit key = { p->m[j].row, NULL };
+            struct hit *f = bsearch(&key, dh, (size_t)extra->n, sizeof *dh, cmp_hit);
+            if (f) {
+                for (int i = 0; i < extra->n; i++)
+                    if (extra->hits[i].msg == p->m[j].row)
+                        p->m[j].dense = 1.0f + extra->hits[i].cos;
+            }
+        }
+        free(dh);
     }
     for (int i = 0; i < p->ns; i++) {
         p->any_dialog |= p->s[i].dialog;

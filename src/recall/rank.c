@@ -15,7 +15,13 @@
  * in the speaker's turns. Units inside the question's time range get a
  * boost after fusion; a question that only names a period lists that
  * period in order.
+ *
+ * Hybrid: when the store has vectors of the current model (dense.c), two
+ * more rankings join the fusion: the cosine of the unit's lead turn, and
+ * the best cosine among the pieces of its replies. Without vectors the
+ * two are skipped and the ranking is exactly the keyword pipeline's.
  */
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +59,38 @@
  * +2 points at 2k, +1.7 at 8k). Only questions that name a speaker of the
  * store are affected. */
 #define SPK_OTHER       0.6
+/* Dense rankings, in RRF units, measured with `cairn eval` (use-lite-en;
+ * docs/HYBRID.md has the sweeps):
+ *  - between people a unit is one turn: its cosine at 1.0 took LoCoMo dev
+ *    from 76.3/82.0/86.8/91.2% to 77.0/83.6/87.9/91.8% at 1k/2k/4k/8k
+ *    (0.5 and 2.0 both did worse at 2k);
+ *  - in user-assistant chats the replies carry what the user's short turn
+ *    lacks: on BEAM dev the lead turn's cosine helps at 1k and hurts at
+ *    4k/8k, the best reply piece's the reverse; 0.15 and 0.7 beat keyword
+ *    at every budget (42.5/53.1/61.5/71.5 -> 44.1/54.2/63.7/73.2). */
+#define W_DENSE_HEAD_DIALOG 1.0
+#define W_DENSE_HEAD    0.15
+#define W_DENSE_REPLY   0.7
+/* Questions mostly in CJK script: the English-only model's vectors mean
+ * little there, so dense ranks count this share. */
+#define DENSE_CJK_SHARE 0.3
+#define DENSE_CJK_W     0.0
+
+/* Tuning knobs, read once: CAIRN_TUNE="name=value,..." overrides the
+ * dense constants above (for `cairn eval` sweeps; not a user setting). */
+static double tune(const char *name, double def)
+{
+    const char *t = getenv("CAIRN_TUNE");
+    size_t n = strlen(name);
+    while (t && *t) {
+        if (!strncmp(t, name, n) && t[n] == '=')
+            return strtod(t + n + 1, NULL);
+        t = strchr(t, ',');
+        if (t)
+            t++;
+    }
+    return def;
+}
 
 static double idf(double n, double df)
 {
@@ -211,8 +249,9 @@ static void rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
     free(order);
 }
 
-void rank_default(struct pool *p, struct query *q, int use_time)
+void rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
 {
+    double *s_dhead = NULL, *s_dreply = NULL;
     int nt = q->nt;
     double *tf = calloc((size_t)(nt ? nt : 1), sizeof *tf);
     double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
@@ -295,6 +334,25 @@ void rank_default(struct pool *p, struct query *q, int use_time)
     rrf(p, s_round, W_ROUND, W_ROUND);
     rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA);
     rrf(p, s_win2, W_WIN2_DIALOG, 0);
+    if (dense && dense->n > 0) {
+        double wd = 1.0;
+        if (dense->cjk >= tune("cjk_share", DENSE_CJK_SHARE))
+            wd = tune("cjk_w", DENSE_CJK_W);
+        s_dhead = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_dhead);
+        s_dreply = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_dreply);
+        if (s_dhead && s_dreply && wd > 0) {
+            for (int u = 0; u < p->nu; u++) {
+                const struct runit *un = &p->u[u];
+                s_dhead[u] = p->m[un->head].dense;
+                for (int i = un->first; i <= un->last; i++)
+                    if (i != un->head && p->m[i].dense > s_dreply[u])
+                        s_dreply[u] = p->m[i].dense;
+            }
+            double wh = wd * tune("head", W_DENSE_HEAD), wr = wd * tune("reply", W_DENSE_REPLY);
+            rrf(p, s_dhead, wd * tune("head_dialog", W_DENSE_HEAD_DIALOG), wh);
+            rrf(p, s_dreply, wr, wr);
+        }
+    }
     if (spk) {
         double other = SPK_OTHER;
         int named = 0;
@@ -327,6 +385,8 @@ out:
     free(s_round);
     free(s_win);
     free(s_win2);
+    free(s_dhead);
+    free(s_dreply);
     free(spk);
     free(hit);
 }

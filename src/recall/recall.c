@@ -31,6 +31,7 @@ void cairn_recall_free(struct cairn_recall *r)
     free(r->items);
     free((char *)r->query);
     free((char *)r->text);
+    free((char *)r->note);
     free(r);
 }
 
@@ -41,11 +42,13 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     struct cairn_recall *r = NULL;
     struct query q;
     struct pool p;
+    struct dense_result dr;
     int rc;
 
     *out = NULL;
     memset(&q, 0, sizeof q);
     memset(&p, 0, sizeof p);
+    memset(&dr, 0, sizeof dr);
     if (opts)
         o = *opts;
     if (!query)
@@ -81,7 +84,17 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         r->range_from = q.from;
         r->range_to = q.to;
     }
-    if ((rc = gather(h, &q, &o, &p)))
+    /* Dense retrieval: every method but the keyword-only ones. */
+    if (!raw && o.method != CAIRN_METHOD_KEYWORD) {
+        if ((rc = dense_search(h, query, &o, &dr)))
+            goto out;
+        r->dense = dr.status;
+        if (dr.note[0] && !(r->note = strdup(dr.note))) {
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto out;
+        }
+    }
+    if ((rc = gather(h, &q, &o, dr.n ? &dr : NULL, &p)))
         goto out;
     build_units(&p, raw);
     if (p.nm && !p.u) {
@@ -91,7 +104,7 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     if (raw)
         rank_raw_bm25(&p, &q);
     else
-        rank_default(&p, &q, use_time);
+        rank_default(&p, &q, use_time, dr.n ? &dr : NULL);
     r->only_time = q.only_time;
     if (!raw)
         recall_gate(&p, &q, &r->match, &r->match_weight);
@@ -121,6 +134,7 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
 out:
     pool_free(&p);
     query_free(&q);
+    dense_result_free(&dr);
     if (rc) {
         cairn_recall_free(r);
         return rc;

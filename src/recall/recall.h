@@ -6,8 +6,10 @@
  *   gather.c  candidates: one FTS5 OR query gives, per matching message,
  *             the count of each term; then the messages of the sessions
  *             they sit in, for rounds and windows
- *   rank.c    BM25 at several granularities fused by reciprocal rank,
- *             the time boost, the raw-BM25 baseline
+ *   dense.c   the question's vector against every stored vector of the
+ *             current model in scope: exact top-k by cosine (AVX2)
+ *   rank.c    BM25 at several granularities and the dense ranks fused by
+ *             reciprocal rank, the time boost, the raw-BM25 baseline
  *   pack.c    user-first packing into the budget, excerpts, the text
  *   recall.c  the public entry point
  */
@@ -17,6 +19,7 @@
 #include <stdint.h>
 #include "internal.h"
 #include "util/buf.h"
+#include "store/vectors.h"
 
 #define RECALL_MAX_TERMS 64
 
@@ -62,6 +65,7 @@ struct rmsg {
     uint16_t *tf;          /* per query term; NULL when the message matched none */
     int       unit;        /* the round it belongs to */
     double    s_msg;       /* BM25 of the message alone */
+    float     dense;       /* 1 + cosine when among the dense top-k, else 0 */
     /* filled by pack.c */
     int       picked;      /* 0 no, 1 whole, 2 excerpt */
     char     *text;        /* what is printed for it (whole or excerpt) */
@@ -94,16 +98,44 @@ void query_free(struct query *q);
 /* The FTS5 MATCH expression for the query terms into b ("" if none). */
 void query_match_expr(const struct query *q, struct buf *b);
 
-/* gather.c */
+/* dense.c */
+struct dense_hit { int64_t msg, sess; float cos; };
+struct dense_result {
+    int     status;        /* enum cairn_dense */
+    char    note[700];     /* for cairn_recall.note ("" if nothing to say) */
+    struct dense_hit *hits;/* best first */
+    int     n;
+    double  cjk;           /* share of the question's letters that are CJK */
+};
+int  dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
+                  struct dense_result *r);
+void dense_result_free(struct dense_result *r);
+/* Exact top-k messages (best piece each) of set by cosine with q (unit
+ * or not), sessions limited to the sorted `allowed` (NULL: all). Returns
+ * the count written to out[k], or -1 on no memory. */
+int  dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
+                int k, int threads, struct dense_hit *out);
+/* The kernels: run-time dispatch, and the scalar references. */
+int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n);
+int32_t dense_dot_i8_ref(const int8_t *a, const int8_t *b, int n);
+float   dense_dot_f32(const float *a, const float *b, int n);
+float   dense_dot_f32_ref(const float *a, const float *b, int n);
+const char *dense_kernel_name(void);   /* "avx2" or "scalar" */
+void    dense_force_scalar(int on);    /* tests and benchmarks */
+
+/* gather.c: extra (may be NULL) lists sessions to load besides those the
+ * keywords find: the dense hits'. */
 int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
-            struct pool *p);
+            const struct dense_result *extra, struct pool *p);
 void pool_free(struct pool *p);
 /* Loads the text of message i (malloc'd) and its ext id (malloc'd). */
 int  load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id);
 
 /* rank.c */
 void build_units(struct pool *p, int raw_rounds);
-void rank_default(struct pool *p, struct query *q, int use_time);
+/* dense may be NULL (keyword only: the ranking is exactly the keyword
+ * pipeline's). */
+void rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense);
 void rank_raw_bm25(struct pool *p, struct query *q);
 /* Units in rank order (caller frees). */
 int *units_by_rank(struct pool *p);

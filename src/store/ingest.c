@@ -7,6 +7,11 @@
  * happens before the write lock is taken, so concurrent writers wait only
  * for the inserts themselves. One session is one transaction.
  *
+ * Vectors: when an embedding model is present (store/vectors.h) the new
+ * messages are embedded here too, also before the lock (a read looks up
+ * which messages the store already has, so a re-added session costs no
+ * model call), and written in the same transaction as their message.
+ *
  * Idempotence: a session is found by its external id (made from its
  * content when the caller gave none); a message by its external id, or,
  * without one, by a hash of (role, speaker, time, content) counted with
@@ -21,6 +26,7 @@
 
 #include "internal.h"
 #include "capture/redact.h"
+#include "store/vectors.h"
 #include "text/tokenize.h"
 #include "util/buf.h"
 #include "util/utf8.h"
@@ -149,9 +155,86 @@ static void bind_time(sqlite3_stmt *st, int i, int64_t t)
         sqlite3_bind_int64(st, i, t);
 }
 
+/* Which messages of s the store lacks, for embedding before the lock:
+ * want[i] = 0 for those already there (by id, or by hash and repeat
+ * count). A guess made without the lock: a message that another writer
+ * adds meanwhile is embedded for nothing, one added without a vector gets
+ * it from the backfill. */
+static int lacking(struct cairn *h, const char *sid, const struct cairn_session *s,
+                   const struct clean_msg *cm, unsigned char *want)
+{
+    sqlite3_stmt *find = NULL, *by_id = NULL, *by_hash = NULL;
+    int rc;
+    memset(want, 1, s->n_messages);
+    if ((rc = store_prepare(h, "SELECT id FROM sessions WHERE ext_id=?", &find)))
+        return rc;
+    sqlite3_bind_text(find, 1, sid, -1, SQLITE_STATIC);
+    if (sqlite3_step(find) != SQLITE_ROW)
+        goto out;                         /* a new session: every message is new */
+    int64_t row = sqlite3_column_int64(find, 0);
+    if ((rc = store_prepare(h, "SELECT 1 FROM messages WHERE session=? AND ext_id=?", &by_id)) ||
+        (rc = store_prepare(h, "SELECT count(*) FROM messages WHERE session=? AND hash=? "
+                            "AND ext_id IS NULL", &by_hash)))
+        goto out;
+    for (size_t i = 0; i < s->n_messages; i++) {
+        const struct cairn_message *m = &s->messages[i];
+        if (m->id && *m->id) {
+            sqlite3_reset(by_id);
+            sqlite3_bind_int64(by_id, 1, row);
+            sqlite3_bind_text(by_id, 2, m->id, -1, SQLITE_STATIC);
+            want[i] = sqlite3_step(by_id) != SQLITE_ROW;
+        } else {
+            sqlite3_reset(by_hash);
+            sqlite3_bind_int64(by_hash, 1, row);
+            sqlite3_bind_int64(by_hash, 2, (int64_t)cm[i].hash);
+            int64_t have = sqlite3_step(by_hash) == SQLITE_ROW ? sqlite3_column_int64(by_hash, 0)
+                                                              : 0;
+            want[i] = have < cm[i].occurrence;
+        }
+    }
+out:
+    sqlite3_finalize(find);
+    sqlite3_finalize(by_id);
+    sqlite3_finalize(by_hash);
+    return rc;
+}
+
+/* Embeds the messages the store lacks (no-op without a model). */
+static int embed_new(struct cairn *h, const char *sid, const struct cairn_session *s,
+                     const struct clean_msg *cm, struct vec_batch *vb)
+{
+    const char **texts = NULL;
+    size_t *lens = NULL;
+    unsigned char *want = NULL;
+    int rc = CAIRN_OK;
+    if (!s->n_messages || !vec_ingest_enabled(h) || !vec_model_current(NULL, 0))
+        return CAIRN_OK;
+    texts = malloc(s->n_messages * sizeof *texts);
+    lens = malloc(s->n_messages * sizeof *lens);
+    want = malloc(s->n_messages);
+    if (!texts || !lens || !want) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < s->n_messages; i++) {
+        texts[i] = cm[i].content;
+        lens[i] = cm[i].len;
+    }
+    if ((rc = lacking(h, sid, s, cm, want)))
+        goto out;
+    rc = vec_batch_embed(h, texts, lens, want, s->n_messages, vb);
+out:
+    free(texts);
+    free(lens);
+    free(want);
+    return rc;
+}
+
 int cairn_add_session(struct cairn *h, const struct cairn_session *s,
                       struct cairn_add_stats *stats)
 {
+    struct vec_batch vb = VEC_BATCH_INIT;
+    sqlite3_stmt *ins_v = NULL;
     struct clean_msg *cm = NULL;
     sqlite3_stmt *find = NULL, *ins_s = NULL, *ins_m = NULL, *ins_f = NULL, *cnt = NULL;
     sqlite3_stmt *upd = NULL;
@@ -208,6 +291,8 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
         derive_session_id(s, cm, autoid, sizeof autoid);
         sid = autoid;
     }
+    if ((rc = embed_new(h, sid, s, cm, &vb)))
+        goto out;
 
     rc = store_begin(h);
     if (rc)
@@ -290,14 +375,17 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
             goto fail;
         }
         if (sqlite3_changes(h->db) > 0) {
+            int64_t mrow = sqlite3_last_insert_rowid(h->db);
             sqlite3_reset(ins_f);
-            sqlite3_bind_int64(ins_f, 1, sqlite3_last_insert_rowid(h->db));
+            sqlite3_bind_int64(ins_f, 1, mrow);
             sqlite3_bind_text(ins_f, 2, cm[i].content, (int)cm[i].len, SQLITE_STATIC);
             src = sqlite3_step(ins_f);
             if (src != SQLITE_DONE) {
                 rc = cairn__sqlerr(h, src, "index message");
                 goto fail;
             }
+            if ((rc = vec_batch_store(h, &vb, i, mrow, sess_rowid, &ins_v)))
+                goto fail;
             added++;
             next_pos++;
         } else {
@@ -328,7 +416,8 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
     sqlite3_finalize(ins_f);
     sqlite3_finalize(cnt);
     sqlite3_finalize(upd);
-    find = ins_s = ins_m = ins_f = cnt = upd = NULL;
+    sqlite3_finalize(ins_v);
+    find = ins_s = ins_m = ins_f = cnt = upd = ins_v = NULL;
     rc = store_commit(h);
     if (rc)
         goto out;
@@ -349,6 +438,8 @@ out:
     sqlite3_finalize(ins_f);
     sqlite3_finalize(cnt);
     sqlite3_finalize(upd);
+    sqlite3_finalize(ins_v);
+    vec_batch_free(&vb);
     if (cm) {
         for (size_t i = 0; i < s->n_messages; i++)
             free(cm[i].content);

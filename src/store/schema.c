@@ -24,6 +24,14 @@
  * Version 3:
  *   no insert trigger: ingest.c adds each new message to messages_fts in
  *   the same transaction (delete and update triggers stay)
+ *
+ * Version 4:
+ *   vectors       dense vectors, one per piece of a message and model
+ *                 (store/vectors.h): model id, message, piece index, the
+ *                 message's session (so recall reads them in one scan),
+ *                 dim, and v: int8[dim] with x ~ scale * v (or f32[dim]).
+ *                 Triggers drop a message's vectors when it is deleted
+ *                 (cairn_forget) or its text rewritten (cairn_redact_store)
  */
 #include "internal.h"
 
@@ -84,6 +92,23 @@ static const char *const migrations[] = {
      * message insert, and FTS5 flushes its pending terms to disk at each
      * one: 43% of `cairn add`'s time on 100k messages (bench/). */
     "DROP TRIGGER IF EXISTS messages_ai;",
+    /* 3 -> 4: dense vectors (store/vectors.c, docs/HYBRID.md). */
+    "CREATE TABLE vectors("
+    "  model TEXT NOT NULL,"
+    "  msg INTEGER NOT NULL,"
+    "  piece INTEGER NOT NULL,"
+    "  session INTEGER NOT NULL,"
+    "  dim INTEGER NOT NULL,"
+    "  scale REAL NOT NULL,"
+    "  v BLOB NOT NULL,"
+    "  PRIMARY KEY (model, msg, piece)) WITHOUT ROWID;"
+    "CREATE INDEX vectors_msg ON vectors(msg);"
+    "CREATE TRIGGER vectors_ad AFTER DELETE ON messages BEGIN"
+    "  DELETE FROM vectors WHERE msg = old.id;"
+    "END;"
+    "CREATE TRIGGER vectors_au AFTER UPDATE OF content ON messages BEGIN"
+    "  DELETE FROM vectors WHERE msg = old.id;"
+    "END;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -1,0 +1,213 @@
+/*
+ * bench_dense.c: exact dense search at scale, with random vectors.
+ *
+ *   1. top-50 by cosine over N int8 vectors of DIM dimensions (default
+ *      1,000,000 x 512, use-lite-en's width), the way recall runs it
+ *      (dense_topk: AVX2 when the CPU has it, two threads), against the
+ *      scalar reference kernel on one thread, in the same run; the goal
+ *      is p50 under 50 ms at 1M;
+ *   2. loading: a store of M messages (default 100,000) with one vector
+ *      each is written, then read into the per-connection cache in one
+ *      scan (vec_set_get), timed cold (first call) and warm (cached).
+ *
+ * Output: `bench dense key=value ...` lines. Exit status 1 if the p50 goal
+ * is missed or a check fails (the AVX2 and scalar top hits must agree).
+ *
+ * usage: bench_dense [--n N] [--dim D] [--store M] [--queries Q]
+ */
+#include <cairn.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "recall/recall.h"
+#include "store/vectors.h"
+
+#define TARGET_P50_MS 50.0
+#define TOPK 50
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ULL;
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)rng;
+}
+
+static float gauss(void)
+{
+    double u = (rnd() + 1.0) / 4294967297.0, v = (rnd() + 1.0) / 4294967297.0;
+    return (float)(sqrt(-2 * log(u)) * cos(6.283185307179586 * v));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void random_unit(float *v, int dim)
+{
+    double n = 0;
+    for (int i = 0; i < dim; i++) {
+        v[i] = gauss();
+        n += (double)v[i] * v[i];
+    }
+    for (int i = 0; i < dim; i++)
+        v[i] = (float)(v[i] / sqrt(n));
+}
+
+int main(int argc, char **argv)
+{
+    long n = 1000000, dim = 512, store_n = 100000, queries = 30;
+    int fail = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        long v = strtol(argv[i + 1], NULL, 10);
+        if (!strcmp(argv[i], "--n"))
+            n = v;
+        else if (!strcmp(argv[i], "--dim"))
+            dim = v;
+        else if (!strcmp(argv[i], "--store"))
+            store_n = v;
+        else if (!strcmp(argv[i], "--queries"))
+            queries = v;
+    }
+    if (n < 1 || dim < 8 || dim > 4096 || queries < 1) {
+        fprintf(stderr, "usage: bench_dense [--n N] [--dim D] [--store M] [--queries Q]\n");
+        return 2;
+    }
+
+    /* 1. the scan */
+    struct vec_set s;
+    memset(&s, 0, sizeof s);
+    s.dim = (int)dim;
+    s.n = (size_t)n;
+    s.msg = malloc((size_t)n * sizeof *s.msg);
+    s.sess = malloc((size_t)n * sizeof *s.sess);
+    s.v8 = malloc((size_t)n * (size_t)dim);
+    s.inv_norm = malloc((size_t)n * sizeof *s.inv_norm);
+    float *x = malloc((size_t)dim * sizeof *x), *q = malloc((size_t)dim * sizeof *q);
+    double *t_simd = malloc((size_t)queries * sizeof *t_simd);
+    double *t_ref = malloc((size_t)queries * sizeof *t_ref);
+    struct dense_hit *h1 = malloc(TOPK * sizeof *h1), *h2 = malloc(TOPK * sizeof *h2);
+    if (!s.msg || !s.sess || !s.v8 || !s.inv_norm || !x || !q || !t_simd || !t_ref || !h1 || !h2) {
+        fprintf(stderr, "bench_dense: out of memory\n");
+        return 1;
+    }
+    double t0 = now_ms();
+    for (long i = 0; i < n; i++) {
+        float sc;
+        random_unit(x, (int)dim);
+        vec_quantize(x, (int)dim, s.v8 + (size_t)i * (size_t)dim, &sc);
+        double nn = 0;
+        for (long d = 0; d < dim; d++) {
+            double c = s.v8[(size_t)i * (size_t)dim + (size_t)d];
+            nn += c * c;
+        }
+        s.inv_norm[i] = nn > 0 ? (float)(1 / sqrt(nn)) : 0;
+        s.msg[i] = i + 1;
+        s.sess[i] = i / 100 + 1;
+    }
+    printf("bench dense setup n=%ld dim=%ld bytes=%zu gen_ms=%.0f kernel=%s\n", n, dim,
+           (size_t)n * (size_t)dim, now_ms() - t0, dense_kernel_name());
+    for (long k = 0; k < queries; k++) {
+        random_unit(q, (int)dim);
+        dense_force_scalar(0);
+        double a = now_ms();
+        int n1 = dense_topk(&s, q, NULL, 0, TOPK, 2, h1);
+        t_simd[k] = now_ms() - a;
+        dense_force_scalar(1);
+        a = now_ms();
+        int n2 = dense_topk(&s, q, NULL, 0, TOPK, 1, h2);
+        t_ref[k] = now_ms() - a;
+        if (n1 != n2 || n1 < 1 || h1[0].msg != h2[0].msg) {
+            fprintf(stderr, "bench_dense: AVX2 and scalar disagree (query %ld)\n", k);
+            fail = 1;
+        }
+    }
+    dense_force_scalar(0);
+    qsort(t_simd, (size_t)queries, sizeof *t_simd, cmp_double);
+    qsort(t_ref, (size_t)queries, sizeof *t_ref, cmp_double);
+    double p50 = t_simd[queries / 2], p95 = t_simd[(queries * 95) / 100 < queries ? (queries * 95) / 100 : queries - 1];
+    printf("bench dense search n=%ld dim=%ld k=%d p50_ms=%.1f p95_ms=%.1f scalar_1thread_p50_ms=%.1f "
+           "speedup=%.1f goal_p50_ms=%.0f %s\n", n, dim, TOPK, p50, p95, t_ref[queries / 2],
+           t_ref[queries / 2] / p50, TARGET_P50_MS,
+           n >= 1000000 ? (p50 < TARGET_P50_MS ? "PASS" : "FAIL") : "(goal is for 1M)");
+    if (n >= 1000000 && p50 >= TARGET_P50_MS)
+        fail = 1;
+    free(s.msg);
+    free(s.sess);
+    free(s.v8);
+    free(s.inv_norm);
+
+    /* 2. loading from a store */
+    if (store_n > 0) {
+        struct cairn *db = NULL;
+        setenv("CAIRN_EMBED_MODEL", "none", 1);
+        if (cairn_open(":memory:", 0, &db) != CAIRN_OK) {
+            fprintf(stderr, "bench_dense: open failed\n");
+            return 1;
+        }
+        sqlite3_exec(db->db, "BEGIN", NULL, NULL, NULL);
+        sqlite3_exec(db->db, "INSERT INTO sessions(id, ext_id, stored_at) VALUES (1, 's', 0)",
+                     NULL, NULL, NULL);
+        sqlite3_stmt *m = NULL, *v = NULL;
+        sqlite3_prepare_v2(db->db, "INSERT INTO messages(id, session, position, role, content, "
+                           "hash) VALUES (?, 1, ?, 'user', 'x', 0)", -1, &m, NULL);
+        sqlite3_prepare_v2(db->db, "INSERT INTO vectors(model, msg, piece, session, dim, scale, v)"
+                           " VALUES ('bench:0', ?, 0, 1, ?, ?, ?)", -1, &v, NULL);
+        int8_t *qv = malloc((size_t)dim);
+        for (long i = 1; i <= store_n && qv; i++) {
+            float sc;
+            random_unit(x, (int)dim);
+            vec_quantize(x, (int)dim, qv, &sc);
+            sqlite3_reset(m);
+            sqlite3_bind_int64(m, 1, i);
+            sqlite3_bind_int64(m, 2, i);
+            sqlite3_step(m);
+            sqlite3_reset(v);
+            sqlite3_bind_int64(v, 1, i);
+            sqlite3_bind_int(v, 2, (int)dim);
+            sqlite3_bind_double(v, 3, sc);
+            sqlite3_bind_blob(v, 4, qv, (int)dim, SQLITE_STATIC);
+            sqlite3_step(v);
+        }
+        sqlite3_finalize(m);
+        sqlite3_finalize(v);
+        sqlite3_exec(db->db, "COMMIT", NULL, NULL, NULL);
+        free(qv);
+        const struct vec_set *set = NULL;
+        double a = now_ms();
+        int rc = vec_set_get(db, "bench:0", (int)dim, &set);
+        double cold = now_ms() - a;
+        a = now_ms();
+        rc |= vec_set_get(db, "bench:0", (int)dim, &set);
+        double warm = now_ms() - a;
+        if (rc || !set || set->n != (size_t)store_n) {
+            fprintf(stderr, "bench_dense: load returned %zu vectors\n", set ? set->n : 0);
+            fail = 1;
+        }
+        printf("bench dense load n=%ld dim=%ld cold_ms=%.1f warm_ms=%.3f per_1M_cold_s=%.2f\n",
+               store_n, dim, cold, warm, cold / 1e3 * 1e6 / (double)store_n);
+        cairn_close(db);
+    }
+    free(x);
+    free(q);
+    free(t_simd);
+    free(t_ref);
+    free(h1);
+    free(h2);
+    return fail;
+}

@@ -1,0 +1,475 @@
+/*
+ * dense.c: the dense side of hybrid recall: exact top-k by cosine over
+ * every vector of the current model in scope.
+ *
+ * The question is embedded (is_query), quantised like the stored vectors
+ * (int8 and a scale), and dotted with each stored piece; the cosine is
+ * that dot times both inverse norms (the stored ones are computed once,
+ * when the per-connection cache is loaded: store/vectors.c). A message's
+ * score is its best piece's. The scan is exact, not approximate: at a
+ * million 512-d int8 vectors it reads 512 MB, which the AVX2 kernel does
+ * at memory speed, split over threads when the set is large
+ * (bench/bench_dense.c).
+ *
+ * Kernels: a scalar reference and an AVX2 version of the int8 and f32
+ * dot products, chosen once at run time with __builtin_cpu_supports;
+ * tests/unit/test_dense.c checks they agree.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <immintrin.h>
+
+#include "recall/recall.h"
+#include "util/utf8.h"
+
+/* Messages the dense ranking hands to fusion: RRF (k = 60) gives rank 100
+ * less than a third of rank 1's weight; deeper ranks only grow the pool. */
+#define DENSE_TOPK        50
+/* Pieces kept per scan, before they are grouped into messages. */
+#define DENSE_PIECES_MULT 4
+/* Sets smaller than this are scanned on one thread. */
+#define DENSE_MT_MIN      65536
+#define DENSE_THREADS     2
+
+/* ---- kernels -------------------------------------------------------- */
+
+int32_t dense_dot_i8_ref(const int8_t *a, const int8_t *b, int n)
+{
+    int32_t s = 0;
+    for (int i = 0; i < n; i++)
+        s += (int32_t)a[i] * (int32_t)b[i];
+    return s;
+}
+
+float dense_dot_f32_ref(const float *a, const float *b, int n)
+{
+    float s = 0;
+    for (int i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+__attribute__((target("avx2"))) static int32_t dot_i8_avx2(const int8_t *a, const int8_t *b,
+                                                           int n)
+{
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
+    int i = 0;
+    /* sign-extend 16 bytes to 16 int16 lanes, multiply pairs and add them
+     * into int32 (vpmaddwd): |sum of 2 products| <= 32258, no overflow */
+    for (; i + 32 <= n; i += 32) {
+        __m256i x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + i)));
+        __m256i y0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + i)));
+        __m256i x1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + i + 16)));
+        __m256i y1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + i + 16)));
+        acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(x0, y0));
+        acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(x1, y1));
+    }
+    for (; i + 16 <= n; i += 16) {
+        __m256i x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + i)));
+        __m256i y0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + i)));
+        acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(x0, y0));
+    }
+    acc0 = _mm256_add_epi32(acc0, acc1);
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc0), _mm256_extracti128_si256(acc0, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    int32_t r = _mm_cvtsi128_si32(s);
+    for (; i < n; i++)
+        r += (int32_t)a[i] * (int32_t)b[i];
+    return r;
+}
+
+__attribute__((target("avx2,fma"))) static float dot_f32_avx2(const float *a, const float *b,
+                                                              int n)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), acc1);
+    }
+    for (; i + 8 <= n; i += 8)
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
+    acc0 = _mm256_add_ps(acc0, acc1);
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc0), _mm256_extractf128_ps(acc0, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 0x55));
+    float r = _mm_cvtss_f32(s);
+    for (; i < n; i++)
+        r += a[i] * b[i];
+    return r;
+}
+
+static int32_t (*dot_i8)(const int8_t *, const int8_t *, int);
+static float (*dot_f32)(const float *, const float *, int);
+static int forced_scalar;
+static pthread_once_t kernels_once = PTHREAD_ONCE_INIT;
+
+static void pick_kernels(void)
+{
+    __builtin_cpu_init();
+    if (!forced_scalar && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        dot_i8 = dot_i8_avx2;
+        dot_f32 = dot_f32_avx2;
+    } else {
+        dot_i8 = dense_dot_i8_ref;
+        dot_f32 = dense_dot_f32_ref;
+    }
+}
+
+static void kernels(void)
+{
+    pthread_once(&kernels_once, pick_kernels);
+}
+
+int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n)
+{
+    kernels();
+    return dot_i8(a, b, n);
+}
+
+float dense_dot_f32(const float *a, const float *b, int n)
+{
+    kernels();
+    return dot_f32(a, b, n);
+}
+
+const char *dense_kernel_name(void)
+{
+    kernels();
+    return dot_i8 == dot_i8_avx2 ? "avx2" : "scalar";
+}
+
+void dense_force_scalar(int on)
+{
+    kernels();
+    forced_scalar = on;
+    if (on) {
+        dot_i8 = dense_dot_i8_ref;
+        dot_f32 = dense_dot_f32_ref;
+    } else {
+        pick_kernels();
+    }
+}
+
+/* ---- top-k ---------------------------------------------------------- */
+
+/* A min-heap of (score, piece index): the k best pieces seen. */
+struct heap { float *s; int64_t *i; int n, k; };
+
+static void heap_push(struct heap *h, float s, int64_t idx)
+{
+    int c;
+    if (h->n < h->k) {
+        c = h->n++;
+        while (c > 0) {
+            int p = (c - 1) / 2;
+            if (h->s[p] <= s)
+                break;
+            h->s[c] = h->s[p];
+            h->i[c] = h->i[p];
+            c = p;
+        }
+        h->s[c] = s;
+        h->i[c] = idx;
+        return;
+    }
+    if (s <= h->s[0])
+        return;
+    c = 0;
+    for (;;) {
+        int l = 2 * c + 1, r = l + 1, m = c;
+        float ms = s;
+        if (l < h->n && h->s[l] < ms) {
+            m = l;
+            ms = h->s[l];
+        }
+        if (r < h->n && h->s[r] < ms)
+            m = r;
+        if (m == c)
+            break;
+        h->s[c] = h->s[m];
+        h->i[c] = h->i[m];
+        c = m;
+    }
+    h->s[c] = s;
+    h->i[c] = idx;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct scan {
+    const struct vec_set *set;
+    const int8_t *q8;
+    const float *qf;
+    float q_inv;                  /* 1 / |query as stored| */
+    const int64_t *allowed;       /* sorted session rows, or NULL: all */
+    int n_allowed;
+    size_t from, to;
+    struct heap h;
+};
+
+static void *scan_run(void *arg)
+{
+    struct scan *sc = arg;
+    const struct vec_set *s = sc->set;
+    int dim = s->dim;
+    for (size_t i = sc->from; i < sc->to; i++) {
+        float cs;
+        if (s->f32)
+            cs = dot_f32(sc->qf, s->vf + i * (size_t)dim, dim);
+        else
+            cs = (float)dot_i8(sc->q8, s->v8 + i * (size_t)dim, dim);
+        cs *= s->inv_norm[i] * sc->q_inv;
+        if (sc->h.n == sc->h.k && cs <= sc->h.s[0])
+            continue;
+        if (sc->allowed && !bsearch(&s->sess[i], sc->allowed, (size_t)sc->n_allowed,
+                                    sizeof *sc->allowed, cmp_i64))
+            continue;
+        heap_push(&sc->h, cs, (int64_t)i);
+    }
+    return NULL;
+}
+
+static int cmp_hit_desc(const void *a, const void *b)
+{
+    const struct dense_hit *x = a, *y = b;
+    if (x->cos != y->cos)
+        return x->cos < y->cos ? 1 : -1;
+    return x->msg < y->msg ? -1 : x->msg > y->msg;
+}
+
+int dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
+               int k, int threads, struct dense_hit *out)
+{
+    int kp = k * DENSE_PIECES_MULT, nt, got = 0;
+    struct scan sc[DENSE_THREADS];
+    int8_t q8buf[4096];
+    float qscale = 0;
+    double qn = 0;
+    int rc = -1;
+
+    kernels();
+    if (!s || s->n == 0 || k <= 0)
+        return 0;
+    if (s->dim > (int)sizeof q8buf)
+        return -1;
+    if (s->f32) {
+        for (int i = 0; i < s->dim; i++)
+            qn += (double)q[i] * q[i];
+    } else {
+        vec_quantize(q, s->dim, q8buf, &qscale);
+        for (int i = 0; i < s->dim; i++)
+            qn += (double)q8buf[i] * q8buf[i];
+    }
+    if (qn <= 0)
+        return 0;
+    nt = threads < 1 ? 1 : threads > DENSE_THREADS ? DENSE_THREADS : threads;
+    if (s->n < DENSE_MT_MIN)
+        nt = 1;
+    memset(sc, 0, sizeof sc);
+    for (int t = 0; t < nt; t++) {
+        sc[t].set = s;
+        sc[t].q8 = q8buf;
+        sc[t].qf = q;
+        sc[t].q_inv = (float)(1.0 / sqrt(qn));
+        sc[t].allowed = allowed;
+        sc[t].n_allowed = n_allowed;
+        sc[t].from = s->n * (size_t)t / (size_t)nt;
+        sc[t].to = s->n * (size_t)(t + 1) / (size_t)nt;
+        sc[t].h.k = kp;
+        sc[t].h.s = malloc((size_t)kp * sizeof(float));
+        sc[t].h.i = malloc((size_t)kp * sizeof(int64_t));
+        if (!sc[t].h.s || !sc[t].h.i)
+            goto out;
+    }
+    {
+        pthread_t tid[DENSE_THREADS];
+        int started[DENSE_THREADS] = { 0 };
+        for (int t = 1; t < nt; t++)
+            started[t] = pthread_create(&tid[t], NULL, scan_run, &sc[t]) == 0;
+        scan_run(&sc[0]);
+        for (int t = 1; t < nt; t++) {
+            if (started[t])
+                pthread_join(tid[t], NULL);
+            else
+                scan_run(&sc[t]);        /* no thread: do its share here */
+        }
+    }
+    /* Merge the heaps, best piece per message. */
+    {
+        int total = 0;
+        for (int t = 0; t < nt; t++)
+            total += sc[t].h.n;
+        struct dense_hit *all = malloc((size_t)(total ? total : 1) * sizeof *all);
+        if (!all)
+            goto out;
+        int n = 0;
+        for (int t = 0; t < nt; t++) {
+            for (int j = 0; j < sc[t].h.n; j++) {
+                size_t i = (size_t)sc[t].h.i[j];
+                all[n].msg = s->msg[i];
+                all[n].sess = s->sess[i];
+                all[n].cos = sc[t].h.s[j];
+                n++;
+            }
+        }
+        qsort(all, (size_t)n, sizeof *all, cmp_hit_desc);
+        for (int j = 0; j < n && got < k; j++) {
+            int dup = 0;
+            for (int m = 0; m < got && !dup; m++)
+                dup = out[m].msg == all[j].msg;
+            if (!dup)
+                out[got++] = all[j];
+        }
+        free(all);
+    }
+    rc = got;
+out:
+    for (int t = 0; t < nt; t++) {
+        free(sc[t].h.s);
+        free(sc[t].h.i);
+    }
+    return rc;
+}
+
+/* ---- recall's use of it ------------------------------------------- */
+
+/* Share of the question's letters that are CJK ideographs or kana. */
+static double cjk_share(const char *s)
+{
+    size_t len = strlen(s), i = 0;
+    int letters = 0, cjk = 0;
+    while (i < len) {
+        unsigned char c = (unsigned char)s[i];
+        uint32_t cp;
+        int n;
+        if (c < 0x80) {
+            cp = c;
+            n = 1;
+        } else if ((c & 0xE0) == 0xC0 && i + 1 < len) {
+            cp = (uint32_t)(c & 0x1F) << 6 | ((unsigned char)s[i + 1] & 0x3F);
+            n = 2;
+        } else if ((c & 0xF0) == 0xE0 && i + 2 < len) {
+            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)((unsigned char)s[i + 1] & 0x3F) << 6 |
+                 ((unsigned char)s[i + 2] & 0x3F);
+            n = 3;
+        } else {
+            cp = 0;
+            n = (c & 0xF8) == 0xF0 ? 4 : 1;
+        }
+        i += (size_t)n;
+        if (cp < 0x80 ? ((cp | 0x20) >= 'a' && (cp | 0x20) <= 'z') || (cp >= '0' && cp <= '9')
+                      : cp != 0) {
+            letters++;
+            cjk += (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x9FFF) ||
+                   (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xAC00 && cp <= 0xD7AF);
+        }
+    }
+    return letters ? (double)cjk / letters : 0;
+}
+
+void dense_result_free(struct dense_result *r)
+{
+    free(r->hits);
+    memset(r, 0, sizeof *r);
+}
+
+int dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
+                 struct dense_result *r)
+{
+    char why[600];
+    const struct vec_set *set = NULL;
+    float *qv = NULL;
+    int64_t *allowed = NULL;
+    int n_allowed = 0, rc = CAIRN_OK;
+    sqlite3_stmt *st = NULL;
+
+    memset(r, 0, sizeof *r);
+    r->status = CAIRN_DENSE_OFF;
+    struct vec_model *vm = vec_model_current(why, sizeof why);
+    if (!vm) {
+        /* No model at all is the keyword-only setup, not news; a model
+         * that failed to load or was named and is missing is. */
+        if (getenv("CAIRN_EMBED_MODEL") && *getenv("CAIRN_EMBED_MODEL") &&
+            !strstr(why, "is off"))
+            snprintf(r->note, sizeof r->note, "keyword-only recall: %s", why);
+        return CAIRN_OK;
+    }
+    if ((rc = vec_set_get(h, vec_model_id(vm), vec_model_dim(vm), &set)))
+        return rc;
+    if (set->msgs_with == 0) {
+        r->status = CAIRN_DENSE_NONE;
+        if (set->msgs_total > 0 && set->other[0])
+            snprintf(r->note, sizeof r->note, "keyword-only recall: no message has a vector of "
+                     "%s (the store's vectors are of %s, never compared with it); run "
+                     "`cairn reindex`", vec_model_id(vm), set->other);
+        else if (set->msgs_total > 0)
+            snprintf(r->note, sizeof r->note, "keyword-only recall: no message has a vector of "
+                     "%s yet; run `cairn embed --backfill`", vec_model_id(vm));
+        return CAIRN_OK;
+    }
+    r->status = set->msgs_with >= set->msgs_total ? CAIRN_DENSE_ON : CAIRN_DENSE_PARTIAL;
+    if (r->status == CAIRN_DENSE_PARTIAL)
+        snprintf(r->note, sizeof r->note, "%lld of %lld messages have no vector of %s and were "
+                 "matched by keywords only; run `cairn %s`",
+                 (long long)(set->msgs_total - set->msgs_with), (long long)set->msgs_total,
+                 vec_model_id(vm), set->other[0] ? "reindex" : "embed --backfill");
+    if (o->project || o->exclude_session) {
+        int cap = 0;
+        if ((rc = store_prepare(h, "SELECT id FROM sessions WHERE (?1 IS NULL OR project = ?1) "
+                                "AND (?2 IS NULL OR ext_id <> ?2) ORDER BY id", &st)))
+            goto out;
+        sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            if (n_allowed == cap) {
+                cap = cap ? cap * 2 : 256;
+                int64_t *na = realloc(allowed, (size_t)cap * sizeof *na);
+                if (!na) {
+                    rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+                    goto out;
+                }
+                allowed = na;
+            }
+            allowed[n_allowed++] = sqlite3_column_int64(st, 0);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+        if (!n_allowed)
+            goto out;
+    }
+    qv = malloc((size_t)vec_model_dim(vm) * sizeof *qv);
+    r->hits = malloc(DENSE_TOPK * sizeof *r->hits);
+    if (!qv || !r->hits) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    size_t qlen = strlen(query);
+    if (vec_encode(vm, &query, &qlen, 1, 1, qv) != 0) {
+        /* the encoder failing is not the user's problem: keyword only */
+        r->status = CAIRN_DENSE_OFF;
+        snprintf(r->note, sizeof r->note, "keyword-only recall: the question could not be "
+                 "embedded");
+        goto out;
+    }
+    int n = dense_topk(set, qv, allowed, n_allowed, DENSE_TOPK, DENSE_THREADS, r->hits);
+    if (n < 0) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    r->n = n;
+    r->cjk = cjk_share(query);
+out:
+    if (st)
+        sqlite3_finalize(st);
+    free(qv);
+    free(allowed);
+    return rc;
+}

@@ -1,0 +1,821 @@
+/*
+ * vectors.c: dense vectors in the store (see vectors.h): the process-wide
+ * encoder, cutting messages into pieces, int8 storage, embedding at ingest
+ * outside the write lock, the per-connection cache recall scans, and
+ * cairn_embed_backfill (`cairn embed --backfill`, `cairn reindex`).
+ *
+ * Per-connection state (the ingest switch and the vector cache) hangs off
+ * the sqlite3 connection: it is registered as the user data of a private
+ * SQL function whose destructor SQLite calls when the connection closes,
+ * so the state lives exactly as long as the handle without a field in
+ * struct cairn.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/vectors.h"
+#include "embed/embed.h"
+#include "embed/registry.h"
+
+/* Bytes of text per piece: USE-lite reads 128 tokens of an 8k-piece
+ * SentencePiece vocabulary, about 4 bytes of English each; 3.5 bytes a
+ * token keeps most pieces whole within the model's window. */
+#define VEC_BYTES_PER_TOKEN 3.5
+#define VEC_PIECE_MIN       256
+#define VEC_PIECE_MAX       2048
+/* Texts per encoder call at ingest and in the backfill. */
+#define VEC_ENCODE_BATCH    64
+/* Messages per backfill transaction. */
+#define VEC_BACKFILL_CHUNK  256
+
+/* ---- the model ------------------------------------------------------ */
+
+struct vec_model {
+    char                dir[4096];
+    char                id[VEC_MODEL_ID_MAX];
+    struct embed_model *m;
+    int                 dim, max_tokens;
+};
+
+static pthread_mutex_t vm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vec_model *vm_cur;       /* the loaded model, kept for the process */
+static char vm_failed_dir[4096];       /* a folder that failed to load: not retried */
+
+static uint64_t hash_file(const char *path, uint64_t h)
+{
+    FILE *f = fopen(path, "rb");
+    char buf[65536];
+    size_t n;
+    if (!f)
+        return h;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        h = hash64(buf, n, h);
+    fclose(f);
+    return h;
+}
+
+/* The model's identity: its folder name and a hash of its small files
+ * (configuration, vocabulary) and of every file's name and size, so a
+ * different model, or the same name with other weights, never matches. */
+static void model_identity(const char *dir, char *out, size_t n)
+{
+    static const char *const small[] = { "config.json", "model.json", "cairn_embed.json",
+                                         "vocab.json", "1_Pooling/config.json" };
+    const char *base = strrchr(dir, '/');
+    char p[4600];
+    uint64_t h = 0xc0ffee;
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    base = NULL;
+    for (size_t i = 0; i < len; i++)
+        if (dir[i] == '/')
+            base = dir + i;
+    base = base ? base + 1 : dir;
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
+        snprintf(p, sizeof p, "%.*s/%s", (int)len, dir, small[i]);
+        h = hash_file(p, h);
+    }
+    /* names and sizes, in sorted order so readdir order does not matter */
+    struct dirent **ents = NULL;
+    char dpath[4200];
+    snprintf(dpath, sizeof dpath, "%.*s", (int)len, dir);
+    int k = scandir(dpath, &ents, NULL, alphasort);
+    for (int i = 0; i < k; i++) {
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", dpath, ents[i]->d_name);
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+            uint64_t sz = (uint64_t)st.st_size;
+            h = hash64(ents[i]->d_name, strlen(ents[i]->d_name), h);
+            h = hash64(&sz, sizeof sz, h);
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    int blen = (int)(dir + len - base);
+    if (blen > 100)
+        blen = 100;
+    snprintf(out, n, "%.*s:%016llx", blen, base, (unsigned long long)h);
+}
+
+struct vec_model *vec_model_current(char *why, size_t whylen)
+{
+    const char *env = getenv("CAIRN_EMBED_MODEL");
+    char dir[4096], err[512];
+    struct vec_model *res = NULL;
+
+    if (why && whylen)
+        why[0] = '\0';
+    if (env && (!strcmp(env, "none") || !strcmp(env, "off") || !strcmp(env, "0"))) {
+        if (why)
+            snprintf(why, whylen, "dense retrieval is off (CAIRN_EMBED_MODEL=%s)", env);
+        return NULL;
+    }
+    if (embed_reg_resolve(NULL, dir, sizeof dir, err, sizeof err) != 0) {
+        if (why)
+            snprintf(why, whylen, "no embedding model: %s", err);
+        return NULL;
+    }
+    pthread_mutex_lock(&vm_lock);
+    if (vm_cur && !strcmp(vm_cur->dir, dir)) {
+        res = vm_cur;
+        goto out;
+    }
+    if (!strcmp(vm_failed_dir, dir)) {
+        if (why)
+            snprintf(why, whylen, "the embedding model in %s did not load", dir);
+        goto out;
+    }
+    struct vec_model *vm = calloc(1, sizeof *vm);
+    if (!vm)
+        goto out;
+    snprintf(vm->dir, sizeof vm->dir, "%s", dir);
+    vm->m = embed_load(dir, err, sizeof err);
+    if (!vm->m) {
+        snprintf(vm_failed_dir, sizeof vm_failed_dir, "%s", dir);
+        if (why)
+            snprintf(why, whylen, "the embedding model did not load: %s", err);
+        free(vm);
+        goto out;
+    }
+    vm->dim = embed_dim(vm->m);
+    vm->max_tokens = embed_max_tokens(vm->m);
+    model_identity(dir, vm->id, sizeof vm->id);
+    /* The previous model stays loaded: a caller may still hold it (the
+     * variable changed mid-process, which only tests do). */
+    vm_cur = vm;
+    res = vm;
+out:
+    pthread_mutex_unlock(&vm_lock);
+    return res;
+}
+
+const char *vec_model_id(const struct vec_model *vm)
+{
+    return vm->id;
+}
+
+int vec_model_dim(const struct vec_model *vm)
+{
+    return vm->dim;
+}
+
+size_t vec_model_piece_bytes(const struct vec_model *vm)
+{
+    double b = vm->max_tokens * VEC_BYTES_PER_TOKEN;
+    if (b < VEC_PIECE_MIN)
+        b = VEC_PIECE_MIN;
+    if (b > VEC_PIECE_MAX)
+        b = VEC_PIECE_MAX;
+    return (size_t)b;
+}
+
+/* Threads for batches of texts: CAIRN_EMBED_THREADS, else the cores (at
+ * most 4). A single text (a question) runs on one: splitting a matrix of
+ * a few rows costs more than it saves. */
+static int batch_threads(void)
+{
+    const char *v = getenv("CAIRN_EMBED_THREADS");
+    /* default 1: on the 2-core dev machine 2 threads were slower (BEAM
+     * conversation 1: 18.6 s on one, 20.6 s on two) */
+    long n = v && *v ? strtol(v, NULL, 10) : 1;
+    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
+/* The last question embedded: recall asks the same one at several
+ * budgets (and `cairn eval` with several methods). */
+static char  *lastq;
+static size_t lastq_len;
+static float *lastq_vec;
+static const struct vec_model *lastq_model;
+
+int vec_encode(struct vec_model *vm, const char *const *texts, const size_t *lens, size_t n,
+               int is_query, float *out)
+{
+    if (n == 1 && is_query) {
+        int hit = 0;
+        pthread_mutex_lock(&vm_lock);
+        if (lastq && lastq_model == vm && lastq_len == lens[0] &&
+            !memcmp(lastq, texts[0], lens[0])) {
+            memcpy(out, lastq_vec, (size_t)vm->dim * sizeof *out);
+            hit = 1;
+        }
+        pthread_mutex_unlock(&vm_lock);
+        if (hit)
+            return 0;
+    }
+    /* embed_encode wants NUL-terminated texts: copy them. */
+    char **tmp = calloc(n ? n : 1, sizeof *tmp);
+    int rc = -1;
+    if (!tmp)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        tmp[i] = malloc(lens[i] + 1);
+        if (!tmp[i])
+            goto out;
+        memcpy(tmp[i], texts[i], lens[i]);
+        tmp[i][lens[i]] = '\0';
+    }
+    pthread_mutex_lock(&vm_lock);
+    embed_set_threads(vm->m, n > 1 ? batch_threads() : 1);
+    rc = embed_encode(vm->m, (const char *const *)tmp, n, is_query, out);
+    if (rc == 0 && n == 1 && is_query) {
+        float *nv = realloc(lastq_vec, (size_t)vm->dim * sizeof *nv);
+        char *nq = malloc(lens[0] + 1);
+        if (nv && nq) {
+            memcpy(nv, out, (size_t)vm->dim * sizeof *nv);
+            memcpy(nq, texts[0], lens[0]);
+            free(lastq);
+            lastq = nq;
+            lastq_len = lens[0];
+            lastq_vec = nv;
+            lastq_model = vm;
+        } else {
+            free(nq);
+            lastq_vec = nv ? nv : lastq_vec;
+        }
+    }
+    pthread_mutex_unlock(&vm_lock);
+out:
+    for (size_t i = 0; i < n; i++)
+        free(tmp[i]);
+    free(tmp);
+    return rc;
+}
+
+/* ---- pieces and quantisation --------------------------------------- */
+
+/* Pieces embedded per message: CAIRN_EMBED_MAX_PIECES (1..16), else 16.
+ * Text past the last piece is matched by keywords only. */
+static int max_pieces(void)
+{
+    const char *v = getenv("CAIRN_EMBED_MAX_PIECES");
+    long n = v && *v ? strtol(v, NULL, 10) : VEC_MAX_PIECES;
+    return n < 1 ? 1 : n > VEC_MAX_PIECES ? VEC_MAX_PIECES : (int)n;
+}
+
+int vec_pieces(const char *s, size_t len, size_t piece_bytes, size_t *off, size_t *plen,
+               int max)
+{
+    size_t pos = 0;
+    int k = 0;
+    if (piece_bytes < 16)
+        piece_bytes = 16;
+    /* skip leading white space: a piece of blanks says nothing */
+    while (pos < len && (s[pos] == ' ' || s[pos] == '\n' || s[pos] == '\t' || s[pos] == '\r'))
+        pos++;
+    while (pos < len && k < max) {
+        size_t end = pos + piece_bytes;
+        if (end >= len) {
+            end = len;
+        } else {
+            /* the last line break in the second half, else the last
+             * space, else a UTF-8 boundary */
+            size_t cut = 0;
+            for (size_t i = end; i > pos + piece_bytes / 2; i--) {
+                if (s[i - 1] == '\n') {
+                    cut = i;
+                    break;
+                }
+            }
+            for (size_t i = end; !cut && i > pos + piece_bytes / 2; i--) {
+                if (s[i - 1] == ' ') {
+                    cut = i;
+                    break;
+                }
+            }
+            if (!cut) {
+                cut = end;
+                while (cut > pos + 1 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+                    cut--;
+            }
+            end = cut;
+        }
+        off[k] = pos;
+        plen[k] = end - pos;
+        k++;
+        pos = end;
+        while (pos < len && (s[pos] == ' ' || s[pos] == '\n' || s[pos] == '\t' || s[pos] == '\r'))
+            pos++;
+    }
+    return k;
+}
+
+void vec_quantize(const float *x, int dim, int8_t *q, float *scale)
+{
+    float mx = 0;
+    for (int i = 0; i < dim; i++) {
+        float a = fabsf(x[i]);
+        if (a > mx && isfinite(a))
+            mx = a;
+    }
+    if (mx <= 0) {
+        memset(q, 0, (size_t)dim);
+        *scale = 0;
+        return;
+    }
+    float inv = 127.0f / mx;
+    for (int i = 0; i < dim; i++) {
+        float v = isfinite(x[i]) ? x[i] * inv : 0;
+        long r = lrintf(v);
+        q[i] = (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
+    }
+    *scale = mx / 127.0f;
+}
+
+/* ---- per-connection state ------------------------------------------- */
+
+struct vec_conn {
+    sqlite3         *db;
+    struct vec_conn *next;
+    int              ingest_off;
+    /* the cache */
+    int              valid;
+    int64_t          data_version, changes;
+    struct vec_set   set;
+};
+
+static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vec_conn *conns;
+
+static void set_release(struct vec_set *s)
+{
+    free(s->msg);
+    free(s->sess);
+    free(s->v8);
+    free(s->vf);
+    free(s->inv_norm);
+    memset(s, 0, sizeof *s);
+}
+
+static void conn_destroy(void *p)
+{
+    struct vec_conn *c = p;
+    pthread_mutex_lock(&conn_lock);
+    for (struct vec_conn **pp = &conns; *pp; pp = &(*pp)->next) {
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&conn_lock);
+    set_release(&c->set);
+    free(c);
+}
+
+static void conn_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    sqlite3_result_null(ctx);
+}
+
+/* The state of h's connection, created on first use (NULL: no memory). */
+static struct vec_conn *conn_get(struct cairn *h)
+{
+    struct vec_conn *c;
+    pthread_mutex_lock(&conn_lock);
+    for (c = conns; c; c = c->next)
+        if (c->db == h->db)
+            break;
+    pthread_mutex_unlock(&conn_lock);
+    if (c)
+        return c;
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->db = h->db;
+    pthread_mutex_lock(&conn_lock);
+    c->next = conns;
+    conns = c;
+    pthread_mutex_unlock(&conn_lock);
+    /* On failure SQLite calls the destructor, which unlinks c. */
+    if (sqlite3_create_function_v2(h->db, "cairn__vec_state", 0, SQLITE_UTF8, c, conn_fn, NULL,
+                                   NULL, conn_destroy) != SQLITE_OK)
+        return NULL;
+    return c;
+}
+
+int vec_ingest_enabled(struct cairn *h)
+{
+    struct vec_conn *c = conn_get(h);
+    return !c || !c->ingest_off;
+}
+
+int cairn_embed_at_ingest(struct cairn *h, int on)
+{
+    struct vec_conn *c;
+    if (!h || !h->db)
+        return CAIRN_ERROR;
+    c = conn_get(h);
+    if (!c)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    c->ingest_off = !on;
+    return CAIRN_OK;
+}
+
+/* ---- the write path ------------------------------------------------- */
+
+void vec_batch_free(struct vec_batch *b)
+{
+    free(b->first);
+    free(b->v);
+    b->first = NULL;
+    b->v = NULL;
+    b->n = 0;
+    b->model[0] = '\0';
+}
+
+/* Embeds the pieces of the wanted messages into b (model vm). */
+static int batch_embed_with(struct cairn *h, struct vec_model *vm, const char *const *texts,
+                            const size_t *lens, const unsigned char *want, size_t n,
+                            struct vec_batch *b)
+{
+    size_t pb = vec_model_piece_bytes(vm), total = 0;
+    int mp = max_pieces();
+    size_t off[VEC_MAX_PIECES], pl[VEC_MAX_PIECES];
+    const char **pt = NULL;
+    size_t *plens = NULL;
+    int rc = CAIRN_OK;
+
+    b->first = calloc(n + 1, sizeof *b->first);
+    if (!b->first)
+        goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        b->first[i] = (int)total;
+        if (want && !want[i])
+            continue;
+        total += (size_t)vec_pieces(texts[i], lens[i], pb, off, pl, mp);
+    }
+    b->first[n] = (int)total;
+    b->n = n;
+    b->dim = vm->dim;
+    snprintf(b->model, sizeof b->model, "%s", vm->id);
+    if (!total)
+        return CAIRN_OK;
+    b->v = malloc(total * (size_t)vm->dim * sizeof *b->v);
+    pt = malloc(total * sizeof *pt);
+    plens = malloc(total * sizeof *plens);
+    if (!b->v || !pt || !plens)
+        goto nomem;
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (want && !want[i])
+            continue;
+        int np = vec_pieces(texts[i], lens[i], pb, off, pl, mp);
+        for (int j = 0; j < np; j++, k++) {
+            pt[k] = texts[i] + off[j];
+            plens[k] = pl[j];
+        }
+    }
+    for (size_t k = 0; k < total; k += VEC_ENCODE_BATCH) {
+        size_t m = total - k < VEC_ENCODE_BATCH ? total - k : VEC_ENCODE_BATCH;
+        if (vec_encode(vm, pt + k, plens + k, m, 0, b->v + k * (size_t)vm->dim) != 0) {
+            rc = cairn__err(h, CAIRN_ERROR, "embedding failed: %s", embed_errmsg(vm->m));
+            goto fail;
+        }
+    }
+    free(pt);
+    free(plens);
+    return CAIRN_OK;
+nomem:
+    rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+fail:
+    free(pt);
+    free(plens);
+    vec_batch_free(b);
+    return rc;
+}
+
+int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *lens,
+                    const unsigned char *want, size_t n, struct vec_batch *b)
+{
+    memset(b, 0, sizeof *b);
+    if (!n || !vec_ingest_enabled(h))
+        return CAIRN_OK;
+    struct vec_model *vm = vec_model_current(NULL, 0);
+    if (!vm)
+        return CAIRN_OK;
+    return batch_embed_with(h, vm, texts, lens, want, n, b);
+}
+
+static int use_f32(void)
+{
+    const char *v = getenv("CAIRN_VEC_F32");
+    return v && *v && strcmp(v, "0");
+}
+
+int vec_batch_store(struct cairn *h, const struct vec_batch *b, size_t i, int64_t msg,
+                    int64_t sess, sqlite3_stmt **ins)
+{
+    int rc;
+    if (!b->v || i >= b->n || b->first[i] == b->first[i + 1])
+        return CAIRN_OK;
+    if (!*ins && (rc = store_prepare(h, "INSERT OR REPLACE INTO vectors(model, msg, piece, "
+                                     "session, dim, scale, v) VALUES (?,?,?,?,?,?,?)", ins)))
+        return rc;
+    int f32 = use_f32();
+    int8_t q[8192];
+    if (b->dim > (int)sizeof q)
+        return cairn__err(h, CAIRN_INVALID, "vector dimension %d too large", b->dim);
+    for (int p = b->first[i]; p < b->first[i + 1]; p++) {
+        const float *x = b->v + (size_t)p * (size_t)b->dim;
+        float scale = 1;
+        sqlite3_reset(*ins);
+        sqlite3_bind_text(*ins, 1, b->model, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(*ins, 2, msg);
+        sqlite3_bind_int(*ins, 3, p - b->first[i]);
+        sqlite3_bind_int64(*ins, 4, sess);
+        sqlite3_bind_int(*ins, 5, b->dim);
+        if (f32) {
+            sqlite3_bind_double(*ins, 6, 1.0);
+            sqlite3_bind_blob(*ins, 7, x, b->dim * (int)sizeof(float), SQLITE_STATIC);
+        } else {
+            vec_quantize(x, b->dim, q, &scale);
+            sqlite3_bind_double(*ins, 6, scale);
+            sqlite3_bind_blob(*ins, 7, q, b->dim, SQLITE_STATIC);
+        }
+        int src = sqlite3_step(*ins);
+        if (src != SQLITE_DONE)
+            return cairn__sqlerr(h, src, "store vector");
+    }
+    return CAIRN_OK;
+}
+
+/* ---- reading -------------------------------------------------------- */
+
+static int64_t query_int(struct cairn *h, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_set **out)
+{
+    struct vec_conn *c = conn_get(h);
+    sqlite3_stmt *st = NULL;
+    int rc = CAIRN_OK, src;
+    size_t cap = 0;
+    *out = NULL;
+    if (!c)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    int64_t dv = query_int(h, "PRAGMA data_version");
+    int64_t ch = sqlite3_total_changes64(h->db);
+    if (c->valid && c->data_version == dv && c->changes == ch && c->set.dim == dim &&
+        !strcmp(c->set.model, model)) {
+        *out = &c->set;
+        return CAIRN_OK;
+    }
+    c->valid = 0;
+    set_release(&c->set);
+    struct vec_set *s = &c->set;
+    snprintf(s->model, sizeof s->model, "%s", model);
+    s->dim = dim;
+    s->msgs_total = query_int(h, "SELECT count(*) FROM messages");
+    /* One scan of the model's rows, in (msg, piece) order. */
+    if ((rc = store_prepare(h, "SELECT msg, session, scale, v FROM vectors WHERE model = ? "
+                            "AND dim = ? ORDER BY msg, piece", &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, dim);
+    int64_t last = -1;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        int bytes = sqlite3_column_bytes(st, 3);
+        const void *blob = sqlite3_column_blob(st, 3);
+        int is_f32 = bytes == dim * (int)sizeof(float);
+        if (!blob || (bytes != dim && !is_f32))
+            continue;                         /* damaged row: skipped */
+        if (s->n == 0)
+            s->f32 = is_f32;
+        if (is_f32 != s->f32)
+            continue;                         /* mixed formats: keep the first */
+        if (s->n == cap) {
+            size_t nc = cap ? cap * 2 : 1024;
+            int64_t *nm = realloc(s->msg, nc * sizeof *nm);
+            if (nm)
+                s->msg = nm;
+            int64_t *ns = realloc(s->sess, nc * sizeof *ns);
+            if (ns)
+                s->sess = ns;
+            float *ni = realloc(s->inv_norm, nc * sizeof *ni);
+            if (ni)
+                s->inv_norm = ni;
+            void *nv = s->f32 ? realloc(s->vf, nc * (size_t)dim * sizeof(float))
+                              : realloc(s->v8, nc * (size_t)dim);
+            if (nv) {
+                if (s->f32)
+                    s->vf = nv;
+                else
+                    s->v8 = nv;
+            }
+            if (!nm || !ns || !ni || !nv) {
+                rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+                goto out;
+            }
+            cap = nc;
+        }
+        int64_t m = sqlite3_column_int64(st, 0);
+        double nn = 0;
+        s->msg[s->n] = m;
+        s->sess[s->n] = sqlite3_column_int64(st, 1);
+        if (s->f32) {
+            float *d = s->vf + s->n * (size_t)dim;
+            memcpy(d, blob, (size_t)bytes);
+            for (int i = 0; i < dim; i++)
+                nn += (double)d[i] * d[i];
+        } else {
+            int8_t *d = s->v8 + s->n * (size_t)dim;
+            memcpy(d, blob, (size_t)dim);
+            for (int i = 0; i < dim; i++)
+                nn += (double)d[i] * d[i];
+        }
+        s->inv_norm[s->n] = nn > 0 ? (float)(1.0 / sqrt(nn)) : 0;
+        s->msgs_with += m != last;
+        last = m;
+        s->n++;
+    }
+    if (src != SQLITE_DONE) {
+        rc = cairn__sqlerr(h, src, "read vectors");
+        goto out;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    /* Is there another model's vectors? (Said in recall's note.) */
+    if ((rc = store_prepare(h, "SELECT model FROM vectors WHERE model <> ? LIMIT 1", &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        snprintf(s->other, sizeof s->other, "%s", t ? (const char *)t : "");
+    }
+    c->valid = 1;
+    c->data_version = dv;
+    c->changes = ch;
+    *out = s;
+out:
+    if (st)
+        sqlite3_finalize(st);
+    if (rc)
+        set_release(s);
+    return rc;
+}
+
+/* ---- backfill and reindex ------------------------------------------ */
+
+int cairn_embed_backfill(struct cairn *h, int reindex,
+                         void (*progress)(void *arg, uint64_t done, uint64_t total), void *arg,
+                         struct cairn_embed_stats *stats)
+{
+    char why[600];
+    sqlite3_stmt *sel = NULL, *ins = NULL;
+    int rc = CAIRN_OK, src;
+    int64_t *rows = NULL, *sess = NULL;
+    char **texts = NULL;
+    size_t *lens = NULL;
+    struct vec_batch b = VEC_BATCH_INIT;
+    struct timespec t0, t1;
+    uint64_t total = 0, done = 0;
+
+    if (!h || !h->db)
+        return CAIRN_ERROR;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct vec_model *vm = vec_model_current(why, sizeof why);
+    if (!vm)
+        return cairn__err(h, CAIRN_NOTFOUND, "%s", why);
+    if (stats)
+        snprintf(stats->model, sizeof stats->model, "%s", vm->id);
+    if (reindex) {
+        /* Every vector goes, this model's included: they are all made
+         * again below. */
+        if ((rc = store_begin(h)))
+            return rc;
+        src = sqlite3_exec(h->db, "DELETE FROM vectors", NULL, NULL, NULL);
+        if (src != SQLITE_OK) {
+            rc = cairn__sqlerr(h, src, "reindex");
+            store_rollback(h);
+            return rc;
+        }
+        if ((rc = store_commit(h)))
+            return rc;
+    }
+    {
+        sqlite3_stmt *cnt;
+        if ((rc = store_prepare(h, "SELECT count(*) FROM messages m WHERE NOT EXISTS "
+                                "(SELECT 1 FROM vectors v WHERE v.model = ?1 AND v.msg = m.id)",
+                                &cnt)))
+            return rc;
+        sqlite3_bind_text(cnt, 1, vm->id, -1, SQLITE_STATIC);
+        if (sqlite3_step(cnt) == SQLITE_ROW)
+            total = (uint64_t)sqlite3_column_int64(cnt, 0);
+        sqlite3_finalize(cnt);
+    }
+    if (progress)
+        progress(arg, 0, total);
+    rows = malloc(VEC_BACKFILL_CHUNK * sizeof *rows);
+    sess = malloc(VEC_BACKFILL_CHUNK * sizeof *sess);
+    texts = calloc(VEC_BACKFILL_CHUNK, sizeof *texts);
+    lens = malloc(VEC_BACKFILL_CHUNK * sizeof *lens);
+    if (!rows || !sess || !texts || !lens) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    int64_t after = 0;
+    for (;;) {
+        /* Read a chunk (no lock held while embedding it). Messages are
+         * walked by id, so each is looked at once even if it has no
+         * text to embed. */
+        size_t n = 0;
+        if ((rc = store_prepare(h, "SELECT m.id, m.session, m.content FROM messages m "
+                                "WHERE m.id > ?2 AND NOT EXISTS (SELECT 1 FROM vectors v "
+                                "WHERE v.model = ?1 AND v.msg = m.id) ORDER BY m.id LIMIT ?3",
+                                &sel)))
+            goto out;
+        sqlite3_bind_text(sel, 1, vm->id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(sel, 2, after);
+        sqlite3_bind_int(sel, 3, VEC_BACKFILL_CHUNK);
+        while ((src = sqlite3_step(sel)) == SQLITE_ROW) {
+            const char *t = (const char *)sqlite3_column_text(sel, 2);
+            size_t len = (size_t)sqlite3_column_bytes(sel, 2);
+            rows[n] = sqlite3_column_int64(sel, 0);
+            sess[n] = sqlite3_column_int64(sel, 1);
+            texts[n] = malloc(len + 1);
+            if (!texts[n]) {
+                rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+                goto out;
+            }
+            memcpy(texts[n], t ? t : "", len);
+            texts[n][len] = '\0';
+            lens[n] = len;
+            n++;
+        }
+        sqlite3_finalize(sel);
+        sel = NULL;
+        if (src != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, src, "backfill read");
+            goto out;
+        }
+        if (!n)
+            break;
+        after = rows[n - 1];
+        if ((rc = batch_embed_with(h, vm, (const char *const *)texts, lens, NULL, n, &b)))
+            goto out;
+        if ((rc = store_begin(h)))
+            goto out;
+        for (size_t i = 0; i < n && !rc; i++) {
+            /* the message may have gone meanwhile: only store if it is there */
+            sqlite3_stmt *chk;
+            if ((rc = store_prepare(h, "SELECT 1 FROM messages WHERE id = ?", &chk)))
+                break;
+            sqlite3_bind_int64(chk, 1, rows[i]);
+            int there = sqlite3_step(chk) == SQLITE_ROW;
+            sqlite3_finalize(chk);
+            if (there)
+                rc = vec_batch_store(h, &b, i, rows[i], sess[i], &ins);
+            if (stats && there) {
+                stats->messages++;
+                stats->pieces += (size_t)(b.first[i + 1] - b.first[i]);
+            }
+        }
+        sqlite3_finalize(ins);
+        ins = NULL;
+        if (rc) {
+            store_rollback(h);
+            goto out;
+        }
+        if ((rc = store_commit(h)))
+            goto out;
+        vec_batch_free(&b);
+        for (size_t i = 0; i < n; i++) {
+            free(texts[i]);
+            texts[i] = NULL;
+        }
+        done += n;
+        if (progress)
+            progress(arg, done > total ? total : done, total);
+    }
+out:
+    if (sel)
+        sqlite3_finalize(sel);
+    sqlite3_finalize(ins);
+    vec_batch_free(&b);
+    if (texts)
+        for (size_t i = 0; i < VEC_BACKFILL_CHUNK; i++)
+            free(texts[i]);
+    free(texts);
+    free(rows);
+    free(sess);
+    free(lens);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (stats)
+        stats->seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    return rc;
+}

@@ -1,0 +1,107 @@
+/*
+ * vectors.h: dense vectors in the store (schema version 4) and the
+ * encoder that makes them, as the write path and recall see them.
+ *
+ * One row of `vectors` per piece of a message and model: long messages
+ * are cut into pieces that fit the model's input (vec_pieces), each
+ * embedded on its own. Rows carry the model id (the model's name and a
+ * hash of its files), so vectors of two models are never compared: a
+ * search only ever reads the rows of the current model.
+ *
+ * The current model is process-wide: CAIRN_EMBED_MODEL=NAME|PATH picks
+ * it, "none" (or "off") turns dense retrieval off, and without the
+ * variable the first installed model of the registry (the registry
+ * default first) is used. It is loaded once per process and shared by
+ * every handle, behind a mutex.
+ *
+ * Storage: int8 with one float scale per vector (x ~ scale * q), 4x
+ * smaller than f32; CAIRN_VEC_F32=1 stores f32 instead (for measuring
+ * what int8 costs: docs/HYBRID.md). Readers accept both.
+ */
+#ifndef CAIRN_STORE_VECTORS_H
+#define CAIRN_STORE_VECTORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "internal.h"
+
+#define VEC_MAX_PIECES 16        /* a message's text past 16 pieces is not embedded */
+#define VEC_MODEL_ID_MAX 160
+
+struct vec_model;
+
+/*
+ * The current model (loading it on first use), or NULL when dense
+ * retrieval is off or no model can be loaded; then `why` (may be NULL)
+ * says which, for recall's note. Never fails otherwise.
+ */
+struct vec_model *vec_model_current(char *why, size_t whylen);
+const char *vec_model_id(const struct vec_model *vm);
+int vec_model_dim(const struct vec_model *vm);
+/* Bytes of text per piece for this model. */
+size_t vec_model_piece_bytes(const struct vec_model *vm);
+/* Encodes n texts (lengths given; not NUL-terminated) into out[n][dim],
+ * unit vectors. Thread-safe (one encode at a time). 0 or -1. */
+int vec_encode(struct vec_model *vm, const char *const *texts, const size_t *lens, size_t n,
+               int is_query, float *out);
+
+/* Cuts text into at most max pieces of about piece_bytes each, at a line
+ * or word boundary when there is one, never inside a UTF-8 sequence.
+ * Writes offsets and lengths; returns the count (0 for empty text). */
+int vec_pieces(const char *s, size_t len, size_t piece_bytes, size_t *off, size_t *plen,
+               int max);
+
+/* x[dim] -> q[dim] with x ~ scale * q; scale 0 for a zero vector. */
+void vec_quantize(const float *x, int dim, int8_t *q, float *scale);
+
+/* ---- the write path ----------------------------------------------- */
+
+/* Vectors computed before the write lock, stored inside it. */
+struct vec_batch {
+    char    model[VEC_MODEL_ID_MAX];
+    int     dim;
+    size_t  n;                   /* messages */
+    int    *first;               /* [n + 1]: pieces of message i are first[i]..first[i+1]-1 */
+    float  *v;                   /* [pieces][dim] */
+};
+#define VEC_BATCH_INIT { "", 0, 0, NULL, NULL }
+
+/* Embeds the messages with want[i] != 0 (want may be NULL: all) with
+ * the current model. Without a model, or when embedding is off for this
+ * handle, leaves b empty and returns CAIRN_OK. CAIRN_NOMEM / CAIRN_ERROR
+ * with the handle's message on failure. */
+int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *lens,
+                    const unsigned char *want, size_t n, struct vec_batch *b);
+/* Inside the caller's transaction: writes message i's pieces for message
+ * row msg of session row sess. *ins caches the statement (finalize it). */
+int vec_batch_store(struct cairn *h, const struct vec_batch *b, size_t i, int64_t msg,
+                    int64_t sess, sqlite3_stmt **ins);
+void vec_batch_free(struct vec_batch *b);
+
+/* 0 when cairn_embed_at_ingest(h, 0) was called on this handle. */
+int vec_ingest_enabled(struct cairn *h);
+
+/* ---- reading: every vector of one model, cached per connection ---- */
+
+struct vec_set {
+    char           model[VEC_MODEL_ID_MAX];
+    int            dim;
+    int            f32;          /* 1: vf holds the vectors, else v8 */
+    size_t         n;            /* pieces */
+    int64_t       *msg, *sess;   /* [n] */
+    int8_t        *v8;           /* [n][dim] */
+    float         *vf;           /* [n][dim] */
+    float         *inv_norm;     /* [n]: 1 / |stored vector| */
+    int64_t        msgs_with;    /* distinct messages that have vectors */
+    int64_t        msgs_total;   /* messages in the store */
+    char           other[VEC_MODEL_ID_MAX]; /* a model with vectors that is not
+                                               this one ("" if none) */
+};
+
+/* The vectors of model (dim) in h's store: cached on the connection and
+ * reloaded in one scan when the store changed (PRAGMA data_version and
+ * this connection's change count). The set lives until the next call on
+ * the connection or its close. */
+int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_set **out);
+
+#endif

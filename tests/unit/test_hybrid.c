@@ -1,0 +1,328 @@
+/*
+ * test_hybrid.c: dense vectors in the store and their search
+ * (store/vectors.c, recall/dense.c).
+ *
+ *  - the AVX2 dot products agree with the scalar references;
+ *  - pieces cover the text, never split a UTF-8 sequence, stop at max;
+ *  - int8 quantisation keeps the cosine;
+ *  - a store holding vectors of two models never mixes them: each
+ *    model's set holds only its rows, and a search with a query that
+ *    matches the other model's vectors exactly returns none of them;
+ *  - cairn_forget and message deletion drop their vectors; the cache
+ *    reloads after a change;
+ *  - with use-lite-en installed (CAIRN_MODEL_DIR), ingest embeds, recall
+ *    is hybrid, and switching the model makes it keyword-only with a note.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "internal.h"
+#include "recall/recall.h"
+#include "store/vectors.h"
+#include "embed/registry.h"
+
+static uint64_t rng = 88172645463325252ULL;
+static uint32_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)rng;
+}
+
+static void test_kernels(void)
+{
+    int8_t a[1100], b[1100];
+    float fa[1100], fb[1100];
+    for (int i = 0; i < 1100; i++) {
+        a[i] = (int8_t)(rnd() % 255 - 127);
+        b[i] = (int8_t)(rnd() % 255 - 127);
+        fa[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+        fb[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+    }
+    a[0] = b[0] = -127;                       /* extremes */
+    static const int lens[] = { 0, 1, 7, 15, 16, 17, 31, 32, 33, 384, 512, 1100 };
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+        int n = lens[k];
+        T_EQ_INT(dense_dot_i8(a, b, n), dense_dot_i8_ref(a, b, n));
+        float x = dense_dot_f32(fa, fb, n), y = dense_dot_f32_ref(fa, fb, n);
+        T_CHECK(fabsf(x - y) <= 1e-3f * (1 + fabsf(y)));
+    }
+    const char *name = dense_kernel_name();
+    T_CHECK(!strcmp(name, "avx2") || !strcmp(name, "scalar"));
+    dense_force_scalar(1);
+    T_EQ_STR(dense_kernel_name(), "scalar");
+    T_EQ_INT(dense_dot_i8(a, b, 512), dense_dot_i8_ref(a, b, 512));
+    dense_force_scalar(0);
+    T_EQ_STR(dense_kernel_name(), name);
+}
+
+static void test_pieces(void)
+{
+    size_t off[VEC_MAX_PIECES], len[VEC_MAX_PIECES];
+    T_EQ_INT(vec_pieces("", 0, 100, off, len, 4), 0);
+    T_EQ_INT(vec_pieces("   \n ", 5, 100, off, len, 4), 0);
+    T_EQ_INT(vec_pieces("hello", 5, 100, off, len, 4), 1);
+    T_EQ_INT(len[0], 5);
+    /* 1000 bytes of "word " -> pieces of at most 100 bytes, cut after a space */
+    char s[1001];
+    for (int i = 0; i < 1000; i++)
+        s[i] = "word "[i % 5];
+    s[1000] = '\0';
+    int n = vec_pieces(s, 1000, 100, off, len, VEC_MAX_PIECES);
+    T_EQ_INT(n, 10);
+    for (int i = 0; i < n; i++) {
+        T_CHECK(len[i] <= 100);
+        T_CHECK(off[i] == 0 || s[off[i] - 1] == ' ');
+    }
+    T_EQ_INT(vec_pieces(s, 1000, 100, off, len, 3), 3);
+    /* no spaces, multibyte: cuts land on sequence starts */
+    char u[900];
+    for (int i = 0; i < 300; i++)
+        memcpy(u + 3 * i, "\xe4\xb8\xad", 3);
+    n = vec_pieces(u, 900, 100, off, len, VEC_MAX_PIECES);
+    T_CHECK(n >= 9);
+    size_t covered = 0;
+    for (int i = 0; i < n; i++) {
+        T_EQ_INT(((unsigned char)u[off[i]] & 0xC0) != 0x80, 1);
+        covered += len[i];
+    }
+    T_EQ_INT(covered, 900);
+}
+
+static void test_quantize(void)
+{
+    float x[512], y[512], dq[512];
+    int8_t q[512];
+    float sc;
+    double nx = 0, ny = 0, dot = 0, ddot = 0, nd = 0;
+    for (int i = 0; i < 512; i++) {
+        x[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+        y[i] = x[i] + (float)((int)(rnd() % 201) - 100) / 400.0f;
+    }
+    vec_quantize(x, 512, q, &sc);
+    T_CHECK(sc > 0);
+    for (int i = 0; i < 512; i++) {
+        dq[i] = sc * q[i];
+        T_CHECK(fabsf(dq[i] - x[i]) <= sc * 0.5f + 1e-6f);
+        nx += (double)x[i] * x[i];
+        ny += (double)y[i] * y[i];
+        nd += (double)dq[i] * dq[i];
+        dot += (double)x[i] * y[i];
+        ddot += (double)dq[i] * y[i];
+    }
+    double c1 = dot / sqrt(nx * ny), c2 = ddot / sqrt(nd * ny);
+    T_CHECK(fabs(c1 - c2) < 0.002);
+    float z[8] = { 0 };
+    vec_quantize(z, 8, q, &sc);
+    T_CHECK(sc == 0 && q[0] == 0);
+}
+
+/* Writes one vector row directly (as vec_batch_store would). */
+static void put_vec(struct cairn *h, const char *model, int64_t msg, int piece, const float *v,
+                    int dim)
+{
+    sqlite3_stmt *st;
+    int8_t q[64];
+    float sc;
+    vec_quantize(v, dim, q, &sc);
+    T_EQ_INT(sqlite3_prepare_v2(h->db, "INSERT INTO vectors(model,msg,piece,session,dim,scale,v)"
+                                " SELECT ?,id,?,session,?,?,? FROM messages WHERE id = ?", -1,
+                                &st, NULL), SQLITE_OK);
+    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 2, piece);
+    sqlite3_bind_int(st, 3, dim);
+    sqlite3_bind_double(st, 4, sc);
+    sqlite3_bind_blob(st, 5, q, dim, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, msg);
+    T_EQ_INT(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+}
+
+static int64_t count(struct cairn *h, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+static void add_chat(struct cairn *h, const char *id, int n)
+{
+    struct cairn_message m[16];
+    char text[16][64];
+    for (int i = 0; i < n; i++) {
+        snprintf(text[i], sizeof text[i], "message %d of %s", i, id);
+        memset(&m[i], 0, sizeof m[i]);
+        m[i].role = i % 2 ? "assistant" : "user";
+        m[i].content = text[i];
+        m[i].at = CAIRN_NO_TIME;
+    }
+    struct cairn_session s = { 0 };
+    s.id = id;
+    s.started_at = s.ended_at = CAIRN_NO_TIME;
+    s.messages = m;
+    s.n_messages = (size_t)n;
+    T_EQ_INT(cairn_add_session(h, &s, NULL), CAIRN_OK);
+}
+
+static void test_two_models(void)
+{
+    struct cairn *h = NULL;
+    enum { D = 16 };
+    float va[D], vb[D];
+    setenv("CAIRN_EMBED_MODEL", "none", 1);   /* only the rows written here */
+    T_EQ_INT(cairn_open(":memory:", 0, &h), CAIRN_OK);
+    add_chat(h, "s1", 6);
+    add_chat(h, "s2", 6);
+    /* messages 1..12; model A on the odd ones, model B on the even ones.
+     * B's vectors all point along axis 0; A's never do. */
+    for (int64_t m = 1; m <= 12; m++) {
+        memset(va, 0, sizeof va);
+        memset(vb, 0, sizeof vb);
+        va[1 + m % (D - 1)] = 1;
+        vb[0] = 1;
+        vb[1] = (float)m / 100;
+        if (m % 2)
+            put_vec(h, "model-a:1", m, 0, va, D);
+        else
+            put_vec(h, "model-b:2", m, 0, vb, D);
+    }
+    put_vec(h, "model-a:1", 3, 1, vb, D);   /* a second piece of message 3 */
+    const struct vec_set *s = NULL;
+    T_EQ_INT(vec_set_get(h, "model-a:1", D, &s), CAIRN_OK);
+    T_CHECK(s != NULL);
+    if (!s)
+        goto out;
+    T_EQ_INT(s->n, 7);
+    T_EQ_INT(s->msgs_with, 6);
+    T_EQ_INT(s->msgs_total, 12);
+    T_EQ_STR(s->other, "model-b:2");
+    for (size_t i = 0; i < s->n; i++)
+        T_EQ_INT(s->msg[i] % 2, 1);
+    /* A query equal to B's vectors: only A's rows can answer. */
+    float q[D] = { 1, 0.05f };
+    struct dense_hit hits[10];
+    int n = dense_topk(s, q, NULL, 0, 10, 1, hits);
+    T_EQ_INT(n, 6);
+    for (int i = 0; i < n; i++)
+        T_EQ_INT(hits[i].msg % 2, 1);
+    T_EQ_INT(hits[0].msg, 3);               /* its second piece matches */
+    T_CHECK(hits[0].cos > 0.99f);
+    /* scope: only session s2's messages (7..12) */
+    int64_t allowed[1] = { 2 };
+    n = dense_topk(s, q, allowed, 1, 10, 1, hits);
+    T_EQ_INT(n, 3);
+    for (int i = 0; i < n; i++)
+        T_CHECK(hits[i].msg >= 7);
+    /* A wrong dimension reads nothing. */
+    T_EQ_INT(vec_set_get(h, "model-a:1", D * 2, &s), CAIRN_OK);
+    T_EQ_INT(s->n, 0);
+    /* B's set: B's rows only. */
+    T_EQ_INT(vec_set_get(h, "model-b:2", D, &s), CAIRN_OK);
+    T_EQ_INT(s->n, 6);
+    for (size_t i = 0; i < s->n; i++)
+        T_EQ_INT(s->msg[i] % 2, 0);
+    /* the cache reloads after a change */
+    put_vec(h, "model-b:2", 1, 0, vb, D);
+    T_EQ_INT(vec_set_get(h, "model-b:2", D, &s), CAIRN_OK);
+    T_EQ_INT(s->n, 7);
+    /* forget drops the session's vectors, of every model */
+    T_EQ_INT(count(h, "SELECT count(*) FROM vectors"), 14);
+    T_EQ_INT(cairn_forget(h, "s1"), CAIRN_OK);
+    T_EQ_INT(count(h, "SELECT count(*) FROM vectors WHERE msg <= 6"), 0);
+    T_EQ_INT(count(h, "SELECT count(*) FROM vectors"), 6);
+    T_EQ_INT(vec_set_get(h, "model-b:2", D, &s), CAIRN_OK);
+    T_EQ_INT(s->n, 3);
+    T_EQ_INT(s->msgs_total, 6);
+out:
+    cairn_close(h);
+    unsetenv("CAIRN_EMBED_MODEL");
+}
+
+/* With a real model: ingest embeds, recall is hybrid; another model id
+ * in the store is never read. Skipped when use-lite-en is not installed. */
+static void test_with_model(void)
+{
+    const struct embed_reg_model *rm = embed_reg_find("use-lite-en");
+    if (!rm || !embed_reg_installed(rm)) {
+        fprintf(stderr, "test_hybrid: use-lite-en not installed: model tests skipped\n");
+        return;
+    }
+    setenv("CAIRN_EMBED_MODEL", "use-lite-en", 1);
+    struct cairn *h = NULL;
+    T_EQ_INT(cairn_open(":memory:", 0, &h), CAIRN_OK);
+    const char *json = "{\"id\":\"pets\",\"messages\":["
+        "{\"role\":\"user\",\"content\":\"My dog Rex loves chasing the ball in the park.\"},"
+        "{\"role\":\"assistant\",\"content\":\"That sounds like a happy puppy!\"},"
+        "{\"role\":\"user\",\"content\":\"I repaired the carburetor of my motorbike today.\"},"
+        "{\"role\":\"assistant\",\"content\":\"Engines can be tricky.\"}]}";
+    T_EQ_INT(cairn_add_json(h, json, strlen(json), NULL), CAIRN_OK);
+    T_EQ_INT(count(h, "SELECT count(DISTINCT msg) FROM vectors"), 4);
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    struct cairn_recall *r = NULL;
+    o.budget = 30;
+    T_EQ_INT(cairn_recall(h, "which animal do I own?", &o, &r), CAIRN_OK);
+    T_EQ_INT(r->dense, CAIRN_DENSE_ON);
+    T_CHECK(r->note == NULL);
+    T_CHECK(r->n_items > 0 && strstr(r->text, "Rex") != NULL);
+    cairn_recall_free(r);
+    o.method = CAIRN_METHOD_KEYWORD;
+    T_EQ_INT(cairn_recall(h, "which animal do I own?", &o, &r), CAIRN_OK);
+    T_EQ_INT(r->dense, CAIRN_DENSE_OFF);
+    cairn_recall_free(r);
+    o.method = CAIRN_METHOD_DEFAULT;
+    /* The hook path: no embedding at ingest, recall says partial. */
+    T_EQ_INT(cairn_embed_at_ingest(h, 0), CAIRN_OK);
+    const char *json2 = "{\"id\":\"later\",\"messages\":["
+        "{\"role\":\"user\",\"content\":\"Tomorrow I fly to Lisbon.\"}]}";
+    T_EQ_INT(cairn_add_json(h, json2, strlen(json2), NULL), CAIRN_OK);
+    T_EQ_INT(count(h, "SELECT count(DISTINCT msg) FROM vectors"), 4);
+    T_EQ_INT(cairn_recall(h, "which animal do I own?", &o, &r), CAIRN_OK);
+    T_EQ_INT(r->dense, CAIRN_DENSE_PARTIAL);
+    T_CHECK(r->note && strstr(r->note, "backfill"));
+    cairn_recall_free(r);
+    struct cairn_embed_stats es;
+    memset(&es, 0, sizeof es);
+    T_EQ_INT(cairn_embed_backfill(h, 0, NULL, NULL, &es), CAIRN_OK);
+    T_EQ_INT(es.messages, 1);
+    T_EQ_INT(count(h, "SELECT count(DISTINCT msg) FROM vectors"), 5);
+    /* Vectors of the current model relabelled as another model's: the
+     * store now has none of the current one; recall is keyword-only and
+     * says so, and never reads the other model's rows. */
+    T_EQ_INT(sqlite3_exec(h->db, "UPDATE vectors SET model = 'other-model:1'", NULL, NULL, NULL),
+             SQLITE_OK);
+    T_EQ_INT(cairn_recall(h, "which animal do I own?", &o, &r), CAIRN_OK);
+    T_EQ_INT(r->dense, CAIRN_DENSE_NONE);
+    T_CHECK(r->note && strstr(r->note, "reindex"));
+    cairn_recall_free(r);
+    memset(&es, 0, sizeof es);
+    T_EQ_INT(cairn_embed_backfill(h, 1, NULL, NULL, &es), CAIRN_OK);
+    T_EQ_INT(es.messages, 5);
+    T_EQ_INT(count(h, "SELECT count(*) FROM vectors WHERE model = 'other-model:1'"), 0);
+    T_EQ_INT(cairn_recall(h, "which animal do I own?", &o, &r), CAIRN_OK);
+    T_EQ_INT(r->dense, CAIRN_DENSE_ON);
+    cairn_recall_free(r);
+    /* off */
+    setenv("CAIRN_EMBED_MODEL", "none", 1);
+    T_EQ_INT(cairn_recall(h, "which animal do I own?", &o, &r), CAIRN_OK);
+    T_EQ_INT(r->dense, CAIRN_DENSE_OFF);
+    T_CHECK(r->note == NULL);
+    cairn_recall_free(r);
+    unsetenv("CAIRN_EMBED_MODEL");
+    cairn_close(h);
+}
+
+int main(void)
+{
+    T_RUN(test_kernels);
+    T_RUN(test_pieces);
+    T_RUN(test_quantize);
+    T_RUN(test_two_models);
+    T_RUN(test_with_model);
+    return T_DONE();
+}
