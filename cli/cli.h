@@ -57,6 +57,8 @@ int cmd_embed(int argc, char **argv, struct cli_ctx *ctx);
 /* cmd_embed.c: `cairn embed --backfill`, `cairn reindex` (docs/HYBRID.md). */
 int cmd_embed_backfill(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_reindex(int argc, char **argv, struct cli_ctx *ctx);
+/* The MCP server over stdio (docs/MCP.md): cmd_mcp.c and cli/mcp/. */
+int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
 /* Capture (docs/CAPTURE.md): cmd_import.c, cmd_hook.c, cmd_setup.c,
  * cmd_doctor.c; the hook log is cli/log.c. */
 int cmd_import(int argc, char **argv, struct cli_ctx *ctx);
