@@ -324,6 +324,11 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     o.exclude_session = sid;
     o.exclude_items = seen;
     o.flags = CAIRN_RECALL_MATCHED_ONLY;
+    /* Keyword recall unless asked: loading the embedding model would cost
+     * more than this hook's whole budget (docs/HYBRID.md), and the gate
+     * is lexical. CAIRN_INJECT_DENSE=1 uses the default (hybrid) method. */
+    const char *dense = getenv("CAIRN_INJECT_DENSE");
+    o.method = dense && !strcmp(dense, "1") ? CAIRN_METHOD_DEFAULT : CAIRN_METHOD_KEYWORD;
     if (cairn_recall(db, prompt, &o, &r)) {
         why = "recall failed";
         cli_log("hook prompt: recall: %s", cairn_errmsg(db));

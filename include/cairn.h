@@ -109,6 +109,9 @@ struct cairn_add_stats {
     size_t messages_added;
     size_t messages_skipped; /* already present (same id, or same content) */
     size_t secrets_masked;   /* values replaced by [REDACTED:kind] */
+    size_t messages_extended;/* stored messages whose text grew: same id, and the
+                                new text starts with the stored one (a reply read
+                                while it was still being written) */
 };
 
 /*
@@ -116,7 +119,9 @@ struct cairn_add_stats {
  * in one transaction: either all of it lands or nothing does. A message is
  * "already there" when its external id is, or, without an id, when the
  * session holds a message with the same role, speaker, time and content
- * (counting repeats). Secrets are masked before anything is written unless
+ * (counting repeats); a message whose id is there but whose new text
+ * extends the stored text replaces it (messages_extended). Secrets are
+ * masked before anything is written unless
  * CAIRN_REDACT=0 is set. `stats` may be NULL; counts are added to it.
  */
 int cairn_add_session(struct cairn *db, const struct cairn_session *s,
@@ -267,6 +272,8 @@ struct cairn_recall {
     double      match_weight;/* that IDF weight, in units of one term found in a
                                 single message of the store (so 2.0 is about two
                                 rare words matched) */
+    double      cosine;      /* the best cosine between the question and a stored
+                                message (dense on), else 0 */
     int         dense;       /* enum cairn_dense: whether dense vectors took part */
     const char *note;        /* one line for the user when dense retrieval was off
                                 or partial for a reason they can act on, else NULL */
@@ -289,7 +296,8 @@ void cairn_recall_free(struct cairn_recall *r);
  * Passes: a question about a period that has records, or a best match
  * holding at least 60% of the question's IDF weight and at least 1.5 of
  * it in match_weight's units (about one and a half rare words: names,
- * numbers, identifiers; common words do not add up to it).
+ * numbers, identifiers; common words do not add up to it), or a best
+ * cosine of at least 0.7 when dense recall took part.
  */
 int cairn_inject_gate(const struct cairn_recall *r, const char **why);
 

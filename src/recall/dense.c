@@ -22,6 +22,7 @@
 #include <immintrin.h>
 
 #include "recall/recall.h"
+#include "embed/registry.h"
 #include "util/utf8.h"
 
 /* Messages the dense ranking hands to fusion: RRF (k = 60) gives rank 100
@@ -393,6 +394,27 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
 
     memset(r, 0, sizeof *r);
     r->status = CAIRN_DENSE_OFF;
+    /* A store without any vector needs no model: loading one costs a
+     * process tens of milliseconds (a hook pays that on every prompt). */
+    const char *env = getenv("CAIRN_EMBED_MODEL");
+    if (!(env && (!strcmp(env, "none") || !strcmp(env, "off") || !strcmp(env, "0")))) {
+        int any = 0;
+        if ((rc = store_prepare(h, "SELECT EXISTS (SELECT 1 FROM vectors)", &st)))
+            return rc;
+        if (sqlite3_step(st) == SQLITE_ROW)
+            any = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        st = NULL;
+        if (!any) {
+            char dir[4096], err[512];
+            if (embed_reg_resolve(NULL, dir, sizeof dir, err, sizeof err) == 0) {
+                r->status = CAIRN_DENSE_NONE;
+                snprintf(r->note, sizeof r->note, "no message has a vector yet: keyword "
+                         "recall only; run `cairn embed --backfill`");
+            }
+            return CAIRN_OK;
+        }
+    }
     struct vec_model *vm = vec_model_current(why, sizeof why);
     if (!vm) {
         /* No model at all is the keyword-only setup, not news; a model

@@ -12,6 +12,9 @@
 
 #define RECALL_DEFAULT_BUDGET 4000
 #define RECALL_MAX_QUERY      (64 * 1024)
+/* Questions mostly in CJK script give the English-only default model's
+ * cosine no say in the gate (as in rank.c's fusion). */
+#define RECALL_GATE_CJK       0.3
 
 static char *dup_or_empty(const char *s)
 {
@@ -89,6 +92,8 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         if ((rc = dense_search(h, query, &o, &dr)))
             goto out;
         r->dense = dr.status;
+        if (dr.n > 0 && dr.cjk < RECALL_GATE_CJK)
+            r->cosine = dr.hits[0].cos;
         if (dr.note[0] && !(r->note = strdup(dr.note))) {
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;

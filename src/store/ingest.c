@@ -139,6 +139,43 @@ static void derive_session_id(const struct cairn_session *s, const struct clean_
     snprintf(out, n, "auto-%016llx", (unsigned long long)h);
 }
 
+/*
+ * If the session's message `id` holds a strict prefix of cm's text,
+ * replaces it with cm's (the update trigger re-indexes it; its vectors go
+ * and a backfill gives new ones). Returns 1 if extended, 0 if not, -1 on
+ * a SQLite error. *st caches the statements between calls.
+ */
+struct extend_st { sqlite3_stmt *sel, *upd; };
+
+static int extend_message(struct cairn *h, int64_t sess, const char *id,
+                          const struct clean_msg *cm, struct extend_st *st)
+{
+    int res = 0;
+    if (!st->sel && (store_prepare(h, "SELECT id, content FROM messages WHERE session = ? "
+                                   "AND ext_id = ?", &st->sel) ||
+                     store_prepare(h, "UPDATE messages SET content = ?, hash = ?, ntok = ? "
+                                   "WHERE id = ?", &st->upd)))
+        return -1;
+    sqlite3_reset(st->sel);
+    sqlite3_bind_int64(st->sel, 1, sess);
+    sqlite3_bind_text(st->sel, 2, id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st->sel) != SQLITE_ROW)
+        return 0;
+    const char *old = (const char *)sqlite3_column_text(st->sel, 1);
+    size_t on = (size_t)sqlite3_column_bytes(st->sel, 1);
+    if (!old || on >= cm->len || memcmp(old, cm->content, on) != 0)
+        return 0;
+    int64_t row = sqlite3_column_int64(st->sel, 0);
+    sqlite3_reset(st->upd);
+    sqlite3_bind_text(st->upd, 1, cm->content, (int)cm->len, SQLITE_STATIC);
+    sqlite3_bind_int64(st->upd, 2, (int64_t)cm->hash);
+    sqlite3_bind_int(st->upd, 3, cm->ntok);
+    sqlite3_bind_int64(st->upd, 4, row);
+    res = sqlite3_step(st->upd) == SQLITE_DONE ? 1 : -1;
+    sqlite3_reset(st->sel);
+    return res;
+}
+
 static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
 {
     if (s && *s)
@@ -242,7 +279,8 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
     const char *sid;
     int rc = CAIRN_OK, src, is_new = 0, redact = redact_enabled();
     int64_t sess_rowid, started = s->started_at, ended = s->ended_at, next_pos = 0;
-    size_t added = 0, skipped = 0;
+    size_t added = 0, skipped = 0, extended = 0;
+    struct extend_st ext = { NULL, NULL };
     struct cairn_add_stats local = { 0 };
 
     if (!h)
@@ -388,6 +426,19 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
                 goto fail;
             added++;
             next_pos++;
+        } else if (has_id) {
+            /* The id is there. A transcript read while a reply was still
+             * being written gives its first blocks; when the whole reply
+             * comes, it starts with what was stored: keep the longer. */
+            int r2 = extend_message(h, sess_rowid, m->id, &cm[i], &ext);
+            if (r2 < 0) {
+                rc = cairn__sqlerr(h, SQLITE_ERROR, "extend message");
+                goto fail;
+            }
+            if (r2 > 0)
+                extended++;
+            else
+                skipped++;
         } else {
             skipped++;
         }
@@ -417,14 +468,17 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
     sqlite3_finalize(cnt);
     sqlite3_finalize(upd);
     sqlite3_finalize(ins_v);
-    find = ins_s = ins_m = ins_f = cnt = upd = ins_v = NULL;
+    sqlite3_finalize(ext.sel);
+    sqlite3_finalize(ext.upd);
+    find = ins_s = ins_m = ins_f = cnt = upd = ins_v = ext.sel = ext.upd = NULL;
     rc = store_commit(h);
     if (rc)
         goto out;
     if (stats) {
         stats->sessions_added += (size_t)is_new;
-        stats->sessions_updated += (size_t)(!is_new && added > 0);
+        stats->sessions_updated += (size_t)(!is_new && (added > 0 || extended > 0));
         stats->messages_added += added;
+        stats->messages_extended += extended;
         stats->messages_skipped += skipped;
         stats->secrets_masked += is_new || added ? local.secrets_masked : 0;
     }
@@ -439,6 +493,8 @@ out:
     sqlite3_finalize(cnt);
     sqlite3_finalize(upd);
     sqlite3_finalize(ins_v);
+    sqlite3_finalize(ext.sel);
+    sqlite3_finalize(ext.upd);
     vec_batch_free(&vb);
     if (cm) {
         for (size_t i = 0; i < s->n_messages; i++)

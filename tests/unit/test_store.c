@@ -81,6 +81,44 @@ static void test_add_and_dedupe(void)
     cairn_close(db);
 }
 
+static int first_content(void *arg, const struct cairn_message_info *m)
+{
+    snprintf((char *)arg, 128, "%.*s", (int)m->content_len, m->content);
+    return 1;   /* stop after the first */
+}
+
+static void test_extend(void)
+{
+    /* A reply stored while it was being written grows when the whole of
+     * it comes; a different text under the same id does not replace it. */
+    struct cairn *db = open_new("x.db");
+    struct cairn_message m = { "r1", "assistant", NULL, "The fix is in parser.c", 0, CAIRN_NO_TIME };
+    struct cairn_session s = { "sx", NULL, NULL, NULL, CAIRN_NO_TIME, CAIRN_NO_TIME, NULL, &m, 1 };
+    struct cairn_add_stats st = { 0 };
+    char got[128] = "";
+    T_EQ_INT(cairn_add_session(db, &s, &st), CAIRN_OK);
+    m.content = "The fix is in parser.c; the test is test_quokka.c";
+    memset(&st, 0, sizeof st);
+    T_EQ_INT(cairn_add_session(db, &s, &st), CAIRN_OK);
+    T_EQ_INT(st.messages_extended, 1);
+    T_EQ_INT(st.messages_added, 0);
+    cairn_messages(db, "sx", 0, -1, first_content, got);
+    T_EQ_STR(got, "The fix is in parser.c; the test is test_quokka.c");
+    struct cairn_recall *r;
+    T_EQ_INT(cairn_recall(db, "test_quokka.c", NULL, &r), CAIRN_OK);
+    T_EQ_INT(r->n_items, 1);
+    cairn_recall_free(r);
+    m.content = "Something else entirely";
+    memset(&st, 0, sizeof st);
+    T_EQ_INT(cairn_add_session(db, &s, &st), CAIRN_OK);
+    T_EQ_INT(st.messages_extended, 0);
+    T_EQ_INT(st.messages_skipped, 1);
+    cairn_messages(db, "sx", 0, -1, first_content, got);
+    T_EQ_STR(got, "The fix is in parser.c; the test is test_quokka.c");
+    T_EQ_INT(nmsgs(db, "sx"), 1);
+    cairn_close(db);
+}
+
 static void test_json(void)
 {
     struct cairn *db = open_new("j.db");
@@ -252,6 +290,7 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     T_RUN(test_add_and_dedupe);
+    T_RUN(test_extend);
     T_RUN(test_json);
     T_RUN(test_forget);
     T_RUN(test_versions);
