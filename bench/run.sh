@@ -8,7 +8,7 @@
 #
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
-#   BENCH_ONLY     space-separated subset of: ingest recall cold embed
+#   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
 #                  20 cold runs (figures not comparable with full runs)
 #   BENCH_DATA     dev data folder (default: ../shared/data from the repo)
@@ -24,7 +24,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 CAIRN=$BUILD/cairn
 BIN=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest recall cold embed}
+ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed}
 DATA=${BENCH_DATA:-$ROOT/../shared/data}
 PY=${PYTHON:-python3}
 
@@ -70,7 +70,7 @@ if want ingest && need_bin bench_ingest; then
 fi
 
 # 2 and 3. Recall: a store built from the dev data, the datasets' questions.
-if want recall || want cold; then
+if want recall || want cold || want hook; then
     if [ -f "$DATA/locomo-dev/locomo10-dev.json" ]; then
         "$PY" bench/gen_data.py dev "$DATA" "$TMP/dev.jsonl" "$TMP/questions.txt" \
             --questions "$NQ"
@@ -82,9 +82,19 @@ if want recall || want cold; then
             "$BIN/bench_cold" "$CAIRN" "$TMP/dev.db" "$TMP/questions.txt" --runs "$COLD" \
                 || status=1
         fi
+        # 3b. The UserPromptSubmit hook, a whole process per prompt.
+        if want hook; then
+            "$PY" bench/bench_hook.py "$CAIRN" "$TMP/dev.db" "$TMP/questions.txt" \
+                --runs "$((COLD * 2))" || status=1
+        fi
     else
         echo "# recall, cold: skipped: no dev data at $DATA (set BENCH_DATA)"
     fi
+fi
+
+# 5. The Stop hook on a 5 MB transcript, and import speed (bench/capture.sh).
+if want capture && [ -x "$BIN/bench_capture" ]; then
+    BUILD=$BUILD CAPTURE_MB=${CAPTURE_MB:-256} sh bench/capture.sh || status=1
 fi
 
 # The encoder's own benchmark, when it is built.
