@@ -30,9 +30,11 @@ static const struct embed_reg_model registry[] = {
         "sha256 pins at this revision as published in a public acceptance script "
         "(GitHub code search, see docs/EMBED.md)",
         0, NULL,
-        { { "config.json", 700, "69137736cab8b8903a07fe8afaafdda25aac55415a12a55d1bffa9f581abf959" },
-          { "tokenizer.json", 17082913, "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39" },
-          { "model.safetensors", 470637416, "1a55775f53449dac10a2bcbc312469fac40b96d53198c407081a831f81c98477" } },
+        /* sizes as pinned, with these same sha256, by several public pin lists
+         * (an earlier entry had other sizes from a list pinned to a branch) */
+        { { "config.json", 655, "69137736cab8b8903a07fe8afaafdda25aac55415a12a55d1bffa9f581abf959" },
+          { "tokenizer.json", 17082730, "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39" },
+          { "model.safetensors", 470641600, "1a55775f53449dac10a2bcbc312469fac40b96d53198c407081a831f81c98477" } },
         3,
     },
     {
