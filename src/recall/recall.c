@@ -88,7 +88,9 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         r->range_to = q.to;
     }
     /* Dense retrieval: every method but the keyword-only ones. */
-    if (!raw && o.method != CAIRN_METHOD_KEYWORD) {
+    /* (A question that only names a period is answered by the period:
+     * its words "what did I do" mean nothing to a vector.) */
+    if (!raw && o.method != CAIRN_METHOD_KEYWORD && !q.only_time) {
         if ((rc = dense_search(h, query, &o, &dr)))
             goto out;
         r->dense = dr.status;
