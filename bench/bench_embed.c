@@ -14,7 +14,9 @@
  * Output: one line per measurement, key=value, machine-readable:
  *   bench=embed model=L12 threads=1 batch=1 seq=20 ms_p50=.. tokens_per_s=.. gflops=..
  *
- * usage: bench_embed [--layers N] [--quick]
+ * usage: bench_embed [--layers N] [--quick] [--threads N] [--only query|batch]
+ *   --threads N  only that thread count (default: 1, then 2)
+ *   --only       only the query (1 x 20) or the batch (32 x 128) shape
  */
 #include "embed/embed.h"
 
@@ -219,7 +221,8 @@ static int run(struct embed_model *m, int layers, int threads, int batch, int se
 int main(int argc, char **argv)
 {
     char dir[] = "/tmp/cairn_bench_embed_XXXXXX", err[256], path[600];
-    int layers = 12, quick = 0, i, threads, rc = 0;
+    int layers = 12, quick = 0, i, threads, rc = 0, t_lo = 1, t_hi = 2;
+    int do_query = 1, do_batch = 1;
     struct embed_model *m;
     double t0;
 
@@ -228,9 +231,17 @@ int main(int argc, char **argv)
             layers = (int)strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            t_lo = t_hi = (int)strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            i++;
+            do_query = strcmp(argv[i], "query") == 0;
+            do_batch = strcmp(argv[i], "batch") == 0;
+        }
     }
     if (layers < 1 || layers > 48 || !mkdtemp(dir)) {
-        fprintf(stderr, "usage: bench_embed [--layers N] [--quick]\n");
+        fprintf(stderr, "usage: bench_embed [--layers N] [--quick] [--threads N] "
+                "[--only query|batch]\n");
         return 2;
     }
     if (write_model(dir, layers) != 0) {
@@ -245,11 +256,11 @@ int main(int argc, char **argv)
         goto out;
     }
     printf("bench=embed model=L%d load_ms=%.1f\n", layers, now_ms() - t0);
-    for (threads = 1; threads <= 2; threads++) {
+    for (threads = t_lo; threads <= t_hi; threads++) {
         printf("bench=sgemm_baseline threads=%d shape=4096x1536x384 gflops=%.1f\n",
                threads, sgemm_baseline(threads));
-        if (run(m, layers, threads, 1, 20, quick ? 20 : 200) != 0 ||
-            run(m, layers, threads, 32, 128, quick ? 1 : 5) != 0)
+        if ((do_query && run(m, layers, threads, 1, 20, quick ? 20 : 200) != 0) ||
+            (do_batch && run(m, layers, threads, 32, 128, quick ? 1 : 5) != 0))
             rc = 1;
     }
     embed_free(m);

@@ -2,11 +2,11 @@
  * kernels.h: the numeric kernels of cairn's sentence encoder.
  *
  * Every kernel works on row-major float32 arrays and comes in two forms:
- * the fast one (BLAS for the matrix products, plain loops that the
- * compiler vectorises for the rest) and a scalar reference `*_ref` that is
- * written to be obviously right. The unit tests (tests/unit/
- * test_embed_kernels.c) compare the two on random data; the forward pass
- * only calls the fast ones. Shapes are given in brackets: [rows][cols].
+ * the fast one (BLAS for the matrix products, AVX2 / AVX-512 code chosen
+ * at run time or plain loops for the rest, see embed_k_simd) and a scalar
+ * reference `*_ref` that is written to be obviously right. The unit tests
+ * (tests/unit/test_embed_kernels.c) compare the two on random data; the
+ * forward pass only calls the fast ones. Shapes are given in brackets: [rows][cols].
  *
  * Linear weights keep the PyTorch / safetensors layout W[out][in], so a
  * layer is y = x W^T + b and the weight is used in place from the mmap'd
@@ -38,7 +38,16 @@ int embed_k_blas(void);
  * to show as a note. Static storage. */
 const char *embed_k_note(void);
 
-/* y[m][n] = x[m][k] . w[n][k]^T + b[n]   (b may be NULL). */
+/* Which hand-vectorised kernels are in use: 0 none (portable loops),
+ * 1 AVX2+FMA (the element-wise kernels, and embed_k_linear for m <= 24),
+ * 2 also AVX-512 F (embed_k_linear for m <= 32). Chosen from the CPU. */
+int embed_k_simd(void);
+/* For tests: caps embed_k_simd at level (0, 1 or 2; 2 is the default).
+ * Not thread-safe. */
+void embed_k_simd_enable(int level);
+
+/* y[m][n] = x[m][k] . w[n][k]^T + b[n]   (b may be NULL). For few rows
+ * (a query) a kernel that reads w in place; else OpenBLAS. */
 void embed_k_linear(const float *x, const float *w, const float *b,
                     float *y, int m, int n, int k);
 void embed_k_linear_ref(const float *x, const float *w, const float *b,

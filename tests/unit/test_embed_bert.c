@@ -182,6 +182,46 @@ static void test_golden(void)
     embed_free(m);
 }
 
+/*
+ * A batch cut into shares run on threads (embed_forward_ids with 2 and 3
+ * threads, batches long enough to be split) gives the vectors of the
+ * single-threaded pass; a bad token id in any share fails the call.
+ */
+static void test_thread_split(void)
+{
+    enum { B = 12, S = 40 };
+    char err[256] = "";
+    struct embed_model *m = embed_load(TINY_DIR, err, sizeof(err));
+    int32_t ids[B * S];
+    int lens[B], b, t, nt;
+    float out1[B * 64], out2[B * 64];
+
+    T_CHECK(m != NULL);
+    if (!m)
+        return;
+    for (b = 0; b < B; b++) {
+        /* lengths 40, 37, ..., some short: shares get their own padding */
+        lens[b] = S - 3 * b > 3 ? S - 3 * b : 3;
+        for (t = 0; t < S; t++)
+            ids[b * S + t] = t < lens[b] ? (t == 0 ? 2 : 5 + (b * 31 + t * 7) % 90) : 0;
+    }
+    embed_set_threads(m, 1);
+    T_EQ_INT(embed_forward_ids(m, ids, lens, B, S, out1), 0);
+    for (nt = 2; nt <= 3; nt++) {
+        double md = 0;
+        int i;
+        embed_set_threads(m, nt);
+        T_EQ_INT(embed_forward_ids(m, ids, lens, B, S, out2), 0);
+        for (i = 0; i < B * 64; i++)
+            md = fmax(md, fabs(out1[i] - out2[i]));
+        T_CHECK(md < 1e-5);
+    }
+    ids[(B - 1) * S + 1] = 1 << 30;     /* in the last share */
+    T_EQ_INT(embed_forward_ids(m, ids, lens, B, S, out2), -1);
+    T_CHECK(strstr(embed_errmsg(m), "out of range") != NULL);
+    embed_free(m);
+}
+
 /* Makes a temp folder with symlinks to the tiny model's files. */
 static int make_dir(char *dir, int link_model)
 {
@@ -418,6 +458,7 @@ int main(void)
         return T_DONE();
     }
     T_RUN(test_golden);
+    T_RUN(test_thread_split);
     T_RUN(test_cls);
     T_RUN(test_bert_prefix);
     T_RUN(test_prefix_and_junk);

@@ -2,13 +2,16 @@
  * test_embed_kernels.c: every fast encoder kernel against its scalar
  * reference on random data (shapes include odd sizes and padded batches),
  * plus a few hand-computed values so the references themselves are
- * checked.
+ * checked. The element-wise kernels are run twice: on their AVX2+FMA
+ * forms (when the CPU has them) and on their portable loops.
  */
 #include "t.h"
 #include "embed/kernels.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
 
@@ -45,7 +48,13 @@ static float max_abs_diff(const float *a, const float *b, size_t n)
 
 static void test_linear(void)
 {
-    int shapes[][3] = { {1, 1, 1}, {3, 5, 7}, {20, 96, 64}, {33, 17, 129} };
+    /* m <= 32 goes to the small-m kernels when they are on: edges of
+     * their 3 x 4 / 4 x 4 blocks and of their 8- / 16-wide k loops;
+     * larger m to sgemm, or to the tiled AVX-512 kernel (tiles of 128 /
+     * 40 rows here) when OpenBLAS has no AVX-512 kernels */
+    int shapes[][3] = { {1, 1, 1}, {3, 5, 7}, {20, 96, 64}, {33, 17, 129},
+                        {2, 6, 384}, {24, 10, 1537}, {31, 9, 15}, {32, 13, 40},
+                        {64, 40, 384}, {300, 20, 384}, {130, 7, 1537} };
     size_t s;
 
     embed_k_set_threads(1);
@@ -208,6 +217,83 @@ static void test_attention(void)
     free(q); free(k); free(v); free(c1); free(c2); free(scratch);
 }
 
+/* The fast GELU over a dense grid of [-9, 9] against erfc in double
+ * (1 + erf loses everything below x ~ -5.5 in double, erfc does not):
+ * relative error < 1e-6 where |x| <= 5 and absolute < 1e-6 everywhere
+ * for the AVX2 form; the portable form (glibc erff) only promises the
+ * absolute bound. */
+static void test_gelu_accuracy(void)
+{
+    size_t n = 180001, i;
+    float *a = malloc(n * sizeof(float));
+    double worst_rel = 0.0, worst_abs = 0.0;
+
+    for (i = 0; i < n; i++)
+        a[i] = -9.0f + 18.0f * (float)i / (float)(n - 1);
+    embed_k_gelu(a, n);
+    for (i = 0; i < n; i++) {
+        double x = -9.0f + 18.0f * (float)i / (float)(n - 1);
+        double r = 0.5 * x * erfc(-x / sqrt(2.0)), d = fabs(a[i] - r);
+        if (!(d <= worst_abs))
+            worst_abs = d;
+        if (fabs(x) <= 5.0 && r != 0.0 && !(d / fabs(r) <= worst_rel))
+            worst_rel = d / fabs(r);
+    }
+    printf("# gelu (%s): max abs error %.3g, max rel error %.3g (|x| <= 5)\n",
+           embed_k_simd() ? "avx2" : "portable", worst_abs, worst_rel);
+    T_CHECK(worst_abs < 1e-6);
+    if (embed_k_simd())
+        T_CHECK(worst_rel < 1e-6);
+    /* odd lengths: the tail is handled like the body */
+    for (i = 0; i < 13; i++)
+        a[i] = (float)i - 6.0f;
+    embed_k_gelu(a, 13);
+    T_CHECK(fabsf(a[5] + 0.1586553f) < 1e-6f && a[6] == 0.0f &&
+            fabsf(a[12] - 6.0f) < 1e-6f);
+    free(a);
+}
+
+/* Softmax rows of every length 1..40 (tails of the 8-wide form), with
+ * large and tiny spreads. */
+static void test_softmax_lengths(void)
+{
+    float a[40], c[40];
+    int n, i, ok = 1;
+
+    for (n = 1; n <= 40; n++) {
+        float spread = n % 3 == 0 ? 200.0f : n % 3 == 1 ? 5.0f : 0.01f;
+        for (i = 0; i < n; i++)
+            a[i] = c[i] = frand() * spread;
+        embed_k_softmax(a, n);
+        embed_k_softmax_ref(c, n);
+        if (max_abs_diff(a, c, (size_t)n) > 1e-6f)
+            ok = 0;
+    }
+    T_CHECK(ok);
+}
+
+/* Layer norm with widths that are not multiples of 8. */
+static void test_layernorm_widths(void)
+{
+    int dims[4] = { 1, 7, 13, 385 }, i, ok = 1;
+
+    for (i = 0; i < 4; i++) {
+        int rows = 3, dim = dims[i];
+        size_t nn = (size_t)rows * dim;
+        float *x1 = rand_array(nn, 3.0f), *x2 = malloc(nn * sizeof(float));
+        float *res = rand_array(nn, 1.0f), *g = rand_array((size_t)dim, 1.0f);
+        float *b = rand_array((size_t)dim, 1.0f);
+
+        memcpy(x2, x1, nn * sizeof(float));
+        embed_k_add_layernorm(x1, res, g, b, rows, dim, 1e-12f);
+        embed_k_add_layernorm_ref(x2, res, g, b, rows, dim, 1e-12f);
+        if (max_abs_diff(x1, x2, nn) > 1e-5f)
+            ok = 0;
+        free(x1); free(x2); free(res); free(g); free(b);
+    }
+    T_CHECK(ok);
+}
+
 static void test_pool_norm(void)
 {
     /* batch 2, seq 3, dim 2 */
@@ -227,12 +313,26 @@ static void test_pool_norm(void)
 
 int main(void)
 {
-    T_RUN(test_linear);
+    int pass;
+
+    printf("# hand-vectorised kernels: level %d (0 none, 1 AVX2+FMA, 2 +AVX-512)\n",
+           embed_k_simd());
     T_RUN(test_linear_kn);
-    T_RUN(test_layernorm);
-    T_RUN(test_activations);
-    T_RUN(test_softmax);
-    T_RUN(test_attention);
+    for (pass = 2; pass >= 0; pass--) {
+        /* every level the CPU has, down to the portable loops (0) */
+        embed_k_simd_enable(pass);
+        if (embed_k_simd() != pass)
+            continue;
+        T_RUN(test_linear);
+        T_RUN(test_layernorm);
+        T_RUN(test_layernorm_widths);
+        T_RUN(test_activations);
+        T_RUN(test_gelu_accuracy);
+        T_RUN(test_softmax);
+        T_RUN(test_softmax_lengths);
+        T_RUN(test_attention);
+    }
+    embed_k_simd_enable(2);
     T_RUN(test_pool_norm);
     return T_DONE();
 }
