@@ -8,7 +8,10 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$(cd "$(dirname "$0")/.." && pwd)/$BUILD" ;; esac
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export CAIRN_TEST_ROOT="$ROOT" CAIRN_BIN="$BUILD/cairn" TZ=UTC
-unset CAIRN_DB CAIRN_REDACT CAIRN_EMBED_MODEL
+unset CAIRN_DB CAIRN_REDACT
+# Tests do not depend on a model a user installed: keyword-only unless a
+# test asks for one (test_hybrid, t0210 set CAIRN_EMBED_MODEL themselves).
+export CAIRN_EMBED_MODEL=none
 passed=0 failed=0 broken=""
 cd "$ROOT"
 tmp=$(mktemp -d)
