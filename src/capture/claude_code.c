@@ -169,34 +169,6 @@ static int is_ws(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* Appends s[0..n) with UTF-8 repaired; returns 1 if anything was fixed. */
-static int add_repaired(struct buf *out, const char *s, size_t n)
-{
-    int fixed = 0;
-    size_t i = 0;
-    while (i < n) {
-        size_t run = i;
-        while (run < n) {
-            if ((unsigned char)s[run] < 0x80) {
-                run++;
-                continue;
-            }
-            size_t k = utf8_valid_prefix(s + run, n - run);
-            if (!k)
-                break;
-            run += k;
-        }
-        buf_add(out, s + i, run - i);
-        if (run < n) {
-            buf_add(out, "\xEF\xBF\xBD", 3);
-            fixed = 1;
-            run++;
-        }
-        i = run;
-    }
-    return fixed;
-}
-
 static char *finish_text(struct capture_batch *b, const char *s, size_t n,
                          int trim, size_t *out_len)
 {
@@ -215,7 +187,7 @@ static char *finish_text(struct capture_batch *b, const char *s, size_t n,
     }
     struct buf r;
     buf_init(&r, 0);
-    add_repaired(&r, s, n);
+    utf8_repair(s, n, &r);
     char *p = NULL;
     if (!r.err) {
         p = capture_strndup(b, r.p, r.n);
@@ -268,118 +240,15 @@ char *capture_str(struct capture_batch *b, const char *s, size_t n)
  * ISO 8601 times
  * ==================================================================== */
 
-static int digits(const char *s, const char *end, int n, int *out)
-{
-    int v = 0;
-    if (end - s < n)
-        return 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return 0;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 1;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 int capture_parse_time(const char *s, size_t n, int64_t *out)
 {
-    const char *p = s, *end = s + n;
-    int y, mo, d, hh = 0, mi = 0, ss = 0;
-    while (p < end && is_ws(*p))
-        p++;
-    while (end > p && is_ws(end[-1]))
-        end--;
-    if (!digits(p, end, 4, &y) || end - p < 10 || p[4] != '-' || p[7] != '-' ||
-        !digits(p + 5, end, 2, &mo) || !digits(p + 8, end, 2, &d))
+    /* cairn_parse_time reads a C string; these come bounded from JSON */
+    char tmp[64];
+    if (n >= sizeof tmp)
         return CAIRN_INVALID;
-    p += 10;
-    static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1])
-        return CAIRN_INVALID;
-    if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
-        return CAIRN_INVALID;
-    int zoned = 0;
-    int64_t offset = 0;
-    if (p < end) {
-        if (*p != 'T' && *p != 't' && *p != ' ')
-            return CAIRN_INVALID;
-        p++;
-        if (end - p < 5 || !digits(p, end, 2, &hh) || p[2] != ':' ||
-            !digits(p + 3, end, 2, &mi))
-            return CAIRN_INVALID;
-        p += 5;
-        if (p < end && *p == ':') {
-            if (!digits(p + 1, end, 2, &ss))
-                return CAIRN_INVALID;
-            p += 3;
-            if (p < end && (*p == '.' || *p == ',')) {
-                p++;
-                const char *f = p;
-                while (p < end && *p >= '0' && *p <= '9')
-                    p++;
-                if (p == f)
-                    return CAIRN_INVALID;
-            }
-        }
-        if (hh > 23 || mi > 59 || ss > 60)
-            return CAIRN_INVALID;
-        if (p < end) {
-            if (*p == 'Z' || *p == 'z') {
-                zoned = 1;
-                p++;
-            } else if (*p == '+' || *p == '-') {
-                int sign = *p == '-' ? -1 : 1, oh, om = 0;
-                p++;
-                if (!digits(p, end, 2, &oh))
-                    return CAIRN_INVALID;
-                p += 2;
-                if (p < end && *p == ':')
-                    p++;
-                if (p < end) {
-                    if (!digits(p, end, 2, &om))
-                        return CAIRN_INVALID;
-                    p += 2;
-                }
-                if (oh > 23 || om > 59)
-                    return CAIRN_INVALID;
-                zoned = 1;
-                offset = sign * (oh * 3600 + om * 60);
-            }
-            if (p != end)
-                return CAIRN_INVALID;
-        }
-    }
-    if (zoned) {
-        *out = days_from_civil(y, mo, d) * 86400 + hh * 3600 + mi * 60 + ss - offset;
-        return CAIRN_OK;
-    }
-    struct tm tm;
-    memset(&tm, 0, sizeof(tm));
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = hh;
-    tm.tm_min = mi;
-    tm.tm_sec = ss;
-    tm.tm_isdst = -1;
-    errno = 0;
-    time_t t = mktime(&tm);
-    if (t == (time_t)-1 && errno)
-        return CAIRN_INVALID;
-    *out = (int64_t)t;
-    return CAIRN_OK;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    return cairn_parse_time(tmp, out);
 }
 
 /* ======================================================================

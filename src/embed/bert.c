@@ -27,6 +27,7 @@
 #include "embed/tokenizer.h"
 #include "embed/use.h"
 #include "util/buf.h"
+#include "embed/common.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -84,55 +85,7 @@ struct embed_model {
     char    errmsg[256];
 };
 
-static void m_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void m_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- loading ----------------------------------------------------------- */
-
-/* Reads dir/name into a NUL-terminated buffer (capped). NULL if missing. */
-static char *read_small(const char *dir, const char *name, char *err,
-                        size_t errlen, int *missing)
-{
-    struct buf b = BUF_INIT;
-    char path[PATH_MAX], chunk[8192];
-    size_t n;
-    FILE *f;
-
-    *missing = 0;
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
-        m_err(err, errlen, "path too long");
-        return NULL;
-    }
-    f = fopen(path, "rb");
-    if (!f) {
-        *missing = errno == ENOENT;
-        m_err(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    buf_init(&b, EMBED_MAX_CONFIG);
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        if (buf_add(&b, chunk, n) != BUF_OK)
-            break;
-    if (ferror(f) || b.err) {
-        m_err(err, errlen, "%s: %s", path, b.err ? "file too large" : "read error");
-        fclose(f);
-        buf_release(&b);
-        return NULL;
-    }
-    fclose(f);
-    return buf_detach(&b, NULL);
-}
 
 static int cfg_int(const cJSON *cfg, const char *key, int dflt, int lo, int hi,
                    int *out, char *err, size_t errlen)
@@ -141,7 +94,7 @@ static int cfg_int(const cJSON *cfg, const char *key, int dflt, int lo, int hi,
 
     if (!j) {
         if (dflt < 0) {
-            m_err(err, errlen, "config.json: %s missing", key);
+            embed_errf(err, errlen, "config.json: %s missing", key);
             return -1;
         }
         *out = dflt;
@@ -149,7 +102,7 @@ static int cfg_int(const cJSON *cfg, const char *key, int dflt, int lo, int hi,
     }
     if (!cJSON_IsNumber(j) || j->valuedouble < lo || j->valuedouble > hi ||
         j->valuedouble != (int)j->valuedouble) {
-        m_err(err, errlen, "config.json: %s must be an integer in [%d, %d]", key, lo, hi);
+        embed_errf(err, errlen, "config.json: %s must be an integer in [%d, %d]", key, lo, hi);
         return -1;
     }
     *out = (int)j->valuedouble;
@@ -160,14 +113,14 @@ static int load_config(struct embed_model *m, const char *dir, char *err,
                        size_t errlen)
 {
     int missing, rc = -1, pad = 1;
-    char *text = read_small(dir, "config.json", err, errlen, &missing);
+    char *text = embed_read_file(dir, "config.json", EMBED_MAX_CONFIG, NULL, &missing, err, errlen);
     cJSON *cfg = text ? cJSON_Parse(text) : NULL;
     const cJSON *j;
 
     if (!text)
         goto out;
     if (!cJSON_IsObject(cfg)) {
-        m_err(err, errlen, "config.json is not a JSON object");
+        embed_errf(err, errlen, "config.json is not a JSON object");
         goto out;
     }
     if (cfg_int(cfg, "hidden_size", -1, 1, 65536, &m->hidden, err, errlen) ||
@@ -180,7 +133,7 @@ static int load_config(struct embed_model *m, const char *dir, char *err,
         cfg_int(cfg, "pad_token_id", 1, 0, 1 << 22, &pad, err, errlen))
         goto out;
     if (m->hidden % m->heads != 0) {
-        m_err(err, errlen, "config.json: hidden_size %d is not a multiple of "
+        embed_errf(err, errlen, "config.json: hidden_size %d is not a multiple of "
               "num_attention_heads %d", m->hidden, m->heads);
         goto out;
     }
@@ -199,7 +152,7 @@ static int load_config(struct embed_model *m, const char *dir, char *err,
         else if (strcmp(j->valuestring, "relu") == 0)
             m->act = ACT_RELU;
         else {
-            m_err(err, errlen, "config.json: unsupported hidden_act '%.32s'",
+            embed_errf(err, errlen, "config.json: unsupported hidden_act '%.32s'",
                   j->valuestring);
             goto out;
         }
@@ -210,7 +163,7 @@ static int load_config(struct embed_model *m, const char *dir, char *err,
                               strcmp(j->valuestring, "camembert") == 0))
         m->pos_offset = pad + 1;   /* RoBERTa numbers positions from pad+1 */
     if (m->pos_offset >= m->max_pos) {
-        m_err(err, errlen, "config.json: no room for positions");
+        embed_errf(err, errlen, "config.json: no room for positions");
         goto out;
     }
     rc = 0;
@@ -236,7 +189,7 @@ static int load_options(struct embed_model *m, const char *dir, char *err,
 
     m->pooling = POOL_MEAN;
     m->normalize = 1;
-    text = read_small(dir, "1_Pooling/config.json", err, errlen, &missing);
+    text = embed_read_file(dir, "1_Pooling/config.json", EMBED_MAX_CONFIG, NULL, &missing, err, errlen);
     if (!text && !missing)
         return -1;
     if (text) {
@@ -246,7 +199,7 @@ static int load_options(struct embed_model *m, const char *dir, char *err,
         cJSON_Delete(j);
         free(text);
     }
-    text = read_small(dir, "cairn_embed.json", err, errlen, &missing);
+    text = embed_read_file(dir, "cairn_embed.json", EMBED_MAX_CONFIG, NULL, &missing, err, errlen);
     if (!text && !missing)
         return -1;
     if (text) {
@@ -255,7 +208,7 @@ static int load_options(struct embed_model *m, const char *dir, char *err,
         free(text);
         if (!cJSON_IsObject(j)) {
             cJSON_Delete(j);
-            m_err(err, errlen, "cairn_embed.json is not a JSON object");
+            embed_errf(err, errlen, "cairn_embed.json is not a JSON object");
             return -1;
         }
         p = cJSON_GetObjectItemCaseSensitive(j, "pooling");
@@ -266,7 +219,7 @@ static int load_options(struct embed_model *m, const char *dir, char *err,
                 m->pooling = POOL_MEAN;
             else {
                 cJSON_Delete(j);
-                m_err(err, errlen, "cairn_embed.json: pooling must be mean or cls");
+                embed_errf(err, errlen, "cairn_embed.json: pooling must be mean or cls");
                 return -1;
             }
         }
@@ -295,28 +248,28 @@ static const float *get_tensor(struct embed_model *m, const char *prefix,
     snprintf(full, sizeof(full), "%s%s", prefix, name);
     t = embed_st_find(m->st, full);
     if (!t) {
-        m_err(err, errlen, "model.safetensors: tensor '%s' missing", full);
+        embed_errf(err, errlen, "model.safetensors: tensor '%s' missing", full);
         return NULL;
     }
     if ((d1 == 0 && (t->ndim != 1 || t->shape[0] != d0)) ||
         (d1 != 0 && (t->ndim != 2 || t->shape[0] != d0 || t->shape[1] != d1))) {
         if (d1)
-            m_err(err, errlen, "model.safetensors: tensor '%s' has the wrong "
+            embed_errf(err, errlen, "model.safetensors: tensor '%s' has the wrong "
                   "shape (want [%lld, %lld])", full, (long long)d0, (long long)d1);
         else
-            m_err(err, errlen, "model.safetensors: tensor '%s' has the wrong "
+            embed_errf(err, errlen, "model.safetensors: tensor '%s' has the wrong "
                   "shape (want [%lld])", full, (long long)d0);
         return NULL;
     }
     grown = realloc(m->owned, (m->n_owned + 1) * sizeof(*m->owned));
     if (!grown) {
-        m_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         return NULL;
     }
     m->owned = grown;
     p = embed_st_f32(t, &owned);
     if (!p) {
-        m_err(err, errlen, "model.safetensors: tensor '%s' is not F32/F16/BF16 "
+        embed_errf(err, errlen, "model.safetensors: tensor '%s' is not F32/F16/BF16 "
               "(or out of memory)", full);
         return NULL;
     }
@@ -335,7 +288,7 @@ static int load_weights(struct embed_model *m, const char *dir, char *err,
     size_t k;
 
     if ((size_t)snprintf(path, sizeof(path), "%s/model.safetensors", dir) >= sizeof(path)) {
-        m_err(err, errlen, "path too long");
+        embed_errf(err, errlen, "path too long");
         return -1;
     }
     m->st = embed_st_open(path, err, errlen);
@@ -349,7 +302,7 @@ static int load_weights(struct embed_model *m, const char *dir, char *err,
         }
     }
     if (!pre) {
-        m_err(err, errlen, "model.safetensors: no embeddings.word_embeddings.weight "
+        embed_errf(err, errlen, "model.safetensors: no embeddings.word_embeddings.weight "
               "(with or without a bert./roberta. prefix)");
         return -1;
     }
@@ -357,7 +310,7 @@ static int load_weights(struct embed_model *m, const char *dir, char *err,
     if (m->word->ndim != 2 || m->word->shape[0] != m->vocab || m->word->shape[1] != H ||
         (m->word->dtype != EMBED_ST_F32 && m->word->dtype != EMBED_ST_F16 &&
          m->word->dtype != EMBED_ST_BF16)) {
-        m_err(err, errlen, "model.safetensors: word embeddings are not a float "
+        embed_errf(err, errlen, "model.safetensors: word embeddings are not a float "
               "[%d][%d] table", m->vocab, H);
         return -1;
     }
@@ -375,7 +328,7 @@ static int load_weights(struct embed_model *m, const char *dir, char *err,
     GET(m->emb_ln_b, "embeddings.LayerNorm.bias", H, 0);
     m->layer = calloc((size_t)m->layers, sizeof(*m->layer));
     if (!m->layer) {
-        m_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         return -1;
     }
     for (i = 0; i < m->layers; i++) {
@@ -419,7 +372,7 @@ struct embed_model *embed_load(const char *dir, char *err, size_t errlen)
     }
     err[0] = 0;
     if (!m) {
-        m_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         return NULL;
     }
     m->threads = 1;
@@ -438,14 +391,14 @@ struct embed_model *embed_load(const char *dir, char *err, size_t errlen)
         load_weights(m, dir, err, errlen) != 0)
         goto fail;
     if ((size_t)snprintf(path, sizeof(path), "%s/tokenizer.json", dir) >= sizeof(path)) {
-        m_err(err, errlen, "path too long");
+        embed_errf(err, errlen, "path too long");
         goto fail;
     }
     m->tok = embed_tok_load(path, err, errlen);
     if (!m->tok)
         goto fail;
     if (embed_tok_vocab_size(m->tok) > m->vocab) {
-        m_err(err, errlen, "tokenizer has %d ids but the model only %d rows",
+        embed_errf(err, errlen, "tokenizer has %d ids but the model only %d rows",
               embed_tok_vocab_size(m->tok), m->vocab);
         goto fail;
     }
@@ -454,7 +407,7 @@ struct embed_model *embed_load(const char *dir, char *err, size_t errlen)
     if (trunc > 0 && trunc < m->max_tokens)
         m->max_tokens = trunc;
     if (m->max_tokens < 3) {
-        m_err(err, errlen, "max length %d leaves no room for text", m->max_tokens);
+        embed_errf(err, errlen, "max length %d leaves no room for text", m->max_tokens);
         goto fail;
     }
     return m;
@@ -543,7 +496,7 @@ static int forward_part(const struct embed_model *m, const int32_t *ids, int str
     f = malloc(T * I * sizeof(float));
     scratch = malloc((size_t)seq * seq * sizeof(float));
     if (!x || !q || !k || !v || !ctx || !f || !scratch) {
-        m_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         goto out;
     }
 
@@ -637,18 +590,18 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
         return use_forward(m->use, ids, lens, batch, seq, out, m->errmsg,
                            sizeof(m->errmsg));
     if (batch < 1 || seq < 1 || seq > m->max_tokens) {
-        m_err(m->errmsg, sizeof(m->errmsg), "bad batch shape %d x %d", batch, seq);
+        embed_errf(m->errmsg, sizeof(m->errmsg), "bad batch shape %d x %d", batch, seq);
         return -1;
     }
     for (b = 0; b < batch; b++) {
         if (lens[b] < 1 || lens[b] > seq) {
-            m_err(m->errmsg, sizeof(m->errmsg), "bad length %d", lens[b]);
+            embed_errf(m->errmsg, sizeof(m->errmsg), "bad length %d", lens[b]);
             return -1;
         }
         for (t = 0; t < lens[b]; t++) {
             int32_t id = ids[(size_t)b * seq + t];
             if (id < 0 || id >= m->vocab) {
-                m_err(m->errmsg, sizeof(m->errmsg), "token id %d out of range", (int)id);
+                embed_errf(m->errmsg, sizeof(m->errmsg), "token id %d out of range", (int)id);
                 return -1;
             }
         }
@@ -745,7 +698,7 @@ int embed_encode(struct embed_model *m, const char *const *texts, size_t n,
     if (n == 0)
         return 0;
     if (!texts || !out) {
-        m_err(m->errmsg, sizeof(m->errmsg), "NULL argument");
+        embed_errf(m->errmsg, sizeof(m->errmsg), "NULL argument");
         return -1;
     }
     ids = malloc((size_t)EMBED_CHUNK_TEXTS * maxt * sizeof(*ids));
@@ -754,7 +707,7 @@ int embed_encode(struct embed_model *m, const char *const *texts, size_t n,
     blens = malloc(EMBED_BATCH_SEQS * sizeof(*blens));
     bout = malloc((size_t)EMBED_BATCH_SEQS * H * sizeof(*bout));
     if (!ids || !order || !bids || !blens || !bout) {
-        m_err(m->errmsg, sizeof(m->errmsg), "out of memory");
+        embed_errf(m->errmsg, sizeof(m->errmsg), "out of memory");
         goto out;
     }
     for (c0 = 0; c0 < n; c0 += EMBED_CHUNK_TEXTS) {
@@ -765,7 +718,7 @@ int embed_encode(struct embed_model *m, const char *const *texts, size_t n,
             int len = embed_tokenize(m, texts[c0 + i], is_query,
                                      ids + (size_t)i * maxt, maxt);
             if (len < 0 || (len == 0 && !m->use)) {
-                m_err(m->errmsg, sizeof(m->errmsg), "tokenizer failed (out of memory)");
+                embed_errf(m->errmsg, sizeof(m->errmsg), "tokenizer failed (out of memory)");
                 goto out;
             }
             order[i].len = len;

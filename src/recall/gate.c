@@ -24,7 +24,7 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
     *share = 0;
     *weight = 0;
     for (int t = 0; t < q->nt; t++)
-        total += q->t[t].idf_msg * q->t[t].weight;
+        total += q->t[t].idf_msg;
     if (total <= 0 || p->nu == 0)
         return;
     ord = units_by_rank(p);
@@ -38,7 +38,7 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
         for (int t = 0; t < q->nt; t++) {
             for (int i = u->first; i <= u->last; i++) {
                 if (p->m[i].tf && p->m[i].tf[t]) {
-                    w += q->t[t].idf_msg * q->t[t].weight;
+                    w += q->t[t].idf_msg;
                     break;
                 }
             }

@@ -48,7 +48,6 @@ static int add_term(void *arg, const char *tok, size_t n, size_t start, size_t e
         return 1;
     }
     t->stop = text_is_stopword(tok, n);
-    t->weight = 1.0;
     q->nt++;
     return 0;
 }

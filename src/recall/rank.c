@@ -76,22 +76,6 @@
 #define DENSE_CJK_SHARE 0.3
 #define DENSE_CJK_W     0.0
 
-/* Tuning knobs, read once: CAIRN_TUNE="name=value,..." overrides the
- * dense constants above (for `cairn eval` sweeps; not a user setting). */
-static double tune(const char *name, double def)
-{
-    const char *t = getenv("CAIRN_TUNE");
-    size_t n = strlen(name);
-    while (t && *t) {
-        if (!strncmp(t, name, n) && t[n] == '=')
-            return strtod(t + n + 1, NULL);
-        t = strchr(t, ',');
-        if (t)
-            t++;
-    }
-    return def;
-}
-
 static double idf(double n, double df)
 {
     if (df <= 0)
@@ -296,8 +280,8 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
         int df_u = unit_df(p, t);
         q->t[t].idf_msg = idf((double)p->total_msgs, q->t[t].df_msg);
         q->t[t].idf_unit = idf(n_units, df_u);
-        w_msg[t] = q->t[t].idf_msg * q->t[t].weight;
-        w_unit[t] = q->t[t].idf_unit * q->t[t].weight;
+        w_msg[t] = q->t[t].idf_msg;
+        w_unit[t] = q->t[t].idf_unit;
     }
 
 
@@ -336,8 +320,8 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
     rrf(p, s_win2, W_WIN2_DIALOG, 0);
     if (dense && dense->n > 0) {
         double wd = 1.0;
-        if (dense->cjk >= tune("cjk_share", DENSE_CJK_SHARE))
-            wd = tune("cjk_w", DENSE_CJK_W);
+        if (dense->cjk >= DENSE_CJK_SHARE)
+            wd = DENSE_CJK_W;
         s_dhead = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_dhead);
         s_dreply = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_dreply);
         if (s_dhead && s_dreply && wd > 0) {
@@ -348,8 +332,8 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
                     if (i != un->head && p->m[i].dense > s_dreply[u])
                         s_dreply[u] = p->m[i].dense;
             }
-            double wh = wd * tune("head", W_DENSE_HEAD), wr = wd * tune("reply", W_DENSE_REPLY);
-            rrf(p, s_dhead, wd * tune("head_dialog", W_DENSE_HEAD_DIALOG), wh);
+            double wh = wd * W_DENSE_HEAD, wr = wd * W_DENSE_REPLY;
+            rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh);
             rrf(p, s_dreply, wr, wr);
         }
     }

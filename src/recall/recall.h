@@ -30,7 +30,6 @@ struct qterm {
     double idf_unit;    /* IDF over rounds / windows */
     int    df_msg;      /* matching messages in scope */
     int    stop;        /* a stop word (kept only when nothing else is) */
-    double weight;      /* 1 for the question's own terms, less for expansions */
 };
 
 struct query {

@@ -44,7 +44,9 @@ int cairn_parse_time(const char *s, int64_t *out)
     if (!digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo) || *s++ != '-' ||
         !digits(&s, 2, &d))
         return CAIRN_INVALID;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31)
+    static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap))
         return CAIRN_INVALID;
     if (*s == 'T' || *s == 't' || (*s == ' ' && isdigit((unsigned char)s[1]))) {
         s++;
