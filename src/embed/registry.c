@@ -40,13 +40,16 @@ static const struct embed_reg_model registry[] = {
     },
     {
         "paraphrase-multilingual-MiniLM-L12-v2", EMBED_REG_HF,
-        "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2", NULL, 384, "50+",
+        "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2",
+        "e8f8c211226b894fcb81acc59f3b34ba3efd5f42", 384, "50+",
         "the seed system's model: 12 layers, 384-d, mean pooling",
         "{\"pooling\": \"mean\", \"normalize\": true}",
-        "no revision or sha256 of model.safetensors could be sourced",
+        "sha256 and sizes at this revision as pinned by several public pin lists "
+        "(code search, see docs/EMBED.md)",
         0, NULL,
-        { { "config.json", 0, NULL }, { "tokenizer.json", 0, NULL },
-          { "model.safetensors", 0, NULL } },
+        { { "config.json", 645, "6300193cb75e01cf80c96decef7187dfb33094d97cc1490b7ead6ff134476e4e" },
+          { "tokenizer.json", 9081518, "2c3387be76557bd40970cec13153b3bbf80407865484b209e655e5e4729076b8" },
+          { "model.safetensors", 470641600, "eaa086f0ffee582aeb45b36e34cdd1fe2d6de2bef61f8a559a1bbc9bd955917b" } },
         3,
     },
     {
@@ -55,22 +58,25 @@ static const struct embed_reg_model registry[] = {
         "English, 12 layers, 384-d, CLS pooling",
         "{\"pooling\": \"cls\", \"normalize\": true, \"query_prefix\": "
         "\"Represent this sentence for searching relevant passages: \"}",
-        "config.json and tokenizer.json pins sourced at this revision; "
-        "model.safetensors digest not found",
+        "sha256 and sizes at this revision as pinned by several public pin lists "
+        "(code search, see docs/EMBED.md)",
         0, NULL,
-        { { "config.json", 0, "094f8e891b932f2000c92cfc663bac4c62069f5d8af5b5278c4306aef3084750" },
-          { "tokenizer.json", 0, "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66" },
-          { "model.safetensors", 0, NULL } },
+        { { "config.json", 743, "094f8e891b932f2000c92cfc663bac4c62069f5d8af5b5278c4306aef3084750" },
+          { "tokenizer.json", 711396, "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66" },
+          { "model.safetensors", 133466304, "3c9f31665447c8911517620762200d2245a2518d6e7208acc78cd9db317e21ad" } },
         3,
     },
     {
-        "all-MiniLM-L6-v2", EMBED_REG_HF, "sentence-transformers/all-MiniLM-L6-v2", NULL,
-        384, "en", "English, 6 layers, 384-d, mean pooling",
+        "all-MiniLM-L6-v2", EMBED_REG_HF, "sentence-transformers/all-MiniLM-L6-v2",
+        "1110a243fdf4706b3f48f1d95db1a4f5529b4d41", 384, "en",
+        "English, 6 layers, 384-d, mean pooling",
         "{\"pooling\": \"mean\", \"normalize\": true}",
-        "no revision or sha256 of model.safetensors could be sourced",
+        "sha256 and sizes at this revision as pinned by several public pin lists "
+        "(code search, see docs/EMBED.md)",
         0, NULL,
-        { { "config.json", 0, NULL }, { "tokenizer.json", 0, NULL },
-          { "model.safetensors", 0, NULL } },
+        { { "config.json", 612, "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41" },
+          { "tokenizer.json", 466247, "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037" },
+          { "model.safetensors", 90868376, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db" } },
         3,
     },
     {

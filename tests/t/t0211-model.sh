@@ -8,11 +8,12 @@ unset CAIRN_HF_ENDPOINT HF_ENDPOINT CAIRN_EMBED_MODEL
 
 out=$("$CAIRN" model list)
 contains "list names the default" "$out" "multilingual-e5-small"
-contains "list marks unsourced checksums" "$out" "missing"
+check "every built-in model is pinned" [ "$(printf '%s\n' "$out" | grep -c pinned)" -ge 5 ]
+lacks "no unpinned model" "$out" "missing"
 out=$("$CAIRN" embed "hello" 2>&1) && bad "embed without a model should fail" || ok
 contains "embed says how to get a model" "$out" "cairn model pull"
-out=$("$CAIRN" model pull bge-small-en-v1.5 2>&1) && bad "unverifiable pull should fail" || ok
-contains "refuses unverifiable weights" "$out" "cannot verify"
+out=$("$CAIRN" model pull bge-small-en-v1.5 2>&1) && bad "pull with no endpoint should fail" || ok
+contains "asks for an endpoint (bge)" "$out" "CAIRN_HF_ENDPOINT"
 out=$("$CAIRN" model pull 2>&1) && bad "pull with no endpoint should fail" || ok
 contains "asks for an endpoint" "$out" "CAIRN_HF_ENDPOINT"
 out=$("$CAIRN" model pull no-such-model 2>&1) && bad "unknown model" || ok

@@ -136,11 +136,37 @@ static void test_untgz(void)
     }
 }
 
+/* Every built-in model is pinned (revision, size and sha256 of each file);
+ * an entry without pins is refused before any network access. */
+static void test_pins(void)
+{
+    struct embed_reg_model m;
+    char err[512];
+    size_t i;
+    int k;
+
+    T_CHECK(embed_reg_count() >= 5);
+    for (i = 0; i < embed_reg_count(); i++) {
+        const struct embed_reg_model *r = embed_reg_get(i);
+        T_CHECK(embed_reg_pinned(r));
+        T_CHECK(r->revision && strlen(r->revision) >= 5);
+        for (k = 0; k < r->nfiles; k++)
+            T_CHECK(r->files[k].sha256 && strlen(r->files[k].sha256) == 64 &&
+                    r->files[k].size > 0);
+    }
+    m = *embed_reg_find("all-MiniLM-L6-v2");
+    m.files[2].sha256 = NULL;
+    T_CHECK(!embed_reg_pinned(&m));
+    T_EQ_INT(embed_reg_pull(&m, "http://127.0.0.1:1", NULL, NULL, err, sizeof(err)), -1);
+    T_CHECK(strstr(err, "cannot verify") != NULL);
+}
+
 int main(void)
 {
     char cmd[700], pf[300];
     int i;
 
+    T_RUN(test_pins);
     snprintf(dir, sizeof(dir), "/tmp/cairn-fetch-XXXXXX");
     if (!mkdtemp(dir))
         return 1;
