@@ -112,7 +112,8 @@ static int tok_lookup(const struct embed_tok *t, const char *s, size_t n)
 
     while (t->slots[i]) {
         const char *p = t->pieces[t->slots[i] - 1];
-        if (strncmp(p, s, n) == 0 && p[n] == 0)
+        /* s may hold a NUL (U+0000 in the text): compare lengths first */
+        if (strnlen(p, n + 1) == n && memcmp(p, s, n) == 0)
             return (int)t->slots[i] - 1;
         i = (i + 1) & t->slot_mask;
     }

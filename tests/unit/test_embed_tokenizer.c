@@ -208,6 +208,23 @@ static void test_hostile(void)
                        "not [piece, score]"));
     T_CHECK(load_fails("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]],\"unk_id\":5}}",
                        "unk_id"));
+    /* Unigram: what we do not implement is refused, never approximated */
+#define UNI_MODEL "\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]],\"unk_id\":0}"
+#define UNI_META  "\"pre_tokenizer\":{\"type\":\"Metaspace\"}"
+    T_CHECK(load_fails("{" UNI_MODEL "," UNI_META ",\"normalizer\":{\"type\":\"Lowercase\"}}",
+                       "unsupported normalizer 'Lowercase'"));
+    T_CHECK(load_fails("{" UNI_MODEL "," UNI_META ",\"normalizer\":{\"type\":\"Sequence\","
+                       "\"normalizers\":[{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\s+\"},"
+                       "\"content\":\" \"}]}}", "unsupported regex"));
+    T_CHECK(load_fails("{" UNI_MODEL "," UNI_META ",\"normalizer\":{\"type\":\"Precompiled\","
+                       "\"precompiled_charsmap\":null}}", "without a precompiled_charsmap"));
+    T_CHECK(load_fails("{" UNI_MODEL "," UNI_META ",\"normalizer\":{\"type\":\"Precompiled\","
+                       "\"precompiled_charsmap\":\"CAAAAA==\"}}", "does not fit"));
+    T_CHECK(load_fails("{" UNI_MODEL "}", "Unigram needs pre_tokenizer Metaspace"));
+    T_CHECK(load_fails("{" UNI_MODEL ",\"pre_tokenizer\":{\"type\":\"Metaspace\","
+                       "\"prepend_scheme\":\"sometimes\"}}", "prepend_scheme"));
+    T_CHECK(load_fails("{" UNI_MODEL ",\"pre_tokenizer\":{\"type\":\"Metaspace\","
+                       "\"replacement\":\"ab\"}}", "one character"));
     T_CHECK(embed_tok_load("/nonexistent/tokenizer.json", err, sizeof(err)) == NULL &&
             strstr(err, "No such file"));
 }
@@ -256,6 +273,8 @@ static void test_unigram(void)
     T_CHECK(enc_is(t, "\xef\xbd\x88\xef\xbd\x85\xef\xbd\x8c\xef\xbd\x8c\xef\xbd\x8f", 15, 32,
                    "<s> \xe2\x96\x81hello </s>"));
     T_CHECK(enc_is(t, "hello\xff", 6, 32, "<s> \xe2\x96\x81hello <unk> </s>"));
+    /* a NUL in the text is a character (an unknown one), as in HF */
+    T_CHECK(enc_is(t, "he\0llo", 6, 32, "<s> \xe2\x96\x81he <unk> llo </s>"));
     T_CHECK(enc_is(t, "hello hello hello", 17, 4,
                    "<s> \xe2\x96\x81hello \xe2\x96\x81hello </s>"));
     T_CHECK(enc_is(t, "", 0, 32, "<s> </s>"));
