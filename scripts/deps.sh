@@ -8,7 +8,7 @@
 set -e
 PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
 libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
-libcurl4 libopenblas0 libzip4"
+libcurl4 libopenblas0 libzip4 python3-sentencepiece"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

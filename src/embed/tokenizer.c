@@ -23,6 +23,7 @@
 
 #include "util/buf.h"
 #include "util/utf8.h"
+#include "embed/charsmap.h"
 #include "embed/common.h"
 
 #include <cJSON.h>
@@ -40,6 +41,23 @@
 #define TOK_WORD_CHARS   100                  /* HF default per-word cap */
 #define TOK_MAX_WORD     256                  /* largest per-word cap we honour */
 #define TOK_MAX_PIECE    256                  /* longest piece we look up, bytes */
+#define TOK_MAX_NORM     8                    /* Unigram normalizer steps */
+
+/* One step of a Unigram tokenizer's normalizer (a flattened Sequence). */
+enum tok_norm_kind {
+    NORM_PRECOMPILED = 1,   /* SentencePiece charsmap (charsmap.h) */
+    NORM_SQUEEZE,           /* Replace Regex " {2,}": space runs -> `with` */
+    NORM_REPLACE,           /* Replace String `pat` -> `with` */
+    NORM_STRIP,             /* Strip whitespace at the left / right end */
+    NORM_NFC, NORM_NFD, NORM_NFKC, NORM_NFKD
+};
+
+struct tok_norm {
+    int      kind;                    /* enum tok_norm_kind */
+    struct embed_charsmap *map;       /* NORM_PRECOMPILED */
+    char    *pat, *with;              /* NORM_REPLACE, NORM_SQUEEZE (with only) */
+    int      left, right;             /* NORM_STRIP */
+};
 
 struct embed_tok {
     int      kind;                    /* enum embed_tok_kind */
@@ -58,7 +76,12 @@ struct embed_tok {
     size_t   prefix_len;
     int      max_word_chars;
     /* Unigram */
-    int      nfkc;                    /* normalise with NFKC (Precompiled) */
+    struct tok_norm norm[TOK_MAX_NORM];
+    int      n_norm;
+    char     meta[8];                 /* Metaspace replacement, "\u2581" */
+    size_t   meta_len;
+    int      meta_prepend;            /* prepend_scheme always / first */
+    int      meta_split;              /* split words before each replacement */
     int      byte_fallback;
     float    min_score;               /* lowest piece score */
     int      max_piece_chars;         /* longest piece, in code points */
@@ -89,7 +112,8 @@ static int tok_lookup(const struct embed_tok *t, const char *s, size_t n)
 
     while (t->slots[i]) {
         const char *p = t->pieces[t->slots[i] - 1];
-        if (strncmp(p, s, n) == 0 && p[n] == 0)
+        /* s may hold a NUL (U+0000 in the text): compare lengths first */
+        if (strnlen(p, n + 1) == n && memcmp(p, s, n) == 0)
             return (int)t->slots[i] - 1;
         i = (i + 1) & t->slot_mask;
     }
@@ -147,6 +171,11 @@ void embed_tok_free(struct embed_tok *t)
         return;
     for (i = 0; t->pieces && i < t->n_ids; i++)
         free(t->pieces[i]);
+    for (i = 0; i < t->n_norm; i++) {
+        embed_charsmap_free(t->norm[i].map);
+        free(t->norm[i].pat);
+        free(t->norm[i].with);
+    }
     free(t->pieces);
     free(t->scores);
     free(t->slots);
@@ -259,6 +288,8 @@ static int tok_load_unigram(struct embed_tok *t, const cJSON *model,
 
 static int tok_load_normalizer(struct embed_tok *t, const cJSON *norm,
                                char *err, size_t errlen);
+static int uni_load_metaspace(struct embed_tok *t, const cJSON *pre, char *err,
+                              size_t errlen);
 
 /* Reads the special ids around a single sequence from the post_processor. */
 static int tok_load_post(struct embed_tok *t, const cJSON *pp, char *err,
@@ -371,6 +402,8 @@ struct embed_tok *embed_tok_load_mem(const char *json, size_t len, char *err,
             embed_errf(err, errlen, "WordPiece needs pre_tokenizer BertPreTokenizer");
             goto out;
         }
+    } else if (uni_load_metaspace(t, pre, err, errlen) != 0) {
+        goto out;
     }
     if (tok_load_post(t, cJSON_GetObjectItemCaseSensitive(root, "post_processor"),
                       err, errlen) != 0)
@@ -615,6 +648,9 @@ static void bert_run(struct tok_run *r, const char *s, size_t len)
     }
 }
 
+static int uni_add_norm(struct embed_tok *t, const cJSON *n, int depth, char *err,
+                        size_t errlen);
+
 static int tok_load_normalizer(struct embed_tok *t, const cJSON *norm,
                                char *err, size_t errlen)
 {
@@ -631,15 +667,8 @@ static int tok_load_normalizer(struct embed_tok *t, const cJSON *norm,
         t->strip_accents = cJSON_IsBool(sa) ? cJSON_IsTrue(sa) : t->lowercase;
         return 0;
     }
-    if (t->kind == EMBED_TOK_UNIGRAM) {
-        /* Precompiled (SentencePiece's nmt_nfkc charsmap) and Sequence of
-         * it with Replace / NFKC / Strip: handled as NFKC, see below. */
-        if (strcmp(ty, "Precompiled") == 0 || strcmp(ty, "Sequence") == 0 ||
-            strcmp(ty, "NFKC") == 0) {
-            t->nfkc = 1;
-            return 0;
-        }
-    }
+    if (t->kind == EMBED_TOK_UNIGRAM)
+        return uni_add_norm(t, norm, 0, err, errlen);
     embed_errf(err, errlen, "unsupported normalizer '%.40s'", ty);
     return -1;
 }
@@ -650,13 +679,29 @@ static int tok_load_normalizer(struct embed_tok *t, const cJSON *norm,
  * SentencePiece Unigram as in HF's models/unigram (XLM-R: 250,002 pieces,
  * <s>=0 <pad>=1 </s>=2 <unk>=3).
  *
- * Normalisation: HF runs SentencePiece's precompiled "nmt_nfkc" charsmap.
- * We apply NFKC (utf8proc) plus the charsmap's main extra rule, which maps
- * control characters away and whitespace runs to one space; the charsmap
- * trie itself is not decoded (a known, small difference on rare
- * characters). Pre-tokenisation is Metaspace: spaces become U+2581 and a
- * U+2581 is prepended, and each whitespace-separated word is segmented
- * separately (HF's Metaspace split=true).
+ * The steps are Hugging Face's, in its order: the input (invalid UTF-8 as
+ * U+FFFD) goes through the normalizer steps of tokenizer.json, then the
+ * Metaspace pre-tokenizer, then Viterbi on each word.
+ *
+ * Normalizer: a Sequence (flattened) of Precompiled (SentencePiece's
+ * charsmap, charsmap.h), Replace (a literal String, or the Regex " {2,}"
+ * that XLM-R uses to squeeze space runs; other regexes are refused),
+ * Strip, and NFC/NFD/NFKC/NFKD (utf8proc). Anything else is refused at
+ * load rather than silently tokenized differently.
+ *
+ * Bounded work: a leading Precompiled step (and a space squeeze right
+ * after it) runs streaming, one grapheme at a time, and stops once it has
+ * produced `limit` bytes (32 per wanted id: no piece-based tokenizer makes
+ * ids from fewer); what it deletes or squeezes does not count, so 1 MB of
+ * spaces before a word costs a scan, not a buffer. Later steps work on
+ * that bounded text. The cut only changes ids past the ones wanted.
+ *
+ * Metaspace {replacement, prepend_scheme / add_prefix_space, split}: every
+ * ' ' becomes the replacement (U+2581); it is prepended unless the text
+ * starts with one ("first" is the same as "always" here: we never split
+ * on added tokens); with split, a word starts at each replacement (HF's
+ * MergedWithNext), so "a  b" without a squeeze gives "▁a" "▁" "▁b" and a
+ * trailing space gives a last "▁" word, as HF does.
  *
  * Segmentation is Viterbi over the piece scores (log-probs): best[i] = the
  * best score of a segmentation of the first i characters; a single
@@ -714,6 +759,126 @@ static int tok_load_unigram(struct embed_tok *t, const cJSON *model,
     t->byte_fallback = json_bool(model, "byte_fallback", 0);
     if (t->max_piece_chars > 64)
         t->max_piece_chars = 64;
+    return 0;
+}
+
+/* A JSON string member, or NULL. */
+static const char *json_str(const cJSON *o, const char *key)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    return cJSON_IsString(j) ? j->valuestring : NULL;
+}
+
+/* Appends the normalizer n (a Sequence is flattened) to t->norm. */
+static int uni_add_norm(struct embed_tok *t, const cJSON *n, int depth, char *err,
+                        size_t errlen)
+{
+    const char *ty = json_str(n, "type");
+    struct tok_norm *o;
+
+    if (!n || cJSON_IsNull(n))
+        return 0;
+    if (!ty) {
+        embed_errf(err, errlen, "normalizer without a type");
+        return -1;
+    }
+    if (strcmp(ty, "Sequence") == 0) {
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(n, "normalizers"), *e;
+        if (!cJSON_IsArray(list) || depth >= 4) {
+            embed_errf(err, errlen, "normalizer Sequence: bad or too deep");
+            return -1;
+        }
+        cJSON_ArrayForEach(e, list)
+            if (uni_add_norm(t, e, depth + 1, err, errlen) != 0)
+                return -1;
+        return 0;
+    }
+    if (t->n_norm >= TOK_MAX_NORM) {
+        embed_errf(err, errlen, "more than %d normalizer steps", TOK_MAX_NORM);
+        return -1;
+    }
+    o = &t->norm[t->n_norm];
+    if (strcmp(ty, "Precompiled") == 0) {
+        const char *b64 = json_str(n, "precompiled_charsmap");
+        if (!b64) {
+            embed_errf(err, errlen, "Precompiled normalizer without a precompiled_charsmap");
+            return -1;
+        }
+        o->map = embed_charsmap_from_base64(b64, err, errlen);
+        if (!o->map)
+            return -1;
+        o->kind = NORM_PRECOMPILED;
+    } else if (strcmp(ty, "Replace") == 0) {
+        const cJSON *pat = cJSON_GetObjectItemCaseSensitive(n, "pattern");
+        const char *lit = json_str(pat, "String"), *re = json_str(pat, "Regex");
+        const char *with = json_str(n, "content");
+        if (!with || (!lit && !re) || (lit && !*lit)) {
+            embed_errf(err, errlen, "Replace normalizer: bad pattern or content");
+            return -1;
+        }
+        if (re && strcmp(re, " {2,}") != 0) {
+            embed_errf(err, errlen, "Replace normalizer: unsupported regex '%.40s' "
+                       "(only \" {2,}\")", re);
+            return -1;
+        }
+        o->kind = lit ? NORM_REPLACE : NORM_SQUEEZE;
+        o->pat = lit ? strdup(lit) : NULL;
+        o->with = strdup(with);
+        if ((lit && !o->pat) || !o->with) {
+            embed_errf(err, errlen, "out of memory");
+            return -1;
+        }
+    } else if (strcmp(ty, "Strip") == 0) {
+        o->kind = NORM_STRIP;
+        o->left = json_bool(n, "strip_left", 0);
+        o->right = json_bool(n, "strip_right", 0);
+    } else if (strcmp(ty, "NFC") == 0) {
+        o->kind = NORM_NFC;
+    } else if (strcmp(ty, "NFD") == 0) {
+        o->kind = NORM_NFD;
+    } else if (strcmp(ty, "NFKC") == 0) {
+        o->kind = NORM_NFKC;
+    } else if (strcmp(ty, "NFKD") == 0) {
+        o->kind = NORM_NFKD;
+    } else {
+        embed_errf(err, errlen, "unsupported normalizer '%.40s' for a Unigram model", ty);
+        return -1;
+    }
+    t->n_norm++;
+    return 0;
+}
+
+static int uni_load_metaspace(struct embed_tok *t, const cJSON *pre, char *err,
+                              size_t errlen)
+{
+    const char *ty = json_str(pre, "type"), *rep = json_str(pre, "replacement");
+    const char *scheme = json_str(pre, "prepend_scheme");
+
+    if (!ty || strcmp(ty, "Metaspace") != 0) {
+        embed_errf(err, errlen, "Unigram needs pre_tokenizer Metaspace, not '%.40s'",
+                   ty ? ty : "none");
+        return -1;
+    }
+    if (!rep)
+        rep = "\xe2\x96\x81";
+    t->meta_len = strlen(rep);
+    if (t->meta_len == 0 || utf8_valid_prefix(rep, t->meta_len) != t->meta_len) {
+        embed_errf(err, errlen, "Metaspace replacement must be one character");
+        return -1;
+    }
+    memcpy(t->meta, rep, t->meta_len + 1);
+    if (scheme) {
+        if (strcmp(scheme, "always") != 0 && strcmp(scheme, "first") != 0 &&
+            strcmp(scheme, "never") != 0) {
+            embed_errf(err, errlen, "Metaspace: unknown prepend_scheme '%.20s'", scheme);
+            return -1;
+        }
+        t->meta_prepend = strcmp(scheme, "never") != 0;
+    } else {
+        t->meta_prepend = json_bool(pre, "add_prefix_space", 1);
+    }
+    t->meta_split = json_bool(pre, "split", 1);
     return 0;
 }
 
@@ -805,80 +970,172 @@ out:
     return rc;
 }
 
-/*
- * Step 1 of Unigram: repair UTF-8, drop NUL and control characters, turn
- * whitespace runs into one space. It stops at `limit` output bytes: NFKC
- * needs the whole string (composition looks ahead), so Unigram normalises
- * a bounded prefix of the input, never the whole of a huge one. Dropped
- * characters and collapsed spaces do not count towards the limit, which
- * is 32 bytes per wanted id (no piece-based tokenizer makes ids from
- * fewer kept bytes).
- */
-static void uni_clean(struct buf *clean, const char *s, size_t len, size_t limit)
+/* Squeezes the space runs in b->p[from..n) (b->p[from-1] counts too). */
+static void squeeze_spaces(struct buf *b, size_t from)
 {
-    size_t i = 0;
+    size_t w = from, i;
 
-    while (i < len && clean->n < limit && !clean->err) {
-        uint32_t c;
-        char enc[4];
-        i += utf8_decode(s + i, len - i, &c);
-        if (c == 0 || (tok_is_control(c) && !tok_is_ws(c)))
+    for (i = from; i < b->n; i++) {
+        if (b->p[i] == ' ' && w > 0 && b->p[w - 1] == ' ')
             continue;
-        if (tok_is_ws(c)) {
-            if (clean->n == 0 || clean->p[clean->n - 1] == ' ')
-                continue;
-            c = ' ';
-        }
-        buf_add(clean, enc, utf8_encode(c, enc));
+        b->p[w++] = b->p[i];
     }
+    buf_truncate(b, w);
+}
+
+static int is_ws_at(const char *s, size_t n, size_t *k)
+{
+    uint32_t c;
+
+    *k = utf8_decode(s, n, &c);
+    return tok_is_ws(c);
+}
+
+/* One normalizer step over in[0..n), appended to out. */
+static void uni_norm_step(const struct tok_norm *o, const char *in, size_t n,
+                          struct buf *out)
+{
+    size_t i = 0, k;
+
+    switch (o->kind) {
+    case NORM_PRECOMPILED: {
+        struct embed_cpread rd;
+        embed_cpread_init(&rd, in, n, NULL, 0);
+        while (!out->err && embed_charsmap_step(o->map, &rd, out))
+            ;
+        break;
+    }
+    case NORM_SQUEEZE:
+        while (i < n) {
+            for (k = i; k < n && in[k] == ' '; k++)
+                ;
+            if (k - i >= 2)
+                buf_adds(out, o->with);
+            else
+                buf_add(out, in + i, k > i ? k - i : 1);
+            i = k > i ? k : i + 1;
+        }
+        break;
+    case NORM_REPLACE: {
+        size_t plen = strlen(o->pat);
+        while (i < n) {
+            const char *hit = memmem(in + i, n - i, o->pat, plen);
+            size_t end = hit ? (size_t)(hit - in) : n;
+            buf_add(out, in + i, end - i);
+            if (hit)
+                buf_adds(out, o->with);
+            i = hit ? end + plen : n;
+        }
+        break;
+    }
+    case NORM_STRIP: {
+        size_t end = n, last = 0;
+        while (o->left && i < n && is_ws_at(in + i, n - i, &k))
+            i += k;
+        if (o->right) {
+            for (end = i, k = i; k < n; ) {
+                size_t step;
+                int ws = is_ws_at(in + k, n - k, &step);
+                k += step;
+                if (!ws)
+                    last = k;
+            }
+            end = last > i ? last : i;
+        }
+        buf_add(out, in + i, end - i);
+        break;
+    }
+    default: {                               /* the Unicode normal forms */
+        utf8proc_uint8_t *nf = NULL;
+        int flags = UTF8PROC_STABLE |
+            (o->kind == NORM_NFC || o->kind == NORM_NFKC ? UTF8PROC_COMPOSE
+                                                         : UTF8PROC_DECOMPOSE) |
+            (o->kind == NORM_NFKC || o->kind == NORM_NFKD ? UTF8PROC_COMPAT : 0);
+        utf8proc_ssize_t m = n ? utf8proc_map((const utf8proc_uint8_t *)in,
+                                              (utf8proc_ssize_t)n, &nf, flags) : 0;
+        if (m < 0)
+            out->err = BUF_NOMEM;            /* the input is valid UTF-8 */
+        else
+            buf_add(out, nf, (size_t)m);
+        free(nf);
+    }
+    }
+}
+
+/* Metaspace over the normalised p[0..n), each word into Viterbi. */
+static int uni_words(struct tok_run *r, const char *p, size_t n)
+{
+    const struct embed_tok *t = r->t;
+    struct buf word = BUF_INIT;
+    size_t k;
+    int rc = -1;
+
+    if (n > 0 && t->meta_prepend && p[0] != ' ' &&
+        !(n >= t->meta_len && memcmp(p, t->meta, t->meta_len) == 0))
+        buf_add(&word, t->meta, t->meta_len);
+    for (k = 0; k < n && !r->full; k++) {
+        int is_meta = p[k] == ' ' ||
+                      (n - k >= t->meta_len && memcmp(p + k, t->meta, t->meta_len) == 0);
+        if (!is_meta) {
+            buf_addc(&word, p[k]);
+            continue;
+        }
+        if (t->meta_split && word.n > 0) {
+            if (word.err || uni_word(r, word.p, word.n) != 0)
+                goto out;
+            buf_reset(&word);
+        }
+        buf_add(&word, t->meta, t->meta_len);
+        if (p[k] != ' ')
+            k += t->meta_len - 1;
+    }
+    if (word.err || (!r->full && word.n > 0 && uni_word(r, word.p, word.n) != 0))
+        goto out;
+    rc = 0;
+out:
+    buf_release(&word);
+    return rc;
 }
 
 static int uni_run(struct tok_run *r, const char *pre, size_t plen,
                    const char *s, size_t len)
 {
     const struct embed_tok *t = r->t;
-    struct buf clean = BUF_INIT, word = BUF_INIT;
-    utf8proc_uint8_t *norm = NULL;
+    struct buf a = BUF_INIT, b = BUF_INIT, tmp;
+    struct embed_cpread rd;
+    const struct embed_charsmap *map0 = NULL;
     size_t limit = (size_t)r->cap * 32 + 64;
-    int rc = -1, in_space = 1;
-    static const char meta[] = "\xe2\x96\x81";   /* U+2581 */
+    int first = 0, squeeze0 = 0, i, rc = -1;
 
-    uni_clean(&clean, pre, plen, limit);
-    uni_clean(&clean, s, len, limit);
-    if (clean.err)
+    /* The streaming head: a leading charsmap, and a " " squeeze after it. */
+    if (t->n_norm > 0 && t->norm[0].kind == NORM_PRECOMPILED)
+        map0 = t->norm[first++].map;
+    if (first < t->n_norm && t->norm[first].kind == NORM_SQUEEZE &&
+        strcmp(t->norm[first].with, " ") == 0) {
+        squeeze0 = 1;
+        first++;
+    }
+    embed_cpread_init(&rd, pre, plen, s, len);
+    while (a.n < limit && !a.err) {
+        size_t at = a.n;
+        if (!embed_charsmap_step(map0, &rd, &a))
+            break;
+        if (squeeze0)
+            squeeze_spaces(&a, at);
+    }
+    for (i = first; i < t->n_norm && !a.err; i++) {
+        buf_reset(&b);
+        uni_norm_step(&t->norm[i], a.p, a.n, &b);
+        tmp = a;
+        a = b;
+        b = tmp;
+    }
+    if (a.err || b.err)
         goto out;
-    /* 2. NFKC */
-    if (t->nfkc && clean.n > 0) {
-        if (utf8proc_map((const utf8proc_uint8_t *)clean.p, (utf8proc_ssize_t)clean.n,
-                         &norm, UTF8PROC_STABLE | UTF8PROC_COMPOSE |
-                         UTF8PROC_COMPAT) < 0)
-            goto out;
-    }
-    /* 3. Metaspace: each space-separated word, prefixed with U+2581 */
-    {
-        const char *p = norm ? (const char *)norm : clean.p;
-        size_t n = strlen(p), k;
-        for (k = 0; k <= n && !r->full; k++) {
-            if (k == n || p[k] == ' ') {
-                if (word.n > 0 && uni_word(r, word.p, word.n) != 0)
-                    goto out;
-                buf_reset(&word);
-                in_space = 1;
-                continue;
-            }
-            if (in_space)
-                buf_add(&word, meta, 3);
-            in_space = 0;
-            buf_addc(&word, p[k]);
-        }
-        if (word.err)
-            goto out;
-    }
-    rc = 0;
+    rc = uni_words(r, a.p, a.n);
 out:
-    free(norm);
-    buf_release(&clean);
-    buf_release(&word);
+    buf_release(&a);
+    buf_release(&b);
     return rc;
 }
 

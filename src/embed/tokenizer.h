@@ -13,7 +13,13 @@
  *                    word with no full cover, or longer than the limit,
  *                    becomes one [UNK]
  *   Unigram (multilingual-e5-small, paraphrase-multilingual-MiniLM; XLM-R):
- *     see unigram.c for what is and is not supported.
+ *     normalizer     Sequence of Precompiled (SentencePiece's charsmap,
+ *                    charsmap.h), Replace (String, or Regex " {2,}"),
+ *                    Strip, NFC/NFD/NFKC/NFKD; anything else is refused
+ *     pre_tokenizer  Metaspace {replacement, prepend_scheme or
+ *                    add_prefix_space, split}
+ *     model          Unigram {vocab [piece, score], unk_id, byte_fallback}:
+ *                    Viterbi, unknowns merged; see tokenizer.c
  *
  *   post_processor   TemplateProcessing / BertProcessing / RobertaProcessing:
  *                    the special ids before and after the sequence
@@ -27,7 +33,7 @@
  * threads at once. Input may be any bytes: invalid UTF-8 decodes as
  * U+FFFD; work per call is bounded by the ids wanted, not by the input
  * length, because tokenizing stops once the ids are full (WordPiece
- * streams; Unigram reads at most 32 kept bytes per wanted id, see
+ * streams; Unigram normalises at most 32 output bytes per wanted id, see
  * tokenizer.c).
  */
 #ifndef CAIRN_EMBED_TOKENIZER_H

@@ -419,7 +419,9 @@ static char *unigram_json(void)
     seq = cJSON_AddArrayToObject(item, "normalizers");
     sp = cJSON_CreateObject();
     cJSON_AddStringToObject(sp, "type", "Precompiled");
-    cJSON_AddStringToObject(sp, "precompiled_charsmap", "");
+    /* the smallest valid charsmap: a one-unit trie with no keys (an empty
+     * blob is refused, as HF refuses it) */
+    cJSON_AddStringToObject(sp, "precompiled_charsmap", "BAAAAAAAAAA=");
     cJSON_AddItemToArray(seq, sp);
     item = cJSON_AddObjectToObject(root, "pre_tokenizer");
     cJSON_AddStringToObject(item, "type", "Metaspace");

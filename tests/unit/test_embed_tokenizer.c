@@ -208,6 +208,23 @@ static void test_hostile(void)
                        "not [piece, score]"));
     T_CHECK(load_fails("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]],\"unk_id\":5}}",
                        "unk_id"));
+    /* Unigram: what we do not implement is refused, never approximated */
+#define UNI_MODEL "\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]],\"unk_id\":0}"
+#define UNI_META  "\"pre_tokenizer\":{\"type\":\"Metaspace\"}"
+    T_CHECK(load_fails("{" UNI_MODEL "," UNI_META ",\"normalizer\":{\"type\":\"Lowercase\"}}",
+                       "unsupported normalizer 'Lowercase'"));
+    T_CHECK(load_fails("{" UNI_MODEL "," UNI_META ",\"normalizer\":{\"type\":\"Sequence\","
+                       "\"normalizers\":[{\"type\":\"Replace\",\"pattern\":{\"Regex\":\"\\\\s+\"},"
+                       "\"content\":\" \"}]}}", "unsupported regex"));
+    T_CHECK(load_fails("{" UNI_MODEL "," UNI_META ",\"normalizer\":{\"type\":\"Precompiled\","
+                       "\"precompiled_charsmap\":null}}", "without a precompiled_charsmap"));
+    T_CHECK(load_fails("{" UNI_MODEL "," UNI_META ",\"normalizer\":{\"type\":\"Precompiled\","
+                       "\"precompiled_charsmap\":\"CAAAAA==\"}}", "does not fit"));
+    T_CHECK(load_fails("{" UNI_MODEL "}", "Unigram needs pre_tokenizer Metaspace"));
+    T_CHECK(load_fails("{" UNI_MODEL ",\"pre_tokenizer\":{\"type\":\"Metaspace\","
+                       "\"prepend_scheme\":\"sometimes\"}}", "prepend_scheme"));
+    T_CHECK(load_fails("{" UNI_MODEL ",\"pre_tokenizer\":{\"type\":\"Metaspace\","
+                       "\"replacement\":\"ab\"}}", "one character"));
     T_CHECK(embed_tok_load("/nonexistent/tokenizer.json", err, sizeof(err)) == NULL &&
             strstr(err, "No such file"));
 }
@@ -218,7 +235,9 @@ static void test_hostile(void)
  * ▁wor -3 + ld -3; "xyz" has no pieces: ▁ then one merged <unk>.
  */
 static const char uni_json[] =
-    "{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":[]},"
+    "{\"normalizer\":{\"type\":\"Sequence\",\"normalizers\":["
+    "{\"type\":\"Replace\",\"pattern\":{\"Regex\":\" {2,}\"},\"content\":\" \"},"
+    "{\"type\":\"NFKC\"}]},"
     "\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\xe2\x96\x81\"},"
     "\"post_processor\":{\"type\":\"TemplateProcessing\","
     "\"single\":[{\"SpecialToken\":{\"id\":\"<s>\"}},{\"Sequence\":{\"id\":\"A\"}},"
@@ -245,14 +264,17 @@ static void test_unigram(void)
     T_CHECK(enc_is(t, "hello", 5, 32, "<s> \xe2\x96\x81hello </s>"));
     T_CHECK(enc_is(t, "helloo world", 12, 32,
                    "<s> \xe2\x96\x81hello o \xe2\x96\x81world </s>"));
+    /* runs squeezed; the trailing space is a last "▁" word, as in HF */
     T_CHECK(enc_is(t, "  hello   world  ", 17, 32,
-                   "<s> \xe2\x96\x81hello \xe2\x96\x81world </s>"));
+                   "<s> \xe2\x96\x81hello \xe2\x96\x81world \xe2\x96\x81 </s>"));
     T_CHECK(enc_is(t, "xyz", 3, 32, "<s> \xe2\x96\x81 <unk> </s>"));
     T_CHECK(enc_is(t, "hexyzllo", 8, 32, "<s> \xe2\x96\x81he <unk> llo </s>"));
     /* NFKC: full-width letters fold to ASCII */
     T_CHECK(enc_is(t, "\xef\xbd\x88\xef\xbd\x85\xef\xbd\x8c\xef\xbd\x8c\xef\xbd\x8f", 15, 32,
                    "<s> \xe2\x96\x81hello </s>"));
     T_CHECK(enc_is(t, "hello\xff", 6, 32, "<s> \xe2\x96\x81hello <unk> </s>"));
+    /* a NUL in the text is a character (an unknown one), as in HF */
+    T_CHECK(enc_is(t, "he\0llo", 6, 32, "<s> \xe2\x96\x81he <unk> llo </s>"));
     T_CHECK(enc_is(t, "hello hello hello", 17, 4,
                    "<s> \xe2\x96\x81hello \xe2\x96\x81hello </s>"));
     T_CHECK(enc_is(t, "", 0, 32, "<s> </s>"));
@@ -272,6 +294,95 @@ static void test_unigram(void)
     embed_tok_free(t);
 }
 
+static size_t unhex(const char *h, char *out)
+{
+    size_t n = 0;
+    unsigned v;
+
+    while (h[0] && h[1] && sscanf(h, "%2x", &v) == 1) {
+        out[n++] = (char)v;
+        h += 2;
+    }
+    return n;
+}
+
+/* One model of $CAIRN_SPM_DIR/golden.json; returns the cases that match. */
+static int spm_model(const char *dir, const cJSON *m, int *cases)
+{
+    const char *file = cJSON_GetStringValue(cJSON_GetObjectItem(m, "tokenizer"));
+    const cJSON *c;
+    char path[1024], err[256] = "";
+    struct embed_tok *t;
+    int exact = 0;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, file ? file : "?");
+    t = embed_tok_load(path, err, sizeof(err));
+    T_CHECK(t != NULL);
+    if (!t) {
+        fprintf(stderr, "  %s\n", err);
+        return 0;
+    }
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(m, "cases")) {
+        const char *hex = cJSON_GetStringValue(cJSON_GetObjectItem(c, "hex"));
+        const cJSON *want = cJSON_GetObjectItem(c, "ids");
+        size_t hl = hex ? strlen(hex) : 0;
+        char *text = malloc(hl / 2 + 1);
+        int32_t ids[4096];
+        int n = text ? embed_tok_encode(t, text, unhex(hex ? hex : "", text), ids, 4096) : -1;
+        int same = n == cJSON_GetArraySize(want), i;
+
+        for (i = 0; same && i < n; i++)
+            same = ids[i] == (int32_t)cJSON_GetArrayItem(want, i)->valuedouble;
+        if (!same) {
+            fprintf(stderr, "  %s / %s:\n   got ", cJSON_GetStringValue(cJSON_GetObjectItem(m, "name")),
+                    cJSON_GetStringValue(cJSON_GetObjectItem(c, "name")));
+            for (i = 0; i < n && i < 60; i++)
+                fprintf(stderr, " %s", embed_tok_piece(t, ids[i]));
+            fprintf(stderr, "\n   want");
+            for (i = 0; i < cJSON_GetArraySize(want) && i < 60; i++)
+                fprintf(stderr, " %s", embed_tok_piece(t, (int)cJSON_GetArrayItem(want, i)->valuedouble));
+            fprintf(stderr, "\n");
+        }
+        exact += same;
+        (*cases)++;
+        free(text);
+    }
+    embed_tok_free(t);
+    return exact;
+}
+
+/*
+ * SentencePiece models trained by tests/tools/make_spm_unigram.py, ids from
+ * sentencepiece (or HF's rule where the two differ, see that script): run
+ * by tests/t/t0213-spm-charsmap.sh with CAIRN_SPM_DIR set, skipped here
+ * otherwise (python3-sentencepiece is needed to make them).
+ */
+static void test_spm_golden(void)
+{
+    const char *dir = getenv("CAIRN_SPM_DIR");
+    char path[1024];
+    size_t len = 0;
+    char *text;
+    cJSON *root, *m;
+    int cases = 0, exact = 0;
+
+    if (!dir) {
+        fprintf(stderr, "  (CAIRN_SPM_DIR not set: sentencepiece goldens skipped)\n");
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/golden.json", dir);
+    text = read_all(path, &len);
+    root = text ? cJSON_Parse(text) : NULL;
+    T_CHECK(root != NULL);
+    cJSON_ArrayForEach(m, cJSON_GetObjectItem(root, "models"))
+        exact += spm_model(dir, m, &cases);
+    fprintf(stderr, "  spm golden: %d cases, ids equal %d\n", cases, exact);
+    T_CHECK(cases > 0);
+    T_EQ_INT(exact, cases);
+    cJSON_Delete(root);
+    free(text);
+}
+
 int main(void)
 {
     const char *root = getenv("CAIRN_TEST_ROOT");
@@ -283,5 +394,6 @@ int main(void)
     T_RUN(test_huge);
     T_RUN(test_hostile);
     T_RUN(test_unigram);
+    T_RUN(test_spm_golden);
     return T_DONE();
 }
