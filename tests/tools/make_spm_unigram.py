@@ -56,31 +56,25 @@ CODE = ["def f(x): return x**2", "if (a != b) { c->d[0] = 'e'; }",
         "for i in range(10): print(i)", "SELECT * FROM t WHERE id = 1;",
         "x += y // 2", "#include <stdio.h>"]
 
-TEXTS = [
-    ("plain", b"Hello world, the quick brown fox jumps over the lazy dog."),
-    ("fullwidth", "Ｈｅｌｌｏ　Ｗｏｒｌｄ！ １２３ ＡＢＣ".encode()),
-    ("ligatures", "ﬁnance ﬂow ﬀ ﬃce".encode()),
-    ("circled", "①②③ ⑩ ㈱ ㍻ ㎏ ™ № ℃ Ⅻ ⅷ x² H₂O".encode()),
-    ("halfwidth-kana", "ｶﾀｶﾅ ﾃﾞｰﾀ ﾊﾟﾝ ｱ".encode(), "カタカナ テ\u3099ータ ハ\u309aン ア"),
-    ("hangul", "한글 텍스트 \u1112\u1161\u11ab \u1100\u1173\u11af".encode(),
-     "한글 텍스트 \u1112\u1161\u11ab \u1100\u1173\u11af"),
-    ("combining", "cafe\u0301 nai\u0308ve re\u0301sume\u0301 café naïve".encode()),
-    ("spaces", "a\u00a0b\u2003c\u3000d\u202fe\u2009f\u1680g".encode()),
-    ("zero-width", "zero\u200bwidth\u200cjoin\u200dchars\ufeffbom\u2060wj".encode()),
-    ("emoji", "I 👍🏽 it 👨\u200d👩\u200d👧 ❤️ 🇯🇵 ok".encode()),
-    ("cjk", "中文分词测试，自然语言处理。日本語のテキスト".encode()),
-    ("scripts", "Ελληνικά Русский العربية हिन्दी Straße".encode()),
-    ("code", b"def f(x): return x**2  # comment\n\tif (a != b) { c->d[0] = 'e'; }"),
-    ("controls", b"ctrl\x01\x02\x07char\x1b[0m \x7f del\r\nline\x0bvt\x0cff"),
-    ("lead-space", b"   leading spaces and    inner runs"),
-    ("trailing-space", b"trailing space "),
-    ("trailing-newline", b"tabs\t\tand newlines\n\n"),
-    ("invalid-utf8", b"bad \xff byte \xc3( seq \x80 end"),
-    ("empty", b""),
-    ("one-space", b" "),
-    ("unknown", "rare ᚠᚢᚦ ꙮ 𓀀 chars".encode()),
-    ("mixed-case", "MiXeD CaSe ÀÉÎ ǅ ß ΣΑΣ".encode()),
-]
+# The texts (shared with tests/tools/hf_tokenize.js): their "spm" list.
+# Invalid UTF-8 is given as hex.
+TEXTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "..", "data", "embed", "tok-texts.json")
+# HF's normalised text for the "grapheme" cases (see above).
+HF_FORMS = {
+    "halfwidth-kana": "カタカナ テ\u3099ータ ハ\u309aン ア",
+    "hangul": "한글 텍스트 \u1112\u1161\u11ab \u1100\u1173\u11af",
+}
+
+
+def load_texts():
+    with open(TEXTS_FILE, encoding="utf-8") as f:
+        spm_texts = json.load(f)["spm"]
+    out = []
+    for e in spm_texts:
+        raw = bytes.fromhex(e["hex"]) if "hex" in e else e["text"].encode()
+        out.append((e["name"], raw) + ((HF_FORMS[e["name"]],) if e["name"] in HF_FORMS else ()))
+    return out
 
 
 def corpus(path):
@@ -175,7 +169,7 @@ def main():
         raw_sp = raw_processor(path)
         rnd = random.Random(3)
         long_text = " ".join(rnd.choice(WORDS_EN + WORDS_XX) for _ in range(600)).encode()
-        cases = [golden(sp, raw_sp, rule, c) for c in TEXTS + [("long", long_text)]]
+        cases = [golden(sp, raw_sp, rule, c) for c in load_texts() + [("long", long_text)]]
         models.append({"name": name, "tokenizer": name + ".tokenizer.json",
                        "cases": cases})
     with open(os.path.join(out, "golden.json"), "w", encoding="utf-8") as f:
