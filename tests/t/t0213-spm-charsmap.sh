@@ -9,7 +9,8 @@
 # half-width kana, Hangul jamo, combining accents, odd spaces, zero-width
 # characters, emoji sequences, CJK, code, controls, invalid UTF-8 and a long
 # text. Where sentencepiece and HF differ the golden holds HF's ids; the
-# script lists those cases and why. test_embed_tokenizer compares every
+# script lists those cases and why, and t0214-hf-tokenizers.sh checks all
+# of them against HF itself. test_embed_tokenizer compares every
 # case exactly. Without python3-sentencepiece (scripts/deps.sh installs
 # it) the test skips with a note.
 . "$(dirname "$0")/lib.sh"

@@ -32,6 +32,9 @@ holds HF's ids (what the models were evaluated with) and says why in "hf":
               carries HF's normalised text, written by hand from that rule
               ("ﾃﾞ" -> "テ" U+3099, each jamo unchanged), and the ids are
               sentencepiece's on it with normalisation switched off.
+
+tests/t/t0214-hf-tokenizers.sh checks every golden here, these hand-made
+ones included, against Hugging Face's library itself (all equal).
 """
 import base64
 import json
