@@ -8,14 +8,15 @@
 #
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
-#   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed
+#   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
-#                  20 cold runs (figures not comparable with full runs)
+#                  20 cold runs, 1 RSS round (figures not comparable with full runs)
 #   BENCH_DATA     dev data folder (default: ../shared/data from the repo)
 #   BENCH_KEEP=1   keep the temporary folder (its path is printed)
 #
 # Input data is generated into a temporary folder at run time (never into
-# the repo) and removed at the end. A full run takes 70-90 s.
+# the repo) and removed at the end. A full run takes 70-90 s, plus 2-5 min
+# for rss.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,14 +25,14 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 CAIRN=$BUILD/cairn
 BIN=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed}
+ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss}
 DATA=${BENCH_DATA:-$ROOT/../shared/data}
 PY=${PYTHON:-python3}
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-    SESSIONS=500 MESSAGES=10000 RUNS=1 NQ=60 COLD=20
+    SESSIONS=500 MESSAGES=10000 RUNS=1 NQ=60 COLD=20 RSS_ROUNDS=1
 else
-    SESSIONS=5000 MESSAGES=100000 RUNS=3 NQ=300 COLD=50
+    SESSIONS=5000 MESSAGES=100000 RUNS=3 NQ=300 COLD=50 RSS_ROUNDS=3
 fi
 
 if [ ! -x "$CAIRN" ]; then
@@ -100,6 +101,12 @@ fi
 # The encoder's own benchmark, when it is built.
 if want embed && [ -x "$BIN/bench_embed" ]; then
     "$BIN/bench_embed" --quick || status=1
+fi
+
+# Peak RSS with multilingual-e5-small's 470 MB of weights mmapped
+# (bench/bench_rss.sh; writes a model of that shape, ~0.5 GB, into TMPDIR).
+if want rss && need_bin bench_rss; then
+    BUILD=$BUILD ROUNDS=$RSS_ROUNDS sh bench/bench_rss.sh || status=1
 fi
 
 echo "# bench: done in $(( $(date +%s) - t0 )) s$( [ $status = 0 ] || echo '; SOME CHECKS FAILED')"

@@ -5,9 +5,13 @@
 . "$(dirname "$0")/lib.sh"
 "$CAIRN" add "$ROOT/examples/sample-history.jsonl" >/dev/null
 
+# The hook input is written to a file before the hook starts, as Claude
+# Code has it ready when it starts the hook: the hook waits at most 3 s for
+# stdin, and a python3 starting beside it in a pipe took longer than that
+# under load (the first prompt then got nothing: 4 checks failed).
 ask() {  # session prompt -> stdout of the hook
-    python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1],"prompt":sys.argv[2],"cwd":"/tmp","hook_event_name":"UserPromptSubmit"}))' "$1" "$2" |
-        "$CAIRN" hook prompt
+    python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1],"prompt":sys.argv[2],"cwd":"/tmp","hook_event_name":"UserPromptSubmit"}))' "$1" "$2" \
+        > "$TMP/ask.json" && "$CAIRN" hook prompt < "$TMP/ask.json"
 }
 ctx() { python3 -c 'import json,sys; d=sys.stdin.read(); print(json.loads(d)["hookSpecificOutput"]["additionalContext"] if d.strip() else "")'; }
 
