@@ -585,6 +585,45 @@ void embed_k_linear(const float *x, const float *w, const float *b,
     k_sgemm(1, m, n, k, 1.0f, x, k, w, k, b ? 1.0f : 0.0f, y, n);
 }
 
+/*
+ * Which product runs on packed weights (bench/bench_gemm, 1 thread, Zen 5,
+ * L12 shapes, GFLOP/s):
+ *  - AVX-512: the packed 12 x 32 kernel, at every row count. At m = 2048
+ *    it ran 195-243 against OpenBLAS's AVX2 kernels' ~105-120 and its
+ *    AVX-512 kernels' 135-162; at m = 20 185-200 against 118-137 for
+ *    k_linear_small_avx512, which reads the weights in place.
+ *  - AVX2 only: OpenBLAS (and k_linear_small_avx2 for few rows) as
+ *    without packing: the packed 6 x 16 kernel tied with OpenBLAS's
+ *    Haswell kernels here (~120 each at m >= 512), and OpenBLAS sizes its
+ *    blocks for the CPU's own caches, which we could not measure on any
+ *    real AVX2-only CPU. Without OpenBLAS it replaces the scalar loops.
+ *  - OpenBLAS with several threads (one long sequence): OpenBLAS, which
+ *    splits each product between them.
+ */
+static int k_packed_level(void)
+{
+    int level = embed_k_simd();
+
+    pthread_once(&k_once, k_init);
+    return level == 2 || (level == 1 && !k_blas.sgemm) ? level : 0;
+}
+
+int embed_k_packed_pays(void)
+{
+    return k_packed_level() > 0;
+}
+
+void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
+                           const float *b, float *y, int m)
+{
+    int level = k_threads > 1 && embed_k_blas() ? 0 : k_packed_level();
+
+    if (level > 0 && embed_k_gemm_packed(level, x, pk, b, y, m) == 0)
+        return;
+    embed_k_linear(x, embed_k_packed_w(pk), b, y, m, embed_k_packed_n(pk),
+                   embed_k_packed_k(pk));
+}
+
 void embed_k_linear_ref(const float *x, const float *w, const float *b,
                         float *y, int m, int n, int k)
 {

@@ -53,6 +53,36 @@ void embed_k_linear(const float *x, const float *w, const float *b,
 void embed_k_linear_ref(const float *x, const float *w, const float *b,
                         float *y, int m, int n, int k);
 
+/*
+ * Weights w[n][k] (the embed_k_linear layout) packed once into the panel
+ * layout of cairn's own matrix product (gemm.c), for products with many
+ * rows (a batch). The copy costs n*k floats (rounded up to 32 columns);
+ * w itself is kept (not copied) for the other paths and must outlive the
+ * pack. NULL when out of memory.
+ */
+struct embed_k_packed;
+struct embed_k_packed *embed_k_pack(const float *w, int n, int k);
+void embed_k_packed_free(struct embed_k_packed *pk);
+size_t embed_k_packed_bytes(const struct embed_k_packed *pk);
+const float *embed_k_packed_w(const struct embed_k_packed *pk);
+int embed_k_packed_n(const struct embed_k_packed *pk);
+int embed_k_packed_k(const struct embed_k_packed *pk);
+
+/* 1 if embed_k_linear_packed runs the packed product on this CPU with
+ * this OpenBLAS (at 1 thread; see kernels.c): else packing is wasted. */
+int embed_k_packed_pays(void);
+/* embed_k_linear on packed weights: y[m][n] = x[m][k] . w^T + b. Runs
+ * the packed product where it is measured to win, else embed_k_linear on
+ * the original w. */
+void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
+                           const float *b, float *y, int m);
+/* The packed product itself at SIMD level 2 (AVX-512) or 1 (AVX2+FMA),
+ * whatever the policy: -1 (nothing written) for level 0, a CPU without
+ * x86 SIMD, or no memory for its ~256 KB work block. For tests and the
+ * dispatch above. */
+int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
+                        const float *b, float *y, int m);
+
 /* y[m][n] = x[m][k] . w[k][n] + b[n], with w's rows ldw >= n floats apart
  * (TensorFlow's layout, [in][out]; ldw > n picks columns out of a fused
  * matrix, e.g. the q part of USE-lite's qkv kernel). b may be NULL. */

@@ -85,6 +85,58 @@ static void test_linear(void)
     }
 }
 
+/*
+ * The packed product (gemm.c) against the reference, at the SIMD level in
+ * force: shapes off the 12- / 6-row and 32-column tiles and off the 1536
+ * k block (k = 1537 and 3100 take two and three blocks, so later blocks
+ * add onto y), k = 1, m = 1, and n < 16 / between 16 and 32 (the masked
+ * and cut-off stores). y starts as NaN where there is no bias, so a read
+ * of y before the first write shows. Also embed_k_linear_packed, which
+ * picks its path itself, at 1 and 2 threads.
+ */
+static void test_linear_packed(void)
+{
+    int shapes[][3] = { {1, 1, 1}, {1, 384, 384}, {5, 7, 3}, {12, 32, 16},
+                        {13, 33, 1}, {20, 384, 384}, {37, 17, 129}, {6, 50, 1537},
+                        {131, 45, 64}, {300, 96, 1540}, {25, 20, 3100}, {400, 31, 7} };
+    int level = embed_k_simd();
+    size_t s, i;
+
+    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *x = rand_array((size_t)m * k, 1.0f);
+        float *w = rand_array((size_t)n * k, 0.5f);
+        float *b = rand_array((size_t)n, 1.0f);
+        float *y1 = malloc((size_t)m * n * sizeof(float));
+        float *y2 = malloc((size_t)m * n * sizeof(float));
+        struct embed_k_packed *pk = embed_k_pack(w, n, k);
+        float tol = 1e-5f * sqrtf((float)k) + 1e-5f;   /* sums of k products */
+        int t;
+
+        T_CHECK(pk != NULL);
+        if (!pk)
+            continue;
+        T_CHECK(embed_k_packed_bytes(pk) >= (size_t)n * k * sizeof(float));
+        for (t = 0; t < 2; t++) {
+            const float *bias = t ? NULL : b;
+
+            for (i = 0; i < (size_t)m * n; i++)
+                y1[i] = NAN;
+            embed_k_linear_ref(x, w, bias, y2, m, n, k);
+            T_EQ_INT(embed_k_gemm_packed(level, x, pk, bias, y1, m), level ? 0 : -1);
+            if (level)
+                T_CHECK(max_abs_diff(y1, y2, (size_t)m * n) < tol);
+            embed_k_set_threads(1 + t);
+            embed_k_linear_packed(x, pk, bias, y1, m);
+            T_CHECK(max_abs_diff(y1, y2, (size_t)m * n) < tol);
+        }
+        embed_k_set_threads(1);
+        embed_k_packed_free(pk);
+        free(x); free(w); free(b); free(y1); free(y2);
+    }
+    T_CHECK(embed_k_pack(NULL, 0, 4) == NULL);
+}
+
 /* The [in][out] layout, also with a row stride wider than n (columns
  * picked out of a fused matrix). */
 static void test_linear_kn(void)
@@ -324,6 +376,7 @@ int main(void)
         if (embed_k_simd() != pass)
             continue;
         T_RUN(test_linear);
+        T_RUN(test_linear_packed);
         T_RUN(test_layernorm);
         T_RUN(test_layernorm_widths);
         T_RUN(test_activations);

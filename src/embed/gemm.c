@@ -1,0 +1,278 @@
+/*
+ * gemm.c: the encoder's own packed matrix product, y = x w^T + b, for
+ * products with many rows (a batch), on weights packed once.
+ *
+ * Why: OpenBLAS's sgemm packs the weights again on every call, and with
+ * OPENBLAS_CORETYPE=Haswell (or an OpenBLAS that does not know the CPU)
+ * it runs AVX2 kernels on an AVX-512 CPU, at about half the speed the
+ * CPU has. The weights of a model never change, so they are laid out
+ * once (embed_k_pack) in the order the microkernel reads them, and only
+ * the activations are packed per call.
+ *
+ * Layout of packed weights w[n][k]: panels of G_NR = 32 output columns;
+ * panel p holds, for t = 0..k-1, the 32 floats w[32p + j][t] (zero past
+ * n), so one step of k is two 64-byte aligned loads. A block of k steps
+ * [t0, t1) of a panel is a contiguous run, which is all K-blocking needs.
+ *
+ * The loops (the usual GotoBLAS / BLIS order, on a pre-packed B):
+ *   for each block of G_KC k steps
+ *     for each block of MC rows of x: pack it, [MR rows][kc] -> [kc][MR]
+ *       for each panel of 32 columns (kc x 32 floats, from L1 or L2)
+ *         for each MR rows of the packed block (MC x kc: stays in L2)
+ *           microkernel: an MR x 32 tile of y in registers over kc steps
+ * The first k block writes y (plus the bias), later ones add to it.
+ *
+ * Microkernels: AVX-512 12 x 32 (24 accumulators, 2 weight vectors and a
+ * broadcast: 27 of 32 zmm registers; 24 FMAs per 14 loads) and AVX2+FMA
+ * 6 x 16 (12 + 2 + 1 of 16 ymm), run twice per 32-column panel.
+ * Edges: rows past m are zero in the packed block and never stored;
+ * columns past n are zero in the panel and masked (AVX-512) or cut off
+ * (AVX2) on store. The reference is embed_k_linear_ref (kernels.c).
+ */
+#include "embed/kernels.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define G_X86 1
+#endif
+
+#define G_NR  32      /* columns per panel */
+/* k steps per block. Measured at the L12 shapes on a Zen 5 (1 MB L2,
+ * bench/bench_gemm, best of 7 at m = 2048): the whole k = 1536 in one
+ * block ran 214 GFLOP/s against 172-186 with 512 or 768 and ~100-160 with
+ * 256 or 384, as every further block reads and writes y again; a panel's
+ * 1536 x 32 floats (192 KB) then sits in L2 rather than L1, which cost
+ * less. */
+#define G_KC  1536
+/* Bytes of packed x per block (MC rows x kc), kept in L2 beside a panel:
+ * 168 rows at k = 384, 36 at k = 1536 (the row count barely mattered
+ * between 48 and 192 rows at k = 1536). */
+#define G_XBLOCK (256 * 1024)
+
+struct embed_k_packed {
+    const float *w;   /* the original, for the other paths */
+    float *p;         /* ceil(n / 32) panels of k x 32 floats */
+    int n, k;
+};
+
+struct embed_k_packed *embed_k_pack(const float *w, int n, int k)
+{
+    struct embed_k_packed *pk = calloc(1, sizeof(*pk));
+    size_t panels = ((size_t)n + G_NR - 1) / G_NR, bytes = panels * (size_t)k * G_NR * sizeof(float);
+    size_t jp;
+    int j, t;
+
+    if (!pk || n < 1 || k < 1)
+        goto fail;
+    /* 64-byte aligned: each k step of a panel is two aligned cache lines */
+    pk->p = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!pk->p)
+        goto fail;
+    pk->w = w;
+    pk->n = n;
+    pk->k = k;
+    for (jp = 0; jp < panels; jp++) {
+        float *dst = pk->p + jp * (size_t)k * G_NR;
+
+        for (j = 0; j < G_NR; j++) {
+            size_t col = jp * G_NR + (size_t)j;
+            const float *src = w + col * (size_t)k;
+
+            for (t = 0; t < k; t++)
+                dst[(size_t)t * G_NR + j] = col < (size_t)n ? src[t] : 0.0f;
+        }
+    }
+    return pk;
+fail:
+    if (pk)
+        free(pk->p);
+    free(pk);
+    return NULL;
+}
+
+void embed_k_packed_free(struct embed_k_packed *pk)
+{
+    if (pk)
+        free(pk->p);
+    free(pk);
+}
+
+const float *embed_k_packed_w(const struct embed_k_packed *pk) { return pk->w; }
+int embed_k_packed_n(const struct embed_k_packed *pk) { return pk->n; }
+int embed_k_packed_k(const struct embed_k_packed *pk) { return pk->k; }
+
+size_t embed_k_packed_bytes(const struct embed_k_packed *pk)
+{
+    return ((size_t)pk->n + G_NR - 1) / G_NR * (size_t)pk->k * G_NR * sizeof(float);
+}
+
+#ifdef G_X86
+#define G_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define G_AVX2   __attribute__((target("avx2,fma")))
+
+/*
+ * One MR x cols tile (cols <= 32) of y at c (rows ldc apart) over kc k
+ * steps: a is the packed block's [kc][MR], b the panel at the block's
+ * first k step. first: y = acc + bias (bias may be NULL), else y += acc.
+ */
+typedef void g_micro_fn(int kc, const float *a, const float *b, float *c, int ldc,
+                        int rows, int cols, const float *bias, int first);
+
+G_AVX512 static void g_micro_avx512(int kc, const float *a, const float *b, float *c,
+                                    int ldc, int rows, int cols, const float *bias,
+                                    int first)
+{
+    __m512 acc[12][2];
+    __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
+    __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
+    int t, r;
+
+#pragma GCC unroll 12
+    for (r = 0; r < 12; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (t = 0; t < kc; t++, a += 12, b += G_NR) {
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+
+#pragma GCC unroll 12
+        for (r = 0; r < 12; r++) {
+            __m512 av = _mm512_set1_ps(a[r]);
+
+            acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+        }
+    }
+    /* unrolled, so acc is indexed by constants and stays in registers */
+#pragma GCC unroll 12
+    for (r = 0; r < 12; r++) {
+        float *cr = c + (size_t)r * ldc;
+        const float *add = first ? bias : cr;
+
+        if (r >= rows)
+            break;
+        if (add) {
+            acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_maskz_loadu_ps(m0, add));
+            acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_maskz_loadu_ps(m1, add + 16));
+        }
+        _mm512_mask_storeu_ps(cr, m0, acc[r][0]);
+        _mm512_mask_storeu_ps(cr + 16, m1, acc[r][1]);
+    }
+}
+
+/* 6 x 16 on one half of a panel (b's k steps stay 32 floats apart). */
+G_AVX2 static void g_micro_avx2_half(int kc, const float *a, const float *b, float *c,
+                                     int ldc, int rows, int cols, const float *bias,
+                                     int first)
+{
+    __m256 acc[6][2];
+    float tile[6][16];
+    int t, r, j;
+
+#pragma GCC unroll 6
+    for (r = 0; r < 6; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (t = 0; t < kc; t++, a += 6, b += G_NR) {
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+
+#pragma GCC unroll 6
+        for (r = 0; r < 6; r++) {
+            __m256 av = _mm256_broadcast_ss(a + r);
+
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        }
+    }
+    /* through a buffer, so acc is indexed by constants only (registers) */
+#pragma GCC unroll 6
+    for (r = 0; r < 6; r++) {
+        _mm256_storeu_ps(tile[r], acc[r][0]);
+        _mm256_storeu_ps(tile[r] + 8, acc[r][1]);
+    }
+    for (r = 0; r < rows; r++) {
+        float *cr = c + (size_t)r * ldc;
+        const float *add = first ? bias : cr;
+
+        for (j = 0; j < cols; j++)
+            cr[j] = tile[r][j] + (add ? add[j] : 0.0f);
+    }
+}
+
+G_AVX2 static void g_micro_avx2(int kc, const float *a, const float *b, float *c, int ldc,
+                                int rows, int cols, const float *bias, int first)
+{
+    g_micro_avx2_half(kc, a, b, c, ldc, rows, cols < 16 ? cols : 16, bias, first);
+    if (cols > 16)
+        g_micro_avx2_half(kc, a, b + 16, c + 16, ldc, rows, cols - 16,
+                          bias ? bias + 16 : NULL, first);
+}
+
+/* Rows [i0, i0 + mc) and k steps [t0, t0 + kc) of x (rows k apart) into
+ * dst as ceil(mc / mr) blocks of [kc][mr], rows past m as zeros. */
+static void g_pack_x(const float *x, int m, int k, int i0, int mc, int t0, int kc,
+                     int mr, float *dst)
+{
+    int ib, r, t;
+
+    for (ib = 0; ib < mc; ib += mr, dst += (size_t)kc * mr) {
+        for (r = 0; r < mr; r++) {
+            int row = i0 + ib + r;
+
+            if (row >= m) {
+                for (t = 0; t < kc; t++)
+                    dst[(size_t)t * mr + r] = 0.0f;
+                continue;
+            }
+            {
+                const float *src = x + (size_t)row * k + t0;
+                for (t = 0; t < kc; t++)
+                    dst[(size_t)t * mr + r] = src[t];
+            }
+        }
+    }
+}
+#endif
+
+int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
+                        const float *bias, float *y, int m)
+{
+#ifdef G_X86
+    g_micro_fn *micro = level >= 2 ? g_micro_avx512 : g_micro_avx2;
+    int mr = level >= 2 ? 12 : 6, n = pk->n, k = pk->k, t0, i0, jp, ir;
+    int kcmax = k < G_KC ? k : G_KC;
+    int mcmax = (int)(G_XBLOCK / ((size_t)kcmax * sizeof(float))) / 12 * 12;
+    float *xp;
+
+    if (level < 1)
+        return -1;
+    if (mcmax < 12)
+        mcmax = 12;
+    xp = aligned_alloc(64, (size_t)mcmax * kcmax * sizeof(float));
+    if (!xp)
+        return -1;
+    for (t0 = 0; t0 < k; t0 += kcmax) {
+        int kc = k - t0 < kcmax ? k - t0 : kcmax;
+
+        for (i0 = 0; i0 < m; i0 += mcmax) {
+            int mc = m - i0 < mcmax ? m - i0 : mcmax;
+
+            g_pack_x(x, m, k, i0, mc, t0, kc, mr, xp);
+            for (jp = 0; jp * G_NR < n; jp++) {
+                const float *bp = pk->p + ((size_t)jp * k + t0) * G_NR;
+                int cols = n - jp * G_NR < G_NR ? n - jp * G_NR : G_NR;
+
+                for (ir = 0; ir < mc; ir += mr)
+                    micro(kc, xp + (size_t)ir * kc, bp, y + (size_t)(i0 + ir) * n + jp * G_NR,
+                          n, mc - ir < mr ? mc - ir : mr, cols,
+                          bias ? bias + jp * G_NR : NULL, t0 == 0);
+            }
+        }
+    }
+    free(xp);
+    return 0;
+#else
+    (void)level; (void)x; (void)pk; (void)bias; (void)y; (void)m;
+    return -1;
+#endif
+}
