@@ -58,33 +58,51 @@ struct embed_k_packed {
     int n, k;
 };
 
+static size_t g_panels(int n)
+{
+    return ((size_t)n + G_NR - 1) / G_NR;
+}
+
+/* b[k][n] (the product's right side) into panels at dst, times scale:
+ * from w[n][k] (trans 0: the weight layout, b = w^T) or w[k][n] (trans
+ * 1), rows ldw floats apart. */
+static void g_pack_w(const float *w, int ldw, int trans, int n, int k, float scale,
+                     float *dst)
+{
+    size_t jp;
+    int j, t;
+
+    for (jp = 0; jp < g_panels(n); jp++, dst += (size_t)k * G_NR) {
+        for (t = 0; t < k && trans; t++) {
+            const float *src = w + (size_t)t * ldw + jp * G_NR;
+
+            for (j = 0; j < G_NR; j++)
+                dst[(size_t)t * G_NR + j] = jp * G_NR + j < (size_t)n ? scale * src[j] : 0.0f;
+        }
+        for (j = 0; j < G_NR && !trans; j++) {
+            size_t col = jp * G_NR + (size_t)j;
+            const float *src = w + col * ldw;
+
+            for (t = 0; t < k; t++)
+                dst[(size_t)t * G_NR + j] = col < (size_t)n ? scale * src[t] : 0.0f;
+        }
+    }
+}
+
 struct embed_k_packed *embed_k_pack(const float *w, int n, int k)
 {
     struct embed_k_packed *pk = calloc(1, sizeof(*pk));
-    size_t panels = ((size_t)n + G_NR - 1) / G_NR, bytes = panels * (size_t)k * G_NR * sizeof(float);
-    size_t jp;
-    int j, t;
 
     if (!pk || n < 1 || k < 1)
         goto fail;
     /* 64-byte aligned: each k step of a panel is two aligned cache lines */
-    pk->p = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    pk->p = aligned_alloc(64, g_panels(n) * (size_t)k * G_NR * sizeof(float));
     if (!pk->p)
         goto fail;
     pk->w = w;
     pk->n = n;
     pk->k = k;
-    for (jp = 0; jp < panels; jp++) {
-        float *dst = pk->p + jp * (size_t)k * G_NR;
-
-        for (j = 0; j < G_NR; j++) {
-            size_t col = jp * G_NR + (size_t)j;
-            const float *src = w + col * (size_t)k;
-
-            for (t = 0; t < k; t++)
-                dst[(size_t)t * G_NR + j] = col < (size_t)n ? src[t] : 0.0f;
-        }
-    }
+    g_pack_w(w, k, 0, n, k, 1.0f, pk->p);
     return pk;
 fail:
     if (pk)
@@ -106,7 +124,7 @@ int embed_k_packed_k(const struct embed_k_packed *pk) { return pk->k; }
 
 size_t embed_k_packed_bytes(const struct embed_k_packed *pk)
 {
-    return ((size_t)pk->n + G_NR - 1) / G_NR * (size_t)pk->k * G_NR * sizeof(float);
+    return g_panels(pk->n) * (size_t)pk->k * G_NR * sizeof(float);
 }
 
 #ifdef G_X86
@@ -208,11 +226,11 @@ G_AVX2 static void g_micro_avx2(int kc, const float *a, const float *b, float *c
                           bias ? bias + 16 : NULL, first);
 }
 
-/* Rows [i0, i0 + mc) and k steps [t0, t0 + kc) of x (rows k apart) into
+/* Rows [i0, i0 + mc) and k steps [t0, t0 + kc) of x (rows ldx apart) into
  * dst as ceil(mc / mr) blocks of [kc][mr], rows past m as zeros. Groups
  * of 4 rows go through 4 x 4 SSE transposes: a plain strided copy took
  * ~8% of a batch's time, as much as a tenth of the products. */
-static void g_pack_x(const float *x, int m, int k, int i0, int mc, int t0, int kc,
+static void g_pack_x(const float *x, int ldx, int m, int i0, int mc, int t0, int kc,
                      int mr, float *dst)
 {
     int ib, r, t;
@@ -220,14 +238,14 @@ static void g_pack_x(const float *x, int m, int k, int i0, int mc, int t0, int k
     for (ib = 0; ib < mc; ib += mr, dst += (size_t)kc * mr) {
         for (r = 0; r < mr; r++) {
             int row = i0 + ib + r;
-            const float *src = x + (size_t)row * k + t0;
+            const float *src = x + (size_t)row * ldx + t0;
+            size_t k = (size_t)ldx;
 
             t = 0;
             if (row + 3 < m && r % 4 == 0 && r + 3 < mr) {
                 for (; t + 4 <= kc; t += 4) {
                     __m128 s0 = _mm_loadu_ps(src + t), s1 = _mm_loadu_ps(src + k + t);
-                    __m128 s2 = _mm_loadu_ps(src + 2 * (size_t)k + t);
-                    __m128 s3 = _mm_loadu_ps(src + 3 * (size_t)k + t);
+                    __m128 s2 = _mm_loadu_ps(src + 2 * k + t), s3 = _mm_loadu_ps(src + 3 * k + t);
 
                     _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
                     _mm_storeu_ps(dst + (size_t)t * mr + r, s0);
@@ -238,8 +256,8 @@ static void g_pack_x(const float *x, int m, int k, int i0, int mc, int t0, int k
                 for (; t < kc; t++) {   /* the k tail of all 4 rows */
                     dst[(size_t)t * mr + r] = src[t];
                     dst[(size_t)t * mr + r + 1] = src[k + t];
-                    dst[(size_t)t * mr + r + 2] = src[2 * (size_t)k + t];
-                    dst[(size_t)t * mr + r + 3] = src[3 * (size_t)k + t];
+                    dst[(size_t)t * mr + r + 2] = src[2 * k + t];
+                    dst[(size_t)t * mr + r + 3] = src[3 * k + t];
                 }
                 r += 3;
                 continue;
@@ -249,47 +267,113 @@ static void g_pack_x(const float *x, int m, int k, int i0, int mc, int t0, int k
         }
     }
 }
-#endif
 
-int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
-                        const float *bias, float *y, int m)
+/* The largest block of packed x for a product of inner size k: rows (a
+ * multiple of 12, so of 6 too) and k steps. */
+static void g_xblock(int k, int *mcmax, int *kcmax)
 {
-#ifdef G_X86
-    g_micro_fn *micro = level >= 2 ? g_micro_avx512 : g_micro_avx2;
-    int mr = level >= 2 ? 12 : 6, n = pk->n, k = pk->k, t0, i0, jp, ir;
-    int kcmax = k < G_KC ? k : G_KC;
-    int mcmax = (int)(G_XBLOCK / ((size_t)kcmax * sizeof(float))) / 12 * 12;
-    float *xp;
+    *kcmax = k < G_KC ? k : G_KC;
+    *mcmax = (int)(G_XBLOCK / ((size_t)*kcmax * sizeof(float))) / 12 * 12;
+    if (*mcmax < 12)
+        *mcmax = 12;
+}
 
-    if (level < 1)
-        return -1;
-    if (mcmax < 12)
-        mcmax = 12;
-    xp = aligned_alloc(64, (size_t)mcmax * kcmax * sizeof(float));
-    if (!xp)
-        return -1;
+/* y[m][n] (rows ldy apart) = x[m][k] (rows ldx apart) . b + bias, b in
+ * panels at bp; xp holds a block of packed x (g_xblock). */
+static void g_gemm(int level, const float *x, int ldx, int m, int k, const float *bp,
+                   int n, const float *bias, float *y, int ldy, float *xp)
+{
+    g_micro_fn *micro = level >= 2 ? g_micro_avx512 : g_micro_avx2;
+    int mr = level >= 2 ? 12 : 6, mcmax, kcmax, t0, i0, jp, ir;
+
+    g_xblock(k, &mcmax, &kcmax);
     for (t0 = 0; t0 < k; t0 += kcmax) {
         int kc = k - t0 < kcmax ? k - t0 : kcmax;
 
         for (i0 = 0; i0 < m; i0 += mcmax) {
             int mc = m - i0 < mcmax ? m - i0 : mcmax;
 
-            g_pack_x(x, m, k, i0, mc, t0, kc, mr, xp);
+            g_pack_x(x, ldx, m, i0, mc, t0, kc, mr, xp);
             for (jp = 0; jp * G_NR < n; jp++) {
-                const float *bp = pk->p + ((size_t)jp * k + t0) * G_NR;
+                const float *b = bp + ((size_t)jp * k + t0) * G_NR;
                 int cols = n - jp * G_NR < G_NR ? n - jp * G_NR : G_NR;
 
                 for (ir = 0; ir < mc; ir += mr)
-                    micro(kc, xp + (size_t)ir * kc, bp, y + (size_t)(i0 + ir) * n + jp * G_NR,
-                          n, mc - ir < mr ? mc - ir : mr, cols,
+                    micro(kc, xp + (size_t)ir * kc, b, y + (size_t)(i0 + ir) * ldy + jp * G_NR,
+                          ldy, mc - ir < mr ? mc - ir : mr, cols,
                           bias ? bias + jp * G_NR : NULL, t0 == 0);
             }
         }
     }
+}
+#endif
+
+/* Floats of packed x for a product of m rows and inner size k. */
+static size_t g_xwork(int m, int k)
+{
+    int mcmax = 12, kcmax = 1;
+
+#ifdef G_X86
+    g_xblock(k, &mcmax, &kcmax);
+#endif
+    if (m < mcmax)
+        mcmax = (m + 11) / 12 * 12;
+    return (size_t)mcmax * kcmax;
+}
+
+int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
+                        const float *bias, float *y, int m)
+{
+#ifdef G_X86
+    float *xp;
+
+    if (level < 1)
+        return -1;
+    xp = malloc(g_xwork(m, pk->k) * sizeof(float));
+    if (!xp)
+        return -1;
+    g_gemm(level, x, pk->k, m, pk->k, pk->p, pk->n, bias, y, pk->n, xp);
     free(xp);
     return 0;
 #else
     (void)level; (void)x; (void)pk; (void)bias; (void)y; (void)m;
+    return -1;
+#endif
+}
+
+size_t embed_k_attention_work(int n, int hd)
+{
+    size_t x1 = g_xwork(n, hd), x2 = g_xwork(n, n);
+
+    return g_panels(n) * G_NR * hd + g_panels(hd) * G_NR * n + (x1 > x2 ? x1 : x2);
+}
+
+/*
+ * One head of one sequence: scores = softmax(q k^T * scale) row by row,
+ * ctx = scores v. k is packed (scaled) as the right side of the first
+ * product, v as that of the second; each is n x hd floats, so packing
+ * costs ~1/n of the products.
+ */
+int embed_k_attention_packed(int level, const float *q, const float *k, const float *v,
+                             float *ctx, int ld, int n, int hd, float scale,
+                             float *scores, float *work)
+{
+#ifdef G_X86
+    float *kp = work, *vp = kp + g_panels(n) * G_NR * hd, *xp = vp + g_panels(hd) * G_NR * n;
+    int i;
+
+    if (level < 1)
+        return -1;
+    g_pack_w(k, ld, 0, n, hd, scale, kp);
+    g_gemm(level, q, ld, n, hd, kp, n, NULL, scores, n, xp);
+    for (i = 0; i < n; i++)
+        embed_k_softmax(scores + (size_t)i * n, n);
+    g_pack_w(v, ld, 1, hd, n, 1.0f, vp);
+    g_gemm(level, scores, n, n, n, vp, hd, NULL, ctx, ld, xp);
+    return 0;
+#else
+    (void)level; (void)q; (void)k; (void)v; (void)ctx; (void)ld; (void)n; (void)hd;
+    (void)scale; (void)scores; (void)work;
     return -1;
 #endif
 }

@@ -125,6 +125,16 @@ void embed_k_softmax_ref(float *x, int n);
 void embed_k_attention(const float *q, const float *k, const float *v,
                        float *ctx, const int *lens, int batch, int seq,
                        int heads, int head_dim, float *scratch);
+/* Floats of work space (64-byte aligned) embed_k_attention_packed needs
+ * for n tokens and head size hd. */
+size_t embed_k_attention_work(int n, int hd);
+/* One head of one sequence of embed_k_attention on the packed product
+ * (gemm.c), at SIMD level 2 or 1: q, k, v, ctx are that head's n x hd
+ * slices with rows ld floats apart; scores [n][n]. -1 (nothing written)
+ * at level 0. For embed_k_attention and tests. */
+int embed_k_attention_packed(int level, const float *q, const float *k, const float *v,
+                             float *ctx, int ld, int n, int hd, float scale,
+                             float *scores, float *work);
 void embed_k_attention_ref(const float *q, const float *k, const float *v,
                            float *ctx, const int *lens, int batch, int seq,
                            int heads, int head_dim);

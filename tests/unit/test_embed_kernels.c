@@ -269,6 +269,37 @@ static void test_attention(void)
     free(q); free(k); free(v); free(c1); free(c2); free(scratch);
 }
 
+/* embed_k_attention_packed head by head, at the level in force (test_attention
+ * reaches it only where the packed product is the policy): one to a few
+ * hundred tokens (several row blocks and score panels), head sizes under,
+ * at and over the 32-column panel. */
+static void test_attention_packed(void)
+{
+    int shapes[][2] = { {1, 16}, {7, 32}, {40, 40}, {130, 32}, {300, 8} };
+    int level = embed_k_simd(), heads = 2;
+    size_t s;
+
+    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        int n = shapes[s][0], hd = shapes[s][1], hidden = heads * hd, h;
+        size_t sz = (size_t)n * hidden;
+        float *q = rand_array(sz, 1.0f), *k = rand_array(sz, 1.0f), *v = rand_array(sz, 1.0f);
+        float *c1 = rand_array(sz, 1.0f), *c2 = rand_array(sz, 1.0f);
+        float *scores = malloc((size_t)n * n * sizeof(float));
+        float *work = aligned_alloc(64, (embed_k_attention_work(n, hd) * sizeof(float) + 63) &
+                                        ~(size_t)63);
+
+        for (h = 0; h < heads; h++)
+            T_EQ_INT(embed_k_attention_packed(level, q + h * hd, k + h * hd, v + h * hd,
+                                              c1 + h * hd, hidden, n, hd,
+                                              1.0f / sqrtf((float)hd), scores, work),
+                     level ? 0 : -1);
+        embed_k_attention_ref(q, k, v, c2, &n, 1, n, heads, hd);
+        if (level)
+            T_CHECK(max_abs_diff(c1, c2, sz) < 1e-5f);
+        free(q); free(k); free(v); free(c1); free(c2); free(scores); free(work);
+    }
+}
+
 /* The fast GELU over a dense grid of [-9, 9] against erfc in double
  * (1 + erf loses everything below x ~ -5.5 in double, erfc does not):
  * relative error < 1e-6 where |x| <= 5 and absolute < 1e-6 everywhere
@@ -384,6 +415,7 @@ int main(void)
         T_RUN(test_softmax);
         T_RUN(test_softmax_lengths);
         T_RUN(test_attention);
+        T_RUN(test_attention_packed);
     }
     embed_k_simd_enable(2);
     T_RUN(test_pool_norm);
