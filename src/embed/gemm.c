@@ -63,28 +63,77 @@ static size_t g_panels(int n)
     return ((size_t)n + G_NR - 1) / G_NR;
 }
 
+/* Rows [i0, i0 + mc) and k steps [t0, t0 + kc) of x (rows ldx apart),
+ * times scale, into dst as ceil(mc / mr) blocks of [kc][mr], rows past m
+ * as zeros (mr a multiple of 4). Groups of 4 rows go through 4 x 4 SSE
+ * transposes: a plain strided copy took ~8% of a batch's time, as much
+ * as a tenth of the products. */
+static void g_pack_x(const float *x, int ldx, int m, int i0, int mc, int t0, int kc,
+                     int mr, float scale, float *dst)
+{
+    int ib, r, t;
+
+    for (ib = 0; ib < mc; ib += mr, dst += (size_t)kc * mr) {
+        for (r = 0; r < mr; r++) {
+            int row = i0 + ib + r;
+            const float *src = x + (size_t)row * ldx + t0;
+            size_t k = (size_t)ldx;
+
+            t = 0;
+            if (row + 3 < m && r % 4 == 0 && r + 3 < mr) {
+#ifdef G_X86
+                __m128 sc = _mm_set1_ps(scale);
+
+                for (; t + 4 <= kc; t += 4) {
+                    __m128 s0 = _mm_loadu_ps(src + t), s1 = _mm_loadu_ps(src + k + t);
+                    __m128 s2 = _mm_loadu_ps(src + 2 * k + t), s3 = _mm_loadu_ps(src + 3 * k + t);
+
+                    _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
+                    _mm_storeu_ps(dst + (size_t)t * mr + r, _mm_mul_ps(s0, sc));
+                    _mm_storeu_ps(dst + (size_t)(t + 1) * mr + r, _mm_mul_ps(s1, sc));
+                    _mm_storeu_ps(dst + (size_t)(t + 2) * mr + r, _mm_mul_ps(s2, sc));
+                    _mm_storeu_ps(dst + (size_t)(t + 3) * mr + r, _mm_mul_ps(s3, sc));
+                }
+#endif
+                for (; t < kc; t++) {   /* the k tail of all 4 rows */
+                    dst[(size_t)t * mr + r] = scale * src[t];
+                    dst[(size_t)t * mr + r + 1] = scale * src[k + t];
+                    dst[(size_t)t * mr + r + 2] = scale * src[2 * k + t];
+                    dst[(size_t)t * mr + r + 3] = scale * src[3 * k + t];
+                }
+                r += 3;
+                continue;
+            }
+            for (; t < kc; t++)
+                dst[(size_t)t * mr + r] = row < m ? scale * src[t] : 0.0f;
+        }
+    }
+}
+
 /* b[k][n] (the product's right side) into panels at dst, times scale:
- * from w[n][k] (trans 0: the weight layout, b = w^T) or w[k][n] (trans
- * 1), rows ldw floats apart. */
+ * from w[n][k] (trans 0: the weight layout, b = w^T; a panel is then the
+ * packed form of 32 rows of w) or w[k][n] (trans 1), rows ldw apart. */
 static void g_pack_w(const float *w, int ldw, int trans, int n, int k, float scale,
                      float *dst)
 {
     size_t jp;
     int j, t;
 
+    if (!trans) {
+        g_pack_x(w, ldw, n, 0, (int)g_panels(n) * G_NR, 0, k, G_NR, scale, dst);
+        return;
+    }
     for (jp = 0; jp < g_panels(n); jp++, dst += (size_t)k * G_NR) {
-        for (t = 0; t < k && trans; t++) {
+        int cols = n - (int)jp * G_NR < G_NR ? n - (int)jp * G_NR : G_NR;
+
+        for (t = 0; t < k; t++) {
             const float *src = w + (size_t)t * ldw + jp * G_NR;
+            float *d = dst + (size_t)t * G_NR;
 
-            for (j = 0; j < G_NR; j++)
-                dst[(size_t)t * G_NR + j] = jp * G_NR + j < (size_t)n ? scale * src[j] : 0.0f;
-        }
-        for (j = 0; j < G_NR && !trans; j++) {
-            size_t col = jp * G_NR + (size_t)j;
-            const float *src = w + col * ldw;
-
-            for (t = 0; t < k; t++)
-                dst[(size_t)t * G_NR + j] = col < (size_t)n ? scale * src[t] : 0.0f;
+            for (j = 0; j < cols; j++)
+                d[j] = scale * src[j];
+            for (; j < G_NR; j++)
+                d[j] = 0.0f;
         }
     }
 }
@@ -226,47 +275,6 @@ G_AVX2 static void g_micro_avx2(int kc, const float *a, const float *b, float *c
                           bias ? bias + 16 : NULL, first);
 }
 
-/* Rows [i0, i0 + mc) and k steps [t0, t0 + kc) of x (rows ldx apart) into
- * dst as ceil(mc / mr) blocks of [kc][mr], rows past m as zeros. Groups
- * of 4 rows go through 4 x 4 SSE transposes: a plain strided copy took
- * ~8% of a batch's time, as much as a tenth of the products. */
-static void g_pack_x(const float *x, int ldx, int m, int i0, int mc, int t0, int kc,
-                     int mr, float *dst)
-{
-    int ib, r, t;
-
-    for (ib = 0; ib < mc; ib += mr, dst += (size_t)kc * mr) {
-        for (r = 0; r < mr; r++) {
-            int row = i0 + ib + r;
-            const float *src = x + (size_t)row * ldx + t0;
-            size_t k = (size_t)ldx;
-
-            t = 0;
-            if (row + 3 < m && r % 4 == 0 && r + 3 < mr) {
-                for (; t + 4 <= kc; t += 4) {
-                    __m128 s0 = _mm_loadu_ps(src + t), s1 = _mm_loadu_ps(src + k + t);
-                    __m128 s2 = _mm_loadu_ps(src + 2 * k + t), s3 = _mm_loadu_ps(src + 3 * k + t);
-
-                    _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
-                    _mm_storeu_ps(dst + (size_t)t * mr + r, s0);
-                    _mm_storeu_ps(dst + (size_t)(t + 1) * mr + r, s1);
-                    _mm_storeu_ps(dst + (size_t)(t + 2) * mr + r, s2);
-                    _mm_storeu_ps(dst + (size_t)(t + 3) * mr + r, s3);
-                }
-                for (; t < kc; t++) {   /* the k tail of all 4 rows */
-                    dst[(size_t)t * mr + r] = src[t];
-                    dst[(size_t)t * mr + r + 1] = src[k + t];
-                    dst[(size_t)t * mr + r + 2] = src[2 * k + t];
-                    dst[(size_t)t * mr + r + 3] = src[3 * k + t];
-                }
-                r += 3;
-                continue;
-            }
-            for (; t < kc; t++)
-                dst[(size_t)t * mr + r] = row < m ? src[t] : 0.0f;
-        }
-    }
-}
 
 /* The largest block of packed x for a product of inner size k: rows (a
  * multiple of 12, so of 6 too) and k steps. */
@@ -293,7 +301,7 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
         for (i0 = 0; i0 < m; i0 += mcmax) {
             int mc = m - i0 < mcmax ? m - i0 : mcmax;
 
-            g_pack_x(x, ldx, m, i0, mc, t0, kc, mr, xp);
+            g_pack_x(x, ldx, m, i0, mc, t0, kc, mr, 1.0f, xp);
             for (jp = 0; jp * G_NR < n; jp++) {
                 const float *b = bp + ((size_t)jp * k + t0) * G_NR;
                 int cols = n - jp * G_NR < G_NR ? n - jp * G_NR : G_NR;
