@@ -37,7 +37,7 @@ static void call(int path, const float *x, const float *w, const struct embed_k_
         embed_k_linear(x, w, b, y, m, n, k);
         break;
     default:
-        embed_k_gemm_packed(path == P_PACKED512 ? 2 : 1, x, pk, b, 0, y, m);
+        embed_k_gemm_packed(path == P_PACKED512 ? 2 : 1, x, pk, b, y, m);
     }
 }
 

@@ -461,18 +461,14 @@ static void pack_layers(struct embed_model *m)
     }
 }
 
-/* y = x w^T + b (then exact GELU if gelu), on the packed copy when there
- * is one, where the GELU is fused into the product. */
+/* y = x w^T + b on the packed copy when there is one. */
 static void linear(const float *x, const float *w, const struct embed_k_packed *pw,
-                   const float *b, int gelu, float *y, int rows, int n, int k)
+                   const float *b, float *y, int rows, int n, int k)
 {
-    if (pw) {
-        embed_k_linear_packed(x, pw, b, gelu, y, rows);
-        return;
-    }
-    embed_k_linear(x, w, b, y, rows, n, k);
-    if (gelu)
-        embed_k_gelu(y, (size_t)rows * n);
+    if (pw)
+        embed_k_linear_packed(x, pw, b, y, rows);
+    else
+        embed_k_linear(x, w, b, y, rows, n, k);
 }
 
 void embed_free(struct embed_model *m)
@@ -581,20 +577,22 @@ static int forward_part(const struct embed_model *m, const int32_t *ids, int str
     for (l = 0; l < m->layers; l++) {
         const struct embed_layer *L = &m->layer[l];
 
-        linear(x, L->wq, L->pq, L->bq, 0, q, (int)T, H, H);
-        linear(x, L->wk, L->pk, L->bk, 0, k, (int)T, H, H);
-        linear(x, L->wv, L->pv, L->bv, 0, v, (int)T, H, H);
+        linear(x, L->wq, L->pq, L->bq, q, (int)T, H, H);
+        linear(x, L->wk, L->pk, L->bk, k, (int)T, H, H);
+        linear(x, L->wv, L->pv, L->bv, v, (int)T, H, H);
         embed_k_attention(q, k, v, ctx, lens, batch, seq, m->heads, hd, scratch);
         /* q is free now: attention output projection into it */
-        linear(ctx, L->wo, L->po, L->bo, 0, q, (int)T, H, H);
+        linear(ctx, L->wo, L->po, L->bo, q, (int)T, H, H);
         embed_k_add_layernorm(q, x, L->ln1_g, L->ln1_b, (int)T, H, m->eps);
         tmp = x; x = q; q = tmp;
-        linear(x, L->wi, L->pi, L->bi, m->act == ACT_GELU, f, (int)T, I, H);
-        if (m->act == ACT_GELU_TANH)
+        linear(x, L->wi, L->pi, L->bi, f, (int)T, I, H);
+        if (m->act == ACT_GELU)
+            embed_k_gelu(f, T * I);
+        else if (m->act == ACT_GELU_TANH)
             embed_k_gelu_tanh(f, T * I);
-        else if (m->act == ACT_RELU)
+        else
             embed_k_relu(f, T * I);
-        linear(f, L->wo2, L->po2, L->bo2, 0, q, (int)T, H, I);
+        linear(f, L->wo2, L->po2, L->bo2, q, (int)T, H, I);
         embed_k_add_layernorm(q, x, L->ln2_g, L->ln2_b, (int)T, H, m->eps);
         tmp = x; x = q; q = tmp;
     }

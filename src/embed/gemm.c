@@ -289,7 +289,7 @@ static void g_xblock(int k, int *mcmax, int *kcmax)
 /* y[m][n] (rows ldy apart) = x[m][k] (rows ldx apart) . b + bias, b in
  * panels at bp; xp holds a block of packed x (g_xblock). */
 static void g_gemm(int level, const float *x, int ldx, int m, int k, const float *bp,
-                   int n, const float *bias, int gelu, float *y, int ldy, float *xp)
+                   int n, const float *bias, float *y, int ldy, float *xp)
 {
     g_micro_fn *micro = level >= 2 ? g_micro_avx512 : g_micro_avx2;
     int mr = level >= 2 ? 12 : 6, mcmax, kcmax, t0, i0, jp, ir;
@@ -306,18 +306,10 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
                 const float *b = bp + ((size_t)jp * k + t0) * G_NR;
                 int cols = n - jp * G_NR < G_NR ? n - jp * G_NR : G_NR;
 
-                for (ir = 0; ir < mc; ir += mr) {
-                    float *c = y + (size_t)(i0 + ir) * ldy + jp * G_NR;
-                    int rows = mc - ir < mr ? mc - ir : mr, r;
-
-                    micro(kc, xp + (size_t)ir * kc, b, c, ldy, rows, cols,
+                for (ir = 0; ir < mc; ir += mr)
+                    micro(kc, xp + (size_t)ir * kc, b, y + (size_t)(i0 + ir) * ldy + jp * G_NR,
+                          ldy, mc - ir < mr ? mc - ir : mr, cols,
                           bias ? bias + jp * G_NR : NULL, t0 == 0);
-                    /* GELU on the finished tile while it is in L1: as a
-                     * pass of its own over y (6 MB per 1,000 rows at the
-                     * L12 FFN) it was ~7% of a batch */
-                    for (r = 0; gelu && t0 + kc == k && r < rows; r++)
-                        embed_k_gelu(c + (size_t)r * ldy, (size_t)cols);
-                }
             }
         }
     }
@@ -338,7 +330,7 @@ static size_t g_xwork(int m, int k)
 }
 
 int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
-                        const float *bias, int gelu, float *y, int m)
+                        const float *bias, float *y, int m)
 {
 #ifdef G_X86
     float *xp;
@@ -348,11 +340,11 @@ int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *
     xp = malloc(g_xwork(m, pk->k) * sizeof(float));
     if (!xp)
         return -1;
-    g_gemm(level, x, pk->k, m, pk->k, pk->p, pk->n, bias, gelu, y, pk->n, xp);
+    g_gemm(level, x, pk->k, m, pk->k, pk->p, pk->n, bias, y, pk->n, xp);
     free(xp);
     return 0;
 #else
-    (void)level; (void)x; (void)pk; (void)bias; (void)gelu; (void)y; (void)m;
+    (void)level; (void)x; (void)pk; (void)bias; (void)y; (void)m;
     return -1;
 #endif
 }
@@ -381,11 +373,11 @@ int embed_k_attention_packed(int level, const float *q, const float *k, const fl
     if (level < 1)
         return -1;
     g_pack_w(k, ld, 0, n, hd, scale, kp);
-    g_gemm(level, q, ld, n, hd, kp, n, NULL, 0, scores, n, xp);
+    g_gemm(level, q, ld, n, hd, kp, n, NULL, scores, n, xp);
     for (i = 0; i < n; i++)
         embed_k_softmax(scores + (size_t)i * n, n);
     g_pack_w(v, ld, 1, hd, n, 1.0f, vp);
-    g_gemm(level, scores, n, n, n, vp, hd, NULL, 0, ctx, ld, xp);
+    g_gemm(level, scores, n, n, n, vp, hd, NULL, ctx, ld, xp);
     return 0;
 #else
     (void)level; (void)q; (void)k; (void)v; (void)ctx; (void)ld; (void)n; (void)hd;

@@ -614,16 +614,14 @@ int embed_k_packed_pays(void)
 }
 
 void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
-                           const float *b, int gelu, float *y, int m)
+                           const float *b, float *y, int m)
 {
     int level = k_threads > 1 && embed_k_blas() ? 0 : k_packed_level();
 
-    if (level > 0 && embed_k_gemm_packed(level, x, pk, b, gelu, y, m) == 0)
+    if (level > 0 && embed_k_gemm_packed(level, x, pk, b, y, m) == 0)
         return;
     embed_k_linear(x, embed_k_packed_w(pk), b, y, m, embed_k_packed_n(pk),
                    embed_k_packed_k(pk));
-    if (gelu)
-        embed_k_gelu(y, (size_t)m * embed_k_packed_n(pk));
 }
 
 void embed_k_linear_ref(const float *x, const float *w, const float *b,

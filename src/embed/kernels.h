@@ -71,18 +71,17 @@ int embed_k_packed_k(const struct embed_k_packed *pk);
 /* 1 if embed_k_linear_packed runs the packed product on this CPU with
  * this OpenBLAS (at 1 thread; see kernels.c): else packing is wasted. */
 int embed_k_packed_pays(void);
-/* embed_k_linear on packed weights: y[m][n] = x[m][k] . w^T + b, then
- * with gelu != 0 embed_k_gelu of it. Runs the packed product (GELU fused
- * in) where it is measured to win, else embed_k_linear on the original w
- * and embed_k_gelu. */
+/* embed_k_linear on packed weights: y[m][n] = x[m][k] . w^T + b. Runs
+ * the packed product where it is measured to win, else embed_k_linear on
+ * the original w. */
 void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
-                           const float *b, int gelu, float *y, int m);
+                           const float *b, float *y, int m);
 /* The packed product itself at SIMD level 2 (AVX-512) or 1 (AVX2+FMA),
  * whatever the policy: -1 (nothing written) for level 0, a CPU without
  * x86 SIMD, or no memory for its ~256 KB work block. For tests and the
  * dispatch above. */
 int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
-                        const float *b, int gelu, float *y, int m);
+                        const float *b, float *y, int m);
 
 /* y[m][n] = x[m][k] . w[k][n] + b[n], with w's rows ldw >= n floats apart
  * (TensorFlow's layout, [in][out]; ldw > n picks columns out of a fused
