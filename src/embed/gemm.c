@@ -40,6 +40,8 @@
 #endif
 
 #define G_NR  32      /* columns per panel */
+#define G_MR  12      /* rows per AVX-512 tile */
+#define G_MB  12      /* packed-x blocks are a multiple of this many rows: of G_MR and 6 */
 /* k steps per block. Measured at the L12 shapes on a Zen 5 (1 MB L2,
  * bench/bench_gemm, best of 7 at m = 2048): the whole k = 1536 in one
  * block ran 214 GFLOP/s against 172-186 with 512 or 768 and ~100-160 with
@@ -192,19 +194,19 @@ G_AVX512 static void g_micro_avx512(int kc, const float *a, const float *b, floa
                                     int ldc, int rows, int cols, const float *bias,
                                     int first)
 {
-    __m512 acc[12][2];
+    __m512 acc[G_MR][2];
     __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
     __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
     int t, r;
 
-#pragma GCC unroll 12
-    for (r = 0; r < 12; r++)
+#pragma GCC unroll 16
+    for (r = 0; r < G_MR; r++)
         acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (t = 0; t < kc; t++, a += 12, b += G_NR) {
+    for (t = 0; t < kc; t++, a += G_MR, b += G_NR) {
         __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
 
-#pragma GCC unroll 12
-        for (r = 0; r < 12; r++) {
+#pragma GCC unroll 16
+        for (r = 0; r < G_MR; r++) {
             __m512 av = _mm512_set1_ps(a[r]);
 
             acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
@@ -212,8 +214,8 @@ G_AVX512 static void g_micro_avx512(int kc, const float *a, const float *b, floa
         }
     }
     /* unrolled, so acc is indexed by constants and stays in registers */
-#pragma GCC unroll 12
-    for (r = 0; r < 12; r++) {
+#pragma GCC unroll 16
+    for (r = 0; r < G_MR; r++) {
         float *cr = c + (size_t)r * ldc;
         const float *add = first ? bias : cr;
 
@@ -281,9 +283,9 @@ G_AVX2 static void g_micro_avx2(int kc, const float *a, const float *b, float *c
 static void g_xblock(int k, int *mcmax, int *kcmax)
 {
     *kcmax = k < G_KC ? k : G_KC;
-    *mcmax = (int)(G_XBLOCK / ((size_t)*kcmax * sizeof(float))) / 12 * 12;
-    if (*mcmax < 12)
-        *mcmax = 12;
+    *mcmax = (int)(G_XBLOCK / ((size_t)*kcmax * sizeof(float))) / G_MB * G_MB;
+    if (*mcmax < G_MB)
+        *mcmax = G_MB;
 }
 
 /* y[m][n] (rows ldy apart) = x[m][k] (rows ldx apart) . b + bias, b in
@@ -292,7 +294,7 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
                    int n, const float *bias, float *y, int ldy, float *xp)
 {
     g_micro_fn *micro = level >= 2 ? g_micro_avx512 : g_micro_avx2;
-    int mr = level >= 2 ? 12 : 6, mcmax, kcmax, t0, i0, jp, ir;
+    int mr = level >= 2 ? G_MR : 6, mcmax, kcmax, t0, i0, jp, ir;
 
     g_xblock(k, &mcmax, &kcmax);
     for (t0 = 0; t0 < k; t0 += kcmax) {
@@ -319,13 +321,13 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
 /* Floats of packed x for a product of m rows and inner size k. */
 static size_t g_xwork(int m, int k)
 {
-    int mcmax = 12, kcmax = 1;
+    int mcmax = G_MB, kcmax = 1;
 
 #ifdef G_X86
     g_xblock(k, &mcmax, &kcmax);
 #endif
     if (m < mcmax)
-        mcmax = (m + 11) / 12 * 12;
+        mcmax = (m + G_MB - 1) / G_MB * G_MB;
     return (size_t)mcmax * kcmax;
 }
 
