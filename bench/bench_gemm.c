@@ -4,7 +4,8 @@
  * row counts, on each path: OpenBLAS sgemm as loaded (the baseline, with
  * whatever OPENBLAS_CORETYPE says), embed_k_linear (what runs without
  * packed weights), and the packed product (gemm.c) at AVX-512 and AVX2.
- * One thread. Prints one key=value line per path and shape: the median
+ * One thread. First the time to pack a whole L12 encoder (bench=gemm_pack),
+ * then one key=value line per path and shape: the median
  * of 7 timed runs of >= 20 ms each, and the best of them (for a busy
  * machine, where the best is the least disturbed).
  *
@@ -56,6 +57,35 @@ int main(int argc, char **argv)
     }
     openblas_set_num_threads(1);
     embed_k_set_threads(1);
+    {
+        /* packing a whole L12 encoder once: 12 layers of 4 x (384 x 384),
+         * 1536 x 384 and 384 x 1536 (what bert.c does at the first batch) */
+        static const int shape[6][2] = { { 384, 384 }, { 384, 384 }, { 384, 384 },
+                                         { 384, 384 }, { 1536, 384 }, { 384, 1536 } };
+        float *w[72];
+        struct embed_k_packed *pk[72];
+        size_t bytes = 0, j;
+        double t0, t1;
+
+        for (i = 0; i < 72; i++) {   /* written, so the pages are real */
+            size_t n = (size_t)shape[i % 6][0] * shape[i % 6][1];
+
+            w[i] = malloc(n * sizeof(float));
+            for (j = 0; w[i] && j < n; j++)
+                w[i][j] = (float)(j % 7) * 0.01f;
+        }
+        t0 = now_ms();
+        for (i = 0; i < 72; i++) {
+            pk[i] = w[i] ? embed_k_pack(w[i], shape[i % 6][0], shape[i % 6][1]) : NULL;
+            bytes += pk[i] ? embed_k_packed_bytes(pk[i]) : 0;
+        }
+        t1 = now_ms();
+        printf("bench=gemm_pack model=L12 ms=%.1f mb=%.1f\n", t1 - t0, bytes / 1e6);
+        for (i = 0; i < 72; i++) {
+            embed_k_packed_free(pk[i]);
+            free(w[i]);
+        }
+    }
     for (r = 0; r < nrows; r++) {
         for (s = 0; s < 3; s++) {
             int m = rows[r], n = nk[s][0], k = nk[s][1];

@@ -76,6 +76,7 @@ struct embed_model {
     int    normalize;
     int    threads;
     int    pack_tried;                        /* pack_layers has run */
+    int    queries;                           /* passes of <= EMBED_QUERY_ROWS before */
     const struct embed_st_tensor *word;       /* [vocab][H], any float dtype */
     const float *word_f32;                    /* word data if aligned F32, else NULL */
     const float *pos;                         /* [max_pos][H] */
@@ -436,11 +437,13 @@ static void unpack_layers(struct embed_model *m)
 
 /*
  * Packs every layer's six weights for cairn's own matrix product (gemm.c),
- * once per model, at the first forward pass with more rows than a query:
- * a copy the size of the encoder's weights (85 MB for an L12 model) that
- * takes ~0.1 s, which a one-shot query (`cairn recall`) should not pay;
- * queries run on kernels that read the weights in place until then. Out
- * of memory, nothing is packed and the other paths run.
+ * once per model: a copy the size of the encoder's weights (85 MB for an
+ * L12 model) that took 82-94 ms here (bench_gemm, bench=gemm_pack). It
+ * happens at the first forward pass with more rows than a query, or at
+ * the second query: a one-shot query (`cairn recall`) should not pay for
+ * it, and runs on kernels that read the weights in place; a process that
+ * embeds again (the MCP server, an import) gets queries ~25% faster from
+ * then on. Out of memory, nothing is packed and the other paths run.
  */
 static void pack_layers(struct embed_model *m)
 {
@@ -528,8 +531,8 @@ static void word_row(const struct embed_model *m, int id, float *dst)
  * second thread costs more than it saves (measured: 2 threads made a
  * 1 x 20 query 40% slower). */
 #define EMBED_MIN_ROWS_PER_THREAD 128
-/* A forward pass with more token rows than this packs the weights first
- * (pack_layers). */
+/* A forward pass with more token rows than this packs the weights first,
+ * as does a second one with fewer (pack_layers). */
 #define EMBED_QUERY_ROWS 32
 
 /*
@@ -665,7 +668,7 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
             }
         }
     }
-    if (!m->pack_tried && (size_t)batch * seq > EMBED_QUERY_ROWS)
+    if (!m->pack_tried && ((size_t)batch * seq > EMBED_QUERY_ROWS || m->queries++ > 0))
         pack_layers(m);
     n = m->threads < EMBED_MAX_THREADS ? m->threads : EMBED_MAX_THREADS;
     if (n > batch)
