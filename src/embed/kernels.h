@@ -9,8 +9,9 @@
  * forward pass only calls the fast ones. Shapes are given in brackets: [rows][cols].
  *
  * Linear weights keep the PyTorch / safetensors layout W[out][in], so a
- * layer is y = x W^T + b and the weight is used in place from the mmap'd
- * file (cblas_sgemm with CblasTrans), never transposed or copied.
+ * layer is y = x W^T + b and embed_k_linear uses the weight in place from
+ * the mmap'd file (cblas_sgemm with CblasTrans). embed_k_pack makes the
+ * one copy there is: the panel layout of cairn's own product (gemm.c).
  *
  * Threads: OpenBLAS keeps one process-wide thread count. The kernels never
  * set it; the caller (bert.c) does, through embed_k_set_threads, before
@@ -20,8 +21,9 @@
  * libopenblas0) at the first matrix product or embed_k_set_threads, once
  * per process (thread-safe). When it cannot be loaded, or the environment
  * has CAIRN_BLAS=none (read at that first use; for tests and for machines
- * where OpenBLAS misbehaves), the products run on scalar C loops: the same
- * vectors to float rounding, many times slower. embed_k_note() says which.
+ * where OpenBLAS misbehaves), the products it would run go to scalar C
+ * loops: the same vectors to float rounding, many times slower.
+ * embed_k_note() says which.
  */
 #ifndef CAIRN_EMBED_KERNELS_H
 #define CAIRN_EMBED_KERNELS_H
