@@ -1,6 +1,7 @@
 /*
- * gemm.c: the encoder's own packed matrix product, y = x w^T + b, for
- * products with many rows (a batch), on weights packed once.
+ * gemm.c: the encoder's own matrix product, y = x w^T + b on weights
+ * packed once (the linear layers; see embed_k_linear_packed in kernels.c
+ * for where it runs), and attention heads on the same kernels.
  *
  * Why: OpenBLAS's sgemm packs the weights again on every call, and with
  * OPENBLAS_CORETYPE=Haswell (or an OpenBLAS that does not know the CPU)
@@ -31,9 +32,7 @@
  */
 #include "embed/kernels.h"
 
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define G_X86 1
@@ -43,7 +42,8 @@
 #define G_MR  12      /* rows per AVX-512 tile */
 #define G_MB  12      /* packed-x blocks are a multiple of this many rows: of G_MR and 6 */
 /* k steps per block. Measured at the L12 shapes on a Zen 5 (1 MB L2,
- * bench/bench_gemm, best of 7 at m = 2048): the whole k = 1536 in one
+ * bench/bench_gemm, best of 7 at m = 2048, with the block size made a
+ * run-time knob for the sweep): the whole k = 1536 in one
  * block ran 214 GFLOP/s against 172-186 with 512 or 768 and ~100-160 with
  * 256 or 384, as every further block reads and writes y again; a panel's
  * 1536 x 32 floats (192 KB) then sits in L2 rather than L1, which cost

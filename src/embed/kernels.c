@@ -36,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* ---- BLAS, loaded on first use ---------------------------------------- */
 
@@ -50,14 +49,11 @@ static char k_note[512];
 static pthread_once_t k_once = PTHREAD_ONCE_INIT;
 
 static int k_threads = 1;     /* the count last given to embed_k_set_threads */
-static int k_blas_avx512;     /* OpenBLAS runs its AVX-512 kernels */
 
 static void k_init(void)
 {
-    static const char *const names[] = {"cblas_sgemm", "openblas_set_num_threads",
-                                        "openblas_get_corename"};
-    void *syms[3];
-    const char *(*corename)(void);
+    static const char *const names[] = {"cblas_sgemm", "openblas_set_num_threads"};
+    void *syms[2];
     const char *env = getenv("CAIRN_BLAS");
     char why[400];
 
@@ -66,7 +62,7 @@ static void k_init(void)
                  "on the scalar fallback (slow)");
         return;
     }
-    if (!dl_load("libopenblas.so.0", "libopenblas0", names, syms, 3, why, sizeof(why))) {
+    if (!dl_load("libopenblas.so.0", "libopenblas0", names, syms, 2, why, sizeof(why))) {
         snprintf(k_note, sizeof(k_note), "%s; matrix products on the scalar "
                  "fallback (slow)", why);
         return;
@@ -74,16 +70,6 @@ static void k_init(void)
     /* dlsym gives object pointers; POSIX guarantees they convert. */
     k_blas.sgemm = (__typeof__(k_blas.sgemm))syms[0];
     k_blas.set_threads = (__typeof__(k_blas.set_threads))syms[1];
-    corename = (const char *(*)(void))syms[2];
-    /* OpenBLAS's AVX-512 kernel sets (0.3.21: SkylakeX, Cooperlake; later
-     * also SapphireRapids); with any other, on an AVX-512 CPU, the
-     * products are faster on k_linear_tiled_avx512 */
-    {
-        const char *c = corename();
-        k_blas_avx512 = c && (strcasecmp(c, "skylakex") == 0 ||
-                              strcasecmp(c, "cooperlake") == 0 ||
-                              strcasecmp(c, "sapphirerapids") == 0);
-    }
 }
 
 int embed_k_blas(void)
@@ -524,30 +510,6 @@ K_AVX512 static void k_linear_small_avx512(const float *x, const float *w, const
         }
     }
 }
-/*
- * Any number of rows on the AVX-512 kernel: in tiles of rows whose slice
- * of x (rows * k floats) fits in ~256 KB of L2, so each tile is read from
- * L2 while w streams past it once per tile. On an AVX-512 CPU whose
- * OpenBLAS runs AVX2 kernels (OpenBLAS 0.3.20 and older do not know Zen
- * 4/5; OPENBLAS_CORETYPE=Haswell forces them) a 32 x 128 L12 batch ran
- * ~25% faster on this than on OpenBLAS; OpenBLAS's own AVX-512 kernels,
- * which pack both operands, are ~30% faster again, so they are kept when
- * it has them. Used single-threaded only: with several threads OpenBLAS
- * splits each product.
- */
-K_AVX512 static void k_linear_tiled_avx512(const float *x, const float *w, const float *b,
-                                           float *y, int m, int n, int k)
-{
-    int rows = (int)((256u * 1024u) / ((unsigned)k * sizeof(float) + 1u)) & ~3, i;
-
-    if (rows < 4)
-        rows = 4;
-    if (rows > 128)
-        rows = 128;
-    for (i = 0; i < m; i += rows)
-        k_linear_small_avx512(x + (size_t)i * k, w, b, y + (size_t)i * n,
-                              m - i < rows ? m - i : rows, n, k);
-}
 #endif
 
 /* ---- linear ---------------------------------------------------------- */
@@ -571,8 +533,8 @@ void embed_k_linear(const float *x, const float *w, const float *b,
         int level = embed_k_simd();
 
         pthread_once(&k_once, k_init);
-        if (level == 2 && (m <= K_SMALL_M_AVX512 || (k_threads == 1 && !k_blas_avx512))) {
-            k_linear_tiled_avx512(x, w, b, y, m, n, k);
+        if (level == 2 && m <= K_SMALL_M_AVX512) {
+            k_linear_small_avx512(x, w, b, y, m, n, k);
             return;
         }
         if (level == 1 && m <= K_SMALL_M_AVX2) {
@@ -591,14 +553,15 @@ void embed_k_linear(const float *x, const float *w, const float *b,
 
 /*
  * Which product runs on packed weights (bench/bench_gemm, 1 thread, Zen 5,
- * L12 shapes, GFLOP/s):
+ * L12 shapes, medians of one run, GFLOP/s):
  *  - AVX-512: the packed 12 x 32 kernel, at every row count. At m = 2048
- *    it ran 195-243 against OpenBLAS's AVX2 kernels' ~105-120 and its
- *    AVX-512 kernels' 135-162; at m = 20 185-200 against 118-137 for
- *    k_linear_small_avx512, which reads the weights in place.
+ *    it ran 136-152 against 72-76 for OpenBLAS's AVX2 kernels (1.8-2.0x);
+ *    against its AVX-512 kernels, 141-147 to 134-142. At m = 20 it ran
+ *    127-134 against 92-122 for k_linear_small_avx512, which reads the
+ *    weights in place.
  *  - AVX2 only: OpenBLAS (and k_linear_small_avx2 for few rows) as
  *    without packing: the packed 6 x 16 kernel tied with OpenBLAS's
- *    Haswell kernels here (~120 each at m >= 512), and OpenBLAS sizes its
+ *    Haswell kernels here (73-74 against 72-76), and OpenBLAS sizes its
  *    blocks for the CPU's own caches, which we could not measure on any
  *    real AVX2-only CPU. Without OpenBLAS it replaces the scalar loops.
  *  - OpenBLAS with several threads (one long sequence): OpenBLAS, which

@@ -50,8 +50,7 @@ static void test_linear(void)
 {
     /* m <= 32 goes to the small-m kernels when they are on: edges of
      * their 3 x 4 / 4 x 4 blocks and of their 8- / 16-wide k loops;
-     * larger m to sgemm, or to the tiled AVX-512 kernel (tiles of 128 /
-     * 40 rows here) when OpenBLAS has no AVX-512 kernels */
+     * larger m to sgemm (weights not packed) */
     int shapes[][3] = { {1, 1, 1}, {3, 5, 7}, {20, 96, 64}, {33, 17, 129},
                         {2, 6, 384}, {24, 10, 1537}, {31, 9, 15}, {32, 13, 40},
                         {64, 40, 384}, {300, 20, 384}, {130, 7, 1537} };
