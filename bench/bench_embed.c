@@ -19,6 +19,7 @@
  *   --only       only the query (1 x 20) or the batch (32 x 128) shape
  */
 #include "embed/embed.h"
+#include "bench.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -42,21 +43,6 @@ static float urand(void)
     rng ^= rng >> 7;
     rng ^= rng << 17;
     return (float)((rng >> 11) * (1.0 / 9007199254740992.0));
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
 }
 
 struct tensor {

@@ -57,6 +57,9 @@ struct embed_layer {
     const float *wi, *bi;          /* [I][H], [I]  FFN up */
     const float *wo2, *bo2;        /* [H][I], [H]  FFN down */
     const float *ln2_g, *ln2_b;    /* [H] */
+    /* the six weights packed for embed_k_linear_packed, once a batch
+     * needs them (pack_layers); NULL before, or when packing does not pay */
+    struct embed_k_packed *pq, *pk, *pv, *po, *pi, *po2;
 };
 
 struct embed_model {
@@ -72,6 +75,8 @@ struct embed_model {
     int    pooling;                           /* POOL_* */
     int    normalize;
     int    threads;
+    int    pack_tried;                        /* pack_layers has run */
+    int    queries;                           /* passes of <= EMBED_QUERY_ROWS before */
     const struct embed_st_tensor *word;       /* [vocab][H], any float dtype */
     const float *word_f32;                    /* word data if aligned F32, else NULL */
     const float *pos;                         /* [max_pos][H] */
@@ -416,6 +421,59 @@ fail:
     return NULL;
 }
 
+static void unpack_layers(struct embed_model *m)
+{
+    int l;
+
+    for (l = 0; m->layer && l < m->layers; l++) {
+        struct embed_layer *L = &m->layer[l];
+
+        embed_k_packed_free(L->pq); embed_k_packed_free(L->pk);
+        embed_k_packed_free(L->pv); embed_k_packed_free(L->po);
+        embed_k_packed_free(L->pi); embed_k_packed_free(L->po2);
+        L->pq = L->pk = L->pv = L->po = L->pi = L->po2 = NULL;
+    }
+}
+
+/*
+ * Packs every layer's six weights for cairn's own matrix product (gemm.c),
+ * once per model: a copy the size of the encoder's weights (85 MB for an
+ * L12 model) that took 82-94 ms here (bench_gemm, bench=gemm_pack). It
+ * happens at the first forward pass with more rows than a query, or at
+ * the second query: a one-shot query (`cairn recall`) should not pay for
+ * it, and runs on kernels that read the weights in place; a process that
+ * embeds again (the MCP server, an import) gets queries ~25% faster from
+ * then on. Out of memory, nothing is packed and the other paths run.
+ */
+static void pack_layers(struct embed_model *m)
+{
+    int H = m->hidden, I = m->inter, l;
+
+    m->pack_tried = 1;
+    if (!embed_k_packed_pays())
+        return;
+    for (l = 0; l < m->layers; l++) {
+        struct embed_layer *L = &m->layer[l];
+
+        if (!(L->pq = embed_k_pack(L->wq, H, H)) || !(L->pk = embed_k_pack(L->wk, H, H)) ||
+            !(L->pv = embed_k_pack(L->wv, H, H)) || !(L->po = embed_k_pack(L->wo, H, H)) ||
+            !(L->pi = embed_k_pack(L->wi, I, H)) || !(L->po2 = embed_k_pack(L->wo2, H, I))) {
+            unpack_layers(m);
+            return;
+        }
+    }
+}
+
+/* y = x w^T + b on the packed copy when there is one. */
+static void linear(const float *x, const float *w, const struct embed_k_packed *pw,
+                   const float *b, float *y, int rows, int n, int k)
+{
+    if (pw)
+        embed_k_linear_packed(x, pw, b, y, rows);
+    else
+        embed_k_linear(x, w, b, y, rows, n, k);
+}
+
 void embed_free(struct embed_model *m)
 {
     size_t i;
@@ -425,6 +483,7 @@ void embed_free(struct embed_model *m)
     for (i = 0; i < m->n_owned; i++)
         free(m->owned[i]);
     free(m->owned);
+    unpack_layers(m);
     free(m->layer);
     use_free(m->use);
     embed_tok_free(m->tok);
@@ -472,6 +531,9 @@ static void word_row(const struct embed_model *m, int id, float *dst)
  * second thread costs more than it saves (measured: 2 threads made a
  * 1 x 20 query 40% slower). */
 #define EMBED_MIN_ROWS_PER_THREAD 128
+/* A forward pass with more token rows than this packs the weights first,
+ * as does a second one with fewer (pack_layers). */
+#define EMBED_QUERY_ROWS 32
 
 /*
  * The forward pass of `batch` sequences (ids rows `stride` apart, seq <=
@@ -518,22 +580,22 @@ static int forward_part(const struct embed_model *m, const int32_t *ids, int str
     for (l = 0; l < m->layers; l++) {
         const struct embed_layer *L = &m->layer[l];
 
-        embed_k_linear(x, L->wq, L->bq, q, (int)T, H, H);
-        embed_k_linear(x, L->wk, L->bk, k, (int)T, H, H);
-        embed_k_linear(x, L->wv, L->bv, v, (int)T, H, H);
+        linear(x, L->wq, L->pq, L->bq, q, (int)T, H, H);
+        linear(x, L->wk, L->pk, L->bk, k, (int)T, H, H);
+        linear(x, L->wv, L->pv, L->bv, v, (int)T, H, H);
         embed_k_attention(q, k, v, ctx, lens, batch, seq, m->heads, hd, scratch);
         /* q is free now: attention output projection into it */
-        embed_k_linear(ctx, L->wo, L->bo, q, (int)T, H, H);
+        linear(ctx, L->wo, L->po, L->bo, q, (int)T, H, H);
         embed_k_add_layernorm(q, x, L->ln1_g, L->ln1_b, (int)T, H, m->eps);
         tmp = x; x = q; q = tmp;
-        embed_k_linear(x, L->wi, L->bi, f, (int)T, I, H);
+        linear(x, L->wi, L->pi, L->bi, f, (int)T, I, H);
         if (m->act == ACT_GELU)
             embed_k_gelu(f, T * I);
         else if (m->act == ACT_GELU_TANH)
             embed_k_gelu_tanh(f, T * I);
         else
             embed_k_relu(f, T * I);
-        embed_k_linear(f, L->wo2, L->bo2, q, (int)T, H, I);
+        linear(f, L->wo2, L->po2, L->bo2, q, (int)T, H, I);
         embed_k_add_layernorm(q, x, L->ln2_g, L->ln2_b, (int)T, H, m->eps);
         tmp = x; x = q; q = tmp;
     }
@@ -606,6 +668,8 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
             }
         }
     }
+    if (!m->pack_tried && ((size_t)batch * seq > EMBED_QUERY_ROWS || m->queries++ > 0))
+        pack_layers(m);
     n = m->threads < EMBED_MAX_THREADS ? m->threads : EMBED_MAX_THREADS;
     if (n > batch)
         n = batch;

@@ -1,11 +1,14 @@
 /*
  * kernels.c: the encoder's numeric kernels (see kernels.h).
  *
- * The matrix products go to OpenBLAS's cblas_sgemm: ~120 GFLOP/s per
- * core with its AVX2 kernels, ~210 with its AVX-512 ones (Zen 5, L12
- * shapes), and they are >95% of the FLOPs. The exception is a product
- * with few rows (a query), where OpenBLAS spends more time packing the
- * weights than multiplying: k_linear_small_* read them in place. The
+ * The matrix products are >95% of the FLOPs. On AVX-512 CPUs they run on
+ * cairn's own product over weights packed once (gemm.c; see
+ * embed_k_linear_packed for why and where), else on OpenBLAS's
+ * cblas_sgemm: ~120 GFLOP/s per core with its AVX2 kernels, ~210 with
+ * its AVX-512 ones (Zen 5, L12 shapes). A product with few rows (a
+ * query) on weights not packed, where OpenBLAS spends more time packing
+ * them than multiplying, runs on k_linear_small_*, which read them in
+ * place. The
  * element-wise work (layer norm, GELU, softmax) has AVX2+FMA forms chosen
  * at run time, with portable loops as the fallback. Each fast kernel has
  * a scalar reference `*_ref` (double accumulators, no BLAS) used only by
@@ -15,8 +18,9 @@
  * embed_k_set_threads), because its constructor (thread pool, buffers)
  * costs ~5 ms at every process start, and most cairn processes (hooks,
  * recall without a model) never encode. If it cannot be loaded, or
- * CAIRN_BLAS=none is set, the products run on k_sgemm_scalar: the same
- * results, far slower; embed_k_note() says so, for the caller to show.
+ * CAIRN_BLAS=none is set, the products it would run go to k_sgemm_scalar
+ * (the same results, far slower), and the packed product also runs at
+ * the AVX2 level; embed_k_note() says so, for the caller to show.
  */
 #include "embed/kernels.h"
 
@@ -32,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* ---- BLAS, loaded on first use ---------------------------------------- */
 
@@ -46,14 +49,11 @@ static char k_note[512];
 static pthread_once_t k_once = PTHREAD_ONCE_INIT;
 
 static int k_threads = 1;     /* the count last given to embed_k_set_threads */
-static int k_blas_avx512;     /* OpenBLAS runs its AVX-512 kernels */
 
 static void k_init(void)
 {
-    static const char *const names[] = {"cblas_sgemm", "openblas_set_num_threads",
-                                        "openblas_get_corename"};
-    void *syms[3];
-    const char *(*corename)(void);
+    static const char *const names[] = {"cblas_sgemm", "openblas_set_num_threads"};
+    void *syms[2];
     const char *env = getenv("CAIRN_BLAS");
     char why[400];
 
@@ -62,7 +62,7 @@ static void k_init(void)
                  "on the scalar fallback (slow)");
         return;
     }
-    if (!dl_load("libopenblas.so.0", "libopenblas0", names, syms, 3, why, sizeof(why))) {
+    if (!dl_load("libopenblas.so.0", "libopenblas0", names, syms, 2, why, sizeof(why))) {
         snprintf(k_note, sizeof(k_note), "%s; matrix products on the scalar "
                  "fallback (slow)", why);
         return;
@@ -70,16 +70,6 @@ static void k_init(void)
     /* dlsym gives object pointers; POSIX guarantees they convert. */
     k_blas.sgemm = (__typeof__(k_blas.sgemm))syms[0];
     k_blas.set_threads = (__typeof__(k_blas.set_threads))syms[1];
-    corename = (const char *(*)(void))syms[2];
-    /* OpenBLAS's AVX-512 kernel sets (0.3.21: SkylakeX, Cooperlake; later
-     * also SapphireRapids); with any other, on an AVX-512 CPU, the
-     * products are faster on k_linear_tiled_avx512 */
-    {
-        const char *c = corename();
-        k_blas_avx512 = c && (strcasecmp(c, "skylakex") == 0 ||
-                              strcasecmp(c, "cooperlake") == 0 ||
-                              strcasecmp(c, "sapphirerapids") == 0);
-    }
 }
 
 int embed_k_blas(void)
@@ -520,30 +510,6 @@ K_AVX512 static void k_linear_small_avx512(const float *x, const float *w, const
         }
     }
 }
-/*
- * Any number of rows on the AVX-512 kernel: in tiles of rows whose slice
- * of x (rows * k floats) fits in ~256 KB of L2, so each tile is read from
- * L2 while w streams past it once per tile. On an AVX-512 CPU whose
- * OpenBLAS runs AVX2 kernels (OpenBLAS 0.3.20 and older do not know Zen
- * 4/5; OPENBLAS_CORETYPE=Haswell forces them) a 32 x 128 L12 batch ran
- * ~25% faster on this than on OpenBLAS; OpenBLAS's own AVX-512 kernels,
- * which pack both operands, are ~30% faster again, so they are kept when
- * it has them. Used single-threaded only: with several threads OpenBLAS
- * splits each product.
- */
-K_AVX512 static void k_linear_tiled_avx512(const float *x, const float *w, const float *b,
-                                           float *y, int m, int n, int k)
-{
-    int rows = (int)((256u * 1024u) / ((unsigned)k * sizeof(float) + 1u)) & ~3, i;
-
-    if (rows < 4)
-        rows = 4;
-    if (rows > 128)
-        rows = 128;
-    for (i = 0; i < m; i += rows)
-        k_linear_small_avx512(x + (size_t)i * k, w, b, y + (size_t)i * n,
-                              m - i < rows ? m - i : rows, n, k);
-}
 #endif
 
 /* ---- linear ---------------------------------------------------------- */
@@ -567,8 +533,8 @@ void embed_k_linear(const float *x, const float *w, const float *b,
         int level = embed_k_simd();
 
         pthread_once(&k_once, k_init);
-        if (level == 2 && (m <= K_SMALL_M_AVX512 || (k_threads == 1 && !k_blas_avx512))) {
-            k_linear_tiled_avx512(x, w, b, y, m, n, k);
+        if (level == 2 && m <= K_SMALL_M_AVX512) {
+            k_linear_small_avx512(x, w, b, y, m, n, k);
             return;
         }
         if (level == 1 && m <= K_SMALL_M_AVX2) {
@@ -583,6 +549,46 @@ void embed_k_linear(const float *x, const float *w, const float *b,
             memcpy(y + (size_t)i * n, b, (size_t)n * sizeof(float));
     }
     k_sgemm(1, m, n, k, 1.0f, x, k, w, k, b ? 1.0f : 0.0f, y, n);
+}
+
+/*
+ * Which product runs on packed weights (bench/bench_gemm, 1 thread, Zen 5,
+ * L12 shapes, medians of one run, GFLOP/s):
+ *  - AVX-512: the packed 12 x 32 kernel, at every row count. At m = 2048
+ *    it ran 136-152 against 72-76 for OpenBLAS's AVX2 kernels (1.8-2.0x);
+ *    against its AVX-512 kernels, 141-147 to 134-142. At m = 20 it ran
+ *    127-134 against 92-122 for k_linear_small_avx512, which reads the
+ *    weights in place.
+ *  - AVX2 only: OpenBLAS (and k_linear_small_avx2 for few rows) as
+ *    without packing: the packed 6 x 16 kernel tied with OpenBLAS's
+ *    Haswell kernels here (73-74 against 72-76), and OpenBLAS sizes its
+ *    blocks for the CPU's own caches, which we could not measure on any
+ *    real AVX2-only CPU. Without OpenBLAS it replaces the scalar loops.
+ *  - OpenBLAS with several threads (one long sequence): OpenBLAS, which
+ *    splits each product between them.
+ */
+static int k_packed_level(void)
+{
+    int level = embed_k_simd();
+
+    pthread_once(&k_once, k_init);
+    return level == 2 || (level == 1 && !k_blas.sgemm) ? level : 0;
+}
+
+int embed_k_packed_pays(void)
+{
+    return k_packed_level() > 0;
+}
+
+void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
+                           const float *b, float *y, int m)
+{
+    int level = k_threads > 1 && embed_k_blas() ? 0 : k_packed_level();
+
+    if (level > 0 && embed_k_gemm_packed(level, x, pk, b, y, m) == 0)
+        return;
+    embed_k_linear(x, embed_k_packed_w(pk), b, y, m, embed_k_packed_n(pk),
+                   embed_k_packed_k(pk));
 }
 
 void embed_k_linear_ref(const float *x, const float *w, const float *b,
@@ -785,20 +791,28 @@ void embed_k_softmax_ref(float *x, int n)
 /*
  * Per sequence b and head h, with n = lens[b] valid tokens, the head's
  * slice of q is an n x head_dim matrix whose rows sit `hidden` floats
- * apart, so sgemm reads it in place with lda = hidden:
+ * apart, so the products read it in place with lda = hidden:
  *   S[n][n]          = q_bh . k_bh^T / sqrt(head_dim)
  *   S                = row-wise softmax(S)
  *   ctx_bh[n][hd]    = S . v_bh
- * Padding rows and columns are never computed (see kernels.h).
+ * on the packed product (embed_k_attention_packed) where it runs for the
+ * linear layers, else on sgemm. Padding rows and columns are never
+ * computed (see kernels.h).
  */
 void embed_k_attention(const float *q, const float *k, const float *v,
                        float *ctx, const int *lens, int batch, int seq,
                        int heads, int head_dim, float *scratch)
 {
-    int hidden = heads * head_dim;
-    float scale = 1.0f / sqrtf((float)head_dim);
+    int hidden = heads * head_dim, level = k_packed_level();
+    float scale = 1.0f / sqrtf((float)head_dim), *work = NULL;
     int b, h, i;
 
+    /* the packed product where it runs for the linear layers (OpenBLAS's
+     * AVX2 kernels took ~12% of a 32 x 128 batch here, per-call packing
+     * included) */
+    if (level > 0)
+        work = aligned_alloc(64, (embed_k_attention_work(seq, head_dim) * sizeof(float) + 63) &
+                                 ~(size_t)63);
     for (b = 0; b < batch; b++) {
         int n = lens[b];
         size_t base = (size_t)b * seq * hidden;
@@ -809,6 +823,9 @@ void embed_k_attention(const float *q, const float *k, const float *v,
             const float *vb = v + base + (size_t)h * head_dim;
             float *cb = ctx + base + (size_t)h * head_dim;
 
+            if (work && embed_k_attention_packed(level, qb, kb, vb, cb, hidden, n, head_dim,
+                                                 scale, scratch, work) == 0)
+                continue;
             k_sgemm(1, n, n, head_dim, scale, qb, hidden, kb, hidden, 0.0f,
                     scratch, n);
             for (i = 0; i < n; i++)
@@ -820,6 +837,7 @@ void embed_k_attention(const float *q, const float *k, const float *v,
             memset(ctx + base + (size_t)n * hidden, 0,
                    (size_t)(seq - n) * hidden * sizeof(float));
     }
+    free(work);
 }
 
 void embed_k_attention_ref(const float *q, const float *k, const float *v,

@@ -9,8 +9,9 @@
  * forward pass only calls the fast ones. Shapes are given in brackets: [rows][cols].
  *
  * Linear weights keep the PyTorch / safetensors layout W[out][in], so a
- * layer is y = x W^T + b and the weight is used in place from the mmap'd
- * file (cblas_sgemm with CblasTrans), never transposed or copied.
+ * layer is y = x W^T + b and embed_k_linear uses the weight in place from
+ * the mmap'd file (cblas_sgemm with CblasTrans). embed_k_pack makes the
+ * one copy there is: the panel layout of cairn's own product (gemm.c).
  *
  * Threads: OpenBLAS keeps one process-wide thread count. The kernels never
  * set it; the caller (bert.c) does, through embed_k_set_threads, before
@@ -20,8 +21,9 @@
  * libopenblas0) at the first matrix product or embed_k_set_threads, once
  * per process (thread-safe). When it cannot be loaded, or the environment
  * has CAIRN_BLAS=none (read at that first use; for tests and for machines
- * where OpenBLAS misbehaves), the products run on scalar C loops: the same
- * vectors to float rounding, many times slower. embed_k_note() says which.
+ * where OpenBLAS misbehaves), the products it would run go to scalar C
+ * loops: the same vectors to float rounding, many times slower.
+ * embed_k_note() says which.
  */
 #ifndef CAIRN_EMBED_KERNELS_H
 #define CAIRN_EMBED_KERNELS_H
@@ -39,8 +41,10 @@ int embed_k_blas(void);
 const char *embed_k_note(void);
 
 /* Which hand-vectorised kernels are in use: 0 none (portable loops),
- * 1 AVX2+FMA (the element-wise kernels, and embed_k_linear for m <= 24),
- * 2 also AVX-512 F (embed_k_linear for m <= 32). Chosen from the CPU. */
+ * 1 AVX2+FMA (the element-wise kernels, embed_k_linear for m <= 24, and
+ * the packed product when OpenBLAS is missing), 2 also AVX-512 F
+ * (embed_k_linear for m <= 32, the packed product and attention on it).
+ * Chosen from the CPU. */
 int embed_k_simd(void);
 /* For tests: caps embed_k_simd at level (0, 1 or 2; 2 is the default).
  * Not thread-safe. */
@@ -52,6 +56,36 @@ void embed_k_linear(const float *x, const float *w, const float *b,
                     float *y, int m, int n, int k);
 void embed_k_linear_ref(const float *x, const float *w, const float *b,
                         float *y, int m, int n, int k);
+
+/*
+ * Weights w[n][k] (the embed_k_linear layout) packed once into the panel
+ * layout of cairn's own matrix product (gemm.c), for products with many
+ * rows (a batch). The copy costs n*k floats (rounded up to 32 columns);
+ * w itself is kept (not copied) for the other paths and must outlive the
+ * pack. NULL when out of memory.
+ */
+struct embed_k_packed;
+struct embed_k_packed *embed_k_pack(const float *w, int n, int k);
+void embed_k_packed_free(struct embed_k_packed *pk);
+size_t embed_k_packed_bytes(const struct embed_k_packed *pk);
+const float *embed_k_packed_w(const struct embed_k_packed *pk);
+int embed_k_packed_n(const struct embed_k_packed *pk);
+int embed_k_packed_k(const struct embed_k_packed *pk);
+
+/* 1 if embed_k_linear_packed runs the packed product on this CPU with
+ * this OpenBLAS (at 1 thread; see kernels.c): else packing is wasted. */
+int embed_k_packed_pays(void);
+/* embed_k_linear on packed weights: y[m][n] = x[m][k] . w^T + b. Runs
+ * the packed product where it is measured to win, else embed_k_linear on
+ * the original w. */
+void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
+                           const float *b, float *y, int m);
+/* The packed product itself at SIMD level 2 (AVX-512) or 1 (AVX2+FMA),
+ * whatever the policy: -1 (nothing written) for level 0, a CPU without
+ * x86 SIMD, or no memory for its ~256 KB work block. For tests and the
+ * dispatch above. */
+int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
+                        const float *b, float *y, int m);
 
 /* y[m][n] = x[m][k] . w[k][n] + b[n], with w's rows ldw >= n floats apart
  * (TensorFlow's layout, [in][out]; ldw > n picks columns out of a fused
@@ -95,6 +129,16 @@ void embed_k_softmax_ref(float *x, int n);
 void embed_k_attention(const float *q, const float *k, const float *v,
                        float *ctx, const int *lens, int batch, int seq,
                        int heads, int head_dim, float *scratch);
+/* Floats of work space (64-byte aligned) embed_k_attention_packed needs
+ * for n tokens and head size hd. */
+size_t embed_k_attention_work(int n, int hd);
+/* One head of one sequence of embed_k_attention on the packed product
+ * (gemm.c), at SIMD level 2 or 1: q, k, v, ctx are that head's n x hd
+ * slices with rows ld floats apart; scores [n][n]. -1 (nothing written)
+ * at level 0. For embed_k_attention and tests. */
+int embed_k_attention_packed(int level, const float *q, const float *k, const float *v,
+                             float *ctx, int ld, int n, int hd, float scale,
+                             float *scores, float *work);
 void embed_k_attention_ref(const float *q, const float *k, const float *v,
                            float *ctx, const int *lens, int batch, int seq,
                            int heads, int head_dim);

@@ -50,8 +50,7 @@ static void test_linear(void)
 {
     /* m <= 32 goes to the small-m kernels when they are on: edges of
      * their 3 x 4 / 4 x 4 blocks and of their 8- / 16-wide k loops;
-     * larger m to sgemm, or to the tiled AVX-512 kernel (tiles of 128 /
-     * 40 rows here) when OpenBLAS has no AVX-512 kernels */
+     * larger m to sgemm (weights not packed) */
     int shapes[][3] = { {1, 1, 1}, {3, 5, 7}, {20, 96, 64}, {33, 17, 129},
                         {2, 6, 384}, {24, 10, 1537}, {31, 9, 15}, {32, 13, 40},
                         {64, 40, 384}, {300, 20, 384}, {130, 7, 1537} };
@@ -83,6 +82,58 @@ static void test_linear(void)
         embed_k_linear(x, w, b, y, 1, 3, 2);
         T_CHECK(y[0] == 1.0f && y[1] == 2.0f && y[2] == 13.0f);
     }
+}
+
+/*
+ * The packed product (gemm.c) against the reference, at the SIMD level in
+ * force: shapes off the 12- / 6-row and 32-column tiles and off the 1536
+ * k block (k = 1537 and 3100 take two and three blocks, so later blocks
+ * add onto y), k = 1, m = 1, and n < 16 / between 16 and 32 (the masked
+ * and cut-off stores). y starts as NaN where there is no bias, so a read
+ * of y before the first write shows. Also embed_k_linear_packed, which
+ * picks its path itself, at 1 and 2 threads.
+ */
+static void test_linear_packed(void)
+{
+    int shapes[][3] = { {1, 1, 1}, {1, 384, 384}, {5, 7, 3}, {12, 32, 16},
+                        {13, 33, 1}, {20, 384, 384}, {37, 17, 129}, {6, 50, 1537},
+                        {131, 45, 64}, {300, 96, 1540}, {25, 20, 3100}, {400, 31, 7} };
+    int level = embed_k_simd();
+    size_t s, i;
+
+    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *x = rand_array((size_t)m * k, 1.0f);
+        float *w = rand_array((size_t)n * k, 0.5f);
+        float *b = rand_array((size_t)n, 1.0f);
+        float *y1 = malloc((size_t)m * n * sizeof(float));
+        float *y2 = malloc((size_t)m * n * sizeof(float));
+        struct embed_k_packed *pk = embed_k_pack(w, n, k);
+        float tol = 1e-5f * sqrtf((float)k) + 1e-5f;   /* sums of k products */
+        int t;
+
+        T_CHECK(pk != NULL);
+        if (!pk)
+            continue;
+        T_CHECK(embed_k_packed_bytes(pk) >= (size_t)n * k * sizeof(float));
+        for (t = 0; t < 2; t++) {
+            const float *bias = t ? NULL : b;
+
+            for (i = 0; i < (size_t)m * n; i++)
+                y1[i] = NAN;
+            embed_k_linear_ref(x, w, bias, y2, m, n, k);
+            T_EQ_INT(embed_k_gemm_packed(level, x, pk, bias, y1, m), level ? 0 : -1);
+            if (level)
+                T_CHECK(max_abs_diff(y1, y2, (size_t)m * n) < tol);
+            embed_k_set_threads(1 + t);
+            embed_k_linear_packed(x, pk, bias, y1, m);
+            T_CHECK(max_abs_diff(y1, y2, (size_t)m * n) < tol);
+        }
+        embed_k_set_threads(1);
+        embed_k_packed_free(pk);
+        free(x); free(w); free(b); free(y1); free(y2);
+    }
+    T_CHECK(embed_k_pack(NULL, 0, 4) == NULL);
 }
 
 /* The [in][out] layout, also with a row stride wider than n (columns
@@ -217,6 +268,37 @@ static void test_attention(void)
     free(q); free(k); free(v); free(c1); free(c2); free(scratch);
 }
 
+/* embed_k_attention_packed head by head, at the level in force (test_attention
+ * reaches it only where the packed product is the policy): one to a few
+ * hundred tokens (several row blocks and score panels), head sizes under,
+ * at and over the 32-column panel. */
+static void test_attention_packed(void)
+{
+    int shapes[][2] = { {1, 16}, {7, 32}, {40, 40}, {130, 32}, {300, 8} };
+    int level = embed_k_simd(), heads = 2;
+    size_t s;
+
+    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        int n = shapes[s][0], hd = shapes[s][1], hidden = heads * hd, h;
+        size_t sz = (size_t)n * hidden;
+        float *q = rand_array(sz, 1.0f), *k = rand_array(sz, 1.0f), *v = rand_array(sz, 1.0f);
+        float *c1 = rand_array(sz, 1.0f), *c2 = rand_array(sz, 1.0f);
+        float *scores = malloc((size_t)n * n * sizeof(float));
+        float *work = aligned_alloc(64, (embed_k_attention_work(n, hd) * sizeof(float) + 63) &
+                                        ~(size_t)63);
+
+        for (h = 0; h < heads; h++)
+            T_EQ_INT(embed_k_attention_packed(level, q + h * hd, k + h * hd, v + h * hd,
+                                              c1 + h * hd, hidden, n, hd,
+                                              1.0f / sqrtf((float)hd), scores, work),
+                     level ? 0 : -1);
+        embed_k_attention_ref(q, k, v, c2, &n, 1, n, heads, hd);
+        if (level)
+            T_CHECK(max_abs_diff(c1, c2, sz) < 1e-5f);
+        free(q); free(k); free(v); free(c1); free(c2); free(scores); free(work);
+    }
+}
+
 /* The fast GELU over a dense grid of [-9, 9] against erfc in double
  * (1 + erf loses everything below x ~ -5.5 in double, erfc does not):
  * relative error < 1e-6 where |x| <= 5 and absolute < 1e-6 everywhere
@@ -324,6 +406,7 @@ int main(void)
         if (embed_k_simd() != pass)
             continue;
         T_RUN(test_linear);
+        T_RUN(test_linear_packed);
         T_RUN(test_layernorm);
         T_RUN(test_layernorm_widths);
         T_RUN(test_activations);
@@ -331,6 +414,7 @@ int main(void)
         T_RUN(test_softmax);
         T_RUN(test_softmax_lengths);
         T_RUN(test_attention);
+        T_RUN(test_attention_packed);
     }
     embed_k_simd_enable(2);
     T_RUN(test_pool_norm);

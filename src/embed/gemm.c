@@ -1,0 +1,389 @@
+/*
+ * gemm.c: the encoder's own matrix product, y = x w^T + b on weights
+ * packed once (the linear layers; see embed_k_linear_packed in kernels.c
+ * for where it runs), and attention heads on the same kernels.
+ *
+ * Why: OpenBLAS's sgemm packs the weights again on every call, and with
+ * OPENBLAS_CORETYPE=Haswell (or an OpenBLAS that does not know the CPU)
+ * it runs AVX2 kernels on an AVX-512 CPU, at about half the speed the
+ * CPU has. The weights of a model never change, so they are laid out
+ * once (embed_k_pack) in the order the microkernel reads them, and only
+ * the activations are packed per call.
+ *
+ * Layout of packed weights w[n][k]: panels of G_NR = 32 output columns;
+ * panel p holds, for t = 0..k-1, the 32 floats w[32p + j][t] (zero past
+ * n), so one step of k is two 64-byte aligned loads. A block of k steps
+ * [t0, t1) of a panel is a contiguous run, which is all K-blocking needs.
+ *
+ * The loops (the usual GotoBLAS / BLIS order, on a pre-packed B):
+ *   for each block of G_KC k steps
+ *     for each block of MC rows of x: pack it, [MR rows][kc] -> [kc][MR]
+ *       for each panel of 32 columns (kc x 32 floats, from L1 or L2)
+ *         for each MR rows of the packed block (MC x kc: stays in L2)
+ *           microkernel: an MR x 32 tile of y in registers over kc steps
+ * The first k block writes y (plus the bias), later ones add to it.
+ *
+ * Microkernels: AVX-512 12 x 32 (24 accumulators, 2 weight vectors and a
+ * broadcast: 27 of 32 zmm registers; 24 FMAs per 14 loads) and AVX2+FMA
+ * 6 x 16 (12 + 2 + 1 of 16 ymm), run twice per 32-column panel.
+ * Edges: rows past m are zero in the packed block and never stored;
+ * columns past n are zero in the panel and masked (AVX-512) or cut off
+ * (AVX2) on store. The reference is embed_k_linear_ref (kernels.c).
+ */
+#include "embed/kernels.h"
+
+#include <stdlib.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define G_X86 1
+#endif
+
+#define G_NR  32      /* columns per panel */
+#define G_MR  12      /* rows per AVX-512 tile */
+#define G_MB  12      /* packed-x blocks are a multiple of this many rows: of G_MR and 6 */
+/* k steps per block. Measured at the L12 shapes on a Zen 5 (1 MB L2,
+ * bench/bench_gemm, best of 7 at m = 2048, with the block size made a
+ * run-time knob for the sweep): the whole k = 1536 in one
+ * block ran 214 GFLOP/s against 172-186 with 512 or 768 and ~100-160 with
+ * 256 or 384, as every further block reads and writes y again; a panel's
+ * 1536 x 32 floats (192 KB) then sits in L2 rather than L1, which cost
+ * less. */
+#define G_KC  1536
+/* Bytes of packed x per block (MC rows x kc), kept in L2 beside a panel:
+ * 168 rows at k = 384, 36 at k = 1536 (the row count barely mattered
+ * between 48 and 192 rows at k = 1536). */
+#define G_XBLOCK (256 * 1024)
+
+struct embed_k_packed {
+    const float *w;   /* the original, for the other paths */
+    float *p;         /* ceil(n / 32) panels of k x 32 floats */
+    int n, k;
+};
+
+static size_t g_panels(int n)
+{
+    return ((size_t)n + G_NR - 1) / G_NR;
+}
+
+/* Rows [i0, i0 + mc) and k steps [t0, t0 + kc) of x (rows ldx apart),
+ * times scale, into dst as ceil(mc / mr) blocks of [kc][mr], rows past m
+ * as zeros (mr a multiple of 4). Groups of 4 rows go through 4 x 4 SSE
+ * transposes: a plain strided copy took ~8% of a batch's time, as much
+ * as a tenth of the products. */
+static void g_pack_x(const float *x, int ldx, int m, int i0, int mc, int t0, int kc,
+                     int mr, float scale, float *dst)
+{
+    int ib, r, t;
+
+    for (ib = 0; ib < mc; ib += mr, dst += (size_t)kc * mr) {
+        for (r = 0; r < mr; r++) {
+            int row = i0 + ib + r;
+            const float *src = x + (size_t)row * ldx + t0;
+            size_t k = (size_t)ldx;
+
+            t = 0;
+            if (row + 3 < m && r % 4 == 0 && r + 3 < mr) {
+#ifdef G_X86
+                __m128 sc = _mm_set1_ps(scale);
+
+                for (; t + 4 <= kc; t += 4) {
+                    __m128 s0 = _mm_loadu_ps(src + t), s1 = _mm_loadu_ps(src + k + t);
+                    __m128 s2 = _mm_loadu_ps(src + 2 * k + t), s3 = _mm_loadu_ps(src + 3 * k + t);
+
+                    _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
+                    _mm_storeu_ps(dst + (size_t)t * mr + r, _mm_mul_ps(s0, sc));
+                    _mm_storeu_ps(dst + (size_t)(t + 1) * mr + r, _mm_mul_ps(s1, sc));
+                    _mm_storeu_ps(dst + (size_t)(t + 2) * mr + r, _mm_mul_ps(s2, sc));
+                    _mm_storeu_ps(dst + (size_t)(t + 3) * mr + r, _mm_mul_ps(s3, sc));
+                }
+#endif
+                for (; t < kc; t++) {   /* the k tail of all 4 rows */
+                    dst[(size_t)t * mr + r] = scale * src[t];
+                    dst[(size_t)t * mr + r + 1] = scale * src[k + t];
+                    dst[(size_t)t * mr + r + 2] = scale * src[2 * k + t];
+                    dst[(size_t)t * mr + r + 3] = scale * src[3 * k + t];
+                }
+                r += 3;
+                continue;
+            }
+            for (; t < kc; t++)
+                dst[(size_t)t * mr + r] = row < m ? scale * src[t] : 0.0f;
+        }
+    }
+}
+
+/* b[k][n] (the product's right side) into panels at dst, times scale:
+ * from w[n][k] (trans 0: the weight layout, b = w^T; a panel is then the
+ * packed form of 32 rows of w) or w[k][n] (trans 1), rows ldw apart. */
+static void g_pack_w(const float *w, int ldw, int trans, int n, int k, float scale,
+                     float *dst)
+{
+    size_t jp;
+    int j, t;
+
+    if (!trans) {
+        g_pack_x(w, ldw, n, 0, (int)g_panels(n) * G_NR, 0, k, G_NR, scale, dst);
+        return;
+    }
+    for (jp = 0; jp < g_panels(n); jp++, dst += (size_t)k * G_NR) {
+        int cols = n - (int)jp * G_NR < G_NR ? n - (int)jp * G_NR : G_NR;
+
+        for (t = 0; t < k; t++) {
+            const float *src = w + (size_t)t * ldw + jp * G_NR;
+            float *d = dst + (size_t)t * G_NR;
+
+            for (j = 0; j < cols; j++)
+                d[j] = scale * src[j];
+            for (; j < G_NR; j++)
+                d[j] = 0.0f;
+        }
+    }
+}
+
+struct embed_k_packed *embed_k_pack(const float *w, int n, int k)
+{
+    struct embed_k_packed *pk = calloc(1, sizeof(*pk));
+
+    if (!pk || n < 1 || k < 1)
+        goto fail;
+    /* 64-byte aligned: each k step of a panel is two aligned cache lines */
+    pk->p = aligned_alloc(64, g_panels(n) * (size_t)k * G_NR * sizeof(float));
+    if (!pk->p)
+        goto fail;
+    pk->w = w;
+    pk->n = n;
+    pk->k = k;
+    g_pack_w(w, k, 0, n, k, 1.0f, pk->p);
+    return pk;
+fail:
+    if (pk)
+        free(pk->p);
+    free(pk);
+    return NULL;
+}
+
+void embed_k_packed_free(struct embed_k_packed *pk)
+{
+    if (pk)
+        free(pk->p);
+    free(pk);
+}
+
+const float *embed_k_packed_w(const struct embed_k_packed *pk) { return pk->w; }
+int embed_k_packed_n(const struct embed_k_packed *pk) { return pk->n; }
+int embed_k_packed_k(const struct embed_k_packed *pk) { return pk->k; }
+
+size_t embed_k_packed_bytes(const struct embed_k_packed *pk)
+{
+    return g_panels(pk->n) * (size_t)pk->k * G_NR * sizeof(float);
+}
+
+#ifdef G_X86
+#define G_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define G_AVX2   __attribute__((target("avx2,fma")))
+
+/*
+ * One MR x cols tile (cols <= 32) of y at c (rows ldc apart) over kc k
+ * steps: a is the packed block's [kc][MR], b the panel at the block's
+ * first k step. first: y = acc + bias (bias may be NULL), else y += acc.
+ */
+typedef void g_micro_fn(int kc, const float *a, const float *b, float *c, int ldc,
+                        int rows, int cols, const float *bias, int first);
+
+G_AVX512 static void g_micro_avx512(int kc, const float *a, const float *b, float *c,
+                                    int ldc, int rows, int cols, const float *bias,
+                                    int first)
+{
+    __m512 acc[G_MR][2];
+    __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
+    __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
+    int t, r;
+
+#pragma GCC unroll 16
+    for (r = 0; r < G_MR; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (t = 0; t < kc; t++, a += G_MR, b += G_NR) {
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+
+#pragma GCC unroll 16
+        for (r = 0; r < G_MR; r++) {
+            __m512 av = _mm512_set1_ps(a[r]);
+
+            acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+        }
+    }
+    /* unrolled, so acc is indexed by constants and stays in registers */
+#pragma GCC unroll 16
+    for (r = 0; r < G_MR; r++) {
+        float *cr = c + (size_t)r * ldc;
+        const float *add = first ? bias : cr;
+
+        if (r >= rows)
+            break;
+        if (add) {
+            acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_maskz_loadu_ps(m0, add));
+            acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_maskz_loadu_ps(m1, add + 16));
+        }
+        _mm512_mask_storeu_ps(cr, m0, acc[r][0]);
+        _mm512_mask_storeu_ps(cr + 16, m1, acc[r][1]);
+    }
+}
+
+/* 6 x 16 on one half of a panel (b's k steps stay 32 floats apart). */
+G_AVX2 static void g_micro_avx2_half(int kc, const float *a, const float *b, float *c,
+                                     int ldc, int rows, int cols, const float *bias,
+                                     int first)
+{
+    __m256 acc[6][2];
+    float tile[6][16];
+    int t, r, j;
+
+#pragma GCC unroll 6
+    for (r = 0; r < 6; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (t = 0; t < kc; t++, a += 6, b += G_NR) {
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+
+#pragma GCC unroll 6
+        for (r = 0; r < 6; r++) {
+            __m256 av = _mm256_broadcast_ss(a + r);
+
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        }
+    }
+    /* through a buffer, so acc is indexed by constants only (registers) */
+#pragma GCC unroll 6
+    for (r = 0; r < 6; r++) {
+        _mm256_storeu_ps(tile[r], acc[r][0]);
+        _mm256_storeu_ps(tile[r] + 8, acc[r][1]);
+    }
+    for (r = 0; r < rows; r++) {
+        float *cr = c + (size_t)r * ldc;
+        const float *add = first ? bias : cr;
+
+        for (j = 0; j < cols; j++)
+            cr[j] = tile[r][j] + (add ? add[j] : 0.0f);
+    }
+}
+
+G_AVX2 static void g_micro_avx2(int kc, const float *a, const float *b, float *c, int ldc,
+                                int rows, int cols, const float *bias, int first)
+{
+    g_micro_avx2_half(kc, a, b, c, ldc, rows, cols < 16 ? cols : 16, bias, first);
+    if (cols > 16)
+        g_micro_avx2_half(kc, a, b + 16, c + 16, ldc, rows, cols - 16,
+                          bias ? bias + 16 : NULL, first);
+}
+
+
+/* The largest block of packed x for a product of inner size k: rows (a
+ * multiple of 12, so of 6 too) and k steps. */
+static void g_xblock(int k, int *mcmax, int *kcmax)
+{
+    *kcmax = k < G_KC ? k : G_KC;
+    *mcmax = (int)(G_XBLOCK / ((size_t)*kcmax * sizeof(float))) / G_MB * G_MB;
+    if (*mcmax < G_MB)
+        *mcmax = G_MB;
+}
+
+/* y[m][n] (rows ldy apart) = x[m][k] (rows ldx apart) . b + bias, b in
+ * panels at bp; xp holds a block of packed x (g_xblock). */
+static void g_gemm(int level, const float *x, int ldx, int m, int k, const float *bp,
+                   int n, const float *bias, float *y, int ldy, float *xp)
+{
+    g_micro_fn *micro = level >= 2 ? g_micro_avx512 : g_micro_avx2;
+    int mr = level >= 2 ? G_MR : 6, mcmax, kcmax, t0, i0, jp, ir;
+
+    g_xblock(k, &mcmax, &kcmax);
+    for (t0 = 0; t0 < k; t0 += kcmax) {
+        int kc = k - t0 < kcmax ? k - t0 : kcmax;
+
+        for (i0 = 0; i0 < m; i0 += mcmax) {
+            int mc = m - i0 < mcmax ? m - i0 : mcmax;
+
+            g_pack_x(x, ldx, m, i0, mc, t0, kc, mr, 1.0f, xp);
+            for (jp = 0; jp * G_NR < n; jp++) {
+                const float *b = bp + ((size_t)jp * k + t0) * G_NR;
+                int cols = n - jp * G_NR < G_NR ? n - jp * G_NR : G_NR;
+
+                for (ir = 0; ir < mc; ir += mr)
+                    micro(kc, xp + (size_t)ir * kc, b, y + (size_t)(i0 + ir) * ldy + jp * G_NR,
+                          ldy, mc - ir < mr ? mc - ir : mr, cols,
+                          bias ? bias + jp * G_NR : NULL, t0 == 0);
+            }
+        }
+    }
+}
+#endif
+
+/* Floats of packed x for a product of m rows and inner size k. */
+static size_t g_xwork(int m, int k)
+{
+    int mcmax = G_MB, kcmax = 1;
+
+#ifdef G_X86
+    g_xblock(k, &mcmax, &kcmax);
+#endif
+    if (m < mcmax)
+        mcmax = (m + G_MB - 1) / G_MB * G_MB;
+    return (size_t)mcmax * kcmax;
+}
+
+int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
+                        const float *bias, float *y, int m)
+{
+#ifdef G_X86
+    float *xp;
+
+    if (level < 1)
+        return -1;
+    xp = malloc(g_xwork(m, pk->k) * sizeof(float));
+    if (!xp)
+        return -1;
+    g_gemm(level, x, pk->k, m, pk->k, pk->p, pk->n, bias, y, pk->n, xp);
+    free(xp);
+    return 0;
+#else
+    (void)level; (void)x; (void)pk; (void)bias; (void)y; (void)m;
+    return -1;
+#endif
+}
+
+size_t embed_k_attention_work(int n, int hd)
+{
+    size_t x1 = g_xwork(n, hd), x2 = g_xwork(n, n);
+
+    return g_panels(n) * G_NR * hd + g_panels(hd) * G_NR * n + (x1 > x2 ? x1 : x2);
+}
+
+/*
+ * One head of one sequence: scores = softmax(q k^T * scale) row by row,
+ * ctx = scores v. k is packed (scaled) as the right side of the first
+ * product, v as that of the second; each is n x hd floats, so packing
+ * costs ~1/n of the products.
+ */
+int embed_k_attention_packed(int level, const float *q, const float *k, const float *v,
+                             float *ctx, int ld, int n, int hd, float scale,
+                             float *scores, float *work)
+{
+#ifdef G_X86
+    float *kp = work, *vp = kp + g_panels(n) * G_NR * hd, *xp = vp + g_panels(hd) * G_NR * n;
+    int i;
+
+    if (level < 1)
+        return -1;
+    g_pack_w(k, ld, 0, n, hd, scale, kp);
+    g_gemm(level, q, ld, n, hd, kp, n, NULL, scores, n, xp);
+    for (i = 0; i < n; i++)
+        embed_k_softmax(scores + (size_t)i * n, n);
+    g_pack_w(v, ld, 1, hd, n, 1.0f, vp);
+    g_gemm(level, scores, n, n, n, vp, hd, NULL, ctx, ld, xp);
+    return 0;
+#else
+    (void)level; (void)q; (void)k; (void)v; (void)ctx; (void)ld; (void)n; (void)hd;
+    (void)scale; (void)scores; (void)work;
+    return -1;
+#endif
+}
