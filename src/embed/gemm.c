@@ -351,11 +351,22 @@ int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *
 #endif
 }
 
+/* The most g_xwork(m, k') can be for any m and any k' <= k. g_xwork is
+ * not monotonic in its sizes (a shorter k allows a taller block of rows:
+ * g_xwork(300, 300) > g_xwork(512, 512)), and the attention work area is
+ * sized once for the padded length, then used by every shorter sequence
+ * of the batch. A row block is at most G_XBLOCK bytes, or G_MB rows when
+ * k is too long for that. */
+static size_t g_xwork_bound(int k)
+{
+    size_t kc = (size_t)(k < G_KC ? k : G_KC), a = G_XBLOCK / sizeof(float), b = G_MB * kc;
+
+    return a > b ? a : b;
+}
+
 size_t embed_k_attention_work(int n, int hd)
 {
-    size_t x1 = g_xwork(n, hd), x2 = g_xwork(n, n);
-
-    return g_panels(n) * G_NR * hd + g_panels(hd) * G_NR * n + (x1 > x2 ? x1 : x2);
+    return g_panels(n) * G_NR * hd + g_panels(hd) * G_NR * n + g_xwork_bound(n > hd ? n : hd);
 }
 
 /*

@@ -299,6 +299,39 @@ static void test_attention_packed(void)
     }
 }
 
+/* embed_k_attention sizes the packed work area once for the padded length
+ * and runs every shorter sequence of the batch in it: a 300-token text in
+ * a batch padded to 512 once wrote past it (the row block of packed scores
+ * grows as the inner size shrinks). Guard floats after the area must stay
+ * untouched for every length up to the padded one. */
+static void test_attention_work_bound(void)
+{
+    int level = embed_k_simd(), seqs[] = { 140, 512 }, hd = 32;
+    size_t s;
+
+    if (!level)
+        return;
+    for (s = 0; s < sizeof(seqs) / sizeof(seqs[0]); s++) {
+        int seq = seqs[s], n, g, intact = 1;
+        size_t sz = (size_t)seq * hd, need = embed_k_attention_work(seq, hd);
+        float *q = rand_array(sz, 1.0f), *k = rand_array(sz, 1.0f), *v = rand_array(sz, 1.0f);
+        float *c = rand_array(sz, 1.0f), *scores = malloc((size_t)seq * seq * sizeof(float));
+        float *work = malloc((need + 256) * sizeof(float));
+
+        for (n = 1; n <= seq; n += (n < 200 ? 37 : 23)) {
+            for (g = 0; g < 256; g++)
+                work[need + (size_t)g] = -7.25f;
+            T_EQ_INT(embed_k_attention_packed(level, q, k, v, c, hd, n, hd, 0.125f, scores,
+                                              work), 0);
+            for (g = 0; g < 256; g++)
+                if (work[need + (size_t)g] != -7.25f)
+                    intact = 0;
+        }
+        T_CHECK(intact);
+        free(q); free(k); free(v); free(c); free(scores); free(work);
+    }
+}
+
 /* The fast GELU over a dense grid of [-9, 9] against erfc in double
  * (1 + erf loses everything below x ~ -5.5 in double, erfc does not):
  * relative error < 1e-6 where |x| <= 5 and absolute < 1e-6 everywhere
@@ -415,6 +448,7 @@ int main(void)
         T_RUN(test_softmax_lengths);
         T_RUN(test_attention);
         T_RUN(test_attention_packed);
+        T_RUN(test_attention_work_bound);
     }
     embed_k_simd_enable(2);
     T_RUN(test_pool_norm);
