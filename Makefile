@@ -108,6 +108,6 @@ install: all
 	    -e 's|@REQUIRES@|$(PKGS)|' cairn.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cairn.pc
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -132,13 +132,13 @@ static int is_ack(const char *p)
 /* Why a prompt is not worth a recall, or NULL. */
 static const char *skip_reason(const char *p)
 {
+    /* leading space first: trimming the end first would take an
+     * all-space prompt to n = 0 and then below it */
+    while (*p && isspace((unsigned char)*p))
+        p++;
     size_t n = strlen(p);
     while (n && isspace((unsigned char)p[n - 1]))
         n--;
-    while (*p && isspace((unsigned char)*p)) {
-        p++;
-        n--;
-    }
     if (n == 0)
         return "empty prompt";
     if (*p == '/')
@@ -440,6 +440,9 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
         for (int i = 0; i < t.n; i++) {
             size_t cap = (size_t)budget, n = strlen(t.text[i]);
             if (n > cap && cairn_count_tokens(t.text[i], n) > budget / 3) {
+                /* " …" and its NUL take 5 bytes, all inside the copy's n + 1 */
+                if (cap > n - 4)
+                    cap = n - 4;
                 while (cap > 0 && ((unsigned char)t.text[i][cap] & 0xC0) == 0x80)
                     cap--;
                 memcpy(t.text[i] + cap, " …", 5);

@@ -46,6 +46,10 @@ lacks "current session not injected" "$out" "LBC on Thursday"
 n=$(wc -l < "$HOME/.cairn/inject.jsonl")
 check "decisions logged" test "$n" -ge 10
 contains "log says why" "$(cat "$HOME/.cairn/inject.jsonl")" '"why":"short acknowledgement"'
+# an all-space prompt is empty (trimming it once ran the length below 0,
+# so it was logged as a long pasted prompt)
+ask s4 "   " >/dev/null
+contains "spaces only: empty prompt" "$(tail -1 "$HOME/.cairn/inject.jsonl")" '"why":"empty prompt"'
 # garbage in: exit 0, nothing out
 out=$(printf 'not json' | "$CAIRN" hook prompt); rc=$?
 eq "garbage: exit 0" "$rc" 0
@@ -64,4 +68,15 @@ lacks "other projects not listed" "$out" "Climbing gyms"
 out=$(printf '{"session_id":"demo/2026-03-02-lisbon","source":"compact","cwd":"/tmp"}' | "$CAIRN" hook session-start | ctx)
 contains "compact re-injects the session's turns" "$out" "1,400 EUR is workable"
 contains "compact keeps order" "$out" "user: I'm moving to Lisbon"
+# a message just over the compact budget (2000) is cut with " …" inside
+# its own bytes: the cut once wrote the 5 bytes of " …\0" past the end
+# of a 2001-byte message (reproduced with tests/fuzz/fuzz_hook.c)
+python3 -c 'import json; print(json.dumps({"id":"cut","messages":[{"role":"user","content":"a " * 1000 + "b"}]}))' |
+    "$CAIRN" add - >/dev/null
+out=$(printf '{"session_id":"cut","source":"compact","cwd":"/tmp"}' | "$CAIRN" hook session-start); rc=$?
+eq "compact cut: exit 0" "$rc" 0
+n=$(printf %s "$out" | ctx | python3 -c 'import sys
+for l in sys.stdin.buffer.read().split(b"\n"):
+    if l.startswith(b"user: a a"): print(len(l) - len("user: "))')
+eq "compact cut: shown in at most the message's 2001 bytes" "$(test -n "$n" && test "$n" -le 2001 && echo ok || echo "$n")" ok
 t_done
