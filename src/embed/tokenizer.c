@@ -765,7 +765,9 @@ static int tok_load_unigram(struct embed_tok *t, const cJSON *model,
         const cJSON *p = cJSON_GetArrayItem(e, 0), *s = cJSON_GetArrayItem(e, 1);
         size_t i, chars = 0;
 
-        if (!cJSON_IsString(p) || !cJSON_IsNumber(s) || !isfinite(s->valuedouble)) {
+        /* finite as a float too: -1e39 is a double but -inf as a float,
+         * and an infinite score leaves Viterbi with no path (fuzz_tokenizer) */
+        if (!cJSON_IsString(p) || !cJSON_IsNumber(s) || !isfinite((float)s->valuedouble)) {
             embed_errf(err, errlen, "Unigram vocab entry %d is not [piece, score]", id);
             return -1;
         }
@@ -970,6 +972,14 @@ static int uni_word(struct tok_run *r, const char *w, size_t wlen)
             back_id[i + 1] = -1;           /* unknown character */
             back_pos[i + 1] = i;
         }
+    }
+    /* Every position is reachable (a character without a piece costs the
+     * finite unk_score); if that ever fails, one unknown, not a walk
+     * through unset back-pointers. */
+    if (best[nch] == -INFINITY) {
+        run_emit(r, t->unk_id);
+        rc = 0;
+        goto out;
     }
     /* Walk back, then emit forwards, merging runs of unknowns. */
     {

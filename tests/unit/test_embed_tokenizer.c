@@ -217,6 +217,11 @@ static void test_hostile(void)
                        "not [piece, score]"));
     T_CHECK(load_fails("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]],\"unk_id\":5}}",
                        "unk_id"));
+    /* finite as a double, -inf as a float: refused (it left Viterbi without
+     * a path and the walk back read unset pointers; found by fuzz_tokenizer) */
+    T_CHECK(load_fails("{\"model\":{\"type\":\"Unigram\",\"unk_id\":0,\"vocab\":"
+                       "[[\"<unk>\",0],[\"a\",-1e39]]},\"pre_tokenizer\":{\"type\":\"Metaspace\"}}",
+                       "not [piece, score]"));
     /* Unigram: what we do not implement is refused, never approximated */
 #define UNI_MODEL "\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]],\"unk_id\":0}"
 #define UNI_META  "\"pre_tokenizer\":{\"type\":\"Metaspace\"}"
