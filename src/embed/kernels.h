@@ -130,7 +130,7 @@ void embed_k_attention(const float *q, const float *k, const float *v,
                        float *ctx, const int *lens, int batch, int seq,
                        int heads, int head_dim, float *scratch);
 /* Floats of work space (64-byte aligned) embed_k_attention_packed needs
- * for n tokens and head size hd. */
+ * for any length up to n tokens and head size hd. */
 size_t embed_k_attention_work(int n, int hd);
 /* One head of one sequence of embed_k_attention on the packed product
  * (gemm.c), at SIMD level 2 or 1: q, k, v, ctx are that head's n x hd

@@ -316,7 +316,8 @@ static void test_attention_work_bound(void)
         size_t sz = (size_t)seq * hd, need = embed_k_attention_work(seq, hd);
         float *q = rand_array(sz, 1.0f), *k = rand_array(sz, 1.0f), *v = rand_array(sz, 1.0f);
         float *c = rand_array(sz, 1.0f), *scores = malloc((size_t)seq * seq * sizeof(float));
-        float *work = malloc((need + 256) * sizeof(float));
+        /* 64-byte aligned, as the packed panels are read with aligned loads */
+        float *work = aligned_alloc(64, ((need + 256) * sizeof(float) + 63) & ~(size_t)63);
 
         for (n = 1; n <= seq; n += (n < 200 ? 37 : 23)) {
             for (g = 0; g < 256; g++)
