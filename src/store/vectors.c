@@ -34,6 +34,9 @@
 #define VEC_ENCODE_BATCH    64
 /* Messages per backfill transaction. */
 #define VEC_BACKFILL_CHUNK  256
+/* Seconds the vectors must have stood still before a reader writes the
+ * cache file (cairn_embed_backfill writes it itself when it is done). */
+#define VEC_CACHE_SETTLE_S  30
 /* Sets of fewer pieces are not written to a cache file: reading them out
  * of SQLite costs a process a few milliseconds (146.7 ms for 192,804
  * vectors in bench/bench_vecload.c, 0.76 us each: about 6 ms for 8,192),
@@ -699,7 +702,22 @@ out:
     return rc;
 }
 
-int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_set **out)
+/* Whether the file is worth writing for a set just read out of SQLite:
+ * not while the vectors are still changing (a backfill commits every few
+ * seconds for an hour, and each commit would make the file stale), unless
+ * the caller knows they are done (force). */
+static int cache_worth(struct cairn *h, const struct vec_set *s, int force)
+{
+    if (s->stamp == -1 || s->n < VEC_CACHE_MIN || !cache_on())
+        return 0;
+    if (force)
+        return 1;
+    int64_t at = query_int(h, "SELECT changed_at FROM vec_stamp WHERE id = 1");
+    return at >= 0 && (int64_t)time(NULL) - at >= VEC_CACHE_SETTLE_S;
+}
+
+static int set_get(struct cairn *h, const char *model, int dim, int force,
+                   const struct vec_set **out)
 {
     struct vec_conn *c = conn_get(h);
     struct vec_set *s;
@@ -727,8 +745,8 @@ int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_se
                 set_release(s);
                 return rc;
             }
-            if (s->stamp != -1 && s->n >= VEC_CACHE_MIN && cache_on() &&
-                veccache_write(h, s) == 0 && vec_stamp(h) != s->stamp)
+            if (cache_worth(h, s, force) && veccache_write(h, s) == 0 &&
+                vec_stamp(h) != s->stamp)
                 /* a writer committed while it was built: it may hold
                  * vectors the writer just deleted (tx.c removes the file
                  * only after its commit, which came first) */
@@ -741,6 +759,11 @@ int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_se
     c->changes = ch;
     *out = s;
     return CAIRN_OK;
+}
+
+int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_set **out)
+{
+    return set_get(h, model, dim, 0, out);
 }
 
 /* ---- backfill and reindex ------------------------------------------ */
@@ -875,6 +898,12 @@ int cairn_embed_backfill(struct cairn *h, int reindex,
         done += n;
         if (progress)
             progress(arg, done > total ? total : done, total);
+    }
+    /* Done: the cache file now, so the next hook maps it instead of
+     * reading every vector (a failure here only costs that hook). */
+    {
+        const struct vec_set *set;
+        set_get(h, vm->id, vm->dim, 1, &set);
     }
 out:
     if (sel)

@@ -6,7 +6,8 @@
  *    connection maps it and sees exactly the same set;
  *  - the file is stale after vectors are added (any path), after
  *    cairn_forget (which removes it at once), after a reindex, and for
- *    another model or dimension; a stale file is never used;
+ *    another model or dimension; a stale file is never used; vectors that
+ *    changed in the last 30 s get no file;
  *  - a truncated, foreign, symlinked or hostile file is ignored and
  *    rebuilt; a damaged body reads no memory outside the mapping;
  *  - CAIRN_VEC_CACHE=0 neither reads nor writes it;
@@ -32,7 +33,8 @@ enum { D = 16, MSGS = 128, PIECES = 80 };     /* 10,240 vectors: over VEC_CACHE_
 static char dir[256], store[300], cache[320];
 
 /* Random vectors of pieces first..first+n-1 for every message, in one
- * statement (one transaction). */
+ * statement (one transaction), then dated a minute back: a reader writes
+ * the cache file only for vectors that stood still for 30 s. */
 static void put_vectors(struct cairn *h, const char *model, int first, int n)
 {
     sqlite3_stmt *st;
@@ -47,6 +49,8 @@ static void put_vectors(struct cairn *h, const char *model, int first, int n)
     sqlite3_bind_int(st, 4, D);
     T_EQ_INT(sqlite3_step(st), SQLITE_DONE);
     sqlite3_finalize(st);
+    T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 60", NULL, NULL,
+                          NULL), SQLITE_OK);
 }
 
 static int exists(const char *p)
@@ -150,12 +154,30 @@ static void test_stale(void)
     T_EQ_INT(mapped, 0);
     T_EQ_INT(load(&mapped), MSGS * (PIECES + 1));
     T_EQ_INT(mapped, 1);
+    /* vectors that changed in the last 30 s (a backfill under way): read
+     * out of SQLite, but no file is written for them */
+    T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+    T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = CAST(strftime('%s') AS "
+                          "INTEGER)", NULL, NULL, NULL), SQLITE_OK);
+    cairn_close(h);
+    unlink(cache);
+    T_EQ_INT(load(&mapped), MSGS * (PIECES + 1));
+    T_EQ_INT(mapped, 0);
+    T_CHECK(!exists(cache));
+    T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+    T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 31", NULL, NULL,
+                          NULL), SQLITE_OK);
+    cairn_close(h);
+    T_EQ_INT(load(&mapped), MSGS * (PIECES + 1));
+    T_CHECK(exists(cache));
     /* forget: the file goes with the commit, and the session's vectors
      * are in no set after */
     T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
     T_EQ_INT(cairn_forget(h, "s0"), CAIRN_OK);
     T_CHECK(!exists(cache));
     T_EQ_INT(count(h, "SELECT count(*) FROM vectors"), (MSGS - 16) * (PIECES + 1));
+    T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 60", NULL, NULL,
+                          NULL), SQLITE_OK);
     cairn_close(h);
     T_EQ_INT(load(&mapped), (MSGS - 16) * (PIECES + 1));
     T_EQ_INT(mapped, 0);
