@@ -1,7 +1,8 @@
 /*
  * vectors.c: dense vectors in the store (see vectors.h): the process-wide
  * encoder, cutting messages into pieces, int8 storage, embedding at ingest
- * outside the write lock, the per-connection cache recall scans, and
+ * outside the write lock, the per-connection set recall scans (mapped from
+ * the cache file beside the store when it is valid: veccache.c), and
  * cairn_embed_backfill (`cairn embed --backfill`, `cairn reindex`).
  *
  * Per-connection state (the ingest switch and the vector cache) hangs off
