@@ -23,8 +23,10 @@
  *     and renamed over the old one, so a reader sees a whole file or
  *     none; cairn never truncates or rewrites a cache file in place, so a
  *     mapping stays valid (an unlinked file lives until unmapped);
- *   - a commit that changed the stamp removes it (store/tx.c), so the
- *     vectors of forgotten or redacted text do not outlive their rows.
+ *   - a commit that changed the stamp removes it and any writer's
+ *     temporary file (store/tx.c), so the vectors of forgotten or
+ *     redacted text do not outlive their rows; a writer removes the
+ *     temporary files of writers killed before their rename.
  *
  * Layout (host byte order; the endian mark rejects a file from another):
  *   header  512 bytes (struct vc_head)
@@ -33,6 +35,7 @@
  *   norm    float[n]          1 / |stored vector|, padded to 64 bytes
  *   v       int8[n][dim] or float[n][dim]
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -40,6 +43,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/vectors.h"
@@ -50,6 +54,8 @@
 /* Caps that keep every size computation far from overflow. */
 #define VC_MAX_N   ((uint64_t)1 << 36)
 #define VC_MAX_DIM 8192
+/* A writer's temporary file this old is a leftover: writing takes seconds. */
+#define VC_TEMP_STALE_S 600
 
 struct vc_head {
     char     magic[8];
@@ -92,11 +98,45 @@ int veccache_path(struct cairn *h, char *out, size_t n)
     return (size_t)snprintf(out, n, "%s-vec", f) < n ? 0 : -1;
 }
 
+/* Removes the temporary files of writers (STORE-vec.XXXXXX) last
+ * modified at least min_age seconds ago: a process killed while writing
+ * leaves one behind, 100 MB on a big store. */
+static void remove_temps(const char *path, time_t min_age)
+{
+    char dir[4200], p[4400];
+    const char *slash = strrchr(path, '/');
+    size_t plen = strlen(path);
+    if (!slash)
+        return;
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    DIR *d = opendir(*dir ? dir : "/");
+    struct dirent *e;
+    struct stat st;
+    if (!d)
+        return;
+    const char *base = slash + 1;
+    size_t blen = plen - (size_t)(base - path);
+    while ((e = readdir(d))) {
+        /* exactly the base name, ".", and mkstemp's six characters */
+        if (strncmp(e->d_name, base, blen) || e->d_name[blen] != '.' ||
+            strlen(e->d_name) != blen + 7)
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && time(NULL) - st.st_mtime >= min_age)
+            unlink(p);
+    }
+    closedir(d);
+}
+
 void veccache_remove(struct cairn *h)
 {
     char p[4200];
-    if (veccache_path(h, p, sizeof p) == 0)
-        unlink(p);
+    if (veccache_path(h, p, sizeof p) != 0)
+        return;
+    unlink(p);
+    /* a writer's file in progress too: it may hold the vectors just
+     * deleted, and its rename then fails */
+    remove_temps(p, 0);
 }
 
 /* Only the bytes up to `check`, so the hash never covers itself. */
@@ -201,6 +241,7 @@ int veccache_write(struct cairn *h, const struct vec_set *s)
     layout(hd.n, hd.dim, hd.f32, &l);
     hd.file_size = l.size;
     hd.check = head_hash(&hd);
+    remove_temps(p, VC_TEMP_STALE_S);
     snprintf(tmp, sizeof tmp, "%s.XXXXXX", p);
     fd = mkostemp(tmp, O_CLOEXEC);                 /* 0600 */
     if (fd < 0)

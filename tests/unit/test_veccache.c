@@ -203,6 +203,34 @@ static void test_stale(void)
     T_EQ_INT(load(&mapped), (MSGS - 16) * (PIECES + 1));
     T_CHECK(!exists(cache));
     unsetenv("CAIRN_VEC_CACHE");
+    /* a writer killed before its rename left a temporary file: the next
+     * writer removes it once it is old, forget at once (it may hold the
+     * forgotten vectors); other names are left alone */
+    {
+        char t1[400], t2[400], keep[400];
+        snprintf(t1, sizeof t1, "%s.Ab12Cd", cache);
+        snprintf(t2, sizeof t2, "%s.Ef34Gh", cache);
+        snprintf(keep, sizeof keep, "%s.notes", cache);
+        FILE *f;
+        T_CHECK((f = fopen(t1, "w")) && fclose(f) == 0);
+        T_CHECK((f = fopen(t2, "w")) && fclose(f) == 0);
+        T_CHECK((f = fopen(keep, "w")) && fclose(f) == 0);
+        struct timespec old[2] = { { 1000, 0 }, { 1000, 0 } };
+        T_EQ_INT(utimensat(AT_FDCWD, t1, old, 0), 0);
+        unlink(cache);
+        T_EQ_INT(load(&mapped), (MSGS - 16) * (PIECES + 1));
+        T_CHECK(exists(cache));
+        T_CHECK(!exists(t1));                      /* old: removed by the writer */
+        T_CHECK(exists(t2));                       /* recent: may be a writer's */
+        T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+        T_EQ_INT(cairn_forget(h, "s1"), CAIRN_OK);
+        T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 60", NULL,
+                              NULL, NULL), SQLITE_OK);
+        cairn_close(h);
+        T_CHECK(!exists(t2));                      /* forget: every one */
+        T_CHECK(exists(keep));
+        unlink(keep);
+    }
 }
 
 /* reindex deletes every vector in a committed transaction: the file
