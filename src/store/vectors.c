@@ -39,8 +39,8 @@
  * cache file (cairn_embed_backfill writes it itself when it is done). */
 #define VEC_CACHE_SETTLE_S  30
 /* Sets of fewer pieces are not written to a cache file: reading them out
- * of SQLite costs a process a few milliseconds (146.7 ms for 192,804
- * vectors in bench/bench_vecload.c, 0.76 us each: about 6 ms for 8,192),
+ * of SQLite costs a process a few milliseconds (159.9 ms for 192,804
+ * vectors in bench/bench_vecload.c, 0.83 us each: about 7 ms for 8,192),
  * not worth a file beside every small store. */
 #define VEC_CACHE_MIN       8192
 
