@@ -64,11 +64,11 @@ $(BUILD)/libcairn.so: $(LIB_OBJ)
 $(BUILD)/cairn: $(CLI_OBJ) $(BUILD)/libcairn.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(SAN)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcairn.a tests/unit/t.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcairn.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(DL_LIBS)
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libcairn.a
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libcairn.a bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(DL_LIBS)
 

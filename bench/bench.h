@@ -1,5 +1,6 @@
 /*
- * bench.h: the timer and sort helper the encoder benchmarks share.
+ * bench.h: what every benchmark here needs: a monotonic clock in
+ * milliseconds and a comparator for sorting timings (medians, p95).
  */
 #ifndef CAIRN_BENCH_H
 #define CAIRN_BENCH_H
@@ -9,16 +10,13 @@
 static inline double now_ms(void)
 {
     struct timespec ts;
-
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* qsort comparator for doubles, ascending */
 static inline int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
-
     return x < y ? -1 : x > y;
 }
 

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "cairn.h"
+#include "bench.h"
 
 extern char **environ;
 
@@ -130,13 +131,6 @@ static int turn(FILE *f, const char *sid, const char *proj, char *parent, size_t
     fprintf(f, "\"}]}}\n");
     snprintf(parent, 48, "%s", a4);
     return 3;
-}
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
 /* Runs argv with `input` on stdin and stdout/stderr to /dev/null (or to

@@ -28,25 +28,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench.h"
 
 #define MAX_RUNS 1000
 #define WARMUP 5
 #define N_CMDS 3
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
 
 /* Nearest-rank percentile of v (sorted in place). */
 static double pct(double *v, int n, double p)

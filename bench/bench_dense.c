@@ -26,16 +26,10 @@
 #include "internal.h"
 #include "recall/recall.h"
 #include "store/vectors.h"
+#include "bench.h"
 
 #define TARGET_P50_MS 50.0
 #define TOPK 50
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 static uint32_t rnd(void)
@@ -50,12 +44,6 @@ static float gauss(void)
 {
     double u = (rnd() + 1.0) / 4294967297.0, v = (rnd() + 1.0) / 4294967297.0;
     return (float)(sqrt(-2 * log(u)) * cos(6.283185307179586 * v));
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 static void random_unit(float *v, int dim)

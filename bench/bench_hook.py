@@ -2,11 +2,17 @@
 """bench_hook.py: what Claude Code's UserPromptSubmit hook costs per prompt.
 
 Times `cairn hook prompt` as a whole process (spawn, read the hook JSON,
-open the store, recall, gate, print) on a store built from the dev data,
-against /bin/true fed the same stdin, taking turns, in the same run.
-Prompts are the datasets' questions. Prints `bench hook.* key=value` lines.
+open the store, recall, gate, print) against /bin/true fed the same stdin,
+taking turns, in the same run. Prompts are the lines of QUESTIONS.txt.
+Prints `bench hook.* key=value` lines.
 
-usage: bench_hook.py CAIRN STORE QUESTIONS.txt [--runs N]
+--variant NAME:K=V,K=V (repeatable) times several configurations in the
+same run, taking turns prompt by prompt (e.g. keyword against hybrid,
+with and without the vector cache file); without it, one variant
+"prompt" with the environment as it is. --recall times `cairn recall
+PROMPT --budget 1000` instead of the hook.
+
+usage: bench_hook.py CAIRN STORE QUESTIONS.txt [--runs N] [--variant ...] [--recall]
 """
 import json
 import os
@@ -17,34 +23,60 @@ import tempfile
 import time
 
 
+def variants(argv):
+    out = []
+    for i, a in enumerate(argv):
+        if a == "--variant":
+            name, _, kvs = argv[i + 1].partition(":")
+            out.append((name, dict(kv.split("=", 1) for kv in kvs.split(",") if kv)))
+    return out or [("prompt", {})]
+
+
 def main():
     cairn, store, qfile = sys.argv[1:4]
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 100
+    recall = "--recall" in sys.argv
     qs = [l.strip() for l in open(qfile, encoding="utf-8") if l.strip()]
     home = tempfile.mkdtemp(prefix="cairn-hook-bench.")
     env = dict(os.environ, CAIRN_DB=store, HOME=home)
-    t_cairn, t_true, fired = [], [], 0
+    # the models stay where they are when HOME moves
+    env.setdefault("CAIRN_MODEL_DIR", os.path.expanduser("~/.cairn/models"))
+    vs = variants(sys.argv)
+    times = {name: [] for name, _ in vs}
+    fired = {name: 0 for name, _ in vs}
+    t_true = []
     for i in range(runs):
         q = qs[i % len(qs)]
         inp = json.dumps({"session_id": "bench-%d" % i, "prompt": q, "cwd": home,
                           "hook_event_name": "UserPromptSubmit"}).encode()
-        a = time.perf_counter()
-        out = subprocess.run([cairn, "hook", "prompt"], input=inp, env=env,
-                             stdout=subprocess.PIPE).stdout
-        t_cairn.append((time.perf_counter() - a) * 1e3)
-        fired += bool(out.strip())
+        cmd = [cairn, "recall", q, "--budget", "1000"] if recall else [cairn, "hook", "prompt"]
+        for name, extra in vs:
+            a = time.perf_counter()
+            out = subprocess.run(cmd, input=inp, env=dict(env, **extra),
+                                 stdout=subprocess.PIPE).stdout
+            times[name].append((time.perf_counter() - a) * 1e3)
+            fired[name] += bool(out.strip())
         a = time.perf_counter()
         subprocess.run(["/bin/true"], input=inp, env=env, stdout=subprocess.PIPE)
         t_true.append((time.perf_counter() - a) * 1e3)
 
     def q(v, p):
         return statistics.quantiles(v, n=100)[p - 1]
-    c50, t50 = statistics.median(t_cairn), statistics.median(t_true)
-    print("bench hook.prompt runs=%d p50_ms=%.2f p95_ms=%.2f fired=%d ratio_p50_vs_true=%.2f"
-          % (runs, c50, q(t_cairn, 95), fired, c50 / t50))
-    print("bench hook.true runs=%d p50_ms=%.2f p95_ms=%.2f" % (runs, t50, q(t_true, 95)))
-    print("# hook prompt: p50 %.1f ms, p95 %.1f ms as a whole process (fired on %d of %d prompts);"
-          " /bin/true %.1f ms the same way" % (c50, q(t_cairn, 95), fired, runs, t50))
+    t50 = statistics.median(t_true)
+    what = "recall" if recall else "hook"
+    for name, _ in vs:
+        v = times[name]
+        c50 = statistics.median(v)
+        print("bench %s.%s runs=%d p50_ms=%.2f p95_ms=%.2f %s=%d ratio_p50_vs_true=%.2f"
+              % (what, name, runs, c50, q(v, 95), "answered" if recall else "fired",
+                 fired[name], c50 / t50))
+    print("bench %s.true runs=%d p50_ms=%.2f p95_ms=%.2f" % (what, runs, t50, q(t_true, 95)))
+    for name, _ in vs:
+        v = times[name]
+        print("# %s %s: p50 %.1f ms, p95 %.1f ms as a whole process (%s %d of %d);"
+              " /bin/true %.1f ms the same way"
+              % ("recall" if recall else "hook prompt", name, statistics.median(v), q(v, 95),
+                 "output on" if recall else "fired on", fired[name], runs, t50))
 
 
 if __name__ == "__main__":

@@ -33,25 +33,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench.h"
 
 /* The project's goal for this store (bench/README.md). */
 #define TARGET_P50_MS 20.0
 #define MAX_QUESTIONS 5000
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
 
 struct stats {
     double p50, p95, p99, mean, max;

@@ -42,6 +42,9 @@ char *cli_read_file(const char *path, size_t cap, size_t *len);
  * missing. */
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 
+/* A monotonic clock in milliseconds, for timings. */
+double cli_now_ms(void);
+
 /* The commands (cli/cmd_*.c), listed in the table in main.c. */
 int cmd_add(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_sessions(int argc, char **argv, struct cli_ctx *ctx);
@@ -68,6 +71,9 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx);
 /* The injecting hooks (hook_inject.c): event "prompt" or "session-start",
  * input the parsed hook JSON (a cJSON object), out_fd the real stdout. */
 int hook_inject(const char *event, const void *input, struct cli_ctx *ctx, int out_fd);
+/* The recall method of the prompt hook (CAIRN_INJECT_DENSE), which `cairn
+ * eval inject` uses too, so it measures what the hook does. */
+int inject_method(void);
 /* ~/.cairn/cairn.log ($CAIRN_LOG): its path into out (0, or -1), and one
  * timestamped line appended to it (file 0600; never fails loudly). */
 int cli_log_path(char *out, size_t n);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "util/buf.h"
@@ -90,4 +91,11 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
     *val = argv[*i + 1];
     *i += 2;
     return 1;
+}
+
+double cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }

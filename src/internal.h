@@ -10,10 +10,11 @@
 
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include "cairn.h"
 
-#define CAIRN_SCHEMA_VERSION 4
+#define CAIRN_SCHEMA_VERSION 5
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -23,6 +24,7 @@ struct cairn {
     char    *path;
     int      readonly;
     int      in_tx;          /* inside a store transaction */
+    int64_t  vec_stamp;      /* the vectors' stamp when the transaction began */
     char     errmsg[512];
 };
 

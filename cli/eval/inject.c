@@ -23,8 +23,16 @@
 struct inj {
     int budget;
     size_t n, fired_with, complete, fired_without, any_with;
-    size_t failed;
+    size_t failed, dense;        /* recalls that used vectors */
+    double *ms;                  /* [n]: each with-memory recall, in process */
+    size_t ms_cap;
 };
+
+static int cmp_ms(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
 
 static int has_ev(const struct cairn_recall *r, const struct eval_ev *e)
 {
@@ -40,6 +48,7 @@ static int ask(struct cairn *db, const struct eval_q *q, int budget, struct cair
     o.budget = budget;
     o.now = q->now;
     o.flags = CAIRN_RECALL_MATCHED_ONLY;
+    o.method = inject_method();
     return cairn_recall(db, q->question, &o, r);
 }
 
@@ -66,10 +75,22 @@ static int inject_conv(void *arg, struct eval_conv *c)
         if (q->apart || !q->n_ev)
             continue;
         s->n++;
+        double t0 = cli_now_ms();
         if (ask(db, q, s->budget, &r)) {
             s->failed++;
             continue;
         }
+        if (s->n > s->ms_cap) {
+            size_t nc = s->ms_cap ? s->ms_cap * 2 : 256;
+            double *nm = realloc(s->ms, nc * sizeof *nm);
+            if (nm) {
+                s->ms = nm;
+                s->ms_cap = nc;
+            }
+        }
+        if (s->n <= s->ms_cap)
+            s->ms[s->n - 1] = cli_now_ms() - t0;
+        s->dense += r->dense == CAIRN_DENSE_ON || r->dense == CAIRN_DENSE_PARTIAL;
         if (cairn_inject_gate(r, NULL)) {
             size_t k = 0;
             s->fired_with++;
@@ -174,8 +195,17 @@ int eval_inject(int argc, char **argv)
            pct(s.any_with, s.fired_with));
     printf("\"Without memory\" asks each question against its store with the sessions "
            "holding its evidence forgotten.%s\n", s.failed ? " Some recalls failed." : "");
+    if (s.n && s.n <= s.ms_cap) {
+        /* in process, the store and model loaded: what a hook adds to
+         * its process start, open and model load */
+        qsort(s.ms, s.n, sizeof *s.ms, cmp_ms);
+        printf("Recall as the hook asks it (%s, %zu of %zu with vectors): p50 %.1f ms, "
+               "p95 %.1f ms in process.\n", inject_method() == CAIRN_METHOD_KEYWORD ? "keyword" :
+               "hybrid", s.dense, s.n, s.ms[s.n / 2], s.ms[(s.n * 95 + 99) / 100 - 1]);
+    }
     rc = s.failed ? 1 : 0;
 out:
     free(files);
+    free(s.ms);
     return rc;
 }

@@ -19,13 +19,6 @@
 #include "../cli.h"
 #include "util/buf.h"
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static struct eval_cat *category(struct eval_run *r, const char *name, int apart)
 {
     for (size_t i = 0; i < r->n_cats; i++)
@@ -108,9 +101,9 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
             o.budget = r->budgets[bi];
             o.now = q->now;
             o.method = r->methods[m].method;
-            double t0 = now_ms();
+            double t0 = cli_now_ms();
             int rc = cairn_recall(db, q->question, &o, &res);
-            double ms = now_ms() - t0;
+            double ms = cli_now_ms() - t0;
             r->recall_ms += ms;
             if (rc) {
                 cli_error("eval: %s: question %s: recall failed: %s", c->name, q->id,
@@ -222,7 +215,7 @@ int eval_run_conv(void *arg, struct eval_conv *c)
      * pieces, the default elsewhere, took BEAM dev from about 35 s to
      * over 4 minutes; docs/HYBRID.md). CAIRN_EMBED_MAX_PIECES overrides. */
     setenv("CAIRN_EMBED_MAX_PIECES", "1", 0);
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     if (cairn_open(":memory:", 0, &db)) {
         cli_error("eval: cannot open an in-memory store: %s",
                   db ? cairn_errmsg(db) : "out of memory");
@@ -235,7 +228,7 @@ int eval_run_conv(void *arg, struct eval_conv *c)
         }
         msgs += c->sess[i].n_messages;
     }
-    double t1 = now_ms(), rec0 = r->recall_ms;
+    double t1 = cli_now_ms(), rec0 = r->recall_ms;
     r->load_ms += t1 - t0;
     for (size_t i = 0; i < c->n_qs; i++) {
         const struct eval_q *q = &c->qs[i];

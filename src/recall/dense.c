@@ -5,8 +5,9 @@
  * The question is embedded (is_query), quantised like the stored vectors
  * (int8 and a scale), and dotted with each stored piece; the cosine is
  * that dot times both inverse norms (the stored ones are computed once,
- * when the per-connection cache is loaded: store/vectors.c). A message's
- * score is its best piece's. The scan is exact, not approximate: at a
+ * when the set is read out of SQLite, and kept in the cache file:
+ * store/vectors.c, store/veccache.c). A message's score is its best
+ * piece's. The scan is exact, not approximate: at a
  * million 512-d int8 vectors it reads 512 MB, which the AVX2 kernel does
  * at memory speed, split over threads when the set is large
  * (bench/bench_dense.c).

@@ -3,9 +3,11 @@
  *
  * Every write is one BEGIN IMMEDIATE transaction: the write lock is taken
  * up front, so two writers never deadlock upgrading a read lock, and the
- * busy timeout makes the second wait instead of failing.
+ * busy timeout makes the second wait instead of failing. A commit that
+ * changed the vectors removes the vector cache file (store/veccache.c).
  */
 #include "internal.h"
+#include "store/vectors.h"
 
 int store_prepare(struct cairn *h, const char *sql, sqlite3_stmt **st)
 {
@@ -25,6 +27,7 @@ int store_begin(struct cairn *h)
     if (src != SQLITE_OK)
         return cairn__sqlerr(h, src, "begin");
     h->in_tx = 1;
+    h->vec_stamp = vec_stamp(h);
     return CAIRN_OK;
 }
 
@@ -37,6 +40,12 @@ int store_commit(struct cairn *h)
         return rc;
     }
     h->in_tx = 0;
+    /* Vectors changed: the cache file beside the store is stale, and may
+     * hold the vectors of text this transaction forgot or rewrote. A
+     * reader would ignore it (its stamp no longer matches); removing it
+     * is what keeps those vectors off the disk. */
+    if (vec_stamp(h) != h->vec_stamp)
+        veccache_remove(h);
     return CAIRN_OK;
 }
 

@@ -1,7 +1,8 @@
 /*
  * vectors.c: dense vectors in the store (see vectors.h): the process-wide
  * encoder, cutting messages into pieces, int8 storage, embedding at ingest
- * outside the write lock, the per-connection cache recall scans, and
+ * outside the write lock, the per-connection set recall scans (mapped from
+ * the cache file beside the store when it is valid: veccache.c), and
  * cairn_embed_backfill (`cairn embed --backfill`, `cairn reindex`).
  *
  * Per-connection state (the ingest switch and the vector cache) hangs off
@@ -15,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +35,14 @@
 #define VEC_ENCODE_BATCH    64
 /* Messages per backfill transaction. */
 #define VEC_BACKFILL_CHUNK  256
+/* Seconds the vectors must have stood still before a reader writes the
+ * cache file (cairn_embed_backfill writes it itself when it is done). */
+#define VEC_CACHE_SETTLE_S  30
+/* Sets of fewer pieces are not written to a cache file: reading them out
+ * of SQLite costs a process a few milliseconds (159.9 ms for 192,804
+ * vectors in bench/bench_vecload.c, 0.83 us each: about 7 ms for 8,192),
+ * not worth a file beside every small store. */
+#define VEC_CACHE_MIN       8192
 
 /* ---- the model ------------------------------------------------------ */
 
@@ -348,11 +358,15 @@ static struct vec_conn *conns;
 
 static void set_release(struct vec_set *s)
 {
-    free(s->msg);
-    free(s->sess);
-    free(s->v8);
-    free(s->vf);
-    free(s->inv_norm);
+    if (s->map) {
+        munmap(s->map, s->map_len);
+    } else {
+        free(s->msg);
+        free(s->sess);
+        free(s->v8);
+        free(s->vf);
+        free(s->inv_norm);
+    }
     memset(s, 0, sizeof *s);
 }
 
@@ -561,38 +575,85 @@ static int64_t query_int(struct cairn *h, const char *sql)
     return v;
 }
 
-int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_set **out)
+int64_t vec_stamp(struct cairn *h)
 {
-    struct vec_conn *c = conn_get(h);
-    sqlite3_stmt *st = NULL;
-    int rc = CAIRN_OK, src;
-    size_t cap = 0;
-    *out = NULL;
-    if (!c)
-        return cairn__err(h, CAIRN_NOMEM, "out of memory");
-    int64_t dv = query_int(h, "PRAGMA data_version");
-    int64_t ch = sqlite3_total_changes64(h->db);
-    if (c->valid && c->data_version == dv && c->changes == ch && c->set.dim == dim &&
-        !strcmp(c->set.model, model)) {
-        *out = &c->set;
-        return CAIRN_OK;
+    /* a random stamp of -1 only costs one rebuild of the file */
+    return query_int(h, "SELECT stamp FROM vec_stamp WHERE id = 1");
+}
+
+static int cache_on(void)
+{
+    const char *v = getenv("CAIRN_VEC_CACHE");
+    return !(v && !strcmp(v, "0"));
+}
+
+/* Another model's id with vectors in the store, for recall's note. Two
+ * range reads of the primary key: `model <> ?` walked the whole msg
+ * index instead (13 ms on 192,804 vectors). */
+static int other_model(struct cairn *h, const char *model, char *out, size_t n)
+{
+    static const char *const sql[] = { "SELECT model FROM vectors WHERE model < ? LIMIT 1",
+                                       "SELECT model FROM vectors WHERE model > ? LIMIT 1" };
+    out[0] = '\0';
+    for (int i = 0; i < 2 && !out[0]; i++) {
+        sqlite3_stmt *st;
+        int rc = store_prepare(h, sql[i], &st);
+        if (rc)
+            return rc;
+        sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const unsigned char *t = sqlite3_column_text(st, 0);
+            snprintf(out, n, "%s", t ? (const char *)t : "");
+        }
+        sqlite3_finalize(st);
     }
-    c->valid = 0;
-    set_release(&c->set);
-    struct vec_set *s = &c->set;
-    snprintf(s->model, sizeof s->model, "%s", model);
-    s->dim = dim;
-    s->msgs_total = query_int(h, "SELECT count(*) FROM messages");
-    /* One scan of the model's rows, in (msg, piece) order. */
-    if ((rc = store_prepare(h, "SELECT msg, session, scale, v FROM vectors WHERE model = ? "
+    return CAIRN_OK;
+}
+
+/* Room for cap pieces in every array of s. */
+static int set_grow(struct vec_set *s, size_t cap)
+{
+    int64_t *nm = realloc(s->msg, cap * sizeof *nm);
+    if (nm)
+        s->msg = nm;
+    int64_t *ns = realloc(s->sess, cap * sizeof *ns);
+    if (ns)
+        s->sess = ns;
+    float *ni = realloc(s->inv_norm, cap * sizeof *ni);
+    if (ni)
+        s->inv_norm = ni;
+    void *nv = s->f32 ? realloc(s->vf, cap * (size_t)s->dim * sizeof(float))
+                      : realloc(s->v8, cap * (size_t)s->dim);
+    if (nv) {
+        if (s->f32)
+            s->vf = nv;
+        else
+            s->v8 = nv;
+    }
+    return nm && ns && ni && nv ? 0 : -1;
+}
+
+/* The model's rows into s, in one scan in (msg, piece) order, with the
+ * stamp read in the same read transaction so a cache file written from s
+ * holds exactly the vectors of that stamp. */
+static int set_load(struct cairn *h, const char *model, int dim, struct vec_set *s)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = CAIRN_OK, src, own_tx = sqlite3_get_autocommit(h->db);
+    size_t cap = 0;
+    int64_t last = -1;
+
+    if (own_tx && sqlite3_exec(h->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        own_tx = 0;                            /* then without: the stamp is a hint */
+    s->stamp = vec_stamp(h);
+    if ((rc = store_prepare(h, "SELECT msg, session, v FROM vectors WHERE model = ? "
                             "AND dim = ? ORDER BY msg, piece", &st)))
         goto out;
     sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, dim);
-    int64_t last = -1;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        int bytes = sqlite3_column_bytes(st, 3);
-        const void *blob = sqlite3_column_blob(st, 3);
+        int bytes = sqlite3_column_bytes(st, 2);
+        const void *blob = sqlite3_column_blob(st, 2);
         int is_f32 = bytes == dim * (int)sizeof(float);
         if (!blob || (bytes != dim && !is_f32))
             continue;                         /* damaged row: skipped */
@@ -601,29 +662,11 @@ int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_se
         if (is_f32 != s->f32)
             continue;                         /* mixed formats: keep the first */
         if (s->n == cap) {
-            size_t nc = cap ? cap * 2 : 1024;
-            int64_t *nm = realloc(s->msg, nc * sizeof *nm);
-            if (nm)
-                s->msg = nm;
-            int64_t *ns = realloc(s->sess, nc * sizeof *ns);
-            if (ns)
-                s->sess = ns;
-            float *ni = realloc(s->inv_norm, nc * sizeof *ni);
-            if (ni)
-                s->inv_norm = ni;
-            void *nv = s->f32 ? realloc(s->vf, nc * (size_t)dim * sizeof(float))
-                              : realloc(s->v8, nc * (size_t)dim);
-            if (nv) {
-                if (s->f32)
-                    s->vf = nv;
-                else
-                    s->v8 = nv;
-            }
-            if (!nm || !ns || !ni || !nv) {
+            cap = cap ? cap * 2 : 1024;
+            if (set_grow(s, cap)) {
                 rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
                 goto out;
             }
-            cap = nc;
         }
         int64_t m = sqlite3_column_int64(st, 0);
         double nn = 0;
@@ -635,10 +678,13 @@ int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_se
             for (int i = 0; i < dim; i++)
                 nn += (double)d[i] * d[i];
         } else {
-            int8_t *d = s->v8 + s->n * (size_t)dim;
-            memcpy(d, blob, (size_t)dim);
+            /* in int32, which the compiler vectorises: 127^2 x 8192 fits */
+            const int8_t *d = blob;
+            int32_t sq = 0;
+            memcpy(s->v8 + s->n * (size_t)dim, d, (size_t)dim);
             for (int i = 0; i < dim; i++)
-                nn += (double)d[i] * d[i];
+                sq += (int32_t)d[i] * d[i];
+            nn = sq;
         }
         s->inv_norm[s->n] = nn > 0 ? (float)(1.0 / sqrt(nn)) : 0;
         s->msgs_with += m != last;
@@ -649,26 +695,76 @@ int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_se
         rc = cairn__sqlerr(h, src, "read vectors");
         goto out;
     }
+    rc = other_model(h, model, s->other, sizeof s->other);
+out:
     sqlite3_finalize(st);
-    st = NULL;
-    /* Is there another model's vectors? (Said in recall's note.) */
-    if ((rc = store_prepare(h, "SELECT model FROM vectors WHERE model <> ? LIMIT 1", &st)))
-        goto out;
-    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        const unsigned char *t = sqlite3_column_text(st, 0);
-        snprintf(s->other, sizeof s->other, "%s", t ? (const char *)t : "");
+    if (own_tx)
+        sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Whether the file is worth writing for a set just read out of SQLite:
+ * not while the vectors are still changing (a backfill commits every few
+ * seconds for an hour, and each commit would make the file stale), unless
+ * the caller knows they are done (force). */
+static int cache_worth(struct cairn *h, const struct vec_set *s, int force)
+{
+    if (s->stamp == -1 || s->n < VEC_CACHE_MIN || !cache_on())
+        return 0;
+    if (force)
+        return 1;
+    int64_t at = query_int(h, "SELECT changed_at FROM vec_stamp WHERE id = 1");
+    return at >= 0 && (int64_t)time(NULL) - at >= VEC_CACHE_SETTLE_S;
+}
+
+static int set_get(struct cairn *h, const char *model, int dim, int force,
+                   const struct vec_set **out)
+{
+    struct vec_conn *c = conn_get(h);
+    struct vec_set *s;
+    int rc = CAIRN_OK;
+    *out = NULL;
+    if (!c)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    s = &c->set;
+    int64_t dv = query_int(h, "PRAGMA data_version");
+    int64_t ch = sqlite3_total_changes64(h->db);
+    int same = c->valid && s->dim == dim && !strcmp(s->model, model);
+    if (same && c->data_version == dv && c->changes == ch) {
+        *out = s;
+        return CAIRN_OK;
     }
+    int64_t stamp = vec_stamp(h), total = query_int(h, "SELECT count(*) FROM messages");
+    if (!(same && stamp != -1 && s->stamp == stamp)) {
+        /* the vectors changed (or are not loaded): the file, else SQLite */
+        c->valid = 0;
+        set_release(s);
+        if (stamp == -1 || !cache_on() || veccache_open(h, model, dim, stamp, s) != 0) {
+            snprintf(s->model, sizeof s->model, "%s", model);
+            s->dim = dim;
+            if ((rc = set_load(h, model, dim, s))) {
+                set_release(s);
+                return rc;
+            }
+            if (cache_worth(h, s, force) && veccache_write(h, s) == 0 &&
+                vec_stamp(h) != s->stamp)
+                /* a writer committed while it was built: it may hold
+                 * vectors the writer just deleted (tx.c removes the file
+                 * only after its commit, which came first) */
+                veccache_remove(h);
+        }
+    }
+    s->msgs_total = total;
     c->valid = 1;
     c->data_version = dv;
     c->changes = ch;
     *out = s;
-out:
-    if (st)
-        sqlite3_finalize(st);
-    if (rc)
-        set_release(s);
-    return rc;
+    return CAIRN_OK;
+}
+
+int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_set **out)
+{
+    return set_get(h, model, dim, 0, out);
 }
 
 /* ---- backfill and reindex ------------------------------------------ */
@@ -803,6 +899,12 @@ int cairn_embed_backfill(struct cairn *h, int reindex,
         done += n;
         if (progress)
             progress(arg, done > total ? total : done, total);
+    }
+    /* Done: the cache file now, so the next hook maps it instead of
+     * reading every vector (a failure here only costs that hook). */
+    {
+        const struct vec_set *set;
+        set_get(h, vm->id, vm->dim, 1, &set);
     }
 out:
     if (sel)

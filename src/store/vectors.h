@@ -96,12 +96,35 @@ struct vec_set {
     int64_t        msgs_total;   /* messages in the store */
     char           other[VEC_MODEL_ID_MAX]; /* a model with vectors that is not
                                                this one ("" if none) */
+    int64_t        stamp;        /* vec_stamp the set was read at */
+    void          *map;          /* the cache file's mapping (the arrays point
+                                    into it), or NULL: they are malloc'd */
+    size_t         map_len;
 };
 
-/* The vectors of model (dim) in h's store: cached on the connection and
- * reloaded in one scan when the store changed (PRAGMA data_version and
- * this connection's change count). The set lives until the next call on
- * the connection or its close. */
+/* The vectors of model (dim) in h's store, cached on the connection.
+ * When the store changed (PRAGMA data_version, this connection's change
+ * count) but the vectors did not (vec_stamp), only msgs_total is read
+ * again; when they did, the set comes from the cache file if it is valid,
+ * else from one scan of SQLite, which then writes the file for the next
+ * process. The set lives until the next call on the connection or its
+ * close. CAIRN_VEC_CACHE=0 never reads or writes the file. */
 int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_set **out);
+
+/* The store's vector stamp (schema version 5), or -1 when there is none
+ * (an older schema, mid-migration). Sets no error. */
+int64_t vec_stamp(struct cairn *h);
+
+/* ---- the cache file (veccache.c) ------------------------------------ */
+
+/* STORE-vec, the file beside the store; -1 for a store without a file. */
+int  veccache_path(struct cairn *h, char *out, size_t n);
+/* Maps the file into s when it is whole and of this model, dim and stamp;
+ * else -1 and s is untouched. */
+int  veccache_open(struct cairn *h, const char *model, int dim, int64_t stamp,
+                   struct vec_set *s);
+/* Writes s (s->stamp) atomically: temporary file, fsync, rename. 0 or -1. */
+int  veccache_write(struct cairn *h, const struct vec_set *s);
+void veccache_remove(struct cairn *h);
 
 #endif

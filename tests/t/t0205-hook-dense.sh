@@ -1,0 +1,57 @@
+#!/bin/sh
+# t0205-hook-dense: `cairn hook prompt` with an embedding model (the tiny
+# BERT in the repository): recall as the hook asks it is keyword-only
+# unless CAIRN_INJECT_DENSE=1 (measured: docs/HYBRID.md), and every
+# decision logs whether vectors took part; on a
+# store big enough for the vector cache file, `cairn embed --backfill`
+# writes STORE-vec (0600), hook processes use it, and `cairn forget`
+# removes it at once.
+. "$(dirname "$0")/lib.sh"
+export CAIRN_EMBED_MODEL="$ROOT/tests/data/embed/tiny-bert"
+LOG="$HOME/.cairn/inject.jsonl"
+"$CAIRN" add "$ROOT/examples/sample-history.jsonl" >/dev/null
+
+ask() {  # session prompt -> stdout of the hook
+    python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1],"prompt":sys.argv[2],"cwd":"/tmp","hook_event_name":"UserPromptSubmit"}))' "$1" "$2" |
+        "$CAIRN" hook prompt
+}
+last_dense() { tail -1 "$LOG" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("dense", "-"))'; }
+
+out=$(ask s1 "which climbing gym did I pick?")
+contains "injects keyword-only by default" "$out" "LBC on Thursday"
+eq "the default: no vectors" "$(last_dense)" off
+export CAIRN_INJECT_DENSE=1
+out=$(ask s2 "which climbing gym did I pick?")
+contains "injects with the vectors" "$out" "LBC on Thursday"
+eq "CAIRN_INJECT_DENSE=1: vectors" "$(last_dense)" on
+CAIRN_INJECT_DENSE=0 ask s3 "which climbing gym did I pick?" >/dev/null
+eq "CAIRN_INJECT_DENSE=0: keyword only" "$(last_dense)" off
+check "a small store gets no cache file" [ ! -e "$CAIRN_DB-vec" ]
+
+# 8,400 more messages: over the cache file's threshold (8,192 vectors), also
+# after one session of 200 is forgotten
+python3 -c '
+import json
+for s in range(42):
+    print(json.dumps({"id": "bulk-%d" % s, "messages": [
+        {"role": "user" if i % 2 == 0 else "assistant",
+         "content": "note %d of batch %d about topic %d" % (i, s, (i * 7 + s) % 97)}
+        for i in range(200)]}))' > "$TMP/bulk.jsonl"
+"$CAIRN" add "$TMP/bulk.jsonl" >/dev/null
+ask s4 "which climbing gym did I pick?" >/dev/null
+eq "the hook used the vectors" "$(last_dense)" on
+check "vectors written seconds ago: no cache file yet" [ ! -e "$CAIRN_DB-vec" ]
+"$CAIRN" embed --backfill >/dev/null 2>&1
+check "the backfill writes the cache file when done" [ -f "$CAIRN_DB-vec" ]
+eq "cache file mode" "$(stat -c %a "$CAIRN_DB-vec")" 600
+ino=$(stat -c %i "$CAIRN_DB-vec")
+out=$(ask s5 "which climbing gym did I pick?")
+contains "a hook process using the file injects the same" "$out" "LBC on Thursday"
+eq "it read the file, did not rewrite it" "$(stat -c %i "$CAIRN_DB-vec")" "$ino"
+"$CAIRN" forget bulk-3 >/dev/null
+check "forget removes the cache file" [ ! -e "$CAIRN_DB-vec" ]
+out=$(ask s6 "which climbing gym did I pick?")
+contains "still injects after forget" "$out" "LBC on Thursday"
+"$CAIRN" embed --backfill >/dev/null 2>&1
+check "a new file after the next backfill" [ -f "$CAIRN_DB-vec" ]
+t_done

@@ -1,0 +1,41 @@
+/*
+ * t_store.h: helpers for unit tests that work on a store: one number from
+ * a query, and a chat of n short messages added as a session.
+ * Include after t.h and internal.h.
+ */
+#ifndef CAIRN_T_STORE_H
+#define CAIRN_T_STORE_H
+
+#include <stdint.h>
+#include <string.h>
+
+static int64_t count(struct cairn *h, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+static void add_chat(struct cairn *h, const char *id, int n)
+{
+    struct cairn_message m[16];
+    char text[16][64];
+    for (int i = 0; i < n; i++) {
+        snprintf(text[i], sizeof text[i], "message %d of %s", i, id);
+        memset(&m[i], 0, sizeof m[i]);
+        m[i].role = i % 2 ? "assistant" : "user";
+        m[i].content = text[i];
+        m[i].at = CAIRN_NO_TIME;
+    }
+    struct cairn_session s = { 0 };
+    s.id = id;
+    s.started_at = s.ended_at = CAIRN_NO_TIME;
+    s.messages = m;
+    s.n_messages = (size_t)n;
+    T_EQ_INT(cairn_add_session(h, &s, NULL), CAIRN_OK);
+}
+
+#endif
