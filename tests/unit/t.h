@@ -12,6 +12,7 @@
 #ifndef CAIRN_T_H
 #define CAIRN_T_H
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdint.h>
@@ -41,6 +42,21 @@ static const char *t_current = "";
 } while (0)
 
 #define T_RUN(fn) do { t_current = #fn; fn(); } while (0)
+
+/* Cosine similarity of two float vectors, in double; 0 when either is all
+ * zeros (the encoder tests compare vectors with it). */
+static inline double t_cosine(const float *a, const float *b, int n)
+{
+    double ab = 0, aa = 0, bb = 0;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        ab += (double)a[i] * b[i];
+        aa += (double)a[i] * a[i];
+        bb += (double)b[i] * b[i];
+    }
+    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0;
+}
 
 #define T_DONE() ( printf("%d passed, %d failed\n", t_passed, t_failed), t_failed ? 1 : 0 )
 

@@ -95,19 +95,6 @@ static int load_golden(void)
     return G.n > 0;
 }
 
-static double cosine(const float *a, const float *b, int n)
-{
-    double ab = 0, aa = 0, bb = 0;
-    int i;
-
-    for (i = 0; i < n; i++) {
-        ab += (double)a[i] * b[i];
-        aa += (double)a[i] * a[i];
-        bb += (double)b[i] * b[i];
-    }
-    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0;
-}
-
 /* Every golden vector matched (pooled = 0 mean, 1 cls); returns the
  * smallest cosine seen. */
 static double check_all(struct embed_model *m, int cls, int batched)
@@ -125,7 +112,7 @@ static double check_all(struct embed_model *m, int cls, int batched)
                 worst = -2;
     }
     for (i = 0; i < G.n && worst > -2; i++) {
-        double c = cosine(out + i * 64, cls ? G.cls[i] : G.mean[i], 64);
+        double c = t_cosine(out + i * 64, cls ? G.cls[i] : G.mean[i], 64);
         if (c < worst)
             worst = c;
         if (c < 0.9999)
@@ -361,14 +348,14 @@ static void test_prefix_and_junk(void)
         n = embed_tokenize(m, "cat", 0, ids, 64);
         T_EQ_INT(n, 4);     /* [CLS] memory cat [SEP] */
         T_EQ_INT(embed_encode(m, texts, 3, 0, out), 0);
-        T_CHECK(fabs(cosine(out, out, 64) - 1.0) < 1e-6);
-        T_CHECK(fabs(cosine(out + 128, out + 64, 64) - 1.0) < 1e-6);  /* NULL == "" */
+        T_CHECK(fabs(t_cosine(out, out, 64) - 1.0) < 1e-6);
+        T_CHECK(fabs(t_cosine(out + 128, out + 64, 64) - 1.0) < 1e-6);  /* NULL == "" */
         for (i = 0; i < big; i++)
             huge[i] = "memory cat "[i % 11];
         huge[big] = 0;
         texts[0] = huge;
         T_EQ_INT(embed_encode(m, texts, 1, 1, out), 0);
-        T_CHECK(fabs(cosine(out, out, 64) - 1.0) < 1e-6);
+        T_CHECK(fabs(t_cosine(out, out, 64) - 1.0) < 1e-6);
         free(huge);
         {
             int32_t bad[2] = { 2, 100000 };

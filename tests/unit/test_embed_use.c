@@ -193,19 +193,6 @@ static int ids_eq(const int32_t *got, int n, const int *want, int wn)
     return 1;
 }
 
-static double cosine(const float *a, const float *b, int n)
-{
-    double ab = 0, aa = 0, bb = 0;
-    int i;
-
-    for (i = 0; i < n; i++) {
-        ab += (double)a[i] * b[i];
-        aa += (double)a[i] * a[i];
-        bb += (double)b[i] * b[i];
-    }
-    return ab / (sqrt(aa) * sqrt(bb) + 1e-30);
-}
-
 static void test_tokenizer(void)
 {
     char err[256];
@@ -293,14 +280,14 @@ static void test_forward(void)
     /* A text's vector does not depend on its batch-mates. */
     for (i = 0; i < 5; i++) {
         T_EQ_INT(embed_encode(m, &texts[i], 1, 0, one), 0);
-        T_CHECK(cosine(one, out + i * 512, 512) > 0.99999);
+        T_CHECK(t_cosine(one, out + i * 512, 512) > 0.99999);
     }
     /* Different texts, different vectors. */
-    T_CHECK(cosine(out, out + 512, 512) < 0.9999);
+    T_CHECK(t_cosine(out, out + 512, 512) < 0.9999);
     /* Two threads give the same result. */
     embed_set_threads(m, 2);
     T_EQ_INT(embed_encode(m, &texts[1], 1, 0, one), 0);
-    T_CHECK(cosine(one, out + 512, 512) > 0.99999);
+    T_CHECK(t_cosine(one, out + 512, 512) > 0.99999);
     /* Bad ids are refused. */
     {
         int32_t bad[2] = { 5, 99999 };
@@ -409,7 +396,7 @@ static void test_golden(void)
             fprintf(stderr, "ids differ for sentence %d (%d vs %d tokens)\n", i, n, want);
         for (k = 0; k < 512; k++)
             ref[k] = (float)cJSON_GetArrayItem(jv, k)->valuedouble;
-        c = cosine(vecs + (size_t)i * 512, ref, 512);
+        c = t_cosine(vecs + (size_t)i * 512, ref, 512);
         if (c < worst)
             worst = c;
         cos_ok += c >= 0.999;
