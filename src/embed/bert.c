@@ -651,7 +651,8 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
     if (m->use)
         return use_forward(m->use, ids, lens, batch, seq, out, m->errmsg,
                            sizeof(m->errmsg));
-    if (batch < 1 || seq < 1 || seq > m->max_tokens) {
+    /* the kernels take a pass's token rows as an int */
+    if (batch < 1 || seq < 1 || seq > m->max_tokens || (size_t)batch * seq > INT_MAX) {
         embed_errf(m->errmsg, sizeof(m->errmsg), "bad batch shape %d x %d", batch, seq);
         return -1;
     }

@@ -48,7 +48,13 @@ static struct {
 static char k_note[512];
 static pthread_once_t k_once = PTHREAD_ONCE_INIT;
 
-static int k_threads = 1;     /* the count last given to embed_k_set_threads */
+/* The count this thread last gave embed_k_set_threads: it picks the
+ * path of this thread's products (embed_k_linear_packed). Per thread,
+ * because two models may run in two threads at once (embed.h); one
+ * shared int let a pass switch paths (and bits) half-way through when the
+ * other thread set its own count (test_embed_prop, test_two_models).
+ * OpenBLAS's own count stays process-wide. */
+static _Thread_local int k_threads = 1;
 
 static void k_init(void)
 {

@@ -28,7 +28,9 @@
  *
  * A second process (a fork, with CAIRN_BLAS=none set before the first
  * kernel call) runs the same with OpenBLAS missing, where the AVX2 level
- * also runs on the packed product.
+ * also runs on the packed product. Then: two models encoding at once in
+ * two threads keep their bits (test_two_models), and a pass of more rows
+ * than an int holds is refused (test_row_limit).
  *
  * Deterministic (fixed seeds). CAIRN_PROP_ROUNDS=N adds N rounds of
  * random models and batches (a soak; default 1); CAIRN_PROP_SEED changes
@@ -42,6 +44,7 @@
 #include <cJSON.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -762,6 +765,114 @@ static void run_shape(const struct pshape *s)
     pm_free(&pm);
 }
 
+/* ---- two models at once ---------------------------------------------- */
+
+struct pside {
+    struct embed_model *m;
+    const int32_t *ids;
+    const int *lens;
+    int batch, seq, H, rounds, passes, differ, fail;
+    const float *want;             /* NULL: do not compare */
+    volatile int *stop;
+};
+
+static void *side_run(void *arg)
+{
+    struct pside *s = arg;
+    float *out = malloc((size_t)s->batch * s->H * sizeof(float));
+    int r;
+
+    for (r = 0; r < s->rounds && !*s->stop; r++, s->passes++) {
+        if (embed_forward_ids(s->m, s->ids, s->lens, s->batch, s->seq, out) != 0)
+            s->fail++;
+        else if (s->want && memcmp(out, s->want, (size_t)s->batch * s->H * sizeof(float)))
+            s->differ++;
+    }
+    if (s->want)
+        *s->stop = 1;
+    free(out);
+    return NULL;
+}
+
+/*
+ * Two models used by two threads at once (embed.h allows it: one model
+ * per thread). Model A runs a batch on the packed product (shares of one
+ * BLAS thread each); model B runs one long text at 2 threads, which
+ * bert.c sends to OpenBLAS's threads. Which path a pass takes must
+ * depend on its own model's settings only, so A's vectors keep the bits
+ * they have when it runs alone.
+ */
+static void test_two_models(void)
+{
+    struct pmodel pm;
+    struct pside a, b;
+    char err[256];
+    enum { NA = 6, SA = 40, SB = 300 };
+    int32_t ids[NA * SA + SB];
+    int lens[NA], lenb = SB, i;
+    float want[NA * 64];
+    volatile int stop = 0;
+    pthread_t ta, tb;
+
+    embed_k_simd_enable(2);
+    if (!embed_k_packed_pays() || !embed_k_blas())
+        return;        /* the paths do not differ here */
+    T_CHECK(pm_make(&pm, 64, 2, 100, 1, 512, P_ACT_GELU, 0) == 0);
+    for (i = 0; i < NA * SA + SB; i++)
+        ids[i] = irand(0, VOCAB - 1);
+    for (i = 0; i < NA; i++)
+        lens[i] = irand(1, SA);
+    lens[0] = SA;
+    memset(&a, 0, sizeof(a));
+    a.m = embed_load(pm.dir, err, sizeof(err));
+    a.ids = ids; a.lens = lens; a.batch = NA; a.seq = SA; a.H = 64; a.rounds = 200;
+    a.stop = &stop;
+    b = a;
+    b.m = embed_load(pm.dir, err, sizeof(err));
+    b.ids = ids + NA * SA; b.lens = &lenb; b.batch = 1; b.seq = SB; b.rounds = 1 << 30;
+    T_CHECK(a.m && b.m);
+    if (a.m && b.m) {
+        embed_set_threads(a.m, 2);
+        embed_set_threads(b.m, 2);
+        T_EQ_INT(embed_forward_ids(a.m, a.ids, a.lens, NA, SA, want), 0);
+        a.want = want;
+        T_CHECK(pthread_create(&tb, NULL, side_run, &b) == 0);
+        T_CHECK(pthread_create(&ta, NULL, side_run, &a) == 0);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        printf("# two models at once: %d passes of A (%d with other bits), %d of B\n",
+               a.passes, a.differ, b.passes);
+        T_EQ_INT(a.fail + b.fail, 0);
+        T_EQ_INT(a.differ, 0);
+    }
+    embed_free(a.m);
+    embed_free(b.m);
+    pm_free(&pm);
+}
+
+/* A pass of more token rows than an int holds (the kernels' row count)
+ * is refused by its shape, before lens or ids are read. */
+static void test_row_limit(void)
+{
+    struct pmodel pm;
+    struct embed_model *m;
+    char err[256];
+    int32_t ids[16] = { 0 };
+    int lens[1] = { 16 };
+    float out[32];
+
+    T_CHECK(pm_make(&pm, 32, 1, 40, 1, 16, P_ACT_GELU, 0) == 0);
+    m = embed_load(pm.dir, err, sizeof(err));
+    T_CHECK(m != NULL);
+    if (m) {
+        T_EQ_INT(embed_forward_ids(m, ids, lens, 1 << 28, 16, out), -1);
+        T_CHECK(strstr(embed_errmsg(m), "bad batch shape") != NULL);
+        T_EQ_INT(embed_forward_ids(m, ids, lens, 1, 16, out), 0);
+    }
+    embed_free(m);
+    pm_free(&pm);
+}
+
 static int g_rounds = 1;
 
 static void test_kernels(void)
@@ -829,6 +940,10 @@ int main(void)
     T_RUN(test_kernels);
     rng = seed0;
     T_RUN(test_models);
+    if (!child) {
+        T_RUN(test_two_models);
+        T_RUN(test_row_limit);
+    }
     if (child) {
         int c[2] = { t_passed, t_failed };
 
