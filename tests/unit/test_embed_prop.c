@@ -43,9 +43,11 @@
 
 #include <cJSON.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +56,9 @@
 #define NWORDS     60            /* tokenizer words w0..w59 */
 #define VOCAB      (NWORDS + 4)  /* [PAD] [UNK] [CLS] [SEP] first */
 #define MAX_TEXTS  40
+
+static int g_rounds = 1;   /* CAIRN_PROP_ROUNDS */
+static int g_short;        /* CAIRN_PROP_SHORT, or under valgrind */
 
 static unsigned long long rng = 0x9E3779B97F4A7C15ull;
 
@@ -713,6 +718,13 @@ static const struct pshape fixed[] = {
     { 36, 4, 33, 2, 40, P_ACT_GELU, 1, 1, 17 },
 };
 
+/* The short run (CAIRN_PROP_SHORT=1, and under valgrind, ~50x slower):
+ * one batch padded far past most of its texts, and the smallest model. */
+static const struct pshape fixed_short[] = {
+    { 48, 2, 40, 1, 400, P_ACT_GELU, 0, 4, 400 },
+    { 36, 4, 33, 2, 40, P_ACT_GELU, 1, 1, 17 },
+};
+
 static void random_shape(struct pshape *s)
 {
     int hd;
@@ -825,7 +837,7 @@ static void test_two_models(void)
     lens[0] = SA;
     memset(&a, 0, sizeof(a));
     a.m = embed_load(pm.dir, err, sizeof(err));
-    a.ids = ids; a.lens = lens; a.batch = NA; a.seq = SA; a.H = 64; a.rounds = 200;
+    a.ids = ids; a.lens = lens; a.batch = NA; a.seq = SA; a.H = 64; a.rounds = g_short ? 10 : 200;
     a.stop = &stop;
     b = a;
     b.m = embed_load(pm.dir, err, sizeof(err));
@@ -873,7 +885,118 @@ static void test_row_limit(void)
     pm_free(&pm);
 }
 
-static int g_rounds = 1;
+/* Bytes of address space in use (VmSize), or 0. */
+static size_t vm_size(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[128];
+    size_t kb = 0;
+
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmSize: %zu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb * 1024;
+}
+
+/*
+ * The child of test_pack_fails, a fresh process (so its heap holds no
+ * free blocks big enough to serve the packed copies without new address
+ * space), with CAIRN_BLAS=none: loads the model in dir, caps its address
+ * space so one layer's packed copies fit and two do not, and runs two
+ * passes of the ids in dir/ids.bin into dir/out.bin. Exit status: 0, or
+ * which step failed.
+ */
+enum { PF_H = 128, PF_I = 2048, PF_S = 20, PF_N = 3 };
+static const int pf_lens[PF_N] = { PF_S, 7, 1 };
+
+static int pack_fails_child(const char *dir)
+{
+    char err[256], path[128];
+    struct embed_model *m = embed_load(dir, err, sizeof(err));
+    int32_t ids[PF_N * PF_S];
+    float out[PF_N * PF_H];
+    struct rlimit rl;
+    void *big;
+    FILE *f;
+    int r;
+
+    snprintf(path, sizeof(path), "%s/ids.bin", dir);
+    f = fopen(path, "rb");
+    if (!m || !f || fread(ids, sizeof(ids), 1, f) != 1)
+        return 1;
+    fclose(f);
+    /* big blocks from mmap, which the cap limits */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    rl.rlim_cur = vm_size() + 3 * 1024 * 1024;   /* one layer's copies: 2.4 MB */
+    rl.rlim_max = RLIM_INFINITY;
+    if (setrlimit(RLIMIT_AS, &rl) != 0)
+        return 2;
+    big = malloc(5 * 1024 * 1024);
+    free(big);
+    if (big)
+        return 3;                                /* the cap must bite */
+    for (r = 0; r < 2; r++)
+        if (embed_forward_ids(m, ids, pf_lens, PF_N, PF_S, out) != 0)
+            return 4;
+    embed_free(m);
+    return write_file(dir, "out.bin", out, sizeof(out)) == 0 ? 0 : 5;
+}
+
+/*
+ * Packing runs out of memory half-way: the packed copies made so far are
+ * given back, and the pass that packs, and the one after it, run on the
+ * weights in place with the reference's vectors. Skipped under
+ * AddressSanitizer and valgrind, which need address space of their own.
+ */
+static void test_pack_fails(void)
+{
+    struct pmodel pm;
+    int32_t ids[PF_N * PF_S];
+    float ref[PF_N * PF_H], out[PF_N * PF_H];
+    const char *pre = getenv("LD_PRELOAD");
+    char path[128];
+    int i, st = -1, worst_ok = 1;
+    pid_t pid;
+    FILE *f;
+
+#if defined(__SANITIZE_ADDRESS__)
+    return;
+#endif
+    if (pre && strstr(pre, "vgpreload"))
+        return;
+    T_CHECK(pm_make(&pm, PF_H, 2, PF_I, 2, 64, P_ACT_GELU, 0) == 0);
+    for (i = 0; i < PF_N * PF_S; i++)
+        ids[i] = irand(0, VOCAB - 1);
+    for (i = 0; i < PF_N; i++)
+        ref_forward(&pm, ids + i * PF_S, pf_lens[i], ref + i * PF_H);
+    T_EQ_INT(write_file(pm.dir, "ids.bin", ids, sizeof(ids)), 0);
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        setenv("CAIRN_BLAS", "none", 1);
+        setenv("CAIRN_PROP_PACK_FAILS", pm.dir, 1);
+        execl("/proc/self/exe", "test_embed_prop", (char *)NULL);
+        _exit(99);
+    }
+    if (pid > 0)
+        waitpid(pid, &st, 0);
+    T_EQ_INT(pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
+    snprintf(path, sizeof(path), "%s/out.bin", pm.dir);
+    f = fopen(path, "rb");
+    T_CHECK(f && fread(out, sizeof(out), 1, f) == 1);
+    for (i = 0; f && i < PF_N; i++)
+        worst_ok &= t_cosine(out + i * PF_H, ref + i * PF_H, PF_H) >= 0.99999;
+    T_CHECK(f && worst_ok);
+    if (f)
+        fclose(f);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/ids.bin", pm.dir);
+    unlink(path);
+    pm_free(&pm);
+}
+
 
 static void test_kernels(void)
 {
@@ -883,8 +1006,8 @@ static void test_kernels(void)
         embed_k_simd_enable(level);
         if (embed_k_simd() != level)
             continue;
-        prop_attention_head(level, 12 * g_rounds);
-        prop_gemm(level, 20 * g_rounds);
+        prop_attention_head(level, g_short ? 3 : 12 * g_rounds);
+        prop_gemm(level, g_short ? 4 : 20 * g_rounds);
     }
     embed_k_simd_enable(2);
 }
@@ -894,6 +1017,11 @@ static void test_models(void)
     size_t i;
     int r;
 
+    if (g_short) {
+        for (i = 0; i < sizeof(fixed_short) / sizeof(fixed_short[0]); i++)
+            run_shape(&fixed_short[i]);
+        return;
+    }
     for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         run_shape(&fixed[i]);
     for (r = 0; r < g_rounds; r++) {
@@ -909,13 +1037,19 @@ static void test_models(void)
  * process that has not made one), whose counts it adds. */
 int main(void)
 {
-    const char *env = getenv("CAIRN_PROP_ROUNDS");
+    const char *env;
     unsigned long long seed0;
     int fd[2], child = 0;
     pid_t pid;
 
+    if ((env = getenv("CAIRN_PROP_PACK_FAILS")))
+        return pack_fails_child(env);
+    env = getenv("CAIRN_PROP_ROUNDS");
     if (env && atoi(env) > 0)
         g_rounds = atoi(env);
+    env = getenv("LD_PRELOAD");
+    g_short = (env && strstr(env, "vgpreload")) ||
+              ((env = getenv("CAIRN_PROP_SHORT")) && atoi(env) > 0);
     if ((env = getenv("CAIRN_PROP_SEED")))
         rng ^= strtoull(env, NULL, 0) * 0xBF58476D1CE4E5B9ull;
     seed0 = rng;
@@ -935,14 +1069,17 @@ int main(void)
     } else {
         pid = -1;
     }
-    printf("# %s: SIMD level %d, rounds %d\n", child ? "CAIRN_BLAS=none" : "OpenBLAS as found",
-           embed_k_simd(), g_rounds);
+    printf("# %s: SIMD level %d, %s\n", child ? "CAIRN_BLAS=none" : "OpenBLAS as found",
+           embed_k_simd(), g_short ? "short run" : "full run");
+    if (!g_short && g_rounds > 1)
+        printf("# %d random rounds\n", g_rounds);
     T_RUN(test_kernels);
     rng = seed0;
     T_RUN(test_models);
     if (!child) {
         T_RUN(test_two_models);
         T_RUN(test_row_limit);
+        T_RUN(test_pack_fails);
     }
     if (child) {
         int c[2] = { t_passed, t_failed };
