@@ -711,7 +711,8 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
     int *alens = NULL;
     size_t T;
 
-    if (batch < 1 || seq < 1 || seq > USE_MAX_TOKENS) {
+    /* layer_forward and the kernels take the token rows as an int */
+    if (batch < 1 || seq < 1 || seq > USE_MAX_TOKENS || (size_t)batch * seq > INT_MAX) {
         embed_errf(err, errlen, "bad batch shape %d x %d", batch, seq);
         return -1;
     }
