@@ -46,6 +46,7 @@
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -785,7 +786,7 @@ struct pside {
     const int *lens;
     int batch, seq, H, rounds, passes, differ, fail;
     const float *want;             /* NULL: do not compare */
-    volatile int *stop;
+    atomic_int *stop;
 };
 
 static void *side_run(void *arg)
@@ -823,7 +824,7 @@ static void test_two_models(void)
     int32_t ids[NA * SA + SB];
     int lens[NA], lenb = SB, i;
     float want[NA * 64];
-    volatile int stop = 0;
+    atomic_int stop = 0;
     pthread_t ta, tb;
 
     embed_k_simd_enable(2);
@@ -947,8 +948,8 @@ static int pack_fails_child(const char *dir)
 /*
  * Packing runs out of memory half-way: the packed copies made so far are
  * given back, and the pass that packs, and the one after it, run on the
- * weights in place with the reference's vectors. Skipped under
- * AddressSanitizer and valgrind, which need address space of their own.
+ * weights in place with the reference's vectors. Skipped under the
+ * sanitizers and valgrind, which need address space of their own.
  */
 static void test_pack_fails(void)
 {
@@ -961,7 +962,7 @@ static void test_pack_fails(void)
     pid_t pid;
     FILE *f;
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     return;
 #endif
     if (pre && strstr(pre, "vgpreload"))
