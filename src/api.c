@@ -5,7 +5,9 @@
  * file with others: private permissions on a new store, WAL so readers do
  * not block the writer, a busy timeout so a hook, the MCP server and an
  * import can write at once, our tokenizer on the connection, and the
- * schema migrated in one transaction.
+ * schema migrated in one transaction. Any number of processes may do this
+ * at once on one new store: every step waits for the others up to the
+ * busy timeout (the one SQLite fails at once is retried below).
  */
 #include <errno.h>
 #include <fcntl.h>

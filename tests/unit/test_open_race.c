@@ -20,7 +20,7 @@
 #include "cairn.h"
 
 #define NPROC 16
-#define ROUNDS 12
+#define ROUNDS 8
 
 static char dir[] = "/tmp/cairn-test-open-race-XXXXXX";
 
