@@ -51,7 +51,8 @@ const char *cairn_errstr(int rc);
 struct cairn;
 
 /* Flags for cairn_open. */
-#define CAIRN_OPEN_READONLY 0x1  /* no writes; the file must exist */
+#define CAIRN_OPEN_READONLY 0x1  /* no writes through this handle; the file must exist
+                                    (an older schema is still migrated: see below) */
 #define CAIRN_OPEN_NOCREATE 0x2  /* fail with CAIRN_NOTFOUND if the file is missing */
 
 /*
@@ -59,6 +60,12 @@ struct cairn;
  * $CAIRN_DB, else ~/.cairn/memory.db. A new store's folder is created with
  * mode 0700 and the file with 0600. The schema is migrated to the current
  * version inside one transaction; a store from a newer cairn is refused.
+ * Any number of processes may open, create or migrate one store at once:
+ * each waits for the others up to the busy timeout (15 s), and the store
+ * is created or migrated once. A CAIRN_OPEN_READONLY open of a store of an
+ * older schema migrates it first through a short writable handle (as the
+ * next writer would), so a reader keeps working after cairn is upgraded;
+ * if the file cannot be written it fails with the reason.
  *
  * On return *out is a handle even when the open failed (except on
  * CAIRN_NOMEM, where it is NULL), so cairn_errmsg() can say why; the caller

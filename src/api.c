@@ -5,7 +5,9 @@
  * file with others: private permissions on a new store, WAL so readers do
  * not block the writer, a busy timeout so a hook, the MCP server and an
  * import can write at once, our tokenizer on the connection, and the
- * schema migrated in one transaction.
+ * schema migrated in one transaction. Any number of processes may do this
+ * at once on one new store: every step waits for the others up to the
+ * busy timeout (the one SQLite fails at once is retried below).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -129,6 +132,33 @@ static int exec(struct cairn *h, const char *sql)
     return src == SQLITE_OK ? CAIRN_OK : cairn__sqlerr(h, src, sql);
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* exec() for a statement SQLite may fail with SQLITE_BUSY without calling
+ * the busy handler: it is retried, with growing sleeps, until the busy
+ * timeout has passed since the first try. */
+static int exec_retry(struct cairn *h, const char *sql)
+{
+    static const int sleep_ms[] = { 1, 2, 5, 10, 20, 50, 100 };
+    const int nsleep = (int)(sizeof sleep_ms / sizeof sleep_ms[0]);
+    double deadline = now_ms() + BUSY_TIMEOUT_MS;
+    for (int i = 0; ; i++) {
+        int src = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+        if (src == SQLITE_OK)
+            return CAIRN_OK;
+        if ((src & 0xff) != SQLITE_BUSY || now_ms() >= deadline)
+            return cairn__sqlerr(h, src, sql);
+        int ms = sleep_ms[i < nsleep ? i : nsleep - 1];
+        struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+}
+
 int cairn_open(const char *path, unsigned flags, struct cairn **out)
 {
     char def[4096];
@@ -182,10 +212,14 @@ int cairn_open(const char *path, unsigned flags, struct cairn **out)
     if (src != SQLITE_OK)
         return cairn__sqlerr(h, src, "cannot register FTS functions");
     if (!h->readonly && !is_memory) {
-        /* journal_mode=WAL is sticky in the file; asking again is cheap. It
-         * can return BUSY while another process holds a lock, so retry
-         * through the busy handler by way of a normal statement. */
-        rc = exec(h, "PRAGMA journal_mode=WAL");
+        /* journal_mode=WAL is sticky in the file; asking again is cheap
+         * (a read of the header). Switching a new or rollback-journal file
+         * reads the header under a read lock and then asks for the write
+         * lock; SQLite does not call the busy handler for that upgrade
+         * (the read lock could deadlock a writer waiting on it), so when
+         * several processes create the store at once all but one get
+         * SQLITE_BUSY at once. The retry waits for the one that wins. */
+        rc = exec_retry(h, "PRAGMA journal_mode=WAL");
         if (rc)
             return rc;
     }

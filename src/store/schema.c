@@ -158,6 +158,53 @@ static int pragma_int(struct cairn *h, const char *sql, int *out)
     return src == SQLITE_OK || src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, sql);
 }
 
+static int too_new(struct cairn *h, int version)
+{
+    return cairn__err(h, CAIRN_VERSION_TOO_NEW,
+                      "%s has schema version %d; this cairn knows up to %d: upgrade cairn",
+                      h->path, version, N_MIGRATIONS);
+}
+
+static int foreign(struct cairn *h)
+{
+    return cairn__err(h, CAIRN_CORRUPT, "%s is a SQLite file of some other program, "
+                      "not a cairn store", h->path);
+}
+
+/*
+ * A read-only handle on a store of an older schema (the prompt hook after
+ * cairn was upgraded): the store is migrated through a short writable
+ * handle, exactly as the next writer would, and then read. Reading the old
+ * schema instead would make every reader handle every older version, and
+ * the hook would inject nothing until some writer ran. A file that cannot
+ * be written keeps the old error. Version 0 is no store yet: an empty file
+ * a writer is creating, or another program's file; a reader leaves both.
+ */
+static int migrate_for_reader(struct cairn *h, int version)
+{
+    int ntables = 0, rc;
+    if (version == 0) {
+        if ((rc = pragma_int(h, "SELECT count(*) FROM sqlite_master", &ntables)))
+            return rc;
+        if (ntables > 0)
+            return foreign(h);
+        return cairn__err(h, CAIRN_NOTFOUND, "no store at %s yet (the file is empty)", h->path);
+    }
+    struct cairn *w = NULL;
+    rc = cairn_open(h->path, CAIRN_OPEN_NOCREATE, &w);
+    if (rc)
+        cairn__err(h, rc, "%s needs a schema upgrade (version %d to %d), which failed: %s",
+                   h->path, version, N_MIGRATIONS, cairn_errmsg(w));
+    cairn_close(w);
+    if (rc)
+        return rc;
+    if ((rc = pragma_int(h, "PRAGMA user_version", &version)))
+        return rc;
+    return version == N_MIGRATIONS ? CAIRN_OK
+           : cairn__err(h, CAIRN_ERROR, "%s: schema version %d after the upgrade, not %d",
+                        h->path, version, N_MIGRATIONS);
+}
+
 int store_migrate(struct cairn *h)
 {
     int version = 0, app = 0, ntables = 0, rc;
@@ -169,23 +216,28 @@ int store_migrate(struct cairn *h)
     if (version == N_MIGRATIONS)
         return CAIRN_OK;                        /* the common case: nothing to do */
     if (version > N_MIGRATIONS)
-        return cairn__err(h, CAIRN_VERSION_TOO_NEW,
-                          "%s has schema version %d; this cairn knows up to %d: upgrade cairn",
-                          h->path, version, N_MIGRATIONS);
+        return too_new(h, version);
     if (h->readonly)
-        return cairn__err(h, CAIRN_IO, "%s needs a schema upgrade; open it writable once",
-                          h->path);
+        return migrate_for_reader(h, version);
     rc = store_begin(h);
     if (rc)
         return rc;
-    /* Re-read inside the write lock: another process may have migrated. */
+    /* Re-read inside the write lock: another process may have migrated
+     * (or created the store) while this one waited for it. */
     if ((rc = pragma_int(h, "PRAGMA user_version", &version)) ||
         (rc = pragma_int(h, "PRAGMA application_id", &app)) ||
         (rc = pragma_int(h, "SELECT count(*) FROM sqlite_master", &ntables)))
         goto fail;
+    if (version == N_MIGRATIONS) {
+        store_rollback(h);                      /* nothing written */
+        return CAIRN_OK;
+    }
+    if (version > N_MIGRATIONS) {
+        rc = too_new(h, version);
+        goto fail;
+    }
     if (version == 0 && ntables > 0 && app != CAIRN_APP_ID) {
-        rc = cairn__err(h, CAIRN_CORRUPT, "%s is a SQLite file of some other program, "
-                        "not a cairn store", h->path);
+        rc = foreign(h);
         goto fail;
     }
     for (int v = version; v < N_MIGRATIONS; v++) {
