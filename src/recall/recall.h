@@ -89,6 +89,10 @@ struct pool {
     int64_t total_bytes;                        /* text in scope */
     int     all_mode;      /* the scope may fit the budget: load it all */
     int     any_dialog, any_assistant;
+    /* Sessions left out by gather's pruning (big pools only): per term,
+     * the matching messages they held, for the unit IDF's estimate. */
+    int     pruned;
+    int     pruned_df[RECALL_MAX_TERMS];
 };
 
 /* query.c */
@@ -131,6 +135,9 @@ void pool_free(struct pool *p);
 int  load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id);
 
 /* rank.c */
+double rank_idf(double n, double df);
+/* BM25 of counts tf[nt] in a text of dl tokens, term weights w. */
+double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double *w);
 void build_units(struct pool *p, int raw_rounds);
 /* dense may be NULL (keyword only: the ranking is exactly the keyword
  * pipeline's). */
