@@ -118,7 +118,8 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
     sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
     if (sqlite3_step(st) == SQLITE_ROW)
         pool_msgs = sqlite3_column_int64(st, 0);
-    if (pool_msgs <= GATHER_PRUNE_MSGS)
+    const char *lim = getenv("CAIRN_RECALL_PRUNE_MSGS");   /* tests: small stores */
+    if (pool_msgs <= (lim && *lim ? strtoll(lim, NULL, 10) : GATHER_PRUNE_MSGS))
         goto out;
 
     /* Each match's BM25 alone, and per session the best and the sum. */
