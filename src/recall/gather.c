@@ -218,11 +218,14 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     if (q->nt > 0) {
         buf_reset(&sql);
         /* messages_hit covers (id, session, ntok): the table's pages,
-         * which hold the text, are not read */
+         * which hold the text, are not read; the scope is two constant
+         * subqueries, not a join per match */
         buf_printf(&sql, "SELECT m.id, m.session, m.ntok, cairn_tf(messages_fts) "
                    "FROM messages_fts JOIN messages m INDEXED BY messages_hit "
-                   "ON m.id = messages_fts.rowid %s "
-                   "WHERE messages_fts MATCH ?3 %s", scope_join, scope_where);
+                   "ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?3 "
+                   "AND (?1 IS NULL OR m.session IN (SELECT id FROM sessions WHERE project = ?1)) "
+                   "AND (?2 IS NULL OR m.session IS NOT (SELECT id FROM sessions "
+                   "WHERE ext_id = ?2))");
         if ((rc = store_prepare(h, sql.p, &st)))
             goto out;
         sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
@@ -263,9 +266,14 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     /* 2. Sessions inside the time range. */
     if (q->has_range) {
         buf_reset(&sql);
-        buf_printf(&sql, "SELECT DISTINCT m.session FROM messages m %s WHERE "
-                   "coalesce(m.created_at, s.started_at) >= ?3 AND "
-                   "coalesce(m.created_at, s.started_at) < ?4 %s", scope_join, scope_where);
+        /* A message's time is its own, else its session's start: two
+         * index range scans, not a scan of every message (~50 ms on 100k) */
+        buf_printf(&sql, "SELECT m.session FROM messages m INDEXED BY messages_time %s WHERE "
+                   "m.created_at >= ?3 AND m.created_at < ?4 %s "
+                   "UNION SELECT s.id FROM sessions s WHERE s.started_at >= ?3 AND "
+                   "s.started_at < ?4 AND EXISTS (SELECT 1 FROM messages m WHERE "
+                   "m.session = s.id AND m.created_at IS NULL) %s",
+                   scope_join, scope_where, scope_where);
         if ((rc = store_prepare(h, sql.p, &st)))
             goto out;
         sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
