@@ -352,9 +352,11 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     }
     sqlite3_finalize(st);
     st = NULL;
-    if ((rc = store_prepare(h, "SELECT id, session, position, role, speaker, created_at, ntok, "
-                            "length(CAST(content AS BLOB)), coalesce(ext_id, CAST(position AS TEXT)) "
-                            "FROM messages WHERE session IN "
+    /* From messages_meta alone: the table's pages hold the text. The
+     * external id and the length are read for the few that pack.c looks
+     * at (load_meta). */
+    if ((rc = store_prepare(h, "SELECT id, session, position, role, speaker, created_at, ntok "
+                            "FROM messages INDEXED BY messages_meta WHERE session IN "
                             "(SELECT value FROM json_each(?1)) ORDER BY session, position",
                             &st)))
         goto out;
@@ -382,9 +384,8 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         m->at = sqlite3_column_type(st, 5) == SQLITE_NULL ? p->s[si].started_at
                                                           : sqlite3_column_int64(st, 5);
         m->ntok = sqlite3_column_int(st, 6);
-        m->bytes = sqlite3_column_int(st, 7);
-        m->ext_id = dup_col(st, 8);
-        if (!m->ext_id) {
+        m->bytes = -1;
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL && !m->speaker) {
             p->nm++;
             rc = CAIRN_NOMEM;
             goto out;
@@ -464,6 +465,27 @@ void pool_free(struct pool *p)
     free(p->m);
     free(p->u);
     memset(p, 0, sizeof *p);
+}
+
+int load_meta(struct cairn *h, struct rmsg *m)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (m->ext_id)
+        return CAIRN_OK;
+    if ((rc = store_prepare(h, "SELECT coalesce(ext_id, CAST(position AS TEXT)), "
+                            "length(CAST(content AS BLOB)) FROM messages WHERE id = ?", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, m->row);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        m->ext_id = dup_col(st, 0);
+        m->bytes = sqlite3_column_int(st, 1);
+        rc = m->ext_id ? CAIRN_OK : cairn__err(h, CAIRN_NOMEM, "out of memory");
+    } else {
+        rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)m->row);
+    }
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id)

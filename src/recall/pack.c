@@ -424,11 +424,11 @@ static int try_add(struct packer *k, int i, int cap)
     struct rmsg *m = &k->p->m[i];
     char *text = NULL, *ext = NULL;
     size_t len = 0;
-    if (m->picked || is_excluded(k, m))
+    if (m->picked)
         return 0;
     int hdr = k->sess_open[m->sess] ? 2 : header_cost(k->p, m->sess);
     int room = k->budget - k->used - hdr;
-    if (room < 8)
+    if (room < 8 || load_meta(k->h, m) || is_excluded(k, m))
         return 0;
     /* a cheap lower bound before reading the text: ~4 bytes a token */
     if (cap == 0 && m->bytes / 6 > room)
@@ -514,11 +514,11 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
         /* The baseline: whole rounds, best first, while they fit. */
         for (int r0 = 0; r0 < p->nu; r0++) {
             struct runit *u = &p->u[ord[r0]];
-            if (u->score <= 0)
-                break;
+            if (u->score <= 0 || k.budget - k.used < 10)
+                break;              /* try_add needs 8 tokens after a header of 2 */
             int need = 0;
             for (int i = u->first; i <= u->last; i++)
-                need += p->m[i].bytes / 6;
+                need += load_meta(h, &p->m[i]) ? 0 : p->m[i].bytes / 6;
             if (need > k.budget - k.used)
                 continue;
             int save_used = k.used, save_n = k.norder, ok = 1;

@@ -57,10 +57,10 @@ struct rmsg {
     int       position;
     int       role;
     char     *speaker;     /* NULL if none */
-    char     *ext_id;      /* external id, else the position as text */
+    char     *ext_id;      /* external id, else the position as text (load_meta) */
     int64_t   at;          /* message time, else the session's start */
     int       ntok;        /* index tokens */
-    int       bytes;       /* content length */
+    int       bytes;       /* content length (load_meta; -1 before) */
     uint16_t *tf;          /* per query term; NULL when the message matched none */
     int       unit;        /* the round it belongs to */
     double    s_msg;       /* BM25 of the message alone */
@@ -131,6 +131,8 @@ void    dense_force_scalar(int on);    /* tests and benchmarks */
 int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             const struct dense_result *extra, struct pool *p);
 void pool_free(struct pool *p);
+/* Fills m's ext_id and bytes, which gather leaves unread (-1 / NULL). */
+int  load_meta(struct cairn *h, struct rmsg *m);
 /* Loads the text of message i (malloc'd) and its ext id (malloc'd). */
 int  load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id);
 

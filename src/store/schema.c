@@ -51,6 +51,9 @@
  *   messages_hit  an index (id, session, ntok): recall maps each FTS match
  *                 to its session and length without reading the table's
  *                 pages, which hold the text
+ *   messages_meta an index (session, position, role, ntok, created_at,
+ *                 speaker): recall loads its candidate sessions' turns
+ *                 from it alone, for the same reason
  */
 #include "internal.h"
 
@@ -165,7 +168,8 @@ static const char *const migrations[] = {
     "  bytes = bytes - length(CAST(old.content AS BLOB)) + length(CAST(new.content AS BLOB))"
     "  WHERE session = new.session;"
     "END;"
-    "CREATE INDEX messages_hit ON messages(id, session, ntok);",
+    "CREATE INDEX messages_hit ON messages(id, session, ntok);"
+    "CREATE INDEX messages_meta ON messages(session, position, role, ntok, created_at, speaker);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
