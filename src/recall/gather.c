@@ -64,7 +64,7 @@ static int exhaustive(void)
 }
 
 /* A session that holds matches, for pruning. */
-struct cand { int64_t sess; double best, sum; int keep; };
+struct cand { int64_t sess; double best; int keep; };
 
 static int cmp_cand_best(const void *a, const void *b)
 {
@@ -72,27 +72,23 @@ static int cmp_cand_best(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static int cmp_cand_sum(const void *a, const void *b)
-{
-    double x = ((const struct cand *)a)->sum, y = ((const struct cand *)b)->sum;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
 /*
  * On a big store a question of common words matches messages in nearly
- * every session, and loading them all (metadata of ~100k messages, then
- * ranking ~100k units) is what cost ~200 ms a recall. When the sessions
- * that hold matches have more than GATHER_PRUNE_MSGS messages, only the
- * GATHER_KEEP_BEST sessions with the best-matching message (BM25 of the
- * message alone, exact IDF) and the GATHER_KEEP_SUM with the highest sum
- * over their matches are kept; ranking and packing then run exactly on
- * those. A unit of a session left out could still have ranked high only
- * through a window or round of many weak matches, which the sum catches.
- * Term counts of the left-out matches go to pool.pruned_df (unit IDF).
+ * every session, and loading them all (~100k turns, then ranking ~100k
+ * units) is what cost ~200 ms a recall. When the sessions that hold
+ * matches have more than GATHER_PRUNE_MSGS turns, only the GATHER_KEEP
+ * sessions whose best match (BM25 of the message alone, exact IDF) is
+ * highest are loaded; ranking and packing then run as always on them.
+ * Not exact: the rounds' and windows' ranks are taken among the units
+ * loaded, and a left-out session may hold a unit that fused ranks high
+ * (bench/README.md measures how often the result differs). Keeping the
+ * top sessions by the sum of their matches instead, or besides, agreed
+ * less with the exhaustive path. Term counts of the left-out matches go
+ * to pool.pruned_df (unit IDF); the unit count comes from session_stats.
+ * CAIRN_RECALL_EXHAUSTIVE=1 turns pruning off.
  */
 #define GATHER_PRUNE_MSGS 10000
-#define GATHER_KEEP_BEST  200
-#define GATHER_KEEP_SUM   60
+#define GATHER_KEEP       500
 
 static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *hits, int *nhp)
 {
@@ -112,17 +108,22 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
         rc = CAIRN_NOMEM;
         goto out;
     }
-    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0) FROM session_stats WHERE session IN "
+    /* a session's rounds: its user turns, or every turn between people */
+    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0), coalesce(sum(CASE WHEN nuser = n "
+                            "THEN n ELSE nuser END), 0) FROM session_stats WHERE session IN "
                             "(SELECT value FROM json_each(?1))", &st)))
         goto out;
     sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW)
+    if (sqlite3_step(st) == SQLITE_ROW) {
         pool_msgs = sqlite3_column_int64(st, 0);
+        p->hit_units = sqlite3_column_int64(st, 1);
+        p->hit_msgs = pool_msgs;
+    }
     const char *lim = getenv("CAIRN_RECALL_PRUNE_MSGS");   /* tests: small stores */
     if (pool_msgs <= (lim && *lim ? strtoll(lim, NULL, 10) : GATHER_PRUNE_MSGS))
         goto out;
 
-    /* Each match's BM25 alone, and per session the best and the sum. */
+    /* Each match's BM25 alone, and per session the best. */
     double avg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
     for (int t = 0; t < q->nt; t++)
         w[t] = rank_idf((double)p->total_msgs, q->t[t].df_msg);
@@ -136,16 +137,12 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
             tf[t] = hits[i].tf[t];
         hits[i].score = rank_bm25(tf, q->nt, hits[i].ntok, avg, w);
         if (!nc || c[nc - 1].sess != hits[i].sess)
-            c[nc++] = (struct cand){ hits[i].sess, 0, 0, 0 };
+            c[nc++] = (struct cand){ hits[i].sess, 0, 0 };
         if (hits[i].score > c[nc - 1].best)
             c[nc - 1].best = hits[i].score;
-        c[nc - 1].sum += hits[i].score;
     }
     qsort(c, (size_t)nc, sizeof *c, cmp_cand_best);
-    for (int i = 0; i < nc && i < GATHER_KEEP_BEST; i++)
-        c[i].keep = 1;
-    qsort(c, (size_t)nc, sizeof *c, cmp_cand_sum);
-    for (int i = 0; i < nc && i < GATHER_KEEP_SUM; i++)
+    for (int i = 0; i < nc && i < GATHER_KEEP; i++)
         c[i].keep = 1;
     qsort(c, (size_t)nc, sizeof *c, cmp_i64);    /* by session, as the hits */
     /* Drop the matches of the sessions left out. */
@@ -464,6 +461,7 @@ void pool_free(struct pool *p)
     free(p->s);
     free(p->m);
     free(p->u);
+    free(p->ord);
     memset(p, 0, sizeof *p);
 }
 

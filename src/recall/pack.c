@@ -495,7 +495,8 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
 {
     struct packer k = { h, p, q, o->budget, 0, NULL, NULL, 0, NULL, 0 };
     struct buf b = BUF_INIT;
-    int *ord = NULL, rc = CAIRN_OK;
+    const int *ord = NULL;
+    int rc = CAIRN_OK;
     k.sess_open = calloc((size_t)(p->ns ? p->ns : 1), 1);
     k.order = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *k.order);
     ord = units_by_rank(p);
@@ -667,7 +668,6 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
     if (!r->text)
         rc = CAIRN_NOMEM;
 out:
-    free(ord);
     free(k.sess_open);
     free(k.order);
     for (int i = 0; i < k.nexcl; i++)

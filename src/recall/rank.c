@@ -127,6 +127,8 @@ void build_units(struct pool *p, int raw_rounds)
 {
     free(p->u);
     p->u = NULL;
+    free(p->ord);
+    p->ord = NULL;
     p->nu = p->cu = 0;
     p->u = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *p->u);
     if (!p->u)
@@ -284,6 +286,8 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
     /* IDF over messages (exact: df counted in the scope) and over units
      * (df counted on the loaded units, N scaled from the message count). */
     double n_units = p->nm ? (double)p->total_msgs * p->nu / p->nm : 1;
+    if (p->pruned && p->hit_msgs > 0)
+        n_units = (double)p->total_msgs * p->hit_units / p->hit_msgs;
     double avg_msg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
     for (int t = 0; t < nt; t++) {
@@ -419,8 +423,10 @@ static int cmp_order(const void *a, const void *b)
     return x->idx - y->idx;
 }
 
-int *units_by_rank(struct pool *p)
+const int *units_by_rank(struct pool *p)
 {
+    if (p->ord)
+        return p->ord;       /* the gate and pack.c both ask; scores are final */
     int *ord = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *ord);
     struct order *o = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *o);
     if (!ord || !o) {
@@ -439,5 +445,6 @@ int *units_by_rank(struct pool *p)
         p->u[ord[i]].rank = i;
     }
     free(o);
+    p->ord = ord;
     return ord;
 }

@@ -85,6 +85,7 @@ struct pool {
     struct rsession *s;   int ns, cs;
     struct rmsg     *m;   int nm, cm;
     struct runit    *u;   int nu, cu;
+    int             *ord;  /* units by rank (units_by_rank), or NULL */
     int64_t total_msgs, total_tok, total_user;  /* whole scope, for IDF */
     int64_t total_bytes;                        /* text in scope */
     int     all_mode;      /* the scope may fit the budget: load it all */
@@ -93,6 +94,7 @@ struct pool {
      * the matching messages they held, for the unit IDF's estimate. */
     int     pruned;
     int     pruned_df[RECALL_MAX_TERMS];
+    int64_t hit_msgs, hit_units;   /* in all sessions with matches */
 };
 
 /* query.c */
@@ -145,8 +147,9 @@ void build_units(struct pool *p, int raw_rounds);
  * pipeline's). */
 void rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense);
 void rank_raw_bm25(struct pool *p, struct query *q);
-/* Units in rank order (caller frees). */
-int *units_by_rank(struct pool *p);
+/* Units in rank order, computed once when the ranking is final (the
+ * pool owns it). */
+const int *units_by_rank(struct pool *p);
 
 /* gate.c: the share of the question's IDF weight the best of the top
  * units holds (0..1), and that weight. Needs rank_default's IDFs. */

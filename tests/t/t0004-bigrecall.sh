@@ -3,10 +3,11 @@
 # totals (schema v6) stay equal to the messages' through add, append,
 # forget and redact; pruning (gather.c) keeps what the exhaustive path
 # ranks first. CAIRN_RECALL_PRUNE_MSGS lowers the size where pruning
-# starts, so a store of 2,400 messages stands for one of 100,000.
+# starts, so a store of 2,800 messages stands for one of 100,000 (it
+# has more sessions with matches than pruning keeps).
 . "$(dirname "$0")/lib.sh"
 
-# 400 sessions of 6 turns over a small common vocabulary; a few sessions
+# 700 sessions of 4 turns over a small common vocabulary; a few sessions
 # also hold a rare word, one of them many times (the clear first answer).
 python3 - "$TMP/big.jsonl" <<'EOF'
 import json, random, sys
@@ -14,9 +15,9 @@ r = random.Random(7)
 words = ("garden river engine ticket window market coffee bridge station letter "
          "signal paper orange yellow summer winter travel music lesson budget").split()
 with open(sys.argv[1], "w") as f:
-    for s in range(400):
+    for s in range(700):
         msgs = []
-        for i in range(6):
+        for i in range(4):
             text = " ".join(r.choice(words) for _ in range(r.randint(8, 40)))
             if s in (17, 230, 301) and i == 2:
                 text += " quillwort"
