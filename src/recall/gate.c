@@ -20,7 +20,7 @@
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight)
 {
     double total = 0, best_share = 0, best_w = 0;
-    int *ord;
+    const int *ord;
     *share = 0;
     *weight = 0;
     for (int t = 0; t < q->nt; t++)
@@ -48,7 +48,6 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
             best_w = w;
         }
     }
-    free(ord);
     *share = best_share;
     /* In units of "one term found in a single message": IDF grows with the
      * store, so a raw sum would make the gate stricter for a new user than

@@ -43,11 +43,129 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* Match rows keep their tf until the session's messages are loaded. */
-struct hit { int64_t row; uint16_t *tf; };
+struct hit { int64_t row, sess; int ntok; double score; uint16_t *tf; };
 
 static int cmp_hit(const void *a, const void *b)
 {
     return cmp_i64(&((const struct hit *)a)->row, &((const struct hit *)b)->row);
+}
+
+static int cmp_hit_sess(const void *a, const void *b)
+{
+    return cmp_i64(&((const struct hit *)a)->sess, &((const struct hit *)b)->sess);
+}
+
+/* CAIRN_RECALL_EXHAUSTIVE=1: never prune (the reference for tests and
+ * benchmarks). */
+static int exhaustive(void)
+{
+    const char *v = getenv("CAIRN_RECALL_EXHAUSTIVE");
+    return v && *v && strcmp(v, "0");
+}
+
+/* A session that holds matches, for pruning. */
+struct cand { int64_t sess; double best; int keep; };
+
+static int cmp_cand_best(const void *a, const void *b)
+{
+    double x = ((const struct cand *)a)->best, y = ((const struct cand *)b)->best;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * On a big store a question of common words matches messages in nearly
+ * every session, and loading them all (~100k turns, then ranking ~100k
+ * units) is what cost ~200 ms a recall. When the sessions that hold
+ * matches have more than GATHER_PRUNE_MSGS turns, only the GATHER_KEEP
+ * sessions whose best match (BM25 of the message alone, exact IDF) is
+ * highest are loaded; ranking and packing then run as always on them.
+ * Not exact: the rounds' and windows' ranks are taken among the units
+ * loaded, and a left-out session may hold a unit that fused ranks high
+ * (bench/README.md measures how often the result differs). Keeping the
+ * top sessions by the sum of their matches instead, or besides, agreed
+ * less with the exhaustive path. Term counts of the left-out matches go
+ * to pool.pruned_df (unit IDF); the unit count comes from session_stats.
+ * CAIRN_RECALL_EXHAUSTIVE=1 turns pruning off.
+ */
+#define GATHER_PRUNE_MSGS 10000
+#define GATHER_KEEP       500
+
+static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *hits, int *nhp)
+{
+    struct cand *c = NULL;
+    struct buf ids = BUF_INIT;
+    sqlite3_stmt *st = NULL;
+    double tf[RECALL_MAX_TERMS], w[RECALL_MAX_TERMS];
+    int nh = *nhp, nc = 0, rc = CAIRN_OK;
+    int64_t pool_msgs = 0;
+
+    qsort(hits, (size_t)nh, sizeof *hits, cmp_hit_sess);
+    for (int i = 0; i < nh; i++)
+        if (!i || hits[i].sess != hits[i - 1].sess)
+            buf_printf(&ids, "%s%lld", i ? "," : "[", (long long)hits[i].sess);
+    buf_addc(&ids, ']');
+    if (ids.err) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    /* a session's rounds: its user turns, or every turn between people */
+    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0), coalesce(sum(CASE WHEN nuser = n "
+                            "THEN n ELSE nuser END), 0) FROM session_stats WHERE session IN "
+                            "(SELECT value FROM json_each(?1))", &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        pool_msgs = sqlite3_column_int64(st, 0);
+        p->hit_units = sqlite3_column_int64(st, 1);
+        p->hit_msgs = pool_msgs;
+    }
+    const char *lim = getenv("CAIRN_RECALL_PRUNE_MSGS");   /* tests: small stores */
+    if (pool_msgs <= (lim && *lim ? strtoll(lim, NULL, 10) : GATHER_PRUNE_MSGS))
+        goto out;
+
+    /* Each match's BM25 alone, and per session the best. */
+    double avg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
+    for (int t = 0; t < q->nt; t++)
+        w[t] = rank_idf((double)p->total_msgs, q->t[t].df_msg);
+    c = malloc((size_t)nh * sizeof *c);
+    if (!c) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    for (int i = 0; i < nh; i++) {
+        for (int t = 0; t < q->nt; t++)
+            tf[t] = hits[i].tf[t];
+        hits[i].score = rank_bm25(tf, q->nt, hits[i].ntok, avg, w);
+        if (!nc || c[nc - 1].sess != hits[i].sess)
+            c[nc++] = (struct cand){ hits[i].sess, 0, 0 };
+        if (hits[i].score > c[nc - 1].best)
+            c[nc - 1].best = hits[i].score;
+    }
+    qsort(c, (size_t)nc, sizeof *c, cmp_cand_best);
+    for (int i = 0; i < nc && i < GATHER_KEEP; i++)
+        c[i].keep = 1;
+    qsort(c, (size_t)nc, sizeof *c, cmp_i64);    /* by session, as the hits */
+    /* Drop the matches of the sessions left out. */
+    int k = 0;
+    for (int i = 0, j = 0; i < nh; i++) {
+        while (c[j].sess != hits[i].sess)
+            j++;
+        if (c[j].keep) {
+            hits[k++] = hits[i];
+            continue;
+        }
+        for (int t = 0; t < q->nt; t++)
+            p->pruned_df[t] += hits[i].tf[t] > 0;
+        free(hits[i].tf);
+    }
+    *nhp = k;
+    p->pruned = 1;
+out:
+    if (st)
+        sqlite3_finalize(st);
+    free(c);
+    buf_release(&ids);
+    return rc;
 }
 
 int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
@@ -65,9 +183,9 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     memset(p, 0, sizeof *p);
 
     /* Scope totals, for IDF and average lengths. */
-    buf_printf(&sql, "SELECT count(*), coalesce(sum(m.ntok),0), coalesce(sum(m.role='user'),0), "
-               "coalesce(sum(length(CAST(m.content AS BLOB))),0) "
-               "FROM messages m %s WHERE 1 %s", scope_join, scope_where);
+    buf_printf(&sql, "SELECT coalesce(sum(st.n),0), coalesce(sum(st.ntok),0), "
+               "coalesce(sum(st.nuser),0), coalesce(sum(st.bytes),0) FROM session_stats st "
+               "JOIN sessions s ON s.id = st.session WHERE 1 %s", scope_where);
     if ((rc = store_prepare(h, sql.p, &st)))
         goto out;
     sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
@@ -96,19 +214,27 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     }
     if (q->nt > 0) {
         buf_reset(&sql);
-        buf_printf(&sql, "SELECT m.id, m.session, cairn_tf(messages_fts) FROM messages_fts "
-                   "JOIN messages m ON m.id = messages_fts.rowid %s "
-                   "WHERE messages_fts MATCH ?3 %s", scope_join, scope_where);
+        /* messages_hit covers (id, session, ntok): the table's pages,
+         * which hold the text, are not read; the scope is two constant
+         * subqueries, not a join per match */
+        buf_printf(&sql, "SELECT m.id, m.session, m.ntok, cairn_tf(messages_fts) "
+                   "FROM messages_fts JOIN messages m INDEXED BY messages_hit "
+                   "ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?3 "
+                   "AND (?1 IS NULL OR m.session IN (SELECT id FROM sessions WHERE project = ?1)) "
+                   "AND (?2 IS NULL OR m.session IS NOT (SELECT id FROM sessions "
+                   "WHERE ext_id = ?2))");
         if ((rc = store_prepare(h, sql.p, &st)))
             goto out;
         sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, expr.p, (int)expr.n, SQLITE_STATIC);
         while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-            int bytes = sqlite3_column_bytes(st, 2);
-            const unsigned char *blob = sqlite3_column_blob(st, 2);
+            int bytes = sqlite3_column_bytes(st, 3);
+            const unsigned char *blob = sqlite3_column_blob(st, 3);
             GROW(hits, nh, ch);
             hits[nh].row = sqlite3_column_int64(st, 0);
+            hits[nh].sess = sqlite3_column_int64(st, 1);
+            hits[nh].ntok = sqlite3_column_int(st, 2);
             hits[nh].tf = calloc((size_t)q->nt, sizeof(uint16_t));
             if (!hits[nh].tf) {
                 rc = CAIRN_NOMEM;
@@ -119,8 +245,6 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
                 q->t[t].df_msg += hits[nh].tf[t] > 0;
             }
             nh++;
-            GROW(sess.v, sess.n, sess.cap);
-            sess.v[sess.n++] = sqlite3_column_int64(st, 1);
         }
         if (src != SQLITE_DONE) {
             rc = cairn__sqlerr(h, src, "search");
@@ -129,12 +253,24 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         sqlite3_finalize(st);
         st = NULL;
     }
+    if (nh && !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 && !exhaustive() &&
+        (rc = prune(h, q, p, hits, &nh)))
+        goto out;
+    for (int i = 0; i < nh; i++) {
+        GROW(sess.v, sess.n, sess.cap);
+        sess.v[sess.n++] = hits[i].sess;
+    }
     /* 2. Sessions inside the time range. */
     if (q->has_range) {
         buf_reset(&sql);
-        buf_printf(&sql, "SELECT DISTINCT m.session FROM messages m %s WHERE "
-                   "coalesce(m.created_at, s.started_at) >= ?3 AND "
-                   "coalesce(m.created_at, s.started_at) < ?4 %s", scope_join, scope_where);
+        /* A message's time is its own, else its session's start: two
+         * index range scans, not a scan of every message (~50 ms on 100k) */
+        buf_printf(&sql, "SELECT m.session FROM messages m INDEXED BY messages_time %s WHERE "
+                   "m.created_at >= ?3 AND m.created_at < ?4 %s "
+                   "UNION SELECT s.id FROM sessions s WHERE s.started_at >= ?3 AND "
+                   "s.started_at < ?4 AND EXISTS (SELECT 1 FROM messages m WHERE "
+                   "m.session = s.id AND m.created_at IS NULL) %s",
+                   scope_join, scope_where, scope_where);
         if ((rc = store_prepare(h, sql.p, &st)))
             goto out;
         sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
@@ -213,9 +349,11 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     }
     sqlite3_finalize(st);
     st = NULL;
-    if ((rc = store_prepare(h, "SELECT id, session, position, role, speaker, created_at, ntok, "
-                            "length(CAST(content AS BLOB)), coalesce(ext_id, CAST(position AS TEXT)) "
-                            "FROM messages WHERE session IN "
+    /* From messages_meta alone: the table's pages hold the text. The
+     * external id and the length are read for the few that pack.c looks
+     * at (load_meta). */
+    if ((rc = store_prepare(h, "SELECT id, session, position, role, speaker, created_at, ntok "
+                            "FROM messages INDEXED BY messages_meta WHERE session IN "
                             "(SELECT value FROM json_each(?1)) ORDER BY session, position",
                             &st)))
         goto out;
@@ -243,9 +381,8 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         m->at = sqlite3_column_type(st, 5) == SQLITE_NULL ? p->s[si].started_at
                                                           : sqlite3_column_int64(st, 5);
         m->ntok = sqlite3_column_int(st, 6);
-        m->bytes = sqlite3_column_int(st, 7);
-        m->ext_id = dup_col(st, 8);
-        if (!m->ext_id) {
+        m->bytes = -1;
+        if (sqlite3_column_type(st, 4) != SQLITE_NULL && !m->speaker) {
             p->nm++;
             rc = CAIRN_NOMEM;
             goto out;
@@ -255,7 +392,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             p->s[si].dialog = 0;
         /* hits are sorted by row id; so are messages within a session but
          * not across sessions, hence the search */
-        struct hit key = { m->row, NULL };
+        struct hit key = { .row = m->row };
         struct hit *hh = nh ? bsearch(&key, hits, (size_t)nh, sizeof *hits, cmp_hit) : NULL;
         if (hh) {
             m->tf = hh->tf;
@@ -278,7 +415,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             dh[i].row = extra->hits[i].msg, dh[i].tf = NULL;
         qsort(dh, (size_t)extra->n, sizeof *dh, cmp_hit);
         for (int j = 0; j < p->nm; j++) {
-            struct hit key = { p->m[j].row, NULL };
+            struct hit key = { .row = p->m[j].row };
             struct hit *f = bsearch(&key, dh, (size_t)extra->n, sizeof *dh, cmp_hit);
             if (f) {
                 for (int i = 0; i < extra->n; i++)
@@ -324,7 +461,29 @@ void pool_free(struct pool *p)
     free(p->s);
     free(p->m);
     free(p->u);
+    free(p->ord);
     memset(p, 0, sizeof *p);
+}
+
+int load_meta(struct cairn *h, struct rmsg *m)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (m->ext_id)
+        return CAIRN_OK;
+    if ((rc = store_prepare(h, "SELECT coalesce(ext_id, CAST(position AS TEXT)), "
+                            "length(CAST(content AS BLOB)) FROM messages WHERE id = ?", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, m->row);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        m->ext_id = dup_col(st, 0);
+        m->bytes = sqlite3_column_int(st, 1);
+        rc = m->ext_id ? CAIRN_OK : cairn__err(h, CAIRN_NOMEM, "out of memory");
+    } else {
+        rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)m->row);
+    }
+    sqlite3_finalize(st);
+    return rc;
 }
 
 int load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id)

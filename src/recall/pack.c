@@ -424,11 +424,11 @@ static int try_add(struct packer *k, int i, int cap)
     struct rmsg *m = &k->p->m[i];
     char *text = NULL, *ext = NULL;
     size_t len = 0;
-    if (m->picked || is_excluded(k, m))
+    if (m->picked)
         return 0;
     int hdr = k->sess_open[m->sess] ? 2 : header_cost(k->p, m->sess);
     int room = k->budget - k->used - hdr;
-    if (room < 8)
+    if (room < 8 || load_meta(k->h, m) || is_excluded(k, m))
         return 0;
     /* a cheap lower bound before reading the text: ~4 bytes a token */
     if (cap == 0 && m->bytes / 6 > room)
@@ -495,7 +495,8 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
 {
     struct packer k = { h, p, q, o->budget, 0, NULL, NULL, 0, NULL, 0 };
     struct buf b = BUF_INIT;
-    int *ord = NULL, rc = CAIRN_OK;
+    const int *ord = NULL;
+    int rc = CAIRN_OK;
     k.sess_open = calloc((size_t)(p->ns ? p->ns : 1), 1);
     k.order = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *k.order);
     ord = units_by_rank(p);
@@ -514,11 +515,11 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
         /* The baseline: whole rounds, best first, while they fit. */
         for (int r0 = 0; r0 < p->nu; r0++) {
             struct runit *u = &p->u[ord[r0]];
-            if (u->score <= 0)
-                break;
+            if (u->score <= 0 || k.budget - k.used < 10)
+                break;              /* try_add needs 8 tokens after a header of 2 */
             int need = 0;
             for (int i = u->first; i <= u->last; i++)
-                need += p->m[i].bytes / 6;
+                need += load_meta(h, &p->m[i]) ? 0 : p->m[i].bytes / 6;
             if (need > k.budget - k.used)
                 continue;
             int save_used = k.used, save_n = k.norder, ok = 1;
@@ -667,7 +668,6 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
     if (!r->text)
         rc = CAIRN_NOMEM;
 out:
-    free(ord);
     free(k.sess_open);
     free(k.order);
     for (int i = 0; i < k.nexcl; i++)

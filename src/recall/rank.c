@@ -76,7 +76,7 @@
 #define DENSE_CJK_SHARE 0.3
 #define DENSE_CJK_W     0.0
 
-static double idf(double n, double df)
+double rank_idf(double n, double df)
 {
     if (df <= 0)
         return 0;
@@ -85,7 +85,7 @@ static double idf(double n, double df)
     return log(1.0 + (n - df + 0.5) / (df + 0.5));
 }
 
-static double bm25(const double *tf, int nt, double dl, double avgdl, const double *w)
+double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double *w)
 {
     double s = 0;
     if (avgdl <= 0)
@@ -113,10 +113,22 @@ static int unit_df(const struct pool *p, int t)
     return df;
 }
 
+/* unit_df, with the units of the sessions gather.c left out estimated:
+ * their matching messages times the loaded units per matching message. */
+static int unit_df_est(const struct pool *p, const struct query *q, int t)
+{
+    int df = unit_df(p, t), left = p->pruned_df[t], loaded = q->t[t].df_msg - left;
+    if (!left)
+        return df;
+    return df + (loaded > 0 ? (int)((double)left * df / loaded + 0.5) : left);
+}
+
 void build_units(struct pool *p, int raw_rounds)
 {
     free(p->u);
     p->u = NULL;
+    free(p->ord);
+    p->ord = NULL;
     p->nu = p->cu = 0;
     p->u = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *p->u);
     if (!p->u)
@@ -201,7 +213,7 @@ static double window_bm25(const struct pool *p, int u, int span, int nt, double 
             b = p->u[u + d].last;
     }
     double dl = sum_tf(p, a, b, nt, NULL, tf);
-    return bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w);
+    return rank_bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w);
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -274,12 +286,14 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
     /* IDF over messages (exact: df counted in the scope) and over units
      * (df counted on the loaded units, N scaled from the message count). */
     double n_units = p->nm ? (double)p->total_msgs * p->nu / p->nm : 1;
+    if (p->pruned && p->hit_msgs > 0)
+        n_units = (double)p->total_msgs * p->hit_units / p->hit_msgs;
     double avg_msg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
     for (int t = 0; t < nt; t++) {
-        int df_u = unit_df(p, t);
-        q->t[t].idf_msg = idf((double)p->total_msgs, q->t[t].df_msg);
-        q->t[t].idf_unit = idf(n_units, df_u);
+        int df_u = unit_df_est(p, q, t);
+        q->t[t].idf_msg = rank_idf((double)p->total_msgs, q->t[t].df_msg);
+        q->t[t].idf_unit = rank_idf(n_units, df_u);
         w_msg[t] = q->t[t].idf_msg;
         w_unit[t] = q->t[t].idf_unit;
     }
@@ -291,18 +305,18 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
         un->score = 0;
         /* the lead turn alone */
         dl = sum_tf(p, un->head, un->head, nt, spk, tf);
-        s_head[u] = bm25(tf, nt, dl, avg_msg, w_msg);
+        s_head[u] = rank_bm25(tf, nt, dl, avg_msg, w_msg);
         p->m[un->head].s_msg = s_head[u];
         /* each reply alone, for the reply lane */
         for (int i = un->first; i <= un->last; i++) {
             if (i == un->head || !p->m[i].tf)
                 continue;
             dl = sum_tf(p, i, i, nt, NULL, tf);
-            p->m[i].s_msg = bm25(tf, nt, dl, avg_msg, w_msg);
+            p->m[i].s_msg = rank_bm25(tf, nt, dl, avg_msg, w_msg);
         }
         /* the whole round */
         dl = sum_tf(p, un->first, un->last, nt, spk, tf);
-        s_round[u] = un->last > un->first ? bm25(tf, nt, dl, avg_unit, w_unit) : 0;
+        s_round[u] = un->last > un->first ? rank_bm25(tf, nt, dl, avg_unit, w_unit) : 0;
         /* the window: neighbouring units in the same session */
         int dialog = p->s[un->sess].dialog;
         int span = dialog ? SPAN_DIALOG : SPAN_UA;
@@ -385,10 +399,10 @@ void rank_raw_bm25(struct pool *p, struct query *q)
     double n_units = p->nm ? (double)p->total_msgs * p->nu / p->nm : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
     for (int t = 0; t < nt; t++)
-        w[t] = idf(n_units, unit_df(p, t));
+        w[t] = rank_idf(n_units, unit_df(p, t));
     for (int u = 0; u < p->nu; u++) {
         double dl = sum_tf(p, p->u[u].first, p->u[u].last, nt, NULL, tf);
-        p->u[u].score = bm25(tf, nt, dl, avg_unit, w);
+        p->u[u].score = rank_bm25(tf, nt, dl, avg_unit, w);
         p->u[u].s_round = p->u[u].score;
     }
 out:
@@ -409,8 +423,10 @@ static int cmp_order(const void *a, const void *b)
     return x->idx - y->idx;
 }
 
-int *units_by_rank(struct pool *p)
+const int *units_by_rank(struct pool *p)
 {
+    if (p->ord)
+        return p->ord;       /* the gate and pack.c both ask; scores are final */
     int *ord = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *ord);
     struct order *o = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *o);
     if (!ord || !o) {
@@ -429,5 +445,6 @@ int *units_by_rank(struct pool *p)
         p->u[ord[i]].rank = i;
     }
     free(o);
+    p->ord = ord;
     return ord;
 }

@@ -57,10 +57,10 @@ struct rmsg {
     int       position;
     int       role;
     char     *speaker;     /* NULL if none */
-    char     *ext_id;      /* external id, else the position as text */
+    char     *ext_id;      /* external id, else the position as text (load_meta) */
     int64_t   at;          /* message time, else the session's start */
     int       ntok;        /* index tokens */
-    int       bytes;       /* content length */
+    int       bytes;       /* content length (load_meta; -1 before) */
     uint16_t *tf;          /* per query term; NULL when the message matched none */
     int       unit;        /* the round it belongs to */
     double    s_msg;       /* BM25 of the message alone */
@@ -85,10 +85,16 @@ struct pool {
     struct rsession *s;   int ns, cs;
     struct rmsg     *m;   int nm, cm;
     struct runit    *u;   int nu, cu;
+    int             *ord;  /* units by rank (units_by_rank), or NULL */
     int64_t total_msgs, total_tok, total_user;  /* whole scope, for IDF */
     int64_t total_bytes;                        /* text in scope */
     int     all_mode;      /* the scope may fit the budget: load it all */
     int     any_dialog, any_assistant;
+    /* Sessions left out by gather's pruning (big pools only): per term,
+     * the matching messages they held, for the unit IDF's estimate. */
+    int     pruned;
+    int     pruned_df[RECALL_MAX_TERMS];
+    int64_t hit_msgs, hit_units;   /* in all sessions with matches */
 };
 
 /* query.c */
@@ -127,17 +133,23 @@ void    dense_force_scalar(int on);    /* tests and benchmarks */
 int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             const struct dense_result *extra, struct pool *p);
 void pool_free(struct pool *p);
+/* Fills m's ext_id and bytes, which gather leaves unread (-1 / NULL). */
+int  load_meta(struct cairn *h, struct rmsg *m);
 /* Loads the text of message i (malloc'd) and its ext id (malloc'd). */
 int  load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id);
 
 /* rank.c */
+double rank_idf(double n, double df);
+/* BM25 of counts tf[nt] in a text of dl tokens, term weights w. */
+double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double *w);
 void build_units(struct pool *p, int raw_rounds);
 /* dense may be NULL (keyword only: the ranking is exactly the keyword
  * pipeline's). */
 void rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense);
 void rank_raw_bm25(struct pool *p, struct query *q);
-/* Units in rank order (caller frees). */
-int *units_by_rank(struct pool *p);
+/* Units in rank order, computed once when the ranking is final (the
+ * pool owns it). */
+const int *units_by_rank(struct pool *p);
 
 /* gate.c: the share of the question's IDF weight the best of the top
  * units holds (0..1), and that weight. Needs rank_default's IDFs. */

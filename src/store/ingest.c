@@ -176,6 +176,29 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     return res;
 }
 
+/* Adds a batch of new messages to the session's totals (schema v6). Not a
+ * trigger on insert: that would make FTS5 flush at every message (v3). */
+static int add_session_stats(struct cairn *h, int64_t sess, int64_t n, int64_t ntok,
+                             int64_t nuser, int64_t bytes)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "INSERT INTO session_stats(session, n, ntok, nuser, bytes) "
+                           "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(session) DO UPDATE SET "
+                           "n = n + ?2, ntok = ntok + ?3, nuser = nuser + ?4, bytes = bytes + ?5",
+                           &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, sess);
+    sqlite3_bind_int64(st, 2, n);
+    sqlite3_bind_int64(st, 3, ntok);
+    sqlite3_bind_int64(st, 4, nuser);
+    sqlite3_bind_int64(st, 5, bytes);
+    if (sqlite3_step(st) != SQLITE_DONE)
+        rc = cairn__sqlerr(h, SQLITE_ERROR, "session totals");
+    sqlite3_finalize(st);
+    return rc;
+}
+
 static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
 {
     if (s && *s)
@@ -280,6 +303,7 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
     int rc = CAIRN_OK, src, is_new = 0, redact = redact_enabled();
     int64_t sess_rowid, started = s->started_at, ended = s->ended_at, next_pos = 0;
     size_t added = 0, skipped = 0, extended = 0;
+    int64_t add_ntok = 0, add_user = 0, add_bytes = 0;    /* for session_stats */
     struct extend_st ext = { NULL, NULL };
     struct cairn_add_stats local = { 0 };
 
@@ -424,6 +448,9 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
             }
             if ((rc = vec_batch_store(h, &vb, i, mrow, sess_rowid, &ins_v)))
                 goto fail;
+            add_ntok += cm[i].ntok;
+            add_user += !strcmp(m->role, "user");
+            add_bytes += (int64_t)cm[i].len;
             added++;
             next_pos++;
         } else if (has_id) {
@@ -443,6 +470,9 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
             skipped++;
         }
     }
+    if (added && (rc = add_session_stats(h, sess_rowid, (int64_t)added, add_ntok, add_user,
+                                         add_bytes)))
+        goto fail;
     if (!is_new && added) {
         if ((rc = store_prepare(h, "UPDATE sessions SET "
                                 "started_at = CASE WHEN ?2 IS NOT NULL AND (started_at IS NULL "

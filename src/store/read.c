@@ -169,6 +169,7 @@ int cairn_forget(struct cairn *h, const char *session)
     static const char *const del[] = {
         "DELETE FROM messages WHERE session = ?",
         "DELETE FROM capture_state WHERE session = (SELECT ext_id FROM sessions WHERE id = ?)",
+        "DELETE FROM session_stats WHERE session = ?",
         "DELETE FROM sessions WHERE id = ?",
     };
     for (size_t i = 0; i < sizeof del / sizeof del[0]; i++) {
