@@ -37,7 +37,7 @@ def main():
     for budget in opt("--budgets", "1000,4000").split(","):
         same, kept = 0, []
         for q in qs:
-            o = [json.loads(run([cairn, "recall", "--method", "keyword", "--json", q,
+            o = [json.loads(run([cairn, "recall", "--fast", "--method", "keyword", "--json", q,
                                  "--budget", budget, "--now", now], env)) for env in envs]
             a = {(i["session"], i["message"]) for i in o[0]["items"]}
             b = {(i["session"], i["message"]) for i in o[1]["items"]}

@@ -1,6 +1,6 @@
 /*
  * cmd_recall.c: `cairn recall QUESTION [--budget N] [--now DATE]
- * [--project P] [--session-exclude ID] [--json] [--explain]`.
+ * [--project P] [--session-exclude ID] [--json] [--explain] [--fast]`.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +169,8 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
             batch = 1;
         } else if (!strcmp(argv[i], "--explain")) {
             o.explain = 1;
+        } else if (!strcmp(argv[i], "--fast")) {
+            o.flags |= CAIRN_RECALL_FAST;   /* as the prompt hook asks */
         } else if (argv[i][0] == '-' && argv[i][1]) {
             cli_error("recall: unknown option %s", argv[i]);
             return 2;
@@ -182,7 +184,7 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
     }
     if (!query && !batch) {
         cli_error("usage: cairn recall QUESTION [--budget N] [--now DATE] [--project P] "
-                  "[--session-exclude ID] [--method M] [--json] [--explain] | --batch");
+                  "[--session-exclude ID] [--method M] [--json] [--explain] [--fast] | --batch");
         return 2;
     }
     if (budget) {

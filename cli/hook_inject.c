@@ -333,7 +333,7 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
                cairn_count_tokens(FENCE_CLOSE, strlen(FENCE_CLOSE)) - 2;
     o.exclude_session = sid;
     o.exclude_items = seen;
-    o.flags = CAIRN_RECALL_MATCHED_ONLY;
+    o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST;
     o.method = inject_method();
     if (cairn_recall(db, prompt, &o, &r)) {
         why = "recall failed";

@@ -47,7 +47,7 @@ static int ask(struct cairn *db, const struct eval_q *q, int budget, struct cair
     struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
     o.budget = budget;
     o.now = q->now;
-    o.flags = CAIRN_RECALL_MATCHED_ONLY;
+    o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST;
     o.method = inject_method();
     return cairn_recall(db, q->question, &o, r);
 }

@@ -85,7 +85,9 @@ static int cmp_cand_best(const void *a, const void *b)
  * top sessions by the sum of their matches instead, or besides, agreed
  * less with the exhaustive path. Term counts of the left-out matches go
  * to pool.pruned_df (unit IDF); the unit count comes from session_stats.
- * CAIRN_RECALL_EXHAUSTIVE=1 turns pruning off.
+ * Only callers that ask for it (CAIRN_RECALL_FAST: the prompt hook, which
+ * runs on every prompt) get it; recall, the MCP tool and eval stay exact.
+ * CAIRN_RECALL_EXHAUSTIVE=1 turns pruning off even then.
  */
 #define GATHER_PRUNE_MSGS 10000
 #define GATHER_KEEP       500
@@ -253,7 +255,8 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         sqlite3_finalize(st);
         st = NULL;
     }
-    if (nh && !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 && !exhaustive() &&
+    if (nh && !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 &&
+        (o->flags & CAIRN_RECALL_FAST) && !exhaustive() &&
         (rc = prune(h, q, p, hits, &nh)))
         goto out;
     for (int i = 0; i < nh; i++) {

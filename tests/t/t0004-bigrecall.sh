@@ -60,7 +60,7 @@ eq "session totals after redact" "$(totals)" equal
 # pruned against exhaustive: the same first answer, and the rare word's
 # sessions all kept, on questions whose common words match every session
 first() {   # env, question: the session of the rank-1 item
-    env "$1" CAIRN_RECALL_PRUNE_MSGS=100 "$CAIRN" recall "$2" --budget 400 --json --explain \
+    env "$1" CAIRN_RECALL_PRUNE_MSGS=100 "$CAIRN" recall "$2" --fast --budget 400 --json --explain \
         --now 2024-06-01 | python3 -c 'import json,sys
 items = json.load(sys.stdin)["items"]
 print(" ".join(sorted({i["session"] for i in items if i["why"].startswith("rank 1,")})))'
@@ -71,9 +71,18 @@ for q in "quillwort garden river" "harbour quillwort market coffee" "engine tick
     eq "first answer to '$q' is big-230" "$a" big-230
     eq "pruned first answer to '$q' is the exhaustive one" "$b" "$a"
 done
-out=$(CAIRN_RECALL_PRUNE_MSGS=100 "$CAIRN" recall "quillwort garden river summer" --budget 2000 \
+out=$(CAIRN_RECALL_PRUNE_MSGS=100 "$CAIRN" recall "quillwort garden river summer" --fast --budget 2000 \
       --now 2024-06-01 --json | python3 -c 'import json,sys
 print(" ".join(i["session"] for i in json.load(sys.stdin)["items"]))')
+# without --fast (cairn recall, the MCP tools, eval) nothing is pruned
+exact=$(CAIRN_RECALL_EXHAUSTIVE=1 CAIRN_RECALL_PRUNE_MSGS=100 "$CAIRN" recall "quillwort garden river summer" \
+        --budget 2000 --now 2024-06-01 --json --explain)
+plain=$(CAIRN_RECALL_PRUNE_MSGS=100 "$CAIRN" recall "quillwort garden river summer" \
+        --budget 2000 --now 2024-06-01 --json --explain)
+fast=$(CAIRN_RECALL_PRUNE_MSGS=100 "$CAIRN" recall "quillwort garden river summer" --fast \
+        --budget 2000 --now 2024-06-01 --json --explain)
+eq "recall without --fast is the exhaustive result" "$plain" "$exact"
+check "--fast does prune here (the check above can fail)" [ "$fast" != "$exact" ]
 for s in 017 230 301; do
     contains "pruning keeps the rare word's session big-$s" "$out" "big-$s"
 done

@@ -59,11 +59,11 @@ eq "no store: exit 0, nothing" "$rc:$out" "0:"
 # after an upgrade of cairn: the hook opens the store read-only, finds an
 # older schema (v4: no vec_stamp), migrates it and still injects
 cp "$CAIRN_DB" "$TMP/v4.db"
-python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript("DROP TRIGGER vec_stamp_ai; DROP TRIGGER vec_stamp_ad; DROP TRIGGER vec_stamp_au; DROP TABLE vec_stamp; PRAGMA user_version=4;"); c.close()' "$TMP/v4.db"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript("DROP INDEX messages_meta; DROP INDEX messages_hit; DROP TRIGGER session_stats_au; DROP TRIGGER session_stats_ad; DROP TABLE session_stats; DROP TRIGGER vec_stamp_ai; DROP TRIGGER vec_stamp_ad; DROP TRIGGER vec_stamp_au; DROP TABLE vec_stamp; PRAGMA user_version=4;"); c.close()' "$TMP/v4.db"
 out=$(CAIRN_DB="$TMP/v4.db" ask s7 "which climbing gym did I pick?" | ctx)
 contains "v4 store: the hook still injects" "$out" "LBC on Thursday"
 eq "v4 store: the hook migrated it" \
-    "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$TMP/v4.db")" 5
+    "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$TMP/v4.db")" 6
 
 # SessionStart: the project's latest sessions
 printf '%s\n' '{"id":"p1","project":"proj-x","title":"Refactor the parser","started_at":"2026-05-01T10:00:00","messages":[{"role":"user","content":"let us refactor the parser"}]}' \

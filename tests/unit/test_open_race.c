@@ -108,7 +108,8 @@ static void check_store(const char *path, int sessions)
     struct cairn_stats s;
     T_EQ_INT(cairn_get_stats(db, &s), CAIRN_OK);
     T_EQ_INT(s.sessions, sessions);
-    T_EQ_INT(s.schema_version, 5);
+    T_EQ_INT(s.schema_version, 6);
+    T_EQ_INT(query(path, "SELECT count(*) FROM sqlite_master WHERE name = 'session_stats'"), 1);
     cairn_close(db);
     T_EQ_INT(query(path, "PRAGMA application_id"), 0x63726e31);
     T_EQ_INT(query(path, "SELECT count(*) FROM vec_stamp"), 1);
@@ -144,7 +145,8 @@ static void test_create(void)
 }
 
 /* A store as cairn 0.x wrote it at schema v4: today's store without the
- * vec_stamp table and its triggers. `journal` is its journal mode (a
+ * vec_stamp table and its triggers (v5) and session_stats with its
+ * triggers and indexes (v6). `journal` is its journal mode (a
  * store copied or restored may be in rollback mode). */
 static void make_v4(const char *path, const char *journal)
 {
@@ -161,7 +163,10 @@ static void make_v4(const char *path, const char *journal)
     cairn_close(db);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
     snprintf(sql, sizeof sql, "PRAGMA journal_mode=%s", journal);
-    T_EQ_INT(sqlite3_exec(raw, "DROP TRIGGER vec_stamp_ai; DROP TRIGGER vec_stamp_ad;"
+    T_EQ_INT(sqlite3_exec(raw, "DROP INDEX messages_meta; DROP INDEX messages_hit;"
+                          "DROP TRIGGER session_stats_au; DROP TRIGGER session_stats_ad;"
+                          "DROP TABLE session_stats;"
+                          "DROP TRIGGER vec_stamp_ai; DROP TRIGGER vec_stamp_ad;"
                           "DROP TRIGGER vec_stamp_au; DROP TABLE vec_stamp;"
                           "PRAGMA user_version=4", NULL, NULL, NULL), SQLITE_OK);
     T_EQ_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
