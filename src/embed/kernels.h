@@ -69,18 +69,23 @@ void embed_k_linear_ref(const float *x, const float *w, const float *b,
  */
 struct embed_k_packed;
 struct embed_k_packed *embed_k_pack(const float *w, int n, int k);
+/* The same from TensorFlow's layout w[k][n], rows ldw >= n floats apart
+ * (embed_k_linear_kn's weights, USE-lite). NULL also if ldw < n. */
+struct embed_k_packed *embed_k_pack_kn(const float *w, int ldw, int n, int k);
 void embed_k_packed_free(struct embed_k_packed *pk);
 size_t embed_k_packed_bytes(const struct embed_k_packed *pk);
 const float *embed_k_packed_w(const struct embed_k_packed *pk);
 int embed_k_packed_n(const struct embed_k_packed *pk);
 int embed_k_packed_k(const struct embed_k_packed *pk);
+/* 0 for embed_k_pack's w[n][k]; embed_k_pack_kn's ldw for w[k][n]. */
+int embed_k_packed_ldw(const struct embed_k_packed *pk);
 
 /* 1 if embed_k_linear_packed runs the packed product on this CPU with
  * this OpenBLAS (at 1 thread; see kernels.c): else packing is wasted. */
 int embed_k_packed_pays(void);
 /* embed_k_linear on packed weights: y[m][n] = x[m][k] . w^T + b. Runs
- * the packed product where it is measured to win, else embed_k_linear on
- * the original w. */
+ * the packed product where it is measured to win, else embed_k_linear
+ * (or embed_k_linear_kn, for embed_k_pack_kn) on the original w. */
 void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
                            const float *b, float *y, int m);
 /* The packed product itself at SIMD level 2 (AVX-512) or 1 (AVX2+FMA),
