@@ -773,33 +773,22 @@ static void layer_forward(const struct use_layer *L, float **xp, float **yp,
     *yp = y;
 }
 
-int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
-                int batch, int seq, float *out, char *err, size_t errlen)
+/*
+ * The pass over `batch` sequences (ids rows `stride` apart, seq <= stride
+ * token rows each) into out[batch][USE_DIM]; validated input. Allocates
+ * its own work space, so several can run at once on disjoint sequences.
+ */
+static int forward_part(const void *model, const int32_t *ids, int stride,
+                        const int *lens, int batch, int seq, float *out, char *err,
+                        size_t errlen)
 {
+    const struct use_model *m = model;
     int b, t, i, wmax = m->demb, inner = 1, rc = -1;
     float *x = NULL, *y = NULL, *q = NULL, *k = NULL, *v = NULL, *ctx = NULL;
     float *h = NULL, *res = NULL, *scratch = NULL, *pool = NULL;
     int *alens = NULL;
     size_t T;
 
-    /* layer_forward and the kernels take the token rows as an int */
-    if (batch < 1 || seq < 1 || seq > USE_MAX_TOKENS || (size_t)batch * seq > INT_MAX) {
-        embed_errf(err, errlen, "bad batch shape %d x %d", batch, seq);
-        return -1;
-    }
-    for (b = 0; b < batch; b++) {
-        if (lens[b] < 0 || lens[b] > seq) {
-            embed_errf(err, errlen, "bad length %d", lens[b]);
-            return -1;
-        }
-        for (t = 0; t < lens[b]; t++) {
-            int32_t id = ids[(size_t)b * seq + t];
-            if (id < 0 || id >= m->vocab_rows) {
-                embed_errf(err, errlen, "token id %d out of range", (int)id);
-                return -1;
-            }
-        }
-    }
     for (i = 0; i < 2; i++) {
         if (m->layer[i].dout > wmax) wmax = m->layer[i].dout;
         if (m->layer[i].d > wmax) wmax = m->layer[i].d;
@@ -821,9 +810,6 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
         embed_errf(err, errlen, "out of memory");
         goto out;
     }
-    if (!m->pack_tried && (T > USE_QUERY_ROWS || m->queries++ > 0))
-        use_pack(m);
-    embed_k_set_threads(m->threads);
     /* Embedding + timing signal. The graph adds the embedding twice:
      * AddTimingSignal returns emb + timing, and Layer_0/add adds that to
      * emb again; so x = 2 emb + timing. Padding rows stay 0 (ScatterNd). An
@@ -832,7 +818,7 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
         alens[b] = lens[b] > 0 ? lens[b] : 1;
         for (t = 0; t < lens[b]; t++) {
             float *row = x + ((size_t)b * seq + t) * m->demb;
-            const float *e = m->emb + (size_t)ids[(size_t)b * seq + t] * m->demb;
+            const float *e = m->emb + (size_t)ids[(size_t)b * stride + t] * m->demb;
             for (i = 0; i < m->nts; i++) {
                 float a = (float)t * m->inv_ts[i];
                 row[i] = 2.0f * e[i] + sinf(a);
@@ -852,4 +838,37 @@ out:
     free(x); free(y); free(q); free(k); free(v); free(ctx); free(res); free(h);
     free(scratch); free(pool); free(alens);
     return rc;
+}
+
+/* With several threads a batch is cut into shares of whole texts, one per
+ * thread, as bert.c does (embed_run_shares): every step is then parallel
+ * and each share runs the packed product, which OpenBLAS's own threads
+ * would replace. */
+int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
+                int batch, int seq, float *out, char *err, size_t errlen)
+{
+    int b, t;
+
+    /* forward_part and the kernels take the token rows as an int */
+    if (batch < 1 || seq < 1 || seq > USE_MAX_TOKENS || (size_t)batch * seq > INT_MAX) {
+        embed_errf(err, errlen, "bad batch shape %d x %d", batch, seq);
+        return -1;
+    }
+    for (b = 0; b < batch; b++) {
+        if (lens[b] < 0 || lens[b] > seq) {
+            embed_errf(err, errlen, "bad length %d", lens[b]);
+            return -1;
+        }
+        for (t = 0; t < lens[b]; t++) {
+            int32_t id = ids[(size_t)b * seq + t];
+            if (id < 0 || id >= m->vocab_rows) {
+                embed_errf(err, errlen, "token id %d out of range", (int)id);
+                return -1;
+            }
+        }
+    }
+    if (!m->pack_tried && ((size_t)batch * seq > USE_QUERY_ROWS || m->queries++ > 0))
+        use_pack(m);
+    return embed_run_shares(forward_part, m, ids, lens, batch, seq, out, USE_DIM, m->threads,
+                            err, errlen);
 }
