@@ -6,14 +6,14 @@
  * call (VEC_ENCODE_BATCH), at 1 and 2 threads.
  *
  * The texts are a file of NUL-separated messages (--texts; e.g. the
- * contents of a store: bench/use_texts.py), else generated English-like
- * prose of 5-400 words. Each round encodes every piece once; the figure
+ * contents of a store, see bench/bench_use.sh), else 300 generated
+ * messages of 5-400 words. Each round encodes every piece once; the figure
  * is the median round. The model is not in the repository: --model, else
  * $CAIRN_MODELS_DIR/use-lite-en, else ~/.cairn/models/use-lite-en; a
  * missing folder is a skip (exit 0 with a note).
  *
- * Its baseline is another build of this same file, run alternately by
- * bench/bench_use.sh (the old build against the new one).
+ * Its baseline is another build of this same file (on an older
+ * libcairn), run alternately by bench/bench_use.sh.
  *
  * Output, one line per thread count:
  *   bench=use threads=1 pieces=.. rounds=.. ms_median=.. texts_per_s=..

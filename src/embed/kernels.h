@@ -11,11 +11,12 @@
  * Linear weights keep the PyTorch / safetensors layout W[out][in], so a
  * layer is y = x W^T + b and embed_k_linear uses the weight in place from
  * the mmap'd file (cblas_sgemm with CblasTrans). embed_k_pack makes the
- * one copy there is: the panel layout of cairn's own product (gemm.c).
+ * one copy there is: the panel layout of cairn's own product (gemm.c);
+ * embed_k_pack_kn packs USE-lite's [in][out] weights into the same.
  *
  * Threads: OpenBLAS keeps one process-wide thread count. The kernels never
- * set it; the caller (bert.c) does, through embed_k_set_threads, before
- * each forward pass. The count also picks between the packed product and
+ * set it; the caller (embed_run_shares in common.c, for bert.c and use.c)
+ * does, through embed_k_set_threads, before each forward pass. The count also picks between the packed product and
  * OpenBLAS (embed_k_linear_packed); that choice follows the count the
  * calling thread last set, so two models encoding in two threads at once
  * do not switch each other's path.
