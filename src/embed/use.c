@@ -543,7 +543,7 @@ static void use_unpack(struct use_model *m)
 }
 
 /*
- * Packs the products' weights (19 MB, as big as the layers' own) for
+ * Packs the products' weights (a 19.7 MB copy of use-lite-en's) for
  * cairn's own matrix product (gemm.c), once per model, at the first pass
  * with more rows than a query or at the second query, as bert.c does: a
  * one-shot query does not pay for the copy. Out of memory, nothing is
