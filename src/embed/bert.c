@@ -32,7 +32,6 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +42,6 @@
 #define EMBED_BATCH_TOKENS   4096                /* padded tokens per pass */
 #define EMBED_CHUNK_TEXTS    256                 /* texts tokenized at once */
 #define EMBED_PREFIX_MAX     64
-#define EMBED_MAX_THREADS    64                  /* shares of one batch */
 
 enum { ACT_GELU, ACT_GELU_TANH, ACT_RELU };
 enum { POOL_MEAN, POOL_CLS };
@@ -526,11 +524,6 @@ static void word_row(const struct embed_model *m, int id, float *dst)
     }
 }
 
-/* Below this many token rows a forward pass keeps OpenBLAS at 1 thread:
- * at a query's 20 rows each product is ~6 MFLOP and handing halves to a
- * second thread costs more than it saves (measured: 2 threads made a
- * 1 x 20 query 40% slower). */
-#define EMBED_MIN_ROWS_PER_THREAD 128
 /* A forward pass with more token rows than this packs the weights first,
  * as does a second one with fewer (pack_layers). */
 #define EMBED_QUERY_ROWS 32
@@ -540,10 +533,11 @@ static void word_row(const struct embed_model *m, int id, float *dst)
  * stride token rows each) into out[batch][H]; validated input. Allocates
  * its own work space, so several can run at once on disjoint sequences.
  */
-static int forward_part(const struct embed_model *m, const int32_t *ids, int stride,
+static int forward_part(const void *model, const int32_t *ids, int stride,
                         const int *lens, int batch, int seq, float *out,
                         char *err, size_t errlen)
 {
+    const struct embed_model *m = model;
     int H = m->hidden, I = m->inter, hd = H / m->heads;
     size_t T = (size_t)batch * seq;
     float *x = NULL, *q = NULL, *k = NULL, *v = NULL, *ctx = NULL, *f = NULL;
@@ -611,41 +605,20 @@ out:
     return rc;
 }
 
-/* One share of a batch split across threads (see embed_forward_ids). */
-struct fwd_job {
-    const struct embed_model *m;
-    const int32_t *ids;
-    const int *lens;
-    int stride, batch, seq, rc;
-    float *out;
-    char err[256];
-};
-
-static void *fwd_thread(void *arg)
-{
-    struct fwd_job *j = arg;
-
-    j->rc = forward_part(j->m, j->ids, j->stride, j->lens, j->batch, j->seq,
-                         j->out, j->err, sizeof(j->err));
-    return NULL;
-}
-
 /*
  * With n threads and a batch of several sequences, the sequences are cut
- * into n shares run side by side, each with a single-threaded OpenBLAS:
- * every step of the pass (products, attention, layer norms, GELU) is then
- * parallel, with no hand-over per product, where OpenBLAS's own threads
- * only split the products and leave the rest to one core. A share is
- * padded to its own longest text, not the batch's. A single sequence
- * (a query) uses OpenBLAS's threads if it is long enough, else 1.
+ * into n shares run side by side (embed_run_shares), each with a
+ * single-threaded OpenBLAS: every step of the pass (products, attention,
+ * layer norms, GELU) is then parallel, with no hand-over per product,
+ * where OpenBLAS's own threads only split the products and leave the
+ * rest to one core. A share is padded to its own longest text, not the
+ * batch's. A single sequence (a query) uses OpenBLAS's threads if it is
+ * long enough, else 1.
  */
 int embed_forward_ids(struct embed_model *m, const int32_t *ids,
                       const int *lens, int batch, int seq, float *out)
 {
-    struct fwd_job job[EMBED_MAX_THREADS];
-    pthread_t tid[EMBED_MAX_THREADS];
-    int started[EMBED_MAX_THREADS];
-    int b, t, n, p, rc = 0;
+    int b, t;
 
     m->errmsg[0] = 0;
     if (m->use)
@@ -671,48 +644,8 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
     }
     if (!m->pack_tried && ((size_t)batch * seq > EMBED_QUERY_ROWS || m->queries++ > 0))
         pack_layers(m);
-    n = m->threads < EMBED_MAX_THREADS ? m->threads : EMBED_MAX_THREADS;
-    if (n > batch)
-        n = batch;
-    if (n > 1 && (size_t)batch * seq < (size_t)n * EMBED_MIN_ROWS_PER_THREAD)
-        n = 1;
-    if (n <= 1) {
-        embed_k_set_threads((size_t)batch * seq < 2 * EMBED_MIN_ROWS_PER_THREAD
-                            ? 1 : m->threads);
-        rc = forward_part(m, ids, seq, lens, batch, seq, out, m->errmsg,
-                          sizeof(m->errmsg));
-        return rc;
-    }
-    embed_k_set_threads(1);
-    for (p = 0; p < n; p++) {
-        int b0 = (int)((long)batch * p / n), b1 = (int)((long)batch * (p + 1) / n);
-
-        job[p].m = m;
-        job[p].ids = ids + (size_t)b0 * seq;
-        job[p].lens = lens + b0;
-        job[p].stride = seq;
-        job[p].batch = b1 - b0;
-        job[p].seq = 1;
-        for (b = b0; b < b1; b++)
-            if (lens[b] > job[p].seq)
-                job[p].seq = lens[b];
-        job[p].out = out + (size_t)b0 * m->hidden;
-        job[p].rc = -1;
-        job[p].err[0] = 0;
-        started[p] = p > 0 && pthread_create(&tid[p], NULL, fwd_thread, &job[p]) == 0;
-    }
-    for (p = 0; p < n; p++)     /* share 0, and any that got no thread, here */
-        if (!started[p])
-            fwd_thread(&job[p]);
-    for (p = 0; p < n; p++) {
-        if (started[p])
-            pthread_join(tid[p], NULL);
-        if (job[p].rc != 0 && rc == 0) {
-            rc = -1;
-            snprintf(m->errmsg, sizeof(m->errmsg), "%s", job[p].err);
-        }
-    }
-    return rc;
+    return embed_run_shares(forward_part, m, ids, lens, batch, seq, out, m->hidden, m->threads,
+                            m->errmsg, sizeof(m->errmsg));
 }
 
 /* ---- text in ---------------------------------------------------------- */

@@ -3,11 +3,13 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "embed/common.h"
+#include "embed/kernels.h"
 #include "util/buf.h"
 
 void embed_errf(char *err, size_t errlen, const char *fmt, ...)
@@ -55,4 +57,81 @@ char *embed_read_file(const char *dir, const char *name, size_t cap, size_t *len
     if (len)
         *len = b.n;
     return buf_detach(&b, NULL);
+}
+
+#define EMBED_MAX_SHARES 64
+/* Below this many token rows per thread a pass stays on 1 thread: at a
+ * query's 20 rows each product is ~6 MFLOP and handing halves to a second
+ * thread costs more than it saves (measured: 2 threads made a 1 x 20
+ * query 40% slower). */
+#define EMBED_MIN_ROWS_PER_THREAD 128
+
+struct share {
+    embed_part_fn *part;
+    const void *model;
+    const int32_t *ids;
+    const int *lens;
+    int stride, nb, seq, rc;
+    float *out;
+    char err[256];
+};
+
+static void *share_run(void *p)
+{
+    struct share *s = p;
+
+    s->rc = s->part(s->model, s->ids, s->stride, s->lens, s->nb, s->seq, s->out, s->err,
+                    sizeof(s->err));
+    return NULL;
+}
+
+int embed_run_shares(embed_part_fn *part, const void *model, const int32_t *ids,
+                     const int *lens, int batch, int seq, float *out, int dim, int threads,
+                     char *err, size_t errlen)
+{
+    struct share sh[EMBED_MAX_SHARES];
+    pthread_t tid[EMBED_MAX_SHARES];
+    int started[EMBED_MAX_SHARES];
+    size_t rows = (size_t)batch * seq;
+    int n = threads < EMBED_MAX_SHARES ? threads : EMBED_MAX_SHARES, p, b, rc = 0;
+
+    if (n > batch)
+        n = batch;
+    if (n > 1 && rows < (size_t)n * EMBED_MIN_ROWS_PER_THREAD)
+        n = 1;
+    if (n <= 1) {
+        embed_k_set_threads(rows < 2 * EMBED_MIN_ROWS_PER_THREAD ? 1 : threads);
+        return part(model, ids, seq, lens, batch, seq, out, err, errlen);
+    }
+    embed_k_set_threads(1);
+    for (p = 0; p < n; p++) {
+        int b0 = (int)((long)batch * p / n), b1 = (int)((long)batch * (p + 1) / n);
+
+        sh[p].part = part;
+        sh[p].model = model;
+        sh[p].ids = ids + (size_t)b0 * seq;
+        sh[p].lens = lens + b0;
+        sh[p].stride = seq;
+        sh[p].out = out + (size_t)b0 * dim;
+        sh[p].nb = b1 - b0;
+        sh[p].seq = 1;
+        for (b = b0; b < b1; b++)
+            if (lens[b] > sh[p].seq)
+                sh[p].seq = lens[b];
+        sh[p].rc = -1;
+        sh[p].err[0] = 0;
+        started[p] = p > 0 && pthread_create(&tid[p], NULL, share_run, &sh[p]) == 0;
+    }
+    for (p = 0; p < n; p++)     /* share 0, and any that got no thread, here */
+        if (!started[p])
+            share_run(&sh[p]);
+    for (p = 0; p < n; p++) {
+        if (started[p])
+            pthread_join(tid[p], NULL);
+        if (sh[p].rc != 0 && rc == 0) {
+            rc = -1;
+            embed_errf(err, errlen, "%s", sh[p].err);
+        }
+    }
+    return rc;
 }

@@ -58,6 +58,7 @@ struct embed_k_packed {
     const float *w;   /* the original, for the other paths */
     float *p;         /* ceil(n / 32) panels of k x 32 floats */
     int n, k;
+    int ldw;          /* 0: w is [n][k]; else w is [k][n] with rows ldw apart */
 };
 
 static size_t g_panels(int n)
@@ -140,7 +141,8 @@ static void g_pack_w(const float *w, int ldw, int trans, int n, int k, float sca
     }
 }
 
-struct embed_k_packed *embed_k_pack(const float *w, int n, int k)
+/* w[n][k] (trans 0) or w[k][n] with rows ldw apart (trans 1) into panels. */
+static struct embed_k_packed *g_pack(const float *w, int trans, int ldw, int n, int k)
 {
     struct embed_k_packed *pk = calloc(1, sizeof(*pk));
 
@@ -153,13 +155,24 @@ struct embed_k_packed *embed_k_pack(const float *w, int n, int k)
     pk->w = w;
     pk->n = n;
     pk->k = k;
-    g_pack_w(w, k, 0, n, k, 1.0f, pk->p);
+    pk->ldw = trans ? ldw : 0;
+    g_pack_w(w, trans ? ldw : k, trans, n, k, 1.0f, pk->p);
     return pk;
 fail:
     if (pk)
         free(pk->p);
     free(pk);
     return NULL;
+}
+
+struct embed_k_packed *embed_k_pack(const float *w, int n, int k)
+{
+    return g_pack(w, 0, 0, n, k);
+}
+
+struct embed_k_packed *embed_k_pack_kn(const float *w, int ldw, int n, int k)
+{
+    return ldw < n ? NULL : g_pack(w, 1, ldw, n, k);
 }
 
 void embed_k_packed_free(struct embed_k_packed *pk)
@@ -172,6 +185,7 @@ void embed_k_packed_free(struct embed_k_packed *pk)
 const float *embed_k_packed_w(const struct embed_k_packed *pk) { return pk->w; }
 int embed_k_packed_n(const struct embed_k_packed *pk) { return pk->n; }
 int embed_k_packed_k(const struct embed_k_packed *pk) { return pk->k; }
+int embed_k_packed_ldw(const struct embed_k_packed *pk) { return pk->ldw; }
 
 size_t embed_k_packed_bytes(const struct embed_k_packed *pk)
 {

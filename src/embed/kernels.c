@@ -593,8 +593,12 @@ void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
 
     if (level > 0 && embed_k_gemm_packed(level, x, pk, b, y, m) == 0)
         return;
-    embed_k_linear(x, embed_k_packed_w(pk), b, y, m, embed_k_packed_n(pk),
-                   embed_k_packed_k(pk));
+    if (embed_k_packed_ldw(pk))
+        embed_k_linear_kn(x, embed_k_packed_w(pk), embed_k_packed_ldw(pk), b, y, m,
+                          embed_k_packed_n(pk), embed_k_packed_k(pk));
+    else
+        embed_k_linear(x, embed_k_packed_w(pk), b, y, m, embed_k_packed_n(pk),
+                       embed_k_packed_k(pk));
 }
 
 void embed_k_linear_ref(const float *x, const float *w, const float *b,

@@ -11,11 +11,12 @@
  * Linear weights keep the PyTorch / safetensors layout W[out][in], so a
  * layer is y = x W^T + b and embed_k_linear uses the weight in place from
  * the mmap'd file (cblas_sgemm with CblasTrans). embed_k_pack makes the
- * one copy there is: the panel layout of cairn's own product (gemm.c).
+ * one copy there is: the panel layout of cairn's own product (gemm.c);
+ * embed_k_pack_kn packs USE-lite's [in][out] weights into the same.
  *
  * Threads: OpenBLAS keeps one process-wide thread count. The kernels never
- * set it; the caller (bert.c) does, through embed_k_set_threads, before
- * each forward pass. The count also picks between the packed product and
+ * set it; the caller (embed_run_shares in common.c, for bert.c and use.c)
+ * does, through embed_k_set_threads, before each forward pass. The count also picks between the packed product and
  * OpenBLAS (embed_k_linear_packed); that choice follows the count the
  * calling thread last set, so two models encoding in two threads at once
  * do not switch each other's path.
@@ -69,18 +70,23 @@ void embed_k_linear_ref(const float *x, const float *w, const float *b,
  */
 struct embed_k_packed;
 struct embed_k_packed *embed_k_pack(const float *w, int n, int k);
+/* The same from TensorFlow's layout w[k][n], rows ldw >= n floats apart
+ * (embed_k_linear_kn's weights, USE-lite). NULL also if ldw < n. */
+struct embed_k_packed *embed_k_pack_kn(const float *w, int ldw, int n, int k);
 void embed_k_packed_free(struct embed_k_packed *pk);
 size_t embed_k_packed_bytes(const struct embed_k_packed *pk);
 const float *embed_k_packed_w(const struct embed_k_packed *pk);
 int embed_k_packed_n(const struct embed_k_packed *pk);
 int embed_k_packed_k(const struct embed_k_packed *pk);
+/* 0 for embed_k_pack's w[n][k]; embed_k_pack_kn's ldw for w[k][n]. */
+int embed_k_packed_ldw(const struct embed_k_packed *pk);
 
 /* 1 if embed_k_linear_packed runs the packed product on this CPU with
  * this OpenBLAS (at 1 thread; see kernels.c): else packing is wasted. */
 int embed_k_packed_pays(void);
 /* embed_k_linear on packed weights: y[m][n] = x[m][k] . w^T + b. Runs
- * the packed product where it is measured to win, else embed_k_linear on
- * the original w. */
+ * the packed product where it is measured to win, else embed_k_linear
+ * (or embed_k_linear_kn, for embed_k_pack_kn) on the original w. */
 void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
                            const float *b, float *y, int m);
 /* The packed product itself at SIMD level 2 (AVX-512) or 1 (AVX2+FMA),

@@ -38,6 +38,9 @@
  * used, and they come from the first few hundred characters. Bounds the
  * work and memory per text (use.h: tokenizer). */
 #define USE_MAX_INPUT      ((size_t)16 << 10)
+/* A pass with more token rows than this packs the weights first, as does
+ * a second one with fewer (use_pack). */
+#define USE_QUERY_ROWS     32
 
 struct use_layer {
     int din, d, dout, inner;          /* input, attention, output, FFN */
@@ -48,6 +51,9 @@ struct use_layer {
     const float *ln2_g, *ln2_b;       /* [dout] */
     const float *w1, *b1;             /* [dout][inner], [inner] */
     const float *w2, *b2;             /* [inner][dout], [dout] */
+    /* the products' weights packed for embed_k_linear_packed (use_pack);
+     * NULL before, or when packing does not pay */
+    struct embed_k_packed *pd, *pq, *pk, *pv, *po, *p1, *p2;
 };
 
 struct use_model {
@@ -69,7 +75,10 @@ struct use_model {
     int          nts;
     struct use_layer layer[2];
     const float *wt, *bt;             /* [512][512], [512] */
+    struct embed_k_packed *pt;        /* wt packed, or NULL */
     int threads;
+    int pack_tried;                   /* use_pack has run */
+    int queries;                      /* passes of <= USE_QUERY_ROWS before */
 };
 
 static int file_exists(const char *dir, const char *name)
@@ -516,12 +525,63 @@ out:
     return m;
 }
 
+static void use_unpack(struct use_model *m)
+{
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        struct use_layer *L = &m->layer[i];
+
+        embed_k_packed_free(L->pd); embed_k_packed_free(L->pq);
+        embed_k_packed_free(L->pk); embed_k_packed_free(L->pv);
+        embed_k_packed_free(L->po); embed_k_packed_free(L->p1);
+        embed_k_packed_free(L->p2);
+        L->pd = L->pq = L->pk = L->pv = L->po = L->p1 = L->p2 = NULL;
+    }
+    embed_k_packed_free(m->pt);
+    m->pt = NULL;
+}
+
+/*
+ * Packs the products' weights (a 19.7 MB copy of use-lite-en's) for
+ * cairn's own matrix product (gemm.c), once per model, at the first pass
+ * with more rows than a query or at the second query, as bert.c does: a
+ * one-shot query does not pay for the copy. Out of memory, nothing is
+ * packed and OpenBLAS runs.
+ */
+static void use_pack(struct use_model *m)
+{
+    int i;
+
+    m->pack_tried = 1;
+    if (!embed_k_packed_pays())
+        return;
+    for (i = 0; i < 2; i++) {
+        struct use_layer *L = &m->layer[i];
+        int d = L->d;
+
+        if ((L->wd && !(L->pd = embed_k_pack_kn(L->wd, L->dout, L->dout, L->din))) ||
+            !(L->pq = embed_k_pack_kn(L->wqkv, 3 * d, d, L->din)) ||
+            !(L->pk = embed_k_pack_kn(L->wqkv + d, 3 * d, d, L->din)) ||
+            !(L->pv = embed_k_pack_kn(L->wqkv + 2 * d, 3 * d, d, L->din)) ||
+            !(L->po = embed_k_pack_kn(L->wo, L->dout, L->dout, d)) ||
+            !(L->p1 = embed_k_pack_kn(L->w1, L->inner, L->inner, L->dout)) ||
+            !(L->p2 = embed_k_pack_kn(L->w2, L->dout, L->dout, L->inner)))
+            goto fail;
+    }
+    if ((m->pt = embed_k_pack_kn(m->wt, USE_DIM, USE_DIM, USE_DIM)))
+        return;
+fail:
+    use_unpack(m);
+}
+
 void use_free(struct use_model *m)
 {
     int i;
 
     if (!m)
         return;
+    use_unpack(m);
     for (i = 0; m->piece && i < m->nvocab; i++)
         free(m->piece[i]);
     free(m->piece);
@@ -662,6 +722,17 @@ static void add_rows(float *x, const float *y, size_t n)
         x[i] += y[i];
 }
 
+/* y[m][n] = x[m][k] . w + b, w [k][n] with rows ldw apart, on the packed
+ * copy when there is one. */
+static void linear(const float *x, const float *w, int ldw, const struct embed_k_packed *pw,
+                   const float *b, float *y, int m, int n, int k)
+{
+    if (pw)
+        embed_k_linear_packed(x, pw, b, y, m);
+    else
+        embed_k_linear_kn(x, w, ldw, b, y, m, n, k);
+}
+
 /*
  * x[T][din] -> x[T][dout] through one layer. Scratch buffers are sized
  * for the widest layer. Attention skips padding (lens), the rest runs on
@@ -678,57 +749,46 @@ static void layer_forward(const struct use_layer *L, float **xp, float **yp,
 
     /* residual: x itself, or its projection to the new width */
     if (L->wd)
-        embed_k_linear_kn(x, L->wd, L->dout, L->bd, res, T, L->dout, L->din);
+        linear(x, L->wd, L->dout, L->pd, L->bd, res, T, L->dout, L->din);
     else
         memcpy(res, x, (size_t)T * L->dout * sizeof(float));
     memcpy(y, x, (size_t)T * L->din * sizeof(float));
     embed_k_add_layernorm(y, NULL, L->ln_g, L->ln_b, T, L->din, USE_LN_EPS);
-    embed_k_linear_kn(y, L->wqkv, 3 * d, L->bqkv, q, T, d, L->din);
-    embed_k_linear_kn(y, L->wqkv + d, 3 * d, L->bqkv + d, k, T, d, L->din);
-    embed_k_linear_kn(y, L->wqkv + 2 * d, 3 * d, L->bqkv + 2 * d, v, T, d, L->din);
+    linear(y, L->wqkv, 3 * d, L->pq, L->bqkv, q, T, d, L->din);
+    linear(y, L->wqkv + d, 3 * d, L->pk, L->bqkv + d, k, T, d, L->din);
+    linear(y, L->wqkv + 2 * d, 3 * d, L->pv, L->bqkv + 2 * d, v, T, d, L->din);
     embed_k_attention(q, k, v, ctx, lens, batch, seq, USE_HEADS, d / USE_HEADS, scratch);
-    embed_k_linear_kn(ctx, L->wo, L->dout, L->bo, x, T, L->dout, d);
+    linear(ctx, L->wo, L->dout, L->po, L->bo, x, T, L->dout, d);
     n = (size_t)T * L->dout;
     add_rows(x, res, n);
     /* FFN: x += relu(LN(x) W1 + b1) W2 + b2 */
     memcpy(y, x, n * sizeof(float));
     embed_k_add_layernorm(y, NULL, L->ln2_g, L->ln2_b, T, L->dout, USE_LN_EPS);
-    embed_k_linear_kn(y, L->w1, L->inner, L->b1, h, T, L->inner, L->dout);
+    linear(y, L->w1, L->inner, L->p1, L->b1, h, T, L->inner, L->dout);
     embed_k_relu(h, (size_t)T * L->inner);
-    embed_k_linear_kn(h, L->w2, L->dout, L->b2, y, T, L->dout, L->inner);
+    linear(h, L->w2, L->dout, L->p2, L->b2, y, T, L->dout, L->inner);
     add_rows(y, x, n);
     tmp = x; x = y; y = tmp;
     *xp = x;
     *yp = y;
 }
 
-int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
-                int batch, int seq, float *out, char *err, size_t errlen)
+/*
+ * The pass over `batch` sequences (ids rows `stride` apart, seq <= stride
+ * token rows each) into out[batch][USE_DIM]; validated input. Allocates
+ * its own work space, so several can run at once on disjoint sequences.
+ */
+static int forward_part(const void *model, const int32_t *ids, int stride,
+                        const int *lens, int batch, int seq, float *out, char *err,
+                        size_t errlen)
 {
+    const struct use_model *m = model;
     int b, t, i, wmax = m->demb, inner = 1, rc = -1;
     float *x = NULL, *y = NULL, *q = NULL, *k = NULL, *v = NULL, *ctx = NULL;
     float *h = NULL, *res = NULL, *scratch = NULL, *pool = NULL;
     int *alens = NULL;
     size_t T;
 
-    /* layer_forward and the kernels take the token rows as an int */
-    if (batch < 1 || seq < 1 || seq > USE_MAX_TOKENS || (size_t)batch * seq > INT_MAX) {
-        embed_errf(err, errlen, "bad batch shape %d x %d", batch, seq);
-        return -1;
-    }
-    for (b = 0; b < batch; b++) {
-        if (lens[b] < 0 || lens[b] > seq) {
-            embed_errf(err, errlen, "bad length %d", lens[b]);
-            return -1;
-        }
-        for (t = 0; t < lens[b]; t++) {
-            int32_t id = ids[(size_t)b * seq + t];
-            if (id < 0 || id >= m->vocab_rows) {
-                embed_errf(err, errlen, "token id %d out of range", (int)id);
-                return -1;
-            }
-        }
-    }
     for (i = 0; i < 2; i++) {
         if (m->layer[i].dout > wmax) wmax = m->layer[i].dout;
         if (m->layer[i].d > wmax) wmax = m->layer[i].d;
@@ -750,7 +810,6 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
         embed_errf(err, errlen, "out of memory");
         goto out;
     }
-    embed_k_set_threads(m->threads);
     /* Embedding + timing signal. The graph adds the embedding twice:
      * AddTimingSignal returns emb + timing, and Layer_0/add adds that to
      * emb again; so x = 2 emb + timing. Padding rows stay 0 (ScatterNd). An
@@ -759,7 +818,7 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
         alens[b] = lens[b] > 0 ? lens[b] : 1;
         for (t = 0; t < lens[b]; t++) {
             float *row = x + ((size_t)b * seq + t) * m->demb;
-            const float *e = m->emb + (size_t)ids[(size_t)b * seq + t] * m->demb;
+            const float *e = m->emb + (size_t)ids[(size_t)b * stride + t] * m->demb;
             for (i = 0; i < m->nts; i++) {
                 float a = (float)t * m->inv_ts[i];
                 row[i] = 2.0f * e[i] + sinf(a);
@@ -771,7 +830,7 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
         layer_forward(&m->layer[i], &x, &y, q, k, v, ctx, h, res, scratch, alens,
                       batch, seq);
     embed_k_mean_pool(x, lens, batch, seq, USE_DIM, pool);
-    embed_k_linear_kn(pool, m->wt, USE_DIM, m->bt, out, batch, USE_DIM, USE_DIM);
+    linear(pool, m->wt, USE_DIM, m->pt, m->bt, out, batch, USE_DIM, USE_DIM);
     embed_k_tanh(out, (size_t)batch * USE_DIM);
     embed_k_l2_normalize(out, batch, USE_DIM);
     rc = 0;
@@ -779,4 +838,37 @@ out:
     free(x); free(y); free(q); free(k); free(v); free(ctx); free(res); free(h);
     free(scratch); free(pool); free(alens);
     return rc;
+}
+
+/* With several threads a batch is cut into shares of whole texts, one per
+ * thread, as bert.c does (embed_run_shares): every step is then parallel
+ * and each share runs the packed product, which OpenBLAS's own threads
+ * would replace. */
+int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
+                int batch, int seq, float *out, char *err, size_t errlen)
+{
+    int b, t;
+
+    /* forward_part and the kernels take the token rows as an int */
+    if (batch < 1 || seq < 1 || seq > USE_MAX_TOKENS || (size_t)batch * seq > INT_MAX) {
+        embed_errf(err, errlen, "bad batch shape %d x %d", batch, seq);
+        return -1;
+    }
+    for (b = 0; b < batch; b++) {
+        if (lens[b] < 0 || lens[b] > seq) {
+            embed_errf(err, errlen, "bad length %d", lens[b]);
+            return -1;
+        }
+        for (t = 0; t < lens[b]; t++) {
+            int32_t id = ids[(size_t)b * seq + t];
+            if (id < 0 || id >= m->vocab_rows) {
+                embed_errf(err, errlen, "token id %d out of range", (int)id);
+                return -1;
+            }
+        }
+    }
+    if (!m->pack_tried && ((size_t)batch * seq > USE_QUERY_ROWS || m->queries++ > 0))
+        use_pack(m);
+    return embed_run_shares(forward_part, m, ids, lens, batch, seq, out, USE_DIM, m->threads,
+                            err, errlen);
 }

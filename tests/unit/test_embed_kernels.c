@@ -136,6 +136,61 @@ static void test_linear_packed(void)
     T_CHECK(embed_k_pack(NULL, 0, 4) == NULL);
 }
 
+/* embed_k_pack_kn: weights in the [in][out] layout, with a row stride
+ * wider than n (USE-lite's q, k, v out of its fused qkv matrix), against
+ * the kn reference, on the packed product and on the fallback (2
+ * threads: OpenBLAS, or the packed product again without it). */
+static void test_linear_packed_kn(void)
+{
+    int shapes[][4] = { {1, 1, 1, 1}, {5, 7, 3, 21}, {13, 33, 17, 33}, {37, 64, 256, 192},
+                        {131, 45, 64, 50}, {40, 512, 1536, 512}, {7, 20, 1537, 60} };
+    int level = embed_k_simd();
+    size_t s;
+
+    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2], ld = shapes[s][3];
+        float *x = rand_array((size_t)m * k, 1.0f);
+        float *w = rand_array((size_t)k * ld, 0.5f);
+        float *b = rand_array((size_t)n, 1.0f);
+        float *y1 = malloc((size_t)m * n * sizeof(float));
+        float *y2 = malloc((size_t)m * n * sizeof(float));
+        const float *wc = w + (ld - n);       /* the last n columns */
+        struct embed_k_packed *pk = embed_k_pack_kn(wc, ld, n, k);
+        float tol = 1e-5f * sqrtf((float)k) + 1e-5f;
+        size_t i;
+        int t;
+
+        T_CHECK(pk != NULL);
+        if (!pk)
+            continue;
+        T_EQ_INT(embed_k_packed_ldw(pk), ld);
+        for (t = 0; t < 2; t++) {
+            const float *bias = t ? NULL : b;
+
+            for (i = 0; i < (size_t)m * n; i++)
+                y1[i] = NAN;
+            embed_k_linear_kn_ref(x, wc, ld, bias, y2, m, n, k);
+            T_EQ_INT(embed_k_gemm_packed(level, x, pk, bias, y1, m), level ? 0 : -1);
+            if (level)
+                T_CHECK(max_abs_diff(y1, y2, (size_t)m * n) < tol);
+            embed_k_set_threads(1 + t);
+            for (i = 0; i < (size_t)m * n; i++)
+                y1[i] = NAN;
+            embed_k_linear_packed(x, pk, bias, y1, m);
+            T_CHECK(max_abs_diff(y1, y2, (size_t)m * n) < tol);
+        }
+        embed_k_set_threads(1);
+        embed_k_packed_free(pk);
+        free(x); free(w); free(b); free(y1); free(y2);
+    }
+    {
+        float w[6] = { 0 };
+
+        T_CHECK(embed_k_pack_kn(w, 2, 3, 2) == NULL);   /* rows narrower than n */
+        T_CHECK(embed_k_pack_kn(w, 3, 0, 2) == NULL);
+    }
+}
+
 /* The [in][out] layout, also with a row stride wider than n (columns
  * picked out of a fused matrix). */
 static void test_linear_kn(void)
@@ -441,6 +496,7 @@ int main(void)
             continue;
         T_RUN(test_linear);
         T_RUN(test_linear_packed);
+        T_RUN(test_linear_packed_kn);
         T_RUN(test_layernorm);
         T_RUN(test_layernorm_widths);
         T_RUN(test_activations);

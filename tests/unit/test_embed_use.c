@@ -17,6 +17,7 @@
 #include "t.h"
 #include "embed/embed.h"
 #include "embed/use.h"
+#include "embed/kernels.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -298,6 +299,58 @@ static void test_forward(void)
     embed_free(m);
 }
 
+/* A batch long enough to be cut into shares at 2 threads (use_forward,
+ * embed_run_shares), with lengths 0..~120 tokens so the shares pad to
+ * different lengths: the same vectors as at 1 thread, bit for bit where
+ * both run the packed product (each row's sums do not depend on the
+ * other rows), and as each text alone. */
+static void test_threads(void)
+{
+    static const char *const words[] = { "the", "a", "ab", "x", "the ab" };
+    enum { N = 48 };
+    char err[256], *texts[N];
+    struct embed_model *m;
+    float *v1 = malloc((size_t)N * 512 * sizeof(float));
+    float *v2 = malloc((size_t)N * 512 * sizeof(float));
+    float one[512];
+    int i, j, same = 1;
+
+    write_model(0, 0, 0, "group1-shard1of2");
+    m = embed_load(tmpdir, err, sizeof(err));
+    T_CHECK(m != NULL && v1 && v2);
+    if (!m || !v1 || !v2)
+        goto out;
+    for (i = 0; i < N; i++) {
+        texts[i] = calloc(1, 1024);
+        for (j = 0; j < (i * 37) % 101 && texts[i]; j++) {
+            strcat(texts[i], words[(i + j) % 5]);
+            strcat(texts[i], " ");
+        }
+    }
+    embed_set_threads(m, 1);
+    T_EQ_INT(embed_encode(m, (const char *const *)texts, N, 0, v1), 0);
+    embed_set_threads(m, 2);
+    T_EQ_INT(embed_encode(m, (const char *const *)texts, N, 0, v2), 0);
+    for (i = 0; i < N; i++)
+        T_CHECK(t_cosine(v1 + i * 512, v2 + i * 512, 512) > 0.99999);
+    if (embed_k_packed_pays()) {
+        for (i = 0; i < N * 512; i++)
+            same &= memcmp(&v1[i], &v2[i], sizeof(float)) == 0;
+        T_CHECK(same);
+    }
+    embed_set_threads(m, 1);
+    for (i = 0; i < N; i += 7) {
+        T_EQ_INT(embed_encode(m, (const char *const *)&texts[i], 1, 0, one), 0);
+        T_CHECK(t_cosine(one, v1 + i * 512, 512) > 0.99999);
+    }
+    for (i = 0; i < N; i++)
+        free(texts[i]);
+    embed_free(m);
+out:
+    free(v1);
+    free(v2);
+}
+
 static void expect_refused(const char *what, const char *needle)
 {
     char err[256] = "";
@@ -427,6 +480,7 @@ int main(void)
     }
     T_RUN(test_tokenizer);
     T_RUN(test_forward);
+    T_RUN(test_threads);
     T_RUN(test_hostile);
     T_RUN(test_golden);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);

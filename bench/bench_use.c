@@ -1,0 +1,179 @@
+/*
+ * bench_use.c: encoding throughput of a real model folder (USE-lite is
+ * what it is for; any folder embed_load reads works) the way a backfill
+ * feeds it: messages cut into pieces (vec_pieces, 448 bytes for a
+ * 128-token model, at most 16 a message), embed_encode on 64 pieces per
+ * call (VEC_ENCODE_BATCH), at 1 and 2 threads.
+ *
+ * The texts are a file of NUL-separated messages (--texts; e.g. the
+ * contents of a store, see bench/bench_use.sh), else 300 generated
+ * messages of 5-400 words. Each round encodes every piece once; the figure
+ * is the median round. The model is not in the repository: --model, else
+ * $CAIRN_MODELS_DIR/use-lite-en, else ~/.cairn/models/use-lite-en; a
+ * missing folder is a skip (exit 0 with a note).
+ *
+ * Its baseline is another build of this same file (on an older
+ * libcairn), run alternately by bench/bench_use.sh.
+ *
+ * Output, one line per thread count:
+ *   bench=use threads=1 pieces=.. rounds=.. ms_median=.. texts_per_s=..
+ *
+ * usage: bench_use [--model DIR] [--texts FILE] [--threads N] [--rounds N]
+ */
+#include "embed/embed.h"
+#include "store/vectors.h"
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PIECE_BYTES 448       /* vec_model_piece_bytes at 128 tokens */
+#define MAX_PIECES  16
+#define PER_CALL    64
+
+static unsigned long long rng = 88172645463325252ull;
+
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (unsigned)(rng % n);
+}
+
+/* n messages of 5-400 words from a small vocabulary, NUL-separated. */
+static char *gen_texts(int n, size_t *len)
+{
+    static const char *const words[] = {
+        "the", "memory", "store", "keeps", "every", "session", "and", "a", "query",
+        "returns", "messages", "ranked", "by", "their", "score", "we", "should", "fix",
+        "build", "test", "fails", "because", "pointer", "is", "null", "after", "free",
+        "function", "returns", "error", "code", "when", "file", "missing", "user",
+        "asked", "about", "deploy", "server", "config", "timeout", "retry", "cache" };
+    size_t cap = (size_t)n * 400 * 12 + 1, o = 0;
+    char *s = malloc(cap);
+    int i, w;
+
+    if (!s)
+        return NULL;
+    for (i = 0; i < n; i++) {
+        int nw = 5 + (int)rnd(396);
+        for (w = 0; w < nw; w++)
+            o += (size_t)sprintf(s + o, "%s%s", w ? (rnd(12) ? " " : ". ") : "",
+                                 words[rnd(sizeof(words) / sizeof(*words))]);
+        s[o++] = 0;
+    }
+    *len = o;
+    return s;
+}
+
+static char *read_texts(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *s = NULL;
+    long n;
+
+    if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+        !(s = malloc((size_t)n + 1)) || fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    } else {
+        s[n] = 0;
+        *len = (size_t)n + (n > 0 && s[n - 1] != 0);
+    }
+    if (f)
+        fclose(f);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    const char *model = NULL, *texts = NULL, *home = getenv("HOME");
+    const char *md = getenv("CAIRN_MODELS_DIR");
+    char dir[4096], err[256];
+    int i, t, r, t_lo = 1, t_hi = 2, rounds = 5, dim;
+    size_t len = 0, o, np = 0, cap = 0;
+    char *buf, **piece = NULL;
+    struct embed_model *m;
+    float *out;
+    double ms[64];
+
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc)
+            model = argv[++i];
+        else if (strcmp(argv[i], "--texts") == 0 && i + 1 < argc)
+            texts = argv[++i];
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            t_lo = t_hi = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_use [--model DIR] [--texts FILE] [--threads N] "
+                            "[--rounds N]\n");
+            return 2;
+        }
+    }
+    if (rounds < 1 || rounds > 64 || t_lo < 1) {
+        fprintf(stderr, "bench_use: --rounds 1..64, --threads >= 1\n");
+        return 2;
+    }
+    if (!model) {
+        snprintf(dir, sizeof(dir), "%s/use-lite-en", md ? md : "");
+        if (!md)
+            snprintf(dir, sizeof(dir), "%s/.cairn/models/use-lite-en", home ? home : ".");
+        model = dir;
+    }
+    m = embed_load(model, err, sizeof(err));
+    if (!m) {
+        printf("# bench_use: skipped, no model at %s (%s)\n", model, err);
+        return 0;
+    }
+    buf = texts ? read_texts(texts, &len) : gen_texts(300, &len);
+    if (!buf) {
+        fprintf(stderr, "bench_use: cannot read %s\n", texts ? texts : "(generated)");
+        return 1;
+    }
+    /* the backfill's pieces */
+    for (o = 0; o < len; o += strlen(buf + o) + 1) {
+        size_t off[MAX_PIECES], pl[MAX_PIECES];
+        int k, n = vec_pieces(buf + o, strlen(buf + o), PIECE_BYTES, off, pl, MAX_PIECES);
+        for (k = 0; k < n; k++) {
+            if (np == cap) {
+                cap = cap ? cap * 2 : 1024;
+                piece = realloc(piece, cap * sizeof(*piece));
+                if (!piece)
+                    return 1;
+            }
+            piece[np] = malloc(pl[k] + 1);
+            if (!piece[np])
+                return 1;
+            memcpy(piece[np], buf + o + off[k], pl[k]);
+            piece[np++][pl[k]] = 0;
+        }
+    }
+    dim = embed_dim(m);
+    out = malloc((size_t)PER_CALL * dim * sizeof(*out));
+    if (!out || np == 0)
+        return 1;
+    for (t = t_lo; t <= t_hi; t++) {
+        embed_set_threads(m, t);
+        for (r = 0; r < rounds; r++) {
+            double t0 = now_ms();
+            for (o = 0; o < np; o += PER_CALL) {
+                size_t n = np - o < PER_CALL ? np - o : PER_CALL;
+                if (embed_encode(m, (const char *const *)piece + o, n, 0, out) != 0) {
+                    fprintf(stderr, "bench_use: %s\n", embed_errmsg(m));
+                    return 1;
+                }
+            }
+            ms[r] = now_ms() - t0;
+        }
+        qsort(ms, (size_t)rounds, sizeof(*ms), cmp_double);
+        printf("bench=use threads=%d pieces=%zu rounds=%d ms_median=%.1f texts_per_s=%.1f\n",
+               t, np, rounds, ms[rounds / 2], np / (ms[rounds / 2] / 1e3));
+        fflush(stdout);
+    }
+    embed_free(m);
+    return 0;
+}
