@@ -323,6 +323,32 @@ static int write_file(const char *dir, const char *name, const char *text)
 /* A WordPiece tokenizer.json laid out like bert-base-uncased's: [PAD] 0,
  * [unusedN] 1..99, [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103, then a
  * few words and CJK characters. */
+/* post_processor: TemplateProcessing "first A last" with their ids. */
+static void add_template(cJSON *root, const char *first, int first_id, const char *last,
+                         int last_id)
+{
+    cJSON *pp = cJSON_AddObjectToObject(root, "post_processor");
+    cJSON *single = cJSON_AddArrayToObject(pp, "single"), *sp, *item;
+    const char *seq[3] = { first, "A", last };
+    const char *kind[3] = { "SpecialToken", "Sequence", "SpecialToken" };
+    int ids[2] = { first_id, last_id };
+
+    cJSON_AddStringToObject(pp, "type", "TemplateProcessing");
+    for (int i = 0; i < 3; i++) {
+        item = cJSON_CreateObject();
+        sp = cJSON_AddObjectToObject(item, kind[i]);
+        cJSON_AddStringToObject(sp, "id", seq[i]);
+        cJSON_AddNumberToObject(sp, "type_id", 0);
+        cJSON_AddItemToArray(single, item);
+    }
+    sp = cJSON_AddObjectToObject(pp, "special_tokens");
+    for (int i = 0; i < 2; i++) {
+        item = cJSON_AddObjectToObject(sp, seq[2 * i]);
+        cJSON_AddStringToObject(item, "id", seq[2 * i]);
+        cJSON_AddItemToObject(item, "ids", cJSON_CreateIntArray(&ids[i], 1));
+    }
+}
+
 static char *wordpiece_json(void)
 {
     static const char *const words[] = {
@@ -330,7 +356,7 @@ static char *wordpiece_json(void)
         "\xe7\x8c\xab", "\xe5\x9d\x90", "\xe5\x9c\xa8", "\xe5\x9e\xab",
         "\xe5\xad\x90", "\xe4\xb8\x8a", "\xe3\x80\x82",
     };
-    cJSON *root = cJSON_CreateObject(), *model, *vocab, *pp, *single, *sp, *item;
+    cJSON *root = cJSON_CreateObject(), *model, *vocab, *item;
     char nm[32];
     char *out;
     int i, id = 0;
@@ -346,31 +372,7 @@ static char *wordpiece_json(void)
     cJSON_AddTrueToObject(item, "lowercase");
     item = cJSON_AddObjectToObject(root, "pre_tokenizer");
     cJSON_AddStringToObject(item, "type", "BertPreTokenizer");
-    pp = cJSON_AddObjectToObject(root, "post_processor");
-    cJSON_AddStringToObject(pp, "type", "TemplateProcessing");
-    single = cJSON_AddArrayToObject(pp, "single");
-    item = cJSON_CreateObject();
-    sp = cJSON_AddObjectToObject(item, "SpecialToken");
-    cJSON_AddStringToObject(sp, "id", "[CLS]");
-    cJSON_AddNumberToObject(sp, "type_id", 0);
-    cJSON_AddItemToArray(single, item);
-    item = cJSON_CreateObject();
-    sp = cJSON_AddObjectToObject(item, "Sequence");
-    cJSON_AddStringToObject(sp, "id", "A");
-    cJSON_AddNumberToObject(sp, "type_id", 0);
-    cJSON_AddItemToArray(single, item);
-    item = cJSON_CreateObject();
-    sp = cJSON_AddObjectToObject(item, "SpecialToken");
-    cJSON_AddStringToObject(sp, "id", "[SEP]");
-    cJSON_AddNumberToObject(sp, "type_id", 0);
-    cJSON_AddItemToArray(single, item);
-    sp = cJSON_AddObjectToObject(pp, "special_tokens");
-    item = cJSON_AddObjectToObject(sp, "[CLS]");
-    cJSON_AddStringToObject(item, "id", "[CLS]");
-    cJSON_AddItemToObject(item, "ids", cJSON_CreateIntArray((const int[]){ 101 }, 1));
-    item = cJSON_AddObjectToObject(sp, "[SEP]");
-    cJSON_AddStringToObject(item, "id", "[SEP]");
-    cJSON_AddItemToObject(item, "ids", cJSON_CreateIntArray((const int[]){ 102 }, 1));
+    add_template(root, "[CLS]", 101, "[SEP]", 102);
     model = cJSON_AddObjectToObject(root, "model");
     cJSON_AddStringToObject(model, "type", "WordPiece");
     cJSON_AddStringToObject(model, "unk_token", "[UNK]");
@@ -407,7 +409,7 @@ static char *unigram_json(void)
         { MS "passage", -9.0 }, { ":", -4.0 },
     };
     static const char *const special[] = { "<s>", "<pad>", "</s>", "<unk>" };
-    cJSON *root = cJSON_CreateObject(), *model, *vocab, *pp, *single, *sp, *item, *seq;
+    cJSON *root = cJSON_CreateObject(), *model, *vocab, *item, *seq, *sp;
     char *out;
     size_t i;
 
@@ -428,31 +430,7 @@ static char *unigram_json(void)
     cJSON_AddStringToObject(item, "replacement", "\xe2\x96\x81");
     cJSON_AddStringToObject(item, "prepend_scheme", "always");
     cJSON_AddTrueToObject(item, "split");
-    pp = cJSON_AddObjectToObject(root, "post_processor");
-    cJSON_AddStringToObject(pp, "type", "TemplateProcessing");
-    single = cJSON_AddArrayToObject(pp, "single");
-    item = cJSON_CreateObject();
-    sp = cJSON_AddObjectToObject(item, "SpecialToken");
-    cJSON_AddStringToObject(sp, "id", "<s>");
-    cJSON_AddNumberToObject(sp, "type_id", 0);
-    cJSON_AddItemToArray(single, item);
-    item = cJSON_CreateObject();
-    sp = cJSON_AddObjectToObject(item, "Sequence");
-    cJSON_AddStringToObject(sp, "id", "A");
-    cJSON_AddNumberToObject(sp, "type_id", 0);
-    cJSON_AddItemToArray(single, item);
-    item = cJSON_CreateObject();
-    sp = cJSON_AddObjectToObject(item, "SpecialToken");
-    cJSON_AddStringToObject(sp, "id", "</s>");
-    cJSON_AddNumberToObject(sp, "type_id", 0);
-    cJSON_AddItemToArray(single, item);
-    sp = cJSON_AddObjectToObject(pp, "special_tokens");
-    item = cJSON_AddObjectToObject(sp, "<s>");
-    cJSON_AddStringToObject(item, "id", "<s>");
-    cJSON_AddItemToObject(item, "ids", cJSON_CreateIntArray((const int[]){ 0 }, 1));
-    item = cJSON_AddObjectToObject(sp, "</s>");
-    cJSON_AddStringToObject(item, "id", "</s>");
-    cJSON_AddItemToObject(item, "ids", cJSON_CreateIntArray((const int[]){ 2 }, 1));
+    add_template(root, "<s>", 0, "</s>", 2);
     model = cJSON_AddObjectToObject(root, "model");
     cJSON_AddStringToObject(model, "type", "Unigram");
     cJSON_AddNumberToObject(model, "unk_id", 3);
