@@ -4,11 +4,13 @@
 # when not root. Idempotent. libcurl4, libopenblas0 and libzip4 are the
 # run-time libraries cairn dlopens on first use (not linked; the -dev
 # packages give their headers), listed so they are there even if a -dev
-# package stops depending on them.
+# package stops depending on them. python3-protobuf: sentencepiece's
+# model_pb2 (tests/tools/make_spm_unigram.py) needs it and it is not even
+# a Recommends of python3-sentencepiece.
 set -e
 PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
 libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
-libcurl4 libopenblas0 libzip4 python3-sentencepiece"
+libcurl4 libopenblas0 libzip4 python3-sentencepiece python3-protobuf"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
