@@ -17,8 +17,9 @@
  *   scrub     delete, then cairn_scrub: optimize, VACUUM, checkpoint
  *             (what `cairn forget --scrub` pays).
  *
- * Output: `bench forget.<variant> p50_ms=... min_ms=... max_ms=...` lines,
- * and the ratio of each to the baseline's median.
+ * Output: `bench forget.<variant> p50_ms=... min_ms=... max_ms=... cpu_p50_ms=...`
+ * lines (cpu: this process's user+system time, steadier on a loaded
+ * machine), and the ratio of each wall median to the baseline's.
  *
  * usage: bench_forget STORE TMPDIR [--runs N]
  *   STORE is only read (bench/README.md: the 100,000-message store).
@@ -104,7 +105,7 @@ static int plain_delete(struct cairn *h, const char *session, const char *then)
     return exec(h, "COMMIT");
 }
 
-static double run(int v, const char *path, const char *session)
+static double run(int v, const char *path, const char *session, double *cpu_ms)
 {
     struct cairn *h = NULL;
     int rc;
@@ -113,6 +114,8 @@ static double run(int v, const char *path, const char *session)
         cairn_close(h);
         return -1;
     }
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
     double t0 = now_ms();
     switch (v) {
     case V_DELETE:
@@ -133,6 +136,8 @@ static double run(int v, const char *path, const char *session)
             rc = cairn_scrub(h);
     }
     double ms = now_ms() - t0;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    *cpu_ms = (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) / 1e6;
     if (rc)
         fprintf(stderr, "bench_forget: %s failed: %s\n", names[v], cairn_errmsg(h));
     cairn_close(h);
@@ -143,7 +148,7 @@ int main(int argc, char **argv)
 {
     int runs = 5;
     char copy[4200], session[256] = "";
-    static double t[N_VARIANTS][MAX_RUNS];
+    static double t[N_VARIANTS][MAX_RUNS], cpu[N_VARIANTS][MAX_RUNS];
     if (argc < 3) {
         fprintf(stderr, "usage: bench_forget STORE TMPDIR [--runs N]\n");
         return 2;
@@ -187,22 +192,25 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_forget: cannot copy %s to %s\n", argv[1], copy);
                 return 1;
             }
-            t[v][r] = run(v, copy, session);
+            t[v][r] = run(v, copy, session, &cpu[v][r]);
             if (t[v][r] < 0)
                 return 1;
-            fprintf(stderr, "  round %d %-8s %8.1f ms\n", r + 1, names[v], t[v][r]);
+            fprintf(stderr, "  round %d %-8s %8.1f ms (cpu %.1f ms)\n", r + 1, names[v], t[v][r],
+                    cpu[v][r]);
         }
     }
     remove_store(copy);
     double base = 0;
     for (int v = 0; v < N_VARIANTS; v++) {
         qsort(t[v], (size_t)runs, sizeof t[v][0], cmp_double);
+        qsort(cpu[v], (size_t)runs, sizeof cpu[v][0], cmp_double);
         double p50 = t[v][runs / 2];
         if (v == V_DELETE)
             base = p50;
         printf("bench forget.%s messages=%lld session_messages=%lld runs=%d p50_ms=%.1f "
-               "min_ms=%.1f max_ms=%.1f ratio=%.2f\n", names[v], (long long)stats.messages,
-               nmsg, runs, p50, t[v][0], t[v][runs - 1], base > 0 ? p50 / base : 0);
+               "min_ms=%.1f max_ms=%.1f cpu_p50_ms=%.1f ratio=%.2f\n", names[v],
+               (long long)stats.messages, nmsg, runs, p50, t[v][0], t[v][runs - 1],
+               cpu[v][runs / 2], base > 0 ? p50 / base : 0);
     }
     return 0;
 }
