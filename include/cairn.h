@@ -199,16 +199,17 @@ int cairn_messages(struct cairn *db, const char *session, int from, int to,
  * CAIRN_SCRUB_PENDING: the session is gone for every reader, but another
  * process held a read transaction past the busy timeout, so the WAL could
  * not be emptied and still holds the text; cairn_scrub empties it later.
- * Costs about a second on a 100,000-message store (the full-text index is
- * rewritten: bench/README.md).
+ * The full-text index is rewritten: about half a second of CPU on a
+ * 100,000-message store (bench/README.md).
  */
 int cairn_forget(struct cairn *db, const char *session);
 /*
  * Wipes what deleted or rewritten rows left behind: the full-text index
- * rewritten without them, the WAL checkpointed and truncated, the vector
- * cache file removed. Finishes a forget or redact that returned
- * CAIRN_SCRUB_PENDING, and cleans a store whose sessions were forgotten by
- * a cairn before 0.1.0's scrub. Same codes as cairn_forget.
+ * rewritten without them, the store VACUUMed, the WAL checkpointed and
+ * truncated, the vector cache file removed. Finishes a forget or redact
+ * that returned CAIRN_SCRUB_PENDING, and cleans a store whose sessions an
+ * earlier cairn forgot without wiping. Same codes as cairn_forget; about
+ * twice its cost (bench/README.md).
  */
 int cairn_scrub(struct cairn *db);
 

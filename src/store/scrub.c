@@ -24,7 +24,7 @@
  *     bytes: the WAL held the text as written, and the pages from before
  *     they were zeroed.
  *
- * 3 is the cost: the whole index is rewritten, about a second on a
+ * 3 is the cost: the whole index is rewritten, half a second of CPU on a
  * 100,000-message store (bench/bench_forget.c, bench/README.md). FTS5's
  * commands cannot merge only the segments that held some rows ('merge'
  * picks segments by level), and an old session's rows sit in the biggest
