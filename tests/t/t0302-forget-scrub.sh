@@ -89,6 +89,12 @@ print("forget ok:", not err, "wiped" in t)
 print("after:", " ".join("%s=%s" % (m, ",".join(found(m)) or "none") for m in marks))
 err, t = call(3, "recall", {"query": "zqxjvwkplorbat flumbrixagond"})
 print("recalled:", "zqxjvwkplorbat" in t)
+# cairn forget on the command line while the server keeps the store open
+err, t = call(4, "save_conversation", {"messages": msgs, "session_id": "cli-victim",
+                                       "title": "Qzvrtitlemarker"})
+f = subprocess.run([cairn, "forget", "cli-victim"], capture_output=True, text=True)
+print("cli forget:", f.returncode, f.stdout.strip())
+print("cli after:", " ".join("%s=%s" % (m, ",".join(found(m)) or "none") for m in marks))
 p.stdin.close()
 p.wait(10)
 EOF
@@ -96,8 +102,12 @@ EOF
 contains "MCP save" "$out" "saved: True"
 contains "MCP: the markers were in the files before" "$out" "before: True"
 contains "MCP forget_session succeeds and says the text is wiped" "$out" "forget ok: True True"
-for m in $MARKS; do contains "MCP forget, server open: $m in no file" "$out" "$m=none"; done
+after=$(printf '%s\n' "$out" | grep '^after:')
+for m in $MARKS; do contains "MCP forget, server open: $m in no file" "$after" "$m=none"; done
 contains "MCP: not recalled after" "$out" "recalled: False"
+contains "cairn forget while the server runs" "$out" "cli forget: 0 forgot cli-victim"
+after=$(printf '%s\n' "$out" | grep '^cli after:')
+for m in $MARKS; do contains "cairn forget, server open: $m in no file" "$after" "$m=none"; done
 
 # 3. cairn redact: the secret is masked and its bytes gone
 rm -f "$CAIRN_DB" "$CAIRN_DB-wal" "$CAIRN_DB-shm" "$CAIRN_DB-vec"
