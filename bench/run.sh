@@ -8,7 +8,9 @@
 #
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
-#   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss
+#   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss forget
+#   BENCH_STORE    forget: a keyword-only store to copy (default: one made from
+#                  gen_data.py ingest, about 40 s)
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
 #                  20 cold runs, 1 RSS round (figures not comparable with full runs)
 #   BENCH_DATA     dev data folder (default: ../shared/data from the repo)
@@ -25,14 +27,14 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 CAIRN=$BUILD/cairn
 BIN=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss}
+ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget}
 DATA=${BENCH_DATA:-$ROOT/../shared/data}
 PY=${PYTHON:-python3}
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-    SESSIONS=500 MESSAGES=10000 RUNS=1 NQ=60 COLD=20 RSS_ROUNDS=1
+    SESSIONS=500 MESSAGES=10000 RUNS=1 NQ=60 COLD=20 RSS_ROUNDS=1 FORGET_RUNS=1
 else
-    SESSIONS=5000 MESSAGES=100000 RUNS=3 NQ=300 COLD=50 RSS_ROUNDS=3
+    SESSIONS=5000 MESSAGES=100000 RUNS=3 NQ=300 COLD=50 RSS_ROUNDS=3 FORGET_RUNS=3
 fi
 
 if [ ! -x "$CAIRN" ]; then
@@ -107,6 +109,19 @@ fi
 # (bench/bench_rss.sh; writes a model of that shape, ~0.5 GB, into TMPDIR).
 if want rss && need_bin bench_rss; then
     BUILD=$BUILD ROUNDS=$RSS_ROUNDS sh bench/bench_rss.sh || status=1
+fi
+
+# 6. Forgetting one session on the 100k store, against the plain delete.
+if want forget && need_bin bench_forget; then
+    store=${BENCH_STORE:-}
+    if [ -z "$store" ]; then
+        store=$TMP/forget-src.db
+        "$PY" bench/gen_data.py ingest "$TMP/forget.jsonl" --sessions "$SESSIONS" \
+            --messages "$MESSAGES"
+        CAIRN_EMBED_MODEL=none "$CAIRN" --db "$store" add -q "$TMP/forget.jsonl"
+        rm -f "$TMP/forget.jsonl"
+    fi
+    "$BIN/bench_forget" "$store" "$TMP" --runs "$FORGET_RUNS" || status=1
 fi
 
 echo "# bench: done in $(( $(date +%s) - t0 )) s$( [ $status = 0 ] || echo '; SOME CHECKS FAILED')"

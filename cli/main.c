@@ -18,7 +18,7 @@ static const struct command {
     { "sessions", cmd_sessions, "sessions [--project P] [--json]   list sessions" },
     { "show",     cmd_show,     "show SESSION [--from N --to M]    one session verbatim" },
     { "export",   cmd_export,   "export [--format markdown|jsonl] [--session S]" },
-    { "forget",   cmd_forget,   "forget SESSION        delete a session and all it indexed" },
+    { "forget",   cmd_forget,   "forget SESSION|--scrub  delete and wipe a session and all it indexed" },
     { "stats",    cmd_stats,    "stats                 counts and sizes" },
     { "redact",   cmd_redact,   "redact [--dry-run]    mask secrets in what is stored" },
     { "eval",     cmd_eval,     "eval DATASET FILE...  evidence recall on a benchmark (cairn eval --help)" },

@@ -42,7 +42,9 @@ enum cairn_rc {
     CAIRN_CORRUPT,    /* the file is not a cairn store, or is damaged */
     CAIRN_IO,         /* a file could not be read, written or created */
     CAIRN_TOOBIG,     /* input over a size limit */
-    CAIRN_VERSION_TOO_NEW /* the store was written by a newer cairn */
+    CAIRN_VERSION_TOO_NEW, /* the store was written by a newer cairn */
+    CAIRN_SCRUB_PENDING /* the change is committed, but its old bytes are still in
+                           the WAL: another process was reading the store (cairn_scrub) */
 };
 
 /* A short English name for a code ("invalid input"); static storage. */
@@ -186,9 +188,30 @@ int cairn_session_get(struct cairn *db, const char *id,
 int cairn_messages(struct cairn *db, const char *session, int from, int to,
                    cairn_message_cb cb, void *arg);
 
-/* Removes a session, its messages and every index row that points at them.
- * CAIRN_NOTFOUND if there is no such session. */
+/*
+ * Removes a session, its messages and every index row that points at them,
+ * and leaves none of their bytes behind: once it returns CAIRN_OK no byte
+ * of the session's text, its title, ids or index terms is left in the store
+ * file, its WAL (checkpointed and truncated to zero bytes) or the vector
+ * cache file (removed). Other processes' memory is not covered: a process
+ * that read the session before keeps what it read.
+ * CAIRN_NOTFOUND if there is no such session (nothing is written).
+ * CAIRN_SCRUB_PENDING: the session is gone for every reader, but another
+ * process held a read transaction past the busy timeout, so the WAL could
+ * not be emptied and still holds the text; cairn_scrub empties it later.
+ * The full-text index is rewritten: about half a second of CPU on a
+ * 100,000-message store (bench/README.md).
+ */
 int cairn_forget(struct cairn *db, const char *session);
+/*
+ * Wipes what deleted or rewritten rows left behind: the full-text index
+ * rewritten without them, the store VACUUMed, the WAL checkpointed and
+ * truncated, the vector cache file removed. Finishes a forget or redact
+ * that returned CAIRN_SCRUB_PENDING, and cleans a store whose sessions an
+ * earlier cairn forgot without wiping. Same codes as cairn_forget; about
+ * twice its cost (bench/README.md).
+ */
+int cairn_scrub(struct cairn *db);
 
 /* Counts for `cairn stats`. */
 struct cairn_stats {
@@ -212,7 +235,8 @@ struct cairn_redact_report {
  * Masks secrets in every stored message (a store written before masking
  * was on, or with an older pattern set). With dry_run nothing is written.
  * Each message rewritten keeps its id, position and time; its index rows
- * are updated.
+ * are updated, and the old text is wiped as cairn_forget wipes a session
+ * (CAIRN_SCRUB_PENDING likewise).
  */
 int cairn_redact_store(struct cairn *db, int dry_run, struct cairn_redact_report *out);
 /*

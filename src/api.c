@@ -38,6 +38,7 @@ const char *cairn_errstr(int rc)
     case CAIRN_IO:              return "I/O error";
     case CAIRN_TOOBIG:          return "input too large";
     case CAIRN_VERSION_TOO_NEW: return "store written by a newer cairn";
+    case CAIRN_SCRUB_PENDING:   return "committed, but old bytes remain in the WAL";
     }
     return "unknown error";
 }
@@ -223,7 +224,11 @@ int cairn_open(const char *path, unsigned flags, struct cairn **out)
         if (rc)
             return rc;
     }
-    rc = exec(h, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+    /* secure_delete: every deleted cell and freed page is zeroed, not left
+     * in free space, so what forget and redact wipe (store/scrub.c) has no
+     * older copies from replaced messages or merged index segments. It is
+     * Debian's compiled-in default; said here so no build depends on it. */
+    rc = exec(h, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA secure_delete=ON;"
                  "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16000");
     if (rc)
         return rc;

@@ -47,6 +47,16 @@ void store_rollback(struct cairn *h);
  * records the error. */
 int store_prepare(struct cairn *h, const char *sql, sqlite3_stmt **st);
 
+/* ---- Interface to code in store/scrub.c ---- */
+/* Runs change(h, arg) in one write transaction so that nothing it deletes
+ * or overwrites stays recoverable from the store file, its WAL or the
+ * vector cache file: secure_delete, the full-text index rewritten, the WAL
+ * checkpointed and truncated. CAIRN_SCRUB_PENDING after the commit when a
+ * reader kept the WAL from being emptied (the message says so). */
+int store_scrub(struct cairn *h, int (*change)(struct cairn *, void *), void *arg);
+/* Checkpoints the WAL and truncates it to zero bytes, or CAIRN_SCRUB_PENDING. */
+int store_checkpoint(struct cairn *h);
+
 /* ---- Interface to code in store/fts.c ---- */
 /* Registers the cairn_tf() FTS5 auxiliary function on db. */
 int store_fts_functions(sqlite3 *db);

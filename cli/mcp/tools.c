@@ -834,6 +834,11 @@ static void tool_forget(struct mcp_server *s, const cJSON *args, struct mcp_tool
         rc = cairn_forget(s->db, id);
     if (rc == CAIRN_NOTFOUND) {
         not_found(res, "forget_session", id);
+    } else if (rc == CAIRN_SCRUB_PENDING) {
+        /* Deleted, but not gone from disk yet: never say "for good". */
+        fail(res, "forget_session: the session is deleted from memory (no later recall or "
+             "listing returns it), but its text is not wiped from disk yet: %s",
+             cairn_errmsg(s->db));
     } else if (rc) {
         fail(res, "forget_session failed: %s", cairn_errmsg(s->db));
     } else {
@@ -844,7 +849,8 @@ static void tool_forget(struct mcp_server *s, const cJSON *args, struct mcp_tool
             buf_add_json_str(&res->text, ic.title.p, ic.title.n);
             buf_adds(&res->text, ")");
         }
-        buf_printf(&res->text, ": its %zu message%s are deleted from memory for good.",
+        buf_printf(&res->text, ": its %zu message%s are deleted from memory for good, and "
+                   "wiped from the store's files.",
                    ic.n_messages, ic.n_messages == 1 ? "" : "s");
         snprintf(res->log, sizeof res->log, "forget_session: %s", id);
     }

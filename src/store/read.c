@@ -146,23 +146,22 @@ int cairn_messages(struct cairn *h, const char *session, int from, int to,
     return walk(h, st, message_row, &w, &n);
 }
 
-int cairn_forget(struct cairn *h, const char *session)
+/* The deletes of cairn_forget, inside store_scrub's transaction. */
+static int forget_rows(struct cairn *h, void *arg)
 {
+    const char *session = arg;
     sqlite3_stmt *st = NULL;
     int rc;
     int64_t sid;
-    if ((rc = store_begin(h)))
-        return rc;
     if ((rc = store_prepare(h, "SELECT id FROM sessions WHERE ext_id = ?", &st)))
-        goto fail;
+        return rc;
     sqlite3_bind_text(st, 1, session, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = cairn__err(h, CAIRN_NOTFOUND, "no session \"%s\"", session);
-        goto fail;
+        sqlite3_finalize(st);
+        return cairn__err(h, CAIRN_NOTFOUND, "no session \"%s\"", session);
     }
     sid = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    st = NULL;
     /* Messages first, one by one through the trigger that also removes
      * their FTS rows; then the session. Every table that points at
      * messages or sessions must be listed here (vectors, offsets...). */
@@ -174,20 +173,19 @@ int cairn_forget(struct cairn *h, const char *session)
     };
     for (size_t i = 0; i < sizeof del / sizeof del[0]; i++) {
         if ((rc = store_prepare(h, del[i], &st)))
-            goto fail;
+            return rc;
         sqlite3_bind_int64(st, 1, sid);
-        if (sqlite3_step(st) != SQLITE_DONE) {
-            rc = cairn__sqlerr(h, SQLITE_ERROR, "forget");
-            goto fail;
-        }
+        int src = sqlite3_step(st);
         sqlite3_finalize(st);
-        st = NULL;
+        if (src != SQLITE_DONE)
+            return cairn__sqlerr(h, src, "forget");
     }
-    return store_commit(h);
-fail:
-    sqlite3_finalize(st);
-    store_rollback(h);
-    return rc;
+    return CAIRN_OK;
+}
+
+int cairn_forget(struct cairn *h, const char *session)
+{
+    return store_scrub(h, forget_rows, (void *)session);
 }
 
 int cairn_get_stats(struct cairn *h, struct cairn_stats *o)
@@ -225,58 +223,63 @@ int cairn_get_stats(struct cairn *h, struct cairn_stats *o)
     return rc;
 }
 
-int cairn_redact_store(struct cairn *h, int dry_run, struct cairn_redact_report *out)
+struct redact_run {
+    int dry_run;
+    struct cairn_redact_report *out;
+};
+
+/* Masks every message, rewriting those that change (none with dry_run);
+ * run inside store_scrub's transaction unless dry_run. */
+static int redact_rows(struct cairn *h, void *arg)
 {
+    struct redact_run *r = arg;
     sqlite3_stmt *sel = NULL, *upd = NULL;
     struct buf b = BUF_INIT;
     int rc, src;
-    memset(out, 0, sizeof *out);
-    /* One transaction: a half-cleaned store would be worse than either. */
-    if (!dry_run && (rc = store_begin(h)))
-        return rc;
     if ((rc = store_prepare(h, "SELECT id, content FROM messages ORDER BY id", &sel)))
-        goto fail;
-    if (!dry_run && (rc = store_prepare(h, "UPDATE messages SET content = ? WHERE id = ?",
-                                        &upd)))
-        goto fail;
+        goto out;
+    if (!r->dry_run && (rc = store_prepare(h, "UPDATE messages SET content = ? WHERE id = ?",
+                                           &upd)))
+        goto out;
     while ((src = sqlite3_step(sel)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(sel, 1);
         size_t n = (size_t)sqlite3_column_bytes(sel, 1);
         buf_reset(&b);
-        out->messages_seen++;
-        int k = redact_text(t ? t : "", n, &b, out);
+        r->out->messages_seen++;
+        int k = redact_text(t ? t : "", n, &b, r->out);
         if (k < 0) {
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-            goto fail;
+            goto out;
         }
         if (k == 0)
             continue;
-        out->messages_changed++;
-        if (dry_run)
+        r->out->messages_changed++;
+        if (r->dry_run)
             continue;
         sqlite3_reset(upd);
         sqlite3_bind_text(upd, 1, b.p, (int)b.n, SQLITE_STATIC);
         sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
         if (sqlite3_step(upd) != SQLITE_DONE) {
             rc = cairn__sqlerr(h, SQLITE_ERROR, "update");
-            goto fail;
+            goto out;
         }
     }
-    if (src != SQLITE_DONE) {
+    if (src != SQLITE_DONE)
         rc = cairn__sqlerr(h, src, "read");
-        goto fail;
-    }
+out:
     sqlite3_finalize(sel);
     sqlite3_finalize(upd);
     buf_release(&b);
-    return dry_run ? CAIRN_OK : store_commit(h);
-fail:
-    sqlite3_finalize(sel);
-    sqlite3_finalize(upd);
-    buf_release(&b);
-    if (!dry_run)
-        store_rollback(h);
     return rc;
+}
+
+int cairn_redact_store(struct cairn *h, int dry_run, struct cairn_redact_report *out)
+{
+    struct redact_run r = { dry_run, out };
+    memset(out, 0, sizeof *out);
+    /* One transaction: a half-cleaned store would be worse than either;
+     * store_scrub also wipes the unmasked text the rewrite leaves behind. */
+    return dry_run ? redact_rows(h, &r) : store_scrub(h, redact_rows, &r);
 }
 
 char *cairn_redact_text(const char *text, size_t len, size_t *out_len,
