@@ -1,16 +1,30 @@
 #!/bin/sh
 # scripts/deps.sh: installs the Debian packages cairn builds and tests
 # with, when any is missing; does nothing when all are there. Uses sudo
-# when not root. Idempotent. libcurl4, libopenblas0 and libzip4 are the
-# run-time libraries cairn dlopens on first use (not linked; the -dev
-# packages give their headers), listed so they are there even if a -dev
-# package stops depending on them. python3-protobuf: sentencepiece's
-# model_pb2 (tests/tools/make_spm_unigram.py) needs it and it is not even
-# a Recommends of python3-sentencepiece.
+# when not root. Idempotent.
+#   sh scripts/deps.sh --list   prints the packages, one a line, and exits
+# (tests/t/t0501-deps.sh checks that every program and Python module the
+# tests use comes from one of them; scripts/clean-env.sh runs the tests
+# where nothing else is installed).
+#
+# libcurl4, libopenblas0 and libzip4 are the run-time libraries cairn
+# dlopens on first use (not linked; the -dev packages give their headers),
+# listed so they are there even if a -dev package stops depending on them.
+# python3-protobuf: sentencepiece's model_pb2 (tests/tools/make_spm_unigram.py)
+# needs it and it is not even a Recommends of python3-sentencepiece.
+# nodejs, npm: the tests that check against npm packages (MCP clients,
+# Claude Code, HF tokenizers, USE-lite); npm only when no npm is on PATH
+# (NodeSource's nodejs carries its own and conflicts with Debian's).
+# iproute2: `ip` brings loopback up in t0400's private network namespace.
 set -e
 PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
 libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
-libcurl4 libopenblas0 libzip4 python3-sentencepiece python3-protobuf"
+libcurl4 libopenblas0 libzip4 python3-sentencepiece python3-protobuf nodejs iproute2"
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
+if [ "${1:-}" = "--list" ]; then
+    printf '%s\n' $PKGS
+    exit 0
+fi
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
