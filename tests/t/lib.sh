@@ -1,7 +1,11 @@
 # tests/t/lib.sh: helpers for black-box tests of the cairn binary (sourced).
-# Each test prints "N passed, N failed" at the end via t_done.
+# Each test prints "N passed, N failed, N skipped" at the end via t_done.
+# What cannot run here is a SKIP with its reason (t_skip, t_skip_all),
+# never a pass; a test binary that is not built is a failure (need_bin).
+# See tests/README.md.
 set -u
-T_PASS=0 T_FAIL=0
+T_PASS=0 T_FAIL=0 T_SKIP=0
+T_NAME=$(basename "$0" .sh)
 CAIRN=${CAIRN_BIN:?CAIRN_BIN not set; run through tests/run.sh}
 ROOT=${CAIRN_TEST_ROOT:?}
 TMP=$(mktemp -d)
@@ -19,7 +23,13 @@ check_fails() { d=$1; shift; if "$@"; then bad "$d (should have failed)"; else o
 contains() { case "$2" in *"$3"*) ok ;; *) bad "$1: '$3' not in output: $(printf %s "$2" | head -c 400)" ;; esac; }
 lacks()    { case "$2" in *"$3"*) bad "$1: '$3' should not be in output" ;; *) ok ;; esac; }
 eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: '$2' != '$3'"; fi; }
-t_done() { echo "$T_PASS passed, $T_FAIL failed"; [ "$T_FAIL" -eq 0 ]; }
+t_done() { echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"; [ "$T_FAIL" -eq 0 ]; }
+# t_skip REASON: this part cannot run here; tests/run.sh lists the reason
+t_skip() { T_SKIP=$((T_SKIP + 1)); echo "SKIP $T_NAME: $*"; }
+# t_skip_all REASON: nothing (more) of this test can run: skip, end it
+t_skip_all() { t_skip "$@"; t_done; exit; }
+# need_bin PATH: a test program this test runs; not built is a failure
+need_bin() { [ -x "$1" ] && return 0; bad "$1 not built (make all and the test programs first)"; t_done; exit 1; }
 
 # npm_unpack DIR PKG@VERSION TARBALL SHA256: `npm pack` PKG into DIR and
 # unpack it as DIR/package if its sha256 is SHA256 (nothing if already

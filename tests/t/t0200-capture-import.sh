@@ -121,5 +121,7 @@ for c in ref:
         print("conversation", c, ref[c][:3], got[c][:3], file=sys.stderr); sys.exit(1)
 PY
     done
+else
+    t_skip "../shared/data/transcripts or python3 missing: real samples not compared with the reference extractors"
 fi
 t_done

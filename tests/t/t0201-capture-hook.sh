@@ -74,6 +74,8 @@ if [ -d "$S" ]; then
              "$S/claude-code/marot-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"; do
         [ -f "$f" ] && same_store "$f"
     done
+else
+    t_skip "../shared/data/transcripts missing: real samples not replayed through the hook"
 fi
 
 # the hooks exit 0 and print nothing, whatever happens

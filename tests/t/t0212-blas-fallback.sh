@@ -30,7 +30,7 @@ use="$CACHE/use-lite-en/package/dist"
 if [ -f "$use/model.json" ]; then
     same_both_ways use-lite "$use"
 else
-    echo "note: USE-lite not cached (t0210 fetches it): only tiny-bert compared" >&2
+    t_skip "USE-lite not cached (t0210 fetches it): only tiny-bert compared"
 fi
 
 if command -v ldd >/dev/null 2>&1; then
@@ -38,5 +38,7 @@ if command -v ldd >/dev/null 2>&1; then
     lacks "cairn not linked to libcurl" "$libs" "libcurl"
     lacks "cairn not linked to OpenBLAS" "$libs" "libopenblas"
     lacks "cairn not linked to libzip" "$libs" "libzip"
+else
+    t_skip "no ldd: the binary's links not checked"
 fi
 t_done

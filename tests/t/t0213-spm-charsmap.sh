@@ -12,7 +12,7 @@
 # script lists those cases and why, and t0214-hf-tokenizers.sh checks all
 # of them against HF itself. test_embed_tokenizer compares every
 # case exactly. Without python3-sentencepiece (scripts/deps.sh installs
-# it) the test skips with a note.
+# it) the test is a SKIP.
 . "$(dirname "$0")/lib.sh"
 BIN=$(dirname "$CAIRN")/tests/test_embed_tokenizer
 
@@ -23,11 +23,8 @@ for p in python3 /usr/bin/python3; do
         break
     fi
 done
-if [ -z "$py" ] || [ ! -x "$BIN" ]; then
-    echo "note: python3-sentencepiece or $BIN missing: charsmap golden test skipped" >&2
-    t_done
-    exit
-fi
+need_bin "$BIN"
+[ -n "$py" ] || t_skip_all "python3-sentencepiece missing (scripts/deps.sh installs it)"
 check "models and goldens made" "$py" "$ROOT/tests/tools/make_spm_unigram.py" "$TMP/spm"
 out=$(cd "$ROOT" && CAIRN_SPM_DIR="$TMP/spm" "$BIN" 2>&1)
 contains "every golden case equal" "$out" "spm golden: 46 cases, ids equal 46"

@@ -11,8 +11,8 @@
 # the ids of the other tokenizer goldens (tiny-bert's, sentencepiece's in
 # t0213) against HF, and that src/embed/hf_unicode.h is what HF's
 # character classes give today. Without npm, offline, or without node, the
-# test skips with a note; without python3-sentencepiece the two Unigram
-# fixtures are left out.
+# test is a SKIP; without python3-sentencepiece the two Unigram fixtures
+# are left out (one SKIP).
 #   CAIRN_HF_TOKENIZERS_DIR  use this unpacked package instead of fetching
 #   CAIRN_TEST_CACHE         cache folder (default ~/.cache/cairn-test)
 CACHE=${CAIRN_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn-test}
@@ -27,16 +27,10 @@ if [ -z "$dir" ]; then
     dir="$CACHE/hf-tokenizers/package"
     npm_unpack "$CACHE/hf-tokenizers" "$PKG" "$TGZ" "$SHA" || true
 fi
+need_bin "$BIN"
 if [ ! -f "$dir/package.json" ] || ! command -v node >/dev/null 2>&1 ||
    ! node -e "require('$dir')" 2>/dev/null; then
-    echo "note: HF tokenizers ($PKG) not available (no npm or node, or offline): test skipped" >&2
-    t_done
-    exit
-fi
-if [ ! -x "$BIN" ]; then
-    echo "note: $BIN not built: test skipped" >&2
-    t_done
-    exit
+    t_skip_all "HF tokenizers ($PKG) not available: no npm or node, or offline"
 fi
 
 # The character classes cairn's BERT normaliser takes from HF.
@@ -56,7 +50,7 @@ for p in python3 /usr/bin/python3; do
         break
     fi
 done
-[ "$n_fix" = 3 ] || echo "note: python3-sentencepiece missing: Unigram fixtures left out" >&2
+[ "$n_fix" = 3 ] || t_skip "python3-sentencepiece missing, or make_spm_unigram.py failed: Unigram fixtures left out"
 
 ref=$(node "$ROOT/tests/tools/hf_tokenize.js" "$dir" "$ROOT/tests/data/embed/tok-texts.json" \
       "$TMP/hf" "$@" 2>&1)

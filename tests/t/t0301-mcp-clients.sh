@@ -6,9 +6,9 @@
 # with --strict, in both eras.
 #
 # The packages are installed once into $CAIRN_TEST_NPM_DIR (default
-# ~/.cache/cairn-test-npm). Without node/npm or the registry the test prints
-# a SKIP note and "0 passed, 0 failed": the golden exchanges (t0300) still
-# cover the protocol.
+# ~/.cache/cairn-test-npm). Without node/npm or the registry the test is a
+# SKIP with its reason (the golden exchanges, t0300, still cover the
+# protocol); in CI that fails (tests/must-run).
 REAL_HOME=${HOME:-/tmp}
 . "$(dirname "$0")/lib.sh"
 
@@ -17,7 +17,7 @@ SDK2=@modelcontextprotocol/client@2.4.0
 INSPECTOR=@modelcontextprotocol/inspector@2.12.0
 NPM_DIR=${CAIRN_TEST_NPM_DIR:-$REAL_HOME/.cache/cairn-test-npm}
 
-skip() { echo "SKIP t0301-mcp-clients: $*" >&2; echo "SKIP: $*"; t_done; exit 0; }
+skip() { t_skip_all "$@"; }
 
 command -v node >/dev/null 2>&1 || skip "node is not installed"
 command -v npm >/dev/null 2>&1 || skip "npm is not installed"

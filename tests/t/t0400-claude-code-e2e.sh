@@ -14,7 +14,8 @@
 # See tests/e2e/README.md. Claude Code is installed once into
 # $CAIRN_TEST_CLAUDE_DIR (default ~/.cache/cairn-test/claude-code). Without
 # npm or the registry, without `unshare -n` (root or user namespaces) or a
-# runnable binary, the test prints a SKIP line and "0 passed, 0 failed".
+# runnable binary, the test is a SKIP with its reason (CI fails on it:
+# tests/must-run).
 REAL_HOME=${HOME:-/tmp}
 . "$(dirname "$0")/lib.sh"
 
@@ -30,7 +31,7 @@ PROMPT="Which day does the staging database password rotation happen, and who is
 QUERY="staging database password rotation kestrel-ops"
 FINAL="Per your memory: the staging rotation day is recorded above. Done."
 
-skip() { echo "SKIP t0400-claude-code-e2e: $*" >&2; echo "SKIP: $*"; t_done; exit 0; }
+skip() { t_skip_all "$@"; }
 now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
 
 command -v python3 >/dev/null 2>&1 || skip "python3 (the mock Messages API) is not installed"

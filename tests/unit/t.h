@@ -2,8 +2,13 @@
  * t.h: the tiny unit-test harness. Each tests/unit/test_*.c is its own
  * program: it calls T_CHECK / T_EQ_* inside test functions listed in
  * main via T_RUN, and ends with T_DONE(), which prints
- * "N passed, N failed" and returns non-zero on failure. tests/run.sh adds
- * the counts of every program up.
+ * "N passed, N failed, N skipped" and returns non-zero on failure.
+ * tests/run.sh adds the counts of every program up.
+ *
+ * A part that cannot run here (no data, no model) calls T_SKIP(reason):
+ * it prints "SKIP <test function>: reason" on stdout, which tests/run.sh
+ * lists at the end, and counts one skipped, never a pass (see
+ * tests/README.md).
  *
  * A "check" is one assertion; a failing one prints file:line and the
  * expression to stderr and the test function goes on (so one run shows
@@ -17,7 +22,7 @@
 #include <string.h>
 #include <stdint.h>
 
-static int t_passed, t_failed;
+static int t_passed, t_failed, t_skipped;
 static const char *t_current = "";
 
 #define T_CHECK(cond) do { \
@@ -41,6 +46,11 @@ static const char *t_current = "";
                                t_a_ ? t_a_ : "(null)", t_b_ ? t_b_ : "(null)"); } \
 } while (0)
 
+#define T_SKIP(...) do { \
+    t_skipped++; printf("SKIP %s: ", *t_current ? t_current : __FILE__); printf(__VA_ARGS__); printf("\n"); \
+    fflush(stdout); \
+} while (0)
+
 #define T_RUN(fn) do { t_current = #fn; fn(); } while (0)
 
 /* Cosine similarity of two float vectors, in double; 0 when either is all
@@ -58,6 +68,7 @@ static inline double t_cosine(const float *a, const float *b, int n)
     return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0;
 }
 
-#define T_DONE() ( printf("%d passed, %d failed\n", t_passed, t_failed), t_failed ? 1 : 0 )
+#define T_DONE() ( printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped), \
+                   t_failed ? 1 : 0 )
 
 #endif

@@ -222,7 +222,7 @@ static void test_with_model(void)
 {
     const struct embed_reg_model *rm = embed_reg_find("use-lite-en");
     if (!rm || !embed_reg_installed(rm)) {
-        fprintf(stderr, "test_hybrid: use-lite-en not installed: model tests skipped\n");
+        T_SKIP("use-lite-en not installed (cairn model install use-lite-en)");
         return;
     }
     setenv("CAIRN_EMBED_MODEL", "use-lite-en", 1);
