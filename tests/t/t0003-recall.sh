@@ -23,7 +23,7 @@ out=$("$CAIRN" recall "zzz nothing matches" $NOW --budget 300)
 eq "no match, small budget: empty" "$out" ""
 # a budget as large as the store returns everything verbatim
 out=$("$CAIRN" recall "zzz nothing matches" $NOW --budget 20000 --json)
-contains "everything fits: all 19 messages" "$out" '"tokens":'
+contains "everything fits: JSON with its token count" "$out" '"tokens":'
 n=$(printf '%s' "$out" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))')
 eq "everything fits: item count" "$n" 19
 contains "secret stays masked in recall" "$out" "[REDACTED:openai]"
