@@ -1,8 +1,8 @@
 #!/bin/sh
 # scripts/test.sh: the README's second command. Installs what is missing,
 # builds, and runs every test (unit, black-box, and the same under
-# AddressSanitizer + UndefinedBehaviorSanitizer). Ends with the line
-# "N passed, N failed" of the last run.
+# AddressSanitizer + UndefinedBehaviorSanitizer). Ends with the list of
+# skips and the line "N passed, N failed, N skipped" of the last run.
 set -e
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh
