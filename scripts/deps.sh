@@ -13,14 +13,18 @@
 # python3-protobuf: sentencepiece's model_pb2 (tests/tools/make_spm_unigram.py)
 # needs it and it is not even a Recommends of python3-sentencepiece.
 # nodejs, npm: the tests that check against npm packages (MCP clients,
-# Claude Code, HF tokenizers, USE-lite); npm only when no npm is on PATH
-# (NodeSource's nodejs carries its own and conflicts with Debian's).
+# Claude Code, HF tokenizers, USE-lite); npm unless an npm not from
+# Debian's package is on PATH (NodeSource's nodejs carries its own and
+# conflicts with Debian's).
 # iproute2: `ip` brings loopback up in t0400's private network namespace.
 set -e
 PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
 libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
 libcurl4 libopenblas0 libzip4 python3-sentencepiece python3-protobuf nodejs iproute2"
-command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
+if ! command -v npm >/dev/null 2>&1 ||
+   dpkg-query -W -f='${Status}' npm 2>/dev/null | grep -q "install ok installed"; then
+    PKGS="$PKGS npm"
+fi
 if [ "${1:-}" = "--list" ]; then
     printf '%s\n' $PKGS
     exit 0
