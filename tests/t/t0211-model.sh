@@ -25,7 +25,11 @@ if command -v python3 >/dev/null 2>&1; then
     echo '{"not": "the real config"}' > "$TMP/srv/intfloat/multilingual-e5-small/resolve/$rev/config.json"
     python3 "$ROOT/tests/tools/range_server.py" "$TMP/srv" "$TMP/port" &
     srv=$!
-    i=0; while [ ! -f "$TMP/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    # until the server wrote its port or died: python3 took over 5 s to
+    # start beside a sanitizer build (the old cap); 120 s only ends a hang
+    i=0; while [ ! -f "$TMP/port" ] && kill -0 "$srv" 2>/dev/null && [ $i -lt 2400 ]; do
+        sleep 0.05; i=$((i + 1))
+    done
     export CAIRN_HF_ENDPOINT="http://127.0.0.1:$(cat "$TMP/port")"
     out=$("$CAIRN" model pull multilingual-e5-small 2>&1) && bad "corrupted file accepted" || ok
     contains "checksum refusal" "$out" "checksum mismatch"
