@@ -223,12 +223,14 @@ static int cmp_desc(const void *a, const void *b)
 }
 
 /* Adds w / (k + rank) to each unit's fused score by the ranking in s[];
- * w_dialog for units of chats between people, w_ua for user-assistant. */
-static void rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
+ * w_dialog for units of chats between people, w_ua for user-assistant.
+ * Returns 0, or -1 on no memory (a ranking left out would change the
+ * order without a word). */
+static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
 {
-    double (*order)[2] = malloc((size_t)p->nu * sizeof *order);
+    double (*order)[2] = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *order);
     if (!order)
-        return;
+        return -1;
     int n = 0;
     for (int i = 0; i < p->nu; i++) {
         if (s[i] > 0) {
@@ -243,11 +245,13 @@ static void rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
         u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + r + 1);
     }
     free(order);
+    return 0;
 }
 
-void rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
+int rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
 {
     double *s_dhead = NULL, *s_dreply = NULL;
+    int rc = -1;
     int nt = q->nt;
     double *tf = calloc((size_t)(nt ? nt : 1), sizeof *tf);
     double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
@@ -275,7 +279,8 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
             if (!last || strcmp(last, name)) {
                 struct spk_match sm = { q, hit };
                 memset(hit, 0, (size_t)nt * sizeof *hit);
-                text_tokenize(name, strlen(name), 1, spk_cb, &sm);
+                if (text_tokenize(name, strlen(name), 1, spk_cb, &sm))
+                    goto out;               /* no memory for the stemmer */
                 last = name;
             }
             for (int t = 0; t < nt; t++)
@@ -328,17 +333,18 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
             un->in_range = at != CAIRN_NO_TIME && at >= q->from && at < q->to;
         }
     }
-    rrf(p, s_head, W_HEAD, W_HEAD);
-    rrf(p, s_round, W_ROUND, W_ROUND);
-    rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA);
-    rrf(p, s_win2, W_WIN2_DIALOG, 0);
+    if (rrf(p, s_head, W_HEAD, W_HEAD) || rrf(p, s_round, W_ROUND, W_ROUND) ||
+        rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA) || rrf(p, s_win2, W_WIN2_DIALOG, 0))
+        goto out;
     if (dense && dense->n > 0) {
         double wd = 1.0;
         if (dense->cjk >= DENSE_CJK_SHARE)
             wd = DENSE_CJK_W;
         s_dhead = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_dhead);
         s_dreply = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_dreply);
-        if (s_dhead && s_dreply && wd > 0) {
+        if (!s_dhead || !s_dreply)
+            goto out;
+        if (wd > 0) {
             for (int u = 0; u < p->nu; u++) {
                 const struct runit *un = &p->u[u];
                 s_dhead[u] = p->m[un->head].dense;
@@ -347,8 +353,8 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
                         s_dreply[u] = p->m[i].dense;
             }
             double wh = wd * W_DENSE_HEAD, wr = wd * W_DENSE_REPLY;
-            rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh);
-            rrf(p, s_dreply, wr, wr);
+            if (rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh) || rrf(p, s_dreply, wr, wr))
+                goto out;
         }
     }
     if (spk) {
@@ -375,6 +381,7 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
         un->s_round = s_round[u];
         un->s_window = s_win[u];
     }
+    rc = 0;
 out:
     free(tf);
     free(w_msg);
@@ -387,11 +394,12 @@ out:
     free(s_dreply);
     free(spk);
     free(hit);
+    return rc;
 }
 
-void rank_raw_bm25(struct pool *p, struct query *q)
+int rank_raw_bm25(struct pool *p, struct query *q)
 {
-    int nt = q->nt;
+    int nt = q->nt, rc = -1;
     double *tf = calloc((size_t)(nt ? nt : 1), sizeof *tf);
     double *w = calloc((size_t)(nt ? nt : 1), sizeof *w);
     if (!tf || !w)
@@ -405,9 +413,11 @@ void rank_raw_bm25(struct pool *p, struct query *q)
         p->u[u].score = rank_bm25(tf, nt, dl, avg_unit, w);
         p->u[u].s_round = p->u[u].score;
     }
+    rc = 0;
 out:
     free(tf);
     free(w);
+    return rc;
 }
 
 struct order { double score; int64_t at; int idx; };

@@ -108,10 +108,10 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
-    if (raw)
-        rank_raw_bm25(&p, &q);
-    else
-        rank_default(&p, &q, use_time, dr.n ? &dr : NULL);
+    if (raw ? rank_raw_bm25(&p, &q) : rank_default(&p, &q, use_time, dr.n ? &dr : NULL)) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
     r->only_time = q.only_time;
     if (!raw)
         recall_gate(&p, &q, &r->match, &r->match_weight);
