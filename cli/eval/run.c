@@ -210,11 +210,8 @@ int eval_run_conv(void *arg, struct eval_conv *c)
     if (!c->n_qs)
         return 0;
     /* Embedding (when a model is present) happens in cairn_add_session
-     * and counts as load time. One piece per message: the first 128 tokens
-     * of a long BEAM message, so `make eval` stays within minutes (16
-     * pieces, the default elsewhere, took BEAM dev from about 35 s to
-     * over 4 minutes; docs/HYBRID.md). CAIRN_EMBED_MAX_PIECES overrides. */
-    setenv("CAIRN_EMBED_MAX_PIECES", "1", 0);
+     * and counts as load time, with the settings `cairn add` has: no
+     * override here, so the table is what a user gets. */
     double t0 = cli_now_ms();
     if (cairn_open(":memory:", 0, &db)) {
         cli_error("eval: cannot open an in-memory store: %s",

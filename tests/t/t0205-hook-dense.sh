@@ -54,4 +54,18 @@ out=$(ask s6 "which climbing gym did I pick?")
 contains "still injects after forget" "$out" "LBC on Thursday"
 "$CAIRN" embed --backfill >/dev/null 2>&1
 check "a new file after the next backfill" [ -f "$CAIRN_DB-vec" ]
+
+# Pieces per message: `cairn add` embeds one (the opening), as `cairn eval`
+# measures it; CAIRN_EMBED_MAX_PIECES asks for more (docs/HYBRID.md)
+python3 -c '
+import json
+text = " ".join("sentence %d about the long report on river levels." % i for i in range(120))
+print(json.dumps({"id": "long-%s", "messages": [{"role": "user", "content": text}]}))' > "$TMP/long.tmpl"
+pieces() {  # session -> vectors of its one message
+    python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM vectors v JOIN messages m ON m.id = v.msg JOIN sessions s ON s.id = m.session WHERE s.ext_id = ?", (sys.argv[2],)).fetchone()[0])' "$CAIRN_DB" "$1"
+}
+sed 's/%s/a/' "$TMP/long.tmpl" | "$CAIRN" add - >/dev/null
+eq "a long message: one piece embedded by default" "$(pieces long-a)" 1
+sed 's/%s/b/' "$TMP/long.tmpl" | CAIRN_EMBED_MAX_PIECES=16 "$CAIRN" add - >/dev/null
+check "CAIRN_EMBED_MAX_PIECES=16: more pieces" [ "$(pieces long-b)" -gt 1 ]
 t_done
