@@ -27,54 +27,8 @@
 #include <string.h>
 
 #include "recall/recall.h"
+#include "recall/policy.h"
 #include "text/tokenize.h"
-
-#define BM25_K1 1.2
-#define BM25_B  0.75
-#define RRF_K   60.0
-
-/* Weights of the fused rankings and the time boost (in RRF units). */
-/*
- * Weights of the fused rankings, in RRF units, measured with `cairn eval`
- * on LoCoMo dev (chats between people) and BEAM dev (user-assistant):
- *  - windows matter most between people, where a turn is one short line:
- *    a window of 2 turns each side at 1.6 plus one of 5 at 1.0 took LoCoMo
- *    dev from 75.3/86.7% to 82.0/91.2% at 2k/8k;
- *  - in user-assistant chats a unit is already a round with its replies:
- *    one round each side at 0.8, no wide window (BEAM dev moved within
- *    one question either way).
- */
-#define W_HEAD          1.0
-#define W_ROUND         0.6
-#define W_WIN_DIALOG    1.6
-#define SPAN_DIALOG     2
-#define W_WIN2_DIALOG   1.0
-#define SPAN2_DIALOG    5
-#define W_WIN_UA        0.8
-#define SPAN_UA         1
-#define W_TIME          1.0
-/* A turn by someone other than the speaker(s) the question names keeps
- * this share of its fused score (LoCoMo dev: 155 of 168 multi-hop
- * evidence turns are by the speaker the question names; 1.0 -> 0.6 gave
- * +2 points at 2k, +1.7 at 8k). Only questions that name a speaker of the
- * store are affected. */
-#define SPK_OTHER       0.6
-/* Dense rankings, in RRF units, measured with `cairn eval` (use-lite-en;
- * docs/HYBRID.md has the sweeps):
- *  - between people a unit is one turn: its cosine at 1.0 took LoCoMo dev
- *    from 76.3/82.0/86.8/91.2% to 77.0/83.6/87.9/91.8% at 1k/2k/4k/8k
- *    (0.5 and 2.0 both did worse at 2k);
- *  - in user-assistant chats the replies carry what the user's short turn
- *    lacks: on BEAM dev the lead turn's cosine helps at 1k and hurts at
- *    4k/8k, the best reply piece's the reverse; 0.15 and 0.7 beat keyword
- *    at every budget (42.5/53.1/61.5/71.5 -> 44.1/54.2/63.7/73.2). */
-#define W_DENSE_HEAD_DIALOG 1.0
-#define W_DENSE_HEAD    0.15
-#define W_DENSE_REPLY   0.7
-/* Questions mostly in CJK script: the English-only model's vectors mean
- * little there, so dense ranks count this share. */
-#define DENSE_CJK_SHARE 0.3
-#define DENSE_CJK_W     0.0
 
 double rank_idf(double n, double df)
 {
@@ -374,7 +328,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         struct runit *un = &p->u[u];
         if (un->in_range) {
             if (q->only_time || nt == 0)
-                un->score += 10.0;        /* the period itself is the question */
+                un->score += W_ONLY_TIME; /* the period itself is the question */
             else if (un->score > 0)       /* a boost, never a match by itself */
                 un->score += W_TIME / (RRF_K + 1);
         }

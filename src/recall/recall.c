@@ -8,13 +8,11 @@
 #include <time.h>
 
 #include "recall/recall.h"
+#include "recall/policy.h"
 #include "text/tokcount.h"
 
 #define RECALL_DEFAULT_BUDGET 4000
 #define RECALL_MAX_QUERY      (64 * 1024)
-/* Questions mostly in CJK script give the English-only default model's
- * cosine no say in the gate (as in rank.c's fusion). */
-#define RECALL_GATE_CJK       0.3
 
 static char *dup_or_empty(const char *s)
 {
