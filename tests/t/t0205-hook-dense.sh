@@ -12,8 +12,10 @@ LOG="$HOME/.cairn/inject.jsonl"
 "$CAIRN" add "$ROOT/examples/sample-history.jsonl" >/dev/null
 
 ask() {  # session prompt -> stdout of the hook
-    python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1],"prompt":sys.argv[2],"cwd":"/tmp","hook_event_name":"UserPromptSubmit"}))' "$1" "$2" |
-        "$CAIRN" hook prompt
+    # the input is written first: the hook gives up on stdin that is slow to
+    # come (a python start on a loaded machine can be), which is not tested here
+    python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1],"prompt":sys.argv[2],"cwd":"/tmp","hook_event_name":"UserPromptSubmit"}))' "$1" "$2" > "$TMP/in.json"
+    "$CAIRN" hook prompt < "$TMP/in.json"
 }
 last_dense() { tail -1 "$LOG" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("dense", "-"))'; }
 
