@@ -17,9 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "t.h"
-#include "recall/recall.h"
-
 #if defined(__SANITIZE_ADDRESS__)
 int main(void)
 {
@@ -28,6 +25,9 @@ int main(void)
     return 0;
 }
 #else
+
+#include "t.h"
+#include "recall/recall.h"
 
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t size);
