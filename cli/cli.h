@@ -71,9 +71,23 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx);
 /* The injecting hooks (hook_inject.c): event "prompt" or "session-start",
  * input the parsed hook JSON (a cJSON object), out_fd the real stdout. */
 int hook_inject(const char *event, const void *input, struct cli_ctx *ctx, int out_fd);
-/* The recall method of the prompt hook (CAIRN_INJECT_DENSE), which `cairn
- * eval inject` uses too, so it measures what the hook does. */
+/* The recall method of the prompt hook (CAIRN_INJECT_DENSE). */
 int inject_method(void);
+/* What the prompt hook does with one prompt, up to the text it injects:
+ * its skip rules, a recall at `budget` less the fence (now, exclusions as
+ * given; exclude_items as in cairn_recall_opts), the gate, the fence and
+ * Claude Code's size cap. `cairn eval inject` calls it too, so it measures
+ * exactly what the hook does. Returns 1 when it would inject (ctxt holds
+ * the fenced text), 0 when not (*why says why), -1 when recall failed
+ * (cairn_errmsg). *r gets the recall when one ran (the caller frees it). */
+struct buf;
+struct inject_req {
+    int budget;
+    int64_t now;                    /* CAIRN_NO_TIME: the clock */
+    const char *exclude_session, *exclude_items;
+};
+int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req *q,
+                  struct cairn_recall **r, struct buf *ctxt, const char **why);
 /* ~/.cairn/cairn.log ($CAIRN_LOG): its path into out (0, or -1), and one
  * timestamped line appended to it (file 0600; never fails loudly). */
 int cli_log_path(char *out, size_t n);

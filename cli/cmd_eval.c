@@ -3,8 +3,8 @@
  *
  *   cairn eval DATASET FILE... [--budgets 1000,2000,4000,8000]
  *       [--method cairn,raw-bm25] [--out RUN.jsonl] [--md TABLE.md]
- *       [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME]
- *   cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB]
+ *       [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME] [--dev]
+ *   cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict]
  *
  * DATASET is locomo (locomo10.json files), beam (chat folders),
  * longmemeval (S, M or oracle files) or madial (MEMORY DIALOGUE). Each
@@ -20,9 +20,9 @@
 static const char usage_text[] =
     "usage: cairn eval DATASET FILE... [--budgets 1000,2000,4000,8000]\n"
     "           [--method cairn,raw-bm25] [--out RUN.jsonl] [--md TABLE.md]\n"
-    "           [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME]\n"
-    "       cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB]\n"
-    "       cairn eval inject DATASET FILE... [--budget N]   the prompt hook's gate\n"
+    "           [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME] [--dev]\n"
+    "       cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict]\n"
+    "       cairn eval inject DATASET FILE... [--budget N] [--dev]   the prompt hook\n"
     "\n"
     "DATASET and FILE...:\n"
     "  locomo FILE...            locomo10.json (a list of samples)\n"
@@ -31,7 +31,9 @@ static const char usage_text[] =
     "  madial MEMORY DIALOGUE    MADial-Bench memory archive and dialogue file (JSONL)\n"
     "methods: cairn, raw-bm25, keyword, no-time\n"
     "--limit N scores at most N questions. --lean leaves question text and retrieved\n"
-    "ids out of --out. --label names the run in the report (default: DATASET).\n";
+    "ids out of --out. --label names the run in the report (default: DATASET).\n"
+    "--dev says in the report that the data is a development set (the ranking was\n"
+    "tuned on it).\n";
 
 static const struct eval_method known_methods[] = {
     { "cairn", CAIRN_METHOD_DEFAULT },
@@ -156,6 +158,8 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
             r.quiet = 1;
         } else if (!strcmp(argv[i], "--lean")) {
             r.lean = 1;
+        } else if (!strcmp(argv[i], "--dev")) {
+            r.dev = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             cli_error("eval: unknown option %s", argv[i]);
             goto out;

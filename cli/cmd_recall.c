@@ -12,6 +12,10 @@
 
 /* A batch line longer than this is refused (a question is short). */
 #define BATCH_MAX_LINE (1 << 20)
+/* Budgets accepted, by --budget and by --batch's "budgets" alike. */
+#define BUDGET_MIN 50
+#define BUDGET_MAX 1000000
+#define BUDGET_RULE "a number of tokens from 50 to 1000000"
 
 static void print_json(const struct cairn_recall *r, const char *id)
 {
@@ -52,11 +56,38 @@ static void print_json(const struct cairn_recall *r, const char *id)
     buf_release(&b);
 }
 
+/* {"line", "id", "error"} for a request that gets no answer. */
+static void batch_error(long lineno, const char *id, const char *err)
+{
+    struct buf e = BUF_INIT;
+    buf_printf(&e, "{\"line\":%ld,\"id\":", lineno);
+    buf_add_json_str(&e, id, strlen(id));
+    buf_adds(&e, ",\"error\":");
+    buf_add_json_str(&e, err, strlen(err));
+    buf_adds(&e, "}\n");
+    fwrite(e.p, 1, e.n, stdout);
+    buf_release(&e);
+}
+
+/* One of "budgets": a whole number in the --budget range, checked before
+ * any conversion to int (1e12 does not fit one). */
+static int batch_budget(const cJSON *v, int *out)
+{
+    if (!cJSON_IsNumber(v))
+        return -1;
+    double d = v->valuedouble;
+    if (!(d >= BUDGET_MIN && d <= BUDGET_MAX) || d != (double)(long)d)
+        return -1;
+    *out = (int)d;
+    return 0;
+}
+
 /*
  * --batch: JSONL questions on stdin, {"id", "query", "now", "budgets":[..],
  * "exclude_session", "project", "method"}, one JSON line out per question
- * and budget, so an evaluation pays process start once. A bad line gets
- * {"id", "error"} and the batch goes on.
+ * and budget, so an evaluation pays process start once. A bad line, or a
+ * bad budget in it (the same rule as --budget), gets {"line", "id",
+ * "error"} and the batch goes on; the exit status is then 1.
  */
 static int run_batch(struct cairn *db, const struct cairn_recall_opts *base)
 {
@@ -103,19 +134,14 @@ static int run_batch(struct cairn *db, const struct cairn_recall_opts *base)
             err = "\"query\" must be a string";
         else if (now && cJSON_IsString(now) && cairn_parse_time(now->valuestring, &o.now))
             err = "\"now\" is not an ISO 8601 date";
+        else if (budgets && !cJSON_IsArray(budgets))
+            err = "\"budgets\" must be a list of " BUDGET_RULE;
         if (!err && cJSON_IsString(ex))
             o.exclude_session = ex->valuestring;
         if (!err && cJSON_IsString(proj))
             o.project = proj->valuestring;
         if (err) {
-            struct buf e = BUF_INIT;
-            buf_printf(&e, "{\"line\":%ld,\"id\":", lineno);
-            buf_add_json_str(&e, ids, strlen(ids));
-            buf_adds(&e, ",\"error\":");
-            buf_add_json_str(&e, err, strlen(err));
-            buf_adds(&e, "}\n");
-            fwrite(e.p, 1, e.n, stdout);
-            buf_release(&e);
+            batch_error(lineno, ids, err);
             bad++;
             cJSON_Delete(q);
             continue;
@@ -123,21 +149,17 @@ static int run_batch(struct cairn *db, const struct cairn_recall_opts *base)
         int nb = cJSON_IsArray(budgets) ? cJSON_GetArraySize(budgets) : 0;
         for (int k = 0; k < (nb ? nb : 1); k++) {
             struct cairn_recall *r = NULL;
-            if (nb) {
-                const cJSON *bv = cJSON_GetArrayItem(budgets, k);
-                o.budget = cJSON_IsNumber(bv) ? (int)bv->valuedouble : 0;
+            if (nb && batch_budget(cJSON_GetArrayItem(budgets, k), &o.budget)) {
+                char msg[96];
+                snprintf(msg, sizeof msg, "budget %d of the list is not " BUDGET_RULE, k + 1);
+                batch_error(lineno, ids, msg);
+                bad++;
+                continue;
             }
             if (cairn_recall(db, text->valuestring, &o, &r) == CAIRN_OK) {
                 print_json(r, ids);
             } else {
-                struct buf e = BUF_INIT;
-                buf_adds(&e, "{\"id\":");
-                buf_add_json_str(&e, ids, strlen(ids));
-                buf_adds(&e, ",\"error\":");
-                buf_add_json_str(&e, cairn_errmsg(db), strlen(cairn_errmsg(db)));
-                buf_adds(&e, "}\n");
-                fwrite(e.p, 1, e.n, stdout);
-                buf_release(&e);
+                batch_error(lineno, ids, cairn_errmsg(db));
                 bad++;
             }
             cairn_recall_free(r);
@@ -190,8 +212,8 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
     if (budget) {
         char *end;
         long v = strtol(budget, &end, 10);
-        if (*end || v < 50 || v > 1000000) {
-            cli_error("recall: --budget takes a number of tokens from 50 to 1000000");
+        if (end == budget || *end || v < BUDGET_MIN || v > BUDGET_MAX) {
+            cli_error("recall: --budget takes " BUDGET_RULE);
             return 2;
         }
         o.budget = (int)v;

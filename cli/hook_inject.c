@@ -295,6 +295,40 @@ static const char *str_of(const cJSON *o, const char *name)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* The prompt hook's decision (cli.h), which `cairn eval inject` measures. */
+int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req *q,
+                  struct cairn_recall **r, struct buf *ctxt, const char **why)
+{
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    *r = NULL;
+    if ((*why = skip_reason(prompt)))
+        return 0;
+    /* the fence is part of the budget */
+    o.budget = q->budget - cairn_count_tokens(FENCE_OPEN, strlen(FENCE_OPEN)) -
+               cairn_count_tokens(FENCE_CLOSE, strlen(FENCE_CLOSE)) - 2;
+    o.now = q->now;
+    o.exclude_session = q->exclude_session;
+    o.exclude_items = q->exclude_items;
+    o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST;
+    o.method = inject_method();
+    if (cairn_recall(db, prompt, &o, r)) {
+        *why = "recall failed";
+        return -1;
+    }
+    if (!cairn_inject_gate(*r, why))
+        return 0;
+    buf_adds(ctxt, FENCE_OPEN);
+    buf_adds(ctxt, (*r)->text);
+    if (ctxt->n && ctxt->p[ctxt->n - 1] != '\n')
+        buf_addc(ctxt, '\n');
+    buf_adds(ctxt, FENCE_CLOSE);
+    if (ctxt->err || ctxt->n > CONTEXT_MAX_BYTES) {
+        *why = "too long for additionalContext";
+        return 0;
+    }
+    return 1;
+}
+
 /* UserPromptSubmit. */
 static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
 {
@@ -316,7 +350,7 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
         goto out;
     }
     if ((why = skip_reason(prompt)))
-        goto out;
+        goto out;                               /* before opening the store */
     if (cairn_open(ctx->db_path, CAIRN_OPEN_READONLY, &db)) {
         why = "no store";
         goto out;
@@ -326,31 +360,13 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
         if (*statef)
             seen = read_small(statef);
     }
-    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
-    int budget = env_budget("CAIRN_INJECT_BUDGET", INJECT_DEFAULT_BUDGET);
-    /* the fence is part of the budget */
-    o.budget = budget - cairn_count_tokens(FENCE_OPEN, strlen(FENCE_OPEN)) -
-               cairn_count_tokens(FENCE_CLOSE, strlen(FENCE_CLOSE)) - 2;
-    o.exclude_session = sid;
-    o.exclude_items = seen;
-    o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST;
-    o.method = inject_method();
-    if (cairn_recall(db, prompt, &o, &r)) {
-        why = "recall failed";
+    struct inject_req q = { env_budget("CAIRN_INJECT_BUDGET", INJECT_DEFAULT_BUDGET),
+                            CAIRN_NO_TIME, sid, seen };
+    int d = inject_prompt(db, prompt, &q, &r, &ctxt, &why);
+    if (d < 0)
         cli_log("hook prompt: recall: %s", cairn_errmsg(db));
+    if (d <= 0)
         goto out;
-    }
-    if (!cairn_inject_gate(r, &why))
-        goto out;
-    buf_adds(&ctxt, FENCE_OPEN);
-    buf_adds(&ctxt, r->text);
-    if (ctxt.n && ctxt.p[ctxt.n - 1] != '\n')
-        buf_addc(&ctxt, '\n');
-    buf_adds(&ctxt, FENCE_CLOSE);
-    if (ctxt.err || ctxt.n > CONTEXT_MAX_BYTES) {
-        why = "too long for additionalContext";
-        goto out;
-    }
     emit(out_fd, "UserPromptSubmit", ctxt.p);
     fired = 1;
     if (*statef)

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
             return 0;
         }
         if (!strcmp(argv[i], "--version")) {
-            printf("cairn %s\n", CAIRN_VERSION);
+            printf("cairn %s (ranking policy %s)\n", CAIRN_VERSION, cairn_policy_hash());
             return 0;
         }
         if (cli_opt(argc, argv, &i, "--db", &v)) {

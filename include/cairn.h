@@ -341,6 +341,14 @@ int cairn_inject_gate(const struct cairn_recall *r, const char **why);
 /* Tokens that `text` costs in a budget (see docs/TOKENS.md). */
 int cairn_count_tokens(const char *text, size_t len);
 
+/*
+ * The ranking policy: 16 hex digits hashing the name and value of every
+ * tuned ranking constant (src/recall/policy.h). Two builds with the same
+ * hash rank alike; `cairn eval` reports print it. Static storage, never
+ * NULL.
+ */
+const char *cairn_policy_hash(void);
+
 
 /* ---- Capture: importers, hooks and what they have read ---------------- */
 

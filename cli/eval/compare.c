@@ -1,10 +1,12 @@
 /*
  * compare.c: `cairn eval compare A.jsonl B.jsonl [--budget N]
- * [--method M | --method MA,MB]`. Pairs the questions of two per-question
- * runs by (dataset, conversation, question id) and, per category and over
- * all categories not reported apart, counts where B recalls all evidence
- * and A does not (better), the reverse (worse) and the rest (unchanged),
- * with the exact two-sided sign test over better + worse.
+ * [--method M | --method MA,MB] [--strict]`. Pairs the questions of two
+ * per-question runs by (dataset, conversation, question id) and, per
+ * category and over all categories not reported apart, counts where B
+ * recalls all evidence and A does not (better), the reverse (worse) and
+ * the rest (unchanged), with the exact two-sided sign test over better +
+ * worse. --strict counts a question recalled only when all its evidence
+ * came back whole (the "strict" field), not as excerpts.
  *
  * By default the method is each file's first one and the budget the
  * largest of A's first line; "--method raw-bm25,cairn" compares two
@@ -101,7 +103,8 @@ static long max_budget(const cJSON *m)
     return best;
 }
 
-static int load(const char *path, const char *method, long *budget, struct recs *out)
+static int load(const char *path, const char *method, const char *field, long *budget,
+                struct recs *out)
 {
     size_t len, lineno = 0, cap = 0;
     char *text = cli_read_file(path, EVAL_FILE_CAP, &len);
@@ -153,10 +156,15 @@ static int load(const char *path, const char *method, long *budget, struct recs 
         char bkey[32];
         snprintf(bkey, sizeof bkey, "%ld", *budget);
         const cJSON *cell = cJSON_GetObjectItemCaseSensitive(m, bkey);
-        const cJSON *all = cJSON_GetObjectItemCaseSensitive(cell, "all");
+        const cJSON *all = cJSON_GetObjectItemCaseSensitive(cell, field);
         if (!cJSON_IsBool(all)) {
-            cli_error("eval compare: %s:%zu: no result for method %s at budget %ld", path,
-                      lineno, method ? method : "(first)", *budget);
+            if (strcmp(field, "all"))
+                cli_error("eval compare: %s:%zu: no \"%s\" result for method %s at budget "
+                          "%ld (a run from before --strict?)", path, lineno, field,
+                          method ? method : "(first)", *budget);
+            else
+                cli_error("eval compare: %s:%zu: no result for method %s at budget %ld", path,
+                          lineno, method ? method : "(first)", *budget);
             cJSON_Delete(o);
             goto out;
         }
@@ -225,11 +233,16 @@ int eval_compare(int argc, char **argv)
     struct recs A = { NULL, 0 }, B = { NULL, 0 };
     struct tally *cats = NULL, total = { "all", 0, 0, 0, 0, 0, 0 };
     size_t n_cats = 0, n_files = 0, paired = 0, only_a = 0, only_b;
-    int rc = 2;
+    int rc = 2, strict = 0;
     for (int i = 1; i < argc;) {
         if (cli_opt(argc, argv, &i, "--budget", &budget_s) ||
             cli_opt(argc, argv, &i, "--method", &method_s))
             continue;
+        if (!strcmp(argv[i], "--strict")) {
+            strict = 1;
+            i++;
+            continue;
+        }
         if (argv[i][0] == '-' && argv[i][1]) {
             cli_error("eval compare: unknown option %s", argv[i]);
             return 2;
@@ -241,7 +254,8 @@ int eval_compare(int argc, char **argv)
         files[n_files++] = argv[i++];
     }
     if (n_files != 2) {
-        cli_error("usage: cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB]");
+        cli_error("usage: cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] "
+                  "[--strict]");
         return 2;
     }
     if (budget_s) {
@@ -262,10 +276,11 @@ int eval_compare(int argc, char **argv)
         }
     }
     rc = 1;
-    if (load(files[0], ma, &budget_a, &A))
+    const char *field = strict ? "strict" : "all";
+    if (load(files[0], ma, field, &budget_a, &A))
         goto out;
     budget_b = budget_a;
-    if (load(files[1], mb, &budget_b, &B))
+    if (load(files[1], mb, field, &budget_b, &B))
         goto out;
     cats = calloc(A.n, sizeof *cats);
     if (!cats) {
@@ -300,9 +315,10 @@ int eval_compare(int argc, char **argv)
     }
     qsort(cats, n_cats, sizeof *cats, cmp_tally);
     printf("A: %s (method %s), B: %s (method %s), budget %ld. %zu questions paired, %zu only "
-           "in A, %zu only in B.\nbetter: B has all evidence and A not; worse: the reverse; p: "
-           "exact two-sided sign test over better + worse.\n\n", files[0], ma ? ma : "first",
-           files[1], mb ? mb : "first", budget_a, paired, only_a, only_b);
+           "in A, %zu only in B.\nbetter: B has all evidence%s and A not; worse: the reverse; "
+           "p: exact two-sided sign test over better + worse.\n\n", files[0], ma ? ma : "first",
+           files[1], mb ? mb : "first", budget_a, paired, only_a, only_b,
+           strict ? " packed whole (strict: no evidence turn only as an excerpt)" : "");
     printf("| category | n | A | B | better | worse | unchanged | p |\n"
            "|---|---:|---:|---:|---:|---:|---:|---:|\n");
     int total_done = 0;

@@ -115,6 +115,7 @@ struct eval_method {
 /* Sums for one (category, method, budget) cell. */
 struct eval_cell {
     size_t n, all, any, hits, excerpt_hits;
+    size_t strict;              /* all evidence packed whole, no excerpt */
     double frac_sum, tokens_sum, ms_sum;
 };
 
@@ -135,6 +136,7 @@ struct eval_run {
     int lean;                   /* JSONL without question text and retrieved ids */
     long limit;                 /* questions to score, 0: all */
     int quiet;
+    int dev;                    /* the data is a development set (--dev) */
     struct eval_counts counts;
     struct eval_cat *cats;
     size_t n_cats;

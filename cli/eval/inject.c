@@ -1,9 +1,10 @@
 /*
- * inject.c: `cairn eval inject DATASET FILE... [--budget N]`: how the
- * prompt hook's relevance gate behaves on a benchmark.
+ * inject.c: `cairn eval inject DATASET FILE... [--budget N] [--dev]`: how
+ * the prompt hook's relevance gate behaves on a benchmark.
  *
- * Each question is asked twice, as the hook would ask it (CAIRN_RECALL_
- * MATCHED_ONLY, the injection budget, cairn_inject_gate):
+ * Each question is put to inject_prompt (hook_inject.c), the very function
+ * the prompt hook runs (its skip rules, the budget less the fence, the
+ * gate, the size cap), twice:
  *   - with memory: against its own conversation's store;
  *   - without memory: against the same store with the sessions that hold
  *     its evidence forgotten (they are added back afterwards), so the
@@ -19,10 +20,11 @@
 
 #include "eval.h"
 #include "../cli.h"
+#include "util/buf.h"
 
 struct inj {
-    int budget;
-    size_t n, fired_with, complete, fired_without, any_with;
+    int budget, dev;
+    size_t n, fired_with, complete, strict, fired_without, any_with;
     size_t failed, dense;        /* recalls that used vectors */
     double *ms;                  /* [n]: each with-memory recall, in process */
     size_t ms_cap;
@@ -34,22 +36,26 @@ static int cmp_ms(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* 0: evidence e is not in what was injected; 1: packed whole; 2: only as
+ * an excerpt. */
 static int has_ev(const struct cairn_recall *r, const struct eval_ev *e)
 {
+    int found = 0;
     for (size_t i = 0; i < r->n_items; i++)
         if (!strcmp(r->items[i].session, e->session) && !strcmp(r->items[i].message, e->message))
-            return 1;
-    return 0;
+            found = found == 1 || !r->items[i].excerpt ? 1 : 2;
+    return found;
 }
 
+/* The hook's decision: 1 fired, 0 not, -1 recall failed. */
 static int ask(struct cairn *db, const struct eval_q *q, int budget, struct cairn_recall **r)
 {
-    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
-    o.budget = budget;
-    o.now = q->now;
-    o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST;
-    o.method = inject_method();
-    return cairn_recall(db, q->question, &o, r);
+    struct inject_req req = { budget, q->now, NULL, NULL };
+    struct buf ctxt = BUF_INIT;
+    const char *why = NULL;
+    int d = inject_prompt(db, q->question, &req, r, &ctxt, &why);
+    buf_release(&ctxt);
+    return d;
 }
 
 static int inject_conv(void *arg, struct eval_conv *c)
@@ -76,8 +82,10 @@ static int inject_conv(void *arg, struct eval_conv *c)
             continue;
         s->n++;
         double t0 = cli_now_ms();
-        if (ask(db, q, s->budget, &r)) {
+        int fired = ask(db, q, s->budget, &r);
+        if (fired < 0) {
             s->failed++;
+            cairn_recall_free(r);
             continue;
         }
         if (s->n > s->ms_cap) {
@@ -90,13 +98,17 @@ static int inject_conv(void *arg, struct eval_conv *c)
         }
         if (s->n <= s->ms_cap)
             s->ms[s->n - 1] = cli_now_ms() - t0;
-        s->dense += r->dense == CAIRN_DENSE_ON || r->dense == CAIRN_DENSE_PARTIAL;
-        if (cairn_inject_gate(r, NULL)) {
-            size_t k = 0;
+        s->dense += r && (r->dense == CAIRN_DENSE_ON || r->dense == CAIRN_DENSE_PARTIAL);
+        if (fired) {
+            size_t k = 0, whole = 0;
             s->fired_with++;
-            for (size_t e = 0; e < q->n_ev; e++)
-                k += has_ev(r, &q->ev[e]);
+            for (size_t e = 0; e < q->n_ev; e++) {
+                int h = has_ev(r, &q->ev[e]);
+                k += h != 0;
+                whole += h == 1;
+            }
             s->complete += k == q->n_ev;
+            s->strict += whole == q->n_ev;
             s->any_with += k > 0;
         }
         cairn_recall_free(r);
@@ -104,8 +116,9 @@ static int inject_conv(void *arg, struct eval_conv *c)
         /* without: forget the evidence's sessions, ask, add them back */
         for (size_t e = 0; e < q->n_ev; e++)
             cairn_forget(db, q->ev[e].session);      /* NOTFOUND for repeats */
-        if (ask(db, q, s->budget, &r) == CAIRN_OK)
-            s->fired_without += cairn_inject_gate(r, NULL);
+        fired = ask(db, q, s->budget, &r);
+        if (fired >= 0)
+            s->fired_without += (size_t)fired;
         else
             s->failed++;
         cairn_recall_free(r);
@@ -148,6 +161,11 @@ int eval_inject(int argc, char **argv)
     for (int i = 1; i < argc;) {
         if (cli_opt(argc, argv, &i, "--budget", &budget))
             continue;
+        if (!strcmp(argv[i], "--dev")) {
+            s.dev = 1;
+            i++;
+            continue;
+        }
         if (argv[i][0] == '-') {
             cli_error("eval inject: unknown option %s", argv[i]);
             rc = 2;
@@ -161,7 +179,7 @@ int eval_inject(int argc, char **argv)
     }
     s.budget = atoi(budget);
     if (!dataset || !n_files || s.budget < 100) {
-        cli_error("usage: cairn eval inject DATASET FILE... [--budget N (>= 100)]");
+        cli_error("usage: cairn eval inject DATASET FILE... [--budget N (>= 100)] [--dev]");
         rc = 2;
         goto out;
     }
@@ -188,13 +206,19 @@ int eval_inject(int argc, char **argv)
     if (lrc)
         goto out;
     printf("## %s: automatic injection (%d tokens)\n\n", dataset, s.budget);
+    printf("Ranking policy %s. Data: %s\n\n", cairn_policy_hash(), s.dev ?
+           "a **development set** (the ranking and the gate were tuned on it)." :
+           "not marked as a development set (`--dev`).");
     printf("| questions | fires with memory | fires without memory | all evidence when it "
-           "fires | any evidence when it fires |\n|---:|---:|---:|---:|---:|\n");
-    printf("| %zu | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n\n", s.n, pct(s.fired_with, s.n),
-           pct(s.fired_without, s.n), pct(s.complete, s.fired_with),
-           pct(s.any_with, s.fired_with));
-    printf("\"Without memory\" asks each question against its store with the sessions "
-           "holding its evidence forgotten.%s\n", s.failed ? " Some recalls failed." : "");
+           "fires | strict: all of it whole | any evidence when it fires |\n"
+           "|---:|---:|---:|---:|---:|---:|\n");
+    printf("| %zu | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n\n", s.n,
+           pct(s.fired_with, s.n), pct(s.fired_without, s.n), pct(s.complete, s.fired_with),
+           pct(s.strict, s.fired_with), pct(s.any_with, s.fired_with));
+    printf("Each question goes through the prompt hook's own decision (its skip rules, the "
+           "budget less the fence, the gate). \"Without memory\" asks each question against "
+           "its store with the sessions holding its evidence forgotten.%s\n",
+           s.failed ? " Some recalls failed." : "");
     if (s.n && s.n <= s.ms_cap) {
         /* in process, the store and model loaded: what a hook adds to
          * its process start, open and model load */

@@ -1,8 +1,10 @@
 /*
- * report.c: what a run prints. A Markdown report (the data counts, then
- * the primary table: rows = method x category plus an "all" row over the
+ * report.c: what a run prints. A Markdown report (the ranking policy's
+ * hash, whether the data is a development set, the data counts, then two
+ * primary tables: rows = method x category plus an "all" row over the
  * categories not reported apart, columns = budgets, cells = share of
- * questions with all their evidence packed; then the "all" row in detail)
+ * questions with all their evidence packed, then with all of it packed
+ * whole (strict); then the "all" row in detail)
  * and an SVG chart of the "all" row against the budget, one line per
  * method, written by hand: no scripts, no external fonts, no libraries.
  */
@@ -71,15 +73,13 @@ static void counts_md(const struct eval_run *r, FILE *f)
     fprintf(f, "\n\n");
 }
 
-void eval_report_md(const struct eval_run *r, FILE *f)
+/* One primary table: rows = method x category plus the "all" row, cells =
+ * the share of questions counted by `strict` (0: all evidence packed, 1:
+ * all of it packed whole). */
+static void primary_table(const struct eval_run *r, const size_t *order, int strict, FILE *f)
 {
-    size_t *order = cat_order(r);
     char bl[32];
-    if (!order)
-        return;
-    fprintf(f, "## %s: evidence recall\n\n", r->label);
-    counts_md(r, f);
-    fprintf(f, "### Questions with all their evidence packed\n\n| method | category | n |");
+    fprintf(f, "| method | category | n |");
     for (size_t b = 0; b < r->n_budgets; b++) {
         budget_label(r->budgets[b], bl, sizeof bl);
         fprintf(f, " %s |", bl);
@@ -98,7 +98,7 @@ void eval_report_md(const struct eval_run *r, FILE *f)
                 fprintf(f, "| %s | **all** | %zu |", r->methods[m].name, t.n);
                 for (size_t b = 0; b < r->n_budgets; b++) {
                     eval_run_total(r, m, b, &t);
-                    fprintf(f, " **%.1f%%** |", pct(t.all, t.n));
+                    fprintf(f, " **%.1f%%** |", pct(strict ? t.strict : t.all, t.n));
                 }
                 fprintf(f, "\n");
                 printed_all = 1;
@@ -110,22 +110,43 @@ void eval_report_md(const struct eval_run *r, FILE *f)
                     cat->apart ? " (apart)" : "", c0->n);
             for (size_t b = 0; b < r->n_budgets; b++) {
                 const struct eval_cell *c = &cat->cells[m * r->n_budgets + b];
-                fprintf(f, " %.1f%% |", pct(c->all, c->n));
+                fprintf(f, " %.1f%% |", pct(strict ? c->strict : c->all, c->n));
             }
             fprintf(f, "\n");
         }
     }
-    fprintf(f, "\n### The \"all\" row in detail\n\n| method | budget | all | any | mean fraction "
-            "| mean tokens | hits packed as excerpts | ms per call |\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+}
+
+void eval_report_md(const struct eval_run *r, FILE *f)
+{
+    size_t *order = cat_order(r);
+    if (!order)
+        return;
+    fprintf(f, "## %s: evidence recall\n\n", r->label);
+    fprintf(f, "Ranking policy %s (`cairn --version` prints it: a hash of every tuned ranking "
+            "constant, src/recall/policy.c). Data: %s\n\n", cairn_policy_hash(),
+            r->dev ? "a **development set**: the ranking's constants were tuned on it, so "
+            "expect lower figures on data cairn was not tuned on." :
+            "not marked as a development set (`--dev`).");
+    counts_md(r, f);
+    fprintf(f, "### Questions with all their evidence packed\n\n");
+    primary_table(r, order, 0, f);
+    fprintf(f, "\n### Strict: all their evidence packed whole\n\nEvery evidence turn's "
+            "whole text is in the packed text: a turn packed only as an excerpt does not "
+            "count.\n\n");
+    primary_table(r, order, 1, f);
+    fprintf(f, "\n### The \"all\" row in detail\n\n| method | budget | all | strict | any | "
+            "mean fraction | mean tokens | hits packed as excerpts | ms per call |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (size_t m = 0; m < r->n_methods; m++) {
         for (size_t b = 0; b < r->n_budgets; b++) {
             struct eval_cell t;
             eval_run_total(r, m, b, &t);
             double n = t.n ? (double)t.n : 1.0;
-            fprintf(f, "| %s | %d | %.1f%% | %.1f%% | %.3f | %.0f | %zu of %zu | %.1f |\n",
-                    r->methods[m].name, r->budgets[b], pct(t.all, t.n), pct(t.any, t.n),
-                    t.frac_sum / n, t.tokens_sum / n, t.excerpt_hits, t.hits, t.ms_sum / n);
+            fprintf(f, "| %s | %d | %.1f%% | %.1f%% | %.1f%% | %.3f | %.0f | %zu of %zu | "
+                    "%.1f |\n", r->methods[m].name, r->budgets[b], pct(t.all, t.n),
+                    pct(t.strict, t.n), pct(t.any, t.n), t.frac_sum / n, t.tokens_sum / n,
+                    t.excerpt_hits, t.hits, t.ms_sum / n);
         }
     }
     size_t calls = r->scored * r->n_methods * r->n_budgets;
@@ -212,6 +233,15 @@ int eval_report_svg(const struct eval_run *r, const char *path)
             fprintf(f, "%s%.1f,%.1f", b ? " " : "", xs[b], T + ph - ph * pct(t.all, t.n) / 100.0);
         }
         fprintf(f, "\"/>\n");
+        /* strict, dashed: all evidence packed whole */
+        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
+                "stroke-dasharray=\"5,4\" points=\"", col);
+        for (size_t b = 0; b < r->n_budgets; b++) {
+            eval_run_total(r, m, b, &t);
+            fprintf(f, "%s%.1f,%.1f", b ? " " : "", xs[b],
+                    T + ph - ph * pct(t.strict, t.n) / 100.0);
+        }
+        fprintf(f, "\"/>\n");
         for (size_t b = 0; b < r->n_budgets; b++) {
             eval_run_total(r, m, b, &t);
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s %d: "
@@ -225,6 +255,11 @@ int eval_report_svg(const struct eval_run *r, const char *path)
         xml_text(f, r->methods[m].name);
         fprintf(f, "</text>\n");
     }
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">solid: all evidence</text>\n"
+            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">dashed: strict</text>\n"
+            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">(packed whole)</text>\n",
+            L + pw + 16, T + 20.0 * (double)r->n_methods + 16, L + pw + 16,
+            T + 20.0 * (double)r->n_methods + 31, L + pw + 16, T + 20.0 * (double)r->n_methods + 45);
     fprintf(f, "</svg>\n");
     free(xs);
     if (fclose(f)) {

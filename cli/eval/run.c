@@ -4,7 +4,9 @@
  * question one cairn_recall per method per budget. A question is recalled
  * ("all") when every evidence turn is among the packed items; an item
  * matches a piece of evidence when its session id and message id both
- * equal the evidence's. Also kept: "any", the fraction found, how many of
+ * equal the evidence's. "strict" asks more: every evidence turn packed
+ * whole, so its whole text is in what recall returns (an excerpt may have
+ * left the answer out). Also kept: "any", the fraction found, how many of
  * the found turns were packed only as excerpts, tokens used, time taken.
  *
  * Sums go into per-category cells; one JSONL line per question goes to
@@ -61,6 +63,7 @@ void eval_run_total(const struct eval_run *r, size_t method, size_t budget, stru
         const struct eval_cell *c = &r->cats[i].cells[method * r->n_budgets + budget];
         out->n += c->n;
         out->all += c->all;
+        out->strict += c->strict;
         out->any += c->any;
         out->hits += c->hits;
         out->excerpt_hits += c->excerpt_hits;
@@ -126,19 +129,22 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
                 ex += found[e] == 2;
             }
             double frac = (double)hits / (double)q->n_ev;
+            int strict = hits == q->n_ev && ex == 0;
             struct eval_cell *cell = &cat->cells[m * r->n_budgets + bi];
             cell->n++;
             cell->all += hits == q->n_ev;
+            cell->strict += strict;
             cell->any += hits > 0;
             cell->hits += hits;
             cell->excerpt_hits += ex;
             cell->frac_sum += frac;
             cell->tokens_sum += res->tokens;
             cell->ms_sum += ms;
-            buf_printf(line, "%s\"%d\":{\"all\":%s,\"any\":%s,\"fraction\":%.4g,\"tokens\":%d,"
-                       "\"excerpt_hits\":%zu,\"ms\":%.2f,\"missed\":[", bi ? "," : "",
-                       r->budgets[bi], hits == q->n_ev ? "true" : "false",
-                       hits ? "true" : "false", frac, res->tokens, ex, ms);
+            buf_printf(line, "%s\"%d\":{\"all\":%s,\"strict\":%s,\"any\":%s,\"fraction\":%.4g,"
+                       "\"tokens\":%d,\"excerpt_hits\":%zu,\"ms\":%.2f,\"missed\":[",
+                       bi ? "," : "", r->budgets[bi], hits == q->n_ev ? "true" : "false",
+                       strict ? "true" : "false", hits ? "true" : "false", frac, res->tokens,
+                       ex, ms);
             size_t k = 0;
             for (size_t e = 0; e < q->n_ev; e++) {
                 if (found[e])
@@ -210,11 +216,8 @@ int eval_run_conv(void *arg, struct eval_conv *c)
     if (!c->n_qs)
         return 0;
     /* Embedding (when a model is present) happens in cairn_add_session
-     * and counts as load time. One piece per message: the first 128 tokens
-     * of a long BEAM message, so `make eval` stays within minutes (16
-     * pieces, the default elsewhere, took BEAM dev from about 35 s to
-     * over 4 minutes; docs/HYBRID.md). CAIRN_EMBED_MAX_PIECES overrides. */
-    setenv("CAIRN_EMBED_MAX_PIECES", "1", 0);
+     * and counts as load time, with the settings `cairn add` has: no
+     * override here, so the table is what a user gets. */
     double t0 = cli_now_ms();
     if (cairn_open(":memory:", 0, &db)) {
         cli_error("eval: cannot open an in-memory store: %s",

@@ -23,14 +23,10 @@
 #include <immintrin.h>
 
 #include "recall/recall.h"
+#include "recall/policy.h"
 #include "embed/registry.h"
 #include "util/utf8.h"
 
-/* Messages the dense ranking hands to fusion: RRF (k = 60) gives rank 100
- * less than a third of rank 1's weight; deeper ranks only grow the pool. */
-#define DENSE_TOPK        50
-/* Pieces kept per scan, before they are grouped into messages. */
-#define DENSE_PIECES_MULT 4
 /* Sets smaller than this are scanned on one thread. */
 #define DENSE_MT_MIN      65536
 #define DENSE_THREADS     2

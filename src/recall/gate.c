@@ -13,9 +13,8 @@
 #include <stdlib.h>
 
 #include "recall/recall.h"
+#include "recall/policy.h"
 
-/* How many of the best units are looked at. */
-#define GATE_TOP 3
 
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight)
 {
@@ -55,30 +54,6 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
     *weight = best_w / log(1.0 + (double)p->total_msgs + 1.0);
 }
 
-/*
- * Gate thresholds (see cairn.h), measured with `cairn eval inject` at 1,000
- * tokens (fires with memory / fires without / all evidence when it fires):
- *   LoCoMo dev 760 q:  share 0.5 weight 1.0: 53.8 / 28.2 / 86.3%
- *                      share 0.6 weight 1.5: 33.3 /  7.9 / 93.7%  (chosen)
- *                      share 0.7 weight 2.0: 15.8 /  2.0 / 95.8%
- *   BEAM dev 179 q:    share 0.6 weight 1.5: 49.7 / 40.8 / 55.1%
- * (BEAM's "without" store keeps the chat's other sessions on the same
- * project, so firing there is often still useful.) Injection must be
- * confident: a wrong injection costs the user more than a missed one, who
- * still has the recall tool.
- */
-#define CAIRN_GATE_SHARE  0.6
-#define CAIRN_GATE_WEIGHT 1.5
-/*
- * The best cosine, when dense recall took part (issue: "the best cosine
- * match as part of the gate"). With use-lite-en it barely tells a question
- * with its answer in memory from one without (LoCoMo dev cosine deciles
- * 0.45..0.65 with, 0.43..0.62 without); at 0.7 it adds 2.6 points of
- * firing with memory and 1.2 without (35.0 / 9.2%), at 0.6 it would add
- * 16.7 / 11.5. A stronger model moves this; the prompt hook asks for
- * keyword recall unless CAIRN_INJECT_DENSE=1, so by default it is unused.
- */
-#define CAIRN_GATE_COSINE 0.7
 
 int cairn_inject_gate(const struct cairn_recall *r, const char **why)
 {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "recall/recall.h"
+#include "recall/policy.h"
 
 /* The fewest bytes of text that cost one token, for any text the counter
  * sees (ASCII letters cost a token per 6; docs/TOKENS.md). */
@@ -87,10 +88,9 @@ static int cmp_cand_best(const void *a, const void *b)
  * to pool.pruned_df (unit IDF); the unit count comes from session_stats.
  * Only callers that ask for it (CAIRN_RECALL_FAST: the prompt hook, which
  * runs on every prompt) get it; recall, the MCP tool and eval stay exact.
- * CAIRN_RECALL_EXHAUSTIVE=1 turns pruning off even then.
+ * CAIRN_RECALL_EXHAUSTIVE=1 turns pruning off even then. The two numbers
+ * are in policy.h.
  */
-#define GATHER_PRUNE_MSGS 10000
-#define GATHER_KEEP       500
 
 static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *hits, int *nhp)
 {

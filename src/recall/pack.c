@@ -25,26 +25,10 @@
 #include <time.h>
 
 #include "recall/recall.h"
+#include "recall/policy.h"
 #include "text/tokcount.h"
 #include "text/tokenize.h"
 
-/* How many of the best rounds keep their replies in the first pass. On
- * BEAM dev (user-assistant chats with long code replies) 1 beat 2 and 3
- * at every budget: replies are long, and 78% of the evidence there is in
- * what the user said. Leftover budget makes more rounds whole later. */
-#define PACK_FULL_ROUNDS 1
-/* Caps on one turn and one reply in the first pass, as shares of the
- * budget (floors 200 and 150 tokens): a pasted log or a long reply is cut
- * to its opening and the passages closest to the question. Measured on
- * BEAM dev: 0.25/0.17 gave 36/44/51/64% at 1k/2k/4k/8k, 0.06/0.05 gives
- * 43/53/62/72%; LoCoMo (short turns) is unchanged. */
-#define PACK_CAP_TURN  0.06
-#define PACK_CAP_REPLY 0.05
-/* The reply lane (a share of the budget kept for the replies that match
- * best on their own, from 4k tokens on): measured on BEAM dev it cost 3 to
- * 6 points at 4k and 8k, so it is off unless CAIRN_REPLY_LANE sets a share. */
-#define REPLY_LANE_SHARE 0.0
-#define REPLY_LANE_MIN   4000
 
 /* CAIRN_REPLY_LANE: the reply lane's share of the budget (0 to 0.5). */
 static double reply_lane_share(void)
@@ -86,8 +70,6 @@ static int *replies_by_score(const struct pool *p)
     free(v);
     return out;
 }
-/* The smallest excerpt worth making, in tokens. */
-#define PACK_MIN_EXCERPT 40
 
 /* ---- excerpts ---- */
 
@@ -507,8 +489,8 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
     /* A long turn may take at most this share of the budget. */
     int ct = (int)(k.budget * PACK_CAP_TURN);
     int cr = (int)(k.budget * PACK_CAP_REPLY);
-    int cap_turn = ct > 200 ? ct : 200;
-    int cap_reply = cr > 150 ? cr : 150;
+    int cap_turn = ct > PACK_FLOOR_TURN ? ct : PACK_FLOOR_TURN;
+    int cap_reply = cr > PACK_FLOOR_REPLY ? cr : PACK_FLOOR_REPLY;
     int nfull_max = PACK_FULL_ROUNDS;
 
     if (raw) {

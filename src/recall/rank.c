@@ -27,54 +27,8 @@
 #include <string.h>
 
 #include "recall/recall.h"
+#include "recall/policy.h"
 #include "text/tokenize.h"
-
-#define BM25_K1 1.2
-#define BM25_B  0.75
-#define RRF_K   60.0
-
-/* Weights of the fused rankings and the time boost (in RRF units). */
-/*
- * Weights of the fused rankings, in RRF units, measured with `cairn eval`
- * on LoCoMo dev (chats between people) and BEAM dev (user-assistant):
- *  - windows matter most between people, where a turn is one short line:
- *    a window of 2 turns each side at 1.6 plus one of 5 at 1.0 took LoCoMo
- *    dev from 75.3/86.7% to 82.0/91.2% at 2k/8k;
- *  - in user-assistant chats a unit is already a round with its replies:
- *    one round each side at 0.8, no wide window (BEAM dev moved within
- *    one question either way).
- */
-#define W_HEAD          1.0
-#define W_ROUND         0.6
-#define W_WIN_DIALOG    1.6
-#define SPAN_DIALOG     2
-#define W_WIN2_DIALOG   1.0
-#define SPAN2_DIALOG    5
-#define W_WIN_UA        0.8
-#define SPAN_UA         1
-#define W_TIME          1.0
-/* A turn by someone other than the speaker(s) the question names keeps
- * this share of its fused score (LoCoMo dev: 155 of 168 multi-hop
- * evidence turns are by the speaker the question names; 1.0 -> 0.6 gave
- * +2 points at 2k, +1.7 at 8k). Only questions that name a speaker of the
- * store are affected. */
-#define SPK_OTHER       0.6
-/* Dense rankings, in RRF units, measured with `cairn eval` (use-lite-en;
- * docs/HYBRID.md has the sweeps):
- *  - between people a unit is one turn: its cosine at 1.0 took LoCoMo dev
- *    from 76.3/82.0/86.8/91.2% to 77.0/83.6/87.9/91.8% at 1k/2k/4k/8k
- *    (0.5 and 2.0 both did worse at 2k);
- *  - in user-assistant chats the replies carry what the user's short turn
- *    lacks: on BEAM dev the lead turn's cosine helps at 1k and hurts at
- *    4k/8k, the best reply piece's the reverse; 0.15 and 0.7 beat keyword
- *    at every budget (42.5/53.1/61.5/71.5 -> 44.1/54.2/63.7/73.2). */
-#define W_DENSE_HEAD_DIALOG 1.0
-#define W_DENSE_HEAD    0.15
-#define W_DENSE_REPLY   0.7
-/* Questions mostly in CJK script: the English-only model's vectors mean
- * little there, so dense ranks count this share. */
-#define DENSE_CJK_SHARE 0.3
-#define DENSE_CJK_W     0.0
 
 double rank_idf(double n, double df)
 {
@@ -223,12 +177,14 @@ static int cmp_desc(const void *a, const void *b)
 }
 
 /* Adds w / (k + rank) to each unit's fused score by the ranking in s[];
- * w_dialog for units of chats between people, w_ua for user-assistant. */
-static void rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
+ * w_dialog for units of chats between people, w_ua for user-assistant.
+ * Returns 0, or -1 on no memory (a ranking left out would change the
+ * order without a word). */
+static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
 {
-    double (*order)[2] = malloc((size_t)p->nu * sizeof *order);
+    double (*order)[2] = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *order);
     if (!order)
-        return;
+        return -1;
     int n = 0;
     for (int i = 0; i < p->nu; i++) {
         if (s[i] > 0) {
@@ -243,11 +199,13 @@ static void rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
         u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + r + 1);
     }
     free(order);
+    return 0;
 }
 
-void rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
+int rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
 {
     double *s_dhead = NULL, *s_dreply = NULL;
+    int rc = -1;
     int nt = q->nt;
     double *tf = calloc((size_t)(nt ? nt : 1), sizeof *tf);
     double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
@@ -275,7 +233,8 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
             if (!last || strcmp(last, name)) {
                 struct spk_match sm = { q, hit };
                 memset(hit, 0, (size_t)nt * sizeof *hit);
-                text_tokenize(name, strlen(name), 1, spk_cb, &sm);
+                if (text_tokenize(name, strlen(name), 1, spk_cb, &sm))
+                    goto out;               /* no memory for the stemmer */
                 last = name;
             }
             for (int t = 0; t < nt; t++)
@@ -328,17 +287,18 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
             un->in_range = at != CAIRN_NO_TIME && at >= q->from && at < q->to;
         }
     }
-    rrf(p, s_head, W_HEAD, W_HEAD);
-    rrf(p, s_round, W_ROUND, W_ROUND);
-    rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA);
-    rrf(p, s_win2, W_WIN2_DIALOG, 0);
+    if (rrf(p, s_head, W_HEAD, W_HEAD) || rrf(p, s_round, W_ROUND, W_ROUND) ||
+        rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA) || rrf(p, s_win2, W_WIN2_DIALOG, 0))
+        goto out;
     if (dense && dense->n > 0) {
         double wd = 1.0;
         if (dense->cjk >= DENSE_CJK_SHARE)
             wd = DENSE_CJK_W;
         s_dhead = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_dhead);
         s_dreply = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_dreply);
-        if (s_dhead && s_dreply && wd > 0) {
+        if (!s_dhead || !s_dreply)
+            goto out;
+        if (wd > 0) {
             for (int u = 0; u < p->nu; u++) {
                 const struct runit *un = &p->u[u];
                 s_dhead[u] = p->m[un->head].dense;
@@ -347,8 +307,8 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
                         s_dreply[u] = p->m[i].dense;
             }
             double wh = wd * W_DENSE_HEAD, wr = wd * W_DENSE_REPLY;
-            rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh);
-            rrf(p, s_dreply, wr, wr);
+            if (rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh) || rrf(p, s_dreply, wr, wr))
+                goto out;
         }
     }
     if (spk) {
@@ -368,13 +328,14 @@ void rank_default(struct pool *p, struct query *q, int use_time, const struct de
         struct runit *un = &p->u[u];
         if (un->in_range) {
             if (q->only_time || nt == 0)
-                un->score += 10.0;        /* the period itself is the question */
+                un->score += W_ONLY_TIME; /* the period itself is the question */
             else if (un->score > 0)       /* a boost, never a match by itself */
                 un->score += W_TIME / (RRF_K + 1);
         }
         un->s_round = s_round[u];
         un->s_window = s_win[u];
     }
+    rc = 0;
 out:
     free(tf);
     free(w_msg);
@@ -387,11 +348,12 @@ out:
     free(s_dreply);
     free(spk);
     free(hit);
+    return rc;
 }
 
-void rank_raw_bm25(struct pool *p, struct query *q)
+int rank_raw_bm25(struct pool *p, struct query *q)
 {
-    int nt = q->nt;
+    int nt = q->nt, rc = -1;
     double *tf = calloc((size_t)(nt ? nt : 1), sizeof *tf);
     double *w = calloc((size_t)(nt ? nt : 1), sizeof *w);
     if (!tf || !w)
@@ -405,9 +367,11 @@ void rank_raw_bm25(struct pool *p, struct query *q)
         p->u[u].score = rank_bm25(tf, nt, dl, avg_unit, w);
         p->u[u].s_round = p->u[u].score;
     }
+    rc = 0;
 out:
     free(tf);
     free(w);
+    return rc;
 }
 
 struct order { double score; int64_t at; int idx; };

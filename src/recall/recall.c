@@ -8,13 +8,11 @@
 #include <time.h>
 
 #include "recall/recall.h"
+#include "recall/policy.h"
 #include "text/tokcount.h"
 
 #define RECALL_DEFAULT_BUDGET 4000
 #define RECALL_MAX_QUERY      (64 * 1024)
-/* Questions mostly in CJK script give the English-only default model's
- * cosine no say in the gate (as in rank.c's fusion). */
-#define RECALL_GATE_CJK       0.3
 
 static char *dup_or_empty(const char *s)
 {
@@ -108,10 +106,10 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
-    if (raw)
-        rank_raw_bm25(&p, &q);
-    else
-        rank_default(&p, &q, use_time, dr.n ? &dr : NULL);
+    if (raw ? rank_raw_bm25(&p, &q) : rank_default(&p, &q, use_time, dr.n ? &dr : NULL)) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
     r->only_time = q.only_time;
     if (!raw)
         recall_gate(&p, &q, &r->match, &r->match_weight);

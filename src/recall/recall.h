@@ -144,9 +144,9 @@ double rank_idf(double n, double df);
 double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double *w);
 void build_units(struct pool *p, int raw_rounds);
 /* dense may be NULL (keyword only: the ranking is exactly the keyword
- * pipeline's). */
-void rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense);
-void rank_raw_bm25(struct pool *p, struct query *q);
+ * pipeline's). Both return 0, or -1 on no memory (scores then unusable). */
+int  rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense);
+int  rank_raw_bm25(struct pool *p, struct query *q);
 /* Units in rank order, computed once when the ranking is final (the
  * pool owns it). */
 const int *units_by_rank(struct pool *p);

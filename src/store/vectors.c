@@ -263,12 +263,12 @@ out:
 
 /* ---- pieces and quantisation --------------------------------------- */
 
-/* Pieces embedded per message: CAIRN_EMBED_MAX_PIECES (1..16), else 16.
- * Text past the last piece is matched by keywords only. */
+/* Pieces embedded per message: CAIRN_EMBED_MAX_PIECES (1..16), else
+ * VEC_DEFAULT_PIECES. Text past the last piece is matched by keywords only. */
 static int max_pieces(void)
 {
     const char *v = getenv("CAIRN_EMBED_MAX_PIECES");
-    long n = v && *v ? strtol(v, NULL, 10) : VEC_MAX_PIECES;
+    long n = v && *v ? strtol(v, NULL, 10) : VEC_DEFAULT_PIECES;
     return n < 1 ? 1 : n > VEC_MAX_PIECES ? VEC_MAX_PIECES : (int)n;
 }
 

@@ -25,7 +25,13 @@
 #include <stdint.h>
 #include "internal.h"
 
-#define VEC_MAX_PIECES 16        /* a message's text past 16 pieces is not embedded */
+#define VEC_MAX_PIECES 16        /* a message's text past 16 pieces is never embedded */
+/* Pieces embedded per message unless CAIRN_EMBED_MAX_PIECES says: one, the
+ * opening ~128 tokens. Measured on BEAM dev (use-lite-en, docs/HYBRID.md
+ * "Pieces per message"): 16 pieces made loading several times slower for
+ * no consistent recall gain, so what `cairn add` ships is what `cairn
+ * eval` measures. */
+#define VEC_DEFAULT_PIECES 1
 #define VEC_MODEL_ID_MAX 160
 
 struct vec_model;

@@ -103,4 +103,17 @@ static inline void fuzz_remove_store(const char *path)
     }
 }
 
+/* The whole of file descriptor fd (a memfd a command wrote to), malloc'd
+ * and NUL-terminated; closes fd. */
+static inline char *fuzz_read_fd(int fd)
+{
+    off_t len = lseek(fd, 0, SEEK_END);
+    char *out = malloc((size_t)len + 1);
+    if (!out || pread(fd, out, (size_t)len, 0) != len)
+        abort();
+    out[len] = '\0';
+    close(fd);
+    return out;
+}
+
 #endif

@@ -55,14 +55,8 @@ static char *run_hook(const char *event, const char *in, size_t n, struct cli_ct
     sigaction(SIGPIPE, &pipe_, NULL);
     setitimer(ITIMER_REAL, &timer, NULL);
 
-    off_t len = lseek(fd_out, 0, SEEK_END);
-    char *out = malloc((size_t)len + 1);
-    if (!out || pread(fd_out, out, (size_t)len, 0) != len)
-        abort();
-    out[len] = '\0';
     close(fd_in);
-    close(fd_out);
-    return out;
+    return fuzz_read_fd(fd_out);
 }
 
 static void check_output(const char *out)

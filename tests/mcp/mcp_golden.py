@@ -24,7 +24,7 @@ CAIRN = sys.argv[1]
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GOLDEN = os.path.join(HERE, "tools-list.golden.json")
-VERSION = subprocess.run([CAIRN, "--version"], capture_output=True, text=True).stdout.split()[-1]
+VERSION = subprocess.run([CAIRN, "--version"], capture_output=True, text=True).stdout.split()[1]   # "cairn VERSION (ranking policy HASH)"
 MODERN = "2026-07-28"
 LEGACY = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 META = {"io.modelcontextprotocol/protocolVersion": MODERN,

@@ -42,6 +42,22 @@ contains "explain gives a rank" "$out" '"why":"rank 1'
 out=$(printf '%s\n%s\n' '{"id":"a","query":"北京","budgets":[100,300]}' '{"id":"b"}' | "$CAIRN" recall --batch)
 eq "batch: one line per question and budget, an error line for a bad one" "$(printf '%s\n' "$out" | wc -l)" 3
 contains "batch error names the id" "$out" '"id":"b","error"'
+# batch budgets follow --budget's rule (50 to 1000000 tokens): each bad one
+# is an error line, never a silent default, an empty answer or an overflow
+for b in 0 -5 '"x"' 1e12 10 100.5 null; do
+    out=$(printf '{"id":"q","query":"climbing gym","budgets":[%s]}\n' "$b" | "$CAIRN" recall --batch)
+    rc=$?
+    eq "batch budget $b: exit status 1" "$rc" 1
+    contains "batch budget $b: an error line" "$out" '"line":1,"id":"q","error":"budget 1 of the list is not a number of tokens from 50 to 1000000"'
+    lacks "batch budget $b: no recall" "$out" '"items"'
+done
+out=$(printf '%s\n' '{"id":"m","query":"climbing gym","budgets":[100,1e12,300]}' | "$CAIRN" recall --batch)
+eq "batch: good budgets answered around a bad one" "$(printf '%s\n' "$out" | grep -c '"items"')" 2
+contains "batch: the bad one named by its place" "$out" '"error":"budget 2 of the list'
+out=$(printf '%s\n' '{"id":"n","query":"climbing gym","budgets":300}' | "$CAIRN" recall --batch)
+contains "batch: budgets must be a list" "$out" '"error":"\"budgets\" must be a list'
+out=$(printf '%s\n' '{"id":"o","query":"climbing gym","budgets":[50,1000000]}' | "$CAIRN" recall --batch)
+eq "batch: the bounds are accepted" "$(printf '%s\n' "$out" | grep -c '"items"')" 2
 out=$("$CAIRN" recall "climbing gym" $NOW --method raw-bm25)
 contains "baseline method" "$out" "LBC"
 check_fails "unknown method" "$CAIRN" recall x --method nope

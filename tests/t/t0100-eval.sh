@@ -38,10 +38,59 @@ done
 # the SVG: self-contained, one polyline per method, axes and legend
 svg=$(cat "$TMP/l.svg")
 contains "svg root" "$svg" '<svg xmlns="http://www.w3.org/2000/svg"'
-eq "svg has one polyline per method" "$(grep -c '<polyline' "$TMP/l.svg")" 2
+eq "svg has two polylines per method (all, strict)" "$(grep -c '<polyline' "$TMP/l.svg")" 4
+contains "svg says which line is strict" "$svg" ">dashed: strict</text>"
 contains "svg legend" "$svg" ">raw-bm25</text>"
 lacks "svg has no script" "$svg" "<script"
 lacks "svg loads nothing" "$svg" "href"
+
+# the report names the ranking policy it ran and whether the data is a dev set
+hash=$("$CAIRN" --version | sed -n 's/.*(ranking policy \([0-9a-f]\{16\}\))$/\1/p')
+eq "--version prints the policy hash" "${#hash}" 16
+contains "report prints the policy hash" "$out" "Ranking policy $hash"
+contains "not marked a development set" "$out" "not marked as a development set"
+out=$("$CAIRN" eval locomo "$D/locomo-mini.json" --budgets 1000 --dev --quiet)
+contains "--dev: says so" "$out" "a **development set**"
+
+# strict: a turn packed only as an excerpt is found ("all") but not whole
+python3 -c '
+import json, sys
+long = " ".join("line %d of the long ledger about harbour cranes and the tide tables." % i
+                for i in range(400))
+d = [{"sample_id": "s", "conversation": {"speaker_a": "A", "speaker_b": "B",
+      "session_1_date_time": "1:00 pm on 1 May, 2023",
+      "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "The ferry to the island leaves at noon."},
+                    {"speaker": "B", "dia_id": "D1:2", "text": "Kiwi is the parrot. " + long}]},
+      "qa": [{"question": "When does the ferry leave?", "evidence": ["D1:1"], "category": 4},
+             {"question": "What is the parrot called?", "evidence": ["D1:2"], "category": 4}]}]
+json.dump(d, open(sys.argv[1], "w"))' "$TMP/strict.json"
+out=$("$CAIRN" eval locomo "$TMP/strict.json" --budgets 500 --method cairn --out "$TMP/s.jsonl" --quiet)
+line=$(grep '"question_id":"s/q1"' "$TMP/s.jsonl")
+contains "an excerpt counts as found" "$line" '"all":true,"strict":false'
+contains "and is counted as an excerpt hit" "$line" '"excerpt_hits":1'
+line=$(grep '"question_id":"s/q0"' "$TMP/s.jsonl")
+contains "a whole turn is strict" "$line" '"all":true,"strict":true'
+contains "strict table" "$out" "### Strict: all their evidence packed whole"
+contains "both in the all row" "$out" "| cairn | 500 | 100.0% | 50.0% |"
+out=$("$CAIRN" eval compare "$TMP/s.jsonl" "$TMP/s.jsonl" --strict)
+contains "compare --strict counts strict hits" "$out" "| **all** | 2 | 50.0% | 50.0% | 0 | 0 | 2 | 1 |"
+out=$("$CAIRN" eval compare "$D/compare-a.jsonl" "$D/compare-b.jsonl" --strict 2>&1)
+contains "compare --strict on a run without the field" "$out" 'no "strict" result'
+
+# eval inject runs the prompt hook's own decision: a question the hook
+# skips (a slash command) never fires, whatever recall would find
+out=$("$CAIRN" eval inject locomo "$D/locomo-mini.json")
+contains "inject: the policy hash" "$out" "Ranking policy $hash"
+contains "inject fires on the plain questions" "$out" "| 5 | 20.0% | 0.0% | 100.0% | 100.0% | 100.0% |"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d:
+    for q in s["qa"]:
+        q["question"] = "/" + q["question"]
+json.dump(d, open(sys.argv[2], "w"))' "$D/locomo-mini.json" "$TMP/slash.json"
+out=$("$CAIRN" eval inject locomo "$TMP/slash.json")
+contains "inject: slash commands are skipped, as by the hook" "$out" "| 5 | 0.0% | 0.0% |"
 
 # methods side by side, budgets sorted, --lean, --limit
 out=$("$CAIRN" eval locomo "$D/locomo-mini.json" --budgets 2000,500 --method keyword,no-time,cairn \
@@ -85,7 +134,7 @@ contains "lme now = question_date" "$line" '"now":"2023-05-30T10:00:00"'
 line=$(grep '"question_id":"q-two"' "$TMP/x.jsonl")
 contains "lme fallback = user turns" "$line" '"evidence":["answer_b1#0","answer_b2#0"]'
 line=$(grep '"question_id":"q-four"' "$TMP/x.jsonl")
-contains "a miss is a miss (no shared word)" "$line" '"raw-bm25":{"1000":{"all":false,"any":false,"fraction":0,'
+contains "a miss is a miss (no shared word)" "$line" '"raw-bm25":{"1000":{"all":false,"strict":false,"any":false,"fraction":0,'
 contains "a miss lists what was missed" "$line" '"missed":["answer_d2#0"]'
 
 # ---- compare: hand-made runs with known counts

@@ -1,0 +1,189 @@
+/*
+ * policy.h: every tuned constant of the ranking, in one place, each with
+ * what it was measured on. A change to any of them is a new ranking
+ * policy: cairn_policy_hash() (policy.c) hashes their names and values,
+ * and every `cairn eval` report and `cairn --version` prints that hash,
+ * so a figure can be matched to the policy that produced it.
+ *
+ * A constant added here goes into CAIRN_POLICY below too (test_policy
+ * checks the table against this file).
+ */
+#ifndef CAIRN_RECALL_POLICY_H
+#define CAIRN_RECALL_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/vectors.h"      /* VEC_DEFAULT_PIECES: what gets embedded */
+
+/* ---- BM25 and fusion (rank.c) ---- */
+
+#define BM25_K1 1.2
+#define BM25_B  0.75
+#define RRF_K   60.0
+
+/*
+ * Weights of the fused rankings, in RRF units, measured with `cairn eval`
+ * on LoCoMo dev (chats between people) and BEAM dev (user-assistant):
+ *  - windows matter most between people, where a turn is one short line:
+ *    a window of 2 turns each side at 1.6 plus one of 5 at 1.0 took LoCoMo
+ *    dev from 75.3/86.7% to 82.0/91.2% at 2k/8k;
+ *  - in user-assistant chats a unit is already a round with its replies:
+ *    one round each side at 0.8, no wide window (BEAM dev moved within
+ *    one question either way).
+ */
+#define W_HEAD          1.0
+#define W_ROUND         0.6
+#define W_WIN_DIALOG    1.6
+#define SPAN_DIALOG     2
+#define W_WIN2_DIALOG   1.0
+#define SPAN2_DIALOG    5
+#define W_WIN_UA        0.8
+#define SPAN_UA         1
+#define W_TIME          1.0
+/* A question that only names a period ("what did I do last week?"): the
+ * units inside it get this, above any fused score, and come in order. */
+#define W_ONLY_TIME     10.0
+/* A turn by someone other than the speaker(s) the question names keeps
+ * this share of its fused score (LoCoMo dev: 155 of 168 multi-hop
+ * evidence turns are by the speaker the question names; 1.0 -> 0.6 gave
+ * +2 points at 2k, +1.7 at 8k). Only questions that name a speaker of the
+ * store are affected. */
+#define SPK_OTHER       0.6
+/* Dense rankings, in RRF units, measured with `cairn eval` (use-lite-en;
+ * docs/HYBRID.md has the sweeps):
+ *  - between people a unit is one turn: its cosine at 1.0 took LoCoMo dev
+ *    from 76.3/82.0/86.8/91.2% to 77.0/83.6/87.9/91.8% at 1k/2k/4k/8k
+ *    (0.5 and 2.0 both did worse at 2k);
+ *  - in user-assistant chats the replies carry what the user's short turn
+ *    lacks: on BEAM dev the lead turn's cosine helps at 1k and hurts at
+ *    4k/8k, the best reply piece's the reverse; 0.15 and 0.7 beat keyword
+ *    at every budget (42.5/53.1/61.5/71.5 -> 44.1/54.2/63.7/73.2). */
+#define W_DENSE_HEAD_DIALOG 1.0
+#define W_DENSE_HEAD    0.15
+#define W_DENSE_REPLY   0.7
+/* Questions mostly in CJK script: the English-only model's vectors mean
+ * little there, so dense ranks count this share. */
+#define DENSE_CJK_SHARE 0.3
+#define DENSE_CJK_W     0.0
+
+/* ---- the relevance gate (gate.c, the prompt hook) ---- */
+
+/* How many of the best units are looked at. */
+#define GATE_TOP 3
+/*
+ * Gate thresholds (see cairn.h), measured with `cairn eval inject` at 1,000
+ * tokens (fires with memory / fires without / all evidence when it fires):
+ *   LoCoMo dev 760 q:  share 0.5 weight 1.0: 53.8 / 28.2 / 86.3%
+ *                      share 0.6 weight 1.5: 33.3 /  7.9 / 93.7%  (chosen)
+ *                      share 0.7 weight 2.0: 15.8 /  2.0 / 95.8%
+ *   BEAM dev 179 q:    share 0.6 weight 1.5: 49.7 / 40.8 / 55.1%
+ * (BEAM's "without" store keeps the chat's other sessions on the same
+ * project, so firing there is often still useful.) Injection must be
+ * confident: a wrong injection costs the user more than a missed one, who
+ * still has the recall tool.
+ */
+#define CAIRN_GATE_SHARE  0.6
+#define CAIRN_GATE_WEIGHT 1.5
+/*
+ * The best cosine, when dense recall took part (issue: "the best cosine
+ * match as part of the gate"). With use-lite-en it barely tells a question
+ * with its answer in memory from one without (LoCoMo dev cosine deciles
+ * 0.45..0.65 with, 0.43..0.62 without); at 0.7 it adds 2.6 points of
+ * firing with memory and 1.2 without (35.0 / 9.2%), at 0.6 it would add
+ * 16.7 / 11.5. A stronger model moves this; the prompt hook asks for
+ * keyword recall unless CAIRN_INJECT_DENSE=1, so by default it is unused.
+ */
+#define CAIRN_GATE_COSINE 0.7
+/* Questions mostly in CJK script give the English-only default model's
+ * cosine no say in the gate (as in rank.c's fusion; recall.c). */
+#define RECALL_GATE_CJK       0.3
+
+/* ---- dense candidates (dense.c) ---- */
+
+/* Messages the dense ranking hands to fusion: RRF (k = 60) gives rank 100
+ * less than a third of rank 1's weight; deeper ranks only grow the pool. */
+#define DENSE_TOPK        50
+/* Pieces kept per scan, before they are grouped into messages. */
+#define DENSE_PIECES_MULT 4
+
+/* ---- pruning on big stores, CAIRN_RECALL_FAST only (gather.c) ---- */
+
+#define GATHER_PRUNE_MSGS 10000
+#define GATHER_KEEP       500
+
+/* ---- packing (pack.c) ---- */
+
+/* How many of the best rounds keep their replies in the first pass. On
+ * BEAM dev (user-assistant chats with long code replies) 1 beat 2 and 3
+ * at every budget: replies are long, and 78% of the evidence there is in
+ * what the user said. Leftover budget makes more rounds whole later. */
+#define PACK_FULL_ROUNDS 1
+/* Caps on one turn and one reply in the first pass, as shares of the
+ * budget (floors 200 and 150 tokens): a pasted log or a long reply is cut
+ * to its opening and the passages closest to the question. Measured on
+ * BEAM dev: 0.25/0.17 gave 36/44/51/64% at 1k/2k/4k/8k, 0.06/0.05 gives
+ * 43/53/62/72%; LoCoMo (short turns) is unchanged. */
+#define PACK_CAP_TURN  0.06
+#define PACK_CAP_REPLY 0.05
+#define PACK_FLOOR_TURN  200
+#define PACK_FLOOR_REPLY 150
+/* The reply lane (a share of the budget kept for the replies that match
+ * best on their own, from 4k tokens on): measured on BEAM dev it cost 3 to
+ * 6 points at 4k and 8k, so it is off unless CAIRN_REPLY_LANE sets a share. */
+#define REPLY_LANE_SHARE 0.0
+#define REPLY_LANE_MIN   4000
+/* The smallest excerpt worth making, in tokens. */
+#define PACK_MIN_EXCERPT 40
+
+struct policy_const {
+    const char *name;
+    double value;
+};
+
+/* The table of every constant above, in this file's order. */
+const struct policy_const *policy_table(size_t *n);
+/* FNV-1a (64-bit) over each "name=value;" (value as %.17g). */
+uint64_t policy_hash(const struct policy_const *t, size_t n);
+
+/* X(name) for every constant above: policy.c's table. */
+#define CAIRN_POLICY(X) \
+    X(BM25_K1) \
+    X(BM25_B) \
+    X(RRF_K) \
+    X(W_HEAD) \
+    X(W_ROUND) \
+    X(W_WIN_DIALOG) \
+    X(SPAN_DIALOG) \
+    X(W_WIN2_DIALOG) \
+    X(SPAN2_DIALOG) \
+    X(W_WIN_UA) \
+    X(SPAN_UA) \
+    X(W_TIME) \
+    X(W_ONLY_TIME) \
+    X(SPK_OTHER) \
+    X(W_DENSE_HEAD_DIALOG) \
+    X(W_DENSE_HEAD) \
+    X(W_DENSE_REPLY) \
+    X(DENSE_CJK_SHARE) \
+    X(DENSE_CJK_W) \
+    X(GATE_TOP) \
+    X(CAIRN_GATE_SHARE) \
+    X(CAIRN_GATE_WEIGHT) \
+    X(CAIRN_GATE_COSINE) \
+    X(DENSE_TOPK) \
+    X(DENSE_PIECES_MULT) \
+    X(GATHER_PRUNE_MSGS) \
+    X(GATHER_KEEP) \
+    X(PACK_FULL_ROUNDS) \
+    X(PACK_CAP_TURN) \
+    X(PACK_CAP_REPLY) \
+    X(PACK_FLOOR_TURN) \
+    X(PACK_FLOOR_REPLY) \
+    X(REPLY_LANE_SHARE) \
+    X(REPLY_LANE_MIN) \
+    X(PACK_MIN_EXCERPT) \
+    X(RECALL_GATE_CJK) \
+    X(VEC_DEFAULT_PIECES)
+
+#endif
