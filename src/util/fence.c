@@ -231,10 +231,26 @@ static int line_break_or_control(uint32_t c)
            k == UTF8PROC_CATEGORY_ZL || k == UTF8PROC_CATEGORY_ZP;
 }
 
+int fence_line_plain(const char *s, size_t n)
+{
+    if (n && (s[0] == ' ' || s[n - 1] == ' '))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)s[i];
+        if (b >= 0x7F || b == '<' || (b < 0x21 && (b != ' ' || s[i + 1] == ' ')))
+            return 0;
+    }
+    return 1;
+}
+
 int fence_line(struct buf *out, const char *s, size_t n)
 {
     struct buf line;
     int space = 0;
+    if (fence_line_plain(s, n)) {       /* most names: nothing to do */
+        buf_add(out, s, n);
+        return out->err;
+    }
     buf_init(&line, out->cap);
     for (size_t i = 0; i < n;) {
         uint32_t c;

@@ -53,5 +53,8 @@ long fence_escape(struct buf *out, const char *text, size_t n);
  * leading and trailing spaces go, bidi embedding and override controls
  * go; then fence_escape. Returns out->err. */
 int fence_line(struct buf *out, const char *s, size_t n);
+/* 1 if fence_line would append s[0..n) unchanged (printable ASCII without
+ * '<', single inner spaces): the common case, without a copy. */
+int fence_line_plain(const char *s, size_t n);
 
 #endif

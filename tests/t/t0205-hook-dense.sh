@@ -11,9 +11,13 @@ export CAIRN_EMBED_MODEL="$ROOT/tests/data/embed/tiny-bert"
 LOG="$HOME/.cairn/inject.jsonl"
 "$CAIRN" add "$ROOT/examples/sample-history.jsonl" >/dev/null
 
+# The hook input is written to a file first, as in t0204: the hook waits
+# at most 3 s for stdin, and a python3 starting beside it in a pipe took
+# longer than that under load (the hook then logs a timeout and injects
+# nothing: up to 8 checks failed at a load average of 17).
 ask() {  # session prompt -> stdout of the hook
-    python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1],"prompt":sys.argv[2],"cwd":"/tmp","hook_event_name":"UserPromptSubmit"}))' "$1" "$2" |
-        "$CAIRN" hook prompt
+    python3 -c 'import json,sys; print(json.dumps({"session_id":sys.argv[1],"prompt":sys.argv[2],"cwd":"/tmp","hook_event_name":"UserPromptSubmit"}))' "$1" "$2" \
+        > "$TMP/ask.json" && "$CAIRN" hook prompt < "$TMP/ask.json"
 }
 last_dense() { tail -1 "$LOG" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("dense", "-"))'; }
 

@@ -184,6 +184,12 @@ static void test_line(void)
     fence_line(&b, "", 0);
     T_EQ_STR(b.p, "");
     buf_release(&b);
+    T_CHECK(fence_line_plain("Fix flaky login test", 20));
+    T_CHECK(!fence_line_plain("a  b", 4));
+    T_CHECK(!fence_line_plain(" a", 2));
+    T_CHECK(!fence_line_plain("a\nb", 3));
+    T_CHECK(!fence_line_plain("a<b", 3));
+    T_CHECK(!fence_line_plain("\xe5\x8c\x97", 3));
 }
 
 /* ---- the property test ---- */
@@ -288,6 +294,9 @@ static void test_property(void)
         int line_ok = !line.err && oracle_tags(line.p, line.n) == 0 &&
                       !strpbrk(line.p, "\r\n\t\x0b\x0c") && !strstr(line.p, "\xe2\x80\xa8") &&
                       !strstr(line.p, "\xe2\x80\xa9") && !strstr(line.p, "\xc2\x85");
+        /* a name fence_line_plain calls plain is printed as it is */
+        if (fence_line_plain(text.p, text.n))
+            line_ok = line_ok && line.n == text.n && !memcmp(line.p, text.p, text.n);
         if ((!ok || !line_ok) && bad++ < 5)
             fprintf(stderr, "property fails (whole %d, inside %d, line %d) on:\n%s\n---\n%s\n",
                     whole, inside, line_ok, text.p, out.p);
