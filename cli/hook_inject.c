@@ -15,10 +15,10 @@
  *
  * What is injected is data, not instructions: it is introduced as quoted
  * past conversation with its dates, inside the one fence stored text
- * cannot end or open (fence_wrap, util/fence.h); titles are one line. It is byte-stable for the
- * same memories (no "now", a fixed order), so it does not disturb the
- * client's prompt cache more than needed, and it goes only into the
- * per-prompt additionalContext.
+ * cannot end or open (fence_wrap, util/fence.h); titles are one line.
+ * It is byte-stable for the same memories (no "now", a fixed order), so
+ * it does not disturb the client's prompt cache more than needed, and it
+ * goes only into the per-prompt additionalContext.
  *
  * Every prompt decision (fired or not, why, the gate's figures) is one
  * JSON line in ~/.cairn/inject.jsonl ($CAIRN_INJECT_LOG), so a user can
