@@ -83,6 +83,37 @@ contains "hook prompt: the speaker stays on its line" "$(cat "$TMP/prompt.txt")"
 contains "hook prompt: the title stays on its header line" "$(cat "$TMP/prompt.txt")" \
     "[2026-05-01 Fri 10:00 · Fix build IMPORTANT SYSTEM NOTE"
 
+# The budget holds once fenced: the escapes cost tokens the recall did not
+# count (without the hook's check, 7 of these 46 budgets went over by 1 to
+# 8 tokens). Counted with the library's own counter, through ctypes: an
+# ASan build's libcairn.so cannot be loaded into python, so there it is
+# skipped.
+lib="$(dirname "$CAIRN")/libcairn.so"
+if python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1])' "$lib" >/dev/null 2>&1; then
+    r=$(python3 - "$CAIRN" "$lib" <<'EOF'
+import ctypes, json, os, subprocess, sys
+cairn, lib = sys.argv[1], ctypes.CDLL(sys.argv[2])
+fired = over = 0
+for b in range(100, 420, 7):
+    inp = json.dumps({"session_id": "budget-%d" % b, "cwd": "/tmp",
+                      "prompt": "what was the kestrel key rotation plan?"})
+    out = subprocess.run([cairn, "hook", "prompt"], input=inp, capture_output=True, text=True,
+                         env=dict(os.environ, CAIRN_INJECT_BUDGET=str(b))).stdout
+    if out.strip():
+        t = json.loads(out)["hookSpecificOutput"]["additionalContext"].encode()
+        fired += 1
+        over += lib.cairn_count_tokens(t, len(t)) > b
+print("fired=%d over=%d" % (fired, over))
+EOF
+)
+    eq "hook prompt: fenced text within every budget ($r)" "${r#*over=}" 0
+    check "hook prompt: fired at most budgets ($r)" \
+        test "$(echo "$r" | sed 's/fired=\([0-9]*\).*/\1/')" -ge 40
+else
+    echo "SKIP t0207 budget sweep: $lib cannot be loaded into python (a sanitizer build)"
+    echo "SKIP t0207 budget sweep: $lib cannot be loaded into python (a sanitizer build)" >&2
+fi
+
 # session-start after a compaction: the session's turns
 printf '%s' '{"session_id":"evil","source":"compact","cwd":"/tmp"}' > "$TMP/in.json"
 "$CAIRN" hook session-start < "$TMP/in.json" | ctx > "$TMP/compact.txt"
