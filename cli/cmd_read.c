@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "util/buf.h"
+#include "util/fence.h"
 
 static void add_time_field(struct buf *b, const char *name, int64_t t, int *first)
 {
@@ -29,6 +30,17 @@ static void add_str_field(struct buf *b, const char *name, const char *v, int *f
     buf_printf(b, "%s\"%s\":", *first ? "" : ",", name);
     buf_add_json_str(b, v, strlen(v));
     *first = 0;
+}
+
+/* Prints s on one line with no fence tag in it (util/fence.h): titles,
+ * speakers and projects are the users' data, and text output is often
+ * pasted to a model. JSON output keeps them exact (it is escaped). */
+static void print_line(const char *s)
+{
+    struct buf b = BUF_INIT;
+    fence_line(&b, s ? s : "", s ? strlen(s) : 0);
+    fwrite(b.p, 1, b.n, stdout);
+    buf_release(&b);
 }
 
 /* ---- JSON writer: one session per line ---- */
@@ -95,8 +107,11 @@ static int md_message(void *arg, const struct cairn_message_info *m)
     (void)arg;
     cairn_format_time(m->at, 0, ts, sizeof ts);
     printf("**%s", m->role);
-    if (m->speaker && *m->speaker)
-        printf(" (%s)", m->speaker);
+    if (m->speaker && *m->speaker) {
+        printf(" (");
+        print_line(m->speaker);
+        printf(")");
+    }
     printf("**%s%s\n\n", *ts ? " · " : "", ts);
     fwrite(m->content, 1, m->content_len, stdout);
     printf("\n\n");
@@ -110,14 +125,23 @@ static int md_session(void *arg, const struct cairn_session_info *s)
     struct mw *w = arg;
     char ts[40];
     cairn_format_time(s->started_at, 0, ts, sizeof ts);
-    printf("## %s\n\n", *s->title ? s->title : s->id);
-    printf("- session: `%s`\n", s->id);
+    printf("## ");
+    print_line(*s->title ? s->title : s->id);
+    printf("\n\n- session: `");
+    print_line(s->id);
+    printf("`\n");
     if (*ts)
         printf("- started: %s\n", ts);
-    if (*s->source)
-        printf("- source: %s\n", s->source);
-    if (*s->project)
-        printf("- project: %s\n", s->project);
+    if (*s->source) {
+        printf("- source: ");
+        print_line(s->source);
+        printf("\n");
+    }
+    if (*s->project) {
+        printf("- project: ");
+        print_line(s->project);
+        printf("\n");
+    }
     printf("\n");
     char *id = strdup(s->id);
     if (!id)
@@ -226,8 +250,15 @@ static int print_session_line(void *arg, const struct cairn_session_info *s)
         fwrite(b.p, 1, b.n, stdout);
         buf_release(&b);
     } else {
-        printf("%-19s  %5zu msgs  %-12s  %s  %s\n", *ts ? ts : "-", s->n_messages,
-               *s->source ? s->source : "-", s->id, s->title);
+        printf("%-19s  %5zu msgs  ", *ts ? ts : "-", s->n_messages);
+        struct buf src = BUF_INIT;
+        fence_line(&src, *s->source ? s->source : "-", *s->source ? strlen(s->source) : 1);
+        printf("%-12s  ", src.p);
+        buf_release(&src);
+        print_line(s->id);
+        printf("  ");
+        print_line(s->title);
+        printf("\n");
     }
     return 0;
 }
@@ -281,9 +312,13 @@ static int show_message(void *arg, const struct cairn_message_info *m)
     }
     char ts[40];
     cairn_format_time(m->at, 0, ts, sizeof ts);
-    printf("[%d] %s%s%s%s%s\n", m->position, m->role,
-           m->speaker && *m->speaker ? " (" : "", m->speaker ? m->speaker : "",
-           m->speaker && *m->speaker ? ")" : "", "");
+    printf("[%d] %s", m->position, m->role);
+    if (m->speaker && *m->speaker) {
+        printf(" (");
+        print_line(m->speaker);
+        printf(")");
+    }
+    printf("\n");
     if (*ts)
         printf("    %s\n", ts);
     fwrite(m->content, 1, m->content_len, stdout);

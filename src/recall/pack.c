@@ -14,6 +14,10 @@
  * are summed as items are chosen, and the rendered text is counted again
  * at the end, dropping the lowest-ranked items until it fits.
  *
+ * Names in the text (titles, projects, sources, speakers) are printed on
+ * one line with no fence tag in them (fence_line), so a title cannot
+ * start a paragraph of its own.
+ *
  * Text layout, grouped by session, oldest first:
  *     [2023-05-08 13:56 · locomo · conv-26]
  *     Caroline: I went to a LGBTQ support group yesterday ...
@@ -28,6 +32,7 @@
 #include "recall/policy.h"
 #include "text/tokcount.h"
 #include "text/tokenize.h"
+#include "util/fence.h"
 
 
 /* CAIRN_REPLY_LANE: the reply lane's share of the budget (0 to 0.5). */
@@ -252,25 +257,31 @@ static void session_header(const struct pool *p, int si, int64_t at, struct buf 
             strftime(ts, sizeof ts, "%Y-%m-%d %a %H:%M", &tm);
     }
     buf_printf(b, "[%s", *ts ? ts : "undated");
-    if (s->source && *s->source)
-        buf_printf(b, " · %s", s->source);
+    if (s->source && *s->source) {
+        buf_adds(b, " · ");
+        fence_line(b, s->source, strlen(s->source));
+    }
     const char *name = s->title && *s->title ? s->title : s->project;
     if (name && *name) {
-        /* titles are data; keep the header one short line */
-        size_t k = text_prefix_within(name, strlen(name), 16);
+        /* titles are data: one short line, no fence tag (util/fence.h) */
+        struct buf line = BUF_INIT;
+        fence_line(&line, name, strlen(name));
+        size_t k = text_prefix_within(line.p, line.n, 16);
         buf_adds(b, " · ");
-        buf_add(b, name, k);
-        if (k < strlen(name))
+        buf_add(b, line.p, k);
+        if (k < line.n)
             buf_adds(b, "…");
+        buf_release(&line);
     }
     buf_adds(b, "]\n");
 }
 
 static void message_line(const struct rmsg *m, struct buf *b)
 {
-    if (m->speaker && *m->speaker)
-        buf_printf(b, "%s: ", m->speaker);
-    else
+    if (m->speaker && *m->speaker) {
+        fence_line(b, m->speaker, strlen(m->speaker));
+        buf_adds(b, ": ");
+    } else
         buf_adds(b, m->role == ROLE_USER ? "user: " : "assistant: ");
     buf_adds(b, m->text ? m->text : "");
     buf_addc(b, '\n');
@@ -383,9 +394,16 @@ static int is_excluded(const struct packer *k, const struct rmsg *m)
 static int line_cost(const struct rmsg *m, const char *t, size_t n)
 {
     int c = text_count_tokens(t, n) + 1;    /* + the newline */
-    if (m->speaker && *m->speaker)
-        c += text_count_tokens(m->speaker, strlen(m->speaker)) + 1;
-    else
+    if (m->speaker && *m->speaker) {
+        /* as message_line prints it; a copy only when fence_line changes it */
+        struct buf name = BUF_INIT;
+        size_t sn = strlen(m->speaker);
+        if (!fence_line_plain(m->speaker, sn))
+            fence_line(&name, m->speaker, sn);
+        c += (name.n ? text_count_tokens(name.p, name.n)
+                     : text_count_tokens(m->speaker, sn)) + 1;
+        buf_release(&name);
+    } else
         c += 2;
     return c;
 }
