@@ -135,8 +135,9 @@ int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
 void pool_free(struct pool *p);
 /* Fills m's ext_id and bytes, which gather leaves unread (-1 / NULL). */
 int  load_meta(struct cairn *h, struct rmsg *m);
-/* Loads the text of message i (malloc'd) and its ext id (malloc'd). */
-int  load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id);
+/* Loads the text of m (malloc'd), or its first max bytes (cut on a
+ * character) when load_meta found it longer. */
+int  load_message(struct cairn *h, const struct rmsg *m, size_t max, char **text, size_t *len);
 
 /* rank.c */
 double rank_idf(double n, double df);
@@ -158,5 +159,8 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
 /* pack.c */
 int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_recall_opts *o,
          int raw, struct cairn_recall *r);
+/* An excerpt of s[0..n) within max_tokens: the opening and the passages
+ * closest to q (malloc'd; NULL on no memory). */
+char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens);
 
 #endif
