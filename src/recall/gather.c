@@ -468,20 +468,38 @@ void pool_free(struct pool *p)
     memset(p, 0, sizeof *p);
 }
 
-int load_meta(struct cairn *h, struct rmsg *m)
+/* The text's length in bytes, from the record's header through the blob
+ * handle *bl (opened on first use, moved to each row after): SQL's
+ * length() would read all of a TEXT value to count its characters. */
+static int text_bytes(struct cairn *h, int64_t row, sqlite3_blob **bl, int *bytes)
+{
+    int src = *bl ? sqlite3_blob_reopen(*bl, row)
+                  : sqlite3_blob_open(h->db, "main", "messages", "content", row, 0, bl);
+    if (src != SQLITE_OK) {
+        /* a failed reopen leaves the handle aborted: start afresh next time */
+        if (*bl)
+            sqlite3_blob_close(*bl);
+        *bl = NULL;
+        return cairn__sqlerr(h, src, "read message");
+    }
+    *bytes = sqlite3_blob_bytes(*bl);
+    return CAIRN_OK;
+}
+
+int load_meta(struct cairn *h, struct rmsg *m, sqlite3_blob **bl)
 {
     sqlite3_stmt *st;
     int rc;
     if (m->ext_id)
         return CAIRN_OK;
-    if ((rc = store_prepare(h, "SELECT coalesce(ext_id, CAST(position AS TEXT)), "
-                            "length(CAST(content AS BLOB)) FROM messages WHERE id = ?", &st)))
+    if ((rc = store_prepare(h, "SELECT coalesce(ext_id, CAST(position AS TEXT)) FROM messages "
+                            "WHERE id = ?", &st)))
         return rc;
     sqlite3_bind_int64(st, 1, m->row);
     if (sqlite3_step(st) == SQLITE_ROW) {
         m->ext_id = dup_col(st, 0);
-        m->bytes = sqlite3_column_int(st, 1);
-        rc = m->ext_id ? CAIRN_OK : cairn__err(h, CAIRN_NOMEM, "out of memory");
+        rc = m->ext_id ? text_bytes(h, m->row, bl, &m->bytes)
+                       : cairn__err(h, CAIRN_NOMEM, "out of memory");
     } else {
         rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)m->row);
     }

@@ -393,6 +393,7 @@ struct packer {
     int   norder;
     char **excl;         /* "session\tmessage" keys never to pack, sorted */
     int   nexcl;
+    sqlite3_blob *blob;  /* load_meta's handle */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -470,7 +471,7 @@ static int try_add(struct packer *k, int i, int cap)
         return 0;
     int hdr = k->sess_open[m->sess] ? 2 : header_cost(k->p, m->sess);
     int room = k->budget - k->used - hdr;
-    if (room < 8 || load_meta(k->h, m) || is_excluded(k, m))
+    if (room < 8 || load_meta(k->h, m, &k->blob) || is_excluded(k, m))
         return 0;
     /* a cheap lower bound before reading the text: ~4 bytes a token */
     if (cap == 0 && m->bytes / 6 > room)
@@ -539,7 +540,7 @@ static int pack_everything(struct packer *k)
 int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_recall_opts *o,
          int raw, struct cairn_recall *r)
 {
-    struct packer k = { h, p, q, o->budget, 0, NULL, NULL, 0, NULL, 0 };
+    struct packer k = { h, p, q, o->budget, 0, NULL, NULL, 0, NULL, 0, NULL };
     struct buf b = BUF_INIT;
     const int *ord = NULL;
     int rc = CAIRN_OK;
@@ -565,7 +566,7 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
                 break;              /* try_add needs 8 tokens after a header of 2 */
             int need = 0;
             for (int i = u->first; i <= u->last; i++)
-                need += load_meta(h, &p->m[i]) ? 0 : p->m[i].bytes / 6;
+                need += load_meta(h, &p->m[i], &k.blob) ? 0 : p->m[i].bytes / 6;
             if (need > k.budget - k.used)
                 continue;
             int save_used = k.used, save_n = k.norder, ok = 1;
@@ -714,6 +715,8 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
     if (!r->text)
         rc = CAIRN_NOMEM;
 out:
+    if (k.blob)
+        sqlite3_blob_close(k.blob);
     free(k.sess_open);
     free(k.order);
     for (int i = 0; i < k.nexcl; i++)

@@ -133,8 +133,10 @@ void    dense_force_scalar(int on);    /* tests and benchmarks */
 int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             const struct dense_result *extra, struct pool *p);
 void pool_free(struct pool *p);
-/* Fills m's ext_id and bytes, which gather leaves unread (-1 / NULL). */
-int  load_meta(struct cairn *h, struct rmsg *m);
+/* Fills m's ext_id and bytes, which gather leaves unread (-1 / NULL).
+ * *bl is a blob handle the caller keeps across calls (NULL at first) and
+ * closes with sqlite3_blob_close. */
+int  load_meta(struct cairn *h, struct rmsg *m, sqlite3_blob **bl);
 /* Loads the text of m (malloc'd), or its first max bytes (cut on a
  * character) when load_meta found it longer. */
 int  load_message(struct cairn *h, const struct rmsg *m, size_t max, char **text, size_t *len);
