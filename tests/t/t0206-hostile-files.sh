@@ -31,4 +31,26 @@ eq "prompt hook, FIFOs at inject.jsonl and the state file: exit 0 at once" "$rc"
 contains "and still injects" "$out" "LBC on Thursday"
 rm -f "$HOME/.cairn/cairn.log" "$HOME/.cairn/inject.jsonl" "$HOME/.cairn/injected/f2"
 
+# 1.1 GB of JSON in a 5 MB zip (what a 4 MB zip holding a 4 GB file did:
+# 37 s and 4.2 GB of memory before it was refused). Under a 512 MB address
+# space limit the import must end at once with the cap's message, before
+# reading (main ran out of memory reading it).
+python3 - "$TMP/bomb.zip" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+    with z.open("export/conversations.json", "w", force_zip64=True) as f:
+        f.write(b"[")
+        chunk = b" " * (16 << 20)
+        for _ in range(70):
+            f.write(chunk)
+        f.write(b"]")
+PY
+size=$(wc -c < "$TMP/bomb.zip")
+check "the archive is small ($size bytes)" test "$size" -lt 10000000
+out=$( (ulimit -v 524288; timeout 20 "$CAIRN" --db "$TMP/bomb.db" import chatgpt "$TMP/bomb.zip") 2>&1); rc=$?
+eq "zip bomb: refused (exit 1, not killed)" "$rc" 1
+contains "zip bomb: says how big and what the cap is" "$out" "conversations.json is 1120 MB, over the 1024 MB"
+contains "zip bomb: says what to do" "$out" "unzip it and import the file"
+rm -f "$TMP/bomb.zip"
+
 t_done
