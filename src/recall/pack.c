@@ -88,10 +88,11 @@ static int *replies_by_score(const struct pool *p)
 }
 /* The most of one message's text that recall reads: a longer one (a
  * pasted log, a dumped file) is excerpted from its opening this many
- * bytes. Excerpting costs time linear in the text (tokenizing it to find
- * the passages closest to the question: ~40 ms a megabyte), and the
- * prompt hook has a few seconds, not the minute a 50 MB paste would take;
- * the store keeps the whole. */
+ * bytes and never shown whole. Excerpting costs time linear in the text
+ * (tokenizing it to find the passages closest to the question: ~40 ms of
+ * CPU a megabyte, several times that in wall time on a loaded machine),
+ * which a 50 MB paste would add to every prompt that matches it; the
+ * store keeps the whole. */
 #define PACK_SCAN_MAX (4 << 20)
 /* The smallest excerpt worth making, in tokens. */
 #define PACK_MIN_EXCERPT 40
