@@ -92,5 +92,9 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
  * timestamped line appended to it (file 0600; never fails loudly). */
 int cli_log_path(char *out, size_t n);
 void cli_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* open(path, flags) (O_CLOEXEC added, mode 0600) for a regular file only,
+ * without blocking on a FIFO: the fd, or -1 with errno set. The hooks'
+ * own files (log, injection state) go through it. */
+int cli_open_regular(const char *path, int flags);
 
 #endif

@@ -222,12 +222,16 @@ static void session_file(const char *sid, char *out, size_t n)
 
 static char *read_small(const char *path)
 {
-    FILE *f = fopen(path, "rb");
+    int fd = cli_open_regular(path, O_RDONLY);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     struct buf b;
     char chunk[4096];
     size_t n;
-    if (!f)
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return NULL;
+    }
     buf_init(&b, (size_t)4 << 20);
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
         if (buf_add(&b, chunk, n))
@@ -239,7 +243,7 @@ static char *read_small(const char *path)
 static void remember(const char *path, const struct cairn_recall *r)
 {
     make_parents(path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    int fd = cli_open_regular(path, O_WRONLY | O_CREAT | O_APPEND);
     if (fd < 0)
         return;
     struct buf b = BUF_INIT;
@@ -298,7 +302,7 @@ static void log_decision(const char *sid, size_t prompt_len, int fired, const ch
     if (!s)
         return;
     make_parents(path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    int fd = cli_open_regular(path, O_WRONLY | O_CREAT | O_APPEND);
     if (fd >= 0) {
         size_t n = strlen(s);
         if (write(fd, s, n) != (ssize_t)n || write(fd, "\n", 1) != 1)

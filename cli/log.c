@@ -33,6 +33,27 @@ int cli_log_path(char *out, size_t n)
     return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
+int cli_open_regular(const char *path, int flags)
+{
+    struct stat st;
+    /* O_NONBLOCK: opening a FIFO blocks until its other end is opened, and
+     * a FIFO put at the log's path held every hook for its 30 s alarm.
+     * With it the open fails (ENXIO, no reader) or returns at once, and
+     * anything but a regular file is refused. */
+    int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
 void cli_log(const char *fmt, ...)
 {
     char path[4096], line[2048], when[32];
@@ -66,7 +87,7 @@ void cli_log(const char *fmt, ...)
             *p = ' ';
     size_t len = strlen(line);
     line[len++] = '\n';
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = cli_open_regular(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW);
     if (fd < 0)
         return;
     ssize_t w = write(fd, line, len);

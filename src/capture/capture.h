@@ -35,6 +35,12 @@
 #define CAPTURE_MAX_LINE ((size_t)64 << 20)
 /* Whole files read by capture_read_file are refused above this. */
 #define CAPTURE_MAX_FILE ((size_t)4 << 30)
+/* The most of an export's conversations.json read out of a .zip. A file
+ * on disk shows its size; an archive can hold 4 GB in 4 MB and claim
+ * anything, and the whole is read into memory (then parsed into a batch
+ * about as big). The largest real exports we know of are a few hundred
+ * MB; a bigger one can still be unzipped and imported as a file. */
+#define CAPTURE_MAX_EXPORT ((size_t)1 << 30)
 
 /* Options (flags argument of the parse functions). */
 #define CAPTURE_OPT_ATTACHMENTS 0x1 /* claude.ai: append pasted attachments

@@ -153,9 +153,11 @@ static int zip_conversations(struct cairn *h, const char *path, char **out, size
         rc = cairn__err(h, CAIRN_INVALID, "%s: cannot read the archive's directory", path);
         goto out;
     }
-    if (zs.size > CAPTURE_MAX_FILE) {
-        rc = cairn__err(h, CAIRN_TOOBIG, "%s: conversations.json is over %zu bytes", path,
-                        (size_t)CAPTURE_MAX_FILE);
+    /* refused before anything is read: the size is the directory's */
+    if (zs.size > CAPTURE_MAX_EXPORT) {
+        rc = cairn__err(h, CAIRN_TOOBIG, "%s: its conversations.json is %llu MB, over the %zu MB "
+                        "cairn reads from an archive (unzip it and import the file)", path,
+                        (unsigned long long)(zs.size >> 20), CAPTURE_MAX_EXPORT >> 20);
         goto out;
     }
     /* The directory's size is a claim, not a fact: read no more than it

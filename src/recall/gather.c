@@ -468,20 +468,38 @@ void pool_free(struct pool *p)
     memset(p, 0, sizeof *p);
 }
 
-int load_meta(struct cairn *h, struct rmsg *m)
+/* The text's length in bytes, from the record's header through the blob
+ * handle *bl (opened on first use, moved to each row after): SQL's
+ * length() would read all of a TEXT value to count its characters. */
+static int text_bytes(struct cairn *h, int64_t row, sqlite3_blob **bl, int *bytes)
+{
+    int src = *bl ? sqlite3_blob_reopen(*bl, row)
+                  : sqlite3_blob_open(h->db, "main", "messages", "content", row, 0, bl);
+    if (src != SQLITE_OK) {
+        /* a failed reopen leaves the handle aborted: start afresh next time */
+        if (*bl)
+            sqlite3_blob_close(*bl);
+        *bl = NULL;
+        return cairn__sqlerr(h, src, "read message");
+    }
+    *bytes = sqlite3_blob_bytes(*bl);
+    return CAIRN_OK;
+}
+
+int load_meta(struct cairn *h, struct rmsg *m, sqlite3_blob **bl)
 {
     sqlite3_stmt *st;
     int rc;
     if (m->ext_id)
         return CAIRN_OK;
-    if ((rc = store_prepare(h, "SELECT coalesce(ext_id, CAST(position AS TEXT)), "
-                            "length(CAST(content AS BLOB)) FROM messages WHERE id = ?", &st)))
+    if ((rc = store_prepare(h, "SELECT coalesce(ext_id, CAST(position AS TEXT)) FROM messages "
+                            "WHERE id = ?", &st)))
         return rc;
     sqlite3_bind_int64(st, 1, m->row);
     if (sqlite3_step(st) == SQLITE_ROW) {
         m->ext_id = dup_col(st, 0);
-        m->bytes = sqlite3_column_int(st, 1);
-        rc = m->ext_id ? CAIRN_OK : cairn__err(h, CAIRN_NOMEM, "out of memory");
+        rc = m->ext_id ? text_bytes(h, m->row, bl, &m->bytes)
+                       : cairn__err(h, CAIRN_NOMEM, "out of memory");
     } else {
         rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)m->row);
     }
@@ -489,16 +507,61 @@ int load_meta(struct cairn *h, struct rmsg *m)
     return rc;
 }
 
-int load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id)
+/* The first max bytes of a longer text, through SQLite's incremental
+ * blob I/O: only the pages that hold them are read, not the whole
+ * overflow chain of a 50 MB paste. */
+static int load_prefix(struct cairn *h, int64_t row, size_t max, char **text, size_t *len)
+{
+    sqlite3_blob *bl = NULL;
+    int src = sqlite3_blob_open(h->db, "main", "messages", "content", row, 0, &bl);
+    int rc = CAIRN_OK;
+    if (src != SQLITE_OK) {
+        rc = cairn__sqlerr(h, src, "read message");
+        goto out;
+    }
+    size_t n = (size_t)sqlite3_blob_bytes(bl);
+    if (n > max)
+        n = max;
+    if (!(*text = malloc(n + 1))) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((src = sqlite3_blob_read(bl, *text, (int)n, 0)) != SQLITE_OK) {
+        free(*text);
+        *text = NULL;
+        rc = cairn__sqlerr(h, src, "read message");
+        goto out;
+    }
+    /* end on a character: drop a sequence the cut split (stored text is
+     * valid UTF-8) */
+    size_t k = n;
+    while (k > 0 && n - k < 3 && ((unsigned char)(*text)[k - 1] & 0xC0) == 0x80)
+        k--;
+    if (k > 0) {
+        unsigned char c = (unsigned char)(*text)[k - 1];
+        size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        if (n - (k - 1) < need)
+            n = k - 1;
+    }
+    (*text)[n] = '\0';
+    *len = n;
+out:
+    if (bl)
+        sqlite3_blob_close(bl);
+    return rc;
+}
+
+int load_message(struct cairn *h, const struct rmsg *m, size_t max, char **text, size_t *len)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(h, "SELECT content, coalesce(ext_id, position) FROM messages "
-                           "WHERE id = ?", &st);
     *text = NULL;
-    *ext_id = NULL;
+    *len = 0;
+    if (m->bytes >= 0 && (size_t)m->bytes > max)
+        return load_prefix(h, m->row, max, text, len);
+    int rc = store_prepare(h, "SELECT content FROM messages WHERE id = ?", &st);
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, row);
+    sqlite3_bind_int64(st, 1, m->row);
     if (sqlite3_step(st) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(st, 0);
         *len = (size_t)sqlite3_column_bytes(st, 0);
@@ -507,10 +570,9 @@ int load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **
             memcpy(*text, t ? t : "", *len);
             (*text)[*len] = '\0';
         }
-        *ext_id = dup_col(st, 1);
-        rc = *text && *ext_id ? CAIRN_OK : cairn__err(h, CAIRN_NOMEM, "out of memory");
+        rc = *text ? CAIRN_OK : cairn__err(h, CAIRN_NOMEM, "out of memory");
     } else {
-        rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)row);
+        rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)m->row);
     }
     sqlite3_finalize(st);
     return rc;

@@ -75,6 +75,14 @@ static int *replies_by_score(const struct pool *p)
     free(v);
     return out;
 }
+/* The most of one message's text that recall reads: a longer one (a
+ * pasted log, a dumped file) is excerpted from its opening this many
+ * bytes and never shown whole. Excerpting costs time linear in the text
+ * (tokenizing it to find the passages closest to the question: ~40 ms of
+ * CPU a megabyte, several times that in wall time on a loaded machine),
+ * which a 50 MB paste would add to every prompt that matches it; the
+ * store keeps the whole. */
+#define PACK_SCAN_MAX (4 << 20)
 
 /* ---- excerpts ---- */
 
@@ -155,24 +163,74 @@ static int split_passages(const char *s, size_t n, struct psg **out)
     return np;
 }
 
-/* An excerpt of s within max_tokens: the opening passage and the passages
- * that share the most (IDF-weighted) terms with the question, in their
- * order, joined by " … ". Returns a malloc'd string or NULL. */
-static char *excerpt(const char *s, size_t n, const struct query *q, int max_tokens)
+/* Passages that share terms with the question, best first; equal scores
+ * keep text order. */
+struct pcand { double score; int i; };
+
+static int cmp_pcand(const void *a, const void *b)
 {
-    struct psg *v = NULL;
-    struct buf b = BUF_INIT;
+    const struct pcand *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Scores every passage: the IDF weight of the question terms it holds. */
+static int score_passages(const char *s, struct psg *v, int np, const struct query *q)
+{
     char *seen = calloc((size_t)(q->nt ? q->nt : 1), 1);
-    char *res = NULL;
-    int np = seen ? split_passages(s, n, &v) : -1;
-    if (np <= 0)
-        goto out;
+    if (!seen)
+        return -1;
     for (int i = 0; i < np; i++) {
         struct term_hits th = { q, 0, seen };
         memset(seen, 0, (size_t)(q->nt ? q->nt : 1));
         text_tokenize(s + v[i].a, v[i].b - v[i].a, 1, psg_cb, &th);
         v[i].score = th.score;
     }
+    free(seen);
+    return 0;
+}
+
+/* Keeps the best-scoring passages that fit, best first. One sort, then
+ * one pass: a pasted log of 50 MB has ~250k passages, and looking for the
+ * best again after each pick (as this once did) took minutes. */
+static int pick_passages(const char *s, struct psg *v, int np, int sep, int max_tokens,
+                         int *used)
+{
+    struct pcand *c = malloc((size_t)np * sizeof *c);
+    int nc = 0;
+    if (!c)
+        return -1;
+    for (int i = 0; i < np; i++)
+        if (!v[i].keep && v[i].score > 0)
+            c[nc++] = (struct pcand){ v[i].score, i };
+    qsort(c, (size_t)nc, sizeof *c, cmp_pcand);
+    /* every passage costs at least the separator: stop when that is all
+     * that is left */
+    for (int j = 0; j < nc && max_tokens - *used >= sep; j++) {
+        const struct psg *p = &v[c[j].i];
+        int cost = text_count_tokens(s + p->a, p->b - p->a) + sep;
+        if (*used + cost > max_tokens)
+            continue;               /* too long: try the next best */
+        v[c[j].i].keep = 1;
+        *used += cost;
+    }
+    free(c);
+    return 0;
+}
+
+/* An excerpt of s within max_tokens: the opening passage and the passages
+ * that share the most (IDF-weighted) terms with the question, in their
+ * order, joined by " … ". Time is linear in n (plus a sort of the
+ * passages). Returns a malloc'd string or NULL. */
+char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens)
+{
+    struct psg *v = NULL;
+    struct buf b = BUF_INIT;
+    char *res = NULL;
+    int np = split_passages(s, n, &v);
+    if (np <= 0 || score_passages(s, v, np, q))
+        goto out;
     int used = 0, sep = text_count_tokens(" … ", 5);
     /* the opening, when it is not the whole budget */
     int c0 = text_count_tokens(s + v[0].a, v[0].b - v[0].a);
@@ -180,22 +238,8 @@ static char *excerpt(const char *s, size_t n, const struct query *q, int max_tok
         v[0].keep = 1;
         used += c0;
     }
-    for (;;) {
-        int best = -1;
-        for (int i = 0; i < np; i++) {
-            if (!v[i].keep && v[i].score > 0 && (best < 0 || v[i].score > v[best].score))
-                best = i;
-        }
-        if (best < 0)
-            break;
-        int c = text_count_tokens(s + v[best].a, v[best].b - v[best].a) + sep;
-        if (used + c > max_tokens) {
-            v[best].score = 0;        /* too long: try the next best */
-            continue;
-        }
-        v[best].keep = 1;
-        used += c;
-    }
+    if (pick_passages(s, v, np, sep, max_tokens, &used))
+        goto out;
     /* fill with the passages after kept ones, in order, while they fit */
     for (int i = 1; i < np; i++) {
         if (v[i].keep || !v[i - 1].keep)
@@ -238,7 +282,6 @@ static char *excerpt(const char *s, size_t n, const struct query *q, int max_tok
     res = buf_detach(&b, NULL);
 out:
     free(v);
-    free(seen);
     buf_release(&b);
     return res;
 }
@@ -344,6 +387,7 @@ struct packer {
     int   norder;
     char **excl;         /* "session\tmessage" keys never to pack, sorted */
     int   nexcl;
+    sqlite3_blob *blob;  /* load_meta's handle */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -422,28 +466,32 @@ static int header_cost(const struct pool *p, int si)
 static int try_add(struct packer *k, int i, int cap)
 {
     struct rmsg *m = &k->p->m[i];
-    char *text = NULL, *ext = NULL;
+    char *text = NULL;
     size_t len = 0;
     if (m->picked)
         return 0;
     int hdr = k->sess_open[m->sess] ? 2 : header_cost(k->p, m->sess);
     int room = k->budget - k->used - hdr;
-    if (room < 8 || load_meta(k->h, m) || is_excluded(k, m))
+    if (room < 8 || load_meta(k->h, m, &k->blob) || is_excluded(k, m))
         return 0;
     /* a cheap lower bound before reading the text: ~4 bytes a token */
     if (cap == 0 && m->bytes / 6 > room)
         return 0;
-    if (load_message(k->h, m->row, &text, &len, &ext))
+    /* a message over PACK_SCAN_MAX is never shown whole: it is excerpted
+     * from its opening PACK_SCAN_MAX bytes */
+    int huge = m->bytes > PACK_SCAN_MAX;
+    if (huge && cap == 0)
         return 0;
-    free(ext);
-    int c = line_cost(m, text, len);
+    if (load_message(k->h, m, PACK_SCAN_MAX, &text, &len))
+        return 0;
     int limit = cap > 0 && cap < room ? cap : room;
+    int c = huge ? limit + 1 : line_cost(m, text, len);
     if (c <= limit) {
         m->text = text;
         m->picked = 1;
     } else if (cap > 0 && limit >= PACK_MIN_EXCERPT) {
         int overhead = line_cost(m, "", 0);
-        char *ex = excerpt(text, len, k->q, limit - overhead);
+        char *ex = pack_excerpt(text, len, k->q, limit - overhead);
         free(text);
         if (!ex)
             return 0;
@@ -493,7 +541,7 @@ static int pack_everything(struct packer *k)
 int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_recall_opts *o,
          int raw, struct cairn_recall *r)
 {
-    struct packer k = { h, p, q, o->budget, 0, NULL, NULL, 0, NULL, 0 };
+    struct packer k = { h, p, q, o->budget, 0, NULL, NULL, 0, NULL, 0, NULL };
     struct buf b = BUF_INIT;
     const int *ord = NULL;
     int rc = CAIRN_OK;
@@ -519,7 +567,7 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
                 break;              /* try_add needs 8 tokens after a header of 2 */
             int need = 0;
             for (int i = u->first; i <= u->last; i++)
-                need += load_meta(h, &p->m[i]) ? 0 : p->m[i].bytes / 6;
+                need += load_meta(h, &p->m[i], &k.blob) ? 0 : p->m[i].bytes / 6;
             if (need > k.budget - k.used)
                 continue;
             int save_used = k.used, save_n = k.norder, ok = 1;
@@ -668,6 +716,8 @@ int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_re
     if (!r->text)
         rc = CAIRN_NOMEM;
 out:
+    if (k.blob)
+        sqlite3_blob_close(k.blob);
     free(k.sess_open);
     free(k.order);
     for (int i = 0; i < k.nexcl; i++)

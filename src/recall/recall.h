@@ -133,10 +133,13 @@ void    dense_force_scalar(int on);    /* tests and benchmarks */
 int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             const struct dense_result *extra, struct pool *p);
 void pool_free(struct pool *p);
-/* Fills m's ext_id and bytes, which gather leaves unread (-1 / NULL). */
-int  load_meta(struct cairn *h, struct rmsg *m);
-/* Loads the text of message i (malloc'd) and its ext id (malloc'd). */
-int  load_message(struct cairn *h, int64_t row, char **text, size_t *len, char **ext_id);
+/* Fills m's ext_id and bytes, which gather leaves unread (-1 / NULL).
+ * *bl is a blob handle the caller keeps across calls (NULL at first) and
+ * closes with sqlite3_blob_close. */
+int  load_meta(struct cairn *h, struct rmsg *m, sqlite3_blob **bl);
+/* Loads the text of m (malloc'd), or its first max bytes (cut on a
+ * character) when load_meta found it longer. */
+int  load_message(struct cairn *h, const struct rmsg *m, size_t max, char **text, size_t *len);
 
 /* rank.c */
 double rank_idf(double n, double df);
@@ -158,5 +161,8 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
 /* pack.c */
 int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_recall_opts *o,
          int raw, struct cairn_recall *r);
+/* An excerpt of s[0..n) within max_tokens: the opening and the passages
+ * closest to q (malloc'd; NULL on no memory). */
+char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens);
 
 #endif
