@@ -1,0 +1,138 @@
+/*
+ * bench_redact.c: secret masking throughput (cairn_redact_text), the cost
+ * every stored message pays.
+ *
+ * Inputs, made in memory from the false-positive corpus (prose, code,
+ * lockfiles, hashes: tests/data/redact-clean.txt, or argv[1]) repeated to
+ * 16 MB: "clean" as it is, and "secrets" with one generated secret of a
+ * known shape inserted every 4 KB. The baseline in the same run is a plain
+ * copy of the same bytes (memcpy into a buffer of the same size): what any
+ * write path pays anyway. Only the public API is used, so the same source
+ * builds against an older library (bench/bench_redact.sh runs two builds
+ * in turn).
+ *
+ * usage: bench_redact [CORPUS] [ROUNDS]
+ * prints: bench redact.<input> mb=.. masked=.. p50_mbps=.. copy_p50_mbps=..
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cairn.h"
+#include "bench.h"
+
+#define TARGET (16u << 20)
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *p = sz > 0 ? malloc((size_t)sz) : NULL;
+    if (p && fread(p, 1, (size_t)sz, f) != (size_t)sz) {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    *n = p ? (size_t)sz : 0;
+    return p;
+}
+
+/* The corpus repeated to TARGET bytes; with `every`, a secret inserted
+ * every `every` bytes (at a line start). */
+static char *build(const char *corpus, size_t cn, size_t every, size_t *out_n)
+{
+    static const char *const secret[] = {
+        "OPENAI_API_KEY=sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7CD\n",
+        "token: ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\n",
+        "Authorization: Bearer abcdEFGH1234ijklMNOP5678qrst\n",
+        "db: postgres://u:Pa55word9@db:5432/x\n",
+        "SIGNING_KEY=9a7f3c1e5b2d4f6a8c0e1f3a5b7d9c2e\n",
+        "key AKIAIOSFODNN7QWERTY2 and SKce57f8e017b2f03777d160f6794f13d7\n",
+    };
+    size_t cap = TARGET + TARGET / 16 + cn, n = 0, next = every, k = 0;
+    char *p = malloc(cap);
+    if (!p)
+        return NULL;
+    while (n < TARGET) {
+        const char *c = corpus, *e = corpus + cn;
+        while (c < e && n < TARGET) {
+            const char *nl = memchr(c, '\n', (size_t)(e - c));
+            size_t len = nl ? (size_t)(nl - c) + 1 : (size_t)(e - c);
+            memcpy(p + n, c, len);
+            n += len;
+            c += len;
+            if (every && n >= next) {
+                size_t sl = strlen(secret[k % 6]);
+                memcpy(p + n, secret[k++ % 6], sl);
+                n += sl;
+                next += every;
+            }
+        }
+    }
+    *out_n = n;
+    return p;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int run(const char *name, const char *text, size_t n, int rounds)
+{
+    double *t = calloc((size_t)rounds, sizeof *t), *c = calloc((size_t)rounds, sizeof *c);
+    char *dst = malloc(n + 1);
+    size_t masked = 0;
+    if (!t || !c || !dst)
+        return 1;
+    for (int r = 0; r < rounds; r++) {
+        struct cairn_redact_report rep;
+        memset(&rep, 0, sizeof rep);
+        double a = now_ms();
+        size_t on;
+        char *out = cairn_redact_text(text, n, &on, &rep);
+        t[r] = now_ms() - a;
+        if (!out)
+            return 1;
+        masked = 0;
+        for (size_t i = 0; i < rep.n_kinds; i++)
+            masked += rep.kinds[i].count;
+        free(out);
+        a = now_ms();
+        memcpy(dst, text, n);
+        dst[n] = dst[n / 2];   /* keep the copy */
+        c[r] = now_ms() - a;
+    }
+    double mb = (double)n / 1e6;
+    printf("bench redact.%s mb=%.1f masked=%zu p50_mbps=%.1f copy_p50_mbps=%.1f\n", name, mb,
+           masked, mb / (median(t, rounds) / 1e3), mb / (median(c, rounds) / 1e3));
+    free(t);
+    free(c);
+    free(dst);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = argc > 1 ? argv[1] : "tests/data/redact-clean.txt";
+    int rounds = argc > 2 ? atoi(argv[2]) : 7;
+    size_t cn, n1, n2;
+    char *corpus = slurp(path, &cn);
+    if (!corpus || rounds < 1) {
+        fprintf(stderr, "usage: bench_redact [CORPUS] [ROUNDS]\n");
+        return 2;
+    }
+    char *clean = build(corpus, cn, 0, &n1), *dirty = build(corpus, cn, 4096, &n2);
+    if (!clean || !dirty)
+        return 1;
+    int rc = run("clean", clean, n1, rounds) || run("secrets", dirty, n2, rounds);
+    free(corpus);
+    free(clean);
+    free(dirty);
+    return rc;
+}
