@@ -231,20 +231,40 @@ static int name_before(const unsigned char *s, size_t e)
             continue;
         w[k++] = (char)(c | 0x20);   /* reversed, lower-cased */
     }
-    /* w holds the name backwards: "token" is "nekot". */
+    /* w holds the name backwards: "token" is "nekot". Most names end in
+     * none of these letters, so the switch ends the look-up at once. */
 #define ENDS(lit) (k >= sizeof(lit) - 1 && memcmp(w, lit, sizeof(lit) - 1) == 0)
-    if (ENDS("nekot") || ENDS("terces") || ENDS("drowssap") || ENDS("dwssap")
-        || ENDS("yekipa") || ENDS("yekterces") || ENDS("yeketavirp")
-        || ENDS("yeksseccaterces") || ENDS("esarhpssap") || ENDS("esabyekterces"))
-        return N_SECRET;
-    if (ENDS("yektnuocca") || ENDS("yeksseccaderahs"))
-        return N_AZURE;
-    if (ENDS("noitazirohtua"))
-        return N_AUTH;
-    if (ENDS("yek") || ENDS("tlas") || ENDS("laitnederc") || ENDS("slaitnederc")
-        || ENDS("derc") || ENDS("sderc") || ENDS("eikooc") || ENDS("camh"))
+    if (k == 0)
+        return N_NONE;
+    switch (w[0]) {
+    case 'n':   /* token, authorization */
+        return ENDS("nekot") ? N_SECRET : ENDS("noitazirohtua") ? N_AUTH : N_NONE;
+    case 't':   /* secret, salt */
+        return ENDS("terces") ? N_SECRET : ENDS("tlas") ? N_KEYISH : N_NONE;
+    case 'd':   /* password, passwd, cred */
+        return ENDS("drowssap") || ENDS("dwssap") ? N_SECRET
+             : ENDS("derc") ? N_KEYISH : N_NONE;
+    case 'e':   /* passphrase, secret_key_base, cookie */
+        return ENDS("esarhpssap") || ENDS("esabyekterces") ? N_SECRET
+             : ENDS("eikooc") ? N_KEYISH : N_NONE;
+    case 'l':   /* credential */
+        return ENDS("laitnederc") ? N_KEYISH : N_NONE;
+    case 's':   /* credentials, creds */
+        return ENDS("slaitnederc") || ENDS("sderc") ? N_KEYISH : N_NONE;
+    case 'c':   /* hmac */
+        return ENDS("camh") ? N_KEYISH : N_NONE;
+    case 'y':   /* every *key */
+        if (k < 3 || w[1] != 'e' || w[2] != 'k')
+            return N_NONE;
+        if (ENDS("yekipa") || ENDS("yekterces") || ENDS("yeketavirp")
+            || ENDS("yeksseccaterces"))
+            return N_SECRET;
+        if (ENDS("yektnuocca") || ENDS("yeksseccaderahs"))
+            return N_AZURE;
         return N_KEYISH;
-    return N_NONE;
+    default:
+        return N_NONE;
+    }
 #undef ENDS
 }
 
@@ -295,40 +315,55 @@ static size_t url_cand(const unsigned char *s, size_t n, size_t i)
 }
 
 /* Token prefixes that end in '-' or '_' (the trigger byte); the shape
- * pattern then decides. Matched from the end, so the byte before the
- * separator rejects most entries at once. */
-static const char *const dash_prefix[] = {
-    "sk-", "sk_", "rk_", "pk_", "hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "npm_",
-    "glpat-", "github_pat_", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "xoxe-",
-    "dop_", "doo_", "dor_", "shpat_", "shpss_", "shpca_", "shppa_", "gsk_", "xai-",
-    "r8_", "whsec_", "key-", "GOCSPX-", "pypi-",
+ * pattern then decides. */
+#define P(lit) { lit, sizeof(lit) - 1 }
+static const struct { const char *p; size_t n; } dash_prefix[] = {
+    P("sk-"), P("sk_"), P("rk_"), P("pk_"), P("hf_"), P("r8_"),
+    P("ghp_"), P("gho_"), P("ghu_"), P("ghs_"), P("ghr_"), P("npm_"), P("dop_"), P("doo_"),
+    P("dor_"), P("gsk_"), P("xai-"), P("key-"),
+    P("xoxa-"), P("xoxb-"), P("xoxp-"), P("xoxr-"), P("xoxs-"), P("xoxe-"), P("pypi-"),
+    P("glpat-"), P("shpat_"), P("shpss_"), P("shpca_"), P("shppa_"), P("whsec_"),
+    P("GOCSPX-"),
 };
+#undef P
 
 /* The '-' or '_' at s[i]: where the token it is part of the prefix of
- * starts, or REDACT_NONE. */
+ * starts, or REDACT_NONE. A prefix is a whole word before the separator,
+ * so only the entries of that word's length are compared: most separators
+ * in code join words of other lengths or other letters. */
 static size_t dash_cand(const unsigned char *s, size_t n, size_t i)
 {
     if (s[i] == '-' && n - i >= 10 && s[i + 1] == '-'
         && memcmp(s + i, "-----BEGIN", 10) == 0)
         return i;
-    if (i < 2)
+    size_t j = i;
+    while (j > 0 && i - j < 7 && is_alnum(s[j - 1]))
+        j--;
+    size_t w = i - j;
+    if (w < 2 || w > 6 || (j > 0 && is_alnum(s[j - 1])))
         return REDACT_NONE;
+    if (w == 3 && s[i] == '_' && j >= 7 && memcmp(s + j - 7, "github_pat", 10) == 0
+        && word_start(s, j - 7))
+        return j - 7;
     for (size_t k = 0; k < sizeof dash_prefix / sizeof dash_prefix[0]; k++) {
-        const char *p = dash_prefix[k];
-        size_t m = strlen(p);
-        if ((unsigned char)p[m - 1] != s[i] || (unsigned char)p[m - 2] != s[i - 1]
-            || i + 1 < m || memcmp(s + i + 1 - m, p, m - 2) != 0)
-            continue;
-        if (word_start(s, i + 1 - m))
-            return i + 1 - m;
+        const char *p = dash_prefix[k].p;
+        if (dash_prefix[k].n == w + 1 && (unsigned char)p[w] == s[i] && memcmp(s + j, p, w) == 0)
+            return j;
     }
     return REDACT_NONE;
 }
 
 /* The '.' at s[i]: the start of a SendGrid, Vault, Google OAuth or Discord
  * token it is inside, or REDACT_NONE. */
-static size_t dot_cand(const unsigned char *s, size_t i)
+static size_t dot_cand(const unsigned char *s, size_t n, size_t i)
 {
+    unsigned char p = i > 0 ? s[i - 1] : 0;
+    /* most dots end a sentence or join names: only these bytes can come
+     * before the first dot of a token (the second dot of a Discord token
+     * comes 7 bytes after the first) */
+    if (p != 'G' && p != 's' && p != 'b' && p != 'r' && p != '9'
+        && !(n - i > 7 && s[i + 7] == '.'))
+        return REDACT_NONE;
     size_t j = i;
     while (j > 0 && i - j < 29 && (is_alnum(s[j - 1]) || s[j - 1] == '_' || s[j - 1] == '-'))
         j--;
@@ -965,7 +1000,7 @@ static int redact_pass(const char *in, size_t n, struct buf *out,
                 shape = i - 2;
             break;
         case T_DOT:
-            shape = dot_cand(s, i);
+            shape = dot_cand(s, n, i);
             break;
         default:   /* ':' or '=' */
             if (t == T_COLON && n - i >= 3 && s[i + 1] == '/' && s[i + 2] == '/')

@@ -12,6 +12,7 @@
  * CAIRN_REDACT switch, and throughput (printed to stderr, not asserted).
  */
 #include "t.h"
+#include "capture/private.h"
 #include "capture/redact.h"
 #include "util/buf.h"
 
@@ -598,6 +599,46 @@ static void test_new_rules(void)
     }
 }
 
+/* <private> spans (src/capture/private.c): every variant the issue found
+ * leaking on the hook path, and the rules for nesting, stray and unclosed
+ * tags. */
+static void test_private(void)
+{
+    static const struct { const char *in, *want; int removed; } c[] = {
+        { "a <private>x</private> b", "a  b", 1 },
+        { "a <PRIVATE>x</PRIVATE> b", "a  b", 1 },
+        { "a <Private>x</pRiVaTe> b", "a  b", 1 },
+        { "a <private >x</private > b", "a  b", 1 },
+        { "a <private reason=\"pw\">x</private> b", "a  b", 1 },
+        { "a <private\tclass='x'>x</private\n> b", "a  b", 1 },
+        { "a <private>x <private>y</private> z</private> b", "a  b", 1 },
+        { "a <private>x <PRIVATE>y</private> z", "a ", 1 },
+        { "a <private>x\ny\n</private>\nb", "a \nb", 1 },
+        { "a <private/> b <private />c", "a  b c", 2 },
+        { "a </private> b", "a  b", 1 },
+        { "a <private>unclosed to the end", "a ", 1 },
+        { "a <private reason=\"no end", "a ", 1 },
+        /* the tag that removing one makes is removed too (a second pass) */
+        { "<<private>x</private>private>y</private>z", "", 3 },
+        { "<privateKey> <private_data> <privately> </privateer>", NULL, 0 },
+        { "if (a <private) b; x < private", NULL, 0 },
+        { "", NULL, 0 },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        struct buf out = BUF_INIT;
+        const char *want = c[i].want ? c[i].want : c[i].in;
+        int k = private_strip(c[i].in, strlen(c[i].in), &out);
+        T_EQ_INT(k, c[i].removed);
+        T_CHECK(out.n == strlen(want) && memcmp(out.p, want, out.n) == 0);
+        if (out.n != strlen(want) || memcmp(out.p, want, out.n))
+            fprintf(stderr, "  private_strip(%s) = %.*s, want %s\n", c[i].in, (int)out.n,
+                    out.p, want);
+        T_EQ_INT(private_has_tag(out.p, out.n), 0);
+        T_EQ_INT(private_has_tag(c[i].in, strlen(c[i].in)), c[i].removed > 0);
+        buf_release(&out);
+    }
+}
+
 /* Several secrets in one text, mixed with lookalikes. */
 static void test_mixed(void)
 {
@@ -1037,6 +1078,7 @@ int main(void)
     T_RUN(test_assignment_rule);
     T_RUN(test_new_shapes);
     T_RUN(test_new_rules);
+    T_RUN(test_private);
     T_RUN(test_false_positives);
     T_RUN(test_invalid_utf8);
     T_RUN(test_edges);
