@@ -896,6 +896,25 @@ static void known_at(struct redact_scan *sc, size_t v0, struct redact_hit *h)
         *h = k;
 }
 
+/*
+ * A bare value ends where another secret-named assignment starts inside
+ * it ("a_key=X,b_key=Y" has no comma in "a_key=Xb_key=Y"): the inner one
+ * is judged on its own. Otherwise masking the inner value would shorten
+ * the outer one (the mask's '[' ends a bare value) and change the verdict
+ * on it in a later pass; a chain of such values would need a pass per
+ * link, and masking would not be idempotent.
+ */
+static size_t bare_end(const unsigned char *s, size_t v0, size_t v1)
+{
+    for (size_t p = v0 + 1; p < v1; p++)
+        if (s[p] == ':' || s[p] == '=') {
+            size_t c = assign_cand(s, p);
+            if (c != REDACT_NONE && c >= v0)
+                return c;
+        }
+    return v1;
+}
+
 /* `name = value` with the name starting at `at`: 1 and h filled when the
  * value is a secret. A known shape at the start of the value gives its own
  * kind ("openai" rather than "assignment"). */
@@ -911,6 +930,8 @@ static int assign_at(struct redact_scan *sc, size_t at, struct redact_hit *h)
         return 0;
     char q = v0 > 0 ? in[v0 - 1] : '\0';
     int quoted = q == '"' || q == '\'' || q == '`';
+    if (!quoted && (v1 = bare_end((const unsigned char *)in, v0, v1)) == v0)
+        return 0;
     int cls = name_before((const unsigned char *)in, name1);
     if (cls == N_AUTH) {
         if (!auth_at(in, sc->n, v0, h))
