@@ -94,9 +94,10 @@ static const char redact_shape_src[] =
         "(?s:.*?-----END[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"
         "|(?:(?:\\s|\\\\[nr])*[A-Za-z0-9+/=]{16,})*))"
     /* 13 password in a URL: scheme://user:PASSWORD@host, only the password
-     * (after \K) is masked; an already-masked one is skipped. */
+     * (after \K) is masked; it holds no mask (an earlier mask would let a
+     * later pass read a password across it). */
     "|((?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\\s/?#@:\"'<>]{1,128}:"
-        "\\K(?!\\[REDACTED:)[^\\s/?#@\"'<>]{1,256}(?=@))"
+        "\\K(?:(?!\\[REDACTED:)[^\\s/?#@\"'<>]){1,256}(?=@))"
     /* 14 sendgrid */
     "|(" L_EDGE "SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}" R_EDGE ")"
     /* 15 digitalocean: personal, oauth and refresh tokens */
