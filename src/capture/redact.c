@@ -797,9 +797,21 @@ static int next_run(const unsigned char *s, size_t n, size_t from, size_t *a, si
     return 0;
 }
 
+/* Does s[..e) end with a "[REDACTED:kind]" marker? */
+static int ends_in_mask(const unsigned char *s, size_t e)
+{
+    for (size_t k = e - 1; k > 0 && e - k < 40; k--)
+        if (s[k - 1] == '[')
+            return e - (k - 1) >= 10 && memcmp(s + k - 1, "[REDACTED:", 10) == 0;
+    return 0;
+}
+
 /* Is the run [a, b) a line of a base64 block (a PEM body, a public key,
  * a certificate): the line before or after it a long run or a "-----"
- * boundary? Its 40-byte last line is not an AWS key. */
+ * boundary? Its 40-byte last line is not an AWS key. A neighbour line
+ * that is a mask counts as a block line too: it was a long run or a PEM
+ * block before it was masked, and the verdict must not change when a
+ * later pass sees the mask instead. */
 static int in_b64_block(const unsigned char *s, size_t n, size_t a, size_t b)
 {
     size_t k;
@@ -808,6 +820,8 @@ static int in_b64_block(const unsigned char *s, size_t n, size_t a, size_t b)
         if (e > 0 && s[e - 1] == '\r')
             e--;
         if (e >= 5 && memcmp(s + e - 5, "-----", 5) == 0)
+            return 1;
+        if (e > 0 && s[e - 1] == ']' && ends_in_mask(s, e))
             return 1;
         for (k = e; k > 0 && e - k < 40 && is_runc(s[k - 1]); k--)
             ;
@@ -819,7 +833,8 @@ static int in_b64_block(const unsigned char *s, size_t n, size_t a, size_t b)
         q++;
     if (q < n && s[q] == '\n') {
         q++;
-        if (n - q >= 5 && memcmp(s + q, "-----", 5) == 0)
+        if ((n - q >= 5 && memcmp(s + q, "-----", 5) == 0)
+            || (n - q >= 10 && memcmp(s + q, "[REDACTED:", 10) == 0))
             return 1;
         for (k = q; k < n && k - q < 40 && is_runc(s[k]); k++)
             ;
