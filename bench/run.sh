@@ -9,6 +9,7 @@
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
 #   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss forget
+#                  redact
 #   BENCH_STORE    forget: a keyword-only store to copy (default: one made from
 #                  gen_data.py ingest, about 40 s)
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
@@ -27,7 +28,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 CAIRN=$BUILD/cairn
 BIN=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget}
+ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget redact}
 DATA=${BENCH_DATA:-$ROOT/../shared/data}
 PY=${PYTHON:-python3}
 
@@ -122,6 +123,11 @@ if want forget && need_bin bench_forget; then
         rm -f "$TMP/forget.jsonl"
     fi
     "$BIN/bench_forget" "$store" "$TMP" --runs "$FORGET_RUNS" || status=1
+fi
+
+# 7. Secret masking, this build against main's redact.c in turn (bench/bench_redact.sh).
+if want redact; then
+    sh bench/bench_redact.sh main "$RUNS" 5 || status=1
 fi
 
 echo "# bench: done in $(( $(date +%s) - t0 )) s$( [ $status = 0 ] || echo '; SOME CHECKS FAILED')"

@@ -226,6 +226,17 @@ static int name_before(const unsigned char *s, size_t e)
 {
     char w[24];
     size_t k = 0;
+    size_t t = e;
+    while (t > 0 && (s[t - 1] == '_' || s[t - 1] == '-' || s[t - 1] == '.'))
+        t--;
+    /* the common case first: a name ending in a letter no secret name
+     * ends in (id, name, type, value, url...) */
+    switch (t > 0 ? s[t - 1] | 0x20 : 0) {
+    case 'n': case 't': case 'd': case 'e': case 'l': case 's': case 'c': case 'y':
+        break;
+    default:
+        return N_NONE;
+    }
     while (e > 0 && k < sizeof w && is_ident(s[e - 1])) {
         unsigned char c = s[--e];
         if (c == '_' || c == '-' || c == '.')
