@@ -9,6 +9,7 @@
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
 #   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss forget fence
+#                  redact
 #   BENCH_STORE    forget: a keyword-only store to copy (default: one made from
 #                  gen_data.py ingest, about 40 s)
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
@@ -27,7 +28,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 CAIRN=$BUILD/cairn
 BIN=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget fence}
+ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget fence redact}
 DATA=${BENCH_DATA:-$ROOT/../shared/data}
 PY=${PYTHON:-python3}
 
@@ -127,6 +128,11 @@ fi
 # 7. The fence around memory handed to a model, against copying the text.
 if want fence && need_bin bench_fence; then
     "$BIN/bench_fence" || status=1
+fi
+
+# 8. Secret masking, this build against main's redact.c in turn (bench/bench_redact.sh).
+if want redact; then
+    sh bench/bench_redact.sh main "$RUNS" 5 || status=1
 fi
 
 echo "# bench: done in $(( $(date +%s) - t0 )) s$( [ $status = 0 ] || echo '; SOME CHECKS FAILED')"

@@ -93,8 +93,11 @@ int cmd_redact(int argc, char **argv, struct cli_ctx *ctx)
     if (rc) {
         rc = cli_fail(db, "redact", rc);
     } else {
-        printf("%s %zu of %zu messages\n", dry ? "would change" : "changed",
-               rep.messages_changed, rep.messages_seen);
+        printf("%s %zu of %zu messages, %zu of %zu sessions\n",
+               dry ? "would change" : "changed", rep.messages_changed, rep.messages_seen,
+               rep.sessions_changed, rep.sessions_seen);
+        if (rep.private_removed)
+            printf("  %-14s %zu\n", "<private>", rep.private_removed);
         for (size_t i = 0; i < rep.n_kinds; i++)
             printf("  %-14s %zu\n", rep.kinds[i].kind, rep.kinds[i].count);
     }

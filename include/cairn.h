@@ -230,12 +230,17 @@ struct cairn_redact_report {
     size_t n_kinds;
     struct { const char *kind; size_t count; } kinds[32];
     size_t messages_changed, messages_seen;
+    size_t sessions_changed, sessions_seen;   /* title, project, source, meta */
+    size_t private_removed;                   /* <private> spans and stray tags */
 };
 /*
- * Masks secrets in every stored message (a store written before masking
- * was on, or with an older pattern set). With dry_run nothing is written.
- * Each message rewritten keeps its id, position and time; its index rows
- * are updated, and the old text is wiped as cairn_forget wipes a session
+ * Cleans every stored string as the write path does today (a store
+ * written before masking was on, or with an older pattern set or older
+ * <private> rules): message text and speaker, session title, project,
+ * source and meta have their secrets masked and private spans removed.
+ * Ids are not changed. With dry_run nothing is written. Each message
+ * rewritten keeps its id, position and time; its index rows are updated,
+ * and the old text is wiped as cairn_forget wipes a session
  * (CAIRN_SCRUB_PENDING likewise).
  */
 int cairn_redact_store(struct cairn *db, int dry_run, struct cairn_redact_report *out);

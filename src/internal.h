@@ -57,6 +57,23 @@ int store_scrub(struct cairn *h, int (*change)(struct cairn *, void *), void *ar
 /* Checkpoints the WAL and truncates it to zero bytes, or CAIRN_SCRUB_PENDING. */
 int store_checkpoint(struct cairn *h);
 
+/* ---- Interface to code in store/ingest.c ---- */
+/* How stored text is cleaned, and what cleaning did (counts add up). */
+struct store_clean {
+    int    redact;                     /* mask secrets (redact_enabled()) */
+    size_t masked, private_removed;
+    struct cairn_redact_report *rep;   /* per-kind counts, may be NULL */
+};
+/* What a stored string becomes: <private> spans removed, invalid UTF-8
+ * repaired, secrets masked. malloc'd, NUL-terminated; NULL on NOMEM. */
+char *store_clean_text(const char *s, size_t n, struct store_clean *cl, size_t *out_len);
+/* The same for a session's meta (JSON): string by string, so the result
+ * stays valid JSON; the input byte for byte when nothing changes. */
+char *store_clean_meta(const char *meta, struct store_clean *cl);
+/* The identity of a message without an external id (cleaned fields). */
+uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,
+                            const char *content, size_t len);
+
 /* ---- Interface to code in store/fts.c ---- */
 /* Registers the cairn_tf() FTS5 auxiliary function on db. */
 int store_fts_functions(sqlite3 *db);

@@ -499,6 +499,18 @@ static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
     return h;
 }
 
+/* Appends " (TITLE)" for a session with a title (cairn_session_cb). */
+static int saved_title(void *arg, const struct cairn_session_info *si)
+{
+    struct buf *out = arg;
+    if (si->title && *si->title) {
+        buf_adds(out, " (");
+        add_quoted_line(out, si->title);
+        buf_adds(out, ")");
+    }
+    return 0;
+}
+
 static void tool_save(struct mcp_server *s, const cJSON *args, struct mcp_tool_result *res)
 {
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(args, "messages"), *e;
@@ -569,11 +581,9 @@ static void tool_save(struct mcp_server *s, const cJSON *args, struct mcp_tool_r
     }
     buf_adds(&res->text, "Saved to memory as session ");
     add_quoted_line(&res->text, sid);
-    if (sess.title && *sess.title) {
-        buf_adds(&res->text, " (");
-        add_quoted_line(&res->text, sess.title);
-        buf_adds(&res->text, ")");
-    }
+    /* the title as stored (masked, private spans removed), never the one
+     * given: the reply goes back into the client's transcript */
+    cairn_session_get(s->db, sid, saved_title, &res->text);
     buf_printf(&res->text, ": %zu new message%s, %zu already there", st.messages_added,
                st.messages_added == 1 ? "" : "s", st.messages_skipped);
     if (st.secrets_masked)

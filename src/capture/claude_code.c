@@ -24,6 +24,7 @@
  *     consecutive records of one API message (same message.id) are merged.
  */
 #include "capture/capture.h"
+#include "capture/private.h"
 #include "util/buf.h"
 #include "util/utf8.h"
 
@@ -202,31 +203,18 @@ static char *finish_text(struct capture_batch *b, const char *s, size_t n,
 char *capture_text(struct capture_batch *b, const char *s, size_t n,
                    int trim, size_t *out_len)
 {
-    static const char open_tag[] = "<private>", close_tag[] = "</private>";
-    const char *hit = memmem(s, n, open_tag, sizeof(open_tag) - 1);
-    if (!hit)
+    if (!private_has_tag(s, n))
         return finish_text(b, s, n, trim, out_len);
-    /* Private spans never reach the store, not even as a marker. */
+    /* Private spans never reach the store, not even as a marker; the
+     * store removes them too (cairn_add_session), this counts them. */
     struct buf t;
     buf_init(&t, 0);
-    const char *p = s, *end = s + n;
-    while (hit) {
-        buf_add(&t, p, (size_t)(hit - p));
-        b->counts.private_removed++;
-        const char *after = hit + sizeof(open_tag) - 1;
-        const char *close = memmem(after, (size_t)(end - after), close_tag,
-                                   sizeof(close_tag) - 1);
-        if (!close) {
-            p = end;          /* unclosed: hide everything after it */
-            break;
-        }
-        p = close + sizeof(close_tag) - 1;
-        hit = memmem(p, (size_t)(end - p), open_tag, sizeof(open_tag) - 1);
-    }
-    buf_add(&t, p, (size_t)(end - p));
+    int k = private_strip(s, n, &t);
     char *r = NULL;
-    if (!t.err)
-        r = finish_text(b, t.p, t.n, trim, out_len);
+    if (k >= 0) {
+        b->counts.private_removed += (size_t)k;
+        r = finish_text(b, t.p ? t.p : "", t.n, trim, out_len);
+    }
     buf_release(&t);
     return r;
 }

@@ -33,6 +33,7 @@
 
 #include "capture/redact.h"
 
+#include <math.h>
 #include <pcre2.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -78,7 +79,8 @@ static const char redact_shape_src[] =
         "|(?<![A-Za-z0-9+.-])https?://hooks\\.slack\\.com/(?:services|workflows|triggers)/"
         "[A-Za-z0-9_/+-]{8,})"
     /* 8 stripe */
-    "|(" L_EDGE "(?:(?:sk|rk)_(?:live|test)|pk_live)_[A-Za-z0-9]{16,}" R_EDGE ")"
+    "|(" L_EDGE "(?:(?:sk|rk)_(?:live|test)|pk_live)_[A-Za-z0-9]{16,}" R_EDGE
+        "|" L_EDGE "whsec_" UPNUM "[A-Za-z0-9+/=]{24,}" R_EDGE ")"
     /* 9 hugging face */
     "|(" L_EDGE "hf_" UPNUM "[A-Za-z0-9]{30,}" R_EDGE ")"
     /* 10 npm */
@@ -92,15 +94,43 @@ static const char redact_shape_src[] =
         "(?s:.*?-----END[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"
         "|(?:(?:\\s|\\\\[nr])*[A-Za-z0-9+/=]{16,})*))"
     /* 13 password in a URL: scheme://user:PASSWORD@host, only the password
-     * (after \K) is masked; an already-masked one is skipped. */
+     * (after \K) is masked; it holds no mask (an earlier mask would let a
+     * later pass read a password across it). */
     "|((?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\\s/?#@:\"'<>]{1,128}:"
-        "\\K(?!\\[REDACTED:)[^\\s/?#@\"'<>]{1,256}(?=@))";
+        "\\K(?:(?!\\[REDACTED:)[^\\s/?#@\"'<>]){1,256}(?=@))"
+    /* 14 sendgrid */
+    "|(" L_EDGE "SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}" R_EDGE ")"
+    /* 15 digitalocean: personal, oauth and refresh tokens */
+    "|(" L_EDGE "do[opr]_v1_[a-f0-9]{64}" R_EDGE ")"
+    /* 16 shopify: admin, shared-secret, custom-app and private-app tokens */
+    "|(" L_EDGE "shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}" R_EDGE ")"
+    /* 17 discord bot token: base64 user id (it has digits), timestamp, HMAC */
+    "|(" L_EDGE "[MNO](?=[A-Za-z_-]{0,27}[0-9])[A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\."
+        "[A-Za-z0-9_-]{27,40}" R_EDGE ")"
+    /* 18 telegram bot token: bot id, ':', 35 random chars */
+    "|((?<![A-Za-z0-9_:-])[0-9]{8,10}:" UPNUM "[A-Za-z0-9_-]{35}" R_EDGE ")"
+    /* 19 pypi upload token: a macaroon whose location is pypi.org */
+    "|(" L_EDGE "pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})"
+    /* 20 hashicorp vault service, batch and recovery tokens */
+    "|(" L_EDGE "hv[sbr]\\." UPNUM "[A-Za-z0-9_-]{24,}" R_EDGE ")"
+    /* 21 google oauth access tokens and client secrets */
+    "|(" L_EDGE "(?:ya29\\.[A-Za-z0-9_-]{20,}|GOCSPX-[A-Za-z0-9_-]{28})" R_EDGE ")"
+    /* 22 groq */
+    "|(" L_EDGE "gsk_" UPNUM "[A-Za-z0-9]{48,}" R_EDGE ")"
+    /* 23 xai */
+    "|(" L_EDGE "xai-" UPNUM "[A-Za-z0-9]{50,}" R_EDGE ")"
+    /* 24 replicate */
+    "|(" L_EDGE "r8_" UPNUM "[A-Za-z0-9]{37}" R_EDGE ")"
+    /* 25 mailgun (old-style api key) */
+    "|(" L_EDGE "key-[0-9a-f]{32}" R_EDGE ")";
 
 static const char *const redact_shape_kind[] = {
     NULL, "anthropic", "openai", "github", "gitlab", "aws", "google", "slack",
     "stripe", "huggingface", "npm", "jwt", "private-key", "url-password",
+    "sendgrid", "digitalocean", "shopify", "discord", "telegram", "pypi", "vault",
+    "google", "groq", "xai", "replicate", "mailgun",
 };
-#define REDACT_N_SHAPES 13
+#define REDACT_N_SHAPES 25
 
 /*
  * name [quote] sep value. Group 1 is the name (to tell AWS secret keys
@@ -150,13 +180,13 @@ static void redact_init(void)
 
 #define REDACT_NONE ((size_t)-1)
 
-enum { T_NONE, T_SEP_DASH, T_A, T_J, T_COLON, T_EQ };
+enum { T_NONE, T_SEP_DASH, T_A, T_J, T_COLON, T_EQ, T_DOT };
 
 /* The only bytes the scan stops at: every pattern has one of them at a
  * known distance from its start. */
 static const unsigned char redact_trig[256] = {
     ['-'] = T_SEP_DASH, ['_'] = T_SEP_DASH, ['A'] = T_A, ['J'] = T_J,
-    [':'] = T_COLON, ['='] = T_EQ,
+    [':'] = T_COLON, ['='] = T_EQ, ['.'] = T_DOT,
 };
 
 static int is_alnum(unsigned char c)
@@ -180,24 +210,73 @@ static int word_start(const unsigned char *s, size_t i)
     return i == 0 || !is_alnum(s[i - 1]);
 }
 
+/* What the name before a separator says about its value. */
+enum {
+    N_NONE,
+    N_SECRET,    /* password, token, api_key...: value_is_secret() */
+    N_KEYISH,    /* signing_key, salt, cookie...: only a random value */
+    N_AZURE,     /* AccountKey / SharedAccessKey of a connection string */
+    N_AUTH,      /* Authorization: a scheme, then the credentials */
+};
+
 /* Does the identifier ending right before s[e] end in a secret name?
  * Compared lower-cased with separators dropped, so "API_KEY", "apiKey" and
- * "X-Api-Key" all end in "apikey". */
+ * "X-Api-Key" all end in "apikey". Returns an N_ class. */
 static int name_before(const unsigned char *s, size_t e)
 {
     char w[24];
     size_t k = 0;
+    size_t t = e;
+    while (t > 0 && (s[t - 1] == '_' || s[t - 1] == '-' || s[t - 1] == '.'))
+        t--;
+    /* the common case first: a name ending in a letter no secret name
+     * ends in (id, name, type, value, url...) */
+    switch (t > 0 ? s[t - 1] | 0x20 : 0) {
+    case 'n': case 't': case 'd': case 'e': case 'l': case 's': case 'c': case 'y':
+        break;
+    default:
+        return N_NONE;
+    }
     while (e > 0 && k < sizeof w && is_ident(s[e - 1])) {
         unsigned char c = s[--e];
         if (c == '_' || c == '-' || c == '.')
             continue;
         w[k++] = (char)(c | 0x20);   /* reversed, lower-cased */
     }
-    /* w holds the name backwards: "token" is "nekot". */
+    /* w holds the name backwards: "token" is "nekot". Most names end in
+     * none of these letters, so the switch ends the look-up at once. */
 #define ENDS(lit) (k >= sizeof(lit) - 1 && memcmp(w, lit, sizeof(lit) - 1) == 0)
-    return ENDS("nekot") || ENDS("terces") || ENDS("drowssap") || ENDS("dwssap")
-        || ENDS("yekipa") || ENDS("yekterces") || ENDS("yeketavirp")
-        || ENDS("yeksseccaterces");
+    if (k == 0)
+        return N_NONE;
+    switch (w[0]) {
+    case 'n':   /* token, authorization */
+        return ENDS("nekot") ? N_SECRET : ENDS("noitazirohtua") ? N_AUTH : N_NONE;
+    case 't':   /* secret, salt */
+        return ENDS("terces") ? N_SECRET : ENDS("tlas") ? N_KEYISH : N_NONE;
+    case 'd':   /* password, passwd, cred */
+        return ENDS("drowssap") || ENDS("dwssap") ? N_SECRET
+             : ENDS("derc") ? N_KEYISH : N_NONE;
+    case 'e':   /* passphrase, secret_key_base, cookie */
+        return ENDS("esarhpssap") || ENDS("esabyekterces") ? N_SECRET
+             : ENDS("eikooc") ? N_KEYISH : N_NONE;
+    case 'l':   /* credential */
+        return ENDS("laitnederc") ? N_KEYISH : N_NONE;
+    case 's':   /* credentials, creds */
+        return ENDS("slaitnederc") || ENDS("sderc") ? N_KEYISH : N_NONE;
+    case 'c':   /* hmac */
+        return ENDS("camh") ? N_KEYISH : N_NONE;
+    case 'y':   /* every *key */
+        if (k < 3 || w[1] != 'e' || w[2] != 'k')
+            return N_NONE;
+        if (ENDS("yekipa") || ENDS("yekterces") || ENDS("yeketavirp")
+            || ENDS("yeksseccaterces"))
+            return N_SECRET;
+        if (ENDS("yektnuocca") || ENDS("yeksseccaderahs"))
+            return N_AZURE;
+        return N_KEYISH;
+    default:
+        return N_NONE;
+    }
 #undef ENDS
 }
 
@@ -212,7 +291,7 @@ static size_t assign_cand(const unsigned char *s, size_t i)
         j--;
     if (j > 0 && s[j - 1] == '\\')
         j--;
-    if (j == 0 || !is_ident(s[j - 1]) || !name_before(s, j))
+    if (j == 0 || !is_ident(s[j - 1]) || name_before(s, j) == N_NONE)
         return REDACT_NONE;
     while (j > 0 && is_ident(s[j - 1]))
         j--;
@@ -247,40 +326,77 @@ static size_t url_cand(const unsigned char *s, size_t n, size_t i)
     return k < i ? k : REDACT_NONE;
 }
 
+/* Token prefixes that end in '-' or '_' (the trigger byte); the shape
+ * pattern then decides. */
+#define P(lit) { lit, sizeof(lit) - 1 }
+static const struct { const char *p; size_t n; } dash_prefix[] = {
+    P("sk-"), P("sk_"), P("rk_"), P("pk_"), P("hf_"), P("r8_"),
+    P("ghp_"), P("gho_"), P("ghu_"), P("ghs_"), P("ghr_"), P("npm_"), P("dop_"), P("doo_"),
+    P("dor_"), P("gsk_"), P("xai-"), P("key-"),
+    P("xoxa-"), P("xoxb-"), P("xoxp-"), P("xoxr-"), P("xoxs-"), P("xoxe-"), P("pypi-"),
+    P("glpat-"), P("shpat_"), P("shpss_"), P("shpca_"), P("shppa_"), P("whsec_"),
+    P("GOCSPX-"),
+};
+#undef P
+
 /* The '-' or '_' at s[i]: where the token it is part of the prefix of
- * starts, or REDACT_NONE. */
+ * starts, or REDACT_NONE. A prefix is a whole word before the separator,
+ * so only the entries of that word's length are compared: most separators
+ * in code join words of other lengths or other letters. */
 static size_t dash_cand(const unsigned char *s, size_t n, size_t i)
 {
-    unsigned char p1 = i >= 1 ? s[i - 1] : 0, p2 = i >= 2 ? s[i - 2] : 0;
-    unsigned char p3 = i >= 3 ? s[i - 3] : 0;
     if (s[i] == '-' && n - i >= 10 && s[i + 1] == '-'
         && memcmp(s + i, "-----BEGIN", 10) == 0)
         return i;
-    if (i < 2)
+    size_t j = i;
+    while (j > 0 && i - j < 7 && is_alnum(s[j - 1]))
+        j--;
+    size_t w = i - j;
+    if (w < 2 || w > 6 || (j > 0 && is_alnum(s[j - 1])))
         return REDACT_NONE;
-    /* sk- sk_ rk_ pk_ hf_ */
-    if (((p1 == 'k' && (p2 == 's' || p2 == 'r' || p2 == 'p'))
-         || (p1 == 'f' && p2 == 'h')) && word_start(s, i - 2))
-        return i - 2;
-    if (i < 3)
-        return REDACT_NONE;
-    /* ghp_ gho_ ghu_ ghs_ ghr_ npm_ */
-    if (((p3 == 'g' && p2 == 'h' && (p1 == 'p' || p1 == 'o' || p1 == 'u'
-                                     || p1 == 's' || p1 == 'r'))
-         || (p3 == 'n' && p2 == 'p' && p1 == 'm')) && word_start(s, i - 3))
-        return i - 3;
-    /* glpat- github_pat_ */
-    if (p3 == 'p' && p2 == 'a' && p1 == 't') {
-        if (s[i] == '-' && i >= 5 && s[i - 5] == 'g' && s[i - 4] == 'l')
-            return i - 5;
-        if (s[i] == '_' && i >= 10 && memcmp(s + i - 10, "github_", 7) == 0)
-            return i - 10;
-        return REDACT_NONE;
+    if (w == 3 && s[i] == '_' && j >= 7 && memcmp(s + j - 7, "github_pat", 10) == 0
+        && word_start(s, j - 7))
+        return j - 7;
+    for (size_t k = 0; k < sizeof dash_prefix / sizeof dash_prefix[0]; k++) {
+        const char *p = dash_prefix[k].p;
+        if (dash_prefix[k].n == w + 1 && (unsigned char)p[w] == s[i] && memcmp(s + j, p, w) == 0)
+            return j;
     }
-    /* xoxb- xoxp- xoxa- xoxr- xoxs- */
-    if (s[i] == '-' && i >= 4 && s[i - 4] == 'x' && p3 == 'o' && p2 == 'x')
-        return i - 4;
     return REDACT_NONE;
+}
+
+/* The '.' at s[i]: the start of a SendGrid, Vault, Google OAuth or Discord
+ * token it is inside, or REDACT_NONE. */
+static size_t dot_cand(const unsigned char *s, size_t n, size_t i)
+{
+    unsigned char p = i > 0 ? s[i - 1] : 0;
+    /* most dots end a sentence or join names: only these bytes can come
+     * before the first dot of a token (the second dot of a Discord token
+     * comes 7 bytes after the first) */
+    if (p != 'G' && p != 's' && p != 'b' && p != 'r' && p != '9'
+        && !(n - i > 7 && s[i + 7] == '.'))
+        return REDACT_NONE;
+    size_t j = i;
+    while (j > 0 && i - j < 29 && (is_alnum(s[j - 1]) || s[j - 1] == '_' || s[j - 1] == '-'))
+        j--;
+    if (j == i || !word_start(s, j))
+        return REDACT_NONE;
+    size_t m = i - j;
+    if ((m == 2 && s[j] == 'S' && s[j + 1] == 'G')
+        || (m == 3 && s[j] == 'h' && s[j + 1] == 'v')
+        || (m == 4 && memcmp(s + j, "ya29", 4) == 0)
+        || (m >= 24 && m <= 28 && (s[j] == 'M' || s[j] == 'N' || s[j] == 'O')))
+        return j;
+    return REDACT_NONE;
+}
+
+/* The ':' at s[i] after digits: the start of a Telegram bot token. */
+static size_t digits_cand(const unsigned char *s, size_t i)
+{
+    size_t j = i;
+    while (j > 0 && i - j <= 10 && s[j - 1] >= '0' && s[j - 1] <= '9')
+        j--;
+    return i - j >= 8 && i - j <= 10 ? j : REDACT_NONE;
 }
 
 /* ---- the value rule for assignments -------------------------------------- */
@@ -519,6 +635,313 @@ static int is_aws_secret_value(const char *v, size_t n)
     return !is_placeholder(v, n);
 }
 
+/* ---- random-looking values: the entropy rule ----------------------------- */
+
+/* Shannon entropy of v[0..n) in bits per byte. */
+static double entropy(const char *v, size_t n)
+{
+    unsigned cnt[256] = { 0 };
+    double h = 0;
+    for (size_t i = 0; i < n; i++)
+        cnt[(unsigned char)v[i]]++;
+    for (int c = 0; c < 256; c++)
+        if (cnt[c]) {
+            double p = (double)cnt[c] / (double)n;
+            h -= p * log2(p);
+        }
+    return h;
+}
+
+static int is_hexdig(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/*
+ * Is v[0..n) a random key rather than a word, identifier, path or hash
+ * name? The rule for values of names that only suggest a secret
+ * (signing_key, salt, cookie...), where "key: value" is mostly code:
+ *  - 16 to 1024 bytes of [A-Za-z0-9+/=_-] with letters and digits;
+ *  - hex: at least 32 digits, and not exactly 40 (a git commit or SHA-1
+ *    is the usual 40-hex value), entropy at least 3.2 bits (of 4);
+ *  - otherwise: at least 20 bytes, upper and lower case, and entropy at
+ *    least 0.8 of the most a string that long can have (log2 of its length,
+ *    at most 6): random base64 of 20 bytes has about 4.1 of 4.3; words,
+ *    UUIDs (no upper case) and identifiers stay well below or fail the
+ *    case test.
+ */
+static int looks_random(const char *v, size_t n)
+{
+    int lower = 0, upper = 0, digit = 0, hex = 1;
+    if (n < 16 || n > 1024)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c >= '0' && c <= '9')
+            digit = 1;
+        else if (c >= 'a' && c <= 'z')
+            lower = 1;
+        else if (c >= 'A' && c <= 'Z')
+            upper = 1;
+        else if (c != '+' && c != '/' && c != '=' && c != '_' && c != '-')
+            return 0;
+        hex &= is_hexdig(c);
+    }
+    if (!digit || !(lower || upper))
+        return 0;
+    if (hex)
+        return n >= 32 && n != 40 && entropy(v, n) >= 3.2;
+    if (n < 20 || !lower || !upper)
+        return 0;
+    double max = log2((double)(n < 64 ? n : 64));
+    return entropy(v, n) >= 0.8 * max && !is_placeholder(v, n);
+}
+
+/* "Authorization: SCHEME CREDENTIALS" with the value starting at v0: the
+ * credentials of a Bearer, Basic, Token or Bot scheme (8 bytes or more,
+ * not a placeholder such as "$TOKEN" or "<token>"). */
+static int auth_at(const char *in, size_t n, size_t v0, struct redact_hit *h)
+{
+    static const char *const scheme[] = { "bearer", "basic", "token", "bot" };
+    size_t i = v0, t;
+    while (i < n && i - v0 < 8 && ((in[i] | 0x20) >= 'a' && (in[i] | 0x20) <= 'z'))
+        i++;
+    size_t m = i - v0;
+    int ok = 0;
+    char w[8];
+    if (m == 0 || m > 6 || i >= n || !is_space((unsigned char)in[i]))
+        return 0;
+    lower_copy(w, in + v0, m);
+    for (size_t k = 0; k < sizeof scheme / sizeof scheme[0]; k++)
+        ok |= strlen(scheme[k]) == m && memcmp(w, scheme[k], m) == 0;
+    if (!ok)
+        return 0;
+    while (i < n && is_space((unsigned char)in[i]))
+        i++;
+    for (t = i; t < n && t - i <= 2048; t++) {
+        unsigned char c = (unsigned char)in[t];
+        if (!is_alnum(c) && !strchr("._~+/=-", c))
+            break;
+    }
+    if (t - i < 8 || is_placeholder(in + i, t - i) || (t < n && (in[t] == '$' || in[t] == '{')))
+        return 0;
+    h->start = i, h->end = t, h->kind = "authorization";
+    return 1;
+}
+
+/* A "--password VALUE" flag (the "=" form is an assignment) starting at
+ * s[i] == '-': 1 and h filled when the value is not a placeholder nor a
+ * plain lower-case word ("--password flag"). */
+static int flag_at(const unsigned char *s, size_t n, size_t i, struct redact_hit *h)
+{
+    static const char *const flag[] = { "--password", "--passwd", "--pass", "--token",
+                                        "--api-key", "--secret" };
+    size_t j = REDACT_NONE, v, e;
+    if (i > 0 && !is_space(s[i - 1]))
+        return 0;
+    for (size_t k = 0; k < sizeof flag / sizeof flag[0] && j == REDACT_NONE; k++) {
+        size_t m = strlen(flag[k]);
+        if (n - i > m && memcmp(s + i, flag[k], m) == 0 && is_space(s[i + m]))
+            j = i + m;
+    }
+    if (j == REDACT_NONE)
+        return 0;
+    for (v = j; v < n && is_space(s[v]); v++)
+        ;
+    unsigned char q = v < n && (s[v] == '"' || s[v] == '\'') ? s[v] : 0;
+    v += q != 0;
+    for (e = v; e < n && e - v <= 1024 && s[e] > ' ' && s[e] != '"' && s[e] != '\''
+                && s[e] != '`' && s[e] != '\\'; e++)
+        ;
+    if (e - v < 6 || e - v > 1024 || s[v] == '-' || (q && (e == n || s[e] != q)))
+        return 0;
+    int upper = 0, other = 0;
+    for (size_t k = v; k < e; k++) {
+        upper |= s[k] >= 'A' && s[k] <= 'Z';
+        other |= !((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z'));
+    }
+    if (!upper && !other)
+        return 0;
+    if (is_placeholder((const char *)s + v, e - v))
+        return 0;
+    h->start = v, h->end = e, h->kind = "password";
+    return 1;
+}
+
+/* ---- bare keys: long runs without a prefix -------------------------------- */
+
+/* A bare key is a run of this many [A-Za-z0-9+/] bytes or more (Twilio
+ * SK + 32 hex is the shortest). */
+#define RUN_MIN 34
+
+static int is_runc(unsigned char c)
+{
+    return is_alnum(c) || c == '+' || c == '/';
+}
+
+/*
+ * The next run of RUN_MIN or more run bytes starting at or after `from`
+ * (s[from - 1] is not a run byte): 1 and [*a, *b), or 0. Runs are found by
+ * probing every RUN_MIN-th byte: a run that long must contain the probe,
+ * so text of words costs a few looks per RUN_MIN bytes.
+ */
+static int next_run(const unsigned char *s, size_t n, size_t from, size_t *a, size_t *b)
+{
+    size_t lo = from;   /* s[lo - 1] is not a run byte (or lo == from) */
+    while (n - lo >= RUN_MIN) {
+        size_t q = lo + RUN_MIN - 1;
+        if (!is_runc(s[q])) {
+            lo = q + 1;
+            continue;
+        }
+        size_t x = q, y = q + 1;
+        while (x > lo && is_runc(s[x - 1]))
+            x--;
+        while (y < n && is_runc(s[y]))
+            y++;
+        if (y - x >= RUN_MIN) {
+            *a = x, *b = y;
+            return 1;
+        }
+        lo = y;
+    }
+    return 0;
+}
+
+/* Does s[..e) end with a "[REDACTED:kind]" marker? */
+static int ends_in_mask(const unsigned char *s, size_t e)
+{
+    for (size_t k = e - 1; k > 0 && e - k < 40; k--)
+        if (s[k - 1] == '[')
+            return e - (k - 1) >= 10 && memcmp(s + k - 1, "[REDACTED:", 10) == 0;
+    return 0;
+}
+
+/* Is the run [a, b) a line of a base64 block (a PEM body, a public key,
+ * a certificate): the line before or after it a long run or a "-----"
+ * boundary? Its 40-byte last line is not an AWS key. A neighbour line
+ * that is a mask counts as a block line too: it was a long run or a PEM
+ * block before it was masked, and the verdict must not change when a
+ * later pass sees the mask instead. */
+static int in_b64_block(const unsigned char *s, size_t n, size_t a, size_t b)
+{
+    size_t k;
+    if (a > 0 && s[a - 1] == '\n') {
+        size_t e = a - 1;
+        if (e > 0 && s[e - 1] == '\r')
+            e--;
+        if (e >= 5 && memcmp(s + e - 5, "-----", 5) == 0)
+            return 1;
+        if (e > 0 && s[e - 1] == ']' && ends_in_mask(s, e))
+            return 1;
+        for (k = e; k > 0 && e - k < 40 && is_runc(s[k - 1]); k--)
+            ;
+        if (e - k >= 40)
+            return 1;
+    }
+    size_t q = b;
+    if (q < n && s[q] == '\r')
+        q++;
+    if (q < n && s[q] == '\n') {
+        q++;
+        if ((n - q >= 5 && memcmp(s + q, "-----", 5) == 0)
+            || (n - q >= 10 && memcmp(s + q, "[REDACTED:", 10) == 0))
+            return 1;
+        for (k = q; k < n && k - q < 40 && is_runc(s[k]); k++)
+            ;
+        if (k - q >= 40)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Is the run [a, b) a bare key? Twilio API key SIDs ("SK" + 32 hex),
+ * Databricks tokens ("dapi" + 32 hex, maybe "-N"), and AWS secret access
+ * keys: 40 bytes of base64 with both cases and digits, at most two '/'
+ * or '+' each, and entropy of at least 4.3 bits (random ones have about
+ * 4.85; base64 of text, paths and identifiers fall below or fail the
+ * rest). Glued to '_', '-', '.' or '=' it is part of something longer.
+ */
+static int run_at(const unsigned char *s, size_t n, size_t a, size_t b, struct redact_hit *h)
+{
+    size_t m = b - a, k;
+    if (a > 0 && (s[a - 1] == '_' || s[a - 1] == '-' || s[a - 1] == '.' || s[a - 1] == '='
+                  || s[a - 1] == '\\'))
+        return 0;
+    int glued = b < n && (s[b] == '_' || s[b] == '-' || s[b] == '.' || s[b] == '=');
+    if (m == 34 && s[a] == 'S' && s[a + 1] == 'K' && !glued) {
+        for (k = a + 2; k < b && ((s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'f')); k++)
+            ;
+        if (k == b) {
+            h->start = a, h->end = b, h->kind = "twilio";
+            return 1;
+        }
+    }
+    if (m == 36 && memcmp(s + a, "dapi", 4) == 0) {
+        for (k = a + 4; k < b && ((s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'f')); k++)
+            ;
+        if (k == b && (!glued || (s[b] == '-' && b + 1 < n && s[b + 1] >= '0' && s[b + 1] <= '9'))) {
+            if (glued)
+                for (b += 1; b < n && s[b] >= '0' && s[b] <= '9'; b++)
+                    ;
+            if (b < n && (is_runc(s[b]) || s[b] == '_' || s[b] == '-' || s[b] == '.'))
+                return 0;
+            h->start = a, h->end = b, h->kind = "databricks";
+            return 1;
+        }
+    }
+    if (m != 40 || glued || in_b64_block(s, n, a, b))
+        return 0;
+    int lower = 0, upper = 0, digit = 0, slash = 0, plus = 0;
+    for (k = a; k < b; k++) {
+        unsigned char c = s[k];
+        lower |= c >= 'a' && c <= 'z';
+        upper |= c >= 'A' && c <= 'Z';
+        digit |= c >= '0' && c <= '9';
+        slash += c == '/';
+        plus += c == '+';
+    }
+    if (!lower || !upper || !digit || slash > 2 || plus > 2)
+        return 0;
+    if (entropy((const char *)s + a, m) < 4.3 || is_placeholder((const char *)s + a, m))
+        return 0;
+    h->start = a, h->end = b, h->kind = "aws";
+    return 1;
+}
+
+/* A value masked for its name: when a known shape or bare key starts it,
+ * that gives the kind (and span) instead. */
+static void known_at(struct redact_scan *sc, size_t v0, struct redact_hit *h)
+{
+    const unsigned char *s = (const unsigned char *)sc->in;
+    struct redact_hit k;
+    size_t e = v0;
+    while (e < sc->n && is_runc(s[e]))
+        e++;
+    if (shape_at(sc, v0, &k) || (e - v0 >= RUN_MIN && run_at(s, sc->n, v0, e, &k)))
+        *h = k;
+}
+
+/*
+ * A bare value ends where another secret-named assignment starts inside
+ * it ("a_key=X,b_key=Y" has no comma in "a_key=Xb_key=Y"): the inner one
+ * is judged on its own. Otherwise masking the inner value would shorten
+ * the outer one (the mask's '[' ends a bare value) and change the verdict
+ * on it in a later pass; a chain of such values would need a pass per
+ * link, and masking would not be idempotent.
+ */
+static size_t bare_end(const unsigned char *s, size_t v0, size_t v1)
+{
+    for (size_t p = v0 + 1; p < v1; p++)
+        if (s[p] == ':' || s[p] == '=') {
+            size_t c = assign_cand(s, p);
+            if (c != REDACT_NONE && c >= v0)
+                return c;
+        }
+    return v1;
+}
+
 /* `name = value` with the name starting at `at`: 1 and h filled when the
  * value is a secret. A known shape at the start of the value gives its own
  * kind ("openai" rather than "assignment"). */
@@ -534,16 +957,28 @@ static int assign_at(struct redact_scan *sc, size_t at, struct redact_hit *h)
         return 0;
     char q = v0 > 0 ? in[v0 - 1] : '\0';
     int quoted = q == '"' || q == '\'' || q == '`';
+    if (!quoted && (v1 = bare_end((const unsigned char *)in, v0, v1)) == v0)
+        return 0;
+    int cls = name_before((const unsigned char *)in, name1);
+    if (cls == N_AUTH) {
+        if (!auth_at(in, sc->n, v0, h))
+            return 0;
+        known_at(sc, h->start, h);
+        return 1;
+    }
     if (is_aws_secret_value(in + v0, v1 - v0) && name_is_aws_secret(in + name0, name1 - name0))
         h->kind = "aws";
-    else if (value_is_secret(in + v0, v1 - v0, quoted, v1 < sc->n ? in[v1] : '\0'))
+    else if (cls == N_SECRET
+             && value_is_secret(in + v0, v1 - v0, quoted, v1 < sc->n ? in[v1] : '\0'))
+        h->kind = "assignment";
+    else if (cls == N_AZURE && v1 - v0 >= 20 && is_aws_secret_value(in + v0, v1 - v0))
+        h->kind = "azure";
+    else if (cls == N_KEYISH && looks_random(in + v0, v1 - v0))
         h->kind = "assignment";
     else
         return 0;   /* the scan goes on inside the value: a shape there is still found */
     h->start = v0, h->end = v1;
-    struct redact_hit sh;
-    if (shape_at(sc, v0, &sh))
-        *h = sh;
+    known_at(sc, v0, h);
     return 1;
 }
 
@@ -568,16 +1003,37 @@ static int redact_pass(const char *in, size_t n, struct buf *out,
 
     if (!in)
         n = 0;
+    size_t ra = 0, rb = 0;   /* the next long run (bare keys), if have_run */
+    int have_run = next_run(s, n, 0, &ra, &rb);
     for (size_t i = 0; i < n; i++) {
-        /* the hot loop: most bytes are no trigger */
-        while (i < n && redact_trig[s[i]] == T_NONE)
+        struct redact_hit h;
+        int found = 0;
+        while (have_run && ra < i)
+            have_run = next_run(s, n, rb, &ra, &rb);
+        /* the hot loop: most bytes are no trigger and start no long run */
+        size_t lim = have_run ? ra : n;
+        while (i < lim && redact_trig[s[i]] == T_NONE)
             i++;
         if (i == n)
             break;
+        if (have_run && i == ra) {
+            size_t a = ra, b = rb;
+            have_run = next_run(s, n, rb, &ra, &rb);
+            found = a >= pos && run_at(s, n, a, b, &h);
+            if (!found && redact_trig[s[i]] == T_NONE)
+                continue;
+        }
         unsigned t = redact_trig[s[i]];
         size_t shape = REDACT_NONE, name = REDACT_NONE;
-        switch (t) {
+        switch (found ? T_NONE : t) {
+        case T_NONE:
+            break;
         case T_SEP_DASH:
+            if (s[i] == '-' && i + 1 < n && s[i + 1] == '-' && i >= pos
+                && flag_at(s, n, i, &h)) {
+                found = 1;
+                break;
+            }
             shape = dash_cand(s, n, i);
             break;
         case T_A:
@@ -591,20 +1047,26 @@ static int redact_pass(const char *in, size_t n, struct buf *out,
             if (i >= 2 && s[i - 2] == 'e' && s[i - 1] == 'y')
                 shape = i - 2;
             break;
+        case T_DOT:
+            shape = dot_cand(s, n, i);
+            break;
         default:   /* ':' or '=' */
             if (t == T_COLON && n - i >= 3 && s[i + 1] == '/' && s[i + 2] == '/')
                 shape = url_cand(s, n, i);
+            else if (t == T_COLON && i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+                shape = digits_cand(s, i);
             else
                 name = assign_cand(s, i);
             break;
         }
-        /* a candidate inside what was just masked is not one */
-        if ((shape == REDACT_NONE || shape < pos) && (name == REDACT_NONE || name < pos))
-            continue;
-        if (scan_ready(&sc))
-            goto out;
-        struct redact_hit h;
-        int found = shape != REDACT_NONE ? shape_at(&sc, shape, &h) : assign_at(&sc, name, &h);
+        if (!found) {
+            /* a candidate inside what was just masked is not one */
+            if ((shape == REDACT_NONE || shape < pos) && (name == REDACT_NONE || name < pos))
+                continue;
+            if (scan_ready(&sc))
+                goto out;
+            found = shape != REDACT_NONE ? shape_at(&sc, shape, &h) : assign_at(&sc, name, &h);
+        }
         if (!found || h.start < pos)
             continue;
         if (buf_add(out, in + pos, h.start - pos) || buf_adds(out, "[REDACTED:")

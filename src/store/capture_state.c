@@ -163,41 +163,38 @@ int cairn_capture_states(struct cairn *h, const char *path, cairn_capture_state_
 int cairn_session_update(struct cairn *h, const char *id, const char *title, const char *meta)
 {
     sqlite3_stmt *st = NULL;
-    char *masked = NULL;
+    char *ctitle = NULL, *cmeta = NULL;
+    struct store_clean cl = { redact_enabled(), 0, 0, NULL };
     int rc, src;
+    size_t tl;
     if (!h || !id)
         return cairn__err(h, CAIRN_INVALID, "session update: no id");
-    if (title && redact_enabled()) {
-        /* titles are masked like everything cairn_add_session writes */
-        size_t ml;
-        masked = cairn_redact_text(title, strlen(title), &ml, NULL);
-        if (!masked)
-            return cairn__err(h, CAIRN_NOMEM, "out of memory");
-        title = masked;
-    }
     if (meta) {
         cJSON *m = cJSON_Parse(meta);
         int ok = m && cJSON_IsObject(m);
         cJSON_Delete(m);
-        if (!ok) {
-            free(masked);
+        if (!ok)
             return cairn__err(h, CAIRN_INVALID, "session meta must be a JSON object");
-        }
     }
-    if ((rc = store_begin(h))) {
-        free(masked);
-        return rc;
+    /* cleaned (private spans, secrets) like everything cairn_add_session
+     * writes */
+    if ((title && !(ctitle = store_clean_text(title, strlen(title), &cl, &tl)))
+        || (meta && !(cmeta = store_clean_meta(meta, &cl)))) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
     }
+    if ((rc = store_begin(h)))
+        goto out;
     if ((rc = store_prepare(h, "UPDATE sessions SET title = coalesce(?2, title), "
                             "meta = coalesce(?3, meta) WHERE ext_id = ?1", &st)))
         goto fail;
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-    if (title)
-        sqlite3_bind_text(st, 2, title, -1, SQLITE_STATIC);
+    if (ctitle)
+        sqlite3_bind_text(st, 2, ctitle, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 2);
-    if (meta)
-        sqlite3_bind_text(st, 3, meta, -1, SQLITE_STATIC);
+    if (cmeta)
+        sqlite3_bind_text(st, 3, cmeta, -1, SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 3);
     src = sqlite3_step(st);
@@ -210,12 +207,15 @@ int cairn_session_update(struct cairn *h, const char *id, const char *title, con
         goto fail;
     }
     sqlite3_finalize(st);
-    free(masked);
-    return store_commit(h);
+    st = NULL;
+    rc = store_commit(h);
+    goto out;
 fail:
     sqlite3_finalize(st);
     store_rollback(h);
-    free(masked);
+out:
+    free(ctitle);
+    free(cmeta);
     return rc;
 }
 

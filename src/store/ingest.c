@@ -25,6 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "internal.h"
+#include "capture/private.h"
 #include "capture/redact.h"
 #include "store/vectors.h"
 #include "text/tokenize.h"
@@ -35,38 +36,124 @@
 struct clean_msg {
     char    *content;
     size_t   len;
+    char    *speaker;      /* cleaned like content; NULL if none */
     uint64_t hash;
     int      ntok;         /* index tokens, for BM25 length normalisation */
     int      occurrence;   /* 1 for the first message with this hash (no id) */
 };
 
-/* Repairs and masks text into a malloc'd string. */
-static char *clean_text(const char *s, size_t n, int redact, size_t *out_len,
-                        struct cairn_add_stats *stats)
+/* Removes private spans, repairs and masks text into a malloc'd string.
+ * Every string cairn_add_session stores goes through here. */
+char *store_clean_text(const char *s, size_t n, struct store_clean *cl, size_t *out_len)
 {
-    struct buf a = BUF_INIT, b = BUF_INIT;
+    struct buf a = BUF_INIT, b = BUF_INIT, c = BUF_INIT;
     char *res = NULL;
     const char *src = s;
     size_t srcn = n;
-    if (!utf8_clean(s, n)) {
-        if (utf8_repair(s, n, &a))
+    if (private_has_tag(src, srcn)) {
+        int k = private_strip(src, srcn, &c);
+        if (k < 0)
+            goto out;
+        cl->private_removed += (size_t)k;
+        src = c.p ? c.p : "";
+        srcn = c.n;
+    }
+    if (!utf8_clean(src, srcn)) {
+        if (utf8_repair(src, srcn, &a))
             goto out;
         src = a.p;
         srcn = a.n;
     }
-    if (redact) {
-        int k = redact_text(src, srcn, &b, NULL);
+    if (cl->redact) {
+        int k = redact_text(src, srcn, &b, cl->rep);
         if (k < 0)
             goto out;
-        if (stats)
-            stats->secrets_masked += (size_t)k;
-    } else {
-        buf_add(&b, src, srcn);
+        cl->masked += (size_t)k;
+    } else if (buf_add(&b, src, srcn)) {
+        goto out;
     }
     res = buf_detach(&b, out_len);
 out:
     buf_release(&a);
     buf_release(&b);
+    buf_release(&c);
+    return res;
+}
+
+/* clean_text for an optional NUL-terminated field: NULL stays NULL.
+ * Returns 0, or -1 on NOMEM. */
+static int clean_field(const char *s, struct store_clean *cl, char **out)
+{
+    size_t n;
+    *out = NULL;
+    if (!s)
+        return 0;
+    *out = store_clean_text(s, strlen(s), cl, &n);
+    return *out ? 0 : -1;
+}
+
+/* Cleans every string (keys too) of a JSON tree in place; 1 if any
+ * changed, -1 on NOMEM. */
+static int clean_json(cJSON *j, struct store_clean *cl)
+{
+    int changed = 0;
+    for (; j; j = j->next) {
+        char *c;
+        if (j->string) {
+            if (clean_field(j->string, cl, &c))
+                return -1;
+            if (strcmp(c, j->string)) {
+                cJSON_free(j->string);
+                j->string = c;
+                j->type &= ~cJSON_StringIsConst;
+                changed = 1;
+            } else {
+                free(c);
+            }
+        }
+        if (cJSON_IsString(j) && j->valuestring) {
+            if (clean_field(j->valuestring, cl, &c))
+                return -1;
+            if (strcmp(c, j->valuestring)) {
+                cJSON_free(j->valuestring);
+                j->valuestring = c;
+                changed = 1;
+            } else {
+                free(c);
+            }
+        }
+        if (j->child) {
+            int r = clean_json(j->child, cl);
+            if (r < 0)
+                return -1;
+            changed |= r;
+        }
+    }
+    return changed;
+}
+
+/*
+ * The session's meta (a JSON object as text), cleaned string by string so
+ * that a mask never breaks the JSON; kept byte for byte when nothing
+ * changes. Text that is not JSON is cleaned as text. NULL on NOMEM.
+ */
+char *store_clean_meta(const char *meta, struct store_clean *cl)
+{
+    cJSON *j = cJSON_Parse(meta);
+    char *res = NULL;
+    if (!j) {
+        clean_field(meta, cl, &res);
+        return res;
+    }
+    int r = clean_json(j, cl);
+    if (r > 0) {
+        char *p = cJSON_PrintUnformatted(j);
+        res = p ? strdup(p) : NULL;
+        cJSON_free(p);
+    } else if (r == 0) {
+        res = strdup(meta);
+    }
+    cJSON_Delete(j);
     return res;
 }
 
@@ -87,12 +174,13 @@ static int count_index_tokens(const char *s, size_t n)
     return k;
 }
 
-static uint64_t message_hash(const struct cairn_message *m, const char *content, size_t len)
+uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,
+                            const char *content, size_t len)
 {
-    uint64_t h = hash64(m->role, strlen(m->role), 0x51);
-    if (m->speaker)
-        h = hash64(m->speaker, strlen(m->speaker), h);
-    h = hash64(&m->at, sizeof m->at, h);
+    uint64_t h = hash64(role, strlen(role), 0x51);
+    if (speaker)
+        h = hash64(speaker, strlen(speaker), h);
+    h = hash64(&at, sizeof at, h);
     return hash64(content, len, h);
 }
 
@@ -298,14 +386,14 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
     struct clean_msg *cm = NULL;
     sqlite3_stmt *find = NULL, *ins_s = NULL, *ins_m = NULL, *ins_f = NULL, *cnt = NULL;
     sqlite3_stmt *upd = NULL;
-    char *title = NULL, autoid[32];
+    char *title = NULL, *project = NULL, *source = NULL, *meta = NULL, autoid[32];
     const char *sid;
-    int rc = CAIRN_OK, src, is_new = 0, redact = redact_enabled();
+    int rc = CAIRN_OK, src, is_new = 0;
     int64_t sess_rowid, started = s->started_at, ended = s->ended_at, next_pos = 0;
     size_t added = 0, skipped = 0, extended = 0;
     int64_t add_ntok = 0, add_user = 0, add_bytes = 0;    /* for session_stats */
     struct extend_st ext = { NULL, NULL };
-    struct cairn_add_stats local = { 0 };
+    struct store_clean cl = { redact_enabled(), 0, 0, NULL };
 
     if (!h)
         return CAIRN_ERROR;
@@ -324,12 +412,13 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
     for (size_t i = 0; i < s->n_messages; i++) {
         const struct cairn_message *m = &s->messages[i];
         size_t len = m->content_len ? m->content_len : strlen(m->content);
-        cm[i].content = clean_text(m->content, len, redact, &cm[i].len, &local);
-        if (!cm[i].content) {
+        cm[i].content = store_clean_text(m->content, len, &cl, &cm[i].len);
+        if (!cm[i].content || clean_field(m->speaker, &cl, &cm[i].speaker)) {
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;
         }
-        cm[i].hash = message_hash(m, cm[i].content, cm[i].len);
+        cm[i].hash = store_message_hash(m->role, cm[i].speaker, m->at, cm[i].content,
+                                        cm[i].len);
         cm[i].ntok = count_index_tokens(cm[i].content, cm[i].len);
         if (m->at != CAIRN_NO_TIME) {
             if (s->started_at == CAIRN_NO_TIME && (started == CAIRN_NO_TIME || m->at < started))
@@ -339,13 +428,13 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
         }
     }
     count_occurrences(cm, s->messages, s->n_messages);
-    if (s->title) {
-        size_t tl;
-        title = clean_text(s->title, strlen(s->title), redact, &tl, &local);
-        if (!title) {
-            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-            goto out;
-        }
+    /* Metadata is stored text too: masked like the messages (a git remote
+     * with a token in meta, a key pasted into a title). */
+    if (clean_field(s->title, &cl, &title) || clean_field(s->project, &cl, &project)
+        || clean_field(s->source, &cl, &source)
+        || (s->meta && !(meta = store_clean_meta(s->meta, &cl)))) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
     }
     if (s->id && *s->id) {
         sid = s->id;
@@ -373,12 +462,12 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
                                 &ins_s)))
             goto fail;
         sqlite3_bind_text(ins_s, 1, sid, -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins_s, 2, s->source ? s->source : "", -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins_s, 3, s->project ? s->project : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins_s, 2, source ? source : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(ins_s, 3, project ? project : "", -1, SQLITE_STATIC);
         sqlite3_bind_text(ins_s, 4, title ? title : "", -1, SQLITE_STATIC);
         bind_time(ins_s, 5, started);
         bind_time(ins_s, 6, ended);
-        bind_text_or_null(ins_s, 7, s->meta);
+        bind_text_or_null(ins_s, 7, meta);
         sqlite3_bind_int64(ins_s, 8, (int64_t)time(NULL));
         if (sqlite3_step(ins_s) != SQLITE_DONE) {
             rc = cairn__sqlerr(h, SQLITE_ERROR, "insert session");
@@ -426,7 +515,7 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
         sqlite3_bind_int64(ins_m, 2, next_pos);
         bind_text_or_null(ins_m, 3, has_id ? m->id : NULL);
         sqlite3_bind_text(ins_m, 4, m->role, -1, SQLITE_STATIC);
-        bind_text_or_null(ins_m, 5, m->speaker);
+        bind_text_or_null(ins_m, 5, cm[i].speaker);
         sqlite3_bind_text(ins_m, 6, cm[i].content, (int)cm[i].len, SQLITE_STATIC);
         bind_time(ins_m, 7, m->at);
         sqlite3_bind_int64(ins_m, 8, (int64_t)cm[i].hash);
@@ -510,7 +599,7 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
         stats->messages_added += added;
         stats->messages_extended += extended;
         stats->messages_skipped += skipped;
-        stats->secrets_masked += is_new || added ? local.secrets_masked : 0;
+        stats->secrets_masked += is_new || added ? cl.masked : 0;
     }
     goto out;
 fail:
@@ -527,11 +616,16 @@ out:
     sqlite3_finalize(ext.upd);
     vec_batch_free(&vb);
     if (cm) {
-        for (size_t i = 0; i < s->n_messages; i++)
+        for (size_t i = 0; i < s->n_messages; i++) {
             free(cm[i].content);
+            free(cm[i].speaker);
+        }
         free(cm);
     }
     free(title);
+    free(project);
+    free(source);
+    free(meta);
     return rc;
 }
 

@@ -226,56 +226,166 @@ int cairn_get_stats(struct cairn *h, struct cairn_stats *o)
 struct redact_run {
     int dry_run;
     struct cairn_redact_report *out;
+    struct store_clean cl;
 };
 
-/* Masks every message, rewriting those that change (none with dry_run);
- * run inside store_scrub's transaction unless dry_run. */
-static int redact_rows(struct cairn *h, void *arg)
+/* Cleans one stored column value into *res (malloc'd) as the write path
+ * would; 1 if that changes it, 0 if not, -1 on NOMEM. */
+static int redact_col(struct redact_run *r, sqlite3_stmt *st, int col, int is_meta, char **res)
 {
-    struct redact_run *r = arg;
+    const char *t = (const char *)sqlite3_column_text(st, col);
+    size_t n = (size_t)sqlite3_column_bytes(st, col), rn;
+    *res = NULL;
+    if (!t)
+        return 0;
+    *res = is_meta ? store_clean_meta(t, &r->cl) : store_clean_text(t, n, &r->cl, &rn);
+    if (!*res)
+        return -1;
+    return strlen(*res) != n || memcmp(*res, t, n) != 0;
+}
+
+static void bind_owned(sqlite3_stmt *st, int i, char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, -1, free);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static int step_done(struct cairn *h, sqlite3_stmt *st)
+{
+    int src = sqlite3_step(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "update");
+}
+
+/* Every message: its text and speaker; a changed one gets its new hash
+ * (the identity cairn_add_session computes from the cleaned fields, so
+ * re-adding the session later finds it). */
+static int redact_messages(struct cairn *h, struct redact_run *r)
+{
     sqlite3_stmt *sel = NULL, *upd = NULL;
-    struct buf b = BUF_INIT;
+    char *content = NULL, *speaker = NULL;
     int rc, src;
-    if ((rc = store_prepare(h, "SELECT id, content FROM messages ORDER BY id", &sel)))
+    if ((rc = store_prepare(h, "SELECT id, content, speaker, role, created_at FROM messages "
+                            "ORDER BY id", &sel)))
         goto out;
-    if (!r->dry_run && (rc = store_prepare(h, "UPDATE messages SET content = ? WHERE id = ?",
-                                           &upd)))
+    if (!r->dry_run && (rc = store_prepare(h, "UPDATE messages SET content = ?, speaker = ?, "
+                                           "hash = ? WHERE id = ?", &upd)))
         goto out;
     while ((src = sqlite3_step(sel)) == SQLITE_ROW) {
-        const char *t = (const char *)sqlite3_column_text(sel, 1);
-        size_t n = (size_t)sqlite3_column_bytes(sel, 1);
-        buf_reset(&b);
         r->out->messages_seen++;
-        int k = redact_text(t ? t : "", n, &b, r->out);
-        if (k < 0) {
+        int c1 = redact_col(r, sel, 1, 0, &content), c2 = redact_col(r, sel, 2, 0, &speaker);
+        if (c1 < 0 || c2 < 0) {
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;
         }
-        if (k == 0)
+        if (!c1 && !c2) {
+            free(content), free(speaker);
+            content = speaker = NULL;
             continue;
-        r->out->messages_changed++;
-        if (r->dry_run)
-            continue;
-        sqlite3_reset(upd);
-        sqlite3_bind_text(upd, 1, b.p, (int)b.n, SQLITE_STATIC);
-        sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
-        if (sqlite3_step(upd) != SQLITE_DONE) {
-            rc = cairn__sqlerr(h, SQLITE_ERROR, "update");
-            goto out;
         }
+        r->out->messages_changed++;
+        const char *role = (const char *)sqlite3_column_text(sel, 3);
+        int64_t at = sqlite3_column_type(sel, 4) == SQLITE_NULL ? CAIRN_NO_TIME
+                                                                 : sqlite3_column_int64(sel, 4);
+        if (r->dry_run || !content) {   /* content is NOT NULL: only speaker changed */
+            free(content), free(speaker);
+            content = speaker = NULL;
+            continue;
+        }
+        uint64_t hash = store_message_hash(role ? role : "", speaker, at, content,
+                                           strlen(content));
+        sqlite3_reset(upd);
+        bind_owned(upd, 1, content);
+        bind_owned(upd, 2, speaker);
+        content = speaker = NULL;   /* owned by the statement now */
+        sqlite3_bind_int64(upd, 3, (int64_t)hash);
+        sqlite3_bind_int64(upd, 4, sqlite3_column_int64(sel, 0));
+        if ((rc = step_done(h, upd)))
+            goto out;
     }
     if (src != SQLITE_DONE)
         rc = cairn__sqlerr(h, src, "read");
 out:
+    free(content);
+    free(speaker);
     sqlite3_finalize(sel);
     sqlite3_finalize(upd);
-    buf_release(&b);
+    return rc;
+}
+
+/* Every session's stored strings: title, project, source, meta. */
+static int redact_sessions(struct cairn *h, struct redact_run *r)
+{
+    sqlite3_stmt *sel = NULL, *upd = NULL;
+    char *v[4] = { NULL };
+    int rc, src;
+    if ((rc = store_prepare(h, "SELECT id, title, project, source, meta FROM sessions "
+                            "ORDER BY id", &sel)))
+        goto out;
+    if (!r->dry_run && (rc = store_prepare(h, "UPDATE sessions SET title = coalesce(?1, title), "
+                                           "project = coalesce(?2, project), source = "
+                                           "coalesce(?3, source), meta = coalesce(?4, meta) "
+                                           "WHERE id = ?5", &upd)))
+        goto out;
+    while ((src = sqlite3_step(sel)) == SQLITE_ROW) {
+        int changed = 0;
+        r->out->sessions_seen++;
+        for (int i = 0; i < 4; i++) {
+            int c = redact_col(r, sel, i + 1, i == 3, &v[i]);
+            if (c < 0) {
+                rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+                goto out;
+            }
+            if (!c) {   /* unchanged: coalesce keeps the column */
+                free(v[i]);
+                v[i] = NULL;
+            }
+            changed |= c;
+        }
+        if (changed)
+            r->out->sessions_changed++;
+        if (!changed || r->dry_run) {
+            for (int i = 0; i < 4; i++)
+                free(v[i]), v[i] = NULL;
+            continue;
+        }
+        sqlite3_reset(upd);
+        for (int i = 0; i < 4; i++) {
+            bind_owned(upd, i + 1, v[i]);
+            v[i] = NULL;
+        }
+        sqlite3_bind_int64(upd, 5, sqlite3_column_int64(sel, 0));
+        if ((rc = step_done(h, upd)))
+            goto out;
+    }
+    if (src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "read");
+out:
+    for (int i = 0; i < 4; i++)
+        free(v[i]);
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    return rc;
+}
+
+/* Cleans every stored string as the write path does today (a store
+ * written before masking was on, or with older patterns or older
+ * <private> rules); rewrites only with dry_run off, inside store_scrub's
+ * transaction. */
+static int redact_rows(struct cairn *h, void *arg)
+{
+    struct redact_run *r = arg;
+    int rc = redact_messages(h, r);
+    if (!rc)
+        rc = redact_sessions(h, r);
+    r->out->private_removed = r->cl.private_removed;
     return rc;
 }
 
 int cairn_redact_store(struct cairn *h, int dry_run, struct cairn_redact_report *out)
 {
-    struct redact_run r = { dry_run, out };
+    struct redact_run r = { dry_run, out, { 1, 0, 0, out } };
     memset(out, 0, sizeof *out);
     /* One transaction: a half-cleaned store would be worse than either;
      * store_scrub also wipes the unmasked text the rewrite leaves behind. */
