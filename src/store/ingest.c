@@ -740,6 +740,10 @@ int cairn_session_continues(struct cairn *h, const char *id, const struct cairn_
         const char *role = (const char *)sqlite3_column_text(st, 0);
         const char *text = (const char *)sqlite3_column_blob(st, 1);
         size_t tn = (size_t)sqlite3_column_bytes(st, 1), cn;
+        if (!m->content || !m->role) {
+            res = 0;                 /* cairn_add_session would refuse it anyway */
+            break;
+        }
         /* the stored text was repaired and masked: compare like with like */
         char *c = clean_text(m->content, m->content_len ? m->content_len : strlen(m->content),
                              redact, &cn, NULL);
