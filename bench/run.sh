@@ -9,7 +9,7 @@
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
 #   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss forget fence
-#                  redact
+#                  redact json
 #   BENCH_STORE    forget: a keyword-only store to copy (default: one made from
 #                  gen_data.py ingest, about 40 s)
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
@@ -28,7 +28,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 CAIRN=$BUILD/cairn
 BIN=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget fence redact}
+ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget fence redact json}
 DATA=${BENCH_DATA:-$ROOT/../shared/data}
 PY=${PYTHON:-python3}
 
@@ -133,6 +133,11 @@ fi
 # 8. Secret masking, this build against main's redact.c in turn (bench/bench_redact.sh).
 if want redact; then
     sh bench/bench_redact.sh main "$RUNS" 5 || status=1
+fi
+
+# 9. The write paths' JSON reader against cJSON's parser, on a 45 MB transcript.
+if want json && need_bin bench_json; then
+    "$BIN/bench_json" - "$RUNS" || status=1
 fi
 
 echo "# bench: done in $(( $(date +%s) - t0 )) s$( [ $status = 0 ] || echo '; SOME CHECKS FAILED')"

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "util/json.h"
 #include "util/utf8.h"
 
 /* Inputs larger than this are refused rather than read into memory. */
@@ -73,7 +74,7 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
             break;
         const char *end = NULL, *eol = memchr(text + p, '\n', len - p);
         size_t lim = jsonl == 1 && eol ? (size_t)(eol - text) - p : len - p;
-        cJSON *v = cJSON_ParseWithLengthOpts(text + p, lim, &end, 0);
+        cJSON *v = json_parse(text + p, lim, &end);
         size_t l, c;
         if (v && jsonl < 0)
             jsonl = !eol || end <= eol;
@@ -105,23 +106,24 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
          * again: recounting per session made a 100k-message add quadratic */
         l = line_at(text, start, &lc_off, &lc_line);
         if (cJSON_IsArray(v)) {
-            const cJSON *e;
-            int k = 0;
-            cJSON_ArrayForEach(e, v) {
-                char *one = cJSON_PrintUnformatted(e);
-                k++;
+            /* Each session as written (not re-printed from the tree, which
+             * would round numeric ids past 2^53); the array parsed whole,
+             * so every element parses again. */
+            const char *q = (const char *)memchr(text + start, '[', p - start) + 1;
+            const char *qe = text + p;
+            for (int k = 1, nk = cJSON_GetArraySize(v); k <= nk; k++) {
+                const char *e1 = NULL;
+                cJSON_Delete(json_parse(q, (size_t)(qe - q), &e1));
                 docs++;
-                if (!one) {
-                    cli_error("out of memory");
-                    bad++;
-                    break;
-                }
-                if (cairn_add_json(db, one, strlen(one), &st)) {
+                if (cairn_add_json(db, q, (size_t)(e1 - q), &st)) {
                     cli_error("%s:%zu: session %d of the array: %s", name, l, k,
                               cairn_errmsg(db));
                     bad++;
                 }
-                cJSON_free(one);
+                q = memchr(e1, ',', (size_t)(qe - e1));
+                if (!q)
+                    break;
+                q++;
             }
         } else {
             docs++;

@@ -32,6 +32,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "util/json.h"
 
 #define HOOK_MAX_INPUT ((size_t)8 << 20)  /* last_assistant_message can be long */
 #define HOOK_STDIN_MS  3000               /* Claude Code writes stdin at once */
@@ -189,7 +190,7 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
         cli_log("hook %s: %s", event, why);
         goto out;
     }
-    j = cJSON_ParseWithLength(input, len);
+    j = json_parse(input, len, NULL);
     if (!j || !cJSON_IsObject(j)) {
         cli_log("hook %s: stdin is not a JSON object (%zu bytes)", event, len);
         goto out;

@@ -137,6 +137,18 @@ int cairn_add_session(struct cairn *db, const struct cairn_session *s,
                       struct cairn_add_stats *stats);
 
 /*
+ * Whether adding s under the id `id` continues what the store holds: 1
+ * when there is no such session, or when its stored messages and s's
+ * messages agree (role and text, after the masking and repair an add
+ * does) as far as the shorter of the two goes, so one is a prefix of the
+ * other; 0 when the stored session is another conversation; a negative
+ * CAIRN_* code on error. For callers that derive ids from content
+ * (save_conversation without a session id), so that two conversations
+ * that only begin alike are never merged.
+ */
+int cairn_session_continues(struct cairn *db, const char *id, const struct cairn_session *s);
+
+/*
  * Parses one session in the JSON format of `cairn add` (docs/FORMAT.md) and
  * adds it. `json` need not be NUL-terminated. On malformed JSON the message
  * gives the line and column (1-based, within `json`).

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "mcp.h"
+#include "util/json.h"
 #include "util/utf8.h"
 
 #define QUEUE_MAX_ITEMS 64
@@ -379,7 +380,7 @@ static void line_end(struct mcp_reader *r, struct line_state *ls)
     /* JSON text is UTF-8; a line that is not would make us echo bad bytes
      * (in an error message) and break the client's parser in turn. */
     if (utf8_valid(p, n))
-        it->msg = cJSON_ParseWithLength(p, n);
+        it->msg = json_parse(p, n, NULL);
     it->kind = it->msg ? MCP_ITEM_MESSAGE : MCP_ITEM_PARSE_ERROR;
     enqueue(r, it);
 out:

@@ -511,6 +511,41 @@ static int saved_title(void *arg, const struct cairn_session_info *si)
     return 0;
 }
 
+/*
+ * An id for a conversation saved without one: stable across saves of a
+ * growing conversation (from the first message and the start time given,
+ * not the default start), so the later save finds the earlier session.
+ * Two conversations that only open alike would get the same id: the id
+ * is kept only when the stored session continues this one (or this one
+ * is all of it so far), else the next of "-2", "-3"... that does.
+ */
+static const char *derive_id(struct mcp_server *s, const struct cairn_session *sess,
+                             char *idbuf, size_t nb, struct mcp_tool_result *res)
+{
+    const struct cairn_message *m0 = &sess->messages[0];
+    uint64_t h = 0xcbf29ce484222325ULL;
+    int64_t t = sess->started_at != CAIRN_NO_TIME ? sess->started_at : m0->at;
+    h = fnv1a(m0->role, strlen(m0->role) + 1, h);
+    h = fnv1a(m0->content, strlen(m0->content) + 1, h);
+    h = fnv1a(&t, sizeof t, h);
+    for (int k = 1; k <= 1000; k++) {
+        if (k == 1)
+            snprintf(idbuf, nb, "mcp-%016llx", (unsigned long long)h);
+        else
+            snprintf(idbuf, nb, "mcp-%016llx-%d", (unsigned long long)h, k);
+        int c = cairn_session_continues(s->db, idbuf, sess);
+        if (c == 1)
+            return idbuf;
+        if (c < 0) {
+            fail(res, "save_conversation failed: %s", cairn_errmsg(s->db));
+            return NULL;
+        }
+    }
+    fail(res, "save_conversation: 1000 other conversations open with this message; "
+         "pass a session_id");
+    return NULL;
+}
+
 static void tool_save(struct mcp_server *s, const cJSON *args, struct mcp_tool_result *res)
 {
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(args, "messages"), *e;
@@ -545,25 +580,11 @@ static void tool_save(struct mcp_server *s, const cJSON *args, struct mcp_tool_r
         }
         i++;
     }
-    if (!sid || !*sid) {
-        /* Stable across saves of a growing conversation: the first message
-         * and the start time only. */
-        uint64_t h = 0xcbf29ce484222325ULL;
-        int64_t t = sess.started_at != CAIRN_NO_TIME ? sess.started_at : mv[0].at;
-        h = fnv1a(mv[0].role, strlen(mv[0].role) + 1, h);
-        h = fnv1a(mv[0].content, strlen(mv[0].content) + 1, h);
-        h = fnv1a(&t, sizeof t, h);
-        snprintf(idbuf, sizeof idbuf, "mcp-%016llx", (unsigned long long)h);
-        sid = idbuf;
-    }
-    if (sess.started_at == CAIRN_NO_TIME && mv[0].at == CAIRN_NO_TIME)
-        sess.started_at = (int64_t)time(NULL);   /* so it has a date in lists */
     if (s->client[0]) {
         buf_adds(&meta, "{\"client\":");
         buf_add_json_str(&meta, s->client, strlen(s->client));
         buf_addc(&meta, '}');
     }
-    sess.id = sid;
     sess.source = "mcp";
     sess.title = arg_str(args, "title");
     sess.project = arg_str(args, "project");
@@ -574,6 +595,11 @@ static void tool_save(struct mcp_server *s, const cJSON *args, struct mcp_tool_r
     sess.n_messages = n;
     if (open_store(s, 1, res))
         goto out;
+    if ((!sid || !*sid) && !(sid = derive_id(s, &sess, idbuf, sizeof idbuf, res)))
+        goto out;
+    sess.id = sid;
+    if (sess.started_at == CAIRN_NO_TIME && mv[0].at == CAIRN_NO_TIME)
+        sess.started_at = (int64_t)time(NULL);   /* so it has a date in lists */
     int rc = cairn_add_session(s->db, &sess, &st);
     if (rc) {
         fail(res, "save_conversation failed: %s", cairn_errmsg(s->db));

@@ -24,6 +24,7 @@
  */
 #include "capture/capture.h"
 #include "util/buf.h"
+#include "util/json.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -455,7 +456,7 @@ static int one_conv(struct capture_batch *b, const char *p, size_t n,
         b->counts.skipped_too_long++;
         return CAIRN_OK;
     }
-    cJSON *c = cJSON_ParseWithLength(p, n);
+    cJSON *c = json_parse(p, n, NULL);
     if (!c) {
         b->counts.skipped_bad_json++;
         return CAIRN_OK;

@@ -26,6 +26,7 @@
 #include "capture/capture.h"
 #include "capture/private.h"
 #include "util/buf.h"
+#include "util/json.h"
 #include "util/utf8.h"
 
 #include <cjson/cJSON.h>
@@ -991,7 +992,7 @@ static const char *cc_title(struct capture_batch *b, const char *data,
     const struct cc_node *nd = custom ? custom : ai;
     if (!nd)
         return NULL;
-    cJSON *e = cJSON_ParseWithLength(data + nd->off, nd->len);
+    cJSON *e = json_parse(data + nd->off, nd->len, NULL);
     const char *r = NULL;
     const char *t = e ? cc_str(e, custom ? "customTitle" : "aiTitle") : NULL;
     if (t && *t)
@@ -1193,7 +1194,7 @@ int capture_claude_code(const char *data, size_t len, uint64_t from,
         const struct cc_node *nd = &nodes.v[chain[i]];
         if (nd->sidechain || !nd->candidate)
             continue;
-        cJSON *e = cJSON_ParseWithLength(data + nd->off, nd->len);
+        cJSON *e = json_parse(data + nd->off, nd->len, NULL);
         if (!e) {
             /* the scanner accepted what cJSON refuses (deep nesting...) */
             cn->skipped_bad_json++;

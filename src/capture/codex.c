@@ -23,6 +23,7 @@
  */
 #include "capture/capture.h"
 #include "util/buf.h"
+#include "util/json.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -253,7 +254,7 @@ int capture_codex(const char *data, size_t len, const char *default_id,
             cn->lines_ignored++;
             continue;
         }
-        cJSON *e = cJSON_ParseWithLength(p, (size_t)(end - p));
+        cJSON *e = json_parse(p, (size_t)(end - p), NULL);
         if (!e) {
             cn->skipped_bad_json++;
             continue;

@@ -30,6 +30,7 @@
 #include "store/vectors.h"
 #include "text/tokenize.h"
 #include "util/buf.h"
+#include "util/json.h"
 #include "util/utf8.h"
 
 /* A message after cleaning: owns its text. */
@@ -211,6 +212,54 @@ static void count_occurrences(struct clean_msg *cm, const struct cairn_message *
         cm[i].occurrence = ++tab[k].c;
     }
     free(tab);
+}
+
+/* 1 if a (n bytes) and b (m bytes) agree up to the shorter one. */
+static int prefix_agrees(const char *a, size_t n, const char *b, size_t m)
+{
+    return !memcmp(a, b, n < m ? n : m);
+}
+
+/*
+ * Refuses an input that gives one id to two messages whose texts differ:
+ * the store keeps one message per id, so the second would be lost. The
+ * same text twice, or a reply and its longer later form (one text starts
+ * with the other), lose nothing and pass (the longer one is kept).
+ */
+static int check_repeated_ids(struct cairn *h, const struct cairn_session *s)
+{
+    size_t cap = 16;
+    int rc = CAIRN_OK;
+    while (cap < s->n_messages * 2)
+        cap *= 2;
+    size_t *tab = calloc(cap, sizeof *tab);          /* message index + 1, 0: empty */
+    if (!tab)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    for (size_t i = 0; i < s->n_messages; i++) {
+        const struct cairn_message *m = &s->messages[i];
+        if (!m->id || !*m->id)
+            continue;
+        size_t k = (size_t)hash64(m->id, strlen(m->id), 0x1d) & (cap - 1);
+        for (; tab[k]; k = (k + 1) & (cap - 1)) {
+            const struct cairn_message *o = &s->messages[tab[k] - 1];
+            if (strcmp(o->id, m->id))
+                continue;
+            size_t on = o->content_len ? o->content_len : strlen(o->content);
+            size_t mn = m->content_len ? m->content_len : strlen(m->content);
+            if (strcmp(o->role, m->role) || !prefix_agrees(o->content, on, m->content, mn)) {
+                rc = cairn__err(h, CAIRN_INVALID, "message %zu repeats the id \"%.80s\" of "
+                                "message %zu with other text; ids must be unique in a session",
+                                i + 1, m->id, tab[k]);
+                goto out;
+            }
+            break;
+        }
+        if (!tab[k])
+            tab[k] = i + 1;
+    }
+out:
+    free(tab);
+    return rc;
 }
 
 static void derive_session_id(const struct cairn_session *s, const struct clean_msg *cm,
@@ -406,6 +455,8 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
         if (!m->content)
             return cairn__err(h, CAIRN_INVALID, "message %zu: no content", i + 1);
     }
+    if ((rc = check_repeated_ids(h, s)))
+        return rc;
     cm = calloc(s->n_messages ? s->n_messages : 1, sizeof *cm);
     if (!cm)
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
@@ -632,7 +683,7 @@ out:
 /* ---- JSON ---------------------------------------------------------- */
 
 /* Reads an optional string field; numbers are accepted for ids and
- * formatted. Returns 0 if absent or null, 1 if set, -1 on a wrong type. */
+ * formatted (as written when a double cannot hold them). Returns 0 if absent or null, 1 if set, -1 on a wrong type. */
 static int get_str(const cJSON *o, const char *name, const char **out, char *numbuf,
                    size_t nb)
 {
@@ -645,11 +696,7 @@ static int get_str(const cJSON *o, const char *name, const char **out, char *num
         return 1;
     }
     if (numbuf && cJSON_IsNumber(v)) {
-        if (v->valuedouble == (double)(long long)v->valuedouble)
-            snprintf(numbuf, nb, "%lld", (long long)v->valuedouble);
-        else
-            snprintf(numbuf, nb, "%.17g", v->valuedouble);
-        *out = numbuf;
+        *out = json_number_text(v, numbuf, nb);   /* exact digits past 2^53 */
         return 1;
     }
     return -1;
@@ -688,7 +735,7 @@ int cairn_add_json(struct cairn *h, const char *json, size_t len,
     struct cairn_session s;
 
     memset(&s, 0, sizeof s);
-    root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    root = json_parse(json, len, &end);
     if (!root) {
         size_t off = end && end >= json && end <= json + len ? (size_t)(end - json) : 0, l, c;
         utf8_line_col(json, off, &l, &c);
@@ -767,4 +814,42 @@ out:
     if (meta)
         cJSON_free(meta);
     return rc;
+}
+
+/* ---- continuation --------------------------------------------------- */
+
+int cairn_session_continues(struct cairn *h, const char *id, const struct cairn_session *s)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, res = 1, redact = redact_enabled();
+    size_t i = 0;
+    if (!h || !id)
+        return CAIRN_ERROR;
+    if ((rc = store_prepare(h, "SELECT m.role, m.content FROM messages m JOIN sessions s "
+                            "ON m.session = s.id WHERE s.ext_id = ? ORDER BY m.position", &st)))
+        return -rc;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    while (res == 1 && i < s->n_messages && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const struct cairn_message *m = &s->messages[i++];
+        const char *role = (const char *)sqlite3_column_text(st, 0);
+        const char *text = (const char *)sqlite3_column_blob(st, 1);
+        size_t tn = (size_t)sqlite3_column_bytes(st, 1), cn;
+        if (!m->content || !m->role) {
+            res = 0;                 /* cairn_add_session would refuse it anyway */
+            break;
+        }
+        /* the stored text was repaired and masked: compare like with like */
+        char *c = clean_text(m->content, m->content_len ? m->content_len : strlen(m->content),
+                             redact, &cn, NULL);
+        if (!c) {
+            res = -cairn__err(h, CAIRN_NOMEM, "out of memory");
+            break;
+        }
+        res = role && m->role && !strcmp(role, m->role) && cn == tn && !memcmp(c, text, tn);
+        free(c);
+    }
+    if (res == 1 && i < s->n_messages && rc != SQLITE_DONE)
+        res = -cairn__sqlerr(h, rc, "read session");
+    sqlite3_finalize(st);
+    return res;
 }

@@ -1,0 +1,353 @@
+/*
+ * json.c: a JSON reader that builds cJSON trees and loses no text
+ * (json.h says what it repairs and why).
+ *
+ * One pass, recursive descent, RFC 8259 grammar. Like cJSON it treats
+ * every byte up to space as whitespace and skips a leading byte order
+ * mark, so whatever cJSON_ParseWithLength accepted and stored faithfully
+ * is accepted here with the same tree. Nodes are cJSON's own (made with
+ * cJSON_Create*, strings malloc'd as cJSON's default hooks expect), so
+ * the rest of the code reads and frees them as before.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/json.h"
+#include "util/utf8.h"
+
+/* A double holds every integer up to 2^53 = 9007199254740992 (16 digits);
+ * integers of 16 digits or more keep their text (json_number_text). */
+#define EXACT_DIGITS 16
+
+struct jp {
+    const char *p, *end;
+    int depth;
+};
+
+static cJSON *parse_value(struct jp *j);
+
+static void skip_ws(struct jp *j)
+{
+    while (j->p < j->end && (unsigned char)*j->p <= ' ')
+        j->p++;
+}
+
+static cJSON *new_node(int type)
+{
+    cJSON *c = cJSON_CreateNull();
+    if (c)
+        c->type = type;
+    return c;
+}
+
+static long hex4(const char *s, const char *end)
+{
+    long v = 0;
+    if (end - s < 4)
+        return -1;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= c - '0';
+        else if (c >= 'a' && c <= 'f')
+            v |= c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            v |= c - 'A' + 10;
+        else
+            return -1;
+    }
+    return v;
+}
+
+/* The code point of a \u escape at r (after "\u"), joining a surrogate
+ * pair; a NUL or half a pair becomes U+FFFD. Advances *r; -1 if bad. */
+static long unicode_escape(const char **r, const char *end)
+{
+    long u = hex4(*r, end);
+    if (u < 0)
+        return -1;
+    *r += 4;
+    if (u >= 0xD800 && u <= 0xDBFF) {
+        const char *s = *r;
+        long lo = end - s >= 6 && s[0] == '\\' && s[1] == 'u' ? hex4(s + 2, end) : -1;
+        if (lo < 0xDC00 || lo > 0xDFFF)
+            return 0xFFFD;        /* the high half alone: the next escape stands */
+        *r += 6;
+        return 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+    }
+    if ((u >= 0xDC00 && u <= 0xDFFF) || u == 0)
+        return 0xFFFD;
+    return u;
+}
+
+/* Decodes the string at j->p (on its opening quote) into a malloc'd C
+ * string. Returns 0, or -1 with j->p at the error. */
+static int parse_string(struct jp *j, char **out)
+{
+    const char *s = j->p + 1, *q = s;
+    size_t nul = 0;
+    int esc = 0;
+    while (q < j->end && *q != '"') {
+        if (*q == '\\') {
+            esc = 1;
+            if (++q >= j->end)
+                break;
+        } else if (!*q) {
+            nul++;
+        }
+        q++;
+    }
+    if (q >= j->end) {
+        j->p = q;
+        return -1;                   /* unterminated */
+    }
+    /* Escapes only shrink; a raw NUL grows to the 3 bytes of U+FFFD. */
+    size_t raw = (size_t)(q - s);
+    char *o = malloc(raw + 2 * nul + 1), *w = o;
+    if (!o)
+        return -1;
+    if (!esc && !nul) {
+        memcpy(o, s, raw);
+        w += raw;
+    }
+    for (const char *r = s; (esc || nul) && r < q;) {
+        unsigned char c = (unsigned char)*r++;
+        if (!c) {
+            w += utf8_encode(0xFFFD, w);
+            continue;
+        }
+        if (c != '\\') {
+            *w++ = (char)c;
+            continue;
+        }
+        switch (*r++) {
+        case '"':  *w++ = '"'; break;
+        case '\\': *w++ = '\\'; break;
+        case '/':  *w++ = '/'; break;
+        case 'b':  *w++ = '\b'; break;
+        case 'f':  *w++ = '\f'; break;
+        case 'n':  *w++ = '\n'; break;
+        case 'r':  *w++ = '\r'; break;
+        case 't':  *w++ = '\t'; break;
+        case 'u': {
+            long u = unicode_escape(&r, q);
+            if (u < 0)
+                goto bad;
+            w += utf8_encode((uint32_t)u, w);
+            break;
+        }
+        default:
+        bad:
+            j->p = r - 1;
+            free(o);
+            return -1;
+        }
+    }
+    *w = 0;
+    *out = o;
+    j->p = q + 1;
+    return 0;
+}
+
+static int is_digit(const struct jp *j, const char *q)
+{
+    return q < j->end && *q >= '0' && *q <= '9';
+}
+
+static cJSON *parse_number(struct jp *j)
+{
+    const char *s = j->p, *q = s;
+    int integer = 1;
+    size_t digits = 0;
+    if (q < j->end && *q == '-')
+        q++;
+    if (!is_digit(j, q))
+        goto bad;
+    if (*q == '0')
+        q++, digits = 1;
+    else
+        while (is_digit(j, q))
+            q++, digits++;
+    if (q < j->end && *q == '.') {
+        integer = 0;
+        if (!is_digit(j, ++q))
+            goto bad;
+        while (is_digit(j, q))
+            q++;
+    }
+    if (q < j->end && (*q == 'e' || *q == 'E')) {
+        integer = 0;
+        q++;
+        if (q < j->end && (*q == '+' || *q == '-'))
+            q++;
+        if (!is_digit(j, q))
+            goto bad;
+        while (is_digit(j, q))
+            q++;
+    }
+    size_t len = (size_t)(q - s);
+    char small[64], *tmp = len < sizeof small ? small : malloc(len + 1);
+    if (!tmp)
+        return NULL;
+    memcpy(tmp, s, len);
+    tmp[len] = 0;
+    cJSON *c = cJSON_CreateNumber(strtod(tmp, NULL));
+    if (c && integer && digits >= EXACT_DIGITS) {
+        /* cJSON_Delete frees valuestring whatever the type */
+        c->valuestring = tmp == small ? strdup(small) : tmp;
+        tmp = NULL;
+        if (!c->valuestring) {
+            cJSON_Delete(c);
+            c = NULL;
+        }
+    }
+    if (tmp != small)
+        free(tmp);
+    j->p = q;
+    return c;
+bad:
+    j->p = q;
+    return NULL;
+}
+
+static cJSON *parse_literal(struct jp *j, const char *word, int type)
+{
+    size_t n = strlen(word);
+    if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n))
+        return NULL;
+    j->p += n;
+    return new_node(type);
+}
+
+/* An array or object, j->p on its opening bracket. */
+static cJSON *parse_container(struct jp *j, int obj)
+{
+    const char close = obj ? '}' : ']';
+    cJSON *c, *last = NULL;
+    if (j->depth >= JSON_PARSE_MAX_DEPTH || !(c = new_node(obj ? cJSON_Object : cJSON_Array)))
+        return NULL;
+    j->depth++;
+    j->p++;
+    skip_ws(j);
+    if (j->p < j->end && *j->p == close) {
+        j->p++;
+        goto done;
+    }
+    for (;;) {
+        char *key = NULL;
+        cJSON *v;
+        if (obj) {
+            skip_ws(j);
+            if (j->p >= j->end || *j->p != '"' || parse_string(j, &key))
+                goto fail;
+            skip_ws(j);
+            if (j->p >= j->end || *j->p != ':') {
+                free(key);
+                goto fail;
+            }
+            j->p++;
+            skip_ws(j);
+        }
+        if (!(v = parse_value(j))) {
+            free(key);
+            goto fail;
+        }
+        v->string = key;
+        /* cJSON's list: next/prev, and the first item's prev is the last */
+        if (last) {
+            last->next = v;
+            v->prev = last;
+        } else {
+            c->child = v;
+        }
+        last = v;
+        c->child->prev = last;
+        skip_ws(j);
+        if (j->p < j->end && *j->p == ',') {
+            j->p++;
+            skip_ws(j);
+            continue;
+        }
+        if (j->p < j->end && *j->p == close) {
+            j->p++;
+            break;
+        }
+        goto fail;
+    }
+done:
+    j->depth--;
+    return c;
+fail:
+    cJSON_Delete(c);
+    return NULL;
+}
+
+static cJSON *parse_value(struct jp *j)
+{
+    if (j->p >= j->end)
+        return NULL;
+    switch (*j->p) {
+    case '{':
+        return parse_container(j, 1);
+    case '[':
+        return parse_container(j, 0);
+    case '"': {
+        char *s;
+        cJSON *c;
+        if (parse_string(j, &s))
+            return NULL;
+        if (!(c = new_node(cJSON_String))) {
+            free(s);
+            return NULL;
+        }
+        c->valuestring = s;
+        return c;
+    }
+    case 't':
+        return parse_literal(j, "true", cJSON_True);
+    case 'f':
+        return parse_literal(j, "false", cJSON_False);
+    case 'n':
+        return parse_literal(j, "null", cJSON_NULL);
+    default:
+        return parse_number(j);
+    }
+}
+
+cJSON *json_parse(const char *p, size_t n, const char **end)
+{
+    struct jp j = { p, p + n, 0 };
+    cJSON *v;
+    if (!p) {
+        if (end)
+            *end = p;
+        return NULL;
+    }
+    if (n >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
+        j.p += 3;
+    skip_ws(&j);
+    v = parse_value(&j);
+    /* like cJSON, an input that ends too soon is blamed on its last byte,
+     * which is on the line the user wrote, not the empty one after it */
+    if (!v && j.p == j.end && n)
+        j.p = j.end - 1;
+    if (end)
+        *end = j.p;
+    return v;
+}
+
+const char *json_number_text(const cJSON *v, char *buf, size_t nb)
+{
+    double d = v->valuedouble;
+    if (v->valuestring)
+        return v->valuestring;
+    if (d == floor(d) && fabs(d) < 9.2e18)      /* inside long long */
+        snprintf(buf, nb, "%lld", (long long)d);
+    else
+        snprintf(buf, nb, "%.17g", d);
+    return buf;
+}

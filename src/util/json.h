@@ -1,0 +1,42 @@
+/*
+ * json.h: the JSON reader of every write path.
+ *
+ * cJSON's own parser loses text without a word: "\u0000" (or a raw NUL
+ * inside a string) ends the C string there, a lone UTF-16 surrogate
+ * ("\ud83d", an emoji cut in half by a truncating client) fails the whole
+ * document, and a number beyond 2^53 is rounded, so two different numeric
+ * ids become one. json_parse builds the same cJSON tree, with three
+ * repairs: NUL and lone surrogates become U+FFFD, and an integer too
+ * long for a double keeps its exact digits (json_number_text).
+ *
+ * Read-only paths (recall batches, the prompt hook) may keep cJSON_Parse:
+ * they store nothing.
+ */
+#ifndef CAIRN_JSON_H
+#define CAIRN_JSON_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+/* Nesting deeper than this is refused, as cJSON does. */
+#define JSON_PARSE_MAX_DEPTH 1000
+
+/*
+ * Parses one JSON value from p[0..n) (p need not be NUL-terminated).
+ * Leading whitespace and a UTF-8 byte order mark are skipped; what follows
+ * the value is not looked at. On success returns the tree (cJSON_Delete
+ * frees it) and sets *end, when end is not NULL, just past the value; on
+ * failure returns NULL with *end at the offending byte. Like cJSON, it
+ * keeps duplicate keys in order and invalid UTF-8 as it came (the store
+ * repairs it).
+ */
+cJSON *json_parse(const char *p, size_t n, const char **end);
+
+/*
+ * The text of a number used as an id: its exact digits when it is an
+ * integer a double cannot hold (json_parse kept them), else the integer
+ * or "%.17g" form in buf. Returns buf or the kept digits.
+ */
+const char *json_number_text(const cJSON *v, char *buf, size_t nb);
+
+#endif
