@@ -3,7 +3,8 @@
  * docs/FORMAT.md, one object, a JSON array of them, or JSONL (any mix of
  * whitespace-separated objects). Each session is its own transaction: a
  * bad one is reported with its line and column and skipped, the others
- * land, and the exit code says something was wrong.
+ * land, and the exit code says something was wrong. A failure of the
+ * store itself (disk full, I/O error) stops the command at once.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +37,19 @@ static size_t column_at(const char *text, size_t off)
     return c;
 }
 
+/* 1 when a failure is the store's, not the session's: a full disk, an I/O
+ * error, a lock held past the busy timeout, a damaged file. Every session
+ * after it would fail the same way, so the command stops there instead
+ * of repeating the message once per session left. */
+static int store_failed(int rc)
+{
+    return rc == CAIRN_IO || rc == CAIRN_BUSY || rc == CAIRN_CORRUPT || rc == CAIRN_NOMEM;
+}
+
 int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
 {
     const char *path = "-";
-    int quiet = 0, bad = 0, rc;
+    int quiet = 0, bad = 0, stop = 0, rc;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
             quiet = 1;
@@ -65,7 +75,7 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
      * an array) is parsed as it comes. The first document decides. */
     int jsonl = -1;
     size_t lc_off = 0, lc_line = 1;
-    while (p < len) {
+    while (p < len && !stop) {
         while (p < len && (text[p] == ' ' || text[p] == '\n' || text[p] == '\r' ||
                            text[p] == '\t'))
             p++;
@@ -116,22 +126,29 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
                     bad++;
                     break;
                 }
-                if (cairn_add_json(db, one, strlen(one), &st)) {
+                if ((rc = cairn_add_json(db, one, strlen(one), &st))) {
                     cli_error("%s:%zu: session %d of the array: %s", name, l, k,
                               cairn_errmsg(db));
                     bad++;
+                    stop = store_failed(rc);
                 }
                 cJSON_free(one);
+                if (stop)
+                    break;
             }
         } else {
             docs++;
-            if (cairn_add_json(db, text + start, p - start, &st)) {
+            if ((rc = cairn_add_json(db, text + start, p - start, &st))) {
                 cli_error("%s:%zu: %s", name, l, cairn_errmsg(db));
                 bad++;
+                stop = store_failed(rc);
             }
         }
         cJSON_Delete(v);
     }
+    if (stop)
+        cli_error("stopped: the store cannot take more (%s); the sessions before that line "
+                  "are stored, that one and the rest of %s are not", cairn_errstr(rc), name);
     if (!quiet)
         printf("added %zu sessions (%zu updated), %zu messages; %zu already present; "
                "%zu secrets masked%s\n", st.sessions_added, st.sessions_updated,
