@@ -6,6 +6,7 @@
  * land, and the exit code says something was wrong. A failure of the
  * store itself (disk full, I/O error) stops the command at once.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cjson/cJSON.h>
@@ -67,6 +68,7 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
         free(text);
         return rc;
     }
+    spool_drain(db, INT_MAX);            /* hook events that found the store locked */
     struct cairn_add_stats st = { 0 };
     size_t p = 0, docs = 0;
     const char *name = strcmp(path, "-") ? path : "stdin";

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <stdint.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -243,6 +244,7 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
         status = rc;
         goto out;
     }
+    spool_drain(db, INT_MAX);            /* hook events that found the store locked */
 
     struct progress pr;
     memset(&pr, 0, sizeof pr);
