@@ -148,6 +148,8 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
         }
         cJSON_Delete(v);
     }
+    if (!stop)
+        spool_drain(db, INT_MAX);        /* and those that found it locked by this add */
     if (stop)
         cli_error("stopped: the store cannot take more (%s); the sessions before that line "
                   "are stored, that one and the rest of %s are not", cairn_errstr(rc), name);
