@@ -4,25 +4,27 @@
 # 18 during a 50 MB add). Each hook is given a transcript none of whose
 # turns are stored yet; after the add and every hook have ended, a session
 # counts as saved when its last reply is in the store.
-#   sh bench/bench_lost_turns.sh BINARY [MB] [HOOKS]     (defaults: 50, 18)
+#   sh bench/bench_lost_turns.sh BINARY [MB] [HOOKS] [TURNS]  (defaults: 30, 18, 3000)
+# TURNS is the turns of each added session: one session is one transaction,
+# so it sets how long the add holds the lock at a time.
 # Run it for main's binary and the branch's in one command to compare.
 set -u
-BIN=$1 MB=${2:-50} N=${3:-18}
+BIN=$1 MB=${2:-30} N=${3:-18} TURNS=${4:-3000}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export CAIRN_DB="$TMP/m.db" HOME="$TMP/home" CAIRN_EMBED_MODEL=none
 mkdir -p "$HOME"
-python3 - "$TMP/big.jsonl" "$MB" <<'PY'
+python3 - "$TMP/big.jsonl" "$MB" "$TURNS" <<'PY'
 import json, sys
-path, mb = sys.argv[1], int(sys.argv[2])
+path, mb, turns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 words = "reproducible build compiler archive timestamp gzip locale timezone debian".split()
 with open(path, "w") as f:
     i = 0
     while f.tell() < mb << 20:
         msgs = [{"role": "user" if k % 2 == 0 else "assistant",
                  "content": " ".join(words[(i + k + j) % len(words)] + str(j % 97)
-                                     for j in range(160))} for k in range(8)]
+                                     for j in range(160))} for k in range(turns)]
         f.write(json.dumps({"id": "bulk-%d" % i, "messages": msgs}) + "\n")
         i += 1
 PY
