@@ -91,6 +91,13 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
 /* ~/.cairn/cairn.log ($CAIRN_LOG): its path into out (0, or -1), and one
  * timestamped line appended to it (file 0600; never fails loudly). */
 int cli_log_path(char *out, size_t n);
+/* The spool (spool.c, docs/CAPTURE.md): a save hook that found the store
+ * locked keeps its event in STORE-spool (0, or -1 after a line in
+ * cairn.log); a later save hook, `cairn add` or `cairn import` imports up
+ * to max of them and returns how many it saved. */
+int spool_put(const struct cairn *db, const char *event, const char *sid, const char *tp,
+              const char *cwd, const char *project);
+int spool_drain(struct cairn *db, int max);
 void cli_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* open(path, flags) (O_CLOEXEC added, mode 0600) for a regular file only,
  * without blocking on a FIFO: the fd, or -1 with errno set. The hooks'

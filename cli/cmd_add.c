@@ -3,8 +3,10 @@
  * docs/FORMAT.md, one object, a JSON array of them, or JSONL (any mix of
  * whitespace-separated objects). Each session is its own transaction: a
  * bad one is reported with its line and column and skipped, the others
- * land, and the exit code says something was wrong.
+ * land, and the exit code says something was wrong. A failure of the
+ * store itself (disk full, I/O error) stops the command at once.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cjson/cJSON.h>
@@ -37,10 +39,19 @@ static size_t column_at(const char *text, size_t off)
     return c;
 }
 
+/* 1 when a failure is the store's, not the session's: a full disk, an I/O
+ * error, a lock held past the busy timeout, a damaged file. Every session
+ * after it would fail the same way, so the command stops there instead
+ * of repeating the message once per session left. */
+static int store_failed(int rc)
+{
+    return rc == CAIRN_IO || rc == CAIRN_BUSY || rc == CAIRN_CORRUPT || rc == CAIRN_NOMEM;
+}
+
 int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
 {
     const char *path = "-";
-    int quiet = 0, bad = 0, rc;
+    int quiet = 0, bad = 0, stop = 0, rc;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))
             quiet = 1;
@@ -58,6 +69,7 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
         free(text);
         return rc;
     }
+    spool_drain(db, INT_MAX);            /* hook events that found the store locked */
     struct cairn_add_stats st = { 0 };
     size_t p = 0, docs = 0;
     const char *name = strcmp(path, "-") ? path : "stdin";
@@ -66,7 +78,7 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
      * an array) is parsed as it comes. The first document decides. */
     int jsonl = -1;
     size_t lc_off = 0, lc_line = 1;
-    while (p < len) {
+    while (p < len && !stop) {
         while (p < len && (text[p] == ' ' || text[p] == '\n' || text[p] == '\r' ||
                            text[p] == '\t'))
             p++;
@@ -115,11 +127,14 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
                 const char *e1 = NULL;
                 cJSON_Delete(json_parse(q, (size_t)(qe - q), &e1));
                 docs++;
-                if (cairn_add_json(db, q, (size_t)(e1 - q), &st)) {
+                if ((rc = cairn_add_json(db, q, (size_t)(e1 - q), &st))) {
                     cli_error("%s:%zu: session %d of the array: %s", name, l, k,
                               cairn_errmsg(db));
                     bad++;
+                    stop = store_failed(rc);
                 }
+                if (stop)
+                    break;
                 q = memchr(e1, ',', (size_t)(qe - e1));
                 if (!q)
                     break;
@@ -127,13 +142,19 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
             }
         } else {
             docs++;
-            if (cairn_add_json(db, text + start, p - start, &st)) {
+            if ((rc = cairn_add_json(db, text + start, p - start, &st))) {
                 cli_error("%s:%zu: %s", name, l, cairn_errmsg(db));
                 bad++;
+                stop = store_failed(rc);
             }
         }
         cJSON_Delete(v);
     }
+    if (!stop)
+        spool_drain(db, INT_MAX);        /* and those that found it locked by this add */
+    if (stop)
+        cli_error("stopped: the store cannot take more (%s); the sessions before that line "
+                  "are stored, that one and the rest of %s are not", cairn_errstr(rc), name);
     if (!quiet)
         printf("added %zu sessions (%zu updated), %zu messages; %zu already present; "
                "%zu secrets masked%s\n", st.sessions_added, st.sessions_updated,

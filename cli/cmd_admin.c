@@ -46,7 +46,7 @@ int cmd_stats(int argc, char **argv, struct cli_ctx *ctx)
     struct cairn_stats s;
     char a[40], b[40];
     int rc, json = argc > 1 && !strcmp(argv[1], "--json");
-    if ((rc = cli_open(ctx, CAIRN_OPEN_NOCREATE, &db)))
+    if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
     rc = cairn_get_stats(db, &s);
     if (rc) {

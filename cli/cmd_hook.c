@@ -15,7 +15,9 @@
  * It must never hold the user up: stdin is read with a size cap and a
  * deadline, the store's lock is waited on briefly (a locked store means
  * the next hook saves these turns), and an alarm ends the process if
- * anything still hangs; SQLite leaves the store whole when killed.
+ * anything still hangs; SQLite leaves the store whole when killed. A hook
+ * that finds the store locked keeps its event in the spool (spool.c), and
+ * a hook that saved its own turns saves a few spooled events too.
  *
  * Capture is off with CAIRN_CAPTURE=0, or for a project (name or folder)
  * listed in CAIRN_EXCLUDE_PROJECTS (comma-separated). CAIRN_PROJECT names
@@ -36,6 +38,7 @@
 
 #define HOOK_MAX_INPUT ((size_t)8 << 20)  /* last_assistant_message can be long */
 #define HOOK_STDIN_MS  3000               /* Claude Code writes stdin at once */
+#define HOOK_DRAIN_MAX 8                  /* spooled events a hook saves, at most */
 
 static void on_alarm(int sig)
 {
@@ -237,11 +240,21 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
     o.cwd = cwd;
     o.default_id = sid;
     rc = cairn_import_file(db, CAIRN_IMPORT_CLAUDE_CODE, tp, &o, &st);
+    if (rc == CAIRN_BUSY) {
+        /* locked past the budget: the event waits in the spool for the
+         * next hook or command, so a SessionEnd's last turn is not lost */
+        int spooled = spool_put(db, event, sid, tp, cwd, forced) == 0;
+        cli_log("hook %s: session %s: %s: %s%s", event, sid ? sid : "?", cairn_errstr(rc),
+                cairn_errmsg(db), spooled ? "; spooled for the next hook or command" : "");
+        goto out;
+    }
     if (rc)
         cli_log("hook %s: session %s: %s: %s", event, sid ? sid : "?", cairn_errstr(rc),
                 cairn_errmsg(db));
     else if (st.sessions_failed)
         cli_log("hook %s: session %s: not saved: %s", event, sid ? sid : "?", cairn_errmsg(db));
+    if (!rc)
+        spool_drain(db, HOOK_DRAIN_MAX);
 out:
     cairn_close(db);
     cJSON_Delete(j);

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <stdint.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -243,6 +244,7 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
         status = rc;
         goto out;
     }
+    spool_drain(db, INT_MAX);            /* hook events that found the store locked */
 
     struct progress pr;
     memset(&pr, 0, sizeof pr);
@@ -279,6 +281,8 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
     }
     if (pr.on)
         fputc('\n', stderr);
+    if (!status)
+        spool_drain(db, INT_MAX);        /* and those that found it locked by this import */
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - pr.start.tv_sec) + (t1.tv_nsec - pr.start.tv_nsec) / 1e9;

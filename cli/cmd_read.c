@@ -194,7 +194,7 @@ int cmd_export(int argc, char **argv, struct cli_ctx *ctx)
         cli_error("export: --format is markdown or jsonl, not %s", format);
         return 2;
     }
-    if ((rc = cli_open(ctx, CAIRN_OPEN_NOCREATE, &db)))
+    if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
     if (session)
         rc = collect(&ids, &(struct cairn_session_info){ .id = session });
@@ -280,7 +280,7 @@ int cmd_sessions(int argc, char **argv, struct cli_ctx *ctx)
         cli_error("sessions: unknown argument %s", argv[i]);
         return 2;
     }
-    if ((rc = cli_open(ctx, CAIRN_OPEN_NOCREATE, &db)))
+    if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
     rc = cairn_sessions(db, project, 0, limit ? strtoul(limit, NULL, 10) : 0,
                         print_session_line, &json);
@@ -349,7 +349,7 @@ int cmd_show(int argc, char **argv, struct cli_ctx *ctx)
         cli_error("usage: cairn show SESSION [--from N --to M] [--json]");
         return 2;
     }
-    if ((rc = cli_open(ctx, CAIRN_OPEN_NOCREATE, &db)))
+    if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
     rc = cairn_messages(db, session, from ? atoi(from) : 0, to ? atoi(to) : -1,
                         show_message, &json);

@@ -236,7 +236,7 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
             return 2;
         }
     }
-    if ((rc = cli_open(ctx, CAIRN_OPEN_NOCREATE, &db)))
+    if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
     if (batch) {
         rc = run_batch(db, &o);

@@ -11,7 +11,8 @@
  * `hook <event>`) and the groups and event lists that this left empty.
  * Before writing, the old file is copied to settings.json.cairn-bak; the
  * new one is written to a temporary file and renamed over, so Claude Code
- * never reads half a file. --dry-run prints the change as a unified diff.
+ * never reads half a file. A symlinked settings.json stays a symlink: the
+ * change is written to the file it points to. --dry-run prints the change as a unified diff.
  *
  * The hooks use the shell form ("'/path/cairn' hook stop"), which every
  * Claude Code version runs; the absolute path makes them work whatever
@@ -19,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +249,34 @@ static int write_file(const char *path, const char *text, mode_t mode)
     return 0;
 }
 
+/*
+ * The file to write for path: path itself, or, when path is a symlink
+ * (dotfiles kept in a repository and linked into ~/.claude), the file it
+ * points to. Renaming our new file over the link would replace the link
+ * with a regular file and cut the settings off from the repository; the
+ * new text goes to the target instead, by the same rename in the target's
+ * folder. A link to nothing is refused. 0 on success.
+ */
+static int link_target(const char *path, char *out, size_t n)
+{
+    struct stat st;
+    char real[PATH_MAX];
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode)) {
+        snprintf(out, n, "%s", path);
+        return 0;
+    }
+    if (!realpath(path, real)) {
+        cli_error("setup: %s is a symlink to a file that cannot be reached (%s); fix the link "
+                  "first (nothing changed)", path, strerror(errno));
+        return -1;
+    }
+    if ((size_t)snprintf(out, n, "%s", real) >= n) {
+        cli_error("setup: path too long: %s", real);
+        return -1;
+    }
+    return 0;
+}
+
 /* diff -u old new on stdout (labels a/b). */
 static void show_diff(const char *path, const char *old, const char *new_text)
 {
@@ -335,6 +365,9 @@ int cmd_setup(int argc, char **argv, struct cli_ctx *ctx)
     struct stat st;
     mode_t mode = 0600;
     size_t len = 0;
+    char target[4096];
+    if (link_target(path, target, sizeof target))
+        return 1;
     int exists = stat(path, &st) == 0;
     if (exists) {
         mode = st.st_mode & 0777;
@@ -400,8 +433,8 @@ int cmd_setup(int argc, char **argv, struct cli_ctx *ctx)
         }
         printf("backed up %s to %s\n", path, bak);
     }
-    if (write_file(path, new_text, mode) != 0) {
-        cli_error("setup: cannot write %s: %s", path, strerror(errno));
+    if (write_file(target, new_text, mode) != 0) {
+        cli_error("setup: cannot write %s: %s", target, strerror(errno));
         goto out;
     }
     printf("%s %d cairn hook%s %s %s\n", remove_ ? "removed" : "added", n, n == 1 ? "" : "s",

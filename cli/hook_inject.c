@@ -23,7 +23,8 @@
  * Every prompt decision (fired or not, why, the gate's figures) is one
  * JSON line in ~/.cairn/inject.jsonl ($CAIRN_INJECT_LOG), so a user can
  * audit precision. A message is never injected twice in one session: the
- * keys injected so far live in ~/.cairn/injected/<session>.
+ * keys injected so far live in ~/.cairn/injected/<session>. Both files are
+ * opened with O_NOFOLLOW: a symlink there is never followed.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -106,6 +107,20 @@ static void make_parents(const char *path)
             *p = '/';
         }
     }
+}
+
+/* Opens a state file for appending, creating it 0600. Never through a
+ * symlink (O_NOFOLLOW, like cairn.log): a link planted in ~/.cairn must
+ * not make a hook append to a file it points at; the hook then writes
+ * nothing and says so in cairn.log. */
+static int open_state(const char *path)
+{
+    make_parents(path);
+    /* not a FIFO either: cli_open_regular */
+    int fd = cli_open_regular(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW);
+    if (fd < 0)
+        cli_log("hook: cannot open %s: %s", path, strerror(errno));
+    return fd;
 }
 
 int inject_method(void)
@@ -222,7 +237,7 @@ static void session_file(const char *sid, char *out, size_t n)
 
 static char *read_small(const char *path)
 {
-    int fd = cli_open_regular(path, O_RDONLY);
+    int fd = cli_open_regular(path, O_RDONLY | O_NOFOLLOW);
     FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     struct buf b;
     char chunk[4096];
@@ -242,8 +257,7 @@ static char *read_small(const char *path)
 
 static void remember(const char *path, const struct cairn_recall *r)
 {
-    make_parents(path);
-    int fd = cli_open_regular(path, O_WRONLY | O_CREAT | O_APPEND);
+    int fd = open_state(path);
     if (fd < 0)
         return;
     struct buf b = BUF_INIT;
@@ -301,8 +315,7 @@ static void log_decision(const char *sid, size_t prompt_len, int fired, const ch
     cJSON_Delete(o);
     if (!s)
         return;
-    make_parents(path);
-    int fd = cli_open_regular(path, O_WRONLY | O_CREAT | O_APPEND);
+    int fd = open_state(path);
     if (fd >= 0) {
         size_t n = strlen(s);
         if (write(fd, s, n) != (ssize_t)n || write(fd, "\n", 1) != 1)

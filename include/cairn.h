@@ -67,7 +67,13 @@ struct cairn;
  * is created or migrated once. A CAIRN_OPEN_READONLY open of a store of an
  * older schema migrates it first through a short writable handle (as the
  * next writer would), so a reader keeps working after cairn is upgraded;
- * if the file cannot be written it fails with the reason.
+ * if the file cannot be written it fails with the reason. A read-only open
+ * of a store this user cannot write (a 0444 file in a 0555 folder), where
+ * SQLite cannot create the WAL's -shm file, reads the file as immutable
+ * when no -wal file holds commits, and fails with the reason when one does
+ * (docs/FORMAT.md). A file of another program (tables, and not cairn's
+ * application id) is refused with CAIRN_CORRUPT before anything in it is
+ * changed.
  *
  * On return *out is a handle even when the open failed (except on
  * CAIRN_NOMEM, where it is NULL), so cairn_errmsg() can say why; the caller

@@ -160,6 +160,66 @@ static int exec_retry(struct cairn *h, const char *sql)
     }
 }
 
+/* The file name as a URI path ("file:" + the path, with the characters a
+ * URI gives a meaning percent-encoded). 0 on success. */
+static int file_uri(const char *path, char *out, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t k = 0;
+    if (n < 6)
+        return -1;
+    memcpy(out, "file:", 5);
+    k = 5;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (k + 4 >= n)
+            return -1;
+        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x20) {
+            out[k++] = '%';
+            out[k++] = hex[*p >> 4];
+            out[k++] = hex[*p & 15];
+        } else {
+            out[k++] = (char)*p;
+        }
+    }
+    out[k] = '\0';
+    return 0;
+}
+
+/*
+ * A store this user may read but not write (a 0444 file in a 0555 folder,
+ * a backup on read-only media): SQLite reads a WAL store through its -shm
+ * file, which it cannot create there, and fails every read with "attempt
+ * to write a readonly database". When that happens and no -wal file
+ * exists (so every committed change is in the main file), the file is
+ * opened again as immutable: read as it is, with no locks and no -shm.
+ * That is only safe because nobody can change it without first making it
+ * writable; a -wal file that is there may hold commits, so then the open
+ * fails and says why instead of reading an old state.
+ */
+static int open_unwritable(struct cairn *h)
+{
+    char uri[4200], wal[4200];
+    struct stat st;
+    int src = sqlite3_exec(h->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    if ((src & 0xff) != SQLITE_READONLY && (src & 0xff) != SQLITE_CANTOPEN)
+        return CAIRN_OK;                        /* readable, or another error, found later */
+    snprintf(wal, sizeof wal, "%s-wal", h->path);
+    if (lstat(wal, &st) == 0 && st.st_size > 0)
+        return cairn__err(h, CAIRN_IO, "cannot read %s: it is not writable by this user and "
+                          "%s holds changes not yet in it; open it once as its owner",
+                          h->path, wal);
+    if (file_uri(h->path, uri, sizeof uri - 16))
+        return cairn__err(h, CAIRN_TOOBIG, "path too long: %s", h->path);
+    strcat(uri, "?immutable=1");
+    sqlite3_close_v2(h->db);
+    h->db = NULL;
+    src = sqlite3_open_v2(uri, &h->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                          NULL);
+    if (src != SQLITE_OK)
+        return cairn__sqlerr(h, src, "cannot open store");
+    return CAIRN_OK;
+}
+
 int cairn_open(const char *path, unsigned flags, struct cairn **out)
 {
     char def[4096];
@@ -204,6 +264,8 @@ int cairn_open(const char *path, unsigned flags, struct cairn **out)
     src = sqlite3_open_v2(path, &h->db, oflags | SQLITE_OPEN_NOMUTEX, NULL);
     if (src != SQLITE_OK)
         return cairn__sqlerr(h, src, "cannot open store");
+    if (h->readonly && !is_memory && (rc = open_unwritable(h)))
+        return rc;
     sqlite3_extended_result_codes(h->db, 0);
     sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
     src = text_fts_register(h->db);
@@ -213,6 +275,9 @@ int cairn_open(const char *path, unsigned flags, struct cairn **out)
     if (src != SQLITE_OK)
         return cairn__sqlerr(h, src, "cannot register FTS functions");
     if (!h->readonly && !is_memory) {
+        /* Another program's file is refused before WAL changes its header. */
+        if ((rc = store_check_foreign(h)))
+            return rc;
         /* journal_mode=WAL is sticky in the file; asking again is cheap
          * (a read of the header). Switching a new or rollback-journal file
          * reads the header under a read lock and then asks for the write

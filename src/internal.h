@@ -18,6 +18,7 @@
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
+#define CAIRN_APP_ID_SQL "1668443697"   /* CAIRN_APP_ID in decimal, for SQL text */
 
 struct cairn {
     sqlite3 *db;
@@ -38,6 +39,7 @@ int cairn__sqlerr(struct cairn *h, int src, const char *what);
 /* ---- Interface to code in store/schema.c ---- */
 /* Creates or migrates the schema to CAIRN_SCHEMA_VERSION. */
 int store_migrate(struct cairn *h);
+int store_check_foreign(struct cairn *h);
 
 /* ---- Interface to code in store/tx.c ---- */
 int store_begin(struct cairn *h);      /* BEGIN IMMEDIATE, waits on locks */

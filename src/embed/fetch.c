@@ -23,6 +23,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -122,6 +123,18 @@ static uint64_t file_size(const char *path)
     return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
+/* fopen(path, mode) for writing, but never through a symlink: the models
+ * folder is the user's, and a link planted at DEST.part (or at a file the
+ * archive holds) must not make a download write wherever it points. */
+FILE *embed_open_write(const char *path, int flags, const char *mode)
+{
+    int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, mode) : NULL;
+    if (!f && fd >= 0)
+        close(fd);
+    return f;
+}
+
 /* One transfer attempt, appending to part from its current size. */
 static CURLcode try_once(const char *url, const char *part, struct xfer *x,
                          long *http, char *cerr)
@@ -132,9 +145,12 @@ static CURLcode try_once(const char *url, const char *part, struct xfer *x,
     if (!c)
         return CURLE_OUT_OF_MEMORY;
     x->have = file_size(part);
-    x->f = fopen(part, "ab");
+    x->f = embed_open_write(part, O_WRONLY | O_CREAT | O_APPEND, "ab");
     if (!x->f) {
+        int e = errno;                             /* says why, for the caller */
+        x->write_failed = 1;
         fc.easy_cleanup(c);
+        errno = e;
         return CURLE_WRITE_ERROR;
     }
     cerr[0] = 0;
@@ -288,12 +304,15 @@ static int gz_skip(gzFile g, uint64_t n)
 int embed_untgz(const char *tgz, const char *prefix, const char *dir,
                 char *err, size_t errlen)
 {
-    gzFile g = gzopen(tgz, "rb");
+    int gfd = open(tgz, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    gzFile g = gfd >= 0 ? gzdopen(gfd, "rb") : NULL;
     unsigned char h[512];
     char longname[1024] = "";
     int count = 0, rc = -1;
 
     if (!g) {
+        if (gfd >= 0)
+            close(gfd);
         embed_errf(err, errlen, "cannot open %s", tgz);
         return -1;
     }
@@ -359,7 +378,7 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
             goto out;
         }
         {
-            FILE *f = fopen(path, "wb");
+            FILE *f = embed_open_write(path, O_WRONLY | O_CREAT | O_TRUNC, "wb");
             char buf[65536];
             uint64_t left = size;
 

@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -346,7 +347,7 @@ int embed_reg_pull(const struct embed_reg_model *m, const char *base,
     if (m->cairn_json) {
         FILE *o;
         snprintf(p, sizeof(p), "%s/cairn_embed.json", stage);
-        o = fopen(p, "w");
+        o = embed_open_write(p, O_WRONLY | O_CREAT | O_TRUNC, "w");
         if (!o || fputs(m->cairn_json, o) < 0 || fclose(o) != 0) {
             embed_errf(err, errlen, "cannot write %s", p);
             return -1;

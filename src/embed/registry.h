@@ -19,6 +19,7 @@
 #define CAIRN_EMBED_REGISTRY_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define EMBED_REG_MAX_FILES 8
@@ -101,6 +102,9 @@ int embed_fetch(const char *url, const char *dest, uint64_t size, const char *sh
                 embed_reg_progress_fn cb, void *ud, const char *label,
                 char *err, size_t errlen);
 
+/* fopen(path, mode) for writing with open(2) flags, never through a
+ * symlink (O_NOFOLLOW); NULL with errno set on failure. */
+FILE *embed_open_write(const char *path, int flags, const char *mode);
 /* Extracts the regular files under prefix (e.g. "package/dist/") of the
  * .tar.gz at tgz into dir (names flattened to their last part; no links,
  * no "..", no absolute names). Returns the number of files, or -1. */

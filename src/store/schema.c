@@ -203,6 +203,25 @@ static int foreign(struct cairn *h)
 }
 
 /*
+ * Refuses a SQLite file that is not ours before anything writes to it: a
+ * file with tables and without cairn's application id (set by the first
+ * migration, on every store since the first version) belongs to another
+ * program. cairn_open calls this before it switches a file to WAL, which
+ * changes the file's header, and the migration calls it again inside the
+ * write lock. Only reads: an empty new file passes.
+ */
+int store_check_foreign(struct cairn *h)
+{
+    int foreign_file = 0;
+    /* one statement, so one read transaction: as two, a process that
+     * creates the store could commit between them (no id, then tables) */
+    int rc = pragma_int(h, "SELECT (SELECT count(*) FROM sqlite_master) > 0 AND "
+                           "application_id != " CAIRN_APP_ID_SQL " FROM pragma_application_id",
+                        &foreign_file);
+    return rc ? rc : foreign_file ? foreign(h) : CAIRN_OK;
+}
+
+/*
  * A read-only handle on a store of an older schema (the prompt hook after
  * cairn was upgraded): the store is migrated through a short writable
  * handle, exactly as the next writer would, and then read. Reading the old
@@ -214,6 +233,8 @@ static int foreign(struct cairn *h)
 static int migrate_for_reader(struct cairn *h, int version)
 {
     int ntables = 0, rc;
+    if ((rc = store_check_foreign(h)))
+        return rc;
     if (version == 0) {
         if ((rc = pragma_int(h, "SELECT count(*) FROM sqlite_master", &ntables)))
             return rc;
@@ -238,7 +259,7 @@ static int migrate_for_reader(struct cairn *h, int version)
 
 int store_migrate(struct cairn *h)
 {
-    int version = 0, app = 0, ntables = 0, rc;
+    int version = 0, rc;
     char sql[64];
 
     rc = pragma_int(h, "PRAGMA user_version", &version);
@@ -256,8 +277,7 @@ int store_migrate(struct cairn *h)
     /* Re-read inside the write lock: another process may have migrated
      * (or created the store) while this one waited for it. */
     if ((rc = pragma_int(h, "PRAGMA user_version", &version)) ||
-        (rc = pragma_int(h, "PRAGMA application_id", &app)) ||
-        (rc = pragma_int(h, "SELECT count(*) FROM sqlite_master", &ntables)))
+        (rc = store_check_foreign(h)))
         goto fail;
     if (version == N_MIGRATIONS) {
         store_rollback(h);                      /* nothing written */
@@ -265,10 +285,6 @@ int store_migrate(struct cairn *h)
     }
     if (version > N_MIGRATIONS) {
         rc = too_new(h, version);
-        goto fail;
-    }
-    if (version == 0 && ntables > 0 && app != CAIRN_APP_ID) {
-        rc = foreign(h);
         goto fail;
     }
     for (int v = version; v < N_MIGRATIONS; v++) {

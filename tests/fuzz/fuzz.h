@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <cjson/cJSON.h>
 
 #ifndef FUZZ_DATA
 #define FUZZ_DATA "tests/data"      /* run.sh passes the absolute path */
@@ -90,6 +91,28 @@ static inline void fuzz_write(const char *name, struct fuzz_part part)
     if (!f || (part.n && fwrite(part.p, 1, part.n, f) != part.n))
         abort();
     fclose(f);
+}
+
+/* The hook JSON (or spooled event) in part, with "transcript_path":
+ * "t.jsonl" made the full path of the file the target wrote; malloc'd.
+ * Input naming any other path gives NULL, to be skipped, so the fuzzer
+ * never reads the machine's files; input without one (or not JSON) comes
+ * back as it is. */
+static inline char *fuzz_pin_transcript(struct fuzz_part part, const char *full)
+{
+    char *in = NULL;
+    cJSON *j = cJSON_ParseWithLength(part.p, part.n);
+    cJSON *tp = cJSON_GetObjectItemCaseSensitive(j, "transcript_path");
+    if (tp) {
+        if (!cJSON_IsString(tp) || strcmp(tp->valuestring, "t.jsonl")) {
+            cJSON_Delete(j);
+            return NULL;
+        }
+        cJSON_SetValuestring(tp, full);
+        in = cJSON_PrintUnformatted(j);
+    }
+    cJSON_Delete(j);
+    return in ? in : fuzz_strdup(part);
 }
 
 /* Removes the store at path and its WAL files: a fresh store per input. */

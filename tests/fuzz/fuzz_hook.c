@@ -89,20 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Only the transcript we wrote: "t.jsonl" becomes its full path (the
      * working folder stays, libFuzzer's paths are relative to it); input
      * that is not JSON goes to the hook as it is. */
-    char *in = NULL;
-    cJSON *j = cJSON_ParseWithLength(part[1].p, part[1].n);
-    cJSON *tp = cJSON_GetObjectItemCaseSensitive(j, "transcript_path");
-    if (tp) {
-        if (!cJSON_IsString(tp) || strcmp(tp->valuestring, "t.jsonl")) {
-            cJSON_Delete(j);
-            return 0;
-        }
-        cJSON_SetValuestring(tp, transcript);
-        in = cJSON_PrintUnformatted(j);
-    }
-    cJSON_Delete(j);
+    char *in = fuzz_pin_transcript(part[1], transcript);
     if (!in)
-        in = fuzz_strdup(part[1]);
+        return 0;
     fuzz_write("t.jsonl", part[2]);
 
     struct cli_ctx ctx = { db };
