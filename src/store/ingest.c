@@ -81,7 +81,7 @@ out:
     return res;
 }
 
-/* clean_text for an optional NUL-terminated field: NULL stays NULL.
+/* store_clean_text for an optional NUL-terminated field: NULL stays NULL.
  * Returns 0, or -1 on NOMEM. */
 static int clean_field(const char *s, struct store_clean *cl, char **out)
 {
@@ -821,7 +821,8 @@ out:
 int cairn_session_continues(struct cairn *h, const char *id, const struct cairn_session *s)
 {
     sqlite3_stmt *st = NULL;
-    int rc, res = 1, redact = redact_enabled();
+    struct store_clean cl = { redact_enabled(), 0, 0, NULL };
+    int rc, res = 1;
     size_t i = 0;
     if (!h || !id)
         return CAIRN_ERROR;
@@ -839,8 +840,8 @@ int cairn_session_continues(struct cairn *h, const char *id, const struct cairn_
             break;
         }
         /* the stored text was repaired and masked: compare like with like */
-        char *c = clean_text(m->content, m->content_len ? m->content_len : strlen(m->content),
-                             redact, &cn, NULL);
+        char *c = store_clean_text(m->content,
+                                   m->content_len ? m->content_len : strlen(m->content), &cl, &cn);
         if (!c) {
             res = -cairn__err(h, CAIRN_NOMEM, "out of memory");
             break;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0206-hostile-files: what sits at a path cairn opens must not hang it or
+# t0208-hostile-files: what sits at a path cairn opens must not hang it or
 # blow up its memory. A FIFO at the hook log, the injection log or a
 # session's injected-once file: each hook returns at once, exit 0 (without
 # O_NONBLOCK the open waited for a reader: every hook hit its 30 s alarm).
