@@ -31,6 +31,16 @@ extern "C" {
 
 #define CAIRN_VERSION "0.1.0"
 
+/* Marks every function of this header. The library is built with
+ * -fvisibility=hidden, so these are the only symbols libcairn.so exports
+ * (tests/t/t0502-exports.sh): its internals cannot be linked against by
+ * accident, nor clash with a program's own names. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CAIRN_API __attribute__((visibility("default")))
+#else
+#define CAIRN_API
+#endif
+
 /* Result codes. */
 enum cairn_rc {
     CAIRN_OK = 0,
@@ -48,7 +58,7 @@ enum cairn_rc {
 };
 
 /* A short English name for a code ("invalid input"); static storage. */
-const char *cairn_errstr(int rc);
+CAIRN_API const char *cairn_errstr(int rc);
 
 struct cairn;
 
@@ -79,17 +89,17 @@ struct cairn;
  * CAIRN_NOMEM, where it is NULL), so cairn_errmsg() can say why; the caller
  * always closes it with cairn_close().
  */
-int cairn_open(const char *path, unsigned flags, struct cairn **out);
+CAIRN_API int cairn_open(const char *path, unsigned flags, struct cairn **out);
 /* Closes the store and frees the handle. NULL is a no-op. */
-void cairn_close(struct cairn *db);
+CAIRN_API void cairn_close(struct cairn *db);
 /* The message for the last failure on this handle ("" if none). Owned by
  * the handle, valid until the next call on it. */
-const char *cairn_errmsg(const struct cairn *db);
+CAIRN_API const char *cairn_errmsg(const struct cairn *db);
 /* The path of the open store file. Owned by the handle. */
-const char *cairn_path(const struct cairn *db);
+CAIRN_API const char *cairn_path(const struct cairn *db);
 /* The default store path ($CAIRN_DB or ~/.cairn/memory.db) into out
  * (size n). Returns CAIRN_OK, or CAIRN_TOOBIG / CAIRN_ERROR. */
-int cairn_default_path(char *out, size_t n);
+CAIRN_API int cairn_default_path(char *out, size_t n);
 
 /* ---- Writing ---------------------------------------------------------- */
 
@@ -139,8 +149,8 @@ struct cairn_add_stats {
  * masked before anything is written unless
  * CAIRN_REDACT=0 is set. `stats` may be NULL; counts are added to it.
  */
-int cairn_add_session(struct cairn *db, const struct cairn_session *s,
-                      struct cairn_add_stats *stats);
+CAIRN_API int cairn_add_session(struct cairn *db, const struct cairn_session *s,
+                                struct cairn_add_stats *stats);
 
 /*
  * Whether adding s under the id `id` continues what the store holds: 1
@@ -152,23 +162,24 @@ int cairn_add_session(struct cairn *db, const struct cairn_session *s,
  * (save_conversation without a session id), so that two conversations
  * that only begin alike are never merged.
  */
-int cairn_session_continues(struct cairn *db, const char *id, const struct cairn_session *s);
+CAIRN_API int cairn_session_continues(struct cairn *db, const char *id,
+                                      const struct cairn_session *s);
 
 /*
  * Parses one session in the JSON format of `cairn add` (docs/FORMAT.md) and
  * adds it. `json` need not be NUL-terminated. On malformed JSON the message
  * gives the line and column (1-based, within `json`).
  */
-int cairn_add_json(struct cairn *db, const char *json, size_t len,
-                   struct cairn_add_stats *stats);
+CAIRN_API int cairn_add_json(struct cairn *db, const char *json, size_t len,
+                             struct cairn_add_stats *stats);
 
 /* Parses an ISO 8601 date or date-time ("2023-05-08", "2023-05-08T13:56",
  * "2023-05-08 13:56:00.123+02:00", "...Z") into Unix seconds. Without a
  * zone the time is local. Returns CAIRN_OK or CAIRN_INVALID. */
-int cairn_parse_time(const char *s, int64_t *out);
+CAIRN_API int cairn_parse_time(const char *s, int64_t *out);
 /* Formats t as local "YYYY-MM-DDTHH:MM:SS" (utc=0) or UTC
  * "YYYY-MM-DDTHH:MM:SSZ" (utc=1) into out (>= 26 bytes). */
-void cairn_format_time(int64_t t, int utc, char *out, size_t n);
+CAIRN_API void cairn_format_time(int64_t t, int utc, char *out, size_t n);
 
 /* ---- Reading ---------------------------------------------------------- */
 
@@ -196,15 +207,15 @@ typedef int (*cairn_message_cb)(void *arg, const struct cairn_message_info *m);
 
 /* Lists sessions, newest first (oldest first if `oldest_first`), of one
  * project or all (project NULL). limit 0 means no limit. */
-int cairn_sessions(struct cairn *db, const char *project, int oldest_first,
-                   size_t limit, cairn_session_cb cb, void *arg);
+CAIRN_API int cairn_sessions(struct cairn *db, const char *project, int oldest_first,
+                             size_t limit, cairn_session_cb cb, void *arg);
 /* Reads one session's info. CAIRN_NOTFOUND if there is no such id. */
-int cairn_session_get(struct cairn *db, const char *id,
-                      cairn_session_cb cb, void *arg);
+CAIRN_API int cairn_session_get(struct cairn *db, const char *id,
+                                cairn_session_cb cb, void *arg);
 /* Walks the messages of a session in order, positions from..to inclusive
  * (to < 0: to the end). */
-int cairn_messages(struct cairn *db, const char *session, int from, int to,
-                   cairn_message_cb cb, void *arg);
+CAIRN_API int cairn_messages(struct cairn *db, const char *session, int from, int to,
+                             cairn_message_cb cb, void *arg);
 
 /*
  * Removes a session, its messages and every index row that points at them,
@@ -220,7 +231,7 @@ int cairn_messages(struct cairn *db, const char *session, int from, int to,
  * The full-text index is rewritten: about half a second of CPU on a
  * 100,000-message store (bench/README.md).
  */
-int cairn_forget(struct cairn *db, const char *session);
+CAIRN_API int cairn_forget(struct cairn *db, const char *session);
 /*
  * Wipes what deleted or rewritten rows left behind: the full-text index
  * rewritten without them, the store VACUUMed, the WAL checkpointed and
@@ -229,7 +240,7 @@ int cairn_forget(struct cairn *db, const char *session);
  * earlier cairn forgot without wiping. Same codes as cairn_forget; about
  * twice its cost (bench/README.md).
  */
-int cairn_scrub(struct cairn *db);
+CAIRN_API int cairn_scrub(struct cairn *db);
 
 /* Counts for `cairn stats`. */
 struct cairn_stats {
@@ -239,7 +250,7 @@ struct cairn_stats {
     int64_t file_bytes;
     int     schema_version;
 };
-int cairn_get_stats(struct cairn *db, struct cairn_stats *out);
+CAIRN_API int cairn_get_stats(struct cairn *db, struct cairn_stats *out);
 
 /* ---- Secret masking ------------------------------------------------- */
 
@@ -261,14 +272,14 @@ struct cairn_redact_report {
  * and the old text is wiped as cairn_forget wipes a session
  * (CAIRN_SCRUB_PENDING likewise).
  */
-int cairn_redact_store(struct cairn *db, int dry_run, struct cairn_redact_report *out);
+CAIRN_API int cairn_redact_store(struct cairn *db, int dry_run, struct cairn_redact_report *out);
 /*
  * Masks secrets in text: returns a new malloc'd NUL-terminated string
  * (caller frees with free()) and its length in *out_len, adding counts to
  * `rep` (may be NULL). NULL on allocation failure.
  */
-char *cairn_redact_text(const char *text, size_t len, size_t *out_len,
-                        struct cairn_redact_report *rep);
+CAIRN_API char *cairn_redact_text(const char *text, size_t len, size_t *out_len,
+                                  struct cairn_redact_report *rep);
 
 /* ---- Recall ----------------------------------------------------------- */
 
@@ -345,9 +356,9 @@ struct cairn_recall {
  * the caller frees with cairn_recall_free(). An empty store or no match
  * gives a result with no items and empty text, not an error.
  */
-int cairn_recall(struct cairn *db, const char *query,
-                 const struct cairn_recall_opts *opts, struct cairn_recall **out);
-void cairn_recall_free(struct cairn_recall *r);
+CAIRN_API int cairn_recall(struct cairn *db, const char *query,
+                           const struct cairn_recall_opts *opts, struct cairn_recall **out);
+CAIRN_API void cairn_recall_free(struct cairn_recall *r);
 
 /*
  * The relevance gate of automatic injection (the prompt hook, and `cairn
@@ -359,10 +370,10 @@ void cairn_recall_free(struct cairn_recall *r);
  * numbers, identifiers; common words do not add up to it), or a best
  * cosine of at least 0.7 when dense recall took part.
  */
-int cairn_inject_gate(const struct cairn_recall *r, const char **why);
+CAIRN_API int cairn_inject_gate(const struct cairn_recall *r, const char **why);
 
 /* Tokens that `text` costs in a budget (see docs/TOKENS.md). */
-int cairn_count_tokens(const char *text, size_t len);
+CAIRN_API int cairn_count_tokens(const char *text, size_t len);
 
 /*
  * The ranking policy: 16 hex digits hashing the name and value of every
@@ -370,7 +381,7 @@ int cairn_count_tokens(const char *text, size_t len);
  * hash rank alike; `cairn eval` reports print it. Static storage, never
  * NULL.
  */
-const char *cairn_policy_hash(void);
+CAIRN_API const char *cairn_policy_hash(void);
 
 
 /* ---- Capture: importers, hooks and what they have read ---------------- */
@@ -396,29 +407,29 @@ typedef int (*cairn_capture_state_cb)(void *arg, const struct cairn_capture_stat
 /* Reads the state of `path` into *out (out->path is `path`, out->session
  * is NULL: use cairn_capture_states for the session). CAIRN_NOTFOUND if
  * the file was never read. */
-int cairn_capture_state_get(struct cairn *db, const char *path,
-                            struct cairn_capture_state *out);
+CAIRN_API int cairn_capture_state_get(struct cairn *db, const char *path,
+                                      struct cairn_capture_state *out);
 /* Inserts or replaces the row of st->path (one transaction). */
-int cairn_capture_state_set(struct cairn *db, const struct cairn_capture_state *st);
+CAIRN_API int cairn_capture_state_set(struct cairn *db, const struct cairn_capture_state *st);
 /* Removes the row of `path`; CAIRN_NOTFOUND if there is none. */
-int cairn_capture_state_delete(struct cairn *db, const char *path);
+CAIRN_API int cairn_capture_state_delete(struct cairn *db, const char *path);
 /* Walks every row (path NULL) or the row of one path, in path order.
  * Strings live until the callback returns. (cairn_forget removes the rows
  * of the session it forgets.) */
-int cairn_capture_states(struct cairn *db, const char *path,
-                         cairn_capture_state_cb cb, void *arg);
+CAIRN_API int cairn_capture_states(struct cairn *db, const char *path,
+                                   cairn_capture_state_cb cb, void *arg);
 
 /* Replaces the title and/or the meta JSON object of a stored session
  * (NULL leaves that field as it is): capture learns titles and branches
  * after the session's first turns were saved. CAIRN_NOTFOUND if there is
  * no such session, CAIRN_INVALID if meta is not a JSON object. */
-int cairn_session_update(struct cairn *db, const char *id, const char *title,
-                         const char *meta);
+CAIRN_API int cairn_session_update(struct cairn *db, const char *id, const char *title,
+                                   const char *meta);
 
 /* Sets how long writes on this handle wait for another process's
  * transaction before failing with CAIRN_BUSY (default 15000 ms). Hooks
  * use a short wait: they must never hold the user up. */
-int cairn_busy_timeout(struct cairn *db, int ms);
+CAIRN_API int cairn_busy_timeout(struct cairn *db, int ms);
 
 /* Where a session belongs: see cairn_project_of. Fields are "" when
  * unknown. */
@@ -443,7 +454,7 @@ struct cairn_project {
  * Environment variables (CAIRN_PROJECT) are the caller's business.
  * Returns CAIRN_OK, or CAIRN_INVALID for a NULL or empty dir.
  */
-int cairn_project_of(const char *dir, struct cairn_project *out);
+CAIRN_API int cairn_project_of(const char *dir, struct cairn_project *out);
 
 /* What can be imported. */
 enum cairn_import_kind {
@@ -455,7 +466,7 @@ enum cairn_import_kind {
 };
 /* "claude-code", "claude-ai", "chatgpt", "codex", "jsonl" -> kind; 0 if
  * unknown. */
-int cairn_import_kind_parse(const char *name);
+CAIRN_API int cairn_import_kind_parse(const char *name);
 
 #define CAIRN_IMPORT_FULL        0x1 /* ignore the capture state: read every
                                         file whole, even if unchanged */
@@ -506,9 +517,9 @@ struct cairn_import_stats {
  * or CAIRN_IO / CAIRN_TOOBIG / CAIRN_NOMEM / CAIRN_BUSY / CAIRN_INVALID
  * (not a file of that kind at all).
  */
-int cairn_import_file(struct cairn *db, int kind, const char *path,
-                      const struct cairn_import_opts *opts,
-                      struct cairn_import_stats *stats);
+CAIRN_API int cairn_import_file(struct cairn *db, int kind, const char *path,
+                                const struct cairn_import_opts *opts,
+                                struct cairn_import_stats *stats);
 
 /* ---- Dense vectors: hybrid recall (docs/HYBRID.md) ------------------ */
 
@@ -533,7 +544,7 @@ enum cairn_dense {
  * `cairn embed --backfill` (cairn_embed_backfill) and are keyword-only
  * until then. Returns CAIRN_OK.
  */
-int cairn_embed_at_ingest(struct cairn *db, int on);
+CAIRN_API int cairn_embed_at_ingest(struct cairn *db, int on);
 
 struct cairn_embed_stats {
     size_t messages;         /* messages embedded */
@@ -551,9 +562,9 @@ struct cairn_embed_stats {
  * again. progress (may be NULL) gets messages done and the total.
  * CAIRN_NOTFOUND (with the reason) when there is no model to use.
  */
-int cairn_embed_backfill(struct cairn *db, int reindex,
-                         void (*progress)(void *arg, uint64_t done, uint64_t total),
-                         void *arg, struct cairn_embed_stats *stats);
+CAIRN_API int cairn_embed_backfill(struct cairn *db, int reindex,
+                                   void (*progress)(void *arg, uint64_t done, uint64_t total),
+                                   void *arg, struct cairn_embed_stats *stats);
 
 #ifdef __cplusplus
 }
