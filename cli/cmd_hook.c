@@ -232,9 +232,8 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
      * messages get vectors from `cairn embed --backfill` (docs/HYBRID.md)
      * and are keyword-only until then. */
     cairn_embed_at_ingest(db, 0);
-    struct cairn_import_opts o;
+    struct cairn_import_opts o = CAIRN_IMPORT_OPTS_INIT;
     struct cairn_import_stats st;
-    memset(&o, 0, sizeof o);
     memset(&st, 0, sizeof st);
     o.project = forced;
     o.cwd = cwd;

@@ -252,9 +252,8 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
     pr.total = l.total;
     pr.files = l.n;
     clock_gettime(CLOCK_MONOTONIC, &pr.start);
-    struct cairn_import_opts o;
+    struct cairn_import_opts o = CAIRN_IMPORT_OPTS_INIT;
     struct cairn_import_stats s;
-    memset(&o, 0, sizeof o);
     memset(&s, 0, sizeof s);
     o.project = project;
     o.flags = flags;

@@ -165,7 +165,7 @@ static int read_event(const char *path, cJSON **j, const char **tp,
     if (!cJSON_IsString(v) || !v->valuestring[0])
         return -1;
     *tp = v->valuestring;
-    memset(o, 0, sizeof *o);
+    *o = (struct cairn_import_opts)CAIRN_IMPORT_OPTS_INIT;
     v = cJSON_GetObjectItemCaseSensitive(*j, "session_id");
     o->default_id = cJSON_IsString(v) && v->valuestring[0] ? v->valuestring : NULL;
     v = cJSON_GetObjectItemCaseSensitive(*j, "cwd");

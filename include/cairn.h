@@ -294,7 +294,13 @@ enum cairn_method {
                                  has vectors of the current model) */
 };
 
+/* Options structs begin with their size, set by their *_INIT macro: a
+ * library newer than the program reads only the fields the program knew
+ * (and defaults the rest), an older one refuses fields it does not know.
+ * A size the library cannot read is CAIRN_INVALID. Start from the macro,
+ * then set fields; never memset to zero. */
 struct cairn_recall_opts {
+    size_t      size;            /* sizeof(struct cairn_recall_opts) */
     int         budget;          /* tokens; 0 means 4000 */
     int64_t     now;             /* CAIRN_NO_TIME: the current time */
     const char *project;         /* NULL: all projects */
@@ -306,7 +312,8 @@ struct cairn_recall_opts {
                                     prompt hook's "never twice" list. NULL: none */
     unsigned    flags;           /* CAIRN_RECALL_* below */
 };
-#define CAIRN_RECALL_OPTS_INIT { 0, CAIRN_NO_TIME, NULL, NULL, 0, 0, NULL, 0 }
+#define CAIRN_RECALL_OPTS_INIT \
+    { sizeof(struct cairn_recall_opts), 0, CAIRN_NO_TIME, NULL, NULL, 0, 0, NULL, 0 }
 /* Only what matches: no filling the budget with the rest of a small store
  * (a store that fits is otherwise returned whole). For injection. */
 #define CAIRN_RECALL_MATCHED_ONLY 0x1
@@ -474,6 +481,8 @@ CAIRN_API int cairn_import_kind_parse(const char *name);
                                         text in the message */
 
 struct cairn_import_opts {
+    size_t      size;        /* sizeof(struct cairn_import_opts) (see
+                                cairn_recall_opts) */
     const char *project;     /* every session's project; NULL: found from
                                 the session's cwd (cairn_project_of) */
     const char *cwd;         /* the folder to use when the file names none */
@@ -485,6 +494,8 @@ struct cairn_import_opts {
     void      (*progress)(void *arg, uint64_t done, uint64_t total);
     void       *progress_arg;
 };
+#define CAIRN_IMPORT_OPTS_INIT \
+    { sizeof(struct cairn_import_opts), NULL, NULL, NULL, 0, NULL, NULL }
 
 /* What imports did; counts are added to. */
 struct cairn_import_stats {

@@ -54,6 +54,22 @@ int cairn__err(struct cairn *h, int rc, const char *fmt, ...)
     return rc;
 }
 
+int cairn__opts(struct cairn *h, void *out, size_t out_size, const void *in, size_t min_size,
+                const char *what)
+{
+    size_t n;
+    if (!in)
+        return CAIRN_OK;
+    memcpy(&n, in, sizeof n);
+    /* 0 is a struct that was zeroed instead of set from its *_INIT macro */
+    if (n < min_size || n > out_size)
+        return cairn__err(h, CAIRN_INVALID,
+                          "%s: size %zu is not one this library knows (%zu); start from the "
+                          "*_INIT macro", what, n, out_size);
+    memcpy(out, in, n);
+    return CAIRN_OK;
+}
+
 int cairn__sqlerr(struct cairn *h, int src, const char *what)
 {
     int rc;

@@ -35,6 +35,13 @@ int cairn__err(struct cairn *h, int rc, const char *fmt, ...)
 /* Maps a SQLite result code to ours, records "what: sqlite message" and
  * returns the mapped code. */
 int cairn__sqlerr(struct cairn *h, int src, const char *what);
+/* Copies the caller's options struct `in` (NULL: keep the defaults) over
+ * the defaults in `out` (the library's struct, `out_size` bytes), reading
+ * only the `size` bytes the caller says it has (its first member). A size
+ * below `min_size` (the struct's first public version) or above out_size
+ * is CAIRN_INVALID, with `what` in the message. */
+int cairn__opts(struct cairn *h, void *out, size_t out_size, const void *in, size_t min_size,
+                const char *what);
 
 /* ---- Interface to code in store/schema.c ---- */
 /* Creates or migrates the schema to CAIRN_SCHEMA_VERSION. */

@@ -377,7 +377,7 @@ static void default_id_of(const char *path, char *out, size_t n)
 int cairn_import_file(struct cairn *h, int kind, const char *path,
                       const struct cairn_import_opts *opts, struct cairn_import_stats *stats)
 {
-    struct cairn_import_opts o0;
+    struct cairn_import_opts o0 = CAIRN_IMPORT_OPTS_INIT;
     struct cairn_import_stats st0;
     struct capture_batch b;
     struct cairn_capture_state old, now;
@@ -390,9 +390,14 @@ int cairn_import_file(struct cairn *h, int kind, const char *path,
 
     if (!h)
         return CAIRN_ERROR;
-    memset(&o0, 0, sizeof o0);
     memset(&st0, 0, sizeof st0);
-    const struct cairn_import_opts *o = opts ? opts : &o0;
+    /* the first version ends with `progress_arg`: fields added later get defaults */
+    rc = cairn__opts(h, &o0, sizeof o0, opts,
+                     offsetof(struct cairn_import_opts, progress_arg) + sizeof o0.progress_arg,
+                     "import options");
+    if (rc != CAIRN_OK)
+        return rc;
+    const struct cairn_import_opts *o = &o0;
     struct cairn_import_stats *st = stats ? stats : &st0;
     capture_batch_init(&b);
     if (!kind_source(kind) && kind != CAIRN_IMPORT_JSONL)

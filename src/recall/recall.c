@@ -50,10 +50,13 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     memset(&q, 0, sizeof q);
     memset(&p, 0, sizeof p);
     memset(&dr, 0, sizeof dr);
-    if (opts)
-        o = *opts;
     if (!query)
         return cairn__err(h, CAIRN_INVALID, "no question");
+    /* the first version ends with `flags`: fields added later get defaults */
+    rc = cairn__opts(h, &o, sizeof o, opts,
+                     offsetof(struct cairn_recall_opts, flags) + sizeof o.flags, "recall options");
+    if (rc != CAIRN_OK)
+        return rc;
     if (strlen(query) > RECALL_MAX_QUERY)
         return cairn__err(h, CAIRN_TOOBIG, "question longer than %d bytes", RECALL_MAX_QUERY);
     if (o.budget <= 0)
