@@ -45,6 +45,19 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 /* A monotonic clock in milliseconds, for timings. */
 double cli_now_ms(void);
 
+/* The session and message writers of export, sessions and show: a JSON
+ * field `"name":value` appended to b, with a comma unless *first (which
+ * they clear). A time of CAIRN_NO_TIME and an empty or NULL string add
+ * nothing; times are UTC with a Z, as `cairn add` reads them. */
+struct buf;
+void cli_json_time_field(struct buf *b, const char *name, int64_t t, int *first);
+void cli_json_str_field(struct buf *b, const char *name, const char *v, int *first);
+/* Prints s (NULL: nothing) on one line with no fence tag in it
+ * (util/fence.h): titles, speakers and projects are the users' data, and
+ * text output is often pasted to a model. JSON output keeps them exact
+ * (it is escaped). */
+void cli_print_line(const char *s);
+
 /* The commands (cli/cmd_*.c), listed in the table in main.c. */
 int cmd_add(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_sessions(int argc, char **argv, struct cli_ctx *ctx);
@@ -80,7 +93,6 @@ int inject_method(void);
  * exactly what the hook does. Returns 1 when it would inject (ctxt holds
  * the fenced text), 0 when not (*why says why), -1 when recall failed
  * (cairn_errmsg). *r gets the recall when one ran (the caller frees it). */
-struct buf;
 struct inject_req {
     int budget;
     int64_t now;                    /* CAIRN_NO_TIME: the clock */
