@@ -70,9 +70,10 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_eval(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_model(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_embed(int argc, char **argv, struct cli_ctx *ctx);
-/* cmd_embed.c: `cairn embed --backfill`, `cairn reindex` (docs/HYBRID.md). */
-int cmd_embed_backfill(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_reindex(int argc, char **argv, struct cli_ctx *ctx);
+/* `cairn embed --backfill` (reindex 0) and `cairn reindex` (reindex 1),
+ * docs/HYBRID.md: their options (--quiet) are argv[first..]; backfill.c. */
+int cli_backfill(int argc, char **argv, struct cli_ctx *ctx, int reindex, int first);
 /* The MCP server over stdio (docs/MCP.md): cmd_mcp.c and cli/mcp/. */
 int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
 /* Capture (docs/CAPTURE.md): cmd_import.c, cmd_hook.c, cmd_setup.c,
