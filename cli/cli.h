@@ -45,6 +45,19 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 /* A monotonic clock in milliseconds, for timings. */
 double cli_now_ms(void);
 
+/* The session and message writers of export, sessions and show: a JSON
+ * field `"name":value` appended to b, with a comma unless *first (which
+ * they clear). A time of CAIRN_NO_TIME and an empty or NULL string add
+ * nothing; times are UTC with a Z, as `cairn add` reads them. */
+struct buf;
+void cli_json_time_field(struct buf *b, const char *name, int64_t t, int *first);
+void cli_json_str_field(struct buf *b, const char *name, const char *v, int *first);
+/* Prints s (NULL: nothing) on one line with no fence tag in it
+ * (util/fence.h): titles, speakers and projects are the users' data, and
+ * text output is often pasted to a model. JSON output keeps them exact
+ * (it is escaped). */
+void cli_print_line(const char *s);
+
 /* The commands (cli/cmd_*.c), listed in the table in main.c. */
 int cmd_add(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_sessions(int argc, char **argv, struct cli_ctx *ctx);
@@ -57,9 +70,10 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_eval(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_model(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_embed(int argc, char **argv, struct cli_ctx *ctx);
-/* cmd_embed.c: `cairn embed --backfill`, `cairn reindex` (docs/HYBRID.md). */
-int cmd_embed_backfill(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_reindex(int argc, char **argv, struct cli_ctx *ctx);
+/* `cairn embed --backfill` (reindex 0) and `cairn reindex` (reindex 1),
+ * docs/HYBRID.md: their options (--quiet) are argv[first..]; backfill.c. */
+int cli_backfill(int argc, char **argv, struct cli_ctx *ctx, int reindex, int first);
 /* The MCP server over stdio (docs/MCP.md): cmd_mcp.c and cli/mcp/. */
 int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx);
 /* Capture (docs/CAPTURE.md): cmd_import.c, cmd_hook.c, cmd_setup.c,
@@ -80,7 +94,6 @@ int inject_method(void);
  * exactly what the hook does. Returns 1 when it would inject (ctxt holds
  * the fenced text), 0 when not (*why says why), -1 when recall failed
  * (cairn_errmsg). *r gets the recall when one ran (the caller frees it). */
-struct buf;
 struct inject_req {
     int budget;
     int64_t now;                    /* CAIRN_NO_TIME: the clock */

@@ -1,93 +1,67 @@
 /*
- * cmd_embed.c: `cairn embed --backfill` and `cairn reindex`: give stored
- * messages vectors of the current embedding model (docs/HYBRID.md).
- *
- *   cairn embed --backfill [--quiet]   messages with no vector of the
- *                                      current model get one
- *   cairn reindex [--quiet]            every vector (of any model) is
- *                                      deleted and all messages embedded
- *                                      again with the current model
- *
- * Both can be interrupted: what was written stays, and running the
- * backfill again continues. A progress bar goes to stderr on a terminal.
+ * cmd_embed.c: `cairn embed [--model NAME|PATH] [--query] TEXT` prints the
+ * vector of TEXT as a JSON array; `cairn embed --backfill [--quiet]` gives
+ * stored messages with no vector of the current model one (backfill.c,
+ * docs/HYBRID.md).
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "embed/embed.h"
+#include "embed/registry.h"
 
-struct embed_progress {
-    int      on;
-    double   t0, last;
-};
-
-static double mono_s(void)
+int cmd_embed(int argc, char **argv, struct cli_ctx *ctx)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+    const char *spec = NULL, *text = NULL, *v;
+    char dir[PATH_MAX], err[512];
+    struct embed_model *m;
+    float *vec;
+    int i = 1, query = 0, d, dim;
 
-static void on_progress(void *arg, uint64_t done, uint64_t total)
-{
-    struct embed_progress *p = arg;
-    double now = mono_s();
-    if (!p->on || (now - p->last < 0.1 && done < total))
-        return;
-    p->last = now;
-    int width = 30, fill = total ? (int)((double)done * width / (double)total) : width;
-    double rate = now > p->t0 ? (double)done / (now - p->t0) : 0;
-    fprintf(stderr, "\r[%.*s%*s] %llu/%llu messages, %.0f/s ", fill,
-            "##############################", width - fill, "", (unsigned long long)done,
-            (unsigned long long)total, rate);
-    if (done >= total)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
-static int run(int argc, char **argv, struct cli_ctx *ctx, int reindex, int first)
-{
-    struct cairn *db = NULL;
-    struct cairn_embed_stats st;
-    struct embed_progress pr;
-    int quiet = 0, rc;
-
-    for (int i = first; i < argc; i++) {
-        if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
-            quiet = 1;
+    if (argc > 1 && !strcmp(argv[1], "--backfill"))
+        return cli_backfill(argc, argv, ctx, 0, 2);   /* argv[1] is --backfill */
+    while (i < argc) {
+        if (cli_opt(argc, argv, &i, "--model", &v)) {
+            spec = v;
+        } else if (!strcmp(argv[i], "--query")) {
+            query = 1;
+            i++;
+        } else if (!text) {
+            text = argv[i++];
         } else {
-            cli_error("usage: cairn %s [--quiet]", reindex ? "reindex" : "embed --backfill");
+            cli_error("usage: cairn embed [--model NAME|PATH] [--query] TEXT");
             return 2;
         }
     }
-    if ((rc = cli_open(ctx, 0, &db)))
-        return rc;
-    memset(&st, 0, sizeof st);
-    memset(&pr, 0, sizeof pr);
-    pr.on = !quiet && isatty(2);
-    pr.t0 = mono_s();
-    rc = cairn_embed_backfill(db, reindex, on_progress, &pr, &st);
-    if (rc) {
-        rc = cli_fail(db, reindex ? "reindex" : "backfill", rc);
-        cairn_close(db);
-        return rc;
+    if (!text) {
+        cli_error("usage: cairn embed [--model NAME|PATH] [--query] TEXT");
+        return 2;
     }
-    if (!quiet)
-        fprintf(stderr, "%s: %zu messages, %zu vectors of %s in %.1f s\n",
-                reindex ? "reindex" : "backfill", st.messages, st.pieces, st.model, st.seconds);
-    cairn_close(db);
+    if (embed_reg_resolve(spec, dir, sizeof(dir), err, sizeof(err)) != 0) {
+        cli_error("%s", err);
+        return 1;
+    }
+    m = embed_load(dir, err, sizeof(err));
+    if (!m) {
+        cli_error("cannot load the model in %s: %s", dir, err);
+        return 1;
+    }
+    dim = embed_dim(m);
+    vec = malloc((size_t)dim * sizeof(float));
+    if (!vec || embed_encode(m, &text, 1, query, vec) != 0) {
+        cli_error("embed: %s", vec ? embed_errmsg(m) : "out of memory");
+        free(vec);
+        embed_free(m);
+        return 1;
+    }
+    putchar('[');
+    for (d = 0; d < dim; d++)
+        printf("%s%.7g", d ? "," : "", vec[d]);
+    printf("]\n");
+    free(vec);
+    embed_free(m);
     return 0;
-}
-
-int cmd_embed_backfill(int argc, char **argv, struct cli_ctx *ctx)
-{
-    /* argv[1] is --backfill */
-    return run(argc, argv, ctx, 0, 2);
-}
-
-int cmd_reindex(int argc, char **argv, struct cli_ctx *ctx)
-{
-    return run(argc, argv, ctx, 1, 1);
 }

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "util/buf.h"
+#include "util/fence.h"
 
 void cli_error(const char *fmt, ...)
 {
@@ -98,4 +99,31 @@ double cli_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void cli_json_time_field(struct buf *b, const char *name, int64_t t, int *first)
+{
+    char ts[40];
+    if (t == CAIRN_NO_TIME)
+        return;
+    cairn_format_time(t, 1, ts, sizeof ts);
+    buf_printf(b, "%s\"%s\":\"%s\"", *first ? "" : ",", name, ts);
+    *first = 0;
+}
+
+void cli_json_str_field(struct buf *b, const char *name, const char *v, int *first)
+{
+    if (!v || !*v)
+        return;
+    buf_printf(b, "%s\"%s\":", *first ? "" : ",", name);
+    buf_add_json_str(b, v, strlen(v));
+    *first = 0;
+}
+
+void cli_print_line(const char *s)
+{
+    struct buf b = BUF_INIT;
+    fence_line(&b, s ? s : "", s ? strlen(s) : 0);
+    fwrite(b.p, 1, b.n, stdout);
+    buf_release(&b);
 }
