@@ -83,8 +83,6 @@ uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,
 int store_fts_functions(sqlite3 *db);
 
 /* ---- Interface to code in util/hash.c ---- */
-#include <stdint.h>
-#include <stddef.h>
-uint64_t hash64(const void *p, size_t n, uint64_t seed);
+#include "util/hash.h"
 
 #endif

@@ -28,6 +28,7 @@
 
 #include "mcp.h"
 #include "util/fence.h"
+#include "util/hash.h"
 
 /* get_conversation stops adding messages past this many bytes of text
  * (Claude Code warns at about 10k tokens of tool output and cuts at 25k). */
@@ -489,16 +490,6 @@ static void tool_recall(struct mcp_server *s, const cJSON *args, struct mcp_tool
 
 /* ---- save_conversation ---- */
 
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
 /* Appends " (TITLE)" for a session with a title (cairn_session_cb). */
 static int saved_title(void *arg, const struct cairn_session_info *si)
 {
@@ -523,11 +514,11 @@ static const char *derive_id(struct mcp_server *s, const struct cairn_session *s
                              char *idbuf, size_t nb, struct mcp_tool_result *res)
 {
     const struct cairn_message *m0 = &sess->messages[0];
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = FNV1A64_BASIS;
     int64_t t = sess->started_at != CAIRN_NO_TIME ? sess->started_at : m0->at;
-    h = fnv1a(m0->role, strlen(m0->role) + 1, h);
-    h = fnv1a(m0->content, strlen(m0->content) + 1, h);
-    h = fnv1a(&t, sizeof t, h);
+    h = fnv1a64(m0->role, strlen(m0->role) + 1, h);
+    h = fnv1a64(m0->content, strlen(m0->content) + 1, h);
+    h = fnv1a64(&t, sizeof t, h);
     for (int k = 1; k <= 1000; k++) {
         if (k == 1)
             snprintf(idbuf, nb, "mcp-%016llx", (unsigned long long)h);
