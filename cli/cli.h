@@ -42,9 +42,6 @@ char *cli_read_file(const char *path, size_t cap, size_t *len);
  * missing. */
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 
-/* A monotonic clock in milliseconds, for timings. */
-double cli_now_ms(void);
-
 /* The commands (cli/cmd_*.c), listed in the table in main.c. */
 int cmd_add(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_sessions(int argc, char **argv, struct cli_ctx *ctx);

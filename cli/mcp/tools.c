@@ -29,6 +29,7 @@
 #include "mcp.h"
 #include "util/fence.h"
 #include "util/hash.h"
+#include "util/os.h"
 
 /* get_conversation stops adding messages past this many bytes of text
  * (Claude Code warns at about 10k tokens of tool output and cuts at 25k). */
@@ -348,13 +349,6 @@ static void fail(struct mcp_tool_result *res, const char *fmt, ...)
     snprintf(res->log, sizeof res->log, "%s", res->text.p);
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* "2026-03-02 09:12" in local time, or "undated". */
 static void fmt_time(int64_t t, char *out, size_t n)
 {
@@ -421,7 +415,7 @@ static void tool_recall(struct mcp_server *s, const cJSON *args, struct mcp_tool
     struct cairn_recall *r = NULL;
     const char *query = arg_str(args, "query"), *date = arg_str(args, "date");
     const cJSON *inc = cJSON_GetObjectItemCaseSensitive(args, "include_current_session");
-    double t0 = now_ms();
+    double t0 = os_now_ms();
 
     o.budget = arg_int(args, "budget_tokens", 4000);
     o.project = arg_str(args, "project");
@@ -484,7 +478,7 @@ static void tool_recall(struct mcp_server *s, const cJSON *args, struct mcp_tool
         buf_adds(&res->text, ")");
     }
     snprintf(res->log, sizeof res->log, "recall: %zu items, %d tokens, %.1f ms", r->n_items,
-             r->tokens, now_ms() - t0);
+             r->tokens, os_now_ms() - t0);
     cairn_recall_free(r);
 }
 
