@@ -1,18 +1,12 @@
 /*
  * bench.h: what every benchmark here needs: a monotonic clock in
- * milliseconds and a comparator for sorting timings (medians, p95).
+ * milliseconds (os_now_ms) and a comparator for sorting timings (medians, p95).
  */
 #ifndef CAIRN_BENCH_H
 #define CAIRN_BENCH_H
 
 #include <time.h>
-
-static inline double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "util/os.h"        /* os_now_ms: the library's monotonic clock */
 
 static inline int cmp_double(const void *a, const void *b)
 {

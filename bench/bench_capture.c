@@ -148,7 +148,7 @@ static double run(char *const argv[], const char *input, const char *out_path, i
     posix_spawn_file_actions_addopen(&fa, 1, out_path ? out_path : "/dev/null",
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    double t0 = now_ms();
+    double t0 = os_now_ms();
     int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(pfd[0]);
@@ -163,7 +163,7 @@ static double run(char *const argv[], const char *input, const char *out_path, i
     close(pfd[1]);
     int st;
     waitpid(pid, &st, 0);
-    double t1 = now_ms();
+    double t1 = os_now_ms();
     if (status)
         *status = st;
     return t1 - t0;
@@ -256,7 +256,7 @@ int main(int argc, char **argv)
     /* ---- 2. import ~N MB of transcripts ------------------------------ */
     uint64_t total = 0, target = (uint64_t)mb * 1000 * 1000;
     int files = 0;
-    double g0 = now_ms();
+    double g0 = os_now_ms();
     while (total < target) {
         snprintf(dir, sizeof dir, "%s/projects/-home-u-proj%d", work, files / 40);
         snprintf(path, sizeof path, "%s/projects", work);
@@ -277,7 +277,7 @@ int main(int argc, char **argv)
         fclose(f);
         files++;
     }
-    double g1 = now_ms();
+    double g1 = os_now_ms();
     snprintf(path, sizeof path, "%s/projects", work);
     snprintf(db, sizeof db, "%s/import.db", work);
     /* baseline: read every file (this also warms the page cache for both) */

@@ -60,7 +60,7 @@ static int spawn(char *const argv[], struct run *r)
     if (pipe(fd))
         return -1;
     fflush(NULL);
-    double t0 = now_ms();
+    double t0 = os_now_ms();
     pid_t pid = fork();
     if (pid < 0) {
         close(fd[0]);
@@ -89,7 +89,7 @@ static int spawn(char *const argv[], struct run *r)
         if (errno != EINTR)
             return -1;
     }
-    r->ms = now_ms() - t0;
+    r->ms = os_now_ms() - t0;
     r->cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
     r->maxrss_kb = ru.ru_maxrss;

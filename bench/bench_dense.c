@@ -94,7 +94,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_dense: out of memory\n");
         return 1;
     }
-    double t0 = now_ms();
+    double t0 = os_now_ms();
     for (long i = 0; i < n; i++) {
         float sc;
         random_unit(x, (int)dim);
@@ -109,17 +109,17 @@ int main(int argc, char **argv)
         s.sess[i] = i / 100 + 1;
     }
     printf("bench dense setup n=%ld dim=%ld bytes=%zu gen_ms=%.0f kernel=%s\n", n, dim,
-           (size_t)n * (size_t)dim, now_ms() - t0, dense_kernel_name());
+           (size_t)n * (size_t)dim, os_now_ms() - t0, dense_kernel_name());
     for (long k = 0; k < queries; k++) {
         random_unit(q, (int)dim);
         dense_force_scalar(0);
-        double a = now_ms();
+        double a = os_now_ms();
         int n1 = dense_topk(&s, q, NULL, 0, TOPK, 2, h1);
-        t_simd[k] = now_ms() - a;
+        t_simd[k] = os_now_ms() - a;
         dense_force_scalar(1);
-        a = now_ms();
+        a = os_now_ms();
         int n2 = dense_topk(&s, q, NULL, 0, TOPK, 1, h2);
-        t_ref[k] = now_ms() - a;
+        t_ref[k] = os_now_ms() - a;
         if (n1 != n2 || n1 < 1 || h1[0].msg != h2[0].msg) {
             fprintf(stderr, "bench_dense: AVX2 and scalar disagree (query %ld)\n", k);
             fail = 1;
@@ -177,12 +177,12 @@ int main(int argc, char **argv)
         sqlite3_exec(db->db, "COMMIT", NULL, NULL, NULL);
         free(qv);
         const struct vec_set *set = NULL;
-        double a = now_ms();
+        double a = os_now_ms();
         int rc = vec_set_get(db, "bench:0", (int)dim, &set);
-        double cold = now_ms() - a;
-        a = now_ms();
+        double cold = os_now_ms() - a;
+        a = os_now_ms();
         rc |= vec_set_get(db, "bench:0", (int)dim, &set);
-        double warm = now_ms() - a;
+        double warm = os_now_ms() - a;
         if (rc || !set || set->n != (size_t)store_n) {
             fprintf(stderr, "bench_dense: load returned %zu vectors\n", set ? set->n : 0);
             fail = 1;

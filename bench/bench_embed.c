@@ -160,11 +160,11 @@ static double sgemm_baseline(int threads)
 
     openblas_set_num_threads(threads);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1, a, k, b, k, 0, c, n);
-    t0 = now_ms();
+    t0 = os_now_ms();
     do {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1, a, k, b, k, 0, c, n);
         reps++;
-        t1 = now_ms();
+        t1 = os_now_ms();
     } while (t1 - t0 < 300);
     free(a); free(b); free(c);
     return 2.0 * m * n * k * reps / ((t1 - t0) / 1e3) / 1e9;
@@ -186,10 +186,10 @@ static int run(struct embed_model *m, int layers, int threads, int batch, int se
     embed_set_threads(m, threads);
     embed_forward_ids(m, ids, lens, batch, seq, out);      /* warm-up */
     for (r = 0; r < reps; r++) {
-        double t0 = now_ms();
+        double t0 = os_now_ms();
         if (embed_forward_ids(m, ids, lens, batch, seq, out) != 0)
             rc = -1;
-        ms[r] = now_ms() - t0;
+        ms[r] = os_now_ms() - t0;
     }
     qsort(ms, (size_t)reps, sizeof(*ms), cmp_double);
     med = ms[reps / 2];
@@ -234,14 +234,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_embed: cannot write the model to %s\n", dir);
         return 1;
     }
-    t0 = now_ms();
+    t0 = os_now_ms();
     m = embed_load(dir, err, sizeof(err));
     if (!m) {
         fprintf(stderr, "bench_embed: %s\n", err);
         rc = 1;
         goto out;
     }
-    printf("bench=embed model=L%d load_ms=%.1f\n", layers, now_ms() - t0);
+    printf("bench=embed model=L%d load_ms=%.1f\n", layers, os_now_ms() - t0);
     for (threads = t_lo; threads <= t_hi; threads++) {
         printf("bench=sgemm_baseline threads=%d shape=4096x1536x384 gflops=%.1f\n",
                threads, sgemm_baseline(threads));

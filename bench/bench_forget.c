@@ -116,7 +116,7 @@ static double run(int v, const char *path, const char *session, double *cpu_ms)
     }
     struct timespec c0, c1;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
-    double t0 = now_ms();
+    double t0 = os_now_ms();
     switch (v) {
     case V_DELETE:
         rc = plain_delete(h, session, NULL);
@@ -135,7 +135,7 @@ static double run(int v, const char *path, const char *session, double *cpu_ms)
         if (!rc)
             rc = cairn_scrub(h);
     }
-    double ms = now_ms() - t0;
+    double ms = os_now_ms() - t0;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     *cpu_ms = (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) / 1e6;
     if (rc)

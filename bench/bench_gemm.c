@@ -74,12 +74,12 @@ int main(int argc, char **argv)
             for (j = 0; w[i] && j < n; j++)
                 w[i][j] = (float)(j % 7) * 0.01f;
         }
-        t0 = now_ms();
+        t0 = os_now_ms();
         for (i = 0; i < 72; i++) {
             pk[i] = w[i] ? embed_k_pack(w[i], shape[i % 6][0], shape[i % 6][1]) : NULL;
             bytes += pk[i] ? embed_k_packed_bytes(pk[i]) : 0;
         }
-        t1 = now_ms();
+        t1 = os_now_ms();
         printf("bench=gemm_pack model=L12 ms=%.1f mb=%.1f\n", t1 - t0, bytes / 1e6);
         for (i = 0; i < 72; i++) {
             embed_k_packed_free(pk[i]);
@@ -110,12 +110,12 @@ int main(int argc, char **argv)
                 call(p, x, w, pk, b, y, m, n, k);
                 for (j = 0; j < 7; j++) {
                     reps = 0;
-                    t0 = now_ms();
+                    t0 = os_now_ms();
                     do {
                         call(p, x, w, pk, b, y, m, n, k);
                         reps++;
-                    } while (now_ms() - t0 < 20.0);
-                    t[j] = (now_ms() - t0) / reps;
+                    } while (os_now_ms() - t0 < 20.0);
+                    t[j] = (os_now_ms() - t0) / reps;
                 }
                 qsort(t, 7, sizeof(t[0]), cmp_double);
                 printf("bench=gemm path=%s m=%d n=%d k=%d us=%.1f gflops=%.1f best=%.1f\n",

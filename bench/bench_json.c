@@ -90,7 +90,7 @@ int main(int argc, char **argv)
         for (int pass = 0; pass < 2; pass++) {
             int use_json = (pass + r) % 2 == 0;     /* alternate which goes first */
             size_t nodes = 0, failed = 0, n = 0;
-            double t0 = now_ms(), c0 = cpu_ms();
+            double t0 = os_now_ms(), c0 = cpu_ms();
             for (const char *p = in.p, *end = in.p + in.n; p < end;) {
                 const char *nl = memchr(p, '\n', (size_t)(end - p));
                 size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
                 n++;
                 p += len + 1;
             }
-            double t = now_ms() - t0, c = cpu_ms() - c0;
+            double t = os_now_ms() - t0, c = cpu_ms() - c0;
             if (use_json) {
                 tj[r] = t;
                 cj[r] = c;

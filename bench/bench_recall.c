@@ -273,10 +273,10 @@ int main(int argc, char **argv)
         return 2;
     }
     snprintf(bpath, sizeof bpath, "%s/recall-baseline.db", argv[3]);
-    double t0 = now_ms();
+    double t0 = os_now_ms();
     if (build_baseline(db, bpath, &cc))
         return 1;
-    double t_build = now_ms() - t0;
+    double t_build = os_now_ms() - t0;
     if (sqlite3_open_v2(bpath, &bdb, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(bdb, "SELECT rowid, bm25(t) FROM t WHERE t MATCH ?"
                            " ORDER BY bm25(t) LIMIT 50", -1, &bq, NULL) != SQLITE_OK) {
@@ -313,9 +313,9 @@ int main(int argc, char **argv)
         for (int b = 0; b < 2; b++) {
             struct cairn_recall *r = NULL;
             opts.budget = budgets[b];
-            double t = now_ms();
+            double t = os_now_ms();
             rc = cairn_recall(db, q, &opts, &r);
-            tc[b][k] = now_ms() - t;
+            tc[b][k] = os_now_ms() - t;
             if (rc != CAIRN_OK) {
                 fprintf(stderr, "bench_recall: recall \"%s\": %s\n", q, cairn_errmsg(db));
                 return 1;
@@ -331,9 +331,9 @@ int main(int argc, char **argv)
             cairn_recall_free(r);
         }
         int rows;
-        double t = now_ms();
+        double t = os_now_ms();
         rc = baseline_query(bq, q, &rows);
-        tb[k] = now_ms() - t;
+        tb[k] = os_now_ms() - t;
         brows += rows;
         if (rc) {
             fprintf(stderr, "bench_recall: baseline \"%s\": %s\n", q, sqlite3_errmsg(bdb));

@@ -121,7 +121,7 @@ static int run(const char *name, const char *text, size_t n, int rounds)
         struct cairn_redact_report rep;
         memset(&rep, 0, sizeof rep);
         masked = msgs = 0;
-        double a = now_ms(), ua = cpu_ms();
+        double a = os_now_ms(), ua = cpu_ms();
         for (size_t off = 0, m; off < n; off += m, msgs++) {
             m = msg_len(text + off, n - off);
             buf_reset(&out);
@@ -130,15 +130,15 @@ static int run(const char *name, const char *text, size_t n, int rounds)
                 goto out;
             masked += (size_t)k;
         }
-        t[r] = now_ms() - a;
+        t[r] = os_now_ms() - a;
         u[r] = cpu_ms() - ua;
-        a = now_ms();
+        a = os_now_ms();
         for (size_t off = 0, m; off < n; off += m) {
             m = msg_len(text + off, n - off);
             memcpy(dst, text + off, m);
             dst[m] = dst[m / 2];   /* keep the copy */
         }
-        c[r] = now_ms() - a;
+        c[r] = os_now_ms() - a;
     }
     double mb = (double)n / 1e6;
     printf("bench redact.%s mb=%.1f msgs=%zu masked=%zu p50_mbps=%.1f cpu_p50_mbps=%.1f "

@@ -159,7 +159,7 @@ int main(int argc, char **argv)
     for (t = t_lo; t <= t_hi; t++) {
         embed_set_threads(m, t);
         for (r = 0; r < rounds; r++) {
-            double t0 = now_ms();
+            double t0 = os_now_ms();
             for (o = 0; o < np; o += PER_CALL) {
                 size_t n = np - o < PER_CALL ? np - o : PER_CALL;
                 if (embed_encode(m, (const char *const *)piece + o, n, 0, out) != 0) {
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
                     return 1;
                 }
             }
-            ms[r] = now_ms() - t0;
+            ms[r] = os_now_ms() - t0;
         }
         qsort(ms, (size_t)rounds, sizeof(*ms), cmp_double);
         printf("bench=use threads=%d pieces=%zu rounds=%d ms_median=%.1f texts_per_s=%.1f\n",

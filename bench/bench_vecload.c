@@ -51,7 +51,7 @@ static double sqlite_scan(struct cairn *db, const char *model, int dim, size_t *
 {
     sqlite3_stmt *st = NULL;
     int64_t n = 0;
-    double t0 = now_ms();
+    double t0 = os_now_ms();
     sqlite3_prepare_v2(db->db, "SELECT count(*) FROM vectors WHERE model = ? AND dim = ?", -1,
                        &st, NULL);
     sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
@@ -77,7 +77,7 @@ static double sqlite_scan(struct cairn *db, const char *model, int dim, size_t *
         k++;
     }
     sqlite3_finalize(st);
-    double ms = now_ms() - t0;
+    double ms = os_now_ms() - t0;
     free(v);
     free(msg);
     free(sess);
@@ -98,9 +98,9 @@ static double phase(int p, const char *store, const char *query, size_t *n_out)
         setenv("CAIRN_VEC_CACHE", "0", 1);
     if (cairn_open(store, CAIRN_OPEN_READONLY, &db) != CAIRN_OK)
         return -1;
-    t0 = now_ms();
+    t0 = os_now_ms();
     struct vec_model *vm = vec_model_current(why, sizeof why);
-    double model_ms = now_ms() - t0;
+    double model_ms = os_now_ms() - t0;
     if (!vm) {
         fprintf(stderr, "bench_vecload: %s\n", why);
         goto out;
@@ -118,10 +118,10 @@ static double phase(int p, const char *store, const char *query, size_t *n_out)
     struct dense_hit hits[50];
     if (!qv)
         goto out;
-    t0 = now_ms();
+    t0 = os_now_ms();
     if (p == P_ENCODE) {
         if (vec_encode(vm, &query, &qlen, 1, 1, qv) == 0)
-            ms = now_ms() - t0;
+            ms = os_now_ms() - t0;
         free(qv);
         goto out;
     }
@@ -130,11 +130,11 @@ static double phase(int p, const char *store, const char *query, size_t *n_out)
         free(qv);
         goto out;
     }
-    ms = now_ms() - t0;
+    ms = os_now_ms() - t0;
     *n_out = set->n;
     if (p == P_TOPK && vec_encode(vm, &query, &qlen, 1, 1, qv) == 0) {
-        t0 = now_ms();
-        ms = dense_topk(set, qv, NULL, 0, 50, 2, hits) > 0 ? now_ms() - t0 : -1;
+        t0 = os_now_ms();
+        ms = dense_topk(set, qv, NULL, 0, 50, 2, hits) > 0 ? os_now_ms() - t0 : -1;
     }
     free(qv);
 out:

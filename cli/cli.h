@@ -42,9 +42,6 @@ char *cli_read_file(const char *path, size_t cap, size_t *len);
  * missing. */
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 
-/* A monotonic clock in milliseconds, for timings. */
-double cli_now_ms(void);
-
 /* The session and message writers of export, sessions and show: a JSON
  * field `"name":value` appended to b, with a comma unless *first (which
  * they clear). A time of CAIRN_NO_TIME and an empty or NULL string add

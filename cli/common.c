@@ -94,13 +94,6 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
     return 1;
 }
 
-double cli_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 void cli_json_time_field(struct buf *b, const char *name, int64_t t, int *first)
 {
     char ts[40];

@@ -39,6 +39,7 @@
 #include "cli.h"
 #include "util/buf.h"
 #include "util/fence.h"
+#include "util/os.h"
 
 #define INJECT_DEFAULT_BUDGET   1000
 #define INJECT_MAX_PROMPT       4000   /* bytes: longer prompts are pasted material */
@@ -92,30 +93,13 @@ static int state_path(const char *env, const char *name, char *out, size_t n)
     return snprintf(out, n, "%s/.cairn/%s", home, name) >= (int)n ? -1 : 0;
 }
 
-/* Creates the folders of path that are missing, 0700 (like the store's). */
-static void make_parents(const char *path)
-{
-    char tmp[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof tmp)
-        return;
-    memcpy(tmp, path, n + 1);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(tmp, 0700);
-            *p = '/';
-        }
-    }
-}
-
 /* Opens a state file for appending, creating it 0600. Never through a
  * symlink (O_NOFOLLOW, like cairn.log): a link planted in ~/.cairn must
  * not make a hook append to a file it points at; the hook then writes
  * nothing and says so in cairn.log. */
 static int open_state(const char *path)
 {
-    make_parents(path);
+    os_mkparents(path, 0700, NULL, 0);    /* open_regular says what failed */
     /* not a FIFO either: cli_open_regular */
     int fd = cli_open_regular(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW);
     if (fd < 0)
@@ -379,7 +363,7 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
 /* UserPromptSubmit. */
 static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
 {
-    double t0 = cli_now_ms();
+    double t0 = os_now_ms();
     const char *sid = str_of(in, "session_id"), *prompt = str_of(in, "prompt");
     const char *why = NULL;
     char statef[4096] = "";
@@ -419,7 +403,7 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     if (*statef)
         remember(statef, r);
 out:
-    log_decision(sid, prompt ? strlen(prompt) : 0, fired, why ? why : "?", r, cli_now_ms() - t0);
+    log_decision(sid, prompt ? strlen(prompt) : 0, fired, why ? why : "?", r, os_now_ms() - t0);
     buf_release(&ctxt);
     cairn_recall_free(r);
     cairn_close(db);

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 
 #include "internal.h"
 #include "text/tokenize.h"
+#include "util/os.h"
 
 /* How long a writer waits for another process's transaction (ms). Imports
  * commit per session, so waits are short; this covers a slow disk. */
@@ -116,30 +118,14 @@ int cairn_default_path(char *out, size_t n)
     return len < 0 || (size_t)len >= n ? CAIRN_TOOBIG : CAIRN_OK;
 }
 
-/* mkdir -p for the folders of `path` that do not exist yet, each 0700. */
-static int make_parents(struct cairn *h, const char *path)
+/* The folders above the store's path that do not exist yet, each 0700. */
+static int make_store_folders(struct cairn *h, const char *path)
 {
-    char tmp[4096];
-    size_t len = strlen(path);
-    if (len >= sizeof tmp)
+    char bad[PATH_MAX];
+    if (strlen(path) >= PATH_MAX)
         return cairn__err(h, CAIRN_TOOBIG, "path too long: %s", path);
-    memcpy(tmp, path, len + 1);
-    char *slash = strrchr(tmp, '/');
-    if (!slash || slash == tmp)
-        return CAIRN_OK;
-    *slash = '\0';
-    for (char *p = tmp + 1; ; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-                return cairn__err(h, CAIRN_IO, "cannot create folder %s: %s", tmp,
-                                  strerror(errno));
-            *p = c;
-            if (!c)
-                break;
-        }
-    }
+    if (os_mkparents(path, 0700, bad, sizeof bad) != 0)
+        return cairn__err(h, CAIRN_IO, "cannot create folder %s: %s", bad, strerror(errno));
     return CAIRN_OK;
 }
 
@@ -149,13 +135,6 @@ static int exec(struct cairn *h, const char *sql)
     return src == SQLITE_OK ? CAIRN_OK : cairn__sqlerr(h, src, sql);
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* exec() for a statement SQLite may fail with SQLITE_BUSY without calling
  * the busy handler: it is retried, with growing sleeps, until the busy
  * timeout has passed since the first try. */
@@ -163,12 +142,12 @@ static int exec_retry(struct cairn *h, const char *sql)
 {
     static const int sleep_ms[] = { 1, 2, 5, 10, 20, 50, 100 };
     const int nsleep = (int)(sizeof sleep_ms / sizeof sleep_ms[0]);
-    double deadline = now_ms() + BUSY_TIMEOUT_MS;
+    double deadline = os_now_ms() + BUSY_TIMEOUT_MS;
     for (int i = 0; ; i++) {
         int src = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
         if (src == SQLITE_OK)
             return CAIRN_OK;
-        if ((src & 0xff) != SQLITE_BUSY || now_ms() >= deadline)
+        if ((src & 0xff) != SQLITE_BUSY || os_now_ms() >= deadline)
             return cairn__sqlerr(h, src, sql);
         int ms = sleep_ms[i < nsleep ? i : nsleep - 1];
         struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -261,7 +240,7 @@ int cairn_open(const char *path, unsigned flags, struct cairn **out)
         if (stat(path, &st) != 0) {
             if (h->readonly || (flags & CAIRN_OPEN_NOCREATE))
                 return cairn__err(h, CAIRN_NOTFOUND, "no store at %s", path);
-            rc = make_parents(h, path);
+            rc = make_store_folders(h, path);
             if (rc)
                 return rc;
             /* Create the file ourselves so it is 0600 whatever the umask;

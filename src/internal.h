@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include "cairn.h"
 
-#define CAIRN_SCHEMA_VERSION 5
+/* The schema version (PRAGMA user_version) this build creates and reads:
+ * the number of migrations in store/schema.c, checked there at compile time. */
+#define CAIRN_SCHEMA_VERSION 6
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -88,8 +90,6 @@ uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,
 int store_fts_functions(sqlite3 *db);
 
 /* ---- Interface to code in util/hash.c ---- */
-#include <stdint.h>
-#include <stddef.h>
-uint64_t hash64(const void *p, size_t n, uint64_t seed);
+#include "util/hash.h"
 
 #endif

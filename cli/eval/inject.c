@@ -21,6 +21,7 @@
 #include "eval.h"
 #include "../cli.h"
 #include "util/buf.h"
+#include "util/os.h"
 
 struct inj {
     int budget, dev;
@@ -81,7 +82,7 @@ static int inject_conv(void *arg, struct eval_conv *c)
         if (q->apart || !q->n_ev)
             continue;
         s->n++;
-        double t0 = cli_now_ms();
+        double t0 = os_now_ms();
         int fired = ask(db, q, s->budget, &r);
         if (fired < 0) {
             s->failed++;
@@ -97,7 +98,7 @@ static int inject_conv(void *arg, struct eval_conv *c)
             }
         }
         if (s->n <= s->ms_cap)
-            s->ms[s->n - 1] = cli_now_ms() - t0;
+            s->ms[s->n - 1] = os_now_ms() - t0;
         s->dense += r && (r->dense == CAIRN_DENSE_ON || r->dense == CAIRN_DENSE_PARTIAL);
         if (fired) {
             size_t k = 0, whole = 0;

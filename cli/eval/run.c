@@ -20,6 +20,7 @@
 #include "eval.h"
 #include "../cli.h"
 #include "util/buf.h"
+#include "util/os.h"
 
 static struct eval_cat *category(struct eval_run *r, const char *name, int apart)
 {
@@ -104,9 +105,9 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
             o.budget = r->budgets[bi];
             o.now = q->now;
             o.method = r->methods[m].method;
-            double t0 = cli_now_ms();
+            double t0 = os_now_ms();
             int rc = cairn_recall(db, q->question, &o, &res);
-            double ms = cli_now_ms() - t0;
+            double ms = os_now_ms() - t0;
             r->recall_ms += ms;
             if (rc) {
                 cli_error("eval: %s: question %s: recall failed: %s", c->name, q->id,
@@ -218,7 +219,7 @@ int eval_run_conv(void *arg, struct eval_conv *c)
     /* Embedding (when a model is present) happens in cairn_add_session
      * and counts as load time, with the settings `cairn add` has: no
      * override here, so the table is what a user gets. */
-    double t0 = cli_now_ms();
+    double t0 = os_now_ms();
     if (cairn_open(":memory:", 0, &db)) {
         cli_error("eval: cannot open an in-memory store: %s",
                   db ? cairn_errmsg(db) : "out of memory");
@@ -231,7 +232,7 @@ int eval_run_conv(void *arg, struct eval_conv *c)
         }
         msgs += c->sess[i].n_messages;
     }
-    double t1 = cli_now_ms(), rec0 = r->recall_ms;
+    double t1 = os_now_ms(), rec0 = r->recall_ms;
     r->load_ms += t1 - t0;
     for (size_t i = 0; i < c->n_qs; i++) {
         const struct eval_q *q = &c->qs[i];

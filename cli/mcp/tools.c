@@ -28,6 +28,8 @@
 
 #include "mcp.h"
 #include "util/fence.h"
+#include "util/hash.h"
+#include "util/os.h"
 
 /* get_conversation stops adding messages past this many bytes of text
  * (Claude Code warns at about 10k tokens of tool output and cuts at 25k). */
@@ -347,13 +349,6 @@ static void fail(struct mcp_tool_result *res, const char *fmt, ...)
     snprintf(res->log, sizeof res->log, "%s", res->text.p);
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* "2026-03-02 09:12" in local time, or "undated". */
 static void fmt_time(int64_t t, char *out, size_t n)
 {
@@ -420,7 +415,7 @@ static void tool_recall(struct mcp_server *s, const cJSON *args, struct mcp_tool
     struct cairn_recall *r = NULL;
     const char *query = arg_str(args, "query"), *date = arg_str(args, "date");
     const cJSON *inc = cJSON_GetObjectItemCaseSensitive(args, "include_current_session");
-    double t0 = now_ms();
+    double t0 = os_now_ms();
 
     o.budget = arg_int(args, "budget_tokens", 4000);
     o.project = arg_str(args, "project");
@@ -483,21 +478,11 @@ static void tool_recall(struct mcp_server *s, const cJSON *args, struct mcp_tool
         buf_adds(&res->text, ")");
     }
     snprintf(res->log, sizeof res->log, "recall: %zu items, %d tokens, %.1f ms", r->n_items,
-             r->tokens, now_ms() - t0);
+             r->tokens, os_now_ms() - t0);
     cairn_recall_free(r);
 }
 
 /* ---- save_conversation ---- */
-
-static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
 
 /* Appends " (TITLE)" for a session with a title (cairn_session_cb). */
 static int saved_title(void *arg, const struct cairn_session_info *si)
@@ -523,11 +508,11 @@ static const char *derive_id(struct mcp_server *s, const struct cairn_session *s
                              char *idbuf, size_t nb, struct mcp_tool_result *res)
 {
     const struct cairn_message *m0 = &sess->messages[0];
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = FNV1A64_BASIS;
     int64_t t = sess->started_at != CAIRN_NO_TIME ? sess->started_at : m0->at;
-    h = fnv1a(m0->role, strlen(m0->role) + 1, h);
-    h = fnv1a(m0->content, strlen(m0->content) + 1, h);
-    h = fnv1a(&t, sizeof t, h);
+    h = fnv1a64(m0->role, strlen(m0->role) + 1, h);
+    h = fnv1a64(m0->content, strlen(m0->content) + 1, h);
+    h = fnv1a64(&t, sizeof t, h);
     for (int k = 1; k <= 1000; k++) {
         if (k == 1)
             snprintf(idbuf, nb, "mcp-%016llx", (unsigned long long)h);

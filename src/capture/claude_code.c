@@ -26,6 +26,7 @@
 #include "capture/capture.h"
 #include "capture/private.h"
 #include "util/buf.h"
+#include "util/hash.h"
 #include "util/json.h"
 #include "util/utf8.h"
 
@@ -450,12 +451,7 @@ int capture_jval_is(const struct capture_jval *v, const char *s)
 
 static uint64_t hash_bytes(const char *k, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)k[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
+    return fnv1a64(k, n, FNV1A64_BASIS);
 }
 
 int capture_map_put(struct capture_map *m, const char *k, size_t kn, size_t v)

@@ -8,6 +8,7 @@
  */
 #include "embed/registry.h"
 
+#include "util/os.h"
 #include "util/sha256.h"
 #include "embed/common.h"
 
@@ -243,26 +244,6 @@ static int remove_tree(const char *path)
     return rc;
 }
 
-static int mkdir_p(const char *path)
-{
-    char tmp[PATH_MAX];
-    size_t i, n = strlen(path);
-
-    if (n >= sizeof(tmp))
-        return -1;
-    memcpy(tmp, path, n + 1);
-    for (i = 1; i <= n; i++) {
-        if (tmp[i] == '/' || tmp[i] == 0) {
-            char c = tmp[i];
-            tmp[i] = 0;
-            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-                return -1;
-            tmp[i] = c;
-        }
-    }
-    return 0;
-}
-
 static const char *basename_of(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -307,7 +288,7 @@ int embed_reg_pull(const struct embed_reg_model *m, const char *base,
     if (is_dir(dest))
         return 0;
     /* The staging folder is kept across failures: its .part files resume. */
-    if (mkdir_p(stage) != 0) {
+    if (os_mkdirs(stage, 0755, NULL, 0) != 0) {
         embed_errf(err, errlen, "cannot create %s: %s", stage, strerror(errno));
         return -1;
     }

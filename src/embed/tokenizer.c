@@ -23,6 +23,7 @@
 #include "embed/tokenizer.h"
 
 #include "util/buf.h"
+#include "util/hash.h"
 #include "util/utf8.h"
 #include "embed/charsmap.h"
 #include "embed/common.h"
@@ -99,16 +100,10 @@ struct embed_tok {
 
 /* ---- vocabulary --------------------------------------------------------- */
 
+/* Only a slot index, never stored: the low bits of the shared FNV-1a. */
 static uint32_t tok_hash(const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
-    }
-    return h;
+    return (uint32_t)fnv1a64(s, n, FNV1A64_BASIS);
 }
 
 static int tok_lookup(const struct embed_tok *t, const char *s, size_t n)

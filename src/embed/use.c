@@ -14,6 +14,7 @@
 
 #include "embed/kernels.h"
 #include "util/buf.h"
+#include "util/hash.h"
 #include "util/utf8.h"
 #include "embed/common.h"
 
@@ -98,22 +99,10 @@ int use_is_model_dir(const char *dir)
 
 /* ---- vocabulary --------------------------------------------------------- */
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* The id of the piece s[0..n), or -1. */
 static int vocab_find(const struct use_model *m, const char *s, size_t n)
 {
-    size_t i = (size_t)fnv1a(s, n) & (m->nslot - 1);
+    size_t i = (size_t)fnv1a64(s, n, FNV1A64_BASIS) & (m->nslot - 1);
 
     while (m->slot[i]) {
         int id = m->slot[i] - 1;
@@ -180,7 +169,7 @@ static int load_vocab(struct use_model *m, const char *dir, char *err,
         }
         if (i >= USE_RESERVED) {
             /* A repeated piece: the JS trie keeps the later entry. */
-            size_t h = (size_t)fnv1a(m->piece[i], n) & (m->nslot - 1);
+            size_t h = (size_t)fnv1a64(m->piece[i], n, FNV1A64_BASIS) & (m->nslot - 1);
             while (m->slot[h]) {
                 int id = m->slot[h] - 1;
                 if (m->plen[id] == (int)n && memcmp(m->piece[id], m->piece[i], n) == 0)

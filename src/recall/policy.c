@@ -10,6 +10,7 @@
 
 #include "cairn.h"
 #include "recall/policy.h"
+#include "util/hash.h"
 
 #define ROW(name) { #name, (double)(name) },
 static const struct policy_const table[] = { CAIRN_POLICY(ROW) };
@@ -23,14 +24,14 @@ const struct policy_const *policy_table(size_t *n)
 
 uint64_t policy_hash(const struct policy_const *t, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;          /* FNV-1a offset basis */
+    uint64_t h = FNV1A64_BASIS;
     char item[160];
     for (size_t i = 0; i < n; i++) {
         int len = snprintf(item, sizeof item, "%s=%.17g;", t[i].name, t[i].value);
-        for (int k = 0; k < len && k < (int)sizeof item - 1; k++) {
-            h ^= (unsigned char)item[k];
-            h *= 0x100000001b3ULL;                /* FNV prime */
-        }
+        if (len > (int)sizeof item - 1)    /* snprintf's count, not what it wrote */
+            len = (int)sizeof item - 1;
+        if (len > 0)
+            h = fnv1a64(item, (size_t)len, h);
     }
     return h;
 }

@@ -173,6 +173,8 @@ static const char *const migrations[] = {
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
+/* A new migration bumps CAIRN_SCHEMA_VERSION too (internal.h, docs/FORMAT.md). */
+_Static_assert(N_MIGRATIONS == CAIRN_SCHEMA_VERSION, "CAIRN_SCHEMA_VERSION is not the number of migrations");
 
 static int pragma_int(struct cairn *h, const char *sql, int *out)
 {

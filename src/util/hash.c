@@ -21,17 +21,17 @@ static uint64_t mix(uint64_t x)
 uint64_t hash64(const void *p, size_t n, uint64_t seed)
 {
     const unsigned char *s = p;
-    uint64_t h = 0xcbf29ce484222325ULL ^ mix(seed + n);
+    uint64_t h = FNV1A64_BASIS ^ mix(seed + n);
     while (n >= 8) {
         uint64_t w;
         memcpy(&w, s, 8);
-        h = (h ^ w) * 0x100000001b3ULL;
+        h = (h ^ w) * FNV1A64_PRIME;
         h ^= h >> 29;
         s += 8;
         n -= 8;
     }
     while (n--) {
-        h = (h ^ *s++) * 0x100000001b3ULL;
+        h = (h ^ *s++) * FNV1A64_PRIME;
     }
     return mix(h);
 }

@@ -346,6 +346,9 @@ r2 = call(s, 7, "save_conversation", {"messages": anon, "started_at": "2026-06-0
 id1 = text_of(r1).split('"')[1] if '"' in text_of(r1) else "?"
 check(id1.startswith("mcp-") and ('"%s"' % id1) in text_of(r2) and "1 new message" in text_of(r2),
       "derived session id is stable across saves", (text_of(r1), text_of(r2)))
+# The derived id is stored: a save after an upgrade must find the session
+# saved before it, so the hash (FNV-1a of role, content, start) never changes.
+check(id1 == "mcp-12b422ef8db15db2", "derived session id is the same as in earlier versions", id1)
 r = call(s, 8, "save_conversation", {"messages": [{"role": "user", "content": "key sk-ant-api03-"
                                                     + "A" * 40}], "session_id": "mcp-secret"})
 check("secret" in text_of(r) and "masked" in text_of(r), "save reports masked secrets", r)

@@ -1,14 +1,22 @@
 /*
- * test_util.c: the capped buffer, UTF-8 helpers, ISO 8601 times, hash.
+ * test_util.c: the capped buffer, UTF-8 helpers, ISO 8601 times, hashes,
+ * the monotonic clock and mkdir -p.
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "t.h"
 #include "cairn.h"
 #include "internal.h"
 #include "util/buf.h"
+#include "util/hash.h"
+#include "util/os.h"
 #include "util/utf8.h"
 
 static void test_buf(void)
@@ -126,6 +134,73 @@ static void test_hash(void)
     T_CHECK(hash64("abc", 3, 0) != hash64("abd", 3, 0));
     T_CHECK(hash64("abc", 3, 0) != hash64("abc", 3, 1));
     T_CHECK(hash64("", 0, 0) != hash64("\0", 1, 0));
+    /* Both hashes are stored (message dedup, MCP save ids): pinned. */
+    T_CHECK(hash64("abc", 3, 0) == 0xe9c3a8e5cd266bccULL);
+    T_CHECK(hash64("hello world, twelve", 19, 0x51) == 0xb1c55535afcfd1cdULL);
+    /* FNV-1a 64 reference vectors (Fowler, Noll, Vo test suite). */
+    T_CHECK(fnv1a64("", 0, FNV1A64_BASIS) == 0xcbf29ce484222325ULL);
+    T_CHECK(fnv1a64("a", 1, FNV1A64_BASIS) == 0xaf63dc4c8601ec8cULL);
+    T_CHECK(fnv1a64("foobar", 6, FNV1A64_BASIS) == 0x85944171f73967e8ULL);
+    /* Chaining is hashing the concatenation. */
+    T_CHECK(fnv1a64("bar", 3, fnv1a64("foo", 3, FNV1A64_BASIS)) == 0x85944171f73967e8ULL);
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void test_os(void)
+{
+    double t0 = os_now_ms(), t1 = os_now_ms();
+    T_CHECK(t0 > 0 && t1 >= t0);
+
+    char root[] = "/tmp/cairn-test-os-XXXXXX", p[PATH_MAX], q[PATH_MAX], bad[PATH_MAX];
+    T_CHECK(mkdtemp(root) != NULL);
+    /* mkparents: the folders above a file, not the file's own name. */
+    snprintf(p, sizeof p, "%s/a/b/store.db", root);
+    T_EQ_INT(os_mkparents(p, 0700, bad, sizeof bad), 0);
+    snprintf(q, sizeof q, "%s/a/b", root);
+    T_CHECK(is_dir(q));
+    T_CHECK(!is_dir(p) && access(p, F_OK) != 0);
+    T_EQ_INT(os_mkparents(p, 0700, bad, sizeof bad), 0);        /* again: nothing to do */
+    T_EQ_INT(os_mkparents("store.db", 0700, bad, sizeof bad), 0);
+    T_EQ_INT(os_mkparents("/store.db", 0700, bad, sizeof bad), 0);
+    /* mkdirs: every folder, the last one included, trailing '/' or not. */
+    snprintf(p, sizeof p, "%s/c/d/e/", root);
+    T_EQ_INT(os_mkdirs(p, 0755, NULL, 0), 0);
+    snprintf(q, sizeof q, "%s/c/d/e", root);
+    T_CHECK(is_dir(q));
+    T_EQ_INT(os_mkdirs("", 0755, NULL, 0), 0);
+    /* A file in the way: fails, says which folder and why. */
+    snprintf(q, sizeof q, "%s/file", root);
+    FILE *f = fopen(q, "w");
+    T_CHECK(f != NULL);
+    if (f)
+        fclose(f);
+    snprintf(p, sizeof p, "%s/file/x/y", root);
+    errno = 0;
+    T_EQ_INT(os_mkdirs(p, 0755, bad, sizeof bad), -1);
+    T_EQ_INT(errno, ENOTDIR);
+    snprintf(q, sizeof q, "%s/file/x", root);
+    T_EQ_STR(bad, q);
+    /* Too long for PATH_MAX: refused before any mkdir. */
+    char *longp = malloc(PATH_MAX + 8);
+    if (longp) {
+        memset(longp, 'x', PATH_MAX + 7);
+        longp[0] = '/';
+        longp[PATH_MAX + 7] = '\0';
+        errno = 0;
+        T_EQ_INT(os_mkdirs(longp, 0755, NULL, 0), -1);
+        T_EQ_INT(errno, ENAMETOOLONG);
+        T_EQ_INT(os_mkparents(longp, 0755, NULL, 0), -1);
+        T_EQ_INT(errno, ENAMETOOLONG);
+        free(longp);
+    }
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    T_CHECK(system(cmd) == 0);
 }
 
 int main(void)
@@ -136,5 +211,6 @@ int main(void)
     T_RUN(test_utf8);
     T_RUN(test_time);
     T_RUN(test_hash);
+    T_RUN(test_os);
     return T_DONE();
 }

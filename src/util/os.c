@@ -1,0 +1,71 @@
+/*
+ * os.c: a monotonic clock and mkdir -p (util/os.h).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "util/os.h"
+
+double os_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Makes the folders of p[0..len) from the top down, each with mode.
+ * EEXIST is success: mkdir reports it before a read-only or unsearchable
+ * parent, so an existing folder is never an error. */
+static int mkdirs_n(const char *p, size_t len, mode_t mode, char *bad, size_t nbad)
+{
+    char tmp[PATH_MAX];
+    if (len >= sizeof tmp) {
+        errno = ENAMETOOLONG;
+        goto fail;
+    }
+    memcpy(tmp, p, len);
+    tmp[len] = '\0';
+    for (size_t i = 1; i <= len; i++) {
+        if (tmp[i] != '/' && tmp[i] != '\0')
+            continue;
+        char c = tmp[i];
+        tmp[i] = '\0';
+        if (mkdir(tmp, mode) != 0 && errno != EEXIST) {
+            p = tmp;
+            len = i;
+            goto fail;
+        }
+        tmp[i] = c;
+    }
+    return 0;
+fail:
+    if (bad) {
+        int e = errno;
+        snprintf(bad, nbad, "%.*s", (int)(len < (size_t)INT_MAX ? len : INT_MAX), p);
+        errno = e;
+    }
+    return -1;
+}
+
+int os_mkdirs(const char *dir, mode_t mode, char *bad, size_t nbad)
+{
+    size_t len = strlen(dir);
+    return len ? mkdirs_n(dir, len, mode, bad, nbad) : 0;
+}
+
+int os_mkparents(const char *path, mode_t mode, char *bad, size_t nbad)
+{
+    /* The whole path must fit, not only its folders: it is opened next. */
+    if (strlen(path) >= PATH_MAX) {
+        if (bad)
+            snprintf(bad, nbad, "%s", path);
+        return errno = ENAMETOOLONG, -1;
+    }
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path)        /* "f" or "/f": no folder to make */
+        return 0;
+    return mkdirs_n(path, (size_t)(slash - path), mode, bad, nbad);
+}
