@@ -86,6 +86,21 @@ else
 fi
 echo "clean-env: base ready after $(( $(date +%s) - t0 )) s"
 cp /etc/resolv.conf "$DIR/etc/resolv.conf" 2>/dev/null || true
+# A host behind a TLS-inspecting egress proxy trusts its CA through
+# /usr/local/share/ca-certificates; without it npm in the chroot fails with
+# SELF_SIGNED_CERT_IN_CHAIN and the npm-based tests skip. That is the
+# network's trust, not a package, so it is carried over: the chroot's
+# update-ca-certificates adds it once deps.sh has installed ca-certificates,
+# and node (which keeps its own CA list) is pointed at the merged bundle.
+hostca=""
+for c in /usr/local/share/ca-certificates/*.crt; do
+    [ -f "$c" ] || continue
+    mkdir -p "$DIR/usr/local/share/ca-certificates"
+    cp "$c" "$DIR/usr/local/share/ca-certificates/"
+    hostca=1
+done
+[ -n "$hostca" ] && echo "clean-env: carrying over the host's local CA certificates"
+echo "clean-env: testing $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
 
 # The repository at the same path as here, so ../shared resolves the same.
 mkdir -p "$DIR$ROOT"
@@ -103,7 +118,9 @@ mount -t tmpfs tmpfs "$DIR/dev/shm"; mounts="$DIR/dev/shm $mounts"
 set +e
 chroot "$DIR" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     HOME=/root LANG=C.UTF-8 TERM=dumb CI="${CI:-}" CAIRN_CI="${CAIRN_CI:-}" \
-    sh -c "cd '$ROOT' && sh scripts/deps.sh && sh scripts/test.sh"
+    ${hostca:+NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt} \
+    sh -c "cd '$ROOT' && sh scripts/deps.sh &&
+        { [ -z '$hostca' ] || update-ca-certificates >/dev/null; } && sh scripts/test.sh"
 rc=$?
 echo "clean-env: exit $rc after $(( $(date +%s) - t0 )) s"
 exit $rc

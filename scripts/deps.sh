@@ -16,11 +16,13 @@
 # Claude Code, HF tokenizers, USE-lite); npm unless an npm not from
 # Debian's package is on PATH (NodeSource's nodejs carries its own and
 # conflicts with Debian's).
+# ca-certificates: `cairn model install` fetches over https (libcurl
+# only Recommends it, and recommends are not installed here).
 # iproute2: `ip` brings loopback up in t0400's private network namespace.
 set -e
 PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
 libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
-libcurl4 libopenblas0 libzip4 python3-sentencepiece python3-protobuf nodejs iproute2"
+libcurl4 libopenblas0 libzip4 python3-sentencepiece python3-protobuf nodejs iproute2 ca-certificates"
 if ! command -v npm >/dev/null 2>&1 ||
    dpkg-query -W -f='${Status}' npm 2>/dev/null | grep -q "install ok installed"; then
     PKGS="$PKGS npm"
