@@ -7,7 +7,8 @@
  *   cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict]
  *
  * DATASET is locomo (locomo10.json files), beam (chat folders),
- * longmemeval (S, M or oracle files) or madial (MEMORY DIALOGUE). Each
+ * longmemeval (S, M or oracle files), madial (MEMORY DIALOGUE) or
+ * sessions (folders of sessions.jsonl + questions.jsonl, docs/EVAL.md). Each
  * conversation or haystack goes into its own in-memory store; the work is
  * in cli/eval/. The Markdown report goes to stdout, progress to stderr.
  */
@@ -29,6 +30,7 @@ static const char usage_text[] =
     "  beam DIR...               BEAM chat folders (chat.json + probing_questions.json)\n"
     "  longmemeval FILE...       LongMemEval S, M or oracle JSON\n"
     "  madial MEMORY DIALOGUE    MADial-Bench memory archive and dialogue file (JSONL)\n"
+    "  sessions DIR...           your own: sessions.jsonl + questions.jsonl per folder\n"
     "methods: cairn, raw-bm25, keyword, no-time\n"
     "--limit N scores at most N questions. --lean leaves question text and retrieved\n"
     "ids out of --out. --label names the run in the report (default: DATASET).\n"
@@ -175,8 +177,9 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
         goto out;
     }
     if (strcmp(dataset, "locomo") && strcmp(dataset, "beam") && strcmp(dataset, "longmemeval") &&
-        strcmp(dataset, "madial")) {
-        cli_error("eval: unknown dataset %s (locomo, beam, longmemeval, madial)", dataset);
+        strcmp(dataset, "madial") && strcmp(dataset, "sessions")) {
+        cli_error("eval: unknown dataset %s (locomo, beam, longmemeval, madial, sessions)",
+                  dataset);
         goto out;
     }
     if (!strcmp(dataset, "madial") && n_files != 2) {
@@ -200,19 +203,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
         cli_error("eval: cannot write %s", out);
         goto out;
     }
-    int lrc = 0;
-    if (!strcmp(dataset, "madial")) {
-        lrc = eval_load_madial(files[0], files[1], &r.counts, eval_run_conv, &r);
-    } else {
-        for (size_t i = 0; i < n_files && !lrc; i++) {
-            if (!strcmp(dataset, "locomo"))
-                lrc = eval_load_locomo(files[i], &r.counts, eval_run_conv, &r);
-            else if (!strcmp(dataset, "beam"))
-                lrc = eval_load_beam(files[i], &r.counts, eval_run_conv, &r);
-            else
-                lrc = eval_load_longmemeval(files[i], &r.counts, eval_run_conv, &r);
-        }
-    }
+    int lrc = eval_load(dataset, files, n_files, &r.counts, eval_run_conv, &r);
     if (lrc && lrc != EVAL_STOP)
         goto out;
     if (r.out) {

@@ -28,6 +28,7 @@ void eval_conv_free(struct eval_conv *c)
         free(c->keep[i]);
     free(c->keep);
     free(c->sess);
+    free(c->jsess);
     free(c->qs);
     memset(c, 0, sizeof *c);
 }
@@ -98,6 +99,18 @@ static void *grow(struct eval_conv *c, void **arr, size_t *n, size_t *a, size_t 
     return slot;
 }
 
+size_t eval_conv_name_dir(struct eval_conv *c, const char *dir)
+{
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dl--;
+    const char *base = dir + dl;
+    while (base > dir && base[-1] != '/')
+        base--;
+    c->name = eval_printf(c, "%.*s", (int)(dir + dl - base), base);
+    return dl;
+}
+
 struct cairn_session *eval_add_session(struct eval_conv *c)
 {
     struct cairn_session *s = grow(c, (void **)&c->sess, &c->n_sess, &c->a_sess, sizeof *s);
@@ -113,6 +126,43 @@ struct eval_q *eval_add_question(struct eval_conv *c)
     return grow(c, (void **)&c->qs, &c->n_qs, &c->a_qs, sizeof(struct eval_q));
 }
 
+struct eval_json_sess *eval_add_json_session(struct eval_conv *c)
+{
+    return grow(c, (void **)&c->jsess, &c->n_jsess, &c->a_jsess, sizeof(struct eval_json_sess));
+}
+
+int eval_conv_add(struct cairn *db, const struct eval_conv *c, const char *only,
+                  const char *who, size_t *msgs)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_sess; i++) {
+        const struct cairn_session *s = &c->sess[i];
+        if (only && (!s->id || strcmp(s->id, only)))
+            continue;
+        if (cairn_add_session(db, s, NULL)) {
+            cli_error("%s: %s: session %s: %s", who, c->name, s->id ? s->id : "(no id)",
+                      cairn_errmsg(db));
+            return 1;
+        }
+        n += s->n_messages;
+    }
+    /* the text `cairn add` would read, through the same call */
+    for (size_t i = 0; i < c->n_jsess; i++) {
+        const struct eval_json_sess *s = &c->jsess[i];
+        if (only && (!s->id || strcmp(s->id, only)))
+            continue;
+        if (cairn_add_json(db, s->json, s->len, NULL)) {
+            cli_error("%s: %s: sessions.jsonl:%zu: %s", who, c->name, s->line,
+                      cairn_errmsg(db));
+            return 1;
+        }
+        n += s->n_messages;
+    }
+    if (msgs)
+        *msgs = n;
+    return 0;
+}
+
 void eval_q_add_ev(struct eval_q *q, const char *session, const char *message)
 {
     if (!session || !message)
@@ -123,6 +173,51 @@ void eval_q_add_ev(struct eval_q *q, const char *session, const char *message)
     q->ev[q->n_ev].session = session;
     q->ev[q->n_ev].message = message;
     q->n_ev++;
+}
+
+int eval_load(const char *dataset, const char *const *files, size_t n_files,
+              struct eval_counts *k, eval_conv_fn fn, void *arg)
+{
+    int rc = 0;
+    if (!strcmp(dataset, "madial"))
+        return n_files == 2 ? eval_load_madial(files[0], files[1], k, fn, arg) : 2;
+    for (size_t i = 0; i < n_files && !rc; i++) {
+        if (!strcmp(dataset, "locomo"))
+            rc = eval_load_locomo(files[i], k, fn, arg);
+        else if (!strcmp(dataset, "beam"))
+            rc = eval_load_beam(files[i], k, fn, arg);
+        else if (!strcmp(dataset, "longmemeval"))
+            rc = eval_load_longmemeval(files[i], k, fn, arg);
+        else if (!strcmp(dataset, "sessions"))
+            rc = eval_load_sessions(files[i], k, fn, arg);
+        else
+            return 2;
+    }
+    return rc;
+}
+
+/* ---- JSON Lines ---------------------------------------------------- */
+
+int eval_each_line(char *text, size_t len, eval_line_fn fn, void *arg)
+{
+    size_t lineno = 0;
+    char *p = text, *end = text + len;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *e = nl ? nl : end;
+        lineno++;
+        *e = '\0';
+        char *s = p;
+        while (s < e && isspace((unsigned char)*s))
+            s++;
+        if (s < e) {
+            int rc = fn(arg, s, (size_t)(e - s), lineno);
+            if (rc)
+                return rc;
+        }
+        p = e + 1;
+    }
+    return 0;
 }
 
 /* ---- dates ---------------------------------------------------------- */

@@ -41,6 +41,18 @@ struct eval_q {
     int64_t now;                /* the time the question is asked */
     struct eval_ev *ev;
     size_t n_ev;
+    const char **spans;         /* answer text the packed text should hold, or none */
+    size_t n_spans;
+};
+
+/* A session kept as the JSON text `cairn add` reads (the sessions loader),
+ * so it is parsed and stored exactly as `cairn add` would. */
+struct eval_json_sess {
+    const char *id;             /* the id as cairn stores it, or NULL */
+    const char *json;
+    size_t len;
+    size_t line;                /* in sessions.jsonl, for errors */
+    size_t n_messages;
 };
 
 /* One store's worth of data. Every pointer inside is owned by the conv
@@ -50,6 +62,8 @@ struct eval_conv {
     int msg_ids_unique;         /* message ids are unique in the whole conv */
     struct cairn_session *sess;
     size_t n_sess, a_sess;
+    struct eval_json_sess *jsess; /* added after sess */
+    size_t n_jsess, a_jsess;
     struct eval_q *qs;
     size_t n_qs, a_qs;
     void **keep;
@@ -70,6 +84,8 @@ struct eval_counts {
     size_t fallback_sessions;   /* LongMemEval answer sessions with no has_answer */
     size_t fallback_questions;  /* questions that used that fallback */
     size_t undated;             /* sessions with no usable date */
+    size_t spans;               /* answer spans read */
+    size_t q_spans;             /* questions with spans */
 };
 
 typedef int (*eval_conv_fn)(void *arg, struct eval_conv *c);
@@ -82,10 +98,25 @@ void *eval_calloc(struct eval_conv *c, size_t n, size_t size);
 char *eval_strdup(struct eval_conv *c, const char *s);
 char *eval_printf(struct eval_conv *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Names c after the folder dir (its last component); returns dir's length
+ * without trailing slashes. */
+size_t eval_conv_name_dir(struct eval_conv *c, const char *dir);
 struct cairn_session *eval_add_session(struct eval_conv *c);
 struct eval_q *eval_add_question(struct eval_conv *c);
+struct eval_json_sess *eval_add_json_session(struct eval_conv *c);
+/* Adds c's sessions to db: all of them, or only those whose id is `only`.
+ * *msgs (may be NULL) gets the number of messages handed over. Returns 0,
+ * or 1 after printing why, the message starting with `who`. */
+int eval_conv_add(struct cairn *db, const struct eval_conv *c, const char *only,
+                  const char *who, size_t *msgs);
 /* Adds ev to q unless q already has it (evidence lists repeat ids). */
 void eval_q_add_ev(struct eval_q *q, const char *session, const char *message);
+
+/* data.c: calls fn on each non-blank line of a JSONL text (each line
+ * NUL-terminated in place, leading white space skipped, lineno 1-based);
+ * stops on the first non-zero return and returns it. */
+typedef int (*eval_line_fn)(void *arg, char *line, size_t len, size_t lineno);
+int eval_each_line(char *text, size_t len, eval_line_fn fn, void *arg);
 
 /* data.c: dates. "1:56 pm on 8 May, 2023" (LoCoMo), "March-15-2024"
  * (BEAM), "2023/05/20 (Sat) 02:21" (LongMemEval), else ISO 8601 via
@@ -105,6 +136,24 @@ int eval_load_beam(const char *dir, struct eval_counts *k, eval_conv_fn fn, void
 int eval_load_longmemeval(const char *path, struct eval_counts *k, eval_conv_fn fn, void *arg);
 int eval_load_madial(const char *memory, const char *dialogue, struct eval_counts *k,
                      eval_conv_fn fn, void *arg);
+/* load_sessions.c: a folder with sessions.jsonl and questions.jsonl (the
+ * format anyone can write for their own history, docs/EVAL.md).
+ * eval_sessions_parse reads the two texts into c (name: for messages);
+ * returns 0, 1 after printing why the input is unusable, -1 out of memory. */
+int eval_load_sessions(const char *dir, struct eval_counts *k, eval_conv_fn fn, void *arg);
+int eval_sessions_parse(struct eval_conv *c, const char *name, const char *sessions,
+                        size_t slen, const char *questions, size_t qlen, struct eval_counts *k);
+
+/* spans.c: how many of spans[0..n) appear in text, comparing both after
+ * whitespace normalisation (every run of white space is one space, none
+ * at the ends) and case folding. -1 when out of memory. */
+long eval_spans_found(const char *text, const char *const *spans, size_t n);
+
+/* data.c: runs the loader of `dataset` on files. Returns 0, EVAL_STOP, 1
+ * after the loader printed an error, or 2 (nothing printed) for an unknown
+ * dataset or madial without exactly two files. */
+int eval_load(const char *dataset, const char *const *files, size_t n_files,
+              struct eval_counts *k, eval_conv_fn fn, void *arg);
 
 /* run.c: one evaluation run. */
 struct eval_method {
@@ -116,6 +165,7 @@ struct eval_method {
 struct eval_cell {
     size_t n, all, any, hits, excerpt_hits;
     size_t strict;              /* all evidence packed whole, no excerpt */
+    size_t spans_n, spans;      /* questions with spans; with every span in the packed text */
     double frac_sum, tokens_sum, ms_sum;
 };
 

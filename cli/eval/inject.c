@@ -69,12 +69,9 @@ static int inject_conv(void *arg, struct eval_conv *c)
         cairn_close(db);
         return 1;
     }
-    for (size_t i = 0; i < c->n_sess; i++) {
-        if (cairn_add_session(db, &c->sess[i], NULL)) {
-            cli_error("eval inject: %s: %s", c->name, cairn_errmsg(db));
-            rc = 1;
-            goto out;
-        }
+    if (eval_conv_add(db, c, NULL, "eval inject", NULL)) {
+        rc = 1;
+        goto out;
     }
     for (size_t qi = 0; qi < c->n_qs; qi++) {
         const struct eval_q *q = &c->qs[qi];
@@ -124,16 +121,9 @@ static int inject_conv(void *arg, struct eval_conv *c)
             s->failed++;
         cairn_recall_free(r);
         for (size_t e = 0; e < q->n_ev; e++) {
-            for (size_t i = 0; i < c->n_sess; i++) {
-                if (c->sess[i].id && !strcmp(c->sess[i].id, q->ev[e].session)) {
-                    if (cairn_add_session(db, &c->sess[i], NULL)) {
-                        cli_error("eval inject: re-add %s: %s", c->sess[i].id,
-                                  cairn_errmsg(db));
-                        rc = 1;
-                        goto out;
-                    }
-                    break;
-                }
+            if (eval_conv_add(db, c, q->ev[e].session, "eval inject: re-add", NULL)) {
+                rc = 1;
+                goto out;
             }
         }
     }
@@ -184,21 +174,7 @@ int eval_inject(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    int lrc = 0;
-    if (!strcmp(dataset, "madial")) {
-        lrc = n_files == 2 ? eval_load_madial(files[0], files[1], &k, inject_conv, &s) : 2;
-    } else {
-        for (size_t i = 0; i < n_files && !lrc; i++) {
-            if (!strcmp(dataset, "locomo"))
-                lrc = eval_load_locomo(files[i], &k, inject_conv, &s);
-            else if (!strcmp(dataset, "beam"))
-                lrc = eval_load_beam(files[i], &k, inject_conv, &s);
-            else if (!strcmp(dataset, "longmemeval"))
-                lrc = eval_load_longmemeval(files[i], &k, inject_conv, &s);
-            else
-                lrc = 2;
-        }
-    }
+    int lrc = eval_load(dataset, files, n_files, &k, inject_conv, &s);
     if (lrc == 2) {
         cli_error("eval inject: unknown dataset %s, or madial without its two files", dataset);
         rc = 2;

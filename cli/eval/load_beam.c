@@ -234,16 +234,11 @@ int eval_load_beam(const char *dir, struct eval_counts *k, eval_conv_fn fn, void
     struct beam_refs refs = { NULL, 0 };
     char *chat_txt = NULL, *probe_txt = NULL, *path = NULL;
     cJSON *chat = NULL, *probe = NULL;
-    size_t len, dl = strlen(dir);
+    size_t len;
     int64_t now = CAIRN_NO_TIME;
     int rc = 1;
     eval_conv_init(&c);
-    while (dl > 1 && dir[dl - 1] == '/')
-        dl--;
-    const char *base = dir + dl;
-    while (base > dir && base[-1] != '/')
-        base--;
-    c.name = eval_printf(&c, "%.*s", (int)(dir + dl - base), base);
+    size_t dl = eval_conv_name_dir(&c, dir);
     c.msg_ids_unique = 1;
     path = eval_printf(&c, "%.*s/chat.json", (int)dl, dir);
     char *ppath = eval_printf(&c, "%.*s/probing_questions.json", (int)dl, dir);

@@ -27,30 +27,6 @@
 #include "../cli.h"
 #include "util/buf.h"
 
-/* Calls fn on each non-blank line of a JSONL text (NUL-terminated in
- * place); stops on the first non-zero return. */
-static int each_line(char *text, size_t len, int (*fn)(void *, char *, size_t, size_t), void *arg)
-{
-    size_t lineno = 0;
-    char *p = text, *end = text + len;
-    while (p < end) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        char *e = nl ? nl : end;
-        lineno++;
-        *e = '\0';
-        char *s = p;
-        while (s < e && isspace((unsigned char)*s))
-            s++;
-        if (s < e) {
-            int rc = fn(arg, s, (size_t)(e - s), lineno);
-            if (rc)
-                return rc;
-        }
-        p = e + 1;
-    }
-    return 0;
-}
-
 struct madial_ctx {
     const char *mem_path, *dlg_path;
     struct eval_conv *c;
@@ -287,7 +263,7 @@ int eval_load_madial(const char *memory, const char *dialogue, struct eval_count
     c.msg_ids_unique = 1;
     if (!(mem = cli_read_file(memory, EVAL_FILE_CAP, &len)))
         goto out;
-    if ((rc = each_line(mem, len, on_memory, &x)))
+    if ((rc = eval_each_line(mem, len, on_memory, &x)))
         goto out;
     rc = 1;
     if (!c.n_sess) {
@@ -296,7 +272,7 @@ int eval_load_madial(const char *memory, const char *dialogue, struct eval_count
     }
     if (!(dlg = cli_read_file(dialogue, EVAL_FILE_CAP, &len)))
         goto out;
-    if ((rc = each_line(dlg, len, on_dialogue, &x)))
+    if ((rc = eval_each_line(dlg, len, on_dialogue, &x)))
         goto out;
     rc = 1;
     if (!x.n_dialogues) {

@@ -70,13 +70,39 @@ static void counts_md(const struct eval_run *r, FILE *f)
                 "evidence): %zu, in %zu questions.", k->fallback_sessions, k->fallback_questions);
     if (k->undated)
         fprintf(f, " Undated sessions: %zu.", k->undated);
+    if (k->spans)
+        fprintf(f, " Answer spans: %zu, in %zu questions.", k->spans, k->q_spans);
     fprintf(f, "\n\n");
 }
 
+enum metric { M_ALL, M_STRICT, M_SPANS };
+
+/* The questions a cell counts for metric m, and how many it scores. */
+static size_t cell_hits(const struct eval_cell *c, enum metric m)
+{
+    return m == M_ALL ? c->all : m == M_STRICT ? c->strict : c->spans;
+}
+
+static size_t cell_n(const struct eval_cell *c, enum metric m)
+{
+    return m == M_SPANS ? c->spans_n : c->n;
+}
+
+/* Whether any question of the run came with answer spans: only then do
+ * the reports show that metric (the other datasets' stay as they were). */
+static int has_spans(const struct eval_run *r)
+{
+    struct eval_cell t;
+    if (!r->n_methods || !r->n_budgets)
+        return 0;
+    eval_run_total(r, 0, 0, &t);
+    return t.spans_n > 0;
+}
+
 /* One primary table: rows = method x category plus the "all" row, cells =
- * the share of questions counted by `strict` (0: all evidence packed, 1:
- * all of it packed whole). */
-static void primary_table(const struct eval_run *r, const size_t *order, int strict, FILE *f)
+ * the share of questions counted by metric m. */
+static void primary_table(const struct eval_run *r, const size_t *order, enum metric m_,
+                          FILE *f)
 {
     char bl[32];
     fprintf(f, "| method | category | n |");
@@ -95,10 +121,10 @@ static void primary_table(const struct eval_run *r, const size_t *order, int str
             if (!printed_all && (!cat || cat->apart)) {
                 struct eval_cell t;
                 eval_run_total(r, m, 0, &t);
-                fprintf(f, "| %s | **all** | %zu |", r->methods[m].name, t.n);
+                fprintf(f, "| %s | **all** | %zu |", r->methods[m].name, cell_n(&t, m_));
                 for (size_t b = 0; b < r->n_budgets; b++) {
                     eval_run_total(r, m, b, &t);
-                    fprintf(f, " **%.1f%%** |", pct(strict ? t.strict : t.all, t.n));
+                    fprintf(f, " **%.1f%%** |", pct(cell_hits(&t, m_), cell_n(&t, m_)));
                 }
                 fprintf(f, "\n");
                 printed_all = 1;
@@ -106,11 +132,13 @@ static void primary_table(const struct eval_run *r, const size_t *order, int str
             if (!cat)
                 break;
             const struct eval_cell *c0 = &cat->cells[m * r->n_budgets];
+            if (m_ == M_SPANS && !c0->spans_n)
+                continue;
             fprintf(f, "| %s | %s%s | %zu |", r->methods[m].name, cat->name,
-                    cat->apart ? " (apart)" : "", c0->n);
+                    cat->apart ? " (apart)" : "", cell_n(c0, m_));
             for (size_t b = 0; b < r->n_budgets; b++) {
                 const struct eval_cell *c = &cat->cells[m * r->n_budgets + b];
-                fprintf(f, " %.1f%% |", pct(strict ? c->strict : c->all, c->n));
+                fprintf(f, " %.1f%% |", pct(cell_hits(c, m_), cell_n(c, m_)));
             }
             fprintf(f, "\n");
         }
@@ -130,23 +158,33 @@ void eval_report_md(const struct eval_run *r, FILE *f)
             "not marked as a development set (`--dev`).");
     counts_md(r, f);
     fprintf(f, "### Questions with all their evidence packed\n\n");
-    primary_table(r, order, 0, f);
+    primary_table(r, order, M_ALL, f);
     fprintf(f, "\n### Strict: all their evidence packed whole\n\nEvery evidence turn's "
             "whole text is in the packed text: a turn packed only as an excerpt does not "
             "count.\n\n");
-    primary_table(r, order, 1, f);
-    fprintf(f, "\n### The \"all\" row in detail\n\n| method | budget | all | strict | any | "
+    primary_table(r, order, M_STRICT, f);
+    int spans = has_spans(r);
+    if (spans) {
+        fprintf(f, "\n### Answer spans present\n\nEvery answer span of the question appears "
+                "in the packed text (white space runs as one space, case folded); n counts the "
+                "questions that have spans.\n\n");
+        primary_table(r, order, M_SPANS, f);
+    }
+    fprintf(f, "\n### The \"all\" row in detail\n\n| method | budget | all | strict |%s any | "
             "mean fraction | mean tokens | hits packed as excerpts | ms per call |\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", spans ? " spans |" : "",
+            spans ? "---:|" : "");
     for (size_t m = 0; m < r->n_methods; m++) {
         for (size_t b = 0; b < r->n_budgets; b++) {
             struct eval_cell t;
             eval_run_total(r, m, b, &t);
             double n = t.n ? (double)t.n : 1.0;
-            fprintf(f, "| %s | %d | %.1f%% | %.1f%% | %.1f%% | %.3f | %.0f | %zu of %zu | "
-                    "%.1f |\n", r->methods[m].name, r->budgets[b], pct(t.all, t.n),
-                    pct(t.strict, t.n), pct(t.any, t.n), t.frac_sum / n, t.tokens_sum / n,
-                    t.excerpt_hits, t.hits, t.ms_sum / n);
+            fprintf(f, "| %s | %d | %.1f%% | %.1f%% |", r->methods[m].name, r->budgets[b],
+                    pct(t.all, t.n), pct(t.strict, t.n));
+            if (spans)
+                fprintf(f, " %.1f%% |", pct(t.spans, t.spans_n));
+            fprintf(f, " %.1f%% | %.3f | %.0f | %zu of %zu | %.1f |\n", pct(t.any, t.n),
+                    t.frac_sum / n, t.tokens_sum / n, t.excerpt_hits, t.hits, t.ms_sum / n);
         }
     }
     size_t calls = r->scored * r->n_methods * r->n_budgets;
@@ -172,12 +210,32 @@ static void xml_text(FILE *f, const char *s)
     }
 }
 
+/* One method's line for metric m against the budget; dash: the stroke's
+ * dash pattern, or NULL for a solid line. */
+static void svg_line(FILE *f, const struct eval_run *r, size_t method, enum metric m,
+                     const double *xs, double T, double ph, const char *col, double width,
+                     const char *dash)
+{
+    struct eval_cell t;
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%g\"", col, width);
+    if (dash)
+        fprintf(f, " stroke-dasharray=\"%s\"", dash);
+    fprintf(f, " points=\"");
+    for (size_t b = 0; b < r->n_budgets; b++) {
+        eval_run_total(r, method, b, &t);
+        fprintf(f, "%s%.1f,%.1f", b ? " " : "", xs[b],
+                T + ph - ph * pct(cell_hits(&t, m), cell_n(&t, m)) / 100.0);
+    }
+    fprintf(f, "\"/>\n");
+}
+
 int eval_report_svg(const struct eval_run *r, const char *path)
 {
     static const char *const colors[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                           "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f" };
     const double W = 560, H = 340, L = 60, R = 150, T = 44, B = 52;
     const double pw = W - L - R, ph = H - T - B;
+    const int spans = has_spans(r);
     char bl[32];
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -227,21 +285,12 @@ int eval_report_svg(const struct eval_run *r, const char *path)
             "recall</text>\n", T + ph / 2, T + ph / 2);
     for (size_t m = 0; m < r->n_methods; m++) {
         const char *col = colors[m % (sizeof colors / sizeof colors[0])];
-        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
-        for (size_t b = 0; b < r->n_budgets; b++) {
-            eval_run_total(r, m, b, &t);
-            fprintf(f, "%s%.1f,%.1f", b ? " " : "", xs[b], T + ph - ph * pct(t.all, t.n) / 100.0);
-        }
-        fprintf(f, "\"/>\n");
+        svg_line(f, r, m, M_ALL, xs, T, ph, col, 2, NULL);
         /* strict, dashed: all evidence packed whole */
-        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" "
-                "stroke-dasharray=\"5,4\" points=\"", col);
-        for (size_t b = 0; b < r->n_budgets; b++) {
-            eval_run_total(r, m, b, &t);
-            fprintf(f, "%s%.1f,%.1f", b ? " " : "", xs[b],
-                    T + ph - ph * pct(t.strict, t.n) / 100.0);
-        }
-        fprintf(f, "\"/>\n");
+        svg_line(f, r, m, M_STRICT, xs, T, ph, col, 1.5, "5,4");
+        /* answer spans, dotted */
+        if (spans)
+            svg_line(f, r, m, M_SPANS, xs, T, ph, col, 1.5, "1.5,3");
         for (size_t b = 0; b < r->n_budgets; b++) {
             eval_run_total(r, m, b, &t);
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s %d: "
@@ -260,6 +309,11 @@ int eval_report_svg(const struct eval_run *r, const char *path)
             "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">(packed whole)</text>\n",
             L + pw + 16, T + 20.0 * (double)r->n_methods + 16, L + pw + 16,
             T + 20.0 * (double)r->n_methods + 31, L + pw + 16, T + 20.0 * (double)r->n_methods + 45);
+    if (spans)
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">dotted: answer spans</text>\n"
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">(in the packed text)</text>\n",
+                L + pw + 16, T + 20.0 * (double)r->n_methods + 60, L + pw + 16,
+                T + 20.0 * (double)r->n_methods + 74);
     fprintf(f, "</svg>\n");
     free(xs);
     if (fclose(f)) {

@@ -8,6 +8,9 @@
  * whole, so its whole text is in what recall returns (an excerpt may have
  * left the answer out). Also kept: "any", the fraction found, how many of
  * the found turns were packed only as excerpts, tokens used, time taken.
+ * A question that comes with answer spans (the sessions format) is also
+ * scored on the text: "spans" when every span is in the packed text
+ * (spans.c).
  *
  * Sums go into per-category cells; one JSONL line per question goes to
  * --out. Load time and recall time are summed apart so a slow run says
@@ -65,6 +68,8 @@ void eval_run_total(const struct eval_run *r, size_t method, size_t budget, stru
         out->n += c->n;
         out->all += c->all;
         out->strict += c->strict;
+        out->spans_n += c->spans_n;
+        out->spans += c->spans;
         out->any += c->any;
         out->hits += c->hits;
         out->excerpt_hits += c->excerpt_hits;
@@ -131,6 +136,13 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
             }
             double frac = (double)hits / (double)q->n_ev;
             int strict = hits == q->n_ev && ex == 0;
+            long spans = q->n_spans ? eval_spans_found(res->text, q->spans, q->n_spans) : 0;
+            if (spans < 0) {
+                cli_error("eval: out of memory");
+                cairn_recall_free(res);
+                free(found);
+                return 1;
+            }
             struct eval_cell *cell = &cat->cells[m * r->n_budgets + bi];
             cell->n++;
             cell->all += hits == q->n_ev;
@@ -138,14 +150,20 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
             cell->any += hits > 0;
             cell->hits += hits;
             cell->excerpt_hits += ex;
+            cell->spans_n += q->n_spans > 0;
+            cell->spans += q->n_spans && (size_t)spans == q->n_spans;
             cell->frac_sum += frac;
             cell->tokens_sum += res->tokens;
             cell->ms_sum += ms;
             buf_printf(line, "%s\"%d\":{\"all\":%s,\"strict\":%s,\"any\":%s,\"fraction\":%.4g,"
-                       "\"tokens\":%d,\"excerpt_hits\":%zu,\"ms\":%.2f,\"missed\":[",
+                       "\"tokens\":%d,\"excerpt_hits\":%zu,\"ms\":%.2f",
                        bi ? "," : "", r->budgets[bi], hits == q->n_ev ? "true" : "false",
                        strict ? "true" : "false", hits ? "true" : "false", frac, res->tokens,
                        ex, ms);
+            if (q->n_spans)
+                buf_printf(line, ",\"spans\":%s,\"spans_found\":%ld",
+                           (size_t)spans == q->n_spans ? "true" : "false", spans);
+            buf_adds(line, ",\"missed\":[");
             size_t k = 0;
             for (size_t e = 0; e < q->n_ev; e++) {
                 if (found[e])
@@ -225,13 +243,8 @@ int eval_run_conv(void *arg, struct eval_conv *c)
                   db ? cairn_errmsg(db) : "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < c->n_sess; i++) {
-        if (cairn_add_session(db, &c->sess[i], NULL)) {
-            cli_error("eval: %s: session %s: %s", c->name, c->sess[i].id, cairn_errmsg(db));
-            goto out;
-        }
-        msgs += c->sess[i].n_messages;
-    }
+    if (eval_conv_add(db, c, NULL, "eval", &msgs))
+        goto out;
     double t1 = os_now_ms(), rec0 = r->recall_ms;
     r->load_ms += t1 - t0;
     for (size_t i = 0; i < c->n_qs; i++) {
@@ -260,7 +273,7 @@ int eval_run_conv(void *arg, struct eval_conv *c)
     }
     if (!r->quiet)
         fprintf(stderr, "eval: %s: %zu sessions, %zu messages loaded in %.2f s; %zu questions "
-                "in %.2f s\n", c->name, c->n_sess, msgs, (t1 - t0) / 1e3, asked,
+                "in %.2f s\n", c->name, c->n_sess + c->n_jsess, msgs, (t1 - t0) / 1e3, asked,
                 (r->recall_ms - rec0) / 1e3);
     rc = r->limit && r->scored >= (size_t)r->limit ? EVAL_STOP : 0;
 out:
