@@ -4,7 +4,7 @@
  *   cairn eval DATASET FILE... [--budgets 1000,2000,4000,8000]
  *       [--method cairn,raw-bm25] [--out RUN.jsonl] [--md TABLE.md]
  *       [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME] [--dev]
- *   cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict]
+ *   cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict|--spans]
  *
  * DATASET is locomo (locomo10.json files), beam (chat folders),
  * longmemeval (S, M or oracle files), madial (MEMORY DIALOGUE) or
@@ -22,7 +22,7 @@ static const char usage_text[] =
     "usage: cairn eval DATASET FILE... [--budgets 1000,2000,4000,8000]\n"
     "           [--method cairn,raw-bm25] [--out RUN.jsonl] [--md TABLE.md]\n"
     "           [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME] [--dev]\n"
-    "       cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict]\n"
+    "       cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict|--spans]\n"
     "       cairn eval inject DATASET FILE... [--budget N] [--dev]   the prompt hook\n"
     "\n"
     "DATASET and FILE...:\n"

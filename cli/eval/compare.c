@@ -1,12 +1,14 @@
 /*
  * compare.c: `cairn eval compare A.jsonl B.jsonl [--budget N]
- * [--method M | --method MA,MB] [--strict]`. Pairs the questions of two
+ * [--method M | --method MA,MB] [--strict | --spans]`. Pairs the questions of two
  * per-question runs by (dataset, conversation, question id) and, per
  * category and over all categories not reported apart, counts where B
  * recalls all evidence and A does not (better), the reverse (worse) and
  * the rest (unchanged), with the exact two-sided sign test over better +
  * worse. --strict counts a question recalled only when all its evidence
- * came back whole (the "strict" field), not as excerpts.
+ * came back whole (the "strict" field), not as excerpts; --spans when all
+ * its answer spans are in the packed text (the "spans" field), over the
+ * questions that have spans (the others are left out of the pairing).
  *
  * By default the method is each file's first one and the budget the
  * largest of A's first line; "--method raw-bm25,cairn" compares two
@@ -157,6 +159,10 @@ static int load(const char *path, const char *method, const char *field, long *b
         snprintf(bkey, sizeof bkey, "%ld", *budget);
         const cJSON *cell = cJSON_GetObjectItemCaseSensitive(m, bkey);
         const cJSON *all = cJSON_GetObjectItemCaseSensitive(cell, field);
+        if (!cJSON_IsBool(all) && !strcmp(field, "spans") && cJSON_IsObject(cell)) {
+            cJSON_Delete(o);            /* a question without spans */
+            continue;
+        }
         if (!cJSON_IsBool(all)) {
             if (strcmp(field, "all"))
                 cli_error("eval compare: %s:%zu: no \"%s\" result for method %s at budget "
@@ -233,13 +239,14 @@ int eval_compare(int argc, char **argv)
     struct recs A = { NULL, 0 }, B = { NULL, 0 };
     struct tally *cats = NULL, total = { "all", 0, 0, 0, 0, 0, 0 };
     size_t n_cats = 0, n_files = 0, paired = 0, only_a = 0, only_b;
-    int rc = 2, strict = 0;
+    int rc = 2;
+    const char *field = "all";
     for (int i = 1; i < argc;) {
         if (cli_opt(argc, argv, &i, "--budget", &budget_s) ||
             cli_opt(argc, argv, &i, "--method", &method_s))
             continue;
-        if (!strcmp(argv[i], "--strict")) {
-            strict = 1;
+        if (!strcmp(argv[i], "--strict") || !strcmp(argv[i], "--spans")) {
+            field = argv[i] + 2;
             i++;
             continue;
         }
@@ -255,7 +262,7 @@ int eval_compare(int argc, char **argv)
     }
     if (n_files != 2) {
         cli_error("usage: cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] "
-                  "[--strict]");
+                  "[--strict | --spans]");
         return 2;
     }
     if (budget_s) {
@@ -276,7 +283,6 @@ int eval_compare(int argc, char **argv)
         }
     }
     rc = 1;
-    const char *field = strict ? "strict" : "all";
     if (load(files[0], ma, field, &budget_a, &A))
         goto out;
     budget_b = budget_a;
@@ -315,10 +321,12 @@ int eval_compare(int argc, char **argv)
     }
     qsort(cats, n_cats, sizeof *cats, cmp_tally);
     printf("A: %s (method %s), B: %s (method %s), budget %ld. %zu questions paired, %zu only "
-           "in A, %zu only in B.\nbetter: B has all evidence%s and A not; worse: the reverse; "
+           "in A, %zu only in B.\nbetter: B has %s and A not; worse: the reverse; "
            "p: exact two-sided sign test over better + worse.\n\n", files[0], ma ? ma : "first",
            files[1], mb ? mb : "first", budget_a, paired, only_a, only_b,
-           strict ? " packed whole (strict: no evidence turn only as an excerpt)" : "");
+           !strcmp(field, "strict") ? "all evidence packed whole (strict: no evidence turn only "
+           "as an excerpt)" : !strcmp(field, "spans") ? "every answer span in the packed text "
+           "(questions without spans left out)" : "all evidence");
     printf("| category | n | A | B | better | worse | unchanged | p |\n"
            "|---|---:|---:|---:|---:|---:|---:|---:|\n");
     int total_done = 0;

@@ -45,6 +45,13 @@ contains "numeric ids, repeats merged" "$line" '"evidence":["8"]'
 contains "now defaults to the latest time in sessions.jsonl" "$line" '"now":"2024-03-09T16:00:00"'
 lacks "no spans: no span fields" "$line" '"spans"'
 
+# eval compare --spans pairs the questions that have spans, on that metric
+out=$("$CAIRN" eval compare "$TMP/s.jsonl" "$TMP/s.jsonl" --method raw-bm25,keyword --spans)
+contains "compare --spans leaves out the question without spans" "$out" "3 questions paired"
+contains "compare --spans counts span hits" "$out" "| **all** | 3 | 66.7% | 66.7% | 0 | 0 | 3 | 1 |"
+out=$("$CAIRN" eval compare "$TMP/s.jsonl" "$TMP/s.jsonl" --method raw-bm25,keyword)
+contains "compare without --spans pairs them all" "$out" "4 questions paired"
+
 # a budget too small for the evidence: spans absent with it
 "$CAIRN" eval sessions "$D" --budgets 50 --method raw-bm25 --out "$TMP/t.jsonl" --quiet >/dev/null
 line=$(grep '"question_id":"proj#1"' "$TMP/t.jsonl")
