@@ -31,6 +31,19 @@ export TZ=UTC
 unset CAIRN_DB CAIRN_REDACT CAIRN_EMBED_MAX_PIECES CAIRN_REPLY_LANE CAIRN_RECALL_EXHAUSTIVE
 [ -x "$CAIRN" ] || { echo "eval.sh: no $CAIRN; run make first" >&2; exit 1; }
 [ -d "$DATA" ] || { echo "eval.sh: no data folder $DATA (set DATA=)" >&2; exit 1; }
+ALL_SETS="locomo beam madial-zh madial-en devmem"
+SETS=${SETS:-$ALL_SETS}
+for s in $SETS; do
+    case " $ALL_SETS " in *" $s "*) ;; *) echo "eval.sh: unknown set $s ($ALL_SETS)" >&2; exit 2 ;; esac
+done
+POLICY=$("$CAIRN" --version | sed -n 's/.*ranking policy \([0-9a-f]*\).*/\1/p')
+# rows kept from an earlier run must come from the same ranking constants
+if [ "$SETS" != "$ALL_SETS" ] && ! grep -q "^Ranking policy $POLICY\.$" "$OUT/README.md"; then
+    echo "eval.sh: $OUT/README.md holds no rows made with ranking policy $POLICY;" \
+        "run every set (leave SETS unset)" >&2
+    exit 1
+fi
+
 mkdir -p "$OUT"
 # Hybrid recall needs the embedding model; the npm registry serves
 # USE-lite. Without it the "cairn" rows are keyword-only, and say so.
@@ -43,18 +56,7 @@ fi
 
 index="$OUT/README.md.tmp"
 : > "$index"
-ALL_SETS="locomo beam madial-zh madial-en devmem"
-SETS=${SETS:-$ALL_SETS}
-for s in $SETS; do
-    case " $ALL_SETS " in *" $s "*) ;; *) echo "eval.sh: unknown set $s ($ALL_SETS)" >&2; exit 2 ;; esac
-done
-POLICY=$("$CAIRN" --version | sed -n 's/.*ranking policy \([0-9a-f]*\).*/\1/p')
-# rows kept from an earlier run must come from the same ranking constants
-if [ "$SETS" != "$ALL_SETS" ] && ! grep -q "^Ranking policy $POLICY\.$" "$OUT/README.md"; then
-    echo "eval.sh: $OUT/README.md was made with another ranking policy than $POLICY;" \
-        "run every set (leave SETS unset)" >&2
-    exit 1
-fi
+trap 'rm -f "$index"' EXIT
 
 # run NAME ARGS...: one dataset; the report also goes to stdout. A set not
 # in SETS keeps its row of the existing index.
