@@ -24,7 +24,7 @@
  *     consecutive records of one API message (same message.id) are merged.
  */
 #include "capture/capture.h"
-#include "capture/private.h"
+#include "mask/private.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/json.h"
