@@ -28,6 +28,7 @@
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/json.h"
+#include "util/timeutil.h"
 #include "util/utf8.h"
 
 #include <cjson/cJSON.h>
@@ -232,13 +233,13 @@ char *capture_str(struct capture_batch *b, const char *s, size_t n)
 
 int capture_parse_time(const char *s, size_t n, int64_t *out)
 {
-    /* cairn_parse_time reads a C string; these come bounded from JSON */
+    /* iso8601_parse reads a C string; these come bounded from JSON */
     char tmp[64];
     if (n >= sizeof tmp)
         return CAIRN_INVALID;
     memcpy(tmp, s, n);
     tmp[n] = '\0';
-    return cairn_parse_time(tmp, out);
+    return iso8601_parse(tmp, out) == 0 ? CAIRN_OK : CAIRN_INVALID;
 }
 
 /* ======================================================================
