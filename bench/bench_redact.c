@@ -8,7 +8,7 @@
  * known shape inserted every 4 KB; masked as messages of up to 2,000 bytes
  * cut at line ends, into one reused buffer, as the write path does. The
  * baseline in the same run is a plain copy of the same messages: what any
- * write path pays anyway. It needs only src/capture/redact.c and the
+ * write path pays anyway. It needs only src/mask/redact.c and the
  * buffer code, whose interface has not changed, so bench/bench_redact.sh
  * builds it against an older redact.c too and runs the two in turn.
  *
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "capture/redact.h"
+#include "mask/redact.h"
 #include "util/buf.h"
 
 #define TARGET (16u << 20)

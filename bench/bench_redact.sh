@@ -5,8 +5,8 @@
 #   sh bench/bench_redact.sh [OLD_REF] [PROCESS_RUNS] [ROUNDS]
 #
 # Builds bench/bench_redact.c twice with -O2: against this tree's
-# src/capture/redact.c and against OLD_REF's (with each tree's buffer and
-# UTF-8 code), then runs the two processes in turn PROCESS_RUNS times
+# src/mask/redact.c and against OLD_REF's (src/capture/redact.c before the
+# masking moved below the store; with each tree's buffer and UTF-8 code), then runs the two processes in turn PROCESS_RUNS times
 # (default 5), each timing ROUNDS maskings (default 5) of 16 MB made from
 # this tree's tests/data/redact-clean.txt (so both mask the same bytes).
 # Prints each build's median of the per-process medians, MB/s of wall and
@@ -23,17 +23,27 @@ trap 'rm -rf "$TMP"' EXIT
 CC=${CC:-cc}
 CFLAGS="-std=c11 -D_GNU_SOURCE -O2"
 LIBS="$(pkg-config --libs libpcre2-8 libutf8proc) -lpthread -lm"
-FILES="src/capture/redact.c src/capture/redact.h src/util/buf.c src/util/buf.h
+# the folder that holds redact.c in a tree: src/mask, or src/capture in
+# trees from before the move
+mask_dir() { if git cat-file -e "$1:src/mask/redact.c" 2>/dev/null; then echo mask; else echo capture; fi; }
+OLD_MASK=$(mask_dir "$OLD")
+FILES="src/$OLD_MASK/redact.c src/$OLD_MASK/redact.h src/util/buf.c src/util/buf.h
        src/util/utf8.c src/util/utf8.h include/cairn.h"
 
 mkdir -p "$TMP/old"
 git archive "$OLD" $FILES | tar -x -C "$TMP/old"
+# bench_redact.c includes "mask/redact.h": an old tree gets that name too
+if [ "$OLD_MASK" != mask ]; then
+    mkdir -p "$TMP/old/src/mask"
+    cp "$TMP/old/src/$OLD_MASK/redact.h" "$TMP/old/src/mask/redact.h"
+fi
 for t in old new; do
-    dir=$ROOT
-    [ "$t" = old ] && dir=$TMP/old
-    $CC $CFLAGS -I"$dir/include" -I"$dir/src" -I"$ROOT/bench" -o "$TMP/bench-$t" \
-        bench/bench_redact.c "$dir/src/capture/redact.c" "$dir/src/util/buf.c" \
-        "$dir/src/util/utf8.c" $LIBS
+    dir=$ROOT m=mask
+    [ "$t" = old ] && dir=$TMP/old m=$OLD_MASK
+    # the clock (util/os.c) is this tree's in both builds: it is not measured
+    $CC $CFLAGS -I"$dir/include" -I"$dir/src" -I"$ROOT/src" -I"$ROOT/bench" -o "$TMP/bench-$t" \
+        bench/bench_redact.c "$dir/src/$m/redact.c" "$dir/src/util/buf.c" \
+        "$dir/src/util/utf8.c" "$ROOT/src/util/os.c" $LIBS
 done
 i=0
 while [ "$i" -lt "$RUNS" ]; do

@@ -1,5 +1,6 @@
 /*
- * api.c: the handle: open, close, errors, the default store path.
+ * api.c: the handle: open, close, errors, the default store path; the
+ * public face of util's ISO 8601 times.
  *
  * Opening does the things every process needs before it can share the
  * file with others: private permissions on a new store, WAL so readers do
@@ -22,6 +23,7 @@
 #include "internal.h"
 #include "text/tokenize.h"
 #include "util/os.h"
+#include "util/timeutil.h"
 
 /* How long a writer waits for another process's transaction (ms). Imports
  * commit per session, so waits are short; this covers a slow disk. */
@@ -306,4 +308,16 @@ void cairn_close(struct cairn *db)
     }
     free(db->path);
     free(db);
+}
+
+_Static_assert(CAIRN_NO_TIME == ISO8601_NONE, "util/timeutil.h and cairn.h agree on no time");
+
+int cairn_parse_time(const char *s, int64_t *out)
+{
+    return iso8601_parse(s, out) == 0 ? CAIRN_OK : CAIRN_INVALID;
+}
+
+void cairn_format_time(int64_t t, int utc, char *out, size_t n)
+{
+    iso8601_format(t, utc, out, n);
 }

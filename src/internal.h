@@ -2,8 +2,12 @@
  * internal.h: what the library's subsystems share and the public header
  * does not show: the handle itself and error plumbing.
  *
- * Layers (each uses only those below it):
- *   api.c, recall/  ->  store/  ->  text/, capture/ (masking)  ->  util/
+ * Layers (each includes only those below it; docs/ARCHITECTURE.md has the
+ * table that tests/t/t0511-layers.sh checks):
+ *   util  <  text, mask, embed  <  store  <  capture, recall  <  api  <  cli
+ * This header belongs to the store: store/ and the layers above it include
+ * it, never util/, text/, mask/ or embed/. include/cairn.h (the public
+ * contract, no code) may be included from mask/ up and by the CLI.
  */
 #ifndef CAIRN_INTERNAL_H
 #define CAIRN_INTERNAL_H

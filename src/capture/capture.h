@@ -20,8 +20,8 @@
  * Text between <private> and </private> is removed, tags included, before
  * anything is kept (an unclosed <private> hides the rest of the message).
  *
- * The helpers at the bottom (JSON scanner, string map, arena, time parser)
- * are shared by the three parsers and live in claude_code.c.
+ * The helpers at the bottom (JSON scanner, string map, arena, time parser,
+ * file reader) are shared by the three parsers and live in runtime.c.
  */
 #ifndef CAIRN_CAPTURE_H
 #define CAIRN_CAPTURE_H
@@ -149,7 +149,7 @@ int capture_chatgpt(const char *json, size_t len, unsigned flags,
 int capture_codex(const char *data, size_t len, const char *default_id,
                   unsigned flags, struct capture_batch *out);
 
-/* ---- Shared helpers (claude_code.c) ------------------------------------ */
+/* ---- Shared helpers (runtime.c) ---------------------------------------- */
 
 /*
  * ISO 8601 date or date-time into Unix seconds ("2023-05-08",
@@ -189,6 +189,19 @@ int capture_jiter_next(struct capture_jiter *it, struct capture_jval *key,
                        struct capture_jval *val);
 /* 1 if string value v equals the C string s (raw bytes). */
 int capture_jval_is(const struct capture_jval *v, const char *s);
+
+/* ASCII whitespace (what trimming removes). */
+static inline int capture_is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+/* Skips JSON whitespace in [p, end). */
+static inline const char *capture_skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
 
 /* Copies s[0..n) into the batch arena, NUL-terminated. NULL on NOMEM. */
 char *capture_strndup(struct capture_batch *b, const char *s, size_t n);

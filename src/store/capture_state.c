@@ -15,7 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "internal.h"
-#include "capture/redact.h"
+#include "mask/redact.h"
 
 static int64_t col_time(sqlite3_stmt *st, int i)
 {

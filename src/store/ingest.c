@@ -25,8 +25,8 @@
 #include <cjson/cJSON.h>
 
 #include "internal.h"
-#include "capture/private.h"
-#include "capture/redact.h"
+#include "mask/private.h"
+#include "mask/redact.h"
 #include "store/vectors.h"
 #include "text/tokenize.h"
 #include "util/buf.h"

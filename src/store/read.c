@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "internal.h"
-#include "capture/redact.h"
+#include "mask/redact.h"
 #include "util/buf.h"
 
 static const char *col_text(sqlite3_stmt *st, int i)

@@ -6,7 +6,7 @@
  * already stored, and collisions there cost one skipped duplicate check.
  */
 #include <string.h>
-#include "internal.h"
+#include "util/hash.h"
 
 static uint64_t mix(uint64_t x)
 {

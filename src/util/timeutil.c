@@ -1,13 +1,14 @@
 /*
- * timeutil.c: ISO 8601 dates in and out (cairn_parse_time,
- * cairn_format_time). Without a zone a time is local, as a person
- * writing "2023-05-08 13:56" means it; with Z or +HH:MM it is exact.
+ * timeutil.c: ISO 8601 dates in and out (iso8601_parse, iso8601_format;
+ * the public cairn_parse_time and cairn_format_time in api.c call them).
+ * Without a zone a time is local, as a person writing "2023-05-08 13:56"
+ * means it; with Z or +HH:MM it is exact.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "cairn.h"
+#include "util/timeutil.h"
 
 static int digits(const char **s, int n, int *out)
 {
@@ -34,38 +35,38 @@ static int64_t days_from_civil(int y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
-int cairn_parse_time(const char *s, int64_t *out)
+int iso8601_parse(const char *s, int64_t *out)
 {
     int y, mo, d, h = 0, mi = 0, sec = 0;
     if (!s)
-        return CAIRN_INVALID;
+        return -1;
     while (isspace((unsigned char)*s))
         s++;
     if (!digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo) || *s++ != '-' ||
         !digits(&s, 2, &d))
-        return CAIRN_INVALID;
+        return -1;
     static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
     int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap))
-        return CAIRN_INVALID;
+        return -1;
     if (*s == 'T' || *s == 't' || (*s == ' ' && isdigit((unsigned char)s[1]))) {
         s++;
         if (!digits(&s, 2, &h) || *s++ != ':' || !digits(&s, 2, &mi))
-            return CAIRN_INVALID;
+            return -1;
         if (*s == ':') {
             s++;
             if (!digits(&s, 2, &sec))
-                return CAIRN_INVALID;
+                return -1;
             if (*s == '.' || *s == ',') {
                 s++;
                 if (!isdigit((unsigned char)*s))
-                    return CAIRN_INVALID;
+                    return -1;
                 while (isdigit((unsigned char)*s))
                     s++;
             }
         }
         if (h > 24 || mi > 59 || sec > 60)
-            return CAIRN_INVALID;
+            return -1;
     }
     int zone = 0, has_zone = 0;
     if (*s == 'Z' || *s == 'z') {
@@ -74,21 +75,21 @@ int cairn_parse_time(const char *s, int64_t *out)
     } else if ((*s == '+' || *s == '-') && isdigit((unsigned char)s[1])) {
         int sign = *s++ == '-' ? -1 : 1, zh, zm = 0;
         if (!digits(&s, 2, &zh))
-            return CAIRN_INVALID;
+            return -1;
         if (*s == ':')
             s++;
         if (isdigit((unsigned char)*s) && !digits(&s, 2, &zm))
-            return CAIRN_INVALID;
+            return -1;
         zone = sign * (zh * 3600 + zm * 60);
         has_zone = 1;
     }
     while (isspace((unsigned char)*s))
         s++;
     if (*s)
-        return CAIRN_INVALID;
+        return -1;
     if (has_zone) {
         *out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - zone;
-        return CAIRN_OK;
+        return 0;
     }
     struct tm tm;
     memset(&tm, 0, sizeof tm);
@@ -101,18 +102,18 @@ int cairn_parse_time(const char *s, int64_t *out)
     tm.tm_isdst = -1;
     time_t t = mktime(&tm);
     if (t == (time_t)-1 && !(y == 1969 && mo == 12 && d == 31))
-        return CAIRN_INVALID;
+        return -1;
     *out = (int64_t)t;
-    return CAIRN_OK;
+    return 0;
 }
 
-void cairn_format_time(int64_t t, int utc, char *out, size_t n)
+void iso8601_format(int64_t t, int utc, char *out, size_t n)
 {
     struct tm tm;
     time_t tt = (time_t)t;
     if (n == 0)
         return;
-    if (t == CAIRN_NO_TIME) {
+    if (t == ISO8601_NONE) {
         out[0] = '\0';
         return;
     }

@@ -1,7 +1,7 @@
 /*
  * fuzz_redact.c: libFuzzer target for what every stored string goes
- * through: <private> stripping (src/capture/private.c) and secret masking
- * (src/capture/redact.c), on any bytes.
+ * through: <private> stripping (src/mask/private.c) and secret masking
+ * (src/mask/redact.c), on any bytes.
  *
  * Checks, besides no crash, leak or undefined behaviour:
  *  - private_strip leaves no tag private_has_tag sees, never grows the
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/private.h"
-#include "capture/redact.h"
+#include "mask/private.h"
+#include "mask/redact.h"
 #include "util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

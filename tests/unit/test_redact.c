@@ -1,5 +1,5 @@
 /*
- * test_redact.c: secret masking (src/capture/redact.c).
+ * test_redact.c: secret masking (src/mask/redact.c).
  *
  * Recall: a seeded PRNG generates several hundred secrets of every shape
  * and embeds each in realistic surroundings (code, env files, JSON, YAML,
@@ -12,8 +12,8 @@
  * CAIRN_REDACT switch, and throughput (printed to stderr, not asserted).
  */
 #include "t.h"
-#include "capture/private.h"
-#include "capture/redact.h"
+#include "mask/private.h"
+#include "mask/redact.h"
 #include "util/buf.h"
 
 #include <pthread.h>
@@ -622,7 +622,7 @@ static void test_new_rules(void)
     buf_release(&chain);
 }
 
-/* <private> spans (src/capture/private.c): every variant the issue found
+/* <private> spans (src/mask/private.c): every variant the issue found
  * leaking on the hook path, and the rules for nesting, stray and unclosed
  * tags. */
 static void test_private(void)

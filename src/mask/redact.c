@@ -31,7 +31,7 @@
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 
-#include "capture/redact.h"
+#include "mask/redact.h"
 
 #include <math.h>
 #include <pcre2.h>

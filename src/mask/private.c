@@ -5,7 +5,7 @@
  * memchr pass. Tags are matched by hand rather than with PCRE2: the
  * grammar is tiny, and nesting needs a depth count a regex cannot keep.
  */
-#include "capture/private.h"
+#include "mask/private.h"
 
 #include <string.h>
 
