@@ -20,6 +20,7 @@
 #include "internal.h"
 #include "util/buf.h"
 #include "store/vectors.h"
+#include "store/recall_read.h"
 
 #define RECALL_MAX_TERMS 64
 
@@ -133,13 +134,6 @@ void    dense_force_scalar(int on);    /* tests and benchmarks */
 int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             const struct dense_result *extra, struct pool *p);
 void pool_free(struct pool *p);
-/* Fills m's ext_id and bytes, which gather leaves unread (-1 / NULL).
- * *bl is a blob handle the caller keeps across calls (NULL at first) and
- * closes with sqlite3_blob_close. */
-int  load_meta(struct cairn *h, struct rmsg *m, sqlite3_blob **bl);
-/* Loads the text of m (malloc'd), or its first max bytes (cut on a
- * character) when load_meta found it longer. */
-int  load_message(struct cairn *h, const struct rmsg *m, size_t max, char **text, size_t *len);
 
 /* rank.c */
 double rank_idf(double n, double df);
@@ -158,9 +152,19 @@ const int *units_by_rank(struct pool *p);
  * units holds (0..1), and that weight. Needs rank_default's IDFs. */
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight);
 
-/* pack.c */
-int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_recall_opts *o,
-         int raw, struct cairn_recall *r);
+/* pack.c: where pack reads the messages it tries (ext_id, length, text;
+ * see store/recall_read.h), in batches: the store, or memory in tests.
+ * Each returns CAIRN_OK or an error, and fills what it could. */
+struct pack_src {
+    int (*meta)(void *arg, struct store_msg_text *v, int n);
+    int (*text)(void *arg, struct store_msg_text *v, int n, size_t max);
+    void *arg;
+};
+struct pack_src pack_src_store(struct cairn *h);
+/* Chooses, reads and renders into r (text, tokens, items borrowing from
+ * the pool). CAIRN_NOMEM with no message set (the caller sets it). */
+int pack(const struct pack_src *src, struct pool *p, struct query *q,
+         const struct cairn_recall_opts *o, int raw, struct cairn_recall *r);
 /* An excerpt of s[0..n) within max_tokens: the opening and the passages
  * closest to q (malloc'd; NULL on no memory). */
 char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens);
