@@ -393,7 +393,6 @@ struct packer {
     char *state;         /* per message: FETCH_* */
     int  *cand, ncand;   /* messages in the order pack is likely to try them */
     int  *cpos;          /* each message's place in cand, or -1 */
-    int   batch;         /* size of the next read */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -472,16 +471,19 @@ static int header_cost(const struct pool *p, int si)
  * What a message costs is the token count of its text, so pack reads the
  * texts of the messages it tries before choosing. It does not go back to
  * the store for each one: the first time it needs a message, it reads it
- * together with the next messages it is likely to try (cand: the order
- * of the passes below), in batches that double in size, so a recall
- * that tries a few hundred turns reads them in a handful of calls. A
+ * together with those it will try next as far as that can be told before
+ * choosing. The first pass tries the lead turns in rank order (and the
+ * best rounds' replies): those are read FETCH_BATCH at a time. A round
+ * made whole later, a round of the baseline, a reply of the reply lane:
+ * the rest of that round's turns with it. Reading further ahead costs
+ * more than it saves (measured: 32 to 256 ahead read 5 to 10 times the
+ * text a recall needs, and made a whole `cairn recall` ~12% slower). A
  * message over PACK_SCAN_MAX bytes is read only when it is tried (its
- * opening: excerpted, never whole). What is read but not picked is
- * freed at the end; the choice is the same as reading one at a time. */
+ * opening: excerpted, never whole). What is read but not picked is freed
+ * at the end; the choice is the same as reading one at a time. */
 
 enum { FETCH_NONE, FETCH_META, FETCH_TEXT, FETCH_FAILED };
-#define FETCH_BATCH_FIRST 32
-#define FETCH_BATCH_MAX   256
+#define FETCH_BATCH 16
 
 static void cand_add(struct packer *k, int i)
 {
@@ -491,29 +493,27 @@ static void cand_add(struct packer *k, int i)
     }
 }
 
-/* The order the passes of pack() try messages in, as far as it can be
- * told before choosing: a guess that only decides what is read together. */
+/* The order of the first pass of pack(): the whole store when it may fit,
+ * then the lead turns by rank and the replies of the best rounds. The
+ * baseline (raw) reads round by round. */
 static void plan_reads(struct packer *k, const int *ord, int raw)
 {
     const struct pool *p = k->p;
     int nfull = 0;
     for (int i = 0; i < p->nm; i++)
         k->cpos[i] = -1;
-    if (!raw && p->all_mode)
+    if (raw)
+        return;
+    if (p->all_mode)
         for (int i = 0; i < p->nm; i++)
             cand_add(k, i);
     for (int r0 = 0; r0 < p->nu && p->u[ord[r0]].score > 0; r0++) {
         const struct runit *u = &p->u[ord[r0]];
         cand_add(k, u->head);
-        if (raw || (!p->s[u->sess].dialog && nfull++ < PACK_FULL_ROUNDS))
+        if (!p->s[u->sess].dialog && nfull++ < PACK_FULL_ROUNDS)
             for (int i = u->first; i <= u->last; i++)
                 cand_add(k, i);
     }
-    for (int r0 = 0; r0 < p->nu && p->u[ord[r0]].score > 0; r0++)
-        for (int i = p->u[ord[r0]].first; i <= p->u[ord[r0]].last; i++)
-            cand_add(k, i);
-    for (int i = 0; i < p->nm; i++)
-        cand_add(k, i);
 }
 
 /* Reads v[n] with the source, and when the batch fails (a message
@@ -559,16 +559,24 @@ static int fetch(struct packer *k, int i, int want_text)
         return -1;
     if (k->state[i] >= want)
         return 0;
-    int *idx = malloc(2 * (size_t)k->batch * sizeof *idx), *sel, n = 0;
+    const struct runit *u = &k->p->u[k->p->m[i].unit];
+    int room = u->last - u->first + 1 > FETCH_BATCH ? u->last - u->first + 1 : FETCH_BATCH;
+    int *idx = malloc(2 * (size_t)room * sizeof *idx), *sel, n = 0;
     if (!idx)
         return -1;
-    sel = idx + k->batch;
+    sel = idx + room;
     idx[n++] = i;
-    for (int c = k->cpos[i] + 1; c > 0 && c < k->ncand && n < k->batch; c++)
-        if (k->state[k->cand[c]] < want)
-            idx[n++] = k->cand[c];
-    if (k->batch < FETCH_BATCH_MAX)
-        k->batch *= 2;
+    if (k->cpos[i] >= 0) {
+        /* the first pass: the next turns it will try */
+        for (int c = k->cpos[i] + 1; c < k->ncand && n < FETCH_BATCH; c++)
+            if (k->state[k->cand[c]] < want)
+                idx[n++] = k->cand[c];
+    } else {
+        /* a round made whole: the rest of it */
+        for (int x = u->first; x <= u->last; x++)
+            if (x != i && k->state[x] < want)
+                idx[n++] = x;
+    }
     int nb = 0;                         /* the meta first */
     for (int j = 0; j < n; j++)
         if (k->state[idx[j]] == FETCH_NONE)
@@ -692,8 +700,7 @@ struct pack_src pack_src_store(struct cairn *h)
 int pack(const struct pack_src *src, struct pool *p, struct query *q,
          const struct cairn_recall_opts *o, int raw, struct cairn_recall *r)
 {
-    struct packer k = { .src = src, .p = p, .q = q, .budget = o->budget,
-                        .batch = FETCH_BATCH_FIRST };
+    struct packer k = { .src = src, .p = p, .q = q, .budget = o->budget };
     struct buf b = BUF_INIT;
     const int *ord = NULL;
     int rc = CAIRN_OK;

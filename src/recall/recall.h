@@ -5,13 +5,19 @@
  *             stop words dropped, a time range read from it
  *   gather.c  candidates: one FTS5 OR query gives, per matching message,
  *             the count of each term; then the messages of the sessions
- *             they sit in, for rounds and windows
+ *             they sit in, for rounds and windows (metadata only)
  *   dense.c   the question's vector against every stored vector of the
  *             current model in scope: exact top-k by cosine (AVX2)
  *   rank.c    BM25 at several granularities and the dense ranks fused by
  *             reciprocal rank, the time boost, the raw-BM25 baseline
- *   pack.c    user-first packing into the budget, excerpts, the text
+ *   pack.c    user-first packing into the budget, excerpts, the text; it
+ *             reads the texts of the turns it tries in batches (pack_src)
  *   recall.c  the public entry point
+ *
+ * Recall speaks no SQL: gather, dense and pack read the store only through
+ * store/recall_read.h (tests/t/t0503-sql-in-store.sh checks it), and rank,
+ * gate and pack work on the in-memory pool below, which the unit tests
+ * build by hand (tests/unit/test_recall_pool.c).
  */
 #ifndef CAIRN_RECALL_H
 #define CAIRN_RECALL_H
@@ -58,10 +64,11 @@ struct rmsg {
     int       position;
     int       role;
     char     *speaker;     /* NULL if none */
-    char     *ext_id;      /* external id, else the position as text (load_meta) */
+    char     *ext_id;      /* external id, else the position as text; read by
+                            * pack for the turns it tries (NULL before) */
     int64_t   at;          /* message time, else the session's start */
     int       ntok;        /* index tokens */
-    int       bytes;       /* content length (load_meta; -1 before) */
+    int       bytes;       /* content length (read with ext_id; -1 before) */
     uint16_t *tf;          /* per query term; NULL when the message matched none */
     int       unit;        /* the round it belongs to */
     double    s_msg;       /* BM25 of the message alone */
@@ -113,6 +120,8 @@ struct dense_result {
     int     n;
     double  cjk;           /* share of the question's letters that are CJK */
 };
+/* The store says whether any vector exists and which sessions are in
+ * scope (store/recall_read.h); the vectors come from store/vectors.h. */
 int  dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
                   struct dense_result *r);
 void dense_result_free(struct dense_result *r);
@@ -130,7 +139,8 @@ const char *dense_kernel_name(void);   /* "avx2" or "scalar" */
 void    dense_force_scalar(int on);    /* tests and benchmarks */
 
 /* gather.c: extra (may be NULL) lists sessions to load besides those the
- * keywords find: the dense hits'. */
+ * keywords find: the dense hits'. Reads the store (store/recall_read.h)
+ * and fills p with metadata only: no text, no ext_id of a message. */
 int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             const struct dense_result *extra, struct pool *p);
 void pool_free(struct pool *p);
