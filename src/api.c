@@ -8,7 +8,7 @@
  * import can write at once, our tokenizer on the connection, and the
  * schema migrated in one transaction. Any number of processes may do this
  * at once on one new store: every step waits for the others up to the
- * busy timeout (the one SQLite fails at once is retried below).
+ * busy timeout (the one SQLite fails at once is retried: store_wal).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,11 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-#include "text/tokenize.h"
 #include "util/os.h"
 #include "util/timeutil.h"
 
@@ -131,32 +129,6 @@ static int make_store_folders(struct cairn *h, const char *path)
     return CAIRN_OK;
 }
 
-static int exec(struct cairn *h, const char *sql)
-{
-    int src = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
-    return src == SQLITE_OK ? CAIRN_OK : cairn__sqlerr(h, src, sql);
-}
-
-/* exec() for a statement SQLite may fail with SQLITE_BUSY without calling
- * the busy handler: it is retried, with growing sleeps, until the busy
- * timeout has passed since the first try. */
-static int exec_retry(struct cairn *h, const char *sql)
-{
-    static const int sleep_ms[] = { 1, 2, 5, 10, 20, 50, 100 };
-    const int nsleep = (int)(sizeof sleep_ms / sizeof sleep_ms[0]);
-    double deadline = os_now_ms() + BUSY_TIMEOUT_MS;
-    for (int i = 0; ; i++) {
-        int src = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
-        if (src == SQLITE_OK)
-            return CAIRN_OK;
-        if ((src & 0xff) != SQLITE_BUSY || os_now_ms() >= deadline)
-            return cairn__sqlerr(h, src, sql);
-        int ms = sleep_ms[i < nsleep ? i : nsleep - 1];
-        struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-        nanosleep(&ts, NULL);
-    }
-}
-
 /* The file name as a URI path ("file:" + the path, with the characters a
  * URI gives a meaning percent-encoded). 0 on success. */
 static int file_uri(const char *path, char *out, size_t n)
@@ -197,7 +169,7 @@ static int open_unwritable(struct cairn *h)
 {
     char uri[4200], wal[4200];
     struct stat st;
-    int src = sqlite3_exec(h->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    int src = store_probe(h);
     if ((src & 0xff) != SQLITE_READONLY && (src & 0xff) != SQLITE_CANTOPEN)
         return CAIRN_OK;                        /* readable, or another error, found later */
     snprintf(wal, sizeof wal, "%s-wal", h->path);
@@ -265,34 +237,17 @@ int cairn_open(const char *path, unsigned flags, struct cairn **out)
         return rc;
     sqlite3_extended_result_codes(h->db, 0);
     sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
-    src = text_fts_register(h->db);
+    src = store_fts_register(h->db);
     if (src != SQLITE_OK)
         return cairn__sqlerr(h, src, "cannot register the tokenizer");
-    src = store_fts_functions(h->db);
-    if (src != SQLITE_OK)
-        return cairn__sqlerr(h, src, "cannot register FTS functions");
     if (!h->readonly && !is_memory) {
         /* Another program's file is refused before WAL changes its header. */
         if ((rc = store_check_foreign(h)))
             return rc;
-        /* journal_mode=WAL is sticky in the file; asking again is cheap
-         * (a read of the header). Switching a new or rollback-journal file
-         * reads the header under a read lock and then asks for the write
-         * lock; SQLite does not call the busy handler for that upgrade
-         * (the read lock could deadlock a writer waiting on it), so when
-         * several processes create the store at once all but one get
-         * SQLITE_BUSY at once. The retry waits for the one that wins. */
-        rc = exec_retry(h, "PRAGMA journal_mode=WAL");
-        if (rc)
+        if ((rc = store_wal(h, BUSY_TIMEOUT_MS)))
             return rc;
     }
-    /* secure_delete: every deleted cell and freed page is zeroed, not left
-     * in free space, so what forget and redact wipe (store/scrub.c) has no
-     * older copies from replaced messages or merged index segments. It is
-     * Debian's compiled-in default; said here so no build depends on it. */
-    rc = exec(h, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA secure_delete=ON;"
-                 "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16000");
-    if (rc)
+    if ((rc = store_pragmas(h)))
         return rc;
     return store_migrate(h);
 }
@@ -302,8 +257,7 @@ void cairn_close(struct cairn *db)
     if (!db)
         return;
     if (db->db) {
-        if (db->in_tx)
-            sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
+        store_rollback(db);
         sqlite3_close_v2(db->db);
     }
     free(db->path);

@@ -61,6 +61,14 @@ void store_rollback(struct cairn *h);
 /* Prepares sql (cached by SQLite's own statement reuse: we keep none), or
  * records the error. */
 int store_prepare(struct cairn *h, const char *sql, sqlite3_stmt **st);
+/* A connection's settings: WAL (a writable file store; waits up to
+ * timeout_ms for other processes creating the same store), then the
+ * pragmas every connection sets. */
+int store_wal(struct cairn *h, int timeout_ms);
+int store_pragmas(struct cairn *h);
+/* Reads the schema once and returns the SQLite result code: how
+ * open_unwritable (api.c) tells a store it cannot read. */
+int store_probe(struct cairn *h);
 
 /* ---- Interface to code in store/scrub.c ---- */
 /* Runs change(h, arg) in one write transaction so that nothing it deletes
@@ -90,8 +98,9 @@ uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,
                             const char *content, size_t len);
 
 /* ---- Interface to code in store/fts.c ---- */
-/* Registers the cairn_tf() FTS5 auxiliary function on db. */
-int store_fts_functions(sqlite3 *db);
+/* Registers the FTS5 tokenizer "cairn" and the cairn_tf() auxiliary
+ * function on db (every connection). Returns a SQLite result code. */
+int store_fts_register(sqlite3 *db);
 
 /* ---- Interface to code in util/hash.c ---- */
 #include "util/hash.h"

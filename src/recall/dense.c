@@ -24,6 +24,7 @@
 
 #include "recall/recall.h"
 #include "recall/policy.h"
+#include "store/recall_read.h"
 #include "embed/registry.h"
 #include "util/utf8.h"
 
@@ -385,9 +386,8 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
     char why[600];
     const struct vec_set *set = NULL;
     float *qv = NULL;
-    int64_t *allowed = NULL;
-    int n_allowed = 0, rc = CAIRN_OK;
-    sqlite3_stmt *st = NULL;
+    struct store_ids allowed = { 0 };
+    int rc = CAIRN_OK;
 
     memset(r, 0, sizeof *r);
     r->status = CAIRN_DENSE_OFF;
@@ -396,12 +396,8 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
     const char *env = getenv("CAIRN_EMBED_MODEL");
     if (!(env && (!strcmp(env, "none") || !strcmp(env, "off") || !strcmp(env, "0")))) {
         int any = 0;
-        if ((rc = store_prepare(h, "SELECT EXISTS (SELECT 1 FROM vectors)", &st)))
+        if ((rc = store_any_vectors(h, &any)))
             return rc;
-        if (sqlite3_step(st) == SQLITE_ROW)
-            any = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-        st = NULL;
         if (!any) {
             char dir[4096], err[512];
             if (embed_reg_resolve(NULL, dir, sizeof dir, err, sizeof err) == 0) {
@@ -441,27 +437,8 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
                  (long long)(set->msgs_total - set->msgs_with), (long long)set->msgs_total,
                  vec_model_id(vm), set->other[0] ? "reindex" : "embed --backfill");
     if (o->project || o->exclude_session) {
-        int cap = 0;
-        if ((rc = store_prepare(h, "SELECT id FROM sessions WHERE (?1 IS NULL OR project = ?1) "
-                                "AND (?2 IS NULL OR ext_id <> ?2) ORDER BY id", &st)))
-            goto out;
-        sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            if (n_allowed == cap) {
-                cap = cap ? cap * 2 : 256;
-                int64_t *na = realloc(allowed, (size_t)cap * sizeof *na);
-                if (!na) {
-                    rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-                    goto out;
-                }
-                allowed = na;
-            }
-            allowed[n_allowed++] = sqlite3_column_int64(st, 0);
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-        if (!n_allowed)
+        const struct store_scope scope = { o->project, o->exclude_session };
+        if ((rc = store_scope_sessions_sorted(h, &scope, &allowed)) || !allowed.n)
             goto out;
     }
     qv = malloc((size_t)vec_model_dim(vm) * sizeof *qv);
@@ -478,7 +455,7 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
                  "embedded");
         goto out;
     }
-    int n = dense_topk(set, qv, allowed, n_allowed, DENSE_TOPK, DENSE_THREADS, r->hits);
+    int n = dense_topk(set, qv, allowed.v, allowed.n, DENSE_TOPK, DENSE_THREADS, r->hits);
     if (n < 0) {
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
@@ -489,9 +466,7 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
     r->n = n;
     r->cjk = cjk_share(query);
 out:
-    if (st)
-        sqlite3_finalize(st);
     free(qv);
-    free(allowed);
+    free(allowed.v);
     return rc;
 }

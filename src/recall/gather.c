@@ -14,6 +14,7 @@
 
 #include "recall/recall.h"
 #include "recall/policy.h"
+#include "store/recall_read.h"
 
 /* The fewest bytes of text that cost one token, for any text the counter
  * sees (ASCII letters cost a token per 6; docs/TOKENS.md). */
@@ -27,15 +28,6 @@
         (arr) = np_; (cap) = nc_; \
     } \
 } while (0)
-
-static char *dup_col(sqlite3_stmt *st, int i)
-{
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return t ? strdup((const char *)t) : NULL;
-}
-
-/* A sorted list of session rowids, for membership tests. */
-struct idset { int64_t *v; int n, cap; };
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -95,32 +87,22 @@ static int cmp_cand_best(const void *a, const void *b)
 static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *hits, int *nhp)
 {
     struct cand *c = NULL;
-    struct buf ids = BUF_INIT;
-    sqlite3_stmt *st = NULL;
+    int64_t *ids = NULL;
     double tf[RECALL_MAX_TERMS], w[RECALL_MAX_TERMS];
-    int nh = *nhp, nc = 0, rc = CAIRN_OK;
+    int nh = *nhp, nc = 0, nids = 0, rc = CAIRN_OK;
     int64_t pool_msgs = 0;
 
     qsort(hits, (size_t)nh, sizeof *hits, cmp_hit_sess);
-    for (int i = 0; i < nh; i++)
-        if (!i || hits[i].sess != hits[i - 1].sess)
-            buf_printf(&ids, "%s%lld", i ? "," : "[", (long long)hits[i].sess);
-    buf_addc(&ids, ']');
-    if (ids.err) {
+    if (!(ids = malloc((size_t)nh * sizeof *ids))) {
         rc = CAIRN_NOMEM;
         goto out;
     }
-    /* a session's rounds: its user turns, or every turn between people */
-    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0), coalesce(sum(CASE WHEN nuser = n "
-                            "THEN n ELSE nuser END), 0) FROM session_stats WHERE session IN "
-                            "(SELECT value FROM json_each(?1))", &st)))
+    for (int i = 0; i < nh; i++)
+        if (!i || hits[i].sess != hits[i - 1].sess)
+            ids[nids++] = hits[i].sess;
+    if ((rc = store_sessions_size(h, ids, nids, &pool_msgs, &p->hit_units)))
         goto out;
-    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        pool_msgs = sqlite3_column_int64(st, 0);
-        p->hit_units = sqlite3_column_int64(st, 1);
-        p->hit_msgs = pool_msgs;
-    }
+    p->hit_msgs = pool_msgs;
     const char *lim = getenv("CAIRN_RECALL_PRUNE_MSGS");   /* tests: small stores */
     if (pool_msgs <= (lim && *lim ? strtoll(lim, NULL, 10) : GATHER_PRUNE_MSGS))
         goto out;
@@ -163,43 +145,131 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
     *nhp = k;
     p->pruned = 1;
 out:
-    if (st)
-        sqlite3_finalize(st);
     free(c);
-    buf_release(&ids);
+    free(ids);
+    return rc;
+}
+
+/* Collects the matches of store_term_matches. */
+struct hits {
+    struct hit   *v;
+    int           n, cap;
+    struct query *q;
+};
+
+static int on_match(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
+{
+    struct hits *hs = arg;
+    struct query *q = hs->q;
+    int rc = CAIRN_OK;
+    GROW(hs->v, hs->n, hs->cap);
+    struct hit *ht = &hs->v[hs->n];
+    ht->row = row;
+    ht->sess = sess;
+    ht->ntok = ntok;
+    if (!(ht->tf = malloc((size_t)(q->nt ? q->nt : 1) * sizeof *ht->tf)))
+        return CAIRN_NOMEM;
+    for (int t = 0; t < q->nt; t++) {
+        ht->tf[t] = tf[t];
+        q->t[t].df_msg += tf[t] > 0;
+    }
+    hs->n++;
+out:
+    return rc;
+}
+
+static int on_session(void *arg, const struct store_session_row *r)
+{
+    struct pool *p = arg;
+    int rc = CAIRN_OK;
+    GROW(p->s, p->ns, p->cs);
+    struct rsession *rs = &p->s[p->ns];
+    memset(rs, 0, sizeof *rs);
+    rs->row = r->row;
+    rs->ext_id = strdup(r->ext_id);
+    rs->source = r->source ? strdup(r->source) : NULL;
+    rs->project = r->project ? strdup(r->project) : NULL;
+    rs->title = r->title ? strdup(r->title) : NULL;
+    rs->started_at = r->started_at;
+    rs->dialog = 1;
+    p->ns++;
+    if (!rs->ext_id || (r->source && !rs->source) || (r->project && !rs->project) ||
+        (r->title && !rs->title))
+        rc = CAIRN_NOMEM;
+out:
+    return rc;
+}
+
+/* Messages onto their sessions, with the matches' counts. */
+struct msg_load {
+    struct pool *p;
+    struct hit  *hits;
+    int          nh;
+    int          si;      /* the session being filled */
+};
+
+static int on_message(void *arg, const struct store_msg_row *r)
+{
+    struct msg_load *ml = arg;
+    struct pool *p = ml->p;
+    int rc = CAIRN_OK;
+    if (ml->si < 0 || p->s[ml->si].row != r->sess) {
+        ml->si++;
+        while (ml->si < p->ns && p->s[ml->si].row != r->sess)
+            ml->si++;
+        if (ml->si >= p->ns)
+            return -1;                 /* cannot happen: both ordered by session */
+        p->s[ml->si].first_msg = p->nm;
+    }
+    int si = ml->si;
+    GROW(p->m, p->nm, p->cm);
+    struct rmsg *m = &p->m[p->nm];
+    memset(m, 0, sizeof *m);
+    m->row = r->row;
+    m->sess = si;
+    m->position = r->position;
+    m->role = r->user ? ROLE_USER : ROLE_ASSISTANT;
+    m->at = r->at == CAIRN_NO_TIME ? p->s[si].started_at : r->at;
+    m->ntok = r->ntok;
+    m->bytes = -1;
+    p->nm++;
+    if (r->speaker && !(m->speaker = strdup(r->speaker)))
+        return CAIRN_NOMEM;
+    p->s[si].n_msgs++;
+    if (m->role == ROLE_ASSISTANT)
+        p->s[si].dialog = 0;
+    /* hits are sorted by row id; so are messages within a session but
+     * not across sessions, hence the search */
+    struct hit key = { .row = m->row };
+    struct hit *hh = ml->nh ? bsearch(&key, ml->hits, (size_t)ml->nh, sizeof *ml->hits, cmp_hit)
+                            : NULL;
+    if (hh) {
+        m->tf = hh->tf;
+        hh->tf = NULL;
+    }
+out:
     return rc;
 }
 
 int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
            const struct dense_result *extra, struct pool *p)
 {
-    sqlite3_stmt *st = NULL;
-    struct buf sql = BUF_INIT, expr = BUF_INIT, ids = BUF_INIT;
-    struct hit *hits = NULL;
-    int nh = 0, ch = 0, rc = CAIRN_OK, src;
-    struct idset sess = { 0 };
-    const char *scope_join = " JOIN sessions s ON s.id = m.session ";
-    const char *scope_where =
-        " AND (?1 IS NULL OR s.project = ?1) AND (?2 IS NULL OR s.ext_id <> ?2) ";
+    struct buf expr = BUF_INIT;
+    struct hits hs = { NULL, 0, 0, q };
+    int rc = CAIRN_OK;
+    struct store_ids sess = { 0 };
+    const struct store_scope scope = { o->project, o->exclude_session };
+    struct store_totals tot;
 
     memset(p, 0, sizeof *p);
 
     /* Scope totals, for IDF and average lengths. */
-    buf_printf(&sql, "SELECT coalesce(sum(st.n),0), coalesce(sum(st.ntok),0), "
-               "coalesce(sum(st.nuser),0), coalesce(sum(st.bytes),0) FROM session_stats st "
-               "JOIN sessions s ON s.id = st.session WHERE 1 %s", scope_where);
-    if ((rc = store_prepare(h, sql.p, &st)))
+    if ((rc = store_scope_totals(h, &scope, &tot)))
         goto out;
-    sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        p->total_msgs = sqlite3_column_int64(st, 0);
-        p->total_tok = sqlite3_column_int64(st, 1);
-        p->total_user = sqlite3_column_int64(st, 2);
-        p->total_bytes = sqlite3_column_int64(st, 3);
-    }
-    sqlite3_finalize(st);
-    st = NULL;
+    p->total_msgs = tot.msgs;
+    p->total_tok = tot.tok;
+    p->total_user = tot.user;
+    p->total_bytes = tot.bytes;
     if (p->total_msgs == 0)
         goto out;
     /* Could the whole scope fit? No text costs less than a token per
@@ -214,99 +284,27 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         rc = CAIRN_NOMEM;
         goto out;
     }
-    if (q->nt > 0) {
-        buf_reset(&sql);
-        /* messages_hit covers (id, session, ntok): the table's pages,
-         * which hold the text, are not read; the scope is two constant
-         * subqueries, not a join per match */
-        buf_printf(&sql, "SELECT m.id, m.session, m.ntok, cairn_tf(messages_fts) "
-                   "FROM messages_fts JOIN messages m INDEXED BY messages_hit "
-                   "ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?3 "
-                   "AND (?1 IS NULL OR m.session IN (SELECT id FROM sessions WHERE project = ?1)) "
-                   "AND (?2 IS NULL OR m.session IS NOT (SELECT id FROM sessions "
-                   "WHERE ext_id = ?2))");
-        if ((rc = store_prepare(h, sql.p, &st)))
-            goto out;
-        sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, expr.p, (int)expr.n, SQLITE_STATIC);
-        while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-            int bytes = sqlite3_column_bytes(st, 3);
-            const unsigned char *blob = sqlite3_column_blob(st, 3);
-            GROW(hits, nh, ch);
-            hits[nh].row = sqlite3_column_int64(st, 0);
-            hits[nh].sess = sqlite3_column_int64(st, 1);
-            hits[nh].ntok = sqlite3_column_int(st, 2);
-            hits[nh].tf = calloc((size_t)q->nt, sizeof(uint16_t));
-            if (!hits[nh].tf) {
-                rc = CAIRN_NOMEM;
-                goto out;
-            }
-            for (int t = 0; t < q->nt && 2 * t + 1 < bytes; t++) {
-                hits[nh].tf[t] = (uint16_t)(blob[2 * t] | blob[2 * t + 1] << 8);
-                q->t[t].df_msg += hits[nh].tf[t] > 0;
-            }
-            nh++;
-        }
-        if (src != SQLITE_DONE) {
-            rc = cairn__sqlerr(h, src, "search");
-            goto out;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
-    if (nh && !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 &&
-        (o->flags & CAIRN_RECALL_FAST) && !exhaustive() &&
-        (rc = prune(h, q, p, hits, &nh)))
+    if (q->nt > 0 && (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt, on_match, &hs)))
         goto out;
-    for (int i = 0; i < nh; i++) {
+    if (hs.n && !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 &&
+        (o->flags & CAIRN_RECALL_FAST) && !exhaustive() &&
+        (rc = prune(h, q, p, hs.v, &hs.n)))
+        goto out;
+    for (int i = 0; i < hs.n; i++) {
         GROW(sess.v, sess.n, sess.cap);
-        sess.v[sess.n++] = hits[i].sess;
+        sess.v[sess.n++] = hs.v[i].sess;
     }
     /* 2. Sessions inside the time range. */
-    if (q->has_range) {
-        buf_reset(&sql);
-        /* A message's time is its own, else its session's start: two
-         * index range scans, not a scan of every message (~50 ms on 100k) */
-        buf_printf(&sql, "SELECT m.session FROM messages m INDEXED BY messages_time %s WHERE "
-                   "m.created_at >= ?3 AND m.created_at < ?4 %s "
-                   "UNION SELECT s.id FROM sessions s WHERE s.started_at >= ?3 AND "
-                   "s.started_at < ?4 AND EXISTS (SELECT 1 FROM messages m WHERE "
-                   "m.session = s.id AND m.created_at IS NULL) %s",
-                   scope_join, scope_where, scope_where);
-        if ((rc = store_prepare(h, sql.p, &st)))
-            goto out;
-        sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 3, q->from);
-        sqlite3_bind_int64(st, 4, q->to);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            GROW(sess.v, sess.n, sess.cap);
-            sess.v[sess.n++] = sqlite3_column_int64(st, 0);
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
+    if (q->has_range && (rc = store_range_sessions(h, &scope, q->from, q->to, &sess)))
+        goto out;
     /* 2a. Sessions of the dense hits (already limited to the scope). */
     for (int i = 0; extra && i < extra->n; i++) {
         GROW(sess.v, sess.n, sess.cap);
         sess.v[sess.n++] = extra->hits[i].sess;
     }
     /* 2b. Everything in scope, when it may all fit. */
-    if (p->all_mode) {
-        buf_reset(&sql);
-        buf_printf(&sql, "SELECT s.id FROM sessions s WHERE 1 %s", scope_where);
-        if ((rc = store_prepare(h, sql.p, &st)))
-            goto out;
-        sqlite3_bind_text(st, 1, o->project, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, o->exclude_session, -1, SQLITE_STATIC);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            GROW(sess.v, sess.n, sess.cap);
-            sess.v[sess.n++] = sqlite3_column_int64(st, 0);
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-    }
+    if (p->all_mode && (rc = store_scope_sessions(h, &scope, &sess)))
+        goto out;
     if (sess.n == 0)
         goto out;
     qsort(sess.v, (size_t)sess.n, sizeof *sess.v, cmp_i64);
@@ -316,97 +314,18 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             sess.v[k++] = sess.v[i];
     }
     sess.n = k;
-    if (nh)
-        qsort(hits, (size_t)nh, sizeof *hits, cmp_hit);
+    if (hs.n)
+        qsort(hs.v, (size_t)hs.n, sizeof *hs.v, cmp_hit);
 
     /* 3. Sessions and their messages (metadata), in order. */
-    for (int i = 0; i < sess.n; i++)
-        buf_printf(&ids, "%s%lld", i ? "," : "[", (long long)sess.v[i]);
-    buf_addc(&ids, ']');
-    if (ids.err) {
-        rc = CAIRN_NOMEM;
+    if ((rc = store_sessions_meta(h, sess.v, sess.n, on_session, p)))
         goto out;
-    }
-    if ((rc = store_prepare(h, "SELECT s.id, s.ext_id, s.source, s.project, s.title, "
-                            "s.started_at FROM sessions s WHERE s.id IN "
-                            "(SELECT value FROM json_each(?1)) ORDER BY s.id", &st)))
+    struct msg_load ml = { p, hs.v, hs.n, -1 };
+    rc = store_messages_meta(h, sess.v, sess.n, on_message, &ml);
+    if (rc == -1)                     /* stopped early: nothing is wrong */
+        rc = CAIRN_OK;
+    if (rc)
         goto out;
-    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        GROW(p->s, p->ns, p->cs);
-        struct rsession *rs = &p->s[p->ns];
-        memset(rs, 0, sizeof *rs);
-        rs->row = sqlite3_column_int64(st, 0);
-        rs->ext_id = dup_col(st, 1);
-        rs->source = dup_col(st, 2);
-        rs->project = dup_col(st, 3);
-        rs->title = dup_col(st, 4);
-        rs->started_at = sqlite3_column_type(st, 5) == SQLITE_NULL ? CAIRN_NO_TIME
-                                                                   : sqlite3_column_int64(st, 5);
-        rs->dialog = 1;
-        p->ns++;
-        if (!rs->ext_id) {
-            rc = CAIRN_NOMEM;
-            goto out;
-        }
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    /* From messages_meta alone: the table's pages hold the text. The
-     * external id and the length are read for the few that pack.c looks
-     * at (load_meta). */
-    if ((rc = store_prepare(h, "SELECT id, session, position, role, speaker, created_at, ntok "
-                            "FROM messages INDEXED BY messages_meta WHERE session IN "
-                            "(SELECT value FROM json_each(?1)) ORDER BY session, position",
-                            &st)))
-        goto out;
-    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
-    int si = -1;
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t srow = sqlite3_column_int64(st, 1);
-        if (si < 0 || p->s[si].row != srow) {
-            si++;
-            while (si < p->ns && p->s[si].row != srow)
-                si++;
-            if (si >= p->ns)
-                break;                 /* cannot happen: both ordered by session */
-            p->s[si].first_msg = p->nm;
-        }
-        GROW(p->m, p->nm, p->cm);
-        struct rmsg *m = &p->m[p->nm];
-        memset(m, 0, sizeof *m);
-        m->row = sqlite3_column_int64(st, 0);
-        m->sess = si;
-        m->position = sqlite3_column_int(st, 2);
-        m->role = strcmp((const char *)sqlite3_column_text(st, 3), "user") ? ROLE_ASSISTANT
-                                                                          : ROLE_USER;
-        m->speaker = dup_col(st, 4);
-        m->at = sqlite3_column_type(st, 5) == SQLITE_NULL ? p->s[si].started_at
-                                                          : sqlite3_column_int64(st, 5);
-        m->ntok = sqlite3_column_int(st, 6);
-        m->bytes = -1;
-        if (sqlite3_column_type(st, 4) != SQLITE_NULL && !m->speaker) {
-            p->nm++;
-            rc = CAIRN_NOMEM;
-            goto out;
-        }
-        p->s[si].n_msgs++;
-        if (m->role == ROLE_ASSISTANT)
-            p->s[si].dialog = 0;
-        /* hits are sorted by row id; so are messages within a session but
-         * not across sessions, hence the search */
-        struct hit key = { .row = m->row };
-        struct hit *hh = nh ? bsearch(&key, hits, (size_t)nh, sizeof *hits, cmp_hit) : NULL;
-        if (hh) {
-            m->tf = hh->tf;
-            hh->tf = NULL;
-        }
-        p->nm++;
-    }
-    if (src != SQLITE_DONE && src != SQLITE_ROW) {
-        rc = cairn__sqlerr(h, src, "load");
-        goto out;
-    }
     /* Dense scores onto the loaded messages. */
     if (extra && extra->n) {
         struct hit *dh = malloc((size_t)extra->n * sizeof *dh);
@@ -433,15 +352,11 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         p->any_assistant |= !p->s[i].dialog;
     }
 out:
-    if (st)
-        sqlite3_finalize(st);
-    for (int i = 0; i < nh; i++)
-        free(hits[i].tf);
-    free(hits);
+    for (int i = 0; i < hs.n; i++)
+        free(hs.v[i].tf);
+    free(hs.v);
     free(sess.v);
-    buf_release(&sql);
     buf_release(&expr);
-    buf_release(&ids);
     if (rc == CAIRN_NOMEM)
         cairn__err(h, rc, "out of memory");
     return rc;
@@ -468,112 +383,3 @@ void pool_free(struct pool *p)
     memset(p, 0, sizeof *p);
 }
 
-/* The text's length in bytes, from the record's header through the blob
- * handle *bl (opened on first use, moved to each row after): SQL's
- * length() would read all of a TEXT value to count its characters. */
-static int text_bytes(struct cairn *h, int64_t row, sqlite3_blob **bl, int *bytes)
-{
-    int src = *bl ? sqlite3_blob_reopen(*bl, row)
-                  : sqlite3_blob_open(h->db, "main", "messages", "content", row, 0, bl);
-    if (src != SQLITE_OK) {
-        /* a failed reopen leaves the handle aborted: start afresh next time */
-        if (*bl)
-            sqlite3_blob_close(*bl);
-        *bl = NULL;
-        return cairn__sqlerr(h, src, "read message");
-    }
-    *bytes = sqlite3_blob_bytes(*bl);
-    return CAIRN_OK;
-}
-
-int load_meta(struct cairn *h, struct rmsg *m, sqlite3_blob **bl)
-{
-    sqlite3_stmt *st;
-    int rc;
-    if (m->ext_id)
-        return CAIRN_OK;
-    if ((rc = store_prepare(h, "SELECT coalesce(ext_id, CAST(position AS TEXT)) FROM messages "
-                            "WHERE id = ?", &st)))
-        return rc;
-    sqlite3_bind_int64(st, 1, m->row);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        m->ext_id = dup_col(st, 0);
-        rc = m->ext_id ? text_bytes(h, m->row, bl, &m->bytes)
-                       : cairn__err(h, CAIRN_NOMEM, "out of memory");
-    } else {
-        rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)m->row);
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* The first max bytes of a longer text, through SQLite's incremental
- * blob I/O: only the pages that hold them are read, not the whole
- * overflow chain of a 50 MB paste. */
-static int load_prefix(struct cairn *h, int64_t row, size_t max, char **text, size_t *len)
-{
-    sqlite3_blob *bl = NULL;
-    int src = sqlite3_blob_open(h->db, "main", "messages", "content", row, 0, &bl);
-    int rc = CAIRN_OK;
-    if (src != SQLITE_OK) {
-        rc = cairn__sqlerr(h, src, "read message");
-        goto out;
-    }
-    size_t n = (size_t)sqlite3_blob_bytes(bl);
-    if (n > max)
-        n = max;
-    if (!(*text = malloc(n + 1))) {
-        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-        goto out;
-    }
-    if ((src = sqlite3_blob_read(bl, *text, (int)n, 0)) != SQLITE_OK) {
-        free(*text);
-        *text = NULL;
-        rc = cairn__sqlerr(h, src, "read message");
-        goto out;
-    }
-    /* end on a character: drop a sequence the cut split (stored text is
-     * valid UTF-8) */
-    size_t k = n;
-    while (k > 0 && n - k < 3 && ((unsigned char)(*text)[k - 1] & 0xC0) == 0x80)
-        k--;
-    if (k > 0) {
-        unsigned char c = (unsigned char)(*text)[k - 1];
-        size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-        if (n - (k - 1) < need)
-            n = k - 1;
-    }
-    (*text)[n] = '\0';
-    *len = n;
-out:
-    if (bl)
-        sqlite3_blob_close(bl);
-    return rc;
-}
-
-int load_message(struct cairn *h, const struct rmsg *m, size_t max, char **text, size_t *len)
-{
-    sqlite3_stmt *st;
-    *text = NULL;
-    *len = 0;
-    if (m->bytes >= 0 && (size_t)m->bytes > max)
-        return load_prefix(h, m->row, max, text, len);
-    int rc = store_prepare(h, "SELECT content FROM messages WHERE id = ?", &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, m->row);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        const char *t = (const char *)sqlite3_column_text(st, 0);
-        *len = (size_t)sqlite3_column_bytes(st, 0);
-        *text = malloc(*len + 1);
-        if (*text) {
-            memcpy(*text, t ? t : "", *len);
-            (*text)[*len] = '\0';
-        }
-        rc = *text ? CAIRN_OK : cairn__err(h, CAIRN_NOMEM, "out of memory");
-    } else {
-        rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)m->row);
-    }
-    sqlite3_finalize(st);
-    return rc;
-}

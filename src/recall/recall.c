@@ -116,8 +116,12 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     r->only_time = q.only_time;
     if (!raw)
         recall_gate(&p, &q, &r->match, &r->match_weight);
-    if ((rc = pack(h, &p, &q, &o, raw, r)))
+    struct pack_src src = pack_src_store(h);
+    if ((rc = pack(&src, &p, &q, &o, raw, r))) {
+        if (rc == CAIRN_NOMEM)
+            cairn__err(h, rc, "out of memory");
         goto out;
+    }
     /* The items borrow from the pool, which goes now: copy. */
     for (size_t i = 0; i < r->n_items; i++) {
         struct cairn_recall_item *it = &r->items[i];

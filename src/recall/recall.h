@@ -5,13 +5,19 @@
  *             stop words dropped, a time range read from it
  *   gather.c  candidates: one FTS5 OR query gives, per matching message,
  *             the count of each term; then the messages of the sessions
- *             they sit in, for rounds and windows
+ *             they sit in, for rounds and windows (metadata only)
  *   dense.c   the question's vector against every stored vector of the
  *             current model in scope: exact top-k by cosine (AVX2)
  *   rank.c    BM25 at several granularities and the dense ranks fused by
  *             reciprocal rank, the time boost, the raw-BM25 baseline
- *   pack.c    user-first packing into the budget, excerpts, the text
+ *   pack.c    user-first packing into the budget, excerpts, the text; it
+ *             reads the texts of the turns it tries in batches (pack_src)
  *   recall.c  the public entry point
+ *
+ * Recall speaks no SQL: gather, dense and pack read the store only through
+ * store/recall_read.h (tests/t/t0503-sql-in-store.sh checks it), and rank,
+ * gate and pack work on the in-memory pool below, which the unit tests
+ * build by hand (tests/unit/test_recall_pool.c).
  */
 #ifndef CAIRN_RECALL_H
 #define CAIRN_RECALL_H
@@ -20,6 +26,7 @@
 #include "internal.h"
 #include "util/buf.h"
 #include "store/vectors.h"
+#include "store/recall_read.h"
 
 #define RECALL_MAX_TERMS 64
 
@@ -57,10 +64,11 @@ struct rmsg {
     int       position;
     int       role;
     char     *speaker;     /* NULL if none */
-    char     *ext_id;      /* external id, else the position as text (load_meta) */
+    char     *ext_id;      /* external id, else the position as text; read by
+                            * pack for the turns it tries (NULL before) */
     int64_t   at;          /* message time, else the session's start */
     int       ntok;        /* index tokens */
-    int       bytes;       /* content length (load_meta; -1 before) */
+    int       bytes;       /* content length (read with ext_id; -1 before) */
     uint16_t *tf;          /* per query term; NULL when the message matched none */
     int       unit;        /* the round it belongs to */
     double    s_msg;       /* BM25 of the message alone */
@@ -112,6 +120,8 @@ struct dense_result {
     int     n;
     double  cjk;           /* share of the question's letters that are CJK */
 };
+/* The store says whether any vector exists and which sessions are in
+ * scope (store/recall_read.h); the vectors come from store/vectors.h. */
 int  dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
                   struct dense_result *r);
 void dense_result_free(struct dense_result *r);
@@ -129,17 +139,11 @@ const char *dense_kernel_name(void);   /* "avx2" or "scalar" */
 void    dense_force_scalar(int on);    /* tests and benchmarks */
 
 /* gather.c: extra (may be NULL) lists sessions to load besides those the
- * keywords find: the dense hits'. */
+ * keywords find: the dense hits'. Reads the store (store/recall_read.h)
+ * and fills p with metadata only: no text, no ext_id of a message. */
 int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             const struct dense_result *extra, struct pool *p);
 void pool_free(struct pool *p);
-/* Fills m's ext_id and bytes, which gather leaves unread (-1 / NULL).
- * *bl is a blob handle the caller keeps across calls (NULL at first) and
- * closes with sqlite3_blob_close. */
-int  load_meta(struct cairn *h, struct rmsg *m, sqlite3_blob **bl);
-/* Loads the text of m (malloc'd), or its first max bytes (cut on a
- * character) when load_meta found it longer. */
-int  load_message(struct cairn *h, const struct rmsg *m, size_t max, char **text, size_t *len);
 
 /* rank.c */
 double rank_idf(double n, double df);
@@ -158,9 +162,19 @@ const int *units_by_rank(struct pool *p);
  * units holds (0..1), and that weight. Needs rank_default's IDFs. */
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight);
 
-/* pack.c */
-int pack(struct cairn *h, struct pool *p, struct query *q, const struct cairn_recall_opts *o,
-         int raw, struct cairn_recall *r);
+/* pack.c: where pack reads the messages it tries (ext_id, length, text;
+ * see store/recall_read.h), in batches: the store, or memory in tests.
+ * Each returns CAIRN_OK or an error, and fills what it could. */
+struct pack_src {
+    int (*meta)(void *arg, struct store_msg_text *v, int n);
+    int (*text)(void *arg, struct store_msg_text *v, int n, size_t max);
+    void *arg;
+};
+struct pack_src pack_src_store(struct cairn *h);
+/* Chooses, reads and renders into r (text, tokens, items borrowing from
+ * the pool). CAIRN_NOMEM with no message set (the caller sets it). */
+int pack(const struct pack_src *src, struct pool *p, struct query *q,
+         const struct cairn_recall_opts *o, int raw, struct cairn_recall *r);
 /* An excerpt of s[0..n) within max_tokens: the opening and the passages
  * closest to q (malloc'd; NULL on no memory). */
 char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens);

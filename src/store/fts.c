@@ -7,10 +7,14 @@
  * asks for all query terms in one OR query and then computes BM25 itself
  * at several granularities (a turn, a round, a window of turns), which
  * FTS5's built-in bm25() cannot do.
+ *
+ * store_fts_register puts it and the tokenizer "cairn" (text/tokenize.c)
+ * on a connection: the one statement that reaches the FTS5 API.
  */
 #include <string.h>
 
 #include "internal.h"
+#include "text/tokenize.h"
 
 static void tf_func(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
                     int nval, sqlite3_value **val)
@@ -46,17 +50,25 @@ static void tf_func(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
         sqlite3_free(out);
 }
 
-int store_fts_functions(sqlite3 *db)
+int store_fts_register(sqlite3 *db)
 {
     fts5_api *api = NULL;
     sqlite3_stmt *st;
+    /* the documented way to reach the FTS5 API: a pointer bound to fts5() */
     int src = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL);
     if (src != SQLITE_OK)
         return src;
     sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
-    sqlite3_step(st);
+    src = sqlite3_step(st);
+    if (src != SQLITE_ROW && src != SQLITE_DONE) {
+        sqlite3_finalize(st);
+        return src;
+    }
     src = sqlite3_finalize(st);
-    if (src != SQLITE_OK || !api)
+    if (src != SQLITE_OK || !api || api->iVersion < 2)
         return src ? src : SQLITE_ERROR;
+    src = api->xCreateTokenizer(api, "cairn", NULL, text_fts_tokenizer(), NULL);
+    if (src != SQLITE_OK)
+        return src;
     return api->xCreateFunction(api, "cairn_tf", NULL, tf_func, NULL);
 }

@@ -6,8 +6,64 @@
  * busy timeout makes the second wait instead of failing. A commit that
  * changed the vectors removes the vector cache file (store/veccache.c).
  */
+#include <time.h>
+
 #include "internal.h"
 #include "store/vectors.h"
+#include "util/os.h"
+
+static int exec(struct cairn *h, const char *sql)
+{
+    int src = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+    return src == SQLITE_OK ? CAIRN_OK : cairn__sqlerr(h, src, sql);
+}
+
+/* exec() for a statement SQLite may fail with SQLITE_BUSY without calling
+ * the busy handler: it is retried, with growing sleeps, until timeout_ms
+ * have passed since the first try. */
+static int exec_retry(struct cairn *h, const char *sql, int timeout_ms)
+{
+    static const int sleep_ms[] = { 1, 2, 5, 10, 20, 50, 100 };
+    const int nsleep = (int)(sizeof sleep_ms / sizeof sleep_ms[0]);
+    double deadline = os_now_ms() + timeout_ms;
+    for (int i = 0; ; i++) {
+        int src = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+        if (src == SQLITE_OK)
+            return CAIRN_OK;
+        if ((src & 0xff) != SQLITE_BUSY || os_now_ms() >= deadline)
+            return cairn__sqlerr(h, src, sql);
+        int ms = sleep_ms[i < nsleep ? i : nsleep - 1];
+        struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+}
+
+int store_wal(struct cairn *h, int timeout_ms)
+{
+    /* journal_mode=WAL is sticky in the file; asking again is cheap (a
+     * read of the header). Switching a new or rollback-journal file reads
+     * the header under a read lock and then asks for the write lock;
+     * SQLite does not call the busy handler for that upgrade (the read
+     * lock could deadlock a writer waiting on it), so when several
+     * processes create the store at once all but one get SQLITE_BUSY at
+     * once. The retry waits for the one that wins. */
+    return exec_retry(h, "PRAGMA journal_mode=WAL", timeout_ms);
+}
+
+int store_pragmas(struct cairn *h)
+{
+    /* secure_delete: every deleted cell and freed page is zeroed, not left
+     * in free space, so what forget and redact wipe (store/scrub.c) has no
+     * older copies from replaced messages or merged index segments. It is
+     * Debian's compiled-in default; said here so no build depends on it. */
+    return exec(h, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA secure_delete=ON;"
+                   "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-16000");
+}
+
+int store_probe(struct cairn *h)
+{
+    return sqlite3_exec(h->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+}
 
 int store_prepare(struct cairn *h, const char *sql, sqlite3_stmt **st)
 {

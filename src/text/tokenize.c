@@ -696,27 +696,8 @@ static int fts_tokenize(Fts5Tokenizer *p, void *pCtx, int flags,
     return rc;
 }
 
-int text_fts_register(sqlite3 *db)
+fts5_tokenizer *text_fts_tokenizer(void)
 {
     static fts5_tokenizer tok = { fts_create, fts_delete, fts_tokenize };
-    fts5_api *api = NULL;
-    sqlite3_stmt *st = NULL;
-    int rc;
-
-    rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        goto out;
-    sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
-    rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        goto out;
-    rc = SQLITE_OK;
-    if (!api || api->iVersion < 2) {
-        rc = SQLITE_ERROR;
-        goto out;
-    }
-    rc = api->xCreateTokenizer(api, "cairn", NULL, &tok, NULL);
-out:
-    sqlite3_finalize(st);
-    return rc;
+    return &tok;
 }

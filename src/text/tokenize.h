@@ -30,8 +30,8 @@ int text_tokenize(const char *s, size_t n, int for_query,
  * word that carries no topic ("the", "what", "did", "我", "的"...). */
 int text_is_stopword(const char *tok, size_t n);
 
-/* Registers the FTS5 tokenizer "cairn" on db (call on every connection).
- * Returns a SQLite result code. */
-int text_fts_register(sqlite3 *db);
+/* The FTS5 tokenizer "cairn" (the same tokenization as text_tokenize),
+ * which store_fts_register (store/fts.c) registers on every connection. */
+fts5_tokenizer *text_fts_tokenizer(void);
 
 #endif

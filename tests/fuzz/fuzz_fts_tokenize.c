@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "fuzz.h"
+#include "internal.h"
 #include "text/tokenize.h"
 
 struct seen {
@@ -44,7 +45,7 @@ static sqlite3 *fts_db(void)
     static sqlite3 *db;
     if (db)
         return db;
-    if (sqlite3_open(":memory:", &db) != SQLITE_OK || text_fts_register(db) != SQLITE_OK ||
+    if (sqlite3_open(":memory:", &db) != SQLITE_OK || store_fts_register(db) != SQLITE_OK ||
         sqlite3_exec(db, "CREATE VIRTUAL TABLE t USING fts5(c, tokenize='cairn')",
                      NULL, NULL, NULL) != SQLITE_OK)
         abort();

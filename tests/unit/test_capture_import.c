@@ -14,6 +14,7 @@
 #include <zip.h>
 
 #include "cairn.h"
+#include "internal.h"
 #include "text/tokenize.h"
 #include "t.h"
 
@@ -83,7 +84,7 @@ static void test_migrate_v1(void)
     sqlite3 *raw;
     path_in(path, sizeof path, "v1.db");
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    T_EQ_INT(text_fts_register(raw), SQLITE_OK);
+    T_EQ_INT(store_fts_register(raw), SQLITE_OK);
     T_EQ_INT(sqlite3_exec(raw, v1_sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(raw);
 

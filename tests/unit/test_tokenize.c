@@ -9,6 +9,7 @@
  * word list in natural form, and an in-memory FTS5 table queried with
  * MATCH. Prints the tokenizer's throughput (not asserted).
  */
+#include "internal.h"
 #include "text/tokenize.h"
 #include "t.h"
 
@@ -305,7 +306,7 @@ static void test_fts5(void)
 {
     sqlite3 *db = NULL;
     T_EQ_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
-    T_EQ_INT(text_fts_register(db), SQLITE_OK);
+    T_EQ_INT(store_fts_register(db), SQLITE_OK);
     T_EQ_INT(sqlite3_exec(db, "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cairn')",
                           NULL, NULL, NULL), SQLITE_OK);
     static const char *const rows[] = {
@@ -363,7 +364,7 @@ static void test_fts5(void)
     sqlite3_finalize(st);
 
     /* a second registration on the same connection is fine */
-    T_EQ_INT(text_fts_register(db), SQLITE_OK);
+    T_EQ_INT(store_fts_register(db), SQLITE_OK);
     sqlite3_close(db);
 }
 
@@ -405,7 +406,7 @@ static void test_speed(void)
     /* FTS5 ingest: 20,000 rows of about 500 bytes */
     sqlite3 *db = NULL;
     sqlite3_open(":memory:", &db);
-    text_fts_register(db);
+    store_fts_register(db);
     sqlite3_exec(db, "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cairn')",
                  NULL, NULL, NULL);
     sqlite3_stmt *ins = NULL;

@@ -1,0 +1,428 @@
+/*
+ * recall_read.c: the statements recall reads the store with
+ * (store/recall_read.h). The query plans matter more than anywhere else
+ * in the store: each statement says which index it relies on and why.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/recall_read.h"
+#include "util/buf.h"
+
+/* The scope of a question, as bound to ?1 and ?2. */
+#define SCOPE_JOIN  " JOIN sessions s ON s.id = m.session "
+#define SCOPE_WHERE " AND (?1 IS NULL OR s.project = ?1) AND (?2 IS NULL OR s.ext_id <> ?2) "
+
+static void bind_scope(sqlite3_stmt *st, const struct store_scope *sc)
+{
+    sqlite3_bind_text(st, 1, sc->project, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, sc->exclude_session, -1, SQLITE_STATIC);
+}
+
+static int64_t col_time(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? CAIRN_NO_TIME
+                                                     : sqlite3_column_int64(st, i);
+}
+
+static int nomem(struct cairn *h)
+{
+    return cairn__err(h, CAIRN_NOMEM, "out of memory");
+}
+
+/* sess[n] as a JSON array, for "IN (SELECT value FROM json_each(?))":
+ * one statement for any number of sessions. */
+static int ids_json(struct cairn *h, const int64_t *sess, int n, struct buf *b)
+{
+    buf_addc(b, '[');
+    for (int i = 0; i < n; i++)
+        buf_printf(b, "%s%lld", i ? "," : "", (long long)sess[i]);
+    buf_addc(b, ']');
+    return b->err ? nomem(h) : CAIRN_OK;
+}
+
+static int ids_push(struct cairn *h, struct store_ids *out, int64_t v)
+{
+    if (out->n == out->cap) {
+        int nc = out->cap ? out->cap * 2 : 64;
+        int64_t *nv = realloc(out->v, (size_t)nc * sizeof *nv);
+        if (!nv)
+            return nomem(h);
+        out->v = nv;
+        out->cap = nc;
+    }
+    out->v[out->n++] = v;
+    return CAIRN_OK;
+}
+
+/* Steps st to the end, appending column 0 of each row to out. */
+static int collect_ids(struct cairn *h, sqlite3_stmt *st, struct store_ids *out, const char *what)
+{
+    int src, rc = CAIRN_OK;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW)
+        if ((rc = ids_push(h, out, sqlite3_column_int64(st, 0))))
+            return rc;
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, what);
+}
+
+int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct store_totals *t)
+{
+    sqlite3_stmt *st;
+    int rc, src;
+    memset(t, 0, sizeof *t);
+    /* one row a session: no scan of the messages */
+    if ((rc = store_prepare(h, "SELECT coalesce(sum(st.n),0), coalesce(sum(st.ntok),0), "
+                            "coalesce(sum(st.nuser),0), coalesce(sum(st.bytes),0) "
+                            "FROM session_stats st JOIN sessions s ON s.id = st.session "
+                            "WHERE 1 " SCOPE_WHERE, &st)))
+        return rc;
+    bind_scope(st, sc);
+    if ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        t->msgs = sqlite3_column_int64(st, 0);
+        t->tok = sqlite3_column_int64(st, 1);
+        t->user = sqlite3_column_int64(st, 2);
+        t->bytes = sqlite3_column_int64(st, 3);
+    } else if (src != SQLITE_DONE) {
+        rc = cairn__sqlerr(h, src, "scope totals");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_term_matches(struct cairn *h, const struct store_scope *sc, const char *expr,
+                       size_t expr_len, int nt, store_match_fn fn, void *arg)
+{
+    sqlite3_stmt *st;
+    int rc, src;
+    uint16_t *tf = calloc((size_t)(nt > 0 ? nt : 1), sizeof *tf);
+    if (!tf)
+        return nomem(h);
+    /* messages_hit covers (id, session, ntok): the table's pages, which
+     * hold the text, are not read; the scope is two constant subqueries,
+     * not a join per match */
+    if ((rc = store_prepare(h, "SELECT m.id, m.session, m.ntok, cairn_tf(messages_fts) "
+                            "FROM messages_fts JOIN messages m INDEXED BY messages_hit "
+                            "ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?3 "
+                            "AND (?1 IS NULL OR m.session IN (SELECT id FROM sessions WHERE "
+                            "project = ?1)) AND (?2 IS NULL OR m.session IS NOT (SELECT id "
+                            "FROM sessions WHERE ext_id = ?2))", &st)))
+        goto out;
+    bind_scope(st, sc);
+    sqlite3_bind_text(st, 3, expr, (int)expr_len, SQLITE_STATIC);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        /* cairn_tf: a little-endian uint16 count per phrase */
+        int bytes = sqlite3_column_bytes(st, 3);
+        const unsigned char *blob = sqlite3_column_blob(st, 3);
+        for (int t = 0; t < nt; t++)
+            tf[t] = 2 * t + 1 < bytes ? (uint16_t)(blob[2 * t] | blob[2 * t + 1] << 8) : 0;
+        if ((rc = fn(arg, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                     sqlite3_column_int(st, 2), tf)))
+            break;
+    }
+    if (!rc && src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "search");
+    sqlite3_finalize(st);
+out:
+    free(tf);
+    return rc;
+}
+
+int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                        int64_t *units)
+{
+    struct buf ids = BUF_INIT;
+    sqlite3_stmt *st = NULL;
+    int rc, src;
+    *msgs = *units = 0;
+    if ((rc = ids_json(h, sess, n, &ids)))
+        goto out;
+    /* a session's rounds: its user turns, or every turn between people */
+    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0), coalesce(sum(CASE WHEN nuser = n "
+                            "THEN n ELSE nuser END), 0) FROM session_stats WHERE session IN "
+                            "(SELECT value FROM json_each(?1))", &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
+    if ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        *msgs = sqlite3_column_int64(st, 0);
+        *units = sqlite3_column_int64(st, 1);
+    } else if (src != SQLITE_DONE) {
+        rc = cairn__sqlerr(h, src, "session sizes");
+    }
+out:
+    if (st)
+        sqlite3_finalize(st);
+    buf_release(&ids);
+    return rc;
+}
+
+int store_range_sessions(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
+                         struct store_ids *out)
+{
+    sqlite3_stmt *st;
+    int rc;
+    /* A message's time is its own, else its session's start: two index
+     * range scans, not a scan of every message (~50 ms on 100k) */
+    if ((rc = store_prepare(h, "SELECT m.session FROM messages m INDEXED BY messages_time "
+                            SCOPE_JOIN " WHERE m.created_at >= ?3 AND m.created_at < ?4 "
+                            SCOPE_WHERE " UNION SELECT s.id FROM sessions s WHERE "
+                            "s.started_at >= ?3 AND s.started_at < ?4 AND EXISTS (SELECT 1 "
+                            "FROM messages m WHERE m.session = s.id AND m.created_at IS NULL) "
+                            SCOPE_WHERE, &st)))
+        return rc;
+    bind_scope(st, sc);
+    sqlite3_bind_int64(st, 3, from);
+    sqlite3_bind_int64(st, 4, to);
+    rc = collect_ids(h, st, out, "time range");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_scope_sessions(struct cairn *h, const struct store_scope *sc, struct store_ids *out)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = store_prepare(h, "SELECT s.id FROM sessions s WHERE 1 " SCOPE_WHERE, &st)))
+        return rc;
+    bind_scope(st, sc);
+    rc = collect_ids(h, st, out, "sessions");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_scope_sessions_sorted(struct cairn *h, const struct store_scope *sc,
+                                struct store_ids *out)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if ((rc = store_prepare(h, "SELECT id FROM sessions WHERE (?1 IS NULL OR project = ?1) "
+                            "AND (?2 IS NULL OR ext_id <> ?2) ORDER BY id", &st)))
+        return rc;
+    bind_scope(st, sc);
+    rc = collect_ids(h, st, out, "sessions");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_any_vectors(struct cairn *h, int *any)
+{
+    sqlite3_stmt *st;
+    int rc, src;
+    *any = 0;
+    if ((rc = store_prepare(h, "SELECT EXISTS (SELECT 1 FROM vectors)", &st)))
+        return rc;
+    if ((src = sqlite3_step(st)) == SQLITE_ROW)
+        *any = sqlite3_column_int(st, 0);
+    else if (src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "vectors");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
+                        int (*fn)(void *arg, const struct store_session_row *r), void *arg)
+{
+    struct buf ids = BUF_INIT;
+    sqlite3_stmt *st = NULL;
+    int rc, src;
+    if ((rc = ids_json(h, sess, n, &ids)))
+        goto out;
+    if ((rc = store_prepare(h, "SELECT s.id, s.ext_id, s.source, s.project, s.title, "
+                            "s.started_at FROM sessions s WHERE s.id IN "
+                            "(SELECT value FROM json_each(?1)) ORDER BY s.id", &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        struct store_session_row r = {
+            .row = sqlite3_column_int64(st, 0),
+            .ext_id = (const char *)sqlite3_column_text(st, 1),
+            .source = (const char *)sqlite3_column_text(st, 2),
+            .project = (const char *)sqlite3_column_text(st, 3),
+            .title = (const char *)sqlite3_column_text(st, 4),
+            .started_at = col_time(st, 5),
+        };
+        if (!r.ext_id) {          /* NOT NULL in the schema: no memory */
+            rc = nomem(h);
+            goto out;
+        }
+        if ((rc = fn(arg, &r)))
+            goto out;
+    }
+    if (src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "load sessions");
+out:
+    if (st)
+        sqlite3_finalize(st);
+    buf_release(&ids);
+    return rc;
+}
+
+int store_messages_meta(struct cairn *h, const int64_t *sess, int n,
+                        int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+{
+    struct buf ids = BUF_INIT;
+    sqlite3_stmt *st = NULL;
+    int rc, src;
+    if ((rc = ids_json(h, sess, n, &ids)))
+        goto out;
+    /* From messages_meta alone: the table's pages hold the text. The
+     * external id and the length are read for the few that pack looks
+     * at (store_msgs_meta). */
+    if ((rc = store_prepare(h, "SELECT id, session, position, role, speaker, created_at, ntok "
+                            "FROM messages INDEXED BY messages_meta WHERE session IN "
+                            "(SELECT value FROM json_each(?1)) ORDER BY session, position",
+                            &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *role = (const char *)sqlite3_column_text(st, 3);
+        struct store_msg_row r = {
+            .row = sqlite3_column_int64(st, 0),
+            .sess = sqlite3_column_int64(st, 1),
+            .position = sqlite3_column_int(st, 2),
+            .user = role && !strcmp(role, "user"),
+            .speaker = (const char *)sqlite3_column_text(st, 4),
+            .at = col_time(st, 5),
+            .ntok = sqlite3_column_int(st, 6),
+        };
+        if (!role || (!r.speaker && sqlite3_column_type(st, 4) != SQLITE_NULL)) {
+            rc = nomem(h);
+            goto out;
+        }
+        if ((rc = fn(arg, &r)))
+            goto out;
+    }
+    if (src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "load");
+out:
+    if (st)
+        sqlite3_finalize(st);
+    buf_release(&ids);
+    return rc;
+}
+
+/* ---- the texts pack reads ---- */
+
+/* The text's length in bytes, from the record's header through the blob
+ * handle *bl (opened on first use, moved to each row after): SQL's
+ * length() would read all of a TEXT value to count its characters. */
+static int text_bytes(struct cairn *h, int64_t row, sqlite3_blob **bl, int *bytes)
+{
+    int src = *bl ? sqlite3_blob_reopen(*bl, row)
+                  : sqlite3_blob_open(h->db, "main", "messages", "content", row, 0, bl);
+    if (src != SQLITE_OK) {
+        /* a failed reopen leaves the handle aborted: start afresh next time */
+        if (*bl)
+            sqlite3_blob_close(*bl);
+        *bl = NULL;
+        return cairn__sqlerr(h, src, "read message");
+    }
+    *bytes = sqlite3_blob_bytes(*bl);
+    return CAIRN_OK;
+}
+
+int store_msgs_meta(struct cairn *h, struct store_msg_text *v, int n)
+{
+    sqlite3_stmt *st = NULL;
+    sqlite3_blob *bl = NULL;
+    int rc = CAIRN_OK;
+    if (n <= 0)
+        return CAIRN_OK;
+    if ((rc = store_prepare(h, "SELECT coalesce(ext_id, CAST(position AS TEXT)) FROM messages "
+                            "WHERE id = ?", &st)))
+        return rc;
+    for (int i = 0; i < n && !rc; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, v[i].row);
+        if (sqlite3_step(st) != SQLITE_ROW) {
+            rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)v[i].row);
+            break;
+        }
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        free(v[i].ext_id);
+        v[i].ext_id = t ? strdup((const char *)t) : NULL;
+        rc = v[i].ext_id ? text_bytes(h, v[i].row, &bl, &v[i].bytes) : nomem(h);
+    }
+    if (bl)
+        sqlite3_blob_close(bl);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The first max bytes of a longer text, through SQLite's incremental
+ * blob I/O: only the pages that hold them are read, not the whole
+ * overflow chain of a 50 MB paste. */
+static int load_prefix(struct cairn *h, int64_t row, size_t max, char **text, size_t *len)
+{
+    sqlite3_blob *bl = NULL;
+    int src = sqlite3_blob_open(h->db, "main", "messages", "content", row, 0, &bl);
+    int rc = CAIRN_OK;
+    if (src != SQLITE_OK) {
+        rc = cairn__sqlerr(h, src, "read message");
+        goto out;
+    }
+    size_t n = (size_t)sqlite3_blob_bytes(bl);
+    if (n > max)
+        n = max;
+    if (!(*text = malloc(n + 1))) {
+        rc = nomem(h);
+        goto out;
+    }
+    if ((src = sqlite3_blob_read(bl, *text, (int)n, 0)) != SQLITE_OK) {
+        free(*text);
+        *text = NULL;
+        rc = cairn__sqlerr(h, src, "read message");
+        goto out;
+    }
+    /* end on a character: drop a sequence the cut split (stored text is
+     * valid UTF-8) */
+    size_t k = n;
+    while (k > 0 && n - k < 3 && ((unsigned char)(*text)[k - 1] & 0xC0) == 0x80)
+        k--;
+    if (k > 0) {
+        unsigned char c = (unsigned char)(*text)[k - 1];
+        size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        if (n - (k - 1) < need)
+            n = k - 1;
+    }
+    (*text)[n] = '\0';
+    *len = n;
+out:
+    if (bl)
+        sqlite3_blob_close(bl);
+    return rc;
+}
+
+int store_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = CAIRN_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        struct store_msg_text *m = &v[i];
+        free(m->text);
+        m->text = NULL;
+        m->len = 0;
+        if (m->bytes >= 0 && (size_t)m->bytes > max) {
+            rc = load_prefix(h, m->row, max, &m->text, &m->len);
+            continue;
+        }
+        if (!st && (rc = store_prepare(h, "SELECT content FROM messages WHERE id = ?", &st)))
+            break;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, m->row);
+        if (sqlite3_step(st) != SQLITE_ROW) {
+            rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)m->row);
+            break;
+        }
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        m->len = (size_t)sqlite3_column_bytes(st, 0);
+        if (!(m->text = malloc(m->len + 1))) {
+            rc = nomem(h);
+            break;
+        }
+        memcpy(m->text, t ? t : "", m->len);
+        m->text[m->len] = '\0';
+    }
+    if (st)
+        sqlite3_finalize(st);
+    return rc;
+}

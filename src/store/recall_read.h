@@ -1,0 +1,104 @@
+/*
+ * recall_read.h: what recall reads from the store, and the only way it
+ * reads it. Every statement recall needs is here (store/recall_read.c),
+ * so recall/ holds no SQL: it asks for plain values (totals, rows, texts)
+ * and ranks and packs them in memory, which is also what lets its unit
+ * tests build pools by hand with no database.
+ *
+ * The scope of a question: the sessions of one project (NULL: all), minus
+ * the session whose external id is exclude_session (NULL: none).
+ *
+ * Functions return CAIRN_OK or an error code with the handle's message
+ * set. A row callback that returns non-zero stops the read; that value is
+ * returned as it is (the caller sets its own message).
+ */
+#ifndef CAIRN_STORE_RECALL_READ_H
+#define CAIRN_STORE_RECALL_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "internal.h"
+
+struct store_scope {
+    const char *project;
+    const char *exclude_session;
+};
+
+/* A growable list of session rowids. */
+struct store_ids {
+    int64_t *v;
+    int      n, cap;
+};
+
+/* The scope's totals over session_stats: messages, index tokens, user
+ * turns, bytes of text. */
+struct store_totals {
+    int64_t msgs, tok, user, bytes;
+};
+int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct store_totals *t);
+
+/* Every message in scope that matches the FTS5 expression expr (terms
+ * OR'ed), with its session, its index tokens and its count of each of the
+ * nt phrases of expr (cairn_tf, store/fts.c). */
+typedef int (*store_match_fn)(void *arg, int64_t row, int64_t sess, int ntok,
+                              const uint16_t *tf);
+int store_term_matches(struct cairn *h, const struct store_scope *sc, const char *expr,
+                       size_t expr_len, int nt, store_match_fn fn, void *arg);
+
+/* Summed over the sessions sess[n] (session_stats): their messages, and
+ * their rounds (user turns; every turn in a chat between people). For
+ * gather's pruning. */
+int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                        int64_t *units);
+
+/* Sessions appended to out: those in scope with a message time (its own,
+ * else the session's start) in [from, to); every session in scope; every
+ * session in scope in rowid order (the dense search's filter). */
+int store_range_sessions(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
+                         struct store_ids *out);
+int store_scope_sessions(struct cairn *h, const struct store_scope *sc, struct store_ids *out);
+int store_scope_sessions_sorted(struct cairn *h, const struct store_scope *sc,
+                                struct store_ids *out);
+/* *any: does the store hold any vector (of any model)? */
+int store_any_vectors(struct cairn *h, int *any);
+
+/* The metadata of the sessions sess[n] in rowid order, and of their
+ * messages in (session, position) order, read from the messages_meta
+ * index alone (the table's pages hold the text). Strings are valid only
+ * during the call; started_at/at are CAIRN_NO_TIME when unset. */
+struct store_session_row {
+    int64_t     row;
+    const char *ext_id, *source, *project, *title;
+    int64_t     started_at;
+};
+struct store_msg_row {
+    int64_t     row, sess;
+    int         position;
+    int         user;       /* role is "user" */
+    const char *speaker;    /* NULL if none */
+    int64_t     at;
+    int         ntok;
+};
+int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
+                        int (*fn)(void *arg, const struct store_session_row *r), void *arg);
+int store_messages_meta(struct cairn *h, const int64_t *sess, int n,
+                        int (*fn)(void *arg, const struct store_msg_row *r), void *arg);
+
+/* One batch of messages to read for packing: set row, get the rest. */
+struct store_msg_text {
+    int64_t row;
+    char   *ext_id;    /* external id, else the position as text (malloc'd) */
+    int     bytes;     /* length of the text in bytes */
+    char   *text;      /* the text, or its first max bytes cut on a character
+                        * when longer (malloc'd, NUL-terminated) */
+    size_t  len;
+};
+/* Fills ext_id and bytes of v[n] (the length from the record's header:
+ * the text itself is not read). */
+int store_msgs_meta(struct cairn *h, struct store_msg_text *v, int n);
+/* Fills text and len of v[n] whose bytes store_msgs_meta filled: a text
+ * longer than max is read only up to max (incremental blob I/O), so a
+ * 50 MB paste costs the pages of its opening only. */
+int store_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max);
+
+#endif

@@ -1,0 +1,639 @@
+/*
+ * test_recall_pool: ranking, the gate and packing on pools built by hand,
+ * with no database (recall reads the store only through
+ * store/recall_read.h; pack reads texts through a struct pack_src, here
+ * one over memory that counts its calls).
+ *
+ * Expected scores are written as numbers, not as policy.h's names, so a
+ * changed constant fails here and has to be changed here too, on purpose.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "recall/recall.h"
+#include "text/tokcount.h"
+#include "text/tokenize.h"
+
+#define CAP 64
+#define EPS 1e-12
+
+struct tpool {
+    struct pool  p;
+    struct query q;
+    const char  *text[CAP];
+};
+
+/* ---- building pools ---- */
+
+struct tok_first { char *out; };
+
+static int first_tok(void *arg, const char *tok, size_t n, size_t s, size_t e, int col)
+{
+    struct tok_first *f = arg;
+    f->out = strndup(tok, n);
+    return 1;
+}
+
+/* A word as the index holds it (folded, stemmed). */
+static char *norm_of(const char *word)
+{
+    struct tok_first f = { NULL };
+    text_tokenize(word, strlen(word), 1, first_tok, &f);
+    return f.out;
+}
+
+static void tp_init(struct tpool *t, const char *const *terms)
+{
+    memset(t, 0, sizeof *t);
+    t->p.s = calloc(CAP, sizeof *t->p.s);
+    t->p.m = calloc(CAP, sizeof *t->p.m);
+    t->p.cs = t->p.cm = CAP;
+    for (int i = 0; terms && terms[i]; i++) {
+        t->q.t[i].norm = norm_of(terms[i]);
+        t->q.t[i].surface = strdup(terms[i]);
+        t->q.nt++;
+    }
+}
+
+static void tp_session(struct tpool *t, const char *ext, int64_t started)
+{
+    struct rsession *s = &t->p.s[t->p.ns++];
+    s->row = t->p.ns;
+    s->ext_id = strdup(ext);
+    s->source = strdup("chat");
+    s->title = strdup(ext);
+    s->started_at = started;
+    s->dialog = 1;
+    s->first_msg = t->p.nm;
+}
+
+struct tf_count { const struct query *q; int ntok; uint16_t tf[RECALL_MAX_TERMS]; int any; };
+
+static int count_cb(void *arg, const char *tok, size_t n, size_t s, size_t e, int col)
+{
+    struct tf_count *c = arg;
+    c->ntok++;
+    for (int t = 0; t < c->q->nt; t++)
+        if (strlen(c->q->t[t].norm) == n && !memcmp(c->q->t[t].norm, tok, n)) {
+            c->tf[t]++;
+            c->any = 1;
+        }
+    return 0;
+}
+
+/* A message of the last session; its counts come from its text, as the
+ * index would give them. */
+static int tp_msg(struct tpool *t, int role, const char *speaker, const char *text, int64_t at)
+{
+    struct rsession *s = &t->p.s[t->p.ns - 1];
+    int i = t->p.nm++;
+    struct rmsg *m = &t->p.m[i];
+    struct tf_count c = { &t->q, 0, { 0 }, 0 };
+    text_tokenize(text, strlen(text), 0, count_cb, &c);
+    m->row = i + 1;
+    m->sess = t->p.ns - 1;
+    m->position = s->n_msgs++;
+    m->role = role;
+    m->speaker = speaker ? strdup(speaker) : NULL;
+    m->at = at;
+    m->ntok = c.ntok;
+    m->bytes = -1;
+    if (c.any) {
+        m->tf = calloc((size_t)t->q.nt, sizeof *m->tf);
+        memcpy(m->tf, c.tf, (size_t)t->q.nt * sizeof *m->tf);
+    }
+    if (role == ROLE_ASSISTANT)
+        s->dialog = 0;
+    t->text[i] = text;
+    return i;
+}
+
+/* The scope's totals are the pool's own; units built. */
+static void tp_finish(struct tpool *t, int raw)
+{
+    struct pool *p = &t->p;
+    for (int i = 0; i < p->nm; i++) {
+        p->total_msgs++;
+        p->total_tok += p->m[i].ntok;
+        p->total_user += p->m[i].role == ROLE_USER;
+        p->total_bytes += (int64_t)strlen(t->text[i]);
+        for (int k = 0; k < t->q.nt; k++)
+            t->q.t[k].df_msg += p->m[i].tf && p->m[i].tf[k];
+    }
+    for (int i = 0; i < p->ns; i++) {
+        p->any_dialog |= p->s[i].dialog;
+        p->any_assistant |= !p->s[i].dialog;
+    }
+    build_units(p, raw);
+}
+
+static void tp_free(struct tpool *t)
+{
+    pool_free(&t->p);
+    query_free(&t->q);
+}
+
+/* ---- texts from memory ---- */
+
+struct memsrc {
+    struct tpool *t;
+    int meta_calls, text_calls;
+    int reads[CAP];
+};
+
+static int mem_meta(void *arg, struct store_msg_text *v, int n)
+{
+    struct memsrc *ms = arg;
+    char id[32];
+    ms->meta_calls++;
+    for (int j = 0; j < n; j++) {
+        int i = (int)v[j].row - 1;
+        snprintf(id, sizeof id, "m%d", i + 1);
+        free(v[j].ext_id);
+        v[j].ext_id = strdup(id);
+        v[j].bytes = (int)strlen(ms->t->text[i]);
+    }
+    return CAIRN_OK;
+}
+
+static int mem_text(void *arg, struct store_msg_text *v, int n, size_t max)
+{
+    struct memsrc *ms = arg;
+    ms->text_calls++;
+    for (int j = 0; j < n; j++) {
+        int i = (int)v[j].row - 1;
+        size_t len = strlen(ms->t->text[i]);
+        free(v[j].text);
+        v[j].len = len < max ? len : max;
+        v[j].text = strndup(ms->t->text[i], v[j].len);
+        ms->reads[i]++;
+    }
+    return CAIRN_OK;
+}
+
+static void result_free(struct cairn_recall *r)
+{
+    free(r->items);
+    free((char *)r->text);
+    memset(r, 0, sizeof *r);
+}
+
+/* Ranks t's pool and packs it into budget tokens. */
+static int pack_mem(struct tpool *t, struct memsrc *ms, int budget, const char *exclude,
+                    struct cairn_recall *r)
+{
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    o.budget = budget;
+    o.exclude_items = exclude;
+    memset(ms, 0, sizeof *ms);
+    ms->t = t;
+    memset(r, 0, sizeof *r);
+    struct pack_src src = { mem_meta, mem_text, ms };
+    return pack(&src, &t->p, &t->q, &o, 0, r);
+}
+
+/* Packing changes the pool (picks, texts): start each pack afresh. */
+static void unpack(struct tpool *t)
+{
+    for (int i = 0; i < t->p.nm; i++) {
+        free(t->p.m[i].text);
+        free(t->p.m[i].ext_id);
+        t->p.m[i].text = t->p.m[i].ext_id = NULL;
+        t->p.m[i].picked = 0;
+        t->p.m[i].bytes = -1;
+    }
+}
+
+static int item_of(const struct cairn_recall *r, const char *msg)
+{
+    for (size_t i = 0; i < r->n_items; i++)
+        if (!strcmp(r->items[i].message, msg))
+            return (int)i;
+    return -1;
+}
+
+/* ---- BM25 and units ---- */
+
+static void test_bm25_formula(void)
+{
+    T_CHECK(fabs(rank_idf(10, 1) - log(1 + 9.5 / 1.5)) < EPS);
+    T_CHECK(rank_idf(10, 0) == 0);
+    T_CHECK(fabs(rank_idf(3, 5) - log(1 + 0.5 / 5.5)) < EPS);   /* df > n: n = df */
+    double tf[2] = { 1, 0 }, w[2] = { 2, 5 };
+    /* k1 = 1.2, b = 0.75: at the average length tf = 1 scores w */
+    T_CHECK(fabs(rank_bm25(tf, 2, 10, 10, w) - 2.0) < EPS);
+    T_CHECK(fabs(rank_bm25(tf, 2, 20, 10, w) - 2 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2))) < EPS);
+    tf[1] = 3;
+    T_CHECK(fabs(rank_bm25(tf, 2, 5, 10, w) - (2 * 2.2 / (1 + 1.2 * 0.625) +
+                                                5 * 3 * 2.2 / (3 + 1.2 * 0.625))) < EPS);
+}
+
+static void test_units(void)
+{
+    struct tpool t;
+    tp_init(&t, NULL);
+    tp_session(&t, "ua", 1000);
+    tp_msg(&t, ROLE_USER, NULL, "one", 1000);
+    tp_msg(&t, ROLE_ASSISTANT, NULL, "two", 1000);
+    tp_msg(&t, ROLE_ASSISTANT, NULL, "three", 1000);
+    tp_msg(&t, ROLE_USER, NULL, "four", 1000);
+    tp_msg(&t, ROLE_ASSISTANT, NULL, "five", 1000);
+    tp_session(&t, "people", 2000);
+    tp_msg(&t, ROLE_USER, "Ann", "a", 2000);
+    tp_msg(&t, ROLE_USER, "Ben", "b", 2000);
+    tp_msg(&t, ROLE_USER, "Ann", "c", 2000);
+    tp_msg(&t, ROLE_USER, "Ben", "d", 2000);
+    tp_finish(&t, 0);
+    /* rounds: a user turn and its replies; between people, every turn */
+    T_EQ_INT(t.p.nu, 2 + 4);
+    T_EQ_INT(t.p.u[0].first, 0);
+    T_EQ_INT(t.p.u[0].last, 2);
+    T_EQ_INT(t.p.u[1].head, 3);
+    T_EQ_INT(t.p.u[1].last, 4);
+    T_EQ_INT(t.p.u[2].first, 5);
+    T_EQ_INT(t.p.u[2].last, 5);
+    T_EQ_INT(t.p.m[4].unit, 1);
+    /* the baseline pairs the people's turns */
+    build_units(&t.p, 1);
+    T_EQ_INT(t.p.nu, 2 + 2);
+    T_EQ_INT(t.p.u[2].first, 5);
+    T_EQ_INT(t.p.u[2].last, 6);
+    T_EQ_INT(t.p.u[3].first, 7);
+    T_EQ_INT(t.p.u[3].last, 8);
+    tp_free(&t);
+}
+
+/* Three user-assistant sessions of one round each: the question's terms
+ * in the first's user turn, one of them in the second's reply, none in
+ * the third. */
+static void ua_pool(struct tpool *t)
+{
+    static const char *const terms[] = { "zebra", "quokka", NULL };
+    tp_init(t, terms);
+    tp_session(t, "s1", 1000);
+    tp_msg(t, ROLE_USER, NULL, "tell me about the zebra and the quokka", 1000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, "sure, here is what I know", 1000);
+    tp_session(t, "s2", 2000);
+    tp_msg(t, ROLE_USER, NULL, "hello there", 2000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, "the zebra is striped", 2000);
+    tp_session(t, "s3", 3000);
+    tp_msg(t, ROLE_USER, NULL, "nothing relevant at all", 3000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, "nothing here either", 3000);
+    tp_finish(t, 0);
+}
+
+static void test_rank_granularity(void)
+{
+    struct tpool t;
+    ua_pool(&t);
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    /* s1: first by its turn (w 1.0), its round (0.6) and its window (0.8);
+     * s2: second by round and window only; s3: nothing */
+    T_CHECK(fabs(t.p.u[0].score - (1.0 + 0.6 + 0.8) / 61) < EPS);
+    T_CHECK(fabs(t.p.u[1].score - (0.6 + 0.8) / 62) < EPS);
+    T_CHECK(t.p.u[2].score == 0);
+    T_CHECK(t.p.m[0].s_msg > 0);
+    T_CHECK(t.p.m[3].s_msg > 0);             /* the reply alone, for the reply lane */
+    T_CHECK(t.p.u[1].s_round > 0);
+    const int *ord = units_by_rank(&t.p);
+    T_CHECK(ord != NULL);
+    T_EQ_INT(ord[0], 0);
+    T_EQ_INT(ord[1], 1);
+    T_EQ_INT(ord[2], 2);
+    T_EQ_INT(t.p.u[1].rank, 1);
+    /* the IDFs the gate uses: over messages in scope */
+    T_CHECK(fabs(t.q.t[0].idf_msg - log(1 + (6 - 2 + 0.5) / 2.5)) < EPS);
+    T_CHECK(fabs(t.q.t[1].idf_msg - log(1 + (6 - 1 + 0.5) / 1.5)) < EPS);
+    /* the baseline: BM25 of whole rounds, nothing fused */
+    T_EQ_INT(rank_raw_bm25(&t.p, &t.q), 0);
+    T_CHECK(t.p.u[0].score > t.p.u[1].score && t.p.u[1].score > 0 && t.p.u[2].score == 0);
+    tp_free(&t);
+}
+
+static void test_rank_dense(void)
+{
+    struct tpool t;
+    struct dense_result dr;
+    memset(&dr, 0, sizeof dr);
+    dr.n = 1;
+    ua_pool(&t);
+    t.p.m[4].dense = 1.5f;     /* s3's user turn */
+    t.p.m[5].dense = 1.6f;     /* s3's reply */
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
+    /* keyword ranks unchanged; s3 found by meaning alone: head 0.15, reply 0.7 */
+    T_CHECK(fabs(t.p.u[0].score - (1.0 + 0.6 + 0.8) / 61) < EPS);
+    T_CHECK(fabs(t.p.u[1].score - (0.6 + 0.8) / 62) < EPS);
+    T_CHECK(fabs(t.p.u[2].score - (0.15 + 0.7) / 61) < EPS);
+    /* a question mostly in CJK: the dense ranks weigh nothing */
+    dr.cjk = 0.5;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
+    T_CHECK(t.p.u[2].score == 0);
+    tp_free(&t);
+}
+
+static void test_rank_speaker(void)
+{
+    static const char *const terms[] = { "Alice", "kite", NULL };
+    struct tpool t;
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    tp_msg(&t, ROLE_USER, "Bob", "kite", 1000);
+    tp_session(&t, "s2", 2000);
+    tp_msg(&t, ROLE_USER, "Alice", "a kite today", 2000);
+    tp_finish(&t, 0);
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    /* Bob's short turn ranks first on every keyword ranking (turn 1.0,
+     * window 1.6, wide window 1.0), but the question names Alice: the
+     * others' turns are demoted (x 0.6) */
+    T_CHECK(fabs(t.p.u[0].score - 0.6 * (1.0 + 1.6 + 1.0) / 61) < EPS);
+    T_CHECK(fabs(t.p.u[1].score - (1.0 + 1.6 + 1.0) / 62) < EPS);
+    const int *ord = units_by_rank(&t.p);
+    T_EQ_INT(ord[0], 1);
+    tp_free(&t);
+}
+
+static void test_rank_time(void)
+{
+    struct tpool t;
+    ua_pool(&t);
+    t.q.has_range = 1;
+    t.q.from = 1500;
+    t.q.to = 3500;                /* s2 and s3 */
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    T_CHECK(fabs(t.p.u[0].score - (1.0 + 0.6 + 0.8) / 61) < EPS);
+    T_CHECK(fabs(t.p.u[1].score - ((0.6 + 0.8) / 62 + 1.0 / 61)) < EPS);
+    T_CHECK(t.p.u[2].score == 0);             /* a boost, never a match by itself */
+    T_CHECK(t.p.u[1].in_range && t.p.u[2].in_range && !t.p.u[0].in_range);
+    /* without the time method: no boost (units are marked afresh) */
+    for (int u = 0; u < t.p.nu; u++)
+        t.p.u[u].in_range = 0;
+    T_EQ_INT(rank_default(&t.p, &t.q, 0, NULL), 0);
+    T_CHECK(fabs(t.p.u[1].score - (0.6 + 0.8) / 62) < EPS);
+    /* a question that only names a period: the period is the answer */
+    t.q.only_time = 1;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    T_CHECK(fabs(t.p.u[2].score - 10.0) < EPS);
+    tp_free(&t);
+}
+
+/* ---- the gate ---- */
+
+static void test_gate(void)
+{
+    static const char *const terms[] = { "xylophone", "music", NULL };
+    struct tpool t;
+    double share, weight;
+    tp_init(&t, terms);
+    for (int i = 0; i < 4; i++) {
+        char ext[8];
+        snprintf(ext, sizeof ext, "s%d", i);
+        tp_session(&t, ext, 1000 * (i + 1));
+        tp_msg(&t, ROLE_USER, NULL, i == 3 ? "xylophone music" : "music", 1000);
+    }
+    tp_finish(&t, 0);
+    t.q.t[0].idf_msg = 3.0;
+    t.q.t[1].idf_msg = 1.0;
+    /* the unit that holds both terms is 4th: the gate looks at the top 3 */
+    double sc[4] = { 0.9, 0.8, 0.7, 0.6 };
+    for (int u = 0; u < 4; u++)
+        t.p.u[u].score = sc[u];
+    recall_gate(&t.p, &t.q, &share, &weight);
+    T_CHECK(fabs(share - 0.25) < EPS);
+    T_CHECK(fabs(weight - 1.0 / log(1.0 + 4 + 1.0)) < EPS);
+    /* 3rd: it counts */
+    free(t.p.ord);
+    t.p.ord = NULL;
+    t.p.u[3].score = 0.75;
+    recall_gate(&t.p, &t.q, &share, &weight);
+    T_CHECK(fabs(share - 1.0) < EPS);
+    T_CHECK(fabs(weight - 4.0 / log(6.0)) < EPS);
+    /* a unit with no score is never a match */
+    free(t.p.ord);
+    t.p.ord = NULL;
+    for (int u = 0; u < 4; u++)
+        t.p.u[u].score = u == 3 ? 0 : sc[u];
+    t.p.u[0].score = 0;
+    t.p.u[1].score = 0;
+    t.p.u[2].score = 0;
+    recall_gate(&t.p, &t.q, &share, &weight);
+    T_CHECK(share == 0 && weight == 0);
+
+    /* the decisions on those figures: share >= 0.6 and weight >= 1.5 */
+    struct cairn_recall r;
+    const char *why = NULL;
+    memset(&r, 0, sizeof r);
+    T_EQ_INT(cairn_inject_gate(&r, &why), 0);
+    T_EQ_STR(why, "nothing recalled");
+    r.n_items = 1;
+    r.match = 0.25;
+    r.match_weight = 4.0 / log(6.0);
+    T_EQ_INT(cairn_inject_gate(&r, &why), 0);
+    r.match = 0.59;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 0);
+    r.match = 0.6;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 1);
+    T_EQ_STR(why, "strong match on distinctive words");
+    r.match_weight = 1.49;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 0);
+    T_EQ_STR(why, "weak match: only common words are shared");
+    r.match_weight = 1.5;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 1);
+    r.match = 0;
+    r.cosine = 0.7;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 1);
+    r.cosine = 0.69;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 0);
+    r.only_time = 1;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 1);
+    tp_free(&t);
+}
+
+/* ---- packing ---- */
+
+static char *words(const char *w, int n)
+{
+    size_t k = strlen(w) + 1;
+    char *s = malloc(k * (size_t)n + 1), *p = s;
+    for (int i = 0; i < n; i++) {
+        memcpy(p, w, k - 1);
+        p[k - 1] = ' ';
+        p += k;
+    }
+    *p = '\0';
+    return s;
+}
+
+static void test_pack_whole_store(void)
+{
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    ua_pool(&t);
+    t.p.all_mode = 1;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    T_EQ_INT(pack_mem(&t, &ms, 1000, NULL, &r), CAIRN_OK);
+    /* it fits: every turn, verbatim, oldest session first, one read */
+    T_EQ_INT(r.n_items, 6);
+    for (size_t i = 0; i < r.n_items; i++)
+        T_EQ_INT(r.items[i].excerpt, 0);
+    T_EQ_STR(r.items[0].message, "m1");
+    T_EQ_STR(r.items[5].message, "m6");
+    T_EQ_STR(r.items[0].session, "s1");
+    T_CHECK(strstr(r.text, "user: tell me about the zebra and the quokka\n"
+                           "assistant: sure, here is what I know\n") != NULL);
+    T_CHECK(strstr(r.text, "assistant: nothing here either\n") != NULL);
+    T_EQ_INT(r.tokens, text_count_tokens(r.text, strlen(r.text)));
+    T_EQ_INT(ms.meta_calls, 1);
+    T_EQ_INT(ms.text_calls, 1);
+    int tokens = r.tokens;
+    result_free(&r);
+    unpack(&t);
+    /* one token short: not everything, and still within the budget */
+    T_EQ_INT(pack_mem(&t, &ms, tokens - 1, NULL, &r), CAIRN_OK);
+    T_CHECK(r.n_items < 6 && r.n_items > 0);
+    T_CHECK(r.tokens <= tokens - 1);
+    result_free(&r);
+    tp_free(&t);
+}
+
+/* One session of three rounds: short questions, a short first reply and
+ * long replies after. */
+static void rounds_pool(struct tpool *t, char **long_reply)
+{
+    static const char *const terms[] = { "zebra", NULL };
+    tp_init(t, terms);
+    *long_reply = words("stripes", 300);
+    tp_session(t, "s1", 1000);
+    tp_msg(t, ROLE_USER, NULL, "zebra zebra zebra facts?", 1000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, "they are striped", 1000);
+    tp_msg(t, ROLE_USER, NULL, "zebra zebra habitat?", 1000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, *long_reply, 1000);
+    tp_msg(t, ROLE_USER, NULL, "zebra diet?", 1000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, *long_reply, 1000);
+    tp_finish(t, 0);
+    rank_default(&t->p, &t->q, 1, NULL);
+}
+
+static void test_pack_user_first(void)
+{
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    char *long_reply;
+    int saw_heads_only = 0, saw_reply = 0;
+    rounds_pool(&t, &long_reply);
+    const int *ord = units_by_rank(&t.p);
+    T_EQ_INT(ord[0], 0);
+    T_EQ_INT(ord[1], 1);
+    T_EQ_INT(ord[2], 2);
+    for (int budget = 20; budget <= 900; budget += 3) {
+        T_EQ_INT(pack_mem(&t, &ms, budget, NULL, &r), CAIRN_OK);
+        /* the hard limit, on the text as counted */
+        T_CHECK(r.tokens <= budget);
+        T_EQ_INT(r.tokens, text_count_tokens(r.text, strlen(r.text)));
+        int h1 = item_of(&r, "m1") >= 0, r1 = item_of(&r, "m2") >= 0;
+        int h2 = item_of(&r, "m3") >= 0, r2 = item_of(&r, "m4") >= 0;
+        int h3 = item_of(&r, "m5") >= 0, r3 = item_of(&r, "m6") >= 0;
+        /* a reply only with its question; the best round's before any
+         * other's; the other rounds' replies only once every question is in */
+        T_CHECK(!r1 || h1);
+        T_CHECK(!r2 || h2);
+        T_CHECK(!r3 || h3);
+        T_CHECK(!(r2 || r3) || (h1 && r1 && h2 && h3));
+        T_CHECK(!h2 || h1);
+        if (h1 && h2 && h3 && !r2 && !r3)
+            saw_heads_only = 1;
+        if (r2) {
+            saw_reply = 1;
+            /* a long reply is an excerpt, within its cap (5% of the
+             * budget, at least 150 tokens) */
+            int k = item_of(&r, "m4");
+            T_EQ_INT(r.items[k].excerpt, 1);
+        }
+        /* each message is read once, in a few batches */
+        for (int i = 0; i < t.p.nm; i++)
+            T_CHECK(ms.reads[i] <= 1);
+        T_CHECK(ms.text_calls <= 3);
+        result_free(&r);
+        unpack(&t);
+    }
+    T_CHECK(saw_heads_only);
+    T_CHECK(saw_reply);
+    /* a message the caller already has is never packed */
+    T_EQ_INT(pack_mem(&t, &ms, 900, "s1\tm1\n", &r), CAIRN_OK);
+    T_EQ_INT(item_of(&r, "m1"), -1);
+    T_CHECK(item_of(&r, "m3") >= 0);
+    result_free(&r);
+    tp_free(&t);
+    free(long_reply);
+}
+
+static void test_pack_excerpt_choice(void)
+{
+    static const char *const terms[] = { "aardvark", NULL };
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    char *filler = words("lorem ipsum dolor sit amet.", 40);
+    size_t n = 2 * strlen(filler) + 200;
+    char *turn = malloc(n);
+    snprintf(turn, n, "%s\nThe aardvark lives in burrows and eats ants at night.\n%s",
+             filler, filler);
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    tp_msg(&t, ROLE_USER, NULL, turn, 1000);
+    tp_msg(&t, ROLE_USER, NULL, "an aardvark?", 1000);
+    tp_finish(&t, 0);
+    rank_default(&t.p, &t.q, 1, NULL);
+    int whole = text_count_tokens(turn, strlen(turn));
+    T_CHECK(whole > 400 && whole < 590);
+    /* budget 1000: a turn may take 6% of it, at least 200 tokens */
+    T_EQ_INT(pack_mem(&t, &ms, 1000, NULL, &r), CAIRN_OK);
+    int k = item_of(&r, "m1");
+    T_CHECK(k >= 0);
+    if (k >= 0) {
+        T_EQ_INT(r.items[k].excerpt, 1);
+        /* the turn's text runs to the next turn's line */
+        const char *line = strstr(r.text, "user: lorem");
+        const char *end = line ? strstr(line, "\nuser: an aardvark?") : NULL;
+        T_CHECK(line != NULL && end != NULL);
+        if (line && end) {
+            int cost = text_count_tokens(line, (size_t)(end - line)) + 1;
+            T_CHECK(cost <= 200);
+            /* the opening, then the passage with the question's word */
+            T_CHECK(strncmp(line, "user: lorem ipsum dolor sit amet. lorem", 39) == 0);
+            const char *gap = strstr(line, " … ");
+            const char *hit = strstr(line, "The aardvark lives in burrows");
+            T_CHECK(gap && hit && gap < hit && hit < end);
+        }
+    }
+    T_CHECK(r.tokens <= 1000);
+    result_free(&r);
+    unpack(&t);
+    /* budget 10000: 6% is 600 tokens, and the turn fits whole */
+    T_EQ_INT(pack_mem(&t, &ms, 10000, NULL, &r), CAIRN_OK);
+    k = item_of(&r, "m1");
+    T_CHECK(k >= 0 && !r.items[k].excerpt);
+    result_free(&r);
+    tp_free(&t);
+    free(turn);
+    free(filler);
+}
+
+int main(void)
+{
+    setenv("TZ", "UTC", 1);
+    unsetenv("CAIRN_REPLY_LANE");
+    T_RUN(test_bm25_formula);
+    T_RUN(test_units);
+    T_RUN(test_rank_granularity);
+    T_RUN(test_rank_dense);
+    T_RUN(test_rank_speaker);
+    T_RUN(test_rank_time);
+    T_RUN(test_gate);
+    T_RUN(test_pack_whole_store);
+    T_RUN(test_pack_user_first);
+    T_RUN(test_pack_excerpt_choice);
+    return T_DONE();
+}
