@@ -9,6 +9,9 @@
  *  - Functions that can fail return an int code (CAIRN_OK is 0) and keep a
  *    message on the handle, read with cairn_errmsg(). The library never
  *    prints, never exits and never writes to stdout or stderr.
+ *  - Settings come from the caller (cairn_set, and the arguments of the
+ *    model functions); of the environment the library reads only HOME
+ *    (the default places) and CAIRN_BLAS (docs/ARCHITECTURE.md).
  *  - Strings passed in are borrowed: the library copies what it keeps.
  *  - Results handed out (`struct cairn_recall *`, `char *`) belong to the
  *    caller and are freed with the matching *_free function (or free() where
