@@ -77,9 +77,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcairn.a $(wildcard tests/unit/*.h)
 # wraps the two ranking entry points to know when it is inside them.
 $(BUILD)/tests/test_recall_nomem: LDFLAGS += -Wl,--wrap=rank_default,--wrap=rank_raw_bm25
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libcairn.a bench/bench.h
+# Benchmarks take the library's settings from the environment as the CLI
+# does (cli/env.c).
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libcairn.a $(BUILD)/cli/env.o bench/bench.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(DL_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/cli/env.o $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(DL_LIBS)
 
 test: all $(TEST_BIN)
 	@BUILD=$(BUILD) sh tests/run.sh

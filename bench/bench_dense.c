@@ -27,6 +27,7 @@
 #include "recall/recall.h"
 #include "store/vectors.h"
 #include "bench.h"
+#include "../cli/cli.h"
 
 #define TARGET_P50_MS 50.0
 #define TOPK 50
@@ -144,7 +145,7 @@ int main(int argc, char **argv)
     if (store_n > 0) {
         struct cairn *db = NULL;
         setenv("CAIRN_EMBED_MODEL", "none", 1);
-        if (cairn_open(":memory:", 0, &db) != CAIRN_OK) {
+        if (cli_db_open(":memory:", 0, &db) != CAIRN_OK) {
             fprintf(stderr, "bench_dense: open failed\n");
             return 1;
         }

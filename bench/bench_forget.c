@@ -34,6 +34,7 @@
 
 #include "internal.h"
 #include "bench.h"
+#include "../cli/cli.h"
 
 #define MAX_RUNS 50
 
@@ -109,7 +110,7 @@ static double run(int v, const char *path, const char *session, double *cpu_ms)
 {
     struct cairn *h = NULL;
     int rc;
-    if (cairn_open(path, CAIRN_OPEN_NOCREATE, &h) != CAIRN_OK) {
+    if (cli_db_open(path, CAIRN_OPEN_NOCREATE, &h) != CAIRN_OK) {
         fprintf(stderr, "bench_forget: %s\n", cairn_errmsg(h));
         cairn_close(h);
         return -1;
@@ -163,7 +164,7 @@ int main(int argc, char **argv)
     struct cairn *h = NULL;
     sqlite3_stmt *st;
     long long nmsg = 0;
-    if (cairn_open(argv[1], CAIRN_OPEN_READONLY, &h) != CAIRN_OK ||
+    if (cli_db_open(argv[1], CAIRN_OPEN_READONLY, &h) != CAIRN_OK ||
         sqlite3_prepare_v2(h->db, "SELECT s.ext_id, st.n FROM sessions s JOIN session_stats st "
                            "ON st.session = s.id ORDER BY st.n, s.id LIMIT 1 OFFSET "
                            "(SELECT count(*) / 2 FROM sessions)", -1, &st, NULL) != SQLITE_OK) {

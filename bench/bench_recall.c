@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench.h"
+#include "../cli/cli.h"
 
 /* The project's goal for this store (bench/README.md). */
 #define TARGET_P50_MS 20.0
@@ -267,7 +268,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_recall: no questions in %s\n", argv[2]);
         return 2;
     }
-    if ((rc = cairn_open(argv[1], CAIRN_OPEN_READONLY, &db)) != CAIRN_OK) {
+    if ((rc = cli_db_open(argv[1], CAIRN_OPEN_READONLY, &db)) != CAIRN_OK) {
         fprintf(stderr, "bench_recall: %s: %s\n", argv[1], db ? cairn_errmsg(db) : "no memory");
         cairn_close(db);
         return 2;

@@ -38,6 +38,7 @@
 #include "recall/recall.h"
 #include "store/vectors.h"
 #include "bench.h"
+#include "../cli/cli.h"
 
 #define MAX_RUNS 200
 
@@ -96,10 +97,11 @@ static double phase(int p, const char *store, const char *query, size_t *n_out)
     *n_out = 0;
     if (p == P_LOAD_DB)
         setenv("CAIRN_VEC_CACHE", "0", 1);
-    if (cairn_open(store, CAIRN_OPEN_READONLY, &db) != CAIRN_OK)
+    /* the settings come from the environment as for the CLI (cli/env.c) */
+    if (cli_db_open(store, CAIRN_OPEN_READONLY, &db) != CAIRN_OK)
         return -1;
     t0 = os_now_ms();
-    struct vec_model *vm = vec_model_current(why, sizeof why);
+    struct vec_model *vm = vec_model_current(db, why, sizeof why);
     double model_ms = os_now_ms() - t0;
     if (!vm) {
         fprintf(stderr, "bench_vecload: %s\n", why);
@@ -120,7 +122,7 @@ static double phase(int p, const char *store, const char *query, size_t *n_out)
         goto out;
     t0 = os_now_ms();
     if (p == P_ENCODE) {
-        if (vec_encode(vm, &query, &qlen, 1, 1, qv) == 0)
+        if (vec_encode(db, vm, &query, &qlen, 1, 1, qv) == 0)
             ms = os_now_ms() - t0;
         free(qv);
         goto out;
@@ -132,7 +134,7 @@ static double phase(int p, const char *store, const char *query, size_t *n_out)
     }
     ms = os_now_ms() - t0;
     *n_out = set->n;
-    if (p == P_TOPK && vec_encode(vm, &query, &qlen, 1, 1, qv) == 0) {
+    if (p == P_TOPK && vec_encode(db, vm, &query, &qlen, 1, 1, qv) == 0) {
         t0 = os_now_ms();
         ms = dense_topk(set, qv, NULL, 0, 50, 2, hits) > 0 ? os_now_ms() - t0 : -1;
     }

@@ -14,27 +14,20 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/os.h"
 
 struct embed_progress {
     int      on;
     double   t0, last;
 };
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void on_progress(void *arg, uint64_t done, uint64_t total)
 {
     struct embed_progress *p = arg;
-    double now = mono_s();
+    double now = os_now_ms() / 1000;
     if (!p->on || (now - p->last < 0.1 && done < total))
         return;
     p->last = now;
@@ -68,7 +61,7 @@ int cli_backfill(int argc, char **argv, struct cli_ctx *ctx, int reindex, int fi
     memset(&st, 0, sizeof st);
     memset(&pr, 0, sizeof pr);
     pr.on = !quiet && isatty(2);
-    pr.t0 = mono_s();
+    pr.t0 = os_now_ms() / 1000;
     rc = cairn_embed_backfill(db, reindex, on_progress, &pr, &st);
     if (rc) {
         rc = cli_fail(db, reindex ? "reindex" : "backfill", rc);

@@ -8,7 +8,8 @@
  * code: 0 success, 1 failure (after one clear line on stderr via
  * cli_error), 2 bad usage. stdout carries only the command's output.
  *
- * Commands use only <cairn.h> and src/util/ helpers.
+ * Commands use only <cairn.h> and src/util/ helpers. The environment
+ * variables that steer the library are read in env.c only.
  */
 #ifndef CAIRN_CLI_H
 #define CAIRN_CLI_H
@@ -28,6 +29,22 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Opens the store named by ctx (or the default). On failure prints the
  * reason and returns non-zero (the exit code to use). */
 int cli_open(struct cli_ctx *ctx, unsigned flags, struct cairn **out);
+
+/* The environment, read in one place (env.c): */
+/* The store to open: --db, else $CAIRN_DB, else NULL (the library's
+ * default, ~/.cairn/memory.db). */
+const char *cli_db_path(const struct cli_ctx *ctx);
+/* The default store path: $CAIRN_DB, else cairn_default_path. */
+int cli_default_path(char *out, size_t n);
+/* cairn_open, then the settings the environment gives (CAIRN_REDACT,
+ * CAIRN_EMBED_MODEL, ... -> cairn_set). Every handle the CLI opens comes
+ * from here. Same results as cairn_open. */
+int cli_db_open(const char *path, unsigned flags, struct cairn **out);
+/* $CAIRN_EMBED_MODEL, NULL when unset or empty. */
+const char *cli_embed_model(void);
+/* cairn_models_open with $CAIRN_MODEL_DIR and $CAIRN_HF_ENDPOINT (else
+ * $HF_ENDPOINT). */
+int cli_models_open(struct cairn_models **out);
 
 /* Reports a library failure: "cairn: <what>: <errmsg>"; returns 1. */
 int cli_fail(struct cairn *db, const char *what, int rc);

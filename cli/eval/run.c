@@ -238,7 +238,7 @@ int eval_run_conv(void *arg, struct eval_conv *c)
      * and counts as load time, with the settings `cairn add` has: no
      * override here, so the table is what a user gets. */
     double t0 = os_now_ms();
-    if (cairn_open(":memory:", 0, &db)) {
+    if (cli_db_open(":memory:", 0, &db)) {
         cli_error("eval: cannot open an in-memory store: %s",
                   db ? cairn_errmsg(db) : "out of memory");
         goto out;

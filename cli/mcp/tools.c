@@ -381,7 +381,7 @@ static int open_store(struct mcp_server *s, int create, struct mcp_tool_result *
     struct cairn *db = NULL;
     if (s->db)
         return 0;
-    int rc = cairn_open(s->ctx->db_path, create ? 0 : CAIRN_OPEN_NOCREATE, &db);
+    int rc = cli_db_open(cli_db_path(s->ctx), create ? 0 : CAIRN_OPEN_NOCREATE, &db);
     if (rc == CAIRN_NOTFOUND && !create) {
         cairn_close(db);
         return 0;

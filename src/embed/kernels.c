@@ -60,6 +60,10 @@ static void k_init(void)
 {
     static const char *const names[] = {"cblas_sgemm", "openblas_set_num_threads"};
     void *syms[2];
+    /* One of the few variables the library reads itself (docs/
+     * ARCHITECTURE.md, "Settings"): OpenBLAS is loaded once per process,
+     * on the first product, wherever it comes from (a handle's ingest, a
+     * model loaded without any handle), so no handle could carry it. */
     const char *env = getenv("CAIRN_BLAS");
     char why[400];
 

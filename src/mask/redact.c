@@ -1134,8 +1134,7 @@ out:
     return ret;
 }
 
-int redact_enabled(void)
+int redact_enabled(const char *v)
 {
-    const char *v = getenv("CAIRN_REDACT");
     return !(v && strcmp(v, "0") == 0);
 }

@@ -23,7 +23,7 @@
 int redact_text(const char *in, size_t n, struct buf *out,
                 struct cairn_redact_report *rep);
 
-/* 0 when CAIRN_REDACT=0 is set in the environment, else 1. */
-int redact_enabled(void);
+/* 0 when the setting "redact" (value, NULL when unset) is "0", else 1. */
+int redact_enabled(const char *value);
 
 #endif

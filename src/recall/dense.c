@@ -25,7 +25,6 @@
 #include "recall/recall.h"
 #include "recall/policy.h"
 #include "store/recall_read.h"
-#include "embed/registry.h"
 #include "util/utf8.h"
 
 /* Sets smaller than this are scanned on one thread. */
@@ -393,14 +392,14 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
     r->status = CAIRN_DENSE_OFF;
     /* A store without any vector needs no model: loading one costs a
      * process tens of milliseconds (a hook pays that on every prompt). */
-    const char *env = getenv("CAIRN_EMBED_MODEL");
-    if (!(env && (!strcmp(env, "none") || !strcmp(env, "off") || !strcmp(env, "0")))) {
+    const char *named = cairn__setting(h, CAIRN__SET_EMBED_MODEL);
+    if (!(named && (!strcmp(named, "none") || !strcmp(named, "off") || !strcmp(named, "0")))) {
         int any = 0;
         if ((rc = store_any_vectors(h, &any)))
             return rc;
         if (!any) {
             char dir[4096], err[512];
-            if (embed_reg_resolve(NULL, dir, sizeof dir, err, sizeof err) == 0) {
+            if (vec_model_resolve(h, dir, sizeof dir, err, sizeof err) == 0) {
                 r->status = CAIRN_DENSE_NONE;
                 snprintf(r->note, sizeof r->note, "no message has a vector yet: keyword "
                          "recall only; run `cairn embed --backfill`");
@@ -408,12 +407,11 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
             return CAIRN_OK;
         }
     }
-    struct vec_model *vm = vec_model_current(why, sizeof why);
+    struct vec_model *vm = vec_model_current(h, why, sizeof why);
     if (!vm) {
         /* No model at all is the keyword-only setup, not news; a model
          * that failed to load or was named and is missing is. */
-        if (getenv("CAIRN_EMBED_MODEL") && *getenv("CAIRN_EMBED_MODEL") &&
-            !strstr(why, "is off"))
+        if (named && !strstr(why, "is off"))
             snprintf(r->note, sizeof r->note, "keyword-only recall: %s", why);
         return CAIRN_OK;
     }
@@ -448,7 +446,7 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
         goto out;
     }
     size_t qlen = strlen(query);
-    if (vec_encode(vm, &query, &qlen, 1, 1, qv) != 0) {
+    if (vec_encode(h, vm, &query, &qlen, 1, 1, qv) != 0) {
         /* the encoder failing is not the user's problem: keyword only */
         r->status = CAIRN_DENSE_OFF;
         snprintf(r->note, sizeof r->note, "keyword-only recall: the question could not be "

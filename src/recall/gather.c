@@ -48,11 +48,11 @@ static int cmp_hit_sess(const void *a, const void *b)
     return cmp_i64(&((const struct hit *)a)->sess, &((const struct hit *)b)->sess);
 }
 
-/* CAIRN_RECALL_EXHAUSTIVE=1: never prune (the reference for tests and
- * benchmarks). */
-static int exhaustive(void)
+/* The setting recall.exhaustive "1": never prune (the reference for tests
+ * and benchmarks). */
+static int exhaustive(const struct cairn *h)
 {
-    const char *v = getenv("CAIRN_RECALL_EXHAUSTIVE");
+    const char *v = cairn__setting(h, CAIRN__SET_RECALL_EXHAUSTIVE);
     return v && *v && strcmp(v, "0");
 }
 
@@ -80,7 +80,7 @@ static int cmp_cand_best(const void *a, const void *b)
  * to pool.pruned_df (unit IDF); the unit count comes from session_stats.
  * Only callers that ask for it (CAIRN_RECALL_FAST: the prompt hook, which
  * runs on every prompt) get it; recall, the MCP tool and eval stay exact.
- * CAIRN_RECALL_EXHAUSTIVE=1 turns pruning off even then. The two numbers
+ * The setting recall.exhaustive turns pruning off even then. The two numbers
  * are in policy.h.
  */
 
@@ -103,7 +103,7 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
     if ((rc = store_sessions_size(h, ids, nids, &pool_msgs, &p->hit_units)))
         goto out;
     p->hit_msgs = pool_msgs;
-    const char *lim = getenv("CAIRN_RECALL_PRUNE_MSGS");   /* tests: small stores */
+    const char *lim = cairn__setting(h, CAIRN__SET_RECALL_PRUNE_MSGS);   /* tests: small stores */
     if (pool_msgs <= (lim && *lim ? strtoll(lim, NULL, 10) : GATHER_PRUNE_MSGS))
         goto out;
 
@@ -287,7 +287,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     if (q->nt > 0 && (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt, on_match, &hs)))
         goto out;
     if (hs.n && !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 &&
-        (o->flags & CAIRN_RECALL_FAST) && !exhaustive() &&
+        (o->flags & CAIRN_RECALL_FAST) && !exhaustive(h) &&
         (rc = prune(h, q, p, hs.v, &hs.n)))
         goto out;
     for (int i = 0; i < hs.n; i++) {

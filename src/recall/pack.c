@@ -36,10 +36,11 @@
 #include "util/fence.h"
 
 
-/* CAIRN_REPLY_LANE: the reply lane's share of the budget (0 to 0.5). */
-static double reply_lane_share(void)
+/* The setting recall.reply_lane: the reply lane's share of the budget (0
+ * to 0.5). */
+static double reply_lane_share(const struct cairn *h)
 {
-    const char *v = getenv("CAIRN_REPLY_LANE");
+    const char *v = cairn__setting(h, CAIRN__SET_REPLY_LANE);
     double x = v && *v ? strtod(v, NULL) : REPLY_LANE_SHARE;
     return x < 0 ? 0 : x > 0.5 ? 0.5 : x;
 }
@@ -760,7 +761,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
          * answer is often something the assistant worked out. */
         int lane = 0;
         if (p->any_assistant && k.budget >= REPLY_LANE_MIN)
-            lane = (int)(k.budget * reply_lane_share());
+            lane = (int)(k.budget * reply_lane_share(h));
         k.budget -= lane;
         /* 1. ranked units: lead turns, and the best rounds whole */
         for (int r0 = 0; r0 < p->nu; r0++) {

@@ -164,7 +164,7 @@ int cairn_session_update(struct cairn *h, const char *id, const char *title, con
 {
     sqlite3_stmt *st = NULL;
     char *ctitle = NULL, *cmeta = NULL;
-    struct store_clean cl = { redact_enabled(), 0, 0, NULL };
+    struct store_clean cl = { redact_enabled(cairn__setting(h, CAIRN__SET_REDACT)), 0, 0, NULL };
     int rc, src;
     size_t tl;
     if (!h || !id)

@@ -404,7 +404,7 @@ static int embed_new(struct cairn *h, const char *sid, const struct cairn_sessio
     size_t *lens = NULL;
     unsigned char *want = NULL;
     int rc = CAIRN_OK;
-    if (!s->n_messages || !vec_ingest_enabled(h) || !vec_model_current(NULL, 0))
+    if (!s->n_messages || !vec_ingest_enabled(h) || !vec_model_current(h, NULL, 0))
         return CAIRN_OK;
     texts = malloc(s->n_messages * sizeof *texts);
     lens = malloc(s->n_messages * sizeof *lens);
@@ -442,7 +442,7 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
     size_t added = 0, skipped = 0, extended = 0;
     int64_t add_ntok = 0, add_user = 0, add_bytes = 0;    /* for session_stats */
     struct extend_st ext = { NULL, NULL };
-    struct store_clean cl = { redact_enabled(), 0, 0, NULL };
+    struct store_clean cl = { redact_enabled(cairn__setting(h, CAIRN__SET_REDACT)), 0, 0, NULL };
 
     if (!h)
         return CAIRN_ERROR;
@@ -821,7 +821,7 @@ out:
 int cairn_session_continues(struct cairn *h, const char *id, const struct cairn_session *s)
 {
     sqlite3_stmt *st = NULL;
-    struct store_clean cl = { redact_enabled(), 0, 0, NULL };
+    struct store_clean cl = { redact_enabled(cairn__setting(h, CAIRN__SET_REDACT)), 0, 0, NULL };
     int rc, res = 1;
     size_t i = 0;
     if (!h || !id)

@@ -114,9 +114,17 @@ static void model_identity(const char *dir, char *out, size_t n)
     snprintf(out, n, "%.*s:%016llx", blen, base, (unsigned long long)h);
 }
 
-struct vec_model *vec_model_current(char *why, size_t whylen)
+int vec_model_resolve(const struct cairn *h, char *dir, size_t n, char *err, size_t errlen)
 {
-    const char *env = getenv("CAIRN_EMBED_MODEL");
+    char models[4096];
+    if (embed_reg_models_dir(cairn__setting(h, CAIRN__SET_MODEL_DIR), models, sizeof models) != 0)
+        models[0] = '\0';
+    return embed_reg_resolve(models, cairn__setting(h, CAIRN__SET_EMBED_MODEL), dir, n, err, errlen);
+}
+
+struct vec_model *vec_model_current(const struct cairn *h, char *why, size_t whylen)
+{
+    const char *env = cairn__setting(h, CAIRN__SET_EMBED_MODEL);
     char dir[4096], err[512];
     struct vec_model *res = NULL;
 
@@ -127,7 +135,7 @@ struct vec_model *vec_model_current(char *why, size_t whylen)
             snprintf(why, whylen, "dense retrieval is off (CAIRN_EMBED_MODEL=%s)", env);
         return NULL;
     }
-    if (embed_reg_resolve(NULL, dir, sizeof dir, err, sizeof err) != 0) {
+    if (vec_model_resolve(h, dir, sizeof dir, err, sizeof err) != 0) {
         if (why)
             snprintf(why, whylen, "no embedding model: %s", err);
         return NULL;
@@ -186,12 +194,12 @@ size_t vec_model_piece_bytes(const struct vec_model *vm)
     return (size_t)b;
 }
 
-/* Threads for batches of texts: CAIRN_EMBED_THREADS, else the cores (at
- * most 4). A single text (a question) runs on one: splitting a matrix of
- * a few rows costs more than it saves. */
-static int batch_threads(void)
+/* Threads for batches of texts: the setting embed.threads, else the cores
+ * (at most 4). A single text (a question) runs on one: splitting a matrix
+ * of a few rows costs more than it saves. */
+static int batch_threads(const struct cairn *h)
 {
-    const char *v = getenv("CAIRN_EMBED_THREADS");
+    const char *v = cairn__setting(h, CAIRN__SET_EMBED_THREADS);
     /* default: the cores. Since the encoder splits a batch into one group
      * of whole texts per thread, 2 threads on the 2-core dev machine took
      * a backfill of 1,862 messages from 39.0 s to 22.6 s (before that
@@ -207,8 +215,8 @@ static size_t lastq_len;
 static float *lastq_vec;
 static const struct vec_model *lastq_model;
 
-int vec_encode(struct vec_model *vm, const char *const *texts, const size_t *lens, size_t n,
-               int is_query, float *out)
+int vec_encode(const struct cairn *h, struct vec_model *vm, const char *const *texts,
+               const size_t *lens, size_t n, int is_query, float *out)
 {
     if (n == 1 && is_query) {
         int hit = 0;
@@ -235,7 +243,7 @@ int vec_encode(struct vec_model *vm, const char *const *texts, const size_t *len
         tmp[i][lens[i]] = '\0';
     }
     pthread_mutex_lock(&vm_lock);
-    embed_set_threads(vm->m, n > 1 ? batch_threads() : 1);
+    embed_set_threads(vm->m, n > 1 ? batch_threads(h) : 1);
     rc = embed_encode(vm->m, (const char *const *)tmp, n, is_query, out);
     if (rc == 0 && n == 1 && is_query) {
         float *nv = realloc(lastq_vec, (size_t)vm->dim * sizeof *nv);
@@ -263,11 +271,11 @@ out:
 
 /* ---- pieces and quantisation --------------------------------------- */
 
-/* Pieces embedded per message: CAIRN_EMBED_MAX_PIECES (1..16), else
+/* Pieces embedded per message: the setting embed.max_pieces (1..16), else
  * VEC_DEFAULT_PIECES. Text past the last piece is matched by keywords only. */
-static int max_pieces(void)
+static int max_pieces(const struct cairn *h)
 {
-    const char *v = getenv("CAIRN_EMBED_MAX_PIECES");
+    const char *v = cairn__setting(h, CAIRN__SET_EMBED_MAX_PIECES);
     long n = v && *v ? strtol(v, NULL, 10) : VEC_DEFAULT_PIECES;
     return n < 1 ? 1 : n > VEC_MAX_PIECES ? VEC_MAX_PIECES : (int)n;
 }
@@ -452,7 +460,7 @@ static int batch_embed_with(struct cairn *h, struct vec_model *vm, const char *c
                             struct vec_batch *b)
 {
     size_t pb = vec_model_piece_bytes(vm), total = 0;
-    int mp = max_pieces();
+    int mp = max_pieces(h);
     size_t off[VEC_MAX_PIECES], pl[VEC_MAX_PIECES];
     const char **pt = NULL;
     size_t *plens = NULL;
@@ -489,7 +497,7 @@ static int batch_embed_with(struct cairn *h, struct vec_model *vm, const char *c
     }
     for (size_t k = 0; k < total; k += VEC_ENCODE_BATCH) {
         size_t m = total - k < VEC_ENCODE_BATCH ? total - k : VEC_ENCODE_BATCH;
-        if (vec_encode(vm, pt + k, plens + k, m, 0, b->v + k * (size_t)vm->dim) != 0) {
+        if (vec_encode(h, vm, pt + k, plens + k, m, 0, b->v + k * (size_t)vm->dim) != 0) {
             rc = cairn__err(h, CAIRN_ERROR, "embedding failed: %s", embed_errmsg(vm->m));
             goto fail;
         }
@@ -512,15 +520,15 @@ int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *len
     memset(b, 0, sizeof *b);
     if (!n || !vec_ingest_enabled(h))
         return CAIRN_OK;
-    struct vec_model *vm = vec_model_current(NULL, 0);
+    struct vec_model *vm = vec_model_current(h, NULL, 0);
     if (!vm)
         return CAIRN_OK;
     return batch_embed_with(h, vm, texts, lens, want, n, b);
 }
 
-static int use_f32(void)
+static int use_f32(const struct cairn *h)
 {
-    const char *v = getenv("CAIRN_VEC_F32");
+    const char *v = cairn__setting(h, CAIRN__SET_VEC_F32);
     return v && *v && strcmp(v, "0");
 }
 
@@ -533,7 +541,7 @@ int vec_batch_store(struct cairn *h, const struct vec_batch *b, size_t i, int64_
     if (!*ins && (rc = store_prepare(h, "INSERT OR REPLACE INTO vectors(model, msg, piece, "
                                      "session, dim, scale, v) VALUES (?,?,?,?,?,?,?)", ins)))
         return rc;
-    int f32 = use_f32();
+    int f32 = use_f32(h);
     int8_t q[8192];
     if (b->dim > (int)sizeof q)
         return cairn__err(h, CAIRN_INVALID, "vector dimension %d too large", b->dim);
@@ -581,9 +589,9 @@ int64_t vec_stamp(struct cairn *h)
     return query_int(h, "SELECT stamp FROM vec_stamp WHERE id = 1");
 }
 
-static int cache_on(void)
+static int cache_on(const struct cairn *h)
 {
-    const char *v = getenv("CAIRN_VEC_CACHE");
+    const char *v = cairn__setting(h, CAIRN__SET_VEC_CACHE);
     return !(v && !strcmp(v, "0"));
 }
 
@@ -709,7 +717,7 @@ out:
  * the caller knows they are done (force). */
 static int cache_worth(struct cairn *h, const struct vec_set *s, int force)
 {
-    if (s->stamp == -1 || s->n < VEC_CACHE_MIN || !cache_on())
+    if (s->stamp == -1 || s->n < VEC_CACHE_MIN || !cache_on(h))
         return 0;
     if (force)
         return 1;
@@ -739,7 +747,7 @@ static int set_get(struct cairn *h, const char *model, int dim, int force,
         /* the vectors changed (or are not loaded): the file, else SQLite */
         c->valid = 0;
         set_release(s);
-        if (stamp == -1 || !cache_on() || veccache_open(h, model, dim, stamp, s) != 0) {
+        if (stamp == -1 || !cache_on(h) || veccache_open(h, model, dim, stamp, s) != 0) {
             snprintf(s->model, sizeof s->model, "%s", model);
             s->dim = dim;
             if ((rc = set_load(h, model, dim, s))) {
@@ -786,7 +794,7 @@ int cairn_embed_backfill(struct cairn *h, int reindex,
     if (!h || !h->db)
         return CAIRN_ERROR;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    struct vec_model *vm = vec_model_current(why, sizeof why);
+    struct vec_model *vm = vec_model_current(h, why, sizeof why);
     if (!vm)
         return cairn__err(h, CAIRN_NOTFOUND, "%s", why);
     if (stats)

@@ -8,14 +8,14 @@
  * hash of its files), so vectors of two models are never compared: a
  * search only ever reads the rows of the current model.
  *
- * The current model is process-wide: CAIRN_EMBED_MODEL=NAME|PATH picks
- * it, "none" (or "off") turns dense retrieval off, and without the
- * variable the first installed model of the registry (the registry
- * default first) is used. It is loaded once per process and shared by
- * every handle, behind a mutex.
+ * The handle's setting embed.model (the CLI's CAIRN_EMBED_MODEL) names
+ * the model, NAME|PATH; "none" (or "off") turns dense retrieval off, and
+ * without it the first installed model of the registry (the registry
+ * default first) is used. The loaded model is kept once per process and
+ * shared by every handle that names it, behind a mutex.
  *
  * Storage: int8 with one float scale per vector (x ~ scale * q), 4x
- * smaller than f32; CAIRN_VEC_F32=1 stores f32 instead (for measuring
+ * smaller than f32; the setting vec.f32 "1" stores f32 instead (for measuring
  * what int8 costs: docs/HYBRID.md). Readers accept both.
  */
 #ifndef CAIRN_STORE_VECTORS_H
@@ -26,7 +26,7 @@
 #include "internal.h"
 
 #define VEC_MAX_PIECES 16        /* a message's text past 16 pieces is never embedded */
-/* Pieces embedded per message unless CAIRN_EMBED_MAX_PIECES says: one, the
+/* Pieces embedded per message unless the setting embed.max_pieces says: one, the
  * opening ~128 tokens. Measured on BEAM dev (use-lite-en, docs/HYBRID.md
  * "Pieces per message"): 16 pieces made loading several times slower for
  * no consistent recall gain, so what `cairn add` ships is what `cairn
@@ -36,20 +36,24 @@
 
 struct vec_model;
 
+/* The folder of the model h's settings name (embed.model, else the first
+ * installed in embed.model_dir): 0, or -1 with a message in err. */
+int vec_model_resolve(const struct cairn *h, char *dir, size_t n, char *err, size_t errlen);
 /*
- * The current model (loading it on first use), or NULL when dense
- * retrieval is off or no model can be loaded; then `why` (may be NULL)
- * says which, for recall's note. Never fails otherwise.
+ * The current model of h's settings (loading it on first use: one loaded
+ * model is shared by the process), or NULL when dense retrieval is off or
+ * no model can be loaded; then `why` (may be NULL) says which, for
+ * recall's note. Never fails otherwise.
  */
-struct vec_model *vec_model_current(char *why, size_t whylen);
+struct vec_model *vec_model_current(const struct cairn *h, char *why, size_t whylen);
 const char *vec_model_id(const struct vec_model *vm);
 int vec_model_dim(const struct vec_model *vm);
 /* Bytes of text per piece for this model. */
 size_t vec_model_piece_bytes(const struct vec_model *vm);
 /* Encodes n texts (lengths given; not NUL-terminated) into out[n][dim],
  * unit vectors. Thread-safe (one encode at a time). 0 or -1. */
-int vec_encode(struct vec_model *vm, const char *const *texts, const size_t *lens, size_t n,
-               int is_query, float *out);
+int vec_encode(const struct cairn *h, struct vec_model *vm, const char *const *texts,
+               const size_t *lens, size_t n, int is_query, float *out);
 
 /* Cuts text into at most max pieces of about piece_bytes each, at a line
  * or word boundary when there is one, never inside a UTF-8 sequence.
@@ -114,7 +118,7 @@ struct vec_set {
  * again; when they did, the set comes from the cache file if it is valid,
  * else from one scan of SQLite, which then writes the file for the next
  * process. The set lives until the next call on the connection or its
- * close. CAIRN_VEC_CACHE=0 never reads or writes the file. */
+ * close. The setting vec.cache "0" never reads or writes the file. */
 int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_set **out);
 
 /* The store's vector stamp (schema version 5), or -1 when there is none

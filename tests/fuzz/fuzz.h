@@ -63,8 +63,10 @@ static inline char *fuzz_strdup(struct fuzz_part part)
 }
 
 /* A private temporary folder for the process, made once under $TMPDIR
- * (run.sh: build-fuzz/tmp); the environment points HOME there and turns
- * the embedding model off, so a target never touches the user's files. */
+ * (run.sh: build-fuzz/tmp); the environment points HOME there (the
+ * library's default folders) and turns the embedding model off for the
+ * CLI code a target runs (cli/env.c), so a target never touches the
+ * user's files. */
 static inline const char *fuzz_tmpdir(void)
 {
     static char dir[512];

@@ -63,12 +63,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!db[0]) {
         __sanitizer_set_report_fd((void *)(intptr_t)dup(2));
         snprintf(db, sizeof db, "%s/batch.db", fuzz_tmpdir());
-        setenv("CAIRN_EMBED_MODEL", "none", 1);
         struct cairn *h = NULL;
         const char *s = "{\"id\":\"s1\",\"project\":\"p\",\"started_at\":\"2024-03-01T10:00:00\","
                         "\"messages\":[{\"role\":\"user\",\"content\":\"which climbing gym?\"},"
                         "{\"role\":\"assistant\",\"content\":\"Try LBC on Thursdays.\"}]}";
-        if (cairn_open(db, 0, &h) || cairn_add_json(h, s, strlen(s), NULL))
+        if (cli_db_open(db, 0, &h) || cairn_add_json(h, s, strlen(s), NULL))
             abort();
         cairn_close(h);
         ctx.db_path = db;

@@ -30,10 +30,10 @@ static struct cairn *open_store(void)
         return db;
     char model[1024];
     snprintf(model, sizeof model, "%s/embed/tiny-bert", FUZZ_DATA);
-    setenv("CAIRN_EMBED_MODEL", model, 1);
     fuzz_tmpdir();
     struct cairn_add_stats st = { 0 };
     if (cairn_open(":memory:", 0, &db) != CAIRN_OK ||
+        cairn_set(db, "embed.model", model) != CAIRN_OK ||
         cairn_add_json(db, store_json, sizeof store_json - 1, &st) != CAIRN_OK)
         abort();
     return db;

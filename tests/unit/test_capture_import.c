@@ -17,6 +17,7 @@
 #include "internal.h"
 #include "text/tokenize.h"
 #include "t.h"
+#include "t_open.h"
 
 static char tmpdir[] = "/tmp/cairn-test-capture-XXXXXX";
 
@@ -89,7 +90,7 @@ static void test_migrate_v1(void)
     sqlite3_close(raw);
 
     struct cairn *db;
-    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     struct cairn_stats st;
     T_EQ_INT(cairn_get_stats(db, &st), CAIRN_OK);
     T_CHECK(st.schema_version >= 2);   /* later versions migrate on top */
@@ -106,7 +107,7 @@ static void test_migrate_v1(void)
     T_EQ_INT(cairn_capture_state_set(db, &cs), CAIRN_OK);
     cairn_close(db);
     /* opening again is a no-op, and the row stayed */
-    T_EQ_INT(cairn_open(path, CAIRN_OPEN_READONLY, &db), CAIRN_OK);
+    T_EQ_INT(t_open(path, CAIRN_OPEN_READONLY, &db), CAIRN_OK);
     struct cairn_capture_state got;
     T_EQ_INT(cairn_capture_state_get(db, path, &got), CAIRN_OK);
     T_EQ_INT(got.offset, 10);
@@ -122,7 +123,7 @@ static int walk_count(void *arg, const struct cairn_capture_state *s)
 static void test_state_and_forget(void)
 {
     struct cairn *db;
-    T_EQ_INT(cairn_open(":memory:", 0, &db), CAIRN_OK);
+    T_EQ_INT(t_open(":memory:", 0, &db), CAIRN_OK);
     struct cairn_capture_state got, cs = { "/t/a.jsonl", "s-a", 100, 120, 42, 7, 1000,
                                            CAIRN_NO_TIME };
     T_EQ_INT(cairn_capture_state_get(db, "/t/a.jsonl", &got), CAIRN_NOTFOUND);
@@ -268,7 +269,7 @@ static void test_import_incremental(void)
     struct cairn *db;
     struct cairn_import_stats st;
     path_in(path, sizeof path, "inc-1.jsonl");
-    T_EQ_INT(cairn_open(":memory:", 0, &db), CAIRN_OK);
+    T_EQ_INT(t_open(":memory:", 0, &db), CAIRN_OK);
     write_text(path, cc_lines[0]);
     FILE *f = fopen(path, "ab");
     fputs(cc_lines[1], f);
@@ -352,7 +353,7 @@ static void test_import_zip(void)
     struct cairn *db;
     struct cairn_import_stats st;
     memset(&st, 0, sizeof st);
-    T_EQ_INT(cairn_open(":memory:", 0, &db), CAIRN_OK);
+    T_EQ_INT(t_open(":memory:", 0, &db), CAIRN_OK);
     T_EQ_INT(cairn_import_file(db, CAIRN_IMPORT_CLAUDE_AI, zpath, NULL, &st), CAIRN_OK);
     T_EQ_INT(st.sessions_added, 1);
     T_EQ_INT(st.messages_added, 2);

@@ -157,7 +157,7 @@ static void test_pins(void)
     m = *embed_reg_find("all-MiniLM-L6-v2");
     m.files[2].sha256 = NULL;
     T_CHECK(!embed_reg_pinned(&m));
-    T_EQ_INT(embed_reg_pull(&m, "http://127.0.0.1:1", NULL, NULL, err, sizeof(err)), -1);
+    T_EQ_INT(embed_reg_pull(NULL, &m, "http://127.0.0.1:1", NULL, NULL, err, sizeof(err)), -1);
     T_CHECK(strstr(err, "cannot verify") != NULL);
 }
 

@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "store/vectors.h"
 #include "t_store.h"
+#include "t_open.h"
 
 enum { D = 16, PIECES = 80 };
 #define MODEL "test-model:1"
@@ -120,8 +121,8 @@ static struct cairn *fresh_store(void)
     unlink(store);
     unlink(wal);
     unlink(cache);
-    setenv("CAIRN_REDACT", "0", 1);              /* the text stored verbatim */
-    T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+    t_redact = "0";                              /* the text stored verbatim */
+    T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     for (int s = 0; s < 4; s++) {
         char id[16];
         snprintf(id, sizeof id, "s%d", s);
@@ -133,7 +134,7 @@ static struct cairn *fresh_store(void)
         snprintf(id, sizeof id, "s%d", s);
         add_chat(h, id, 16);
     }
-    unsetenv("CAIRN_REDACT");
+    t_redact = NULL;
     T_EQ_INT(sqlite3_prepare_v2(h->db, "WITH RECURSIVE p(x) AS (SELECT 0 UNION ALL SELECT x + 1 "
                                 "FROM p WHERE x + 1 < ?1) INSERT INTO vectors(model, msg, piece, "
                                 "session, dim, scale, v) SELECT ?2, m.id, p.x, m.session, ?3, 1, "
@@ -159,7 +160,7 @@ static void test_forget_wipes(void)
     struct cairn *srv = fresh_store(), *rd = NULL;
     const struct vec_set *vs = NULL;
     /* a reader maps the vectors (and writes the cache file), and stays */
-    T_EQ_INT(cairn_open(store, CAIRN_OPEN_READONLY, &rd), CAIRN_OK);
+    T_EQ_INT(t_open(store, CAIRN_OPEN_READONLY, &rd), CAIRN_OK);
     T_EQ_INT(vec_set_get(rd, MODEL, D, &vs), CAIRN_OK);
     T_CHECK(vs && vs->n == 130 * PIECES);
     T_CHECK(file_size(cache) > 0);
@@ -211,7 +212,7 @@ static void test_reader_holds_wal(void)
     sqlite3 *r = NULL;
     sqlite3_stmt *st = NULL;
     cairn_close(h);
-    T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+    T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     /* another process in the middle of a long read (an export in a pager) */
     T_EQ_INT(sqlite3_open_v2(store, &r, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     T_EQ_INT(sqlite3_exec(r, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
@@ -252,7 +253,6 @@ static void test_scrub_after_old_forget(void)
 
 int main(void)
 {
-    setenv("CAIRN_EMBED_MODEL", "none", 1);      /* only the vectors put here */
     snprintf(dir, sizeof dir, "%s/cairn-forget-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR")
                                                                          : "/tmp");
     T_CHECK(mkdtemp(dir) != NULL);

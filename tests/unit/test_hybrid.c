@@ -22,6 +22,7 @@
 #include "recall/recall.h"
 #include "store/vectors.h"
 #include "t_store.h"
+#include "t_open.h"
 #include "embed/registry.h"
 
 static uint64_t rng = 88172645463325252ULL;
@@ -147,8 +148,7 @@ static void test_two_models(void)
     struct cairn *h = NULL;
     enum { D = 16 };
     float va[D], vb[D];
-    setenv("CAIRN_EMBED_MODEL", "none", 1);   /* only the rows written here */
-    T_EQ_INT(cairn_open(":memory:", 0, &h), CAIRN_OK);
+    T_EQ_INT(t_open(":memory:", 0, &h), CAIRN_OK);
     add_chat(h, "s1", 6);
     add_chat(h, "s2", 6);
     /* messages 1..12; model A on the odd ones, model B on the even ones.
@@ -213,7 +213,6 @@ static void test_two_models(void)
     T_EQ_INT(s->msgs_total, 6);
 out:
     cairn_close(h);
-    unsetenv("CAIRN_EMBED_MODEL");
 }
 
 /* With a real model: ingest embeds, recall is hybrid; another model id
@@ -221,13 +220,18 @@ out:
 static void test_with_model(void)
 {
     const struct embed_reg_model *rm = embed_reg_find("use-lite-en");
-    if (!rm || !embed_reg_installed(rm)) {
+    const char *dir = getenv("CAIRN_MODEL_DIR");
+    char models[4096];
+    if (embed_reg_models_dir(dir, models, sizeof models) != 0)
+        models[0] = '\0';
+    if (!rm || !embed_reg_installed(models, rm)) {
         T_SKIP("use-lite-en not installed (cairn model install use-lite-en)");
         return;
     }
-    setenv("CAIRN_EMBED_MODEL", "use-lite-en", 1);
     struct cairn *h = NULL;
-    T_EQ_INT(cairn_open(":memory:", 0, &h), CAIRN_OK);
+    t_model = "use-lite-en";
+    T_EQ_INT(t_open(":memory:", 0, &h), CAIRN_OK);
+    T_EQ_INT(cairn_set(h, "embed.model_dir", dir), CAIRN_OK);
     const char *json = "{\"id\":\"pets\",\"messages\":["
         "{\"role\":\"user\",\"content\":\"My dog Rex loves chasing the ball in the park.\"},"
         "{\"role\":\"assistant\",\"content\":\"That sounds like a happy puppy!\"},"
@@ -280,12 +284,12 @@ static void test_with_model(void)
     T_EQ_INT(r->dense, CAIRN_DENSE_ON);
     cairn_recall_free(r);
     /* off */
-    setenv("CAIRN_EMBED_MODEL", "none", 1);
+    T_EQ_INT(cairn_set(h, "embed.model", "none"), CAIRN_OK);
     T_EQ_INT(cairn_recall(h, "which animal do I own?", &o, &r), CAIRN_OK);
     T_EQ_INT(r->dense, CAIRN_DENSE_OFF);
     T_CHECK(r->note == NULL);
     cairn_recall_free(r);
-    unsetenv("CAIRN_EMBED_MODEL");
+    t_model = "none";
     cairn_close(h);
 }
 

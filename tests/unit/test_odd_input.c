@@ -13,6 +13,7 @@
 #include "cairn.h"
 #include "internal.h"
 #include "t_store.h"
+#include "t_open.h"
 #include "util/json.h"
 
 #define FFFD "\xef\xbf\xbd"
@@ -141,7 +142,7 @@ static struct cairn *open_tmp(char *dir, size_t n)
     if (!mkdtemp(dir))
         return NULL;
     snprintf(path, sizeof path, "%s/s.db", dir);
-    cairn_open(path, 0, &h);
+    t_open(path, 0, &h);
     T_CHECK(h != NULL);
     return h;
 }

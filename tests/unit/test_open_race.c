@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "t.h"
+#include "t_open.h"
 #include "cairn.h"
 
 #define NPROC 16
@@ -32,7 +33,7 @@ static void child(int go, const char *path, int i, int reader)
     struct cairn *db;
     if (read(go, &c, 1) < 0)        /* returns 0 when the parent closes it */
         _exit(3);
-    int rc = cairn_open(path, reader ? CAIRN_OPEN_READONLY : 0, &db);
+    int rc = t_open(path, reader ? CAIRN_OPEN_READONLY : 0, &db);
     if (rc == CAIRN_OK && reader) {
         struct cairn_stats st;
         rc = cairn_get_stats(db, &st);
@@ -104,7 +105,7 @@ static void check_store(const char *path, int sessions)
     sqlite3 *raw;
     sqlite3_stmt *st;
     struct cairn *db;
-    T_EQ_INT(cairn_open(path, CAIRN_OPEN_READONLY, &db), CAIRN_OK);
+    T_EQ_INT(t_open(path, CAIRN_OPEN_READONLY, &db), CAIRN_OK);
     struct cairn_stats s;
     T_EQ_INT(cairn_get_stats(db, &s), CAIRN_OK);
     T_EQ_INT(s.sessions, sessions);
@@ -154,7 +155,7 @@ static void make_v4(const char *path, const char *journal)
     sqlite3 *raw;
     char sql[64];
     remove_store(path);
-    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     struct cairn_message m = { .role = "user", .content = "before the upgrade",
                                .at = CAIRN_NO_TIME };
     struct cairn_session s = { .id = "old", .messages = &m, .n_messages = 1,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "t_open.h"
 #include "cairn.h"
 
 static char dir[] = "/tmp/cairn-test-opts-XXXXXX";
@@ -86,12 +87,11 @@ static void test_import_opts(void)
 int main(void)
 {
     setenv("TZ", "UTC", 1);
-    unsetenv("CAIRN_DB");
     if (!mkdtemp(dir))
         return 1;
     char path[300];
     snprintf(path, sizeof path, "%s/memory.db", dir);
-    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     if (db) {
         T_RUN(test_import_opts);
         T_RUN(test_recall_opts);

@@ -27,6 +27,7 @@ int main(void)
 #else
 
 #include "t.h"
+#include "t_open.h"
 #include "recall/recall.h"
 
 extern void *__libc_malloc(size_t n);
@@ -216,8 +217,7 @@ static void setup(void)
         "Alice: the weather in the Alps looks good for July",
         "Bob: then the trip is on",
     };
-    setenv("CAIRN_EMBED_MODEL", "none", 1);
-    T_EQ_INT(cairn_open(":memory:", 0, &g_db), CAIRN_OK);
+    T_EQ_INT(t_open(":memory:", 0, &g_db), CAIRN_OK);
     add(g_db, "trip", 0, trip, 4);
     add(g_db, "cooking", 0, cook, 4);
     add(g_db, "friends", 1, chat, 4);

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "t.h"
+#include "t_open.h"
 #include "cairn.h"
 
 static char dir[] = "/tmp/cairn-test-store-XXXXXX";
@@ -19,7 +20,7 @@ static struct cairn *open_new(const char *name)
     struct cairn *db;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     unlink(path);
-    int rc = cairn_open(path, 0, &db);
+    int rc = t_open(path, 0, &db);
     T_EQ_INT(rc, CAIRN_OK);
     if (rc)
         fprintf(stderr, "%s\n", cairn_errmsg(db));
@@ -196,7 +197,7 @@ static void test_versions(void)
     sqlite3_open(path, &raw);
     sqlite3_exec(raw, "PRAGMA user_version=999", NULL, NULL, NULL);
     sqlite3_close(raw);
-    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_VERSION_TOO_NEW);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_VERSION_TOO_NEW);
     T_CHECK(strstr(cairn_errmsg(db), "upgrade cairn") != NULL);
     cairn_close(db);
     /* someone else's SQLite file is not touched */
@@ -205,7 +206,7 @@ static void test_versions(void)
     sqlite3_open(path, &raw);
     sqlite3_exec(raw, "CREATE TABLE t(x); INSERT INTO t VALUES(1)", NULL, NULL, NULL);
     sqlite3_close(raw);
-    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_CORRUPT);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_CORRUPT);
     cairn_close(db);
     /* garbage */
     snprintf(path, sizeof path, "%s/garbage.db", dir);
@@ -213,17 +214,17 @@ static void test_versions(void)
     for (int i = 0; i < 200; i++)
         fputs("garbage ", f);
     fclose(f);
-    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_CORRUPT);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_CORRUPT);
     cairn_close(db);
     /* missing, read-only */
     snprintf(path, sizeof path, "%s/none.db", dir);
-    T_EQ_INT(cairn_open(path, CAIRN_OPEN_READONLY, &db), CAIRN_NOTFOUND);
+    T_EQ_INT(t_open(path, CAIRN_OPEN_READONLY, &db), CAIRN_NOTFOUND);
     cairn_close(db);
     /* an empty file (created by someone, never written) becomes a store */
     snprintf(path, sizeof path, "%s/empty.db", dir);
     f = fopen(path, "w");
     fclose(f);
-    T_EQ_INT(cairn_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     cairn_close(db);
 }
 
@@ -286,7 +287,6 @@ static void test_budget_property(void)
 int main(void)
 {
     setenv("TZ", "UTC", 1);
-    unsetenv("CAIRN_DB");
     if (!mkdtemp(dir))
         return 1;
     T_RUN(test_add_and_dedupe);

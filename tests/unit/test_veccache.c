@@ -26,6 +26,7 @@
 #include "recall/recall.h"
 #include "store/vectors.h"
 #include "t_store.h"
+#include "t_open.h"
 
 enum { D = 16, MSGS = 128, PIECES = 80 };     /* 10,240 vectors: over VEC_CACHE_MIN */
 #define MODEL "test-model:1"
@@ -71,7 +72,7 @@ static void fresh_store(void)
     struct cairn *h = NULL;
     unlink(store);
     unlink(cache);
-    T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+    T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     for (int s = 0; s < MSGS / 16; s++) {
         char id[16];
         snprintf(id, sizeof id, "s%d", s);
@@ -88,7 +89,7 @@ static int64_t load(int *mapped)
     struct cairn *h = NULL;
     const struct vec_set *s = NULL;
     int64_t n = -1;
-    if (cairn_open(store, CAIRN_OPEN_READONLY, &h) == CAIRN_OK &&
+    if (t_open(store, CAIRN_OPEN_READONLY, &h) == CAIRN_OK &&
         vec_set_get(h, MODEL, D, &s) == CAIRN_OK && s) {
         n = (int64_t)s->n;
         *mapped = s->map != NULL;
@@ -104,12 +105,12 @@ static void test_roundtrip(void)
     struct stat st;
     fresh_store();
     T_CHECK(!exists(cache));
-    T_EQ_INT(cairn_open(store, CAIRN_OPEN_READONLY, &a), CAIRN_OK);
+    T_EQ_INT(t_open(store, CAIRN_OPEN_READONLY, &a), CAIRN_OK);
     T_EQ_INT(vec_set_get(a, MODEL, D, &sa), CAIRN_OK);
     T_CHECK(sa && sa->map == NULL);              /* read from SQLite... */
     T_CHECK(stat(cache, &st) == 0);              /* ...and written beside it */
     T_EQ_INT(st.st_mode & 0777, 0600);
-    T_EQ_INT(cairn_open(store, CAIRN_OPEN_READONLY, &b), CAIRN_OK);
+    T_EQ_INT(t_open(store, CAIRN_OPEN_READONLY, &b), CAIRN_OK);
     T_EQ_INT(vec_set_get(b, MODEL, D, &sb), CAIRN_OK);
     T_CHECK(sb && sb->map != NULL);              /* mapped */
     if (sa && sb) {
@@ -126,7 +127,7 @@ static void test_roundtrip(void)
     /* a keyword-only message (as the Stop hook adds) leaves the vectors
      * and the file alone; only the message count is read again */
     struct cairn *w = NULL;
-    T_EQ_INT(cairn_open(store, 0, &w), CAIRN_OK);
+    T_EQ_INT(t_open(store, 0, &w), CAIRN_OK);
     add_chat(w, "no-vectors", 2);
     cairn_close(w);
     T_CHECK(exists(cache));
@@ -146,7 +147,7 @@ static void test_stale(void)
     T_EQ_INT(mapped, 1);
     /* vectors added outside cairn's transactions (the sqlite3 shell): the
      * file stays but its stamp is old; it is not used, and is rebuilt */
-    T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+    T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     put_vectors(h, MODEL, PIECES, 1);
     cairn_close(h);
     T_CHECK(exists(cache));
@@ -156,7 +157,7 @@ static void test_stale(void)
     T_EQ_INT(mapped, 1);
     /* vectors that changed in the last 30 s (a backfill under way): read
      * out of SQLite, but no file is written for them */
-    T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+    T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = CAST(strftime('%s') AS "
                           "INTEGER)", NULL, NULL, NULL), SQLITE_OK);
     cairn_close(h);
@@ -164,7 +165,7 @@ static void test_stale(void)
     T_EQ_INT(load(&mapped), MSGS * (PIECES + 1));
     T_EQ_INT(mapped, 0);
     T_CHECK(!exists(cache));
-    T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+    T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 31", NULL, NULL,
                           NULL), SQLITE_OK);
     cairn_close(h);
@@ -172,7 +173,7 @@ static void test_stale(void)
     T_CHECK(exists(cache));
     /* forget: the file goes with the commit, and the session's vectors
      * are in no set after */
-    T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+    T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     T_EQ_INT(cairn_forget(h, "s0"), CAIRN_OK);
     T_CHECK(!exists(cache));
     T_EQ_INT(count(h, "SELECT count(*) FROM vectors"), (MSGS - 16) * (PIECES + 1));
@@ -186,7 +187,7 @@ static void test_stale(void)
     /* another model or dimension never reads this model's file */
     struct cairn *r = NULL;
     const struct vec_set *s = NULL;
-    T_EQ_INT(cairn_open(store, CAIRN_OPEN_READONLY, &r), CAIRN_OK);
+    T_EQ_INT(t_open(store, CAIRN_OPEN_READONLY, &r), CAIRN_OK);
     T_EQ_INT(vec_set_get(r, "other-model:2", D, &s), CAIRN_OK);
     T_CHECK(s && s->n == 0 && s->map == NULL);
     T_EQ_STR(s->other, MODEL);
@@ -195,14 +196,14 @@ static void test_stale(void)
     cairn_close(r);
     T_EQ_INT(load(&mapped), (MSGS - 16) * (PIECES + 1));
     T_EQ_INT(mapped, 1);
-    /* CAIRN_VEC_CACHE=0: not read, and not written */
-    setenv("CAIRN_VEC_CACHE", "0", 1);
+    /* the setting vec.cache "0": not read, and not written */
+    t_vec_cache = "0";
     T_EQ_INT(load(&mapped), (MSGS - 16) * (PIECES + 1));
     T_EQ_INT(mapped, 0);
     unlink(cache);
     T_EQ_INT(load(&mapped), (MSGS - 16) * (PIECES + 1));
     T_CHECK(!exists(cache));
-    unsetenv("CAIRN_VEC_CACHE");
+    t_vec_cache = NULL;
     /* a writer killed before its rename left a temporary file: the next
      * writer removes it once it is old, forget at once (it may hold the
      * forgotten vectors); other names are left alone */
@@ -222,7 +223,7 @@ static void test_stale(void)
         T_CHECK(exists(cache));
         T_CHECK(!exists(t1));                      /* old: removed by the writer */
         T_CHECK(exists(t2));                       /* recent: may be a writer's */
-        T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+        T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
         T_EQ_INT(cairn_forget(h, "s1"), CAIRN_OK);
         T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 60", NULL,
                               NULL, NULL), SQLITE_OK);
@@ -246,15 +247,15 @@ static void test_reindex(void)
     fresh_store();
     T_EQ_INT(load(&mapped), MSGS * PIECES);
     T_CHECK(exists(cache));
-    setenv("CAIRN_EMBED_MODEL", model, 1);
-    T_EQ_INT(cairn_open(store, 0, &h), CAIRN_OK);
+    t_model = model;
+    T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     memset(&es, 0, sizeof es);
     T_EQ_INT(cairn_embed_backfill(h, 1, NULL, NULL, &es), CAIRN_OK);
     T_EQ_INT(es.messages, MSGS);
     T_CHECK(!exists(cache));
     T_EQ_INT(count(h, "SELECT count(*) FROM vectors WHERE model = '" MODEL "'"), 0);
     cairn_close(h);
-    setenv("CAIRN_EMBED_MODEL", "none", 1);
+    t_model = "none";
     T_EQ_INT(load(&mapped), 0);
     T_CHECK(!exists(cache));                     /* 128 vectors: no file for so few */
 }
@@ -312,7 +313,7 @@ static void test_hostile(void)
         spoil(512, full, 0xff);
         struct cairn *h = NULL;
         const struct vec_set *s = NULL;
-        T_EQ_INT(cairn_open(store, CAIRN_OPEN_READONLY, &h), CAIRN_OK);
+        T_EQ_INT(t_open(store, CAIRN_OPEN_READONLY, &h), CAIRN_OK);
         T_EQ_INT(vec_set_get(h, MODEL, D, &s), CAIRN_OK);
         T_CHECK(s && s->map != NULL);
         float q[D] = { 1, 0.5f, -0.25f };
@@ -357,7 +358,7 @@ static void test_processes(void)
     if (pid[READERS] == 0) {
         struct cairn *h = NULL;
         int failed_before = t_failed;
-        if (cairn_open(store, 0, &h) != CAIRN_OK)
+        if (t_open(store, 0, &h) != CAIRN_OK)
             _exit(2);
         for (int i = 0; i < ROUNDS; i++)
             put_vectors(h, MODEL, PIECES + i * 4, 4);
@@ -396,7 +397,6 @@ int main(void)
     }
     snprintf(store, sizeof store, "%s/memory.db", dir);
     snprintf(cache, sizeof cache, "%s-vec", store);
-    setenv("CAIRN_EMBED_MODEL", "none", 1);
     T_RUN(test_roundtrip);
     T_RUN(test_stale);
     T_RUN(test_reindex);
