@@ -38,9 +38,8 @@
 
 /* The setting recall.reply_lane: the reply lane's share of the budget (0
  * to 0.5). */
-static double reply_lane_share(const struct cairn *h)
+static double reply_lane_share(const char *v)
 {
-    const char *v = cairn__setting(h, CAIRN__SET_REPLY_LANE);
     double x = v && *v ? strtod(v, NULL) : REPLY_LANE_SHARE;
     return x < 0 ? 0 : x > 0.5 ? 0.5 : x;
 }
@@ -695,7 +694,7 @@ static int store_text(void *h, struct store_msg_text *v, int n, size_t max)
 
 struct pack_src pack_src_store(struct cairn *h)
 {
-    return (struct pack_src){ store_meta, store_text, h };
+    return (struct pack_src){ store_meta, store_text, h, cairn__setting(h, CAIRN__SET_REPLY_LANE) };
 }
 
 int pack(const struct pack_src *src, struct pool *p, struct query *q,
@@ -761,7 +760,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
          * answer is often something the assistant worked out. */
         int lane = 0;
         if (p->any_assistant && k.budget >= REPLY_LANE_MIN)
-            lane = (int)(k.budget * reply_lane_share(h));
+            lane = (int)(k.budget * reply_lane_share(src->reply_lane));
         k.budget -= lane;
         /* 1. ranked units: lead turns, and the best rounds whole */
         for (int r0 = 0; r0 < p->nu; r0++) {

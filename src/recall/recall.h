@@ -169,6 +169,8 @@ struct pack_src {
     int (*meta)(void *arg, struct store_msg_text *v, int n);
     int (*text)(void *arg, struct store_msg_text *v, int n, size_t max);
     void *arg;
+    /* The setting recall.reply_lane as given (NULL: the default share). */
+    const char *reply_lane;
 };
 struct pack_src pack_src_store(struct cairn *h);
 /* Chooses, reads and renders into r (text, tokens, items borrowing from
