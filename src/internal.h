@@ -22,12 +22,26 @@
 #define CAIRN_APP_ID 0x63726e31
 #define CAIRN_APP_ID_SQL "1668443697"   /* CAIRN_APP_ID in decimal, for SQL text */
 
+struct cairn;
+
+/* What a subsystem that keeps state derived from the store outside it
+ * (the vector cache file: store/vectors.c) hears of every transaction:
+ * begin after BEGIN, commit after a successful COMMIT (store/tx.c). */
+struct store_tx_hook {
+    void (*begin)(struct cairn *h);
+    void (*commit)(struct cairn *h);
+};
+#define STORE_TX_HOOKS 2
+
 struct cairn {
     sqlite3 *db;
     char    *path;
     int      readonly;
     int      in_tx;          /* inside a store transaction */
-    int64_t  vec_stamp;      /* the vectors' stamp when the transaction began */
+    int64_t  vec_stamp;      /* the vectors' stamp when the transaction began
+                                (store/vectors.c's transaction hook) */
+    const struct store_tx_hook *tx_hooks[STORE_TX_HOOKS];
+    int      n_tx_hooks;
     char     errmsg[512];
 };
 
@@ -46,11 +60,17 @@ int cairn__opts(struct cairn *h, void *out, size_t out_size, const void *in, siz
                 const char *what);
 
 /* ---- Interface to code in store/schema.c ---- */
-/* Creates or migrates the schema to CAIRN_SCHEMA_VERSION. */
-int store_migrate(struct cairn *h);
+/* Creates or migrates the schema to CAIRN_SCHEMA_VERSION. A read-only
+ * handle on an older store is left as it is, with *old set to its
+ * version (else 0): the caller upgrades it through a writable handle
+ * (api.c) and then calls store_check_upgraded. */
+int store_migrate(struct cairn *h, int *old);
+int store_check_upgraded(struct cairn *h);
 int store_check_foreign(struct cairn *h);
 
 /* ---- Interface to code in store/tx.c ---- */
+/* Registers hook (static storage) on h; CAIRN_ERROR past STORE_TX_HOOKS. */
+int store_tx_hook_add(struct cairn *h, const struct store_tx_hook *hook);
 int store_begin(struct cairn *h);      /* BEGIN IMMEDIATE, waits on locks */
 int store_commit(struct cairn *h);
 void store_rollback(struct cairn *h);

@@ -231,8 +231,10 @@ int store_check_foreign(struct cairn *h)
  * the hook would inject nothing until some writer ran. A file that cannot
  * be written keeps the old error. Version 0 is no store yet: an empty file
  * a writer is creating, or another program's file; a reader leaves both.
+ * The writable handle is opened by the caller (cairn_open), so that the
+ * store does not open handles itself.
  */
-static int migrate_for_reader(struct cairn *h, int version)
+static int check_for_reader(struct cairn *h, int version)
 {
     int ntables = 0, rc;
     if ((rc = store_check_foreign(h)))
@@ -244,14 +246,12 @@ static int migrate_for_reader(struct cairn *h, int version)
             return foreign(h);
         return cairn__err(h, CAIRN_NOTFOUND, "no store at %s yet (the file is empty)", h->path);
     }
-    struct cairn *w = NULL;
-    rc = cairn_open(h->path, CAIRN_OPEN_NOCREATE, &w);
-    if (rc)
-        cairn__err(h, rc, "%s needs a schema upgrade (version %d to %d), which failed: %s",
-                   h->path, version, N_MIGRATIONS, cairn_errmsg(w));
-    cairn_close(w);
-    if (rc)
-        return rc;
+    return CAIRN_OK;
+}
+
+int store_check_upgraded(struct cairn *h)
+{
+    int version = 0, rc;
     if ((rc = pragma_int(h, "PRAGMA user_version", &version)))
         return rc;
     return version == N_MIGRATIONS ? CAIRN_OK
@@ -259,11 +259,12 @@ static int migrate_for_reader(struct cairn *h, int version)
                         h->path, version, N_MIGRATIONS);
 }
 
-int store_migrate(struct cairn *h)
+int store_migrate(struct cairn *h, int *old)
 {
     int version = 0, rc;
     char sql[64];
 
+    *old = 0;
     rc = pragma_int(h, "PRAGMA user_version", &version);
     if (rc)
         return rc;
@@ -271,8 +272,12 @@ int store_migrate(struct cairn *h)
         return CAIRN_OK;                        /* the common case: nothing to do */
     if (version > N_MIGRATIONS)
         return too_new(h, version);
-    if (h->readonly)
-        return migrate_for_reader(h, version);
+    if (h->readonly) {
+        if ((rc = check_for_reader(h, version)))
+            return rc;
+        *old = version;
+        return CAIRN_OK;
+    }
     rc = store_begin(h);
     if (rc)
         return rc;
