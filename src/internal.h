@@ -16,7 +16,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 6
+#define CAIRN_SCHEMA_VERSION 7
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -106,6 +106,19 @@ uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,
                             const char *content, size_t len);
 
 /* ---- Interface to code in store/fts.c ---- */
+/* messages_fts follows messages through these, called in the transaction
+ * that writes the message (schema v7 has no FTS triggers). Adds message
+ * row's text; *st caches the statement (finalize it). */
+int store_fts_add(struct cairn *h, sqlite3_stmt **st, int64_t row, const char *text, size_t n);
+/* Message row's text becomes text: call before the UPDATE, with the text
+ * it replaces (old, exactly as stored). */
+int store_fts_replace(struct cairn *h, int64_t row, const char *old, size_t on,
+                      const char *text, size_t n);
+/* Deleting messages: this statement first, bound to the session row (?1),
+ * removes their index rows. */
+#define STORE_FTS_FORGET_SESSION \
+    "INSERT INTO messages_fts(messages_fts, rowid, content) " \
+    "SELECT 'delete', id, content FROM messages WHERE session = ?"
 /* Registers the cairn_tf() FTS5 auxiliary function on db. */
 int store_fts_functions(sqlite3 *db);
 

@@ -278,7 +278,7 @@ static void derive_session_id(const struct cairn_session *s, const struct clean_
 
 /*
  * If the session's message `id` holds a strict prefix of cm's text,
- * replaces it with cm's (the update trigger re-indexes it; its vectors go
+ * replaces it with cm's (its index row too; its vectors go, by trigger,
  * and a backfill gives new ones). Returns 1 if extended, 0 if not, -1 on
  * a SQLite error. *st caches the statements between calls.
  */
@@ -303,6 +303,10 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     if (!old || on >= cm->len || memcmp(old, cm->content, on) != 0)
         return 0;
     int64_t row = sqlite3_column_int64(st->sel, 0);
+    if (store_fts_replace(h, row, old, on, cm->content, cm->len)) {
+        sqlite3_reset(st->sel);
+        return -1;
+    }
     sqlite3_reset(st->upd);
     sqlite3_bind_text(st->upd, 1, cm->content, (int)cm->len, SQLITE_STATIC);
     sqlite3_bind_int64(st->upd, 2, (int64_t)cm->hash);
@@ -649,13 +653,8 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         return cairn__sqlerr(h, src, "insert message");
     if (sqlite3_changes(h->db) > 0) {
         int64_t mrow = sqlite3_last_insert_rowid(h->db);
-        sqlite3_reset(ms->ins_f);
-        sqlite3_bind_int64(ms->ins_f, 1, mrow);
-        sqlite3_bind_text(ms->ins_f, 2, c->content, (int)c->len, SQLITE_STATIC);
-        src = sqlite3_step(ms->ins_f);
-        if (src != SQLITE_DONE)
-            return cairn__sqlerr(h, src, "index message");
-        if ((rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
+        if ((rc = store_fts_add(h, &ms->ins_f, mrow, c->content, c->len)) ||
+            (rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
             return rc;
         w->ntok += c->ntok;
         w->nuser += !strcmp(m->role, "user");
@@ -691,9 +690,7 @@ static int store_messages(struct cairn *h, const struct prepared *p, int64_t row
          (rc = store_prepare(h, "SELECT count(*) FROM messages WHERE session=? AND hash=? "
                              "AND ext_id IS NULL", &ms.cnt))))
         goto out;
-    if ((rc = store_prepare(h, "INSERT INTO messages_fts(rowid, content) VALUES (?, ?)",
-                            &ms.ins_f)) ||
-        (rc = store_prepare(h, "INSERT OR IGNORE INTO messages(session, position, ext_id, "
+    if ((rc = store_prepare(h, "INSERT OR IGNORE INTO messages(session, position, ext_id, "
                             "role, speaker, content, created_at, hash, ntok) "
                             "VALUES (?,?,?,?,?,?,?,?,?)", &ms.ins_m)))
         goto out;

@@ -13,7 +13,8 @@
  *                 hash dedupes messages that come without an id;
  *                 ntok is the message's length in index tokens (BM25)
  *   messages_fts  FTS5 over messages.content with the "cairn" tokenizer,
- *                 external content kept in step by triggers
+ *                 external content kept in step by triggers (version 7:
+ *                 by the code that writes messages)
  *
  * Version 2:
  *   capture_state how far capture has read each transcript/export file
@@ -54,6 +55,11 @@
  *   messages_meta an index (session, position, role, ntok, created_at,
  *                 speaker): recall loads its candidate sessions' turns
  *                 from it alone, for the same reason
+ *
+ * Version 7:
+ *   no FTS triggers: the code that inserts, rewrites or deletes a message
+ *   keeps messages_fts in step in the same transaction (store/fts.c), so
+ *   one mechanism does it, as inserts have since version 3
  */
 #include "internal.h"
 
@@ -170,6 +176,9 @@ static const char *const migrations[] = {
     "END;"
     "CREATE INDEX messages_hit ON messages(id, session, ntok);"
     "CREATE INDEX messages_meta ON messages(session, position, role, ntok, created_at, speaker);",
+    /* 6 -> 7: messages_fts follows deletes and rewrites explicitly too. */
+    "DROP TRIGGER IF EXISTS messages_ad;"
+    "DROP TRIGGER IF EXISTS messages_au;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
