@@ -12,6 +12,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export CAIRN_DB="$TMP/memory.db" HOME="$TMP/home"
 mkdir -p "$HOME"
+# tests/mcp/mcp_client.py, for the tests that drive cairn mcp from python3
+export PYTHONPATH="$ROOT/tests/mcp${PYTHONPATH:+:$PYTHONPATH}"
 
 ok()   { T_PASS=$((T_PASS + 1)); }
 bad()  { T_FAIL=$((T_FAIL + 1)); echo "FAIL: $*" >&2; }

@@ -70,29 +70,16 @@ contains "add: project masked" "$out" '[REDACTED:gitlab]'
 # the title; the reply echoes the title as stored
 DB2="$TMP/mcp.db"
 out=$(CAIRN_DB="$DB2" python3 - "$CAIRN" "$TOK_TITLE" "$TOK_OTHER" "$TEXT1" "$TEXT2" <<'EOF'
-import json, subprocess, sys
+import json, sys
+from mcp_client import Mcp
 cairn, tok_title, tok_other, t1, t2 = sys.argv[1:]
 unesc = lambda s: json.loads('"' + s + '"')
-p = subprocess.Popen([cairn, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-def req(i, method, params):
-    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
-                               "params": params}) + "\n").encode())
-    p.stdin.flush()
-    while True:
-        m = json.loads(p.stdout.readline())
-        if m.get("id") == i:
-            return m
-req(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                      "clientInfo": {"name": "client " + tok_other, "version": "1"}})
-p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-p.stdin.flush()
-r = req(1, "tools/call", {"name": "save_conversation", "arguments": {
-    "session_id": "mcp-1", "title": "deploy with " + tok_title,
-    "messages": [{"role": "user", "content": unesc(t1)},
-                 {"role": "assistant", "content": unesc(t2)}]}})["result"]
-print("reply:", r["content"][0]["text"])
-p.stdin.close()
-p.wait(10)
+with Mcp(cairn, client_name="client " + tok_other) as m:
+    err, text = m.call("save_conversation", {
+        "session_id": "mcp-1", "title": "deploy with " + tok_title,
+        "messages": [{"role": "user", "content": unesc(t1)},
+                     {"role": "assistant", "content": unesc(t2)}]})
+    print("reply:", text)
 EOF
 )
 contains "mcp: saved" "$out" "Saved to memory as session"

@@ -11,6 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 python3 - "$CAIRN" "$TMP" <<'EOF'
 import json, os, sqlite3, subprocess, sys
+from mcp_client import Mcp
 cairn, tmp = sys.argv[1], sys.argv[2]
 passed = failed = 0
 FFFD = "\ufffd"
@@ -94,51 +95,27 @@ check(rc == 0 and texts(db, "d2") == ["a", "b"], "big message ids", (out, err, t
 
 # ---- MCP ------------------------------------------------------------------
 db = tmp + "/mcp.db"
-p = subprocess.Popen([cairn, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                     env=dict(os.environ, CAIRN_DB=db))
-def req(i, method, params):
-    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
-                               "params": params}) + "\n").encode())
-    p.stdin.flush()
-    while True:
-        m = json.loads(p.stdout.readline())
-        if m.get("id") in (i, None):     # None: a parse error (-32700) has no id
-            return m
-def call(i, name, args):
-    r = req(i, "tools/call", {"name": name, "arguments": args})
-    if "error" in r:
-        return True, "error %s" % r["error"]
-    r = r["result"]
-    return r.get("isError", False), r["content"][0]["text"]
-req(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                      "clientInfo": {"name": "t0220", "version": "1"}})
-p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-p.stdin.flush()
-rid = 1
+m = Mcp(cairn, env={"CAIRN_DB": db}, name="t0220")
 for name, (raw, want) in ODD.items():
-    err, t = call(rid, "save_conversation", {"session_id": "m-" + name, "messages": [
+    err, t = m.call("save_conversation", {"session_id": "m-" + name, "messages": [
         {"role": "user", "content": raw}, {"role": "assistant", "content": "reply"}]})
-    rid += 1
     check(not err and texts(db, "m-" + name) == [want, "reply"], "mcp %s" % name, t)
 # without a session id: two conversations that open alike, no dates
 a = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "conversation A"}]
 b = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "conversation B"}]
 ids = []
 for conv in (a, b, a + [{"role": "user", "content": "A goes on"}]):
-    err, t = call(rid, "save_conversation", {"messages": conv})
-    rid += 1
+    err, t = m.call("save_conversation", {"messages": conv})
     check(not err, "mcp save without id", t)
     ids.append(t.split('session "', 1)[-1].split('"', 1)[0])
 check(ids[0] != ids[1], "two conversations, two sessions", ids)
 check(ids[2] == ids[0], "a continuation finds its session", ids)
 check(texts(db, ids[0]) == ["hello", "conversation A", "A goes on"], "A whole", texts(db, ids[0]))
 check(texts(db, ids[1]) == ["hello", "conversation B"], "B whole", texts(db, ids[1]))
-err, t = call(rid, "forget_session", {"session_id": ids[1]})
-rid += 1
+err, t = m.call("forget_session", {"session_id": ids[1]})
 check(not err and texts(db, ids[0]) == ["hello", "conversation A", "A goes on"],
       "forgetting B leaves A", t)
-p.stdin.close()
-p.wait(timeout=30)
+m.close()
 
 # ---- the Stop hook: odd stdin and an odd transcript ------------------------
 for name, (raw, want) in ODD.items():

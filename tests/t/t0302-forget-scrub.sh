@@ -48,20 +48,10 @@ check_fails "forget with an unknown option fails" "$CAIRN" forget --bogus
 rm -f "$CAIRN_DB" "$CAIRN_DB-wal" "$CAIRN_DB-shm" "$CAIRN_DB-vec"
 "$CAIRN" add -q "$S"
 out=$(python3 - "$CAIRN" "$CAIRN_DB" $MARKS <<'EOF'
-import json, subprocess, sys
+import subprocess, sys
+from mcp_client import Mcp
 cairn, db, marks = sys.argv[1], sys.argv[2], sys.argv[3:]
-p = subprocess.Popen([cairn, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-def req(i, method, params):
-    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
-                               "params": params}) + "\n").encode())
-    p.stdin.flush()
-    while True:
-        m = json.loads(p.stdout.readline())
-        if m.get("id") == i:
-            return m
-def call(i, name, args):
-    r = req(i, "tools/call", {"name": name, "arguments": args})["result"]
-    return r.get("isError", False), r["content"][0]["text"]
+srv = Mcp(cairn, name="t0302")
 def found(mark):
     out = []
     for f in (db, db + "-wal", db + "-vec"):
@@ -71,32 +61,27 @@ def found(mark):
         except FileNotFoundError:
             pass
     return out
-req(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                      "clientInfo": {"name": "t0302", "version": "1"}})
-p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-p.stdin.flush()
 msgs = [{"role": "user", "content": "My SSN is 078-05-1120 and the word is zqxjvwkplorbat, "
          "remember flumbrixagond."},
         {"role": "assistant", "content": "Noted: zqxjvwkplorbat and flumbrixagond and SSN "
          "078-05-1120."}]
-err, t = call(1, "save_conversation", {"messages": msgs, "session_id": "mcp-victim",
+err, t = srv.call("save_conversation", {"messages": msgs, "session_id": "mcp-victim",
                                        "title": "Qzvrtitlemarker"})
 print("saved:", not err)
 print("before:", all(found(m) for m in marks))
-err, t = call(2, "forget_session", {"session_id": "mcp-victim"})
+err, t = srv.call("forget_session", {"session_id": "mcp-victim"})
 print("forget ok:", not err, "wiped" in t)
 # the server is still running, its store still open
 print("after:", " ".join("%s=%s" % (m, ",".join(found(m)) or "none") for m in marks))
-err, t = call(3, "recall", {"query": "zqxjvwkplorbat flumbrixagond"})
+err, t = srv.call("recall", {"query": "zqxjvwkplorbat flumbrixagond"})
 print("recalled:", "zqxjvwkplorbat" in t)
 # cairn forget on the command line while the server keeps the store open
-err, t = call(4, "save_conversation", {"messages": msgs, "session_id": "cli-victim",
+err, t = srv.call("save_conversation", {"messages": msgs, "session_id": "cli-victim",
                                        "title": "Qzvrtitlemarker"})
 f = subprocess.run([cairn, "forget", "cli-victim"], capture_output=True, text=True)
 print("cli forget:", f.returncode, f.stdout.strip())
 print("cli after:", " ".join("%s=%s" % (m, ",".join(found(m)) or "none") for m in marks))
-p.stdin.close()
-p.wait(10)
+srv.close()
 EOF
 )
 contains "MCP save" "$out" "saved: True"
