@@ -5,11 +5,14 @@
  * bad one is reported with its line and column and skipped, the others
  * land, and the exit code says something was wrong. A failure of the
  * store itself (disk full, I/O error) stops the command at once.
+ *
+ * The input is parsed once: json_scan finds where each session ends
+ * without building anything, and cairn_add_json (src/store/ingest.c, the
+ * one reader of the session format) parses each session as written.
  */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cjson/cJSON.h>
 
 #include "cli.h"
 #include "util/json.h"
@@ -86,11 +89,11 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
             break;
         const char *end = NULL, *eol = memchr(text + p, '\n', len - p);
         size_t lim = jsonl == 1 && eol ? (size_t)(eol - text) - p : len - p;
-        cJSON *v = json_parse(text + p, lim, &end);
+        int type = json_scan(text + p, lim, &end);
         size_t l, c;
-        if (v && jsonl < 0)
+        if (type && jsonl < 0)
             jsonl = !eol || end <= eol;
-        if (!v) {
+        if (!type) {
             size_t off = end && end >= text + p ? (size_t)(end - text) : p;
             l = line_at(text, off, &lc_off, &lc_line);
             c = column_at(text, off);
@@ -117,15 +120,20 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
         /* line numbers only for messages, counted forward, never from 0
          * again: recounting per session made a 100k-message add quadratic */
         l = line_at(text, start, &lc_off, &lc_line);
-        if (cJSON_IsArray(v)) {
-            /* Each session as written (not re-printed from the tree, which
-             * would round numeric ids past 2^53); the array parsed whole,
-             * so every element parses again. */
+        if (type == cJSON_Array) {
+            /* Each session as written (not re-printed from a tree, which
+             * would round numeric ids past 2^53); the array was scanned
+             * whole, so a broken one adds nothing, and each element is
+             * scanned again for its end. */
             const char *q = (const char *)memchr(text + start, '[', p - start) + 1;
             const char *qe = text + p;
-            for (int k = 1, nk = cJSON_GetArraySize(v); k <= nk; k++) {
-                const char *e1 = NULL;
-                cJSON_Delete(json_parse(q, (size_t)(qe - q), &e1));
+            for (int k = 1;; k++) {
+                const char *e1 = NULL, *r = q;
+                while (r < qe && (unsigned char)*r <= ' ')
+                    r++;
+                if (*r == ']')
+                    break;                       /* [] holds no session */
+                json_scan(q, (size_t)(qe - q), &e1);
                 docs++;
                 if ((rc = cairn_add_json(db, q, (size_t)(e1 - q), &st))) {
                     cli_error("%s:%zu: session %d of the array: %s", name, l, k,
@@ -148,7 +156,6 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
                 stop = store_failed(rc);
             }
         }
-        cJSON_Delete(v);
     }
     if (!stop)
         spool_drain(db, INT_MAX);        /* and those that found it locked by this add */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "store/vectors.h"
 #include "util/os.h"
 #include "util/timeutil.h"
 
@@ -208,7 +209,9 @@ static int open_unwritable(struct cairn *h)
     return CAIRN_OK;
 }
 
-int cairn_open(const char *path, unsigned flags, struct cairn **out)
+/* A new handle on the store at path, its connection set up; the schema
+ * is not looked at (cairn_open migrates). */
+static int connect_store(const char *path, unsigned flags, struct cairn **out)
 {
     char def[4096];
     int rc = CAIRN_OK, src;
@@ -268,7 +271,32 @@ int cairn_open(const char *path, unsigned flags, struct cairn **out)
     }
     if ((rc = store_pragmas(h)))
         return rc;
-    return store_migrate(h);
+    return vec_watch_commits(h);
+}
+
+/* A read-only handle on a store of an older schema (store_migrate says
+ * why): a short writable handle migrates it, and then h reads it. */
+static int upgrade_for_reader(struct cairn *h, int version)
+{
+    struct cairn *w = NULL;
+    int rc = connect_store(h->path, CAIRN_OPEN_NOCREATE, &w), old;
+    if (!rc)
+        rc = store_migrate(w, &old);
+    if (rc)
+        cairn__err(h, rc, "%s needs a schema upgrade (version %d to %d), which failed: %s",
+                   h->path, version, CAIRN_SCHEMA_VERSION, cairn_errmsg(w));
+    cairn_close(w);
+    return rc ? rc : store_check_upgraded(h);
+}
+
+int cairn_open(const char *path, unsigned flags, struct cairn **out)
+{
+    int old, rc = connect_store(path, flags, out);
+    if (!rc)
+        rc = store_migrate(*out, &old);
+    if (!rc && old)
+        rc = upgrade_for_reader(*out, old);
+    return rc;
 }
 
 void cairn_close(struct cairn *db)

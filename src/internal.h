@@ -20,7 +20,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 6
+#define CAIRN_SCHEMA_VERSION 7
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -43,12 +43,26 @@ enum cairn__setting {
     CAIRN__NSET
 };
 
+struct cairn;
+
+/* What a subsystem that keeps state derived from the store outside it
+ * (the vector cache file: store/vectors.c) hears of every transaction:
+ * begin after BEGIN, commit after a successful COMMIT (store/tx.c). */
+struct store_tx_hook {
+    void (*begin)(struct cairn *h);
+    void (*commit)(struct cairn *h);
+};
+#define STORE_TX_HOOKS 2
+
 struct cairn {
     sqlite3 *db;
     char    *path;
     int      readonly;
     int      in_tx;          /* inside a store transaction */
-    int64_t  vec_stamp;      /* the vectors' stamp when the transaction began */
+    int64_t  vec_stamp;      /* the vectors' stamp when the transaction began
+                                (store/vectors.c's transaction hook) */
+    const struct store_tx_hook *tx_hooks[STORE_TX_HOOKS];
+    int      n_tx_hooks;
     char     errmsg[512];
     char    *set[CAIRN__NSET]; /* settings: cairn_set, NULL = default */
 };
@@ -74,11 +88,17 @@ int cairn__opts(struct cairn *h, void *out, size_t out_size, const void *in, siz
                 const char *what);
 
 /* ---- Interface to code in store/schema.c ---- */
-/* Creates or migrates the schema to CAIRN_SCHEMA_VERSION. */
-int store_migrate(struct cairn *h);
+/* Creates or migrates the schema to CAIRN_SCHEMA_VERSION. A read-only
+ * handle on an older store is left as it is, with *old set to its
+ * version (else 0): the caller upgrades it through a writable handle
+ * (api.c) and then calls store_check_upgraded. */
+int store_migrate(struct cairn *h, int *old);
+int store_check_upgraded(struct cairn *h);
 int store_check_foreign(struct cairn *h);
 
 /* ---- Interface to code in store/tx.c ---- */
+/* Registers hook (static storage) on h; CAIRN_ERROR past STORE_TX_HOOKS. */
+int store_tx_hook_add(struct cairn *h, const struct store_tx_hook *hook);
 int store_begin(struct cairn *h);      /* BEGIN IMMEDIATE, waits on locks */
 int store_commit(struct cairn *h);
 void store_rollback(struct cairn *h);
@@ -125,6 +145,19 @@ uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,
 /* Registers the FTS5 tokenizer "cairn" and the cairn_tf() auxiliary
  * function on db (every connection). Returns a SQLite result code. */
 int store_fts_register(sqlite3 *db);
+/* messages_fts follows messages through these, called in the transaction
+ * that writes the message (schema v7 has no FTS triggers). Adds message
+ * row's text; *st caches the statement (finalize it). */
+int store_fts_add(struct cairn *h, sqlite3_stmt **st, int64_t row, const char *text, size_t n);
+/* Message row's text becomes text: call before the UPDATE, with the text
+ * it replaces (old, exactly as stored). */
+int store_fts_replace(struct cairn *h, int64_t row, const char *old, size_t on,
+                      const char *text, size_t n);
+/* Deleting messages: this statement first, bound to the session row (?1),
+ * removes their index rows. */
+#define STORE_FTS_FORGET_SESSION \
+    "INSERT INTO messages_fts(messages_fts, rowid, content) " \
+    "SELECT 'delete', id, content FROM messages WHERE session = ?"
 
 /* ---- Interface to code in util/hash.c ---- */
 #include "util/hash.h"

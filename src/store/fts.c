@@ -10,6 +10,13 @@
  *
  * store_fts_register puts it and the tokenizer "cairn" (text/tokenize.c)
  * on a connection: the one statement that reaches the FTS5 API.
+ *
+ * messages_fts is an external-content index of messages.content, kept in
+ * step by the code that writes messages, in the same transaction, through
+ * the functions below (no triggers since schema version 7): an insert adds
+ * the row, a rewrite of the text replaces it, a delete removes it first.
+ * A trigger would make SQLite open a statement journal and FTS5 flush its
+ * pending terms at every message insert (schema.c, version 3).
  */
 #include <string.h>
 
@@ -48,6 +55,39 @@ static void tf_func(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
         sqlite3_result_blob(ctx, out, (int)bytes, SQLITE_TRANSIENT);
     if (out != stack)
         sqlite3_free(out);
+}
+
+int store_fts_add(struct cairn *h, sqlite3_stmt **st, int64_t row, const char *text, size_t n)
+{
+    int rc, src;
+    if (!*st && (rc = store_prepare(h, "INSERT INTO messages_fts(rowid, content) VALUES (?, ?)",
+                                    st)))
+        return rc;
+    sqlite3_reset(*st);
+    sqlite3_bind_int64(*st, 1, row);
+    sqlite3_bind_text(*st, 2, text, (int)n, SQLITE_STATIC);
+    src = sqlite3_step(*st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "index message");
+}
+
+int store_fts_replace(struct cairn *h, int64_t row, const char *old, size_t on,
+                      const char *text, size_t n)
+{
+    sqlite3_stmt *del = NULL, *add = NULL;
+    int rc = store_prepare(h, "INSERT INTO messages_fts(messages_fts, rowid, content) "
+                           "VALUES ('delete', ?, ?)", &del);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(del, 1, row);
+    /* a copy: old may point into a row this transaction is rewriting */
+    sqlite3_bind_text(del, 2, old, (int)on, SQLITE_TRANSIENT);
+    int src = sqlite3_step(del);
+    sqlite3_finalize(del);
+    if (src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "unindex message");
+    rc = store_fts_add(h, &add, row, text, n);
+    sqlite3_finalize(add);
+    return rc;
 }
 
 int store_fts_register(sqlite3 *db)

@@ -278,7 +278,7 @@ static void derive_session_id(const struct cairn_session *s, const struct clean_
 
 /*
  * If the session's message `id` holds a strict prefix of cm's text,
- * replaces it with cm's (the update trigger re-indexes it; its vectors go
+ * replaces it with cm's (its index row too; its vectors go, by trigger,
  * and a backfill gives new ones). Returns 1 if extended, 0 if not, -1 on
  * a SQLite error. *st caches the statements between calls.
  */
@@ -303,6 +303,10 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     if (!old || on >= cm->len || memcmp(old, cm->content, on) != 0)
         return 0;
     int64_t row = sqlite3_column_int64(st->sel, 0);
+    if (store_fts_replace(h, row, old, on, cm->content, cm->len)) {
+        sqlite3_reset(st->sel);
+        return -1;
+    }
     sqlite3_reset(st->upd);
     sqlite3_bind_text(st->upd, 1, cm->content, (int)cm->len, SQLITE_STATIC);
     sqlite3_bind_int64(st->upd, 2, (int64_t)cm->hash);
@@ -427,26 +431,44 @@ out:
     return rc;
 }
 
-int cairn_add_session(struct cairn *h, const struct cairn_session *s,
-                      struct cairn_add_stats *stats)
-{
-    struct vec_batch vb = VEC_BATCH_INIT;
-    sqlite3_stmt *ins_v = NULL;
-    struct clean_msg *cm = NULL;
-    sqlite3_stmt *find = NULL, *ins_s = NULL, *ins_m = NULL, *ins_f = NULL, *cnt = NULL;
-    sqlite3_stmt *upd = NULL;
-    char *title = NULL, *project = NULL, *source = NULL, *meta = NULL, autoid[32];
-    const char *sid;
-    int rc = CAIRN_OK, src, is_new = 0;
-    int64_t sess_rowid, started = s->started_at, ended = s->ended_at, next_pos = 0;
-    size_t added = 0, skipped = 0, extended = 0;
-    int64_t add_ntok = 0, add_user = 0, add_bytes = 0;    /* for session_stats */
-    struct extend_st ext = { NULL, NULL };
-    struct store_clean cl = { redact_enabled(cairn__setting(h, CAIRN__SET_REDACT)), 0, 0, NULL };
+/* ---- prepare: everything that needs no lock ------------------------- */
 
-    if (!h)
-        return CAIRN_ERROR;
-    /* Validate everything before touching the store. */
+/*
+ * A session made ready to store: every string cleaned, every message
+ * hashed and counted, the messages the store lacks embedded. Made by
+ * prepare_session without the write lock and without writing; read by
+ * write_session inside it.
+ */
+struct prepared {
+    const struct cairn_session *s;
+    struct clean_msg *cm;                  /* [s->n_messages] */
+    char *title, *project, *source, *meta; /* cleaned; NULL when absent */
+    const char *sid;                       /* s->id, or autoid made from the content */
+    char autoid[32];
+    int64_t started, ended;                /* the session's, else its messages' range */
+    struct store_clean cl;
+    struct vec_batch vb;
+};
+
+static void prepared_free(struct prepared *p)
+{
+    vec_batch_free(&p->vb);
+    if (p->cm) {
+        for (size_t i = 0; i < p->s->n_messages; i++) {
+            free(p->cm[i].content);
+            free(p->cm[i].speaker);
+        }
+        free(p->cm);
+    }
+    free(p->title);
+    free(p->project);
+    free(p->source);
+    free(p->meta);
+}
+
+/* Refuses what cairn_add_session cannot store, before anything else. */
+static int validate_session(struct cairn *h, const struct cairn_session *s)
+{
     for (size_t i = 0; i < s->n_messages; i++) {
         const struct cairn_message *m = &s->messages[i];
         if (!m->role || (strcmp(m->role, "user") && strcmp(m->role, "assistant")))
@@ -455,228 +477,292 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
         if (!m->content)
             return cairn__err(h, CAIRN_INVALID, "message %zu: no content", i + 1);
     }
-    if ((rc = check_repeated_ids(h, s)))
-        return rc;
-    cm = calloc(s->n_messages ? s->n_messages : 1, sizeof *cm);
-    if (!cm)
+    return check_repeated_ids(h, s);
+}
+
+/* Cleans, hashes and counts every message; widens the session's time
+ * range to its messages' where the caller gave none. */
+static int prepare_messages(struct cairn *h, struct prepared *p)
+{
+    const struct cairn_session *s = p->s;
+    p->cm = calloc(s->n_messages ? s->n_messages : 1, sizeof *p->cm);
+    if (!p->cm)
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
     for (size_t i = 0; i < s->n_messages; i++) {
         const struct cairn_message *m = &s->messages[i];
+        struct clean_msg *c = &p->cm[i];
         size_t len = m->content_len ? m->content_len : strlen(m->content);
-        cm[i].content = store_clean_text(m->content, len, &cl, &cm[i].len);
-        if (!cm[i].content || clean_field(m->speaker, &cl, &cm[i].speaker)) {
-            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-            goto out;
-        }
-        cm[i].hash = store_message_hash(m->role, cm[i].speaker, m->at, cm[i].content,
-                                        cm[i].len);
-        cm[i].ntok = count_index_tokens(cm[i].content, cm[i].len);
+        c->content = store_clean_text(m->content, len, &p->cl, &c->len);
+        if (!c->content || clean_field(m->speaker, &p->cl, &c->speaker))
+            return cairn__err(h, CAIRN_NOMEM, "out of memory");
+        c->hash = store_message_hash(m->role, c->speaker, m->at, c->content, c->len);
+        c->ntok = count_index_tokens(c->content, c->len);
         if (m->at != CAIRN_NO_TIME) {
-            if (s->started_at == CAIRN_NO_TIME && (started == CAIRN_NO_TIME || m->at < started))
-                started = m->at;
-            if (s->ended_at == CAIRN_NO_TIME && (ended == CAIRN_NO_TIME || m->at > ended))
-                ended = m->at;
+            if (s->started_at == CAIRN_NO_TIME && (p->started == CAIRN_NO_TIME ||
+                                                   m->at < p->started))
+                p->started = m->at;
+            if (s->ended_at == CAIRN_NO_TIME && (p->ended == CAIRN_NO_TIME || m->at > p->ended))
+                p->ended = m->at;
         }
     }
-    count_occurrences(cm, s->messages, s->n_messages);
+    count_occurrences(p->cm, s->messages, s->n_messages);
+    return CAIRN_OK;
+}
+
+/* Validates, cleans, masks, hashes, counts and embeds: all the CPU work
+ * of an add, with no lock taken and nothing written. p is set up (and
+ * must be freed with prepared_free) whatever the result. */
+static int prepare_session(struct cairn *h, const struct cairn_session *s, struct prepared *p)
+{
+    int rc;
+    memset(p, 0, sizeof *p);
+    p->s = s;
+    p->started = s->started_at;
+    p->ended = s->ended_at;
+    p->cl = (struct store_clean){ redact_enabled(cairn__setting(h, CAIRN__SET_REDACT)), 0, 0, NULL };
+    p->vb = (struct vec_batch)VEC_BATCH_INIT;
+    if ((rc = validate_session(h, s)) || (rc = prepare_messages(h, p)))
+        return rc;
     /* Metadata is stored text too: masked like the messages (a git remote
      * with a token in meta, a key pasted into a title). */
-    if (clean_field(s->title, &cl, &title) || clean_field(s->project, &cl, &project)
-        || clean_field(s->source, &cl, &source)
-        || (s->meta && !(meta = store_clean_meta(s->meta, &cl)))) {
-        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-        goto out;
-    }
+    if (clean_field(s->title, &p->cl, &p->title) || clean_field(s->project, &p->cl, &p->project)
+        || clean_field(s->source, &p->cl, &p->source)
+        || (s->meta && !(p->meta = store_clean_meta(s->meta, &p->cl))))
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
     if (s->id && *s->id) {
-        sid = s->id;
+        p->sid = s->id;
     } else {
-        derive_session_id(s, cm, autoid, sizeof autoid);
-        sid = autoid;
+        derive_session_id(s, p->cm, p->autoid, sizeof p->autoid);
+        p->sid = p->autoid;
     }
-    if ((rc = embed_new(h, sid, s, cm, &vb)))
-        goto out;
+    return embed_new(h, p->sid, s, p->cm, &p->vb);
+}
 
-    rc = store_begin(h);
-    if (rc)
-        goto out;
+/* ---- write: one transaction ------------------------------------------ */
+
+/* What write_session did, for the caller's stats and session_stats. */
+struct written {
+    int     is_new;
+    size_t  added, skipped, extended;
+    int64_t ntok, nuser, bytes;            /* of the added messages */
+};
+
+/* The statements of the message inserts, prepared once per session. */
+struct msg_st {
+    sqlite3_stmt *cnt, *ins_m, *ins_f, *ins_v;
+    struct extend_st ext;
+};
+
+static void msg_st_free(struct msg_st *m)
+{
+    sqlite3_finalize(m->cnt);
+    sqlite3_finalize(m->ins_m);
+    sqlite3_finalize(m->ins_f);
+    sqlite3_finalize(m->ins_v);
+    sqlite3_finalize(m->ext.sel);
+    sqlite3_finalize(m->ext.upd);
+}
+
+/* The session's row: found by its external id, or inserted. */
+static int session_row(struct cairn *h, const struct prepared *p, int64_t *row, int *is_new)
+{
+    sqlite3_stmt *find = NULL, *ins = NULL;
+    int rc, src;
     if ((rc = store_prepare(h, "SELECT id, started_at, ended_at FROM sessions WHERE ext_id=?",
                             &find)))
-        goto fail;
-    sqlite3_bind_text(find, 1, sid, -1, SQLITE_STATIC);
+        return rc;
+    sqlite3_bind_text(find, 1, p->sid, -1, SQLITE_STATIC);
     src = sqlite3_step(find);
     if (src == SQLITE_ROW) {
-        sess_rowid = sqlite3_column_int64(find, 0);
-    } else if (src == SQLITE_DONE) {
-        is_new = 1;
-        if ((rc = store_prepare(h, "INSERT INTO sessions(ext_id, source, project, title, "
-                                "started_at, ended_at, meta, stored_at) VALUES (?,?,?,?,?,?,?,?)",
-                                &ins_s)))
-            goto fail;
-        sqlite3_bind_text(ins_s, 1, sid, -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins_s, 2, source ? source : "", -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins_s, 3, project ? project : "", -1, SQLITE_STATIC);
-        sqlite3_bind_text(ins_s, 4, title ? title : "", -1, SQLITE_STATIC);
-        bind_time(ins_s, 5, started);
-        bind_time(ins_s, 6, ended);
-        bind_text_or_null(ins_s, 7, meta);
-        sqlite3_bind_int64(ins_s, 8, (int64_t)time(NULL));
-        if (sqlite3_step(ins_s) != SQLITE_DONE) {
-            rc = cairn__sqlerr(h, SQLITE_ERROR, "insert session");
-            goto fail;
-        }
-        sess_rowid = sqlite3_last_insert_rowid(h->db);
-    } else {
-        rc = cairn__sqlerr(h, src, "find session");
-        goto fail;
-    }
-    if (!is_new) {
-        sqlite3_stmt *mx;
-        if ((rc = store_prepare(h, "SELECT coalesce(max(position)+1, 0) FROM messages "
-                                "WHERE session=?", &mx)))
-            goto fail;
-        sqlite3_bind_int64(mx, 1, sess_rowid);
-        if (sqlite3_step(mx) == SQLITE_ROW)
-            next_pos = sqlite3_column_int64(mx, 0);
-        sqlite3_finalize(mx);
-        if ((rc = store_prepare(h, "SELECT count(*) FROM messages WHERE session=? AND hash=? "
-                                "AND ext_id IS NULL", &cnt)))
-            goto fail;
-    }
-    if ((rc = store_prepare(h, "INSERT INTO messages_fts(rowid, content) VALUES (?, ?)", &ins_f)))
-        goto fail;
-    if ((rc = store_prepare(h, "INSERT OR IGNORE INTO messages(session, position, ext_id, role, "
-                            "speaker, content, created_at, hash, ntok) VALUES (?,?,?,?,?,?,?,?,?)",
-                            &ins_m)))
-        goto fail;
-    for (size_t i = 0; i < s->n_messages; i++) {
-        const struct cairn_message *m = &s->messages[i];
-        int has_id = m->id && *m->id;
-        if (!is_new && !has_id) {
-            sqlite3_reset(cnt);
-            sqlite3_bind_int64(cnt, 1, sess_rowid);
-            sqlite3_bind_int64(cnt, 2, (int64_t)cm[i].hash);
-            int64_t have = sqlite3_step(cnt) == SQLITE_ROW ? sqlite3_column_int64(cnt, 0) : 0;
-            if (have >= cm[i].occurrence) {
-                skipped++;
-                continue;
-            }
-        }
-        sqlite3_reset(ins_m);
-        sqlite3_bind_int64(ins_m, 1, sess_rowid);
-        sqlite3_bind_int64(ins_m, 2, next_pos);
-        bind_text_or_null(ins_m, 3, has_id ? m->id : NULL);
-        sqlite3_bind_text(ins_m, 4, m->role, -1, SQLITE_STATIC);
-        bind_text_or_null(ins_m, 5, cm[i].speaker);
-        sqlite3_bind_text(ins_m, 6, cm[i].content, (int)cm[i].len, SQLITE_STATIC);
-        bind_time(ins_m, 7, m->at);
-        sqlite3_bind_int64(ins_m, 8, (int64_t)cm[i].hash);
-        sqlite3_bind_int(ins_m, 9, cm[i].ntok);
-        src = sqlite3_step(ins_m);
-        if (src != SQLITE_DONE) {
-            rc = cairn__sqlerr(h, src, "insert message");
-            goto fail;
-        }
-        if (sqlite3_changes(h->db) > 0) {
-            int64_t mrow = sqlite3_last_insert_rowid(h->db);
-            sqlite3_reset(ins_f);
-            sqlite3_bind_int64(ins_f, 1, mrow);
-            sqlite3_bind_text(ins_f, 2, cm[i].content, (int)cm[i].len, SQLITE_STATIC);
-            src = sqlite3_step(ins_f);
-            if (src != SQLITE_DONE) {
-                rc = cairn__sqlerr(h, src, "index message");
-                goto fail;
-            }
-            if ((rc = vec_batch_store(h, &vb, i, mrow, sess_rowid, &ins_v)))
-                goto fail;
-            add_ntok += cm[i].ntok;
-            add_user += !strcmp(m->role, "user");
-            add_bytes += (int64_t)cm[i].len;
-            added++;
-            next_pos++;
-        } else if (has_id) {
-            /* The id is there. A transcript read while a reply was still
-             * being written gives its first blocks; when the whole reply
-             * comes, it starts with what was stored: keep the longer. */
-            int r2 = extend_message(h, sess_rowid, m->id, &cm[i], &ext);
-            if (r2 < 0) {
-                rc = cairn__sqlerr(h, SQLITE_ERROR, "extend message");
-                goto fail;
-            }
-            if (r2 > 0)
-                extended++;
-            else
-                skipped++;
-        } else {
-            skipped++;
-        }
-    }
-    if (added && (rc = add_session_stats(h, sess_rowid, (int64_t)added, add_ntok, add_user,
-                                         add_bytes)))
-        goto fail;
-    if (!is_new && added) {
-        if ((rc = store_prepare(h, "UPDATE sessions SET "
-                                "started_at = CASE WHEN ?2 IS NOT NULL AND (started_at IS NULL "
-                                "  OR ?2 < started_at) THEN ?2 ELSE started_at END, "
-                                "ended_at = CASE WHEN ?3 IS NOT NULL AND (ended_at IS NULL "
-                                "  OR ?3 > ended_at) THEN ?3 ELSE ended_at END, "
-                                "title = CASE WHEN title = '' THEN ?4 ELSE title END "
-                                "WHERE id = ?1", &upd)))
-            goto fail;
-        sqlite3_bind_int64(upd, 1, sess_rowid);
-        bind_time(upd, 2, started);
-        bind_time(upd, 3, ended);
-        sqlite3_bind_text(upd, 4, title ? title : "", -1, SQLITE_STATIC);
-        if (sqlite3_step(upd) != SQLITE_DONE) {
-            rc = cairn__sqlerr(h, SQLITE_ERROR, "update session");
-            goto fail;
-        }
-    }
-    sqlite3_finalize(find);
-    sqlite3_finalize(ins_s);
-    sqlite3_finalize(ins_m);
-    sqlite3_finalize(ins_f);
-    sqlite3_finalize(cnt);
-    sqlite3_finalize(upd);
-    sqlite3_finalize(ins_v);
-    sqlite3_finalize(ext.sel);
-    sqlite3_finalize(ext.upd);
-    find = ins_s = ins_m = ins_f = cnt = upd = ins_v = ext.sel = ext.upd = NULL;
-    rc = store_commit(h);
-    if (rc)
+        *row = sqlite3_column_int64(find, 0);
         goto out;
-    if (stats) {
-        stats->sessions_added += (size_t)is_new;
-        stats->sessions_updated += (size_t)(!is_new && (added > 0 || extended > 0));
-        stats->messages_added += added;
-        stats->messages_extended += extended;
-        stats->messages_skipped += skipped;
-        stats->secrets_masked += is_new || added ? cl.masked : 0;
     }
-    goto out;
-fail:
-    store_rollback(h);
+    if (src != SQLITE_DONE) {
+        rc = cairn__sqlerr(h, src, "find session");
+        goto out;
+    }
+    *is_new = 1;
+    if ((rc = store_prepare(h, "INSERT INTO sessions(ext_id, source, project, title, "
+                            "started_at, ended_at, meta, stored_at) VALUES (?,?,?,?,?,?,?,?)",
+                            &ins)))
+        goto out;
+    sqlite3_bind_text(ins, 1, p->sid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 2, p->source ? p->source : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 3, p->project ? p->project : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 4, p->title ? p->title : "", -1, SQLITE_STATIC);
+    bind_time(ins, 5, p->started);
+    bind_time(ins, 6, p->ended);
+    bind_text_or_null(ins, 7, p->meta);
+    sqlite3_bind_int64(ins, 8, (int64_t)time(NULL));
+    if (sqlite3_step(ins) != SQLITE_DONE)
+        rc = cairn__sqlerr(h, SQLITE_ERROR, "insert session");
+    else
+        *row = sqlite3_last_insert_rowid(h->db);
 out:
     sqlite3_finalize(find);
-    sqlite3_finalize(ins_s);
-    sqlite3_finalize(ins_m);
-    sqlite3_finalize(ins_f);
-    sqlite3_finalize(cnt);
-    sqlite3_finalize(upd);
-    sqlite3_finalize(ins_v);
-    sqlite3_finalize(ext.sel);
-    sqlite3_finalize(ext.upd);
-    vec_batch_free(&vb);
-    if (cm) {
-        for (size_t i = 0; i < s->n_messages; i++) {
-            free(cm[i].content);
-            free(cm[i].speaker);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/* The position after the session's last message (0 for a new session). */
+static int next_position(struct cairn *h, int64_t row, int64_t *pos)
+{
+    sqlite3_stmt *mx;
+    int rc = store_prepare(h, "SELECT coalesce(max(position)+1, 0) FROM messages "
+                           "WHERE session=?", &mx);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(mx, 1, row);
+    if (sqlite3_step(mx) == SQLITE_ROW)
+        *pos = sqlite3_column_int64(mx, 0);
+    sqlite3_finalize(mx);
+    return CAIRN_OK;
+}
+
+/* Message i of p, unless the session holds it already: inserted at *pos
+ * with its FTS row and vectors, or an extension of the stored text, or
+ * skipped; w counts which. */
+static int store_message(struct cairn *h, const struct prepared *p, size_t i, int64_t row,
+                         int64_t *pos, struct msg_st *ms, struct written *w)
+{
+    const struct cairn_message *m = &p->s->messages[i];
+    const struct clean_msg *c = &p->cm[i];
+    int has_id = m->id && *m->id, rc, src;
+    if (!w->is_new && !has_id) {
+        sqlite3_reset(ms->cnt);
+        sqlite3_bind_int64(ms->cnt, 1, row);
+        sqlite3_bind_int64(ms->cnt, 2, (int64_t)c->hash);
+        int64_t have = sqlite3_step(ms->cnt) == SQLITE_ROW ? sqlite3_column_int64(ms->cnt, 0) : 0;
+        if (have >= c->occurrence) {
+            w->skipped++;
+            return CAIRN_OK;
         }
-        free(cm);
     }
-    free(title);
-    free(project);
-    free(source);
-    free(meta);
+    sqlite3_reset(ms->ins_m);
+    sqlite3_bind_int64(ms->ins_m, 1, row);
+    sqlite3_bind_int64(ms->ins_m, 2, *pos);
+    bind_text_or_null(ms->ins_m, 3, has_id ? m->id : NULL);
+    sqlite3_bind_text(ms->ins_m, 4, m->role, -1, SQLITE_STATIC);
+    bind_text_or_null(ms->ins_m, 5, c->speaker);
+    sqlite3_bind_text(ms->ins_m, 6, c->content, (int)c->len, SQLITE_STATIC);
+    bind_time(ms->ins_m, 7, m->at);
+    sqlite3_bind_int64(ms->ins_m, 8, (int64_t)c->hash);
+    sqlite3_bind_int(ms->ins_m, 9, c->ntok);
+    src = sqlite3_step(ms->ins_m);
+    if (src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "insert message");
+    if (sqlite3_changes(h->db) > 0) {
+        int64_t mrow = sqlite3_last_insert_rowid(h->db);
+        if ((rc = store_fts_add(h, &ms->ins_f, mrow, c->content, c->len)) ||
+            (rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
+            return rc;
+        w->ntok += c->ntok;
+        w->nuser += !strcmp(m->role, "user");
+        w->bytes += (int64_t)c->len;
+        w->added++;
+        (*pos)++;
+    } else if (has_id) {
+        /* The id is there. A transcript read while a reply was still
+         * being written gives its first blocks; when the whole reply
+         * comes, it starts with what was stored: keep the longer. */
+        int r2 = extend_message(h, row, m->id, c, &ms->ext);
+        if (r2 < 0)
+            return cairn__sqlerr(h, SQLITE_ERROR, "extend message");
+        if (r2 > 0)
+            w->extended++;
+        else
+            w->skipped++;
+    } else {
+        w->skipped++;
+    }
+    return CAIRN_OK;
+}
+
+/* Every message of p the session lacks, and their totals. */
+static int store_messages(struct cairn *h, const struct prepared *p, int64_t row,
+                          struct written *w)
+{
+    struct msg_st ms = { NULL, NULL, NULL, NULL, { NULL, NULL } };
+    int64_t pos = 0;
+    int rc;
+    if (!w->is_new &&
+        ((rc = next_position(h, row, &pos)) ||
+         (rc = store_prepare(h, "SELECT count(*) FROM messages WHERE session=? AND hash=? "
+                             "AND ext_id IS NULL", &ms.cnt))))
+        goto out;
+    if ((rc = store_prepare(h, "INSERT OR IGNORE INTO messages(session, position, ext_id, "
+                            "role, speaker, content, created_at, hash, ntok) "
+                            "VALUES (?,?,?,?,?,?,?,?,?)", &ms.ins_m)))
+        goto out;
+    for (size_t i = 0; i < p->s->n_messages && !rc; i++)
+        rc = store_message(h, p, i, row, &pos, &ms, w);
+    if (!rc && w->added)
+        rc = add_session_stats(h, row, (int64_t)w->added, w->ntok, w->nuser, w->bytes);
+out:
+    msg_st_free(&ms);
+    return rc;
+}
+
+/* An existing session that got new messages: its time range widens, and
+ * a title arrives if it had none. */
+static int touch_session(struct cairn *h, const struct prepared *p, int64_t row)
+{
+    sqlite3_stmt *upd;
+    int rc = store_prepare(h, "UPDATE sessions SET "
+                           "started_at = CASE WHEN ?2 IS NOT NULL AND (started_at IS NULL "
+                           "  OR ?2 < started_at) THEN ?2 ELSE started_at END, "
+                           "ended_at = CASE WHEN ?3 IS NOT NULL AND (ended_at IS NULL "
+                           "  OR ?3 > ended_at) THEN ?3 ELSE ended_at END, "
+                           "title = CASE WHEN title = '' THEN ?4 ELSE title END "
+                           "WHERE id = ?1", &upd);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(upd, 1, row);
+    bind_time(upd, 2, p->started);
+    bind_time(upd, 3, p->ended);
+    sqlite3_bind_text(upd, 4, p->title ? p->title : "", -1, SQLITE_STATIC);
+    if (sqlite3_step(upd) != SQLITE_DONE)
+        rc = cairn__sqlerr(h, SQLITE_ERROR, "update session");
+    sqlite3_finalize(upd);
+    return rc;
+}
+
+/* Takes the write lock, looks the session up, inserts what is new and
+ * commits: one session, one transaction. */
+static int write_session(struct cairn *h, const struct prepared *p, struct written *w)
+{
+    int64_t row = 0;
+    int rc = store_begin(h);
+    if (rc)
+        return rc;
+    if ((rc = session_row(h, p, &row, &w->is_new)) || (rc = store_messages(h, p, row, w)) ||
+        (!w->is_new && w->added && (rc = touch_session(h, p, row)))) {
+        store_rollback(h);
+        return rc;
+    }
+    return store_commit(h);
+}
+
+int cairn_add_session(struct cairn *h, const struct cairn_session *s,
+                      struct cairn_add_stats *stats)
+{
+    struct prepared p;
+    struct written w = { 0 };
+    int rc;
+    if (!h)
+        return CAIRN_ERROR;
+    if ((rc = prepare_session(h, s, &p)) || (rc = write_session(h, &p, &w)))
+        goto out;
+    if (stats) {
+        stats->sessions_added += (size_t)w.is_new;
+        stats->sessions_updated += (size_t)(!w.is_new && (w.added > 0 || w.extended > 0));
+        stats->messages_added += w.added;
+        stats->messages_extended += w.extended;
+        stats->messages_skipped += w.skipped;
+        stats->secrets_masked += w.is_new || w.added ? p.cl.masked : 0;
+    }
+out:
+    prepared_free(&p);
     return rc;
 }
 

@@ -162,10 +162,11 @@ static int forget_rows(struct cairn *h, void *arg)
     }
     sid = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
-    /* Messages first, one by one through the trigger that also removes
-     * their FTS rows; then the session. Every table that points at
-     * messages or sessions must be listed here (vectors, offsets...). */
+    /* Their FTS rows first (store/fts.c), then the messages, then the
+     * session. Every table that points at messages or sessions must be
+     * listed here (vectors, offsets...). */
     static const char *const del[] = {
+        STORE_FTS_FORGET_SESSION,
         "DELETE FROM messages WHERE session = ?",
         "DELETE FROM capture_state WHERE session = (SELECT ext_id FROM sessions WHERE id = ?)",
         "DELETE FROM session_stats WHERE session = ?",
@@ -295,12 +296,17 @@ static int redact_messages(struct cairn *h, struct redact_run *r)
         }
         uint64_t hash = store_message_hash(role ? role : "", speaker, at, content,
                                            strlen(content));
+        int64_t id = sqlite3_column_int64(sel, 0);
+        if (c1 && (rc = store_fts_replace(h, id, (const char *)sqlite3_column_text(sel, 1),
+                                          (size_t)sqlite3_column_bytes(sel, 1), content,
+                                          strlen(content))))
+            goto out;
         sqlite3_reset(upd);
         bind_owned(upd, 1, content);
         bind_owned(upd, 2, speaker);
         content = speaker = NULL;   /* owned by the statement now */
         sqlite3_bind_int64(upd, 3, (int64_t)hash);
-        sqlite3_bind_int64(upd, 4, sqlite3_column_int64(sel, 0));
+        sqlite3_bind_int64(upd, 4, id);
         if ((rc = step_done(h, upd)))
             goto out;
     }

@@ -13,7 +13,8 @@
  *                 hash dedupes messages that come without an id;
  *                 ntok is the message's length in index tokens (BM25)
  *   messages_fts  FTS5 over messages.content with the "cairn" tokenizer,
- *                 external content kept in step by triggers
+ *                 external content kept in step by triggers (version 7:
+ *                 by the code that writes messages)
  *
  * Version 2:
  *   capture_state how far capture has read each transcript/export file
@@ -54,6 +55,11 @@
  *   messages_meta an index (session, position, role, ntok, created_at,
  *                 speaker): recall loads its candidate sessions' turns
  *                 from it alone, for the same reason
+ *
+ * Version 7:
+ *   no FTS triggers: the code that inserts, rewrites or deletes a message
+ *   keeps messages_fts in step in the same transaction (store/fts.c), so
+ *   one mechanism does it, as inserts have since version 3
  */
 #include "internal.h"
 
@@ -170,6 +176,9 @@ static const char *const migrations[] = {
     "END;"
     "CREATE INDEX messages_hit ON messages(id, session, ntok);"
     "CREATE INDEX messages_meta ON messages(session, position, role, ntok, created_at, speaker);",
+    /* 6 -> 7: messages_fts follows deletes and rewrites explicitly too. */
+    "DROP TRIGGER IF EXISTS messages_ad;"
+    "DROP TRIGGER IF EXISTS messages_au;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
@@ -231,8 +240,10 @@ int store_check_foreign(struct cairn *h)
  * the hook would inject nothing until some writer ran. A file that cannot
  * be written keeps the old error. Version 0 is no store yet: an empty file
  * a writer is creating, or another program's file; a reader leaves both.
+ * The writable handle is opened by the caller (cairn_open), so that the
+ * store does not open handles itself.
  */
-static int migrate_for_reader(struct cairn *h, int version)
+static int check_for_reader(struct cairn *h, int version)
 {
     int ntables = 0, rc;
     if ((rc = store_check_foreign(h)))
@@ -244,14 +255,12 @@ static int migrate_for_reader(struct cairn *h, int version)
             return foreign(h);
         return cairn__err(h, CAIRN_NOTFOUND, "no store at %s yet (the file is empty)", h->path);
     }
-    struct cairn *w = NULL;
-    rc = cairn_open(h->path, CAIRN_OPEN_NOCREATE, &w);
-    if (rc)
-        cairn__err(h, rc, "%s needs a schema upgrade (version %d to %d), which failed: %s",
-                   h->path, version, N_MIGRATIONS, cairn_errmsg(w));
-    cairn_close(w);
-    if (rc)
-        return rc;
+    return CAIRN_OK;
+}
+
+int store_check_upgraded(struct cairn *h)
+{
+    int version = 0, rc;
     if ((rc = pragma_int(h, "PRAGMA user_version", &version)))
         return rc;
     return version == N_MIGRATIONS ? CAIRN_OK
@@ -259,11 +268,12 @@ static int migrate_for_reader(struct cairn *h, int version)
                         h->path, version, N_MIGRATIONS);
 }
 
-int store_migrate(struct cairn *h)
+int store_migrate(struct cairn *h, int *old)
 {
     int version = 0, rc;
     char sql[64];
 
+    *old = 0;
     rc = pragma_int(h, "PRAGMA user_version", &version);
     if (rc)
         return rc;
@@ -271,8 +281,12 @@ int store_migrate(struct cairn *h)
         return CAIRN_OK;                        /* the common case: nothing to do */
     if (version > N_MIGRATIONS)
         return too_new(h, version);
-    if (h->readonly)
-        return migrate_for_reader(h, version);
+    if (h->readonly) {
+        if ((rc = check_for_reader(h, version)))
+            return rc;
+        *old = version;
+        return CAIRN_OK;
+    }
     rc = store_begin(h);
     if (rc)
         return rc;

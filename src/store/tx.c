@@ -3,13 +3,14 @@
  *
  * Every write is one BEGIN IMMEDIATE transaction: the write lock is taken
  * up front, so two writers never deadlock upgrading a read lock, and the
- * busy timeout makes the second wait instead of failing. A commit that
- * changed the vectors removes the vector cache file (store/veccache.c).
+ * busy timeout makes the second wait instead of failing. Code that keeps
+ * something derived from the store outside it (the vector cache file,
+ * store/vectors.c) registers a hook here and hears of every transaction;
+ * tx.c knows nothing else of it.
  */
 #include <time.h>
 
 #include "internal.h"
-#include "store/vectors.h"
 #include "util/os.h"
 
 static int exec(struct cairn *h, const char *sql)
@@ -65,6 +66,14 @@ int store_probe(struct cairn *h)
     return sqlite3_exec(h->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
 }
 
+int store_tx_hook_add(struct cairn *h, const struct store_tx_hook *hook)
+{
+    if (h->n_tx_hooks >= STORE_TX_HOOKS)
+        return cairn__err(h, CAIRN_ERROR, "too many transaction hooks");
+    h->tx_hooks[h->n_tx_hooks++] = hook;
+    return CAIRN_OK;
+}
+
 int store_prepare(struct cairn *h, const char *sql, sqlite3_stmt **st)
 {
     int src = sqlite3_prepare_v2(h->db, sql, -1, st, NULL);
@@ -83,7 +92,9 @@ int store_begin(struct cairn *h)
     if (src != SQLITE_OK)
         return cairn__sqlerr(h, src, "begin");
     h->in_tx = 1;
-    h->vec_stamp = vec_stamp(h);
+    for (int i = 0; i < h->n_tx_hooks; i++)
+        if (h->tx_hooks[i]->begin)
+            h->tx_hooks[i]->begin(h);
     return CAIRN_OK;
 }
 
@@ -96,12 +107,9 @@ int store_commit(struct cairn *h)
         return rc;
     }
     h->in_tx = 0;
-    /* Vectors changed: the cache file beside the store is stale, and may
-     * hold the vectors of text this transaction forgot or rewrote. A
-     * reader would ignore it (its stamp no longer matches); removing it
-     * is what keeps those vectors off the disk. */
-    if (vec_stamp(h) != h->vec_stamp)
-        veccache_remove(h);
+    for (int i = 0; i < h->n_tx_hooks; i++)
+        if (h->tx_hooks[i]->commit)
+            h->tx_hooks[i]->commit(h);
     return CAIRN_OK;
 }
 

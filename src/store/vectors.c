@@ -589,6 +589,27 @@ int64_t vec_stamp(struct cairn *h)
     return query_int(h, "SELECT stamp FROM vec_stamp WHERE id = 1");
 }
 
+static void stamp_at_begin(struct cairn *h)
+{
+    h->vec_stamp = vec_stamp(h);
+}
+
+/* Vectors changed: the cache file beside the store is stale, and may hold
+ * the vectors of text this transaction forgot or rewrote. A reader would
+ * ignore it (its stamp no longer matches); removing it is what keeps
+ * those vectors off the disk. */
+static void stamp_at_commit(struct cairn *h)
+{
+    if (vec_stamp(h) != h->vec_stamp)
+        veccache_remove(h);
+}
+
+int vec_watch_commits(struct cairn *h)
+{
+    static const struct store_tx_hook hook = { stamp_at_begin, stamp_at_commit };
+    return store_tx_hook_add(h, &hook);
+}
+
 static int cache_on(const struct cairn *h)
 {
     const char *v = cairn__setting(h, CAIRN__SET_VEC_CACHE);

@@ -124,6 +124,9 @@ int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_se
 /* The store's vector stamp (schema version 5), or -1 when there is none
  * (an older schema, mid-migration). Sets no error. */
 int64_t vec_stamp(struct cairn *h);
+/* Registers on h the transaction hook that removes the cache file when a
+ * transaction changed the vectors (cairn_open calls it). */
+int vec_watch_commits(struct cairn *h);
 
 /* ---- the cache file (veccache.c) ------------------------------------ */
 

@@ -8,6 +8,10 @@
  * is accepted here with the same tree. Nodes are cJSON's own (made with
  * cJSON_Create*, strings malloc'd as cJSON's default hooks expect), so
  * the rest of the code reads and frees them as before.
+ *
+ * json_scan runs the same code with `skip` set: every value parses to one
+ * static node and nothing is allocated or linked, so it finds where a
+ * value ends, and fails at the same byte, at no cost in memory.
  */
 #include <math.h>
 #include <stdint.h>
@@ -25,9 +29,19 @@
 struct jp {
     const char *p, *end;
     int depth;
+    int skip;                  /* json_scan: validate only, build nothing */
 };
 
+/* What every value is in skip mode; never written to. */
+static cJSON skipped;
+
 static cJSON *parse_value(struct jp *j);
+
+static void drop(const struct jp *j, cJSON *c)
+{
+    if (!j->skip)
+        cJSON_Delete(c);
+}
 
 static void skip_ws(struct jp *j)
 {
@@ -35,8 +49,10 @@ static void skip_ws(struct jp *j)
         j->p++;
 }
 
-static cJSON *new_node(int type)
+static cJSON *new_node(const struct jp *j, int type)
 {
+    if (j->skip)
+        return &skipped;
     cJSON *c = cJSON_CreateNull();
     if (c)
         c->type = type;
@@ -85,7 +101,8 @@ static long unicode_escape(const char **r, const char *end)
 }
 
 /* Decodes the string at j->p (on its opening quote) into a malloc'd C
- * string. Returns 0, or -1 with j->p at the error. */
+ * string (in skip mode: checks its escapes, *out is NULL). Returns 0, or
+ * -1 with j->p at the error. */
 static int parse_string(struct jp *j, char **out)
 {
     const char *s = j->p + 1, *q = s;
@@ -107,15 +124,17 @@ static int parse_string(struct jp *j, char **out)
     }
     /* Escapes only shrink; a raw NUL grows to the 3 bytes of U+FFFD. */
     size_t raw = (size_t)(q - s);
-    char *o = malloc(raw + 2 * nul + 1), *w = o;
-    if (!o)
+    char scratch[8], *o = j->skip ? NULL : malloc(raw + 2 * nul + 1), *w = o;
+    if (!o && !j->skip)
         return -1;
-    if (!esc && !nul) {
+    if (o && !esc && !nul) {
         memcpy(o, s, raw);
         w += raw;
     }
-    for (const char *r = s; (esc || nul) && r < q;) {
+    for (const char *r = s; (esc || (nul && o)) && r < q;) {
         unsigned char c = (unsigned char)*r++;
+        if (!o)
+            w = scratch;             /* skip mode: each step writes 4 bytes at most */
         if (!c) {
             w += utf8_encode(0xFFFD, w);
             continue;
@@ -147,7 +166,8 @@ static int parse_string(struct jp *j, char **out)
             return -1;
         }
     }
-    *w = 0;
+    if (o)
+        *w = 0;
     *out = o;
     j->p = q + 1;
     return 0;
@@ -189,6 +209,10 @@ static cJSON *parse_number(struct jp *j)
         while (is_digit(j, q))
             q++;
     }
+    if (j->skip) {
+        j->p = q;
+        return &skipped;
+    }
     size_t len = (size_t)(q - s);
     char small[64], *tmp = len < sizeof small ? small : malloc(len + 1);
     if (!tmp)
@@ -220,7 +244,7 @@ static cJSON *parse_literal(struct jp *j, const char *word, int type)
     if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n))
         return NULL;
     j->p += n;
-    return new_node(type);
+    return new_node(j, type);
 }
 
 /* An array or object, j->p on its opening bracket. */
@@ -228,7 +252,7 @@ static cJSON *parse_container(struct jp *j, int obj)
 {
     const char close = obj ? '}' : ']';
     cJSON *c, *last = NULL;
-    if (j->depth >= JSON_PARSE_MAX_DEPTH || !(c = new_node(obj ? cJSON_Object : cJSON_Array)))
+    if (j->depth >= JSON_PARSE_MAX_DEPTH || !(c = new_node(j, obj ? cJSON_Object : cJSON_Array)))
         return NULL;
     j->depth++;
     j->p++;
@@ -256,16 +280,18 @@ static cJSON *parse_container(struct jp *j, int obj)
             free(key);
             goto fail;
         }
-        v->string = key;
-        /* cJSON's list: next/prev, and the first item's prev is the last */
-        if (last) {
-            last->next = v;
-            v->prev = last;
-        } else {
-            c->child = v;
+        if (!j->skip) {
+            v->string = key;
+            /* cJSON's list: next/prev, and the first item's prev is the last */
+            if (last) {
+                last->next = v;
+                v->prev = last;
+            } else {
+                c->child = v;
+            }
+            last = v;
+            c->child->prev = last;
         }
-        last = v;
-        c->child->prev = last;
         skip_ws(j);
         if (j->p < j->end && *j->p == ',') {
             j->p++;
@@ -282,7 +308,7 @@ done:
     j->depth--;
     return c;
 fail:
-    cJSON_Delete(c);
+    drop(j, c);
     return NULL;
 }
 
@@ -300,11 +326,12 @@ static cJSON *parse_value(struct jp *j)
         cJSON *c;
         if (parse_string(j, &s))
             return NULL;
-        if (!(c = new_node(cJSON_String))) {
+        if (!(c = new_node(j, cJSON_String))) {
             free(s);
             return NULL;
         }
-        c->valuestring = s;
+        if (!j->skip)
+            c->valuestring = s;
         return c;
     }
     case 't':
@@ -318,10 +345,13 @@ static cJSON *parse_value(struct jp *j)
     }
 }
 
-cJSON *json_parse(const char *p, size_t n, const char **end)
+/* json_parse and json_scan: one value, after a byte order mark and
+ * whitespace; *first is its first byte (0 if none). */
+static cJSON *parse_top(const char *p, size_t n, int skip, const char **end, char *first)
 {
-    struct jp j = { p, p + n, 0 };
+    struct jp j = { p, p + n, 0, skip };
     cJSON *v;
+    *first = 0;
     if (!p) {
         if (end)
             *end = p;
@@ -330,6 +360,8 @@ cJSON *json_parse(const char *p, size_t n, const char **end)
     if (n >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
         j.p += 3;
     skip_ws(&j);
+    if (j.p < j.end)
+        *first = *j.p;
     v = parse_value(&j);
     /* like cJSON, an input that ends too soon is blamed on its last byte,
      * which is on the line the user wrote, not the empty one after it */
@@ -338,6 +370,28 @@ cJSON *json_parse(const char *p, size_t n, const char **end)
     if (end)
         *end = j.p;
     return v;
+}
+
+cJSON *json_parse(const char *p, size_t n, const char **end)
+{
+    char first;
+    return parse_top(p, n, 0, end, &first);
+}
+
+int json_scan(const char *p, size_t n, const char **end)
+{
+    char first;
+    if (!parse_top(p, n, 1, end, &first))
+        return 0;
+    switch (first) {
+    case '{': return cJSON_Object;
+    case '[': return cJSON_Array;
+    case '"': return cJSON_String;
+    case 't': return cJSON_True;
+    case 'f': return cJSON_False;
+    case 'n': return cJSON_NULL;
+    default:  return cJSON_Number;
+    }
 }
 
 const char *json_number_text(const cJSON *v, char *buf, size_t nb)

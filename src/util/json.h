@@ -33,6 +33,16 @@
 cJSON *json_parse(const char *p, size_t n, const char **end);
 
 /*
+ * Where the value json_parse would read from p[0..n) ends, without
+ * building it (no allocation): the same grammar, the same *end on success
+ * and on failure. Returns the value's cJSON type (cJSON_Object,
+ * cJSON_Array...), or 0 when json_parse would fail. For a reader that
+ * only needs the boundaries (`cairn add` cutting its input into sessions,
+ * each parsed once by cairn_add_json).
+ */
+int json_scan(const char *p, size_t n, const char **end);
+
+/*
  * The text of a number used as an id: its exact digits when it is an
  * integer a double cannot hold (json_parse kept them), else the integer
  * or "%.17g" form in buf. Returns buf or the kept digits.

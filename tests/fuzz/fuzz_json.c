@@ -1,9 +1,11 @@
 /*
  * fuzz_json.c: libFuzzer target for json_parse (src/util/json.c), the
- * reader of every write path. Any input: no crash, leak or undefined
- * behaviour; the end it reports is inside the input; a tree it accepts
- * prints (cJSON_PrintUnformatted) to text it accepts again, with as many
- * nodes; number ids have text.
+ * reader of every write path, and json_scan, which finds the same ends
+ * without building (`cairn add`). Any input: no crash, leak or undefined
+ * behaviour; the end it reports is inside the input; json_scan accepts
+ * exactly what json_parse accepts, with the same end and the value's
+ * type; a tree it accepts prints (cJSON_PrintUnformatted) to text it
+ * accepts again, with as many nodes; number ids have text.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *p = (const char *)data, *end = NULL;
     cJSON *v = json_parse(p, size, &end);
-    if (end < p || end > p + size)
+    const char *send = NULL;
+    int type = json_scan(p, size, &send);
+    if (end < p || end > p + size || send != end || !type != !v ||
+        (v && (v->type & 0xff) != type))
         abort();
     if (v) {
         char *text = cJSON_PrintUnformatted(v);

@@ -1,6 +1,7 @@
 /*
  * t_store.h: helpers for unit tests that work on a store: one number from
- * a query, and a chat of n short messages added as a session.
+ * a query, a chat of n short messages added as a session, and the FTS
+ * triggers of schema versions 1 to 6 (to make an older store).
  * Include after t.h and internal.h.
  */
 #ifndef CAIRN_T_STORE_H
@@ -9,7 +10,17 @@
 #include <stdint.h>
 #include <string.h>
 
-static int64_t count(struct cairn *h, const char *sql)
+/* What versions 1 to 6 kept messages_fts in step with (7 dropped them). */
+#define FTS_TRIGGERS_V1_TO_6 \
+    "CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN" \
+    "  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES('delete', old.id, old.content);" \
+    "END;" \
+    "CREATE TRIGGER messages_au AFTER UPDATE OF content ON messages BEGIN" \
+    "  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES('delete', old.id, old.content);" \
+    "  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);" \
+    "END;"
+
+static inline int64_t count(struct cairn *h, const char *sql)
 {
     sqlite3_stmt *st;
     int64_t n = -1;
@@ -19,7 +30,7 @@ static int64_t count(struct cairn *h, const char *sql)
     return n;
 }
 
-static void add_chat(struct cairn *h, const char *id, int n)
+static inline void add_chat(struct cairn *h, const char *id, int n)
 {
     struct cairn_message m[16];
     char text[16][64];

@@ -237,7 +237,11 @@ static void test_reader_holds_wal(void)
 static void test_scrub_after_old_forget(void)
 {
     struct cairn *h = fresh_store();
+    /* the rows and their FTS rows, as the trigger of versions 1-6 did */
     T_EQ_INT(sqlite3_exec(h->db, "BEGIN IMMEDIATE;"
+                          "INSERT INTO messages_fts(messages_fts, rowid, content) "
+                          "  SELECT 'delete', id, content FROM messages WHERE session = "
+                          "  (SELECT id FROM sessions WHERE ext_id = 'victim');"
                           "DELETE FROM messages WHERE session = (SELECT id FROM sessions "
                           "  WHERE ext_id = 'victim');"
                           "DELETE FROM session_stats WHERE session = (SELECT id FROM sessions "

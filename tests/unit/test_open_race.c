@@ -17,8 +17,9 @@
 #include <sqlite3.h>
 
 #include "t.h"
+#include "internal.h"
+#include "t_store.h"
 #include "t_open.h"
-#include "cairn.h"
 
 #define NPROC 16
 #define ROUNDS 8
@@ -109,7 +110,7 @@ static void check_store(const char *path, int sessions)
     struct cairn_stats s;
     T_EQ_INT(cairn_get_stats(db, &s), CAIRN_OK);
     T_EQ_INT(s.sessions, sessions);
-    T_EQ_INT(s.schema_version, 6);
+    T_EQ_INT(s.schema_version, CAIRN_SCHEMA_VERSION);
     T_EQ_INT(query(path, "SELECT count(*) FROM sqlite_master WHERE name = 'session_stats'"), 1);
     cairn_close(db);
     T_EQ_INT(query(path, "PRAGMA application_id"), 0x63726e31);
@@ -145,9 +146,10 @@ static void test_create(void)
     remove_store(path);
 }
 
-/* A store as cairn 0.x wrote it at schema v4: today's store without the
- * vec_stamp table and its triggers (v5) and session_stats with its
- * triggers and indexes (v6). `journal` is its journal mode (a
+/* A store as cairn 0.x wrote it at schema v4: today's store with the FTS
+ * delete and update triggers (dropped by v7), without the vec_stamp table
+ * and its triggers (v5) and session_stats with its triggers and indexes
+ * (v6). `journal` is its journal mode (a
  * store copied or restored may be in rollback mode). */
 static void make_v4(const char *path, const char *journal)
 {
@@ -164,6 +166,7 @@ static void make_v4(const char *path, const char *journal)
     cairn_close(db);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
     snprintf(sql, sizeof sql, "PRAGMA journal_mode=%s", journal);
+    T_EQ_INT(sqlite3_exec(raw, FTS_TRIGGERS_V1_TO_6, NULL, NULL, NULL), SQLITE_OK);
     T_EQ_INT(sqlite3_exec(raw, "DROP INDEX messages_meta; DROP INDEX messages_hit;"
                           "DROP TRIGGER session_stats_au; DROP TRIGGER session_stats_ad;"
                           "DROP TABLE session_stats;"
