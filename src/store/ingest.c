@@ -29,6 +29,7 @@
 #include "mask/redact.h"
 #include "store/vectors.h"
 #include "text/tokenize.h"
+#include "util/timeutil.h"
 #include "util/buf.h"
 #include "util/json.h"
 #include "util/utf8.h"
@@ -802,7 +803,7 @@ static int get_time(struct cairn *h, const cJSON *o, const char *name, const cha
     }
     if (cJSON_IsString(v) && !*v->valuestring)
         return CAIRN_OK;
-    if (cJSON_IsString(v) && cairn_parse_time(v->valuestring, out) == CAIRN_OK)
+    if (cJSON_IsString(v) && iso8601_parse(v->valuestring, out) == 0)
         return CAIRN_OK;
     return cairn__err(h, CAIRN_INVALID, "%s\"%s\": not an ISO 8601 date: %s", where, name,
                       cJSON_IsString(v) ? v->valuestring : "(not a string)");
