@@ -5,16 +5,22 @@
 # recall < api < cli, with include/cairn.h ("public") and src/internal.h
 # (store) placed there too. The table is read from the document, so the
 # document and the rule cannot drift apart. Reads the source; runs nothing.
+# Then the same rule for calls: every symbol a library object ($BUILD/src)
+# takes from another layer's object must come from a layer it may use
+# (nm), which catches an upward call no include shows (a function declared
+# in a lower header but defined above).
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null 2>&1 || t_skip_all "no python3"
 
-# layers DIR: one line "BAD: ..." for each break of the rule, then one line
-# "read F files, I includes, L layers"
+# layers DIR [BUILD]: one line "BAD: ..." for each break of the rule, then
+# one line "read F files, I includes, L layers"; with BUILD, the objects'
+# calls instead: "BAD: ..." lines, then "linked O objects, R references"
 layers() {
-    python3 - "$1" <<'PY'
-import fnmatch, os, re, sys
+    python3 - "$@" <<'PY'
+import fnmatch, os, re, subprocess, sys
 
 root = sys.argv[1]
+build = sys.argv[2] if len(sys.argv) > 2 else None
 bad = []
 
 # The table: the fenced block after the "<!-- layers:" marker.
@@ -72,6 +78,40 @@ def layer_of(path):
             if "*" in p and fnmatch.fnmatch(path, p) and "/" not in path[len(p.split("*")[0]):]:
                 return n
     return None
+
+def links():
+    """Calls between the library's objects, by nm: who defines what."""
+    objs = {}
+    for d, _, fs in os.walk(os.path.join(build, "src")):
+        for f in fs:
+            if f.endswith(".o"):
+                o = os.path.join(d, f)
+                objs[o] = layer_of(os.path.relpath(o, build)[:-2] + ".c")
+    defined, used = {}, []
+    for o, me in objs.items():
+        for line in subprocess.run(["nm", o], capture_output=True, text=True).stdout.splitlines():
+            f = line.split()
+            if len(f) == 3 and f[1] in "TDRBC":
+                defined[f[2]] = me
+            elif len(f) == 2 and f[0] == "U":
+                used.append((o, me, f[1]))
+    n = 0
+    for o, me, sym in used:
+        to = defined.get(sym)
+        if to is None:
+            continue       # a system library's
+        n += 1
+        if me is None:
+            bad.append("%s is in no layer" % os.path.relpath(o, build))
+        elif to != me and to not in allow.get(me, ()):
+            bad.append("%s (%s) calls %s (%s)" % (os.path.relpath(o, build), me, sym, to))
+    for b in sorted(set(bad)):
+        print("BAD: " + b)
+    print("linked %d objects, %d references" % (len(objs), n))
+    sys.exit(0)
+
+if build:
+    links()
 
 inc_re = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 files = []
@@ -145,4 +185,21 @@ sed 's/^text     src\/text\/                    : util$/text     src\/text\/    
     "$ROOT/docs/ARCHITECTURE.md" > "$TMP/copy/docs/ARCHITECTURE.md"
 out=$(layers "$TMP/copy")
 contains "a cycle in the table is found" "$out" "table: cycle"
+# Calls: the library's objects, as this run built them.
+BUILD=$(dirname "$CAIRN")
+if command -v nm >/dev/null 2>&1 && [ -d "$BUILD/src" ]; then
+    out=$(layers "$ROOT" "$BUILD")
+    eq "every call between objects goes down the layers (nm)" "$(printf '%s\n' "$out" | grep '^BAD' | head -20)" ""
+    n=$(printf '%s\n' "$out" | sed -n 's/^linked \([0-9]*\) objects, \([0-9]*\) references$/\1 \2/p')
+    set -- $n
+    check "the objects were read (${1:-0})" test "${1:-0}" -ge 40
+    check "their cross-object references were read (${2:-0})" test "${2:-0}" -ge 300
+    # it can fail: a table where capture may not use the store
+    sed 's/^capture  src\/capture\/                 : util mask store public$/capture  src\/capture\/                 : util mask public/' \
+        "$ROOT/docs/ARCHITECTURE.md" > "$TMP/copy/docs/ARCHITECTURE.md"
+    out=$(layers "$TMP/copy" "$BUILD")
+    contains "an upward call is found (capture -> store)" "$out" "(capture) calls cairn_add_session (store)"
+else
+    t_skip "the call check: no nm or no $BUILD/src objects"
+fi
 t_done
