@@ -18,6 +18,7 @@
 #include "t.h"
 #include "internal.h"
 #include "t_store.h"
+#include "t_open.h"
 
 #define SECRET "ghp_Zq7XwVb3Lr9TnPk2Hs8Dy4Fm6Jc1Gu5Ae0Qo"
 
@@ -71,9 +72,9 @@ static void exercise(struct cairn *h)
     T_EQ_INT(matches(h, "wombat"), 1);
 
     /* a secret stored while masking was off, masked afterwards */
-    setenv("CAIRN_REDACT", "0", 1);
+    T_EQ_INT(cairn_set(h, "redact", "0"), CAIRN_OK);
     T_EQ_INT(add(h, "leak", NULL, "my token is " SECRET " keep it", NULL), CAIRN_OK);
-    unsetenv("CAIRN_REDACT");
+    T_EQ_INT(cairn_set(h, "redact", NULL), CAIRN_OK);
     check_in_step(h, "insert with a secret");
     T_EQ_INT(matches(h, "ghp_Zq7XwVb3Lr9TnPk2Hs8Dy4Fm6Jc1Gu5Ae0Qo"), 1);
     memset(&rep, 0, sizeof rep);
@@ -98,7 +99,7 @@ static void test_new_store(void)
     char path[256];
     struct cairn *h;
     snprintf(path, sizeof path, "%s/new.db", dir);
-    T_EQ_INT(cairn_open(path, 0, &h), CAIRN_OK);
+    T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
     T_EQ_INT(count(h, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND "
                    "sql LIKE '%messages_fts%'"), 0);
     exercise(h);
@@ -113,14 +114,14 @@ static void test_migrated_store(void)
     struct cairn *h;
     sqlite3 *raw;
     snprintf(path, sizeof path, "%s/v6.db", dir);
-    T_EQ_INT(cairn_open(path, 0, &h), CAIRN_OK);
+    T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
     add_chat(h, "before", 3);
     cairn_close(h);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
     T_EQ_INT(sqlite3_exec(raw, FTS_TRIGGERS_V1_TO_6 "PRAGMA user_version=6", NULL, NULL, NULL),
              SQLITE_OK);
     sqlite3_close(raw);
-    T_EQ_INT(cairn_open(path, 0, &h), CAIRN_OK);
+    T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
     T_EQ_INT(count(h, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
     T_EQ_INT(count(h, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND "
                    "sql LIKE '%messages_fts%'"), 0);
@@ -134,9 +135,6 @@ static void test_migrated_store(void)
 
 int main(void)
 {
-    unsetenv("CAIRN_DB");
-    unsetenv("CAIRN_REDACT");
-    setenv("CAIRN_EMBED_MODEL", "none", 1);
     if (!mkdtemp(dir))
         return 1;
     T_RUN(test_new_store);
