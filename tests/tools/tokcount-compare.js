@@ -21,13 +21,18 @@
  * Run it with tests/tools/tokcount-compare.sh, which installs the
  * tokenizers (npm, pinned) into a cache folder. Options:
  *   --kinds a,b   only these kinds
- *   --max N       at most N samples a kind (4000); --max-bytes B (3000000)
+ *   --max N       at most N samples a kind (4000); --max-bytes B: at most
+ *                 about B bytes of a language's pages (3000000)
  *   --cache FILE  keep the BPE counts for later runs (constant sweeps)
+ *   --refs FILE   instead: recount tests/data/tokcount/langs.txt's texts
+ *                 with the three tokenizers and say which recorded counts
+ *                 differ (t0520-tokcount-langs); exits 1 if any does
  *   --recall      instead: each kind's samples become a store (a session a
  *                 sample, a message a paragraph), `cairn recall --batch`
  *                 answers --queries N questions (words taken from the
  *                 samples) at budgets 300, 1000, 2000, 4000 and 8000, and
- *                 each packed text is counted by every tokenizer
+ *                 each packed text is counted by every tokenizer;
+ *                 --dump FILE appends the texts over their budget to FILE
  *
  * Output, per kind and tokenizer: samples, total tokens ours and theirs,
  * the aggregate ratio ours/theirs, the 5th percentile and median of the
@@ -53,6 +58,7 @@ const cacheFile = arg('--cache', '');   /* reuse BPE counts between runs */
 const onlyKinds = arg('--kinds', '');
 const recallMode = process.argv.includes('--recall');
 const nQueries = parseInt(arg('--queries', '60'), 10);
+const dumpFile = arg('--dump', '');
 
 function prose() {
     const out = [];
@@ -199,9 +205,11 @@ function pct(a, p) {
 /* The legacy Claude tokenizer, built once: its countTokens() builds a new
  * one per call (slow) and counts the text NFKC-normalised, as here. */
 const claudeTok = require('@anthropic-ai/tokenizer').getTokenizer();
-const { getEncoding } = require('js-tiktoken');
-const cl100k = getEncoding('cl100k_base');
-const o200k = getEncoding('o200k_base');
+/* tiktoken's WASM build: js-tiktoken (pure JS) gives the same counts but
+ * takes minutes on one long run of a repeated character. */
+const { get_encoding } = require('tiktoken');
+const cl100k = get_encoding('cl100k_base');
+const o200k = get_encoding('o200k_base');
 const refs = {
     claude: t => claudeTok.encode(t.normalize('NFKC'), 'all').length,
     cl100k: t => cl100k.encode(t, 'all').length,
@@ -234,9 +242,10 @@ function samples(kind) {
     }
     const out = [];
     let bytes = 0;
+    const capped = !['prose', 'chat', 'code', 'zh'].includes(kind);   /* the big page sets */
     for (const t of all) {
         if (t.indexOf('\0') >= 0) continue;
-        if (out.length >= maxPerKind || bytes >= maxBytes) break;
+        if (out.length >= maxPerKind || (capped && bytes >= maxBytes)) break;
         out.push(t);
         bytes += Buffer.byteLength(t);
     }
@@ -269,12 +278,13 @@ function recallRows(kind, texts, cache) {
                 role: k % 2 ? 'assistant' : 'user', content: p,
             })),
         }));
-        execFileSync(cairn, ['--db', db, 'add', '-'], { input: sessions.join('\n'), stdio: ['pipe', 'ignore', 'inherit'] });
+        /* keyword recall: packing is the same, and no model is needed */
+        const env = { ...process.env, TZ: 'UTC', CAIRN_EMBED_MODEL: 'none' };
+        execFileSync(cairn, ['--db', db, 'add', '-'], { input: sessions.join('\n'), env,
+            stdio: ['pipe', 'ignore', 'inherit'] });
         const budgets = [300, 1000, 2000, 4000, 8000];
         const input = questions(texts, nQueries)
             .map((q, i) => JSON.stringify({ id: String(i), query: q, budgets })).join('\n');
-        const env = { ...process.env, TZ: 'UTC' };
-        delete env.CAIRN_EMBED_MODEL;
         const res = execFileSync(cairn, ['--db', db, 'recall', '--batch'], { input, env, maxBuffer: 1 << 28 });
         const packed = res.toString().trim().split('\n').map(l => JSON.parse(l)).filter(r => r.text);
         for (const [name, f] of Object.entries(refs)) {
@@ -282,6 +292,12 @@ function recallRows(kind, texts, cache) {
             const theirs = cache[key] || packed.map(r => f(r.text));
             cache[key] = theirs;
             const fill = packed.map((r, i) => theirs[i] / r.budget);
+            if (dumpFile) {     /* the texts over their budget, to see why */
+                packed.forEach((r, i) => {
+                    if (fill[i] > 1) fs.appendFileSync(dumpFile, `=== ${kind} ${name} ${theirs[i]} > ` +
+                        `${r.budget} (ours ${r.tokens}) query ${r.query}\n${r.text}\n`);
+                });
+            }
             const over = fill.filter(x => x > 1).length;
             const mean = fill.reduce((x, y) => x + y, 0) / (fill.length || 1);
             console.log(`${kind.padEnd(6)} ${name.padEnd(7)} ${String(packed.length).padStart(7)} ` +
@@ -309,6 +325,24 @@ function ratioRows(kind, texts, cache) {
     }
 }
 
+/* --refs: the recorded reference counts are what the tokenizers say. */
+function checkRefs(file) {
+    let n = 0, bad = 0;
+    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+        const m = /^(\S+) (\d+) (\d+) (\d+)\t(.*)$/.exec(line);
+        if (!m) continue;
+        const got = [refs.claude(m[5]), refs.cl100k(m[5]), refs.o200k(m[5])];
+        n++;
+        if (got.join(' ') !== `${m[2]} ${m[3]} ${m[4]}`) {
+            bad++;
+            console.log(`differs: ${m[1]} recorded ${m[2]} ${m[3]} ${m[4]}, counted ${got.join(' ')}`);
+        }
+    }
+    console.log(`refs: ${n} texts, ${bad} differ`);
+    process.exit(bad || !n ? 1 : 0);
+}
+if (arg('--refs', '')) checkRefs(arg('--refs', ''));
+
 const kinds = onlyKinds ? onlyKinds.split(',') : Object.keys(sources);
 for (const k of kinds) if (!sources[k]) throw new Error(`unknown kind ${k}`);
 const cache = cacheFile && fs.existsSync(cacheFile) ? JSON.parse(fs.readFileSync(cacheFile, 'utf8')) : {};
@@ -318,5 +352,5 @@ for (const kind of kinds) {
     const texts = samples(kind);
     if (!texts.length) continue;
     (recallMode ? recallRows : ratioRows)(kind, texts, cache);
+    if (cacheFile) fs.writeFileSync(cacheFile, JSON.stringify(cache));
 }
-if (cacheFile) fs.writeFileSync(cacheFile, JSON.stringify(cache));

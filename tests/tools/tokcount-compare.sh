@@ -3,7 +3,7 @@
 # "Measured ratios") with the reference tokenizers installed, pinned, into
 # a cache folder by npm (never into the repo):
 #   @anthropic-ai/tokenizer 0.0.4  the legacy Claude tokenizer
-#   js-tiktoken 1.0.21             cl100k_base and o200k_base
+#   tiktoken 1.0.22                cl100k_base and o200k_base (WASM)
 #
 #   sh tests/tools/tokcount-compare.sh [tokcount-compare.js options]
 #   e.g. --kinds fr,de,ja --cache /tmp/tok.json, --recall
@@ -17,11 +17,11 @@ CACHE=${CAIRN_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn-test}
 DIR=$CACHE/tokcount
 BUILD=${BUILD:-$ROOT/build}
 CLAUDE=@anthropic-ai/tokenizer@0.0.4
-TIKTOKEN=js-tiktoken@1.0.21
+TIKTOKEN=tiktoken@1.0.22
 
 installed() {
     grep -q '"version": "0.0.4"' "$DIR/node_modules/@anthropic-ai/tokenizer/package.json" 2>/dev/null &&
-    grep -q '"version": "1.0.21"' "$DIR/node_modules/js-tiktoken/package.json" 2>/dev/null
+    grep -q '"version": "1.0.22"' "$DIR/node_modules/tiktoken/package.json" 2>/dev/null
 }
 if ! installed; then
     command -v npm >/dev/null 2>&1 || { echo "tokcount-compare: npm is not installed (scripts/deps.sh)" >&2; exit 2; }

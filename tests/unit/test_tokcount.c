@@ -6,7 +6,12 @@
  * empty) gets a sane count, and on many random strings that the prefix
  * text_prefix_within() returns ends on a UTF-8 boundary, costs at most the
  * budget, and is the longest such prefix give or take the whitespace
- * preference. Prints the counter's throughput (not asserted).
+ * preference; and that made-up texts in French, German, Spanish,
+ * Portuguese, Polish, Russian, Japanese and Korean
+ * (tests/data/tokcount/langs.txt) count at least what the legacy Claude
+ * tokenizer, cl100k and o200k count for them (issue 15: the old counter
+ * under-counted German and Polish by a third). Prints the counter's
+ * throughput (not asserted).
  *
  * Run as `test_tokcount --count` it is instead a filter for
  * tests/tools/tokcount-compare.js: NUL-separated texts on stdin, one count
@@ -90,6 +95,38 @@ static void test_cjk(void)
     T_CHECK(text_count_tokens(big, sizeof big) >= 1000);
 }
 
+/* Every line of tests/data/tokcount/langs.txt ("LANG CLAUDE CL100K O200K
+ * <TAB> TEXT") counts at least the largest of the three references. */
+static void test_langs(void)
+{
+    FILE *f = fopen("tests/data/tokcount/langs.txt", "r");
+    char line[4096];
+    int lines = 0;
+
+    T_CHECK(f != NULL);
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        char lang[8];
+        int ref[3], off = 0;
+        if (line[0] == '#' ||
+            sscanf(line, "%7s %d %d %d\t%n", lang, &ref[0], &ref[1], &ref[2], &off) != 4 || !off)
+            continue;
+        const char *text = line + off;
+        size_t n = strcspn(text, "\n");
+        int most = ref[0] > ref[1] ? ref[0] : ref[1];
+        most = most > ref[2] ? most : ref[2];
+        int ours = text_count_tokens(text, n);
+        if (ours < most)
+            printf("  %s: ours %d < %d (claude %d, cl100k %d, o200k %d)\n", lang, ours, most,
+                   ref[0], ref[1], ref[2]);
+        T_CHECK(ours >= most);
+        lines++;
+    }
+    fclose(f);
+    T_CHECK(lines >= 9);
+}
+
 static void test_bad_input(void)
 {
     T_EQ_INT(text_count_tokens("\xff\xfe", 2), 2);   /* one a bad byte */
@@ -134,6 +171,7 @@ static size_t rand_text(char *out, size_t cap, unsigned *seed)
         "the", " ", "  ", "\n", "quick", "internationalization", ",", ".",
         "{", "}", "12", "2024", "北", "京", "我们", "é", "Привет", "😀",
         "\xff", "\xe5\x8c", "\t", "x", "_", "\0", "()", "    ",
+        "ł", "Größe", "naprawiłem", "한국", "слово", "×", "ạ",
     };
     size_t n = 0, parts = (size_t)(rand_r(seed) % 60);
     for (size_t i = 0; i < parts; i++) {
@@ -238,6 +276,7 @@ int main(int argc, char **argv)
         return count_mode();
     T_RUN(test_basics);
     T_RUN(test_cjk);
+    T_RUN(test_langs);
     T_RUN(test_bad_input);
     T_RUN(test_prefix_simple);
     T_RUN(test_prefix_random);
