@@ -46,9 +46,7 @@
 #include "text/tokcount.h"
 
 #include <limits.h>
-#include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "util/utf8.h"
@@ -292,52 +290,107 @@ static size_t tc_cost(const struct tc_span *r, int hot)
 /* Common words of French, German, Spanish, Portuguese and Polish that
  * are no English word (nor a common identifier: "die", "do", "os", "del",
  * "com" are left out): one of them makes the text around it hot, as a
- * word with accents does. Sorted, for bsearch(). */
-static const char *const tc_fwords[] = {
-    "ao", "au", "auch", "auf", "avec", "bei", "cette", "como", "czy", "dans",
-    "das", "der", "des", "diese", "dieser", "dla", "ein", "eine", "einen", "elle",
-    "est", "esta", "este", "ich", "ist", "jak", "jako", "jest", "kann", "las",
-    "les", "leur", "los", "lub", "mit", "nach", "nicht", "nie", "oder", "oraz",
-    "ou", "para", "pela", "pelo", "pero", "peut", "przez", "puede", "qui", "sich",
-    "sie", "sont", "sur", "tak", "uma", "una", "und", "une", "vom", "wenn",
-    "werden", "wird", "ze", "zu", "zum", "zur",
+ * word with accents does. Each is its letters packed little-endian with
+ * its length in the top byte (tc_fkey), sorted for a binary search;
+ * test_tokcount checks the table against the words. */
+static const uint64_t tc_fwords[] = {
+    0x020000000000657aull /* ze */,
+    0x0200000000006f61ull /* ao */,
+    0x0200000000007561ull /* au */,
+    0x020000000000756full /* ou */,
+    0x020000000000757aull /* zu */,
+    0x0300000000616c64ull /* dla */,
+    0x0300000000616d75ull /* uma */,
+    0x0300000000616e75ull /* una */,
+    0x030000000062756cull /* lub */,
+    0x0300000000646e75ull /* und */,
+    0x030000000065696eull /* nie */,
+    0x0300000000656973ull /* sie */,
+    0x0300000000656e75ull /* une */,
+    0x0300000000667561ull /* auf */,
+    0x0300000000686369ull /* ich */,
+    0x0300000000696562ull /* bei */,
+    0x0300000000697571ull /* qui */,
+    0x03000000006b616aull /* jak */,
+    0x03000000006b6174ull /* tak */,
+    0x03000000006d6f76ull /* vom */,
+    0x03000000006d757aull /* zum */,
+    0x03000000006e6965ull /* ein */,
+    0x0300000000726564ull /* der */,
+    0x0300000000727573ull /* sur */,
+    0x030000000072757aull /* zur */,
+    0x0300000000736164ull /* das */,
+    0x030000000073616cull /* las */,
+    0x0300000000736564ull /* des */,
+    0x030000000073656cull /* les */,
+    0x0300000000736f6cull /* los */,
+    0x030000000074696dull /* mit */,
+    0x0300000000747365ull /* est */,
+    0x0300000000747369ull /* ist */,
+    0x0300000000797a63ull /* czy */,
+    0x04000000616c6570ull /* pela */,
+    0x0400000061726170ull /* para */,
+    0x0400000061747365ull /* esta */,
+    0x0400000063657661ull /* avec */,
+    0x0400000064726977ull /* wird */,
+    0x04000000656c6c65ull /* elle */,
+    0x04000000656e6965ull /* eine */,
+    0x0400000065747365ull /* este */,
+    0x040000006863616eull /* nach */,
+    0x0400000068636973ull /* sich */,
+    0x0400000068637561ull /* auch */,
+    0x040000006e6e616bull /* kann */,
+    0x040000006e6e6577ull /* wenn */,
+    0x040000006f6b616aull /* jako */,
+    0x040000006f6c6570ull /* pelo */,
+    0x040000006f6d6f63ull /* como */,
+    0x040000006f726570ull /* pero */,
+    0x040000007265646full /* oder */,
+    0x040000007275656cull /* leur */,
+    0x04000000736e6164ull /* dans */,
+    0x04000000746e6f73ull /* sont */,
+    0x040000007473656aull /* jest */,
+    0x0400000074756570ull /* peut */,
+    0x040000007a61726full /* oraz */,
+    0x0500006564657570ull /* puede */,
+    0x0500006573656964ull /* diese */,
+    0x0500006574746563ull /* cette */,
+    0x0500006e656e6965ull /* einen */,
+    0x050000746863696eull /* nicht */,
+    0x0500007a657a7270ull /* przez */,
+    0x06006e6564726577ull /* werden */,
+    0x0600726573656964ull /* dieser */,
 };
 
-/* A filter for tc_fword(): one bit per (length, first, last letter),
- * set on first use (threads that race set the same bits). */
-static _Atomic uint64_t tc_fbits;
-
-static unsigned tc_fbit(const char *w, size_t len)
+/* The key of the ASCII word w[0..len), 1 <= len <= 7, its first letter
+ * folded to small. */
+static uint64_t tc_fkey(const char *w, size_t len)
 {
-    return ((unsigned)(w[0] | 0x20) * 31u + (unsigned)(w[len - 1] | 0x20) * 7u + (unsigned)len) & 63u;
+    uint64_t k = (uint64_t)len << 56;
+    for (size_t i = 0; i < len; i++)
+        k |= (uint64_t)(unsigned char)(i ? w[i] : w[i] | 0x20) << (8 * i);
+    return k;
 }
 
-static int tc_fcmp(const void *key, const void *el)
-{
-    return strcmp((const char *)key, *(const char *const *)el);
-}
-
-/* Is the ASCII word w[0..len) (any case for its first letter) one of
+/* Is the ASCII word w[0..len) (its first letter in either case) one of
  * tc_fwords? */
 static int tc_fword(const char *w, size_t len)
 {
-    char low[8];
+    size_t lo = 0, hi = sizeof tc_fwords / sizeof tc_fwords[0];
 
     if (len < 2 || len > 6)
         return 0;
-    uint64_t bits = atomic_load_explicit(&tc_fbits, memory_order_relaxed);
-    if (!bits) {
-        for (size_t i = 0; i < sizeof tc_fwords / sizeof tc_fwords[0]; i++)
-            bits |= (uint64_t)1 << tc_fbit(tc_fwords[i], strlen(tc_fwords[i]));
-        atomic_store_explicit(&tc_fbits, bits, memory_order_relaxed);
+    uint64_t k = tc_fkey(w, len);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (tc_fwords[mid] == k)
+            return 1;
+        if (tc_fwords[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    if (!((bits >> tc_fbit(w, len)) & 1))
-        return 0;
-    for (size_t i = 0; i < len; i++)
-        low[i] = (char)(w[i] | (i == 0 ? 0x20 : 0));
-    low[len] = '\0';
-    return bsearch(low, tc_fwords, sizeof tc_fwords / sizeof tc_fwords[0], sizeof tc_fwords[0],
-                   tc_fcmp) != NULL;
+    return 0;
 }
 
 /* The heat after a run: a word with accents, or one of tc_fwords, says

@@ -127,6 +127,47 @@ static void test_langs(void)
     T_CHECK(lines >= 9);
 }
 
+/* A text in another Latin-script language costs more per ASCII word:
+ * after a word with accents, or one of the common non-English words the
+ * counter knows (all of them here, so a word lost from its table or an
+ * unsorted table fails), a long word costs by its letters; after an
+ * English word, or words English shares ("die", "do", "os"), it does not. */
+static void test_heat(void)
+{
+    static const char *const hot[] = {
+        "ao", "au", "auch", "auf", "avec", "bei", "cette", "como", "czy", "dans",
+        "das", "der", "des", "diese", "dieser", "dla", "ein", "eine", "einen", "elle",
+        "est", "esta", "este", "ich", "ist", "jak", "jako", "jest", "kann", "las",
+        "les", "leur", "los", "lub", "mit", "nach", "nicht", "nie", "oder", "oraz",
+        "ou", "para", "pela", "pelo", "pero", "peut", "przez", "puede", "qui", "sich",
+        "sie", "sont", "sur", "tak", "uma", "una", "und", "une", "vom", "wenn",
+        "werden", "wird", "ze", "zu", "zum", "zur",
+        "Und", "Sie", "Das", "Nie",
+    };
+    static const char *const cold[] = { "the", "die", "do", "os", "com", "del", "in", "es", "y" };
+    const char *w = " Fehlermeldung";           /* 13 letters: 3 cold, 6 hot */
+    int base = text_count_tokens(w, strlen(w)), missed = 0;
+    char buf[64];
+
+    T_EQ_INT(base, 3);
+    for (size_t i = 0; i < sizeof hot / sizeof hot[0]; i++) {
+        snprintf(buf, sizeof buf, "%s%s", hot[i], w);
+        if (text_count_tokens(buf, strlen(buf)) - text_count_tokens(hot[i], strlen(hot[i])) <= base) {
+            printf("  not hot after %s\n", hot[i]);
+            missed++;
+        }
+    }
+    T_EQ_INT(missed, 0);
+    for (size_t i = 0; i < sizeof cold / sizeof cold[0]; i++) {
+        snprintf(buf, sizeof buf, "%s%s", cold[i], w);
+        T_EQ_INT(text_count_tokens(buf, strlen(buf)) - text_count_tokens(cold[i], strlen(cold[i])),
+                 base);
+    }
+    /* accents heat too, for 8 ASCII words */
+    const char *acc = "Größe a a a a a a a Fehlermeldung", *far = "Größe a a a a a a a a Fehlermeldung";
+    T_EQ_INT(text_count_tokens(acc, strlen(acc)) - text_count_tokens(far, strlen(far)), 6 - 3 - 1);
+}
+
 static void test_bad_input(void)
 {
     T_EQ_INT(text_count_tokens("\xff\xfe", 2), 2);   /* one a bad byte */
@@ -277,6 +318,7 @@ int main(int argc, char **argv)
     T_RUN(test_basics);
     T_RUN(test_cjk);
     T_RUN(test_langs);
+    T_RUN(test_heat);
     T_RUN(test_bad_input);
     T_RUN(test_prefix_simple);
     T_RUN(test_prefix_random);
