@@ -17,6 +17,8 @@ tests/t/t0400-claude-code-e2e.sh to compare:
   tool_result_error   the tool_result came back with is_error (yes/no)
   tool_result_fact    FACT is in the tool_result text (yes/no)
   tool_result_json    the tool_result text is a JSON object, not readable text (yes/no)
+  shapes              per request, its last two messages as role:block types (for a
+                      failure's diagnosis: which turn carried the tool_result)
 
 usage: check_requests.py LOG TOOL FACT TITLE OTHER
 """
@@ -77,7 +79,18 @@ tool_input = None
 tool_use_seen = False
 result_error = result_fact = result_json = False
 hooks_note = save_ask = False
+shapes = []
+
+
+def shape(m):
+    c = m.get("content") if isinstance(m, dict) else None
+    kinds = "str" if isinstance(c, str) else "+".join(
+        b.get("type", "?") for b in c if isinstance(b, dict)) if isinstance(c, list) else "?"
+    return "%s:%s" % (m.get("role", "?") if isinstance(m, dict) else "?", kinds)
+
+
 for body in bodies:
+    shapes.append(",".join(shape(m) for m in (body.get("messages") or [])[-2:]))
     for t in body.get("tools") or []:
         name = t.get("name", "") if isinstance(t, dict) else ""
         if name.startswith(prefix):
@@ -123,3 +136,4 @@ print("tool_input=%s" % json.dumps(tool_input, sort_keys=True))
 print("tool_result_error=%s" % yn(result_error))
 print("tool_result_fact=%s" % yn(result_fact))
 print("tool_result_json=%s" % yn(result_json))
+print("shapes=%s" % " | ".join(shapes))

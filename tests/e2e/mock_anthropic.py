@@ -5,7 +5,8 @@ Adapted from ../shared/tools/claude-code-e2e/mock_anthropic.py. It is just
 enough of POST /v1/messages (stream or not) to drive `claude -p` offline, so
 the test can see what the model would have seen:
 
-  * the last user turn carries a tool_result        -> a final text reply
+  * the user turns since the model's last carry a
+    tool_result                                     -> a final text reply
   * the offered tools include TOOL (first time)      -> a tool_use of TOOL
                                                         with {"query": QUERY}
   * otherwise (titles, classifiers, ...)             -> a short text reply
@@ -47,11 +48,25 @@ def has_tool_result(msg):
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
+def after_tool(msgs):
+    """The user messages since the model's last turn carry a tool_result,
+    not necessarily the last of them. Once, on a heavily loaded machine, the
+    request after the tool ran was answered "ok" here (not reproduced since;
+    check_requests.py now prints each request's last messages, "shapes",
+    for the next time): which user message Claude Code sends last is not
+    ours to assume."""
+    for m in reversed(msgs):
+        if m.get("role") != "user":
+            return False
+        if has_tool_result(m):
+            return True
+    return False
+
+
 def decide(body):
     msgs = body.get("messages") or []
-    last = msgs[-1] if msgs else {}
     tools = [t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
-    if has_tool_result(last):
+    if after_tool(msgs):
         return [{"type": "text", "text": FINAL}], "end_turn"
     if TOOL in tools:
         with _lock:

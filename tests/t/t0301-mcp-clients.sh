@@ -5,6 +5,11 @@
 # negotiation, and the MCP Inspector CLI (@modelcontextprotocol/inspector@2.12.0)
 # with --strict, in both eras.
 #
+# The Inspector declares node >= 22.19 and fails on Debian 12's node 18
+# ("CustomEvent is not defined"), so it runs on a pinned Node.js from npm
+# (the `node` package, $NODE_PKG), put first on PATH for it alone; the SDK
+# clients run on the system's node, as a user's would.
+#
 # The packages are installed once into $CAIRN_TEST_NPM_DIR (default
 # ~/.cache/cairn-test-npm). Without node/npm or the registry the test is a
 # SKIP with its reason (the golden exchanges, t0300, still cover the
@@ -15,6 +20,8 @@ REAL_HOME=${HOME:-/tmp}
 SDK1=@modelcontextprotocol/sdk@1.32.2
 SDK2=@modelcontextprotocol/client@2.4.0
 INSPECTOR=@modelcontextprotocol/inspector@2.12.0
+NODE_VERSION=22.23.3
+NODE_PKG=node@$NODE_VERSION
 NPM_DIR=${CAIRN_TEST_NPM_DIR:-$REAL_HOME/.cache/cairn-test-npm}
 
 skip() { t_skip_all "$@"; }
@@ -32,7 +39,8 @@ installed() {
     [ -x "$NPM_DIR/node_modules/.bin/mcp-inspector" ] &&
     grep -q '"version": "1.32.2"' "$NPM_DIR/node_modules/@modelcontextprotocol/sdk/package.json" &&
     grep -q '"version": "2.4.0"' "$NPM_DIR/node_modules/@modelcontextprotocol/client/package.json" &&
-    grep -q '"version": "2.12.0"' "$NPM_DIR/node_modules/@modelcontextprotocol/inspector/package.json"
+    grep -q '"version": "2.12.0"' "$NPM_DIR/node_modules/@modelcontextprotocol/inspector/package.json" &&
+    [ "$("$NPM_DIR/node_modules/node/bin/node" --version 2>/dev/null)" = "v$NODE_VERSION" ]
 }
 if ! installed; then
     # A quick look at the registry first: offline, npm retries for minutes
@@ -49,7 +57,7 @@ if ! installed; then
     t0=$(date +%s)
     # npm's own cache lives in the real home, not the test's throw-away one.
     if ! (cd "$NPM_DIR" && HOME=$REAL_HOME timeout 600 npm install --no-audit --no-fund --fetch-retries=1 \
-            "$SDK1" "$SDK2" "$INSPECTOR") >"$TMP/npm.log" 2>&1; then
+            "$SDK1" "$SDK2" "$INSPECTOR" "$NODE_PKG") >"$TMP/npm.log" 2>&1; then
         tail -5 "$TMP/npm.log" >&2
         skip "npm install of the MCP clients failed (offline or registry unavailable)"
     fi
@@ -84,28 +92,29 @@ done
 # Inspector CLI: portable schemas (--strict exits 6 on errors and reports
 # every issue on stderr), tools/call in both eras, isError and unknown tool.
 I="$NPM_DIR/node_modules/.bin/mcp-inspector"
+IPATH="$NPM_DIR/node_modules/node/bin:$PATH"     # its `#!/usr/bin/env node` finds the pinned node
 for era in legacy modern; do
-    out=$(cd "$TMP" && timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method tools/list --strict \
+    out=$(cd "$TMP" && PATH=$IPATH timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method tools/list --strict \
             --protocol-era $era --format json -q 2>"$TMP/strict.err")
     rc=$?
     eq "inspector --strict tools/list ($era) exit" "$rc" 0
     contains "inspector tools/list ($era)" "$out" '"name":"forget_session"'
     eq "inspector --strict ($era) reports no issue" "$(cat "$TMP/strict.err")" ""
-    out=$(cd "$TMP" && timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method tools/call --tool-name recall \
+    out=$(cd "$TMP" && PATH=$IPATH timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method tools/call --tool-name recall \
             --tool-arg "query=bouldering club in Marvila" --protocol-era $era --format json -q 2>&1)
     eq "inspector tools/call recall ($era) exit" "$?" 0
     contains "inspector recall text ($era)" "$out" "Lisbon Bouldering Club"
 done
-out=$(cd "$TMP" && timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method tools/call --tool-name save_conversation \
+out=$(cd "$TMP" && PATH=$IPATH timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method tools/call --tool-name save_conversation \
         --tool-args-json '{"messages":[{"role":"user","content":"inspector saved this"}],"session_id":"insp-1"}' -q 2>&1)
 eq "inspector save_conversation exit" "$?" 0
 contains "inspector save_conversation" "$out" '1 new message'
-(cd "$TMP" && timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method tools/call --tool-name recall \
+(cd "$TMP" && PATH=$IPATH timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method tools/call --tool-name recall \
     --tool-args-json '{"budget_tokens":3}' -q >/dev/null 2>&1)
 eq "inspector: bad arguments -> isError (exit 5)" "$?" 5
-(cd "$TMP" && timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method tools/call --tool-name nope -q >/dev/null 2>&1)
+(cd "$TMP" && PATH=$IPATH timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method tools/call --tool-name nope -q >/dev/null 2>&1)
 eq "inspector: unknown tool (exit 5)" "$?" 5
-out=$(cd "$TMP" && timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method initialize --format json -q 2>&1)
+out=$(cd "$TMP" && PATH=$IPATH timeout 60 "$I" --cli "$CAIRN" --db "$CAIRN_DB" mcp --method initialize --format json -q 2>&1)
 contains "inspector initialize: serverInfo" "$out" '"name":"cairn"'
 
 t_done
