@@ -80,21 +80,6 @@ static char *build(const char *corpus, size_t cn, size_t every, size_t *out_n)
     return p;
 }
 
-/* This thread's CPU time: on a machine shared with other jobs, wall time
- * measures the queue as much as the code. */
-static double cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Messages of at most MSG bytes, cut at line ends: the write path masks
  * one message at a time, into a buffer it reuses. */
 #define MSG 2000
@@ -121,7 +106,7 @@ static int run(const char *name, const char *text, size_t n, int rounds)
         struct cairn_redact_report rep;
         memset(&rep, 0, sizeof rep);
         masked = msgs = 0;
-        double a = os_now_ms(), ua = cpu_ms();
+        double a = os_now_ms(), ua = bench_cpu_ms();
         for (size_t off = 0, m; off < n; off += m, msgs++) {
             m = msg_len(text + off, n - off);
             buf_reset(&out);
@@ -131,7 +116,7 @@ static int run(const char *name, const char *text, size_t n, int rounds)
             masked += (size_t)k;
         }
         t[r] = os_now_ms() - a;
-        u[r] = cpu_ms() - ua;
+        u[r] = bench_cpu_ms() - ua;
         a = os_now_ms();
         for (size_t off = 0, m; off < n; off += m) {
             m = msg_len(text + off, n - off);
@@ -142,8 +127,8 @@ static int run(const char *name, const char *text, size_t n, int rounds)
     }
     double mb = (double)n / 1e6;
     printf("bench redact.%s mb=%.1f msgs=%zu masked=%zu p50_mbps=%.1f cpu_p50_mbps=%.1f "
-           "copy_p50_mbps=%.1f\n", name, mb, msgs, masked, mb / (median(t, rounds) / 1e3),
-           mb / (median(u, rounds) / 1e3), mb / (median(c, rounds) / 1e3));
+           "copy_p50_mbps=%.1f\n", name, mb, msgs, masked, mb / (bench_median(t, rounds) / 1e3),
+           mb / (bench_median(u, rounds) / 1e3), mb / (bench_median(c, rounds) / 1e3));
     rc = 0;
 out:
     free(t);

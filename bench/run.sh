@@ -9,7 +9,7 @@
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
 #   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss forget fence
-#                  redact json
+#                  redact json tokcount
 #   BENCH_STORE    forget: a keyword-only store to copy (default: one made from
 #                  gen_data.py ingest, about 40 s)
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
@@ -28,7 +28,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 CAIRN=$BUILD/cairn
 BIN=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget fence redact json}
+ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget fence redact json tokcount}
 DATA=${BENCH_DATA:-$ROOT/../shared/data}
 PY=${PYTHON:-python3}
 
@@ -138,6 +138,11 @@ fi
 # 9. The write paths' JSON reader against cJSON's parser, on a 45 MB transcript.
 if want json && need_bin bench_json; then
     "$BIN/bench_json" - "$RUNS" || status=1
+fi
+
+# 10. The budget token counter, this build against main's tokcount.c in turn.
+if want tokcount; then
+    sh bench/bench_tokcount.sh main "$RUNS" 5 || status=1
 fi
 
 echo "# bench: done in $(( $(date +%s) - t0 )) s$( [ $status = 0 ] || echo '; SOME CHECKS FAILED')"

@@ -2,9 +2,9 @@
  * tokcount.h: the budget token counter.
  *
  * A budget is counted in these tokens (docs/TOKENS.md says how close they
- * are to a common BPE tokenizer on English, code and Chinese). It must
- * never under-count CJK text, and it must be fast: recall counts every
- * candidate.
+ * are to common BPE tokenizers on English, code, Chinese and seven other
+ * languages). It must never under-count, in any language, and it must be
+ * fast: recall counts every candidate.
  */
 #ifndef CAIRN_TOKCOUNT_H
 #define CAIRN_TOKCOUNT_H
