@@ -189,7 +189,7 @@ static int pack_mem(struct tpool *t, struct memsrc *ms, int budget, const char *
     memset(ms, 0, sizeof *ms);
     ms->t = t;
     memset(r, 0, sizeof *r);
-    struct pack_src src = { mem_meta, mem_text, ms };
+    struct pack_src src = { mem_meta, mem_text, ms, NULL };
     return pack(&src, &t->p, &t->q, &o, 0, r);
 }
 
