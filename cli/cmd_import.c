@@ -8,6 +8,8 @@
  *                           are skipped and counted (their turns are the
  *                           main agent talking to a helper, not the user)
  *   codex [DIR|FILE]        ~/.codex/sessions (or $CODEX_HOME/sessions)
+ *   aider [DIR|FILE]        DIR/.aider.chat.history.md (default: the
+ *                           current folder's)
  *   claude-ai FILE          the export .zip, or its conversations.json
  *   chatgpt FILE            the same for ChatGPT
  *   jsonl FILE              the `cairn add` format, one session a line
@@ -142,6 +144,7 @@ static void usage(FILE *f)
         "usage: cairn import KIND [PATH] [--full] [--project P] [--attachments] [-q]\n"
         "  claude-code [DIR|FILE]  default ~/.claude/projects\n"
         "  codex [DIR|FILE]        default ~/.codex/sessions\n"
+        "  aider [DIR|FILE]        default ./.aider.chat.history.md\n"
         "  claude-ai FILE          the export .zip or its conversations.json\n"
         "  chatgpt FILE            the export .zip or its conversations.json\n"
         "  jsonl FILE              the `cairn add` format, one session a line\n"
@@ -201,6 +204,8 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
         else if (kind == CAIRN_IMPORT_CODEX)
             path = home_path(defpath, sizeof defpath, "CODEX_HOME", "sessions",
                              ".codex/sessions");
+        else if (kind == CAIRN_IMPORT_AIDER)
+            path = ".";
         if (!path) {
             cli_error("import %s: which file? (cairn import --help)", kind_name);
             return 2;
@@ -210,6 +215,15 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
     if (stat(path, &st) != 0) {
         cli_error("import: cannot read %s: %s", path, strerror(errno));
         return 1;
+    }
+    if (S_ISDIR(st.st_mode) && kind == CAIRN_IMPORT_AIDER) {
+        /* aider keeps one log in the project folder */
+        int k = snprintf(defpath, sizeof defpath, "%s/.aider.chat.history.md", path);
+        if (k < 0 || (size_t)k >= sizeof defpath || stat(defpath, &st) != 0) {
+            cli_error("import aider: no .aider.chat.history.md in %s", path);
+            return 1;
+        }
+        path = defpath;
     }
     if (S_ISDIR(st.st_mode)) {
         if (kind != CAIRN_IMPORT_CLAUDE_CODE && kind != CAIRN_IMPORT_CODEX) {

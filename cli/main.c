@@ -26,7 +26,7 @@ static const struct command {
     { "embed",    cmd_embed,    "embed [--model NAME|PATH] [--query] TEXT | --backfill   a vector; vectors for the store" },
     { "reindex",  cmd_reindex,  "reindex               re-embed every message with the current model" },
     { "mcp",      cmd_mcp,      "mcp                   MCP server on stdio for AI clients (docs/MCP.md)" },
-    { "import",   cmd_import,   "import KIND [PATH]    past sessions: claude-code, claude-ai, chatgpt, codex, jsonl" },
+    { "import",   cmd_import,   "import KIND [PATH]    past sessions: claude-code, claude-ai, chatgpt, codex, aider, jsonl" },
     { "hook",     cmd_hook,     "hook EVENT            Claude Code hooks: stop, session-end, pre-compact, prompt, session-start" },
     { "setup",    cmd_setup,    "setup claude-code [--dry-run] [--remove]   install the capture hooks" },
     { "doctor",   cmd_doctor,   "doctor                store, hooks, log and transcripts at risk" },

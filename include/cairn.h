@@ -496,9 +496,10 @@ enum cairn_import_kind {
     CAIRN_IMPORT_CLAUDE_AI,       /* claude.ai export: .zip or conversations.json */
     CAIRN_IMPORT_CHATGPT,         /* ChatGPT export: .zip or conversations.json */
     CAIRN_IMPORT_CODEX,           /* a Codex CLI rollout (.jsonl) */
-    CAIRN_IMPORT_JSONL            /* the `cairn add` format, one session a line */
+    CAIRN_IMPORT_JSONL,           /* the `cairn add` format, one session a line */
+    CAIRN_IMPORT_AIDER            /* aider's .aider.chat.history.md */
 };
-/* "claude-code", "claude-ai", "chatgpt", "codex", "jsonl" -> kind; 0 if
+/* "claude-code", "claude-ai", "chatgpt", "codex", "jsonl", "aider" -> kind; 0 if
  * unknown. */
 CAIRN_API int cairn_import_kind_parse(const char *name);
 

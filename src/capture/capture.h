@@ -9,7 +9,8 @@
  *     whole or from a byte offset for the Stop hook (claude_code.c);
  *   - claude.ai and ChatGPT exports (conversations.json) (chat_export.c);
  *   - Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)
- *     (codex.c).
+ *     (codex.c);
+ *   - aider chat logs (.aider.chat.history.md) (aider.c).
  *
  * Every parse appends to a `struct capture_batch`, which owns all the
  * memory it hands out: session structs, message arrays and every string
@@ -148,6 +149,19 @@ int capture_chatgpt(const char *json, size_t len, unsigned flags,
  */
 int capture_codex(const char *data, size_t len, const char *default_id,
                   unsigned flags, struct capture_batch *out);
+
+/* ---- aider ------------------------------------------------------------ */
+
+/*
+ * aider's .aider.chat.history.md (source "aider"), one session per "# aider
+ * chat started at" header, with the id "aider:<id_prefix>@<time>" (a
+ * second header with the same time gets "#2", ...). Only complete lines
+ * are read; *next_off (may be NULL) receives the offset past the last
+ * one. Sessions that end at or before `from` (0: none) were read whole
+ * by an earlier import and are left out. Returns CAIRN_OK or CAIRN_NOMEM.
+ */
+int capture_aider(const char *data, size_t len, uint64_t from, const char *id_prefix,
+                  struct capture_batch *out, uint64_t *next_off);
 
 /* ---- Shared helpers (runtime.c) ---------------------------------------- */
 

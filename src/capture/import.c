@@ -2,7 +2,7 @@
  * import.c: the importers' entry point (cairn_import_file): a file in,
  * whole sessions in the store out.
  *
- * It ties the pure parsers (claude_code.c, chat_export.c, codex.c) to the
+ * It ties the pure parsers (claude_code.c, chat_export.c, codex.c, aider.c) to the
  * store: reads the file (or, for exports, the conversations.json inside
  * the .zip users download), gives each session its project (project.c)
  * and client, and adds each session in its own transaction, so an import
@@ -12,7 +12,8 @@
  * The capture state (one row per file) makes the second run cheap: an
  * unchanged file is skipped without being read, and a Claude Code
  * transcript that grew is parsed with the offset of the last complete line
- * seen, so only the new turns are handed to the store. The state is
+ * seen, so only the new turns are handed to the store (an aider log the
+ * same way, by session). The state is
  * written after the sessions are committed: a crash in between only means
  * the same turns are offered again.
  *
@@ -39,6 +40,7 @@ int cairn_import_kind_parse(const char *name)
         { "claude-code", CAIRN_IMPORT_CLAUDE_CODE }, { "claude-ai", CAIRN_IMPORT_CLAUDE_AI },
         { "claude.ai", CAIRN_IMPORT_CLAUDE_AI },     { "chatgpt", CAIRN_IMPORT_CHATGPT },
         { "codex", CAIRN_IMPORT_CODEX },             { "jsonl", CAIRN_IMPORT_JSONL },
+        { "aider", CAIRN_IMPORT_AIDER },
     };
     for (size_t i = 0; name && i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strcmp(name, kinds[i].n))
@@ -53,6 +55,7 @@ static const char *kind_source(int kind)
     case CAIRN_IMPORT_CLAUDE_AI:   return "claude-ai";
     case CAIRN_IMPORT_CHATGPT:     return "chatgpt";
     case CAIRN_IMPORT_CODEX:       return "codex";
+    case CAIRN_IMPORT_AIDER:       return "aider";
     }
     return NULL;
 }
@@ -374,6 +377,25 @@ static void default_id_of(const char *path, char *out, size_t n)
     out[len] = '\0';
 }
 
+/* aider keeps its log in the project folder: the folder is the project,
+ * and the log's full path names its sessions (every project's log has
+ * the same file name). */
+static int import_aider(const char *path, const char *data, size_t len, uint64_t from,
+                        struct capture_batch *b, uint64_t *next)
+{
+    char *full = realpath(path, NULL);
+    const char *p = full ? full : path;
+    const char *slash = strrchr(p, '/');
+    int rc = capture_aider(data, len, from, p, b, next);
+    char *dir = rc || !slash ? NULL : capture_strndup(b, p, slash == p ? 1 : (size_t)(slash - p));
+    if (!rc && slash && !dir)
+        rc = CAIRN_NOMEM;
+    for (size_t i = 0; !rc && dir && i < b->n; i++)
+        b->v[i].s.project = dir;
+    free(full);
+    return rc;
+}
+
 int cairn_import_file(struct cairn *h, int kind, const char *path,
                       const struct cairn_import_opts *opts, struct cairn_import_stats *stats)
 {
@@ -427,7 +449,8 @@ int cairn_import_file(struct cairn *h, int kind, const char *path,
     }
     /* A transcript that only grew is read from where we stopped; one that
      * shrank or was replaced, from the start. */
-    if (kind == CAIRN_IMPORT_CLAUDE_CODE && same_file && (uint64_t)fs.st_size >= old.offset)
+    int by_offset = kind == CAIRN_IMPORT_CLAUDE_CODE || kind == CAIRN_IMPORT_AIDER;
+    if (by_offset && same_file && (uint64_t)fs.st_size >= old.offset)
         from = old.offset;
 
     rc = capture_read_file(path, 0, &data, &len);
@@ -465,6 +488,9 @@ int cairn_import_file(struct cairn *h, int kind, const char *path,
     case CAIRN_IMPORT_CODEX:
         rc = capture_codex(data, len, defid, pflags, &b);
         break;
+    case CAIRN_IMPORT_AIDER:
+        rc = import_aider(path, data, len, from, &b, &next);
+        break;
     case CAIRN_IMPORT_CLAUDE_AI:
         rc = capture_claude_ai(data, len, pflags, &b);
         break;
@@ -498,7 +524,7 @@ int cairn_import_file(struct cairn *h, int kind, const char *path,
     now.session = b.n ? b.v[0].s.id : NULL;
     /* The bytes read are the truth if the file moved while we read it. */
     now.size = (uint64_t)file_len;
-    now.offset = kind == CAIRN_IMPORT_CLAUDE_CODE ? next : now.size;
+    now.offset = by_offset ? next : now.size;
     now.inode = (uint64_t)fs.st_ino;
     now.dev = (uint64_t)fs.st_dev;
     now.mtime = (int64_t)fs.st_mtime;

@@ -410,6 +410,113 @@ static void test_chatgpt(void)
     free(d);
 }
 
+/* ---- aider ---------------------------------------------------------------- */
+
+/* A made-up log: two sessions, a noise-only one, aider's own output. */
+static const char aider_log[] =
+    "# aider chat started at 2026-02-01 09:00:00\n"
+    "\n"
+    "> Add README.md to the chat? (Y)es/(N)o [Yes]: y\n"
+    "> Aider v0.80.0\n"
+    "\n"
+    "#### /add util.c\n"
+    "\n"
+    "> Added util.c to the chat\n"
+    "\n"
+    "#### Rename foo to bar\n"
+    "#### <blank>\n"
+    "#### in util.c please\n"
+    "\n"
+    "Here is the change:\n"
+    "\n"
+    "util.c\n"
+    "<<<<<<< SEARCH\n"
+    "int foo;\n"
+    "=======\n"
+    "int bar;\n"
+    ">>>>>>> REPLACE\n"
+    "\n"
+    "Tokens: 1.2k sent, 80 received. Cost: $0.01 message, $0.02 session.\n"
+    "Applied edit to util.c\n"
+    "Commit 1a2b3c4d refactor: rename foo\n"
+    "> Tokens: 3k sent, 1k received.\n"
+    "\n"
+    "#### /ask why bar?\n"
+    "\n"
+    "Because it reads better.\n"
+    "\n"
+    "# aider chat started at 2026-02-01 10:00:00\n"
+    "\n"
+    "> /tokens\n"
+    "#### /undo\n"
+    "\n"
+    "# aider chat started at 2026-02-02 08:30:00\n"
+    "\n"
+    "#### Add a test\n"
+    "\n"
+    "Added test_bar.\n"
+    "Cost: $0.00 message\n"
+    "#### Thanks, and half a lin";
+
+static void test_aider(void)
+{
+    struct capture_batch b = CAPTURE_BATCH_INIT;
+    uint64_t next = 0;
+    size_t len = sizeof aider_log - 1;
+    T_EQ_INT(capture_aider(aider_log, len, 0, "/p/.aider.chat.history.md", &b, &next), CAIRN_OK);
+    T_EQ_INT(next, len - strlen("#### Thanks, and half a lin"));   /* waits for its '\n' */
+    T_EQ_INT(b.n, 2);                                    /* 10:00 had no prompt */
+    T_EQ_STR(b.v[0].s.id, "aider:/p/.aider.chat.history.md@2026-02-01 09:00:00");
+    T_EQ_STR(b.v[0].s.source, "aider");
+    T_EQ_INT(b.v[0].s.n_messages, 4);
+    T_EQ_STR(msg(&b, 0, 0)->role, "user");
+    T_EQ_STR(msg(&b, 0, 0)->content, "Rename foo to bar\n\nin util.c please");
+    T_EQ_STR(msg(&b, 0, 1)->role, "assistant");
+    T_EQ_STR(msg(&b, 0, 1)->content, "Here is the change:\n\nutil.c\n<<<<<<< SEARCH\nint foo;\n"
+                                     "=======\nint bar;\n>>>>>>> REPLACE");
+    T_EQ_STR(msg(&b, 0, 2)->content, "/ask why bar?");
+    T_EQ_STR(msg(&b, 0, 3)->content, "Because it reads better.");
+    T_CHECK(msg(&b, 0, 0)->id == NULL);
+    T_EQ_INT(msg(&b, 0, 3)->at, b.v[0].s.started_at);
+    T_CHECK(b.v[0].s.started_at != CAIRN_NO_TIME);
+    T_EQ_INT(b.v[1].s.n_messages, 2);
+    T_EQ_STR(msg(&b, 1, 1)->content, "Added test_bar.");
+    capture_batch_free(&b);
+
+    /* incremental: sessions that ended before `from` are not offered again */
+    T_EQ_INT(capture_aider(aider_log, len, next, "x", &b, &next), CAIRN_OK);
+    T_EQ_INT(b.n, 0);
+    capture_batch_free(&b);
+    const char *more = "#### Thanks, and half a line\n\nYou're welcome.\n";
+    size_t n2 = (size_t)next + strlen(more);
+    char *grown = malloc(n2 + 1);
+    T_CHECK(grown != NULL);
+    memcpy(grown, aider_log, (size_t)next);
+    strcpy(grown + next, more);
+    uint64_t from = next;
+    T_EQ_INT(capture_aider(grown, n2, from, "x", &b, &next), CAIRN_OK);
+    T_EQ_INT(next, n2);
+    T_EQ_INT(b.n, 1);
+    T_EQ_STR(b.v[0].s.id, "aider:x@2026-02-02 08:30:00");
+    T_EQ_INT(b.v[0].s.n_messages, 4);
+    T_EQ_STR(msg(&b, 0, 3)->content, "You're welcome.");
+    capture_batch_free(&b);
+    free(grown);
+
+    /* same header time twice: distinct ids; garbage and empty input */
+    const char *twice = "# aider chat started at 2026-01-01 00:00:00\n#### a\n"
+                        "# aider chat started at 2026-01-01 00:00:00\n#### b\n";
+    T_EQ_INT(capture_aider(twice, strlen(twice), 0, "t", &b, NULL), CAIRN_OK);
+    T_EQ_INT(b.n, 2);
+    T_EQ_STR(b.v[1].s.id, "aider:t@2026-01-01 00:00:00#2");
+    capture_batch_free(&b);
+    T_EQ_INT(capture_aider("", 0, 0, NULL, &b, NULL), CAIRN_OK);
+    T_EQ_INT(b.n, 0);
+    T_EQ_INT(capture_aider("#### orphan\nreply\n\xff\n", 20, 0, NULL, &b, NULL), CAIRN_OK);
+    T_EQ_INT(b.n, 0);
+    capture_batch_free(&b);
+}
+
 /* ---- Codex ---------------------------------------------------------------- */
 
 static void test_codex(void)
@@ -559,6 +666,7 @@ int main(void)
     T_RUN(test_claude_ai);
     T_RUN(test_chatgpt);
     T_RUN(test_codex);
+    T_RUN(test_aider);
     T_RUN(test_speed);
     return T_DONE();
 }
