@@ -4,7 +4,8 @@
  *
  *   - a session starts at each "# aider chat started at YYYY-MM-DD HH:MM:SS";
  *   - "#### " lines are the user's; consecutive ones form one turn (old
- *     logs' "<blank>" markers become empty lines); a turn that is only a
+ *     logs' "<blank>" markers become empty lines, and a prompt logged twice
+ *     with nothing between is kept once); a turn that is only a
  *     slash command (/add, /drop, /model, ...) is dropped, but /ask, /code,
  *     /architect and /run prompts are kept as written;
  *   - lines starting with "> " (or a bare ">") are aider's own output (file adds, commits,
@@ -82,6 +83,14 @@ static int slash_only(const char *p, size_t n)
     return 1;
 }
 
+/* A prompt aider logged twice (the same text again with no reply in
+ * between) is kept once. */
+static int repeated(const struct capture_session *s, const char *text, size_t n)
+{
+    const struct cairn_message *m = s->n_msgs ? &s->msgs[s->n_msgs - 1] : NULL;
+    return m && m->role[0] == 'u' && m->content_len == n && !memcmp(m->content, text, n);
+}
+
 /* Hands the pending turn text (user or reply) to the session. */
 static int flush(struct aider_ctx *c, struct buf *t, const char *role)
 {
@@ -106,7 +115,7 @@ static int flush(struct aider_ctx *c, struct buf *t, const char *role)
         rc = CAIRN_NOMEM;
         goto out;
     }
-    if (!cl) {
+    if (!cl || (role[0] == 'u' && repeated(&b->v[c->sess], text, cl))) {
         b->counts.messages_dropped++;
         goto out;
     }
