@@ -120,7 +120,19 @@ static int flush(struct aider_ctx *c, struct buf *t, const char *role)
         goto out;
     }
     c->turns += role[0] == 'u';
-    rc = capture_session_add(b, &b->v[c->sess], NULL, role, text, cl, c->at);
+    /* The message's place in its session is its id: an import that ran
+     * while aider was still writing a reply stored the lines written so
+     * far, and the next import, which parses the session again from its
+     * header, offers the whole reply under the same id, so the store
+     * replaces the shorter text it extends instead of keeping both. */
+    char mid[24];
+    int k = snprintf(mid, sizeof mid, "%zu", b->v[c->sess].n_msgs + 1);
+    const char *id = capture_str(b, mid, (size_t)k);
+    if (!id) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    rc = capture_session_add(b, &b->v[c->sess], id, role, text, cl, c->at);
 out:
     buf_reset(t);
     return rc;

@@ -47,6 +47,16 @@ all=$(cat "$TMP/all.jsonl")
 contains "completed line imported whole" "$all" "And the shipping fee to 50 cents"
 out=$("$CAIRN" import aider --full "$H")
 contains "--full re-reads and adds nothing" "$out" "0 messages added, 6 already present"
+# an import while aider is still writing a reply: the lines so far are
+# stored, and the whole reply replaces them later (one message, not two)
+printf '\n#### Explain the fee\n\nThe fee is flat.\n' >> "$H"
+"$CAIRN" import aider "$P" >/dev/null
+printf 'It does not depend on weight.\n' >> "$H"
+out=$("$CAIRN" import aider "$P")
+contains "the grown reply adds no message" "$out" "0 messages added"
+"$CAIRN" export --format jsonl > "$TMP/all.jsonl"
+eq "the reply is stored once" "$(grep -o 'The fee is flat' "$TMP/all.jsonl" | wc -l | tr -d ' ')" 1
+contains "the reply is whole" "$(cat "$TMP/all.jsonl")" 'The fee is flat.\nIt does not depend on weight.'
 out=$("$CAIRN" import aider "$TMP" 2>&1); rc=$?
 eq "a folder without a log fails" "$rc" 1
 contains "says what is missing" "$out" "no .aider.chat.history.md"
