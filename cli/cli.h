@@ -4,9 +4,15 @@
  * Every command is one file cli/cmd_<name>.c with one entry point
  *     int cmd_<name>(int argc, char **argv, struct cli_ctx *ctx);
  * listed in the command table in cli/main.c. argv[0] is the command name;
- * global options (--db) are already taken out. A command returns the exit
- * code: 0 success, 1 failure (after one clear line on stderr via
- * cli_error), 2 bad usage. stdout carries only the command's output.
+ * global options (--db) are already taken out; main.c answers --help from
+ * the table. A command returns the exit code (README, docs/cairn.1):
+ *   0  success
+ *   1  failure, after one clear line on stderr via cli_error: the store
+ *      cannot be opened, a named session does not exist, a write failed
+ *   2  bad usage
+ *   3  nothing found: a search or listing ran and came up empty (recall,
+ *      sessions, show's range, export), said in one line on stderr
+ * stdout carries only the command's output, and nothing when it fails.
  *
  * Commands use only <cairn.h> and src/util/ helpers. The environment
  * variables that steer the library are read in env.c only.
@@ -22,6 +28,13 @@ struct cli_ctx {
 };
 
 typedef int (*cli_cmd_fn)(int argc, char **argv, struct cli_ctx *ctx);
+
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2, CLI_EMPTY = 3 };
+
+/* "s" unless n is 1: "%zu session%s", n, cli_s(n). */
+const char *cli_s(long long n);
+/* A cairn_session_cb that counts the sessions into the size_t at arg. */
+int cli_count_session(void *arg, const struct cairn_session_info *s);
 
 /* Prints "cairn: <message>" and a newline to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

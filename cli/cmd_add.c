@@ -163,9 +163,10 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
         cli_error("stopped: the store cannot take more (%s); the sessions before that line "
                   "are stored, that one and the rest of %s are not", cairn_errstr(rc), name);
     if (!quiet)
-        printf("added %zu sessions (%zu updated), %zu messages; %zu already present; "
-               "%zu secrets masked%s\n", st.sessions_added, st.sessions_updated,
-               st.messages_added, st.messages_skipped, st.secrets_masked,
+        printf("added %zu session%s (%zu updated), %zu message%s; %zu already present; "
+               "%zu secret%s masked%s\n", st.sessions_added, cli_s(st.sessions_added),
+               st.sessions_updated, st.messages_added, cli_s(st.messages_added),
+               st.messages_skipped, st.secrets_masked, cli_s(st.secrets_masked),
                bad ? "; some input was refused (see above)" : "");
     if (docs == 0 && !bad)
         cli_error("%s: no sessions in the input", name);

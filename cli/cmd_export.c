@@ -5,6 +5,8 @@
  * export --format jsonl writes exactly the `cairn add` format (times in
  * UTC with a Z, so a re-add gives the same instants on any machine), so
  * `cairn export --format jsonl | cairn --db new.db add` rebuilds the store.
+ * Nothing to export (an empty store, a project with no session) prints
+ * nothing and exits 3 after one line on stderr.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -165,18 +167,29 @@ int cmd_export(int argc, char **argv, struct cli_ctx *ctx)
     }
     if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
+    /* The session asked for is looked up before anything is printed: a
+     * failed export leaves stdout empty. */
     if (session)
-        rc = collect(&ids, &(struct cairn_session_info){ .id = session });
+        rc = cairn_session_get(db, session, collect, &ids);
     else
         rc = cairn_sessions(db, project, 1, 0, collect, &ids);
     if (rc) {
         rc = cli_fail(db, "export", rc);
         goto out;
     }
+    if (ids.n == 0) {
+        if (project)
+            cli_error("export: no session in project \"%s\" (cairn sessions lists them)", project);
+        else
+            cli_error("export: the store holds no session yet");
+        rc = CLI_EMPTY;
+        goto out;
+    }
     struct jw jw = { db, BUF_INIT, 0, 0 };
     struct mw mw = { db };
     if (!jsonl)
-        printf("# cairn export\n\n%zu sessions, oldest first.\n\n", ids.n);
+        printf("# cairn export\n\n%zu session%s, oldest first.\n\n", ids.n,
+               cli_s((long long)ids.n));
     for (size_t i = 0; i < ids.n; i++) {
         int r = cairn_session_get(db, ids.v[i], jsonl ? jw_session : md_session,
                                   jsonl ? (void *)&jw : (void *)&mw);

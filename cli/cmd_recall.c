@@ -56,6 +56,76 @@ static void print_json(const struct cairn_recall *r, const char *id)
     buf_release(&b);
 }
 
+/* The one-word name of how dense retrieval took part (enum cairn_dense). */
+static const char *dense_name(int dense)
+{
+    switch (dense) {
+    case CAIRN_DENSE_ON:      return "keywords and vectors";
+    case CAIRN_DENSE_PARTIAL: return "keywords, vectors for part of the store";
+    default:                  return "keywords only";
+    }
+}
+
+/* --explain in text output: after the text, why these items, one line
+ * each, and what the question was read as. */
+static void print_explain(const struct cairn_recall *r)
+{
+    char a[40], b[40];
+    const char *gate = NULL;
+    int inject = cairn_inject_gate(r, &gate);
+    printf("\n--- explain: %zu item%s, %d of %d tokens; %s\n", r->n_items,
+           cli_s((long long)r->n_items), r->tokens, r->budget, dense_name(r->dense));
+    printf("match: the best memory holds %.0f%% of the question's weight (%.1f rare words)",
+           r->match * 100, r->match_weight);
+    if (r->dense != CAIRN_DENSE_OFF && r->dense != CAIRN_DENSE_NONE)
+        printf(", best cosine %.3f", r->cosine);
+    printf("\n");
+    if (r->range_from != CAIRN_NO_TIME || r->range_to != CAIRN_NO_TIME) {
+        cairn_format_time(r->range_from, 0, a, sizeof a);
+        cairn_format_time(r->range_to, 0, b, sizeof b);
+        printf("time: the question asks about %s .. %s%s\n", *a ? a : "-", *b ? b : "-",
+               r->only_time ? " (only about that period)" : "");
+    }
+    printf("prompt hook: %s (%s)\n", inject ? "would add this" : "would add nothing", gate);
+    for (size_t i = 0; i < r->n_items; i++) {
+        const struct cairn_recall_item *it = &r->items[i];
+        cli_print_line(it->session);
+        printf(" #");
+        cli_print_line(it->message);
+        printf(" %s: %s\n", it->role, it->why ? it->why : "");
+    }
+}
+
+/* 1 when no item matched the question: a store that fits the budget is
+ * returned whole even then, every unit with a fused score of 0. */
+static int only_filler(const struct cairn_recall *r)
+{
+    if (r->range_from != CAIRN_NO_TIME || r->range_to != CAIRN_NO_TIME)
+        return 0;
+    for (size_t i = 0; i < r->n_items; i++)
+        if (r->items[i].score > 0)
+            return 0;
+    return 1;
+}
+
+/* No item: say so on stderr, with the likely reason (an empty store, a
+ * --project that names no project); exit 3. */
+static int nothing_recalled(struct cairn *db, const char *project)
+{
+    size_t all = 0, in_project = 0;
+    cairn_sessions(db, NULL, 0, 1, cli_count_session, &all);
+    if (project)
+        cairn_sessions(db, project, 0, 1, cli_count_session, &in_project);
+    if (!all)
+        cli_error("recall: the store holds no session yet (cairn add, cairn import)");
+    else if (project && !in_project)
+        cli_error("recall: no session in project \"%s\" (cairn sessions lists the projects)",
+                  project);
+    else
+        cli_error("recall: nothing %smatches the question", project ? "in that project " : "");
+    return CLI_EMPTY;
+}
+
 /* {"line", "id", "error"} for a request that gets no answer. */
 static void batch_error(long lineno, const char *id, const char *err)
 {
@@ -248,13 +318,23 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
         fprintf(stderr, "cairn: note: %s\n", r->note);
     if (rc) {
         rc = cli_fail(db, "recall", rc);
-    } else if (json) {
+        goto out;
+    }
+    if (json) {
         print_json(r, NULL);
     } else {
         fputs(r->text, stdout);
         if (*r->text && r->text[strlen(r->text) - 1] != '\n')
             fputc('\n', stdout);
+        if (o.explain)
+            print_explain(r);
     }
+    if (r->n_items == 0)
+        rc = nothing_recalled(db, o.project);
+    else if (only_filler(r))
+        cli_error("note: nothing matches the question; the whole store fits the budget, "
+                  "so all of it is given");
+out:
     cairn_recall_free(r);
     cairn_close(db);
     return rc;

@@ -5,19 +5,52 @@
 
 #include "cli.h"
 
+/* A size a person reads at a glance: bytes, KB, MB or GB (powers of 1000,
+ * as du --si): a small store is "48.2 KB", not "0.0 MB". */
+static void format_size(long long n, char *out, size_t cap)
+{
+    if (n < 1000)
+        snprintf(out, cap, "%lld byte%s", n, cli_s(n));
+    else if (n < 1000000)
+        snprintf(out, cap, "%.1f KB", n / 1e3);
+    else if (n < 1000000000)
+        snprintf(out, cap, "%.1f MB", n / 1e6);
+    else
+        snprintf(out, cap, "%.1f GB", n / 1e9);
+}
+
+/* "7 in 3 projects", "2 in 1 project, 1 in none", "3, none in a project" */
+static void print_sessions(long long sessions, long long projects, long long loose)
+{
+    printf("sessions       %lld", sessions);
+    if (loose == sessions && sessions)
+        printf(", none in a project\n");
+    else if (loose)
+        printf(" (%lld in %lld project%s, %lld in none)\n", sessions - loose, projects,
+               cli_s(projects), loose);
+    else
+        printf(" in %lld project%s\n", projects, cli_s(projects));
+}
+
 int cmd_stats(int argc, char **argv, struct cli_ctx *ctx)
 {
     struct cairn *db;
     struct cairn_stats s;
-    char a[40], b[40];
+    char a[40], b[40], text[32], file[32];
+    size_t loose = 0;   /* sessions with no project */
     int rc, json = argc > 1 && !strcmp(argv[1], "--json");
     if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
     rc = cairn_get_stats(db, &s);
+    /* The store counts "no project" (stored as "") as one of the projects. */
+    if (!rc)
+        rc = cairn_sessions(db, "", 0, 0, cli_count_session, &loose);
     if (rc) {
         rc = cli_fail(db, "stats", rc);
         goto out;
     }
+    if (loose && s.projects > 0)
+        s.projects--;
     cairn_format_time(s.first_at, 0, a, sizeof a);
     cairn_format_time(s.last_at, 0, b, sizeof b);
     if (json) {
@@ -28,13 +61,13 @@ int cmd_stats(int argc, char **argv, struct cli_ctx *ctx)
                (long long)s.user_messages, (long long)s.assistant_messages,
                (long long)s.projects, (long long)s.content_bytes, (long long)s.file_bytes, a, b);
     } else {
+        format_size(s.content_bytes, text, sizeof text);
+        format_size(s.file_bytes, file, sizeof file);
         printf("store          %s (schema %d)\n", cairn_path(db), s.schema_version);
-        printf("sessions       %lld in %lld projects\n", (long long)s.sessions,
-               (long long)s.projects);
+        print_sessions(s.sessions, s.projects, (long long)loose);
         printf("messages       %lld (%lld user, %lld assistant)\n", (long long)s.messages,
                (long long)s.user_messages, (long long)s.assistant_messages);
-        printf("text           %.1f MB verbatim; file %.1f MB\n", s.content_bytes / 1e6,
-               s.file_bytes / 1e6);
+        printf("text           %s verbatim; file %s\n", text, file);
         if (*a)
             printf("period         %s .. %s\n", a, b);
     }

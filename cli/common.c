@@ -120,3 +120,15 @@ void cli_print_line(const char *s)
     fwrite(b.p, 1, b.n, stdout);
     buf_release(&b);
 }
+
+const char *cli_s(long long n)
+{
+    return n == 1 ? "" : "s";
+}
+
+int cli_count_session(void *arg, const struct cairn_session_info *s)
+{
+    (void)s;
+    ++*(size_t *)arg;
+    return 0;
+}

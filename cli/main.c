@@ -1,6 +1,13 @@
 /*
  * main.c: the `cairn` command: global options, then a command from the
  * table below. One command, one file (cli/cmd_<name>.c).
+ *
+ * `cairn COMMAND --help` (or -h, or `cairn help COMMAND`) is answered here,
+ * from the table, before the command parses anything: every command has a
+ * usage text and none can mistake --help for an argument (a session id, a
+ * file, a question). eval, import and mcp keep their longer texts in their
+ * own files; they get exactly `COMMAND --help`. tests/t/t0530-cli-help.sh
+ * asks every command of the table for its usage.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,41 +15,165 @@
 
 #include "cli.h"
 
+/* The usage texts (man page: docs/cairn.1). Exit codes: cli.h. */
+static const char usage_add[] =
+    "usage: cairn add [FILE|-] [-q|--quiet]\n"
+    "Adds sessions in the JSON format of docs/FORMAT.md (one object, an array,\n"
+    "or one per line) from FILE, or stdin when FILE is - or absent. Adding a\n"
+    "session again is a no-op; with more messages it appends the new ones.\n"
+    "  -q, --quiet   no summary line\n";
+static const char usage_recall[] =
+    "usage: cairn recall QUESTION [--budget N] [--now DATE] [--project P]\n"
+    "                   [--session-exclude ID] [--method M] [--json] [--explain] [--fast]\n"
+    "       cairn recall --batch < questions.jsonl\n"
+    "What the store holds about QUESTION, packed into a token budget.\n"
+    "  --budget N            tokens, 50 to 1000000 (default 4000)\n"
+    "  --now DATE            answer as of DATE (ISO 8601), for \"last week\"\n"
+    "  --project P           only sessions of project P (cairn sessions lists them)\n"
+    "  --session-exclude ID  leave one session out\n"
+    "  --method M            cairn (default), raw-bm25, keyword, no-time\n"
+    "  --json                the result as JSON, with each item\n"
+    "  --explain             why each item was chosen\n"
+    "  --fast                latency first on big stores, as the prompt hook\n"
+    "  --batch               one JSON question a line on stdin, one JSON answer a line\n"
+    "Exit 3 when nothing is found.\n";
+static const char usage_sessions[] =
+    "usage: cairn sessions [--project P] [--limit N] [--json]\n"
+    "The stored sessions, newest first: start, messages, source, project, id, title.\n"
+    "  --project P   only project P\n"
+    "  --limit N     at most N sessions\n"
+    "  --json        one JSON object a line\n"
+    "Exit 3 when there is no session to list.\n";
+static const char usage_show[] =
+    "usage: cairn show SESSION [--from N] [--to M] [--json]\n"
+    "One session's messages verbatim; positions count from 0.\n"
+    "  --from N, --to M   only positions N to M (inclusive)\n"
+    "  --json             one JSON object a message\n"
+    "Exit 1 when there is no such session, 3 when the range holds no message.\n";
+static const char usage_export[] =
+    "usage: cairn export [--format markdown|jsonl] [--session S] [--project P]\n"
+    "The store, one project or one session, oldest first. --format jsonl is the\n"
+    "format cairn add reads: cairn export --format jsonl | cairn --db new.db add\n"
+    "Exit 1 when there is no such session, 3 when there is nothing to export.\n";
+static const char usage_forget[] =
+    "usage: cairn forget SESSION...\n"
+    "       cairn forget --scrub\n"
+    "Deletes each session and all it indexed, and wipes their bytes from the\n"
+    "store's files. --scrub wipes what older deletes left, and VACUUMs.\n";
+static const char usage_stats[] =
+    "usage: cairn stats [--json]\n"
+    "Counts and sizes of the store.\n";
+static const char usage_redact[] =
+    "usage: cairn redact [--dry-run]\n"
+    "Masks secrets in what is stored, as the write path does today.\n"
+    "  --dry-run   count what would change, change nothing\n";
+static const char usage_model[] =
+    "usage: cairn model list | pull [NAME] | verify [NAME] | rm NAME\n"
+    "Embedding models in ~/.cairn/models ($CAIRN_MODEL_DIR), docs/EMBED.md.\n";
+static const char usage_embed[] =
+    "usage: cairn embed [--model NAME|PATH] [--query] TEXT\n"
+    "       cairn embed --backfill [--quiet]\n"
+    "The vector of TEXT as a JSON array (--query: embedded as a question);\n"
+    "--backfill embeds the stored messages that have no vector of the current\n"
+    "model (docs/HYBRID.md).\n";
+static const char usage_reindex[] =
+    "usage: cairn reindex [--quiet]\n"
+    "Deletes every vector and embeds all messages again with the current model.\n";
+static const char usage_hook[] =
+    "usage: cairn hook stop|session-end|pre-compact|prompt|session-start\n"
+    "The Claude Code hooks (docs/CAPTURE.md): the event's JSON on stdin. A hook\n"
+    "always exits 0; its failures go to ~/.cairn/cairn.log (cairn doctor).\n";
+static const char usage_setup[] =
+    "usage: cairn setup claude-code [--dry-run] [--remove] [--import|--no-import]\n"
+    "                               [--settings FILE]\n"
+    "Merges cairn's hooks into ~/.claude/settings.json (backed up first).\n"
+    "  --dry-run   show the change, write nothing\n"
+    "  --remove    take cairn's hooks out again\n";
+static const char usage_doctor[] =
+    "usage: cairn doctor\n"
+    "Checks the store, the hook log, the hooks, and the Claude Code transcripts\n"
+    "not imported yet that are about to be deleted. Exit 1 when something needs\n"
+    "attention.\n";
+
 static const struct command {
     const char *name;
     cli_cmd_fn  fn;
-    const char *help;
+    const char *help;    /* its line in `cairn --help` */
+    const char *usage;   /* `cairn NAME --help`; NULL: the command's own */
 } commands[] = {
-    { "add",      cmd_add,      "add [FILE|-]          add sessions (JSON or JSONL)" },
-    { "recall",   cmd_recall,   "recall QUESTION       what the store holds about it, in a budget" },
-    { "sessions", cmd_sessions, "sessions [--project P] [--json]   list sessions" },
-    { "show",     cmd_show,     "show SESSION [--from N --to M]    one session verbatim" },
-    { "export",   cmd_export,   "export [--format markdown|jsonl] [--session S]" },
-    { "forget",   cmd_forget,   "forget SESSION|--scrub  delete and wipe a session and all it indexed" },
-    { "stats",    cmd_stats,    "stats                 counts and sizes" },
-    { "redact",   cmd_redact,   "redact [--dry-run]    mask secrets in what is stored" },
-    { "eval",     cmd_eval,     "eval DATASET FILE...  evidence recall on a benchmark (cairn eval --help)" },
-    { "model",    cmd_model,    "model list|pull [NAME]|verify [NAME]|rm NAME   embedding models" },
-    { "embed",    cmd_embed,    "embed [--model NAME|PATH] [--query] TEXT | --backfill   a vector; vectors for the store" },
-    { "reindex",  cmd_reindex,  "reindex               re-embed every message with the current model" },
-    { "mcp",      cmd_mcp,      "mcp                   MCP server on stdio for AI clients (docs/MCP.md)" },
-    { "import",   cmd_import,   "import KIND [PATH]    past sessions: claude-code, claude-ai, chatgpt, codex, aider, jsonl" },
-    { "hook",     cmd_hook,     "hook EVENT            Claude Code hooks: stop, session-end, pre-compact, prompt, session-start" },
-    { "setup",    cmd_setup,    "setup claude-code [--dry-run] [--remove]   install the capture hooks" },
-    { "doctor",   cmd_doctor,   "doctor                store, hooks, log and transcripts at risk" },
+    { "add",      cmd_add,      "add [FILE|-]          add sessions (JSON or JSONL)", usage_add },
+    { "recall",   cmd_recall,   "recall QUESTION       what the store holds about it, in a budget",
+      usage_recall },
+    { "sessions", cmd_sessions, "sessions [--project P] [--json]   list sessions", usage_sessions },
+    { "show",     cmd_show,     "show SESSION [--from N --to M]    one session verbatim", usage_show },
+    { "export",   cmd_export,   "export [--format markdown|jsonl] [--session S]", usage_export },
+    { "forget",   cmd_forget,   "forget SESSION|--scrub  delete and wipe a session and all it indexed",
+      usage_forget },
+    { "stats",    cmd_stats,    "stats                 counts and sizes", usage_stats },
+    { "redact",   cmd_redact,   "redact [--dry-run]    mask secrets in what is stored", usage_redact },
+    { "eval",     cmd_eval,     "eval DATASET FILE...  evidence recall on a benchmark (cairn eval --help)",
+      NULL },
+    { "model",    cmd_model,    "model list|pull [NAME]|verify [NAME]|rm NAME   embedding models",
+      usage_model },
+    { "embed",    cmd_embed,    "embed [--model NAME|PATH] [--query] TEXT | --backfill   a vector; vectors for the store",
+      usage_embed },
+    { "reindex",  cmd_reindex,  "reindex               re-embed every message with the current model",
+      usage_reindex },
+    { "mcp",      cmd_mcp,      "mcp                   MCP server on stdio for AI clients (docs/MCP.md)",
+      NULL },
+    { "import",   cmd_import,   "import KIND [PATH]    past sessions: claude-code, claude-ai, chatgpt, codex, aider, jsonl",
+      NULL },
+    { "hook",     cmd_hook,     "hook EVENT            Claude Code hooks: stop, session-end, pre-compact, prompt, session-start",
+      usage_hook },
+    { "setup",    cmd_setup,    "setup claude-code [--dry-run] [--remove]   install the capture hooks",
+      usage_setup },
+    { "doctor",   cmd_doctor,   "doctor                store, hooks, log and transcripts at risk",
+      usage_doctor },
 };
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: cairn [--db PATH] COMMAND [ARGS]\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %s\n", commands[i].help);
-    fprintf(f, "\nThe store is --db, else $CAIRN_DB, else ~/.cairn/memory.db.\n");
+    fprintf(f, "\n`cairn COMMAND --help` for its options; `man cairn` for all.\n"
+               "The store is --db, else $CAIRN_DB, else ~/.cairn/memory.db.\n"
+               "Exit codes: 0 ok, 1 failed, 2 bad usage, 3 nothing found.\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t k = 0; k < N_COMMANDS; k++)
+        if (!strcmp(name, commands[k].name))
+            return &commands[k];
+    return NULL;
+}
+
+/* 1 if argv (after the command name) asks for help. */
+static int wants_help(int argc, char **argv)
+{
+    for (int k = 1; k < argc; k++)
+        if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h"))
+            return 1;
+    return 0;
+}
+
+/* The usage text of c on stdout, exit code 0. */
+static int command_help(const struct command *c, struct cli_ctx *ctx)
+{
+    if (!c->usage) {
+        char *av[] = { (char *)c->name, "--help", NULL };
+        return c->fn(2, av, ctx);
+    }
+    fputs(c->usage, stdout);
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
     struct cli_ctx ctx = { NULL };
+    const struct command *c;
     int i = 1;
     while (i < argc && argv[i][0] == '-') {
         const char *v;
@@ -66,14 +197,19 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
-        if (!strcmp(argv[i], commands[k].name))
-            return commands[k].fn(argc - i, argv + i, &ctx);
-    }
     if (!strcmp(argv[i], "help")) {
-        usage(stdout);
-        return 0;
+        if (i + 1 >= argc) {
+            usage(stdout);
+            return 0;
+        }
+        if ((c = find_command(argv[i + 1])))
+            return command_help(c, &ctx);
+        cli_error("unknown command '%s' (see cairn --help)", argv[i + 1]);
+        return 2;
     }
+    if ((c = find_command(argv[i])))
+        return wants_help(argc - i, argv + i) ? command_help(c, &ctx)
+                                              : c->fn(argc - i, argv + i, &ctx);
     cli_error("unknown command '%s' (see cairn --help)", argv[i]);
     return 2;
 }

@@ -19,7 +19,7 @@ printf '%s\n' '{"id":"s-noid","messages":[{"role":"user","content":"ok"},{"role"
 "$CAIRN" add "$TMP/a.json" >/dev/null
 printf '%s\n' '{"id":"s-noid","messages":[{"role":"user","content":"ok"},{"role":"assistant","content":"done"},{"role":"user","content":"ok"},{"role":"user","content":"and one more"}]}' > "$TMP/b.json"
 out=$("$CAIRN" add "$TMP/b.json")
-contains "append adds only the new message" "$out" "added 0 sessions (1 updated), 1 messages; 3 already present"
+contains "append adds only the new message" "$out" "added 0 sessions (1 updated), 1 message; 3 already present"
 eq "repeated ok kept twice" "$("$CAIRN" show s-noid --json | grep -c '"content":"ok"')" 2
 
 # a session without an id gets a stable one

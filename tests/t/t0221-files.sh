@@ -95,7 +95,7 @@ if [ "$ro_ok" -eq 1 ]; then
     eq "recall exits 0" "$rc" 0
     contains "recall reads a read-only store" "$out" "LBC"
     out=$(rox sessions 2>&1)
-    contains "sessions reads it" "$out" "msgs"
+    contains "sessions reads it" "$out" "demo/2026-03-02-lisbon"
     sid=$(rox sessions --json 2>/dev/null | head -1 | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["id"])')
     out=$(rox show "$sid" 2>&1); rc=$?
     eq "show exits 0" "$rc" 0
