@@ -8,7 +8,7 @@
 #   make eval       regenerate docs/results from ../shared/data
 #   make fuzz       short fuzz runs of every parser (clang libFuzzer)
 #   make deps       install the Debian packages we build with (scripts/deps.sh)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (also the man page and bash/zsh completions)
 #
 # Sources are found by folder: every src/*/*.c is in the library, every
 # cli/*.c in the CLI, every tests/unit/test_*.c is one test program.
@@ -108,9 +108,15 @@ deps:
 demo: all
 	@sh scripts/demo.sh --no-deps
 
+# The man page and the shell completions go where man, bash-completion and
+# zsh look under PREFIX (tests/t/t0533-cli-man.sh installs into a DESTDIR).
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
-	    $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	    $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	install -m 0644 docs/cairn.1 $(DESTDIR)$(PREFIX)/share/man/man1/cairn.1
+	install -m 0644 completions/cairn.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cairn
+	install -m 0644 completions/_cairn $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cairn
 	install -m 0755 $(BUILD)/cairn $(DESTDIR)$(PREFIX)/bin/cairn
 	install -m 0644 $(BUILD)/libcairn.a $(DESTDIR)$(PREFIX)/lib/libcairn.a
 	install -m 0755 $(BUILD)/libcairn.so $(DESTDIR)$(PREFIX)/lib/libcairn.so
