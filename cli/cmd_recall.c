@@ -56,7 +56,7 @@ static void print_json(const struct cairn_recall *r, const char *id)
     buf_release(&b);
 }
 
-/* The one-word name of how dense retrieval took part (enum cairn_dense). */
+/* How dense retrieval took part (enum cairn_dense), in words. */
 static const char *dense_name(int dense)
 {
     switch (dense) {

@@ -25,7 +25,9 @@ int cli_open(struct cli_ctx *ctx, unsigned flags, struct cairn **out)
 {
     int rc = cli_db_open(cli_db_path(ctx), flags, out);
     if (rc) {
-        cli_error("%s", cairn_errmsg(*out));
+        /* A new user's first `cairn sessions` lands here: say what makes one. */
+        cli_error("%s%s", cairn_errmsg(*out),
+                  rc == CAIRN_NOTFOUND ? " (cairn add or cairn import creates it)" : "");
         cairn_close(*out);
         *out = NULL;
         return 1;

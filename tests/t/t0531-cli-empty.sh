@@ -9,6 +9,12 @@
 # run NAME ARGS...: the command's stdout, stderr and exit code in $out, $err, $rc
 run() { n=$1; shift; out=$("$CAIRN" "$@" 2>"$TMP/err"); rc=$?; err=$(cat "$TMP/err"); }
 
+# no store yet (a fresh HOME): a failure, with what makes one
+run nostore sessions
+eq "sessions, no store: exit 1" "$rc" 1
+eq "sessions, no store: no stdout" "$out" ""
+contains "sessions, no store: says what creates it" "$err" "(cairn add or cairn import creates it)"
+
 # an empty store: every search says the store is empty
 "$CAIRN" add - </dev/null 2>/dev/null
 run empty recall "anything at all"
