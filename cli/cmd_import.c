@@ -16,9 +16,14 @@
  *
  * Each session is its own transaction (cairn_import_file), so this can be
  * interrupted at any point and run again; a second run adds nothing and
- * skips unchanged files without reading them. A progress bar goes to
- * stderr when it is a terminal; the summary (sessions, messages, and what
- * was skipped and why) to stdout.
+ * skips unchanged files without reading them (--full reads them). A file
+ * of another kind is refused with the import that reads it; a file that
+ * gives no conversation is an error when named on its own, counted in a
+ * folder (docs/CAPTURE.md). With no PATH and no default folder yet (a
+ * machine with no Claude Code or Codex history), there is nothing to
+ * import: exit 0. A progress bar goes to stderr when it is a terminal;
+ * the summary (sessions, messages, and what was skipped and why) to
+ * stdout.
  */
 #include <errno.h>
 #include <ftw.h>
