@@ -85,6 +85,41 @@ void cli_json_str_field(struct buf *b, const char *name, const char *v, int *fir
  * (it is escaped). */
 void cli_print_line(const char *s);
 
+/* The clients' files, for setup, doctor and import (claude.c). */
+struct cJSON;
+/* A client's folder: $env/env_sub when the variable is set, else
+ * ~/home_sub, into out; -1 without HOME or when it does not fit. */
+int cli_client_path(char *out, size_t n, const char *env, const char *env_sub,
+                    const char *home_sub);
+/* The hooks `cairn setup claude-code` installs: the plugin's
+ * (plugin/hooks/hooks.json), event for event. */
+struct claude_hook {
+    const char *event, *arg;     /* "Stop", `cairn hook stop` */
+    const char *matcher;         /* NULL: every occasion */
+    int timeout;                 /* seconds */
+};
+extern const struct claude_hook claude_hooks[];
+extern const size_t claude_n_hooks;
+/* $CLAUDE_CONFIG_DIR/sub, else ~/.claude/sub, into out; -1 without HOME
+ * or when it does not fit. */
+int claude_path(char *out, size_t n, const char *sub);
+/* The user's settings.json, parsed (its path into path); NULL when it is
+ * missing or not JSON. */
+struct cJSON *claude_settings(char *path, size_t n);
+/* 1 if settings handler h runs `cairn ... hook <arg>` (shell or exec form). */
+int claude_hook_is_ours(const struct cJSON *h, const char *arg);
+/* Which of claude_hooks the settings hold: bit i for claude_hooks[i]. */
+unsigned claude_hooks_installed(const struct cJSON *settings);
+/* The cairn plugin as Claude Code recorded its installs. */
+struct claude_plugin {
+    char name[256];              /* "cairn@<marketplace>" */
+    int user;                    /* installed for the user (every project) */
+    int projects;                /* installs for one project each */
+    int enabled;                 /* the user install, on in `settings` */
+};
+/* 1 and *p filled when the plugin is installed (any scope), else 0. */
+int claude_plugin_find(const struct cJSON *settings, struct claude_plugin *p);
+
 /* The commands (cli/cmd_*.c), listed in the table in main.c. */
 int cmd_add(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_sessions(int argc, char **argv, struct cli_ctx *ctx);

@@ -3,12 +3,14 @@
  * to be lost?
  *
  * Checks the store (path, permissions, schema, counts), the hook log's last
- * errors, whether the Claude Code hooks are installed, and the transcripts
- * in ~/.claude/projects that are not (fully) imported: Claude Code deletes
- * transcripts older than cleanupPeriodDays (30 by default, from
- * settings.json), and users have lost months of history that way, so
- * those within a week of deletion get a warning. Exit 0 when all is well,
- * 1 when something needs attention.
+ * errors, how the Claude Code hooks are installed (the plugin, or `cairn
+ * setup claude-code` in settings.json: one of the two, since both would
+ * save every turn twice), and the transcripts in ~/.claude/projects that
+ * are not (fully) imported: Claude Code deletes transcripts older than
+ * cleanupPeriodDays (30 by default, from settings.json), and users have
+ * lost months of history that way, so those within a week of deletion get
+ * a warning. Exit 0 when all is well, 1 when something needs attention:
+ * the last line then names the lines that need it.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -21,6 +23,21 @@
 #include "cli.h"
 
 #define SOON_DAYS 7
+
+/* The lines (by their label) that need attention, each named once. */
+struct attention {
+    const char *what[8];
+    int n;
+};
+
+static void attend(struct attention *a, const char *what)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->what[i], what))
+            return;
+    if (a->n < 8)
+        a->what[a->n++] = what;
+}
 
 struct scan {
     struct cairn *db;
@@ -54,47 +71,7 @@ static int scan_cb(const char *path, const struct stat *st, int type, struct FTW
     return 0;
 }
 
-/* Reads ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR's); NULL if none. */
-static cJSON *claude_settings(char *path, size_t n)
-{
-    const char *cfg = getenv("CLAUDE_CONFIG_DIR"), *home = getenv("HOME");
-    if (cfg && *cfg)
-        snprintf(path, n, "%s/settings.json", cfg);
-    else if (home && *home)
-        snprintf(path, n, "%s/.claude/settings.json", home);
-    else
-        return NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fclose(f);
-    size_t len;
-    char *t = cli_read_file(path, (size_t)16 << 20, &len);
-    if (!t)
-        return NULL;
-    cJSON *j = cJSON_ParseWithLength(t, len);
-    free(t);
-    return j;
-}
-
-static int hook_installed(const cJSON *settings, const char *event, const char *arg)
-{
-    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(settings, "hooks"), event), *g, *h;
-    char tail[64];
-    snprintf(tail, sizeof tail, " hook %s", arg);
-    cJSON_ArrayForEach(g, arr) {
-        cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(g, "hooks")) {
-            const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "command");
-            if (cJSON_IsString(c) && strstr(c->valuestring, "cairn") &&
-                strstr(c->valuestring, tail))
-                return 1;
-        }
-    }
-    return 0;
-}
-
-static void show_log(int *problems)
+static void show_log(struct attention *att)
 {
     char path[4096];
     if (cli_log_path(path, sizeof path)) {
@@ -130,12 +107,68 @@ static void show_log(int *problems)
     for (size_t i = nl > 5 ? nl - 5 : 0; i < nl; i++)
         printf("          %s\n", lines[i % 5]);
     if (nl)
-        (*problems)++;
+        attend(att, "log");
+}
+
+/* Which events of claude_hooks a mask leaves out, for the message. */
+static void missing_events(unsigned mask, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < claude_n_hooks && k < n; i++)
+        if (!(mask & (1u << i)))
+            k += (size_t)snprintf(out + k, n - k, "%s%s", k ? ", " : "", claude_hooks[i].event);
+}
+
+/*
+ * The Claude Code hooks: from the plugin or from settings.json, never
+ * both (Stop and SessionEnd would run twice and save each turn twice), so
+ * no advice here ever leads to both.
+ */
+static void check_hooks(const cJSON *settings, const char *spath, struct attention *att)
+{
+    struct claude_plugin pl;
+    unsigned all = (1u << claude_n_hooks) - 1, mask = claude_hooks_installed(settings);
+    char miss[256];
+    claude_plugin_find(settings, &pl);
+    missing_events(mask, miss, sizeof miss);
+    if (pl.enabled && mask) {
+        printf("WARNING:  hooks installed twice: by the plugin %s and in %s; every turn is saved "
+               "twice. Keep the plugin: `cairn setup claude-code --remove`\n", pl.name, spath);
+        attend(att, "hooks");
+    } else if (pl.enabled) {
+        printf("hooks:    from the plugin %s (every project)\n", pl.name);
+    } else if (mask == all) {
+        printf("hooks:    installed in %s\n", spath);
+    } else if (mask) {
+        printf("hooks:    partly installed in %s (missing: %s): run `cairn setup claude-code`\n",
+               spath, miss);
+        attend(att, "hooks");
+    } else if (pl.user) {
+        printf("hooks:    the plugin %s is installed but disabled: `claude plugin enable %s`\n",
+               pl.name, pl.name);
+        attend(att, "hooks");
+    } else if (pl.projects) {
+        printf("hooks:    from the plugin %s, in the %d project%s it is installed for; sessions "
+               "elsewhere are not saved (`claude plugin install %s --scope user` saves them "
+               "all)\n", pl.name, pl.projects, pl.projects == 1 ? "" : "s", pl.name);
+    } else {
+        printf("hooks:    not installed: install the plugin (README) or run `cairn setup "
+               "claude-code`, one or the other\n");
+        attend(att, "hooks");
+    }
+    if (mask && pl.projects) {
+        printf("WARNING:  the plugin %s is also installed for %d project%s: there every turn is "
+               "saved twice (`claude plugin uninstall %s --scope project` in %s)\n", pl.name,
+               pl.projects, pl.projects == 1 ? "" : "s", pl.name,
+               pl.projects == 1 ? "that folder" : "those folders");
+        attend(att, "hooks");
+    }
 }
 
 int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
 {
-    int problems = 0;
+    struct attention att = { { 0 }, 0 };
     char path[4096];
     struct cairn *db = NULL;
     cJSON *settings = NULL;
@@ -151,13 +184,13 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
     if (stat(path, &st) != 0) {
         printf("store:    %s does not exist yet (it is created by the first hook or import)\n",
                path);
-        problems++;
+        attend(&att, "store");
     } else {
         printf("store:    %s (%.1f MB, mode %03o)\n", path, (double)st.st_size / 1e6,
                (unsigned)(st.st_mode & 0777));
         if (st.st_mode & 077) {
             printf("WARNING:  the store is readable by others: chmod 600 %s\n", path);
-            problems++;
+            attend(&att, "store");
         }
         char dir[4096];
         snprintf(dir, sizeof dir, "%s", path);
@@ -173,7 +206,7 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
             printf("ERROR:    cannot open the store: %s\n", cairn_errmsg(db));
             cairn_close(db);
             db = NULL;
-            problems++;
+            attend(&att, "store");
         } else {
             struct cairn_stats cs;
             if (cairn_get_stats(db, &cs) == CAIRN_OK)
@@ -181,21 +214,12 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
                        cs.schema_version, (long long)cs.sessions, (long long)cs.messages);
         }
     }
-    show_log(&problems);
+    show_log(&att);
 
     /* Claude Code. */
     char spath[4096];
     settings = claude_settings(spath, sizeof spath);
-    int ok_stop = hook_installed(settings, "Stop", "stop");
-    int ok_end = hook_installed(settings, "SessionEnd", "session-end");
-    int ok_pc = hook_installed(settings, "PreCompact", "pre-compact");
-    if (ok_stop && ok_end && ok_pc) {
-        printf("hooks:    installed in %s\n", spath);
-    } else {
-        printf("hooks:    %s in %s: run `cairn setup claude-code`\n",
-               ok_stop || ok_end || ok_pc ? "partly installed" : "not installed", spath);
-        problems++;
-    }
+    check_hooks(settings, spath, &att);
     const char *e = getenv("CAIRN_CAPTURE");
     if (e && !strcmp(e, "0")) {
         printf("note:     CAIRN_CAPTURE=0 is set here: hooks started with it save nothing\n");
@@ -206,11 +230,8 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
         cleanup = (int64_t)cp->valuedouble;
 
     char proj[4096];
-    const char *cfg = getenv("CLAUDE_CONFIG_DIR"), *home = getenv("HOME");
-    if (cfg && *cfg)
-        snprintf(proj, sizeof proj, "%s/projects", cfg);
-    else
-        snprintf(proj, sizeof proj, "%s/.claude/projects", home ? home : "");
+    if (claude_path(proj, sizeof proj, "projects"))
+        snprintf(proj, sizeof proj, "~/.claude/projects");
     if (stat(proj, &st) != 0 || !S_ISDIR(st.st_mode)) {
         printf("claude:   no transcripts in %s\n", proj);
     } else if (!db) {
@@ -230,17 +251,21 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
                    "within %d days (%zu are past cleanupPeriodDays already): "
                    "run `cairn import claude-code` now\n",
                    sc.at_risk + sc.expired, SOON_DAYS, sc.expired);
-            problems++;
+            attend(&att, "claude");
         } else if (sc.not_imported) {
             printf("note:     run `cairn import claude-code` to import them\n");
-            problems++;
+            attend(&att, "claude");
         }
     }
     cJSON_Delete(settings);
     cairn_close(db);
-    if (!problems)
+    if (!att.n)
         printf("all good\n");
+    for (int i = 0; i < att.n; i++)
+        printf("%s%s", i ? ", " : "needs attention: ", att.what[i]);
+    if (att.n)
+        printf(" (the line%s above)\n", att.n == 1 ? "" : "s");
     (void)argc;
     (void)argv;
-    return problems ? 1 : 0;
+    return att.n ? 1 : 0;
 }

@@ -16,9 +16,14 @@
  *
  * Each session is its own transaction (cairn_import_file), so this can be
  * interrupted at any point and run again; a second run adds nothing and
- * skips unchanged files without reading them. A progress bar goes to
- * stderr when it is a terminal; the summary (sessions, messages, and what
- * was skipped and why) to stdout.
+ * skips unchanged files without reading them (--full reads them). A file
+ * of another kind is refused with the import that reads it; a file that
+ * gives no conversation is an error when named on its own, counted in a
+ * folder (docs/CAPTURE.md). With no PATH and no default folder yet (a
+ * machine with no Claude Code or Codex history), there is nothing to
+ * import: exit 0. A progress bar goes to stderr when it is a terminal;
+ * the summary (sessions, messages, and what was skipped and why) to
+ * stdout.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -124,18 +129,28 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
         draw(p, p->done_files_bytes + (done > total ? total : done), 0);
 }
 
-static const char *home_path(char *buf, size_t n, const char *env, const char *env_sub,
-                             const char *home_sub)
+/* 1 if `path` was read whole and gave no session: cairn_import_file then
+ * records it with nothing consumed (offset 0), so that the next import
+ * reads it again. */
+static int gave_nothing(struct cairn *db, const char *path)
 {
-    const char *e = getenv(env), *home = getenv("HOME");
-    int k;
-    if (e && *e)
-        k = snprintf(buf, n, "%s/%s", e, env_sub);
-    else if (home && *home)
-        k = snprintf(buf, n, "%s/%s", home, home_sub);
+    struct cairn_capture_state cs;
+    return cairn_capture_state_get(db, path, &cs) == CAIRN_OK && cs.offset == 0 && cs.size > 0;
+}
+
+/* One failed file, on stderr: the library's reason names the file (say it
+ * once). After the first few of a folder, only a count at the end. */
+#define SHOW_FAILED 5
+
+static void report_failed(struct cairn *db, const char *path, size_t nth)
+{
+    const char *msg = cairn_errmsg(db);
+    if (nth >= SHOW_FAILED)
+        return;
+    if (!strncmp(msg, path, strlen(path)))
+        cli_error("import: %s", msg);
     else
-        return NULL;
-    return k < 0 || (size_t)k >= n ? NULL : buf;
+        cli_error("import: %s: %s", path, msg);
 }
 
 static void usage(FILE *f)
@@ -148,7 +163,7 @@ static void usage(FILE *f)
         "  claude-ai FILE          the export .zip or its conversations.json\n"
         "  chatgpt FILE            the export .zip or its conversations.json\n"
         "  jsonl FILE              the `cairn add` format, one session a line\n"
-        "  --full         read every file whole, even those already imported\n"
+        "  --full         read every file whole, even those unchanged since the last import\n"
         "  --project P    put every session in project P\n"
         "  --attachments  claude.ai: keep the text of pasted attachments\n");
 }
@@ -157,7 +172,7 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
 {
     const char *kind_name = NULL, *path = NULL, *project = NULL;
     unsigned flags = 0;
-    int quiet = 0, rc, status = 0;
+    int quiet = 0, rc, status = 0, walked = 0;
     char defpath[4096];
     struct file_list l;
     struct cairn *db = NULL;
@@ -198,12 +213,12 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
         return 2;
     }
     if (!path) {
-        if (kind == CAIRN_IMPORT_CLAUDE_CODE)
-            path = home_path(defpath, sizeof defpath, "CLAUDE_CONFIG_DIR", "projects",
-                             ".claude/projects");
-        else if (kind == CAIRN_IMPORT_CODEX)
-            path = home_path(defpath, sizeof defpath, "CODEX_HOME", "sessions",
-                             ".codex/sessions");
+        if (kind == CAIRN_IMPORT_CLAUDE_CODE && !claude_path(defpath, sizeof defpath, "projects"))
+            path = defpath;
+        else if (kind == CAIRN_IMPORT_CODEX &&
+                 !cli_client_path(defpath, sizeof defpath, "CODEX_HOME", "sessions",
+                                  ".codex/sessions"))
+            path = defpath;
         else if (kind == CAIRN_IMPORT_AIDER)
             path = ".";
         if (!path) {
@@ -213,6 +228,14 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
     }
     struct stat st;
     if (stat(path, &st) != 0) {
+        if (errno == ENOENT && path == defpath && kind != CAIRN_IMPORT_AIDER) {
+            /* a fresh machine: the client has not saved a session yet */
+            if (!quiet)
+                printf("nothing to import yet: %s does not exist (no %s session on this "
+                       "machine so far)\n", path,
+                       kind == CAIRN_IMPORT_CODEX ? "Codex CLI" : "Claude Code");
+            return 0;
+        }
         cli_error("import: cannot read %s: %s", path, strerror(errno));
         return 1;
     }
@@ -230,6 +253,7 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
             cli_error("import %s: %s is a folder; give the export file", kind_name, path);
             return 2;
         }
+        walked = 1;
         walk_list = &l;
         if (nftw(path, walk_cb, 32, FTW_PHYS) != 0 || l.nomem) {
             cli_error("import: cannot list %s: %s", path, l.nomem ? "out of memory"
@@ -273,20 +297,22 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
     o.flags = flags;
     o.progress = on_progress;
     o.progress_arg = &pr;
-    size_t failed_files = 0;
+    size_t failed_files = 0, shown = 0, empty_files = 0;
     for (size_t i = 0; i < l.n; i++) {
         pr.file = i + 1;
-        size_t before = s.sessions_failed;
+        size_t before = s.sessions_failed, files_before = s.files;
         rc = cairn_import_file(db, kind, l.v[i], &o, &s);
         if (rc || s.sessions_failed > before) {
             if (pr.on)
                 fputc('\n', stderr);
-            cli_error("import: %s: %s", l.v[i], cairn_errmsg(db));
+            report_failed(db, l.v[i], shown++);
             if (rc == CAIRN_BUSY || rc == CAIRN_NOMEM) {
                 status = 1;
                 break;
             }
             failed_files += rc != CAIRN_OK;
+        } else if (s.files > files_before && gave_nothing(db, l.v[i])) {
+            empty_files++;
         }
         pr.done_files_bytes += l.size[i];
         if (pr.on)
@@ -294,6 +320,18 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
     }
     if (pr.on)
         fputc('\n', stderr);
+    if (shown > SHOW_FAILED)
+        cli_error("import: and %zu more files failed", shown - SHOW_FAILED);
+    /* A file named on its own that gave nothing is an error; in a folder
+     * (where a transcript with no prompt in it is normal) only when no
+     * file gave anything, now or before. */
+    int nothing = empty_files && (!walked || (empty_files == s.files && !s.files_unchanged));
+    if (nothing && !walked)
+        cli_error("import: %s: nothing imported: no conversation found in it (read as %s)",
+                  l.v[0], kind_name);
+    else if (nothing)
+        cli_error("import: nothing imported: no conversation found in the %zu files read "
+                  "(read as %s)", empty_files, kind_name);
     if (!status)
         spool_drain(db, INT_MAX);        /* and those that found it locked by this import */
     struct timespec t1;
@@ -301,10 +339,15 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
     double secs = (double)(t1.tv_sec - pr.start.tv_sec) + (t1.tv_nsec - pr.start.tv_nsec) / 1e9;
 
     if (!quiet) {
-        printf("imported %zu files (%zu unchanged, %zu failed) in %.1fs: %zu sessions "
-               "(%zu new, %zu updated, %zu refused), %zu messages added, %zu already present\n",
-               s.files, s.files_unchanged, failed_files, secs, s.sessions, s.sessions_added,
-               s.sessions_updated, s.sessions_failed, s.messages_added, s.messages_skipped);
+        printf("imported %zu files (%zu unchanged, %zu failed, %zu with no conversation) "
+               "in %.1fs: %zu sessions (%zu new, %zu updated, %zu refused), %zu messages "
+               "added, %zu already present\n",
+               s.files, s.files_unchanged, failed_files, empty_files, secs, s.sessions,
+               s.sessions_added, s.sessions_updated, s.sessions_failed, s.messages_added,
+               s.messages_skipped);
+        if (s.files_unchanged && !s.files && !failed_files)
+            printf("nothing new: %s unchanged since the last import (--full reads %s "
+                   "again)\n", walked ? "the files are" : "the file is", walked ? "them" : "it");
         printf("read %zu lines: %zu blank, %zu bookkeeping records, %zu malformed JSON, "
                "%zu unknown record types, %zu with a field of the wrong type, %zu too long\n",
                s.lines, s.lines_blank, s.lines_ignored, s.bad_json, s.unknown_type,
@@ -317,7 +360,7 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
             printf("; %zu subagent files skipped", l.subagents);
         printf("\n");
     }
-    if (failed_files || s.sessions_failed)
+    if (failed_files || s.sessions_failed || nothing)
         status = 1;
 out:
     cairn_close(db);

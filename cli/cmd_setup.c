@@ -4,9 +4,12 @@
  * (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json).
  *
  * The settings file is the user's: we merge into it and never clobber.
- * Every key we do not know is kept in its place; only three handlers are
- * appended (Stop, SessionEnd, PreCompact), each in a matcher group of its
- * own, and only when no handler of ours is there yet. --remove takes out
+ * Every key we do not know is kept in its place; only the plugin's five
+ * handlers are appended (Stop, UserPromptSubmit, SessionStart, SessionEnd,
+ * PreCompact: claude_hooks in claude.c), each in a matcher group of its
+ * own, and each only when no handler of ours is there yet for its event.
+ * With the cairn plugin enabled, nothing is installed: both would save
+ * every turn twice. --remove takes out
  * exactly the handlers whose command is ours (a `cairn` binary running
  * `hook <event>`) and the groups and event lists that this left empty.
  * Before writing, the old file is copied to settings.json.cairn-bak; the
@@ -34,35 +37,6 @@
 
 extern char **environ;
 
-static const struct hook_def {
-    const char *event, *arg;
-    int timeout;
-} hook_defs[] = {
-    { "Stop",       "stop",        30 },
-    /* SessionEnd hooks share 1.5 s unless a settings file asks for more;
-     * a little more lets the last turn land on slow disks. */
-    { "SessionEnd", "session-end", 5 },
-    { "PreCompact", "pre-compact", 30 },
-};
-#define N_HOOKS (sizeof hook_defs / sizeof hook_defs[0])
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
-/* 1 if handler h is ours for `arg` (cairn ... hook <arg>). */
-static int is_ours(const cJSON *h, const char *arg)
-{
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "command");
-    char tail[64];
-    if (!cJSON_IsString(c) || !strstr(c->valuestring, "cairn"))
-        return 0;
-    snprintf(tail, sizeof tail, " hook %s", arg);
-    return ends_with(c->valuestring, tail);
-}
-
 /* Appends s to b in single quotes for sh. */
 static void sh_quote(struct buf *b, const char *s)
 {
@@ -74,19 +48,6 @@ static void sh_quote(struct buf *b, const char *s)
             buf_addc(b, *s);
     }
     buf_addc(b, '\'');
-}
-
-static int settings_path(char *out, size_t n)
-{
-    const char *cfg = getenv("CLAUDE_CONFIG_DIR"), *home = getenv("HOME");
-    int k;
-    if (cfg && *cfg)
-        k = snprintf(out, n, "%s/settings.json", cfg);
-    else if (home && *home)
-        k = snprintf(out, n, "%s/.claude/settings.json", home);
-    else
-        return -1;
-    return k < 0 || (size_t)k >= n ? -1 : 0;
 }
 
 /* JSON the way Claude Code writes it (two spaces, one member a line), so
@@ -147,8 +108,8 @@ static int merge(cJSON *root, const char *exe, const char *db, const char **why)
         *why = "\"hooks\" is not an object";
         return -1;
     }
-    for (size_t i = 0; i < N_HOOKS; i++) {
-        const struct hook_def *d = &hook_defs[i];
+    for (size_t i = 0; i < claude_n_hooks; i++) {
+        const struct claude_hook *d = &claude_hooks[i];
         cJSON *arr = cJSON_GetObjectItemCaseSensitive(hooks, d->event);
         if (!arr) {
             arr = cJSON_AddArrayToObject(hooks, d->event);
@@ -161,7 +122,7 @@ static int merge(cJSON *root, const char *exe, const char *db, const char **why)
         cJSON_ArrayForEach(g, arr) {
             const cJSON *hs = cJSON_GetObjectItemCaseSensitive(g, "hooks");
             cJSON_ArrayForEach(h, hs)
-                have |= is_ours(h, d->arg);
+                have |= claude_hook_is_ours(h, d->arg);
         }
         if (have)
             continue;
@@ -173,7 +134,10 @@ static int merge(cJSON *root, const char *exe, const char *db, const char **why)
             sh_quote(&cmd, db);
         }
         buf_printf(&cmd, " hook %s", d->arg);
-        cJSON *grp = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(grp, "hooks");
+        cJSON *grp = cJSON_CreateObject();
+        if (d->matcher)
+            cJSON_AddStringToObject(grp, "matcher", d->matcher);
+        cJSON *list = cJSON_AddArrayToObject(grp, "hooks");
         cJSON *hd = cJSON_CreateObject();
         cJSON_AddStringToObject(hd, "type", "command");
         cJSON_AddStringToObject(hd, "command", cmd.err ? "cairn" : cmd.p);
@@ -193,8 +157,8 @@ static int unmerge(cJSON *root)
     int removed = 0;
     if (!cJSON_IsObject(hooks))
         return 0;
-    for (size_t i = 0; i < N_HOOKS; i++) {
-        const struct hook_def *d = &hook_defs[i];
+    for (size_t i = 0; i < claude_n_hooks; i++) {
+        const struct claude_hook *d = &claude_hooks[i];
         cJSON *arr = cJSON_GetObjectItemCaseSensitive(hooks, d->event);
         if (!cJSON_IsArray(arr))
             continue;
@@ -206,7 +170,7 @@ static int unmerge(cJSON *root)
                 continue;
             int took = 0;
             for (int hi = cJSON_GetArraySize(hs) - 1; hi >= 0; hi--) {
-                if (is_ours(cJSON_GetArrayItem(hs, hi), d->arg)) {
+                if (claude_hook_is_ours(cJSON_GetArrayItem(hs, hi), d->arg)) {
                     cJSON_DeleteItemFromArray(hs, hi);
                     removed++;
                     took = 1;
@@ -313,6 +277,41 @@ out:
     }
 }
 
+/*
+ * The plugin runs the same hooks: installing them in settings.json too
+ * would save every turn twice. Refused (1) when the plugin is on for every
+ * project; a note when it is installed for some projects only.
+ */
+static int plugin_conflict(void)
+{
+    char spath[4096];
+    struct claude_plugin pl;
+    cJSON *user = claude_settings(spath, sizeof spath);
+    int found = claude_plugin_find(user, &pl);
+    cJSON_Delete(user);
+    if (found && pl.enabled) {
+        cli_error("setup: the cairn plugin (%s) is installed and enabled: it runs these hooks "
+                  "already, and with both every turn is saved twice. Nothing changed; to use "
+                  "settings.json instead, `claude plugin uninstall %s` first", pl.name, pl.name);
+        return 1;
+    }
+    if (found && pl.projects)
+        printf("note: the cairn plugin (%s) is also installed for %d project%s: there its hooks "
+               "and these would both run (`claude plugin uninstall %s --scope project` in %s)\n",
+               pl.name, pl.projects, pl.projects == 1 ? "" : "s", pl.name,
+               pl.projects == 1 ? "that folder" : "those folders");
+    return 0;
+}
+
+/* 1 if Claude Code has saved any session here (its projects folder). */
+static int have_history(void)
+{
+    char proj[4096];
+    struct stat st;
+    return !claude_path(proj, sizeof proj, "projects") && stat(proj, &st) == 0 &&
+           S_ISDIR(st.st_mode);
+}
+
 int cmd_setup(int argc, char **argv, struct cli_ctx *ctx)
 {
     int dry = 0, remove_ = 0, import = -1, status = 1;
@@ -351,7 +350,7 @@ int cmd_setup(int argc, char **argv, struct cli_ctx *ctx)
     }
     if (settings_arg)
         snprintf(path, sizeof path, "%s", settings_arg);
-    else if (settings_path(path, sizeof path)) {
+    else if (claude_path(path, sizeof path, "settings.json")) {
         cli_error("setup: no HOME; give --settings FILE");
         return 2;
     }
@@ -389,6 +388,8 @@ int cmd_setup(int argc, char **argv, struct cli_ctx *ctx)
             goto out;
         }
     }
+    if (!remove_ && plugin_conflict())
+        goto out;
     const char *why = NULL;
     int n = remove_ ? unmerge(root) : merge(root, exe, ctx->db_path, &why);
     if (n < 0) {
@@ -443,6 +444,12 @@ int cmd_setup(int argc, char **argv, struct cli_ctx *ctx)
 import:
     if (remove_ || dry || import == 0)
         goto out;
+    if (import < 0 && !have_history()) {
+        /* a fresh machine: `cairn import claude-code` would find nothing */
+        printf("no Claude Code sessions on this machine yet: nothing to import; the hooks save "
+               "them from now on\n");
+        goto out;
+    }
     if (import < 0 && isatty(0) && isatty(1)) {
         char line[16];
         printf("Import your past Claude Code sessions now (Claude Code deletes them after "

@@ -506,7 +506,9 @@ CAIRN_API int cairn_import_kind_parse(const char *name);
 #define CAIRN_IMPORT_FULL        0x1 /* ignore the capture state: read every
                                         file whole, even if unchanged */
 #define CAIRN_IMPORT_ATTACHMENTS 0x2 /* claude.ai: keep pasted attachments'
-                                        text in the message */
+                                        text in the message; the file is
+                                        read even if unchanged (a plain
+                                        import before kept none of it) */
 
 struct cairn_import_opts {
     size_t      size;        /* sizeof(struct cairn_import_opts) (see
@@ -550,6 +552,13 @@ struct cairn_import_stats {
  * from the start when it shrank or was replaced. Sources are "claude-code",
  * "claude-ai", "chatgpt", "codex" (jsonl keeps the file's own).
  * Text between <private> and </private> is never stored.
+ *
+ * A file read whole that gave no session is either another kind of file
+ * (CAIRN_INVALID, the handle's message naming what it looks like and the
+ * `cairn import` that reads it; no capture state is written) or a file of
+ * this kind with no conversation in it: CAIRN_OK, and its capture state
+ * has offset 0 (nothing consumed), so it is never skipped as unchanged and
+ * a caller can tell it gave nothing.
  *
  * Returns CAIRN_OK when the file was read (sessions the store refused are
  * counted in stats->sessions_failed and the last reason is on the handle),

@@ -10,7 +10,8 @@
  *   - claude.ai and ChatGPT exports (conversations.json) (chat_export.c);
  *   - Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)
  *     (codex.c);
- *   - aider chat logs (.aider.chat.history.md) (aider.c).
+ *   - aider chat logs (.aider.chat.history.md) (aider.c);
+ *   - which of these a file looks like (sniff.c).
  *
  * Every parse appends to a `struct capture_batch`, which owns all the
  * memory it hands out: session structs, message arrays and every string
@@ -162,6 +163,16 @@ int capture_codex(const char *data, size_t len, const char *default_id,
  */
 int capture_aider(const char *data, size_t len, uint64_t from, const char *id_prefix,
                   struct capture_batch *out, uint64_t *next_off);
+
+/* ---- Which kind is it? (sniff.c) ------------------------------------- */
+
+/*
+ * The CAIRN_IMPORT_* kind that data[0..len) looks like, from the first
+ * values in it (a conversations.json, a transcript, a rollout, a JSONL of
+ * sessions, an aider log), or 0 when it looks like none. Reads only
+ * within len; never allocates.
+ */
+int capture_sniff(const char *data, size_t len);
 
 /* ---- Shared helpers (runtime.c) ---------------------------------------- */
 

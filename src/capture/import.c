@@ -60,6 +60,20 @@ static const char *kind_source(int kind)
     return NULL;
 }
 
+/* What a file of the kind is, for the messages that name it. */
+static const char *kind_what(int kind)
+{
+    switch (kind) {
+    case CAIRN_IMPORT_CLAUDE_CODE: return "a Claude Code transcript";
+    case CAIRN_IMPORT_CLAUDE_AI:   return "a claude.ai export";
+    case CAIRN_IMPORT_CHATGPT:     return "a ChatGPT export";
+    case CAIRN_IMPORT_CODEX:       return "a Codex CLI rollout";
+    case CAIRN_IMPORT_AIDER:       return "an aider chat log";
+    case CAIRN_IMPORT_JSONL:       return "sessions in the cairn add format";
+    }
+    return "a file cairn imports";
+}
+
 /* ---- .zip exports ------------------------------------------------------ */
 
 /* 1 if the buffer starts like a zip archive (a local file header, or the
@@ -396,6 +410,30 @@ static int import_aider(const char *path, const char *data, size_t len, uint64_t
     return rc;
 }
 
+/*
+ * A file that gave no session as `kind`. When it looks like another kind
+ * (a .zip looked into), CAIRN_INVALID saying so and which import reads
+ * it; else `rc` as it was: CAIRN_OK (a file of that kind with no
+ * conversation in it) or CAIRN_INVALID (not that kind at all).
+ */
+static int wrong_kind(struct cairn *h, int kind, const char *path, const char *data,
+                      size_t len, int rc)
+{
+    char *json = NULL;
+    size_t jlen = 0;
+    int seen = capture_sniff(data, len);
+    if (!seen && is_zip(data, len) && zip_conversations(h, path, &json, &jlen) == CAIRN_OK)
+        seen = capture_sniff(json, jlen);
+    free(json);
+    if (seen && seen != kind)
+        return cairn__err(h, CAIRN_INVALID, "%s looks like %s, not %s: cairn import %s %s",
+                          path, kind_what(seen), kind_what(kind),
+                          seen == CAIRN_IMPORT_JSONL ? "jsonl" : kind_source(seen), path);
+    if (rc == CAIRN_INVALID)
+        return cairn__err(h, rc, "%s is not %s", path, kind_what(kind));
+    return rc;
+}
+
 int cairn_import_file(struct cairn *h, int kind, const char *path,
                       const struct cairn_import_opts *opts, struct cairn_import_stats *stats)
 {
@@ -432,7 +470,11 @@ int cairn_import_file(struct cairn *h, int kind, const char *path,
         return cairn__err(h, CAIRN_IO, "%s is not a regular file", path);
 
     memset(&old, 0, sizeof old);
-    if (!(o->flags & CAIRN_IMPORT_FULL)) {
+    /* --attachments after a plain import: the file is the same, but what
+     * is kept of it is not, so it is read again (the messages come back
+     * longer, and the store extends them in place). */
+    int attach = (o->flags & CAIRN_IMPORT_ATTACHMENTS) && kind == CAIRN_IMPORT_CLAUDE_AI;
+    if (!(o->flags & CAIRN_IMPORT_FULL) && !attach) {
         rc = cairn_capture_state_get(h, path, &old);
         if (rc == CAIRN_OK)
             have_old = 1;
@@ -474,6 +516,7 @@ int cairn_import_file(struct cairn *h, int kind, const char *path,
         from = 0;
     st->files++;
     st->bytes += file_len;
+    size_t sessions_before = st->sessions - st->sessions_failed;
     pflags = (o->flags & CAIRN_IMPORT_ATTACHMENTS) ? CAPTURE_OPT_ATTACHMENTS : 0;
     if (o->default_id)
         snprintf(defid, sizeof defid, "%s", o->default_id);
@@ -506,7 +549,7 @@ int cairn_import_file(struct cairn *h, int kind, const char *path,
         goto out;
     }
     if (rc == CAIRN_INVALID) {
-        rc = cairn__err(h, rc, "%s: not a %s export", path, kind_source(kind));
+        rc = wrong_kind(h, kind, path, data, len, rc);
         goto out;
     }
     if (rc)
@@ -516,6 +559,12 @@ int cairn_import_file(struct cairn *h, int kind, const char *path,
         (rc = add_batch(h, kind, &b, o, st, len,
                         kind == CAIRN_IMPORT_CLAUDE_CODE || kind == CAIRN_IMPORT_CODEX)))
         goto out;
+    /* Read whole and nothing in it: perhaps the wrong kind (no state
+     * then), else recorded with nothing consumed, never as "unchanged":
+     * the next import reads it again, whatever kind it names. */
+    int empty = !from && st->sessions - st->sessions_failed == sessions_before;
+    if (empty && (rc = wrong_kind(h, kind, path, data, len, CAIRN_OK)))
+        goto out;
 
     /* Remember how far we got. A half-written last line of a transcript is
      * left to the next read (offset < size keeps the file "changed"). */
@@ -524,7 +573,7 @@ int cairn_import_file(struct cairn *h, int kind, const char *path,
     now.session = b.n ? b.v[0].s.id : NULL;
     /* The bytes read are the truth if the file moved while we read it. */
     now.size = (uint64_t)file_len;
-    now.offset = by_offset ? next : now.size;
+    now.offset = empty ? 0 : by_offset ? next : now.size;
     now.inode = (uint64_t)fs.st_ino;
     now.dev = (uint64_t)fs.st_dev;
     now.mtime = (int64_t)fs.st_mtime;

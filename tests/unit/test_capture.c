@@ -661,6 +661,52 @@ static void test_speed(void)
     free(f);
 }
 
+/* Which kind a file looks like: every fixture as its own kind, and the
+ * shapes each kind is known by, in made-up lines. */
+static void test_sniff(void)
+{
+    static const struct { const char *file; int kind; } fixtures[] = {
+        { FIX "cc-session.jsonl", CAIRN_IMPORT_CLAUDE_CODE },
+        { FIX "cc-replay.jsonl", CAIRN_IMPORT_CLAUDE_CODE },
+        { FIX "claude-ai.json", CAIRN_IMPORT_CLAUDE_AI },
+        { FIX "chatgpt.json", CAIRN_IMPORT_CHATGPT },
+        { FIX "codex-rollout.jsonl", CAIRN_IMPORT_CODEX },
+        { FIX "codex-legacy.jsonl", CAIRN_IMPORT_CODEX },
+    };
+    for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
+        size_t len;
+        char *d = load(fixtures[i].file, &len);
+        T_EQ_INT(capture_sniff(d, len), fixtures[i].kind);
+        free(d);
+    }
+    static const struct { const char *text; int kind; } cases[] = {
+        { "\xEF\xBB\xBF\n# aider chat started at 2025-01-01 10:00:00\n", CAIRN_IMPORT_AIDER },
+        { "{\"title\":\"t\",\"mapping\":{},\"current_node\":null}", CAIRN_IMPORT_CHATGPT },
+        { "[{\"uuid\":\"c\",\"chat_messages\":[]}]", CAIRN_IMPORT_CLAUDE_AI },
+        /* a first conversation that says nothing, then one that does */
+        { "[1, {\"x\":1}, {\"current_node\":\"n\"}]", CAIRN_IMPORT_CHATGPT },
+        { "garbage\n{\"type\":\"summary\",\"summary\":\"s\",\"leafUuid\":\"u\"}\n",
+          CAIRN_IMPORT_CLAUDE_CODE },
+        { "{\"timestamp\":\"t\",\"type\":\"event_msg\",\"payload\":{}}", CAIRN_IMPORT_CODEX },
+        { "{\"type\":\"message\",\"role\":\"user\",\"content\":[]}", CAIRN_IMPORT_CODEX },
+        { "{\"id\":\"s\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n",
+          CAIRN_IMPORT_JSONL },
+        /* what names no kind */
+        { "", 0 }, { "   \n\n", 0 }, { "[]", 0 }, { "[{\"foo\":1}]", 0 }, { "not json", 0 },
+        { "{\"type\":\"message\",\"uuid\":\"u\"}", 0 }, { "{\"payload\":{},\"type\":\"x\"}", 0 },
+        /* cut short: what was read before the cut still counts */
+        { "[{\"title\":\"t\",\"current_node\":\"n\",\"mapping\":{\"a\":", CAIRN_IMPORT_CHATGPT },
+        { "{\"sessionId\":\"s\",\"message\":{\"content\":\"unterminated", CAIRN_IMPORT_CLAUDE_CODE },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int k = capture_sniff(cases[i].text, strlen(cases[i].text));
+        if (k != cases[i].kind)
+            fprintf(stderr, "sniff case %zu: %d, want %d\n", i, k, cases[i].kind);
+        T_EQ_INT(k, cases[i].kind);
+    }
+    T_EQ_INT(capture_sniff(NULL, 0), 0);
+}
+
 int main(void)
 {
     T_RUN(test_time);
@@ -673,6 +719,7 @@ int main(void)
     T_RUN(test_chatgpt);
     T_RUN(test_codex);
     T_RUN(test_aider);
+    T_RUN(test_sniff);
     T_RUN(test_speed);
     return T_DONE();
 }

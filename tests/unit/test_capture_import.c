@@ -377,6 +377,124 @@ static void test_import_zip(void)
     cairn_close(db);
 }
 
+/* Made-up exports, one conversation each. */
+static const char *gpt_conv =
+    "[{\"id\":\"g-1\",\"title\":\"Kettle\",\"create_time\":1760000000.0,\"current_node\":\"a\","
+    "\"mapping\":{\"u\":{\"id\":\"u\",\"parent\":null,\"children\":[\"a\"],\"message\":{\"id\":\"u\","
+    "\"author\":{\"role\":\"user\"},\"create_time\":1760000000.0,\"content\":{\"content_type\":"
+    "\"text\",\"parts\":[\"how long to descale a kettle\"]}}},\"a\":{\"id\":\"a\",\"parent\":\"u\","
+    "\"children\":[],\"message\":{\"id\":\"a\",\"author\":{\"role\":\"assistant\"},\"create_time\":"
+    "1760000010.0,\"content\":{\"content_type\":\"text\",\"parts\":[\"twenty minutes\"]}}}}}]";
+static const char *cai_conv =
+    "[{\"uuid\":\"c-1\",\"name\":\"Bread\",\"created_at\":\"2025-01-01T00:00:00Z\","
+    "\"chat_messages\":[{\"uuid\":\"cm1\",\"sender\":\"human\",\"text\":\"rye or spelt\","
+    "\"created_at\":\"2025-01-01T00:00:00Z\",\"attachments\":[{\"file_name\":\"recipe.txt\","
+    "\"extracted_content\":\"500 g of flour\"}]},{\"uuid\":\"cm2\",\"sender\":\"assistant\","
+    "\"text\":\"spelt\",\"created_at\":\"2025-01-01T00:00:05Z\"}]}]";
+
+/* A file imported as the wrong kind is refused with what it looks like,
+ * leaves no capture state, and the right import then reads it; a file of
+ * the right kind with nothing in it is never "unchanged". */
+static void test_import_wrong_kind(void)
+{
+    static const struct { const char *name; int wrong, right; const char *says; } cases[] = {
+        { "gpt.json", CAIRN_IMPORT_CLAUDE_AI, CAIRN_IMPORT_CHATGPT,
+          "looks like a ChatGPT export, not a claude.ai export: cairn import chatgpt " },
+        { "cai.json", CAIRN_IMPORT_CHATGPT, CAIRN_IMPORT_CLAUDE_AI,
+          "looks like a claude.ai export, not a ChatGPT export: cairn import claude-ai " },
+        { "cc.jsonl", CAIRN_IMPORT_CHATGPT, CAIRN_IMPORT_CLAUDE_CODE,
+          "looks like a Claude Code transcript, not a ChatGPT export: cairn import claude-code " },
+        { "cc2.jsonl", CAIRN_IMPORT_CODEX, CAIRN_IMPORT_CLAUDE_CODE,
+          "looks like a Claude Code transcript, not a Codex CLI rollout" },
+    };
+    char path[PATH_MAX];
+    struct cairn *db;
+    struct cairn_import_stats st;
+    struct cairn_capture_state cs;
+    T_EQ_INT(t_open(":memory:", 0, &db), CAIRN_OK);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        path_in(path, sizeof path, cases[i].name);
+        write_text(path, i == 0 ? gpt_conv : i == 1 ? cai_conv : cc_lines[0]);
+        memset(&st, 0, sizeof st);
+        T_EQ_INT(cairn_import_file(db, cases[i].wrong, path, NULL, &st), CAIRN_INVALID);
+        T_CHECK(strstr(cairn_errmsg(db), cases[i].says) != NULL);
+        T_EQ_INT(st.sessions_added, 0);
+        T_EQ_INT(cairn_capture_state_get(db, path, &cs), CAIRN_NOTFOUND);
+        memset(&st, 0, sizeof st);
+        T_EQ_INT(cairn_import_file(db, cases[i].right, path, NULL, &st), CAIRN_OK);
+        T_EQ_INT(st.files_unchanged, 0);
+        T_EQ_INT(st.sessions_added, i == 3 ? 0 : 1);   /* cc2 holds cc's session again */
+        T_EQ_INT(st.sessions_added + st.sessions_updated + (i == 3), 1);
+    }
+    /* a zip of a ChatGPT export, imported as a Claude Code transcript */
+    char zpath[PATH_MAX];
+    path_in(zpath, sizeof zpath, "gpt.zip");
+    int err = 0;
+    zip_t *z = zip_open(zpath, ZIP_CREATE | ZIP_TRUNCATE, &err);
+    T_CHECK(z != NULL);
+    if (z) {
+        zip_source_t *src = zip_source_buffer(z, gpt_conv, strlen(gpt_conv), 0);
+        zip_file_add(z, "conversations.json", src, 0);
+        zip_close(z);
+        T_EQ_INT(cairn_import_file(db, CAIRN_IMPORT_CLAUDE_CODE, zpath, NULL, NULL),
+                 CAIRN_INVALID);
+        T_CHECK(strstr(cairn_errmsg(db), "looks like a ChatGPT export") != NULL);
+    }
+    /* the right kind, nothing in it: read, recorded with nothing consumed,
+     * and read again next time */
+    path_in(path, sizeof path, "empty.json");
+    write_text(path, "[{\"title\":\"no mapping here\"}]");
+    for (int run = 0; run < 2; run++) {
+        memset(&st, 0, sizeof st);
+        T_EQ_INT(cairn_import_file(db, CAIRN_IMPORT_CHATGPT, path, NULL, &st), CAIRN_OK);
+        T_EQ_INT(st.files, 1);
+        T_EQ_INT(st.files_unchanged, 0);
+        T_EQ_INT(st.sessions, 0);
+        T_EQ_INT(cairn_capture_state_get(db, path, &cs), CAIRN_OK);
+        T_EQ_INT(cs.offset, 0);
+        T_CHECK(cs.size > 0);
+    }
+    /* not the kind at all, and like nothing: the old refusal */
+    write_text(path, "\"just a string\"");
+    T_EQ_INT(cairn_import_file(db, CAIRN_IMPORT_CHATGPT, path, NULL, NULL), CAIRN_INVALID);
+    T_CHECK(strstr(cairn_errmsg(db), "is not a ChatGPT export") != NULL);
+    cairn_close(db);
+}
+
+static int find_text(void *arg, const struct cairn_message_info *m)
+{
+    const char **want = arg;
+    if (m->content && strstr(m->content, want[0]))
+        want[1] = "found";
+    return 0;
+}
+
+/* --attachments after a plain import reads the export again and extends
+ * the messages that had attachments. */
+static void test_import_attachments(void)
+{
+    char path[PATH_MAX];
+    struct cairn *db;
+    struct cairn_import_stats st;
+    struct cairn_import_opts o = CAIRN_IMPORT_OPTS_INIT;
+    const char *want[2] = { "[attachment: recipe.txt]\n500 g of flour", NULL };
+    path_in(path, sizeof path, "attach.json");
+    write_text(path, cai_conv);
+    T_EQ_INT(t_open(":memory:", 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_import_file(db, CAIRN_IMPORT_CLAUDE_AI, path, NULL, NULL), CAIRN_OK);
+    T_EQ_INT(cairn_messages(db, "c-1", 0, -1, find_text, want), CAIRN_OK);
+    T_CHECK(want[1] == NULL);
+    o.flags = CAIRN_IMPORT_ATTACHMENTS;
+    memset(&st, 0, sizeof st);
+    T_EQ_INT(cairn_import_file(db, CAIRN_IMPORT_CLAUDE_AI, path, &o, &st), CAIRN_OK);
+    T_EQ_INT(st.files_unchanged, 0);
+    T_EQ_INT(st.sessions_updated, 1);
+    T_EQ_INT(cairn_messages(db, "c-1", 0, -1, find_text, want), CAIRN_OK);
+    T_CHECK(want[1] != NULL);
+    T_EQ_INT(count_messages(db), 2);
+    cairn_close(db);
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -387,6 +505,8 @@ int main(void)
     T_RUN(test_project);
     T_RUN(test_import_incremental);
     T_RUN(test_import_zip);
+    T_RUN(test_import_wrong_kind);
+    T_RUN(test_import_attachments);
     char cmd[PATH_MAX + 16];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)
