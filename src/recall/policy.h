@@ -119,6 +119,13 @@
  * at every budget: replies are long, and 78% of the evidence there is in
  * what the user said. Leftover budget makes more rounds whole later. */
 #define PACK_FULL_ROUNDS 1
+
+/* A round whose replies run longer than this many messages (an agent's
+ * steps after one prompt: Claude Code writes one message per step) is
+ * split: each reply after the first leads a unit of its own. No dev set
+ * of people's chats or of one-reply rounds has such runs, so their
+ * figures do not move; set from the Claude Code sample sessions. */
+#define UNIT_MAX_REPLIES 4
 /* Caps on one turn and one reply in the first pass, as shares of the
  * budget (floors 200 and 150 tokens): a pasted log or a long reply is cut
  * to its opening and the passages closest to the question. Measured on
@@ -176,6 +183,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(GATHER_PRUNE_MSGS) \
     X(GATHER_KEEP) \
     X(PACK_FULL_ROUNDS) \
+    X(UNIT_MAX_REPLIES) \
     X(PACK_CAP_TURN) \
     X(PACK_CAP_REPLY) \
     X(PACK_FLOOR_TURN) \

@@ -264,6 +264,42 @@ static void test_units(void)
     tp_free(&t);
 }
 
+/* An agent's run of replies after one prompt: past 4 replies (the policy's
+ * UNIT_MAX_REPLIES) each reply after the first leads its own unit, so
+ * the one that matches is ranked and packed alone; a shorter run stays one
+ * round, and the baseline keeps whole rounds. */
+static void test_units_reply_runs(void)
+{
+    static const char *const terms[] = { "propagator", NULL };
+    struct tpool t;
+    tp_init(&t, terms);
+    tp_session(&t, "agent", 1000);
+    tp_msg(&t, ROLE_USER, NULL, "continue the implementation", 1000);
+    for (int i = 0; i < 6; i++)
+        tp_msg(&t, ROLE_ASSISTANT, NULL, i == 4 ? "the propagator is set here" : "next step",
+               1000);
+    tp_msg(&t, ROLE_USER, NULL, "thanks", 1000);
+    for (int i = 0; i < 4; i++)
+        tp_msg(&t, ROLE_ASSISTANT, NULL, "short run", 1000);
+    tp_finish(&t, 0);
+    /* prompt + first reply, then 5 replies alone, then a round of 5 */
+    T_EQ_INT(t.p.nu, 1 + 5 + 1);
+    T_EQ_INT(t.p.u[0].first, 0);
+    T_EQ_INT(t.p.u[0].last, 1);
+    T_EQ_INT(t.p.u[4].head, 5);
+    T_EQ_INT(t.p.u[4].last, 5);
+    T_EQ_INT(t.p.m[5].unit, 4);
+    T_EQ_INT(t.p.u[6].head, 7);
+    T_EQ_INT(t.p.u[6].last, 11);
+    /* the matching reply leads the best unit */
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    T_EQ_INT(units_by_rank(&t.p)[0], 4);
+    build_units(&t.p, 1);
+    T_EQ_INT(t.p.nu, 2);
+    T_EQ_INT(t.p.u[0].last, 6);
+    tp_free(&t);
+}
+
 /* Three user-assistant sessions of one round each: the question's terms
  * in the first's user turn, one of them in the second's reply, none in
  * the third. */
@@ -627,6 +663,7 @@ int main(void)
     unsetenv("CAIRN_REPLY_LANE");
     T_RUN(test_bm25_formula);
     T_RUN(test_units);
+    T_RUN(test_units_reply_runs);
     T_RUN(test_rank_granularity);
     T_RUN(test_rank_dense);
     T_RUN(test_rank_speaker);
