@@ -109,7 +109,7 @@ total=$(awk -F'|' '{ gsub(/[ s]/, "", $6); t += $6 } END { print t + 0 }' "$inde
     echo "every dataset choice. All five are **development sets**: cairn's ranking constants"
     echo "were tuned on LoCoMo, BEAM and MADial; devmem (real coding-assistant histories, read"
     echo "with \`cairn eval sessions\`) is the development set for recalling what the assistant"
-    echo "said. Each run compares cairn's default pipeline (as \`cairn add\` and"
+    echo "said, and the reply lane was tuned on it. Each run compares cairn's default pipeline (as \`cairn add\` and"
     echo "\`cairn recall\` ship it, with the $MODEL model) with keyword-only recall and the raw"
     echo "BM25 baseline (whole rounds, best-first) in the same run, and reports two metrics: all"
     echo "evidence packed (an excerpt counts) and strict (all of it packed whole); devmem also"

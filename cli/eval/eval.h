@@ -25,6 +25,7 @@
 #define EVAL_STOP 3             /* callback: enough questions, stop quietly */
 #define EVAL_MAX_BUDGETS 16
 #define EVAL_MAX_METHODS 8
+enum { EVAL_ROLE_REPLY, EVAL_ROLE_USER };
 #define EVAL_FILE_CAP ((size_t)1 << 30)   /* 1 GiB per file read whole */
 
 /* One piece of evidence: the turn a question needs. */
@@ -190,6 +191,10 @@ struct eval_run {
     struct eval_counts counts;
     struct eval_cat *cats;
     size_t n_cats;
+    /* The questions of "all" again, split by where their evidence is: in
+     * an assistant reply (at least one evidence turn), or in user turns
+     * only. Reported when any reply holds evidence. */
+    struct eval_cat *roles;     /* [EVAL_ROLE_REPLY], [EVAL_ROLE_USER], or NULL */
     size_t scored;
     double load_ms, recall_ms;
     int failed;

@@ -99,13 +99,11 @@ static int has_spans(const struct eval_run *r)
     return t.spans_n > 0;
 }
 
-/* One primary table: rows = method x category plus the "all" row, cells =
- * the share of questions counted by metric m. */
-static void primary_table(const struct eval_run *r, const size_t *order, enum metric m_,
-                          FILE *f)
+/* A table's head: method, the row's name, n, one column per budget. */
+static void table_head(const struct eval_run *r, const char *rows, FILE *f)
 {
     char bl[32];
-    fprintf(f, "| method | category | n |");
+    fprintf(f, "| method | %s | n |", rows);
     for (size_t b = 0; b < r->n_budgets; b++) {
         budget_label(r->budgets[b], bl, sizeof bl);
         fprintf(f, " %s |", bl);
@@ -114,6 +112,14 @@ static void primary_table(const struct eval_run *r, const size_t *order, enum me
     for (size_t b = 0; b < r->n_budgets; b++)
         fprintf(f, "---:|");
     fprintf(f, "\n");
+}
+
+/* One primary table: rows = method x category plus the "all" row, cells =
+ * the share of questions counted by metric m. */
+static void primary_table(const struct eval_run *r, const size_t *order, enum metric m_,
+                          FILE *f)
+{
+    table_head(r, "category", f);
     for (size_t m = 0; m < r->n_methods; m++) {
         int printed_all = 0;
         for (size_t ci = 0; ci <= r->n_cats; ci++) {
@@ -145,6 +151,34 @@ static void primary_table(const struct eval_run *r, const size_t *order, enum me
     }
 }
 
+/* The "all" questions split by where their evidence is (run.c), when any
+ * of them has evidence in an assistant reply. */
+static void role_table(const struct eval_run *r, enum metric m_, FILE *f)
+{
+    table_head(r, "evidence", f);
+    for (size_t m = 0; m < r->n_methods; m++) {
+        for (int k = 0; k < 2; k++) {
+            const struct eval_cat *cat = &r->roles[k];
+            const struct eval_cell *c0 = &cat->cells[m * r->n_budgets];
+            fprintf(f, "| %s | %s | %zu |", r->methods[m].name, cat->name, cell_n(c0, m_));
+            for (size_t b = 0; b < r->n_budgets; b++) {
+                const struct eval_cell *c = &cat->cells[m * r->n_budgets + b];
+                if (cell_n(c, m_))
+                    fprintf(f, " %.1f%% |", pct(cell_hits(c, m_), cell_n(c, m_)));
+                else
+                    fprintf(f, " – |");
+            }
+            fprintf(f, "\n");
+        }
+    }
+}
+
+static int has_reply_evidence(const struct eval_run *r)
+{
+    return r->roles && r->n_methods && r->n_budgets &&
+           r->roles[EVAL_ROLE_REPLY].cells[0].n > 0;
+}
+
 void eval_report_md(const struct eval_run *r, FILE *f)
 {
     size_t *order = cat_order(r);
@@ -169,6 +203,17 @@ void eval_report_md(const struct eval_run *r, FILE *f)
                 "in the packed text (white space runs as one space, case folded); n counts the "
                 "questions that have spans.\n\n");
         primary_table(r, order, M_SPANS, f);
+    }
+    if (has_reply_evidence(r)) {
+        fprintf(f, "\n### By where the evidence is\n\nThe questions of \"all\" again: those "
+                "with at least one evidence turn in an assistant reply, and those whose "
+                "evidence is all in user turns (all their evidence packed%s).\n\n",
+                spans ? "; then answer spans present" : "");
+        role_table(r, M_ALL, f);
+        if (spans) {
+            fprintf(f, "\n");
+            role_table(r, M_SPANS, f);
+        }
     }
     fprintf(f, "\n### The \"all\" row in detail\n\n| method | budget | all | strict |%s any | "
             "mean fraction | mean tokens | hits packed as excerpts | ms per call |\n"

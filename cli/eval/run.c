@@ -25,6 +25,21 @@
 #include "util/buf.h"
 #include "util/os.h"
 
+static int cat_init(struct eval_run *r, struct eval_cat *c, const char *name, int apart)
+{
+    c->name = strdup(name);
+    c->apart = apart;
+    c->cells = calloc(r->n_methods * r->n_budgets, sizeof *c->cells);
+    if (!c->name || !c->cells) {
+        free(c->name);
+        free(c->cells);
+        c->name = NULL;
+        c->cells = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 static struct eval_cat *category(struct eval_run *r, const char *name, int apart)
 {
     for (size_t i = 0; i < r->n_cats; i++)
@@ -34,17 +49,54 @@ static struct eval_cat *category(struct eval_run *r, const char *name, int apart
     if (!nc)
         return NULL;
     r->cats = nc;
-    struct eval_cat *c = &r->cats[r->n_cats];
-    c->name = strdup(name);
-    c->apart = apart;
-    c->cells = calloc(r->n_methods * r->n_budgets, sizeof *c->cells);
-    if (!c->name || !c->cells) {
-        free(c->name);
-        free(c->cells);
+    if (cat_init(r, &r->cats[r->n_cats], name, apart))
         return NULL;
+    return &r->cats[r->n_cats++];
+}
+
+/* The evidence-role row a question of "all" also counts in. */
+static struct eval_cat *role_category(struct eval_run *r, int role)
+{
+    if (!r->roles) {
+        struct eval_cat *v = calloc(2, sizeof *v);
+        if (!v || cat_init(r, &v[EVAL_ROLE_REPLY], "evidence in a reply", 0) ||
+            cat_init(r, &v[EVAL_ROLE_USER], "evidence in user turns only", 0)) {
+            if (v) {
+                free(v[0].name);
+                free(v[0].cells);
+            }
+            free(v);
+            return NULL;
+        }
+        r->roles = v;
     }
-    r->n_cats++;
-    return c;
+    return &r->roles[role];
+}
+
+/* Whether a message is an assistant reply: cairn_messages' callback. */
+struct role_find { const char *id; int found, reply; };
+
+static int role_cb(void *arg, const struct cairn_message_info *m)
+{
+    struct role_find *f = arg;
+    if (!m->id || strcmp(m->id, f->id))
+        return 0;
+    f->found = 1;
+    f->reply = m->role && !strcmp(m->role, "assistant");
+    return 1;
+}
+
+/* EVAL_ROLE_REPLY when any of q's evidence turns is an assistant message
+ * in the store, else EVAL_ROLE_USER. */
+static int evidence_role(struct cairn *db, const struct eval_q *q)
+{
+    for (size_t e = 0; e < q->n_ev; e++) {
+        struct role_find f = { q->ev[e].message, 0, 0 };
+        cairn_messages(db, q->ev[e].session, 0, -1, role_cb, &f);
+        if (f.found && f.reply)
+            return EVAL_ROLE_REPLY;
+    }
+    return EVAL_ROLE_USER;
 }
 
 void eval_run_free(struct eval_run *r)
@@ -56,6 +108,12 @@ void eval_run_free(struct eval_run *r)
     free(r->cats);
     r->cats = NULL;
     r->n_cats = 0;
+    for (int i = 0; r->roles && i < 2; i++) {
+        free(r->roles[i].name);
+        free(r->roles[i].cells);
+    }
+    free(r->roles);
+    r->roles = NULL;
 }
 
 void eval_run_total(const struct eval_run *r, size_t method, size_t budget, struct eval_cell *out)
@@ -94,7 +152,8 @@ static void add_id(struct buf *b, const struct eval_conv *c, const char *session
 /* Asks one question with every method and budget; appends the "runs"
  * object to line. Returns 0 or 1 after printing the failure. */
 static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
-               const struct eval_q *q, struct eval_cat *cat, struct buf *line)
+               const struct eval_q *q, struct eval_cat *cat, struct eval_cat *rcat,
+               struct buf *line)
 {
     int *found = calloc(q->n_ev, sizeof *found);
     if (!found) {
@@ -143,18 +202,23 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
                 free(found);
                 return 1;
             }
-            struct eval_cell *cell = &cat->cells[m * r->n_budgets + bi];
-            cell->n++;
-            cell->all += hits == q->n_ev;
-            cell->strict += strict;
-            cell->any += hits > 0;
-            cell->hits += hits;
-            cell->excerpt_hits += ex;
-            cell->spans_n += q->n_spans > 0;
-            cell->spans += q->n_spans && (size_t)spans == q->n_spans;
-            cell->frac_sum += frac;
-            cell->tokens_sum += res->tokens;
-            cell->ms_sum += ms;
+            for (int k = 0; k < 2; k++) {
+                struct eval_cat *ck = k ? rcat : cat;
+                if (!ck)
+                    continue;
+                struct eval_cell *cell = &ck->cells[m * r->n_budgets + bi];
+                cell->n++;
+                cell->all += hits == q->n_ev;
+                cell->strict += strict;
+                cell->any += hits > 0;
+                cell->hits += hits;
+                cell->excerpt_hits += ex;
+                cell->spans_n += q->n_spans > 0;
+                cell->spans += q->n_spans && (size_t)spans == q->n_spans;
+                cell->frac_sum += frac;
+                cell->tokens_sum += res->tokens;
+                cell->ms_sum += ms;
+            }
             buf_printf(line, "%s\"%d\":{\"all\":%s,\"strict\":%s,\"any\":%s,\"fraction\":%.4g,"
                        "\"tokens\":%d,\"excerpt_hits\":%zu,\"ms\":%.2f",
                        bi ? "," : "", r->budgets[bi], hits == q->n_ev ? "true" : "false",
@@ -256,9 +320,16 @@ int eval_run_conv(void *arg, struct eval_conv *c)
             cli_error("eval: out of memory");
             goto out;
         }
+        int role = evidence_role(db, q);
+        struct eval_cat *rcat = q->apart ? NULL : role_category(r, role);
+        if (!q->apart && !rcat) {
+            cli_error("eval: out of memory");
+            goto out;
+        }
         buf_reset(&line);
         line_head(r, c, q, &line);
-        if (ask(r, db, c, q, cat, &line))
+        buf_printf(&line, ",\"ev_in_reply\":%s", role == EVAL_ROLE_REPLY ? "true" : "false");
+        if (ask(r, db, c, q, cat, rcat, &line))
             goto out;
         if (line.err) {
             cli_error("eval: %s: question %s: output line too large", c->name, q->id);

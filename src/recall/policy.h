@@ -119,6 +119,13 @@
  * at every budget: replies are long, and 78% of the evidence there is in
  * what the user said. Leftover budget makes more rounds whole later. */
 #define PACK_FULL_ROUNDS 1
+
+/* A round whose replies run longer than this many messages (an agent's
+ * steps after one prompt: Claude Code writes one message per step) is
+ * split: each reply after the first leads a unit of its own. No dev set
+ * of people's chats or of one-reply rounds has such runs, so their
+ * figures do not move; set from the Claude Code sample sessions. */
+#define UNIT_MAX_REPLIES 4
 /* Caps on one turn and one reply in the first pass, as shares of the
  * budget (floors 200 and 150 tokens): a pasted log or a long reply is cut
  * to its opening and the passages closest to the question. Measured on
@@ -133,6 +140,18 @@
  * 6 points at 4k and 8k, so it is off unless CAIRN_REPLY_LANE sets a share. */
 #define REPLY_LANE_SHARE 0.0
 #define REPLY_LANE_MIN   4000
+
+/* The lane's share for a question about what the assistant said or did
+ * (query_asks_reply: "how did we fix...", "what did you suggest..."), at
+ * every budget. Tuned on devmem dev (80 questions on real coding-assistant
+ * histories, 38 answered in a reply), shares 0.3 / 0.5 / 0.6 / 0.7: answer
+ * spans at 2k / 8k 65.0 / 87.5 (0.3) to 70.0 / 91.2 (0.6), none better
+ * at 0.7. On BEAM dev the cue fires for 7 of 179 questions; user-only
+ * evidence moved by one question at 1k. */
+#define REPLY_CUE_SHARE  0.6
+/* The weight of a reply's round rank beside its own BM25 rank when the
+ * lane orders replies (pack.c replies_by_score). */
+#define W_REPLY_ROUND    1.0
 /* The smallest excerpt worth making, in tokens. */
 #define PACK_MIN_EXCERPT 40
 
@@ -176,12 +195,15 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(GATHER_PRUNE_MSGS) \
     X(GATHER_KEEP) \
     X(PACK_FULL_ROUNDS) \
+    X(UNIT_MAX_REPLIES) \
     X(PACK_CAP_TURN) \
     X(PACK_CAP_REPLY) \
     X(PACK_FLOOR_TURN) \
     X(PACK_FLOOR_REPLY) \
     X(REPLY_LANE_SHARE) \
     X(REPLY_LANE_MIN) \
+    X(REPLY_CUE_SHARE) \
+    X(W_REPLY_ROUND) \
     X(PACK_MIN_EXCERPT) \
     X(RECALL_GATE_CJK) \
     X(VEC_DEFAULT_PIECES)

@@ -52,6 +52,114 @@ static int add_term(void *arg, const char *tok, size_t n, size_t start, size_t e
     return 0;
 }
 
+/* ---- questions about what the assistant said or did ----
+ *
+ * "How did we fix it?", "what did you suggest?", "what was the cause you
+ * found?", "¿qué me dijiste?": the answer is in a reply, not in what the
+ * user said, so pack.c gives replies a lane of their own (REPLY_CUE_*).
+ * The cues are words, English first, with Spanish and German second-
+ * person past forms; a question that has none is packed user-first as
+ * before. Found on devmem-dev's questions (docs/EVAL.md says so); on BEAM
+ * dev they fire for 5 of 32 questions answered in a reply and 2 of 147
+ * answered in user turns. */
+
+#define CUE_MAX_WORDS 400       /* a long prompt: its opening is enough */
+
+static int word_is(const char *w, size_t n, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (strlen(list[i]) == n && !memcmp(list[i], w, n))
+            return 1;
+    return 0;
+}
+
+/* A past tense a question uses for what was done: "fixed", "said". */
+static int is_past(const char *w, size_t n)
+{
+    static const char *const irregular[] = {
+        "said", "told", "found", "gave", "wrote", "made", "chose", "built", "did", "put",
+        "set", "came", "meant", "thought", "got", "ran", "took", "showed", "left", "kept",
+        "went", "saw", "knew", "broke", "brought", NULL
+    };
+    /* -ed forms that are not about what was done, or not past at all */
+    static const char *const not_past[] = {
+        "discussed", "talked", "mentioned", "embed", "proceed", "succeed", "exceed",
+        "speed", "indeed", NULL
+    };
+    if (word_is(w, n, irregular))
+        return 1;
+    return n >= 5 && w[n - 2] == 'e' && w[n - 1] == 'd' && !word_is(w, n, not_past);
+}
+
+int query_asks_reply(const char *text, size_t len)
+{
+    static const char *const aux[] = { "did", "have", "had", NULL };
+    static const char *const who[] = { "you", "we", NULL };
+    static const char *const wrong[] = { "wrong", "missing", NULL };
+    static const char *const cause[] = { "cause", "problem", "issue", "fix", NULL };
+    char buf[CUE_MAX_WORDS][16];
+    size_t wl[CUE_MAX_WORDS];
+    int nw = 0;
+    /* lower-cased words (bytes over 0x7f are letters: "dijiste", "qué") */
+    for (size_t i = 0; i < len && nw < CUE_MAX_WORDS;) {
+        unsigned char c = (unsigned char)text[i];
+        if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '\'')) {
+            i++;
+            continue;
+        }
+        size_t n = 0;
+        for (; i < len; i++) {
+            c = (unsigned char)text[i];
+            if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+                break;
+            if (n < sizeof buf[0])
+                buf[nw][n] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+            n++;
+        }
+        if (n >= sizeof buf[0])
+            n = 0;                        /* too long for a cue word: matches none */
+        if (i < len && text[i] == '\'')
+            i++;                          /* "what's": the s is a word of its own */
+        wl[nw++] = n;
+    }
+#define W(k, list) ((k) < nw && word_is(buf[k], wl[k], list))
+    for (int i = 0; i < nw; i++) {
+        const char *w = buf[i];
+        size_t n = wl[i];
+        if (W(i, aux) && W(i + 1, who))
+            return 1;                     /* "did you", "have we" */
+        if (W(i, who) && ((i + 1 < nw && is_past(buf[i + 1], wl[i + 1])) ||
+                          (i + 2 < nw && is_past(buf[i + 2], wl[i + 2]))))
+            return 1;                     /* "you said", "we then fixed" */
+        if (n == 4 && !memcmp(w, "your", 4))
+            return 1;                     /* "your diagnosis", "your first plan" */
+        if (n == 9 && !memcmp(w, "according", 9) && i + 2 < nw && wl[i + 2] == 3 &&
+            !memcmp(buf[i + 2], "you", 3))
+            return 1;
+        if (n == 4 && !memcmp(w, "what", 4) && i + 2 < nw &&
+            ((wl[i + 1] == 3 && !memcmp(buf[i + 1], "was", 3)) ||
+             (wl[i + 1] == 4 && !memcmp(buf[i + 1], "were", 4))) &&
+            (W(i + 2, wrong) || (wl[i + 2] == 3 && !memcmp(buf[i + 2], "the", 3) &&
+                                  W(i + 3, cause))))
+            return 1;                     /* "what was wrong", "what was the cause" */
+        if (n == 4 && !memcmp(w, "what", 4) && i + 1 < nw && wl[i + 1] == 6 &&
+            !memcmp(buf[i + 1], "caused", 6))
+            return 1;
+        /* Spanish second person preterite: "dijiste", "corregiste" */
+        if (n >= 6 && (!memcmp(w + n - 4, "aste", 4) || !memcmp(w + n - 4, "iste", 4)))
+            return 1;
+        /* German: "hast du", "du hast", "hattest du" */
+        if (((n == 4 && !memcmp(w, "hast", 4)) || (n == 7 && !memcmp(w, "hattest", 7))) &&
+            i + 1 < nw && wl[i + 1] == 2 && !memcmp(buf[i + 1], "du", 2))
+            return 1;
+        if (n == 2 && !memcmp(w, "du", 2) && i + 1 < nw && wl[i + 1] == 4 &&
+            !memcmp(buf[i + 1], "hast", 4))
+            return 1;
+    }
+#undef W
+    return 0;
+}
+
 int query_parse(struct query *q, const char *text, int64_t now, int use_time)
 {
     struct collect c = { q, text, 0, 0 };
@@ -70,6 +178,7 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
             c.skip_to = tr.end;
         }
     }
+    q->asks_reply = query_asks_reply(text, n);
     if (text_tokenize(text, n, 1, add_term, &c))
         return CAIRN_NOMEM;
     /* Keep stop words only when the question has nothing else. */

@@ -77,6 +77,15 @@ static int unit_df_est(const struct pool *p, const struct query *q, int t)
     return df + (loaded > 0 ? (int)((double)left * df / loaded + 0.5) : left);
 }
 
+/* How many assistant messages follow one another from message i on. */
+static int reply_run(const struct pool *p, const struct rsession *s, int i)
+{
+    int n = 0;
+    while (i + n < s->first_msg + s->n_msgs && p->m[i + n].role == ROLE_ASSISTANT)
+        n++;
+    return n;
+}
+
 void build_units(struct pool *p, int raw_rounds)
 {
     free(p->u);
@@ -91,13 +100,23 @@ void build_units(struct pool *p, int raw_rounds)
     for (int si = 0; si < p->ns; si++) {
         struct rsession *s = &p->s[si];
         const char *first_spk = s->n_msgs ? p->m[s->first_msg].speaker : NULL;
+        int run_first = -1, run_long = 0;
         for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++) {
             struct rmsg *m = &p->m[i];
             int start;
+            if (!s->dialog && m->role == ROLE_ASSISTANT &&
+                (i == s->first_msg || p->m[i - 1].role != ROLE_ASSISTANT)) {
+                run_first = i;                  /* a run of replies begins */
+                run_long = reply_run(p, s, i) > UNIT_MAX_REPLIES;
+            }
             if (i == s->first_msg) {
                 start = 1;
             } else if (!s->dialog) {
-                start = m->role == ROLE_USER;
+                /* a long run of replies (an agent's steps within one
+                 * prompt): each reply after the first leads a unit of its
+                 * own, so it is ranked and packed on its own merit */
+                start = m->role == ROLE_USER ||
+                        (!raw_rounds && run_long && i > run_first);
             } else if (!raw_rounds) {
                 start = 1;
             } else {

@@ -44,6 +44,7 @@ struct query {
     struct qterm  t[RECALL_MAX_TERMS];
     int           nt;
     int           has_range, only_time;
+    int           asks_reply;  /* about what the assistant said or did */
     int64_t       from, to;
     int64_t       now;
 };
@@ -107,6 +108,10 @@ struct pool {
 
 /* query.c */
 int  query_parse(struct query *q, const char *text, int64_t now, int use_time);
+/* Whether a question asks about what the assistant said or did ("how did
+ * we fix it?", "what did you suggest?"): word cues, English, Spanish and
+ * German. Reads at most the first few hundred words. */
+int  query_asks_reply(const char *text, size_t len);
 void query_free(struct query *q);
 /* The FTS5 MATCH expression for the query terms into b ("" if none). */
 void query_match_expr(const struct query *q, struct buf *b);

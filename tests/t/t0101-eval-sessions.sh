@@ -26,6 +26,10 @@ contains "raw-bm25 in the same run" "$out" "| raw-bm25 | **all** | 3 | **66.7%**
 contains "detail table has a spans column" "$out" "| method | budget | all | strict | spans | any |"
 contains "detail row" "$out" "| keyword | 2000 | 100.0% | 100.0% | 66.7% | 100.0% |"
 contains "cat defaults to uncategorised" "$out" "| keyword | uncategorised | 1 | 100.0% |"
+contains "evidence-role table" "$out" "### By where the evidence is"
+contains "questions with evidence in a reply" "$out" "| keyword | evidence in a reply | 4 | 100.0% |"
+contains "none with user-only evidence: no figure" "$out" "| keyword | evidence in user turns only | 0 | – |"
+contains "spans by evidence role" "$out" "| raw-bm25 | evidence in a reply | 3 | 66.7% |"
 eq "--md holds the same report" "$(cat "$TMP/s.md")" "$out"
 eq "one JSONL line per question" "$(wc -l < "$TMP/s.jsonl")" 4
 
@@ -34,6 +38,7 @@ line=$(grep '"question_id":"proj#1"' "$TMP/s.jsonl")
 contains "spans across a line break, in other case, found" "$line" \
     '"keyword":{"2000":{"all":true,"strict":true,"any":true,"fraction":1,'
 contains "all three spans present" "$line" '"spans":true,"spans_found":3'
+contains "the JSONL says the evidence is in a reply" "$line" '"ev_in_reply":true'
 contains "now as given" "$line" '"now":"2024-03-20T12:00:00"'
 line=$(grep '"question_id":"proj#2"' "$TMP/s.jsonl")
 contains "evidence found" "$line" '"all":true'

@@ -264,6 +264,102 @@ static void test_units(void)
     tp_free(&t);
 }
 
+/* An agent's run of replies after one prompt: past 4 replies (the policy's
+ * UNIT_MAX_REPLIES) each reply after the first leads its own unit, so
+ * the one that matches is ranked and packed alone; a shorter run stays one
+ * round, and the baseline keeps whole rounds. */
+static void test_units_reply_runs(void)
+{
+    static const char *const terms[] = { "propagator", NULL };
+    struct tpool t;
+    tp_init(&t, terms);
+    tp_session(&t, "agent", 1000);
+    tp_msg(&t, ROLE_USER, NULL, "continue the implementation", 1000);
+    for (int i = 0; i < 6; i++)
+        tp_msg(&t, ROLE_ASSISTANT, NULL, i == 4 ? "the propagator is set here" : "next step",
+               1000);
+    tp_msg(&t, ROLE_USER, NULL, "thanks", 1000);
+    for (int i = 0; i < 4; i++)
+        tp_msg(&t, ROLE_ASSISTANT, NULL, "short run", 1000);
+    tp_finish(&t, 0);
+    /* prompt + first reply, then 5 replies alone, then a round of 5 */
+    T_EQ_INT(t.p.nu, 1 + 5 + 1);
+    T_EQ_INT(t.p.u[0].first, 0);
+    T_EQ_INT(t.p.u[0].last, 1);
+    T_EQ_INT(t.p.u[4].head, 5);
+    T_EQ_INT(t.p.u[4].last, 5);
+    T_EQ_INT(t.p.m[5].unit, 4);
+    T_EQ_INT(t.p.u[6].head, 7);
+    T_EQ_INT(t.p.u[6].last, 11);
+    /* the matching reply leads the best unit */
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    T_EQ_INT(units_by_rank(&t.p)[0], 4);
+    build_units(&t.p, 1);
+    T_EQ_INT(t.p.nu, 2);
+    T_EQ_INT(t.p.u[0].last, 6);
+    tp_free(&t);
+}
+
+/* Questions about what the assistant said or did (query_asks_reply), and
+ * questions about what the user said, which must not look like them. */
+static void test_asks_reply(void)
+{
+    static const char *const yes[] = {
+        "How did we fix the flaky login test?",
+        "What did you suggest for the cache?",
+        "Which default-model constant did you say was correct?",
+        "The stock screen showed object ids. What was the cause you found?",
+        "What exact model identifier did you tell me to use?",
+        "What was your diagnosis?",
+        "Why, according to you, did the planner drop those steps?",
+        "The Edit button led to a 404. What was wrong?",
+        "What was the cause of the crash?",
+        "What caused the errors about reading 'path' of undefined?",
+        "¿Cómo me dijiste que borrara el historial?",
+        "Welche Version hast du empfohlen?",
+        "we then fixed it how?",
+        NULL
+    };
+    static const char *const no[] = {
+        "Where did I want the stylesheets to live?",
+        "What did I ask to add to the navigation bar on January 9th?",
+        "How would you suggest I set up lazy loading?",
+        "What is the amount offered for the position we discussed?",
+        "Do you need the paste buffer?",
+        "Which libraries are used in this project?",
+        "When does my first sprint end?",
+        "",
+        NULL
+    };
+    for (int i = 0; yes[i]; i++) {
+        int got = query_asks_reply(yes[i], strlen(yes[i]));
+        T_EQ_INT(got, 1);
+        if (!got)
+            fprintf(stderr, "  not taken for a question about a reply: %s\n", yes[i]);
+    }
+    for (int i = 0; no[i]; i++) {
+        int got = query_asks_reply(no[i], strlen(no[i]));
+        T_EQ_INT(got, 0);
+        if (got)
+            fprintf(stderr, "  taken for a question about a reply: %s\n", no[i]);
+    }
+    /* a long prompt is read up to its first few hundred words, and a word
+     * too long for a cue matches none */
+    char *big = malloc(100000);
+    T_CHECK(big != NULL);
+    if (big) {
+        memset(big, 'x', 99999);
+        big[99999] = 0;
+        memcpy(big + 2, "ed", 2);
+        T_CHECK(!query_asks_reply(big, strlen(big)));
+        for (int i = 0; i < 99990; i += 6)
+            memcpy(big + i, "word  ", 6);
+        memcpy(big + 90000, "did you", 7);
+        T_CHECK(!query_asks_reply(big, strlen(big)));
+        free(big);
+    }
+}
+
 /* Three user-assistant sessions of one round each: the question's terms
  * in the first's user turn, one of them in the second's reply, none in
  * the third. */
@@ -627,6 +723,8 @@ int main(void)
     unsetenv("CAIRN_REPLY_LANE");
     T_RUN(test_bm25_formula);
     T_RUN(test_units);
+    T_RUN(test_units_reply_runs);
+    T_RUN(test_asks_reply);
     T_RUN(test_rank_granularity);
     T_RUN(test_rank_dense);
     T_RUN(test_rank_speaker);
