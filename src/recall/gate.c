@@ -8,6 +8,12 @@
  * that rare names, numbers and identifiers carry and common words do not.
  * The share is computed over distinct terms; a term counts as found when
  * any message of the unit holds it.
+ *
+ * The same weight gives recall's relative cut (cairn_recall_opts.
+ * min_rel_score): fused scores are reciprocal ranks, nearly flat from one
+ * rank to the next (a unit holding one of two rare words scored 98% of
+ * the one holding both), so the cut compares what each unit holds of the
+ * question instead.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +21,31 @@
 #include "recall/recall.h"
 #include "recall/policy.h"
 
+
+double unit_weight(const struct pool *p, const struct query *q, const struct runit *u)
+{
+    double w = 0;
+    for (int t = 0; t < q->nt; t++) {
+        for (int i = u->first; i <= u->last; i++) {
+            if (p->m[i].tf && p->m[i].tf[t]) {
+                w += q->t[t].idf_msg;
+                break;
+            }
+        }
+    }
+    return w;
+}
+
+double recall_cut(const struct pool *p, const struct query *q, double share)
+{
+    double best = 0;
+    for (int i = 0; share > 0 && i < p->nu; i++) {
+        double w = p->u[i].score > 0 ? unit_weight(p, q, &p->u[i]) : 0;
+        if (w > best)
+            best = w;
+    }
+    return share * best;
+}
 
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight)
 {
@@ -31,17 +62,9 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
         return;
     for (int r = 0; r < GATE_TOP && r < p->nu; r++) {
         const struct runit *u = &p->u[ord[r]];
-        double w = 0;
         if (u->score <= 0)
             break;
-        for (int t = 0; t < q->nt; t++) {
-            for (int i = u->first; i <= u->last; i++) {
-                if (p->m[i].tf && p->m[i].tf[t]) {
-                    w += q->t[t].idf_msg;
-                    break;
-                }
-            }
-        }
+        double w = unit_weight(p, q, u);
         if (w / total > best_share) {
             best_share = w / total;
             best_w = w;

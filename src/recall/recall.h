@@ -103,6 +103,7 @@ struct pool {
     int     pruned;
     int     pruned_df[RECALL_MAX_TERMS];
     int64_t hit_msgs, hit_units;   /* in all sessions with matches */
+    int     cite;          /* CAIRN_RECALL_CITE: best session first, ids in headers */
 };
 
 /* query.c */
@@ -161,6 +162,12 @@ const int *units_by_rank(struct pool *p);
 /* gate.c: the share of the question's IDF weight the best of the top
  * units holds (0..1), and that weight. Needs rank_default's IDFs. */
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight);
+/* The IDF weight (idf_msg) of the question's terms that unit u holds, each
+ * counted once. */
+double unit_weight(const struct pool *p, const struct query *q, const struct runit *u);
+/* The relative cut: share times the best weight among units that scored
+ * (0 when share is 0 or nothing matched a word). */
+double recall_cut(const struct pool *p, const struct query *q, double share);
 
 /* pack.c: where pack reads the messages it tries (ext_id, length, text;
  * see store/recall_read.h), in batches: the store, or memory in tests.
