@@ -6,6 +6,8 @@
  * the hook injects only on a confident match: the best unit (among the top
  * few) must hold a large share of the question's IDF weight, the weight
  * that rare names, numbers and identifiers carry and common words do not.
+ * A term written like code (an error's or a function's name) weighs
+ * GATE_CODE_W times its IDF there (policy.h).
  * The share is computed over distinct terms; a term counts as found when
  * any message of the unit holds it.
  *
@@ -15,6 +17,7 @@
  * the one holding both), so the cut compares what each unit holds of the
  * question instead.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -22,18 +25,51 @@
 #include "recall/policy.h"
 
 
-double unit_weight(const struct pool *p, const struct query *q, const struct runit *u)
+/* A term written like code: camelCase, snake_case, letters with digits
+ * (x86_64, E11000) or a word of 4 capitals or more
+ * (ECONNRESET, ENOENT). Such a term names one thing (an error, a flag, a
+ * function), where a word or a name recurs in many contexts. */
+static int code_like(const char *s)
 {
-    double w = 0;
+    int upper = 0, lower = 0, digit = 0, inner_upper = 0, under = 0;
+    for (const char *p = s; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x80)
+            return 0;                   /* other scripts: words, not code */
+        if (isupper(c)) {
+            upper++;
+            inner_upper |= p > s && islower((unsigned char)p[-1]);
+        } else if (islower(c)) {
+            lower++;
+        } else if (isdigit(c)) {
+            digit++;
+        } else if (c == '_') {
+            under++;
+        }
+    }
+    return inner_upper || (under && upper + lower) || (digit && upper + lower) ||
+           (!lower && upper >= 4);
+}
+
+/* The weight of found terms in unit u: w[t] each, counted once. */
+static double unit_sum(const struct pool *p, const struct query *q, const struct runit *u,
+                       const double *w)
+{
+    double sum = 0;
     for (int t = 0; t < q->nt; t++) {
         for (int i = u->first; i <= u->last; i++) {
             if (p->m[i].tf && p->m[i].tf[t]) {
-                w += q->t[t].idf_msg;
+                sum += w ? w[t] : q->t[t].idf_msg;
                 break;
             }
         }
     }
-    return w;
+    return sum;
+}
+
+double unit_weight(const struct pool *p, const struct query *q, const struct runit *u)
+{
+    return unit_sum(p, q, u, NULL);
 }
 
 double recall_cut(const struct pool *p, const struct query *q, double share)
@@ -49,12 +85,16 @@ double recall_cut(const struct pool *p, const struct query *q, double share)
 
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight)
 {
-    double total = 0, best_share = 0, best_w = 0;
+    double total = 0, best_share = 0, best_w = 0, w_t[RECALL_MAX_TERMS];
     const int *ord;
     *share = 0;
     *weight = 0;
-    for (int t = 0; t < q->nt; t++)
-        total += q->t[t].idf_msg;
+    for (int t = 0; t < q->nt; t++) {
+        /* a code-like term weighs GATE_CODE_W times its IDF: one error
+         * name in a coding history is as telling as two rare words */
+        w_t[t] = q->t[t].idf_msg * (code_like(q->t[t].surface) ? GATE_CODE_W : 1.0);
+        total += w_t[t];
+    }
     if (total <= 0 || p->nu == 0)
         return;
     ord = units_by_rank(p);
@@ -64,7 +104,7 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
         const struct runit *u = &p->u[ord[r]];
         if (u->score <= 0)
             break;
-        double w = unit_weight(p, q, u);
+        double w = unit_sum(p, q, u, w_t);
         if (w / total > best_share) {
             best_share = w / total;
             best_w = w;

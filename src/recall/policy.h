@@ -86,6 +86,16 @@
 #define CAIRN_GATE_SHARE  0.6
 #define CAIRN_GATE_WEIGHT 1.5
 /*
+ * A question term written like code (ECONNRESET, keepAlive, snake_case,
+ * x86_64; gate.c) weighs this many times its IDF in the gate: in a coding
+ * history "how did we fix the ECONNRESET error last week?" holds one rare
+ * term, and one rare term alone is under 1.0 of CAIRN_GATE_WEIGHT's units
+ * (idf of one message in N is below log(N + 2)), so the gate refused the
+ * question its memory answers whole ("only common words are shared").
+ * Measured with `cairn eval inject` (docs/EVAL.md; see GATE_CODE_FIGURES).
+ */
+#define GATE_CODE_W 2.0
+/*
  * The best cosine, when dense recall took part (issue: "the best cosine
  * match as part of the gate"). With use-lite-en it barely tells a question
  * with its answer in memory from one without (LoCoMo dev cosine deciles
@@ -170,6 +180,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(GATE_TOP) \
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \
+    X(GATE_CODE_W) \
     X(CAIRN_GATE_COSINE) \
     X(DENSE_TOPK) \
     X(DENSE_PIECES_MULT) \
