@@ -122,7 +122,9 @@ cJSON *mcp_tools_list(void)
                "Search the user's long-term memory (past conversations, verbatim, with dates) and "
                "return the best matching excerpts within a token budget. Use it before answering "
                "anything that may depend on earlier conversations: past decisions, names, "
-               "numbers, plans, preferences, bugs, \"last time\", \"in March\".");
+               "numbers, plans, preferences, bugs, \"last time\", \"in March\". The best-matching "
+               "session comes first; each names its session_id, and the last line gives the "
+               "positions of the messages shown, for get_conversation.");
     cJSON *q = prop(&t, "query", "string", "What to look for: the user's question or keywords "
                     "in their words (up to 64 KB). Names, numbers and rare words work best.", 1);
     cJSON_AddNumberToObject(q, "minLength", 1);
