@@ -51,13 +51,14 @@ static int code_like(const char *s)
            (!lower && upper >= 4);
 }
 
-/* The weight of found terms in unit u: w[t] each, counted once. */
-static double unit_sum(const struct pool *p, const struct query *q, const struct runit *u,
-                       const double *w)
+/* The weight of the terms found in messages a..b: w[t] each (NULL: the
+ * IDF), counted once. */
+static double range_sum(const struct pool *p, const struct query *q, int a, int b,
+                        const double *w)
 {
     double sum = 0;
     for (int t = 0; t < q->nt; t++) {
-        for (int i = u->first; i <= u->last; i++) {
+        for (int i = a; i <= b; i++) {
             if (p->m[i].tf && p->m[i].tf[t]) {
                 sum += w ? w[t] : q->t[t].idf_msg;
                 break;
@@ -67,9 +68,26 @@ static double unit_sum(const struct pool *p, const struct query *q, const struct
     return sum;
 }
 
+static double unit_sum(const struct pool *p, const struct query *q, const struct runit *u,
+                       const double *w)
+{
+    return range_sum(p, q, u->first, u->last, w);
+}
+
 double unit_weight(const struct pool *p, const struct query *q, const struct runit *u)
 {
-    return unit_sum(p, q, u, NULL);
+    /* the unit with the neighbours its window ranking reads (rank.c):
+     * between people the answer is often the turn after the one that
+     * names the topic */
+    int k = (int)(u - p->u), span = p->s[u->sess].dialog ? SPAN_DIALOG : SPAN_UA;
+    int a = u->first, b = u->last;
+    for (int d = 1; d <= span; d++) {
+        if (k - d >= 0 && p->u[k - d].sess == u->sess)
+            a = p->u[k - d].first;
+        if (k + d < p->nu && p->u[k + d].sess == u->sess)
+            b = p->u[k + d].last;
+    }
+    return range_sum(p, q, a, b, NULL);
 }
 
 double recall_cut(const struct pool *p, const struct query *q, double share)

@@ -162,8 +162,8 @@ const int *units_by_rank(struct pool *p);
 /* gate.c: the share of the question's IDF weight the best of the top
  * units holds (0..1), and that weight. Needs rank_default's IDFs. */
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight);
-/* The IDF weight (idf_msg) of the question's terms that unit u holds, each
- * counted once. */
+/* The IDF weight (idf_msg) of the question's terms that unit u and its
+ * window (SPAN_DIALOG or SPAN_UA units each side) hold, each counted once. */
 double unit_weight(const struct pool *p, const struct query *q, const struct runit *u);
 /* The relative cut: share times the best weight among units that scored
  * (0 when share is 0 or nothing matched a word). */
