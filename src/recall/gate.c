@@ -79,14 +79,8 @@ double unit_weight(const struct pool *p, const struct query *q, const struct run
     /* the unit with the neighbours its window ranking reads (rank.c):
      * between people the answer is often the turn after the one that
      * names the topic */
-    int k = (int)(u - p->u), span = p->s[u->sess].dialog ? SPAN_DIALOG : SPAN_UA;
-    int a = u->first, b = u->last;
-    for (int d = 1; d <= span; d++) {
-        if (k - d >= 0 && p->u[k - d].sess == u->sess)
-            a = p->u[k - d].first;
-        if (k + d < p->nu && p->u[k + d].sess == u->sess)
-            b = p->u[k + d].last;
-    }
+    int a, b;
+    unit_window(p, (int)(u - p->u), p->s[u->sess].dialog ? SPAN_DIALOG : SPAN_UA, &a, &b);
     return range_sum(p, q, a, b, NULL);
 }
 

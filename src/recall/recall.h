@@ -155,6 +155,9 @@ void build_units(struct pool *p, int raw_rounds);
  * pipeline's). Both return 0, or -1 on no memory (scores then unusable). */
 int  rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense);
 int  rank_raw_bm25(struct pool *p, struct query *q);
+/* Messages first..last of unit u with up to `span` units on each side of
+ * it in the same session (its window). */
+void unit_window(const struct pool *p, int u, int span, int *first, int *last);
 /* Units in rank order, computed once when the ranking is final (the
  * pool owns it). */
 const int *units_by_rank(struct pool *p);
