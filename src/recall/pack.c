@@ -813,7 +813,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
             struct runit *u = &p->u[ord[r0]];
             if (u->score <= 0)
                 break;
-            if (cut > 0 && unit_weight(p, q, u) < cut)
+            if (below_cut(p, q, u, cut))
                 continue;
             const struct rsession *s = &p->s[u->sess];
             try_add(&k, u->head, cap_turn);
@@ -835,7 +835,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                 struct rmsg *m = &p->m[ro[j]];
                 if (m->s_msg <= 0)
                     break;
-                if (m->picked || (cut > 0 && unit_weight(p, q, &p->u[m->unit]) < cut))
+                if (m->picked || below_cut(p, q, &p->u[m->unit], cut))
                     continue;
                 int head = p->u[m->unit].head;
                 int save = k.budget;

@@ -171,6 +171,9 @@ double unit_weight(const struct pool *p, const struct query *q, const struct run
 /* The relative cut: share times the best weight among units that scored
  * (0 when share is 0 or nothing matched a word). */
 double recall_cut(const struct pool *p, const struct query *q, double share);
+/* 1 when unit u gets no budget under the cut (recall_cut's value): it
+ * holds less than that weight and no dense hit. */
+int below_cut(const struct pool *p, const struct query *q, const struct runit *u, double cut);
 
 /* pack.c: where pack reads the messages it tries (ext_id, length, text;
  * see store/recall_read.h), in batches: the store, or memory in tests.

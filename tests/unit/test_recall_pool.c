@@ -720,6 +720,13 @@ static void test_pack_cite(void)
     T_EQ_INT(pack_opts(&t, &ms, &o, &r), CAIRN_OK);
     T_CHECK(item_of(&r, "m3") >= 0);
     result_free(&r);
+    unpack(&t);
+    /* a unit the vectors found is not the cut's to judge */
+    o.min_rel_score = 0.5;
+    t.p.m[3].dense = 1.4f;
+    T_EQ_INT(pack_opts(&t, &ms, &o, &r), CAIRN_OK);
+    T_CHECK(item_of(&r, "m3") >= 0);
+    result_free(&r);
     tp_free(&t);
 }
 
