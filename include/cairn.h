@@ -339,12 +339,13 @@ struct cairn_recall_opts {
                                     prompt hook's "never twice" list. NULL: none */
     unsigned    flags;           /* CAIRN_RECALL_* below */
     /* Added after `flags` (a program built before reads the default). */
-    double      min_rel_score;   /* the relative score cut: units scoring below
-                                    this fraction (0..1) of the best unit's score
-                                    get no budget, nor do their replies; a small
-                                    store is then returned whole only when nothing
-                                    in it matches (0: off; the MCP server uses it,
-                                    docs/MCP.md) */
+    double      min_rel_score;   /* the relative cut (0..1; 0: off): a unit whose
+                                    IDF weight of the question's words (its own and
+                                    its window's) is below this fraction of the best
+                                    unit's gets no budget, nor do its replies,
+                                    unless dense retrieval found it; a small store
+                                    is then returned whole only when nothing in it
+                                    matches. The MCP server uses it (docs/MCP.md) */
 };
 #define CAIRN_RECALL_OPTS_INIT \
     { sizeof(struct cairn_recall_opts), 0, CAIRN_NO_TIME, NULL, NULL, 0, 0, NULL, 0, 0.0 }

@@ -40,7 +40,7 @@
 /* recall's relative score cut (cairn_recall_opts.min_rel_score): units
  * scoring under this share of the best get none of the budget. Chosen from
  * `cairn eval --min-rel-score` on the dev sets (docs/MCP.md). */
-#define MCP_MIN_REL_SCORE 0.5
+#define MCP_MIN_REL_SCORE 0.2
 /* The library refuses longer questions (a question is short). */
 #define RECALL_MAX_QUERY 65536
 

@@ -88,22 +88,37 @@ int below_cut(const struct pool *p, const struct query *q, const struct runit *u
 {
     if (cut <= 0)
         return 0;
-    /* the cut weighs words: a unit the vectors found is not its to judge
-     * (MADial dev, found mostly by meaning, lost 30 of 87.5 points at 0.1) */
+    /* the cut weighs words: a unit holding one of the best CUT_DENSE_KEEP
+     * dense hits is not its to judge (MADial dev, found mostly by meaning,
+     * lost 30 of 87.5 points at 0.1 when every dense hit was cut) */
     for (int i = u->first; i <= u->last; i++)
-        if (p->m[i].dense > 0)
+        if (p->m[i].dense > 0 && p->m[i].dense >= p->cut_dense)
             return 0;
     return unit_weight(p, q, u) < cut;
 }
 
-double recall_cut(const struct pool *p, const struct query *q, double share)
+static int cmp_float_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+double recall_cut(struct pool *p, const struct query *q, double share)
 {
     double best = 0;
+    float top[DENSE_TOPK];
+    int n = 0;
     for (int i = 0; share > 0 && i < p->nu; i++) {
         double w = p->u[i].score > 0 ? unit_weight(p, q, &p->u[i]) : 0;
         if (w > best)
             best = w;
     }
+    /* the dense value of the CUT_DENSE_KEEP-th best hit */
+    for (int i = 0; share > 0 && i < p->nm && n < DENSE_TOPK; i++)
+        if (p->m[i].dense > 0)
+            top[n++] = p->m[i].dense;
+    qsort(top, (size_t)n, sizeof *top, cmp_float_desc);
+    p->cut_dense = n ? top[n < CUT_DENSE_KEEP ? n - 1 : CUT_DENSE_KEEP - 1] : 0;
     return share * best;
 }
 

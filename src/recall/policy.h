@@ -101,6 +101,10 @@
  * has the ECONNRESET case on a made-up one.)
  */
 #define GATE_CODE_W 2.0
+/* The relative cut (cairn_recall_opts.min_rel_score, gate.c) judges words;
+ * a unit holding one of this many best dense hits passes it whatever its
+ * words (docs/MCP.md has the figures). */
+#define CUT_DENSE_KEEP 5
 /*
  * The best cosine, when dense recall took part (issue: "the best cosine
  * match as part of the gate"). With use-lite-en it barely tells a question
@@ -187,6 +191,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \
     X(GATE_CODE_W) \
+    X(CUT_DENSE_KEEP) \
     X(CAIRN_GATE_COSINE) \
     X(DENSE_TOPK) \
     X(DENSE_PIECES_MULT) \

@@ -104,6 +104,7 @@ struct pool {
     int     pruned_df[RECALL_MAX_TERMS];
     int64_t hit_msgs, hit_units;   /* in all sessions with matches */
     int     cite;          /* CAIRN_RECALL_CITE: best session first, ids in headers */
+    float   cut_dense;     /* recall_cut: the dense value a hit needs to pass the cut */
 };
 
 /* query.c */
@@ -170,9 +171,10 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
 double unit_weight(const struct pool *p, const struct query *q, const struct runit *u);
 /* The relative cut: share times the best weight among units that scored
  * (0 when share is 0 or nothing matched a word). */
-double recall_cut(const struct pool *p, const struct query *q, double share);
+double recall_cut(struct pool *p, const struct query *q, double share);
 /* 1 when unit u gets no budget under the cut (recall_cut's value): it
- * holds less than that weight and no dense hit. */
+ * holds less than that weight and none of the best CUT_DENSE_KEEP dense
+ * hits. */
 int below_cut(const struct pool *p, const struct query *q, const struct runit *u, double cut);
 
 /* pack.c: where pack reads the messages it tries (ext_id, length, text;
