@@ -37,9 +37,12 @@
  * and stays under the 25k tokens at which Claude Code cuts a tool result. */
 #define CONVERSATION_BUDGET 20000
 #define RECALL_MAX_BUDGET 20000
-/* recall's relative score cut (cairn_recall_opts.min_rel_score): units
- * scoring under this share of the best get none of the budget. Chosen from
- * `cairn eval --min-rel-score` on the dev sets (docs/MCP.md). */
+/* recall's relative cut (cairn_recall_opts.min_rel_score): rounds holding
+ * under this share of the best round's IDF weight of the question get none
+ * of the budget. Chosen with scripts/eval-cut.sh on LoCoMo, BEAM and devmem
+ * dev, the sets whose questions read like a model's recall queries; the
+ * lowest that keeps a one-fact question under 1000 of 4000 tokens (0.1 did
+ * not: t0303-mcp-follow). docs/MCP.md has the figures. */
 #define MCP_MIN_REL_SCORE 0.2
 /* The library refuses longer questions (a question is short). */
 #define RECALL_MAX_QUERY 65536
