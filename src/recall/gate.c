@@ -155,6 +155,34 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
             best_w = w;
         }
     }
+    /* A question about what the assistant said or did gets the replies
+     * that match best (pack.c's reply lane): their rounds are judged too,
+     * though "fix" in thirty user turns ranks other rounds first. */
+    if (q->asks_reply && p->any_assistant) {
+        int best[GATE_TOP], nb = 0;
+        for (int i = 0; i < p->nm; i++) {
+            if (p->m[i].role != ROLE_ASSISTANT || p->m[i].s_msg <= 0)
+                continue;
+            if (nb < GATE_TOP)
+                best[nb++] = i;
+            else if (p->m[i].s_msg > p->m[best[nb - 1]].s_msg)
+                best[nb - 1] = i;
+            else
+                continue;
+            for (int j = nb - 1; j > 0 && p->m[best[j - 1]].s_msg < p->m[best[j]].s_msg; j--) {
+                int t = best[j - 1];
+                best[j - 1] = best[j];
+                best[j] = t;
+            }
+        }
+        for (int r = 0; r < nb; r++) {
+            double w = unit_sum(p, q, &p->u[p->m[best[r]].unit], w_t);
+            if (w / total > best_share) {
+                best_share = w / total;
+                best_w = w;
+            }
+        }
+    }
     *share = best_share;
     /* In units of "one term found in a single message": IDF grows with the
      * store, so a raw sum would make the gate stricter for a new user than

@@ -4,7 +4,10 @@
 # ECONNRESET error last week?") fires and injects the assistant reply that
 # holds the fix; the gate once refused it, the error's name being a single
 # rare term ("only common words are shared"). A question with only the
-# history's common words (error, fix, tests) still does not fire.
+# history's common words (error, fix, tests) still does not fire. A
+# question about what the assistant did is also judged on the rounds of
+# the replies that match it best (the reply lane's), so "how did we fix
+# the keepAlive problem?" fires though "fix" ranks thirty user turns first.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null 2>&1 || t_skip_all "no python3"
 python3 "$ROOT/tests/tools/coding_store.py" | "$CAIRN" add - >/dev/null
@@ -23,6 +26,9 @@ out=$(ask b "what did we do about ECONNRESET?" | ctx)
 contains "the error's name alone is enough" "$out" "keepAlive: false"
 out=$(ask c "what did we change about keepAlive last week?" | ctx)
 contains "a camelCase name counts as code too" "$out" "keepAlive: false"
+out=$(ask f "how did we fix the keepAlive problem?" | ctx)
+contains "a question about a fix is judged on the replies that match it too" "$out" \
+    "keepAlive: false"
 eq "common words only: nothing" "$(ask d 'how did we fix the error in the tests last week?')" ""
 eq "why not" "$(why)" "weak match: only common words are shared"
 eq "a common word in capitals stays common (a low IDF, doubled)" "$(ask e 'how did we fix the ERROR in the TESTS?')" ""
