@@ -339,19 +339,20 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
     double secs = (double)(t1.tv_sec - pr.start.tv_sec) + (t1.tv_nsec - pr.start.tv_nsec) / 1e9;
 
     if (!quiet) {
-        printf("imported %zu files (%zu unchanged, %zu failed, %zu with no conversation) "
-               "in %.1fs: %zu sessions (%zu new, %zu updated, %zu refused), %zu messages "
+        printf("imported %zu file%s (%zu unchanged, %zu failed, %zu with no conversation) "
+               "in %.1fs: %zu session%s (%zu new, %zu updated, %zu refused), %zu message%s "
                "added, %zu already present\n",
-               s.files, s.files_unchanged, failed_files, empty_files, secs, s.sessions,
-               s.sessions_added, s.sessions_updated, s.sessions_failed, s.messages_added,
-               s.messages_skipped);
+               s.files, cli_s((long long)s.files), s.files_unchanged, failed_files, empty_files,
+               secs, s.sessions, cli_s((long long)s.sessions), s.sessions_added,
+               s.sessions_updated, s.sessions_failed, s.messages_added,
+               cli_s((long long)s.messages_added), s.messages_skipped);
         if (s.files_unchanged && !s.files && !failed_files)
             printf("nothing new: %s unchanged since the last import (--full reads %s "
                    "again)\n", walked ? "the files are" : "the file is", walked ? "them" : "it");
-        printf("read %zu lines: %zu blank, %zu bookkeeping records, %zu malformed JSON, "
+        printf("read %zu line%s: %zu blank, %zu bookkeeping records, %zu malformed JSON, "
                "%zu unknown record types, %zu with a field of the wrong type, %zu too long\n",
-               s.lines, s.lines_blank, s.lines_ignored, s.bad_json, s.unknown_type,
-               s.wrong_type, s.too_long);
+               s.lines, cli_s((long long)s.lines), s.lines_blank, s.lines_ignored, s.bad_json,
+               s.unknown_type, s.wrong_type, s.too_long);
         printf("left out %zu messages (tool calls and output, thinking, meta, harness text, "
                "other branches, empty); %zu <private> spans removed; %zu invalid UTF-8 "
                "repaired; %zu secrets masked",

@@ -7,7 +7,7 @@
 D="$ROOT/tests/data/capture"
 
 out=$("$CAIRN" import claude-code "$D/cc-replay.jsonl")
-contains "claude-code summary" "$out" "1 sessions (1 new, 0 updated, 0 refused), 9 messages added"
+contains "claude-code summary" "$out" "1 session (1 new, 0 updated, 0 refused), 9 messages added"
 contains "skips are explained" "$out" "bookkeeping records"
 contains "private spans counted" "$out" "1 <private> spans removed"
 out=$("$CAIRN" import claude-code "$D/cc-replay.jsonl")
@@ -21,9 +21,9 @@ contains "claude-ai" "$out" "2 sessions (2 new"
 out=$("$CAIRN" import chatgpt "$D/chatgpt.json")
 contains "chatgpt" "$out" "2 sessions (2 new"
 out=$("$CAIRN" import codex "$D/codex-rollout.jsonl")
-contains "codex" "$out" "1 sessions (1 new"
+contains "codex" "$out" "1 session (1 new"
 out=$("$CAIRN" import codex "$D/codex-legacy.jsonl")
-contains "codex legacy" "$out" "1 sessions (1 new"
+contains "codex legacy" "$out" "1 session (1 new"
 out=$("$CAIRN" sessions)
 for src in claude-code claude-ai chatgpt codex; do contains "source $src" "$out" "$src"; done
 "$CAIRN" export --format jsonl > "$TMP/all.jsonl"

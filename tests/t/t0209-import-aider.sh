@@ -40,7 +40,7 @@ lacks "half-written line waits" "$all" "shipping fee"
 
 printf ' 50 cents\n\nDone: SHIPPING_FEE = Decimal("0.50").\n' >> "$H"
 out=$("$CAIRN" import aider "$P")
-contains "only the new turns" "$out" "1 sessions (0 new, 1 updated"
+contains "only the new turns" "$out" "1 session (0 new, 1 updated"
 contains "two new messages" "$out" "2 messages added"
 "$CAIRN" export --format jsonl > "$TMP/all.jsonl"
 all=$(cat "$TMP/all.jsonl")

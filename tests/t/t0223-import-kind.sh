@@ -40,7 +40,7 @@ wrong_then_right() {
     lacks "$2 of a $3 file: the path said once at the start" "$out" "import: $1: $1"
     out=$("$CAIRN" import "$3" "$1" 2>&1); rc=$?
     eq "then $3 exits 0" "$rc" 0
-    contains "then $3 imports it (not 'unchanged')" "$out" "1 sessions (1 new"
+    contains "then $3 imports it (not 'unchanged')" "$out" "1 session (1 new"
 }
 wrong_then_right "$F/gpt.json" claude-ai chatgpt "a ChatGPT export, not a claude.ai export"
 wrong_then_right "$F/cai.json" chatgpt claude-ai "a claude.ai export, not a ChatGPT export"
@@ -52,7 +52,7 @@ for run in 1 2; do
     out=$("$CAIRN" import chatgpt "$F/none.json" 2>&1); rc=$?
     eq "no conversation: exit 1 (run $run)" "$rc" 1
     contains "no conversation: said (run $run)" "$out" "nothing imported: no conversation found in it"
-    contains "no conversation: read, not 'unchanged' (run $run)" "$out" "imported 1 files (0 unchanged"
+    contains "no conversation: read, not 'unchanged' (run $run)" "$out" "imported 1 file (0 unchanged"
 done
 
 # an unchanged file: said, with the option that reads it again
