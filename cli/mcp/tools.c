@@ -688,6 +688,7 @@ struct conv_ctx {
     int         first, last;   /* positions shown */
     int         cut;           /* 1: stopped at the cap */
     int         cut_inside;    /* 1: the last message shown was cut */
+    int64_t     at;            /* the last time known: a message's, else the session's start */
 };
 
 #define CONV_STOP 77
@@ -697,7 +698,12 @@ static int conv_one(void *arg, const struct cairn_message_info *m)
     struct conv_ctx *c = arg;
     struct buf h = BUF_INIT;
     char when[40];
-    fmt_time(m->at, when, sizeof when);
+    /* A message saved without a time (save_conversation without `at`) was
+     * written at or after the one before it: show that one's time, not
+     * "undated" (issue 17). */
+    if (m->at != CAIRN_NO_TIME)
+        c->at = m->at;
+    fmt_time(c->at, when, sizeof when);
     buf_printf(&h, "[#%d · %s · %s", m->position, when, m->role);
     if (m->speaker && *m->speaker) {
         buf_adds(&h, " (");
@@ -771,7 +777,7 @@ static void tool_get(struct mcp_server *s, const cJSON *args, struct mcp_tool_re
     int from = arg_int(args, "from", 0), to = arg_int(args, "to", -1);
     struct info_copy ic = { BUF_INIT, BUF_INIT, BUF_INIT, 0, 0 };
     struct buf body = BUF_INIT;
-    struct conv_ctx c = { &body, -1, -1, 0, 0 };
+    struct conv_ctx c = { &body, -1, -1, 0, 0, CAIRN_NO_TIME };
     char when[40];
     int rc;
     if (to >= 0 && to < from) {
@@ -790,6 +796,7 @@ static void tool_get(struct mcp_server *s, const cJSON *args, struct mcp_tool_re
         goto out;
     }
     if (!rc) {
+        c.at = ic.started;
         rc = cairn_messages(s->db, id, from, to, conv_one, &c);
         if (rc == CONV_STOP)
             rc = 0;
