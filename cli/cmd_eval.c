@@ -22,6 +22,7 @@ static const char usage_text[] =
     "usage: cairn eval DATASET FILE... [--budgets 1000,2000,4000,8000]\n"
     "           [--method cairn,raw-bm25] [--out RUN.jsonl] [--md TABLE.md]\n"
     "           [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME] [--dev]\n"
+    "           [--min-rel-score X]\n"
     "       cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict|--spans]\n"
     "       cairn eval inject DATASET FILE... [--budget N] [--dev]   the prompt hook\n"
     "\n"
@@ -35,7 +36,8 @@ static const char usage_text[] =
     "--limit N scores at most N questions. --lean leaves question text and retrieved\n"
     "ids out of --out. --label names the run in the report (default: DATASET).\n"
     "--dev says in the report that the data is a development set (the ranking was\n"
-    "tuned on it).\n";
+    "tuned on it). --min-rel-score X gives recall the relative score cut the MCP\n"
+    "server uses (units under X times the best unit's score get no budget).\n";
 
 static const struct eval_method known_methods[] = {
     { "cairn", CAIRN_METHOD_DEFAULT },
@@ -128,7 +130,7 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
     struct eval_run r;
     const char *budgets = "1000,2000,4000,8000", *methods = "cairn,raw-bm25";
     const char *out = NULL, *md = NULL, *svg = NULL, *limit = NULL, *dataset = NULL;
-    const char *label = NULL;
+    const char *label = NULL, *min_rel = NULL;
     const char **files = NULL;
     size_t n_files = 0;
     int rc = 2;
@@ -154,7 +156,8 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
             cli_opt(argc, argv, &i, "--md", &md) ||
             cli_opt(argc, argv, &i, "--svg", &svg) ||
             cli_opt(argc, argv, &i, "--limit", &limit) ||
-            cli_opt(argc, argv, &i, "--label", &label))
+            cli_opt(argc, argv, &i, "--label", &label) ||
+            cli_opt(argc, argv, &i, "--min-rel-score", &min_rel))
             continue;
         if (!strcmp(argv[i], "--quiet")) {
             r.quiet = 1;
@@ -193,6 +196,14 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
         r.limit = strtol(limit, &end, 10);
         if (*end || r.limit < 1) {
             cli_error("eval: --limit takes a number of questions");
+            goto out;
+        }
+    }
+    if (min_rel) {
+        char *end;
+        r.min_rel_score = strtod(min_rel, &end);
+        if (*end || !(r.min_rel_score >= 0 && r.min_rel_score <= 1)) {
+            cli_error("eval: --min-rel-score takes a fraction from 0 to 1");
             goto out;
         }
     }

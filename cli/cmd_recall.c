@@ -42,7 +42,8 @@ static void print_json(const struct cairn_recall *r, const char *id)
         else
             buf_adds(&b, "null");
         cairn_format_time(it->at, 0, ts, sizeof ts);
-        buf_printf(&b, ",\"at\":\"%s\",\"excerpt\":%s", ts, it->excerpt ? "true" : "false");
+        buf_printf(&b, ",\"at\":\"%s\",\"position\":%d,\"excerpt\":%s", ts, it->position,
+                   it->excerpt ? "true" : "false");
         if (it->why) {
             buf_printf(&b, ",\"rank\":%d,\"score\":%.6f,\"why\":", it->rank + 1, it->score);
             buf_add_json_str(&b, it->why, strlen(it->why));

@@ -338,9 +338,17 @@ struct cairn_recall_opts {
                                     "SESSION\tMESSAGE" (external ids); the
                                     prompt hook's "never twice" list. NULL: none */
     unsigned    flags;           /* CAIRN_RECALL_* below */
+    /* Added after `flags` (a program built before reads the default). */
+    double      min_rel_score;   /* the relative cut (0..1; 0: off): a unit whose
+                                    IDF weight of the question's words (its own and
+                                    its window's) is below this fraction of the best
+                                    unit's gets no budget, nor do its replies,
+                                    unless dense retrieval found it; a small store
+                                    is then returned whole only when nothing in it
+                                    matches. The MCP server uses it (docs/MCP.md) */
 };
 #define CAIRN_RECALL_OPTS_INIT \
-    { sizeof(struct cairn_recall_opts), 0, CAIRN_NO_TIME, NULL, NULL, 0, 0, NULL, 0 }
+    { sizeof(struct cairn_recall_opts), 0, CAIRN_NO_TIME, NULL, NULL, 0, 0, NULL, 0, 0.0 }
 /* Only what matches: no filling the budget with the rest of a small store
  * (a store that fits is otherwise returned whole). For injection. */
 #define CAIRN_RECALL_MATCHED_ONLY 0x1
@@ -350,6 +358,11 @@ struct cairn_recall_opts {
  * Faster (100k messages: ~90 -> ~45 ms a process) but not exact: the
  * result may differ from the exhaustive one (docs/ARCHITECTURE.md). */
 #define CAIRN_RECALL_FAST 0x2
+/* For a reader that follows up (the MCP server): sessions come best-matching
+ * first (the session of the best unit leads) instead of oldest first, and
+ * each session's header names its id (`· id "..."`), so every excerpt can be
+ * fetched whole with the item's position. Items follow the text's order. */
+#define CAIRN_RECALL_CITE 0x4
 
 struct cairn_recall_item {
     const char *session;     /* session external id */
@@ -360,6 +373,9 @@ struct cairn_recall_item {
     double      score;       /* the fused score of its unit */
     int         rank;        /* its unit's place in the ranking, 0 = best */
     const char *why;         /* with opts.explain: why it was chosen; else NULL */
+    /* Added at the end (the struct is only ever allocated by the library). */
+    int         position;    /* the message's place in its session, 0-based as
+                                cairn_messages counts: a window to read around it */
 };
 
 struct cairn_recall {

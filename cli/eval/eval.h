@@ -188,6 +188,7 @@ struct eval_run {
     long limit;                 /* questions to score, 0: all */
     int quiet;
     int dev;                    /* the data is a development set (--dev) */
+    double min_rel_score;       /* --min-rel-score: recall's relative cut, 0: off */
     struct eval_counts counts;
     struct eval_cat *cats;
     size_t n_cats;

@@ -190,6 +190,9 @@ void eval_report_md(const struct eval_run *r, FILE *f)
             r->dev ? "a **development set**: the ranking's constants were tuned on it, so "
             "expect lower figures on data cairn was not tuned on." :
             "not marked as a development set (`--dev`).");
+    if (r->min_rel_score > 0)
+        fprintf(f, "Recall with the relative score cut %g (`--min-rel-score`, as the MCP server "
+                "asks it).\n\n", r->min_rel_score);
     counts_md(r, f);
     fprintf(f, "### Questions with all their evidence packed\n\n");
     primary_table(r, order, M_ALL, f);

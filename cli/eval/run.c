@@ -169,6 +169,7 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
             o.budget = r->budgets[bi];
             o.now = q->now;
             o.method = r->methods[m].method;
+            o.min_rel_score = r->min_rel_score;
             double t0 = os_now_ms();
             int rc = cairn_recall(db, q->question, &o, &res);
             double ms = os_now_ms() - t0;

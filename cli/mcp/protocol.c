@@ -49,7 +49,7 @@ static int level_index(const char *l)
 
 /* The plugin's skill (plugin/skills/cairn/SKILL.md) quotes the `date`
  * advice below and the schema's budget_tokens limits: the server is the
- * source of truth and t0304 fails when the skill drifts from it. */
+ * source of truth and t0307 fails when the skill drifts from it. */
 const char *mcp_instructions(const struct mcp_server *s)
 {
     static const char base[] =

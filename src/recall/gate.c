@@ -6,9 +6,18 @@
  * the hook injects only on a confident match: the best unit (among the top
  * few) must hold a large share of the question's IDF weight, the weight
  * that rare names, numbers and identifiers carry and common words do not.
+ * A term written like code (an error's or a function's name) weighs
+ * GATE_CODE_W times its IDF there (policy.h).
  * The share is computed over distinct terms; a term counts as found when
  * any message of the unit holds it.
+ *
+ * The same weight gives recall's relative cut (cairn_recall_opts.
+ * min_rel_score): fused scores are reciprocal ranks, nearly flat from one
+ * rank to the next (a unit holding one of two rare words scored 98% of
+ * the one holding both), so the cut compares what each unit holds of the
+ * question instead.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -16,14 +25,121 @@
 #include "recall/policy.h"
 
 
+/* A term written like code: camelCase, snake_case, letters with digits
+ * (x86_64, E11000) or a word of 4 capitals or more
+ * (ECONNRESET, ENOENT). Such a term names one thing (an error, a flag, a
+ * function), where a word or a name recurs in many contexts. */
+static int code_like(const char *s)
+{
+    int upper = 0, lower = 0, digit = 0, inner_upper = 0, under = 0;
+    for (const char *p = s; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x80)
+            return 0;                   /* other scripts: words, not code */
+        if (isupper(c)) {
+            upper++;
+            inner_upper |= p > s && islower((unsigned char)p[-1]);
+        } else if (islower(c)) {
+            lower++;
+        } else if (isdigit(c)) {
+            digit++;
+        } else if (c == '_') {
+            under++;
+        }
+    }
+    return inner_upper || (under && upper + lower) || (digit && upper + lower) ||
+           (!lower && upper >= 4);
+}
+
+/* The weight of the terms found in messages a..b: w[t] each (NULL: the
+ * IDF), counted once. */
+static double range_sum(const struct pool *p, const struct query *q, int a, int b,
+                        const double *w)
+{
+    double sum = 0;
+    for (int t = 0; t < q->nt; t++) {
+        for (int i = a; i <= b; i++) {
+            if (p->m[i].tf && p->m[i].tf[t]) {
+                sum += w ? w[t] : q->t[t].idf_msg;
+                break;
+            }
+        }
+    }
+    return sum;
+}
+
+static double unit_sum(const struct pool *p, const struct query *q, const struct runit *u,
+                       const double *w)
+{
+    return range_sum(p, q, u->first, u->last, w);
+}
+
+double unit_weight(const struct pool *p, const struct query *q, const struct runit *u)
+{
+    /* the unit with the neighbours its window ranking reads (rank.c):
+     * between people the answer is often the turn after the one that
+     * names the topic */
+    int a, b;
+    unit_window(p, (int)(u - p->u), p->s[u->sess].dialog ? SPAN_DIALOG : SPAN_UA, &a, &b);
+    return range_sum(p, q, a, b, NULL);
+}
+
+int below_cut(const struct pool *p, const struct query *q, const struct runit *u, double cut)
+{
+    if (cut <= 0)
+        return 0;
+    /* chats between people (LoCoMo, MADial's memories) are not cut: their
+     * evidence is found by meaning and across turns, and MADial en dev
+     * lost 31 of 87.5 points at 4k with the cut at 0.2; the one-fact
+     * question it is for is a coding store's */
+    if (p->s[u->sess].dialog)
+        return 0;
+    /* the cut weighs words: a unit holding one of the best CUT_DENSE_KEEP
+     * dense hits is not its to judge (MADial dev, found mostly by meaning,
+     * lost 30 of 87.5 points at 0.1 when every dense hit was cut) */
+    for (int i = u->first; i <= u->last; i++)
+        if (p->m[i].dense > 0 && p->m[i].dense >= p->cut_dense)
+            return 0;
+    return unit_weight(p, q, u) < cut;
+}
+
+static int cmp_float_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+double recall_cut(struct pool *p, const struct query *q, double share)
+{
+    double best = 0;
+    float top[DENSE_TOPK];
+    int n = 0;
+    for (int i = 0; share > 0 && i < p->nu; i++) {
+        double w = p->u[i].score > 0 ? unit_weight(p, q, &p->u[i]) : 0;
+        if (w > best)
+            best = w;
+    }
+    /* the dense value of the CUT_DENSE_KEEP-th best hit */
+    for (int i = 0; share > 0 && i < p->nm && n < DENSE_TOPK; i++)
+        if (p->m[i].dense > 0)
+            top[n++] = p->m[i].dense;
+    qsort(top, (size_t)n, sizeof *top, cmp_float_desc);
+    p->cut_dense = n ? top[n < CUT_DENSE_KEEP ? n - 1 : CUT_DENSE_KEEP - 1] : 0;
+    return share * best;
+}
+
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight)
 {
-    double total = 0, best_share = 0, best_w = 0;
+    double total = 0, best_share = 0, best_w = 0, w_t[RECALL_MAX_TERMS];
     const int *ord;
     *share = 0;
     *weight = 0;
-    for (int t = 0; t < q->nt; t++)
-        total += q->t[t].idf_msg;
+    for (int t = 0; t < q->nt; t++) {
+        /* a code-like term weighs GATE_CODE_W times its IDF: one error
+         * name in a coding history is as telling as two rare words */
+        w_t[t] = q->t[t].idf_msg * (code_like(q->t[t].surface) ? GATE_CODE_W : 1.0);
+        total += w_t[t];
+    }
     if (total <= 0 || p->nu == 0)
         return;
     ord = units_by_rank(p);
@@ -31,17 +147,9 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
         return;
     for (int r = 0; r < GATE_TOP && r < p->nu; r++) {
         const struct runit *u = &p->u[ord[r]];
-        double w = 0;
         if (u->score <= 0)
             break;
-        for (int t = 0; t < q->nt; t++) {
-            for (int i = u->first; i <= u->last; i++) {
-                if (p->m[i].tf && p->m[i].tf[t]) {
-                    w += q->t[t].idf_msg;
-                    break;
-                }
-            }
-        }
+        double w = unit_sum(p, q, u, w_t);
         if (w / total > best_share) {
             best_share = w / total;
             best_w = w;

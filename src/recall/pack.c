@@ -18,12 +18,14 @@
  * one line with no fence tag in them (fence_line), so a title cannot
  * start a paragraph of its own.
  *
- * Text layout, grouped by session, oldest first:
+ * Text layout, grouped by session, oldest first (with CAIRN_RECALL_CITE:
+ * the session of the best unit first, and its id in the header):
  *     [2023-05-08 13:56 · locomo · conv-26]
  *     Caroline: I went to a LGBTQ support group yesterday ...
  *     …
  *     Melanie: ...
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -327,6 +329,14 @@ static void session_header(const struct pool *p, int si, int64_t at, struct buf 
             buf_adds(b, "…");
         buf_release(&line);
     }
+    if (p->cite) {
+        /* whole, as get_conversation takes it; quoted so a title cannot pass for it */
+        struct buf id = BUF_INIT;
+        fence_line(&id, s->ext_id, strlen(s->ext_id));
+        buf_adds(b, " · session_id ");
+        buf_add_json_str(b, id.p, id.n);
+        buf_release(&id);
+    }
     buf_adds(b, "]\n");
 }
 
@@ -341,28 +351,59 @@ static void message_line(const struct rmsg *m, struct buf *b)
     buf_addc(b, '\n');
 }
 
-/* Renders the picked messages; fills r->items when r is not NULL. */
-static int render(const struct pool *p, struct buf *b)
+/* 1 when session a is printed before session b: oldest first, or with
+ * p->cite the one holding the better-ranked unit first (best[]: each
+ * session's best rank among its picked messages), since a reader who
+ * follows up reads the best first (docs/MCP.md). */
+static int session_before(const struct pool *p, const int *best, int a, int b)
 {
-    /* sessions oldest first */
-    int *so = malloc((size_t)(p->ns ? p->ns : 1) * sizeof *so);
-    if (!so)
-        return CAIRN_NOMEM;
-    for (int i = 0; i < p->ns; i++)
+    if (best) {
+        if (best[a] != best[b])
+            return best[a] < best[b];
+        return a < b;
+    }
+    int64_t ta = p->s[a].started_at == CAIRN_NO_TIME ? INT64_MAX : p->s[a].started_at;
+    int64_t tb = p->s[b].started_at == CAIRN_NO_TIME ? INT64_MAX : p->s[b].started_at;
+    return ta < tb || (ta == tb && a < b);
+}
+
+/* The sessions in text order (caller frees), or NULL on no memory. */
+static int *session_order(const struct pool *p)
+{
+    size_t ns1 = (size_t)(p->ns ? p->ns : 1);
+    int *so = malloc(ns1 * sizeof *so), *best = NULL;
+    if (!so || (p->cite && !(best = malloc(ns1 * sizeof *best)))) {
+        free(so);
+        return NULL;
+    }
+    for (int i = 0; i < p->ns; i++) {
         so[i] = i;
+        if (best)
+            best[i] = INT_MAX;
+    }
+    for (int i = 0; best && i < p->nm; i++) {
+        int r = p->u[p->m[i].unit].rank;
+        if (p->m[i].picked && r < best[p->m[i].sess])
+            best[p->m[i].sess] = r;
+    }
     for (int i = 1; i < p->ns; i++) {       /* insertion sort: few sessions */
         int k = so[i], j = i - 1;
-        int64_t tk = p->s[k].started_at == CAIRN_NO_TIME ? INT64_MAX : p->s[k].started_at;
-        while (j >= 0) {
-            int64_t tj = p->s[so[j]].started_at == CAIRN_NO_TIME ? INT64_MAX
-                                                                 : p->s[so[j]].started_at;
-            if (tj < tk || (tj == tk && so[j] < k))
-                break;
+        while (j >= 0 && !session_before(p, best, so[j], k)) {
             so[j + 1] = so[j];
             j--;
         }
         so[j + 1] = k;
     }
+    free(best);
+    return so;
+}
+
+/* Renders the picked messages, sessions in session_order(). */
+static int render(const struct pool *p, struct buf *b)
+{
+    int *so = session_order(p);
+    if (!so)
+        return CAIRN_NOMEM;
     int first_block = 1;
     for (int k = 0; k < p->ns; k++) {
         const struct rsession *s = &p->s[so[k]];
@@ -732,6 +773,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         k.ld[i].bytes = -1;
     }
     plan_reads(&k, ord, raw);
+    p->cite = !!(o->flags & CAIRN_RECALL_CITE);
     /* A long turn may take at most this share of the budget. */
     int ct = (int)(k.budget * PACK_CAP_TURN);
     int cr = (int)(k.budget * PACK_CAP_REPLY);
@@ -764,6 +806,10 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         /* the whole scope fits: everything, verbatim */
     } else {
         int nfull = 0, full_budget = k.budget;
+        /* The relative score cut (opts.min_rel_score): units clearly below
+         * the best, in what they hold of the question (gate.c), get none
+         * of the budget, nor do their replies (1b). */
+        double cut = recall_cut(p, q, o->min_rel_score);
         /* The reply lane: in user-assistant stores a share of the budget
          * is kept for the replies that match best (with the turn that
          * asked), since the answer is often something the assistant
@@ -783,6 +829,8 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
             struct runit *u = &p->u[ord[r0]];
             if (u->score <= 0)
                 break;
+            if (below_cut(p, q, u, cut))
+                continue;
             const struct rsession *s = &p->s[u->sess];
             try_add(&k, u->head, cap_turn);
             if (!s->dialog && nfull < nfull_max && p->m[u->head].picked) {
@@ -803,7 +851,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                 struct rmsg *m = &p->m[ro[j]];
                 if (m->s_msg <= 0)
                     break;
-                if (m->picked)
+                if (m->picked || below_cut(p, q, &p->u[m->unit], cut))
                     continue;
                 int head = p->u[m->unit].head;
                 int save = k.budget;
@@ -852,44 +900,32 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     }
     r->n_items = 0;
     {
-        /* picked messages in text order: session start, then position */
-        int n = 0;
-        int *idx = malloc((size_t)(k.norder ? k.norder : 1) * sizeof *idx);
-        if (!idx) {
+        /* picked messages in text order: render's sessions, then position */
+        int *so = session_order(p);
+        if (!so) {
             rc = CAIRN_NOMEM;
             goto out;
         }
-        for (int i = 0; i < p->nm; i++)
-            if (p->m[i].picked)
-                idx[n++] = i;
-        for (int a = 1; a < n; a++) {
-            int x = idx[a], j = a - 1;
-            int64_t tx = p->s[p->m[x].sess].started_at;
-            while (j >= 0) {
-                int y = idx[j];
-                int64_t ty = p->s[p->m[y].sess].started_at;
-                if (ty < tx || (ty == tx && (p->m[y].sess < p->m[x].sess ||
-                    (p->m[y].sess == p->m[x].sess && y < x))))
-                    break;
-                idx[j + 1] = idx[j];
-                j--;
+        for (int j = 0; j < p->ns; j++) {
+            const struct rsession *s = &p->s[so[j]];
+            for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++) {
+                struct rmsg *m = &p->m[i];
+                if (!m->picked)
+                    continue;
+                struct cairn_recall_item *it = &r->items[r->n_items++];
+                /* borrowed from the pool; recall.c copies them */
+                it->session = s->ext_id;
+                it->message = m->ext_id;
+                it->role = m->role == ROLE_USER ? "user" : "assistant";
+                it->speaker = m->speaker;
+                it->at = m->at;
+                it->excerpt = m->picked == 2;
+                it->score = p->u[m->unit].score;
+                it->rank = p->u[m->unit].rank;
+                it->position = m->position;
             }
-            idx[j + 1] = x;
         }
-        for (int a = 0; a < n; a++) {
-            struct rmsg *m = &p->m[idx[a]];
-            struct cairn_recall_item *it = &r->items[r->n_items++];
-            /* borrowed from the pool; recall.c copies them */
-            it->session = p->s[m->sess].ext_id;
-            it->message = m->ext_id;
-            it->role = m->role == ROLE_USER ? "user" : "assistant";
-            it->speaker = m->speaker;
-            it->at = m->at;
-            it->excerpt = m->picked == 2;
-            it->score = p->u[m->unit].score;
-            it->rank = p->u[m->unit].rank;
-        }
-        free(idx);
+        free(so);
     }
     r->text = buf_detach(&b, NULL);
     if (!r->text)

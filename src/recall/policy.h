@@ -86,6 +86,28 @@
 #define CAIRN_GATE_SHARE  0.6
 #define CAIRN_GATE_WEIGHT 1.5
 /*
+ * A question term written like code (ECONNRESET, keepAlive, snake_case,
+ * x86_64; gate.c) weighs this many times its IDF in the gate: in a coding
+ * history "how did we fix the ECONNRESET error last week?" holds one rare
+ * term, and one rare term alone is under 1.0 of CAIRN_GATE_WEIGHT's units
+ * (idf of one message in N is below log(N + 2)), so the gate refused the
+ * question its memory answers whole ("only common words are shared").
+ * `cairn eval inject`, keyword, 1,000 tokens (fires with memory / fires
+ * without / all evidence when it fires), weight 1.0 -> 2.0:
+ *   LoCoMo dev 760 q:  33.3 / 7.9 / 93.7%  ->  33.7 / 8.3 / 93.4%
+ *   BEAM dev 179 q:    49.7 / 40.8 / 55.1% ->  49.7 / 40.8 / 55.1%
+ *   devmem dev 80 q:   61.2 / 46.2 / 57.1% ->  62.5 / 45.0 / 58.0%
+ * (devmem: real coding-assistant histories; tests/t/t0217-hook-gate-code.sh
+ * has the ECONNRESET case on a made-up one.)
+ */
+#define GATE_CODE_W 2.0
+/* The relative cut (cairn_recall_opts.min_rel_score, gate.c) judges words;
+ * a unit holding one of this many best dense hits passes it whatever its
+ * words. At cut 0.2, 4000 tokens: 5 keeps a one-fact MCP recall on a coding
+ * store at 494 tokens with vectors, MADial en dev at 56.2% (87.5% with no
+ * cut); 15: 1204 tokens, 66.2%; all 50: 3268 tokens, 86.2% (docs/MCP.md). */
+#define CUT_DENSE_KEEP 5
+/*
  * The best cosine, when dense recall took part (issue: "the best cosine
  * match as part of the gate"). With use-lite-en it barely tells a question
  * with its answer in memory from one without (LoCoMo dev cosine deciles
@@ -189,6 +211,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(GATE_TOP) \
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \
+    X(GATE_CODE_W) \
+    X(CUT_DENSE_KEEP) \
     X(CAIRN_GATE_COSINE) \
     X(DENSE_TOPK) \
     X(DENSE_PIECES_MULT) \

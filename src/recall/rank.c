@@ -172,10 +172,7 @@ static double sum_tf(const struct pool *p, int a, int b, int nt, const double *e
     return dl;
 }
 
-/* BM25 of unit u together with up to `span` units on each side of it in
- * the same session; the average length scales with the window. */
-static double window_bm25(const struct pool *p, int u, int span, int nt, double *tf,
-                          double avg_unit, const double *w)
+void unit_window(const struct pool *p, int u, int span, int *first, int *last)
 {
     const struct runit *un = &p->u[u];
     int a = un->first, b = un->last;
@@ -185,6 +182,18 @@ static double window_bm25(const struct pool *p, int u, int span, int nt, double 
         if (u + d < p->nu && p->u[u + d].sess == un->sess)
             b = p->u[u + d].last;
     }
+    *first = a;
+    *last = b;
+}
+
+/* BM25 of unit u together with up to `span` units on each side of it in
+ * the same session; the average length scales with the window. */
+static double window_bm25(const struct pool *p, int u, int span, int nt, double *tf,
+                          double avg_unit, const double *w)
+{
+    const struct runit *un = &p->u[u];
+    int a, b;
+    unit_window(p, u, span, &a, &b);
     double dl = sum_tf(p, a, b, nt, NULL, tf);
     return rank_bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w);
 }

@@ -59,6 +59,8 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         return rc;
     if (strlen(query) > RECALL_MAX_QUERY)
         return cairn__err(h, CAIRN_TOOBIG, "question longer than %d bytes", RECALL_MAX_QUERY);
+    if (!(o.min_rel_score >= 0 && o.min_rel_score <= 1))   /* NaN too */
+        return cairn__err(h, CAIRN_INVALID, "min_rel_score must be from 0 to 1");
     if (o.budget <= 0)
         o.budget = RECALL_DEFAULT_BUDGET;
     if (o.now == CAIRN_NO_TIME)
@@ -113,6 +115,11 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
+    /* A cut keeps to what matches well: a small store is returned whole
+     * only when nothing in it matches. */
+    for (int i = 0; o.min_rel_score > 0 && i < p.nu; i++)
+        if (p.u[i].score > 0)
+            p.all_mode = 0;
     r->only_time = q.only_time;
     if (!raw)
         recall_gate(&p, &q, &r->match, &r->match_weight);

@@ -104,6 +104,8 @@ struct pool {
     int     pruned;
     int     pruned_df[RECALL_MAX_TERMS];
     int64_t hit_msgs, hit_units;   /* in all sessions with matches */
+    int     cite;          /* CAIRN_RECALL_CITE: best session first, ids in headers */
+    float   cut_dense;     /* recall_cut: the dense value a hit needs to pass the cut */
 };
 
 /* query.c */
@@ -159,6 +161,9 @@ void build_units(struct pool *p, int raw_rounds);
  * pipeline's). Both return 0, or -1 on no memory (scores then unusable). */
 int  rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense);
 int  rank_raw_bm25(struct pool *p, struct query *q);
+/* Messages first..last of unit u with up to `span` units on each side of
+ * it in the same session (its window). */
+void unit_window(const struct pool *p, int u, int span, int *first, int *last);
 /* Units in rank order, computed once when the ranking is final (the
  * pool owns it). */
 const int *units_by_rank(struct pool *p);
@@ -166,6 +171,16 @@ const int *units_by_rank(struct pool *p);
 /* gate.c: the share of the question's IDF weight the best of the top
  * units holds (0..1), and that weight. Needs rank_default's IDFs. */
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight);
+/* The IDF weight (idf_msg) of the question's terms that unit u and its
+ * window (SPAN_DIALOG or SPAN_UA units each side) hold, each counted once. */
+double unit_weight(const struct pool *p, const struct query *q, const struct runit *u);
+/* The relative cut: share times the best weight among units that scored
+ * (0 when share is 0 or nothing matched a word). */
+double recall_cut(struct pool *p, const struct query *q, double share);
+/* 1 when unit u gets no budget under the cut (recall_cut's value): it
+ * holds less than that weight and none of the best CUT_DENSE_KEEP dense
+ * hits. */
+int below_cut(const struct pool *p, const struct query *q, const struct runit *u, double cut);
 
 /* pack.c: where pack reads the messages it tries (ext_id, length, text;
  * see store/recall_read.h), in batches: the store, or memory in tests.

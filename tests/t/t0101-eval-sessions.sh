@@ -74,6 +74,14 @@ out=$("$CAIRN" eval sessions "$TMP/nospans" --budgets 2000 --method keyword --sv
 lacks "no span table without spans" "$out" "Answer spans"
 eq "svg: two lines without spans" "$(grep -c '<polyline' "$TMP/n.svg")" 2
 
+# --min-rel-score: the MCP server's cut, said in the report; a fraction only
+out=$("$CAIRN" eval sessions "$D" --budgets 2000 --method keyword --min-rel-score 0.3 --quiet)
+contains "the report says the cut was on" "$out" "relative score cut 0.3"
+lacks "no cut, no such line" "$("$CAIRN" eval sessions "$D" --budgets 2000 --method keyword --quiet)" "relative score cut"
+code=0; "$CAIRN" eval sessions "$D" --min-rel-score 1.5 --quiet >/dev/null 2>"$TMP/err" || code=$?
+eq "--min-rel-score 1.5 refused (a usage error)" "$code" 2
+contains "says why" "$(cat "$TMP/err")" "a fraction from 0 to 1"
+
 # eval inject reads the format too (forgets and re-adds the evidence's sessions)
 out=$("$CAIRN" eval inject sessions "$D" 2>&1)
 eq "inject exit code" $? 0

@@ -73,6 +73,8 @@ printf '%s\n' '{"id":"p1","project":"proj-x","title":"Refactor the parser","star
 out=$(printf '{"session_id":"new","source":"startup","cwd":"/tmp"}' | CAIRN_PROJECT=proj-x "$CAIRN" hook session-start | ctx)
 contains "session-start lists the project's sessions" "$out" "Fix flaky login test"
 contains "newest first" "$(printf %s "$out" | head -3 | tail -1)" "Fix flaky login test"
+contains "each session with its id, for get_conversation" "$out" '- 2026-05-02 · Fix flaky login test (1 message) · session_id "p2"'
+contains "the intro names get_conversation" "$out" "get_conversation with a session_id"
 lacks "other projects not listed" "$out" "Climbing gyms"
 # on compact: the recent turns of this session, verbatim
 out=$(printf '{"session_id":"demo/2026-03-02-lisbon","source":"compact","cwd":"/tmp"}' | "$CAIRN" hook session-start | ctx)

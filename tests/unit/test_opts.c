@@ -7,6 +7,7 @@
  * CAIRN_INVALID with a message, and one from an older header (only the
  * first version's fields) gets defaults for the rest.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,23 @@ static void test_recall_opts(void)
     o.size = offsetof(struct cairn_recall_opts, flags) + sizeof o.flags;
     T_EQ_INT(recall_rc(&o), CAIRN_OK);
     o.size -= 1;
+    T_EQ_INT(recall_rc(&o), CAIRN_INVALID);
+    /* the first version's size leaves min_rel_score at its default: a cut
+     * beyond it in the caller's memory is never read */
+    o = (struct cairn_recall_opts)CAIRN_RECALL_OPTS_INIT;
+    o.size = offsetof(struct cairn_recall_opts, flags) + sizeof o.flags;
+    o.min_rel_score = 7;
+    T_EQ_INT(recall_rc(&o), CAIRN_OK);
+    /* the cut is a fraction */
+    o = (struct cairn_recall_opts)CAIRN_RECALL_OPTS_INIT;
+    o.min_rel_score = 0.5;
+    T_EQ_INT(recall_rc(&o), CAIRN_OK);
+    o.min_rel_score = 1.5;
+    T_EQ_INT(recall_rc(&o), CAIRN_INVALID);
+    T_CHECK(strstr(cairn_errmsg(db), "min_rel_score") != NULL);
+    o.min_rel_score = -0.1;
+    T_EQ_INT(recall_rc(&o), CAIRN_INVALID);
+    o.min_rel_score = NAN;
     T_EQ_INT(recall_rc(&o), CAIRN_INVALID);
 }
 

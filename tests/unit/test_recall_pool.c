@@ -179,6 +179,17 @@ static void result_free(struct cairn_recall *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Packs t's ranked pool with options o. */
+static int pack_opts(struct tpool *t, struct memsrc *ms, const struct cairn_recall_opts *o,
+                     struct cairn_recall *r)
+{
+    memset(ms, 0, sizeof *ms);
+    ms->t = t;
+    memset(r, 0, sizeof *r);
+    struct pack_src src = { mem_meta, mem_text, ms, NULL };
+    return pack(&src, &t->p, &t->q, o, 0, r);
+}
+
 /* Ranks t's pool and packs it into budget tokens. */
 static int pack_mem(struct tpool *t, struct memsrc *ms, int budget, const char *exclude,
                     struct cairn_recall *r)
@@ -186,11 +197,7 @@ static int pack_mem(struct tpool *t, struct memsrc *ms, int budget, const char *
     struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
     o.budget = budget;
     o.exclude_items = exclude;
-    memset(ms, 0, sizeof *ms);
-    ms->t = t;
-    memset(r, 0, sizeof *r);
-    struct pack_src src = { mem_meta, mem_text, ms, NULL };
-    return pack(&src, &t->p, &t->q, &o, 0, r);
+    return pack_opts(t, ms, &o, r);
 }
 
 /* Packing changes the pool (picks, texts): start each pack afresh. */
@@ -717,6 +724,108 @@ static void test_pack_excerpt_choice(void)
     free(filler);
 }
 
+/* Two matching sessions: the older holds one of the question's words,
+ * the newer both, at its third message (position 2). */
+static void cite_pool(struct tpool *t)
+{
+    static const char *const terms[] = { "zebra", "quokka", NULL };
+    tp_init(t, terms);
+    tp_session(t, "old", 1000);
+    tp_msg(t, ROLE_USER, NULL, "hello", 1000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, "hi, what can I do", 1000);
+    tp_msg(t, ROLE_USER, NULL, "one question on the zebra", 1000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, "an answer", 1000);
+    tp_session(t, "new", 2000);
+    tp_msg(t, ROLE_USER, NULL, "some filler first", 2000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, "fine", 2000);
+    tp_msg(t, ROLE_USER, NULL, "the zebra and the quokka, both", 2000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, "noted", 2000);
+    tp_session(t, "none", 3000);
+    tp_msg(t, ROLE_USER, NULL, "nothing relevant at all", 3000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, "nothing here either", 3000);
+    tp_finish(t, 0);
+    rank_default(&t->p, &t->q, 1, NULL);
+}
+
+/* Every item's position is its message's place in its session, and the
+ * items come in the text's order (each session's header before its items). */
+static void check_items_follow_text(const struct tpool *t, const struct cairn_recall *r)
+{
+    const char *prev = r->text;
+    for (size_t i = 0; i < r->n_items; i++) {
+        const struct cairn_recall_item *it = &r->items[i];
+        int m = atoi(it->message + 1) - 1;      /* "m7" is message 6 */
+        T_EQ_INT(it->position, m - t->p.s[t->p.m[m].sess].first_msg);
+        char hdr[64];
+        snprintf(hdr, sizeof hdr, "· %s", it->session);
+        const char *h = strstr(r->text, hdr);
+        T_CHECK(h != NULL && h >= prev - 1);    /* never back to an earlier block */
+        if (h && (i == 0 || strcmp(it->session, r->items[i - 1].session)))
+            prev = h;
+    }
+}
+
+/* CAIRN_RECALL_CITE: the best session first, its id in the header; the
+ * items carry positions; min_rel_score leaves out what scores far below
+ * the best. */
+static void test_pack_cite(void)
+{
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    cite_pool(&t);
+    o.budget = 1000;
+    /* by default: oldest first, no ids */
+    T_EQ_INT(pack_opts(&t, &ms, &o, &r), CAIRN_OK);
+    T_CHECK(r.n_items >= 2);
+    T_EQ_STR(r.items[0].session, "old");
+    T_CHECK(strstr(r.text, "session_id") == NULL);
+    check_items_follow_text(&t, &r);
+    int k = item_of(&r, "m7");
+    T_CHECK(k >= 0 && r.items[k].position == 2);
+    result_free(&r);
+    unpack(&t);
+    /* CITE: the session holding the best unit first, named in its header */
+    o.flags = CAIRN_RECALL_CITE;
+    T_EQ_INT(pack_opts(&t, &ms, &o, &r), CAIRN_OK);
+    T_CHECK(r.n_items >= 2);
+    T_EQ_STR(r.items[0].session, "new");
+    T_CHECK(strncmp(r.text, "[1970-01-01 Thu 00:33 · chat · new · session_id \"new\"]\n", 55) == 0);
+    const char *a = strstr(r.text, "session_id \"new\""), *b = strstr(r.text, "session_id \"old\"");
+    T_CHECK(a && b && a < b);
+    check_items_follow_text(&t, &r);
+    T_EQ_INT(r.tokens, text_count_tokens(r.text, strlen(r.text)));
+    T_CHECK(item_of(&r, "m3") >= 0);
+    result_free(&r);
+    unpack(&t);
+    /* the cut: "old" holds the common one of two words, under half the
+     * best's IDF weight though its fused score is 98% of the best's */
+    const struct runit *uo = &t.p.u[t.p.m[2].unit], *un = &t.p.u[t.p.m[6].unit];
+    T_CHECK(uo->score > 0.95 * un->score);
+    T_CHECK(unit_weight(&t.p, &t.q, uo) < 0.5 * unit_weight(&t.p, &t.q, un));
+    o.min_rel_score = 0.5;
+    T_EQ_INT(pack_opts(&t, &ms, &o, &r), CAIRN_OK);
+    T_CHECK(item_of(&r, "m7") >= 0);
+    for (size_t i = 0; i < r.n_items; i++)
+        T_EQ_STR(r.items[i].session, "new");
+    result_free(&r);
+    unpack(&t);
+    /* a lower cut keeps it */
+    o.min_rel_score = 0.2;
+    T_EQ_INT(pack_opts(&t, &ms, &o, &r), CAIRN_OK);
+    T_CHECK(item_of(&r, "m3") >= 0);
+    result_free(&r);
+    unpack(&t);
+    /* a unit the vectors found is not the cut's to judge */
+    o.min_rel_score = 0.5;
+    t.p.m[3].dense = 1.4f;
+    T_EQ_INT(pack_opts(&t, &ms, &o, &r), CAIRN_OK);
+    T_CHECK(item_of(&r, "m3") >= 0);
+    result_free(&r);
+    tp_free(&t);
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -733,5 +842,6 @@ int main(void)
     T_RUN(test_pack_whole_store);
     T_RUN(test_pack_user_first);
     T_RUN(test_pack_excerpt_choice);
+    T_RUN(test_pack_cite);
     return T_DONE();
 }

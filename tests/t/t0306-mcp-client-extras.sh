@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0303-mcp-client-extras: arguments a tool's schema does not name are
+# t0306-mcp-client-extras: arguments a tool's schema does not name are
 # ignored, as Gemini CLI sends `wait_for_previous` with every call (issue
 # 17); a named argument of the wrong type is still an error. Every tool is
 # called with the extra, top level and inside a message. Never skipped.
@@ -9,7 +9,7 @@ out=$(python3 - "$CAIRN" <<'PY'
 import sys
 from mcp_client import Mcp
 W = {"wait_for_previous": True}
-with Mcp(sys.argv[1], name="t0303", client_name="gemini-cli-mcp-client") as m:
+with Mcp(sys.argv[1], name="t0306", client_name="gemini-cli-mcp-client") as m:
     calls = [
         ("save_conversation", dict(W, session_id="g1", title="Gemini extras",
           messages=[{"role": "user", "content": "the quokka password is tangerine", "x": 1}])),

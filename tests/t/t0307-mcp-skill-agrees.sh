@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0304-mcp-skill-agrees: the plugin's skill says what the server says
+# t0307-mcp-skill-agrees: the plugin's skill says what the server says
 # (issue 17). The server is the source of truth: the skill's default and
 # maximum `budget_tokens` must be the recall schema's, read from tools/list,
 # and its advice on `date` must be the server instructions' clause, read
@@ -9,7 +9,7 @@ out=$(python3 - "$CAIRN" "$ROOT/plugin/skills/cairn/SKILL.md" <<'PY'
 import re, sys
 from mcp_client import Mcp
 skill = " ".join(open(sys.argv[2], encoding="utf-8").read().split())
-with Mcp(sys.argv[1], name="t0304") as m:
+with Mcp(sys.argv[1], name="t0307") as m:
     instr = m.init["result"]["instructions"]
     tools = m.request("tools/list", {})["result"]["tools"]
 bt = [t for t in tools if t["name"] == "recall"][0]["inputSchema"]["properties"]["budget_tokens"]

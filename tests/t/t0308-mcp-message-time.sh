@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0305-mcp-message-time: messages saved over MCP without `at` show a time
+# t0308-mcp-message-time: messages saved over MCP without `at` show a time
 # in get_conversation, not "undated" (issue 17): the time of the message
 # before them, else the session's start (given as started_at, else the
 # time of the save). Never skipped.
@@ -9,7 +9,7 @@ out=$(python3 - "$CAIRN" <<'PY'
 import sys
 from mcp_client import Mcp
 U = lambda c, **k: dict(role="user", content=c, **k)
-with Mcp(sys.argv[1], name="t0305") as m:
+with Mcp(sys.argv[1], name="t0308") as m:
     m.call("save_conversation", {"session_id": "s1", "started_at": "2026-03-02T09:12:00Z",
         "messages": [U("first, no time"), U("second, timed", at="2026-03-02T10:40:00Z"),
                      U("third, no time")]})
