@@ -104,8 +104,9 @@
 /* The relative cut (cairn_recall_opts.min_rel_score, gate.c) judges words;
  * a unit holding one of this many best dense hits passes it whatever its
  * words. At cut 0.2, 4000 tokens: 5 keeps a one-fact MCP recall on a coding
- * store at 494 tokens with vectors, MADial en dev at 56.2% (87.5% with no
- * cut); 15: 1204 tokens, 66.2%; all 50: 3268 tokens, 86.2% (docs/MCP.md). */
+ * store at 494 tokens with vectors; 15: 1204 tokens; all 50: 3268. (Chats
+ * between people are not cut at all: MADial en dev lost 31 points to it
+ * with 5 kept, 21 with 15; docs/MCP.md.) */
 #define CUT_DENSE_KEEP 5
 /*
  * The best cosine, when dense recall took part (issue: "the best cosine
