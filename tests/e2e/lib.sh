@@ -18,27 +18,31 @@ e2e_netns() {
         t_skip_all "unshare -n failed (needs root or unprivileged user namespaces)"
 }
 
-# e2e_npm_install DIR PKG: installs PKG into DIR unless the caller's
-# `installed` says it is there and runs; skips the test when it cannot.
+# e2e_npm_install DIR PKG...: installs the packages into DIR unless the
+# caller's `installed` says they are there and run; skips the test when it
+# cannot.
 # npm's cache stays in the real home ($REAL_HOME). Sets npm_s to the time it
 # took ("cached" when nothing was installed).
 e2e_npm_install() {
     npm_s="cached"
     installed && return 0
+    npm_dir=$1
+    shift
     command -v npm >/dev/null 2>&1 || t_skip_all "npm is not installed"
     # A quick look at the registry first: offline, npm retries for minutes.
-    HOME=$REAL_HOME timeout 30 npm view --fetch-retries=0 --fetch-timeout=15000 "$2" version \
+    HOME=$REAL_HOME timeout 30 npm view --fetch-retries=0 --fetch-timeout=15000 "$1" version \
         >/dev/null 2>&1 || t_skip_all "the npm registry is not reachable (offline?)"
-    mkdir -p "$1" || t_skip_all "cannot create $1"
-    [ -f "$1/package.json" ] || echo '{"name":"cairn-test-e2e","private":true}' > "$1/package.json"
+    mkdir -p "$npm_dir" || t_skip_all "cannot create $npm_dir"
+    [ -f "$npm_dir/package.json" ] ||
+        echo '{"name":"cairn-test-e2e","private":true}' > "$npm_dir/package.json"
     t0=$(date +%s)
-    if ! (cd "$1" && HOME=$REAL_HOME timeout 900 npm install --no-audit --no-fund --fetch-retries=1 "$2") \
-            >"$TMP/npm.log" 2>&1; then
+    if ! (cd "$npm_dir" && HOME=$REAL_HOME timeout 900 npm install --no-audit --no-fund \
+            --fetch-retries=1 "$@") >"$TMP/npm.log" 2>&1; then
         tail -5 "$TMP/npm.log" >&2
-        t_skip_all "npm install $2 failed (offline or registry unavailable)"
+        t_skip_all "npm install $* failed (offline or registry unavailable)"
     fi
     npm_s="$(( $(date +%s) - t0 )) s"
-    installed || t_skip_all "what npm installed from $2 does not run"
+    installed || t_skip_all "what npm installed from $* does not run"
 }
 
 # Inside the namespace (inner scripts) ----------------------------------

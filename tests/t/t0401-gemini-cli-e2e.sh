@@ -12,8 +12,9 @@
 #     "unknown argument" error (issue 17);
 #   - `gemini -p` ends with the mock's final answer.
 # Gemini CLI is installed once into $CAIRN_TEST_GEMINI_DIR (default
-# ~/.cache/cairn-test/gemini-cli). Without node, npm or the registry, or
-# without `unshare -n`, the test is a SKIP with its reason.
+# ~/.cache/cairn-test/gemini-cli), with a pinned Node.js 22 it runs on.
+# Without node, npm or the registry, or without `unshare -n`, the test is a
+# SKIP with its reason (a failure in CI: tests/must-run).
 REAL_HOME=${HOME:-/tmp}
 . "$(dirname "$0")/lib.sh"
 
@@ -29,19 +30,23 @@ FINAL="Per your memory: the staging rotation day is recorded above. Done."
 
 skip() { t_skip_all "$@"; }
 command -v python3 >/dev/null 2>&1 || skip "python3 (the mock Gemini API) is not installed"
-command -v node >/dev/null 2>&1 || skip "node is not installed (Gemini CLI needs node >= 20)"
-NODE_MAJOR=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null)
-[ "${NODE_MAJOR:-0}" -ge 20 ] 2>/dev/null || skip "node $(node --version 2>/dev/null) is too old (Gemini CLI needs node >= 20)"
+command -v node >/dev/null 2>&1 || skip "node is not installed (npm needs it)"
 . "$E2E/lib.sh"
 e2e_netns
 
+# Gemini CLI needs node >= 20 and Debian 12 has 18: a pinned Node.js from
+# npm (the `node` package, as t0301 does for the Inspector) runs it, first
+# on PATH wherever gemini runs.
+NODE_VERSION=22.23.3
+NODE_BIN=$GM_DIR/node_modules/node/bin
+PATH=$NODE_BIN:$PATH
 # the launcher runs and is the pinned version (checked offline, in a netns)
 installed() {
-    [ -x "$GM" ] || return 1
+    [ -x "$GM" ] && [ "$("$NODE_BIN/node" --version 2>/dev/null)" = "v$NODE_VERSION" ] || return 1
     v=$(mkdir -p "$TMP/vhome" && HOME=$TMP/vhome timeout 60 $UNSHARE "$GM" --version 2>/dev/null)
     [ "$v" = "$VERSION" ]
 }
-e2e_npm_install "$GM_DIR" "$PKG"
+e2e_npm_install "$GM_DIR" "$PKG" "node@$NODE_VERSION"
 echo "npm install of $PKG: $npm_s"
 
 # The scratch world: HOME under $D with the user-level settings a user
@@ -74,7 +79,7 @@ with open(out, "w") as f:
                      {"role": "assistant", "content": "Noted.", "at": "2026-10-05T14:00:20"}]}) + "\n")
 PY
 
-E2E_UNSHARE=$UNSHARE E2E_DIR=$D E2E_PATH=$D/bin E2E_CAIRN=$CAIRN E2E_GEMINI=$GM \
+E2E_UNSHARE=$UNSHARE E2E_DIR=$D E2E_PATH=$D/bin:$NODE_BIN E2E_CAIRN=$CAIRN E2E_GEMINI=$GM \
 E2E_PROMPT=$PROMPT E2E_QUERY=$QUERY E2E_PLANT=$D/plant.jsonl \
     timeout 300 sh "$E2E/isolated.sh" sh "$E2E/gemini-inner.sh" >"$D/inner.out" 2>&1
 eq "isolated run exits 0" "$?" 0
