@@ -230,7 +230,6 @@ static int check_object(const cJSON *sc, const cJSON *v, const char *path, struc
 {
     const cJSON *props = cJSON_GetObjectItemCaseSensitive(sc, "properties");
     const cJSON *req = cJSON_GetObjectItemCaseSensitive(sc, "required");
-    const cJSON *ap = cJSON_GetObjectItemCaseSensitive(sc, "additionalProperties");
     const cJSON *e;
     cJSON_ArrayForEach(e, req) {
         if (!cJSON_GetObjectItemCaseSensitive(v, e->valuestring)) {
@@ -240,19 +239,13 @@ static int check_object(const cJSON *sc, const cJSON *v, const char *path, struc
         }
     }
     cJSON_ArrayForEach(e, v) {
+        /* An argument the schema does not name is ignored, although the
+         * schema says additionalProperties false (so models send only what
+         * is named): Gemini CLI adds its own wait_for_previous to every
+         * call, and a client's extra must not make a tool unusable. */
         const cJSON *ps = cJSON_GetObjectItemCaseSensitive(props, e->string);
-        if (!ps) {
-            if (cJSON_IsFalse(ap)) {
-                buf_printf(err, "unknown argument \"%s%s%.100s\" (allowed:", path,
-                           *path ? "." : "", e->string);
-                const cJSON *p;
-                cJSON_ArrayForEach(p, props)
-                    buf_printf(err, " %s", p->string);
-                buf_addc(err, ')');
-                return -1;
-            }
+        if (!ps)
             continue;
-        }
         struct buf sub = BUF_INIT;
         buf_printf(&sub, "%s%s%.100s", path, *path ? "." : "", e->string);
         int rc = check_value(ps, e, sub.err ? "?" : sub.p, err);
@@ -738,6 +731,7 @@ struct conv_ctx {
     int         first, last;   /* positions shown */
     int         cut;           /* 1: stopped at the budget */
     int         cut_inside;    /* 1: the last message shown was cut */
+    int64_t     at;            /* the last time known: a message's, else the session's start */
 };
 
 #define CONV_STOP 77
@@ -762,7 +756,12 @@ static int conv_one(void *arg, const struct cairn_message_info *m)
     struct conv_ctx *c = arg;
     struct buf h = BUF_INIT;
     char when[40];
-    fmt_time(m->at, when, sizeof when);
+    /* A message saved without a time (save_conversation without `at`) was
+     * written at or after the one before it: show that one's time, not
+     * "undated" (issue 17). */
+    if (m->at != CAIRN_NO_TIME)
+        c->at = m->at;
+    fmt_time(c->at, when, sizeof when);
     buf_printf(&h, "[#%d · %s · %s", m->position, when, m->role);
     if (m->speaker && *m->speaker) {
         buf_adds(&h, " (");
@@ -856,7 +855,7 @@ static void tool_get(struct mcp_server *s, const cJSON *args, struct mcp_tool_re
     struct info_copy ic = { BUF_INIT, BUF_INIT, BUF_INIT, 0, 0 };
     struct buf body = BUF_INIT;
     struct conv_ctx c = { &body, arg_int(args, "budget_tokens", CONVERSATION_BUDGET), 0,
-                          -1, -1, 0, 0 };
+                          -1, -1, 0, 0, CAIRN_NO_TIME };
     char when[40];
     int rc;
     if (to >= 0 && to < from) {
@@ -875,6 +874,7 @@ static void tool_get(struct mcp_server *s, const cJSON *args, struct mcp_tool_re
         goto out;
     }
     if (!rc) {
+        c.at = ic.started;
         rc = cairn_messages(s->db, id, from, to, conv_one, &c);
         if (rc == CONV_STOP)
             rc = 0;

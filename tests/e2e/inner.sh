@@ -22,11 +22,7 @@ PORT=${E2E_PORT:-48123}
 TOOL=mcp__plugin_cairn_cairn__recall
 cd "$E2E_DIR" || exit 1
 
-step() {  # name command...: runs it, output to name.out, exit code to rc.name
-    n=$1; shift
-    "$@" > "$E2E_DIR/$n.out" 2>&1
-    echo $? > "$E2E_DIR/rc.$n"
-}
+. "$HERE/lib.sh"
 
 step validate-mkt "$CL" plugin validate "$E2E_REPO"
 step validate-plugin "$CL" plugin validate "$E2E_REPO/plugin"
@@ -37,18 +33,7 @@ step list "$CL" plugin list
 # The earlier session, saved the way any client would (not through Claude).
 step add cairn add "$E2E_PLANT"
 
-python3 "$HERE/mock_anthropic.py" "$PORT" "$E2E_DIR/requests.jsonl" "$TOOL" "$E2E_QUERY" \
-    2> "$E2E_DIR/mock.err" &
-MOCK=$!
-trap 'kill "$MOCK" 2>/dev/null' EXIT
-trap 'exit 1' INT TERM
-# wait for the mock to listen (up to 5 s) rather than sleeping a fixed time
-i=0
-while [ $i -lt 50 ]; do
-    python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.2)' "$PORT" \
-        2>/dev/null && break
-    sleep 0.1; i=$((i + 1))
-done
+start_mock "$PORT" "$HERE/mock_anthropic.py" "$PORT" "$E2E_DIR/requests.jsonl" "$TOOL" "$E2E_QUERY"
 
 cd "$E2E_DIR/project" || exit 1
 t0=$(date +%s)

@@ -13,19 +13,17 @@ the test can see what the model would have seen:
 
 Every request body is appended to LOG whole, one JSON object per line
 ({"path": ..., "body": ...}): the test greps it for the injected memory and
-for the tool_result that `recall` returned. Only the standard library.
+for the tool_result that `recall` returned. Only the standard library
+(mock_http.py: logging, serving, exiting after 300 s).
 
 usage: python3 mock_anthropic.py PORT LOG TOOL QUERY
-
-It exits by itself after LIFETIME seconds, so a test killed half-way never
-leaves it running.
 """
 import json
-import os
 import sys
 import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from mock_http import MockHandler, serve
 
 PORT = int(sys.argv[1])
 LOG = sys.argv[2]
@@ -34,12 +32,6 @@ QUERY = sys.argv[4]
 FINAL = "Per your memory: the staging rotation day is recorded above. Done."
 _lock = threading.Lock()
 _called = {"n": 0}
-LIFETIME = 300
-
-
-def log(obj):
-    with _lock, open(LOG, "a") as f:
-        f.write(json.dumps(obj) + "\n")
 
 
 def has_tool_result(msg):
@@ -79,27 +71,10 @@ def decide(body):
     return [{"type": "text", "text": "ok"}], "end_turn"
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
+class Handler(MockHandler):
+    log_path = LOG
 
-    def do_GET(self):
-        log({"method": "GET", "path": self.path})
-        self.send_response(404)
-        self.end_headers()
-
-    def do_HEAD(self):
-        self.send_response(200)
-        self.end_headers()
-
-    def do_POST(self):
-        n = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(n)
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {}
-        log({"method": "POST", "path": self.path, "body": body})
+    def answer(self, body):
         if "count_tokens" in self.path:
             return self.reply_json({"input_tokens": 42})
         if not self.path.startswith("/v1/messages"):
@@ -142,16 +117,5 @@ class Handler(BaseHTTPRequestHandler):
                              "usage": {"output_tokens": 5}})
         ev("message_stop", {"type": "message_stop"})
 
-    def reply_json(self, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
-
-watchdog = threading.Timer(LIFETIME, lambda: os._exit(0))
-watchdog.daemon = True
-watchdog.start()
-ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
+serve(PORT, Handler)

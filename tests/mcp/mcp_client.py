@@ -18,7 +18,7 @@ class Mcp:
         self.p = subprocess.Popen([cairn, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   env=dict(os.environ, **(env or {})))
         self.next_id = 0
-        self.request("initialize", {"protocolVersion": protocol, "capabilities": {},
+        self.init = self.request("initialize", {"protocolVersion": protocol, "capabilities": {},
                                     "clientInfo": {"name": client_name or name, "version": "1"}})
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 

@@ -450,7 +450,6 @@ cases = [
     ("recall", {"query": "x", "budget_tokens": 1.5}, "must be an integer"),
     ("recall", {"query": "x", "date": "next tuesday"}, "ISO 8601"),
     ("recall", {"query": "x", "include_current_session": "yes"}, "must be a boolean"),
-    ("recall", {"query": "x", "limit": 3}, "unknown argument \"limit\""),
     ("save_conversation", {"messages": []}, "at least 1"),
     ("save_conversation", {"messages": [{"role": "system", "content": "x"}]}, "one of"),
     ("save_conversation", {"messages": [{"role": "user"}]}, "messages[0].content"),

@@ -35,16 +35,8 @@ skip() { t_skip_all "$@"; }
 now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
 
 command -v python3 >/dev/null 2>&1 || skip "python3 (the mock Messages API) is not installed"
-command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) is not installed"
-command -v ip >/dev/null 2>&1 || skip "ip (iproute2) is not installed: cannot bring loopback up"
-# Cheap before a 400 MB download: can we get a private network namespace?
-# As root `unshare -n`; otherwise `unshare -rn` (unprivileged user namespaces).
-UNSHARE="unshare -n"
-if ! $UNSHARE sh -c 'ip link set lo up' >/dev/null 2>&1; then
-    UNSHARE="unshare -rn"
-    $UNSHARE sh -c 'ip link set lo up' >/dev/null 2>&1 ||
-        skip "unshare -n failed (needs root or unprivileged user namespaces)"
-fi
+. "$E2E/lib.sh"
+e2e_netns
 case "$(uname -s)-$(uname -m)" in
     Linux-x86_64)  ARCH=linux-x64 ;;
     Linux-aarch64) ARCH=linux-arm64 ;;
@@ -59,26 +51,9 @@ installed() {
         timeout 30 $UNSHARE "$CL" --version 2>/dev/null)
     [ "${v%% *}" = "$VERSION" ]
 }
-npm_s="cached"
-if ! installed; then
-    command -v npm >/dev/null 2>&1 || skip "npm is not installed"
-    # A quick look at the registry first: offline, npm retries for minutes.
-    HOME=$REAL_HOME timeout 30 npm view --fetch-retries=0 --fetch-timeout=15000 "$PKG" version \
-        >/dev/null 2>&1 || skip "the npm registry is not reachable (offline?)"
-    mkdir -p "$CC_DIR" || skip "cannot create $CC_DIR"
-    [ -f "$CC_DIR/package.json" ] || echo '{"name":"cairn-test-claude-code","private":true}' > "$CC_DIR/package.json"
-    t0=$(date +%s)
-    # npm's cache stays in the real home. The package's postinstall (which
-    # copies the native binary) may be blocked by npm's script policy: the
-    # binary is run straight from the optional platform package.
-    if ! (cd "$CC_DIR" && HOME=$REAL_HOME timeout 900 npm install --no-audit --no-fund --fetch-retries=1 "$PKG") \
-            >"$TMP/npm.log" 2>&1; then
-        tail -5 "$TMP/npm.log" >&2
-        skip "npm install $PKG failed (offline or registry unavailable)"
-    fi
-    npm_s="$(( $(date +%s) - t0 )) s"
-    installed || skip "the Claude Code binary from npm does not run: $CL"
-fi
+# npm's script policy may block the package's postinstall (which copies the
+# native binary): the binary is run straight from the optional platform package.
+e2e_npm_install "$CC_DIR" "$PKG"
 echo "npm install of $PKG: $npm_s"
 
 # The scratch world: HOME (with ~/.claude and ~/.cairn) under $D, a project
