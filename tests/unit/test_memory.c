@@ -311,9 +311,8 @@ static void test_migrate_v7(void)
     add_chat(h, "before", 3);
     cairn_close(h);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    T_EQ_INT(sqlite3_exec(raw, "DROP TABLE memory_history; DROP TABLE memory_links;"
-                               "DROP TABLE memories; DELETE FROM sqlite_sequence;"
-                               "PRAGMA user_version=7", NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(raw, MEMORY_TABLES_V8_DROP "PRAGMA user_version=7", NULL, NULL, NULL),
+             SQLITE_OK);
     sqlite3_close(raw);
     T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
     T_EQ_INT(count(h, "PRAGMA user_version"), 8);
