@@ -144,6 +144,11 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_hook(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_setup(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx);
+/* Explicit memories (docs/MEMORIES.md): cmd_remember.c, cmd_memories.c. */
+int cmd_remember(int argc, char **argv, struct cli_ctx *ctx);
+int cmd_memories(int argc, char **argv, struct cli_ctx *ctx);
+/* A memory id from argv into *id: 0, or CLI_USAGE after saying why. */
+int cli_memory_id(const char *s, int64_t *id);
 /* The injecting hooks (hook_inject.c): event "prompt" or "session-start",
  * input the parsed hook JSON (a cJSON object), out_fd the real stdout. */
 int hook_inject(const char *event, const void *input, struct cli_ctx *ctx, int out_fd);

@@ -95,6 +95,28 @@ static const char usage_doctor[] =
     "not imported yet that are about to be deleted. Exit 1 when something needs\n"
     "attention.\n";
 
+static const char usage_remember[] =
+    "usage: cairn remember [--type T] [--scope P] [--tag X]... [--replaces ID]\n"
+    "                      [--contradicts ID] [--related ID] [--ttl 7d]\n"
+    "                      [--session S] [--message M] TEXT\n"
+    "Keeps TEXT as an explicit memory (docs/MEMORIES.md) and prints its id.\n"
+    "  --type T        fact (default), preference, decision, procedure, correction\n"
+    "  --scope P       project P (default: global)\n"
+    "  --tag X         a tag; repeat for more\n"
+    "  --replaces ID   supersede memory ID: it stays as history, never listed alone\n"
+    "  --contradicts ID, --related ID   link it to memory ID\n"
+    "  --ttl 7d        remove it after 7 days (s, m, h, d, w)\n"
+    "  --session S, --message M   where it came from\n";
+static const char usage_memories[] =
+    "usage: cairn memories list [--scope P] [--type T] [--all] [--json]\n"
+    "       cairn memories show ID | edit ID TEXT | rm ID | undo ID\n"
+    "       cairn memories export > FILE | import FILE\n"
+    "The explicit memories (docs/MEMORIES.md), newest first. --scope P lists\n"
+    "P's and the global ones; --all adds superseded ones. edit keeps the old\n"
+    "text in the history (show lists it); undo takes back the last change; rm\n"
+    "deletes a memory with its history and wipes its bytes. export and import\n"
+    "use JSONL. Exit 3 when list finds none.\n";
+
 static const struct command {
     const char *name;
     cli_cmd_fn  fn;
@@ -127,6 +149,10 @@ static const struct command {
       usage_hook },
     { "setup",    cmd_setup,    "setup claude-code [--dry-run] [--remove]   install the capture hooks",
       usage_setup },
+    { "remember", cmd_remember, "remember [--type T] [--scope P] TEXT   keep an explicit memory",
+      usage_remember },
+    { "memories", cmd_memories, "memories list|show|edit|rm|undo|export|import   explicit memories",
+      usage_memories },
     { "doctor",   cmd_doctor,   "doctor                store, hooks, log and transcripts at risk",
       usage_doctor },
 };

@@ -3,7 +3,7 @@
 # cli/main.c's table (tests/t/t0533-cli-man.sh checks they agree); session
 # ids and project names come from `cairn sessions --json`.
 
-_cairn_commands="add recall sessions show export forget stats redact eval model embed reindex mcp import hook setup doctor help"
+_cairn_commands="add recall sessions show export forget stats redact eval model embed reindex mcp import hook setup remember memories doctor help"
 
 # The values of one field of `cairn sessions --json` (the store of --db, if given).
 _cairn_field()
@@ -42,6 +42,11 @@ _cairn()
         --method) COMPREPLY=($(compgen -W "cairn raw-bm25 keyword no-time" -- "$cur")); return ;;
         --settings|--out|--md|--svg) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --budget|--now|--from|--to|--limit|--model|--budgets|--label) return ;;
+        --type) [ "$cmd" = remember ] || [ "$cmd" = memories ] &&
+                    COMPREPLY=($(compgen -W "fact preference decision procedure correction" -- "$cur"))
+                return ;;
+        --scope) COMPREPLY=($(compgen -W "$(_cairn_field project)" -- "$cur")); return ;;
+        --tag|--replaces|--contradicts|--related|--ttl|--message) return ;;
     esac
     local opts="--help"
     case $cmd in
@@ -71,6 +76,13 @@ _cairn()
                   COMPREPLY=($(compgen -W "stop session-end pre-compact prompt session-start" -- "$cur")) ;;
         setup) opts="$opts --dry-run --remove --import --no-import --settings"
                [ $((i + 1)) -eq $COMP_CWORD ] && COMPREPLY=($(compgen -W "claude-code" -- "$cur")) ;;
+        remember) opts="$opts --type --scope --tag --replaces --contradicts --related --ttl --session --message" ;;
+        memories) opts="$opts --scope --type --all --json"
+                  if [ $((i + 1)) -eq $COMP_CWORD ]; then
+                      COMPREPLY=($(compgen -W "list show edit rm undo export import" -- "$cur"))
+                  elif [ "${COMP_WORDS[i+1]}" = import ]; then
+                      COMPREPLY=($(compgen -f -- "$cur"))
+                  fi ;;
         help) [ $((i + 1)) -eq $COMP_CWORD ] && COMPREPLY=($(compgen -W "$_cairn_commands" -- "$cur")) ;;
     esac
     case $cur in

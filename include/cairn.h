@@ -434,6 +434,96 @@ CAIRN_API int cairn_count_tokens(const char *text, size_t len);
 CAIRN_API const char *cairn_policy_hash(void);
 
 
+/* ---- Memories: what the user or the assistant chose to keep ---------- */
+/*
+ * Explicit memories beside the verbatim record (docs/MEMORIES.md): short
+ * texts of a type, in a scope, written by a person or an assistant, never
+ * by a model on its own. Every change is kept in a history, so the last
+ * change of a memory can be undone. Text, scope and tags are cleaned as
+ * every stored string is (<private> removed, secrets masked unless the
+ * "redact" setting is "0"). Expired memories are removed, with their
+ * bytes wiped as cairn_forget wipes, when a writable handle opens the
+ * store and before every memory call; a read-only handle never lists them.
+ * Ids are the store's own (1, 2, ...), never reused.
+ */
+#define CAIRN_MEMORY_TEXT_MAX 16384   /* bytes of a memory's text, after cleaning */
+#define CAIRN_MEMORY_FIELD_MAX 256    /* bytes of a scope, the tags, a provenance id */
+
+/* A memory to add. Every pointer may be NULL except text. */
+struct cairn_memory_new {
+    const char *type;       /* fact (NULL), preference, decision, procedure, correction */
+    const char *text;
+    const char *scope;      /* a project; NULL or "": global */
+    const char *tags;       /* comma-separated */
+    int64_t     ttl;        /* seconds until it expires and is removed; 0: never */
+    const char *session;    /* provenance: the session and message it came from */
+    const char *message;
+    int64_t     replaces;   /* 0, or the id of a live memory this one supersedes */
+};
+
+/* One memory, or one earlier state of it (cairn_memory_history). */
+struct cairn_memory {
+    int64_t     id;
+    const char *type, *text, *scope, *tags;   /* "" when none */
+    int64_t     created, updated;             /* Unix seconds */
+    int64_t     expires;                      /* CAIRN_NO_TIME: never */
+    const char *session, *message;            /* provenance, "" when none */
+    int64_t     superseded_by;                /* 0: live */
+    const char *links;      /* "supersedes:3,contradicts:7": this memory's links
+                               to others, in either direction ("" when none) */
+    const char *op;         /* history only: the change that replaced this state
+                               ("update", "supersede", "link"), and its time in
+                               `updated`; "" for a live memory */
+};
+
+/* A list of memories, owned by the caller (cairn_memories_free). Items and
+ * their strings live as long as the list. */
+struct cairn_memories;
+CAIRN_API size_t cairn_memories_count(const struct cairn_memories *l);
+CAIRN_API const struct cairn_memory *cairn_memories_at(const struct cairn_memories *l, size_t i);
+CAIRN_API void cairn_memories_free(struct cairn_memories *l);
+
+/* Adds m; its id into *id (may be NULL). With m->replaces the old memory
+ * is superseded in the same transaction: it stays, with its history, but is
+ * never listed alone. CAIRN_INVALID for an unknown type, empty text, text
+ * over CAIRN_MEMORY_TEXT_MAX, a field over CAIRN_MEMORY_FIELD_MAX or a
+ * negative ttl; CAIRN_NOTFOUND when replaces names no live memory. */
+CAIRN_API int cairn_memory_add(struct cairn *db, const struct cairn_memory_new *m, int64_t *id);
+/* One memory, live or superseded, as a list of one; CAIRN_NOTFOUND. */
+CAIRN_API int cairn_memory_get(struct cairn *db, int64_t id, struct cairn_memories **out);
+/* The live memories, newest first: scope NULL: every scope; "": the global
+ * ones; "P": project P's and the global ones. type NULL: every type.
+ * all != 0 lists superseded memories too (export). */
+CAIRN_API int cairn_memory_list(struct cairn *db, const char *scope, const char *type, int all,
+                                struct cairn_memories **out);
+/* The earlier states of a memory, newest first (each with the op that
+ * replaced it); an empty list when it never changed. */
+CAIRN_API int cairn_memory_history(struct cairn *db, int64_t id, struct cairn_memories **out);
+/* Replaces a memory's text (cleaned as on add); the old text goes to its
+ * history. CAIRN_NOTFOUND; CAIRN_INVALID as add. */
+CAIRN_API int cairn_memory_update(struct cairn *db, int64_t id, const char *text);
+/* Links memory `from` to `to`: kind "contradicts" or "related_to"
+ * ("supersedes" is made by cairn_memory_add's replaces). Kept in from's
+ * history, so undo takes it back. */
+CAIRN_API int cairn_memory_link(struct cairn *db, int64_t from, int64_t to, const char *kind);
+/* Takes back the last change of a memory: an update (the text before it),
+ * a link, or its being superseded (it is live again). CAIRN_NOTFOUND when
+ * it has no change left to undo (its add is undone by cairn_memory_remove). */
+CAIRN_API int cairn_memory_undo(struct cairn *db, int64_t id);
+/* Deletes a memory with its history and links, wiped from the store's
+ * files as cairn_forget wipes (CAIRN_SCRUB_PENDING likewise). A memory it
+ * had superseded is live again. */
+CAIRN_API int cairn_memory_remove(struct cairn *db, int64_t id);
+/* Every memory, superseded ones included, as JSONL (docs/MEMORIES.md) into
+ * *out (malloc'd, NUL-terminated, free()). */
+CAIRN_API int cairn_memories_export(struct cairn *db, char **out, size_t *len);
+/* Adds the memories of a JSONL export (json need not be NUL-terminated; at
+ * most 64 MiB, 10,000 lines): all or none, in one transaction; ids are new,
+ * and `superseded_by` and links are mapped to them. On a bad line the
+ * message names it (1-based). *added (may be NULL) counts the memories
+ * added; expired ones are skipped. */
+CAIRN_API int cairn_memories_import(struct cairn *db, const char *json, size_t len, size_t *added);
+
 /* ---- Capture: importers, hooks and what they have read ---------------- */
 
 /*

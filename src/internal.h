@@ -20,7 +20,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 7
+#define CAIRN_SCHEMA_VERSION 8
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -123,6 +123,11 @@ int store_probe(struct cairn *h);
 int store_scrub(struct cairn *h, int (*change)(struct cairn *, void *), void *arg);
 /* Checkpoints the WAL and truncates it to zero bytes, or CAIRN_SCRUB_PENDING. */
 int store_checkpoint(struct cairn *h);
+
+/* ---- Interface to code in store/memory.c ---- */
+/* Removes (and wipes) the memories whose time has come; a no-op on a
+ * read-only handle or when none has expired. cairn_open calls it. */
+int memory_purge_expired(struct cairn *h);
 
 /* ---- Interface to code in store/ingest.c ---- */
 /* How stored text is cleaned, and what cleaning did (counts add up). */

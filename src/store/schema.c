@@ -60,6 +60,15 @@
  *   no FTS triggers: the code that inserts, rewrites or deletes a message
  *   keeps messages_fts in step in the same transaction (store/fts.c), so
  *   one mechanism does it, as inserts have since version 3
+ *
+ * Version 8 (docs/MEMORIES.md, store/memory.c):
+ *   memories       explicit memories: type, text, scope ('' global), tags
+ *                  (comma-separated), times, expiry (NULL: never),
+ *                  provenance, superseded_by (NULL: live). AUTOINCREMENT so
+ *                  an id once shown to a user never names another memory
+ *   memory_links   (src, dst, kind): supersedes, contradicts, related_to
+ *   memory_history one row per change, holding what it replaced, so the
+ *                  last change of a memory can be undone
  */
 #include "internal.h"
 
@@ -179,6 +188,40 @@ static const char *const migrations[] = {
     /* 6 -> 7: messages_fts follows deletes and rewrites explicitly too. */
     "DROP TRIGGER IF EXISTS messages_ad;"
     "DROP TRIGGER IF EXISTS messages_au;",
+    /* 7 -> 8: explicit memories (store/memory.c). */
+    "CREATE TABLE memories("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  type TEXT NOT NULL CHECK (type IN ('fact','preference','decision','procedure',"
+    "    'correction')),"
+    "  text TEXT NOT NULL,"
+    "  scope TEXT NOT NULL DEFAULT '',"
+    "  tags TEXT NOT NULL DEFAULT '',"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  expires_at INTEGER,"
+    "  session TEXT NOT NULL DEFAULT '',"
+    "  message TEXT NOT NULL DEFAULT '',"
+    "  superseded_by INTEGER REFERENCES memories(id) ON DELETE SET NULL);"
+    "CREATE INDEX memories_scope ON memories(scope, updated_at);"
+    "CREATE INDEX memories_expires ON memories(expires_at) WHERE expires_at IS NOT NULL;"
+    "CREATE INDEX memories_superseded ON memories(superseded_by) WHERE superseded_by IS NOT NULL;"
+    "CREATE TABLE memory_links("
+    "  src INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,"
+    "  dst INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('supersedes','contradicts','related_to')),"
+    "  PRIMARY KEY (src, dst, kind)) WITHOUT ROWID;"
+    "CREATE INDEX memory_links_dst ON memory_links(dst);"
+    "CREATE TABLE memory_history("
+    "  id INTEGER PRIMARY KEY,"
+    "  memory INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,"
+    "  op TEXT NOT NULL CHECK (op IN ('update','supersede','link')),"
+    "  at INTEGER NOT NULL,"
+    "  text TEXT NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  superseded_by INTEGER,"
+    "  link_dst INTEGER,"
+    "  link_kind TEXT);"
+    "CREATE INDEX memory_history_memory ON memory_history(memory, id);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -1,7 +1,7 @@
 /*
  * t_store.h: helpers for unit tests that work on a store: one number from
  * a query, a chat of n short messages added as a session, and the FTS
- * triggers of schema versions 1 to 6 (to make an older store).
+ * triggers of schema versions 1 to 6 and the tables of 8 (to make an older store).
  * Include after t.h and internal.h.
  */
 #ifndef CAIRN_T_STORE_H
@@ -19,6 +19,11 @@
     "  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES('delete', old.id, old.content);" \
     "  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);" \
     "END;"
+
+/* What version 8 added (the memory tables): an older store has none of it. */
+#define MEMORY_TABLES_V8_DROP \
+    "DROP TABLE memory_history; DROP TABLE memory_links; DROP TABLE memories;" \
+    "DELETE FROM sqlite_sequence;"
 
 static inline int64_t count(struct cairn *h, const char *sql)
 {

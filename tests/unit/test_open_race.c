@@ -149,7 +149,7 @@ static void test_create(void)
 /* A store as cairn 0.x wrote it at schema v4: today's store with the FTS
  * delete and update triggers (dropped by v7), without the vec_stamp table
  * and its triggers (v5) and session_stats with its triggers and indexes
- * (v6). `journal` is its journal mode (a
+ * (v6), and without the memory tables (v8). `journal` is its journal mode (a
  * store copied or restored may be in rollback mode). */
 static void make_v4(const char *path, const char *journal)
 {
@@ -172,7 +172,8 @@ static void make_v4(const char *path, const char *journal)
                           "DROP TABLE session_stats;"
                           "DROP TRIGGER vec_stamp_ai; DROP TRIGGER vec_stamp_ad;"
                           "DROP TRIGGER vec_stamp_au; DROP TABLE vec_stamp;"
-                          "PRAGMA user_version=4", NULL, NULL, NULL), SQLITE_OK);
+                          MEMORY_TABLES_V8_DROP "PRAGMA user_version=4", NULL, NULL, NULL),
+             SQLITE_OK);
     T_EQ_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(raw);
     T_EQ_INT(query(path, "PRAGMA user_version"), 4);

@@ -1,0 +1,124 @@
+/*
+ * cmd_remember.c: `cairn remember [--type T] [--scope P] [--tag X]...
+ * [--replaces ID] [--contradicts ID] [--related ID] [--ttl 7d]
+ * [--session S] [--message M] TEXT...`: one explicit memory
+ * (docs/MEMORIES.md); its id on stdout.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "util/buf.h"
+
+/* "90s", "30m", "12h", "7d", "2w" into seconds; -1 when it is none of those. */
+static int64_t parse_ttl(const char *s)
+{
+    char *end;
+    long long n = strtoll(s, &end, 10);
+    int64_t unit;
+    if (end == s || n <= 0 || n > 100000 || end[0] == '\0' || end[1] != '\0')
+        return -1;
+    switch (*end) {
+    case 's': unit = 1; break;
+    case 'm': unit = 60; break;
+    case 'h': unit = 3600; break;
+    case 'd': unit = 86400; break;
+    case 'w': unit = 7 * 86400; break;
+    default:  return -1;
+    }
+    return (int64_t)n * unit;
+}
+
+int cli_memory_id(const char *s, int64_t *id)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || v <= 0) {
+        cli_error("'%s' is not a memory id (a number: cairn memories list)", s);
+        return CLI_USAGE;
+    }
+    *id = v;
+    return 0;
+}
+
+/* What remember adds beside the memory itself: the links it asks for. */
+struct remember_links {
+    int64_t contradicts, related;
+};
+
+static int add_links(struct cairn *db, int64_t id, const struct remember_links *l)
+{
+    int rc = CAIRN_OK;
+    if (l->contradicts)
+        rc = cairn_memory_link(db, id, l->contradicts, "contradicts");
+    if (!rc && l->related)
+        rc = cairn_memory_link(db, id, l->related, "related_to");
+    return rc;
+}
+
+int cmd_remember(int argc, char **argv, struct cli_ctx *ctx)
+{
+    struct cairn_memory_new m = { 0 };
+    struct remember_links links = { 0, 0 };
+    struct buf tags = BUF_INIT, text = BUF_INIT;
+    struct cairn *db = NULL;
+    const char *v;
+    int64_t id = 0;
+    int rc = CLI_USAGE;
+    for (int i = 1; i < argc; ) {
+        if (cli_opt(argc, argv, &i, "--type", &m.type) ||
+            cli_opt(argc, argv, &i, "--scope", &m.scope) ||
+            cli_opt(argc, argv, &i, "--session", &m.session) ||
+            cli_opt(argc, argv, &i, "--message", &m.message))
+            continue;
+        if (cli_opt(argc, argv, &i, "--tag", &v)) {
+            buf_printf(&tags, "%s%s", tags.n ? "," : "", v);
+        } else if (cli_opt(argc, argv, &i, "--ttl", &v)) {
+            if ((m.ttl = parse_ttl(v)) < 0) {
+                cli_error("--ttl %s: a number and a unit, s m h d or w (7d)", v);
+                goto out;
+            }
+        } else if (cli_opt(argc, argv, &i, "--replaces", &v)) {
+            if (cli_memory_id(v, &m.replaces))
+                goto out;
+        } else if (cli_opt(argc, argv, &i, "--contradicts", &v)) {
+            if (cli_memory_id(v, &links.contradicts))
+                goto out;
+        } else if (cli_opt(argc, argv, &i, "--related", &v)) {
+            if (cli_memory_id(v, &links.related))
+                goto out;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            cli_error("remember: unknown option %s (cairn remember --help)", argv[i]);
+            goto out;
+        } else {
+            /* the words of TEXT may come unquoted */
+            buf_printf(&text, "%s%s", text.n ? " " : "", argv[i++]);
+        }
+    }
+    if (!text.n) {
+        cli_error("usage: cairn remember [--type T] [--scope P] [--tag X] [--replaces ID] "
+                  "[--ttl 7d] TEXT");
+        goto out;
+    }
+    m.text = text.p;
+    m.tags = tags.n ? tags.p : NULL;
+    if ((rc = cli_open(ctx, 0, &db)))
+        goto out;
+    if ((rc = cairn_memory_add(db, &m, &id))) {
+        rc = cli_fail(db, "remember", rc);
+        goto out;
+    }
+    if ((rc = add_links(db, id, &links))) {
+        /* all or nothing: a memory without the link asked for is not what
+         * the user said */
+        rc = cli_fail(db, "remember", rc);
+        cairn_memory_remove(db, id);
+        goto out;
+    }
+    printf("remembered %lld\n", (long long)id);
+out:
+    cairn_close(db);
+    buf_release(&tags);
+    buf_release(&text);
+    return rc;
+}

@@ -1,0 +1,33 @@
+/*
+ * memory.h: what store/memory.c shares with store/memory_io.c (the JSONL
+ * export and import of memories). The public API is in cairn.h.
+ */
+#ifndef CAIRN_STORE_MEMORY_H
+#define CAIRN_STORE_MEMORY_H
+
+#include <stdint.h>
+
+struct cairn;
+
+/* 1 if t is one of the five memory types. */
+int memory_type_valid(const char *t);
+
+/* A memory's fields after cleaning; owns its strings. */
+struct memory_row {
+    char *type, *text, *scope, *tags, *session, *message;
+    int64_t created, updated, expires;   /* expires: CAIRN_NO_TIME for never */
+};
+/* Validates and cleans the fields into r (type NULL: fact); times are left
+ * at 0 and expires at never. On failure r still needs memory_row_release. */
+int memory_row_fill(struct cairn *h, struct memory_row *r, const char *type, const char *text,
+                    const char *scope, const char *tags, const char *session,
+                    const char *message);
+void memory_row_release(struct memory_row *r);
+/* In a transaction: inserts r, its id into *id. */
+int memory_insert(struct cairn *h, const struct memory_row *r, int64_t *id);
+/* In a transaction: live memory old is superseded by by (history, link). */
+int memory_supersede(struct cairn *h, int64_t old, int64_t by);
+/* In a transaction: from links to to (contradicts or related_to), in from's history. */
+int memory_link_add(struct cairn *h, int64_t from, int64_t to, const char *kind);
+
+#endif
