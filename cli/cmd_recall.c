@@ -154,9 +154,11 @@ static int batch_budget(const cJSON *v, int *out)
 }
 
 /*
- * --batch: JSONL questions on stdin, {"id", "query", "now", "budgets":[..],
- * "exclude_session", "project", "method"}, one JSON line out per question
- * and budget, so an evaluation pays process start once. A bad line, or a
+ * --batch: JSONL questions on stdin, {"id", "query", "now", "budgets":[..]
+ * or "budget": N, "exclude_session", "project"}, one JSON line out per
+ * question and budget, so an evaluation pays process start once. Other
+ * fields are ignored, so a question file (with its evidence, spans...) can
+ * be piped as it is. A bad line, or a
  * bad budget in it (the same rule as --budget), gets {"line", "id",
  * "error"} and the batch goes on; the exit status is then 1.
  */
@@ -189,6 +191,8 @@ static int run_batch(struct cairn *db, const struct cairn_recall_opts *base)
         const cJSON *text = q ? cJSON_GetObjectItemCaseSensitive(q, "query") : NULL;
         const cJSON *now = q ? cJSON_GetObjectItemCaseSensitive(q, "now") : NULL;
         const cJSON *budgets = q ? cJSON_GetObjectItemCaseSensitive(q, "budgets") : NULL;
+        /* "budget": N, as the output names it, is one budget */
+        const cJSON *budget1 = q ? cJSON_GetObjectItemCaseSensitive(q, "budget") : NULL;
         const cJSON *ex = q ? cJSON_GetObjectItemCaseSensitive(q, "exclude_session") : NULL;
         const cJSON *proj = q ? cJSON_GetObjectItemCaseSensitive(q, "project") : NULL;
         char idbuf[64] = "";
@@ -207,6 +211,10 @@ static int run_batch(struct cairn *db, const struct cairn_recall_opts *base)
             err = "\"now\" is not an ISO 8601 date";
         else if (budgets && !cJSON_IsArray(budgets))
             err = "\"budgets\" must be a list of " BUDGET_RULE;
+        else if (budget1 && budgets)
+            err = "give \"budget\" or \"budgets\", not both";
+        else if (budget1 && batch_budget(budget1, &o.budget))
+            err = "\"budget\" is not " BUDGET_RULE;
         if (!err && cJSON_IsString(ex))
             o.exclude_session = ex->valuestring;
         if (!err && cJSON_IsString(proj))

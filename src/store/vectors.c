@@ -136,8 +136,9 @@ struct vec_model *vec_model_current(const struct cairn *h, char *why, size_t why
         return NULL;
     }
     if (vec_model_resolve(h, dir, sizeof dir, err, sizeof err) != 0) {
-        if (why)
-            snprintf(why, whylen, "no embedding model: %s", err);
+        if (why)   /* the registry's own "no embedding model installed" says it already */
+            snprintf(why, whylen, "%s%s",
+                     strncmp(err, "no embedding model", 18) ? "no embedding model: " : "", err);
         return NULL;
     }
     pthread_mutex_lock(&vm_lock);

@@ -56,6 +56,12 @@ eq "batch: good budgets answered around a bad one" "$(printf '%s\n' "$out" | gre
 contains "batch: the bad one named by its place" "$out" '"error":"budget 2 of the list'
 out=$(printf '%s\n' '{"id":"n","query":"climbing gym","budgets":300}' | "$CAIRN" recall --batch)
 contains "batch: budgets must be a list" "$out" '"error":"\"budgets\" must be a list'
+out=$(printf '%s\n' '{"id":"s","query":"climbing gym","budget":200,"ev":["x"]}' | "$CAIRN" recall --batch)
+contains "batch: \"budget\": N is one budget (other fields ignored)" "$out" '"budget":200,'
+out=$(printf '%s\n' '{"id":"t","query":"climbing gym","budget":200,"budgets":[300]}' | "$CAIRN" recall --batch)
+contains "batch: budget and budgets together is an error" "$out" '"error":"give \"budget\" or \"budgets\", not both"'
+out=$(printf '%s\n' '{"id":"u","query":"climbing gym","budget":"lots"}' | "$CAIRN" recall --batch)
+contains "batch: a bad budget is an error" "$out" '"error":"\"budget\" is not a number of tokens'
 out=$(printf '%s\n' '{"id":"o","query":"climbing gym","budgets":[50,1000000]}' | "$CAIRN" recall --batch)
 eq "batch: the bounds are accepted" "$(printf '%s\n' "$out" | grep -c '"items"')" 2
 out=$("$CAIRN" recall "climbing gym" $NOW --method raw-bm25)

@@ -98,4 +98,8 @@ eq "export --project nonexistent: no stdout" "$out" ""
 run export export --session s2
 eq "export --session s2: exit 0" "$rc" 0
 contains "export --session s2: the session" "$out" "session: \`s2\`"
+# no model installed (a fresh HOME): said once, not "no embedding model: no embedding model"
+err=$(CAIRN_EMBED_MODEL= CAIRN_MODEL_DIR="$TMP/no-models" "$CAIRN" reindex 2>&1)
+contains "reindex without a model: what to do" "$err" "no embedding model installed (run \`cairn model pull\`"
+lacks "reindex without a model: said once" "$err" "no embedding model: no embedding model"
 t_done
