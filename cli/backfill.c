@@ -69,8 +69,9 @@ int cli_backfill(int argc, char **argv, struct cli_ctx *ctx, int reindex, int fi
         return rc;
     }
     if (!quiet)
-        fprintf(stderr, "%s: %zu messages, %zu vectors of %s in %.1f s\n",
-                reindex ? "reindex" : "backfill", st.messages, st.pieces, st.model, st.seconds);
+        fprintf(stderr, "%s: %zu message%s, %zu vector%s of %s in %.1f s\n",
+                reindex ? "reindex" : "backfill", st.messages, cli_s((long long)st.messages),
+                st.pieces, cli_s((long long)st.pieces), st.model, st.seconds);
     cairn_close(db);
     return 0;
 }

@@ -57,4 +57,9 @@ out=$(ask s6 "which climbing gym did I pick?")
 contains "still injects after forget" "$out" "LBC on Thursday"
 "$CAIRN" embed --backfill >/dev/null 2>&1
 check "a new file after the next backfill" [ -f "$CAIRN_DB-vec" ]
+# one message, one vector: said in the singular
+printf '%s\n' '{"id":"one","messages":[{"role":"user","content":"just one line"}]}' |
+    CAIRN_DB="$TMP/one.db" CAIRN_EMBED_MODEL=none "$CAIRN" add - >/dev/null 2>&1
+err=$(CAIRN_DB="$TMP/one.db" "$CAIRN" embed --backfill 2>&1 >/dev/null)
+contains "backfill of one message: singular" "$err" "backfill: 1 message, 1 vector of"
 t_done
