@@ -167,10 +167,12 @@
 /* The lane's share for a question about what the assistant said or did
  * (query_asks_reply: "how did we fix...", "what did you suggest..."), at
  * every budget. Tuned on devmem dev (80 questions on real coding-assistant
- * histories, 38 answered in a reply), shares 0.3 / 0.5 / 0.6 / 0.7: answer
- * spans at 2k / 8k 65.0 / 87.5 (0.3) to 70.0 / 91.2 (0.6), none better
- * at 0.7. On BEAM dev the cue fires for 7 of 179 questions; user-only
- * evidence moved by one question at 1k. */
+ * histories, 38 answered in a reply). Replies by their own BM25 only,
+ * shares 0.3 / 0.5 / 0.7 gave answer spans at 2k / 8k of 65.0 / 87.5,
+ * 67.5 / 88.8, 68.8 / 88.8; with the round's rank fused in (W_REPLY_ROUND),
+ * 0.5 gave 70.0 / 90.0 and 0.6 70.0 / 91.2 (the shipped figures,
+ * docs/results/devmem.md). On BEAM dev the cue fires for 7 of 179
+ * questions; user-only evidence moved by one question at 1k. */
 #define REPLY_CUE_SHARE  0.6
 /* The weight of a reply's round rank beside its own BM25 rank when the
  * lane orders replies (pack.c replies_by_score). */
