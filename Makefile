@@ -18,10 +18,11 @@ BUILD   ?= build
 CC      ?= cc
 PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc zlib
 # Loaded at run time with dlopen on first use (src/util/dl.h), not linked:
-# their load-time constructors cost ~12 ms per process, paid by every hook.
+# their load-time constructors cost ~12 ms per process, paid by every hook
+# (libmicrohttpd brings GnuTLS; only `cairn web` uses it).
 # Their headers are used at build time; only tests and benchmarks that call
 # them directly link them (DL_LIBS).
-DL_PKGS  = openblas libzip libcurl
+DL_PKGS  = openblas libzip libcurl libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstemmer -lpthread -lm
 DL_LIBS    := $(shell pkg-config --libs $(DL_PKGS) 2>/dev/null)
@@ -42,7 +43,9 @@ TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC:= $(sort $(wildcard bench/*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
-CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web_assets.o
+# The page `cairn web` serves, embedded in the binary (docs/WEB.md).
+WEB_ASSETS := $(sort $(wildcard cli/web/assets/*))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
@@ -65,6 +68,13 @@ $(BUILD)/libcairn.a: $(LIB_OBJ)
 
 $(BUILD)/libcairn.so: $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ $(LDFLAGS) $(PKG_LIBS) $(SAN)
+
+$(BUILD)/gen/web_assets.c: $(WEB_ASSETS) scripts/embed-assets.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed-assets.sh $@ $(WEB_ASSETS)
+
+$(BUILD)/gen/web_assets.o: $(BUILD)/gen/web_assets.c cli/web/web.h
+	$(CC) $(ALL_CFLAGS) -Icli/web -c $< -o $@
 
 $(BUILD)/cairn: $(CLI_OBJ) $(BUILD)/libcairn.a
 	$(CC) -o $@ $(CLI_OBJ) $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(SAN)
@@ -127,4 +137,4 @@ install: all
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_SRC:%.c=$(BUILD)/%.d)

@@ -79,6 +79,13 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 struct buf;
 void cli_json_time_field(struct buf *b, const char *name, int64_t t, int *first);
 void cli_json_str_field(struct buf *b, const char *name, const char *v, int *first);
+/* Appends session s, its messages read from db, as one line of the
+ * `cairn add` JSONL format (export_jsonl.c): export --format jsonl and
+ * cairn web's export. 0 or a CAIRN_* code. */
+int cli_session_jsonl(struct cairn *db, const struct cairn_session_info *s, struct buf *b);
+/* The session's id, source, project, title, started_at and ended_at as
+ * JSON fields (cli_json_str_field's rules), for the writers above. */
+void cli_json_session_fields(struct buf *b, const struct cairn_session_info *s, int *first);
 /* Prints s (NULL: nothing) on one line with no fence tag in it
  * (util/fence.h): titles, speakers and projects are the users' data, and
  * text output is often pasted to a model. JSON output keeps them exact
@@ -147,11 +154,16 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx);
 /* Explicit memories (docs/MEMORIES.md): cmd_remember.c, cmd_memories.c. */
 int cmd_remember(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_memories(int argc, char **argv, struct cli_ctx *ctx);
+/* The local web workbench (docs/WEB.md): cmd_web.c and cli/web/. */
+int cmd_web(int argc, char **argv, struct cli_ctx *ctx);
 /* A memory id from argv into *id: 0, or CLI_USAGE after saying why. */
 int cli_memory_id(const char *s, int64_t *id);
 /* The injecting hooks (hook_inject.c): event "prompt" or "session-start",
  * input the parsed hook JSON (a cJSON object), out_fd the real stdout. */
 int hook_inject(const char *event, const void *input, struct cli_ctx *ctx, int out_fd);
+/* The prompt hook's decision log: $CAIRN_INJECT_LOG, else
+ * ~/.cairn/inject.jsonl, into out (0, or -1). */
+int inject_log_path(char *out, size_t n);
 /* The recall method of the prompt hook (CAIRN_INJECT_DENSE). */
 int inject_method(void);
 /* What the prompt hook does with one prompt, up to the text it injects:

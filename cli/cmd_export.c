@@ -14,58 +14,20 @@
 #include "cli.h"
 #include "util/buf.h"
 
-/* ---- JSON writer: one session per line ---- */
+/* ---- JSON writer: one session per line (cli_session_jsonl) ---- */
 
 struct jw {
     struct cairn *db;
     struct buf    b;
-    int           nmsg;
-    int           failed;
 };
-
-static int jw_message(void *arg, const struct cairn_message_info *m)
-{
-    struct jw *w = arg;
-    int first = 1;
-    buf_adds(&w->b, w->nmsg++ ? ",{" : "{");
-    cli_json_str_field(&w->b, "id", m->id, &first);
-    cli_json_str_field(&w->b, "role", m->role, &first);
-    cli_json_str_field(&w->b, "speaker", m->speaker, &first);
-    buf_adds(&w->b, ",\"content\":");
-    buf_add_json_str(&w->b, m->content, m->content_len);
-    cli_json_time_field(&w->b, "at", m->at, &first);
-    buf_addc(&w->b, '}');
-    return 0;
-}
 
 static int jw_session(void *arg, const struct cairn_session_info *s)
 {
     struct jw *w = arg;
-    int first = 1;
     buf_reset(&w->b);
-    buf_addc(&w->b, '{');
-    cli_json_str_field(&w->b, "id", s->id, &first);
-    cli_json_str_field(&w->b, "source", s->source, &first);
-    cli_json_str_field(&w->b, "project", s->project, &first);
-    cli_json_str_field(&w->b, "title", s->title, &first);
-    cli_json_time_field(&w->b, "started_at", s->started_at, &first);
-    cli_json_time_field(&w->b, "ended_at", s->ended_at, &first);
-    if (s->meta && *s->meta)
-        buf_printf(&w->b, ",\"meta\":%s", s->meta);   /* stored as a JSON object */
-    buf_adds(&w->b, ",\"messages\":[");
-    w->nmsg = 0;
-    /* The session info strings die with the next step of the outer walk,
-     * so copy the id before walking its messages. */
-    char *id = strdup(s->id);
-    if (!id)
-        return CAIRN_NOMEM;
-    int rc = cairn_messages(w->db, id, 0, -1, jw_message, w);
-    free(id);
+    int rc = cli_session_jsonl(w->db, s, &w->b);
     if (rc)
         return rc;
-    buf_adds(&w->b, "]}\n");
-    if (w->b.err)
-        return CAIRN_NOMEM;
     fwrite(w->b.p, 1, w->b.n, stdout);
     return 0;
 }
@@ -185,7 +147,7 @@ int cmd_export(int argc, char **argv, struct cli_ctx *ctx)
         rc = CLI_EMPTY;
         goto out;
     }
-    struct jw jw = { db, BUF_INIT, 0, 0 };
+    struct jw jw = { db, BUF_INIT };
     struct mw mw = { db };
     if (!jsonl)
         printf("# cairn export\n\n%zu session%s, oldest first.\n\n", ids.n,

@@ -38,12 +38,7 @@ static int print_session_line(void *arg, const struct cairn_session_info *s)
         struct buf b = BUF_INIT;
         int first = 1;
         buf_addc(&b, '{');
-        cli_json_str_field(&b, "id", s->id, &first);
-        cli_json_str_field(&b, "source", s->source, &first);
-        cli_json_str_field(&b, "project", s->project, &first);
-        cli_json_str_field(&b, "title", s->title, &first);
-        cli_json_time_field(&b, "started_at", s->started_at, &first);
-        cli_json_time_field(&b, "ended_at", s->ended_at, &first);
+        cli_json_session_fields(&b, s, &first);
         buf_printf(&b, ",\"messages\":%zu}\n", s->n_messages);
         fwrite(b.p, 1, b.n, stdout);
         buf_release(&b);

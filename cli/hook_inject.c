@@ -94,6 +94,11 @@ static int state_path(const char *env, const char *name, char *out, size_t n)
     return snprintf(out, n, "%s/.cairn/%s", home, name) >= (int)n ? -1 : 0;
 }
 
+int inject_log_path(char *out, size_t n)
+{
+    return state_path("CAIRN_INJECT_LOG", "inject.jsonl", out, n);
+}
+
 /* Opens a state file for appending, creating it 0600. Never through a
  * symlink (O_NOFOLLOW, like cairn.log): a link planted in ~/.cairn must
  * not make a hook append to a file it points at; the hook then writes
@@ -275,7 +280,7 @@ static void log_decision(const char *sid, size_t prompt_len, int fired, const ch
                          const struct cairn_recall *r, double ms)
 {
     char path[3072];
-    if (state_path("CAIRN_INJECT_LOG", "inject.jsonl", path, sizeof path))
+    if (inject_log_path(path, sizeof path))
         return;
     cJSON *o = cJSON_CreateObject();
     char ts[40];

@@ -117,6 +117,14 @@ static const char usage_memories[] =
     "deletes a memory with its history and wipes its bytes. export and import\n"
     "use JSONL. Exit 3 when list finds none.\n";
 
+static const char usage_web[] =
+    "usage: cairn web [--port N] [--open]\n"
+    "A local web page to browse, search and control the store (docs/WEB.md),\n"
+    "on 127.0.0.1 and [::1] only. Prints its address, which holds a token new\n"
+    "each run; requests without it are refused. Ctrl-C stops it.\n"
+    "  --port N   the port (default 0: any free one)\n"
+    "  --open     open the address in the browser (xdg-open)\n";
+
 static const struct command {
     const char *name;
     cli_cmd_fn  fn;
@@ -153,6 +161,8 @@ static const struct command {
       usage_remember },
     { "memories", cmd_memories, "memories list|show|edit|rm|undo|export|import   explicit memories",
       usage_memories },
+    { "web",      cmd_web,      "web [--port N] [--open]   a local web page: browse, search, recall preview, forget",
+      usage_web },
     { "doctor",   cmd_doctor,   "doctor                store, hooks, log and transcripts at risk",
       usage_doctor },
 };

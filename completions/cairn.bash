@@ -3,7 +3,7 @@
 # cli/main.c's table (tests/t/t0533-cli-man.sh checks they agree); session
 # ids and project names come from `cairn sessions --json`.
 
-_cairn_commands="add recall sessions show export forget stats redact eval model embed reindex mcp import hook setup remember memories doctor help"
+_cairn_commands="add recall sessions show export forget stats redact eval model embed reindex mcp import hook setup remember memories web doctor help"
 
 # The values of one field of `cairn sessions --json` (the store of --db, if given).
 _cairn_field()
@@ -83,6 +83,7 @@ _cairn()
                   elif [ "${COMP_WORDS[i+1]}" = import ]; then
                       COMPREPLY=($(compgen -f -- "$cur"))
                   fi ;;
+        web) opts="$opts --port --open" ;;
         help) [ $((i + 1)) -eq $COMP_CWORD ] && COMPREPLY=($(compgen -W "$_cairn_commands" -- "$cur")) ;;
     esac
     case $cur in

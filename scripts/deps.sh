@@ -7,8 +7,9 @@
 # tests use comes from one of them; scripts/clean-env.sh runs the tests
 # where nothing else is installed).
 #
-# libcurl4, libopenblas0 and libzip4 are the run-time libraries cairn
-# dlopens on first use (not linked; the -dev packages give their headers),
+# libcurl4, libopenblas0, libzip4 and libmicrohttpd12 are the run-time
+# libraries cairn dlopens on first use (not linked; the -dev packages give
+# their headers),
 # listed so they are there even if a -dev package stops depending on them.
 # python3-protobuf: sentencepiece's model_pb2 (tests/tools/make_spm_unigram.py)
 # needs it and it is not even a Recommends of python3-sentencepiece.
@@ -19,6 +20,7 @@
 # ca-certificates: `cairn model install` fetches over https (libcurl
 # only Recommends it, and recommends are not installed here).
 # iproute2: `ip` brings loopback up in t0400's private network namespace.
+# chromium: t0541 drives the `cairn web` page in it (playwright-core from npm).
 # groff-base: t0533 renders the man page (docs/cairn.1) and checks it warns of nothing.
 # manpages-fr, -de, -es, -pt-br, -pl, -ru, -ja and debian-faq-ko (Debian 12
 # has no manpages-ko): real text in the languages the budget counter is
@@ -26,7 +28,7 @@
 set -e
 PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
 libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
-groff-base libcurl4 libopenblas0 libzip4 python3-sentencepiece python3-protobuf nodejs iproute2 ca-certificates \
+groff-base libcurl4 libopenblas0 libzip4 libmicrohttpd12 chromium python3-sentencepiece python3-protobuf nodejs iproute2 ca-certificates \
 manpages-fr manpages-de manpages-es manpages-pt-br manpages-pl manpages-ru manpages-ja debian-faq-ko"
 if ! command -v npm >/dev/null 2>&1 ||
    dpkg-query -W -f='${Status}' npm 2>/dev/null | grep -q "install ok installed"; then
