@@ -20,7 +20,8 @@
 # ca-certificates: `cairn model install` fetches over https (libcurl
 # only Recommends it, and recommends are not installed here).
 # iproute2: `ip` brings loopback up in t0400's private network namespace.
-# chromium: t0541 drives the `cairn web` page in it (playwright-core from npm).
+# chromium: t0541 drives the `cairn web` page in it (playwright-core from npm);
+# fonts-wqy-microhei: a CJK font, without which its Chinese screenshots are boxes.
 # groff-base: t0533 renders the man page (docs/cairn.1) and checks it warns of nothing.
 # manpages-fr, -de, -es, -pt-br, -pl, -ru, -ja and debian-faq-ko (Debian 12
 # has no manpages-ko): real text in the languages the budget counter is
@@ -28,7 +29,7 @@
 set -e
 PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
 libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
-groff-base libcurl4 libopenblas0 libzip4 libmicrohttpd12 chromium python3-sentencepiece python3-protobuf nodejs iproute2 ca-certificates \
+groff-base libcurl4 libopenblas0 libzip4 libmicrohttpd12 chromium fonts-wqy-microhei python3-sentencepiece python3-protobuf nodejs iproute2 ca-certificates \
 manpages-fr manpages-de manpages-es manpages-pt-br manpages-pl manpages-ru manpages-ja debian-faq-ko"
 if ! command -v npm >/dev/null 2>&1 ||
    dpkg-query -W -f='${Status}' npm 2>/dev/null | grep -q "install ok installed"; then

@@ -186,7 +186,6 @@ async function pageSession(main, { rest, args }) {
       el('button', { class: 'danger', type: 'button', id: 'forget', onclick: async () => {
         try { if (await forgetSession(s.id)) location.hash = '#/sessions'; }
         catch (e) { main.prepend(fail(e.message)); } } }, t('forget'))));
-  const q = { from };
   const nav = () => el('div', { class: 'pager' },
     from > 0 ? el('a', { href: '#/session/' + encodeURIComponent(id) + '?from=' + Math.max(0, from - 100) }, t('prev')) : '',
     el('span', { class: 'muted' }, `${from}–${Math.min(s.messages, from + 100) - 1} / ${s.messages}`),
@@ -211,11 +210,11 @@ async function pageSession(main, { rest, args }) {
     main.append(box);
   }
   main.append(nav());
-  void q;
-  if (pos !== null) {
-    const target = document.getElementById('m' + pos);
-    if (target) { target.scrollIntoView({ block: 'start' }); target.classList.add('sel'); }
-  }
+  if (pos === null) return null;
+  const target = main.querySelector('#m' + CSS.escape(pos));
+  if (!target) return null;
+  target.classList.add('sel');
+  return () => target.scrollIntoView({ block: 'start' });  /* once it is on the page */
 }
 
 /* The query's words, for highlighting: words of 2+ letters, and each pair
@@ -293,7 +292,7 @@ async function pageRecall(main, { args }) {
       el('td', { class: 'num' }, it.rank), el('td', { class: 'num' }, it.score.toFixed(4)),
       el('td', {}, el('a', { href: sessionHref(it.session, it.position), class: 'open' }, `${it.session} #${it.position}`),
         it.excerpt ? el('div', { class: 'muted' }, t('excerpt')) : ''),
-      el('td', {}, it.role || ''), el('td', {}, date(it.at)), el('td', {}, it.why || '')))))));
+      el('td', {}, it.role || ''), el('td', {}, date(it.at)), el('td', {}, it.why || ''))))));
 }
 
 async function pageInjections(main) {
@@ -348,7 +347,7 @@ async function pageStats(main) {
     el('dt', {}, t('messages')), el('dd', {}, `${j.messages} (${j.user_messages} user, ${j.assistant_messages} assistant)`),
     el('dt', {}, t('file')), el('dd', {}, `${(j.file_bytes / 1e6).toFixed(1)} MB; text ${(j.content_bytes / 1e6).toFixed(1)} MB`),
     el('dt', {}, t('period')), el('dd', {}, `${date(j.first)} – ${date(j.last)}`)),
-    el('h2', {}, t('perMonth')), chart(months), list(t('perProject'), j.projects), list(t('perSource'), j.sources));
+    el('h2', {}, t('perMonth')), chart(months), ...list(t('perProject'), j.projects), ...list(t('perSource'), j.sources));
 }
 
 async function pageMemories(main, { args }) {
@@ -398,14 +397,16 @@ async function render() {
   const mine = ++seq;
   drawNav(r.page);
   const box = el('div', {});
+  let then = null;
   try {
-    await (HANDLERS[r.page] || pageSessions)(box, r);
+    then = await (HANDLERS[r.page] || pageSessions)(box, r);
   } catch (e) {
     box.append(fail(e.message));
   }
   if (mine !== seq) return;
   box.append(el('p', { class: 'muted' }, t('keys')));
   main.replaceChildren(box);
+  if (typeof then === 'function') then();
   main.dataset.page = r.page;
   main.dataset.ready = String(mine);
 }
