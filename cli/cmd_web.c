@@ -88,10 +88,12 @@ int cmd_web(int argc, char **argv, struct cli_ctx *ctx)
     snprintf(url, sizeof url, "http://127.0.0.1:%u/%s/", w.port, w.token);
     printf("%s\n", url);
     fflush(stdout);
-    fprintf(stderr, "cairn web: serving %s on 127.0.0.1 and [::1] port %u; Ctrl-C stops it\n",
-            cairn_path(w.db), w.port);
-    if (open_it)
+    fprintf(stderr, "cairn web: serving %s on 127.0.0.1%s port %u; Ctrl-C stops it\n",
+            cairn_path(w.db), w.ipv6 ? " and [::1]" : " (no IPv6 here)", w.port);
+    if (open_it) {
+        signal(SIGCHLD, SIG_IGN);          /* the opener is never waited for */
         open_browser(url);
+    }
     sigwait(&stop, &sig);
     rc = CLI_OK;
 out:

@@ -317,6 +317,7 @@ static const struct route {
     { "/memories", 0, web_api_memories },
     { "/memory/edit", 1, web_api_memory_edit },
     { "/memory/rm", 1, web_api_memory_rm },
+    { "/memory/supersede", 1, web_api_memory_supersede },
     { "/forget", 1, web_api_forget },
 };
 

@@ -131,22 +131,37 @@ static int64_t memory_id(const cJSON *j, struct web_reply *r)
     return (int64_t)v->valuedouble;
 }
 
-void web_api_memory_edit(const struct web_req *q, struct web_reply *r)
+/* The body of an edit or a supersede: {"id": N, "text": T}, and a
+ * writable handle. The parsed body (its strings are *text), or NULL after
+ * an answer is set. */
+static cJSON *memory_text_args(const struct web_req *q, struct web_reply *r, int64_t *id,
+                               const char **text, struct cairn **db)
 {
     cJSON *j = body_json(q, r);
-    struct cairn *db = NULL;
+    *db = NULL;
+    if (!j)
+        return NULL;
+    if (!(*id = memory_id(j, r)))
+        goto fail;
+    if (!(*text = str_field(j, "text")) || !**text) {
+        web_fail(r, 400, "text: the memory's new text");
+        goto fail;
+    }
+    if ((*db = open_rw(q, r)))
+        return j;
+fail:
+    cJSON_Delete(j);
+    return NULL;
+}
+
+void web_api_memory_edit(const struct web_req *q, struct web_reply *r)
+{
+    struct cairn *db;
     int64_t id;
     const char *text;
+    cJSON *j = memory_text_args(q, r, &id, &text, &db);
     if (!j)
         return;
-    if (!(id = memory_id(j, r)))
-        goto out;
-    if (!(text = str_field(j, "text")) || !*text) {
-        web_fail(r, 400, "text: the memory's new text");
-        goto out;
-    }
-    if (!(db = open_rw(q, r)))
-        goto out;
     int rc = cairn_memory_update(db, id, text);
     if (rc) {
         web_fail_rc(r, db, "edit", rc);
@@ -155,6 +170,36 @@ void web_api_memory_edit(const struct web_req *q, struct web_reply *r)
     buf_printf(&r->body, "{\"edited\":%lld}\n", (long long)id);
     r->status = 200;
 out:
+    cairn_close(db);
+    cJSON_Delete(j);
+}
+
+/* A new memory that replaces id: same type, scope and tags, the new text;
+ * the old one stays in the history, never listed alone. */
+void web_api_memory_supersede(const struct web_req *q, struct web_reply *r)
+{
+    struct cairn *db;
+    struct cairn_memories *old = NULL;
+    int64_t id, added = 0;
+    const char *text;
+    int rc;
+    cJSON *j = memory_text_args(q, r, &id, &text, &db);
+    if (!j)
+        return;
+    if ((rc = cairn_memory_get(db, id, &old))) {
+        web_fail_rc(r, db, "supersede", rc);
+        goto out;
+    }
+    const struct cairn_memory *m = cairn_memories_at(old, 0);
+    struct cairn_memory_new n = { m->type, text, m->scope, m->tags, 0, NULL, NULL, id };
+    if ((rc = cairn_memory_add(db, &n, &added))) {
+        web_fail_rc(r, db, "supersede", rc);
+        goto out;
+    }
+    buf_printf(&r->body, "{\"added\":%lld,\"superseded\":%lld}\n", (long long)added, (long long)id);
+    r->status = 200;
+out:
+    cairn_memories_free(old);
     cairn_close(db);
     cJSON_Delete(j);
 }

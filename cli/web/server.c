@@ -74,7 +74,8 @@ const char *web_arg(const struct web_req *q, struct web_reply *r, const char *na
     const char *v = m->lookup_connection_value(q->conn, MHD_GET_ARGUMENT_KIND, name);
     if (v && strlen(v) > cap) {
         if (!r->status)
-            web_fail(r, 413, "%s is longer than %zu bytes", name, cap);
+            web_fail(r, 413, "%s is longer than %zu bytes", strcmp(name, "q") ? name : "the question",
+                     cap);
         return NULL;
     }
     return v;
@@ -286,6 +287,7 @@ int web_start(struct web *w, unsigned port, struct web_server **out, char *err, 
     /* ::1 on the same port when the machine has IPv6; without it the
      * server still works on 127.0.0.1, the address it prints. */
     s->d6 = listen_on(s, 1, w->port);
+    w->ipv6 = s->d6 != NULL;
     *out = s;
     return 0;
 fail:

@@ -28,6 +28,7 @@ struct web {
     const char *db_path;              /* as the CLI resolved it (NULL: the default) */
     char token[WEB_TOKEN_LEN + 1];
     unsigned port;
+    int ipv6;                         /* also listening on ::1 */
     pthread_mutex_t lock;             /* one request at a time on db */
 };
 
@@ -74,6 +75,7 @@ void web_api_injections(const struct web_req *q, struct web_reply *r);
 void web_api_memories(const struct web_req *q, struct web_reply *r);
 void web_api_memory_edit(const struct web_req *q, struct web_reply *r);
 void web_api_memory_rm(const struct web_req *q, struct web_reply *r);
+void web_api_memory_supersede(const struct web_req *q, struct web_reply *r);
 void web_api_forget(const struct web_req *q, struct web_reply *r);
 
 /* The page's files, embedded (build/gen/web_assets.c). */
@@ -88,7 +90,7 @@ extern const size_t web_n_assets;
 
 /* Starts the server on 127.0.0.1 and ::1 at port (0: any free one), with
  * w->token set; w->port gets the port. Returns 0, or -1 with the reason
- * in err. web_stop stops it. */
+ * in err; w->ipv6 says whether ::1 is served too. web_stop stops it. */
 struct web_server;
 int web_start(struct web *w, unsigned port, struct web_server **out, char *err, size_t errlen);
 void web_stop(struct web_server *s);

@@ -137,7 +137,7 @@ function check(what, cond, detail) {
   // Memories: edit
   await go('#/memories');
   check('memories: listed as text', (await text('#main')).includes('prefers <b>tabs</b>'));
-  await page.click('article.msg header button:not(.danger)');
+  await page.click('article.msg header button.edit');
   await page.fill('article.msg textarea', 'prefers spaces');
   await after(() => page.click('article.msg textarea + button'));
   check('memories: edited', (await text('#main')).includes('prefers spaces'));

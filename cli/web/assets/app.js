@@ -21,7 +21,7 @@ const I18N = {
     noPrompt: 'The log keeps no prompt text (privacy); the preview opens at that moment.',
     preview: 'Preview', store: 'Store', file: 'File', period: 'Period',
     perMonth: 'Messages per month (by session start)', perProject: 'Per project', perSource: 'Per client',
-    type: 'Type', scope: 'Scope', edit: 'Edit', save: 'Save', cancel: 'Cancel', del: 'Delete',
+    type: 'Type', scope: 'Scope', edit: 'Edit', supersede: 'Supersede', save: 'Save', cancel: 'Cancel', del: 'Delete',
     confirmDel: id => `Delete memory ${id} and its history?`, none: 'Nothing here.',
     empty: '(none)', keys: 'Keys: 1–6 pages, j/k move, Enter opens, / search field', lang: '中文',
     goto: 'Go to position', whole: 'whole', excerpt: 'excerpt', log: 'Log',
@@ -42,7 +42,7 @@ const I18N = {
     noPrompt: '日志不保存提示文本（隐私）；预览以当时的时间打开。',
     preview: '预览', store: '存储', file: '文件', period: '时间段',
     perMonth: '每月消息数（按会话开始时间）', perProject: '按项目', perSource: '按客户端',
-    type: '类型', scope: '范围', edit: '编辑', save: '保存', cancel: '取消', del: '删除',
+    type: '类型', scope: '范围', edit: '编辑', supersede: '取代', save: '保存', cancel: '取消', del: '删除',
     confirmDel: id => `删除记忆 ${id} 及其历史？`, none: '这里什么都没有。',
     empty: '（无）', keys: '按键：1–6 切换页面，j/k 移动，回车打开，/ 搜索框', lang: 'English',
     goto: '跳到位置', whole: '完整', excerpt: '摘录', log: '日志',
@@ -358,13 +358,15 @@ async function pageMemories(main, { args }) {
     const box = el('article', { class: 'msg row', id: 'mem' + m.id },
       el('header', {}, el('strong', {}, '#' + m.id), el('span', {}, m.type || ''),
         el('span', { class: 'muted' }, m.scope || 'global'), el('span', { class: 'muted' }, date(m.updated || m.created)),
-        el('button', { type: 'button', onclick: () => {
+        ...['edit', 'supersede'].map(action => el('button', { type: 'button', class: action, onclick: () => {
+          /* edit keeps the old text in the history; supersede adds a new
+             memory that replaces this one (docs/MEMORIES.md) */
           const ta = el('textarea', {}, m.text);
           const save = el('button', { type: 'button', onclick: async () => {
-            try { await api('memory/edit', null, { id: m.id, text: ta.value }); render(); }
+            try { await api('memory/' + action, null, { id: m.id, text: ta.value }); render(); }
             catch (e) { box.append(fail(e.message)); } } }, t('save'));
           text.replaceWith(el('div', {}, ta, save)); ta.focus();
-        } }, t('edit')),
+        } }, t(action))),
         el('button', { type: 'button', class: 'danger', onclick: async () => {
           if (!confirm(t('confirmDel', m.id))) return;
           try { await api('memory/rm', null, { id: m.id, confirm: m.id }); render(); }
