@@ -4,7 +4,7 @@
 Starts `cairn web` on STORE and asks it, N times each, for a page of 50
 sessions (offsets across the whole list), a filtered page (one project), a
 session page (100 messages), a recall preview (budget 4000, explain on) and
-a search, with questions made of words from the store's own user turns
+the same preview with the prompt hook's flags (hook=1) and a search, with questions made of words from the store's own user turns
 (seeded, so two runs ask the same). For each it reads the server's time
 from the Server-Timing header (docs/WEB.md) and the round trip. Baseline,
 in the same run: the CLI doing the same work as a whole process
@@ -76,23 +76,27 @@ def main():
                 questions.append(" ".join(rnd.sample(words, 4)))
         for q in questions[:3]:                      # warm the page cache
             get("recall", q=q, budget=4000)
-        times = {k: ([], []) for k in ("sessions50", "sessions50_project", "session100", "recall4000", "search")}
+        times = {k: ([], []) for k in ("sessions50", "sessions50_project", "session100", "recall4000",
+                                       "recall4000_hook", "search")}
         for i in range(n):
             for k, (path, q) in {
                 "sessions50": ("sessions", {"limit": 50, "offset": (i * 97) % max(1, total - 50)}),
                 "sessions50_project": ("sessions", {"limit": 50, "project": project}),
                 "session100": ("session", {"id": ids[i], "count": 100}),
                 "recall4000": ("recall", {"q": questions[i], "budget": 4000}),
+                "recall4000_hook": ("recall", {"q": questions[i], "budget": 4000, "hook": 1}),
                 "search": ("search", {"q": questions[i]}),
             }.items():
                 _, dur, rt = get(path, **q)
                 times[k][0].append(dur)
                 times[k][1].append(rt)
-        cli = {"sessions50": [], "recall4000": []}
+        cli = {"sessions50": [], "recall4000": [], "recall4000_hook": []}
         for i in range(max(5, n // 4)):
             for k, cmd in (("sessions50", [cairn, "--db", store, "sessions", "--limit", "50", "--json"]),
                            ("recall4000", [cairn, "--db", store, "recall", questions[i], "--budget", "4000",
-                                           "--json", "--explain"])):
+                                           "--json", "--explain"]),
+                           ("recall4000_hook", [cairn, "--db", store, "recall", questions[i], "--budget",
+                                                "4000", "--json", "--explain", "--fast"])):
                 t0 = time.perf_counter()
                 subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
                 cli[k].append((time.perf_counter() - t0) * 1e3)

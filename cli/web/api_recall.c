@@ -81,6 +81,11 @@ void web_api_recall(const struct web_req *q, struct web_reply *r)
     const char *question, *why = "";
     o.budget = (int)web_arg_long(q, r, "budget", 4000, 50, 1000000);
     o.explain = 1;
+    /* hook=1: the prompt hook's flags (only what matched; latency first on
+     * a big store), so the gate below is the hook's verdict on this
+     * question (its skip rules and never-twice list aside). */
+    if (web_arg_long(q, r, "hook", 0, 0, 1))
+        o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST;
     if (recall_args(q, r, &question, &o))
         return;
     int rc = cairn_recall(q->w->db, question, &o, &res);

@@ -185,6 +185,8 @@ check("the recall text is the exact packed text (a JSON string)", "<script>windo
 out = subprocess.run([CAIRN, "--db", STORE, "recall", "where did the database move?", "--budget", "500",
                       "--now", "2024-07-01", "--project", "alpha"], capture_output=True, text=True).stdout
 check("the preview is what cairn recall gives", out.rstrip("\n") == j["text"].rstrip("\n"), (out[:200], j["text"][:200]))
+st, hd, j = api("recall", q="where did the database move?", budget=500, now="2024-07-01", project="alpha", hook=1)
+check("hook=1 previews with the hook's flags", st == 200 and "Postgres" in j["text"] and "gate" in j, j)
 st, hd, j = api("recall", q="x", budget=10)
 check("a budget under 50 is refused", st == 400, st)
 

@@ -25,6 +25,7 @@ const I18N = {
     confirmDel: id => `Delete memory ${id} and its history?`, none: 'Nothing here.',
     empty: '(none)', keys: 'Keys: 1–6 pages, j/k move, Enter opens, / search field', lang: '中文',
     goto: 'Go to position', whole: 'whole', excerpt: 'excerpt', log: 'Log',
+    as: 'As', asRecall: 'cairn recall', asHook: 'the prompt hook',
   },
   zh: {
     sessions: '会话', search: '搜索', recall: '回忆预览', injections: '注入记录',
@@ -46,6 +47,7 @@ const I18N = {
     confirmDel: id => `删除记忆 ${id} 及其历史？`, none: '这里什么都没有。',
     empty: '（无）', keys: '按键：1–6 切换页面，j/k 移动，回车打开，/ 搜索框', lang: 'English',
     goto: '跳到位置', whole: '完整', excerpt: '摘录', log: '日志',
+    as: '方式', asRecall: 'cairn recall', asHook: '提示钩子',
   },
 };
 let lang = localStorage.getItem('cairn.lang') ||
@@ -275,11 +277,13 @@ async function pageRecall(main, { args }) {
   main.append(el('h1', {}, t('recall')),
     formBar('recall', [['q', t('question')], ['budget', t('budget'), 'number', '2000'],
       ['now', t('now'), 'datetime-local'], ['project', t('project')],
-      ['method', t('method'), 'select', [['cairn', 'cairn'], ['keyword', 'keyword'], ['raw-bm25', 'raw-bm25'], ['no-time', 'no-time']]]], args));
+      ['method', t('method'), 'select', [['cairn', 'cairn'], ['keyword', 'keyword'], ['raw-bm25', 'raw-bm25'], ['no-time', 'no-time']]],
+      ['hook', t('as'), 'select', [['0', t('asRecall')], ['1', t('asHook')]]]], args));
   const q = args.get('q');
   if (!q) return;
   const j = await api('recall', { q, budget: args.get('budget') || 2000, now: args.get('now') || '',
-                                   project: args.get('project') || '', method: args.get('method') || '' });
+                                   project: args.get('project') || '', method: args.get('method') || '',
+                                   hook: args.get('hook') || '' });
   main.append(el('dl', { class: 'kv', id: 'summary' },
     el('dt', {}, t('tokens')), el('dd', {}, `${j.tokens} / ${j.budget}`),
     el('dt', {}, t('match')), el('dd', {}, `${j.match} (${j.match_weight}), dense ${j.dense}`),
@@ -306,7 +310,7 @@ async function pageInjections(main) {
       el('td', {}, e.why || ''), el('td', { class: 'num' }, e.match !== undefined ? `${e.match} (${e.match_weight})` : ''),
       el('td', { class: 'num' }, e.items ?? ''), el('td', { class: 'num' }, e.tokens ?? ''),
       el('td', { class: 'num' }, e.ms ?? ''),
-      el('td', {}, el('a', { href: href('recall', { now: (e.at || '').replace('Z', '').slice(0, 16) }), class: 'open' }, t('preview'))))))));
+      el('td', {}, el('a', { href: href('recall', { now: (e.at || '').replace('Z', '').slice(0, 16), hook: 1 }), class: 'open' }, t('preview'))))))));
   if (!j.entries.length) main.append(el('p', {}, t('none')));
 }
 
