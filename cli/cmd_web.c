@@ -98,6 +98,7 @@ int cmd_web(int argc, char **argv, struct cli_ctx *ctx)
     rc = CLI_OK;
 out:
     web_stop(srv);
+    web_api_free(&w);
     cairn_close(w.db);
     pthread_mutex_destroy(&w.lock);
     return rc;

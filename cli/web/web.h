@@ -23,12 +23,15 @@
 #define WEB_MSG_CUT     (32 << 10)    /* bytes of one message in a session page */
 #define WEB_MSG_MAX     (16 << 20)    /* bytes of one message asked for whole */
 
+struct web_cache;
+
 struct web {
     struct cairn *db;                 /* read-only; writes open their own handle */
     const char *db_path;              /* as the CLI resolved it (NULL: the default) */
     char token[WEB_TOKEN_LEN + 1];
     unsigned port;
     int ipv6;                         /* also listening on ::1 */
+    struct web_cache *cache;          /* the session list (api.c) */
     pthread_mutex_t lock;             /* one request at a time on db */
 };
 
@@ -66,6 +69,8 @@ void web_fail_rc(struct web_reply *r, struct cairn *db, const char *what, int rc
 
 /* Answers one /api request (api.c); r->status set on return. */
 void web_api(const struct web_req *q, struct web_reply *r);
+/* Frees what the API kept between requests. */
+void web_api_free(struct web *w);
 /* The endpoints of api_recall.c (recall preview, search) and api_act.c
  * (export, injection log, memories, forget). */
 void web_api_recall(const struct web_req *q, struct web_reply *r);

@@ -249,5 +249,15 @@ check("forgotten: not in cairn recall", "Postgres" not in out.stdout, out.stdout
 st, j = post("forget", {"session": "s-hostile", "confirm": "s-hostile"})
 check("forget twice: 404", st == 404, (st, j))
 
+# A session another process adds shows at once (the server's list of
+# sessions is read again when the store's files change).
+new = json.dumps({"id": "s-new", "source": "codex", "project": "delta", "title": "added while serving",
+                  "messages": [{"role": "user", "content": "a quince tart", "at": "2024-08-01T10:00:00Z"}]})
+subprocess.run([CAIRN, "--db", STORE, "add", "-q", "-"], input=new, text=True, check=True)
+st, hd, j = api("sessions")
+check("a session added meanwhile is listed", j["total"] == 4 and j["sessions"][0]["id"] == "s-new", j)
+st, hd, j = api("stats")
+check("and counted", j["sessions"] == 4 and ["delta", 1] in j["projects"], j)
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
