@@ -29,7 +29,8 @@ check "each run has its own token ($t1, $t2)" test -n "$t2" -a "$t1" != "$t2"
 port=$(echo "$url" | sed 's|http://127.0.0.1:\([0-9]*\)/.*|\1|')
 "$CAIRN" web --port "$port" > /dev/null 2> "$TMP/busy.err" &
 pid3=$!
-sleep 0.5
+i=0
+while kill -0 $pid3 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 if kill -0 $pid3 2>/dev/null; then bad "a second server on a busy port started"; kill $pid3; else ok; fi
 contains "a busy port is said" "$(cat "$TMP/busy.err")" "cannot listen"
 "$CAIRN" web --port 70000 2> "$TMP/usage.err"
