@@ -721,6 +721,12 @@ CAIRN_API int cairn_embed_backfill(struct cairn *db, int reindex,
                                    void (*progress)(void *arg, uint64_t done, uint64_t total),
                                    void *arg, struct cairn_embed_stats *stats);
 
+/* Vector coverage (cairn web's stats): for each model the store holds
+ * vectors of, in name order, the messages that have at least one; cb
+ * returns 0 to go on, as the other walkers. */
+typedef int (*cairn_vector_model_cb)(void *arg, const char *model, int64_t messages);
+CAIRN_API int cairn_vector_models(struct cairn *db, cairn_vector_model_cb cb, void *arg);
+
 /* ---- Embedding models: `cairn model` and `cairn embed` ---------------- */
 
 /*

@@ -353,8 +353,16 @@ static void api_message(const struct web_req *q, struct web_reply *r)
 
 /* ---- stats ---- */
 
-/* Messages per month of a session's start, per project, per source. */
-struct monthly { struct tally months, projects, sources; };
+/* Messages per month of a session's start, per project, per source;
+ * messages with a vector, per model. */
+struct monthly { struct tally months, projects, sources, models; };
+
+static int vector_one(void *arg, const char *model, int64_t messages)
+{
+    struct monthly *m = arg;
+    tally_add(&m->models, model, (size_t)messages);
+    return 0;
+}
 
 static void stats_one(struct monthly *m, const struct cairn_session_info *s)
 {
@@ -370,13 +378,15 @@ static void stats_one(struct monthly *m, const struct cairn_session_info *s)
 static void api_stats(const struct web_req *q, struct web_reply *r)
 {
     struct cairn_stats s;
-    struct monthly m = { { 0 }, { 0 }, { 0 } };
+    struct monthly m = { { 0 }, { 0 }, { 0 }, { 0 } };
     const struct web_cache *c;
     int rc = cairn_get_stats(q->w->db, &s);
     if (!rc)
         rc = sessions_now(q->w, &c);
     for (size_t i = 0; !rc && i < c->n; i++)     /* oldest first: months in order */
         stats_one(&m, &c->s[c->n - 1 - i]);
+    if (!rc)
+        rc = cairn_vector_models(q->w->db, vector_one, &m);
     if (rc) {
         web_fail_rc(r, q->w->db, "stats", rc);
         goto out;
@@ -395,12 +405,14 @@ static void api_stats(const struct web_req *q, struct web_reply *r)
     tally_json(&r->body, "months", &m.months);
     tally_json(&r->body, "projects", &m.projects);
     tally_json(&r->body, "sources", &m.sources);
+    tally_json(&r->body, "vectors", &m.models);
     buf_adds(&r->body, "}\n");
-    r->status = m.months.err || m.projects.err || m.sources.err ? 500 : 200;
+    r->status = m.months.err || m.projects.err || m.sources.err || m.models.err ? 500 : 200;
 out:
     tally_free(&m.months);
     tally_free(&m.projects);
     tally_free(&m.sources);
+    tally_free(&m.models);
 }
 
 /* ---- dispatch ---- */

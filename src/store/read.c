@@ -87,6 +87,27 @@ int cairn_sessions(struct cairn *h, const char *project, int oldest_first, size_
     return walk(h, st, session_row, &w, &n);
 }
 
+struct vec_walk { cairn_vector_model_cb cb; void *arg; };
+
+static int vector_model_row(void *arg, sqlite3_stmt *st)
+{
+    struct vec_walk *w = arg;
+    return w->cb(w->arg, col_text(st, 0), sqlite3_column_int64(st, 1));
+}
+
+int cairn_vector_models(struct cairn *h, cairn_vector_model_cb cb, void *arg)
+{
+    sqlite3_stmt *st;
+    struct vec_walk w = { cb, arg };
+    int n, rc;
+    /* The primary key (model, msg, piece) gives each model's messages in
+     * order: a distinct count without a sort. */
+    if ((rc = store_prepare(h, "SELECT model, count(DISTINCT msg) FROM vectors GROUP BY model "
+                            "ORDER BY model", &st)))
+        return rc;
+    return walk(h, st, vector_model_row, &w, &n);
+}
+
 int cairn_session_get(struct cairn *h, const char *id, cairn_session_cb cb, void *arg)
 {
     sqlite3_stmt *st;

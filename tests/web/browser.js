@@ -131,6 +131,7 @@ function check(what, cond, detail) {
   check('stats: the chart', (await page.$$('svg.chart rect')).length >= 3);
   check('stats: the counts', (await text('#stats')).includes('406'));
   const stats = await text('#main');
+  check('stats: vector coverage', (await text('#vectors')).includes('keyword recall only'), await text('#vectors'));
   check('stats: per project and client', stats.includes('gamma') && stats.includes('chatgpt') && !stats.includes('[object'), stats.slice(-300));
   await shot('10-stats');
 

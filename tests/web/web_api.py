@@ -5,6 +5,7 @@ web_fixture.py). Prints one line per failure and ends with
 "N passed, N failed"."""
 import http.client
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -253,11 +254,17 @@ check("forget twice: 404", st == 404, (st, j))
 # sessions is read again when the store's files change).
 new = json.dumps({"id": "s-new", "source": "codex", "project": "delta", "title": "added while serving",
                   "messages": [{"role": "user", "content": "a quince tart", "at": "2024-08-01T10:00:00Z"}]})
-subprocess.run([CAIRN, "--db", STORE, "add", "-q", "-"], input=new, text=True, check=True)
+st, hd, j = api("stats")
+check("no vectors yet", j["vectors"] == [], j["vectors"])
+# embedded as it is added (the test model), so the stats count one message with a vector
+tiny = os.path.join(os.environ["CAIRN_TEST_ROOT"], "tests", "data", "embed", "tiny-bert")
+subprocess.run([CAIRN, "--db", STORE, "add", "-q", "-"], input=new, text=True, check=True,
+               env=dict(os.environ, CAIRN_EMBED_MODEL=tiny))
 st, hd, j = api("sessions")
 check("a session added meanwhile is listed", j["total"] == 4 and j["sessions"][0]["id"] == "s-new", j)
 st, hd, j = api("stats")
 check("and counted", j["sessions"] == 4 and ["delta", 1] in j["projects"], j)
+check("vector coverage per model", len(j["vectors"]) == 1 and j["vectors"][0][1] == 1, j["vectors"])
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

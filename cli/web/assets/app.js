@@ -21,6 +21,7 @@ const I18N = {
     noPrompt: 'The log keeps no prompt text (privacy); the preview opens at that moment.',
     preview: 'Preview', store: 'Store', file: 'File', period: 'Period',
     perMonth: 'Messages per month (by session start)', perProject: 'Per project', perSource: 'Per client',
+    vectors: 'Messages with a vector, per model', noVectors: 'No vectors: keyword recall only (cairn embed --backfill)',
     type: 'Type', scope: 'Scope', edit: 'Edit', supersede: 'Supersede', save: 'Save', cancel: 'Cancel', del: 'Delete',
     confirmDel: id => `Delete memory ${id} and its history?`, none: 'Nothing here.',
     empty: '(none)', keys: 'Keys: 1–6 pages, j/k move, Enter opens, / search field', lang: '中文',
@@ -43,6 +44,7 @@ const I18N = {
     noPrompt: '日志不保存提示文本（隐私）；预览以当时的时间打开。',
     preview: '预览', store: '存储', file: '文件', period: '时间段',
     perMonth: '每月消息数（按会话开始时间）', perProject: '按项目', perSource: '按客户端',
+    vectors: '有向量的消息（按模型）', noVectors: '没有向量：仅关键词检索（cairn embed --backfill）',
     type: '类型', scope: '范围', edit: '编辑', supersede: '取代', save: '保存', cancel: '取消', del: '删除',
     confirmDel: id => `删除记忆 ${id} 及其历史？`, none: '这里什么都没有。',
     empty: '（无）', keys: '按键：1–6 切换页面，j/k 移动，回车打开，/ 搜索框', lang: 'English',
@@ -351,7 +353,11 @@ async function pageStats(main) {
     el('dt', {}, t('messages')), el('dd', {}, `${j.messages} (${j.user_messages} user, ${j.assistant_messages} assistant)`),
     el('dt', {}, t('file')), el('dd', {}, `${(j.file_bytes / 1e6).toFixed(1)} MB; text ${(j.content_bytes / 1e6).toFixed(1)} MB`),
     el('dt', {}, t('period')), el('dd', {}, `${date(j.first)} – ${date(j.last)}`)),
-    el('h2', {}, t('perMonth')), chart(months), ...list(t('perProject'), j.projects), ...list(t('perSource'), j.sources));
+    el('h2', {}, t('perMonth')), chart(months), ...list(t('perProject'), j.projects), ...list(t('perSource'), j.sources),
+    el('h2', {}, t('vectors')), el('table', { id: 'vectors' }, el('tbody', {},
+      j.vectors.length ? j.vectors.map(([model, n]) => el('tr', {}, el('td', {}, model), el('td', { class: 'num' }, n),
+        el('td', { class: 'num' }, `${(100 * n / Math.max(1, j.messages)).toFixed(1)}%`)))
+        : el('tr', {}, el('td', {}, t('noVectors'))))));
 }
 
 async function pageMemories(main, { args }) {
