@@ -78,8 +78,11 @@ int cairn_sessions(struct cairn *h, const char *project, int oldest_first, size_
     sqlite3_stmt *st;
     struct sess_walk w = { cb, arg };
     int n, rc;
+    /* ORDER BY the column itself (NULL sorts lowest, as 0 did) so that
+     * sessions_started or sessions_project gives the order: the newest 50
+     * of 50,000 sessions without sorting them all */
     snprintf(sql, sizeof sql, "SELECT " SESSION_COLS " FROM sessions s %s ORDER BY "
-             "coalesce(s.started_at, 0) %s, s.id %s LIMIT ?",
+             "s.started_at %s, s.id %s LIMIT ?",
              project ? "WHERE s.project = ?1" : "", oldest_first ? "ASC" : "DESC",
              oldest_first ? "ASC" : "DESC");
     if ((rc = store_prepare(h, sql, &st)))
@@ -202,9 +205,13 @@ int cairn_get_stats(struct cairn *h, struct cairn_stats *o)
             " (SELECT coalesce(sum(n),0) FROM session_stats),"
             " (SELECT coalesce(sum(nuser),0) FROM session_stats),"
             " (SELECT coalesce(sum(bytes),0) FROM session_stats),"
-            " (SELECT count(DISTINCT project) FROM sessions WHERE project <> ''),"
-            " (SELECT min(coalesce(started_at, ended_at)) FROM sessions),"
-            " (SELECT max(coalesce(ended_at, started_at)) FROM sessions),"
+            /* distinct projects by a walk of sessions_project: one
+             * lookup per project, not a read of every session */
+            " (WITH RECURSIVE p(x) AS (SELECT min(project) FROM sessions WHERE project > ''"
+            "   UNION ALL SELECT (SELECT min(project) FROM sessions WHERE project > x)"
+            "   FROM p WHERE x IS NOT NULL) SELECT count(x) FROM p),"
+            " (SELECT min(coalesce(started_at, ended_at)) FROM sessions),"   /* sessions_first */
+            " (SELECT max(coalesce(ended_at, started_at)) FROM sessions),"   /* sessions_last */
             " (SELECT user_version FROM pragma_user_version),"
             " (SELECT count(*) FROM sessions WHERE project = '')", &st)))
         return rc;

@@ -354,6 +354,28 @@ static void test_totals(void)
     T_CHECK(rc == CAIRN_OK || rc == CAIRN_SCRUB_PENDING);
     check_totals(db, path, 0, 1);
     cairn_close(db);
+    /* a version-8 store (no time indexes) migrates and keeps its answers */
+    sqlite3 *raw;
+    struct cairn_stats before, after;
+    db = NULL;
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_get_stats(db, &before), CAIRN_OK);
+    cairn_close(db);
+    T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(raw, "DROP INDEX sessions_first; DROP INDEX sessions_last;"
+                          "PRAGMA user_version=8", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                        "('sessions_first', 'sessions_last')"), 0);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_get_stats(db, &after), CAIRN_OK);
+    T_CHECK(after.schema_version > 8);
+    T_EQ_INT(after.first_at, before.first_at);
+    T_EQ_INT(after.last_at, before.last_at);
+    T_EQ_INT(after.messages, before.messages);
+    cairn_close(db);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                        "('sessions_first', 'sessions_last')"), 2);
 }
 
 int main(void)
