@@ -37,34 +37,29 @@ int cmd_stats(int argc, char **argv, struct cli_ctx *ctx)
     struct cairn *db;
     struct cairn_stats s;
     char a[40], b[40], text[32], file[32];
-    size_t loose = 0;   /* sessions with no project */
     int rc, json = argc > 1 && !strcmp(argv[1], "--json");
     if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
-    rc = cairn_get_stats(db, &s);
-    /* The store counts "no project" (stored as "") as one of the projects. */
-    if (!rc)
-        rc = cairn_sessions(db, "", 0, 0, cli_count_session, &loose);
-    if (rc) {
+    if ((rc = cairn_get_stats(db, &s))) {
         rc = cli_fail(db, "stats", rc);
         goto out;
     }
-    if (loose && s.projects > 0)
-        s.projects--;
     cairn_format_time(s.first_at, 0, a, sizeof a);
     cairn_format_time(s.last_at, 0, b, sizeof b);
     if (json) {
         printf("{\"store\":\"%s\",\"schema_version\":%d,\"sessions\":%lld,\"messages\":%lld,"
                "\"user_messages\":%lld,\"assistant_messages\":%lld,\"projects\":%lld,"
-               "\"content_bytes\":%lld,\"file_bytes\":%lld,\"first\":\"%s\",\"last\":\"%s\"}\n",
+               "\"sessions_without_project\":%lld,\"content_bytes\":%lld,\"file_bytes\":%lld,"
+               "\"first\":\"%s\",\"last\":\"%s\"}\n",
                cairn_path(db), s.schema_version, (long long)s.sessions, (long long)s.messages,
                (long long)s.user_messages, (long long)s.assistant_messages,
-               (long long)s.projects, (long long)s.content_bytes, (long long)s.file_bytes, a, b);
+               (long long)s.projects, (long long)s.loose_sessions, (long long)s.content_bytes,
+               (long long)s.file_bytes, a, b);
     } else {
         format_size(s.content_bytes, text, sizeof text);
         format_size(s.file_bytes, file, sizeof file);
         printf("store          %s (schema %d)\n", cairn_path(db), s.schema_version);
-        print_sessions(s.sessions, s.projects, (long long)loose);
+        print_sessions(s.sessions, s.projects, s.loose_sessions);
         printf("messages       %lld (%lld user, %lld assistant)\n", (long long)s.messages,
                (long long)s.user_messages, (long long)s.assistant_messages);
         printf("text           %s verbatim; file %s\n", text, file);

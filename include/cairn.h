@@ -269,10 +269,13 @@ CAIRN_API int cairn_forget(struct cairn *db, const char *session);
  */
 CAIRN_API int cairn_scrub(struct cairn *db);
 
-/* Counts for `cairn stats`. */
+/* Counts for `cairn stats`, read from maintained totals (per-session
+ * counts kept by every write path), so the cost follows the number of
+ * sessions, not of messages. projects counts named projects only;
+ * loose_sessions the sessions with none. */
 struct cairn_stats {
     int64_t sessions, messages, user_messages, assistant_messages;
-    int64_t content_bytes, projects;
+    int64_t content_bytes, projects, loose_sessions;
     int64_t first_at, last_at;    /* CAIRN_NO_TIME when empty */
     int64_t file_bytes;
     int     schema_version;

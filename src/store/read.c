@@ -23,8 +23,11 @@ static int64_t col_time(sqlite3_stmt *st, int i)
                                                      : sqlite3_column_int64(st, i);
 }
 
+/* The message count comes from session_stats (maintained by every write
+ * path, schema v6), not a count over messages: a listing costs one row per
+ * session whatever the sessions hold. */
 #define SESSION_COLS "s.ext_id, s.source, s.project, s.title, s.meta, s.started_at, " \
-                     "s.ended_at, (SELECT count(*) FROM messages m WHERE m.session = s.id)"
+                     "s.ended_at, coalesce((SELECT n FROM session_stats t WHERE t.session = s.id), 0)"
 
 static void fill_session(sqlite3_stmt *st, struct cairn_session_info *si)
 {
@@ -75,8 +78,11 @@ int cairn_sessions(struct cairn *h, const char *project, int oldest_first, size_
     sqlite3_stmt *st;
     struct sess_walk w = { cb, arg };
     int n, rc;
+    /* ORDER BY the column itself (NULL sorts lowest, as 0 did) so that
+     * sessions_started or sessions_project gives the order: the newest 50
+     * of 50,000 sessions without sorting them all */
     snprintf(sql, sizeof sql, "SELECT " SESSION_COLS " FROM sessions s %s ORDER BY "
-             "coalesce(s.started_at, 0) %s, s.id %s LIMIT ?",
+             "s.started_at %s, s.id %s LIMIT ?",
              project ? "WHERE s.project = ?1" : "", oldest_first ? "ASC" : "DESC",
              oldest_first ? "ASC" : "DESC");
     if ((rc = store_prepare(h, sql, &st)))
@@ -217,13 +223,18 @@ int cairn_get_stats(struct cairn *h, struct cairn_stats *o)
     memset(o, 0, sizeof o[0]);
     if ((rc = store_prepare(h,
             "SELECT (SELECT count(*) FROM sessions),"
-            " (SELECT count(*) FROM messages),"
-            " (SELECT count(*) FROM messages WHERE role='user'),"
-            " (SELECT coalesce(sum(length(CAST(content AS BLOB))),0) FROM messages),"
-            " (SELECT count(DISTINCT project) FROM sessions),"
-            " (SELECT min(coalesce(started_at, ended_at)) FROM sessions),"
-            " (SELECT max(coalesce(ended_at, started_at)) FROM sessions),"
-            " (SELECT user_version FROM pragma_user_version)", &st)))
+            " (SELECT coalesce(sum(n),0) FROM session_stats),"
+            " (SELECT coalesce(sum(nuser),0) FROM session_stats),"
+            " (SELECT coalesce(sum(bytes),0) FROM session_stats),"
+            /* distinct projects by a walk of sessions_project: one
+             * lookup per project, not a read of every session */
+            " (WITH RECURSIVE p(x) AS (SELECT min(project) FROM sessions WHERE project > ''"
+            "   UNION ALL SELECT (SELECT min(project) FROM sessions WHERE project > x)"
+            "   FROM p WHERE x IS NOT NULL) SELECT count(x) FROM p),"
+            " (SELECT min(coalesce(started_at, ended_at)) FROM sessions),"   /* sessions_first */
+            " (SELECT max(coalesce(ended_at, started_at)) FROM sessions),"   /* sessions_last */
+            " (SELECT user_version FROM pragma_user_version),"
+            " (SELECT count(*) FROM sessions WHERE project = '')", &st)))
         return rc;
     if (sqlite3_step(st) == SQLITE_ROW) {
         o->sessions = sqlite3_column_int64(st, 0);
@@ -235,6 +246,7 @@ int cairn_get_stats(struct cairn *h, struct cairn_stats *o)
         o->first_at = col_time(st, 5);
         o->last_at = col_time(st, 6);
         o->schema_version = sqlite3_column_int(st, 7);
+        o->loose_sessions = sqlite3_column_int64(st, 8);
     } else {
         rc = cairn__sqlerr(h, SQLITE_ERROR, "stats");
     }

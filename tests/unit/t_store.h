@@ -20,10 +20,14 @@
     "  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);" \
     "END;"
 
-/* What version 8 added (the memory tables): an older store has none of it. */
+/* What version 9 added (stats' time indexes): an older store has none of it. */
+#define SCHEMA_V9_DROP "DROP INDEX sessions_first; DROP INDEX sessions_last;"
+
+/* What versions 8 and later added (the memory tables, then the above):
+ * a version-7 store has none of it. */
 #define MEMORY_TABLES_V8_DROP \
     "DROP TABLE memory_history; DROP TABLE memory_links; DROP TABLE memories;" \
-    "DELETE FROM sqlite_sequence;"
+    "DELETE FROM sqlite_sequence;" SCHEMA_V9_DROP
 
 static inline int64_t count(struct cairn *h, const char *sql)
 {

@@ -300,7 +300,7 @@ static void test_ttl(void)
 }
 
 /* A store as version 7 left it (no memory tables), with a session: the
- * next open migrates it to 8 and keeps the session. */
+ * next open migrates it to the current version and keeps the session. */
 static void test_migrate_v7(void)
 {
     char path[300];
@@ -315,7 +315,7 @@ static void test_migrate_v7(void)
              SQLITE_OK);
     sqlite3_close(raw);
     T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
-    T_EQ_INT(count(h, "PRAGMA user_version"), 8);
+    T_EQ_INT(count(h, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
     T_EQ_INT(count(h, "SELECT count(*) FROM messages"), 3);
     T_EQ_INT(count(h, "SELECT count(*) FROM sqlite_master WHERE name IN ('memories', "
                       "'memory_links', 'memory_history')"), 3);

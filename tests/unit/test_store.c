@@ -284,6 +284,100 @@ static void test_budget_property(void)
     cairn_close(db);
 }
 
+/* The stats and the session listing read maintained totals; after every
+ * kind of write they must equal a count over the messages themselves. */
+static int64_t scan(const char *path, const char *sql)
+{
+    sqlite3 *raw;
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_open(path, &raw) != SQLITE_OK)
+        return -1;
+    if (sqlite3_prepare_v2(raw, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    return v;
+}
+
+static int sum_listed(void *arg, const struct cairn_session_info *si)
+{
+    *(int64_t *)arg += (int64_t)si->n_messages;
+    return 0;
+}
+
+static void check_totals(struct cairn *db, const char *path, int64_t want_loose, int64_t want_projects)
+{
+    struct cairn_stats s;
+    int64_t listed = 0;
+    T_EQ_INT(cairn_get_stats(db, &s), CAIRN_OK);
+    T_EQ_INT(s.messages, scan(path, "SELECT count(*) FROM messages"));
+    T_EQ_INT(s.user_messages, scan(path, "SELECT count(*) FROM messages WHERE role = 'user'"));
+    T_EQ_INT(s.assistant_messages, scan(path, "SELECT count(*) FROM messages WHERE role <> 'user'"));
+    T_EQ_INT(s.content_bytes,
+             scan(path, "SELECT coalesce(sum(length(CAST(content AS BLOB))), 0) FROM messages"));
+    T_EQ_INT(s.loose_sessions, want_loose);
+    T_EQ_INT(s.projects, want_projects);
+    T_EQ_INT(cairn_sessions(db, NULL, 0, 0, sum_listed, &listed), CAIRN_OK);
+    T_EQ_INT(listed, s.messages);
+}
+
+static void test_totals(void)
+{
+    char path[256];
+    struct cairn *db = open_new("tot.db");
+    snprintf(path, sizeof path, "%s/tot.db", dir);
+    const char *a = "{\"id\":\"a\",\"project\":\"/p/one\",\"messages\":[{\"role\":\"user\",\"content\":"
+                    "\"caf\\u00e9 au lait\"},{\"role\":\"assistant\",\"content\":\"ok\"}]}";
+    const char *b = "{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"no project\"}]}";
+    const char *b2 = "{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"no project\"},"
+                     "{\"id\":\"r\",\"role\":\"assistant\",\"content\":\"half\"}]}";
+    const char *b3 = "{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"no project\"},"
+                     "{\"id\":\"r\",\"role\":\"assistant\",\"content\":\"half of a longer reply\"}]}";
+    const char *c = "{\"id\":\"c\",\"project\":\"/p/two\",\"messages\":[{\"role\":\"user\",\"content\":"
+                    "\"my key is sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}]}";
+    struct cairn_redact_report rep;
+    check_totals(db, path, 0, 0);
+    T_EQ_INT(cairn_add_json(db, a, strlen(a), NULL), CAIRN_OK);
+    T_EQ_INT(cairn_add_json(db, b, strlen(b), NULL), CAIRN_OK);
+    check_totals(db, path, 1, 1);
+    T_EQ_INT(cairn_add_json(db, b2, strlen(b2), NULL), CAIRN_OK);   /* appended */
+    T_EQ_INT(cairn_add_json(db, b3, strlen(b3), NULL), CAIRN_OK);   /* extended */
+    T_EQ_INT(cairn_add_json(db, c, strlen(c), NULL), CAIRN_OK);
+    check_totals(db, path, 1, 2);
+    T_EQ_INT(cairn_redact_store(db, 0, &rep), CAIRN_OK);   /* rewrites nothing or c */
+    check_totals(db, path, 1, 2);
+    int rc = cairn_forget(db, "a");
+    T_CHECK(rc == CAIRN_OK || rc == CAIRN_SCRUB_PENDING);
+    check_totals(db, path, 1, 1);
+    rc = cairn_forget(db, "b");
+    T_CHECK(rc == CAIRN_OK || rc == CAIRN_SCRUB_PENDING);
+    check_totals(db, path, 0, 1);
+    cairn_close(db);
+    /* a version-8 store (no time indexes) migrates and keeps its answers */
+    sqlite3 *raw;
+    struct cairn_stats before, after;
+    db = NULL;
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_get_stats(db, &before), CAIRN_OK);
+    cairn_close(db);
+    T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(raw, "DROP INDEX sessions_first; DROP INDEX sessions_last;"
+                          "PRAGMA user_version=8", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                        "('sessions_first', 'sessions_last')"), 0);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_get_stats(db, &after), CAIRN_OK);
+    T_CHECK(after.schema_version > 8);
+    T_EQ_INT(after.first_at, before.first_at);
+    T_EQ_INT(after.last_at, before.last_at);
+    T_EQ_INT(after.messages, before.messages);
+    cairn_close(db);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                        "('sessions_first', 'sessions_last')"), 2);
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -295,6 +389,7 @@ int main(void)
     T_RUN(test_forget);
     T_RUN(test_versions);
     T_RUN(test_budget_property);
+    T_RUN(test_totals);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
