@@ -85,6 +85,19 @@ void cli_json_str_field(struct buf *b, const char *name, const char *v, int *fir
  * (it is escaped). */
 void cli_print_line(const char *s);
 
+/* A correction's options (cmd_remember.c): --severity, --when-keyword,
+ * --when-path, --when-command, each --when-* repeatable. */
+#include "util/buf.h"
+struct cli_when {
+    struct cairn_correction_when w;
+    struct buf keywords, paths, commands;
+    int any;                     /* one was given */
+};
+#define CLI_WHEN_INIT { { -1, NULL, NULL, NULL }, BUF_INIT, BUF_INIT, BUF_INIT, 0 }
+/* 1 if argv[*i] was one of them (taken), 0 if not, -1 after a usage error. */
+int cli_when_opt(int argc, char **argv, int *i, struct cli_when *c);
+void cli_when_release(struct cli_when *c);
+
 /* The clients' files, for setup, doctor and import (claude.c). */
 struct cJSON;
 /* A client's folder: $env/env_sub when the variable is set, else

@@ -98,7 +98,9 @@ static const char usage_doctor[] =
 static const char usage_remember[] =
     "usage: cairn remember [--type T] [--scope P] [--tag X]... [--replaces ID]\n"
     "                      [--contradicts ID] [--related ID] [--ttl 7d]\n"
-    "                      [--session S] [--message M] TEXT\n"
+    "                      [--session S] [--message M]\n"
+    "                      [--severity p0|p1|p2] [--when-keyword K]...\n"
+    "                      [--when-path GLOB]... [--when-command PATTERN]... TEXT\n"
     "Keeps TEXT as an explicit memory (docs/MEMORIES.md) and prints its id.\n"
     "  --type T        fact (default), preference, decision, procedure, correction\n"
     "  --scope P       project P (default: global)\n"
@@ -106,7 +108,12 @@ static const char usage_remember[] =
     "  --replaces ID   supersede memory ID: it stays as history, never listed alone\n"
     "  --contradicts ID, --related ID   link it to memory ID\n"
     "  --ttl 7d        remove it after 7 days (s, m, h, d, w)\n"
-    "  --session S, --message M   where it came from\n";
+    "  --session S, --message M   where it came from\n"
+    "A correction (--type correction) also takes:\n"
+    "  --severity p1   p0 (the pre-tool hook denies), p1 (default) or p2 (it asks)\n"
+    "  --when-keyword K, --when-path GLOB, --when-command PATTERN\n"
+    "                  when it applies (repeat each for more): a word of the tool\n"
+    "                  call, a file glob (*.lock), a command (git push --force)\n";
 static const char usage_memories[] =
     "usage: cairn memories list [--scope P] [--type T] [--all] [--json]\n"
     "       cairn memories show ID | edit ID TEXT | rm ID | undo ID\n"

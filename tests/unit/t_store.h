@@ -20,8 +20,13 @@
     "  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);" \
     "END;"
 
-/* What version 8 added (the memory tables): an older store has none of it. */
-#define MEMORY_TABLES_V8_DROP \
+/* What version 9 added (corrections): a version-8 store has none of it. */
+#define CORRECTION_TABLES_V9_DROP \
+    "DROP TABLE correction_candidates; DROP TABLE corrections;"
+
+/* What version 8 added (the memory tables): an older store has none of it,
+ * nor what came after. */
+#define MEMORY_TABLES_V8_DROP CORRECTION_TABLES_V9_DROP \
     "DROP TABLE memory_history; DROP TABLE memory_links; DROP TABLE memories;" \
     "DELETE FROM sqlite_sequence;"
 
