@@ -165,6 +165,12 @@ int cli_memory_id(const char *s, int64_t *id);
 /* The injecting hooks (hook_inject.c): event "prompt" or "session-start",
  * input the parsed hook JSON (a cJSON object), out_fd the real stdout. */
 int hook_inject(const char *event, const void *input, struct cli_ctx *ctx, int out_fd);
+/* The project a hook's event is about: $CAIRN_PROJECT, else the project
+ * of its cwd (cairn_project_of), else "" (hook_inject.c). */
+void hook_project(const void *input, char *out, size_t n);
+/* `cairn hook pre-tool` (hook_pretool.c): input the parsed PreToolUse JSON,
+ * out_fd the real stdout; at most one decision line written there. */
+void hook_pretool(const void *input, struct cli_ctx *ctx, int out_fd);
 /* The recall method of the prompt hook (CAIRN_INJECT_DENSE). */
 int inject_method(void);
 /* What the prompt hook does with one prompt, up to the text it injects:

@@ -479,10 +479,20 @@ static int tail_cb(void *arg, const struct cairn_message_info *m)
     return 0;
 }
 
+void hook_project(const void *input, char *out, size_t n)
+{
+    const char *forced = getenv("CAIRN_PROJECT"), *cwd = str_of(input, "cwd");
+    struct cairn_project p;
+    out[0] = '\0';
+    if (forced && *forced)
+        snprintf(out, n, "%s", forced);
+    else if (cwd && cairn_project_of(cwd, &p) == CAIRN_OK)
+        snprintf(out, n, "%s", p.name);
+}
+
 static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
 {
     const char *sid = str_of(in, "session_id"), *source = str_of(in, "source");
-    const char *cwd = str_of(in, "cwd");
     struct cairn *db = NULL;
     struct buf b = BUF_INIT;
     struct tail t = { 0 };
@@ -528,13 +538,8 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
             fence_wrap(&b, COMPACT_INTRO, turns.p, turns.n);
         buf_release(&turns);
     } else {
-        char project[1024] = "";
-        const char *forced = getenv("CAIRN_PROJECT");
-        struct cairn_project p;
-        if (forced && *forced)
-            snprintf(project, sizeof project, "%s", forced);
-        else if (cwd && cairn_project_of(cwd, &p) == CAIRN_OK)
-            snprintf(project, sizeof project, "%s", p.name);
+        char project[1024];
+        hook_project(in, project, sizeof project);
         if (!*project)
             goto out;
         struct buf list = BUF_INIT;

@@ -80,7 +80,7 @@ static const char usage_reindex[] =
     "usage: cairn reindex [--quiet]\n"
     "Deletes every vector and embeds all messages again with the current model.\n";
 static const char usage_hook[] =
-    "usage: cairn hook stop|session-end|pre-compact|prompt|session-start\n"
+    "usage: cairn hook stop|session-end|pre-compact|prompt|session-start|pre-tool\n"
     "The Claude Code hooks (docs/CAPTURE.md): the event's JSON on stdin. A hook\n"
     "always exits 0; its failures go to ~/.cairn/cairn.log (cairn doctor).\n";
 static const char usage_setup[] =
@@ -152,7 +152,7 @@ static const struct command {
       NULL },
     { "import",   cmd_import,   "import KIND [PATH]    past sessions: claude-code, claude-ai, chatgpt, codex, aider, jsonl",
       NULL },
-    { "hook",     cmd_hook,     "hook EVENT            Claude Code hooks: stop, session-end, pre-compact, prompt, session-start",
+    { "hook",     cmd_hook,     "hook EVENT            Claude Code hooks: stop, session-end, pre-compact, prompt, session-start, pre-tool",
       usage_hook },
     { "setup",    cmd_setup,    "setup claude-code [--dry-run] [--remove]   install the capture hooks",
       usage_setup },

@@ -76,7 +76,7 @@ _cairn()
                     COMPREPLY=($(compgen -f -- "$cur"))
                 fi ;;
         hook) [ $((i + 1)) -eq $COMP_CWORD ] &&
-                  COMPREPLY=($(compgen -W "stop session-end pre-compact prompt session-start" -- "$cur")) ;;
+                  COMPREPLY=($(compgen -W "stop session-end pre-compact prompt session-start pre-tool" -- "$cur")) ;;
         setup) opts="$opts --dry-run --remove --import --no-import --settings"
                [ $((i + 1)) -eq $COMP_CWORD ] && COMPREPLY=($(compgen -W "claude-code" -- "$cur")) ;;
         remember) opts="$opts --type --scope --tag --replaces --contradicts --related --ttl --session --message --severity --when-keyword --when-path --when-command" ;;

@@ -1,7 +1,10 @@
 #!/bin/sh
 # t0231-corrections: corrections from outside (docs/MEMORIES.md,
 # "Corrections"): `cairn remember --type correction` with severity and
-# applies_when, and its usage errors. Never skipped.
+# applies_when, and its usage errors; `cairn hook pre-tool` (deny for p0,
+# ask for p1/p2, nothing when none applies, the counters, the risky-command
+# check only when turned on, and no decision but exit 0 on bad input, no
+# store or a locked one). Never skipped.
 . "$(dirname "$0")/lib.sh"
 export CAIRN_EMBED_MODEL=none
 
@@ -14,5 +17,49 @@ contains "corrections are memories" "$("$CAIRN" memories list --type correction)
 eq "--severity without --type correction is a usage error" $? 2
 "$CAIRN" remember --type correction --severity p3 "x" >/dev/null 2>&1
 eq "a severity past p2 is a usage error" $? 2
+
+# ---- cairn hook pre-tool ----
+pre() { printf '%s' "$1" | CAIRN_PROJECT=proj "$CAIRN" hook pre-tool; }
+bash_call() { printf '{"session_id":"s","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"%s"}}' "$1"; }
+out=$(pre "$(bash_call 'git push origin main --force')"); rc=$?
+eq "pre-tool exits 0" "$rc" 0
+contains "a p0 correction denies" "$out" '"permissionDecision":"deny"'
+contains "the reason is the correction's text" "$out" '"permissionDecisionReason":"cairn correction 1 (p0): never force push here"'
+out=$(pre '{"tool_name":"Edit","tool_input":{"file_path":"/src/proj/Cargo.lock","old_string":"a","new_string":"b"}}')
+contains "a p1 correction asks" "$out" '"permissionDecision":"ask"'
+contains "a global correction applies in the project" "$out" "lock files"
+eq "no correction applies: no output" "$(pre "$(bash_call 'git push origin main')")" ""
+eq "another project's correction does not apply" \
+    "$(bash_call 'git push --force' | CAIRN_PROJECT=other "$CAIRN" hook pre-tool)" ""
+counts=$(sqlite3 "$CAIRN_DB" "SELECT memory || ':' || retrieved || ':' || heeded FROM corrections ORDER BY memory" | tr '\n' ' ')
+eq "retrieved and heeded counted once each" "$counts" "1:1:1 2:1:1 "
+eq "a risky command without a correction: nothing by default" "$(pre "$(bash_call 'npm publish')")" ""
+out=$(bash_call 'npm publish' | CAIRN_PRETOOL_RISKY=1 "$CAIRN" hook pre-tool)
+contains "CAIRN_PRETOOL_RISKY=1 asks before a risky command" "$out" '"permissionDecision":"ask"'
+out=$(bash_call 'psql -c \"drop table users\"' | CAIRN_PRETOOL_RISKY=1 CAIRN_DB="$TMP/none.db" "$CAIRN" hook pre-tool)
+contains "... DROP TABLE too, with no store at all" "$out" '"permissionDecision":"ask"'
+eq "CAIRN_PRETOOL=0 turns it off" "$(bash_call 'git push --force' | CAIRN_PRETOOL=0 CAIRN_PROJECT=proj "$CAIRN" hook pre-tool)" ""
+for bad in 'not json' '[1,2]' '{"tool_name":7}' '{"tool_name":"Bash","tool_input":"git push --force"}' ''; do
+    out=$(pre "$bad"); rc=$?
+    eq "bad input ($bad): exit 0, no decision" "$rc:$out" "0:"
+done
+out=$(bash_call 'git push --force' | CAIRN_DB="$TMP/none.db" CAIRN_PROJECT=proj "$CAIRN" hook pre-tool); rc=$?
+eq "no store: exit 0, no decision" "$rc:$out" "0:"
+check "... and no store made" [ ! -e "$TMP/none.db" ]
+# a writer holds the store: the decision still comes (read-only), the count waits briefly
+python3 - "$CAIRN_DB" "$TMP/locked" <<'PY' &
+import sqlite3, sys, time, os
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+open(sys.argv[2], "w").close()
+time.sleep(4)
+c.execute("ROLLBACK")
+PY
+lockpid=$!
+i=0; while [ ! -e "$TMP/locked" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+out=$(pre "$(bash_call 'git push --force')"); rc=$?
+eq "a locked store: exit 0" "$rc" 0
+contains "... and still the decision" "$out" '"permissionDecision":"deny"'
+wait $lockpid
 
 t_done
