@@ -171,6 +171,11 @@ void hook_project(const void *input, char *out, size_t n);
 /* `cairn hook pre-tool` (hook_pretool.c): input the parsed PreToolUse JSON,
  * out_fd the real stdout; at most one decision line written there. */
 void hook_pretool(const void *input, struct cli_ctx *ctx, int out_fd);
+/* The SessionStart "watch for" lines (hook_pretool.c): the top
+ * corrections of project ("" global ones only), fenced, appended to out. */
+void hook_watch_for(struct cairn *db, const char *project, struct buf *out);
+/* "heeded K of N = P%, 95% CI LO-HI%" or "not met yet", appended to b. */
+void cli_heed_rate(struct buf *b, const struct cairn_correction *c);
 /* The recall method of the prompt hook (CAIRN_INJECT_DENSE). */
 int inject_method(void);
 /* What the prompt hook does with one prompt, up to the text it injects:

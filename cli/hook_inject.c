@@ -3,10 +3,12 @@
  *
  *   cairn hook prompt         UserPromptSubmit: recall for the prompt and
  *                             inject it when the relevance gate passes
- *   cairn hook session-start  SessionStart: on startup/resume/clear, the
- *                             latest sessions of this project (what exists
- *                             to recall); on compact, the verbatim recent
- *                             turns that the compaction summary replaced
+ *   cairn hook session-start  SessionStart: the "watch for" lines of the
+ *                             project's top corrections (hook_pretool.c);
+ *                             on startup/resume/clear, the latest sessions
+ *                             of this project (what exists to recall); on
+ *                             compact, the verbatim recent turns that the
+ *                             compaction summary replaced
  *
  * Both run as a plain process per event, no daemon, and fail open: any
  * problem means no output, never a blocked prompt (exit 0 always; the
@@ -500,14 +502,21 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     const char *inj = getenv("CAIRN_INJECT");
     if (inj && !strcmp(inj, "0"))
         return;
+    char project[1024];
     if (cli_db_open(cli_db_path(ctx), CAIRN_OPEN_READONLY, &db))
         goto out;
+    /* the corrections first, on every source: after a compaction too, since
+     * the summary may have dropped them */
+    hook_project(in, project, sizeof project);
+    hook_watch_for(db, project, &b);
+    if (b.n)
+        buf_adds(&b, "\n\n");
     if (source && !strcmp(source, "compact")) {
         /* What the compaction summary replaced: this session's last turns,
          * verbatim, newest kept first, printed oldest first. */
         int budget = env_budget("CAIRN_COMPACT_BUDGET", COMPACT_DEFAULT_BUDGET);
         if (!sid || cairn_messages(db, sid, 0, -1, tail_cb, &t) != CAIRN_OK || t.n == 0)
-            goto out;
+            goto emit;
         int used = fence_cost(COMPACT_INTRO), first = t.n;
         /* one long message must not shut the others out: cut each to a
          * third of the budget (about 3 bytes a token, on a UTF-8 edge) */
@@ -530,7 +539,7 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
             first--;
         }
         if (first == t.n)
-            goto out;
+            goto emit;
         struct buf turns = BUF_INIT;
         for (int i = first; i < t.n; i++)
             buf_printf(&turns, "%s: %s\n", t.m[i].role, t.text[i]);
@@ -538,10 +547,8 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
             fence_wrap(&b, COMPACT_INTRO, turns.p, turns.n);
         buf_release(&turns);
     } else {
-        char project[1024];
-        hook_project(in, project, sizeof project);
         if (!*project)
-            goto out;
+            goto emit;
         struct buf list = BUF_INIT;
         struct lister l = { &list, sid, 0,
                             env_budget("CAIRN_SESSION_START_BUDGET", START_DEFAULT_BUDGET) -
@@ -551,6 +558,11 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
             fence_wrap(&b, START_INTRO, list.p, list.n);
         buf_release(&list);
     }
+emit:
+    size_t keep = b.n;
+    while (keep && b.p[keep - 1] == '\n')
+        keep--;                                 /* the separator, when nothing followed */
+    buf_truncate(&b, keep);
     if (b.n && !b.err && b.n <= CONTEXT_MAX_BYTES)
         emit(out_fd, "SessionStart", b.p);
 out:

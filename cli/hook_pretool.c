@@ -1,5 +1,7 @@
 /*
- * hook_pretool.c: `cairn hook pre-tool`, Claude Code's PreToolUse hook:
+ * hook_pretool.c: the corrections in the hooks (docs/MEMORIES.md): the
+ * SessionStart "watch for" lines (hook_watch_for, called by hook_inject.c)
+ * and `cairn hook pre-tool`, Claude Code's PreToolUse hook:
  * before a tool runs, the corrections of this project (and the global
  * ones) that apply to the call are put before the user or the model
  * (docs/MEMORIES.md, "Before acting").
@@ -23,12 +25,14 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/param.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
 #include "cli.h"
 #include "util/buf.h"
 #include "util/fence.h"
+#include "util/wilson.h"
 
 #define PRETOOL_MAX_SHOWN  3      /* corrections named in one reason */
 #define PRETOOL_REASON_MAX 2000   /* bytes of the reason */
@@ -47,6 +51,90 @@ static const char RISKY_COMMANDS[] =
     "poetry version\n";
 /* Keywords of a risky call, matched in the command as a correction's are. */
 static const char RISKY_KEYWORDS[] = "DROP TABLE\nDROP DATABASE\nTRUNCATE TABLE\n";
+
+#define WATCH_MAX_LINES    5      /* corrections at session start */
+#define WATCH_TEXT_MAX     300    /* bytes of one correction's text there */
+
+static const char WATCH_INTRO[] =
+    "Corrections the user confirmed in earlier sessions, kept in cairn memory: watch for "
+    "these (p0 is the most severe; quoted as the user kept them):";
+
+/* ---- the heed rate and the watch-for lines ---- */
+
+void cli_heed_rate(struct buf *b, const struct cairn_correction *c)
+{
+    int64_t n = c->heeded + c->recurred;
+    double lo, hi;
+    if (!n) {
+        buf_adds(b, "not met yet");
+        return;
+    }
+    wilson95(c->heeded, n, &lo, &hi);
+    buf_printf(b, "heeded %lld of %lld = %.0f%%, 95%% CI %.0f-%.0f%%", (long long)c->heeded,
+               (long long)n, 100.0 * (double)c->heeded / (double)n, 100 * lo, 100 * hi);
+}
+
+static int64_t last_change(const struct cairn_correction *c)
+{
+    return c->last_seen != CAIRN_NO_TIME && c->last_seen > c->updated ? c->last_seen
+                                                                       : c->updated;
+}
+
+static double heed_rate(const struct cairn_correction *c)
+{
+    int64_t n = c->heeded + c->recurred;
+    return n ? (double)c->heeded / (double)n : 1.0;
+}
+
+/* Severity, then the most recently met or changed, then the least heeded. */
+static int watch_order(const void *a, const void *b)
+{
+    const struct cairn_correction *x = *(const struct cairn_correction *const *)a;
+    const struct cairn_correction *y = *(const struct cairn_correction *const *)b;
+    if (x->severity != y->severity)
+        return x->severity - y->severity;
+    if (last_change(x) != last_change(y))
+        return last_change(x) > last_change(y) ? -1 : 1;
+    if (heed_rate(x) != heed_rate(y))
+        return heed_rate(x) < heed_rate(y) ? -1 : 1;
+    return x->id > y->id ? -1 : x->id < y->id;
+}
+
+void hook_watch_for(struct cairn *db, const char *project, struct buf *out)
+{
+    struct cairn_corrections *l = NULL;
+    const struct cairn_correction **v = NULL;
+    struct buf lines = BUF_INIT;
+    size_t n;
+    if (cairn_corrections_list(db, project, &l) || !(n = cairn_corrections_count(l)))
+        goto out;
+    if (!(v = malloc(n * sizeof *v)))
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        v[i] = cairn_corrections_at(l, i);
+    qsort(v, n, sizeof *v, watch_order);
+    for (size_t i = 0; i < MIN(n, (size_t)WATCH_MAX_LINES); i++) {
+        size_t len = strlen(v[i]->text), cut = MIN(len, (size_t)WATCH_TEXT_MAX);
+        while (cut < len && cut && ((unsigned char)v[i]->text[cut] & 0xC0) == 0x80)
+            cut--;                                  /* on a UTF-8 edge */
+        buf_printf(&lines, "- watch for [p%d]: ", v[i]->severity);
+        fence_line(&lines, v[i]->text, cut);
+        buf_adds(&lines, cut < len ? " … (" : " (");
+        cli_heed_rate(&lines, v[i]);
+        buf_adds(&lines, ")\n");
+    }
+    if (n > WATCH_MAX_LINES)
+        buf_printf(&lines, "(%zu more: cairn memories list --type correction)\n",
+                   n - WATCH_MAX_LINES);
+    if (!lines.err)
+        fence_wrap(out, WATCH_INTRO, lines.p, lines.n);
+out:
+    buf_release(&lines);
+    free(v);
+    cairn_corrections_free(l);
+}
+
+/* ---- pre-tool ---- */
 
 static const char *str_in(const cJSON *o, const char *name)
 {
