@@ -2,7 +2,9 @@
  * hook_inject.c: the hooks that add memory to Claude Code's context.
  *
  *   cairn hook prompt         UserPromptSubmit: recall for the prompt and
- *                             inject it when the relevance gate passes
+ *                             inject it when the relevance gate passes; a
+ *                             correction-shaped prompt is kept as a
+ *                             candidate correction
  *   cairn hook session-start  SessionStart: the "watch for" lines of the
  *                             project's top corrections (hook_pretool.c);
  *                             on startup/resume/clear, the latest sessions
@@ -47,6 +49,7 @@
 #define INJECT_MAX_PROMPT       4000   /* bytes: longer prompts are pasted material */
 #define START_DEFAULT_BUDGET    600    /* 8 sessions with their ids (a UUID is ~40) */
 #define COMPACT_DEFAULT_BUDGET  2000
+#define CANDIDATE_BUSY_MS       300    /* a locked store: the candidate waits this long */
 #define START_MAX_SESSIONS      8
 /* Claude Code caps additionalContext at 10,000 characters. */
 #define CONTEXT_MAX_BYTES       9500
@@ -363,6 +366,33 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
     return 1;
 }
 
+/* A correction-shaped prompt becomes a candidate for `cairn memories
+ * review` (docs/MEMORIES.md), never a correction: the user confirms it.
+ * A word pass; the store is opened for writing only when it fired, and a
+ * busy store loses the candidate, not the prompt's time. */
+static void record_candidate(const cJSON *in, const char *prompt, struct cli_ctx *ctx)
+{
+    const char *rule = NULL, *off = getenv("CAIRN_RECOGNISE");
+    char *cmds = NULL, project[1024];
+    struct cairn *db = NULL;
+    int64_t id = 0, recurs = 0;
+    if ((off && !strcmp(off, "0")) ||
+        !cairn_correction_recognise(prompt, strlen(prompt), &rule, &cmds))
+        goto out;
+    hook_project(in, project, sizeof project);
+    if (cli_db_open(cli_db_path(ctx), CAIRN_OPEN_NOCREATE, &db)) {
+        cli_log("hook prompt: correction candidate not kept: %s", cairn_errmsg(db));
+        goto out;
+    }
+    cairn_busy_timeout(db, CANDIDATE_BUSY_MS);
+    if (cairn_candidate_add(db, prompt, project, str_of(in, "session_id"),
+                            str_of(in, "prompt_id"), rule, cmds, &id, &recurs))
+        cli_log("hook prompt: correction candidate not kept: %s", cairn_errmsg(db));
+out:
+    cairn_close(db);
+    free(cmds);
+}
+
 /* UserPromptSubmit. */
 static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
 {
@@ -376,6 +406,8 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     struct buf ctxt = BUF_INIT;
     int fired = 0;
 
+    if (prompt)
+        record_candidate(in, prompt, ctx);
     const char *inj = getenv("CAIRN_INJECT");
     if (inj && !strcmp(inj, "0"))
         return;                                 /* off: not even a log line */

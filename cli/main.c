@@ -118,11 +118,18 @@ static const char usage_memories[] =
     "usage: cairn memories list [--scope P] [--type T] [--all] [--json]\n"
     "       cairn memories show ID | edit ID TEXT | rm ID | undo ID\n"
     "       cairn memories export > FILE | import FILE\n"
+    "       cairn memories review [--accept ID [--severity p1] [--when-...] | --reject ID]\n"
+    "       cairn memories stats [--scope P] | recognise < PROMPTS\n"
     "The explicit memories (docs/MEMORIES.md), newest first. --scope P lists\n"
     "P's and the global ones; --all adds superseded ones. edit keeps the old\n"
     "text in the history (show lists it); undo takes back the last change; rm\n"
     "deletes a memory with its history and wipes its bytes. export and import\n"
-    "use JSONL. Exit 3 when list finds none.\n";
+    "use JSONL. Exit 3 when list finds none.\n"
+    "review lists the candidate corrections the prompt hook recognised; --accept\n"
+    "makes one a correction (--severity and --when-* as in remember), --reject drops\n"
+    "it. stats shows each correction's retrieved/heeded/recurred counts and heed\n"
+    "rate. recognise reads prompts (JSON strings, a line each) and prints the rule\n"
+    "that fired or -.\n";
 
 static const struct command {
     const char *name;

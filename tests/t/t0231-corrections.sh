@@ -6,7 +6,10 @@
 # check only when turned on, and no decision but exit 0 on bad input, no
 # store or a locked one); the SessionStart "watch for" lines (fenced,
 # most severe first, capped, the project's and the global ones, on every
-# source). Never skipped.
+# source); the recogniser on made-up prompts, the prompt hook keeping a
+# candidate (never a correction), `memories review` (list, --accept,
+# --reject), a repeated correction counted as recurred, `memories stats`.
+# Never skipped.
 . "$(dirname "$0")/lib.sh"
 export CAIRN_EMBED_MODEL=none
 
@@ -83,5 +86,47 @@ out=$(start proj startup)
 eq "one fence, the forged tag neutralised" "$(printf '%s\n' "$out" | grep -c '</past-conversations>')" 1
 eq "at most five lines" "$(printf '%s\n' "$out" | grep -c '^- watch for')" 5
 contains "... and how many more" "$out" "(3 more: cairn memories list --type correction)"
+
+# ---- the recogniser, the prompt hook's candidates, review, stats ----
+yes_no=$(printf '%s\n' '"no, never run git push --force here"' '"Don’t add comments to my code again."' \
+    '"I told you to use tabs"' '"please stop adding emojis"' '"别再改版本号了"' '"不要用 var"' \
+    '"Never ever commit secrets"' '"no, that works fine"' '"don'"'"'t worry about the tests"' '"stop"' \
+    '"never mind, it works"' '"can you stop the server?"' '"what does git push --force do?"' \
+    '"/clear"' | "$CAIRN" memories recognise | tr '\n' ' ')
+eq "the recogniser on made-up prompts" "$yes_no" \
+    "no-never dont-again told-you stop-doing zh zh dont-again - - - - - - - "
+prompt() { printf '{"session_id":"s1","prompt_id":"p%s","cwd":"/tmp","hook_event_name":"UserPromptSubmit","prompt":"%s"}' "$2" "$3" |
+           CAIRN_PROJECT="$1" CAIRN_INJECT_LOG="$TMP/inject.jsonl" "$CAIRN" hook prompt >/dev/null; }
+prompt proj2 1 "no, never run npm publish from this folder"
+prompt proj2 2 "how do I publish a package?"
+out=$("$CAIRN" memories review)
+contains "the prompt hook keeps a correction-shaped prompt as a candidate" "$out" "no, never run npm publish from this folder"
+contains "... with its rule and the command it names" "$out" "[command: npm publish]"
+lacks "... and not an ordinary one" "$out" "how do I publish"
+lacks "a candidate is no correction" "$("$CAIRN" memories list --type correction)" "npm publish from"
+cid=$(printf '%s\n' "$out" | awk '/npm publish from/ {print $1}')
+out=$("$CAIRN" memories review --accept "$cid" --severity p2)
+contains "review --accept makes it a correction" "$out" "accepted $cid as correction"
+mid=${out##* }
+eq "... with the severity given" "$(sqlite3 "$CAIRN_DB" "SELECT severity || ':' || commands FROM corrections WHERE memory = $mid")" "2:npm publish"
+contains "... and its evidence" "$("$CAIRN" memories show "$mid")" "from session s1, message p1"
+out=$(bash_call 'npm publish --access public' | CAIRN_PROJECT=proj2 "$CAIRN" hook pre-tool)
+contains "the accepted correction asks before the command" "$out" '"permissionDecision":"ask"'
+prompt proj2 3 "stop adding qqrejectmark banners"
+rid=$("$CAIRN" memories review | awk '/qqrejectmark/ {print $1}')
+eq "review --reject" "$("$CAIRN" memories review --reject "$rid")" "rejected $rid"
+"$CAIRN" memories review >/dev/null 2>&1
+eq "no candidate left: exit 3" $? 3
+check_fails "accepting a rejected candidate fails" "$CAIRN" memories review --accept "$rid"
+"$CAIRN" memories review --reject 1 --accept 2 >/dev/null 2>&1
+eq "--accept with --reject is a usage error" $? 2
+# the user says it again: the candidate names the correction, which counts a recurrence
+prompt proj2 4 "I told you: never npm publish from here!"
+contains "a repeated correction is marked" "$("$CAIRN" memories review)" "(repeats correction $mid)"
+out=$("$CAIRN" memories stats --scope proj2)
+contains "stats: retrieved, heeded, recurred and the heed rate" "$out" \
+    "p2          1      1        1  heeded 1 of 2 = 50%, 95% CI 9-91%"
+CAIRN_RECOGNISE=0 prompt proj2 5 "never ever touch the qqoffmark file"
+lacks "CAIRN_RECOGNISE=0 keeps no candidate" "$("$CAIRN" memories review)" "qqoffmark"
 
 t_done
