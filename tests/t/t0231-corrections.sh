@@ -126,6 +126,8 @@ contains "a repeated correction is marked" "$("$CAIRN" memories review)" "(repea
 out=$("$CAIRN" memories stats --scope proj2)
 contains "stats: retrieved, heeded, recurred and the heed rate" "$out" \
     "p2          1      1        1  heeded 1 of 2 = 50%, 95% CI 9-91%"
+contains "doctor counts corrections and waiting candidates" "$("$CAIRN" doctor)" \
+    "corrections; 1 candidate waiting for \`cairn memories review\`"
 CAIRN_RECOGNISE=0 prompt proj2 5 "never ever touch the qqoffmark file"
 lacks "CAIRN_RECOGNISE=0 keeps no candidate" "$("$CAIRN" memories review)" "qqoffmark"
 
