@@ -368,8 +368,9 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
 
 /* A correction-shaped prompt becomes a candidate for `cairn memories
  * review` (docs/MEMORIES.md), never a correction: the user confirms it.
- * A word pass; the store is opened for writing only when it fired, and a
- * busy store loses the candidate, not the prompt's time. */
+ * A word pass; the store is opened for writing (and made, if there is
+ * none yet) only when it fired, and a busy store loses the candidate, not
+ * the prompt's time. */
 static void record_candidate(const cJSON *in, const char *prompt, struct cli_ctx *ctx)
 {
     const char *rule = NULL, *off = getenv("CAIRN_RECOGNISE");
@@ -380,7 +381,9 @@ static void record_candidate(const cJSON *in, const char *prompt, struct cli_ctx
         !cairn_correction_recognise(prompt, strlen(prompt), &rule, &cmds))
         goto out;
     hook_project(in, project, sizeof project);
-    if (cli_db_open(cli_db_path(ctx), CAIRN_OPEN_NOCREATE, &db)) {
+    /* the first prompt of a new install may come before any store: the
+     * candidate makes it, as the Stop hook would a moment later */
+    if (cli_db_open(cli_db_path(ctx), 0, &db)) {
         cli_log("hook prompt: correction candidate not kept: %s", cairn_errmsg(db));
         goto out;
     }

@@ -101,7 +101,7 @@ contains "marketplace validates" "$(cat "$D/validate-mkt.out" 2>/dev/null)" "Val
 out=$(cat "$D/validate-plugin.out" 2>/dev/null)
 contains "plugin validates" "$out" "Validation passed"
 contains "validator sees the MCP server" "$out" 'mcpServers: cairn stdio cairn ["mcp"]'
-for ev in Stop UserPromptSubmit SessionStart SessionEnd PreCompact; do
+for ev in Stop UserPromptSubmit SessionStart SessionEnd PreCompact PreToolUse; do
     contains "validator sees the $ev hook" "$out" "hooks: $ev"
 done
 contains "validator sees the skill" "$out" "skills: cairn:cairn"
