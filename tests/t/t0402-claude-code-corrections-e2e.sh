@@ -16,7 +16,6 @@ REAL_HOME=${HOME:-/tmp}
 . "$(dirname "$0")/lib.sh"
 
 VERSION=2.1.332
-PKG=@anthropic-ai/claude-code@$VERSION
 CC_DIR=${CAIRN_TEST_CLAUDE_DIR:-$REAL_HOME/.cache/cairn-test/claude-code}
 E2E=$ROOT/tests/e2e
 CORRECTION="no, never run git push --force here"
@@ -26,27 +25,8 @@ skip() { t_skip_all "$@"; }
 command -v python3 >/dev/null 2>&1 || skip "python3 (the mock Messages API) is not installed"
 . "$E2E/lib.sh"
 e2e_netns
-case "$(uname -s)-$(uname -m)" in
-    Linux-x86_64)  ARCH=linux-x64 ;;
-    Linux-aarch64) ARCH=linux-arm64 ;;
-    *) skip "no Claude Code native package for $(uname -s) $(uname -m)" ;;
-esac
-CL=$CC_DIR/node_modules/@anthropic-ai/claude-code-$ARCH/claude
-installed() {
-    [ -x "$CL" ] || return 1
-    v=$(mkdir -p "$TMP/vhome" && HOME=$TMP/vhome CLAUDE_CONFIG_DIR=$TMP/vhome/.claude \
-        timeout 30 $UNSHARE "$CL" --version 2>/dev/null)
-    [ "${v%% *}" = "$VERSION" ]
-}
-e2e_npm_install "$CC_DIR" "$PKG"
-
-D=$TMP/e2e
-mkdir -p "$D/home" "$D/project" "$D/bin"
-printf 'e2e\n' > "$D/project/.cairn-project"
-cp "$E2E/cairn-shim.sh" "$D/bin/cairn"
-chmod +x "$D/bin/cairn"
-unset CAIRN_DB CAIRN_PROJECT CAIRN_INJECT CAIRN_CAPTURE CAIRN_RECOGNISE CAIRN_PRETOOL CAIRN_PRETOOL_RISKY CAIRN_EXCLUDE_PROJECTS
-STORE=$D/home/.cairn/memory.db
+e2e_claude_code
+e2e_world
 MARK=$D/pushed
 COMMAND="git push --force origin main; touch $MARK"
 
