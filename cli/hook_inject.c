@@ -594,10 +594,9 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
         buf_release(&list);
     }
 emit:
-    size_t keep = b.n;
-    while (keep && b.p[keep - 1] == '\n')
-        keep--;                                 /* the separator, when nothing followed */
-    buf_truncate(&b, keep);
+    /* the separator after the watch-for lines, when nothing followed */
+    while (b.n && b.p[b.n - 1] == '\n')
+        buf_truncate(&b, b.n - 1);
     if (b.n && !b.err && b.n <= CONTEXT_MAX_BYTES)
         emit(out_fd, "SessionStart", b.p);
 out:
