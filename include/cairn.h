@@ -593,9 +593,10 @@ struct cairn_tool_call {
     size_t      n_paths;
 };
 /* 1 if correction c applies to call: a command pattern matches one of the
- * command's simple commands (its first word is the pattern's first word,
- * after VAR=value, sudo, env and the like, and the pattern's other words are
- * among its words; words may hold * ? [...] wildcards), a glob matches a
+ * command's simple commands (its command word, after VAR=value, sudo, env
+ * and the like, or one of those, is the pattern's first word, and the
+ * pattern's other words are among the words after it; words may hold
+ * * ? [...] wildcards), a glob matches a
  * path (without a slash: the file's name; with one: the path's end at a
  * slash; starting with one: the whole path), or a keyword is a whole word
  * of the tool's name, the command or a path. Else 0. */

@@ -156,19 +156,21 @@ int corr_command_matches(const char *pattern, const char *command)
     for (size_t i = 0; i < n && !found; i++) {
         if (!seg[i])
             continue;
-        size_t c = command_word(words, seg, i, n);
-        if (c >= n || !word_eq(pw[0], words[c]))
-            continue;
-        /* the segment's words after the command word */
-        size_t end = c + 1;
+        size_t c = command_word(words, seg, i, n), end = i + 1;
         while (end < n && !seg[end])
             end++;
-        found = 1;
-        for (size_t k = 1; k < np && found; k++) {
-            int any = 0;
-            for (size_t j = c + 1; j < end && !any; j++)
-                any = !fnmatch(pw[k], words[j], 0);
-            found = any;
+        /* the pattern's first word is the command word, or one of the
+         * wrappers and assignments before it ("sudo" matches "sudo ls") */
+        for (size_t first = i; first <= c && first < end && !found; first++) {
+            if (!word_eq(pw[0], words[first]))
+                continue;
+            found = 1;
+            for (size_t k = 1; k < np && found; k++) {
+                int any = 0;
+                for (size_t j = first + 1; j < end && !any; j++)
+                    any = !fnmatch(pw[k], words[j], 0);
+                found = any;
+            }
         }
     }
 out:

@@ -146,6 +146,10 @@ static void test_applies(void)
     T_CHECK(applies(NULL, NULL, "npm publish*", "Bash", "npm publish", NULL));
     T_CHECK(applies(NULL, NULL, "rm -rf", "Bash", "x=$(rm -rf /tmp/a)", NULL));
     T_CHECK(!applies(NULL, NULL, force, "Edit", NULL, "/p/git"));
+    /* a wrapper as the pattern: found by a fuzz run (fuzz_correction) */
+    T_CHECK(applies(NULL, NULL, "sudo", "Bash", "sudo -u root ls", NULL));
+    T_CHECK(applies(NULL, NULL, "doas", "Bash", "doas", NULL));
+    T_CHECK(!applies(NULL, NULL, "sudo", "Bash", "echo sudo", NULL));
     /* globs */
     T_CHECK(applies(NULL, "*.lock", NULL, "Edit", NULL, "/p/Cargo.lock"));
     T_CHECK(!applies(NULL, "*.lock", NULL, "Edit", NULL, "/p/Cargo.toml"));
