@@ -4,8 +4,9 @@
 Times whole processes, taking turns call by call in the same run:
   pretool        `cairn hook pre-tool` on a store holding N corrections
                  (commands, globs, keywords; half of them global), for Bash
-                 commands and file edits, some of which a correction applies to
-                 (then it answers and counts through a second, writable handle)
+                 commands and file edits, half of which a correction applies to
+                 (then it answers and counts through a second, writable handle);
+                 pretool_answered and pretool_silent split its runs
   pretool_off    the same process with CAIRN_PRETOOL=0: spawn, read stdin, exit
   true           /bin/true fed the same stdin
   prompt_recog   `cairn hook prompt` with a correction-shaped prompt (keeps a
@@ -47,7 +48,8 @@ def main():
              {"tool_name": "Edit", "tool_input": {"file_path": "/src/app/main.c"}},
              {"tool_name": "Write", "tool_input": {"file_path": "/src/app/out.gen1", "content": "x"}}]
     prompts = ["no, never run tool3 push --force here", "how do I list the files in this folder?"]
-    t = {k: [] for k in ("pretool", "pretool_off", "true", "prompt_recog", "prompt_plain")}
+    t = {k: [] for k in ("pretool", "pretool_off", "true", "prompt_recog", "prompt_plain",
+                         "pretool_answered", "pretool_silent")}
     answered = 0
 
     def run(key, cmd, inp, extra=None):
@@ -60,7 +62,9 @@ def main():
     for i in range(runs):
         c = dict(calls[i % len(calls)], session_id="b", cwd=home, hook_event_name="PreToolUse")
         inp = json.dumps(c).encode()
-        answered += bool(run("pretool", [cairn, "hook", "pre-tool"], inp).strip())
+        said = bool(run("pretool", [cairn, "hook", "pre-tool"], inp).strip())
+        answered += said
+        t["pretool_answered" if said else "pretool_silent"].append(t["pretool"][-1])
         run("pretool_off", [cairn, "hook", "pre-tool"], inp, {"CAIRN_PRETOOL": "0"})
         run("true", ["/bin/true"], inp)
         for key, p in (("prompt_recog", prompts[0]), ("prompt_plain", prompts[1])):
