@@ -11,7 +11,8 @@ Times whole processes, taking turns call by call in the same run:
   true           /bin/true fed the same stdin
   prompt_recog   `cairn hook prompt` with a correction-shaped prompt (keeps a
                  candidate), and prompt_plain with an ordinary one, both with
-                 CAIRN_INJECT=0 so that only the recogniser's part is timed
+                 CAIRN_INJECT=0 so that only the recogniser's part is timed;
+                 prompt_plain_off: the ordinary one with CAIRN_RECOGNISE=0
 Prints `bench pretool.* key=value` lines: medians and p90 in ms, and ratios.
 
 usage: bench_pretool.py CAIRN [--runs N] [--corrections N]
@@ -49,7 +50,7 @@ def main():
              {"tool_name": "Write", "tool_input": {"file_path": "/src/app/out.gen1", "content": "x"}}]
     prompts = ["no, never run tool3 push --force here", "how do I list the files in this folder?"]
     t = {k: [] for k in ("pretool", "pretool_off", "true", "prompt_recog", "prompt_plain",
-                         "pretool_answered", "pretool_silent")}
+                         "pretool_answered", "pretool_silent", "prompt_plain_off")}
     answered = 0
 
     def run(key, cmd, inp, extra=None):
@@ -71,6 +72,8 @@ def main():
             inp = json.dumps({"session_id": "b", "prompt": p, "cwd": home,
                               "hook_event_name": "UserPromptSubmit"}).encode()
             run(key, [cairn, "hook", "prompt"], inp, {"CAIRN_INJECT": "0"})
+        run("prompt_plain_off", [cairn, "hook", "prompt"], inp,
+            {"CAIRN_INJECT": "0", "CAIRN_RECOGNISE": "0"})
 
     def q(v, f):
         return sorted(v)[int(f * (len(v) - 1))]
