@@ -22,6 +22,7 @@
 
 #include <stdio.h>
 #include "cairn.h"
+#include "util/buf.h"   /* struct cli_when holds buffers */
 
 struct cli_ctx {
     const char *db_path;   /* --db, or NULL for the default */
@@ -87,7 +88,6 @@ void cli_print_line(const char *s);
 
 /* A correction's options (cmd_remember.c): --severity, --when-keyword,
  * --when-path, --when-command, each --when-* repeatable. */
-#include "util/buf.h"
 struct cli_when {
     struct cairn_correction_when w;
     struct buf keywords, paths, commands;
