@@ -9,7 +9,7 @@
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
 #   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss forget fence
-#                  redact json tokcount
+#                  redact json tokcount pretool
 #   BENCH_STORE    forget: a keyword-only store to copy (default: one made from
 #                  gen_data.py ingest, about 40 s)
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
@@ -28,7 +28,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 CAIRN=$BUILD/cairn
 BIN=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget fence redact json tokcount}
+ONLY=${BENCH_ONLY:-ingest recall cold hook capture embed rss forget fence redact json tokcount pretool}
 DATA=${BENCH_DATA:-$ROOT/../shared/data}
 PY=${PYTHON:-python3}
 
@@ -94,6 +94,12 @@ if want recall || want cold || want hook; then
     else
         echo "# recall, cold: skipped: no dev data at $DATA (set BENCH_DATA)"
     fi
+fi
+
+# 3c. The corrections in the hooks: the pre-tool hook against the same
+# process turned off and /bin/true, the prompt hook's candidate.
+if want pretool; then
+    "$PY" bench/bench_pretool.py "$CAIRN" --runs "$((COLD * 4))" || status=1
 fi
 
 # 5. The Stop hook on a 5 MB transcript, and import speed (bench/capture.sh).

@@ -36,6 +36,9 @@ const struct claude_hook claude_hooks[] = {
      * turn land on slow disks. */
     { "SessionEnd",       "session-end",   NULL,                            5 },
     { "PreCompact",       "pre-compact",   NULL,                            30 },
+    /* every tool: a correction may name any of them (docs/MEMORIES.md);
+     * the hook answers in milliseconds and ends itself after 5 s */
+    { "PreToolUse",       "pre-tool",      NULL,                            10 },
 };
 const size_t claude_n_hooks = sizeof claude_hooks / sizeof claude_hooks[0];
 

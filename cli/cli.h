@@ -22,6 +22,7 @@
 
 #include <stdio.h>
 #include "cairn.h"
+#include "util/buf.h"   /* struct cli_when holds buffers */
 
 struct cli_ctx {
     const char *db_path;   /* --db, or NULL for the default */
@@ -91,6 +92,18 @@ void cli_json_session_fields(struct buf *b, const struct cairn_session_info *s, 
  * text output is often pasted to a model. JSON output keeps them exact
  * (it is escaped). */
 void cli_print_line(const char *s);
+
+/* A correction's options (cmd_remember.c): --severity, --when-keyword,
+ * --when-path, --when-command, each --when-* repeatable. */
+struct cli_when {
+    struct cairn_correction_when w;
+    struct buf keywords, paths, commands;
+    int any;                     /* one was given */
+};
+#define CLI_WHEN_INIT { { -1, NULL, NULL, NULL }, BUF_INIT, BUF_INIT, BUF_INIT, 0 }
+/* 1 if argv[*i] was one of them (taken), 0 if not, -1 after a usage error. */
+int cli_when_opt(int argc, char **argv, int *i, struct cli_when *c);
+void cli_when_release(struct cli_when *c);
 
 /* The clients' files, for setup, doctor and import (claude.c). */
 struct cJSON;
@@ -164,6 +177,17 @@ int hook_inject(const char *event, const void *input, struct cli_ctx *ctx, int o
 /* The prompt hook's decision log: $CAIRN_INJECT_LOG, else
  * ~/.cairn/inject.jsonl, into out (0, or -1). */
 int inject_log_path(char *out, size_t n);
+/* The project a hook's event is about: $CAIRN_PROJECT, else the project
+ * of its cwd (cairn_project_of), else "" (hook_inject.c). */
+void hook_project(const void *input, char *out, size_t n);
+/* `cairn hook pre-tool` (hook_pretool.c): input the parsed PreToolUse JSON,
+ * out_fd the real stdout; at most one decision line written there. */
+void hook_pretool(const void *input, struct cli_ctx *ctx, int out_fd);
+/* The SessionStart "watch for" lines (hook_pretool.c): the top
+ * corrections of project ("" global ones only), fenced, appended to out. */
+void hook_watch_for(struct cairn *db, const char *project, struct buf *out);
+/* "heeded K of N = P%, 95% CI LO-HI%" or "not met yet", appended to b. */
+void cli_heed_rate(struct buf *b, const struct cairn_correction *c);
 /* The recall method of the prompt hook (CAIRN_INJECT_DENSE). */
 int inject_method(void);
 /* What the prompt hook does with one prompt, up to the text it injects:

@@ -110,6 +110,23 @@ static void show_log(struct attention *att)
         attend(att, "log");
 }
 
+/* The corrections the pre-tool hook checks, and the candidates that wait
+ * for the user (docs/MEMORIES.md). */
+static void show_corrections(struct cairn *db)
+{
+    struct cairn_corrections *l;
+    size_t n = 0, waiting = 0;
+    if (cairn_corrections_list(db, NULL, &l) == CAIRN_OK)
+        n = cairn_corrections_count(l);
+    cairn_corrections_free(l);
+    if (cairn_candidates_list(db, &l) == CAIRN_OK)
+        waiting = cairn_corrections_count(l);
+    cairn_corrections_free(l);
+    if (n || waiting)
+        printf("          %zu correction%s; %zu candidate%s waiting for `cairn memories "
+               "review`\n", n, cli_s((long long)n), waiting, cli_s((long long)waiting));
+}
+
 /* Which events of claude_hooks a mask leaves out, for the message. */
 static void missing_events(unsigned mask, char *out, size_t n)
 {
@@ -212,6 +229,7 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
             if (cairn_get_stats(db, &cs) == CAIRN_OK)
                 printf("          schema version %d, %lld sessions, %lld messages\n",
                        cs.schema_version, (long long)cs.sessions, (long long)cs.messages);
+            show_corrections(db);
         }
     }
     show_log(&att);

@@ -1,7 +1,8 @@
 /*
  * cmd_hook.c: `cairn hook stop|session-end|pre-compact`, the Claude Code
  * hooks that save every turn as it happens; `prompt` and `session-start`,
- * which add memory to the context, are in hook_inject.c.
+ * which add memory to the context, are in hook_inject.c; `pre-tool`, which
+ * puts corrections before a tool call, in hook_pretool.c.
  *
  * Claude Code runs the hook with a JSON object on stdin (session_id,
  * transcript_path, cwd, hook_event_name, ...) and reads its exit code and
@@ -168,7 +169,8 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
     /* Nothing of ours, or of a library, may reach Claude Code's stdout:
      * only the injecting hooks write there, through out_fd. */
     int inject = !strcmp(event, "prompt") || !strcmp(event, "session-start");
-    int out_fd = inject ? dup(1) : -1;
+    int pretool = !strcmp(event, "pre-tool");
+    int out_fd = inject || pretool ? dup(1) : -1;
     int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (devnull >= 0) {
         dup2(devnull, 1);
@@ -177,16 +179,17 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
     }
     signal(SIGALRM, on_alarm);
     signal(SIGPIPE, SIG_IGN);
-    alarm((unsigned)env_int("CAIRN_HOOK_TIMEOUT", end ? 5 : 30));
+    /* a tool call waits on this hook: it gets a short leash */
+    alarm((unsigned)env_int("CAIRN_HOOK_TIMEOUT", end || pretool ? 5 : 30));
 
     if (strcmp(event, "stop") && !end && strcmp(event, "pre-compact") &&
-        strcmp(event, "subagent-stop") && !inject) {
+        strcmp(event, "subagent-stop") && !inject && !pretool) {
         cli_log("hook %s: unknown hook event (expected stop, session-end, pre-compact, "
-                "prompt, session-start)", event);
+                "prompt, session-start, pre-tool)", event);
         goto out;
     }
     const char *cap = getenv("CAIRN_CAPTURE");
-    if (!inject && cap && !strcmp(cap, "0"))
+    if (!inject && !pretool && cap && !strcmp(cap, "0"))
         goto out;
     input = read_input(&len, &why);
     if (!input) {
@@ -198,9 +201,11 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
         cli_log("hook %s: stdin is not a JSON object (%zu bytes)", event, len);
         goto out;
     }
-    if (inject) {
-        if (out_fd >= 0)
+    if (inject || pretool) {
+        if (out_fd >= 0 && inject)
             hook_inject(event, j, ctx, out_fd);
+        else if (out_fd >= 0)
+            hook_pretool(j, ctx, out_fd);
         goto out;
     }
     const char *sid = str_field(j, "session_id"), *tp = str_field(j, "transcript_path");

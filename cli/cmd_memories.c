@@ -1,27 +1,41 @@
 /*
  * cmd_memories.c: `cairn memories list|show|edit|rm|undo|export|import`,
- * the explicit memories `cairn remember` adds (docs/MEMORIES.md).
+ * the explicit memories `cairn remember` adds (docs/MEMORIES.md), and for
+ * corrections `review` (the candidates the prompt hook recognised),
+ * `stats` (their counters and heed rates) and `recognise` (the recogniser
+ * on prompts from stdin, for measuring it: scripts/corrections-eval.sh).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "util/buf.h"
+#include "util/json.h"
+#include <cjson/cJSON.h>
 
 #define IMPORT_CAP (64u << 20)     /* as cairn_memories_import's own cap */
+#define RECOGNISE_LINE_MAX (1u << 20)   /* one prompt on stdin */
+
+/* A listing line's start: id, kind, scope, text; then, when there are
+ * any, "  [what]" (tags, a candidate's command). */
+static void print_head(int64_t id, const char *kind, const char *scope, const char *text,
+                       const char *label, const char *what)
+{
+    printf("%-5lld %-10s ", (long long)id, kind);
+    cli_print_line(*scope ? scope : "global");
+    printf("  ");
+    cli_print_line(text);
+    if (*what) {
+        printf("  [%s", label);
+        cli_print_line(what);
+        printf("]");
+    }
+}
 
 /* One memory on one line: id, type, scope, text, then tags, links, expiry. */
 static void print_memory(const struct cairn_memory *m)
 {
-    printf("%-5lld %-10s ", (long long)m->id, m->type);
-    cli_print_line(*m->scope ? m->scope : "global");
-    printf("  ");
-    cli_print_line(m->text);
-    if (*m->tags) {
-        printf("  [");
-        cli_print_line(m->tags);
-        printf("]");
-    }
+    print_head(m->id, m->type, m->scope, m->text, "", m->tags);
     if (*m->links)
         printf("  (%s)", m->links);
     if (m->expires != CAIRN_NO_TIME) {
@@ -146,6 +160,131 @@ static int mem_import(struct cairn *db, const char *path)
     return 0;
 }
 
+/* ---- corrections ---- */
+
+/* `review`: the candidates; `review --accept ID [--severity p1] [--when-*]`,
+ * `review --reject ID`. */
+static int mem_review(struct cairn *db, int argc, char **argv)
+{
+    struct cli_when when = CLI_WHEN_INIT;
+    const char *accept = NULL, *reject = NULL;
+    struct cairn_corrections *l = NULL;
+    int64_t id = 0, mem = 0;
+    int rc = CLI_USAGE;
+    for (int i = 2; i < argc; ) {
+        int w = cli_when_opt(argc, argv, &i, &when);
+        if (w < 0)
+            goto out;
+        if (w || cli_opt(argc, argv, &i, "--accept", &accept) ||
+            cli_opt(argc, argv, &i, "--reject", &reject))
+            continue;
+        cli_error("memories review: unknown argument %s", argv[i]);
+        goto out;
+    }
+    if ((accept && reject) || (when.any && !accept)) {
+        cli_error("usage: cairn memories review [--accept ID [--severity p1] [--when-...]] | "
+                  "[--reject ID]");
+        goto out;
+    }
+    if ((accept || reject) && (rc = cli_memory_id(accept ? accept : reject, &id)))
+        goto out;
+    if (accept) {
+        if ((rc = cairn_candidate_accept(db, id, &when.w, &mem)))
+            rc = cli_fail(db, "memories review --accept", rc);
+        else
+            printf("accepted %lld as correction %lld\n", (long long)id, (long long)mem);
+        goto out;
+    }
+    if (reject) {
+        rc = cairn_candidate_reject(db, id);
+        if (rc && rc != CAIRN_SCRUB_PENDING)
+            rc = cli_fail(db, "memories review --reject", rc);
+        else
+            printf("rejected %lld%s\n", (long long)id, rc ? " (not yet wiped: cairn forget "
+                                                            "--scrub)" : "");
+        rc = rc ? CLI_FAILED : 0;
+        goto out;
+    }
+    if ((rc = cairn_candidates_list(db, &l))) {
+        rc = cli_fail(db, "memories review", rc);
+        goto out;
+    }
+    for (size_t i = 0; i < cairn_corrections_count(l); i++) {
+        const struct cairn_correction *c = cairn_corrections_at(l, i);
+        print_head(c->id, c->rule, c->scope, c->text, "command: ", c->commands);
+        if (c->recurs)
+            printf("  (repeats correction %lld)", (long long)c->recurs);
+        printf("\n");
+    }
+    if (!cairn_corrections_count(l)) {
+        cli_error("memories review: no candidate corrections waiting");
+        rc = CLI_EMPTY;
+    }
+out:
+    cairn_corrections_free(l);
+    cli_when_release(&when);
+    return rc;
+}
+
+/* `stats [--scope P]`: each correction's counters and heed rate. */
+static int mem_stats(struct cairn *db, int argc, char **argv)
+{
+    const char *scope = NULL;
+    struct cairn_corrections *l;
+    struct buf b = BUF_INIT;
+    int rc;
+    for (int i = 2; i < argc; ) {
+        if (cli_opt(argc, argv, &i, "--scope", &scope))
+            continue;
+        cli_error("memories stats: unknown argument %s", argv[i]);
+        return CLI_USAGE;
+    }
+    if ((rc = cairn_corrections_list(db, scope, &l)))
+        return cli_fail(db, "memories stats", rc);
+    size_t n = cairn_corrections_count(l);
+    if (n)
+        printf("id    sev retrieved heeded recurred  heed rate\n");
+    for (size_t i = 0; i < n; i++) {
+        const struct cairn_correction *c = cairn_corrections_at(l, i);
+        buf_reset(&b);
+        cli_heed_rate(&b, c);
+        printf("%-5lld p%d  %9lld %6lld %8lld  %s  ", (long long)c->id, c->severity,
+               (long long)c->retrieved, (long long)c->heeded, (long long)c->recurred, b.p);
+        cli_print_line(c->text);
+        printf("\n");
+    }
+    buf_release(&b);
+    cairn_corrections_free(l);
+    if (!n) {
+        cli_error("memories stats: no corrections%s%s", scope ? " in scope " : "",
+                  scope ? scope : "");
+        return CLI_EMPTY;
+    }
+    return 0;
+}
+
+/* `recognise`: one prompt a line on stdin (a JSON string, or an object
+ * with "text"); prints the rule that fired, or "-", a line each. */
+static int mem_recognise(void)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        cJSON *j = (size_t)n <= RECOGNISE_LINE_MAX ? json_parse(line, (size_t)n, NULL) : NULL;
+        const cJSON *t = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "text") : j;
+        const char *rule = NULL;
+        if (cJSON_IsString(t) &&
+            cairn_correction_recognise(t->valuestring, strlen(t->valuestring), &rule, NULL))
+            printf("%s\n", rule);
+        else
+            printf("-\n");
+        cJSON_Delete(j);
+    }
+    free(line);
+    return 0;
+}
+
 /* The subcommands that take one id, and edit's text after it. */
 static int mem_by_id(struct cairn *db, const char *sub, int argc, char **argv)
 {
@@ -188,7 +327,8 @@ static int mem_by_id(struct cairn *db, const char *sub, int argc, char **argv)
 
 int cmd_memories(int argc, char **argv, struct cli_ctx *ctx)
 {
-    static const char *const subs[] = { "list", "show", "edit", "rm", "undo", "export", "import" };
+    static const char *const subs[] = { "list", "show", "edit", "rm", "undo", "export", "import",
+                                        "review", "stats", "recognise" };
     const char *sub = argc > 1 ? argv[1] : "list";
     struct cairn *db;
     int rc, known = 0;
@@ -196,10 +336,13 @@ int cmd_memories(int argc, char **argv, struct cli_ctx *ctx)
         known |= !strcmp(sub, subs[i]);
     if (!known || (!strcmp(sub, "import") && argc != 3) || (!strcmp(sub, "export") && argc != 2)) {
         cli_error("usage: cairn memories list|show ID|edit ID TEXT|rm ID|undo ID|export|"
-                  "import FILE");
+                  "import FILE|review|stats|recognise");
         return CLI_USAGE;
     }
-    int reads = !strcmp(sub, "list") || !strcmp(sub, "show") || !strcmp(sub, "export");
+    if (!strcmp(sub, "recognise"))
+        return mem_recognise();                 /* no store */
+    int reads = !strcmp(sub, "list") || !strcmp(sub, "show") || !strcmp(sub, "export") ||
+                !strcmp(sub, "stats") || (!strcmp(sub, "review") && argc == 2);
     if ((rc = cli_open(ctx, reads ? CAIRN_OPEN_NOCREATE : 0, &db)))
         return rc;
     if (!strcmp(sub, "list"))
@@ -208,6 +351,10 @@ int cmd_memories(int argc, char **argv, struct cli_ctx *ctx)
         rc = mem_export(db);
     else if (!strcmp(sub, "import"))
         rc = mem_import(db, argv[2]);
+    else if (!strcmp(sub, "review"))
+        rc = mem_review(db, argc, argv);
+    else if (!strcmp(sub, "stats"))
+        rc = mem_stats(db, argc, argv);
     else
         rc = mem_by_id(db, sub, argc, argv);
     cairn_close(db);

@@ -2,7 +2,10 @@
  * cmd_remember.c: `cairn remember [--type T] [--scope P] [--tag X]...
  * [--replaces ID] [--contradicts ID] [--related ID] [--ttl 7d]
  * [--session S] [--message M] TEXT...`: one explicit memory
- * (docs/MEMORIES.md); its id on stdout.
+ * (docs/MEMORIES.md); its id on stdout. A correction takes
+ * [--severity p0|p1|p2] [--when-keyword K]... [--when-path GLOB]...
+ * [--when-command PATTERN]... too (cli_when_opt, shared with `cairn
+ * memories review --accept`).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,53 @@ int cli_memory_id(const char *s, int64_t *id)
     return 0;
 }
 
+void cli_when_release(struct cli_when *c)
+{
+    buf_release(&c->keywords);
+    buf_release(&c->paths);
+    buf_release(&c->commands);
+}
+
+/* "p0".."p2" or "0".."2"; -1 when it is neither. */
+static int parse_severity(const char *s)
+{
+    if (*s == 'p' || *s == 'P')
+        s++;
+    return s[0] >= '0' && s[0] <= '2' && !s[1] ? s[0] - '0' : -1;
+}
+
+int cli_when_opt(int argc, char **argv, int *i, struct cli_when *c)
+{
+    const char *v;
+    struct buf *list = NULL;
+    if (cli_opt(argc, argv, i, "--severity", &v)) {
+        if ((c->w.severity = parse_severity(v)) < 0) {
+            cli_error("--severity %s: p0 (the most severe), p1 or p2", v);
+            return -1;
+        }
+        c->any = 1;
+        return 1;
+    }
+    if (cli_opt(argc, argv, i, "--when-keyword", &v))
+        list = &c->keywords;
+    else if (cli_opt(argc, argv, i, "--when-path", &v))
+        list = &c->paths;
+    else if (cli_opt(argc, argv, i, "--when-command", &v))
+        list = &c->commands;
+    else
+        return 0;
+    if (strchr(v, '\n')) {
+        cli_error("%s: one item an option (no line break)", argv[*i - 2]);
+        return -1;
+    }
+    buf_printf(list, "%s%s", list->n ? "\n" : "", v);
+    c->w.keywords = c->keywords.n ? c->keywords.p : NULL;
+    c->w.paths = c->paths.n ? c->paths.p : NULL;
+    c->w.commands = c->commands.n ? c->commands.p : NULL;
+    c->any = 1;
+    return 1;
+}
+
 /* What remember adds beside the memory itself: the links it asks for. */
 struct remember_links {
     int64_t contradicts, related;
@@ -60,6 +110,7 @@ int cmd_remember(int argc, char **argv, struct cli_ctx *ctx)
 {
     struct cairn_memory_new m = { 0 };
     struct remember_links links = { 0, 0 };
+    struct cli_when when = CLI_WHEN_INIT;
     struct buf tags = BUF_INIT, text = BUF_INIT;
     struct cairn *db = NULL;
     const char *v;
@@ -70,6 +121,11 @@ int cmd_remember(int argc, char **argv, struct cli_ctx *ctx)
             cli_opt(argc, argv, &i, "--scope", &m.scope) ||
             cli_opt(argc, argv, &i, "--session", &m.session) ||
             cli_opt(argc, argv, &i, "--message", &m.message))
+            continue;
+        int w = cli_when_opt(argc, argv, &i, &when);
+        if (w < 0)
+            goto out;
+        if (w)
             continue;
         if (cli_opt(argc, argv, &i, "--tag", &v)) {
             buf_printf(&tags, "%s%s", tags.n ? "," : "", v);
@@ -100,11 +156,17 @@ int cmd_remember(int argc, char **argv, struct cli_ctx *ctx)
                   "[--ttl 7d] TEXT");
         goto out;
     }
+    int correction = m.type && !strcmp(m.type, "correction");
+    if (when.any && !correction) {
+        cli_error("remember: --severity and --when-* are for --type correction");
+        goto out;
+    }
     m.text = text.p;
     m.tags = tags.n ? tags.p : NULL;
     if ((rc = cli_open(ctx, 0, &db)))
         goto out;
-    if ((rc = cairn_memory_add(db, &m, &id))) {
+    if ((rc = correction ? cairn_correction_add(db, &m, &when.w, &id)
+                         : cairn_memory_add(db, &m, &id))) {
         rc = cli_fail(db, "remember", rc);
         goto out;
     }
@@ -120,5 +182,6 @@ out:
     cairn_close(db);
     buf_release(&tags);
     buf_release(&text);
+    cli_when_release(&when);
     return rc;
 }

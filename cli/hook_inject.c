@@ -2,11 +2,15 @@
  * hook_inject.c: the hooks that add memory to Claude Code's context.
  *
  *   cairn hook prompt         UserPromptSubmit: recall for the prompt and
- *                             inject it when the relevance gate passes
- *   cairn hook session-start  SessionStart: on startup/resume/clear, the
- *                             latest sessions of this project (what exists
- *                             to recall); on compact, the verbatim recent
- *                             turns that the compaction summary replaced
+ *                             inject it when the relevance gate passes; a
+ *                             correction-shaped prompt is kept as a
+ *                             candidate correction
+ *   cairn hook session-start  SessionStart: the "watch for" lines of the
+ *                             project's top corrections (hook_pretool.c);
+ *                             on startup/resume/clear, the latest sessions
+ *                             of this project (what exists to recall); on
+ *                             compact, the verbatim recent turns that the
+ *                             compaction summary replaced
  *
  * Both run as a plain process per event, no daemon, and fail open: any
  * problem means no output, never a blocked prompt (exit 0 always; the
@@ -45,6 +49,7 @@
 #define INJECT_MAX_PROMPT       4000   /* bytes: longer prompts are pasted material */
 #define START_DEFAULT_BUDGET    600    /* 8 sessions with their ids (a UUID is ~40) */
 #define COMPACT_DEFAULT_BUDGET  2000
+#define CANDIDATE_BUSY_MS       300    /* a locked store: the candidate waits this long */
 #define START_MAX_SESSIONS      8
 /* Claude Code caps additionalContext at 10,000 characters. */
 #define CONTEXT_MAX_BYTES       9500
@@ -366,6 +371,36 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
     return 1;
 }
 
+/* A correction-shaped prompt becomes a candidate for `cairn memories
+ * review` (docs/MEMORIES.md), never a correction: the user confirms it.
+ * A word pass; the store is opened for writing (and made, if there is
+ * none yet) only when it fired, and a busy store loses the candidate, not
+ * the prompt's time. */
+static void record_candidate(const cJSON *in, const char *prompt, struct cli_ctx *ctx)
+{
+    const char *rule = NULL, *off = getenv("CAIRN_RECOGNISE");
+    char *cmds = NULL, project[1024];
+    struct cairn *db = NULL;
+    int64_t id = 0, recurs = 0;
+    if ((off && !strcmp(off, "0")) ||
+        !cairn_correction_recognise(prompt, strlen(prompt), &rule, &cmds))
+        goto out;
+    hook_project(in, project, sizeof project);
+    /* the first prompt of a new install may come before any store: the
+     * candidate makes it, as the Stop hook would a moment later */
+    if (cli_db_open(cli_db_path(ctx), 0, &db)) {
+        cli_log("hook prompt: correction candidate not kept: %s", cairn_errmsg(db));
+        goto out;
+    }
+    cairn_busy_timeout(db, CANDIDATE_BUSY_MS);
+    if (cairn_candidate_add(db, prompt, project, str_of(in, "session_id"),
+                            str_of(in, "prompt_id"), rule, cmds, &id, &recurs))
+        cli_log("hook prompt: correction candidate not kept: %s", cairn_errmsg(db));
+out:
+    cairn_close(db);
+    free(cmds);
+}
+
 /* UserPromptSubmit. */
 static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
 {
@@ -379,6 +414,8 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     struct buf ctxt = BUF_INIT;
     int fired = 0;
 
+    if (prompt)
+        record_candidate(in, prompt, ctx);
     const char *inj = getenv("CAIRN_INJECT");
     if (inj && !strcmp(inj, "0"))
         return;                                 /* off: not even a log line */
@@ -484,10 +521,20 @@ static int tail_cb(void *arg, const struct cairn_message_info *m)
     return 0;
 }
 
+void hook_project(const void *input, char *out, size_t n)
+{
+    const char *forced = getenv("CAIRN_PROJECT"), *cwd = str_of(input, "cwd");
+    struct cairn_project p;
+    out[0] = '\0';
+    if (forced && *forced)
+        snprintf(out, n, "%s", forced);
+    else if (cwd && cairn_project_of(cwd, &p) == CAIRN_OK)
+        snprintf(out, n, "%s", p.name);
+}
+
 static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
 {
     const char *sid = str_of(in, "session_id"), *source = str_of(in, "source");
-    const char *cwd = str_of(in, "cwd");
     struct cairn *db = NULL;
     struct buf b = BUF_INIT;
     struct tail t = { 0 };
@@ -495,14 +542,21 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     const char *inj = getenv("CAIRN_INJECT");
     if (inj && !strcmp(inj, "0"))
         return;
+    char project[1024];
     if (cli_db_open(cli_db_path(ctx), CAIRN_OPEN_READONLY, &db))
         goto out;
+    /* the corrections first, on every source: after a compaction too, since
+     * the summary may have dropped them */
+    hook_project(in, project, sizeof project);
+    hook_watch_for(db, project, &b);
+    if (b.n)
+        buf_adds(&b, "\n\n");
     if (source && !strcmp(source, "compact")) {
         /* What the compaction summary replaced: this session's last turns,
          * verbatim, newest kept first, printed oldest first. */
         int budget = env_budget("CAIRN_COMPACT_BUDGET", COMPACT_DEFAULT_BUDGET);
         if (!sid || cairn_messages(db, sid, 0, -1, tail_cb, &t) != CAIRN_OK || t.n == 0)
-            goto out;
+            goto emit;
         int used = fence_cost(COMPACT_INTRO), first = t.n;
         /* one long message must not shut the others out: cut each to a
          * third of the budget (about 3 bytes a token, on a UTF-8 edge) */
@@ -525,7 +579,7 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
             first--;
         }
         if (first == t.n)
-            goto out;
+            goto emit;
         struct buf turns = BUF_INIT;
         for (int i = first; i < t.n; i++)
             buf_printf(&turns, "%s: %s\n", t.m[i].role, t.text[i]);
@@ -533,15 +587,8 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
             fence_wrap(&b, COMPACT_INTRO, turns.p, turns.n);
         buf_release(&turns);
     } else {
-        char project[1024] = "";
-        const char *forced = getenv("CAIRN_PROJECT");
-        struct cairn_project p;
-        if (forced && *forced)
-            snprintf(project, sizeof project, "%s", forced);
-        else if (cwd && cairn_project_of(cwd, &p) == CAIRN_OK)
-            snprintf(project, sizeof project, "%s", p.name);
         if (!*project)
-            goto out;
+            goto emit;
         struct buf list = BUF_INIT;
         struct lister l = { &list, sid, 0,
                             env_budget("CAIRN_SESSION_START_BUDGET", START_DEFAULT_BUDGET) -
@@ -551,6 +598,10 @@ static void hook_session_start(const cJSON *in, struct cli_ctx *ctx, int out_fd)
             fence_wrap(&b, START_INTRO, list.p, list.n);
         buf_release(&list);
     }
+emit:
+    /* the separator after the watch-for lines, when nothing followed */
+    while (b.n && b.p[b.n - 1] == '\n')
+        buf_truncate(&b, b.n - 1);
     if (b.n && !b.err && b.n <= CONTEXT_MAX_BYTES)
         emit(out_fd, "SessionStart", b.p);
 out:

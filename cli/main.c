@@ -80,7 +80,7 @@ static const char usage_reindex[] =
     "usage: cairn reindex [--quiet]\n"
     "Deletes every vector and embeds all messages again with the current model.\n";
 static const char usage_hook[] =
-    "usage: cairn hook stop|session-end|pre-compact|prompt|session-start\n"
+    "usage: cairn hook stop|session-end|pre-compact|prompt|session-start|pre-tool\n"
     "The Claude Code hooks (docs/CAPTURE.md): the event's JSON on stdin. A hook\n"
     "always exits 0; its failures go to ~/.cairn/cairn.log (cairn doctor).\n";
 static const char usage_setup[] =
@@ -98,7 +98,9 @@ static const char usage_doctor[] =
 static const char usage_remember[] =
     "usage: cairn remember [--type T] [--scope P] [--tag X]... [--replaces ID]\n"
     "                      [--contradicts ID] [--related ID] [--ttl 7d]\n"
-    "                      [--session S] [--message M] TEXT\n"
+    "                      [--session S] [--message M]\n"
+    "                      [--severity p0|p1|p2] [--when-keyword K]...\n"
+    "                      [--when-path GLOB]... [--when-command PATTERN]... TEXT\n"
     "Keeps TEXT as an explicit memory (docs/MEMORIES.md) and prints its id.\n"
     "  --type T        fact (default), preference, decision, procedure, correction\n"
     "  --scope P       project P (default: global)\n"
@@ -106,16 +108,28 @@ static const char usage_remember[] =
     "  --replaces ID   supersede memory ID: it stays as history, never listed alone\n"
     "  --contradicts ID, --related ID   link it to memory ID\n"
     "  --ttl 7d        remove it after 7 days (s, m, h, d, w)\n"
-    "  --session S, --message M   where it came from\n";
+    "  --session S, --message M   where it came from\n"
+    "A correction (--type correction) also takes:\n"
+    "  --severity p1   p0 (the pre-tool hook denies), p1 (default) or p2 (it asks)\n"
+    "  --when-keyword K, --when-path GLOB, --when-command PATTERN\n"
+    "                  when it applies (repeat each for more): a word of the tool\n"
+    "                  call, a file glob (*.lock), a command (git push --force)\n";
 static const char usage_memories[] =
     "usage: cairn memories list [--scope P] [--type T] [--all] [--json]\n"
     "       cairn memories show ID | edit ID TEXT | rm ID | undo ID\n"
     "       cairn memories export > FILE | import FILE\n"
+    "       cairn memories review [--accept ID [--severity p1] [--when-...] | --reject ID]\n"
+    "       cairn memories stats [--scope P] | recognise < PROMPTS\n"
     "The explicit memories (docs/MEMORIES.md), newest first. --scope P lists\n"
     "P's and the global ones; --all adds superseded ones. edit keeps the old\n"
     "text in the history (show lists it); undo takes back the last change; rm\n"
     "deletes a memory with its history and wipes its bytes. export and import\n"
-    "use JSONL. Exit 3 when list finds none.\n";
+    "use JSONL. Exit 3 when list finds none.\n"
+    "review lists the candidate corrections the prompt hook recognised; --accept\n"
+    "makes one a correction (--severity and --when-* as in remember), --reject drops\n"
+    "it. stats shows each correction's retrieved/heeded/recurred counts and heed\n"
+    "rate. recognise reads prompts (JSON strings, a line each) and prints the rule\n"
+    "that fired or -.\n";
 
 static const char usage_web[] =
     "usage: cairn web [--port N] [--open]\n"
@@ -153,7 +167,7 @@ static const struct command {
       NULL },
     { "import",   cmd_import,   "import KIND [PATH]    past sessions: claude-code, claude-ai, chatgpt, codex, aider, jsonl",
       NULL },
-    { "hook",     cmd_hook,     "hook EVENT            Claude Code hooks: stop, session-end, pre-compact, prompt, session-start",
+    { "hook",     cmd_hook,     "hook EVENT            Claude Code hooks: stop, session-end, pre-compact, prompt, session-start, pre-tool",
       usage_hook },
     { "setup",    cmd_setup,    "setup claude-code [--dry-run] [--remove]   install the capture hooks",
       usage_setup },

@@ -47,6 +47,9 @@ _cairn()
                 return ;;
         --scope) COMPREPLY=($(compgen -W "$(_cairn_field project)" -- "$cur")); return ;;
         --tag|--replaces|--contradicts|--related|--ttl|--message) return ;;
+        --when-keyword|--when-command|--accept|--reject) return ;;
+        --when-path) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --severity) COMPREPLY=($(compgen -W "p0 p1 p2" -- "$cur")); return ;;
     esac
     local opts="--help"
     case $cmd in
@@ -73,13 +76,13 @@ _cairn()
                     COMPREPLY=($(compgen -f -- "$cur"))
                 fi ;;
         hook) [ $((i + 1)) -eq $COMP_CWORD ] &&
-                  COMPREPLY=($(compgen -W "stop session-end pre-compact prompt session-start" -- "$cur")) ;;
+                  COMPREPLY=($(compgen -W "stop session-end pre-compact prompt session-start pre-tool" -- "$cur")) ;;
         setup) opts="$opts --dry-run --remove --import --no-import --settings"
                [ $((i + 1)) -eq $COMP_CWORD ] && COMPREPLY=($(compgen -W "claude-code" -- "$cur")) ;;
-        remember) opts="$opts --type --scope --tag --replaces --contradicts --related --ttl --session --message" ;;
-        memories) opts="$opts --scope --type --all --json"
+        remember) opts="$opts --type --scope --tag --replaces --contradicts --related --ttl --session --message --severity --when-keyword --when-path --when-command" ;;
+        memories) opts="$opts --scope --type --all --json --accept --reject --severity --when-keyword --when-path --when-command"
                   if [ $((i + 1)) -eq $COMP_CWORD ]; then
-                      COMPREPLY=($(compgen -W "list show edit rm undo export import" -- "$cur"))
+                      COMPREPLY=($(compgen -W "list show edit rm undo export import review stats recognise" -- "$cur"))
                   elif [ "${COMP_WORDS[i+1]}" = import ]; then
                       COMPREPLY=($(compgen -f -- "$cur"))
                   fi ;;

@@ -527,6 +527,113 @@ CAIRN_API int cairn_memories_export(struct cairn *db, char **out, size_t *len);
  * added; expired ones are skipped. */
 CAIRN_API int cairn_memories_import(struct cairn *db, const char *json, size_t len, size_t *added);
 
+/* ---- Corrections: what the user told the assistant not to do again ---- */
+/*
+ * A correction is a memory of type "correction" with more to it
+ * (docs/MEMORIES.md, "Corrections"): a severity, when it applies
+ * (applies_when: keywords, file globs, command patterns), and counters of
+ * what became of it. Its evidence is the memory's session and message.
+ * The prompt hook records correction-shaped prompts as candidates, never
+ * as corrections: the user accepts or rejects them.
+ */
+#define CAIRN_CORRECTION_LIST_MAX 1024   /* bytes of one applies_when list */
+#define CAIRN_CORRECTION_ITEMS_MAX 32    /* items in one list */
+
+/* When a correction applies. Each list is one item a line ("" or NULL:
+ * none); items are cleaned as memory text is. A correction applies to a
+ * tool call when any item matches (cairn_correction_applies). */
+struct cairn_correction_when {
+    int severity;            /* 0 (p0, the most severe) to 2; -1: the default, 1 */
+    const char *keywords;    /* words, matched whole and without case in the tool's
+                                name, the Bash command and the file paths */
+    const char *paths;       /* file globs: "*.lock", "/etc/passwd", "src/x.c" */
+    const char *commands;    /* command patterns: "git push --force", "npm publish" */
+};
+
+/* A correction, or a candidate (cairn_candidates_list: id is the
+ * candidate's, severity -1, no counters). Strings are "" when none. */
+struct cairn_correction {
+    int64_t     id;
+    const char *text, *scope, *session, *message;
+    int         severity;
+    const char *keywords, *paths, *commands;
+    int64_t     retrieved;   /* the pre-tool hook met its situation */
+    int64_t     heeded;      /* ... and asked or denied */
+    int64_t     recurred;    /* the user corrected the same thing again */
+    int64_t     created, updated;
+    int64_t     last_seen;   /* when last retrieved or recurred; CAIRN_NO_TIME: never */
+    const char *rule;        /* candidates: the recogniser's rule */
+    int64_t     recurs;      /* candidates: the correction it repeats, or 0 */
+};
+struct cairn_corrections;
+CAIRN_API size_t cairn_corrections_count(const struct cairn_corrections *l);
+CAIRN_API const struct cairn_correction *cairn_corrections_at(const struct cairn_corrections *l,
+                                                              size_t i);
+CAIRN_API void cairn_corrections_free(struct cairn_corrections *l);
+
+/* Adds a memory of type correction (m->type NULL or "correction") with w
+ * (NULL: p1, nothing to match), in one transaction. CAIRN_INVALID as
+ * cairn_memory_add, and for a severity outside -1..2 or a list over
+ * CAIRN_CORRECTION_LIST_MAX bytes or CAIRN_CORRECTION_ITEMS_MAX items. */
+CAIRN_API int cairn_correction_add(struct cairn *db, const struct cairn_memory_new *m,
+                                   const struct cairn_correction_when *w, int64_t *id);
+/* The live corrections of scope (as cairn_memory_list: NULL every scope,
+ * "P" P's and the global ones), most severe first, then newest change. */
+CAIRN_API int cairn_corrections_list(struct cairn *db, const char *scope,
+                                     struct cairn_corrections **out);
+/* What a counter records. */
+enum { CAIRN_CORRECTION_RETRIEVED = 1, CAIRN_CORRECTION_HEEDED = 2,
+       CAIRN_CORRECTION_RECURRED = 4 };
+/* Adds one to each counter in `what` (bits above) of correction id, in one
+ * transaction. CAIRN_NOTFOUND when id is no live correction. */
+CAIRN_API int cairn_correction_count(struct cairn *db, int64_t id, unsigned what);
+
+/* A tool call as the pre-tool hook sees it. */
+struct cairn_tool_call {
+    const char *tool;              /* "Bash", "Edit", "mcp__x__y" */
+    const char *command;           /* Bash's command, or NULL */
+    const char *const *paths;      /* file paths it touches (absolute as Claude Code gives them) */
+    size_t      n_paths;
+};
+/* 1 if correction c applies to call: a command pattern matches one of the
+ * command's simple commands (its command word, after VAR=value, sudo, env
+ * and the like, or one of those, is the pattern's first word, and the
+ * pattern's other words are among the words after it; words may hold
+ * * ? [...] wildcards), a glob matches a
+ * path (without a slash: the file's name; with one: the path's end at a
+ * slash; starting with one: the whole path), or a keyword is a whole word
+ * of the tool's name, the command or a path. Else 0. */
+CAIRN_API int cairn_correction_applies(const struct cairn_correction *c,
+                                       const struct cairn_tool_call *call);
+
+/* Whether a prompt is shaped like a correction ("no, never ...", "don't
+ * ... again", "I told you ...", "stop doing ...", "不要...", "别再...";
+ * docs/MEMORIES.md has the rules and their measured precision): 1 and
+ * *rule (static) the rule that fired, else 0. *commands, when not NULL,
+ * gets the command patterns the prompt names (one a line, malloc'd, ""
+ * when none; NULL on NOMEM with 0 returned). A word pass, no model. */
+CAIRN_API int cairn_correction_recognise(const char *prompt, size_t len, const char **rule,
+                                         char **commands);
+
+/* Records a candidate correction (text: the prompt; scope, session,
+ * message: where it was said; rule and commands as recognised). When a
+ * live correction of the scope (or a global one) says the same thing (its
+ * keywords, or a command pattern's words, all words of text), that
+ * correction's recurred counter goes up and the candidate names it in
+ * *recurs (0 when none; may be NULL). */
+CAIRN_API int cairn_candidate_add(struct cairn *db, const char *text, const char *scope,
+                                  const char *session, const char *message, const char *rule,
+                                  const char *commands, int64_t *id, int64_t *recurs);
+/* The candidates waiting for review, oldest first. */
+CAIRN_API int cairn_candidates_list(struct cairn *db, struct cairn_corrections **out);
+/* Makes candidate id a correction (its text, scope and provenance; w NULL:
+ * severity 1 and the commands it named) and drops the candidate, in one
+ * transaction; the new memory's id into *memory (may be NULL). */
+CAIRN_API int cairn_candidate_accept(struct cairn *db, int64_t id,
+                                     const struct cairn_correction_when *w, int64_t *memory);
+/* Drops candidate id, its bytes wiped as cairn_memory_remove wipes. */
+CAIRN_API int cairn_candidate_reject(struct cairn *db, int64_t id);
+
 /* ---- Capture: importers, hooks and what they have read ---------------- */
 
 /*

@@ -72,10 +72,37 @@ void cairn_memories_free(struct cairn_memories *l)
     free(l);
 }
 
-static char *col_dup(sqlite3_stmt *st, int c)
+char *memory_col_dup(sqlite3_stmt *st, int c)
 {
     const char *s = (const char *)sqlite3_column_text(st, c);
     return strdup(s ? s : "");
+}
+
+int memory_grow(struct cairn *h, void **items, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return CAIRN_OK;
+    size_t nc = *cap ? *cap * 2 : 8;
+    void *p = realloc(*items, nc * size);
+    if (!p)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    *items = p;
+    *cap = nc;
+    return CAIRN_OK;
+}
+
+int memory_rows(struct cairn *h, sqlite3_stmt *st, int (*push)(struct cairn *, void *,
+                                                                  sqlite3_stmt *, int),
+                void *list, int arg, const char *what)
+{
+    int rc = CAIRN_OK, src;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW)
+        if ((rc = push(h, list, st, arg)))
+            break;
+    if (!rc && src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, what);
+    sqlite3_finalize(st);
+    return rc;
 }
 
 static int64_t col_time(sqlite3_stmt *st, int c)
@@ -94,31 +121,27 @@ static int64_t col_time(sqlite3_stmt *st, int c)
     "   FROM memory_links WHERE dst = m.id))"
 
 /* Appends the row at st (MEMORY_COLS, then op when with_op) to l. */
-static int list_push(struct cairn *h, struct cairn_memories *l, sqlite3_stmt *st, int with_op)
+static int list_push(struct cairn *h, void *list, sqlite3_stmt *st, int with_op)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        struct cairn_memory *p = realloc(l->items, cap * sizeof *p);
-        if (!p)
-            return cairn__err(h, CAIRN_NOMEM, "out of memory");
-        l->items = p;
-        l->cap = cap;
-    }
+    struct cairn_memories *l = list;
+    int rc = memory_grow(h, (void **)&l->items, &l->cap, l->n, sizeof *l->items);
+    if (rc)
+        return rc;
     struct cairn_memory *m = &l->items[l->n];
     memset(m, 0, sizeof *m);
     m->id = sqlite3_column_int64(st, 0);
-    m->type = col_dup(st, 1);
-    m->text = col_dup(st, 2);
-    m->scope = col_dup(st, 3);
-    m->tags = col_dup(st, 4);
+    m->type = memory_col_dup(st, 1);
+    m->text = memory_col_dup(st, 2);
+    m->scope = memory_col_dup(st, 3);
+    m->tags = memory_col_dup(st, 4);
     m->created = sqlite3_column_int64(st, 5);
     m->updated = sqlite3_column_int64(st, 6);
     m->expires = col_time(st, 7);
-    m->session = col_dup(st, 8);
-    m->message = col_dup(st, 9);
+    m->session = memory_col_dup(st, 8);
+    m->message = memory_col_dup(st, 9);
     m->superseded_by = sqlite3_column_int64(st, 10);
-    m->links = col_dup(st, 11);
-    m->op = with_op ? col_dup(st, 12) : strdup("");
+    m->links = memory_col_dup(st, 11);
+    m->op = with_op ? memory_col_dup(st, 12) : strdup("");
     l->n++;
     if (!m->type || !m->text || !m->scope || !m->tags || !m->session || !m->message ||
         !m->links || !m->op)
@@ -129,19 +152,14 @@ static int list_push(struct cairn *h, struct cairn_memories *l, sqlite3_stmt *st
 /* Runs st (bound) and collects its rows into a new list at *out. */
 static int collect(struct cairn *h, sqlite3_stmt *st, int with_op, struct cairn_memories **out)
 {
-    int rc = CAIRN_OK, src;
+    int rc;
     struct cairn_memories *l = calloc(1, sizeof *l);
     if (!l) {
+        sqlite3_finalize(st);
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-        goto out;
+    } else {
+        rc = memory_rows(h, st, list_push, l, with_op, "reading memories");
     }
-    while ((src = sqlite3_step(st)) == SQLITE_ROW)
-        if ((rc = list_push(h, l, st, with_op)))
-            goto out;
-    if (src != SQLITE_DONE)
-        rc = cairn__sqlerr(h, src, "reading memories");
-out:
-    sqlite3_finalize(st);
     if (rc) {
         cairn_memories_free(l);
         l = NULL;
@@ -279,8 +297,7 @@ void memory_row_release(struct memory_row *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Cleans s (NULL: "") into *out, at most max bytes after cleaning. */
-static int clean(struct cairn *h, const char *what, const char *s, size_t max, char **out)
+int memory_clean(struct cairn *h, const char *what, const char *s, size_t max, char **out)
 {
     struct store_clean cl = { redact_enabled(cairn__setting(h, CAIRN__SET_REDACT)), 0, 0, NULL };
     size_t n;
@@ -312,11 +329,11 @@ int memory_row_fill(struct cairn *h, struct memory_row *r, const char *type, con
                           "decision, procedure, correction)", type);
     if (!(r->type = strdup(type)))
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
-    if ((rc = clean(h, "text", text, CAIRN_MEMORY_TEXT_MAX, &r->text)) ||
-        (rc = clean(h, "scope", scope, CAIRN_MEMORY_FIELD_MAX, &r->scope)) ||
-        (rc = clean(h, "tags", tags, CAIRN_MEMORY_FIELD_MAX, &r->tags)) ||
-        (rc = clean(h, "session", session, CAIRN_MEMORY_FIELD_MAX, &r->session)) ||
-        (rc = clean(h, "message", message, CAIRN_MEMORY_FIELD_MAX, &r->message)))
+    if ((rc = memory_clean(h, "text", text, CAIRN_MEMORY_TEXT_MAX, &r->text)) ||
+        (rc = memory_clean(h, "scope", scope, CAIRN_MEMORY_FIELD_MAX, &r->scope)) ||
+        (rc = memory_clean(h, "tags", tags, CAIRN_MEMORY_FIELD_MAX, &r->tags)) ||
+        (rc = memory_clean(h, "session", session, CAIRN_MEMORY_FIELD_MAX, &r->session)) ||
+        (rc = memory_clean(h, "message", message, CAIRN_MEMORY_FIELD_MAX, &r->message)))
         return rc;
     if (!r->text[strspn(r->text, " \t\r\n")])
         return cairn__err(h, CAIRN_INVALID, "a memory needs text");
@@ -431,7 +448,8 @@ int memory_link_add(struct cairn *h, int64_t from, int64_t to, const char *kind)
     return link_insert(h, from, to, kind);
 }
 
-int cairn_memory_add(struct cairn *h, const struct cairn_memory_new *m, int64_t *id)
+int memory_add_with(struct cairn *h, const struct cairn_memory_new *m,
+                    int (*extra)(struct cairn *, int64_t, void *), void *arg, int64_t *id)
 {
     struct memory_row r;
     int64_t nid = 0;
@@ -447,7 +465,8 @@ int cairn_memory_add(struct cairn *h, const struct cairn_memory_new *m, int64_t 
     if ((rc = purge(h)) || (rc = store_begin(h)))
         goto out;
     if ((rc = memory_insert(h, &r, &nid)) ||
-        (m->replaces && (rc = memory_supersede(h, m->replaces, nid)))) {
+        (m->replaces && (rc = memory_supersede(h, m->replaces, nid))) ||
+        (extra && (rc = extra(h, nid, arg)))) {
         store_rollback(h);
         goto out;
     }
@@ -458,6 +477,11 @@ int cairn_memory_add(struct cairn *h, const struct cairn_memory_new *m, int64_t 
 out:
     memory_row_release(&r);
     return rc;
+}
+
+int cairn_memory_add(struct cairn *h, const struct cairn_memory_new *m, int64_t *id)
+{
+    return memory_add_with(h, m, NULL, NULL, id);
 }
 
 /* Runs change(h, arg) in one transaction after the expiry purge. */

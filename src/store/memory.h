@@ -5,9 +5,12 @@
 #ifndef CAIRN_STORE_MEMORY_H
 #define CAIRN_STORE_MEMORY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct cairn;
+struct cairn_memory_new;
+struct sqlite3_stmt;
 
 /* 1 if t is one of the five memory types. */
 int memory_type_valid(const char *t);
@@ -29,5 +32,22 @@ int memory_insert(struct cairn *h, const struct memory_row *r, int64_t *id);
 int memory_supersede(struct cairn *h, int64_t old, int64_t by);
 /* In a transaction: from links to to (contradicts or related_to), in from's history. */
 int memory_link_add(struct cairn *h, int64_t from, int64_t to, const char *kind);
+
+/* The text of column c of st, copied ("" for NULL); NULL on NOMEM. */
+char *memory_col_dup(struct sqlite3_stmt *st, int c);
+/* Room for one more item of `size` bytes in *items (n used of *cap). */
+int memory_grow(struct cairn *h, void **items, size_t *cap, size_t n, size_t size);
+/* Steps st to its end, push(h, list, st, arg) for each row, and finalizes
+ * it; `what` names the read in an error. */
+int memory_rows(struct cairn *h, struct sqlite3_stmt *st,
+                int (*push)(struct cairn *, void *, struct sqlite3_stmt *, int), void *list,
+                int arg, const char *what);
+/* Cleans s (NULL: "") as every stored string is into *out (malloc'd), at
+ * most max bytes after cleaning; `what` names the field in the message. */
+int memory_clean(struct cairn *h, const char *what, const char *s, size_t max, char **out);
+/* cairn_memory_add, with extra(h, new id, arg) run in the same transaction
+ * after the insert (store/correction.c adds the correction's row). */
+int memory_add_with(struct cairn *h, const struct cairn_memory_new *m,
+                    int (*extra)(struct cairn *, int64_t, void *), void *arg, int64_t *id);
 
 #endif

@@ -73,6 +73,17 @@
  * Version 9 (stats23):
  *   sessions_first, sessions_last  expression indexes: the store's first and
  *                  last times (`cairn stats`) are two index lookups
+ * Version 10 (branch corr18; docs/MEMORIES.md "Corrections", store/correction.c):
+ *   corrections    one row per memory of type correction that has more than
+ *                  the memory: severity (0-2, p0 most severe), applies_when
+ *                  (keywords, file globs, command patterns: each a list,
+ *                  one item a line), the retrieved/heeded/recurred counters
+ *                  and when it was last met. Evidence is the memory's own
+ *                  session and message. A correction without a row is p1
+ *                  with nothing to match and zero counts.
+ *   correction_candidates  correction-shaped prompts the prompt hook
+ *                  recognised, waiting for the user (`cairn memories
+ *                  review`); recurs: the correction it repeats, if any
  */
 #include "internal.h"
 
@@ -231,6 +242,28 @@ static const char *const migrations[] = {
      * its 19 on 50,000 sessions). */
     "CREATE INDEX sessions_first ON sessions(coalesce(started_at, ended_at));"
     "CREATE INDEX sessions_last ON sessions(coalesce(ended_at, started_at));",
+    /* 9 -> 10 (branch corr18): corrections and their candidates
+     * (store/correction.c, docs/MEMORIES.md "Corrections"). */
+    "CREATE TABLE corrections("
+    "  memory INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,"
+    "  severity INTEGER NOT NULL DEFAULT 1 CHECK (severity BETWEEN 0 AND 2),"
+    "  keywords TEXT NOT NULL DEFAULT '',"
+    "  paths TEXT NOT NULL DEFAULT '',"
+    "  commands TEXT NOT NULL DEFAULT '',"
+    "  retrieved INTEGER NOT NULL DEFAULT 0,"
+    "  heeded INTEGER NOT NULL DEFAULT 0,"
+    "  recurred INTEGER NOT NULL DEFAULT 0,"
+    "  last_seen INTEGER);"
+    "CREATE TABLE correction_candidates("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  text TEXT NOT NULL,"
+    "  scope TEXT NOT NULL DEFAULT '',"
+    "  session TEXT NOT NULL DEFAULT '',"
+    "  message TEXT NOT NULL DEFAULT '',"
+    "  rule TEXT NOT NULL DEFAULT '',"
+    "  commands TEXT NOT NULL DEFAULT '',"
+    "  created_at INTEGER NOT NULL,"
+    "  recurs INTEGER REFERENCES memories(id) ON DELETE SET NULL);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -71,3 +71,39 @@ start_mock() {
         sleep 0.1; i=$((i + 1))
     done
 }
+
+# e2e_claude_code: Claude Code $VERSION (npm) into $CC_DIR, or a SKIP; its
+# native binary in $CL. npm's script policy may block the package's
+# postinstall (which copies the native binary): the binary is run straight
+# from the optional platform package, and checked offline, in a netns, to
+# run and be the pinned version. Needs e2e_netns first (UNSHARE).
+e2e_claude_code() {
+    case "$(uname -s)-$(uname -m)" in
+        Linux-x86_64)  arch=linux-x64 ;;
+        Linux-aarch64) arch=linux-arm64 ;;
+        *) t_skip_all "no Claude Code native package for $(uname -s) $(uname -m)" ;;
+    esac
+    CL=$CC_DIR/node_modules/@anthropic-ai/claude-code-$arch/claude
+    installed() {
+        [ -x "$CL" ] || return 1
+        v=$(mkdir -p "$TMP/vhome" && HOME=$TMP/vhome CLAUDE_CONFIG_DIR=$TMP/vhome/.claude \
+            timeout 30 $UNSHARE "$CL" --version 2>/dev/null)
+        [ "${v%% *}" = "$VERSION" ]
+    }
+    e2e_npm_install "$CC_DIR" "@anthropic-ai/claude-code@$VERSION"
+}
+
+# e2e_world: the scratch world $D: HOME (with ~/.claude and ~/.cairn), a
+# project folder named "e2e" for cairn, and `cairn` on PATH (the logging
+# shim in front of the binary under test). No CAIRN_DB: hooks and MCP
+# server must agree on the default store, $STORE, as a real install would.
+e2e_world() {
+    D=$TMP/e2e
+    mkdir -p "$D/home" "$D/project" "$D/bin"
+    printf 'e2e\n' > "$D/project/.cairn-project"
+    cp "$E2E/cairn-shim.sh" "$D/bin/cairn"
+    chmod +x "$D/bin/cairn"
+    unset CAIRN_DB CAIRN_PROJECT CAIRN_INJECT CAIRN_CAPTURE CAIRN_INJECT_BUDGET CAIRN_SESSION_ID
+    unset CAIRN_MCP_HOOKS CAIRN_EXCLUDE_PROJECTS CAIRN_RECOGNISE CAIRN_PRETOOL CAIRN_PRETOOL_RISKY
+    STORE=$D/home/.cairn/memory.db
+}

@@ -16,7 +16,10 @@ Every request body is appended to LOG whole, one JSON object per line
 for the tool_result that `recall` returned. Only the standard library
 (mock_http.py: logging, serving, exiting after 300 s).
 
-usage: python3 mock_anthropic.py PORT LOG TOOL QUERY
+usage: python3 mock_anthropic.py PORT LOG TOOL QUERY [INPUT]
+
+INPUT, when given, is the tool call's input as JSON instead of {"query":
+QUERY} (t0402 calls Bash with {"command": ...}).
 """
 import json
 import sys
@@ -29,6 +32,7 @@ PORT = int(sys.argv[1])
 LOG = sys.argv[2]
 TOOL = sys.argv[3]
 QUERY = sys.argv[4]
+INPUT = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {"query": QUERY}
 FINAL = "Per your memory: the staging rotation day is recorded above. Done."
 _lock = threading.Lock()
 _called = {"n": 0}
@@ -67,7 +71,7 @@ def decide(body):
         if first:
             return [{"type": "text", "text": "Let me check your memory."},
                     {"type": "tool_use", "id": "toolu_mock_" + uuid.uuid4().hex[:12],
-                     "name": TOOL, "input": {"query": QUERY}}], "tool_use"
+                     "name": TOOL, "input": INPUT}], "tool_use"
     return [{"type": "text", "text": "ok"}], "end_turn"
 
 

@@ -3,13 +3,15 @@
  * `cairn hook stop` (stdin JSON, the project exclusion list, the
  * transcript import) and then `cairn hook prompt` or `session-start`
  * (stdin JSON, the prompt filter, recall, the gate, the injected
- * context) on the store the first one filled (cmd_hook.c, hook_inject.c).
+ * context) or `pre-tool` (the tool call against a correction) on the store
+ * the first one filled (cmd_hook.c, hook_inject.c, hook_pretool.c).
  *
  * Input: one byte (which saving and which injecting hook) \0 hook JSON \0
  * transcript. The transcript is written to the file the hook JSON calls
  * "t.jsonl"; an input naming any other transcript_path is skipped, so the
  * fuzzer never reads the machine's files. Whatever the input, a hook prints
- * nothing or exactly one JSON object line with hookSpecificOutput.
+ * nothing or exactly one JSON object line with hookSpecificOutput (a
+ * context, or pre-tool's ask or deny with a reason).
  *
  * cmd_hook sends fds 1 and 2 to /dev/null and arms SIGALRM (which
  * libFuzzer uses for -timeout); both are put back after each call, and
@@ -68,7 +70,11 @@ static void check_output(const char *out)
         abort();                                    /* one line */
     cJSON *j = cJSON_Parse(out);
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "hookSpecificOutput");
-    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(h, "additionalContext")))
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(h, "permissionDecision");
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(h, "additionalContext")) &&
+        !(cJSON_IsString(d) && (!strcmp(d->valuestring, "ask") ||
+                                !strcmp(d->valuestring, "deny")) &&
+          cJSON_IsString(cJSON_GetObjectItemCaseSensitive(h, "permissionDecisionReason"))))
         abort();
     cJSON_Delete(j);
 }
@@ -98,7 +104,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned opt = (unsigned char)part[0].p[0];
     static const char *const saves[] = { "stop", "session-end", "pre-compact", "subagent-stop" };
     free(run_hook(saves[opt & 3], in, strlen(in), &ctx));
-    char *out = run_hook(opt & 4 ? "session-start" : "prompt", in, strlen(in), &ctx);
+    if (opt & 8) {
+        /* a correction every Bash call with `git` in it meets */
+        struct cairn *h;
+        struct cairn_memory_new m = { 0 };
+        struct cairn_correction_when w = { opt & 16 ? 0 : 1, "rm", "*.lock", "git" };
+        m.text = "never <cairn-memory> this";
+        if (cairn_open(db, 0, &h) == CAIRN_OK)
+            cairn_correction_add(h, &m, &w, NULL);
+        cairn_close(h);
+    }
+    char *out = run_hook(opt & 8 ? "pre-tool" : opt & 4 ? "session-start" : "prompt", in,
+                         strlen(in), &ctx);
     check_output(out);
     free(out);
     free(in);

@@ -40,7 +40,7 @@ contains "dry run shows the stop hook" "$out" "hook stop"
 check "dry run writes nothing" cmp -s "$SET" "$TMP/orig.json"
 
 out=$("$CAIRN" setup claude-code --no-import)
-contains "setup adds the plugin's five hooks" "$out" "added 5 cairn hooks"
+contains "setup adds the plugin's six hooks" "$out" "added 6 cairn hooks"
 check "backup of the old file" cmp -s "$SET.cairn-bak" "$TMP/orig.json"
 eq "mode kept" "$(stat -c %a "$SET")" 640
 check "result is valid JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$SET"
@@ -52,6 +52,7 @@ contains "SessionEnd added" "$s" "hook session-end"
 contains "PreCompact added" "$s" "hook pre-compact"
 contains "UserPromptSubmit added" "$s" "hook prompt"
 contains "SessionStart added" "$s" "hook session-start"
+contains "PreToolUse added" "$s" "hook pre-tool"
 contains "absolute binary path" "$s" "$CAIRN' hook stop"
 eq "float kept" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["unknownFutureKey"]["nested"][1])' "$SET")" 2.5
 
@@ -68,7 +69,7 @@ out=$("$CAIRN" sessions)
 contains "installed hook saved the session" "$out" "replay-1"
 
 out=$("$CAIRN" setup claude-code --remove)
-contains "remove takes 5 out" "$out" "removed 5 cairn hooks"
+contains "remove takes 6 out" "$out" "removed 6 cairn hooks"
 eq "remove gives the original back" "$(norm "$SET")" "$(norm "$TMP/orig.json")"
 out=$("$CAIRN" setup claude-code --remove)
 contains "second remove is a no-op" "$out" "no cairn hooks"
@@ -76,7 +77,7 @@ contains "second remove is a no-op" "$out" "no cairn hooks"
 # no settings file at all: created; removed again leaves an empty object
 rm -rf "$HOME/.claude"
 out=$("$CAIRN" setup claude-code --no-import)
-contains "fresh settings" "$out" "added 5"
+contains "fresh settings" "$out" "added 6"
 "$CAIRN" setup claude-code --remove >/dev/null
 eq "fresh remove" "$(norm "$SET")" "{}"
 # a settings file that is not JSON is refused, untouched

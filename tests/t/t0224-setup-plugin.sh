@@ -1,6 +1,6 @@
 #!/bin/sh
 # t0224-setup-plugin: `cairn setup claude-code` and `cairn doctor` beside the
-# Claude Code plugin (issue 17). setup installs the plugin's five hooks,
+# Claude Code plugin (issue 17). setup installs the plugin's six hooks,
 # each once however often it runs, keeping the user's own, and adds what an
 # older three-hook install lacks; with the plugin enabled it installs
 # nothing (both would save every turn twice); doctor reads the plugin from
@@ -37,16 +37,16 @@ json.dump(d, open(settings, "w"))
 PY
 }
 
-# --- the five hooks, each once, the user's own kept
+# --- the six hooks, each once, the user's own kept
 cat > "$SET" <<'JSON'
 {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "other-tool prompt"}]}],
            "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}]}}
 JSON
 out=$("$CAIRN" setup claude-code --no-import); rc=$?
 eq "setup exits 0" "$rc" 0
-contains "setup adds five hooks" "$out" "added 5 cairn hooks"
+contains "setup adds six hooks" "$out" "added 6 cairn hooks"
 "$CAIRN" setup claude-code --no-import >/dev/null
-for ev in Stop UserPromptSubmit SessionStart SessionEnd PreCompact; do
+for ev in Stop UserPromptSubmit SessionStart SessionEnd PreCompact PreToolUse; do
     eq "after two runs: one cairn $ev hook" "$(ours $ev)" 1
 done
 s=$(cat "$SET")
@@ -68,7 +68,23 @@ print([h["command"] for g in d["hooks"][sys.argv[2]] for h in g["hooks"] if "cai
     eq "installed $ev hook exits 0" "$?" 0
 done
 
-# --- an install from before (three hooks): setup adds the other two
+# the installed pre-tool hook runs as Claude Code runs it: exit 0, no decision with no correction
+cmd=$(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print([h["command"] for g in d["hooks"]["PreToolUse"] for h in g["hooks"] if "cairn" in h["command"]][0])' "$SET")
+out=$(printf '{"session_id":"s","cwd":"/tmp","tool_name":"Bash","tool_input":{"command":"ls"}}' | sh -c "$cmd"); rc=$?
+eq "installed PreToolUse hook exits 0 with no decision" "$rc:$out" "0:"
+
+# --- an install from before corrections (five hooks): doctor names the pre-tool hook
+printf '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "%s hook stop"}]}],
+  "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "%s hook prompt"}]}],
+  "SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [{"type": "command", "command": "%s hook session-start"}]}],
+  "SessionEnd": [{"hooks": [{"type": "command", "command": "%s hook session-end"}]}],
+  "PreCompact": [{"hooks": [{"type": "command", "command": "%s hook pre-compact"}]}]}}\n' \
+    "$CAIRN" "$CAIRN" "$CAIRN" "$CAIRN" "$CAIRN" > "$SET"
+contains "doctor: an install without the pre-tool hook is partial" "$("$CAIRN" doctor)" "missing: PreToolUse"
+
+# --- an install from before (three hooks): setup adds the other three
 printf '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "%s hook stop"}]}],
   "SessionEnd": [{"hooks": [{"type": "command", "command": "%s hook session-end"}]}],
   "PreCompact": [{"hooks": [{"type": "command", "command": "%s hook pre-compact"}]}]}}\n' \
@@ -77,8 +93,8 @@ out=$("$CAIRN" doctor); rc=$?
 contains "doctor: an old install is partly installed" "$out" "partly installed"
 contains "doctor: names what is missing" "$out" "missing: UserPromptSubmit, SessionStart"
 out=$("$CAIRN" setup claude-code --no-import)
-contains "setup adds the two missing" "$out" "added 2 cairn hooks"
-for ev in Stop UserPromptSubmit SessionStart SessionEnd PreCompact; do
+contains "setup adds the three missing" "$out" "added 3 cairn hooks"
+for ev in Stop UserPromptSubmit SessionStart SessionEnd PreCompact PreToolUse; do
     eq "upgraded: one cairn $ev hook" "$(ours $ev)" 1
 done
 

@@ -37,36 +37,9 @@ now_ms() { python3 -c 'import time; print(int(time.time() * 1000))'; }
 command -v python3 >/dev/null 2>&1 || skip "python3 (the mock Messages API) is not installed"
 . "$E2E/lib.sh"
 e2e_netns
-case "$(uname -s)-$(uname -m)" in
-    Linux-x86_64)  ARCH=linux-x64 ;;
-    Linux-aarch64) ARCH=linux-arm64 ;;
-    *) skip "no Claude Code native package for $(uname -s) $(uname -m)" ;;
-esac
-CL=$CC_DIR/node_modules/@anthropic-ai/claude-code-$ARCH/claude
-
-# the binary runs and is the pinned version (checked offline, in a netns)
-installed() {
-    [ -x "$CL" ] || return 1
-    v=$(mkdir -p "$TMP/vhome" && HOME=$TMP/vhome CLAUDE_CONFIG_DIR=$TMP/vhome/.claude \
-        timeout 30 $UNSHARE "$CL" --version 2>/dev/null)
-    [ "${v%% *}" = "$VERSION" ]
-}
-# npm's script policy may block the package's postinstall (which copies the
-# native binary): the binary is run straight from the optional platform package.
-e2e_npm_install "$CC_DIR" "$PKG"
+e2e_claude_code
 echo "npm install of $PKG: $npm_s"
-
-# The scratch world: HOME (with ~/.claude and ~/.cairn) under $D, a project
-# folder named "e2e" for cairn, and `cairn` on PATH (a logging shim in front
-# of the binary under test). No CAIRN_DB: hooks and MCP server must agree on
-# the default store, ~/.cairn/memory.db, as a real install would.
-D=$TMP/e2e
-mkdir -p "$D/home" "$D/project" "$D/bin"
-printf 'e2e\n' > "$D/project/.cairn-project"
-cp "$E2E/cairn-shim.sh" "$D/bin/cairn"
-chmod +x "$D/bin/cairn"
-unset CAIRN_DB CAIRN_PROJECT CAIRN_INJECT CAIRN_CAPTURE CAIRN_INJECT_BUDGET CAIRN_SESSION_ID CAIRN_MCP_HOOKS CAIRN_EXCLUDE_PROJECTS
-STORE=$D/home/.cairn/memory.db
+e2e_world
 python3 - "$D/plant.jsonl" "$FACT" "$OTHER" <<'EOF'
 import json, sys
 out, fact, other = sys.argv[1:4]
@@ -101,7 +74,7 @@ contains "marketplace validates" "$(cat "$D/validate-mkt.out" 2>/dev/null)" "Val
 out=$(cat "$D/validate-plugin.out" 2>/dev/null)
 contains "plugin validates" "$out" "Validation passed"
 contains "validator sees the MCP server" "$out" 'mcpServers: cairn stdio cairn ["mcp"]'
-for ev in Stop UserPromptSubmit SessionStart SessionEnd PreCompact; do
+for ev in Stop UserPromptSubmit SessionStart SessionEnd PreCompact PreToolUse; do
     contains "validator sees the $ev hook" "$out" "hooks: $ev"
 done
 contains "validator sees the skill" "$out" "skills: cairn:cairn"

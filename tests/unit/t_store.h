@@ -20,14 +20,19 @@
     "  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);" \
     "END;"
 
-/* What version 9 added (stats' time indexes): an older store has none of it. */
+/* What version 9 added (stats' time indexes). */
 #define SCHEMA_V9_DROP "DROP INDEX sessions_first; DROP INDEX sessions_last;"
+/* What version 10 added (corrections). */
+#define CORRECTION_TABLES_V10_DROP \
+    "DROP TABLE correction_candidates; DROP TABLE corrections;"
+/* Everything after version 8: a version-8 store has none of it. */
+#define AFTER_V8_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
 /* What versions 8 and later added (the memory tables, then the above):
  * a version-7 store has none of it. */
-#define MEMORY_TABLES_V8_DROP \
+#define MEMORY_TABLES_V8_DROP AFTER_V8_DROP \
     "DROP TABLE memory_history; DROP TABLE memory_links; DROP TABLE memories;" \
-    "DELETE FROM sqlite_sequence;" SCHEMA_V9_DROP
+    "DELETE FROM sqlite_sequence;"
 
 static inline int64_t count(struct cairn *h, const char *sql)
 {
