@@ -101,4 +101,18 @@ int store_msgs_meta(struct cairn *h, struct store_msg_text *v, int n);
  * 50 MB paste costs the pages of its opening only. */
 int store_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max);
 
+/* The live memories recall may use (docs/MEMORIES.md): not superseded,
+ * not expired at now, of scope `project` and the global ones (project
+ * NULL: every scope), the most recently changed first, at most max of
+ * them. contradicts lists the ids of the live memories (any scope) that
+ * a `contradicts` link ties to it, either way ("7,9"; "" when none).
+ * Strings are valid only during the call. */
+struct store_memory_row {
+    int64_t     id;
+    const char *type, *text, *scope, *contradicts;
+    int64_t     created, updated;
+};
+int store_recall_memories(struct cairn *h, const char *project, int64_t now, int max,
+                          int (*fn)(void *arg, const struct store_memory_row *r), void *arg);
+
 #endif
