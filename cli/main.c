@@ -111,11 +111,13 @@ static const char usage_memories[] =
     "usage: cairn memories list [--scope P] [--type T] [--all] [--json]\n"
     "       cairn memories show ID | edit ID TEXT | rm ID | undo ID\n"
     "       cairn memories export > FILE | import FILE\n"
+    "       cairn memories export --markdown [--scope P]\n"
     "The explicit memories (docs/MEMORIES.md), newest first. --scope P lists\n"
     "P's and the global ones; --all adds superseded ones. edit keeps the old\n"
     "text in the history (show lists it); undo takes back the last change; rm\n"
     "deletes a memory with its history and wipes its bytes. export and import\n"
-    "use JSONL. Exit 3 when list finds none.\n";
+    "use JSONL; export --markdown prints the live ones grouped by scope and\n"
+    "type. Exit 3 when list finds none.\n";
 
 static const struct command {
     const char *name;

@@ -77,7 +77,7 @@ _cairn()
         setup) opts="$opts --dry-run --remove --import --no-import --settings"
                [ $((i + 1)) -eq $COMP_CWORD ] && COMPREPLY=($(compgen -W "claude-code" -- "$cur")) ;;
         remember) opts="$opts --type --scope --tag --replaces --contradicts --related --ttl --session --message" ;;
-        memories) opts="$opts --scope --type --all --json"
+        memories) opts="$opts --scope --type --all --json --markdown"
                   if [ $((i + 1)) -eq $COMP_CWORD ]; then
                       COMPREPLY=($(compgen -W "list show edit rm undo export import" -- "$cur"))
                   elif [ "${COMP_WORDS[i+1]}" = import ]; then

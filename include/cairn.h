@@ -531,6 +531,13 @@ CAIRN_API int cairn_memory_remove(struct cairn *db, int64_t id);
 /* Every memory, superseded ones included, as JSONL (docs/MEMORIES.md) into
  * *out (malloc'd, NUL-terminated, free()). */
 CAIRN_API int cairn_memories_export(struct cairn *db, char **out, size_t *len);
+/* The live memories as Markdown (docs/MEMORIES.md): grouped by scope
+ * (global first) and type, each with its id, date, tags and a mark when a
+ * `contradicts` link ties it to another; superseded ones left out. scope
+ * as cairn_memory_list's (NULL: every scope). *out is malloc'd,
+ * NUL-terminated; free() it. */
+CAIRN_API int cairn_memories_markdown(struct cairn *db, const char *scope, char **out,
+                                      size_t *len);
 /* Adds the memories of a JSONL export (json need not be NUL-terminated; at
  * most 64 MiB, 10,000 lines): all or none, in one transaction; ids are new,
  * and `superseded_by` and links are mapped to them. On a bad line the
