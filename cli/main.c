@@ -75,10 +75,11 @@ static const char usage_embed[] =
     "       cairn embed --backfill [--quiet]\n"
     "The vector of TEXT as a JSON array (--query: embedded as a question);\n"
     "--backfill embeds the stored messages that have no vector of the current\n"
-    "model (docs/HYBRID.md).\n";
+    "model (docs/HYBRID.md), then the memories (docs/MEMORIES.md).\n";
 static const char usage_reindex[] =
     "usage: cairn reindex [--quiet]\n"
-    "Deletes every vector and embeds all messages again with the current model.\n";
+    "Deletes every vector and embeds all messages and memories again with the\n"
+    "current model.\n";
 static const char usage_hook[] =
     "usage: cairn hook stop|session-end|pre-compact|prompt|session-start\n"
     "The Claude Code hooks (docs/CAPTURE.md): the event's JSON on stdin. A hook\n"

@@ -414,10 +414,10 @@ struct cairn_recall {
  * opts->budget tokens (cairn_count_tokens). On success *out is a result
  * the caller frees with cairn_recall_free(). An empty store or no match
  * gives a result with no items and empty text, not an error. Live
- * memories of opts->project's scope and the global ones that hold at
- * least half the question's weight come first in the text, in at most a
- * fifth of the budget (docs/MEMORIES.md); the raw BM25 method leaves
- * them out.
+ * memories of opts->project's scope and the global ones that hold more
+ * than half the question's weight, or whose vector is close to the
+ * question's, come first in the text, in at most a fifth of the budget
+ * (docs/MEMORIES.md); the raw BM25 method leaves them out.
  */
 CAIRN_API int cairn_recall(struct cairn *db, const char *query,
                            const struct cairn_recall_opts *opts, struct cairn_recall **out);

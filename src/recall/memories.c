@@ -22,6 +22,7 @@
  * follows the memory that passed, whatever its own score (and when it
  * cannot fit, the flag still names it).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,6 +32,7 @@
 #include "text/tokcount.h"
 #include "text/tokenize.h"
 #include "util/fence.h"
+#include "util/hash.h"
 
 void mem_pool_free(struct mem_pool *mp)
 {
@@ -39,6 +41,8 @@ void mem_pool_free(struct mem_pool *mp)
         free(mp->v[i].text);
         free(mp->v[i].scope);
         free(mp->v[i].contra);
+        free(mp->v[i].vec);
+        free(mp->v[i].vmodel);
     }
     free(mp->v);
     free(mp->order);
@@ -88,10 +92,34 @@ int mem_push(struct mem_pool *mp, int64_t id, const char *type, const char *text
     return 0;
 }
 
+int mem_push_vec(struct mem_pool *mp, const char *model, const float *v, int dim)
+{
+    struct rmem *m = &mp->v[mp->n - 1];
+    if (!(m->vec = malloc((size_t)dim * sizeof *m->vec)) || !(m->vmodel = strdup(model)))
+        return -1;
+    memcpy(m->vec, v, (size_t)dim * sizeof *m->vec);
+    m->dim = dim;
+    return 0;
+}
+
+int mem_any_vec(const struct mem_pool *mp)
+{
+    for (int i = 0; i < mp->n; i++)
+        if (mp->v[i].vec)
+            return 1;
+    return 0;
+}
+
 static int load_row(void *arg, const struct store_memory_row *r)
 {
-    return mem_push(arg, r->id, r->type, r->text, r->scope, r->created, r->updated,
-                    r->contradicts) ? CAIRN_NOMEM : 0;
+    if (mem_push(arg, r->id, r->type, r->text, r->scope, r->created, r->updated, r->contradicts))
+        return CAIRN_NOMEM;
+    /* a vector of another text (an undo, an import) is not this memory's
+     * (store/memory_vec.c): keywords only until a backfill */
+    if (r->vmodel && (uint64_t)r->text_hash == hash64(r->text, strlen(r->text), 0) &&
+        mem_push_vec(arg, r->vmodel, r->vec, r->dim))
+        return CAIRN_NOMEM;
+    return 0;
 }
 
 int mem_load(struct cairn *h, const struct cairn_recall_opts *o, struct mem_pool *mp)
@@ -126,8 +154,44 @@ static int tf_cb(void *arg, const char *tok, size_t n, size_t s, size_t e, int c
 }
 
 static int cmp_mem(const void *a, const void *b);
+static int cmp_score(const void *a, const void *b);
+static int cmp_cos(const void *a, const void *b);
 
-int mem_score(struct mem_pool *mp, const struct query *q, const struct pool *p, int use_time)
+static double cosine(const float *a, const float *b, int n)
+{
+    double d = 0, na = 0, nb = 0;
+    for (int i = 0; i < n; i++) {
+        d += (double)a[i] * b[i];
+        na += (double)a[i] * a[i];
+        nb += (double)b[i] * b[i];
+    }
+    return na > 0 && nb > 0 ? d / sqrt(na * nb) : 0;
+}
+
+/* Reciprocal-rank fusion, as rank.c fuses turns: each memory's place by
+ * BM25 (those with a score) and by cosine (those with one). */
+static void fuse(struct mem_pool *mp, struct rmem **ord)
+{
+    int n = 0;
+    for (int i = 0; i < mp->n; i++)
+        mp->v[i].fused = 0;
+    for (int i = 0; i < mp->n; i++)
+        if (mp->v[i].score > 0)
+            ord[n++] = &mp->v[i];
+    qsort(ord, (size_t)n, sizeof *ord, cmp_score);
+    for (int i = 0; i < n; i++)
+        ord[i]->fused += 1.0 / (RRF_K + i + 1);
+    n = 0;
+    for (int i = 0; i < mp->n; i++)
+        if (mp->v[i].has_cos)
+            ord[n++] = &mp->v[i];
+    qsort(ord, (size_t)n, sizeof *ord, cmp_cos);
+    for (int i = 0; i < n; i++)
+        ord[i]->fused += 1.0 / (RRF_K + i + 1);
+}
+
+int mem_score(struct mem_pool *mp, const struct query *q, const struct pool *p, int use_time,
+              const float *qv, int qdim, const char *model)
 {
     double (*tf)[RECALL_MAX_TERMS] = NULL;
     int *dl = NULL, df[RECALL_MAX_TERMS] = { 0 }, rc = -1;
@@ -166,16 +230,21 @@ int mem_score(struct mem_pool *mp, const struct query *q, const struct pool *p, 
             held += tf[i][t] > 0 ? w[t] : 0;
         m->score = rank_bm25(tf[i], q->nt, dl[i], dlsum / mp->n, w);
         m->cover = wsum > 0 ? held / wsum : 0;
+        m->has_cos = qv && m->vec && m->dim == qdim && !strcmp(m->vmodel, model);
+        m->cos = m->has_cos ? cosine(qv, m->vec, qdim) : 0;
         if (use_time && q->has_range)
             m->in_range = (m->updated >= q->from && m->updated < q->to) ||
                           (m->created >= q->from && m->created < q->to);
         /* the same time rule as conversations: a question about a period
          * is answered by what falls in it */
-        m->pass = q->only_time ? m->in_range : m->score > 0 && m->cover > MEM_FLOOR;
+        m->pass = q->only_time ? m->in_range
+                               : (m->score > 0 && m->cover > MEM_FLOOR) ||
+                                 (m->has_cos && m->cos >= MEM_COSINE);
     }
     struct rmem **ord = malloc((size_t)mp->n * sizeof *ord);
     if (!ord)
         goto out;
+    fuse(mp, ord);
     for (int i = 0; i < mp->n; i++)
         ord[i] = &mp->v[i];
     qsort(ord, (size_t)mp->n, sizeof *ord, cmp_mem);
@@ -189,7 +258,31 @@ out:
     return rc;
 }
 
-/* Best first: passing, in the question's period, score, newest, id. */
+/* Newest, then the higher id, first: the last word on ties. */
+static int cmp_newest(const struct rmem *x, const struct rmem *y)
+{
+    if (x->updated != y->updated)
+        return x->updated < y->updated ? 1 : -1;
+    return x->id < y->id ? 1 : x->id > y->id;
+}
+
+static int cmp_score(const void *a, const void *b)
+{
+    const struct rmem *x = *(struct rmem *const *)a, *y = *(struct rmem *const *)b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return cmp_newest(x, y);
+}
+
+static int cmp_cos(const void *a, const void *b)
+{
+    const struct rmem *x = *(struct rmem *const *)a, *y = *(struct rmem *const *)b;
+    if (x->cos != y->cos)
+        return x->cos < y->cos ? 1 : -1;
+    return cmp_newest(x, y);
+}
+
+/* Best first: passing, in the question's period, fused, newest, id. */
 static int cmp_mem(const void *a, const void *b)
 {
     const struct rmem *x = *(struct rmem *const *)a, *y = *(struct rmem *const *)b;
@@ -197,11 +290,9 @@ static int cmp_mem(const void *a, const void *b)
         return y->pass - x->pass;
     if (x->in_range != y->in_range)
         return y->in_range - x->in_range;
-    if (x->score != y->score)
-        return x->score < y->score ? 1 : -1;
-    if (x->updated != y->updated)
-        return x->updated < y->updated ? 1 : -1;
-    return x->id < y->id ? 1 : x->id > y->id;
+    if (x->fused != y->fused)
+        return x->fused < y->fused ? 1 : -1;
+    return cmp_newest(x, y);
 }
 
 /* ---- packing and rendering ---- */

@@ -197,6 +197,10 @@ struct policy_const {
  * common word is not enough, the rare words of the question must be in
  * it. Chosen, not tuned (no dev set has memories). */
 #define MEM_FLOOR       0.5
+/* Or when its vector is this close to the question's (cosine), as close
+ * as the prompt hook's gate asks of a turn (CAIRN_GATE_COSINE): a memory
+ * can be shown for a question that shares no word with it. */
+#define MEM_COSINE      0.7
 /* A memory's contradicting partner may take the share up by this much of
  * it again, so that a conflict is shown whole at small budgets too. */
 #define MEM_PAIR_EXTRA  0.5
@@ -259,6 +263,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(VEC_DEFAULT_PIECES) \
     X(MEM_SHARE) \
     X(MEM_FLOOR) \
+    X(MEM_COSINE) \
     X(MEM_PAIR_EXTRA) \
     X(MEM_MAX_ITEMS) \
     X(MEM_MIN_CUT) \

@@ -110,8 +110,11 @@ static char *memory_why(const struct mem_pool *mp, int64_t id)
         const struct rmem *m = &mp->v[i];
         if (m->id != id)
             continue;
+        char cos[32] = "";
+        if (m->has_cos)
+            snprintf(cos, sizeof cos, ", cosine %.3f", m->cos);
         snprintf(why, sizeof why, "memory rank %d, score %.4f, holds %.0f%% of the question's "
-                 "weight%s%s%s", m->rank + 1, m->score, m->cover * 100,
+                 "weight%s%s%s%s", m->rank + 1, m->score, m->cover * 100, cos,
                  m->pass ? (m->in_range ? ", in the question's period" : "")
                          : ", shown with the memory it contradicts",
                  m->picked == 2 ? ", cut" : "", m->ncontra ? ", contradicted" : "");
@@ -217,7 +220,13 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     if (!raw) {
         if ((rc = mem_load(h, &o, &mp)))
             goto out;
-        if (mem_score(&mp, &q, &p, use_time) ||
+        /* the question's vector, when some memory has one: dense_search's,
+         * else one made for them (a store of memories only, or whose
+         * messages have no vectors yet) */
+        int mem_dense = o.method != CAIRN_METHOD_KEYWORD && !q.only_time && mem_any_vec(&mp);
+        if (mem_dense && (rc = dense_query_vec(h, query, &dr)))
+            goto out;
+        if (mem_score(&mp, &q, &p, use_time, mem_dense ? dr.qv : NULL, dr.qdim, dr.model) ||
             (mem_tokens = mem_pack(&mp, o.budget, o.exclude_items, &mb)) < 0) {
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;

@@ -30,4 +30,18 @@ int memory_supersede(struct cairn *h, int64_t old, int64_t by);
 /* In a transaction: from links to to (contradicts or related_to), in from's history. */
 int memory_link_add(struct cairn *h, int64_t from, int64_t to, const char *kind);
 
+/* memory_vec.c: a memory's vector (schema version 9). */
+struct vec_batch;
+struct vec_model;
+/* hash64 of a memory's text, stored with its vector. */
+int64_t memory_text_hash(const char *text);
+/* Embeds text with the current model, before the write lock (b empty
+ * when there is no model or embedding is off on this handle). */
+int memory_vec_make(struct cairn *h, const char *text, struct vec_batch *b);
+/* In a transaction: b's vector (if any) as memory id's, made from text. */
+int memory_vec_store(struct cairn *h, int64_t id, const char *text, const struct vec_batch *b);
+/* Gives every memory whose vector is missing, of another model or of
+ * another text one of vm (cairn_embed_backfill, after the messages). */
+int memory_vec_backfill(struct cairn *h, struct vec_model *vm);
+
 #endif

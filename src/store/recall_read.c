@@ -444,8 +444,10 @@ int store_recall_memories(struct cairn *h, const char *project, int64_t now, int
                             "   UNION SELECT l.src FROM memory_links l"
                             "   JOIN memories x ON x.id = l.src"
                             "   WHERE l.dst = m.id AND l.kind = 'contradicts' AND " LIVE_X
-                            "   ORDER BY 1))"
-                            " FROM memories m WHERE m.superseded_by IS NULL"
+                            "   ORDER BY 1)),"
+                            " v.model, v.dim, v.text_hash, v.vec"
+                            " FROM memories m LEFT JOIN memory_vectors v ON v.memory = m.id"
+                            " WHERE m.superseded_by IS NULL"
                             " AND (m.expires_at IS NULL OR m.expires_at > ?2)"
                             " AND (?1 IS NULL OR m.scope = ?1 OR m.scope = '')"
                             " ORDER BY m.updated_at DESC, m.id DESC LIMIT ?3", &st)))
@@ -459,8 +461,14 @@ int store_recall_memories(struct cairn *h, const char *project, int64_t now, int
         struct store_memory_row r = {
             sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
             (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
-            c ? c : "", sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5)
+            c ? c : "", sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+            (const char *)sqlite3_column_text(st, 7), sqlite3_column_blob(st, 10),
+            sqlite3_column_int(st, 8), sqlite3_column_int64(st, 9)
         };
+        /* a blob that is not dim floats is no vector */
+        if (!r.vmodel || !r.vec || r.dim <= 0 ||
+            sqlite3_column_bytes(st, 10) != r.dim * (int)sizeof(float))
+            r.vmodel = NULL;
         if (!r.type || !r.text || !r.scope) {
             rc = nomem(h);
             break;

@@ -69,6 +69,10 @@
  *   memory_links   (src, dst, kind): supersedes, contradicts, related_to
  *   memory_history one row per change, holding what it replaced, so the
  *                  last change of a memory can be undone
+ *
+ * Version 9 (docs/MEMORIES.md, store/memory_vec.c):
+ *   memory_vectors one f32 vector a memory (model, dim, the hash of the
+ *                  text it was made from), for recall's dense match
  */
 #include "internal.h"
 
@@ -222,6 +226,16 @@ static const char *const migrations[] = {
     "  link_dst INTEGER,"
     "  link_kind TEXT);"
     "CREATE INDEX memory_history_memory ON memory_history(memory, id);",
+    /* 8 -> 9 (branch mem18b): one vector a memory, of the model that made it
+     * and of the text it was made from (hash64 of the text: a vector whose
+     * hash is not the text's, after an undo or an import, is not used and
+     * `cairn embed --backfill` makes it again). store/memory_vec.c. */
+    "CREATE TABLE memory_vectors("
+    "  memory INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,"
+    "  model TEXT NOT NULL,"
+    "  dim INTEGER NOT NULL,"
+    "  text_hash INTEGER NOT NULL,"
+    "  vec BLOB NOT NULL);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

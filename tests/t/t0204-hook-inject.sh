@@ -59,11 +59,12 @@ eq "no store: exit 0, nothing" "$rc:$out" "0:"
 # after an upgrade of cairn: the hook opens the store read-only, finds an
 # older schema (v4: no vec_stamp, FTS triggers), migrates it and still injects
 cp "$CAIRN_DB" "$TMP/v4.db"
-python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript("DROP INDEX messages_meta; DROP INDEX messages_hit; DROP TRIGGER session_stats_au; DROP TRIGGER session_stats_ad; DROP TABLE session_stats; DROP TRIGGER vec_stamp_ai; DROP TRIGGER vec_stamp_ad; DROP TRIGGER vec_stamp_au; DROP TABLE vec_stamp; DROP TABLE memory_history; DROP TABLE memory_links; DROP TABLE memories; CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN INSERT INTO messages_fts(messages_fts, rowid, content) VALUES('"'"'delete'"'"', old.id, old.content); END; PRAGMA user_version=4;"); c.close()' "$TMP/v4.db"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript("DROP INDEX messages_meta; DROP INDEX messages_hit; DROP TRIGGER session_stats_au; DROP TRIGGER session_stats_ad; DROP TABLE session_stats; DROP TRIGGER vec_stamp_ai; DROP TRIGGER vec_stamp_ad; DROP TRIGGER vec_stamp_au; DROP TABLE vec_stamp; DROP TABLE memory_vectors; DROP TABLE memory_history; DROP TABLE memory_links; DROP TABLE memories; CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN INSERT INTO messages_fts(messages_fts, rowid, content) VALUES('"'"'delete'"'"', old.id, old.content); END; PRAGMA user_version=4;"); c.close()' "$TMP/v4.db"
 out=$(CAIRN_DB="$TMP/v4.db" ask s7 "which climbing gym did I pick?" | ctx)
 contains "v4 store: the hook still injects" "$out" "LBC on Thursday"
 eq "v4 store: the hook migrated it" \
-    "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$TMP/v4.db")" 8
+    "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$TMP/v4.db")" \
+    "$(sed -n 's/^#define CAIRN_SCHEMA_VERSION \([0-9]*\).*/\1/p' "$ROOT/src/internal.h")"
 eq "v4 store: the FTS trigger is gone (v7)" \
     "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM sqlite_master WHERE type = '"'"'trigger'"'"' AND name = '"'"'messages_ad'"'"'").fetchone()[0])' "$TMP/v4.db")" 0
 

@@ -20,8 +20,10 @@
     "  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);" \
     "END;"
 
-/* What version 8 added (the memory tables): an older store has none of it. */
-#define MEMORY_TABLES_V8_DROP \
+/* What version 9 added (memory vectors): a version-8 store has none. */
+#define MEMORY_VECTORS_V9_DROP "DROP TABLE memory_vectors;"
+/* What versions 8 and 9 added (the memory tables): an older store has none of it. */
+#define MEMORY_TABLES_V8_DROP MEMORY_VECTORS_V9_DROP \
     "DROP TABLE memory_history; DROP TABLE memory_links; DROP TABLE memories;" \
     "DELETE FROM sqlite_sequence;"
 

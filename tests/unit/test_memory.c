@@ -315,7 +315,7 @@ static void test_migrate_v7(void)
              SQLITE_OK);
     sqlite3_close(raw);
     T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
-    T_EQ_INT(count(h, "PRAGMA user_version"), 8);
+    T_EQ_INT(count(h, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
     T_EQ_INT(count(h, "SELECT count(*) FROM messages"), 3);
     T_EQ_INT(count(h, "SELECT count(*) FROM sqlite_master WHERE name IN ('memories', "
                       "'memory_links', 'memory_history')"), 3);

@@ -6,7 +6,9 @@
  * (cairn_recall): memories come first in the text and the items, marked;
  * the budget stays a hard limit; scope, supersede and removal are obeyed;
  * and a store with no memory that matches recalls byte for byte what it
- * recalled before any memory was added.
+ * recalled before any memory was added. Vectors: the fusion on a pool,
+ * and with the tiny test model the vectors add, edit, undo, backfill and
+ * reindex leave; the migration of a version-8 store.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +17,9 @@
 #include "t.h"
 #include "internal.h"
 #include "t_open.h"
+#include "t_store.h"
 #include "recall/recall.h"
+#include "store/memory.h"
 #include "recall/policy.h"
 #include "text/tokcount.h"
 #include "text/tokenize.h"
@@ -56,7 +60,7 @@ static void test_floor_and_order(void)
     T_EQ_INT(mem_push(&mp, 3, "fact", "basil is a herb", "", 30, 30, ""), 0);
     T_EQ_INT(mem_push(&mp, 4, "preference", "watering the basil: twice, never basil leaves wet",
                       "", 40, 40, ""), 0);
-    T_EQ_INT(mem_score(&mp, &q, &p, 1), 0);
+    T_EQ_INT(mem_score(&mp, &q, &p, 1, NULL, 0, NULL), 0);
     /* one word of two, and the commoner one: under the floor */
     T_EQ_INT(mp.v[0].pass, 0);
     T_EQ_INT(mp.v[2].pass, 0);
@@ -86,7 +90,7 @@ static void test_floor_and_order(void)
     static const char *const other[] = { "invoice", "deadline", NULL };
     query_free(&q);
     query_of(&q, other);
-    T_EQ_INT(mem_score(&mp, &q, &p, 1), 0);
+    T_EQ_INT(mem_score(&mp, &q, &p, 1, NULL, 0, NULL), 0);
     T_EQ_INT(mem_pack(&mp, 4000, NULL, &b), 0);
     T_EQ_INT(mp.norder, 0);
     T_EQ_INT((int)b.n, 0);
@@ -109,7 +113,7 @@ static void test_share_and_cut(void)
         strcat(big, "zebra stripes run ");
     for (int i = 1; i <= 12; i++)
         T_EQ_INT(mem_push(&mp, i, "fact", "a zebra fact", "", i, i, ""), 0);
-    T_EQ_INT(mem_score(&mp, &q, &p, 1), 0);
+    T_EQ_INT(mem_score(&mp, &q, &p, 1, NULL, 0, NULL), 0);
     /* at most MEM_MAX_ITEMS, newest first among equals */
     int tok = mem_pack(&mp, 4000, NULL, &b);
     T_CHECK(tok > 0 && tok <= 800);
@@ -124,7 +128,7 @@ static void test_share_and_cut(void)
     mem_pool_free(&mp);
     /* a long memory is cut to what is left of the share */
     T_EQ_INT(mem_push(&mp, 1, "fact", big, "", 1, 1, ""), 0);
-    T_EQ_INT(mem_score(&mp, &q, &p, 1), 0);
+    T_EQ_INT(mem_score(&mp, &q, &p, 1, NULL, 0, NULL), 0);
     tok = mem_pack(&mp, 1000, NULL, &b);
     T_CHECK(tok > 100 && tok <= 200);
     T_EQ_INT(mp.norder, 1);
@@ -148,7 +152,7 @@ static void test_contradictions(void)
     T_EQ_INT(mem_push(&mp, 5, "decision", "we deploy on friday", "", 50, 50, "9"), 0);
     T_EQ_INT(mem_push(&mp, 7, "fact", "coffee is in the kitchen", "", 70, 70, ""), 0);
     T_EQ_INT(mem_push(&mp, 9, "correction", "never ship on a weekday's end", "", 90, 90, "5"), 0);
-    T_EQ_INT(mem_score(&mp, &q, &p, 1), 0);
+    T_EQ_INT(mem_score(&mp, &q, &p, 1, NULL, 0, NULL), 0);
     T_EQ_INT(mp.v[2].pass, 0);          /* below the floor on its own */
     T_CHECK(mem_pack(&mp, 300, NULL, &b) > 0);
     T_EQ_INT(mp.norder, 2);             /* shown with the one that passed */
@@ -167,6 +171,52 @@ static void test_contradictions(void)
     T_CHECK(mem_pack(&mp, 300, NULL, &b) > 0);
     T_CHECK(mem_unpick_last(&mp, &b) > 0);
     T_EQ_INT(mp.norder, 1);
+    query_free(&q);
+    mem_pool_free(&mp);
+    buf_release(&b);
+}
+
+/* A memory that shares no word with the question passes on its vector
+ * alone, ranks by the fused ranks, and a vector of another model or of
+ * another size is not compared. */
+static void test_dense(void)
+{
+    static const char *const words[] = { "indentation", NULL };
+    struct query q;
+    struct pool p = { 0 };
+    struct mem_pool mp = { 0 };
+    struct buf b = BUF_INIT;
+    const float qv[3] = { 1, 0, 0 }, near[3] = { 0.9f, 0.3f, 0 }, far[3] = { 0, 1, 0 };
+    query_of(&q, words);
+    T_EQ_INT(mem_push(&mp, 1, "preference", "two spaces, never tabs", "", 1, 1, ""), 0);
+    T_EQ_INT(mem_push_vec(&mp, "m1", near, 3), 0);
+    T_EQ_INT(mem_push(&mp, 2, "fact", "the kettle is broken", "", 2, 2, ""), 0);
+    T_EQ_INT(mem_push_vec(&mp, "m1", far, 3), 0);
+    T_EQ_INT(mem_push(&mp, 3, "fact", "tabs in makefiles", "", 3, 3, ""), 0);
+    T_EQ_INT(mem_push_vec(&mp, "m2", qv, 3), 0);
+    T_EQ_INT(mem_push(&mp, 4, "fact", "indentation: see the style guide", "", 4, 4, ""), 0);
+    T_EQ_INT(mem_any_vec(&mp), 1);
+    T_EQ_INT(mem_score(&mp, &q, &p, 1, qv, 3, "m1"), 0);
+    T_EQ_INT(mp.v[0].has_cos, 1);
+    T_CHECK(mp.v[0].cos > 0.94 && mp.v[0].cos < 0.96);
+    T_EQ_INT(mp.v[0].pass, 1);              /* by its vector */
+    T_EQ_INT(mp.v[1].pass, 0);              /* cosine 0, no word */
+    T_EQ_INT(mp.v[2].has_cos, 0);           /* another model's vector */
+    T_EQ_INT(mp.v[2].pass, 0);
+    T_EQ_INT(mp.v[3].pass, 1);              /* by its words */
+    /* one ranking each: the fused scores tie, the newer leads */
+    T_EQ_INT(mp.v[3].rank, 0);
+    T_EQ_INT(mp.v[0].rank, 1);
+    T_EQ_INT(mem_pack(&mp, 1000, NULL, &b) > 0, 1);
+    T_EQ_INT(mp.norder, 2);
+    /* without the question's vector, words only */
+    T_EQ_INT(mem_score(&mp, &q, &p, 1, NULL, 0, NULL), 0);
+    T_EQ_INT(mp.v[0].pass, 0);
+    T_EQ_INT(mp.v[0].has_cos, 0);
+    /* a question vector of another size compares nothing */
+    const float q4[4] = { 1, 0, 0, 0 };
+    T_EQ_INT(mem_score(&mp, &q, &p, 1, q4, 4, "m1"), 0);
+    T_EQ_INT(mp.v[0].has_cos, 0);
     query_free(&q);
     mem_pool_free(&mp);
     buf_release(&b);
@@ -345,6 +395,90 @@ static void test_memories_only(void)
     cairn_close(h);
 }
 
+/* With a model (the tiny test BERT): add and edit store a vector of the
+ * text they write; undo leaves one of another text, which recall does not
+ * use and backfill makes again; a handle that does not embed adds none,
+ * and backfill and reindex give every memory one; recall uses it. */
+static void test_vectors(void)
+{
+    char path[256];
+    struct cairn *h = NULL;
+    const char *saved = t_model;
+    struct cairn_embed_stats st;
+    const char *fresh = "SELECT count(*) FROM memory_vectors v JOIN memories m ON m.id = v.memory";
+    snprintf(path, sizeof path, "%s/v.db", dir);
+    t_model = "tests/data/embed/tiny-bert";
+    if (access(t_model, R_OK)) {
+        T_SKIP("no %s (run from the repository root)", t_model);
+        t_model = saved;
+        return;
+    }
+    T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
+    int64_t a = remember(h, "fact", "the staging server is called kestrel", "", 0);
+    T_EQ_INT(count(h, fresh), 1);
+    T_EQ_INT(count(h, "SELECT dim * 4 = length(vec) FROM memory_vectors"), 1);
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT text_hash FROM memory_vectors WHERE memory = %lld",
+             (long long)a);
+    int64_t h1 = count(h, sql);
+    T_EQ_INT(cairn_memory_update(h, a, "the staging server is called osprey"), CAIRN_OK);
+    int64_t h2 = count(h, sql);
+    T_CHECK(h1 != h2);
+    T_EQ_INT(h2 == memory_text_hash("the staging server is called osprey"), 1);
+    /* recall: the memory's own words as the question, cosine 1 */
+    struct cairn_recall *r = recall(h, "the staging server is called osprey", 400, NULL);
+    T_CHECK(r->n_items == 1 && r->items[0].why && strstr(r->items[0].why, "cosine 1.000"));
+    cairn_recall_free(r);
+    /* undo: the text goes back, its vector is of the other text: unused */
+    T_EQ_INT(cairn_memory_undo(h, a), CAIRN_OK);
+    r = recall(h, "the staging server is called kestrel", 400, NULL);
+    T_CHECK(r->n_items == 1 && r->items[0].why && !strstr(r->items[0].why, "cosine"));
+    cairn_recall_free(r);
+    memset(&st, 0, sizeof st);
+    T_EQ_INT(cairn_embed_backfill(h, 0, NULL, NULL, &st), CAIRN_OK);
+    T_EQ_INT(count(h, sql) == memory_text_hash("the staging server is called kestrel"), 1);
+    r = recall(h, "the staging server is called kestrel", 400, NULL);
+    T_CHECK(r->n_items == 1 && r->items[0].why && strstr(r->items[0].why, "cosine 1.000"));
+    cairn_recall_free(r);
+    /* not embedding on this handle: no vector until a backfill */
+    T_EQ_INT(cairn_embed_at_ingest(h, 0), CAIRN_OK);
+    remember(h, "fact", "lunch is at one", "", 0);
+    T_EQ_INT(count(h, fresh), 1);
+    T_EQ_INT(cairn_embed_backfill(h, 0, NULL, NULL, &st), CAIRN_OK);
+    T_EQ_INT(count(h, fresh), 2);
+    T_EQ_INT(cairn_embed_backfill(h, 1, NULL, NULL, &st), CAIRN_OK);
+    T_EQ_INT(count(h, fresh), 2);
+    /* removing a memory removes its vector */
+    T_EQ_INT(cairn_memory_remove(h, a), CAIRN_OK);
+    T_EQ_INT(count(h, "SELECT count(*) FROM memory_vectors"), 1);
+    cairn_close(h);
+    t_model = saved;
+}
+
+/* A version-8 store (memories, no vectors) is migrated: its memories stay
+ * and get vectors from a backfill. */
+static void test_migrate_v8(void)
+{
+    char path[256];
+    struct cairn *h = NULL;
+    sqlite3 *raw = NULL;
+    snprintf(path, sizeof path, "%s/v8.db", dir);
+    T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
+    remember(h, "decision", "ship on tuesdays", "", 0);
+    cairn_close(h);
+    T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(raw, MEMORY_VECTORS_V9_DROP "PRAGMA user_version=8", NULL, NULL, NULL),
+             SQLITE_OK);
+    sqlite3_close(raw);
+    T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
+    T_EQ_INT(count(h, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
+    T_EQ_INT(count(h, "SELECT count(*) FROM memory_vectors"), 0);
+    struct cairn_recall *r = recall(h, "when do we ship", 400, NULL);
+    T_CHECK(strstr(r->text, "ship on tuesdays") != NULL);
+    cairn_recall_free(r);
+    cairn_close(h);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -352,8 +486,11 @@ int main(void)
     T_RUN(test_floor_and_order);
     T_RUN(test_share_and_cut);
     T_RUN(test_contradictions);
+    T_RUN(test_dense);
     T_RUN(test_store);
     T_RUN(test_memories_only);
+    T_RUN(test_vectors);
+    T_RUN(test_migrate_v8);
     char cmd[320];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd))
