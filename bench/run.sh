@@ -9,7 +9,7 @@
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
 #   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss forget fence
-#                  redact json tokcount pretool
+#                  redact json tokcount pretool memories
 #   BENCH_STORE    forget: a keyword-only store to copy (default: one made from
 #                  gen_data.py ingest, about 40 s)
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
@@ -149,6 +149,11 @@ fi
 # 10. The budget token counter, this build against main's tokcount.c in turn.
 if want tokcount; then
     sh bench/bench_tokcount.sh main "$RUNS" 5 || status=1
+fi
+
+# 11. Explicit memories in recall: none (baseline) against 200 and 2,000.
+if want memories && need_bin bench_memories; then
+    "$BIN/bench_memories" "$TMP" --reps "$RUNS" || status=1
 fi
 
 echo "# bench: done in $(( $(date +%s) - t0 )) s$( [ $status = 0 ] || echo '; SOME CHECKS FAILED')"

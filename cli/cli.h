@@ -171,6 +171,9 @@ int cmd_memories(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_web(int argc, char **argv, struct cli_ctx *ctx);
 /* A memory id from argv into *id: 0, or CLI_USAGE after saying why. */
 int cli_memory_id(const char *s, int64_t *id);
+/* "90s", "30m", "12h", "7d", "2w" into seconds; -1 when it is none of those
+ * (cairn remember --ttl, the MCP memory tool). */
+int64_t cli_parse_ttl(const char *s);
 /* The injecting hooks (hook_inject.c): event "prompt" or "session-start",
  * input the parsed hook JSON (a cJSON object), out_fd the real stdout. */
 int hook_inject(const char *event, const void *input, struct cli_ctx *ctx, int out_fd);

@@ -1,6 +1,7 @@
 /*
  * cmd_memories.c: `cairn memories list|show|edit|rm|undo|export|import`,
- * the explicit memories `cairn remember` adds (docs/MEMORIES.md), and for
+ * the explicit memories `cairn remember` adds (docs/MEMORIES.md; export
+ * --markdown: the Markdown view), and for
  * corrections `review` (the candidates the prompt hook recognised),
  * `stats` (their counters and heed rates) and `recognise` (the recogniser
  * on prompts from stdin, for measuring it: scripts/corrections-eval.sh).
@@ -134,11 +135,16 @@ static int mem_show(struct cairn *db, int64_t id)
     return rc ? cli_fail(db, "memories show", rc) : 0;
 }
 
-static int mem_export(struct cairn *db)
+/* export: JSONL; export --markdown [--scope P]: the Markdown view. */
+static int mem_export(struct cairn *db, int argc, char **argv)
 {
     char *out;
     size_t n;
-    int rc = cairn_memories_export(db, &out, &n);
+    int md = argc > 2, rc;
+    if (md)
+        rc = cairn_memories_markdown(db, argc == 5 ? argv[4] : NULL, &out, &n);
+    else
+        rc = cairn_memories_export(db, &out, &n);
     if (rc)
         return cli_fail(db, "memories export", rc);
     fwrite(out, 1, n, stdout);
@@ -334,9 +340,11 @@ int cmd_memories(int argc, char **argv, struct cli_ctx *ctx)
     int rc, known = 0;
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         known |= !strcmp(sub, subs[i]);
-    if (!known || (!strcmp(sub, "import") && argc != 3) || (!strcmp(sub, "export") && argc != 2)) {
-        cli_error("usage: cairn memories list|show ID|edit ID TEXT|rm ID|undo ID|export|"
-                  "import FILE|review|stats|recognise");
+    int export_ok = argc == 2 || (argc >= 3 && !strcmp(argv[2], "--markdown") &&
+                                  (argc == 3 || (argc == 5 && !strcmp(argv[3], "--scope"))));
+    if (!known || (!strcmp(sub, "import") && argc != 3) || (!strcmp(sub, "export") && !export_ok)) {
+        cli_error("usage: cairn memories list|show ID|edit ID TEXT|rm ID|undo ID|"
+                  "export [--markdown [--scope P]]|import FILE|review|stats|recognise");
         return CLI_USAGE;
     }
     if (!strcmp(sub, "recognise"))
@@ -348,7 +356,7 @@ int cmd_memories(int argc, char **argv, struct cli_ctx *ctx)
     if (!strcmp(sub, "list"))
         rc = mem_list(db, argc, argv);
     else if (!strcmp(sub, "export"))
-        rc = mem_export(db);
+        rc = mem_export(db, argc, argv);
     else if (!strcmp(sub, "import"))
         rc = mem_import(db, argv[2]);
     else if (!strcmp(sub, "review"))

@@ -44,6 +44,9 @@ static void print_json(const struct cairn_recall *r, const char *id)
         cairn_format_time(it->at, 0, ts, sizeof ts);
         buf_printf(&b, ",\"at\":\"%s\",\"position\":%d,\"excerpt\":%s", ts, it->position,
                    it->excerpt ? "true" : "false");
+        if (it->memory)     /* only then: output without memories stays as it was */
+            buf_printf(&b, ",\"memory\":%lld,\"memory_type\":\"%s\",\"contradicts\":%s",
+                       (long long)it->memory, it->memory_type, it->contradicts ? "true" : "false");
         if (it->why) {
             buf_printf(&b, ",\"rank\":%d,\"score\":%.6f,\"why\":", it->rank + 1, it->score);
             buf_add_json_str(&b, it->why, strlen(it->why));
@@ -76,7 +79,7 @@ static void print_explain(const struct cairn_recall *r)
     int inject = cairn_inject_gate(r, &gate);
     printf("\n--- explain: %zu item%s, %d of %d tokens; %s\n", r->n_items,
            cli_s((long long)r->n_items), r->tokens, r->budget, dense_name(r->dense));
-    printf("match: the best memory holds %.0f%% of the question's weight (%.1f rare words)",
+    printf("match: the best turn holds %.0f%% of the question's weight (%.1f rare words)",
            r->match * 100, r->match_weight);
     if (r->dense != CAIRN_DENSE_OFF && r->dense != CAIRN_DENSE_NONE)
         printf(", best cosine %.3f", r->cosine);
@@ -90,6 +93,11 @@ static void print_explain(const struct cairn_recall *r)
     printf("prompt hook: %s (%s)\n", inject ? "would add this" : "would add nothing", gate);
     for (size_t i = 0; i < r->n_items; i++) {
         const struct cairn_recall_item *it = &r->items[i];
+        if (it->memory) {
+            printf("memory #%lld %s: %s\n", (long long)it->memory, it->memory_type,
+                   it->why ? it->why : "");
+            continue;
+        }
         cli_print_line(it->session);
         printf(" #");
         cli_print_line(it->message);

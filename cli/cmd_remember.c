@@ -13,8 +13,7 @@
 #include "cli.h"
 #include "util/buf.h"
 
-/* "90s", "30m", "12h", "7d", "2w" into seconds; -1 when it is none of those. */
-static int64_t parse_ttl(const char *s)
+int64_t cli_parse_ttl(const char *s)
 {
     char *end;
     long long n = strtoll(s, &end, 10);
@@ -130,7 +129,7 @@ int cmd_remember(int argc, char **argv, struct cli_ctx *ctx)
         if (cli_opt(argc, argv, &i, "--tag", &v)) {
             buf_printf(&tags, "%s%s", tags.n ? "," : "", v);
         } else if (cli_opt(argc, argv, &i, "--ttl", &v)) {
-            if ((m.ttl = parse_ttl(v)) < 0) {
+            if ((m.ttl = cli_parse_ttl(v)) < 0) {
                 cli_error("--ttl %s: a number and a unit, s m h d or w (7d)", v);
                 goto out;
             }

@@ -75,10 +75,11 @@ static const char usage_embed[] =
     "       cairn embed --backfill [--quiet]\n"
     "The vector of TEXT as a JSON array (--query: embedded as a question);\n"
     "--backfill embeds the stored messages that have no vector of the current\n"
-    "model (docs/HYBRID.md).\n";
+    "model (docs/HYBRID.md), then the memories (docs/MEMORIES.md).\n";
 static const char usage_reindex[] =
     "usage: cairn reindex [--quiet]\n"
-    "Deletes every vector and embeds all messages again with the current model.\n";
+    "Deletes every vector and embeds all messages and memories again with the\n"
+    "current model.\n";
 static const char usage_hook[] =
     "usage: cairn hook stop|session-end|pre-compact|prompt|session-start|pre-tool\n"
     "The Claude Code hooks (docs/CAPTURE.md): the event's JSON on stdin. A hook\n"
@@ -118,13 +119,15 @@ static const char usage_memories[] =
     "usage: cairn memories list [--scope P] [--type T] [--all] [--json]\n"
     "       cairn memories show ID | edit ID TEXT | rm ID | undo ID\n"
     "       cairn memories export > FILE | import FILE\n"
+    "       cairn memories export --markdown [--scope P]\n"
     "       cairn memories review [--accept ID [--severity p1] [--when-...] | --reject ID]\n"
     "       cairn memories stats [--scope P] | recognise < PROMPTS\n"
     "The explicit memories (docs/MEMORIES.md), newest first. --scope P lists\n"
     "P's and the global ones; --all adds superseded ones. edit keeps the old\n"
     "text in the history (show lists it); undo takes back the last change; rm\n"
     "deletes a memory with its history and wipes its bytes. export and import\n"
-    "use JSONL. Exit 3 when list finds none.\n"
+    "use JSONL; export --markdown prints the live ones grouped by scope and\n"
+    "type. Exit 3 when list finds none.\n"
     "review lists the candidate corrections the prompt hook recognised; --accept\n"
     "makes one a correction (--severity and --when-* as in remember), --reject drops\n"
     "it. stats shows each correction's retrieved/heeded/recurred counts and heed\n"

@@ -80,7 +80,7 @@ _cairn()
         setup) opts="$opts --dry-run --remove --import --no-import --settings"
                [ $((i + 1)) -eq $COMP_CWORD ] && COMPREPLY=($(compgen -W "claude-code" -- "$cur")) ;;
         remember) opts="$opts --type --scope --tag --replaces --contradicts --related --ttl --session --message --severity --when-keyword --when-path --when-command" ;;
-        memories) opts="$opts --scope --type --all --json --accept --reject --severity --when-keyword --when-path --when-command"
+        memories) opts="$opts --scope --type --all --json --accept --reject --severity --when-keyword --when-path --when-command --markdown"
                   if [ $((i + 1)) -eq $COMP_CWORD ]; then
                       COMPREPLY=($(compgen -W "list show edit rm undo export import review stats recognise" -- "$cur"))
                   elif [ "${COMP_WORDS[i+1]}" = import ]; then

@@ -379,6 +379,15 @@ struct cairn_recall_item {
     /* Added at the end (the struct is only ever allocated by the library). */
     int         position;    /* the message's place in its session, 0-based as
                                 cairn_messages counts: a window to read around it */
+    /* Added at the end: an explicit memory (docs/MEMORIES.md). Memories come
+     * first in the items as in the text; session is "", message is
+     * "memory:ID" (so "\tmemory:ID" in opts.exclude_items leaves it out),
+     * role is "memory", at is when it last changed, rank its place among the
+     * memories, position 0. */
+    int64_t     memory;      /* the memory's id; 0 for a message */
+    const char *memory_type; /* fact, preference, ... ; NULL for a message */
+    int         contradicts; /* 1: a live memory contradicts it (both are
+                                shown, each flagged with the other's id) */
 };
 
 struct cairn_recall {
@@ -407,7 +416,11 @@ struct cairn_recall {
  * Recalls what the store holds about `query` and packs it into
  * opts->budget tokens (cairn_count_tokens). On success *out is a result
  * the caller frees with cairn_recall_free(). An empty store or no match
- * gives a result with no items and empty text, not an error.
+ * gives a result with no items and empty text, not an error. Live
+ * memories of opts->project's scope and the global ones that hold more
+ * than half the question's weight, or whose vector is close to the
+ * question's, come first in the text, in at most a fifth of the budget
+ * (docs/MEMORIES.md); the raw BM25 method leaves them out.
  */
 CAIRN_API int cairn_recall(struct cairn *db, const char *query,
                            const struct cairn_recall_opts *opts, struct cairn_recall **out);
@@ -421,7 +434,8 @@ CAIRN_API void cairn_recall_free(struct cairn_recall *r);
  * holding at least 60% of the question's IDF weight and at least 1.5 of
  * it in match_weight's units (about one and a half rare words: names,
  * numbers, identifiers; common words do not add up to it), or a best
- * cosine of at least 0.7 when dense recall took part.
+ * cosine of at least 0.7 when dense recall took part, or a kept memory
+ * above its floor among the items (docs/MEMORIES.md).
  */
 CAIRN_API int cairn_inject_gate(const struct cairn_recall *r, const char **why);
 
@@ -520,6 +534,13 @@ CAIRN_API int cairn_memory_remove(struct cairn *db, int64_t id);
 /* Every memory, superseded ones included, as JSONL (docs/MEMORIES.md) into
  * *out (malloc'd, NUL-terminated, free()). */
 CAIRN_API int cairn_memories_export(struct cairn *db, char **out, size_t *len);
+/* The live memories as Markdown (docs/MEMORIES.md): grouped by scope
+ * (global first) and type, each with its id, date, tags and a mark when a
+ * `contradicts` link ties it to another; superseded ones left out. scope
+ * as cairn_memory_list's (NULL: every scope). *out is malloc'd,
+ * NUL-terminated; free() it. */
+CAIRN_API int cairn_memories_markdown(struct cairn *db, const char *scope, char **out,
+                                      size_t *len);
 /* Adds the memories of a JSONL export (json need not be NUL-terminated; at
  * most 64 MiB, 10,000 lines): all or none, in one transaction; ids are new,
  * and `superseded_by` and links are mapped to them. On a bad line the

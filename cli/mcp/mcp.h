@@ -10,7 +10,7 @@
  *  - protocol.c: the dual-era dispatcher (docs/MCP.md, protocols.md 1.7):
  *    the handshake revisions 2024-11-05 .. 2025-11-25 and the stateless
  *    2026-07-28 revision, JSON-RPC errors, batches for 2025-03-26.
- *  - tools.c: the five tools, their JSON Schemas, argument checking against
+ *  - tools.c: the six tools, their JSON Schemas, argument checking against
  *    those schemas and the readable text they answer with.
  *
  * Only the main thread touches the store and stdout; the reader thread only

@@ -376,7 +376,26 @@ static double cjk_share(const char *s)
 void dense_result_free(struct dense_result *r)
 {
     free(r->hits);
+    free(r->qv);
     memset(r, 0, sizeof *r);
+}
+
+int dense_query_vec(struct cairn *h, const char *query, struct dense_result *r)
+{
+    struct vec_model *vm = r->qv ? NULL : vec_model_current(h, NULL, 0);
+    if (!vm)
+        return CAIRN_OK;
+    size_t qlen = strlen(query);
+    if (!(r->qv = malloc((size_t)vec_model_dim(vm) * sizeof *r->qv)))
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    if (vec_encode(h, vm, &query, &qlen, 1, 1, r->qv) != 0) {
+        free(r->qv);            /* keywords only, as for the turns */
+        r->qv = NULL;
+        return CAIRN_OK;
+    }
+    r->qdim = vec_model_dim(vm);
+    snprintf(r->model, sizeof r->model, "%s", vec_model_id(vm));
+    return CAIRN_OK;
 }
 
 int dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
@@ -463,6 +482,11 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
      * still find evidence that shares no word with the question. */
     r->n = n;
     r->cjk = cjk_share(query);
+    /* kept for the memories' vectors (memories.c) */
+    r->qv = qv;
+    r->qdim = vec_model_dim(vm);
+    snprintf(r->model, sizeof r->model, "%s", vec_model_id(vm));
+    qv = NULL;
 out:
     free(qv);
     free(allowed.v);

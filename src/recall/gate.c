@@ -200,6 +200,10 @@ int cairn_inject_gate(const struct cairn_recall *r, const char **why)
         *why = "nothing recalled";
         return 0;
     }
+    if (r->items && r->items[0].memory) {    /* memories come first (memories.c) */
+        *why = "a kept memory matches the question";
+        return 1;
+    }
     if (r->only_time) {
         *why = "a question about a period that has records";
         return 1;
@@ -209,7 +213,7 @@ int cairn_inject_gate(const struct cairn_recall *r, const char **why)
         return 1;
     }
     if (r->match < CAIRN_GATE_SHARE) {
-        *why = "weak match: the best memory holds too little of the question";
+        *why = "weak match: the best turn holds too little of the question";
         return 0;
     }
     if (r->match_weight < CAIRN_GATE_WEIGHT) {

@@ -185,6 +185,33 @@ struct policy_const {
     double value;
 };
 
+/* ---- explicit memories in recall (memories.c, docs/MEMORIES.md) ---- */
+
+/* Memories are rendered first and take at most this share of the budget
+ * (the rest goes to conversations): what the user chose to keep comes
+ * before what was said, but never crowds the record out. */
+#define MEM_SHARE       0.2
+/* A memory is recalled only when it holds more than this share of the
+ * question's IDF weight (its content words, weighted over messages and
+ * memories together), so an unrelated question gets none: one shared
+ * common word is not enough, the rare words of the question must be in
+ * it. Chosen, not tuned (no dev set has memories). */
+#define MEM_FLOOR       0.5
+/* Or when its vector is this close to the question's (cosine), as close
+ * as the prompt hook's gate asks of a turn (CAIRN_GATE_COSINE): a memory
+ * can be shown for a question that shares no word with it. */
+#define MEM_COSINE      0.7
+/* A memory's contradicting partner may take the share up by this much of
+ * it again, so that a conflict is shown whole at small budgets too. */
+#define MEM_PAIR_EXTRA  0.5
+/* At most this many memories in one recall (contradicting partners
+ * included), and a memory cut to fit keeps at least this many tokens. */
+#define MEM_MAX_ITEMS   8
+#define MEM_MIN_CUT     16
+/* Recall reads at most this many live memories (the most recently
+ * changed) and tokenizes them on every question: the bound on its cost. */
+#define MEM_SCAN_MAX    2000
+
 /* The table of every constant above, in this file's order. */
 const struct policy_const *policy_table(size_t *n);
 /* FNV-1a (64-bit) over each "name=value;" (value as %.17g). */
@@ -233,6 +260,13 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(W_REPLY_ROUND) \
     X(PACK_MIN_EXCERPT) \
     X(RECALL_GATE_CJK) \
-    X(VEC_DEFAULT_PIECES)
+    X(VEC_DEFAULT_PIECES) \
+    X(MEM_SHARE) \
+    X(MEM_FLOOR) \
+    X(MEM_COSINE) \
+    X(MEM_PAIR_EXTRA) \
+    X(MEM_MAX_ITEMS) \
+    X(MEM_MIN_CUT) \
+    X(MEM_SCAN_MAX)
 
 #endif

@@ -28,12 +28,99 @@ void cairn_recall_free(struct cairn_recall *r)
         free((char *)r->items[i].message);
         free((char *)r->items[i].speaker);
         free((char *)r->items[i].why);
+        free((char *)r->items[i].memory_type);
     }
     free(r->items);
     free((char *)r->query);
     free((char *)r->text);
     free((char *)r->note);
     free(r);
+}
+
+/* The memory block mb goes before the conversations' text, a blank line
+ * between them, and its items before theirs (they own their strings). The
+ * budget stays a hard limit: the tokenizer's count of the joined text can
+ * differ from the sum at the seam, so memories go from the last until it
+ * fits. */
+static int join_memories(struct cairn *h, struct mem_pool *mp, struct buf *mb,
+                         struct cairn_recall *r)
+{
+    struct buf t = BUF_INIT;
+    int tokens;
+    for (;;) {
+        buf_reset(&t);
+        buf_add(&t, mb->p, mb->n);
+        if (r->text && *r->text) {
+            buf_addc(&t, '\n');
+            buf_adds(&t, r->text);
+        }
+        if (t.err)
+            goto nomem;
+        tokens = text_count_tokens(t.p, t.n);
+        if (tokens <= r->budget || !mp->norder)
+            break;
+        if (mem_unpick_last(mp, mb) < 0)
+            goto nomem;
+    }
+    struct cairn_recall_item *items = calloc(r->n_items + (size_t)mp->norder, sizeof *items);
+    if (!items)
+        goto nomem;
+    for (int j = 0; j < mp->norder; j++) {
+        const struct rmem *m = &mp->v[mp->order[j]];
+        struct cairn_recall_item *it = &items[j];
+        char msg[40];
+        snprintf(msg, sizeof msg, "memory:%lld", (long long)m->id);
+        it->session = strdup("");
+        it->message = strdup(msg);
+        it->memory_type = strdup(m->type);
+        it->role = "memory";
+        it->at = m->updated;
+        it->excerpt = m->picked == 2;
+        it->score = m->score;
+        it->rank = m->rank;
+        it->memory = m->id;
+        it->contradicts = m->ncontra > 0;
+        if (!it->session || !it->message || !it->memory_type) {
+            /* the pool's items still borrow: hand over only ours */
+            free(r->items);
+            r->items = items;
+            r->n_items = (size_t)j + 1;
+            goto nomem;
+        }
+    }
+    if (r->n_items)
+        memcpy(items + mp->norder, r->items, r->n_items * sizeof *items);
+    free(r->items);
+    r->items = items;
+    r->n_items += (size_t)mp->norder;
+    free((char *)r->text);
+    r->text = buf_detach(&t, NULL);
+    r->tokens = tokens;
+    return r->text ? CAIRN_OK : cairn__err(h, CAIRN_NOMEM, "out of memory");
+nomem:
+    buf_release(&t);
+    return cairn__err(h, CAIRN_NOMEM, "out of memory");
+}
+
+/* --explain's line for memory id. */
+static char *memory_why(const struct mem_pool *mp, int64_t id)
+{
+    char why[200];
+    for (int i = 0; i < mp->n; i++) {
+        const struct rmem *m = &mp->v[i];
+        if (m->id != id)
+            continue;
+        char cos[32] = "";
+        if (m->has_cos)
+            snprintf(cos, sizeof cos, ", cosine %.3f", m->cos);
+        snprintf(why, sizeof why, "memory rank %d, score %.4f, holds %.0f%% of the question's "
+                 "weight%s%s%s%s", m->rank + 1, m->score, m->cover * 100, cos,
+                 m->pass ? (m->in_range ? ", in the question's period" : "")
+                         : ", shown with the memory it contradicts",
+                 m->picked == 2 ? ", cut" : "", m->ncontra ? ", contradicted" : "");
+        return strdup(why);
+    }
+    return strdup("memory");
 }
 
 int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_opts *opts,
@@ -44,12 +131,15 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     struct query q;
     struct pool p;
     struct dense_result dr;
+    struct mem_pool mp;
+    struct buf mb = BUF_INIT;
     int rc;
 
     *out = NULL;
     memset(&q, 0, sizeof q);
     memset(&p, 0, sizeof p);
     memset(&dr, 0, sizeof dr);
+    memset(&mp, 0, sizeof mp);
     if (!query)
         return cairn__err(h, CAIRN_INVALID, "no question");
     /* the first version ends with `flags`: fields added later get defaults */
@@ -123,16 +213,45 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     r->only_time = q.only_time;
     if (!raw)
         recall_gate(&p, &q, &r->match, &r->match_weight);
+    /* Memories first: what they take of the budget, the conversations do
+     * not get (memories.c). The raw baseline stays the plain BM25 of the
+     * record. */
+    int mem_tokens = 0;
+    if (!raw) {
+        if ((rc = mem_load(h, &o, &mp)))
+            goto out;
+        /* the question's vector, when some memory has one: dense_search's,
+         * else one made for them (a store of memories only, or whose
+         * messages have no vectors yet) */
+        int mem_dense = o.method != CAIRN_METHOD_KEYWORD && !q.only_time && mem_any_vec(&mp);
+        if (mem_dense && (rc = dense_query_vec(h, query, &dr)))
+            goto out;
+        if (mem_score(&mp, &q, &p, use_time, mem_dense ? dr.qv : NULL, dr.qdim, dr.model) ||
+            (mem_tokens = mem_pack(&mp, o.budget, o.exclude_items, &mb)) < 0) {
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto out;
+        }
+        o.budget -= mem_tokens;
+    }
     struct pack_src src = pack_src_store(h);
     if ((rc = pack(&src, &p, &q, &o, raw, r))) {
         if (rc == CAIRN_NOMEM)
             cairn__err(h, rc, "out of memory");
         goto out;
     }
+    if (mp.norder && (rc = join_memories(h, &mp, &mb, r)))
+        goto out;
     /* The items borrow from the pool, which goes now: copy. */
     for (size_t i = 0; i < r->n_items; i++) {
         struct cairn_recall_item *it = &r->items[i];
         const char *spk = it->speaker;
+        if (it->memory) {           /* join_memories made them whole */
+            if (o.explain && !(it->why = memory_why(&mp, it->memory))) {
+                rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+                goto out;
+            }
+            continue;
+        }
         it->session = dup_or_empty(it->session);
         it->message = dup_or_empty(it->message);
         it->speaker = spk ? strdup(spk) : NULL;
@@ -152,6 +271,8 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         r->text = strdup("");
 out:
     pool_free(&p);
+    mem_pool_free(&mp);
+    buf_release(&mb);
     query_free(&q);
     dense_result_free(&dr);
     if (rc) {

@@ -12,6 +12,8 @@
  *             reciprocal rank, the time boost, the raw-BM25 baseline
  *   pack.c    user-first packing into the budget, excerpts, the text; it
  *             reads the texts of the turns it tries in batches (pack_src)
+ *   memories.c explicit memories: scored by the same tokenizer, given a
+ *             share of the budget, rendered before the conversations
  *   recall.c  the public entry point
  *
  * Recall speaks no SQL: gather, dense and pack read the store only through
@@ -126,12 +128,19 @@ struct dense_result {
     struct dense_hit *hits;/* best first */
     int     n;
     double  cjk;           /* share of the question's letters that are CJK */
+    float  *qv;            /* the question's vector (qdim) of model, or NULL */
+    int     qdim;
+    char    model[VEC_MODEL_ID_MAX];
 };
 /* The store says whether any vector exists and which sessions are in
  * scope (store/recall_read.h); the vectors come from store/vectors.h. */
 int  dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
                   struct dense_result *r);
 void dense_result_free(struct dense_result *r);
+/* The question's vector into r->qv (qdim, model) when dense_search made
+ * none (no message has a vector) and a model is current: for the
+ * memories' vectors. No vector is no error. */
+int  dense_query_vec(struct cairn *h, const char *query, struct dense_result *r);
 /* Exact top-k messages (best piece each) of set by cosine with q (unit
  * or not), sessions limited to the sorted `allowed` (NULL: all). Returns
  * the count written to out[k], or -1 on no memory. */
@@ -200,5 +209,60 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
 /* An excerpt of s[0..n) within max_tokens: the opening and the passages
  * closest to q (malloc'd; NULL on no memory). */
 char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens);
+
+/* memories.c: the explicit memories a recall may show (docs/MEMORIES.md). */
+struct rmem {
+    int64_t  id;
+    char    *type, *text, *scope;
+    int64_t  created, updated;
+    int64_t *contra;       /* live memories tied to it by `contradicts` */
+    int      ncontra;
+    double   score;        /* BM25 over the memories, IDF over memories and messages */
+    double   cover;        /* share of the question's weight it holds (0..1) */
+    int      in_range;     /* created or changed in the question's period */
+    int      pass;         /* above the floor (MEM_FLOOR), or in range for a
+                            * question about a period */
+    int      picked;       /* 0 no, 1 whole, 2 cut to fit */
+    int      rank;         /* place among the memories, 0 = best */
+    int      cut_bytes;    /* picked == 2: the bytes of text kept */
+    float   *vec;          /* its vector of the text it has (vmodel), or NULL */
+    int      dim;
+    char    *vmodel;
+    double   cos;          /* cosine with the question (has_cos) */
+    int      has_cos;
+    double   fused;        /* reciprocal-rank fusion of BM25 and cosine */
+};
+struct mem_pool {
+    struct rmem *v;
+    int n, cap;
+    int *order;            /* picked memories in text order */
+    int norder;
+};
+/* Reads the live memories of o->project's scope and the global ones
+ * (store/recall_read.h), at most MEM_SCAN_MAX, with the vectors made from
+ * their present text. */
+int  mem_load(struct cairn *h, const struct cairn_recall_opts *o, struct mem_pool *mp);
+/* Appends one memory (tests build pools by hand); contra "7,9" or "". */
+int  mem_push(struct mem_pool *mp, int64_t id, const char *type, const char *text,
+              const char *scope, int64_t created, int64_t updated, const char *contra);
+/* Gives the last memory pushed a vector v[dim] of model. -1 on no memory. */
+int  mem_push_vec(struct mem_pool *mp, const char *model, const float *v, int dim);
+/* 1 when some memory has a vector (worth the question's). */
+int  mem_any_vec(const struct mem_pool *mp);
+void mem_pool_free(struct mem_pool *mp);
+/* Scores every memory against q: BM25 with IDFs over the messages in p's
+ * scope (total_msgs, the terms' df_msg) and the memories together, and
+ * the cosine with qv[qdim] of model (qv NULL: none) for those with a
+ * vector of that model; sets cover, in_range, pass and the ranks (by
+ * reciprocal-rank fusion of the two). -1 on no memory. */
+int  mem_score(struct mem_pool *mp, const struct query *q, const struct pool *p, int use_time,
+               const float *qv, int qdim, const char *model);
+/* Picks the memories that pass, best first, each contradicting partner
+ * right after it, within MEM_SHARE of budget (and MEM_MAX_ITEMS), none of
+ * those listed as "\tmemory:ID" in exclude; renders them into b (empty
+ * when none). Returns the tokens b costs, or -1 on no memory. */
+int  mem_pack(struct mem_pool *mp, int budget, const char *exclude, struct buf *b);
+/* Drops the last picked memory and renders the rest into b again. */
+int  mem_unpick_last(struct mem_pool *mp, struct buf *b);
 
 #endif

@@ -20,6 +20,7 @@
 #include "internal.h"
 #include "mask/redact.h"
 #include "store/memory.h"
+#include "store/vectors.h"
 #include "util/buf.h"
 
 static const char *const memory_types[] = { "fact", "preference", "decision", "procedure",
@@ -452,6 +453,7 @@ int memory_add_with(struct cairn *h, const struct cairn_memory_new *m,
                     int (*extra)(struct cairn *, int64_t, void *), void *arg, int64_t *id)
 {
     struct memory_row r;
+    struct vec_batch vb = VEC_BATCH_INIT;
     int64_t nid = 0;
     int rc;
     if (m->ttl < 0)
@@ -462,9 +464,11 @@ int memory_add_with(struct cairn *h, const struct cairn_memory_new *m,
     r.created = r.updated = (int64_t)time(NULL);
     if (m->ttl)
         r.expires = r.created + m->ttl;
+    /* its vector before the lock; none is no error (backfill makes it) */
+    memory_vec_make(h, r.text, &vb);
     if ((rc = purge(h)) || (rc = store_begin(h)))
         goto out;
-    if ((rc = memory_insert(h, &r, &nid)) ||
+    if ((rc = memory_insert(h, &r, &nid)) || (rc = memory_vec_store(h, nid, r.text, &vb)) ||
         (m->replaces && (rc = memory_supersede(h, m->replaces, nid))) ||
         (extra && (rc = extra(h, nid, arg)))) {
         store_rollback(h);
@@ -475,6 +479,7 @@ int memory_add_with(struct cairn *h, const struct cairn_memory_new *m,
     if (id)
         *id = nid;
 out:
+    vec_batch_free(&vb);
     memory_row_release(&r);
     return rc;
 }
@@ -500,6 +505,7 @@ static int in_tx(struct cairn *h, int (*change)(struct cairn *, void *), void *a
 struct update_arg {
     int64_t id;
     const char *text;
+    const struct vec_batch *vb;
 };
 
 static int do_update(struct cairn *h, void *arg)
@@ -516,7 +522,9 @@ static int do_update(struct cairn *h, void *arg)
     sqlite3_bind_int64(st, 3, (int64_t)time(NULL));
     int src = sqlite3_step(st);
     sqlite3_finalize(st);
-    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "updating a memory");
+    if (src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "updating a memory");
+    return memory_vec_store(h, a->id, a->text, a->vb);
 }
 
 int cairn_memory_update(struct cairn *h, int64_t id, const char *text)
@@ -524,8 +532,11 @@ int cairn_memory_update(struct cairn *h, int64_t id, const char *text)
     struct memory_row r;
     int rc = memory_row_fill(h, &r, NULL, text, NULL, NULL, NULL, NULL);
     if (!rc) {
-        struct update_arg a = { id, r.text };
+        struct vec_batch vb = VEC_BATCH_INIT;
+        memory_vec_make(h, r.text, &vb);
+        struct update_arg a = { id, r.text, &vb };
         rc = in_tx(h, do_update, &a);
+        vec_batch_free(&vb);
     }
     memory_row_release(&r);
     return rc;

@@ -49,5 +49,18 @@ int memory_clean(struct cairn *h, const char *what, const char *s, size_t max, c
  * after the insert (store/correction.c adds the correction's row). */
 int memory_add_with(struct cairn *h, const struct cairn_memory_new *m,
                     int (*extra)(struct cairn *, int64_t, void *), void *arg, int64_t *id);
+/* memory_vec.c: a memory's vector (schema version 9). */
+struct vec_batch;
+struct vec_model;
+/* hash64 of a memory's text, stored with its vector. */
+int64_t memory_text_hash(const char *text);
+/* Embeds text with the current model, before the write lock (b empty
+ * when there is no model or embedding is off on this handle). */
+int memory_vec_make(struct cairn *h, const char *text, struct vec_batch *b);
+/* In a transaction: b's vector (if any) as memory id's, made from text. */
+int memory_vec_store(struct cairn *h, int64_t id, const char *text, const struct vec_batch *b);
+/* Gives every memory whose vector is missing, of another model or of
+ * another text one of vm (cairn_embed_backfill, after the messages). */
+int memory_vec_backfill(struct cairn *h, struct vec_model *vm);
 
 #endif

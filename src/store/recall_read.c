@@ -426,3 +426,58 @@ int store_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max
         sqlite3_finalize(st);
     return rc;
 }
+
+int store_recall_memories(struct cairn *h, const char *project, int64_t now, int max,
+                          int (*fn)(void *arg, const struct store_memory_row *r), void *arg)
+{
+    sqlite3_stmt *st;
+    int rc, src;
+    /* memories_scope (scope, updated_at) serves both scopes; the partial
+     * indexes keep the expiry and supersede tests cheap. The links of
+     * each memory come from their primary key and memory_links_dst. */
+#define LIVE_X "x.superseded_by IS NULL AND (x.expires_at IS NULL OR x.expires_at > ?2)"
+    if ((rc = store_prepare(h, "SELECT m.id, m.type, m.text, m.scope, m.created_at, m.updated_at,"
+                            " (SELECT group_concat(o, ',') FROM ("
+                            "   SELECT l.dst AS o FROM memory_links l"
+                            "   JOIN memories x ON x.id = l.dst"
+                            "   WHERE l.src = m.id AND l.kind = 'contradicts' AND " LIVE_X
+                            "   UNION SELECT l.src FROM memory_links l"
+                            "   JOIN memories x ON x.id = l.src"
+                            "   WHERE l.dst = m.id AND l.kind = 'contradicts' AND " LIVE_X
+                            "   ORDER BY 1)),"
+                            " v.model, v.dim, v.text_hash, v.vec"
+                            " FROM memories m LEFT JOIN memory_vectors v ON v.memory = m.id"
+                            " WHERE m.superseded_by IS NULL"
+                            " AND (m.expires_at IS NULL OR m.expires_at > ?2)"
+                            " AND (?1 IS NULL OR m.scope = ?1 OR m.scope = '')"
+                            " ORDER BY m.updated_at DESC, m.id DESC LIMIT ?3", &st)))
+        return rc;
+#undef LIVE_X
+    sqlite3_bind_text(st, 1, project, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, now);
+    sqlite3_bind_int(st, 3, max);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(st, 6);
+        struct store_memory_row r = {
+            sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+            (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+            c ? c : "", sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+            (const char *)sqlite3_column_text(st, 7), sqlite3_column_blob(st, 10),
+            sqlite3_column_int(st, 8), sqlite3_column_int64(st, 9)
+        };
+        /* a blob that is not dim floats is no vector */
+        if (!r.vmodel || !r.vec || r.dim <= 0 ||
+            sqlite3_column_bytes(st, 10) != r.dim * (int)sizeof(float))
+            r.vmodel = NULL;
+        if (!r.type || !r.text || !r.scope) {
+            rc = nomem(h);
+            break;
+        }
+        if ((rc = fn(arg, &r)))
+            break;
+    }
+    if (!rc && src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "reading memories");
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -101,4 +101,24 @@ int store_msgs_meta(struct cairn *h, struct store_msg_text *v, int n);
  * 50 MB paste costs the pages of its opening only. */
 int store_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max);
 
+/* The live memories recall may use (docs/MEMORIES.md): not superseded,
+ * not expired at now, of scope `project` and the global ones (project
+ * NULL: every scope), the most recently changed first, at most max of
+ * them. contradicts lists the ids of the live memories (any scope) that
+ * a `contradicts` link ties to it, either way ("7,9"; "" when none);
+ * its vector (schema 9) when it has one, with the model and the hash of
+ * the text it was made from. Strings and the vector are valid only during
+ * the call. */
+struct store_memory_row {
+    int64_t     id;
+    const char *type, *text, *scope, *contradicts;
+    int64_t     created, updated;
+    const char *vmodel;         /* NULL: no vector */
+    const void *vec;           /* dim floats, maybe unaligned: copy them */
+    int         dim;
+    int64_t     text_hash;
+};
+int store_recall_memories(struct cairn *h, const char *project, int64_t now, int max,
+                          int (*fn)(void *arg, const struct store_memory_row *r), void *arg);
+
 #endif

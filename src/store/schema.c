@@ -84,6 +84,10 @@
  *   correction_candidates  correction-shaped prompts the prompt hook
  *                  recognised, waiting for the user (`cairn memories
  *                  review`); recurs: the correction it repeats, if any
+ *
+ * Version 11 (branch mem18b; docs/MEMORIES.md, store/memory_vec.c):
+ *   memory_vectors one f32 vector a memory (model, dim, the hash of the
+ *                  text it was made from), for recall's dense match
  */
 #include "internal.h"
 
@@ -264,6 +268,16 @@ static const char *const migrations[] = {
     "  commands TEXT NOT NULL DEFAULT '',"
     "  created_at INTEGER NOT NULL,"
     "  recurs INTEGER REFERENCES memories(id) ON DELETE SET NULL);",
+    /* 10 -> 11 (branch mem18b): one vector a memory, of the model that made it
+     * and of the text it was made from (hash64 of the text: a vector whose
+     * hash is not the text's, after an undo or an import, is not used and
+     * `cairn embed --backfill` makes it again). store/memory_vec.c. */
+    "CREATE TABLE memory_vectors("
+    "  memory INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,"
+    "  model TEXT NOT NULL,"
+    "  dim INTEGER NOT NULL,"
+    "  text_hash INTEGER NOT NULL,"
+    "  vec BLOB NOT NULL);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "store/vectors.h"
+#include "store/memory.h"
 #include "embed/embed.h"
 #include "embed/registry.h"
 
@@ -527,6 +528,13 @@ int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *len
     return batch_embed_with(h, vm, texts, lens, want, n, b);
 }
 
+int vec_batch_embed_model(struct cairn *h, struct vec_model *vm, const char *const *texts,
+                          const size_t *lens, size_t n, struct vec_batch *b)
+{
+    memset(b, 0, sizeof *b);
+    return n ? batch_embed_with(h, vm, texts, lens, NULL, n, b) : CAIRN_OK;
+}
+
 static int use_f32(const struct cairn *h)
 {
     const char *v = cairn__setting(h, CAIRN__SET_VEC_F32);
@@ -822,11 +830,12 @@ int cairn_embed_backfill(struct cairn *h, int reindex,
     if (stats)
         snprintf(stats->model, sizeof stats->model, "%s", vm->id);
     if (reindex) {
-        /* Every vector goes, this model's included: they are all made
-         * again below. */
+        /* Every vector goes, this model's included, the memories' too:
+         * they are all made again below. */
         if ((rc = store_begin(h)))
             return rc;
-        src = sqlite3_exec(h->db, "DELETE FROM vectors", NULL, NULL, NULL);
+        src = sqlite3_exec(h->db, "DELETE FROM vectors; DELETE FROM memory_vectors", NULL, NULL,
+                           NULL);
         if (src != SQLITE_OK) {
             rc = cairn__sqlerr(h, src, "reindex");
             store_rollback(h);
@@ -930,6 +939,9 @@ int cairn_embed_backfill(struct cairn *h, int reindex,
         if (progress)
             progress(arg, done > total ? total : done, total);
     }
+    /* Then the memories' (store/memory_vec.c): few, after the messages. */
+    if ((rc = memory_vec_backfill(h, vm)))
+        goto out;
     /* Done: the cache file now, so the next hook maps it instead of
      * reading every vector (a failure here only costs that hook). */
     {

@@ -82,6 +82,9 @@ struct vec_batch {
  * with the handle's message on failure. */
 int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *lens,
                     const unsigned char *want, size_t n, struct vec_batch *b);
+/* The same with model vm, whatever the handle's ingest setting (backfill). */
+int vec_batch_embed_model(struct cairn *h, struct vec_model *vm, const char *const *texts,
+                          const size_t *lens, size_t n, struct vec_batch *b);
 /* Inside the caller's transaction: writes message i's pieces for message
  * row msg of session row sess. *ins caches the statement (finalize it). */
 int vec_batch_store(struct cairn *h, const struct vec_batch *b, size_t i, int64_t msg,

@@ -3,7 +3,7 @@
  * input is what a client writes, read by the reader thread (line
  * framing, UTF-8 check, JSON parse, cancellation bookkeeping) from a
  * memory file and dispatched by mcp_handle_item (both protocol eras,
- * batches, the five tools on a fresh store per input).
+ * batches, the six tools on a fresh store per input).
  *
  * Every answer must be whole lines of JSON-RPC 2.0: an object or an array
  * of objects with "jsonrpc":"2.0", as the golden test demands of the

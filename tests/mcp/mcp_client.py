@@ -11,6 +11,7 @@ tests/t/lib.sh puts this folder on PYTHONPATH. Standard library only.
 import json
 import os
 import subprocess
+import sys
 
 
 class Mcp:
@@ -59,3 +60,23 @@ class Mcp:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class Checks:
+    """Pass and fail counts of a test's python part: check(ok, what, detail)
+    counts one, a failure says what and shows the start of detail on stderr;
+    done() prints the counts and exits non-zero after a failure."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def __call__(self, ok, what, detail=""):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL: %s %s" % (what, str(detail)[:700]), file=sys.stderr)
+
+    def done(self):
+        print("%d passed, %d failed, 0 skipped" % (self.passed, self.failed))
+        sys.exit(1 if self.failed else 0)

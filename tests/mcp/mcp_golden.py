@@ -217,7 +217,7 @@ with open(GOLDEN) as f:
 check(tools == golden, "tools/list equals tests/mcp/tools-list.golden.json",
       "run with CAIRN_UPDATE_GOLDEN=1 after an intended change")
 check([t["name"] for t in tools] == ["recall", "save_conversation", "list_sessions",
-                                     "get_conversation", "forget_session"], "tool names and order")
+                                     "get_conversation", "forget_session", "memory"], "tool names and order")
 ann = {t["name"]: t.get("annotations", {}) for t in tools}
 check(ann["recall"].get("readOnlyHint") is True and ann["list_sessions"].get("readOnlyHint") is True
       and ann["get_conversation"].get("readOnlyHint") is True, "read tools are readOnlyHint")
@@ -276,7 +276,7 @@ r = s.request(1, "server/discover")
 check(r and r.get("result", {}).get("resultType") == "complete", "discover without _meta", r)
 r = s.request(2, "tools/list", {"_meta": META})
 res = (r or {}).get("result", {})
-check(len(res.get("tools", [])) == 5 and res.get("resultType") == "complete" and "ttlMs" in res
+check(len(res.get("tools", [])) == 6 and res.get("resultType") == "complete" and "ttlMs" in res
       and res.get("cacheScope") == "public"
       and "io.modelcontextprotocol/serverInfo" in res.get("_meta", {}), "modern tools/list", res)
 r = call(s, 3, "list_sessions", {}, modern=True)
@@ -307,7 +307,7 @@ check(r and "result" in r, "probe answered")
 r = init(s)
 check(r and r["result"]["protocolVersion"] == "2025-11-25", "initialize after a probe, same process", r)
 r = s.request(1, "tools/list")
-check(r and len(r["result"]["tools"]) == 5 and "resultType" not in r["result"],
+check(r and len(r["result"]["tools"]) == 6 and "resultType" not in r["result"],
       "legacy tools/list after probe has no resultType", r)
 s.close()
 
@@ -539,7 +539,7 @@ s.send([{"jsonrpc": "2.0", "id": "a", "method": "ping"},
         {"jsonrpc": "2.0", "id": "c", "method": "nope"}])
 r = s.recv()
 check(isinstance(r, list) and [m.get("id") for m in r] == ["a", "b", "c"]
-      and r[0].get("result") == {} and len(r[1]["result"]["tools"]) == 5 and err_code(r[2]) == -32601,
+      and r[0].get("result") == {} and len(r[1]["result"]["tools"]) == 6 and err_code(r[2]) == -32601,
       "batch in 2025-03-26 -> array of answers", r)
 s.send([{"jsonrpc": "2.0", "method": "notifications/initialized"}])
 check(s.silent(), "batch of notifications -> nothing")

@@ -34,7 +34,7 @@ try {
 
   const { tools } = await client.listTools();
   check(tools.map((t) => t.name).join(",") ===
-    "recall,save_conversation,list_sessions,get_conversation,forget_session",
+    "recall,save_conversation,list_sessions,get_conversation,forget_session,memory",
     `tools/list -> ${tools.map((t) => t.name).join(",")}`);
 
   const saved = await client.callTool({ name: "save_conversation", arguments: {

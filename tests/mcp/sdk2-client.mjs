@@ -30,7 +30,7 @@ try {
   check(client.getServerVersion?.()?.name === "cairn", `server ${JSON.stringify(client.getServerVersion?.())}`);
 
   const { tools } = await client.listTools();
-  check(tools.length === 5 && tools[0].name === "recall", `tools/list -> ${tools.map((t) => t.name).join(",")}`);
+  check(tools.length === 6 && tools[0].name === "recall", `tools/list -> ${tools.map((t) => t.name).join(",")}`);
   check(tools.find((t) => t.name === "forget_session")?.annotations?.destructiveHint === true,
     "forget_session is destructive");
 

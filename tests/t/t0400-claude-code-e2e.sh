@@ -101,7 +101,7 @@ check "a session id" test -n "$SID"
 # --- what the model saw (every request body the mock logged)
 facts=$(python3 "$E2E/check_requests.py" "$D/requests.jsonl" "$TOOL" "$FACT" "$TITLE" "$OTHER" 2>&1)
 fact() { printf '%s\n' "$facts" | sed -n "s/^$1=//p"; }
-eq "all five cairn tools offered" "$(fact tools)" "forget_session,get_conversation,list_sessions,recall,save_conversation"
+eq "all six cairn tools offered" "$(fact tools)" "forget_session,get_conversation,list_sessions,memory,recall,save_conversation"
 eq "SessionStart lists the planted session" "$(fact start_ctx)" yes
 check "prompt hook context reached the mock" test "$(fact inject_requests)" -ge 1
 eq "one fenced past-conversations block" "$(fact inject_fences)" 1

@@ -106,8 +106,8 @@ contains "no error" "$res" "error=None"
 
 facts=$(python3 "$E2E/check_gemini_requests.py" "$D/requests.jsonl" "$FACT" 2>&1)
 fact() { printf '%s\n' "$facts" | sed -n "s/^$1=//p"; }
-eq "all five cairn tools offered" "$(fact tools)" \
-    "mcp_cairn_forget_session,mcp_cairn_get_conversation,mcp_cairn_list_sessions,mcp_cairn_recall,mcp_cairn_save_conversation"
+eq "all six cairn tools offered" "$(fact tools)" \
+    "mcp_cairn_forget_session,mcp_cairn_get_conversation,mcp_cairn_list_sessions,mcp_cairn_memory,mcp_cairn_recall,mcp_cairn_save_conversation"
 eq "Gemini CLI adds wait_for_previous to the schema" "$(fact wait_declared)" yes
 eq "recall called with wait_for_previous" "$(fact call_args)" \
     "{\"query\": \"$QUERY\", \"wait_for_previous\": false}"

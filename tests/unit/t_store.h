@@ -25,8 +25,10 @@
 /* What version 10 added (corrections). */
 #define CORRECTION_TABLES_V10_DROP \
     "DROP TABLE correction_candidates; DROP TABLE corrections;"
+/* What version 11 added (memory vectors). */
+#define MEMORY_VECTORS_V11_DROP "DROP TABLE memory_vectors;"
 /* Everything after version 8: a version-8 store has none of it. */
-#define AFTER_V8_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
+#define AFTER_V8_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
 /* What versions 8 and later added (the memory tables, then the above):
  * a version-7 store has none of it. */

@@ -362,7 +362,8 @@ static void test_totals(void)
     T_EQ_INT(cairn_get_stats(db, &before), CAIRN_OK);
     cairn_close(db);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    T_EQ_INT(sqlite3_exec(raw, "DROP TABLE correction_candidates; DROP TABLE corrections;"
+    T_EQ_INT(sqlite3_exec(raw, "DROP TABLE memory_vectors;"
+                          "DROP TABLE correction_candidates; DROP TABLE corrections;"
                           "DROP INDEX sessions_first; DROP INDEX sessions_last;"
                           "PRAGMA user_version=8", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(raw);
