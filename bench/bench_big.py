@@ -10,10 +10,10 @@ with --fast, and `cairn hook prompt`. Prints medians and p95 in ms.
 The store is generated, never committed:
     python3 bench/gen_data.py ingest big.jsonl --sessions 50000 --messages 1000000
     CAIRN_EMBED_MODEL=none cairn --db big.db add big.jsonl      (keyword only)
-A store made by an older build serves both builds when its schema is the
-same (schema 8 here); otherwise give each build its own copy.
+A build that would migrate the store takes its own copy: NAME=CAIRN@STORE2
+(the new build migrates it on first use; the old one refuses a newer schema).
 
-usage: bench_big.py STORE RUNS NAME=CAIRN [NAME=CAIRN ...] [--only stats,sessions,...]
+usage: bench_big.py STORE RUNS NAME=CAIRN[@STORE] ... [--only stats,sessions,...]
 """
 import json
 import os
@@ -68,7 +68,9 @@ def main():
         timed("/bin/true", ["/bin/true"])
         timed("fts5 bm25 top-50 (sqlite3 shell)", ["sqlite3", base,
               "SELECT rowid FROM t WHERE t MATCH '%s' ORDER BY bm25(t) LIMIT 50" % fts_query(q)])
-        for name, cairn in builds:
+        for name, spec in builds:
+            cairn, _, own = spec.partition("@")
+            e = dict(env, CAIRN_DB=own) if own else env
             rows = {
                 "stats": [cairn, "stats"],
                 "sessions": [cairn, "sessions", "--limit", "50"],
@@ -77,11 +79,11 @@ def main():
             }
             for row, argv in rows.items():
                 if only is None or row in only:
-                    timed("%s %s" % (name, row), argv)
+                    timed("%s %s" % (name, row), argv, e=e)
             if only is None or "hook" in only:
                 inp = json.dumps({"session_id": "big-%d" % i, "prompt": q, "cwd": home,
                                   "hook_event_name": "UserPromptSubmit"}).encode()
-                timed("%s hook" % name, [cairn, "hook", "prompt"], inp)
+                timed("%s hook" % name, [cairn, "hook", "prompt"], inp, e)
     for name, v in t.items():
         v.sort()
         p95 = v[min(len(v) - 1, int(len(v) * 0.95))]
