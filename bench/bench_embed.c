@@ -7,7 +7,8 @@
  * tokenizer.json) to a temporary folder, loads it with embed_load, and
  * times embed_forward_ids on random ids in [5, 30000) at batch 1 x 20
  * tokens (a query: p50 over 200 runs) and 32 x 128 (a bulk batch: median of
- * 5), with 1 and 2 OpenBLAS threads. The baseline measured in the same run
+ * 5), with 1 and 2 threads. The first line names the SIMD level in use
+ * (CAIRN_SIMD=avx2 caps it, see kernels.h) and the CPU's. The baseline measured in the same run
  * is one cblas_sgemm at the FFN shape 4096x1536x384 (B^T), so the
  * encoder's GFLOP/s can be read as a share of what BLAS gives here.
  *
@@ -19,6 +20,7 @@
  *   --only       only the query (1 x 20) or the batch (32 x 128) shape
  */
 #include "embed/embed.h"
+#include "embed/kernels.h"
 #include "bench.h"
 
 #include <cblas.h>
@@ -241,7 +243,9 @@ int main(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    printf("bench=embed model=L%d load_ms=%.1f\n", layers, os_now_ms() - t0);
+    printf("bench=embed model=L%d load_ms=%.1f simd=%s cpu_simd=%s\n", layers,
+           os_now_ms() - t0, embed_k_simd_name(embed_k_simd()),
+           embed_k_simd_name(embed_k_simd_cpu()));
     for (threads = t_lo; threads <= t_hi; threads++) {
         printf("bench=sgemm_baseline threads=%d shape=4096x1536x384 gflops=%.1f\n",
                threads, sgemm_baseline(threads));

@@ -172,23 +172,57 @@ void embed_k_set_threads(int n)
  * the CPU must have AVX2 and FMA (and AVX-512 F for the one AVX-512
  * kernel), and embed_k_simd_enable (tests) can cap the choice.
  */
+const char *embed_k_simd_name(int level)
+{
+    return level >= 2 ? "avx512" : level == 1 ? "avx2" : "portable";
+}
+
 static int k_simd_max = 2;
+static int k_simd_env = 2;          /* CAIRN_SIMD's cap, read once */
+static pthread_once_t k_simd_once = PTHREAD_ONCE_INIT;
+
+/* CAIRN_SIMD=avx2 (or portable) caps the level for the whole process, so
+ * the AVX2 path can be measured and used on an AVX-512 CPU (bench/
+ * bench_encoder_ort.sh runs each level). Like CAIRN_BLAS it is read by
+ * the library itself: the kernels run under models that may have no
+ * store handle to carry a setting. Any other value (avx512 too) leaves
+ * the CPU's level. */
+static void k_simd_init(void)
+{
+    const char *env = getenv("CAIRN_SIMD");
+    int level;
+
+    for (level = 0; env && level < 2; level++)
+        if (strcmp(env, embed_k_simd_name(level)) == 0)
+            k_simd_env = level;
+}
 
 void embed_k_simd_enable(int level)
 {
     k_simd_max = level < 0 ? 0 : level > 2 ? 2 : level;
 }
 
-int embed_k_simd(void)
+int embed_k_simd_cpu(void)
 {
 #ifdef K_X86
-    if (k_simd_max < 1 || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
         return 0;
-    return k_simd_max >= 2 && __builtin_cpu_supports("avx512f") ? 2 : 1;
+    return __builtin_cpu_supports("avx512f") ? 2 : 1;
 #else
     return 0;
 #endif
 }
+
+int embed_k_simd(void)
+{
+    int level = embed_k_simd_cpu();
+
+    pthread_once(&k_simd_once, k_simd_init);
+    if (level > k_simd_env)
+        level = k_simd_env;
+    return level > k_simd_max ? k_simd_max : level;
+}
+
 
 #ifdef K_X86
 #define K_AVX2 __attribute__((target("avx2,fma")))

@@ -51,8 +51,13 @@ const char *embed_k_note(void);
  * Chosen from the CPU. */
 int embed_k_simd(void);
 /* For tests: caps embed_k_simd at level (0, 1 or 2; 2 is the default).
- * Not thread-safe. */
+ * Not thread-safe. The environment's CAIRN_SIMD (avx2 or portable, read
+ * once) caps it too, for the process: the AVX2 path on an AVX-512 CPU. */
 void embed_k_simd_enable(int level);
+/* The level the CPU has, whatever the caps. */
+int embed_k_simd_cpu(void);
+/* "avx512", "avx2" or "portable" for a level. */
+const char *embed_k_simd_name(int level);
 
 /* y[m][n] = x[m][k] . w[n][k]^T + b[n]   (b may be NULL). For few rows
  * (a query) a kernel that reads w in place; else OpenBLAS. */
