@@ -25,7 +25,9 @@
  *
  * Microkernels: AVX-512 12 x 32 (24 accumulators, 2 weight vectors and a
  * broadcast: 27 of 32 zmm registers; 24 FMAs per 14 loads) and AVX2+FMA
- * 6 x 16 (12 + 2 + 1 of 16 ymm), run twice per 32-column panel.
+ * 6 x 16 (12 + 2 + 1 of 16 ymm), run twice per 32-column panel; and
+ * shorter ones (10 x 32; 5 x 16 and 4 x 16) for a product of few rows
+ * that they fit better (g_pick_mr: a query's 20 rows).
  * Edges: rows past m are zero in the packed block and never stored;
  * columns past n are zero in the panel and masked (AVX-512) or cut off
  * (AVX2) on store. The reference is embed_k_linear_ref (kernels.c).
@@ -39,8 +41,7 @@
 #endif
 
 #define G_NR  32      /* columns per panel */
-#define G_MR  12      /* rows per AVX-512 tile */
-#define G_MB  12      /* packed-x blocks are a multiple of this many rows: of G_MR and 6 */
+#define G_MB  12      /* packed-x blocks are a multiple of this many rows: of 12, 6 and 4 */
 /* k steps per block. Measured at the L12 shapes on a Zen 5 (1 MB L2,
  * bench/bench_gemm, best of 7 at m = 2048, with the block size made a
  * run-time knob for the sweep): the whole k = 1536 in one
@@ -204,96 +205,134 @@ size_t embed_k_packed_bytes(const struct embed_k_packed *pk)
 typedef void g_micro_fn(int kc, const float *a, const float *b, float *c, int ldc,
                         int rows, int cols, const float *bias, int first);
 
-G_AVX512 static void g_micro_avx512(int kc, const float *a, const float *b, float *c,
-                                    int ldc, int rows, int cols, const float *bias,
-                                    int first)
-{
-    __m512 acc[G_MR][2];
-    __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
-    __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
-    int t, r;
-
-#pragma GCC unroll 16
-    for (r = 0; r < G_MR; r++)
-        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (t = 0; t < kc; t++, a += G_MR, b += G_NR) {
-        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-
-#pragma GCC unroll 16
-        for (r = 0; r < G_MR; r++) {
-            __m512 av = _mm512_set1_ps(a[r]);
-
-            acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
-        }
-    }
-    /* unrolled, so acc is indexed by constants and stays in registers */
-#pragma GCC unroll 16
-    for (r = 0; r < G_MR; r++) {
-        float *cr = c + (size_t)r * ldc;
-        const float *add = first ? bias : cr;
-
-        if (r >= rows)
-            break;
-        if (add) {
-            acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_maskz_loadu_ps(m0, add));
-            acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_maskz_loadu_ps(m1, add + 16));
-        }
-        _mm512_mask_storeu_ps(cr, m0, acc[r][0]);
-        _mm512_mask_storeu_ps(cr + 16, m1, acc[r][1]);
-    }
+/*
+ * The microkernels are written once per tile height MR (a macro: MR must
+ * be a constant, so the accumulators are indexed by constants only and
+ * stay in registers). A product picks the height that wastes fewest
+ * padded rows (g_pick_mr): a query's 20 rows are 2 x 10 on AVX-512 and
+ * 4 x 5 on AVX2, where 12 and 6 padded them to 24 (a sixth of the FMAs
+ * spent on zeros).
+ */
+#define G_MICRO_AVX512(MR)                                                                 \
+G_AVX512 static void g_micro_avx512_##MR(int kc, const float *a, const float *b, float *c,  \
+                                         int ldc, int rows, int cols, const float *bias,   \
+                                         int first)                                        \
+{                                                                                          \
+    __m512 acc[MR][2];                                                                     \
+    __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);                    \
+    __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1); \
+    int t, r;                                                                              \
+                                                                                           \
+    _Pragma("GCC unroll 16")                                                               \
+    for (r = 0; r < MR; r++)                                                               \
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();                                       \
+    for (t = 0; t < kc; t++, a += MR, b += G_NR) {                                         \
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);                        \
+                                                                                           \
+        _Pragma("GCC unroll 16")                                                           \
+        for (r = 0; r < MR; r++) {                                                         \
+            __m512 av = _mm512_set1_ps(a[r]);                                              \
+                                                                                           \
+            acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);                                \
+            acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);                                \
+        }                                                                                  \
+    }                                                                                      \
+    _Pragma("GCC unroll 16")                                                               \
+    for (r = 0; r < MR; r++) {                                                             \
+        float *cr = c + (size_t)r * ldc;                                                   \
+        const float *add = first ? bias : cr;                                              \
+                                                                                           \
+        if (r >= rows)                                                                     \
+            break;                                                                         \
+        if (add) {                                                                         \
+            acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_maskz_loadu_ps(m0, add));          \
+            acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_maskz_loadu_ps(m1, add + 16));     \
+        }                                                                                  \
+        _mm512_mask_storeu_ps(cr, m0, acc[r][0]);                                          \
+        _mm512_mask_storeu_ps(cr + 16, m1, acc[r][1]);                                     \
+    }                                                                                      \
 }
 
-/* 6 x 16 on one half of a panel (b's k steps stay 32 floats apart). */
-G_AVX2 static void g_micro_avx2_half(int kc, const float *a, const float *b, float *c,
-                                     int ldc, int rows, int cols, const float *bias,
-                                     int first)
+/* MR x 16 on one half of a panel (b's k steps stay 32 floats apart); the
+ * tile goes out through a buffer, so acc is indexed by constants only. */
+#define G_MICRO_AVX2(MR)                                                                   \
+G_AVX2 static void g_micro_avx2_half_##MR(int kc, const float *a, const float *b, float *c, \
+                                          int ldc, int rows, int cols, const float *bias,  \
+                                          int first)                                       \
+{                                                                                          \
+    __m256 acc[MR][2];                                                                     \
+    float tile[MR][16];                                                                    \
+    int t, r, j;                                                                           \
+                                                                                           \
+    _Pragma("GCC unroll 6")                                                                \
+    for (r = 0; r < MR; r++)                                                               \
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();                                       \
+    for (t = 0; t < kc; t++, a += MR, b += G_NR) {                                         \
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);                         \
+                                                                                           \
+        _Pragma("GCC unroll 6")                                                            \
+        for (r = 0; r < MR; r++) {                                                         \
+            __m256 av = _mm256_broadcast_ss(a + r);                                        \
+                                                                                           \
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);                                \
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);                                \
+        }                                                                                  \
+    }                                                                                      \
+    _Pragma("GCC unroll 6")                                                                \
+    for (r = 0; r < MR; r++) {                                                             \
+        _mm256_storeu_ps(tile[r], acc[r][0]);                                              \
+        _mm256_storeu_ps(tile[r] + 8, acc[r][1]);                                          \
+    }                                                                                      \
+    for (r = 0; r < rows; r++) {                                                           \
+        float *cr = c + (size_t)r * ldc;                                                   \
+        const float *add = first ? bias : cr;                                              \
+                                                                                           \
+        for (j = 0; j < cols; j++)                                                         \
+            cr[j] = tile[r][j] + (add ? add[j] : 0.0f);                                    \
+    }                                                                                      \
+}                                                                                          \
+                                                                                           \
+G_AVX2 static void g_micro_avx2_##MR(int kc, const float *a, const float *b, float *c,      \
+                                     int ldc, int rows, int cols, const float *bias,       \
+                                     int first)                                            \
+{                                                                                          \
+    g_micro_avx2_half_##MR(kc, a, b, c, ldc, rows, cols < 16 ? cols : 16, bias, first);     \
+    if (cols > 16)                                                                         \
+        g_micro_avx2_half_##MR(kc, a, b + 16, c + 16, ldc, rows, cols - 16,                \
+                               bias ? bias + 16 : NULL, first);                            \
+}
+
+G_MICRO_AVX512(12)
+G_MICRO_AVX512(10)
+G_MICRO_AVX2(6)
+G_MICRO_AVX2(5)
+G_MICRO_AVX2(4)
+
+/* The tile height for m rows at a level (its microkernel in *micro): of
+ * the heights the level has, the one that pads m least, the tallest on a
+ * tie (fewer passes over each panel). */
+static int g_pick_mr(int level, int m, g_micro_fn **micro)
 {
-    __m256 acc[6][2];
-    float tile[6][16];
-    int t, r, j;
+    static const struct { int level, mr; g_micro_fn *fn; } k[] = {
+        { 2, 12, g_micro_avx512_12 }, { 2, 10, g_micro_avx512_10 },
+        { 1, 6, g_micro_avx2_6 }, { 1, 5, g_micro_avx2_5 }, { 1, 4, g_micro_avx2_4 } };
+    int i, best = -1;
+    long pad = 0;
 
-#pragma GCC unroll 6
-    for (r = 0; r < 6; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-    for (t = 0; t < kc; t++, a += 6, b += G_NR) {
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+    for (i = 0; i < (int)(sizeof(k) / sizeof(k[0])); i++) {
+        long p = ((long)m + k[i].mr - 1) / k[i].mr * k[i].mr - m;
 
-#pragma GCC unroll 6
-        for (r = 0; r < 6; r++) {
-            __m256 av = _mm256_broadcast_ss(a + r);
-
-            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        if (k[i].level == (level >= 2 ? 2 : 1) && (best < 0 || p < pad)) {
+            best = i;
+            pad = p;
         }
     }
-    /* through a buffer, so acc is indexed by constants only (registers) */
-#pragma GCC unroll 6
-    for (r = 0; r < 6; r++) {
-        _mm256_storeu_ps(tile[r], acc[r][0]);
-        _mm256_storeu_ps(tile[r] + 8, acc[r][1]);
-    }
-    for (r = 0; r < rows; r++) {
-        float *cr = c + (size_t)r * ldc;
-        const float *add = first ? bias : cr;
-
-        for (j = 0; j < cols; j++)
-            cr[j] = tile[r][j] + (add ? add[j] : 0.0f);
-    }
+    *micro = k[best].fn;
+    return k[best].mr;
 }
-
-G_AVX2 static void g_micro_avx2(int kc, const float *a, const float *b, float *c, int ldc,
-                                int rows, int cols, const float *bias, int first)
-{
-    g_micro_avx2_half(kc, a, b, c, ldc, rows, cols < 16 ? cols : 16, bias, first);
-    if (cols > 16)
-        g_micro_avx2_half(kc, a, b + 16, c + 16, ldc, rows, cols - 16,
-                          bias ? bias + 16 : NULL, first);
-}
-
 
 /* The largest block of packed x for a product of inner size k: rows (a
- * multiple of 12, so of 6 too) and k steps. */
+ * multiple of 12, so of 6 and 4 too) and k steps. */
 static void g_xblock(int k, int *mcmax, int *kcmax)
 {
     *kcmax = k < G_KC ? k : G_KC;
@@ -303,14 +342,17 @@ static void g_xblock(int k, int *mcmax, int *kcmax)
 }
 
 /* y[m][n] (rows ldy apart) = x[m][k] (rows ldx apart) . b + bias, b in
- * panels at bp; xp holds a block of packed x (g_xblock). */
-static void g_gemm(int level, const float *x, int ldx, int m, int k, const float *bp,
+ * panels at bp, ldp k steps apart (ldp >= k: the first k steps of wider
+ * panels); xp holds a block of packed x (g_xblock). */
+static void g_gemm(int level, const float *x, int ldx, int m, int k, const float *bp, int ldp,
                    int n, const float *bias, float *y, int ldy, float *xp)
 {
-    g_micro_fn *micro = level >= 2 ? g_micro_avx512 : g_micro_avx2;
-    int mr = level >= 2 ? G_MR : 6, mcmax, kcmax, t0, i0, jp, ir;
+    g_micro_fn *micro;
+    int mr, mcmax, kcmax, t0, i0, jp, ir;
 
     g_xblock(k, &mcmax, &kcmax);
+    /* a height off the block's multiple of 12 only where m is one block */
+    mr = g_pick_mr(level, m <= mcmax ? m : mcmax, &micro);
     for (t0 = 0; t0 < k; t0 += kcmax) {
         int kc = k - t0 < kcmax ? k - t0 : kcmax;
 
@@ -319,7 +361,7 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
 
             g_pack_x(x, ldx, m, i0, mc, t0, kc, mr, 1.0f, xp);
             for (jp = 0; jp * G_NR < n; jp++) {
-                const float *b = bp + ((size_t)jp * k + t0) * G_NR;
+                const float *b = bp + ((size_t)jp * ldp + t0) * G_NR;
                 int cols = n - jp * G_NR < G_NR ? n - jp * G_NR : G_NR;
 
                 for (ir = 0; ir < mc; ir += mr)
@@ -345,24 +387,43 @@ static size_t g_xwork(int m, int k)
     return (size_t)mcmax * kcmax;
 }
 
+size_t embed_k_gemm_work(int m, int k)
+{
+    return g_xwork(m, k);
+}
+
+int embed_k_gemm_packed_cols(int level, const float *x, int ldx,
+                             const struct embed_k_packed *pk, int c0, int c1,
+                             const float *bias, float *y, int ldy, int m, float *work)
+{
+#ifdef G_X86
+    if (level < 1 || c0 < 0 || c0 % G_NR || c1 > pk->n)
+        return -1;
+    if (c1 > c0)
+        g_gemm(level, x, ldx, m, pk->k, pk->p + (size_t)(c0 / G_NR) * pk->k * G_NR, pk->k,
+               c1 - c0, bias ? bias + c0 : NULL, y + c0, ldy, work);
+    return 0;
+#else
+    (void)level; (void)x; (void)ldx; (void)pk; (void)c0; (void)c1; (void)bias; (void)y;
+    (void)ldy; (void)m; (void)work;
+    return -1;
+#endif
+}
+
 int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
                         const float *bias, float *y, int m)
 {
-#ifdef G_X86
     float *xp;
+    int rc;
 
     if (level < 1)
         return -1;
     xp = malloc(g_xwork(m, pk->k) * sizeof(float));
     if (!xp)
         return -1;
-    g_gemm(level, x, pk->k, m, pk->k, pk->p, pk->n, bias, y, pk->n, xp);
+    rc = embed_k_gemm_packed_cols(level, x, pk->k, pk, 0, pk->n, bias, y, pk->n, m, xp);
     free(xp);
-    return 0;
-#else
-    (void)level; (void)x; (void)pk; (void)bias; (void)y; (void)m;
-    return -1;
-#endif
+    return rc;
 }
 
 /* The most g_xwork(m, k') can be for any m and any k' <= k. g_xwork is
@@ -400,11 +461,11 @@ int embed_k_attention_packed(int level, const float *q, const float *k, const fl
     if (level < 1)
         return -1;
     g_pack_w(k, ld, 0, n, hd, scale, kp);
-    g_gemm(level, q, ld, n, hd, kp, n, NULL, scores, n, xp);
+    g_gemm(level, q, ld, n, hd, kp, hd, n, NULL, scores, n, xp);
     for (i = 0; i < n; i++)
         embed_k_softmax(scores + (size_t)i * n, n);
     g_pack_w(v, ld, 1, hd, n, 1.0f, vp);
-    g_gemm(level, scores, n, n, n, vp, hd, NULL, ctx, ld, xp);
+    g_gemm(level, scores, n, n, n, vp, n, hd, NULL, ctx, ld, xp);
     return 0;
 #else
     (void)level; (void)q; (void)k; (void)v; (void)ctx; (void)ld; (void)n; (void)hd;

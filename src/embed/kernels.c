@@ -597,26 +597,23 @@ void embed_k_linear(const float *x, const float *w, const float *b,
 
 /*
  * Which product runs on packed weights (bench/bench_gemm, 1 thread, Zen 5,
- * L12 shapes, medians of one run, GFLOP/s):
- *  - AVX-512: the packed 12 x 32 kernel, at every row count. At m = 2048
- *    it ran 136-152 against 72-76 for OpenBLAS's AVX2 kernels (1.8-2.0x);
- *    against its AVX-512 kernels, 141-147 to 134-142. At m = 20 it ran
- *    127-134 against 92-122 for k_linear_small_avx512, which reads the
- *    weights in place.
- *  - AVX2 only: OpenBLAS (and k_linear_small_avx2 for few rows) as
- *    without packing: the packed 6 x 16 kernel tied with OpenBLAS's
- *    Haswell kernels here (73-74 against 72-76), and OpenBLAS sizes its
- *    blocks for the CPU's own caches, which we could not measure on any
- *    real AVX2-only CPU. Without OpenBLAS it replaces the scalar loops.
- *  - OpenBLAS with several threads (one long sequence): OpenBLAS, which
- *    splits each product between them.
+ * L12 shapes, medians of one run, GFLOP/s): the packed product at either
+ * level, at every row count.
+ *  - AVX-512: at m = 2048 the 12 x 32 kernel ran 136-152 against 72-76 for
+ *    OpenBLAS's AVX2 kernels (1.8-2.0x); against its AVX-512 kernels,
+ *    141-147 to 134-142. At m = 20 it ran 127-134 against 92-122 for
+ *    k_linear_small_avx512, which reads the weights in place.
+ *  - AVX2: the 6 x 16 kernel tied with OpenBLAS's Haswell kernels on
+ *    batches (73-74 against 72-76), and a query on it (5 x 16 tiles,
+ *    packed attention, both threads: bert.c) is what beats ONNX Runtime
+ *    (docs/EMBED.md, "Speed"); one path for batches and queries also
+ *    keeps a text's bits the same alone and in a batch.
+ *  - OpenBLAS with several threads (one long sequence of USE-lite; bert.c
+ *    splits its own): OpenBLAS, which splits each product between them.
  */
 static int k_packed_level(void)
 {
-    int level = embed_k_simd();
-
-    pthread_once(&k_once, k_init);
-    return level == 2 || (level == 1 && !k_blas.sgemm) ? level : 0;
+    return embed_k_simd();
 }
 
 int embed_k_packed_pays(void)

@@ -101,6 +101,18 @@ void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
 int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
                         const float *b, float *y, int m);
 
+/* Floats of work space embed_k_gemm_packed_cols needs for m rows of
+ * inner size k (no alignment needed). */
+size_t embed_k_gemm_work(int m, int k);
+/* Columns [c0, c1) of the packed product, y[m][c] = x[m][k] . w^T + b[c]
+ * for c0 <= c < c1, x's rows ldx apart and y's ldy: for threads that split
+ * a product's columns (bert.c). Each column is computed exactly as by the
+ * whole product (the same bits). c0 must be a multiple of 32 (a panel);
+ * c1 <= n. -1 (nothing written) at level 0, off x86, or for a bad range. */
+int embed_k_gemm_packed_cols(int level, const float *x, int ldx,
+                             const struct embed_k_packed *pk, int c0, int c1,
+                             const float *bias, float *y, int ldy, int m, float *work);
+
 /* y[m][n] = x[m][k] . w[k][n] + b[n], with w's rows ldw >= n floats apart
  * (TensorFlow's layout, [in][out]; ldw > n picks columns out of a fused
  * matrix, e.g. the q part of USE-lite's qkv kernel). b may be NULL. */
