@@ -69,7 +69,9 @@ void embed_k_linear_ref(const float *x, const float *w, const float *b,
 /*
  * Weights w[n][k] (the embed_k_linear layout) packed once into the panel
  * layout of cairn's own matrix product (gemm.c), for products with many
- * rows (a batch). The copy costs n*k floats (rounded up to 32 columns);
+ * rows (a batch). The copy costs n*k floats (rounded up to 32 columns,
+ * or 16 when packed at the AVX2 level: the panel width follows the level
+ * in force at packing, and a later level runs on it all the same);
  * w itself is kept (not copied) for the other paths and must outlive the
  * pack. NULL when out of memory.
  */

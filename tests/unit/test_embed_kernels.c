@@ -216,6 +216,41 @@ static void test_linear_packed_cols(void)
     }
 }
 
+/* Weights packed at one level and used at the other (the panel width
+ * follows the level at packing: 16 columns for AVX2, 32 for AVX-512; a
+ * test or CAIRN_SIMD may change the level later): right all the same.
+ * Runs where the CPU has AVX-512. */
+static void test_packed_cross_level(void)
+{
+    int m = 20, n = 70, k = 129, from, i;
+    float *x = rand_array((size_t)m * k, 1.0f), *w = rand_array((size_t)n * k, 0.5f);
+    float *b = rand_array((size_t)n, 1.0f), *y = malloc((size_t)m * n * sizeof(float));
+    float *ref = malloc((size_t)m * n * sizeof(float));
+
+    embed_k_simd_enable(2);
+    if (embed_k_simd() < 2) {
+        T_SKIP("the CPU has no AVX-512: one level only");
+        goto out;
+    }
+    embed_k_linear_ref(x, w, b, ref, m, n, k);
+    for (from = 1; from <= 2; from++) {
+        struct embed_k_packed *pk;
+
+        embed_k_simd_enable(from);
+        pk = embed_k_pack(w, n, k);
+        T_CHECK(pk && embed_k_packed_bytes(pk) >= (size_t)n * k * sizeof(float));
+        for (i = 0; pk && i < m * n; i++)
+            y[i] = NAN;
+        if (pk)
+            T_EQ_INT(embed_k_gemm_packed(3 - from, x, pk, b, y, m), 0);
+        T_CHECK(pk && max_abs_diff(y, ref, (size_t)m * n) < 1e-4f);
+        embed_k_packed_free(pk);
+    }
+out:
+    embed_k_simd_enable(2);
+    free(x); free(w); free(b); free(y); free(ref);
+}
+
 /* embed_k_pack_kn: weights in the [in][out] layout, with a row stride
  * wider than n (USE-lite's q, k, v out of its fused qkv matrix), against
  * the kn reference, on the packed product and on the fallback (2
@@ -589,6 +624,7 @@ int main(void)
         T_RUN(test_attention_work_bound);
     }
     embed_k_simd_enable(2);
+    T_RUN(test_packed_cross_level);
     T_RUN(test_pool_norm);
     return T_DONE();
 }
