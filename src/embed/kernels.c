@@ -1,14 +1,14 @@
 /*
  * kernels.c: the encoder's numeric kernels (see kernels.h).
  *
- * The matrix products are >95% of the FLOPs. On AVX-512 CPUs they run on
- * cairn's own product over weights packed once (gemm.c; see
+ * The matrix products are >95% of the FLOPs. On CPUs with AVX2 or AVX-512
+ * they run on cairn's own product over weights packed once (gemm.c; see
  * embed_k_linear_packed for why and where), else on OpenBLAS's
  * cblas_sgemm: ~120 GFLOP/s per core with its AVX2 kernels, ~210 with
  * its AVX-512 ones (Zen 5, L12 shapes). A product with few rows (a
- * query) on weights not packed, where OpenBLAS spends more time packing
- * them than multiplying, runs on k_linear_small_*, which read them in
- * place. The
+ * query) on weights not yet packed, where OpenBLAS spends more time
+ * packing them than multiplying, runs on k_linear_small_*, which read
+ * them in place. The
  * element-wise work (layer norm, GELU, softmax) has AVX2+FMA forms chosen
  * at run time, with portable loops as the fallback. Each fast kernel has
  * a scalar reference `*_ref` (double accumulators, no BLAS) used only by
@@ -19,8 +19,8 @@
  * costs ~5 ms at every process start, and most cairn processes (hooks,
  * recall without a model) never encode. If it cannot be loaded, or
  * CAIRN_BLAS=none is set, the products it would run go to k_sgemm_scalar
- * (the same results, far slower), and the packed product also runs at
- * the AVX2 level; embed_k_note() says so, for the caller to show.
+ * (the same results, far slower); embed_k_note() says so, for the caller
+ * to show.
  */
 #include "embed/kernels.h"
 

@@ -45,10 +45,10 @@ int embed_k_blas(void);
 const char *embed_k_note(void);
 
 /* Which hand-vectorised kernels are in use: 0 none (portable loops),
- * 1 AVX2+FMA (the element-wise kernels, embed_k_linear for m <= 24, and
- * the packed product when OpenBLAS is missing), 2 also AVX-512 F
- * (embed_k_linear for m <= 32, the packed product and attention on it).
- * Chosen from the CPU. */
+ * 1 AVX2+FMA (the element-wise kernels, embed_k_linear for m <= 24, the
+ * packed product on 16-column panels and attention on it), 2 also
+ * AVX-512 F (embed_k_linear for m <= 32, the packed product's 32-column
+ * tiles). Chosen from the CPU, capped by CAIRN_SIMD and the tests. */
 int embed_k_simd(void);
 /* For tests: caps embed_k_simd at level (0, 1 or 2; 2 is the default).
  * Not thread-safe. The environment's CAIRN_SIMD (avx2 or portable, read
