@@ -73,10 +73,12 @@ while [ "$r" -le "$ROUNDS" ]; do
         for t in 1 2; do
             for sh in $shapes; do
                 shape=$(echo "$sh" | tr . ' ')
-                c=$(grep "simd=$lv .*threads=$t $shape " "$WORK/cairn.txt" | sed 's/.*ms_p50=\([0-9.]*\).*/\1/' | head -1)
-                o=$(grep "threads=$t $shape " "$WORK/ort.txt" | sed 's/.*ms_p50=\([0-9.]*\).*/\1/' | head -1)
+                # " ms_p50=": the wall time, not cpu_ms_p50
+                c=$(grep "simd=$lv .*threads=$t $shape " "$WORK/cairn.txt" | sed 's/.* ms_p50=\([0-9.]*\).*/\1/' | head -1)
+                u=$(grep "simd=$lv .*threads=$t $shape " "$WORK/cairn.txt" | sed -n 's/.* cpu_ms_p50=\([0-9.]*\).*/\1/p' | head -1)
+                o=$(grep "threads=$t $shape " "$WORK/ort.txt" | sed 's/.* ms_p50=\([0-9.]*\).*/\1/' | head -1)
                 [ -n "$c" ] && [ -n "$o" ] &&
-                    echo "ratio simd=$lv threads=$t $shape cairn_ms=$c ort_ms=$o ratio=$(echo "$o $c" | awk '{printf "%.2f", $1/$2}')" |
+                    echo "ratio simd=$lv threads=$t $shape cairn_ms=$c ort_ms=$o ratio=$(echo "$o $c" | awk '{printf "%.2f", $1/$2}') cairn_cpu_ms=${u:-?}" |
                     tee -a "$WORK/ratios.txt"
             done
         done
