@@ -7,18 +7,25 @@
  * tokenizer.json) to a temporary folder, loads it with embed_load, and
  * times embed_forward_ids on random ids in [5, 30000) at batch 1 x 20
  * tokens (a query: p50 over 200 runs) and 32 x 128 (a bulk batch: median of
- * 5), with 1 and 2 OpenBLAS threads. The baseline measured in the same run
+ * 5), with 1 and 2 threads. The first line names the SIMD level in use
+ * (CAIRN_SIMD=avx2 caps it, see kernels.h) and the CPU's. The baseline measured in the same run
  * is one cblas_sgemm at the FFN shape 4096x1536x384 (B^T), so the
  * encoder's GFLOP/s can be read as a share of what BLAS gives here.
  *
  * Output: one line per measurement, key=value, machine-readable:
  *   bench=embed model=L12 threads=1 batch=1 seq=20 ms_p50=.. tokens_per_s=.. gflops=..
+ *   cpu_ms_p50=..
+ * cpu_ms_p50 is the calling thread's CPU time per pass (bench_cpu_ms): at
+ * 1 thread, on a machine busy with other jobs, a steadier measure of the
+ * code than the wall time (it leaves out the time the thread waited for a
+ * core); at 2 threads it leaves out the pool's other thread.
  *
  * usage: bench_embed [--layers N] [--quick] [--threads N] [--only query|batch]
  *   --threads N  only that thread count (default: 1, then 2)
  *   --only       only the query (1 x 20) or the batch (32 x 128) shape
  */
 #include "embed/embed.h"
+#include "embed/kernels.h"
 #include "bench.h"
 
 #include <cblas.h>
@@ -176,7 +183,8 @@ static int run(struct embed_model *m, int layers, int threads, int batch, int se
     int32_t *ids = malloc((size_t)batch * seq * sizeof(*ids));
     int *lens = malloc((size_t)batch * sizeof(*lens));
     float *out = malloc((size_t)batch * H * sizeof(*out));
-    double *ms = malloc((size_t)reps * sizeof(*ms)), med, flop;
+    double *ms = malloc((size_t)reps * sizeof(*ms)), *cpu = malloc((size_t)reps * sizeof(*cpu));
+    double med, flop;
     int i, r, rc = 0;
 
     for (i = 0; i < batch * seq; i++)
@@ -186,10 +194,11 @@ static int run(struct embed_model *m, int layers, int threads, int batch, int se
     embed_set_threads(m, threads);
     embed_forward_ids(m, ids, lens, batch, seq, out);      /* warm-up */
     for (r = 0; r < reps; r++) {
-        double t0 = os_now_ms();
+        double t0 = os_now_ms(), c0 = bench_cpu_ms();
         if (embed_forward_ids(m, ids, lens, batch, seq, out) != 0)
             rc = -1;
         ms[r] = os_now_ms() - t0;
+        cpu[r] = bench_cpu_ms() - c0;
     }
     qsort(ms, (size_t)reps, sizeof(*ms), cmp_double);
     med = ms[reps / 2];
@@ -197,10 +206,10 @@ static int run(struct embed_model *m, int layers, int threads, int batch, int se
     flop = (double)batch * seq * layers *
            (8.0 * H * H + 4.0 * H * INTER + 4.0 * seq * H);
     printf("bench=embed model=L%d threads=%d batch=%d seq=%d reps=%d ms_p50=%.3f "
-           "ms_p90=%.3f tokens_per_s=%.0f gflops=%.1f\n", layers, threads, batch, seq,
-           reps, med, ms[(reps * 9) / 10], batch * seq / (med / 1e3),
-           flop / (med / 1e3) / 1e9);
-    free(ids); free(lens); free(out); free(ms);
+           "ms_p90=%.3f tokens_per_s=%.0f gflops=%.1f cpu_ms_p50=%.3f\n", layers, threads,
+           batch, seq, reps, med, ms[(reps * 9) / 10], batch * seq / (med / 1e3),
+           flop / (med / 1e3) / 1e9, bench_median(cpu, reps));
+    free(ids); free(lens); free(out); free(ms); free(cpu);
     return rc;
 }
 
@@ -241,7 +250,9 @@ int main(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    printf("bench=embed model=L%d load_ms=%.1f\n", layers, os_now_ms() - t0);
+    printf("bench=embed model=L%d load_ms=%.1f simd=%s cpu_simd=%s\n", layers,
+           os_now_ms() - t0, embed_k_simd_name(embed_k_simd()),
+           embed_k_simd_name(embed_k_simd_cpu()));
     for (threads = t_lo; threads <= t_hi; threads++) {
         printf("bench=sgemm_baseline threads=%d shape=4096x1536x384 gflops=%.1f\n",
                threads, sgemm_baseline(threads));

@@ -8,6 +8,14 @@
 #   BUILD=/tmp/b sh bench/bench_encoder_ort.sh      (after make BUILD=/tmp/b all)
 #   ROUNDS=3 ...    cairn and ORT measured alternately 3 times (machines are
 #                   noisy); each round's ratios, then their medians
+#   LEVELS="avx2"   the SIMD levels cairn runs at (CAIRN_SIMD, see
+#                   src/embed/kernels.h); default every level the CPU has
+#                   of avx512 and avx2 (portable where it has neither), so
+#                   an AVX-512 machine measures the AVX2 path too
+#
+# The CPU's vector level is printed first. ORT picks its own kernels from
+# the CPU (AVX-512 where there is some): on an AVX-512 machine the avx2
+# rows are cairn's AVX2 path against ORT's AVX-512 one.
 #
 # OpenBLAS picks its kernels from the CPU unless OPENBLAS_CORETYPE is set
 # (e.g. =Haswell, AVX2 only, at half the AVX-512 speed); the script prints
@@ -35,43 +43,64 @@ fi
 "$PY" "$ROOT/bench/ort_export.py" "$WORK/L12.onnx" 2>"$WORK/export.log" || { cat "$WORK/export.log" >&2; exit 1; }
 
 ROUNDS=${ROUNDS:-1}
-core=$(OPENBLAS_VERBOSE=2 "$BUILD/bench/bench_embed" --layers 1 --quick --only query --threads 1 2>&1 >/dev/null |
-       sed -n 's/^Core: //p' | head -1)
+probe=$(OPENBLAS_VERBOSE=2 "$BUILD/bench/bench_embed" --layers 1 --quick --only query --threads 1 2>&1)
+core=$(printf '%s\n' "$probe" | sed -n 's/^Core: //p' | head -1)
+cpu=$(printf '%s\n' "$probe" | sed -n 's/.* cpu_simd=\([a-z0-9]*\).*/\1/p' | head -1)
+case "${cpu:-?}" in
+    avx512) dflt="avx512 avx2" ;;
+    avx2) dflt="avx2" ;;
+    *) dflt="portable" ;;
+esac
+LEVELS=${LEVELS:-$dflt}
 echo "# cairn $(sed -n 's/^#define CAIRN_VERSION "\(.*\)"/\1/p' "$ROOT/include/cairn.h"), $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "# CPU vector level ${cpu:-?} ($(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | sed 's/.*: //')); cairn levels run: $LEVELS"
 echo "# OpenBLAS core ${core:-?} (OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}), $ROUNDS round(s)"
+shapes="batch=1.seq=20 batch=32.seq=128"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     echo "# round $r"
-    "$BUILD/bench/bench_embed" | tee "$WORK/cairn.txt"
+    : >"$WORK/cairn.txt"
+    for lv in $LEVELS; do
+        CAIRN_SIMD=$lv "$BUILD/bench/bench_embed" | sed "s/^bench=embed /bench=embed simd=$lv /" |
+            tee -a "$WORK/cairn.txt"
+    done
     : >"$WORK/ort.txt"
     for t in 1 2; do
         node "$ROOT/bench/ort_bench.js" "$WORK/L12.onnx" "$ORT_DIR" "$t" | tee -a "$WORK/ort.txt"
     done
     echo "# ratio = cairn tokens/s / ORT tokens/s (query: ORT p50 / cairn p50)"
-    for t in 1 2; do
-        for shape in "batch=1 seq=20" "batch=32 seq=128"; do
-            c=$(grep "threads=$t $shape " "$WORK/cairn.txt" | sed 's/.*ms_p50=\([0-9.]*\).*/\1/' | head -1)
-            o=$(grep "threads=$t $shape " "$WORK/ort.txt" | sed 's/.*ms_p50=\([0-9.]*\).*/\1/' | head -1)
-            [ -n "$c" ] && [ -n "$o" ] &&
-                echo "ratio threads=$t $shape cairn_ms=$c ort_ms=$o ratio=$(echo "$o $c" | awk '{printf "%.2f", $1/$2}')" |
-                tee -a "$WORK/ratios.txt"
+    for lv in $LEVELS; do
+        for t in 1 2; do
+            for sh in $shapes; do
+                shape=$(echo "$sh" | tr . ' ')
+                # " ms_p50=": the wall time, not cpu_ms_p50
+                c=$(grep "simd=$lv .*threads=$t $shape " "$WORK/cairn.txt" | sed 's/.* ms_p50=\([0-9.]*\).*/\1/' | head -1)
+                u=$(grep "simd=$lv .*threads=$t $shape " "$WORK/cairn.txt" | sed -n 's/.* cpu_ms_p50=\([0-9.]*\).*/\1/p' | head -1)
+                o=$(grep "threads=$t $shape " "$WORK/ort.txt" | sed 's/.* ms_p50=\([0-9.]*\).*/\1/' | head -1)
+                [ -n "$c" ] && [ -n "$o" ] &&
+                    echo "ratio simd=$lv threads=$t $shape cairn_ms=$c ort_ms=$o ratio=$(echo "$o $c" | awk '{printf "%.2f", $1/$2}') cairn_cpu_ms=${u:-?}" |
+                    tee -a "$WORK/ratios.txt"
+            done
         done
     done
     r=$((r + 1))
 done
 if [ "$ROUNDS" -gt 1 ]; then
     echo "# medians over $ROUNDS rounds"
-    for t in 1 2; do
-        for shape in "batch=1 seq=20" "batch=32 seq=128"; do
-            grep "threads=$t $shape " "$WORK/ratios.txt" |
-            awk -v h="median threads=$t $shape" '
-                { n = split($0, f, " "); for (i = 2; i <= n; i++) { split(f[i], kv, "=");
-                  if (kv[1] == "cairn_ms") c[NR] = kv[2]; if (kv[1] == "ort_ms") o[NR] = kv[2];
-                  if (kv[1] == "ratio") q[NR] = kv[2] } }
-                function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-                    if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-                    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-                END { if (NR) printf "%s cairn_ms=%s ort_ms=%s ratio=%.2f\n", h, med(c, NR), med(o, NR), med(q, NR) }'
+    for lv in $LEVELS; do
+        for t in 1 2; do
+            for sh in $shapes; do
+                shape=$(echo "$sh" | tr . ' ')
+                grep "simd=$lv threads=$t $shape " "$WORK/ratios.txt" |
+                awk -v h="median simd=$lv threads=$t $shape" '
+                    { n = split($0, f, " "); for (i = 2; i <= n; i++) { split(f[i], kv, "=");
+                      if (kv[1] == "cairn_ms") c[NR] = kv[2]; if (kv[1] == "ort_ms") o[NR] = kv[2];
+                      if (kv[1] == "ratio") q[NR] = kv[2] } }
+                    function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+                        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+                    END { if (NR) printf "%s cairn_ms=%s ort_ms=%s ratio=%.2f\n", h, med(c, NR), med(o, NR), med(q, NR) }'
+            done
         done
     done
 fi

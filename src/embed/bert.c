@@ -23,6 +23,7 @@
 #include "embed/embed.h"
 
 #include "embed/kernels.h"
+#include "embed/pool.h"
 #include "embed/safetensors.h"
 #include "embed/tokenizer.h"
 #include "embed/use.h"
@@ -32,10 +33,12 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define EMBED_MAX_CONFIG     ((size_t)1 << 20)   /* config files are tiny */
 #define EMBED_BATCH_SEQS     32                  /* texts per forward pass */
@@ -75,6 +78,7 @@ struct embed_model {
     int    threads;
     int    pack_tried;                        /* pack_layers has run */
     int    queries;                           /* passes of <= EMBED_QUERY_ROWS before */
+    struct embed_pool *pool;                  /* threads for one pass (forward_pooled) */
     const struct embed_st_tensor *word;       /* [vocab][H], any float dtype */
     const float *word_f32;                    /* word data if aligned F32, else NULL */
     const float *pos;                         /* [max_pos][H] */
@@ -482,6 +486,7 @@ void embed_free(struct embed_model *m)
         free(m->owned[i]);
     free(m->owned);
     unpack_layers(m);
+    embed_pool_free(m->pool);
     free(m->layer);
     use_free(m->use);
     embed_tok_free(m->tok);
@@ -524,6 +529,44 @@ static void word_row(const struct embed_model *m, int id, float *dst)
     }
 }
 
+/* x[batch * seq][H] = the embedding layer's output (word + position +
+ * type, layer norm). Padding rows get row 0 of each table: finite values
+ * that nothing downstream reads for the result. */
+static void embed_rows(const struct embed_model *m, const int32_t *ids, int stride,
+                       const int *lens, int batch, int seq, float *x)
+{
+    int H = m->hidden, b, t, d;
+
+    for (b = 0; b < batch; b++) {
+        for (t = 0; t < seq; t++) {
+            float *row = x + ((size_t)b * seq + t) * H;
+            const float *pos = m->pos + (size_t)(m->pos_offset + t) * H;
+
+            word_row(m, t < lens[b] ? ids[(size_t)b * stride + t] : 0, row);
+            for (d = 0; d < H; d++)
+                row[d] += pos[d] + (m->type ? m->type[d] : 0.0f);
+        }
+    }
+    embed_k_add_layernorm(x, NULL, m->emb_ln_g, m->emb_ln_b, batch * seq, H, m->eps);
+}
+
+/* The activation of rows [T] of f, columns [c0, c1), rows ld apart. */
+static void activate(const struct embed_model *m, float *f, int T, int ld, int c0, int c1)
+{
+    int r;
+
+    for (r = 0; r < T && c1 > c0; r++) {
+        float *p = f + (size_t)r * ld + c0;
+
+        if (m->act == ACT_GELU)
+            embed_k_gelu(p, (size_t)(c1 - c0));
+        else if (m->act == ACT_GELU_TANH)
+            embed_k_gelu_tanh(p, (size_t)(c1 - c0));
+        else
+            embed_k_relu(p, (size_t)(c1 - c0));
+    }
+}
+
 /* A forward pass with more token rows than this packs the weights first,
  * as does a second one with fewer (pack_layers). */
 #define EMBED_QUERY_ROWS 32
@@ -542,7 +585,7 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
     size_t T = (size_t)batch * seq;
     float *x = NULL, *q = NULL, *k = NULL, *v = NULL, *ctx = NULL, *f = NULL;
     float *scratch = NULL, *tmp;
-    int b, t, l, rc = -1;
+    int l, rc = -1;
 
     x = malloc(T * H * sizeof(float));
     q = malloc(T * H * sizeof(float));
@@ -556,20 +599,7 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
         goto out;
     }
 
-    /* Embeddings. Padding rows get row 0 of each table: finite values
-     * that nothing downstream reads for the result. */
-    for (b = 0; b < batch; b++) {
-        for (t = 0; t < seq; t++) {
-            float *row = x + ((size_t)b * seq + t) * H;
-            const float *pos = m->pos + (size_t)(m->pos_offset + t) * H;
-            int d;
-
-            word_row(m, t < lens[b] ? ids[(size_t)b * stride + t] : 0, row);
-            for (d = 0; d < H; d++)
-                row[d] += pos[d] + (m->type ? m->type[d] : 0.0f);
-        }
-    }
-    embed_k_add_layernorm(x, NULL, m->emb_ln_g, m->emb_ln_b, (int)T, H, m->eps);
+    embed_rows(m, ids, stride, lens, batch, seq, x);
 
     for (l = 0; l < m->layers; l++) {
         const struct embed_layer *L = &m->layer[l];
@@ -583,12 +613,7 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
         embed_k_add_layernorm(q, x, L->ln1_g, L->ln1_b, (int)T, H, m->eps);
         tmp = x; x = q; q = tmp;
         linear(x, L->wi, L->pi, L->bi, f, (int)T, I, H);
-        if (m->act == ACT_GELU)
-            embed_k_gelu(f, T * I);
-        else if (m->act == ACT_GELU_TANH)
-            embed_k_gelu_tanh(f, T * I);
-        else
-            embed_k_relu(f, T * I);
+        activate(m, f, (int)T, I, 0, I);
         linear(f, L->wo2, L->po2, L->bo2, q, (int)T, H, I);
         embed_k_add_layernorm(q, x, L->ln2_g, L->ln2_b, (int)T, H, m->eps);
         tmp = x; x = q; q = tmp;
@@ -603,6 +628,170 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
 out:
     free(x); free(q); free(k); free(v); free(ctx); free(f); free(scratch);
     return rc;
+}
+
+/*
+ * One pass split between the threads of the model's pool: a query, or any
+ * pass that embed_run_shares would not cut into shares (too few rows, or
+ * one sequence). Thread i of n takes heads [h0, h1) of attention, with
+ * their columns of q, k and v, and 1/n of the panels of the other
+ * products; the rows of x and the layer norms it keeps whole, in a copy of
+ * its own (a few KB: cheaper than another meeting). Per layer the threads
+ * meet 4 times (embed_pool_barrier), where a product needs columns other
+ * threads wrote:
+ *
+ *   q, k, v cols of my heads (private) -> attention of my heads -> ctx
+ *   | Wo: my panels of y  | x = LN(x + y)  (each thread, whole)
+ *     FFN up + act: my panels of f | FFN down: my panels of y
+ *   | x = LN(x + y)
+ *
+ * Every value is computed by the same kernels in the same order as on one
+ * thread (embed_k_gemm_packed_cols computes a column as the whole product
+ * does), so a text has the same bits at any thread count. ctx, y and f
+ * are shared; each is written again only after a barrier every reader of
+ * it has passed.
+ */
+struct pooled {
+    const struct embed_model *m;
+    const int *lens;
+    int batch, seq, level;
+    const float *x0;                  /* [T][H] the embedding layer's output */
+    float *ctx, *y, *f;               /* shared: [T][H], [T][H], [T][I] */
+    float *own[EMBED_POOL_MAX];       /* each thread's x, q, k, v, scores, work */
+    size_t th, attn_work;             /* floats of x, q, k, v each; of the work area */
+    float *out;
+};
+
+/* Panels [n * i / parts, n * (i + 1) / parts) of n columns, as columns. */
+static void panel_share(int n, int parts, int i, int *c0, int *c1)
+{
+    int np = (n + 31) / 32;
+
+    *c0 = np * i / parts * 32;
+    *c1 = np * (i + 1) / parts * 32;
+    if (*c1 > n)
+        *c1 = n;
+}
+
+static void pooled_layer(struct pooled *P, struct embed_pool *pool, const struct embed_layer *L,
+                         int i, int n, float *x, float *q, float *k, float *v, float *scores,
+                         float *aw, float *gw)
+{
+    const struct embed_model *m = P->m;
+    int H = m->hidden, I = m->inter, hd = H / m->heads, T = P->batch * P->seq, lv = P->level;
+    int h0 = m->heads * i / n, h1 = m->heads * (i + 1) / n, b, h, r, c0, c1;
+    float scale = 1.0f / sqrtf((float)hd);
+
+    /* from the panel holding my first head's first column */
+    c0 = h0 * hd / 32 * 32;
+    embed_k_gemm_packed_cols(lv, x, H, L->pq, c0, h1 * hd, L->bq, q, H, T, gw);
+    embed_k_gemm_packed_cols(lv, x, H, L->pk, c0, h1 * hd, L->bk, k, H, T, gw);
+    embed_k_gemm_packed_cols(lv, x, H, L->pv, c0, h1 * hd, L->bv, v, H, T, gw);
+    for (b = 0; b < P->batch; b++) {
+        size_t base = (size_t)b * P->seq * H;
+
+        for (h = h0; h < h1; h++)
+            embed_k_attention_packed(lv, q + base + h * hd, k + base + h * hd, v + base + h * hd,
+                                     P->ctx + base + h * hd, H, P->lens[b], hd, scale, scores,
+                                     aw);
+        for (r = P->lens[b]; r < P->seq; r++)
+            memset(P->ctx + base + (size_t)r * H + h0 * hd, 0,
+                   (size_t)(h1 - h0) * hd * sizeof(float));
+    }
+    embed_pool_barrier(pool);
+    panel_share(H, n, i, &c0, &c1);
+    embed_k_gemm_packed_cols(lv, P->ctx, H, L->po, c0, c1, L->bo, P->y, H, T, gw);
+    embed_pool_barrier(pool);
+    embed_k_add_layernorm(x, P->y, L->ln1_g, L->ln1_b, T, H, m->eps);
+    panel_share(I, n, i, &c0, &c1);
+    embed_k_gemm_packed_cols(lv, x, H, L->pi, c0, c1, L->bi, P->f, I, T, gw);
+    activate(m, P->f, T, I, c0, c1);
+    embed_pool_barrier(pool);
+    panel_share(H, n, i, &c0, &c1);
+    embed_k_gemm_packed_cols(lv, P->f, I, L->po2, c0, c1, L->bo2, P->y, H, T, gw);
+    embed_pool_barrier(pool);
+    embed_k_add_layernorm(x, P->y, L->ln2_g, L->ln2_b, T, H, m->eps);
+}
+
+static void pooled_run(void *arg, int i, int n)
+{
+    struct pooled *P = arg;
+    const struct embed_model *m = P->m;
+    size_t TH = P->th;
+    float *x = P->own[i], *q = x + TH, *k = q + TH, *v = k + TH;
+    float *aw = v + TH, *scores = aw + P->attn_work, *gw = scores + (size_t)P->seq * P->seq;
+    int l;
+
+    memcpy(x, P->x0, (size_t)P->batch * P->seq * m->hidden * sizeof(float));
+    for (l = 0; l < m->layers; l++)
+        pooled_layer(P, m->pool, &m->layer[l], i, n, x, q, k, v, scores, aw, gw);
+    if (i != 0)
+        return;
+    if (m->pooling == POOL_CLS)
+        embed_k_cls_pool(x, P->batch, P->seq, m->hidden, P->out);
+    else
+        embed_k_mean_pool(x, P->lens, P->batch, P->seq, m->hidden, P->out);
+    if (m->normalize)
+        embed_k_l2_normalize(P->out, P->batch, m->hidden);
+}
+
+/* The pass on the pool's threads (the model's weights packed, a SIMD
+ * level); -1 (out written or not) when there is no pool or no memory, for
+ * the caller to run it another way. */
+static int forward_pooled(struct embed_model *m, const int32_t *ids, const int *lens,
+                          int batch, int seq, float *out)
+{
+    int H = m->hidden, I = m->inter, want = m->threads, n, i;
+    size_t T = (size_t)batch * seq, TH, gw, own;
+    struct pooled P = { 0 };
+    float *shared = NULL;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+    /* more threads than cores would spin at every barrier waiting for one
+     * that is not running */
+    if (cpus > 0 && want > cpus)
+        want = (int)cpus;
+    if (want > m->heads)
+        want = m->heads;
+    if (want > EMBED_POOL_MAX)
+        want = EMBED_POOL_MAX;
+    if (want < 2)
+        return -1;
+    if (m->pool && embed_pool_size(m->pool) != want) {
+        embed_pool_free(m->pool);
+        m->pool = NULL;
+    }
+    if (!m->pool && !(m->pool = embed_pool_new(want)))
+        return -1;
+    n = embed_pool_size(m->pool);
+    P.m = m;
+    P.lens = lens;
+    P.batch = batch;
+    P.seq = seq;
+    P.level = embed_k_simd();
+    P.out = out;
+    /* every block a multiple of 16 floats, so each starts 64-byte aligned
+     * (the attention work area must) */
+    TH = (T * H + 15) & ~(size_t)15;
+    P.th = TH;
+    P.attn_work = (embed_k_attention_work(seq, H / m->heads) + 15) & ~(size_t)15;
+    gw = embed_k_gemm_work((int)T, H) > embed_k_gemm_work((int)T, I)
+             ? embed_k_gemm_work((int)T, H) : embed_k_gemm_work((int)T, I);
+    own = (4 * TH + P.attn_work + (size_t)seq * seq + gw + 15) & ~(size_t)15;
+    shared = aligned_alloc(64, (TH * 3 + ((T * I + 15) & ~(size_t)15) + own * n) *
+                               sizeof(float));
+    if (!shared)
+        return -1;
+    P.x0 = shared;
+    P.ctx = shared + TH;
+    P.y = P.ctx + TH;
+    P.f = P.y + TH;
+    for (i = 0; i < n; i++)
+        P.own[i] = P.f + ((T * I + 15) & ~(size_t)15) + own * i;
+    embed_rows(m, ids, seq, lens, batch, seq, (float *)P.x0);
+    embed_pool_run(m->pool, pooled_run, &P);
+    free(shared);
+    return 0;
 }
 
 /*
@@ -644,6 +833,10 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
     }
     if (!m->pack_tried && ((size_t)batch * seq > EMBED_QUERY_ROWS || m->queries++ > 0))
         pack_layers(m);
+    if (m->threads > 1 && m->heads > 1 && m->layer[0].pq && embed_k_simd() > 0 &&
+        embed_share_count(batch, seq, m->threads) == 1 &&
+        forward_pooled(m, ids, lens, batch, seq, out) == 0)
+        return 0;
     return embed_run_shares(forward_part, m, ids, lens, batch, seq, out, m->hidden, m->threads,
                             m->errmsg, sizeof(m->errmsg));
 }

@@ -60,10 +60,11 @@ char *embed_read_file(const char *dir, const char *name, size_t cap, size_t *len
 }
 
 #define EMBED_MAX_SHARES 64
-/* Below this many token rows per thread a pass stays on 1 thread: at a
- * query's 20 rows each product is ~6 MFLOP and handing halves to a second
- * thread costs more than it saves (measured: 2 threads made a 1 x 20
- * query 40% slower). */
+/* Below this many token rows per thread a pass is not cut into shares: at
+ * a query's 20 rows each product is ~6 MFLOP and handing halves of a
+ * batch to a thread started per pass cost more than it saved (measured: 2
+ * threads made a 1 x 20 query 40% slower). bert.c splits such a pass
+ * between the threads of a persistent pool instead (embed/pool.h). */
 #define EMBED_MIN_ROWS_PER_THREAD 128
 
 struct share {
@@ -85,6 +86,17 @@ static void *share_run(void *p)
     return NULL;
 }
 
+int embed_share_count(int batch, int seq, int threads)
+{
+    int n = threads < EMBED_MAX_SHARES ? threads : EMBED_MAX_SHARES;
+
+    if (n > batch)
+        n = batch;
+    if (n > 1 && (size_t)batch * seq < (size_t)n * EMBED_MIN_ROWS_PER_THREAD)
+        n = 1;
+    return n < 1 ? 1 : n;
+}
+
 int embed_run_shares(embed_part_fn *part, const void *model, const int32_t *ids,
                      const int *lens, int batch, int seq, float *out, int dim, int threads,
                      char *err, size_t errlen)
@@ -93,12 +105,8 @@ int embed_run_shares(embed_part_fn *part, const void *model, const int32_t *ids,
     pthread_t tid[EMBED_MAX_SHARES];
     int started[EMBED_MAX_SHARES];
     size_t rows = (size_t)batch * seq;
-    int n = threads < EMBED_MAX_SHARES ? threads : EMBED_MAX_SHARES, p, b, rc = 0;
+    int n = embed_share_count(batch, seq, threads), p, b, rc = 0;
 
-    if (n > batch)
-        n = batch;
-    if (n > 1 && rows < (size_t)n * EMBED_MIN_ROWS_PER_THREAD)
-        n = 1;
     if (n <= 1) {
         embed_k_set_threads(rows < 2 * EMBED_MIN_ROWS_PER_THREAD ? 1 : threads);
         return part(model, ids, seq, lens, batch, seq, out, err, errlen);

@@ -26,6 +26,9 @@ char *embed_read_file(const char *dir, const char *name, size_t cap, size_t *len
 typedef int embed_part_fn(const void *model, const int32_t *ids, int stride, const int *lens,
                           int batch, int seq, float *out, char *err, size_t errlen);
 
+/* How many shares embed_run_shares cuts a batch into (1: one pass). */
+int embed_share_count(int batch, int seq, int threads);
+
 /*
  * Runs part over ids[batch][seq] with up to `threads` threads. With
  * several, and enough token rows for each (EMBED_MIN_ROWS_PER_THREAD),

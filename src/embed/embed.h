@@ -51,7 +51,10 @@ void embed_free(struct embed_model *m);
 int embed_dim(const struct embed_model *m);
 /* Longest input in tokens, specials included; longer texts are truncated. */
 int embed_max_tokens(const struct embed_model *m);
-/* Threads for the matrix products (>= 1; default 1). */
+/* Threads for a forward pass (>= 1; default 1): a batch is cut into
+ * shares of whole texts, a query (BERT, weights packed) is split between
+ * a pool of that many threads the model starts once and keeps until
+ * embed_free (at most the CPU count and the head count). */
 void embed_set_threads(struct embed_model *m, int n);
 /* The message of the last failed call on m (never NULL; "" if none). */
 const char *embed_errmsg(const struct embed_model *m);

@@ -10,22 +10,26 @@
  * once (embed_k_pack) in the order the microkernel reads them, and only
  * the activations are packed per call.
  *
- * Layout of packed weights w[n][k]: panels of G_NR = 32 output columns;
- * panel p holds, for t = 0..k-1, the 32 floats w[32p + j][t] (zero past
- * n), so one step of k is two 64-byte aligned loads. A block of k steps
- * [t0, t1) of a panel is a contiguous run, which is all K-blocking needs.
+ * Layout of packed weights w[n][k]: panels of nr = 32 output columns
+ * (16 when packed at the AVX2 level, g_nr); panel p holds, for t = 0..k-1,
+ * the nr floats w[nr p + j][t] (zero past n), so one step of k is one or
+ * two 64-byte aligned loads. A block of k steps [t0, t1) of a panel is a
+ * contiguous run, which is all K-blocking needs.
  *
  * The loops (the usual GotoBLAS / BLIS order, on a pre-packed B):
  *   for each block of G_KC k steps
  *     for each block of MC rows of x: pack it, [MR rows][kc] -> [kc][MR]
- *       for each panel of 32 columns (kc x 32 floats, from L1 or L2)
+ *       for each panel of nr columns (kc x nr floats, from L1 or L2)
  *         for each MR rows of the packed block (MC x kc: stays in L2)
- *           microkernel: an MR x 32 tile of y in registers over kc steps
+ *           microkernel: an MR x nr tile of y in registers over kc steps
  * The first k block writes y (plus the bias), later ones add to it.
  *
  * Microkernels: AVX-512 12 x 32 (24 accumulators, 2 weight vectors and a
  * broadcast: 27 of 32 zmm registers; 24 FMAs per 14 loads) and AVX2+FMA
- * 6 x 16 (12 + 2 + 1 of 16 ymm), run twice per 32-column panel.
+ * 6 x 16 (12 + 2 + 1 of 16 ymm), once per 16-column panel (twice on 32
+ * columns packed at the AVX-512 level); and
+ * shorter ones (10 x 32; 5 x 16 and 4 x 16) for a product of few rows
+ * that they fit better (g_pick_mr: a query's 20 rows).
  * Edges: rows past m are zero in the packed block and never stored;
  * columns past n are zero in the panel and masked (AVX-512) or cut off
  * (AVX2) on store. The reference is embed_k_linear_ref (kernels.c).
@@ -39,8 +43,7 @@
 #endif
 
 #define G_NR  32      /* columns per panel */
-#define G_MR  12      /* rows per AVX-512 tile */
-#define G_MB  12      /* packed-x blocks are a multiple of this many rows: of G_MR and 6 */
+#define G_MB  12      /* packed-x blocks are a multiple of this many rows: of 12, 6 and 4 */
 /* k steps per block. Measured at the L12 shapes on a Zen 5 (1 MB L2,
  * bench/bench_gemm, best of 7 at m = 2048, with the block size made a
  * run-time knob for the sweep): the whole k = 1536 in one
@@ -59,11 +62,23 @@ struct embed_k_packed {
     float *p;         /* ceil(n / 32) panels of k x 32 floats */
     int n, k;
     int ldw;          /* 0: w is [n][k]; else w is [k][n] with rows ldw apart */
+    int nr;           /* panel width: g_nr of the level when packed */
 };
 
-static size_t g_panels(int n)
+/* Panels of nr columns for n columns. */
+static size_t g_panels(int n, int nr)
 {
-    return ((size_t)n + G_NR - 1) / G_NR;
+    return ((size_t)n + nr - 1) / nr;
+}
+
+/* The panel width for a SIMD level: 32 for AVX-512's 12 x 32 tiles, 16
+ * for AVX2's 6 x 16. On 32-wide panels an AVX2 tile read 64 of every 128
+ * bytes of each k step, and a query's products stalled on those loads
+ * (45% of the kernel's samples in perf on a single load, 16 ms a query
+ * against 8 on AVX-512): 16-wide panels are read straight through. */
+static int g_nr(int level)
+{
+    return level >= 2 ? G_NR : G_NR / 2;
 }
 
 /* Rows [i0, i0 + mc) and k steps [t0, t0 + kc) of x (rows ldx apart),
@@ -113,29 +128,30 @@ static void g_pack_x(const float *x, int ldx, int m, int i0, int mc, int t0, int
     }
 }
 
-/* b[k][n] (the product's right side) into panels at dst, times scale:
- * from w[n][k] (trans 0: the weight layout, b = w^T; a panel is then the
- * packed form of 32 rows of w) or w[k][n] (trans 1), rows ldw apart. */
+/* b[k][n] (the product's right side) into panels of nr columns at dst,
+ * times scale: from w[n][k] (trans 0: the weight layout, b = w^T; a panel
+ * is then the packed form of nr rows of w) or w[k][n] (trans 1), rows ldw
+ * apart. */
 static void g_pack_w(const float *w, int ldw, int trans, int n, int k, float scale,
-                     float *dst)
+                     int nr, float *dst)
 {
     size_t jp;
     int j, t;
 
     if (!trans) {
-        g_pack_x(w, ldw, n, 0, (int)g_panels(n) * G_NR, 0, k, G_NR, scale, dst);
+        g_pack_x(w, ldw, n, 0, (int)g_panels(n, nr) * nr, 0, k, nr, scale, dst);
         return;
     }
-    for (jp = 0; jp < g_panels(n); jp++, dst += (size_t)k * G_NR) {
-        int cols = n - (int)jp * G_NR < G_NR ? n - (int)jp * G_NR : G_NR;
+    for (jp = 0; jp < g_panels(n, nr); jp++, dst += (size_t)k * nr) {
+        int cols = n - (int)jp * nr < nr ? n - (int)jp * nr : nr;
 
         for (t = 0; t < k; t++) {
-            const float *src = w + (size_t)t * ldw + jp * G_NR;
-            float *d = dst + (size_t)t * G_NR;
+            const float *src = w + (size_t)t * ldw + jp * nr;
+            float *d = dst + (size_t)t * nr;
 
             for (j = 0; j < cols; j++)
                 d[j] = scale * src[j];
-            for (; j < G_NR; j++)
+            for (; j < nr; j++)
                 d[j] = 0.0f;
         }
     }
@@ -148,15 +164,17 @@ static struct embed_k_packed *g_pack(const float *w, int trans, int ldw, int n, 
 
     if (!pk || n < 1 || k < 1)
         goto fail;
-    /* 64-byte aligned: each k step of a panel is two aligned cache lines */
-    pk->p = aligned_alloc(64, g_panels(n) * (size_t)k * G_NR * sizeof(float));
+    /* 64-byte aligned: each k step of a panel is one or two aligned cache
+     * lines */
+    pk->nr = g_nr(embed_k_simd());
+    pk->p = aligned_alloc(64, g_panels(n, pk->nr) * (size_t)k * pk->nr * sizeof(float));
     if (!pk->p)
         goto fail;
     pk->w = w;
     pk->n = n;
     pk->k = k;
     pk->ldw = trans ? ldw : 0;
-    g_pack_w(w, trans ? ldw : k, trans, n, k, 1.0f, pk->p);
+    g_pack_w(w, trans ? ldw : k, trans, n, k, 1.0f, pk->nr, pk->p);
     return pk;
 fail:
     if (pk)
@@ -189,7 +207,7 @@ int embed_k_packed_ldw(const struct embed_k_packed *pk) { return pk->ldw; }
 
 size_t embed_k_packed_bytes(const struct embed_k_packed *pk)
 {
-    return g_panels(pk->n) * (size_t)pk->k * G_NR * sizeof(float);
+    return g_panels(pk->n, pk->nr) * (size_t)pk->k * pk->nr * sizeof(float);
 }
 
 #ifdef G_X86
@@ -201,99 +219,138 @@ size_t embed_k_packed_bytes(const struct embed_k_packed *pk)
  * steps: a is the packed block's [kc][MR], b the panel at the block's
  * first k step. first: y = acc + bias (bias may be NULL), else y += acc.
  */
-typedef void g_micro_fn(int kc, const float *a, const float *b, float *c, int ldc,
+typedef void g_micro_fn(int kc, const float *a, const float *b, int ldb, float *c, int ldc,
                         int rows, int cols, const float *bias, int first);
 
-G_AVX512 static void g_micro_avx512(int kc, const float *a, const float *b, float *c,
-                                    int ldc, int rows, int cols, const float *bias,
-                                    int first)
-{
-    __m512 acc[G_MR][2];
-    __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
-    __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1);
-    int t, r;
-
-#pragma GCC unroll 16
-    for (r = 0; r < G_MR; r++)
-        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (t = 0; t < kc; t++, a += G_MR, b += G_NR) {
-        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-
-#pragma GCC unroll 16
-        for (r = 0; r < G_MR; r++) {
-            __m512 av = _mm512_set1_ps(a[r]);
-
-            acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
-        }
-    }
-    /* unrolled, so acc is indexed by constants and stays in registers */
-#pragma GCC unroll 16
-    for (r = 0; r < G_MR; r++) {
-        float *cr = c + (size_t)r * ldc;
-        const float *add = first ? bias : cr;
-
-        if (r >= rows)
-            break;
-        if (add) {
-            acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_maskz_loadu_ps(m0, add));
-            acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_maskz_loadu_ps(m1, add + 16));
-        }
-        _mm512_mask_storeu_ps(cr, m0, acc[r][0]);
-        _mm512_mask_storeu_ps(cr + 16, m1, acc[r][1]);
-    }
+/*
+ * The microkernels are written once per tile height MR (a macro: MR must
+ * be a constant, so the accumulators are indexed by constants only and
+ * stay in registers). A product picks the height that wastes fewest
+ * padded rows (g_pick_mr): a query's 20 rows are 2 x 10 on AVX-512 and
+ * 4 x 5 on AVX2, where 12 and 6 padded them to 24 (a sixth of the FMAs
+ * spent on zeros).
+ */
+#define G_MICRO_AVX512(MR)                                                                 \
+G_AVX512 static void g_micro_avx512_##MR(int kc, const float *a, const float *b, int ldb,   \
+                                         float *c, int ldc, int rows, int cols,            \
+                                         const float *bias, int first)                     \
+{                                                                                          \
+    __m512 acc[MR][2];                                                                     \
+    __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);                    \
+    __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1); \
+    int t, r;                                                                              \
+                                                                                           \
+    _Pragma("GCC unroll 16")                                                               \
+    for (r = 0; r < MR; r++)                                                               \
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();                                       \
+    for (t = 0; t < kc; t++, a += MR, b += G_NR) {    /* ldb is G_NR */                   \
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);                        \
+                                                                                           \
+        _Pragma("GCC unroll 16")                                                           \
+        for (r = 0; r < MR; r++) {                                                         \
+            __m512 av = _mm512_set1_ps(a[r]);                                              \
+                                                                                           \
+            acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);                                \
+            acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);                                \
+        }                                                                                  \
+    }                                                                                      \
+    _Pragma("GCC unroll 16")                                                               \
+    for (r = 0; r < MR; r++) {                                                             \
+        float *cr = c + (size_t)r * ldc;                                                   \
+        const float *add = first ? bias : cr;                                              \
+                                                                                           \
+        if (r >= rows)                                                                     \
+            break;                                                                         \
+        if (add) {                                                                         \
+            acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_maskz_loadu_ps(m0, add));          \
+            acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_maskz_loadu_ps(m1, add + 16));     \
+        }                                                                                  \
+        _mm512_mask_storeu_ps(cr, m0, acc[r][0]);                                          \
+        _mm512_mask_storeu_ps(cr + 16, m1, acc[r][1]);                                     \
+    }                                                                                      \
 }
 
-/* 6 x 16 on one half of a panel (b's k steps stay 32 floats apart). */
-G_AVX2 static void g_micro_avx2_half(int kc, const float *a, const float *b, float *c,
-                                     int ldc, int rows, int cols, const float *bias,
-                                     int first)
+/* MR x 16 on one half of a panel (b's k steps stay 32 floats apart); the
+ * tile goes out through a buffer, so acc is indexed by constants only. */
+#define G_MICRO_AVX2(MR)                                                                   \
+G_AVX2 static void g_micro_avx2_half_##MR(int kc, const float *a, const float *b, int ldb,  \
+                                          float *c, int ldc, int rows, int cols,           \
+                                          const float *bias, int first)                    \
+{                                                                                          \
+    __m256 acc[MR][2];                                                                     \
+    float tile[MR][16];                                                                    \
+    int t, r, j;                                                                           \
+                                                                                           \
+    _Pragma("GCC unroll 6")                                                                \
+    for (r = 0; r < MR; r++)                                                               \
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();                                       \
+    for (t = 0; t < kc; t++, a += MR, b += ldb) {                                          \
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);                         \
+                                                                                           \
+        _Pragma("GCC unroll 6")                                                            \
+        for (r = 0; r < MR; r++) {                                                         \
+            __m256 av = _mm256_broadcast_ss(a + r);                                        \
+                                                                                           \
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);                                \
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);                                \
+        }                                                                                  \
+    }                                                                                      \
+    _Pragma("GCC unroll 6")                                                                \
+    for (r = 0; r < MR; r++) {                                                             \
+        _mm256_storeu_ps(tile[r], acc[r][0]);                                              \
+        _mm256_storeu_ps(tile[r] + 8, acc[r][1]);                                          \
+    }                                                                                      \
+    for (r = 0; r < rows; r++) {                                                           \
+        float *cr = c + (size_t)r * ldc;                                                   \
+        const float *add = first ? bias : cr;                                              \
+                                                                                           \
+        for (j = 0; j < cols; j++)                                                         \
+            cr[j] = tile[r][j] + (add ? add[j] : 0.0f);                                    \
+    }                                                                                      \
+}                                                                                          \
+                                                                                           \
+G_AVX2 static void g_micro_avx2_##MR(int kc, const float *a, const float *b, int ldb,       \
+                                     float *c, int ldc, int rows, int cols,                \
+                                     const float *bias, int first)                         \
+{                                                                                          \
+    g_micro_avx2_half_##MR(kc, a, b, ldb, c, ldc, rows, cols < 16 ? cols : 16, bias,       \
+                           first);                                                         \
+    if (cols > 16)    /* a 32-wide panel (packed at the AVX-512 level) */                  \
+        g_micro_avx2_half_##MR(kc, a, b + 16, ldb, c + 16, ldc, rows, cols - 16,           \
+                               bias ? bias + 16 : NULL, first);                            \
+}
+
+G_MICRO_AVX512(12)
+G_MICRO_AVX512(10)
+G_MICRO_AVX2(6)
+G_MICRO_AVX2(5)
+G_MICRO_AVX2(4)
+
+/* The tile height for m rows at a level (its microkernel in *micro): of
+ * the heights the level has, the one that pads m least, the tallest on a
+ * tie (fewer passes over each panel). */
+static int g_pick_mr(int level, int m, g_micro_fn **micro)
 {
-    __m256 acc[6][2];
-    float tile[6][16];
-    int t, r, j;
+    static const struct { int level, mr; g_micro_fn *fn; } k[] = {
+        { 2, 12, g_micro_avx512_12 }, { 2, 10, g_micro_avx512_10 },
+        { 1, 6, g_micro_avx2_6 }, { 1, 5, g_micro_avx2_5 }, { 1, 4, g_micro_avx2_4 } };
+    int i, best = -1;
+    long pad = 0;
 
-#pragma GCC unroll 6
-    for (r = 0; r < 6; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-    for (t = 0; t < kc; t++, a += 6, b += G_NR) {
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+    for (i = 0; i < (int)(sizeof(k) / sizeof(k[0])); i++) {
+        long p = ((long)m + k[i].mr - 1) / k[i].mr * k[i].mr - m;
 
-#pragma GCC unroll 6
-        for (r = 0; r < 6; r++) {
-            __m256 av = _mm256_broadcast_ss(a + r);
-
-            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+        if (k[i].level == (level >= 2 ? 2 : 1) && (best < 0 || p < pad)) {
+            best = i;
+            pad = p;
         }
     }
-    /* through a buffer, so acc is indexed by constants only (registers) */
-#pragma GCC unroll 6
-    for (r = 0; r < 6; r++) {
-        _mm256_storeu_ps(tile[r], acc[r][0]);
-        _mm256_storeu_ps(tile[r] + 8, acc[r][1]);
-    }
-    for (r = 0; r < rows; r++) {
-        float *cr = c + (size_t)r * ldc;
-        const float *add = first ? bias : cr;
-
-        for (j = 0; j < cols; j++)
-            cr[j] = tile[r][j] + (add ? add[j] : 0.0f);
-    }
+    *micro = k[best].fn;
+    return k[best].mr;
 }
-
-G_AVX2 static void g_micro_avx2(int kc, const float *a, const float *b, float *c, int ldc,
-                                int rows, int cols, const float *bias, int first)
-{
-    g_micro_avx2_half(kc, a, b, c, ldc, rows, cols < 16 ? cols : 16, bias, first);
-    if (cols > 16)
-        g_micro_avx2_half(kc, a, b + 16, c + 16, ldc, rows, cols - 16,
-                          bias ? bias + 16 : NULL, first);
-}
-
 
 /* The largest block of packed x for a product of inner size k: rows (a
- * multiple of 12, so of 6 too) and k steps. */
+ * multiple of 12, so of 6 and 4 too) and k steps. */
 static void g_xblock(int k, int *mcmax, int *kcmax)
 {
     *kcmax = k < G_KC ? k : G_KC;
@@ -303,14 +360,18 @@ static void g_xblock(int k, int *mcmax, int *kcmax)
 }
 
 /* y[m][n] (rows ldy apart) = x[m][k] (rows ldx apart) . b + bias, b in
- * panels at bp; xp holds a block of packed x (g_xblock). */
-static void g_gemm(int level, const float *x, int ldx, int m, int k, const float *bp,
-                   int n, const float *bias, float *y, int ldy, float *xp)
+ * panels of nr columns at bp, ldp k steps apart (ldp >= k: the first k
+ * steps of longer panels); xp holds a block of packed x (g_xblock). */
+static void g_gemm(int level, const float *x, int ldx, int m, int k, const float *bp, int ldp,
+                   int nr, int n, const float *bias, float *y, int ldy, float *xp)
 {
-    g_micro_fn *micro = level >= 2 ? g_micro_avx512 : g_micro_avx2;
-    int mr = level >= 2 ? G_MR : 6, mcmax, kcmax, t0, i0, jp, ir;
+    g_micro_fn *micro;
+    int mr, mcmax, kcmax, t0, i0, jp, ir;
 
     g_xblock(k, &mcmax, &kcmax);
+    /* a height off the block's multiple of 12 only where m is one block;
+     * 16-wide panels only on the AVX2 tiles */
+    mr = g_pick_mr(nr < G_NR ? 1 : level, m <= mcmax ? m : mcmax, &micro);
     for (t0 = 0; t0 < k; t0 += kcmax) {
         int kc = k - t0 < kcmax ? k - t0 : kcmax;
 
@@ -318,14 +379,14 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
             int mc = m - i0 < mcmax ? m - i0 : mcmax;
 
             g_pack_x(x, ldx, m, i0, mc, t0, kc, mr, 1.0f, xp);
-            for (jp = 0; jp * G_NR < n; jp++) {
-                const float *b = bp + ((size_t)jp * k + t0) * G_NR;
-                int cols = n - jp * G_NR < G_NR ? n - jp * G_NR : G_NR;
+            for (jp = 0; jp * nr < n; jp++) {
+                const float *b = bp + ((size_t)jp * ldp + t0) * nr;
+                int cols = n - jp * nr < nr ? n - jp * nr : nr;
 
                 for (ir = 0; ir < mc; ir += mr)
-                    micro(kc, xp + (size_t)ir * kc, b, y + (size_t)(i0 + ir) * ldy + jp * G_NR,
+                    micro(kc, xp + (size_t)ir * kc, b, nr, y + (size_t)(i0 + ir) * ldy + jp * nr,
                           ldy, mc - ir < mr ? mc - ir : mr, cols,
-                          bias ? bias + jp * G_NR : NULL, t0 == 0);
+                          bias ? bias + jp * nr : NULL, t0 == 0);
             }
         }
     }
@@ -345,24 +406,43 @@ static size_t g_xwork(int m, int k)
     return (size_t)mcmax * kcmax;
 }
 
+size_t embed_k_gemm_work(int m, int k)
+{
+    return g_xwork(m, k);
+}
+
+int embed_k_gemm_packed_cols(int level, const float *x, int ldx,
+                             const struct embed_k_packed *pk, int c0, int c1,
+                             const float *bias, float *y, int ldy, int m, float *work)
+{
+#ifdef G_X86
+    if (level < 1 || c0 < 0 || c0 % G_NR || c1 > pk->n)
+        return -1;
+    if (c1 > c0)
+        g_gemm(level, x, ldx, m, pk->k, pk->p + (size_t)(c0 / pk->nr) * pk->k * pk->nr, pk->k,
+               pk->nr, c1 - c0, bias ? bias + c0 : NULL, y + c0, ldy, work);
+    return 0;
+#else
+    (void)level; (void)x; (void)ldx; (void)pk; (void)c0; (void)c1; (void)bias; (void)y;
+    (void)ldy; (void)m; (void)work;
+    return -1;
+#endif
+}
+
 int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
                         const float *bias, float *y, int m)
 {
-#ifdef G_X86
     float *xp;
+    int rc;
 
     if (level < 1)
         return -1;
     xp = malloc(g_xwork(m, pk->k) * sizeof(float));
     if (!xp)
         return -1;
-    g_gemm(level, x, pk->k, m, pk->k, pk->p, pk->n, bias, y, pk->n, xp);
+    rc = embed_k_gemm_packed_cols(level, x, pk->k, pk, 0, pk->n, bias, y, pk->n, m, xp);
     free(xp);
-    return 0;
-#else
-    (void)level; (void)x; (void)pk; (void)bias; (void)y; (void)m;
-    return -1;
-#endif
+    return rc;
 }
 
 /* The most g_xwork(m, k') can be for any m and any k' <= k. g_xwork is
@@ -380,7 +460,9 @@ static size_t g_xwork_bound(int k)
 
 size_t embed_k_attention_work(int n, int hd)
 {
-    return g_panels(n) * G_NR * hd + g_panels(hd) * G_NR * n + g_xwork_bound(n > hd ? n : hd);
+    /* panels of 32 columns: as much as any narrower ones */
+    return g_panels(n, G_NR) * G_NR * hd + g_panels(hd, G_NR) * G_NR * n +
+           g_xwork_bound(n > hd ? n : hd);
 }
 
 /*
@@ -394,17 +476,17 @@ int embed_k_attention_packed(int level, const float *q, const float *k, const fl
                              float *scores, float *work)
 {
 #ifdef G_X86
-    float *kp = work, *vp = kp + g_panels(n) * G_NR * hd, *xp = vp + g_panels(hd) * G_NR * n;
-    int i;
+    int nr = g_nr(level), i;
+    float *kp = work, *vp = kp + g_panels(n, nr) * nr * hd, *xp = vp + g_panels(hd, nr) * nr * n;
 
     if (level < 1)
         return -1;
-    g_pack_w(k, ld, 0, n, hd, scale, kp);
-    g_gemm(level, q, ld, n, hd, kp, n, NULL, scores, n, xp);
+    g_pack_w(k, ld, 0, n, hd, scale, nr, kp);
+    g_gemm(level, q, ld, n, hd, kp, hd, nr, n, NULL, scores, n, xp);
     for (i = 0; i < n; i++)
         embed_k_softmax(scores + (size_t)i * n, n);
-    g_pack_w(v, ld, 1, hd, n, 1.0f, vp);
-    g_gemm(level, scores, n, n, n, vp, hd, NULL, ctx, ld, xp);
+    g_pack_w(v, ld, 1, hd, n, 1.0f, nr, vp);
+    g_gemm(level, scores, n, n, n, vp, n, nr, hd, NULL, ctx, ld, xp);
     return 0;
 #else
     (void)level; (void)q; (void)k; (void)v; (void)ctx; (void)ld; (void)n; (void)hd;

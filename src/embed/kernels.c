@@ -1,14 +1,14 @@
 /*
  * kernels.c: the encoder's numeric kernels (see kernels.h).
  *
- * The matrix products are >95% of the FLOPs. On AVX-512 CPUs they run on
- * cairn's own product over weights packed once (gemm.c; see
+ * The matrix products are >95% of the FLOPs. On CPUs with AVX2 or AVX-512
+ * they run on cairn's own product over weights packed once (gemm.c; see
  * embed_k_linear_packed for why and where), else on OpenBLAS's
  * cblas_sgemm: ~120 GFLOP/s per core with its AVX2 kernels, ~210 with
  * its AVX-512 ones (Zen 5, L12 shapes). A product with few rows (a
- * query) on weights not packed, where OpenBLAS spends more time packing
- * them than multiplying, runs on k_linear_small_*, which read them in
- * place. The
+ * query) on weights not yet packed, where OpenBLAS spends more time
+ * packing them than multiplying, runs on k_linear_small_*, which read
+ * them in place. The
  * element-wise work (layer norm, GELU, softmax) has AVX2+FMA forms chosen
  * at run time, with portable loops as the fallback. Each fast kernel has
  * a scalar reference `*_ref` (double accumulators, no BLAS) used only by
@@ -19,8 +19,8 @@
  * costs ~5 ms at every process start, and most cairn processes (hooks,
  * recall without a model) never encode. If it cannot be loaded, or
  * CAIRN_BLAS=none is set, the products it would run go to k_sgemm_scalar
- * (the same results, far slower), and the packed product also runs at
- * the AVX2 level; embed_k_note() says so, for the caller to show.
+ * (the same results, far slower); embed_k_note() says so, for the caller
+ * to show.
  */
 #include "embed/kernels.h"
 
@@ -172,23 +172,57 @@ void embed_k_set_threads(int n)
  * the CPU must have AVX2 and FMA (and AVX-512 F for the one AVX-512
  * kernel), and embed_k_simd_enable (tests) can cap the choice.
  */
+const char *embed_k_simd_name(int level)
+{
+    return level >= 2 ? "avx512" : level == 1 ? "avx2" : "portable";
+}
+
 static int k_simd_max = 2;
+static int k_simd_env = 2;          /* CAIRN_SIMD's cap, read once */
+static pthread_once_t k_simd_once = PTHREAD_ONCE_INIT;
+
+/* CAIRN_SIMD=avx2 (or portable) caps the level for the whole process, so
+ * the AVX2 path can be measured and used on an AVX-512 CPU (bench/
+ * bench_encoder_ort.sh runs each level). Like CAIRN_BLAS it is read by
+ * the library itself: the kernels run under models that may have no
+ * store handle to carry a setting. Any other value (avx512 too) leaves
+ * the CPU's level. */
+static void k_simd_init(void)
+{
+    const char *env = getenv("CAIRN_SIMD");
+    int level;
+
+    for (level = 0; env && level < 2; level++)
+        if (strcmp(env, embed_k_simd_name(level)) == 0)
+            k_simd_env = level;
+}
 
 void embed_k_simd_enable(int level)
 {
     k_simd_max = level < 0 ? 0 : level > 2 ? 2 : level;
 }
 
-int embed_k_simd(void)
+int embed_k_simd_cpu(void)
 {
 #ifdef K_X86
-    if (k_simd_max < 1 || !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
         return 0;
-    return k_simd_max >= 2 && __builtin_cpu_supports("avx512f") ? 2 : 1;
+    return __builtin_cpu_supports("avx512f") ? 2 : 1;
 #else
     return 0;
 #endif
 }
+
+int embed_k_simd(void)
+{
+    int level = embed_k_simd_cpu();
+
+    pthread_once(&k_simd_once, k_simd_init);
+    if (level > k_simd_env)
+        level = k_simd_env;
+    return level > k_simd_max ? k_simd_max : level;
+}
+
 
 #ifdef K_X86
 #define K_AVX2 __attribute__((target("avx2,fma")))
@@ -563,26 +597,23 @@ void embed_k_linear(const float *x, const float *w, const float *b,
 
 /*
  * Which product runs on packed weights (bench/bench_gemm, 1 thread, Zen 5,
- * L12 shapes, medians of one run, GFLOP/s):
- *  - AVX-512: the packed 12 x 32 kernel, at every row count. At m = 2048
- *    it ran 136-152 against 72-76 for OpenBLAS's AVX2 kernels (1.8-2.0x);
- *    against its AVX-512 kernels, 141-147 to 134-142. At m = 20 it ran
- *    127-134 against 92-122 for k_linear_small_avx512, which reads the
- *    weights in place.
- *  - AVX2 only: OpenBLAS (and k_linear_small_avx2 for few rows) as
- *    without packing: the packed 6 x 16 kernel tied with OpenBLAS's
- *    Haswell kernels here (73-74 against 72-76), and OpenBLAS sizes its
- *    blocks for the CPU's own caches, which we could not measure on any
- *    real AVX2-only CPU. Without OpenBLAS it replaces the scalar loops.
- *  - OpenBLAS with several threads (one long sequence): OpenBLAS, which
- *    splits each product between them.
+ * L12 shapes, medians of one run, GFLOP/s): the packed product at either
+ * level, at every row count.
+ *  - AVX-512: at m = 2048 the 12 x 32 kernel ran 136-152 against 72-76 for
+ *    OpenBLAS's AVX2 kernels (1.8-2.0x); against its AVX-512 kernels,
+ *    141-147 to 134-142. At m = 20 it ran 127-134 against 92-122 for
+ *    k_linear_small_avx512, which reads the weights in place.
+ *  - AVX2: the 6 x 16 kernel tied with OpenBLAS's Haswell kernels on
+ *    batches (73-74 against 72-76), and a query on it (5 x 16 tiles,
+ *    packed attention, both threads: bert.c) is what beats ONNX Runtime
+ *    (docs/EMBED.md, "Speed"); one path for batches and queries also
+ *    keeps a text's bits the same alone and in a batch.
+ *  - OpenBLAS with several threads (one long sequence of USE-lite; bert.c
+ *    splits its own): OpenBLAS, which splits each product between them.
  */
 static int k_packed_level(void)
 {
-    int level = embed_k_simd();
-
-    pthread_once(&k_once, k_init);
-    return level == 2 || (level == 1 && !k_blas.sgemm) ? level : 0;
+    return embed_k_simd();
 }
 
 int embed_k_packed_pays(void)

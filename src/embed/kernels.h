@@ -45,14 +45,19 @@ int embed_k_blas(void);
 const char *embed_k_note(void);
 
 /* Which hand-vectorised kernels are in use: 0 none (portable loops),
- * 1 AVX2+FMA (the element-wise kernels, embed_k_linear for m <= 24, and
- * the packed product when OpenBLAS is missing), 2 also AVX-512 F
- * (embed_k_linear for m <= 32, the packed product and attention on it).
- * Chosen from the CPU. */
+ * 1 AVX2+FMA (the element-wise kernels, embed_k_linear for m <= 24, the
+ * packed product on 16-column panels and attention on it), 2 also
+ * AVX-512 F (embed_k_linear for m <= 32, the packed product's 32-column
+ * tiles). Chosen from the CPU, capped by CAIRN_SIMD and the tests. */
 int embed_k_simd(void);
 /* For tests: caps embed_k_simd at level (0, 1 or 2; 2 is the default).
- * Not thread-safe. */
+ * Not thread-safe. The environment's CAIRN_SIMD (avx2 or portable, read
+ * once) caps it too, for the process: the AVX2 path on an AVX-512 CPU. */
 void embed_k_simd_enable(int level);
+/* The level the CPU has, whatever the caps. */
+int embed_k_simd_cpu(void);
+/* "avx512", "avx2" or "portable" for a level. */
+const char *embed_k_simd_name(int level);
 
 /* y[m][n] = x[m][k] . w[n][k]^T + b[n]   (b may be NULL). For few rows
  * (a query) a kernel that reads w in place; else OpenBLAS. */
@@ -64,7 +69,9 @@ void embed_k_linear_ref(const float *x, const float *w, const float *b,
 /*
  * Weights w[n][k] (the embed_k_linear layout) packed once into the panel
  * layout of cairn's own matrix product (gemm.c), for products with many
- * rows (a batch). The copy costs n*k floats (rounded up to 32 columns);
+ * rows (a batch). The copy costs n*k floats (rounded up to 32 columns,
+ * or 16 when packed at the AVX2 level: the panel width follows the level
+ * in force at packing, and a later level runs on it all the same);
  * w itself is kept (not copied) for the other paths and must outlive the
  * pack. NULL when out of memory.
  */
@@ -95,6 +102,18 @@ void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
  * dispatch above. */
 int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
                         const float *b, float *y, int m);
+
+/* Floats of work space embed_k_gemm_packed_cols needs for m rows of
+ * inner size k (no alignment needed). */
+size_t embed_k_gemm_work(int m, int k);
+/* Columns [c0, c1) of the packed product, y[m][c] = x[m][k] . w^T + b[c]
+ * for c0 <= c < c1, x's rows ldx apart and y's ldy: for threads that split
+ * a product's columns (bert.c). Each column is computed exactly as by the
+ * whole product (the same bits). c0 must be a multiple of 32 (a panel);
+ * c1 <= n. -1 (nothing written) at level 0, off x86, or for a bad range. */
+int embed_k_gemm_packed_cols(int level, const float *x, int ldx,
+                             const struct embed_k_packed *pk, int c0, int c1,
+                             const float *bias, float *y, int ldy, int m, float *work);
 
 /* y[m][n] = x[m][k] . w[k][n] + b[n], with w's rows ldw >= n floats apart
  * (TensorFlow's layout, [in][out]; ldw > n picks columns out of a fused

@@ -196,10 +196,12 @@ size_t vec_model_piece_bytes(const struct vec_model *vm)
     return (size_t)b;
 }
 
-/* Threads for batches of texts: the setting embed.threads, else the cores
- * (at most 4). A single text (a question) runs on one: splitting a matrix
- * of a few rows costs more than it saves. */
-static int batch_threads(const struct cairn *h)
+/* Threads for the encoder: the setting embed.threads, else the cores (at
+ * most 4). A batch is cut into one group of texts per thread; a single
+ * text (a question) is split between a pool of threads the model keeps,
+ * by heads and columns (src/embed/bert.c, forward_pooled), once its
+ * weights are packed (from the process's second pass on). */
+static int encoder_threads(const struct cairn *h)
 {
     const char *v = cairn__setting(h, CAIRN__SET_EMBED_THREADS);
     /* default: the cores. Since the encoder splits a batch into one group
@@ -245,7 +247,7 @@ int vec_encode(const struct cairn *h, struct vec_model *vm, const char *const *t
         tmp[i][lens[i]] = '\0';
     }
     pthread_mutex_lock(&vm_lock);
-    embed_set_threads(vm->m, n > 1 ? batch_threads(h) : 1);
+    embed_set_threads(vm->m, encoder_threads(h));
     rc = embed_encode(vm->m, (const char *const *)tmp, n, is_query, out);
     if (rc == 0 && n == 1 && is_query) {
         float *nv = realloc(lastq_vec, (size_t)vm->dim * sizeof *nv);

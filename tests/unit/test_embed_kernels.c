@@ -136,6 +136,121 @@ static void test_linear_packed(void)
     T_CHECK(embed_k_pack(NULL, 0, 4) == NULL);
 }
 
+/*
+ * Column ranges of the packed product (embed_k_gemm_packed_cols, what
+ * bert.c's threads split a query's products with), at every row count
+ * 1..40, so every tile height g_pick_mr picks (12 / 10 on AVX-512, 6 / 5 /
+ * 4 on AVX2) and its edges run: each range of whole panels, x and y with
+ * rows wider than the product, against the reference; the pieces together
+ * have the same bits as the whole product, and as each row computed
+ * alone (a row's result does not depend on the tile it was in); columns
+ * outside the range and the padding of y's rows are not written; a range
+ * that does not start on a panel is refused.
+ */
+static void test_linear_packed_cols(void)
+{
+    int shapes[][2] = { {96, 64}, {45, 129}, {384, 384} };
+    int level = embed_k_simd();
+    size_t s;
+
+    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        int n = shapes[s][0], k = shapes[s][1], ldx = k + 3, ldy = n + 5, m, i, c;
+        float *x = rand_array((size_t)40 * ldx, 1.0f);
+        float *w = rand_array((size_t)n * k, 0.5f);
+        float *b = rand_array((size_t)n, 1.0f);
+        float *xd = malloc((size_t)40 * k * sizeof(float));
+        float *whole = malloc((size_t)40 * n * sizeof(float));
+        float *one = malloc((size_t)n * sizeof(float));
+        float *ref = malloc((size_t)40 * n * sizeof(float));
+        float *y = malloc((size_t)40 * ldy * sizeof(float));
+        float *work = malloc(embed_k_gemm_work(40, k) * sizeof(float));
+        struct embed_k_packed *pk = embed_k_pack(w, n, k);
+        float tol = 1e-5f * sqrtf((float)k) + 1e-5f;
+        int ok_ref = 1, ok_bits = 1, ok_row = 1, ok_out = 1;
+
+        T_CHECK(pk != NULL);
+        if (!pk)
+            continue;
+        for (i = 0; i < 40; i++)    /* x without the wider rows, for the others */
+            memcpy(xd + (size_t)i * k, x + (size_t)i * ldx, (size_t)k * sizeof(float));
+        embed_k_linear_ref(xd, w, b, ref, 40, n, k);
+        T_EQ_INT(embed_k_gemm_packed_cols(level, x, ldx, pk, 16, n, b, y, ldy, 1, work), -1);
+        T_EQ_INT(embed_k_gemm_packed_cols(level, x, ldx, pk, 0, n + 1, b, y, ldy, 1, work), -1);
+        for (m = 1; m <= 40 && level; m++) {
+            T_EQ_INT(embed_k_gemm_packed(level, xd, pk, b, whole, m), 0);
+            for (c = 0; c < n; c += 32) {
+                int c1 = c + 64 < n ? c + 64 : n;   /* two panels, or to the end */
+
+                for (i = 0; i < m * ldy; i++)
+                    y[i] = NAN;
+                T_EQ_INT(embed_k_gemm_packed_cols(level, x, ldx, pk, c, c1, b, y, ldy, m, work),
+                         0);
+                for (i = 0; i < m; i++) {
+                    int j;
+
+                    for (j = 0; j < ldy; j++) {
+                        float v = y[(size_t)i * ldy + j];
+
+                        if (j < c || j >= c1) {
+                            ok_out &= v != v;
+                            continue;
+                        }
+                        ok_ref &= fabsf(v - ref[(size_t)i * n + j]) < tol;
+                        ok_bits &= memcmp(&v, &whole[(size_t)i * n + j], sizeof(v)) == 0;
+                    }
+                }
+            }
+            /* the last row alone, on a tile of height 1's choice */
+            embed_k_gemm_packed(level, xd + (size_t)(m - 1) * k, pk, b, one, 1);
+            ok_row &= memcmp(one, whole + (size_t)(m - 1) * n, (size_t)n * sizeof(float)) == 0;
+        }
+        T_CHECK(ok_ref);
+        T_CHECK(ok_bits);
+        T_CHECK(ok_row);
+        T_CHECK(ok_out);
+        if (!level)
+            T_EQ_INT(embed_k_gemm_packed_cols(0, x, ldx, pk, 0, n, b, y, ldy, 1, work), -1);
+        embed_k_packed_free(pk);
+        free(x); free(w); free(b); free(xd); free(whole); free(one); free(ref); free(y);
+        free(work);
+    }
+}
+
+/* Weights packed at one level and used at the other (the panel width
+ * follows the level at packing: 16 columns for AVX2, 32 for AVX-512; a
+ * test or CAIRN_SIMD may change the level later): right all the same.
+ * Runs where the CPU has AVX-512. */
+static void test_packed_cross_level(void)
+{
+    int m = 20, n = 70, k = 129, from, i;
+    float *x = rand_array((size_t)m * k, 1.0f), *w = rand_array((size_t)n * k, 0.5f);
+    float *b = rand_array((size_t)n, 1.0f), *y = malloc((size_t)m * n * sizeof(float));
+    float *ref = malloc((size_t)m * n * sizeof(float));
+
+    embed_k_simd_enable(2);
+    if (embed_k_simd() < 2) {
+        T_SKIP("the CPU has no AVX-512: one level only");
+        goto out;
+    }
+    embed_k_linear_ref(x, w, b, ref, m, n, k);
+    for (from = 1; from <= 2; from++) {
+        struct embed_k_packed *pk;
+
+        embed_k_simd_enable(from);
+        pk = embed_k_pack(w, n, k);
+        T_CHECK(pk && embed_k_packed_bytes(pk) >= (size_t)n * k * sizeof(float));
+        for (i = 0; pk && i < m * n; i++)
+            y[i] = NAN;
+        if (pk)
+            T_EQ_INT(embed_k_gemm_packed(3 - from, x, pk, b, y, m), 0);
+        T_CHECK(pk && max_abs_diff(y, ref, (size_t)m * n) < 1e-4f);
+        embed_k_packed_free(pk);
+    }
+out:
+    embed_k_simd_enable(2);
+    free(x); free(w); free(b); free(y); free(ref);
+}
+
 /* embed_k_pack_kn: weights in the [in][out] layout, with a row stride
  * wider than n (USE-lite's q, k, v out of its fused qkv matrix), against
  * the kn reference, on the packed product and on the fallback (2
@@ -496,6 +611,7 @@ int main(void)
             continue;
         T_RUN(test_linear);
         T_RUN(test_linear_packed);
+        T_RUN(test_linear_packed_cols);
         T_RUN(test_linear_packed_kn);
         T_RUN(test_layernorm);
         T_RUN(test_layernorm_widths);
@@ -508,6 +624,7 @@ int main(void)
         T_RUN(test_attention_work_bound);
     }
     embed_k_simd_enable(2);
+    T_RUN(test_packed_cross_level);
     T_RUN(test_pool_norm);
     return T_DONE();
 }

@@ -22,7 +22,9 @@
  *   - where a text's vector is computed on the packed product with one
  *     BLAS thread, it has the same bits alone as in any batch: the packed
  *     kernel computes each row of a product from that row alone in a fixed
- *     order, and attention reads only the sequence's own rows;
+ *     order, and attention reads only the sequence's own rows. At 2
+ *     threads a text alone is split between the model's pool by heads and
+ *     panels (bert.c, forward_pooled) and must still have those bits;
  *   - guard floats around every buffer the API writes (the output, and the
  *     work areas and outputs of the kernel-level calls) are intact.
  *
