@@ -68,10 +68,16 @@ import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$CAIRN" add "$TMP/big.jsonl"
 }
-small=$(rss 1)
-big=$(rss 16)
-eq "16 MB added" "$(n_sessions)" 2048
-growth=$(( (big - small) / 1024 ))
-echo "peak RSS: ${small} KB for 1 MB, ${big} KB for 16 MB" >&2
-check "peak memory grows ${growth} MB for 15 MB more input (< 6)" [ "$growth" -lt 6 ]
+if grep -q __asan_init "$CAIRN"; then
+    # ASan keeps freed memory in its quarantine (256 MB by default): the
+    # peak RSS of a sanitizer build measures that, not the reader
+    t_skip "peak memory: a sanitizer build (its quarantine holds freed memory)"
+else
+    small=$(rss 1)
+    big=$(rss 16)
+    eq "16 MB added" "$(n_sessions)" 2048
+    growth=$(( (big - small) / 1024 ))
+    echo "peak RSS: ${small} KB for 1 MB, ${big} KB for 16 MB" >&2
+    check "peak memory grows ${growth} MB for 15 MB more input (< 6)" [ "$growth" -lt 6 ]
+fi
 t_done
