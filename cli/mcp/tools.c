@@ -1083,7 +1083,8 @@ static void memory_remember(struct mcp_server *s, const cJSON *args, struct mcp_
     }
     if (correction)
         buf_printf(&res->text, ", p%d%s", w.severity < 0 ? 1 : w.severity,
-                   w.keywords || w.paths || w.commands ? "" : ", no when_* to match a tool call");
+                   wb[0].n || wb[1].n || wb[2].n ? ""
+                   : ", no when_* to match a tool call");
     buf_adds(&res->text, ")");
     if (m.replaces)
         buf_printf(&res->text, "; it replaces #%lld, kept as history", (long long)m.replaces);

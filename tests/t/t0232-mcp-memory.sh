@@ -70,7 +70,8 @@ with Mcp(cairn, name="t0232") as m:
     err, t = m.call("memory", {"action": "remember", "severity": "p2", "when_keywords": ["deploy"],
                                "text": "ask before deploying"})
     check(not err and t.startswith("Remembered as #5 (correction, every project, p2)"), "severity alone makes a correction", t)
-    err, t = m.call("memory", {"action": "remember", "type": "correction", "text": "be terse"})
+    err, t = m.call("memory", {"action": "remember", "type": "correction", "text": "be terse",
+                               "when_paths": []})
     check(not err and "no when_* to match" in t, "a correction without when_* says it matches no tool call", t)
     err, t = m.call("memory", {"action": "remember", "type": "fact", "severity": "p0", "text": "x"})
     check(err and "for type" in t, "severity on a fact is a tool error", t)
