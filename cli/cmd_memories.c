@@ -291,13 +291,45 @@ static int mem_recognise(void)
     return 0;
 }
 
+/* `edit ID [TEXT] [--severity ...] [--when-...]...`: a --when-* option
+ * replaces that list ("" empties it), one not given stays; the correction's
+ * fields go first, as they are refused for a memory of another type. -1
+ * after a usage error. */
+static int mem_edit(struct cairn *db, int64_t id, int argc, char **argv)
+{
+    struct cli_when when = CLI_WHEN_INIT;
+    struct buf text = BUF_INIT;
+    int rc = -1;
+    for (int i = 3; i < argc; ) {
+        int w = cli_when_opt(argc, argv, &i, &when);
+        if (w < 0)
+            goto out;
+        if (!w)     /* the words of TEXT may come unquoted */
+            buf_printf(&text, "%s%s", text.n ? " " : "", argv[i++]);
+    }
+    if (!text.n && !when.any) {
+        cli_error("memories edit %lld: a new TEXT, or a correction's --severity or --when-*",
+                  (long long)id);
+        goto out;
+    }
+    rc = when.any ? cairn_correction_set(db, id, &when.w) : CAIRN_OK;
+    if (!rc && text.n)
+        rc = cairn_memory_update(db, id, text.p);
+out:
+    buf_release(&text);
+    cli_when_release(&when);
+    return rc;
+}
+
 /* The subcommands that take one id, and edit's text after it. */
 static int mem_by_id(struct cairn *db, const char *sub, int argc, char **argv)
 {
     int64_t id;
     int rc;
     if (argc < 3 || (strcmp(sub, "edit") ? argc != 3 : argc < 4)) {
-        cli_error("usage: cairn memories %s ID%s", sub, strcmp(sub, "edit") ? "" : " TEXT");
+        cli_error("usage: cairn memories %s ID%s", sub, strcmp(sub, "edit") ? ""
+                  : " [TEXT] [--severity p0|p1|p2] [--when-keyword K]... [--when-path GLOB]... "
+                    "[--when-command PATTERN]...");
         return CLI_USAGE;
     }
     if ((rc = cli_memory_id(argv[2], &id)))
@@ -305,12 +337,9 @@ static int mem_by_id(struct cairn *db, const char *sub, int argc, char **argv)
     if (!strcmp(sub, "show"))
         return mem_show(db, id);
     if (!strcmp(sub, "edit")) {
-        struct buf text = BUF_INIT;
-        for (int i = 3; i < argc; i++)
-            buf_printf(&text, "%s%s", i > 3 ? " " : "", argv[i]);
-        rc = cairn_memory_update(db, id, text.p);
-        buf_release(&text);
-    } else if (!strcmp(sub, "rm")) {
+        rc = mem_edit(db, id, argc, argv);
+        if (rc < 0)
+            return CLI_USAGE;    } else if (!strcmp(sub, "rm")) {
         rc = cairn_memory_remove(db, id);
     } else {
         rc = cairn_memory_undo(db, id);

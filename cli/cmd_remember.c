@@ -83,9 +83,11 @@ int cli_when_opt(int argc, char **argv, int *i, struct cli_when *c)
         return -1;
     }
     buf_printf(list, "%s%s", list->n ? "\n" : "", v);
-    c->w.keywords = c->keywords.n ? c->keywords.p : NULL;
-    c->w.paths = c->paths.n ? c->paths.p : NULL;
-    c->w.commands = c->commands.n ? c->commands.p : NULL;
+    /* a list given, even as "" (which empties it on `memories edit`), is
+     * not NULL (which keeps it there) */
+    *(list == &c->keywords ? &c->w.keywords : list == &c->paths ? &c->w.paths
+                                                                 : &c->w.commands) =
+        list->p ? list->p : "";
     c->any = 1;
     return 1;
 }

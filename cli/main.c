@@ -117,14 +117,16 @@ static const char usage_remember[] =
     "                  call, a file glob (*.lock), a command (git push --force)\n";
 static const char usage_memories[] =
     "usage: cairn memories list [--scope P] [--type T] [--all] [--json]\n"
-    "       cairn memories show ID | edit ID TEXT | rm ID | undo ID\n"
+    "       cairn memories show ID | edit ID [TEXT] [--severity P] [--when-...] | rm ID | undo ID\n"
     "       cairn memories export > FILE | import FILE\n"
     "       cairn memories export --markdown [--scope P]\n"
     "       cairn memories review [--accept ID [--severity p1] [--when-...] | --reject ID]\n"
     "       cairn memories stats [--scope P] | recognise < PROMPTS\n"
     "The explicit memories (docs/MEMORIES.md), newest first. --scope P lists\n"
     "P's and the global ones; --all adds superseded ones. edit keeps the old\n"
-    "text in the history (show lists it); undo takes back the last change; rm\n"
+    "text in the history (show lists it), and sets a correction's --severity and\n"
+    "--when-* (one given replaces that list, \"\" empties it; they have no history);\n"
+    "undo takes back the last change; rm\n"
     "deletes a memory with its history and wipes its bytes. export and import\n"
     "use JSONL; export --markdown prints the live ones grouped by scope and\n"
     "type. Exit 3 when list finds none.\n"

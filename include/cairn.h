@@ -598,6 +598,12 @@ CAIRN_API void cairn_corrections_free(struct cairn_corrections *l);
  * CAIRN_CORRECTION_LIST_MAX bytes or CAIRN_CORRECTION_ITEMS_MAX items. */
 CAIRN_API int cairn_correction_add(struct cairn *db, const struct cairn_memory_new *m,
                                    const struct cairn_correction_when *w, int64_t *id);
+/* Changes live correction id's severity and applies_when: w->severity -1
+ * and a NULL list keep what it has, "" empties a list; counters stay. Not
+ * a change undo takes back (its history holds texts and links). CAIRN_NOTFOUND
+ * when id is no live correction; CAIRN_INVALID as cairn_correction_add. */
+CAIRN_API int cairn_correction_set(struct cairn *db, int64_t id,
+                                   const struct cairn_correction_when *w);
 /* The live corrections of scope (as cairn_memory_list: NULL every scope,
  * "P" P's and the global ones), most severe first, then newest change. */
 CAIRN_API int cairn_corrections_list(struct cairn *db, const char *scope,

@@ -208,7 +208,7 @@ cJSON *mcp_tools_list(void)
     tool_begin(&t, list, "memory", "Explicit memories",
                "The user's kept memories; recall shows matching ones first. remember: only when "
                "the user asks you to keep something or corrects you. list: all, as Markdown with "
-               "ids. update: new text for an id. forget: delete an id for good.");
+               "ids. update: new text or correction fields for an id. forget: delete an id for good.");
     cJSON *act = prop(&t, "action", "string", "What to do.", 1);
     cJSON *ae = cJSON_AddArrayToObject(act, "enum");
     static const char *const actions[] = { "remember", "list", "update", "forget" };
@@ -227,6 +227,22 @@ cJSON *mcp_tools_list(void)
     prop_int(&t, "id", "update, forget: the memory's #N.", 1, INT_MAX, -1);
     prop_int(&t, "replaces", "remember: the #N it replaces.", 1, INT_MAX, -1);
     prop(&t, "ttl", "string", "remember: forget after 90m, 12h, 7d, 2w.", 0);
+    /* a correction's fields, so the pre-tool hook can match what the
+     * assistant stores: the CLI's --severity and --when-* */
+    cJSON *sv = prop(&t, "severity", "string", "correction: p0 denies a matching tool call, "
+                     "p1 (default) asks.", 0);
+    cJSON *se = cJSON_AddArrayToObject(sv, "enum");
+    for (int i = 0; i < 3; i++)
+        cJSON_AddItemToArray(se, cJSON_CreateString((const char *[]){ "p0", "p1", "p2" }[i]));
+    static const char *const when[][2] = {
+        { "when_commands", "correction: commands it applies to (git push --force)." },
+        { "when_paths", "correction: file globs (*.lock)." },
+        { "when_keywords", "correction: words." },
+    };
+    for (size_t i = 0; i < 3; i++) {
+        cJSON *w = prop(&t, when[i][0], "array", when[i][1], 0);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(w, "items"), "type", "string");
+    }
     tool_end(&t, 0, 1, 0);
     return list;
 }
@@ -990,11 +1006,42 @@ static void tool_forget(struct mcp_server *s, const cJSON *args, struct mcp_tool
 
 /* ---- memory ---- */
 
+/* A correction's severity and when_* arrays into w (lists one item a line,
+ * held in b[3]); 1 if any was given, 0 if none, -1 (a tool error) when an
+ * item is not one line. */
+static int when_args(const cJSON *args, struct cairn_correction_when *w, struct buf b[3],
+                     struct mcp_tool_result *res)
+{
+    static const char *const names[] = { "when_keywords", "when_paths", "when_commands" };
+    const char **lists[] = { &w->keywords, &w->paths, &w->commands };
+    const char *sev = arg_str(args, "severity");
+    int any = sev != NULL;
+    w->severity = sev ? sev[1] - '0' : -1;        /* the schema allows p0, p1, p2 only */
+    for (int i = 0; i < 3; i++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(args, names[i]), *e;
+        if (!a)
+            continue;
+        any = 1;
+        cJSON_ArrayForEach(e, a) {
+            if (strchr(e->valuestring, '\n')) {
+                fail(res, "memory: each item of \"%s\" is one line", names[i]);
+                return -1;
+            }
+            buf_printf(&b[i], "%s%s", b[i].n ? "\n" : "", e->valuestring);
+        }
+        *lists[i] = b[i].n ? b[i].p : "";        /* []: empties the list on update */
+    }
+    return any;
+}
+
 static void memory_remember(struct mcp_server *s, const cJSON *args, struct mcp_tool_result *res)
 {
     struct cairn_memory_new m = { 0 };
+    struct cairn_correction_when w = { -1, NULL, NULL, NULL };
+    struct buf wb[3] = { BUF_INIT, BUF_INIT, BUF_INIT };
     const char *ttl = arg_str(args, "ttl");
     int64_t id = 0;
+    int rc, correction;
     m.text = arg_str(args, "text");
     m.type = arg_str(args, "type");
     m.scope = arg_str(args, "scope");
@@ -1003,19 +1050,29 @@ static void memory_remember(struct mcp_server *s, const cJSON *args, struct mcp_
     m.session = current_session(args);     /* provenance: the conversation it came from */
     if (!m.text || !*m.text) {
         fail(res, "memory: remember needs \"text\": the statement to keep");
-        return;
+        goto out;
     }
     if (ttl && *ttl && (m.ttl = cli_parse_ttl(ttl)) < 0) {
         fail(res, "memory: \"ttl\" must be a number and a unit, s m h d or w (7d; got "
              "\"%.40s\")", ttl);
-        return;
+        goto out;
     }
+    if ((correction = when_args(args, &w, wb, res)) < 0)
+        goto out;
+    if (correction && m.type && strcmp(m.type, "correction")) {
+        fail(res, "memory: \"severity\" and \"when_*\" are for type \"correction\"");
+        goto out;
+    }
+    /* a severity or when_* without a type means a correction */
+    correction = correction || (m.type && !strcmp(m.type, "correction"));
+    if (correction)
+        m.type = "correction";
     if (open_store(s, 1, res))
-        return;
-    int rc = cairn_memory_add(s->db, &m, &id);
+        goto out;
+    rc = correction ? cairn_correction_add(s->db, &m, &w, &id) : cairn_memory_add(s->db, &m, &id);
     if (rc) {
         fail(res, "memory: remember failed: %s", cairn_errmsg(s->db));
-        return;
+        goto out;
     }
     buf_printf(&res->text, "Remembered as #%lld (%s, ", (long long)id, m.type ? m.type : "fact");
     if (m.scope && *m.scope) {
@@ -1024,11 +1081,18 @@ static void memory_remember(struct mcp_server *s, const cJSON *args, struct mcp_
     } else {
         buf_adds(&res->text, "every project");
     }
+    if (correction)
+        buf_printf(&res->text, ", p%d%s", w.severity < 0 ? 1 : w.severity,
+                   wb[0].n || wb[1].n || wb[2].n ? ""
+                   : ", no when_* to match a tool call");
     buf_adds(&res->text, ")");
     if (m.replaces)
         buf_printf(&res->text, "; it replaces #%lld, kept as history", (long long)m.replaces);
     buf_adds(&res->text, ".");
     snprintf(res->log, sizeof res->log, "memory: remembered %lld", (long long)id);
+out:
+    for (int i = 0; i < 3; i++)
+        buf_release(&wb[i]);
 }
 
 static void memory_list(struct mcp_server *s, const cJSON *args, struct mcp_tool_result *res)
@@ -1057,24 +1121,37 @@ static void memory_list(struct mcp_server *s, const cJSON *args, struct mcp_tool
 static void memory_change(struct mcp_server *s, const char *action, const cJSON *args,
                           struct mcp_tool_result *res)
 {
+    struct cairn_correction_when w = { -1, NULL, NULL, NULL };
+    struct buf wb[3] = { BUF_INIT, BUF_INIT, BUF_INIT };
     const char *text = arg_str(args, "text");
     int64_t id = arg_int(args, "id", 0);
-    int update = !strcmp(action, "update"), rc;
+    int update = !strcmp(action, "update"), rc = -1, fields = 0;
     if (!id) {
         fail(res, "memory: %s needs \"id\": the memory's number (#N in recall or list)", action);
-        return;
+        goto out;
     }
-    if (update && (!text || !*text)) {
-        fail(res, "memory: update needs \"text\": the memory's new text");
-        return;
+    if (update && (fields = when_args(args, &w, wb, res)) < 0)
+        goto out;
+    if (update && (!text || !*text) && !fields) {
+        fail(res, "memory: update needs \"text\" (the memory's new text), or a correction's "
+             "\"severity\" or \"when_*\"");
+        goto out;
     }
     if (open_store(s, 0, res))
-        return;
+        goto out;
     if (!s->db) {
         fail(res, "memory: no memory #%lld (nothing has been saved yet)", (long long)id);
-        return;
+        goto out;
     }
-    rc = update ? cairn_memory_update(s->db, id, text) : cairn_memory_remove(s->db, id);
+    /* the correction's fields first: they are refused for any other type */
+    rc = fields ? cairn_correction_set(s->db, id, &w) : CAIRN_OK;
+    if (rc == CAIRN_NOTFOUND) {
+        fail(res, "memory: no live correction #%lld (\"severity\" and \"when_*\" are for "
+             "corrections)", (long long)id);
+        goto out;
+    }
+    if (!rc && (!update || (text && *text)))
+        rc = update ? cairn_memory_update(s->db, id, text) : cairn_memory_remove(s->db, id);
     if (rc == CAIRN_NOTFOUND) {
         fail(res, "memory: no memory #%lld; list shows the ids", (long long)id);
     } else if (rc == CAIRN_SCRUB_PENDING) {
@@ -1082,6 +1159,8 @@ static void memory_change(struct mcp_server *s, const char *action, const cJSON 
              "wiped from disk yet: %s", (long long)id, cairn_errmsg(s->db));
     } else if (rc) {
         fail(res, "memory: %s failed: %s", action, cairn_errmsg(s->db));
+    } else if (update && !(text && *text)) {
+        buf_printf(&res->text, "Updated correction #%lld's severity and when_*.", (long long)id);
     } else if (update) {
         buf_printf(&res->text, "Updated #%lld; the old text is kept in its history (`cairn "
                    "memories undo %lld` puts it back).", (long long)id, (long long)id);
@@ -1091,6 +1170,9 @@ static void memory_change(struct mcp_server *s, const char *action, const cJSON 
     }
     if (!rc)
         snprintf(res->log, sizeof res->log, "memory: %s %lld", action, (long long)id);
+out:
+    for (int i = 0; i < 3; i++)
+        buf_release(&wb[i]);
 }
 
 static void tool_memory(struct mcp_server *s, const cJSON *args, struct mcp_tool_result *res)

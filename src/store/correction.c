@@ -144,20 +144,6 @@ int cairn_corrections_list(struct cairn *h, const char *scope, struct cairn_corr
 
 /* ---- adding ---- */
 
-/* A cleaned copy of w. */
-struct when_row {
-    int severity;
-    char *keywords, *paths, *commands;
-};
-
-static void when_release(struct when_row *r)
-{
-    free(r->keywords);
-    free(r->paths);
-    free(r->commands);
-    memset(r, 0, sizeof *r);
-}
-
 static int count_item(const char *item, void *arg)
 {
     (void)item;
@@ -177,7 +163,16 @@ static int list_fill(struct cairn *h, const char *what, const char *list, char *
            : CAIRN_OK;
 }
 
-static int when_fill(struct cairn *h, struct when_row *r, const struct cairn_correction_when *w)
+void correction_row_release(struct correction_row *r)
+{
+    free(r->keywords);
+    free(r->paths);
+    free(r->commands);
+    memset(r, 0, sizeof *r);
+}
+
+int correction_row_fill(struct cairn *h, struct correction_row *r,
+                        const struct cairn_correction_when *w)
 {
     static const struct cairn_correction_when none = { -1, NULL, NULL, NULL };
     int rc;
@@ -193,12 +188,14 @@ static int when_fill(struct cairn *h, struct when_row *r, const struct cairn_cor
     return list_fill(h, "commands", w->commands, &r->commands);
 }
 
-static int insert_when(struct cairn *h, int64_t id, void *arg)
+int correction_row_store(struct cairn *h, int64_t id, const struct correction_row *r)
 {
-    const struct when_row *r = arg;
     sqlite3_stmt *st;
+    /* an upsert: the counters of a row already there are its history and stay */
     int rc = store_prepare(h, "INSERT INTO corrections(memory, severity, keywords, paths, "
-                              "commands) VALUES (?,?,?,?,?)", &st);
+                              "commands) VALUES (?,?,?,?,?) ON CONFLICT(memory) DO UPDATE SET "
+                              "severity = excluded.severity, keywords = excluded.keywords, "
+                              "paths = excluded.paths, commands = excluded.commands", &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, id);
@@ -208,13 +205,18 @@ static int insert_when(struct cairn *h, int64_t id, void *arg)
     sqlite3_bind_text(st, 5, r->commands, -1, SQLITE_STATIC);
     int src = sqlite3_step(st);
     sqlite3_finalize(st);
-    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "adding a correction");
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "storing a correction");
+}
+
+static int insert_when(struct cairn *h, int64_t id, void *arg)
+{
+    return correction_row_store(h, id, arg);
 }
 
 /* Adds m as a correction with w cleaned into r; extra(h, id, arg) writes
  * the correction's row (arg holds r) in the memory's transaction. */
 static int add_with(struct cairn *h, const struct cairn_memory_new *m,
-                    const struct cairn_correction_when *w, struct when_row *r,
+                    const struct cairn_correction_when *w, struct correction_row *r,
                     int (*extra)(struct cairn *, int64_t, void *), void *arg, int64_t *id)
 {
     struct cairn_memory_new mm = *m;
@@ -223,17 +225,91 @@ static int add_with(struct cairn *h, const struct cairn_memory_new *m,
         return cairn__err(h, CAIRN_INVALID, "a correction is of type correction, not '%s'",
                           m->type);
     mm.type = "correction";
-    if (!(rc = when_fill(h, r, w)))
+    if (!(rc = correction_row_fill(h, r, w)))
         rc = memory_add_with(h, &mm, extra, arg, id);
-    when_release(r);
+    correction_row_release(r);
     return rc;
 }
 
 int cairn_correction_add(struct cairn *h, const struct cairn_memory_new *m,
                          const struct cairn_correction_when *w, int64_t *id)
 {
-    struct when_row r;
+    struct correction_row r;
     return add_with(h, m, w, &r, insert_when, &r, id);
+}
+
+/* ---- changing ---- */
+
+/* The correction fields of live correction id, its default ones when it has
+ * no row; CAIRN_NOTFOUND when id is no live correction. */
+static int when_get(struct cairn *h, int64_t id, struct correction_row *r)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "SELECT coalesce(c.severity, 1), coalesce(c.keywords, ''), "
+                              "coalesce(c.paths, ''), coalesce(c.commands, '') FROM memories m "
+                              "LEFT JOIN corrections c ON c.memory = m.id WHERE m.id = ? AND "
+                              "m.type = 'correction' AND m.superseded_by IS NULL", &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    int src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        r->severity = sqlite3_column_int(st, 0);
+        r->keywords = memory_col_dup(st, 1);
+        r->paths = memory_col_dup(st, 2);
+        r->commands = memory_col_dup(st, 3);
+        rc = r->keywords && r->paths && r->commands ? CAIRN_OK
+                                                    : cairn__err(h, CAIRN_NOMEM, "out of memory");
+    } else if (src == SQLITE_DONE) {
+        rc = cairn__err(h, CAIRN_NOTFOUND, "no live correction %lld", (long long)id);
+    } else {
+        rc = cairn__sqlerr(h, src, "reading a correction");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The memory's last change is now (what list orders by and shows). */
+static int touch(struct cairn *h, int64_t id)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "UPDATE memories SET updated_at = ?2 WHERE id = ?1", &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, (int64_t)time(NULL));
+    int src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "changing a correction");
+}
+
+int cairn_correction_set(struct cairn *h, int64_t id, const struct cairn_correction_when *w)
+{
+    struct correction_row old = { 0 }, r = { 0 };
+    struct cairn_correction_when m;
+    int rc;
+    if ((rc = purge(h)) || (rc = store_begin(h)))
+        return rc;
+    if ((rc = when_get(h, id, &old)))
+        goto fail;
+    /* what w leaves out (severity -1, a NULL list) stays as it is */
+    m.severity = w && w->severity >= 0 ? w->severity : old.severity;
+    m.keywords = w && w->keywords ? w->keywords : old.keywords;
+    m.paths = w && w->paths ? w->paths : old.paths;
+    m.commands = w && w->commands ? w->commands : old.commands;
+    if (w && w->severity < -1)
+        m.severity = w->severity;       /* refused by the fill */
+    if ((rc = correction_row_fill(h, &r, &m)) || (rc = correction_row_store(h, id, &r)) ||
+        (rc = touch(h, id)))
+        goto fail;
+    correction_row_release(&old);
+    correction_row_release(&r);
+    return store_commit(h);
+fail:
+    correction_row_release(&old);
+    correction_row_release(&r);
+    store_rollback(h);
+    return rc;
 }
 
 /* ---- counting ---- */
@@ -518,7 +594,7 @@ static int exec_id(struct cairn *h, const char *sql, int64_t id)
 
 /* What accept writes in the new memory's transaction. */
 struct accept_arg {
-    struct when_row when;    /* add_with fills it */
+    struct correction_row when;    /* add_with fills it */
     int64_t candidate;
 };
 

@@ -49,6 +49,19 @@ int memory_clean(struct cairn *h, const char *what, const char *s, size_t max, c
  * after the insert (store/correction.c adds the correction's row). */
 int memory_add_with(struct cairn *h, const struct cairn_memory_new *m,
                     int (*extra)(struct cairn *, int64_t, void *), void *arg, int64_t *id);
+/* correction.c: a correction's severity and applies_when, cleaned. */
+struct cairn_correction_when;
+struct correction_row {
+    int severity;
+    char *keywords, *paths, *commands;
+};
+/* Validates and cleans w (NULL: p1, nothing to match) into r; on failure r
+ * still needs correction_row_release. */
+int correction_row_fill(struct cairn *h, struct correction_row *r,
+                        const struct cairn_correction_when *w);
+void correction_row_release(struct correction_row *r);
+/* In a transaction: r as memory id's correction fields (its counters stay). */
+int correction_row_store(struct cairn *h, int64_t id, const struct correction_row *r);
 /* memory_vec.c: a memory's vector (schema version 9). */
 struct vec_batch;
 struct vec_model;

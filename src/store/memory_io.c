@@ -4,7 +4,10 @@
  *
  * One object a line: {"id":N,"type":...,"text":...,"scope":...,"tags":...,
  * "created":ISO,"updated":ISO,"expires":ISO,"session":...,"message":...,
- * "superseded_by":N,"links":[{"kind":K,"to":N}]}. Ids are the exporting
+ * "superseded_by":N,"links":[{"kind":K,"to":N}]}, and for a correction
+ * "severity":"pN","applies_when":{"keywords":[...],"paths":[...],
+ * "commands":[...]} (its counters are what happened in this store, and stay
+ * out). Ids are the exporting
  * store's; import gives new ones and maps superseded_by and links through
  * the file's ids. History is not exported: an import starts each memory's
  * history afresh.
@@ -19,6 +22,7 @@
 
 #include "internal.h"
 #include "store/memory.h"
+#include "text/correction.h"
 #include "util/buf.h"
 #include "util/json.h"
 #include "util/timeutil.h"
@@ -26,6 +30,7 @@
 #define IMPORT_MAX_BYTES (64u << 20)
 #define IMPORT_MAX_LINES 10000
 #define IMPORT_MAX_LINKS 64            /* links of one memory */
+#define IMPORT_MAX_WHEN (16u << 10)    /* an applies_when list before cleaning */
 
 static void time_field(struct buf *b, const char *name, int64_t t)
 {
@@ -65,14 +70,57 @@ static void links_field(struct buf *b, const char *links)
     buf_addc(b, ']');
 }
 
+static const char *const when_keys[] = { "keywords", "paths", "commands" };
+
+struct items_json {
+    struct buf *b;
+    int n;
+};
+
+static int item_json(const char *item, void *arg)
+{
+    struct items_json *a = arg;
+    if (a->n++)
+        buf_addc(a->b, ',');
+    buf_add_json_str(a->b, item, strlen(item));
+    return 0;
+}
+
+/* A correction's severity and applies_when (st: its corrections row, bound
+ * to nothing yet); a correction without a row is p1 with none. */
+static int correction_fields(struct cairn *h, struct buf *b, sqlite3_stmt *st, int64_t id)
+{
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    int src = sqlite3_step(st), row = src == SQLITE_ROW;
+    if (!row && src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "exporting a correction");
+    buf_printf(b, ",\"severity\":\"p%d\",\"applies_when\":{", row ? sqlite3_column_int(st, 0) : 1);
+    for (int k = 0; k < 3; k++) {
+        struct items_json a = { b, 0 };
+        buf_printf(b, "%s\"%s\":[", k ? "," : "", when_keys[k]);
+        if (row)
+            corr_each_item((const char *)sqlite3_column_text(st, 1 + k), item_json, &a);
+        buf_addc(b, ']');
+    }
+    buf_addc(b, '}');
+    return CAIRN_OK;
+}
+
 int cairn_memories_export(struct cairn *h, char **out, size_t *len)
 {
     struct cairn_memories *l;
     struct buf b = BUF_INIT;
+    sqlite3_stmt *st = NULL;
     int rc;
     *out = NULL;
     if ((rc = cairn_memory_list(h, NULL, NULL, 1, &l)))
         return rc;
+    if ((rc = store_prepare(h, "SELECT severity, keywords, paths, commands FROM corrections "
+                               "WHERE memory = ?", &st))) {
+        cairn_memories_free(l);
+        return rc;
+    }
     buf_init(&b, 0);
     /* oldest first, so a file read top to bottom is the order they came in */
     for (size_t i = cairn_memories_count(l); i-- > 0; ) {
@@ -90,9 +138,16 @@ int cairn_memories_export(struct cairn *h, char **out, size_t *len)
         if (m->superseded_by)
             buf_printf(&b, ",\"superseded_by\":%lld", (long long)m->superseded_by);
         links_field(&b, m->links);
+        if (!strcmp(m->type, "correction") && (rc = correction_fields(h, &b, st, m->id)))
+            break;
         buf_adds(&b, "}\n");
     }
+    sqlite3_finalize(st);
     cairn_memories_free(l);
+    if (rc) {
+        buf_release(&b);
+        return rc;
+    }
     if (b.err) {
         buf_release(&b);
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
@@ -115,6 +170,8 @@ struct imp {
     struct imp_link links[IMPORT_MAX_LINKS];
     int nlinks;
     int expired;
+    int has_corr;                   /* severity or applies_when given */
+    struct correction_row corr;
 };
 
 /* A string member (absent: NULL; present and not a string: an error). */
@@ -197,6 +254,75 @@ static int get_links(struct cairn *h, const cJSON *o, struct imp *m)
     return CAIRN_OK;
 }
 
+/* One applies_when list: an array of one-line strings, joined a line each. */
+static int get_when_list(struct cairn *h, const cJSON *a, const char *k, int line, struct buf *b)
+{
+    const cJSON *e;
+    if (!cJSON_IsArray(a))
+        return cairn__err(h, CAIRN_INVALID, "line %d: \"applies_when\".\"%s\" is not an array",
+                          line, k);
+    cJSON_ArrayForEach(e, a) {
+        if (!cJSON_IsString(e) || strchr(e->valuestring, '\n'))
+            return cairn__err(h, CAIRN_INVALID, "line %d: an item of \"applies_when\".\"%s\" is "
+                              "not a one-line string", line, k);
+        buf_printf(b, "%s%s", b->n ? "\n" : "", e->valuestring);
+        if (b->n > IMPORT_MAX_WHEN)
+            return cairn__err(h, CAIRN_INVALID, "line %d: \"applies_when\".\"%s\" over %u "
+                              "bytes", line, k, IMPORT_MAX_WHEN);
+    }
+    return b->err ? cairn__err(h, CAIRN_NOMEM, "out of memory") : CAIRN_OK;
+}
+
+/* A correction's severity ("p0".."p2") and applies_when, cleaned into m->corr. */
+static int get_correction(struct cairn *h, const cJSON *o, struct imp *m)
+{
+    const cJSON *sv = cJSON_GetObjectItemCaseSensitive(o, "severity");
+    const cJSON *aw = cJSON_GetObjectItemCaseSensitive(o, "applies_when"), *e;
+    struct cairn_correction_when w = { -1, NULL, NULL, NULL };
+    struct buf b[3] = { BUF_INIT, BUF_INIT, BUF_INIT };
+    const char **lists[] = { &w.keywords, &w.paths, &w.commands };
+    int rc = CAIRN_OK;
+    if ((!sv || cJSON_IsNull(sv)) && (!aw || cJSON_IsNull(aw)))
+        return CAIRN_OK;
+    if (strcmp(m->row.type, "correction"))
+        return cairn__err(h, CAIRN_INVALID, "line %d: \"severity\" and \"applies_when\" are "
+                          "for type correction", m->line);
+    if (sv && !cJSON_IsNull(sv)) {
+        const char *v = cJSON_IsString(sv) ? sv->valuestring : "";
+        if (v[0] != 'p' || v[1] < '0' || v[1] > '2' || v[2])
+            return cairn__err(h, CAIRN_INVALID, "line %d: \"severity\" is not p0, p1 or p2",
+                              m->line);
+        w.severity = v[1] - '0';
+    }
+    if (aw && !cJSON_IsNull(aw) && !cJSON_IsObject(aw))
+        return cairn__err(h, CAIRN_INVALID, "line %d: \"applies_when\" is not an object",
+                          m->line);
+    const cJSON *obj = cJSON_IsObject(aw) ? aw : NULL;
+    cJSON_ArrayForEach(e, obj) {
+        int k = 0;
+        while (k < 3 && strcmp(e->string, when_keys[k]))
+            k++;
+        if (k == 3) {
+            rc = cairn__err(h, CAIRN_INVALID, "line %d: \"applies_when\" holds keywords, "
+                            "paths and commands, not \"%.40s\"", m->line, e->string);
+            goto out;
+        }
+        if ((rc = get_when_list(h, e, when_keys[k], m->line, &b[k])))
+            goto out;
+        *lists[k] = b[k].n ? b[k].p : "";
+    }
+    m->has_corr = 1;
+    if ((rc = correction_row_fill(h, &m->corr, &w))) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", cairn_errmsg(h));
+        rc = cairn__err(h, rc, "line %d: %s", m->line, why);
+    }
+out:
+    for (int k = 0; k < 3; k++)
+        buf_release(&b[k]);
+    return rc;
+}
+
 static int only_blanks(const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -243,6 +369,8 @@ static int read_line(struct cairn *h, const char *p, size_t n, struct imp *m, in
         (rc = get_time(h, o, "updated", m->line, m->row.created, &m->row.updated)) ||
         (rc = get_time(h, o, "expires", m->line, CAIRN_NO_TIME, &m->row.expires)))
         goto out;
+    if ((rc = get_correction(h, o, m)))
+        goto out;
     m->expired = m->row.expires != CAIRN_NO_TIME && m->row.expires <= now;
 out:
     cJSON_Delete(o);
@@ -284,7 +412,8 @@ static int write_all(struct cairn *h, struct imp *v, int n, size_t *added)
     for (int i = 0; i < n; i++) {
         if (v[i].expired)
             continue;
-        if ((rc = memory_insert(h, &v[i].row, &v[i].new_id)))
+        if ((rc = memory_insert(h, &v[i].row, &v[i].new_id)) ||
+            (v[i].has_corr && (rc = correction_row_store(h, v[i].new_id, &v[i].corr))))
             return rc;
         (*added)++;
     }
@@ -348,8 +477,10 @@ int cairn_memories_import(struct cairn *h, const char *json, size_t len, size_t 
     if (!(rc = store_commit(h)) && added)
         *added += count;
 out:
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         memory_row_release(&v[i].row);
+        correction_row_release(&v[i].corr);
+    }
     free(v);
     return rc;
 }

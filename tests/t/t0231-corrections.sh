@@ -8,8 +8,9 @@
 # most severe first, capped, the project's and the global ones, on every
 # source); the recogniser on made-up prompts, the prompt hook keeping a
 # candidate (never a correction), `memories review` (list, --accept,
-# --reject), a repeated correction counted as recurred, `memories stats`.
-# Never skipped.
+# --reject), a repeated correction counted as recurred, `memories stats`;
+# `memories edit` changing severity and applies_when, and export/import
+# carrying them (not the counters). Never skipped.
 . "$(dirname "$0")/lib.sh"
 export CAIRN_EMBED_MODEL=none
 
@@ -130,5 +131,34 @@ contains "doctor counts corrections and waiting candidates" "$("$CAIRN" doctor)"
     "corrections; 1 candidate waiting for \`cairn memories review\`"
 CAIRN_RECOGNISE=0 prompt proj2 5 "never ever touch the qqoffmark file"
 lacks "CAIRN_RECOGNISE=0 keeps no candidate" "$("$CAIRN" memories review)" "qqoffmark"
+
+# ---- memories edit: severity and applies_when after the add ----
+eq "edit --severity" "$("$CAIRN" memories edit "$mid" --severity p0 --when-command "yarn publish")" "edited $mid"
+out=$(bash_call 'yarn publish' | CAIRN_PROJECT=proj2 "$CAIRN" hook pre-tool)
+contains "... the edited correction denies its new command" "$out" "cairn correction $mid (p0)"
+eq "... the old one no longer matches" "$(bash_call 'npm publish' | CAIRN_PROJECT=proj2 "$CAIRN" hook pre-tool)" ""
+"$CAIRN" memories edit "$mid" --when-command "" --when-keyword qqkw >/dev/null
+eq "... \"\" empties a list, the counters stay" \
+    "$(sqlite3 "$CAIRN_DB" "SELECT severity || ':' || keywords || ':' || commands || ':' || retrieved FROM corrections WHERE memory = $mid")" "0:qqkw::2"
+"$CAIRN" memories edit "$mid" "never publish from proj2" --severity p1 >/dev/null
+contains "... text and severity at once" "$("$CAIRN" memories show "$mid")" "never publish from proj2"
+fact=$("$CAIRN" remember "a plain fact"); fact=${fact##* }
+check_fails "edit --severity of a fact fails" "$CAIRN" memories edit "$fact" --severity p0
+"$CAIRN" memories edit "$mid" >/dev/null 2>&1
+eq "edit with nothing to change is a usage error" $? 2
+"$CAIRN" memories edit "$mid" --severity p5 >/dev/null 2>&1
+eq "edit with a bad severity is a usage error" $? 2
+
+# ---- export and import carry severity and applies_when, not the counters ----
+"$CAIRN" memories export > "$TMP/corr.jsonl"
+contains "export has the correction's fields" "$(cat "$TMP/corr.jsonl")" \
+    '"severity":"p1","applies_when":{"keywords":["qqkw"],"paths":[],"commands":[]}'
+lacks "... and not its counters" "$(cat "$TMP/corr.jsonl")" "retrieved"
+CAIRN_DB="$TMP/corr2.db" "$CAIRN" memories import "$TMP/corr.jsonl" >/dev/null
+out=$(bash_call 'git push origin main --force' | CAIRN_DB="$TMP/corr2.db" CAIRN_PROJECT=proj "$CAIRN" hook pre-tool)
+contains "an imported p0 correction denies" "$out" '"permissionDecision":"deny"'
+printf '%s\n%s\n' '{"text":"fine"}' '{"type":"fact","text":"x","severity":"p0"}' > "$TMP/bad.jsonl"
+out=$(CAIRN_DB="$TMP/corr3.db" "$CAIRN" memories import "$TMP/bad.jsonl" 2>&1)
+contains "import: severity on a fact names its line" "$out" "line 2"
 
 t_done

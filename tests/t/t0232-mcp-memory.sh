@@ -62,10 +62,49 @@ with Mcp(cairn, name="t0232") as m:
     err, t = m.call("memory", {"action": "list", "scope": "other"})
     check(not err and "climbing gym" not in t and "at dusk" not in t, "forgotten, and another project's left out", t)
 
+    # corrections: severity and when_* reach the pre-tool hook (checked below)
+    err, t = m.call("memory", {"action": "remember", "type": "correction", "scope": "garden",
+                               "severity": "p0", "when_commands": ["git push --force"],
+                               "when_paths": ["*.lock"], "text": "never force push the garden repo"})
+    check(not err and t.startswith('Remembered as #4 (correction, project "garden", p0)'), "remember a correction", t)
+    err, t = m.call("memory", {"action": "remember", "severity": "p2", "when_keywords": ["deploy"],
+                               "text": "ask before deploying"})
+    check(not err and t.startswith("Remembered as #5 (correction, every project, p2)"), "severity alone makes a correction", t)
+    err, t = m.call("memory", {"action": "remember", "type": "correction", "text": "be terse",
+                               "when_paths": []})
+    check(not err and "no when_* to match" in t, "a correction without when_* says it matches no tool call", t)
+    err, t = m.call("memory", {"action": "remember", "type": "fact", "severity": "p0", "text": "x"})
+    check(err and "for type" in t, "severity on a fact is a tool error", t)
+    err, t = m.call("memory", {"action": "remember", "severity": "p3", "text": "x"})
+    check(err and "must be one of" in t, "an unknown severity is refused by the schema", t)
+    err, t = m.call("memory", {"action": "remember", "when_commands": "git push", "text": "x"})
+    check(err and "must be an array" in t, "when_commands is an array", t)
+    err, t = m.call("memory", {"action": "remember", "when_commands": ["git\npush"], "text": "x"})
+    check(err and "one line" in t, "an item on two lines is a tool error", t)
+    err, t = m.call("memory", {"action": "update", "id": 5, "severity": "p1", "when_keywords": [],
+                               "when_commands": ["kubectl apply"]})
+    check(not err and t.startswith("Updated correction #5"), "update a correction's fields without its text", t)
+    err, t = m.call("memory", {"action": "update", "id": 2, "severity": "p0"})
+    check(err and "no live correction #2" in t, "correction fields on a fact are refused", t)
+    err, t = m.call("memory", {"action": "update", "id": 5})
+    check(err and '"text"' in t, "update with nothing to change", t)
+
 check.done()
 PY
 rc=$?
 [ $rc -eq 0 ] && ok || bad "the MCP checks"
+
+# what the tool stored is what the pre-tool hook matches
+bash_call() { printf '{"tool_name":"Bash","tool_input":{"command":"%s"}}' "$1" |
+              CAIRN_PROJECT=garden "$CAIRN" hook pre-tool; }
+out=$(bash_call 'git push origin main --force')
+contains "a p0 correction from MCP denies" "$out" '"permissionDecision":"deny"'
+contains "... naming it" "$out" 'cairn correction 4 (p0)'
+out=$(bash_call 'kubectl apply -f garden.yaml')
+contains "an updated correction asks at its new severity" "$out" 'cairn correction 5 (p1)'
+eq "update emptied its keywords" "$(bash_call 'sh deploy now')" ""
+out=$(printf '{"tool_name":"Edit","tool_input":{"file_path":"/g/Cargo.lock"}}' | CAIRN_PROJECT=garden "$CAIRN" hook pre-tool)
+contains "when_paths match a file" "$out" 'cairn correction 4 (p0)'
 
 # provenance: the client's session; and the CLI prints the same Markdown view
 contains "provenance is the session" "$("$CAIRN" memories show 2)" "sess-mcp-1"

@@ -5,7 +5,9 @@
  * applies_when, its limits, the order of the list, the counters, matching
  * tool calls (commands, globs, keywords), candidates (recurrence, accept,
  * reject wiping the prompt's bytes), rm taking the correction's row along,
- * and the migration of a version-8 store.
+ * changing severity and applies_when after the add (cairn_correction_set),
+ * export and import carrying them (not the counters) with line-numbered
+ * errors, and the migration of a version-8 store.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "internal.h"
 #include "t_store.h"
 #include "t_open.h"
+#include "util/buf.h"
 #include "util/wilson.h"
 
 static char dir[] = "/tmp/cairn-test-correction-XXXXXX";
@@ -115,6 +118,128 @@ static void test_add_list_count(void)
     /* rm takes the row along */
     T_EQ_INT(cairn_memory_remove(h, b), CAIRN_OK);
     T_EQ_INT(count(h, "SELECT count(*) FROM corrections WHERE memory = 2"), 0);
+    cairn_close(h);
+}
+
+/* The one correction of h with this id, from the list. */
+static const struct cairn_correction *find(const struct cairn_corrections *l, int64_t id)
+{
+    for (size_t i = 0; i < cairn_corrections_count(l); i++)
+        if (cairn_corrections_at(l, i)->id == id)
+            return cairn_corrections_at(l, i);
+    return NULL;
+}
+
+static void test_set(void)
+{
+    struct cairn *h = open_new("set.db");
+    struct cairn_corrections *l;
+    int64_t a = add(h, "never force push", "", 1, "force", NULL, "git push --force");
+    struct cairn_memory_new m = { 0 };
+    int64_t plain = 0, fact = 0;
+    m.type = "correction";
+    m.text = "a plain one";
+    T_EQ_INT(cairn_memory_add(h, &m, &plain), CAIRN_OK);
+    m.type = "fact";
+    T_EQ_INT(cairn_memory_add(h, &m, &fact), CAIRN_OK);
+    T_EQ_INT(cairn_correction_count(h, a, CAIRN_CORRECTION_RETRIEVED), CAIRN_OK);
+    /* severity only: the lists stay; "" empties one; the counters stay */
+    struct cairn_correction_when w = { 0, NULL, NULL, NULL };
+    T_EQ_INT(cairn_correction_set(h, a, &w), CAIRN_OK);
+    struct cairn_correction_when w2 = { -1, "", "*.lock", NULL };
+    T_EQ_INT(cairn_correction_set(h, a, &w2), CAIRN_OK);
+    /* a correction without its row gets one */
+    struct cairn_correction_when w3 = { 2, NULL, NULL, "npm publish" };
+    T_EQ_INT(cairn_correction_set(h, plain, &w3), CAIRN_OK);
+    T_EQ_INT(cairn_corrections_list(h, NULL, &l), CAIRN_OK);
+    const struct cairn_correction *c = find(l, a);
+    T_CHECK(c && c->severity == 0 && !strcmp(c->keywords, "") && !strcmp(c->paths, "*.lock") &&
+            !strcmp(c->commands, "git push --force") && c->retrieved == 1);
+    c = find(l, plain);
+    T_CHECK(c && c->severity == 2 && !strcmp(c->commands, "npm publish"));
+    cairn_corrections_free(l);
+    /* refused: a fact, a missing id, a bad severity, too many items */
+    T_EQ_INT(cairn_correction_set(h, fact, &w), CAIRN_NOTFOUND);
+    T_EQ_INT(cairn_correction_set(h, 999, &w), CAIRN_NOTFOUND);
+    struct cairn_correction_when bad = { 3, NULL, NULL, NULL };
+    T_EQ_INT(cairn_correction_set(h, a, &bad), CAIRN_INVALID);
+    char many[400] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(many, "kw\n");
+    struct cairn_correction_when big = { -1, many, NULL, NULL };
+    T_EQ_INT(cairn_correction_set(h, a, &big), CAIRN_INVALID);
+    T_EQ_INT(count(h, "SELECT severity FROM corrections WHERE memory = 1"), 0);
+    cairn_close(h);
+}
+
+static int import_err(struct cairn *h, const char *json, const char *want)
+{
+    size_t added = 0;
+    int rc = cairn_memories_import(h, json, strlen(json), &added);
+    if (rc == CAIRN_OK || added || !strstr(cairn_errmsg(h), want)) {
+        fprintf(stderr, "import_err: rc %d, added %zu, \"%s\" (wanted \"%s\")\n", rc, added,
+                cairn_errmsg(h), want);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_export_import(void)
+{
+    struct cairn *h = open_new("exp.db"), *h2 = open_new("imp.db");
+    struct cairn_corrections *l;
+    char *out = NULL;
+    size_t len = 0, added = 0;
+    int64_t a = add(h, "never force push", "proj", 0, "force\nprod", "*.lock", "git push --force");
+    struct cairn_memory_new m = { 0 };
+    int64_t plain = 0;
+    m.type = "correction";
+    m.text = "a plain one";
+    T_EQ_INT(cairn_memory_add(h, &m, &plain), CAIRN_OK);
+    T_EQ_INT(cairn_correction_count(h, a, CAIRN_CORRECTION_RETRIEVED | CAIRN_CORRECTION_HEEDED),
+             CAIRN_OK);
+    T_EQ_INT(cairn_memories_export(h, &out, &len), CAIRN_OK);
+    T_CHECK(strstr(out, "\"severity\":\"p0\",\"applies_when\":{\"keywords\":[\"force\",\"prod\"],"
+                        "\"paths\":[\"*.lock\"],\"commands\":[\"git push --force\"]}") != NULL);
+    T_CHECK(strstr(out, "\"severity\":\"p1\",\"applies_when\":{\"keywords\":[],\"paths\":[],"
+                        "\"commands\":[]}") != NULL);
+    T_CHECK(strstr(out, "retrieved") == NULL && strstr(out, "heeded") == NULL);
+    T_EQ_INT(cairn_memories_import(h2, out, len, &added), CAIRN_OK);
+    T_EQ_INT(added, 2);
+    T_EQ_INT(cairn_corrections_list(h2, "proj", &l), CAIRN_OK);
+    T_EQ_INT(cairn_corrections_count(l), 2);
+    const struct cairn_correction *c = cairn_corrections_at(l, 0);
+    T_CHECK(c->severity == 0 && !strcmp(c->keywords, "force\nprod") && !strcmp(c->paths, "*.lock") &&
+            !strcmp(c->commands, "git push --force") && c->retrieved == 0 && c->heeded == 0);
+    T_EQ_INT(cairn_corrections_at(l, 1)->severity, 1);
+    cairn_corrections_free(l);
+    free(out);
+    /* errors name the line, and nothing is added */
+    T_CHECK(import_err(h2, "{\"text\":\"ok\"}\n{\"text\":\"x\",\"severity\":\"p1\"}",
+                       "line 2: \"severity\" and \"applies_when\" are for type correction"));
+    T_CHECK(import_err(h2, "{\"type\":\"correction\",\"text\":\"x\",\"severity\":\"p3\"}",
+                       "line 1: \"severity\" is not p0"));
+    T_CHECK(import_err(h2, "{\"type\":\"correction\",\"text\":\"x\",\"severity\":0}",
+                       "line 1: \"severity\" is not p0"));
+    T_CHECK(import_err(h2, "{\"type\":\"correction\",\"text\":\"x\",\"applies_when\":[]}",
+                       "line 1: \"applies_when\" is not an object"));
+    T_CHECK(import_err(h2, "\n{\"type\":\"correction\",\"text\":\"x\",\"applies_when\":{\"tools\":[]}}",
+                       "line 2: \"applies_when\" holds keywords"));
+    T_CHECK(import_err(h2, "{\"type\":\"correction\",\"text\":\"x\",\"applies_when\":{\"paths\":\"a\"}}",
+                       "line 1: \"applies_when\".\"paths\" is not an array"));
+    T_CHECK(import_err(h2, "{\"type\":\"correction\",\"text\":\"x\",\"applies_when\":"
+                           "{\"commands\":[\"a\\nb\"]}}", "line 1: an item of"));
+    T_CHECK(import_err(h2, "{\"type\":\"correction\",\"text\":\"x\",\"applies_when\":"
+                           "{\"keywords\":[1]}}", "line 1: an item of"));
+    struct buf many = BUF_INIT;
+    buf_adds(&many, "{\"type\":\"correction\",\"text\":\"x\",\"applies_when\":{\"keywords\":[");
+    for (int i = 0; i < 40; i++)
+        buf_printf(&many, "%s\"k%d\"", i ? "," : "", i);
+    buf_adds(&many, "]}}");
+    T_CHECK(import_err(h2, many.p, "line 1: correction keywords: 40 items"));
+    buf_release(&many);
+    T_EQ_INT(count(h2, "SELECT count(*) FROM memories"), 2);
+    cairn_close(h2);
     cairn_close(h);
 }
 
@@ -261,6 +386,8 @@ int main(void)
     T_RUN(test_add_list_count);
     T_RUN(test_applies);
     T_RUN(test_candidates);
+    T_RUN(test_set);
+    T_RUN(test_export_import);
     T_RUN(test_migrate_v8);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
