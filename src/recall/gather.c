@@ -10,11 +10,13 @@
  * "what did I do yesterday?" finds turns that share no word with it.
  */
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "recall/recall.h"
 #include "recall/policy.h"
 #include "store/recall_read.h"
+#include "util/os.h"
 
 /* The fewest bytes of text that cost one token, for any text the counter
  * sees (ASCII letters cost a token per 6; docs/TOKENS.md). */
@@ -35,7 +37,10 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Match rows keep their tf until the session's messages are loaded. */
+/* Match rows keep their tf until the session's messages are loaded: the
+ * counts of every match in one array (struct hits' tf), nt a match, which
+ * the pool keeps (pool.tf_all) once messages point into it; a malloc a
+ * match cost as much as the rest of the collecting on a big store. */
 struct hit { int64_t row, sess; int ntok; double score; uint16_t *tf; };
 
 static int cmp_hit(const void *a, const void *b)
@@ -46,6 +51,12 @@ static int cmp_hit(const void *a, const void *b)
 static int cmp_hit_sess(const void *a, const void *b)
 {
     return cmp_i64(&((const struct hit *)a)->sess, &((const struct hit *)b)->sess);
+}
+
+static int cmp_hit_sess_row(const void *a, const void *b)
+{
+    int c = cmp_hit_sess(a, b);
+    return c ? c : cmp_hit(a, b);
 }
 
 /* The setting recall.exhaustive "1": never prune (the reference for tests
@@ -140,7 +151,6 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
         }
         for (int t = 0; t < q->nt; t++)
             p->pruned_df[t] += hits[i].tf[t] > 0;
-        free(hits[i].tf);
     }
     *nhp = k;
     p->pruned = 1;
@@ -154,6 +164,7 @@ out:
 struct hits {
     struct hit   *v;
     int           n, cap;
+    uint16_t     *tf;        /* n * nt counts; hit i's at tf + i * nt */
     struct query *q;
 };
 
@@ -162,15 +173,23 @@ static int on_match(void *arg, int64_t row, int64_t sess, int ntok, const uint16
     struct hits *hs = arg;
     struct query *q = hs->q;
     int rc = CAIRN_OK;
+    size_t nt = (size_t)(q->nt ? q->nt : 1);
+    if (hs->n == hs->cap) {
+        /* the counts grow with the hits (pointers are set once all are in) */
+        uint16_t *ntf = realloc(hs->tf, (size_t)(hs->cap ? hs->cap * 2 : 64) * nt * sizeof *ntf);
+        if (!ntf)
+            return CAIRN_NOMEM;
+        hs->tf = ntf;
+    }
     GROW(hs->v, hs->n, hs->cap);
     struct hit *ht = &hs->v[hs->n];
     ht->row = row;
     ht->sess = sess;
     ht->ntok = ntok;
-    if (!(ht->tf = malloc((size_t)(q->nt ? q->nt : 1) * sizeof *ht->tf)))
-        return CAIRN_NOMEM;
+    ht->tf = NULL;
+    uint16_t *c = hs->tf + (size_t)hs->n * nt;
     for (int t = 0; t < q->nt; t++) {
-        ht->tf[t] = tf[t];
+        c[t] = tf[t];
         q->t[t].df_msg += tf[t] > 0;
     }
     hs->n++;
@@ -178,9 +197,16 @@ out:
     return rc;
 }
 
+/* The sessions read, and how many turns they hold (the pool's size). */
+struct sess_load {
+    struct pool *p;
+    int64_t      n_msgs;
+};
+
 static int on_session(void *arg, const struct store_session_row *r)
 {
-    struct pool *p = arg;
+    struct sess_load *sl = arg;
+    struct pool *p = sl->p;
     int rc = CAIRN_OK;
     GROW(p->s, p->ns, p->cs);
     struct rsession *rs = &p->s[p->ns];
@@ -193,6 +219,7 @@ static int on_session(void *arg, const struct store_session_row *r)
     rs->started_at = r->started_at;
     rs->dialog = 1;
     p->ns++;
+    sl->n_msgs += r->n_msgs > 0 ? r->n_msgs : 0;
     if (!rs->ext_id || (r->source && !rs->source) || (r->project && !rs->project) ||
         (r->title && !rs->title))
         rc = CAIRN_NOMEM;
@@ -203,9 +230,10 @@ out:
 /* Messages onto their sessions, with the matches' counts. */
 struct msg_load {
     struct pool *p;
-    struct hit  *hits;
+    struct hit  *hits;    /* by session, then row */
     int          nh;
     int          si;      /* the session being filled */
+    int          hlo, hhi;  /* its hits: hits[hlo..hhi) */
 };
 
 static int on_message(void *arg, const struct store_msg_row *r)
@@ -220,6 +248,14 @@ static int on_message(void *arg, const struct store_msg_row *r)
         if (ml->si >= p->ns)
             return -1;                 /* cannot happen: both ordered by session */
         p->s[ml->si].first_msg = p->nm;
+        /* sessions come in order, as the hits: the next run is its own */
+        int c = ml->hhi;
+        while (c < ml->nh && ml->hits[c].sess < r->sess)
+            c++;
+        ml->hlo = c;
+        while (c < ml->nh && ml->hits[c].sess == r->sess)
+            c++;
+        ml->hhi = c;
     }
     int si = ml->si;
     GROW(p->m, p->nm, p->cm);
@@ -238,11 +274,12 @@ static int on_message(void *arg, const struct store_msg_row *r)
     p->s[si].n_msgs++;
     if (m->role == ROLE_ASSISTANT)
         p->s[si].dialog = 0;
-    /* hits are sorted by row id; so are messages within a session but
-     * not across sessions, hence the search */
+    /* the session's hits are sorted by row id (messages come by
+     * position, which row ids need not follow), hence the search */
     struct hit key = { .row = m->row };
-    struct hit *hh = ml->nh ? bsearch(&key, ml->hits, (size_t)ml->nh, sizeof *ml->hits, cmp_hit)
-                            : NULL;
+    struct hit *hh = ml->hhi > ml->hlo ? bsearch(&key, ml->hits + ml->hlo,
+                                                 (size_t)(ml->hhi - ml->hlo), sizeof *ml->hits,
+                                                 cmp_hit) : NULL;
     if (hh) {
         m->tf = hh->tf;
         hh->tf = NULL;
@@ -255,7 +292,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
            const struct dense_result *extra, struct pool *p)
 {
     struct buf expr = BUF_INIT;
-    struct hits hs = { NULL, 0, 0, q };
+    struct hits hs = { NULL, 0, 0, NULL, q };
     int rc = CAIRN_OK;
     struct store_ids sess = { 0 };
     const struct store_scope scope = { o->project, o->exclude_session };
@@ -286,6 +323,8 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     }
     if (q->nt > 0 && (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt, on_match, &hs)))
         goto out;
+    for (int i = 0; i < hs.n; i++)
+        hs.v[i].tf = hs.tf + (size_t)i * (size_t)q->nt;
     if (hs.n && !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 &&
         (o->flags & CAIRN_RECALL_FAST) && !exhaustive(h) &&
         (rc = prune(h, q, p, hs.v, &hs.n)))
@@ -315,12 +354,24 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     }
     sess.n = k;
     if (hs.n)
-        qsort(hs.v, (size_t)hs.n, sizeof *hs.v, cmp_hit);
+        qsort(hs.v, (size_t)hs.n, sizeof *hs.v, cmp_hit_sess_row);
 
     /* 3. Sessions and their messages (metadata), in order. */
-    if ((rc = store_sessions_meta(h, sess.v, sess.n, on_session, p)))
+    struct sess_load sl = { p, 0 };
+    if ((rc = store_sessions_meta(h, sess.v, sess.n, on_session, &sl)))
         goto out;
-    struct msg_load ml = { p, hs.v, hs.n, -1 };
+    /* The turns' array at its size, filled once: grown by doubling it was
+     * copied and paged in again (GROW still covers turns added since). */
+    if (sl.n_msgs > 64 && sl.n_msgs < INT_MAX / 2) {
+        if (!(p->m = os_alloc_big((size_t)sl.n_msgs * sizeof *p->m))) {
+            rc = CAIRN_NOMEM;
+            goto out;
+        }
+        p->cm = (int)sl.n_msgs;
+    }
+    struct msg_load ml = { p, hs.v, hs.n, -1, 0, 0 };
+    p->tf_all = hs.tf;            /* the loaded messages' tf point into it */
+    hs.tf = NULL;
     rc = store_messages_meta(h, sess.v, sess.n, on_message, &ml);
     if (rc == -1)                     /* stopped early: nothing is wrong */
         rc = CAIRN_OK;
@@ -352,8 +403,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         p->any_assistant |= !p->s[i].dialog;
     }
 out:
-    for (int i = 0; i < hs.n; i++)
-        free(hs.v[i].tf);
+    free(hs.tf);
     free(hs.v);
     free(sess.v);
     buf_release(&expr);
@@ -373,9 +423,11 @@ void pool_free(struct pool *p)
     for (int i = 0; i < p->nm; i++) {
         free(p->m[i].speaker);
         free(p->m[i].ext_id);
-        free(p->m[i].tf);
+        if (!p->tf_all)           /* a pool made by hand (tests) */
+            free(p->m[i].tf);
         free(p->m[i].text);
     }
+    free(p->tf_all);
     free(p->s);
     free(p->m);
     free(p->u);

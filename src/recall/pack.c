@@ -36,6 +36,7 @@
 #include "text/tokcount.h"
 #include "text/tokenize.h"
 #include "util/fence.h"
+#include "util/sort.h"
 
 
 /* The setting recall.reply_lane: the reply lane's share of the budget (0
@@ -52,41 +53,40 @@ static double reply_lane_share(const char *v)
  * comes first. Its own BM25 alone put long replies that repeat the
  * question's words first (devmem dev, lane share 0.5: the round's rank
  * added gave answer spans for 3 more of 80 questions at 4k, 1 more at 8k). */
-static int cmp_reply(const void *a, const void *b)
-{
-    const double x = ((const double *)a)[0], y = ((const double *)b)[0];
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
 static int *replies_by_score(const struct pool *p)
 {
-    double (*v)[2] = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *v);
+    struct sort_kv *v = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *v);
     int *out = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *out);
     int n = 0;
-    if (!v || !out) {
-        free(v);
-        free(out);
-        return NULL;
-    }
+    if (!v || !out)
+        goto fail;
     for (int i = 0; i < p->nm; i++) {
         if (p->m[i].role == ROLE_ASSISTANT && p->m[i].s_msg > 0) {
-            v[n][0] = p->m[i].s_msg;
-            v[n][1] = i;
+            v[n].key = sort_key_double(p->m[i].s_msg);
+            v[n].val = i;
             n++;
         }
     }
-    qsort(v, (size_t)n, sizeof *v, cmp_reply);
+    /* stable, as the merge sort before: ties keep the first order */
+    if (sort_kv_desc(v, (size_t)n))
+        goto fail;
     for (int i = 0; i < n; i++) {
-        int x = (int)v[i][1];
-        v[i][0] = 1.0 / (RRF_K + i + 1) + W_REPLY_ROUND / (RRF_K + p->u[p->m[x].unit].rank + 1);
+        int x = (int)v[i].val;
+        v[i].key = sort_key_double(1.0 / (RRF_K + i + 1) +
+                                   W_REPLY_ROUND / (RRF_K + p->u[p->m[x].unit].rank + 1));
     }
-    qsort(v, (size_t)n, sizeof *v, cmp_reply);
+    if (sort_kv_desc(v, (size_t)n))
+        goto fail;
     for (int i = 0; i < n; i++)
-        out[i] = (int)v[i][1];
+        out[i] = (int)v[i].val;
     for (int i = n; i < p->nm; i++)
         out[i] = -1;
     free(v);
     return out;
+fail:
+    free(v);
+    free(out);
+    return NULL;
 }
 /* The most of one message's text that recall reads: a longer one (a
  * pasted log, a dumped file) is excerpted from its opening this many
@@ -444,6 +444,7 @@ struct packer {
     char *state;         /* per message: FETCH_* */
     int  *cand, ncand;   /* messages in the order pack is likely to try them */
     int  *cpos;          /* each message's place in cand, or -1 */
+    int  *hdr;           /* per session: header_cost, 0 until asked */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -575,8 +576,14 @@ static void fetch_batch(struct packer *k, int *idx, int n, int text)
     struct store_msg_text *v = malloc((size_t)n * sizeof *v);
     if (!v)
         goto fail;
-    for (int j = 0; j < n; j++)
-        v[j] = k->ld[idx[j]];
+    for (int j = 0; j < n; j++) {
+        /* a message never read has an untouched (zero) slot: on a big
+         * pool most are, and filling them all cost more than packing */
+        if (k->state[idx[j]] == FETCH_NONE)
+            v[j] = (struct store_msg_text){ .row = k->p->m[idx[j]].row, .bytes = -1 };
+        else
+            v[j] = k->ld[idx[j]];
+    }
     int rc = text ? src->text(src->arg, v, n, PACK_SCAN_MAX) : src->meta(src->arg, v, n);
     for (int j = 0; j < n; j++) {
         if (rc && (text ? src->text(src->arg, &v[j], 1, PACK_SCAN_MAX)
@@ -668,7 +675,11 @@ static int try_add(struct packer *k, int i, int cap)
     struct rmsg *m = &k->p->m[i];
     if (m->picked)
         return 0;
-    int hdr = k->sess_open[m->sess] ? 2 : header_cost(k->p, m->sess);
+    /* a session's header is costed once: once the budget is nearly spent,
+     * every unit left is tried and refused for want of room */
+    if (!k->sess_open[m->sess] && !k->hdr[m->sess])
+        k->hdr[m->sess] = header_cost(k->p, m->sess);
+    int hdr = k->sess_open[m->sess] ? 2 : k->hdr[m->sess];
     int room = k->budget - k->used - hdr;
     if (room < 8 || fetch(k, i, 0) || is_excluded(k, m))
         return 0;
@@ -762,15 +773,12 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     k.state = calloc(nm1, 1);
     k.cand = malloc(nm1 * sizeof *k.cand);
     k.cpos = malloc(nm1 * sizeof *k.cpos);
+    k.hdr = calloc((size_t)(p->ns ? p->ns : 1), sizeof *k.hdr);
     ord = units_by_rank(p);
-    if (!k.sess_open || !k.order || !k.ld || !k.state || !k.cand || !k.cpos || !ord ||
+    if (!k.sess_open || !k.order || !k.ld || !k.state || !k.cand || !k.cpos || !k.hdr || !ord ||
         load_excluded(&k, o->exclude_items)) {
         rc = CAIRN_NOMEM;
         goto out;
-    }
-    for (int i = 0; i < p->nm; i++) {
-        k.ld[i].row = p->m[i].row;
-        k.ld[i].bytes = -1;
     }
     plan_reads(&k, ord, raw);
     p->cite = !!(o->flags & CAIRN_RECALL_CITE);
@@ -931,7 +939,9 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     if (!r->text)
         rc = CAIRN_NOMEM;
 out:
-    for (int i = 0; k.ld && i < p->nm; i++) {
+    for (int i = 0; k.ld && k.state && i < p->nm; i++) {
+        if (k.state[i] == FETCH_NONE)
+            continue;               /* never filled */
         free(k.ld[i].ext_id);
         free(k.ld[i].text);
     }
@@ -939,6 +949,7 @@ out:
     free(k.state);
     free(k.cand);
     free(k.cpos);
+    free(k.hdr);
     free(k.sess_open);
     free(k.order);
     for (int i = 0; i < k.nexcl; i++)

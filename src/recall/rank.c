@@ -29,6 +29,8 @@
 #include "recall/recall.h"
 #include "recall/policy.h"
 #include "text/tokenize.h"
+#include "util/os.h"
+#include "util/sort.h"
 
 double rank_idf(double n, double df)
 {
@@ -93,7 +95,7 @@ void build_units(struct pool *p, int raw_rounds)
     free(p->ord);
     p->ord = NULL;
     p->nu = p->cu = 0;
-    p->u = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *p->u);
+    p->u = os_alloc_big((size_t)(p->nm ? p->nm : 1) * sizeof *p->u);
     if (!p->u)
         return;
     p->cu = p->nm;
@@ -198,32 +200,30 @@ static double window_bm25(const struct pool *p, int u, int span, int nt, double 
     return rank_bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w);
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-    double x = ((const double *)a)[0], y = ((const double *)b)[0];
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
 /* Adds w / (k + rank) to each unit's fused score by the ranking in s[];
  * w_dialog for units of chats between people, w_ua for user-assistant.
- * Returns 0, or -1 on no memory (a ranking left out would change the
- * order without a word). */
+ * Units with equal scores rank in their order in the pool (sort.h keeps
+ * ties as the merge sort before it did). Returns 0, or -1 on no memory (a
+ * ranking left out would change the order without a word). */
 static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
 {
-    double (*order)[2] = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *order);
+    struct sort_kv *order = os_alloc_big((size_t)(p->nu ? p->nu : 1) * sizeof *order);
     if (!order)
         return -1;
     int n = 0;
     for (int i = 0; i < p->nu; i++) {
         if (s[i] > 0) {
-            order[n][0] = s[i];
-            order[n][1] = i;
+            order[n].key = sort_key_double(s[i]);
+            order[n].val = i;
             n++;
         }
     }
-    qsort(order, (size_t)n, sizeof *order, cmp_desc);
+    if (sort_kv_desc(order, (size_t)n)) {
+        free(order);
+        return -1;
+    }
     for (int r = 0; r < n; r++) {
-        struct runit *u = &p->u[(int)order[r][1]];
+        struct runit *u = &p->u[order[r].val];
         u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + r + 1);
     }
     free(order);
@@ -238,10 +238,12 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     double *tf = calloc((size_t)(nt ? nt : 1), sizeof *tf);
     double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
     double *w_unit = calloc((size_t)(nt ? nt : 1), sizeof *w_unit);
-    double *s_head = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_head);
-    double *s_round = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_round);
-    double *s_win = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_win);
-    double *s_win2 = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_win2);
+    /* every unit's four scores are written below */
+    size_t nu1 = (size_t)(p->nu ? p->nu : 1);
+    double *s_head = os_alloc_big(nu1 * sizeof *s_head);
+    double *s_round = os_alloc_big(nu1 * sizeof *s_round);
+    double *s_win = os_alloc_big(nu1 * sizeof *s_win);
+    double *s_win2 = os_alloc_big(nu1 * sizeof *s_win2);
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
     if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit)
@@ -402,41 +404,35 @@ out:
     return rc;
 }
 
-struct order { double score; int64_t at; int idx; };
-
-static int cmp_order(const void *a, const void *b)
-{
-    const struct order *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score < y->score ? 1 : -1;
-    /* ties: the more recent first, then the earlier in the store */
-    if (x->at != y->at)
-        return x->at < y->at ? 1 : -1;
-    return x->idx - y->idx;
-}
-
+/* Units by fused score, ties the more recent first, then the earlier in
+ * the store: two stable passes, time then score. */
 const int *units_by_rank(struct pool *p)
 {
     if (p->ord)
         return p->ord;       /* the gate and pack.c both ask; scores are final */
     int *ord = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *ord);
-    struct order *o = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *o);
-    if (!ord || !o) {
-        free(ord);
-        free(o);
-        return NULL;
-    }
+    struct sort_kv *o = os_alloc_big((size_t)(p->nu ? p->nu : 1) * sizeof *o);
+    if (!ord || !o)
+        goto fail;
     for (int i = 0; i < p->nu; i++) {
-        o[i].score = p->u[i].score;
-        o[i].at = p->m[p->u[i].head].at;
-        o[i].idx = i;
+        o[i].key = sort_key_i64(p->m[p->u[i].head].at);
+        o[i].val = i;
     }
-    qsort(o, (size_t)p->nu, sizeof *o, cmp_order);
+    if (sort_kv_desc(o, (size_t)p->nu))
+        goto fail;
+    for (int i = 0; i < p->nu; i++)
+        o[i].key = sort_key_double(p->u[o[i].val].score);
+    if (sort_kv_desc(o, (size_t)p->nu))
+        goto fail;
     for (int i = 0; i < p->nu; i++) {
-        ord[i] = o[i].idx;
+        ord[i] = (int)o[i].val;
         p->u[ord[i]].rank = i;
     }
     free(o);
     p->ord = ord;
     return ord;
+fail:
+    free(ord);
+    free(o);
+    return NULL;
 }

@@ -96,6 +96,8 @@ struct pool {
     struct rsession *s;   int ns, cs;
     struct rmsg     *m;   int nm, cm;
     struct runit    *u;   int nu, cu;
+    uint16_t        *tf_all;  /* the matches' counts, which m[].tf point into
+                               * (gather.c); NULL: each m[].tf is its own */
     int             *ord;  /* units by rank (units_by_rank), or NULL */
     int64_t total_msgs, total_tok, total_user;  /* whole scope, for IDF */
     int64_t total_bytes;                        /* text in scope */

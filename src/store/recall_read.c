@@ -227,7 +227,8 @@ int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
     if ((rc = ids_json(h, sess, n, &ids)))
         goto out;
     if ((rc = store_prepare(h, "SELECT s.id, s.ext_id, s.source, s.project, s.title, "
-                            "s.started_at FROM sessions s WHERE s.id IN "
+                            "s.started_at, (SELECT st.n FROM session_stats st WHERE "
+                            "st.session = s.id) FROM sessions s WHERE s.id IN "
                             "(SELECT value FROM json_each(?1)) ORDER BY s.id", &st)))
         goto out;
     sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
@@ -239,6 +240,7 @@ int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
             .project = (const char *)sqlite3_column_text(st, 3),
             .title = (const char *)sqlite3_column_text(st, 4),
             .started_at = col_time(st, 5),
+            .n_msgs = sqlite3_column_int64(st, 6),
         };
         if (!r.ext_id) {          /* NOT NULL in the schema: no memory */
             rc = nomem(h);

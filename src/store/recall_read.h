@@ -70,6 +70,7 @@ struct store_session_row {
     int64_t     row;
     const char *ext_id, *source, *project, *title;
     int64_t     started_at;
+    int64_t     n_msgs;     /* its turns (session_stats), to size the pool */
 };
 struct store_msg_row {
     int64_t     row, sess;

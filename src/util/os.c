@@ -1,10 +1,12 @@
 /*
- * os.c: a monotonic clock and mkdir -p (util/os.h).
+ * os.c: a monotonic clock, mkdir -p and big arrays (util/os.h).
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include "util/os.h"
@@ -14,6 +16,22 @@ double os_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+#define BIG_PAGE ((size_t)2 << 20)
+
+void *os_alloc_big(size_t n)
+{
+    void *p = NULL;
+    if (n < 2 * BIG_PAGE)
+        return malloc(n ? n : 1);
+    if (posix_memalign(&p, BIG_PAGE, n))
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    /* advice only: a kernel without it, or with THP off, pages as before */
+    (void)madvise(p, n & ~(BIG_PAGE - 1), MADV_HUGEPAGE);
+#endif
+    return p;
 }
 
 /* Makes the folders of p[0..len) from the top down, each with mode.

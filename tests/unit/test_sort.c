@@ -1,0 +1,168 @@
+/*
+ * test_sort.c: the stable pair sort recall ranks with (util/sort.h) and
+ * the big-array allocation (util/os.h).
+ *
+ * Recall's results depend on the exact order of equal scores (a unit's
+ * rank in each fused ranking), so the sort is checked against the
+ * definition by brute force: an item's place is the number of items with
+ * a larger key plus the number of earlier items with the same key. Keys
+ * are drawn from small ranges so that ties are the rule, as they are for
+ * BM25 scores of one-word turns of the same length.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "util/os.h"
+#include "util/sort.h"
+
+/* splitmix64: a fixed seed, so a failure repeats */
+static uint64_t rng_state = 20261202;
+
+static uint64_t next(void)
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+/* A double from a small set (ties), spread over magnitudes and signs. */
+static double pick_double(int spread)
+{
+    static const double base[] = { 0.0, -0.0, 1.0, 0.5, 3.25, 1e-300, 7.0e10, -2.0, -1e-5 };
+    double x = base[next() % (sizeof base / sizeof *base)];
+    if (spread)
+        x *= 1.0 + (double)(next() % 5) / 1024;
+    return x;
+}
+
+/* The place of item i in the stable descending order, by brute force. */
+static size_t place(const uint64_t *key, size_t n, size_t i)
+{
+    size_t r = 0;
+    for (size_t j = 0; j < n; j++)
+        r += key[j] > key[i] || (key[j] == key[i] && j < i);
+    return r;
+}
+
+static void check_sorted(const uint64_t *key, size_t n)
+{
+    struct sort_kv *v = malloc((n ? n : 1) * sizeof *v);
+    T_CHECK(v != NULL);
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (struct sort_kv){ key[i], (int64_t)i };
+    T_EQ_INT(sort_kv_desc(v, n), 0);
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++)
+        ok = place(key, n, (size_t)v[i].val) == i && v[i].key == key[v[i].val];
+    T_CHECK(ok);
+    free(v);
+}
+
+static void test_random_orders(void)
+{
+    for (int round = 0; round < 200; round++) {
+        size_t n = (size_t)(next() % 700);
+        uint64_t *key = malloc((n ? n : 1) * sizeof *key);
+        T_CHECK(key != NULL);
+        if (!key)
+            return;
+        int kind = round % 4;
+        for (size_t i = 0; i < n; i++) {
+            switch (kind) {
+            case 0: key[i] = next() % 7; break;                         /* few values */
+            case 1: key[i] = next(); break;                             /* all bits */
+            case 2: key[i] = sort_key_double(pick_double(1)); break;    /* scores */
+            default: key[i] = (next() % 3) << 60 | (next() % 3) << 20; break; /* sparse digits */
+            }
+        }
+        check_sorted(key, n);
+        free(key);
+    }
+}
+
+/* Past the size where os_alloc_big asks for huge pages, and with one
+ * digit the same in every key (a pass that is skipped). */
+static void test_big(void)
+{
+    size_t n = 300000;
+    uint64_t *key = malloc(n * sizeof *key);
+    struct sort_kv *v = malloc(n * sizeof *v);
+    T_CHECK(key && v);
+    if (!key || !v)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        key[i] = (uint64_t)1 << 62 | (next() % 1000);
+        v[i] = (struct sort_kv){ key[i], (int64_t)i };
+    }
+    T_EQ_INT(sort_kv_desc(v, n), 0);
+    int ok = 1;
+    for (size_t i = 1; i < n && ok; i++)
+        ok = v[i - 1].key > v[i].key || (v[i - 1].key == v[i].key && v[i - 1].val < v[i].val);
+    T_CHECK(ok);
+out:
+    free(key);
+    free(v);
+}
+
+/* The keys order as the numbers do: compared with <, for every pair. */
+static void test_keys(void)
+{
+    double d[64];
+    int64_t s[64];
+    for (int i = 0; i < 64; i++) {
+        d[i] = pick_double(1) * (double)(next() % 3);
+        s[i] = (int64_t)next();
+    }
+    d[0] = 1.0 / 0.0;
+    d[1] = -1.0 / 0.0;
+    s[0] = INT64_MIN;
+    s[1] = INT64_MAX;
+    s[2] = 0;
+    s[3] = -1;
+    int ok_d = 1, ok_s = 1;
+    for (int i = 0; i < 64; i++) {
+        for (int j = 0; j < 64; j++) {
+            uint64_t a = sort_key_double(d[i]), b = sort_key_double(d[j]);
+            ok_d &= (d[i] < d[j]) == (a < b) && (d[i] == d[j]) == (a == b);
+            uint64_t x = sort_key_i64(s[i]), y = sort_key_i64(s[j]);
+            ok_s &= (s[i] < s[j]) == (x < y) && (s[i] == s[j]) == (x == y);
+        }
+    }
+    T_CHECK(ok_d);
+    T_CHECK(ok_s);
+    T_CHECK(sort_key_double(0.0) == sort_key_double(-0.0));
+}
+
+static void test_alloc_big(void)
+{
+    size_t sizes[] = { 0, 1, 4096, (size_t)4 << 20, (size_t)9 << 20 };
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        unsigned char *p = os_alloc_big(sizes[i]);
+        T_CHECK(p != NULL);
+        if (!p)
+            continue;
+        if (sizes[i]) {
+            memset(p, 0xab, sizes[i]);
+            T_CHECK(p[sizes[i] - 1] == 0xab);
+        }
+        unsigned char *q = realloc(p, sizes[i] + 100);  /* realloc works on it */
+        T_CHECK(q != NULL);
+        if (q && sizes[i])
+            T_CHECK(q[sizes[i] - 1] == 0xab);
+        free(q ? q : p);
+    }
+}
+
+int main(void)
+{
+    T_RUN(test_random_orders);
+    T_RUN(test_big);
+    T_RUN(test_keys);
+    T_RUN(test_alloc_big);
+    return T_DONE();
+}
