@@ -37,6 +37,22 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* qsort, but a look first: the matches come by row id, and a store added
+ * session by session holds each session's rows together, so they are
+ * mostly in order already, which a merge sort sorts again at full cost.
+ * (qsort here is glibc's merge sort, stable: skipping it on input in
+ * order gives the order it would.) */
+static void sort_if_needed(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    const char *c = v;
+    for (size_t i = 1; i < n; i++) {
+        if (cmp(c + (i - 1) * size, c + i * size) > 0) {
+            qsort(v, n, size, cmp);
+            return;
+        }
+    }
+}
+
 /* Match rows keep their tf until the session's messages are loaded: the
  * counts of every match in one array (struct hits' tf), nt a match, which
  * the pool keeps (pool.tf_all) once messages point into it; a malloc a
@@ -103,7 +119,7 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
     int nh = *nhp, nc = 0, nids = 0, rc = CAIRN_OK;
     int64_t pool_msgs = 0;
 
-    qsort(hits, (size_t)nh, sizeof *hits, cmp_hit_sess);
+    sort_if_needed(hits, (size_t)nh, sizeof *hits, cmp_hit_sess);
     if (!(ids = malloc((size_t)nh * sizeof *ids))) {
         rc = CAIRN_NOMEM;
         goto out;
@@ -346,7 +362,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         goto out;
     if (sess.n == 0)
         goto out;
-    qsort(sess.v, (size_t)sess.n, sizeof *sess.v, cmp_i64);
+    sort_if_needed(sess.v, (size_t)sess.n, sizeof *sess.v, cmp_i64);
     int k = 0;
     for (int i = 0; i < sess.n; i++) {
         if (!k || sess.v[k - 1] != sess.v[i])
@@ -354,7 +370,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     }
     sess.n = k;
     if (hs.n)
-        qsort(hs.v, (size_t)hs.n, sizeof *hs.v, cmp_hit_sess_row);
+        sort_if_needed(hs.v, (size_t)hs.n, sizeof *hs.v, cmp_hit_sess_row);
 
     /* 3. Sessions and their messages (metadata), in order. */
     struct sess_load sl = { p, 0 };
