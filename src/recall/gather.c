@@ -9,8 +9,8 @@
  * nothing. Sessions inside the question's time range are loaded too, so
  * "what did I do yesterday?" finds turns that share no word with it.
  */
-#include <stdlib.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "recall/recall.h"
