@@ -18,7 +18,8 @@
 #   cairn/        this repository's README.md and docs/ (docs/results/ as
 #                 cairn/results/), less docs/VAULTS-EVAL.md, which quotes
 #                 the eval's own prompts
-#   shared-docs/  ../shared/docs/*.md
+#   shared-docs/  ../shared/docs/*.md (../shared is $CAIRN_SHARED when set:
+#                 a worktree elsewhere than beside it)
 #   seeds/        ../shared/seeds/*.txt, as .md (they are READMEs in plain
 #                 text, which Markdown reads as it is)
 #   debian/PKG/   Markdown under /usr/share/doc/PKG of the packages listed
