@@ -133,8 +133,12 @@ if [ -e "$OUT" ] && [ -n "$(ls -A "$OUT" 2>/dev/null)" ]; then
 fi
 mkdir -p "$OUT"
 # The file order of find differs between machines; the copies do not
-# depend on it, but the listing a caller sees should.
+# depend on it, but the listing a caller sees should. The loops below split
+# find's output at newlines only, and expand no wildcard in a name.
 export LC_ALL=C
+IFS='
+'
+set -f
 
 put "$ROOT/README.md" cairn/README.md
 for f in $(cd "$ROOT/docs" && find . -name '*.md' | sort); do
@@ -152,7 +156,7 @@ for f in $(cd "$SHARED/seeds" && find . -name '*.txt' | sort); do
     put "$SHARED/seeds/$f" "seeds/${f%.txt}.md"
 done
 
-for p in $DEBIAN_PKGS; do
+for p in $(printf %s "$DEBIAN_PKGS" | tr " " "\n"); do
     d=/usr/share/doc/$p
     need_dir "$d" "package $p: sh scripts/deps.sh installs it"
     n=0
