@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0550-vault-dev: scripts/vault-dev.sh builds the development vault of
+# t0555-vault-dev: scripts/vault-dev.sh builds the development vault of
 # issue 19 (docs/VAULTS-EVAL.md) from this repository's docs, ../shared and
 # Debian's documentation, the same twice, within 100-300 files; and the
 # graded queries (bench/vault/dev-queries.jsonl) are valid: unique ids, at
