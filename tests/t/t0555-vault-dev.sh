@@ -44,7 +44,7 @@ contains "the check counts them" "$out" "0 problems"
 # each fault the check must catch, one at a time, on a copy of the queries
 bad_q() { # DESCRIPTION SED-SCRIPT
     sed "$2" "$Q" > "$TMP/q.jsonl"
-    check_fails "--check catches $1" sh "$ROOT/scripts/vault-dev.sh" --check "$TMP/q.jsonl" "$V" 2>/dev/null
+    check_fails "--check catches $1" sh "$ROOT/scripts/vault-dev.sh" --check "$TMP/q.jsonl" "$V" >/dev/null 2>&1
 }
 bad_q "a page not in the vault" '1s|"pages":\["[^"]*"|"pages":["cairn/NOPE.md"|'
 bad_q "a repeated id" '2s|"id":"q002"|"id":"q001"|'
