@@ -9,7 +9,8 @@
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
 #   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss forget fence
-#                  redact json tokcount pretool memories
+#                  redact json tokcount pretool memories vault (vault: not in the default
+#                  run until cairn has a vault command; bench/README.md)
 #   BENCH_STORE    forget: a keyword-only store to copy (default: one made from
 #                  gen_data.py ingest, about 40 s)
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
@@ -154,6 +155,14 @@ fi
 # 11. Explicit memories in recall: none (baseline) against 200 and 2,000.
 if want memories && need_bin bench_memories; then
     "$BIN/bench_memories" "$TMP" --reps "$RUNS" || status=1
+fi
+
+# 12. A Markdown vault of 1,000 generated notes: vault add, re-index with
+# nothing changed, and the prompt hook with it against the same store
+# without it and /bin/true (bench/bench_vault.py).
+if want vault; then
+    "$PY" bench/vault/gen_notes.py "$TMP/vault" --notes 1000 >/dev/null
+    "$PY" bench/bench_vault.py "$CAIRN" "$TMP/vault" --runs "$((COLD * 2))" || status=1
 fi
 
 echo "# bench: done in $(( $(date +%s) - t0 )) s$( [ $status = 0 ] || echo '; SOME CHECKS FAILED')"
