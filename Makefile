@@ -16,7 +16,7 @@
 PREFIX  ?= /usr/local
 BUILD   ?= build
 CC      ?= cc
-PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc zlib
+PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc zlib libpq
 # Loaded at run time with dlopen on first use (src/util/dl.h), not linked:
 # their load-time constructors cost ~12 ms per process, paid by every hook
 # (libmicrohttpd brings GnuTLS; only `cairn web` uses it).
