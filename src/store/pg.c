@@ -22,8 +22,8 @@
  *               title, times, meta; tx the writing transaction (pull's
  *               cursor)
  *   messages    (owner, sid, mkey): mkey the message's external id, else
- *               "h:" and its 64-bit content hash as the local store keys
- *               it; position, role, speaker, content, created_at, chash
+ *               "h:", its 64-bit content hash as the local store keys it,
+ *               ":" and which repeat of that content in the session it is; position, role, speaker, content, created_at, chash
  *               (sha256 of content), ntok, tsv (a tsvector of cairn's own
  *               tokens with their positions, GIN-indexed: the full-text
  *               candidates of recall on the server, not yet built), seq and

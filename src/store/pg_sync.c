@@ -318,8 +318,12 @@ static int read_prow(sqlite3_stmt *st, int private_sessions, struct prow *r)
     r->hash = sqlite3_column_int64(st, 14);
     r->ntok = sqlite3_column_int64(st, 15);
     r->v[S_PRIVATE] = strdup(private_sessions ? "true" : "false");
-    char key[24];
-    snprintf(key, sizeof key, "h:%016" PRIx64, (uint64_t)r->hash);
+    /* a message without an id is its content hash and which repeat of
+     * that content in the session it is (the store keeps repeats: "ok",
+     * "ok") */
+    char key[48];
+    snprintf(key, sizeof key, "h:%016" PRIx64 ":%" PRId64, (uint64_t)r->hash,
+             (int64_t)sqlite3_column_int64(st, 16));
     r->v[M_KEY] = r->v[M_EXT] ? strdup(r->v[M_EXT]) : strdup(key);
     r->v[M_HASH] = malloc(65);
     if (r->v[M_HASH] && r->v[M_CONTENT])
@@ -443,8 +447,11 @@ static int push_messages(struct pgc *pc, struct cursor *c, const char *scope,
         size_t n = 0;
         if ((rc = store_prepare(h, "SELECT m.id, s.ext_id, s.source, s.project, s.title, "
                                    "s.started_at, s.ended_at, s.meta, m.position, m.ext_id, "
-                                   "m.role, m.speaker, m.content, m.created_at, m.hash, m.ntok "
-                                   "FROM messages m JOIN sessions s ON s.id = m.session "
+                                   "m.role, m.speaker, m.content, m.created_at, m.hash, m.ntok, "
+                                   "(SELECT count(*) FROM messages r WHERE r.session = m.session "
+                                   "AND r.hash = m.hash AND r.ext_id IS NULL AND r.position < "
+                                   "m.position) FROM messages m JOIN sessions s ON s.id = "
+                                   "m.session "
                                    "WHERE m.id > ?1 AND (?2 IS NULL OR s.project = ?2) "
                                    "ORDER BY m.id LIMIT ?3", &st)))
             break;
@@ -589,7 +596,8 @@ static int pull_vectors(struct pgc *pc, const char *owner, const char *sid,
                                "scale, v) SELECT ?1, m.id, ?2, m.session, ?3, ?4, ?5 FROM messages m "
                                "JOIN sessions s ON s.id = m.session WHERE s.ext_id = ?6 AND "
                                "(CASE WHEN ?7 IS NULL THEN m.ext_id IS NULL AND m.hash = ?8 "
-                               "ELSE m.ext_id = ?7 END)", &st)))
+                               "ELSE m.ext_id = ?7 END) ORDER BY m.position LIMIT 1 OFFSET ?9",
+                           &st)))
         goto fail;
     for (int i = 0; i < PQntuples(r); i++) {
         /* binary results: integers in network order, real as float4 */
@@ -609,12 +617,15 @@ static int pull_vectors(struct pgc *pc, const char *owner, const char *sid,
         sqlite3_bind_double(st, 4, scale);
         sqlite3_bind_blob(st, 5, PQgetvalue(r, i, 5), PQgetlength(r, i, 5), SQLITE_STATIC);
         sqlite3_bind_text(st, 6, sid, -1, SQLITE_STATIC);
+        char *end;
         if (mlen > 2 && !strncmp(mkey, "h:", 2)) {
             sqlite3_bind_null(st, 7);
-            sqlite3_bind_int64(st, 8, (int64_t)strtoull(mkey + 2, NULL, 16));
+            sqlite3_bind_int64(st, 8, (int64_t)strtoull(mkey + 2, &end, 16));
+            sqlite3_bind_int64(st, 9, *end == ':' ? strtoll(end + 1, NULL, 10) : 0);
         } else {
             sqlite3_bind_text(st, 7, mkey, mlen, SQLITE_STATIC);
             sqlite3_bind_null(st, 8);
+            sqlite3_bind_int64(st, 9, 0);
         }
         int src = sqlite3_step(st);
         if (src != SQLITE_DONE) {
