@@ -88,9 +88,16 @@ int store_sync_forget(struct cairn *h, const char *session)
     int rc;
     store_sid_hash(session, hash);
     if ((rc = local_exec(h, "INSERT OR IGNORE INTO forgotten(sid_hash, at) VALUES "
-                            "(?, CAST(strftime('%s') AS INTEGER))", hash, NULL)))
+                            "(?, CAST(strftime('%s') AS INTEGER))", hash, NULL)) ||
+        (rc = local_exec(h, "DELETE FROM sync_foreign WHERE sid_hash = ?", hash, NULL)))
         return rc;
-    return local_exec(h, "DELETE FROM sync_foreign WHERE sid_hash = ?", hash, NULL);
+    /* messages.id is a rowid: once the newest rows are deleted SQLite hands
+     * their ids out again, below a push cursor past them. Pulling the
+     * cursors back to the highest id left makes the next push look at every
+     * id a new message can get (what it sends again is already there). */
+    return local_exec(h, "UPDATE sync_state SET push_msg = (SELECT coalesce(max(id), 0) FROM "
+                         "messages) WHERE push_msg > (SELECT coalesce(max(id), 0) FROM messages)",
+                      NULL, NULL);
 }
 
 static int cursor_load(struct cairn *h, const char *server, const char *scope, struct cursor *c)
