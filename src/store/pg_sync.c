@@ -702,15 +702,17 @@ static int pull_messages(struct pgc *pc, struct cursor *c, const char *scope, co
     snprintf(lim, sizeof lim, "%zu", o->batch);
     for (;;) {
         const char *v[5] = { c->pull_tx, ltx, lseq, o->project, lim };
-        /* a batch in the server's write order, then grouped by session in
-         * the sessions' own order for cairn_add_session */
+        /* a batch in the server's write order, then grouped by session
+         * (sessions in the order the server got them, so a new store lists
+         * them as the pushing one does), each in its own order */
         PGresult *r = PQexecParams(pc->c,
             "SELECT * FROM (SELECT m.owner, m.sid, m.mkey, m.position, m.ext_id, m.role, "
             "m.speaker, m.content, m.created_at, m.tx::text, m.seq, s.project, s.source, s.title, "
             "s.started_at, s.ended_at, s.meta FROM cairn.messages m JOIN cairn.sessions s ON "
             "s.owner = m.owner AND s.sid = m.sid WHERE m.tx >= $1::xid8 AND (m.tx, m.seq) > "
             "($2::xid8, $3::bigint) AND ($4::text IS NULL OR s.project = $4) ORDER BY m.tx, m.seq "
-            "LIMIT $5::bigint) q ORDER BY owner, sid, position", 5, NULL, v, NULL, NULL, 0);
+            "LIMIT $5::bigint) q ORDER BY min(seq) OVER (PARTITION BY owner, sid), owner, sid, "
+            "position", 5, NULL, v, NULL, NULL, 0);
         if (PQresultStatus(r) != PGRES_TUPLES_OK)
             return pg_fail(pc, r, "pull messages");
         int n = PQntuples(r);
