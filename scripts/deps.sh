@@ -23,7 +23,8 @@
 # chromium: t0541 drives the `cairn web` page in it (playwright-core from npm);
 # fonts-wqy-microhei: a CJK font, without which its Chinese screenshots are boxes.
 # groff-base: t0533 renders the man page (docs/cairn.1) and checks it warns of nothing.
-# postgresql-15, postgresql-server-dev-15, libpq-dev: `cairn sync` links libpq;
+# postgresql-15, postgresql-server-dev-15, libpq-dev, libpq5: `cairn sync` loads
+# libpq (libpq5) on first use, its headers from libpq-dev;
 # the tests start a real PostgreSQL 15 (tests/tools/pg.sh) and build the
 # pgvector extension against the server headers (below).
 # manpages-fr, -de, -es, -pt-br, -pl, -ru, -ja and debian-faq-ko (Debian 12
@@ -34,7 +35,7 @@ PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf
 libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
 groff-base libcurl4 libopenblas0 libzip4 libmicrohttpd12 chromium fonts-wqy-microhei python3-sentencepiece python3-protobuf nodejs iproute2 ca-certificates \
 manpages-fr manpages-de manpages-es manpages-pt-br manpages-pl manpages-ru manpages-ja debian-faq-ko \
-postgresql-15 postgresql-server-dev-15 libpq-dev"
+postgresql-15 postgresql-server-dev-15 libpq-dev libpq5"
 if ! command -v npm >/dev/null 2>&1 ||
    dpkg-query -W -f='${Status}' npm 2>/dev/null | grep -q "install ok installed"; then
     PKGS="$PKGS npm"

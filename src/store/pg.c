@@ -41,7 +41,33 @@
 #include <string.h>
 #include <time.h>
 
+#include <pthread.h>
+
 #include "store/pg.h"
+#include "util/dl.h"
+
+struct pg_lib pg_lib;
+static int pg_lib_ok;
+static char pg_lib_err[400];
+static pthread_once_t pg_lib_once = PTHREAD_ONCE_INIT;
+
+static void pg_lib_init(void)
+{
+    static const char *const names[] = {
+        "PQconnectdbParams", "PQstatus", "PQerrorMessage", "PQfinish", "PQexec", "PQexecParams",
+        "PQresultStatus", "PQresultErrorMessage", "PQclear", "PQntuples", "PQgetvalue",
+        "PQgetlength", "PQgetisnull", "PQcmdTuples", "PQuser", "PQhost", "PQdb", "PQpass",
+    };
+    enum { N = sizeof names / sizeof names[0] };
+    _Static_assert(N * sizeof(void *) == sizeof(struct pg_lib), "pg_lib and names disagree");
+    void *sym[N];
+    if (!dl_load("libpq.so.5", "libpq5", names, sym, N, pg_lib_err, sizeof pg_lib_err))
+        return;
+    /* dlsym gives object pointers; POSIX guarantees they convert, and the
+     * struct is N function pointers in the order of names */
+    memcpy(&pg_lib, sym, sizeof pg_lib);
+    pg_lib_ok = 1;
+}
 
 static const char *const pg_migrations[] = {
     /* 0 -> 1 */
@@ -281,6 +307,9 @@ int pg_open(struct cairn *h, const char *server, int migrate_it, struct pgc *pc)
 
     memset(pc, 0, sizeof *pc);
     pc->h = h;
+    pthread_once(&pg_lib_once, pg_lib_init);
+    if (!pg_lib_ok)
+        return cairn__err(h, CAIRN_ERROR, "%s", pg_lib_err);
     snprintf(pc->who, sizeof pc->who, "(not connected)");
     pc->c = PQconnectdbParams(keys, vals, 1);
     if (pc->c) {

@@ -10,6 +10,52 @@
 #include <libpq-fe.h>
 #include "internal.h"
 
+/*
+ * libpq is loaded on first use (util/dl.h), not linked: its load-time
+ * cost (libssl, Kerberos, LDAP behind it) would be paid by every `cairn
+ * hook`, which never syncs. The functions we call, resolved once by
+ * pg_lib_load; the macros below make the code read as plain libpq.
+ */
+struct pg_lib {
+    __typeof__(PQconnectdbParams)    *connectdbParams;
+    __typeof__(PQstatus)             *status;
+    __typeof__(PQerrorMessage)       *errorMessage;
+    __typeof__(PQfinish)             *finish;
+    __typeof__(PQexec)               *exec;
+    __typeof__(PQexecParams)         *execParams;
+    __typeof__(PQresultStatus)       *resultStatus;
+    __typeof__(PQresultErrorMessage) *resultErrorMessage;
+    __typeof__(PQclear)              *clear;
+    __typeof__(PQntuples)            *ntuples;
+    __typeof__(PQgetvalue)           *getvalue;
+    __typeof__(PQgetlength)          *getlength;
+    __typeof__(PQgetisnull)          *getisnull;
+    __typeof__(PQcmdTuples)          *cmdTuples;
+    __typeof__(PQuser)               *user;
+    __typeof__(PQhost)               *host;
+    __typeof__(PQdb)                 *db;
+    __typeof__(PQpass)               *pass;
+};
+extern struct pg_lib pg_lib;
+#define PQconnectdbParams    (pg_lib.connectdbParams)
+#define PQstatus             (pg_lib.status)
+#define PQerrorMessage       (pg_lib.errorMessage)
+#define PQfinish             (pg_lib.finish)
+#define PQexec               (pg_lib.exec)
+#define PQexecParams         (pg_lib.execParams)
+#define PQresultStatus       (pg_lib.resultStatus)
+#define PQresultErrorMessage (pg_lib.resultErrorMessage)
+#define PQclear              (pg_lib.clear)
+#define PQntuples            (pg_lib.ntuples)
+#define PQgetvalue           (pg_lib.getvalue)
+#define PQgetlength          (pg_lib.getlength)
+#define PQgetisnull          (pg_lib.getisnull)
+#define PQcmdTuples          (pg_lib.cmdTuples)
+#define PQuser               (pg_lib.user)
+#define PQhost               (pg_lib.host)
+#define PQdb                 (pg_lib.db)
+#define PQpass               (pg_lib.pass)
+
 /* The server schema version this build creates and reads (the number of
  * server migrations in store/pg.c, checked there at compile time). */
 #define PG_SCHEMA_VERSION 1
