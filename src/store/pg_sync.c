@@ -33,6 +33,7 @@
 #include "util/sha256.h"
 
 #define SYNC_BATCH 500
+#define PULL_BATCH_BYTES "33554432"     /* 32 MB of message text a pull batch */
 /* The tsvector literal of one message is capped: PostgreSQL refuses a
  * tsvector over 1 MB, and a pasted log needs no more terms than these. */
 #define TSV_MAX (512 * 1024)
@@ -701,18 +702,22 @@ static int pull_messages(struct pgc *pc, struct cursor *c, const char *scope, co
     int rc = CAIRN_OK;
     snprintf(lim, sizeof lim, "%zu", o->batch);
     for (;;) {
-        const char *v[5] = { c->pull_tx, ltx, lseq, o->project, lim };
+        /* a batch is also capped in bytes (its first message always comes):
+         * what others share may be large, and a batch is held in memory */
+        const char *v[6] = { c->pull_tx, ltx, lseq, o->project, lim, PULL_BATCH_BYTES };
         /* a batch in the server's write order, then grouped by session
          * (sessions in the order the server got them, so a new store lists
          * them as the pushing one does), each in its own order */
         PGresult *r = PQexecParams(pc->c,
-            "SELECT * FROM (SELECT m.owner, m.sid, m.mkey, m.position, m.ext_id, m.role, "
-            "m.speaker, m.content, m.created_at, m.tx::text, m.seq, s.project, s.source, s.title, "
-            "s.started_at, s.ended_at, s.meta FROM cairn.messages m JOIN cairn.sessions s ON "
-            "s.owner = m.owner AND s.sid = m.sid WHERE m.tx >= $1::xid8 AND (m.tx, m.seq) > "
-            "($2::xid8, $3::bigint) AND ($4::text IS NULL OR s.project = $4) ORDER BY m.tx, m.seq "
-            "LIMIT $5::bigint) q ORDER BY min(seq) OVER (PARTITION BY owner, sid), owner, sid, "
-            "position", 5, NULL, v, NULL, NULL, 0);
+            "SELECT * FROM (SELECT q.*, sum(len) OVER (ORDER BY xtx, seq) - len AS before FROM "
+            "(SELECT m.owner, m.sid, m.mkey, m.position, m.ext_id, m.role, m.speaker, m.content, "
+            "m.created_at, m.tx::text, m.seq, s.project, s.source, s.title, s.started_at, "
+            "s.ended_at, s.meta, m.tx AS xtx, octet_length(m.content) AS len FROM cairn.messages m "
+            "JOIN cairn.sessions s ON s.owner = m.owner AND s.sid = m.sid WHERE m.tx >= $1::xid8 "
+            "AND (m.tx, m.seq) > ($2::xid8, $3::bigint) AND ($4::text IS NULL OR s.project = $4) "
+            "ORDER BY m.tx, m.seq LIMIT $5::bigint) q) r WHERE before < $6::bigint "
+            "ORDER BY min(seq) OVER (PARTITION BY owner, sid), owner, sid, position",
+            6, NULL, v, NULL, NULL, 0);
         if (PQresultStatus(r) != PGRES_TUPLES_OK)
             return pg_fail(pc, r, "pull messages");
         int n = PQntuples(r);
