@@ -50,9 +50,9 @@ int cmd_sync(int argc, char **argv, struct cli_ctx *ctx)
     /* what moved before a failure moved for good: say it either way */
     if (!quiet && (o.push || !o.pull) &&
         (!rc || r.messages_pushed || r.forgets_pushed))
-        printf("pushed %zu message%s in %zu session%s (%zu already there), %zu vector%s, "
+        printf("pushed %zu message%s (%zu already there), %zu new session%s, %zu vector%s, "
                "%zu forget%s\n", r.messages_pushed, cli_s((long long)r.messages_pushed),
-               r.sessions_pushed, cli_s((long long)r.sessions_pushed), r.messages_present,
+               r.messages_present, r.sessions_pushed, cli_s((long long)r.sessions_pushed),
                r.vectors_pushed, cli_s((long long)r.vectors_pushed), r.forgets_pushed,
                cli_s((long long)r.forgets_pushed));
     if (!quiet && (o.pull || !o.push) && (!rc || r.messages_pulled || r.forgets_pulled))

@@ -972,7 +972,7 @@ struct cairn_sync_opts {
 
 /* What a sync moved (counts are added to). */
 struct cairn_sync_report {
-    size_t sessions_pushed;   /* sessions that got messages on the server */
+    size_t sessions_pushed;   /* sessions new on the server */
     size_t messages_pushed;   /* new on the server */
     size_t messages_present;  /* sent and already there (another machine's, a re-run) */
     size_t vectors_pushed;

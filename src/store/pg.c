@@ -55,7 +55,7 @@ static void pg_lib_init(void)
 {
     static const char *const names[] = {
         "PQconnectdbParams", "PQstatus", "PQerrorMessage", "PQfinish", "PQexec", "PQexecParams",
-        "PQresultStatus", "PQresultErrorMessage", "PQclear", "PQntuples", "PQgetvalue",
+        "PQresultStatus", "PQresultErrorMessage", "PQresultErrorField", "PQclear", "PQntuples", "PQgetvalue",
         "PQgetlength", "PQgetisnull", "PQcmdTuples", "PQuser", "PQhost", "PQdb", "PQpass",
     };
     enum { N = sizeof names / sizeof names[0] };
@@ -214,10 +214,17 @@ int pg_fail(struct pgc *pc, PGresult *r, const char *what)
     if (!m || !*m)
         m = pc->c ? PQerrorMessage(pc->c) : "out of memory";
     copy_masked(msg, sizeof msg, m, pc->c ? PQpass(pc->c) : NULL);
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    snprintf(pc->sqlstate, sizeof pc->sqlstate, "%s", state ? state : "");
     int gone = !pc->c || PQstatus(pc->c) != CONNECTION_OK;
     PQclear(r);
     return cairn__err(pc->h, gone ? CAIRN_IO : CAIRN_ERROR, "server %s: %s: %s", pc->who, what,
                       msg);
+}
+
+int pg_retryable(const struct pgc *pc)
+{
+    return !strcmp(pc->sqlstate, "40P01") || !strcmp(pc->sqlstate, "40001");
 }
 
 int pg_exec(struct pgc *pc, const char *sql, const char *what)

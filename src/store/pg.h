@@ -25,6 +25,7 @@ struct pg_lib {
     __typeof__(PQexecParams)         *execParams;
     __typeof__(PQresultStatus)       *resultStatus;
     __typeof__(PQresultErrorMessage) *resultErrorMessage;
+    __typeof__(PQresultErrorField)   *resultErrorField;
     __typeof__(PQclear)              *clear;
     __typeof__(PQntuples)            *ntuples;
     __typeof__(PQgetvalue)           *getvalue;
@@ -45,6 +46,7 @@ extern struct pg_lib pg_lib;
 #define PQexecParams         (pg_lib.execParams)
 #define PQresultStatus       (pg_lib.resultStatus)
 #define PQresultErrorMessage (pg_lib.resultErrorMessage)
+#define PQresultErrorField   (pg_lib.resultErrorField)
 #define PQclear              (pg_lib.clear)
 #define PQntuples            (pg_lib.ntuples)
 #define PQgetvalue           (pg_lib.getvalue)
@@ -69,6 +71,7 @@ struct pgc {
     int           has_emb;       /* cairn.vectors has pgvector's `emb vector` column */
     int           schema;        /* the server's schema version as found */
     char          pgvector[32];  /* the extension's version in this database, "" none */
+    char          sqlstate[8];   /* of the last failure pg_fail saw, "" none */
 };
 
 /* Connects (server: a postgres:// URL or key=value conninfo; "" or NULL:
@@ -80,6 +83,9 @@ void pg_close(struct pgc *pc);
  * the handle, without the password, and returns CAIRN_IO when the
  * connection is gone, else CAIRN_ERROR. Clears r. */
 int pg_fail(struct pgc *pc, PGresult *r, const char *what);
+/* 1 when the last failure was one a retry of the transaction may not meet
+ * (a deadlock between two machines' batches, a serialization failure). */
+int pg_retryable(const struct pgc *pc);
 /* Runs sql (no parameters, no rows wanted): 0 or pg_fail. */
 int pg_exec(struct pgc *pc, const char *sql, const char *what);
 

@@ -43,14 +43,19 @@ struct cursor {
     char    pull_tx[32];
 };
 
+static void hex_sha256(const char *s, size_t n, char out[65])
+{
+    struct sha256 st;
+    unsigned char d[32];
+    sha256_init(&st);
+    sha256_update(&st, s, n);
+    sha256_final(&st, d);
+    sha256_hex(d, out);
+}
+
 void store_sid_hash(const char *sid, char out[65])
 {
-    struct sha256 s;
-    unsigned char d[32];
-    sha256_init(&s);
-    sha256_update(&s, sid, strlen(sid));
-    sha256_final(&s, d);
-    sha256_hex(d, out);
+    hex_sha256(sid, strlen(sid), out);
 }
 
 /* ---- the local side ---------------------------------------------------- */
@@ -158,6 +163,19 @@ static int pq(struct pgc *pc, const char *sql, int n, const char *const *v, cons
     return CAIRN_OK;
 }
 
+/* Runs a parameterised statement that returns one row (or none: *out
+ * is then ""); its first value goes to out. */
+static int pq_first(struct pgc *pc, const char *sql, int n, const char *const *v, char *out,
+                    size_t outlen, const char *what)
+{
+    PGresult *r = PQexecParams(pc->c, sql, n, NULL, v, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(pc, r, what);
+    snprintf(out, outlen, "%s", PQntuples(r) ? PQgetvalue(r, 0, 0) : "");
+    PQclear(r);
+    return CAIRN_OK;
+}
+
 /* The tsvector literal of cairn's own tokens of text: 'token':position,
  * parts of a compound at their whole's position (as FTS5 colocates them). */
 struct tsv {
@@ -196,16 +214,6 @@ static char *tsv_literal(const char *s, size_t n)
         return NULL;
     }
     return buf_detach(&t.b, NULL);
-}
-
-static void hex_sha256(const char *s, size_t n, char out[65])
-{
-    struct sha256 st;
-    unsigned char d[32];
-    sha256_init(&st);
-    sha256_update(&st, s, n);
-    sha256_final(&st, d);
-    sha256_hex(d, out);
 }
 
 /* ---- push -------------------------------------------------------------- */
@@ -408,16 +416,19 @@ static int push_row(struct pgc *pc, struct prow *r, const char *last_sid,
         store_sid_hash(r->v[S_SID], hash);
         const char *sv[9] = { r->v[S_SID], r->v[S_PROJECT], r->v[S_PRIVATE], r->v[S_SOURCE],
                               r->v[S_TITLE], r->v[S_START], r->v[S_END], r->v[S_META], hash };
-        if ((rc = pq(pc, "INSERT INTO cairn.sessions AS s(sid, project, private, source, title, "
-                         "started_at, ended_at, meta, sid_hash) SELECT $1, $2, $3, $4, $5, $6, "
-                         "$7, $8, $9 WHERE NOT EXISTS (SELECT 1 FROM cairn.tombstones t WHERE "
-                         "t.owner = current_user AND t.sid_hash = $9) ON CONFLICT (owner, sid) "
-                         "DO UPDATE SET started_at = least(s.started_at, EXCLUDED.started_at), "
-                         "ended_at = greatest(s.ended_at, EXCLUDED.ended_at), private = "
-                         "s.private OR EXCLUDED.private", 9, sv, NULL, NULL, &added,
-                     "push a session")))
+        /* xmax is 0 on a row this statement inserted, not on one it updated */
+        char isnew[8];
+        if ((rc = pq_first(pc, "INSERT INTO cairn.sessions AS s(sid, project, private, source, "
+                               "title, started_at, ended_at, meta, sid_hash) SELECT $1, $2, $3, "
+                               "$4, $5, $6, $7, $8, $9 WHERE NOT EXISTS (SELECT 1 FROM "
+                               "cairn.tombstones t WHERE t.owner = current_user AND t.sid_hash = "
+                               "$9) ON CONFLICT (owner, sid) DO UPDATE SET started_at = "
+                               "least(s.started_at, EXCLUDED.started_at), ended_at = "
+                               "greatest(s.ended_at, EXCLUDED.ended_at), private = s.private OR "
+                               "EXCLUDED.private RETURNING s.xmax::text = '0'", 9, sv, isnew,
+                           sizeof isnew, "push a session")))
             return rc;
-        rep->sessions_pushed += added;
+        rep->sessions_pushed += isnew[0] == 't';
     }
     char *tsv = tsv_literal(r->v[M_CONTENT], (size_t)r->len[M_CONTENT]);
     if (!tsv)
@@ -440,6 +451,41 @@ static int push_row(struct pgc *pc, struct prow *r, const char *last_sid,
     }
     rep->messages_present++;
     return CAIRN_OK;
+}
+
+/* One server transaction a batch: all of it lands or none. Two machines
+ * pushing the same sessions in different orders can deadlock on their
+ * rows; PostgreSQL then aborts one, which tries its batch again. */
+static int push_batch(struct pgc *pc, struct prow *rows, size_t n, struct cairn_sync_report *rep)
+{
+    struct cairn *h = pc->h;
+    int rc;
+    for (int attempt = 0;; attempt++) {
+        struct cairn_sync_report before = *rep;
+        if ((rc = pg_exec(pc, "BEGIN", "begin")))
+            return rc;
+        const char *last_sid = NULL;
+        char hash[65];
+        for (size_t i = 0; !rc && i < n; i++) {
+            /* a session pulled from another owner is theirs, not ours */
+            store_sid_hash(rows[i].v[S_SID], hash);
+            int foreign = local_has(h, "SELECT 1 FROM sync_foreign WHERE sid_hash = ?", hash);
+            if (foreign < 0)
+                rc = cairn__sqlerr(h, SQLITE_ERROR, "sync_foreign");
+            else if (!foreign) {
+                rc = push_row(pc, &rows[i], last_sid, rep);
+                last_sid = rows[i].v[S_SID];
+            }
+        }
+        if (!rc)
+            rc = pg_exec(pc, "COMMIT", "commit");
+        if (!rc)
+            return CAIRN_OK;
+        PQclear(PQexec(pc->c, "ROLLBACK"));
+        *rep = before;                       /* nothing of this attempt landed */
+        if (!pg_retryable(pc) || attempt == 4)
+            return rc;
+    }
 }
 
 static int push_messages(struct pgc *pc, struct cursor *c, const char *scope,
@@ -479,28 +525,8 @@ static int push_messages(struct pgc *pc, struct cursor *c, const char *scope,
                 cairn__err(h, rc, "out of memory");
             goto done;
         }
-        /* one server transaction a batch: all of it lands or none */
-        if ((rc = pg_exec(pc, "BEGIN", "begin")))
+        if ((rc = push_batch(pc, rows, n, rep)))
             goto done;
-        const char *last_sid = NULL;
-        char hash[65];
-        for (size_t i = 0; !rc && i < n; i++) {
-            /* a session pulled from another owner is theirs, not ours */
-            store_sid_hash(rows[i].v[S_SID], hash);
-            int foreign = local_has(h, "SELECT 1 FROM sync_foreign WHERE sid_hash = ?", hash);
-            if (foreign < 0)
-                rc = cairn__sqlerr(h, SQLITE_ERROR, "sync_foreign");
-            else if (!foreign) {
-                rc = push_row(pc, &rows[i], last_sid, rep);
-                last_sid = rows[i].v[S_SID];
-            }
-        }
-        if (!rc)
-            rc = pg_exec(pc, "COMMIT", "commit");
-        if (rc) {
-            PQclear(PQexec(pc->c, "ROLLBACK"));
-            goto done;
-        }
         c->push_msg = last;
         if ((rc = cursor_save(h, pc->key, scope, c)))
             goto done;
@@ -519,50 +545,100 @@ done:
 
 /* ---- pull -------------------------------------------------------------- */
 
-/* The local session whose id hashes to hash, if any (malloc'd id). */
-static char *local_session_by_hash(struct cairn *h, const char *hash)
+/* The local sessions by the hash of their ids, built once a pull that
+ * meets a tombstone it has not seen (one pass over the sessions, not one
+ * per tombstone). */
+struct sid_entry {
+    char  hash[65];
+    char *sid;
+};
+struct sid_index {
+    struct sid_entry *e;
+    size_t n;
+    int built;
+};
+
+static int sid_entry_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct sid_entry *)a)->hash, ((const struct sid_entry *)b)->hash);
+}
+
+static void sid_index_free(struct sid_index *x)
+{
+    for (size_t i = 0; i < x->n; i++)
+        free(x->e[i].sid);
+    free(x->e);
+}
+
+static int sid_index_build(struct cairn *h, struct sid_index *x)
 {
     sqlite3_stmt *st;
-    char *found = NULL, hh[65];
-    if (store_prepare(h, "SELECT ext_id FROM sessions", &st))
-        return NULL;
-    while (!found && sqlite3_step(st) == SQLITE_ROW) {
-        store_sid_hash((const char *)sqlite3_column_text(st, 0), hh);
-        if (!strcmp(hh, hash))
-            found = strdup((const char *)sqlite3_column_text(st, 0));
+    size_t cap = 0;
+    int rc = store_prepare(h, "SELECT ext_id FROM sessions", &st), src;
+    if (rc)
+        return rc;
+    x->built = 1;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        if (x->n == cap) {
+            cap = cap ? 2 * cap : 256;
+            struct sid_entry *e = realloc(x->e, cap * sizeof *e);
+            if (!e)
+                goto nomem;
+            x->e = e;
+        }
+        const char *sid = (const char *)sqlite3_column_text(st, 0);
+        if (!(x->e[x->n].sid = strdup(sid)))
+            goto nomem;
+        store_sid_hash(sid, x->e[x->n++].hash);
     }
     sqlite3_finalize(st);
-    return found;
+    if (src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "sessions");
+    if (x->n)
+        qsort(x->e, x->n, sizeof *x->e, sid_entry_cmp);
+    return CAIRN_OK;
+nomem:
+    sqlite3_finalize(st);
+    return cairn__err(h, CAIRN_NOMEM, "out of memory");
 }
 
 static int pull_forgets(struct pgc *pc, const char *from, struct cairn_sync_report *rep)
 {
     struct cairn *h = pc->h;
     const char *v[1] = { from };
+    struct sid_index idx = { NULL, 0, 0 };
     PGresult *r = PQexecParams(pc->c, "SELECT sid_hash FROM cairn.tombstones WHERE tx >= $1::xid8 "
                                       "ORDER BY tx, seq", 1, NULL, v, NULL, NULL, 0);
     int rc = CAIRN_OK;
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
         return pg_fail(pc, r, "pull forgets");
     for (int i = 0; !rc && i < PQntuples(r); i++) {
-        const char *hash = PQgetvalue(r, i, 0);
-        int known = local_has(h, "SELECT 1 FROM forgotten WHERE sid_hash = ?", hash);
+        struct sid_entry key, *hit = NULL;
+        snprintf(key.hash, sizeof key.hash, "%s", PQgetvalue(r, i, 0));
+        int known = local_has(h, "SELECT 1 FROM forgotten WHERE sid_hash = ?", key.hash);
+        if (known < 0) {
+            rc = cairn__sqlerr(h, SQLITE_ERROR, "forgotten");
+            break;
+        }
         if (known)
             continue;
-        char *sid = local_session_by_hash(h, hash);
-        if (sid) {
-            rc = cairn_forget(h, sid);
+        if (!idx.built && (rc = sid_index_build(h, &idx)))
+            break;
+        if (idx.n)
+            hit = bsearch(&key, idx.e, idx.n, sizeof *idx.e, sid_entry_cmp);
+        if (hit) {
+            rc = cairn_forget(h, hit->sid);
             if (rc == CAIRN_OK || rc == CAIRN_SCRUB_PENDING)
                 rep->forgets_pulled++;
             if (rc == CAIRN_SCRUB_PENDING)
                 rc = CAIRN_OK;             /* gone for readers; cairn_scrub wipes it later */
-            free(sid);
         } else {
             /* never here: remember it, so the session is never pulled */
             rc = local_exec(h, "INSERT OR IGNORE INTO forgotten(sid_hash, at) VALUES "
-                               "(?, CAST(strftime('%s') AS INTEGER))", hash, NULL);
+                               "(?, CAST(strftime('%s') AS INTEGER))", key.hash, NULL);
         }
     }
+    sid_index_free(&idx);
     PQclear(r);
     return rc;
 }
