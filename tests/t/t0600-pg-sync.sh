@@ -145,18 +145,14 @@ wait
 for n in 1 2 3; do eq "concurrent sync $n succeeded: $(cat "$TMP/c$n.out")" "$(cat "$TMP/c$n.rc")" 0; done
 eq "400 messages once each" "$(pg_sql alice alice-pw "SELECT count(*) FROM cairn.messages WHERE project = 'conc'")" 400
 eq "40 sessions once each" "$(pg_sql alice alice-pw "SELECT count(*) FROM cairn.sessions WHERE project = 'conc'")" 40
-sum=0
-for n in 1 2 3; do
-    k=$(sed -n 's/^pushed \([0-9]*\) message.*/\1/p' "$TMP/c$n.out")
-    sum=$((sum + ${k:-0}))
-done
-eq "the three pushes added 400 between them" "$sum" 400
-sum=0
-for n in 1 2 3; do
-    k=$(sed -n 's/^pushed .* \([0-9]*\) new session.*/\1/p' "$TMP/c$n.out")
-    sum=$((sum + ${k:-0}))
-done
-eq "and made 40 new sessions between them" "$sum" 40
+# total SED: the sum over the three outputs of the number SED prints
+total() {
+    t=0
+    for n in 1 2 3; do k=$(sed -n "$1" "$TMP/c$n.out"); t=$((t + ${k:-0})); done
+    echo "$t"
+}
+eq "the three pushes added 400 between them" "$(total 's/^pushed \([0-9]*\) message.*/\1/p')" 400
+eq "and made 40 new sessions between them" "$(total 's/^pushed .* \([0-9]*\) new session.*/\1/p')" 40
 
 # 5. forget propagates: A forgets s1, the server drops every row of it and
 # keeps a tombstone (the id's hash), B forgets it at its next sync and never
