@@ -24,7 +24,7 @@ ADMIN=$(pg_url cairn_admin "$PG_ADMIN_PW")
 pg_sql cairn_admin "$PG_ADMIN_PW" "CREATE ROLE alice LOGIN PASSWORD 'alice-pw'" >/dev/null
 ALICE=$(pg_url alice alice-pw)
 
-ms() { date +%s%N | awk '{ printf "%d", $1 / 1000000 }'; }
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 for r in $(seq "$RUNS"); do

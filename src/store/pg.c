@@ -57,6 +57,7 @@ static void pg_lib_init(void)
         "PQconnectdbParams", "PQstatus", "PQerrorMessage", "PQfinish", "PQexec", "PQexecParams",
         "PQresultStatus", "PQresultErrorMessage", "PQresultErrorField", "PQclear", "PQntuples", "PQgetvalue",
         "PQgetlength", "PQgetisnull", "PQcmdTuples", "PQuser", "PQhost", "PQdb", "PQpass",
+        "PQsetNoticeProcessor",
     };
     enum { N = sizeof names / sizeof names[0] };
     _Static_assert(N * sizeof(void *) == sizeof(struct pg_lib), "pg_lib and names disagree");
@@ -303,6 +304,13 @@ fail:
     return rc;
 }
 
+/* libpq prints the server's notices (NOTICE: ... already exists) to
+ * stderr by default; the library never prints. */
+static void no_notice(void *arg, const char *message)
+{
+    (void)arg, (void)message;
+}
+
 int pg_open(struct cairn *h, const char *server, int migrate_it, struct pgc *pc)
 {
     /* keywords are read in order and a later one wins: the defaults first,
@@ -330,6 +338,7 @@ int pg_open(struct cairn *h, const char *server, int migrate_it, struct pgc *pc)
         pg_close(pc);
         return rc;
     }
+    PQsetNoticeProcessor(pc->c, no_notice, NULL);
     /* times and text as cairn writes them, whatever the role's defaults */
     if ((rc = pg_exec(pc, "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'", "set up")))
         goto fail;

@@ -36,6 +36,7 @@ struct pg_lib {
     __typeof__(PQhost)               *host;
     __typeof__(PQdb)                 *db;
     __typeof__(PQpass)               *pass;
+    __typeof__(PQsetNoticeProcessor) *setNoticeProcessor;
 };
 extern struct pg_lib pg_lib;
 #define PQconnectdbParams    (pg_lib.connectdbParams)
@@ -57,6 +58,7 @@ extern struct pg_lib pg_lib;
 #define PQhost               (pg_lib.host)
 #define PQdb                 (pg_lib.db)
 #define PQpass               (pg_lib.pass)
+#define PQsetNoticeProcessor (pg_lib.setNoticeProcessor)
 
 /* The server schema version this build creates and reads (the number of
  * server migrations in store/pg.c, checked there at compile time). */
