@@ -194,6 +194,11 @@ out=$("$CAIRN" --db "$A" sync --server "postgres://alice:S3cretPw@/postgres?host
 check_fails "no server fails" test $? -eq 0
 contains "and says it cannot connect" "$out" "cannot connect"
 lacks "without the password" "$out" "S3cretPw"
+# the server as the store itself is not there yet: a clear error, no file
+out=$(cd "$TMP" && CAIRN_DB="$ALICE" "$CAIRN" sessions 2>&1)
+check_fails "CAIRN_DB=postgres://... fails" test $? -eq 0
+contains "and says it is not supported yet" "$out" "not supported yet"
+check_fails "no file named after the URL" test -e "$TMP/postgres:"
 out=$(CAIRN_SERVER="$ALICE" "$CAIRN" --db "$A" sync --pull 2>&1)
 check "CAIRN_SERVER names the server: $out" test $? -eq 0
 t_done
