@@ -514,17 +514,19 @@ static int push_messages(struct pgc *pc, struct cursor *c, const char *scope,
             sqlite3_bind_text(st, 2, o->project, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 3, (int64_t)o->batch);
         int64_t last = c->push_msg;
-        while (!rc && n < o->batch && sqlite3_step(st) == SQLITE_ROW) {
+        int src = SQLITE_DONE;
+        while (!rc && n < o->batch && (src = sqlite3_step(st)) == SQLITE_ROW) {
             rc = read_prow(st, o->private_sessions, &rows[n]);
             last = rows[n].id;
             n++;
         }
         sqlite3_finalize(st);
-        if (rc || n == 0) {
-            if (rc)
-                cairn__err(h, rc, "out of memory");
+        if (rc)
+            cairn__err(h, rc, "out of memory");
+        else if (src != SQLITE_ROW && src != SQLITE_DONE)
+            rc = cairn__sqlerr(h, src, "read messages to push");
+        if (rc || n == 0)
             goto done;
-        }
         if ((rc = push_batch(pc, rows, n, rep)))
             goto done;
         c->push_msg = last;
