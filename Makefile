@@ -19,10 +19,11 @@ CC      ?= cc
 PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc zlib
 # Loaded at run time with dlopen on first use (src/util/dl.h), not linked:
 # their load-time constructors cost ~12 ms per process, paid by every hook
-# (libmicrohttpd brings GnuTLS; only `cairn web` uses it).
+# (libmicrohttpd brings GnuTLS; only `cairn web` uses it; libpq brings
+# libssl, Kerberos and LDAP; only `cairn sync` and `doctor --server` use it).
 # Their headers are used at build time; only tests and benchmarks that call
 # them directly link them (DL_LIBS).
-DL_PKGS  = openblas libzip libcurl libmicrohttpd
+DL_PKGS  = openblas libzip libcurl libmicrohttpd libpq
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstemmer -lpthread -lm
 DL_LIBS    := $(shell pkg-config --libs $(DL_PKGS) 2>/dev/null)

@@ -9,8 +9,9 @@
 # Environment:
 #   BUILD          build folder holding cairn and bench/ (default: build)
 #   BENCH_ONLY     space-separated subset of: ingest recall cold hook capture embed rss forget fence
-#                  redact json tokcount pretool memories vault (vault: not in the default
-#                  run until cairn has a vault command; bench/README.md)
+#                  redact json tokcount pretool memories vault sync (vault: not in the
+#                  default run until cairn has a vault command, bench/README.md; sync: not
+#                  by default, it starts a PostgreSQL 15, bench/bench_sync.sh)
 #   BENCH_STORE    forget: a keyword-only store to copy (default: one made from
 #                  gen_data.py ingest, about 40 s)
 #   BENCH_QUICK=1  a smoke run: 10k-message ingest, 1 round, 60 questions,
@@ -163,6 +164,16 @@ fi
 if want vault; then
     "$PY" bench/vault/gen_notes.py "$TMP/vault" --notes 1000 >/dev/null
     "$PY" bench/bench_vault.py "$CAIRN" "$TMP/vault" --runs "$((COLD * 2))" || status=1
+fi
+
+# 13. cairn sync against a real PostgreSQL 15 (bench/bench_sync.sh), cairn
+# add of the same sessions as the baseline. Not in the default set: it
+# starts a server. A tenth of the ingest size: each message is a round trip.
+if want sync; then
+    "$PY" bench/gen_data.py ingest "$TMP/sync.jsonl" --sessions $((SESSIONS / 10)) \
+        --messages $((MESSAGES / 10))
+    sh bench/bench_sync.sh "$CAIRN" "$TMP/sync.jsonl" $((MESSAGES / 10)) "$RUNS" || status=1
+    rm -f "$TMP/sync.jsonl"
 fi
 
 echo "# bench: done in $(( $(date +%s) - t0 )) s$( [ $status = 0 ] || echo '; SOME CHECKS FAILED')"

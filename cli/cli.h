@@ -164,6 +164,8 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_hook(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_setup(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx);
+/* Sharing through PostgreSQL (docs/POSTGRES.md): cmd_sync.c. */
+int cmd_sync(int argc, char **argv, struct cli_ctx *ctx);
 /* Explicit memories (docs/MEMORIES.md): cmd_remember.c, cmd_memories.c. */
 int cmd_remember(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_memories(int argc, char **argv, struct cli_ctx *ctx);

@@ -183,12 +183,58 @@ static void check_hooks(const cJSON *settings, const char *spath, struct attenti
     }
 }
 
+/*
+ * The PostgreSQL server `cairn sync` uses (docs/POSTGRES.md): reachable
+ * with these credentials, its cairn schema (none yet, this build's, or
+ * newer than this cairn knows), pgvector, and the clock skew: sync's
+ * cursors are the server's transaction ids, not clocks, but the times
+ * sessions carry and the tombstones' are read across machines.
+ */
+static void check_server(const char *url, struct cairn *db, struct attention *att)
+{
+    struct cairn_server_info si;
+    int rc = cairn_server_check(db, url, &si);
+    if (rc) {
+        printf("ERROR:    server: %s\n", db ? cairn_errmsg(db) : cairn_errstr(rc));
+        attend(att, "server");
+        return;
+    }
+    printf("server:   %s, PostgreSQL %s\n", si.who, si.server_version);
+    if (si.schema == 0)
+        printf("note:     no cairn schema there yet: the first `cairn sync` by a role that may "
+               "create it (CREATE on the database) makes it\n");
+    else if (si.schema > si.schema_known) {
+        printf("WARNING:  cairn schema version %d there; this cairn knows up to %d: upgrade "
+               "cairn\n", si.schema, si.schema_known);
+        attend(att, "server");
+    } else
+        printf("          cairn schema version %d%s\n", si.schema,
+               si.schema < si.schema_known ? " (the next sync upgrades it)" : "");
+    if (si.pgvector[0])
+        printf("          pgvector %s%s\n", si.pgvector,
+               si.emb ? ", vectors kept as `vector` too" : "");
+    else
+        printf("          no pgvector: vectors are kept as bytes only\n");
+    printf("          clock skew %+.3f s\n", si.clock_skew_s);
+    if (si.clock_skew_s > 60 || si.clock_skew_s < -60) {
+        printf("WARNING:  this machine's clock and the server's differ by more than a minute\n");
+        attend(att, "server");
+    }
+}
+
 int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
 {
     struct attention att = { { 0 }, 0 };
     char path[4096];
     struct cairn *db = NULL;
     cJSON *settings = NULL;
+    const char *server = getenv("CAIRN_SERVER");
+    for (int i = 1; i < argc;) {
+        if (!cli_opt(argc, argv, &i, "--server", &server)) {
+            cli_error("doctor: unknown argument '%s' (see cairn doctor --help)", argv[i]);
+            return CLI_USAGE;
+        }
+    }
 
     /* The store. */
     if (ctx->db_path)
@@ -233,6 +279,8 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
         }
     }
     show_log(&att);
+    if (server)
+        check_server(server, db, &att);
 
     /* Claude Code. */
     char spath[4096];
@@ -283,7 +331,5 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
         printf("%s%s", i ? ", " : "needs attention: ", att.what[i]);
     if (att.n)
         printf(" (the line%s above)\n", att.n == 1 ? "" : "s");
-    (void)argc;
-    (void)argv;
     return att.n ? 1 : 0;
 }

@@ -91,10 +91,26 @@ static const char usage_setup[] =
     "  --dry-run   show the change, write nothing\n"
     "  --remove    take cairn's hooks out again\n";
 static const char usage_doctor[] =
-    "usage: cairn doctor\n"
+    "usage: cairn doctor [--server URL]\n"
     "Checks the store, the hook log, the hooks, and the Claude Code transcripts\n"
-    "not imported yet that are about to be deleted. Exit 1 when something needs\n"
+    "not imported yet that are about to be deleted; with --server (or\n"
+    "$CAIRN_SERVER) also the PostgreSQL server sync uses: the connection, its\n"
+    "cairn schema, pgvector and the clock skew. Exit 1 when something needs\n"
     "attention.\n";
+static const char usage_sync[] =
+    "usage: cairn sync [--push|--pull] [--project P] [--private] [--server URL]\n"
+    "                  [--batch N] [-q|--quiet]\n"
+    "Syncs the store with a PostgreSQL server (docs/POSTGRES.md): pushes the\n"
+    "sessions, messages, vectors and forgets the server lacks, then pulls what\n"
+    "others pushed that this role may read. Re-running moves nothing; an\n"
+    "interrupted sync is finished by the next one.\n"
+    "  --push, --pull  one way only (default: both)\n"
+    "  --project P     only project P's sessions\n"
+    "  --private       the sessions pushed now are private: no other role reads\n"
+    "                  them, even in a shared project\n"
+    "  --server URL    postgres://USER@HOST/DB (else $CAIRN_SERVER, else libpq's\n"
+    "                  PG* variables and ~/.pgpass)\n"
+    "  --batch N       messages per server transaction (default 500)\n";
 
 static const char usage_remember[] =
     "usage: cairn remember [--type T] [--scope P] [--tag X]... [--replaces ID]\n"
@@ -182,7 +198,9 @@ static const struct command {
       usage_memories },
     { "web",      cmd_web,      "web [--port N] [--open]   a local web page: browse, search, recall preview, forget",
       usage_web },
-    { "doctor",   cmd_doctor,   "doctor                store, hooks, log and transcripts at risk",
+    { "sync",     cmd_sync,     "sync [--push|--pull] [--project P] [--server URL]   share through PostgreSQL",
+      usage_sync },
+    { "doctor",   cmd_doctor,   "doctor [--server URL] store, hooks, log, transcripts at risk, the server",
       usage_doctor },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

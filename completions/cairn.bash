@@ -3,7 +3,7 @@
 # cli/main.c's table (tests/t/t0533-cli-man.sh checks they agree); session
 # ids and project names come from `cairn sessions --json`.
 
-_cairn_commands="add recall sessions show export forget stats redact eval model embed reindex mcp import hook setup remember memories web doctor help"
+_cairn_commands="add recall sessions show export forget stats redact eval model embed reindex mcp import hook setup remember memories web sync doctor help"
 
 # The values of one field of `cairn sessions --json` (the store of --db, if given).
 _cairn_field()
@@ -41,7 +41,7 @@ _cairn()
         --format) COMPREPLY=($(compgen -W "markdown jsonl" -- "$cur")); return ;;
         --method) COMPREPLY=($(compgen -W "cairn raw-bm25 keyword no-time" -- "$cur")); return ;;
         --settings|--out|--md|--svg) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --budget|--now|--from|--to|--limit|--model|--budgets|--label) return ;;
+        --budget|--now|--from|--to|--limit|--model|--budgets|--label|--server|--batch) return ;;
         --type) [ "$cmd" = remember ] || [ "$cmd" = memories ] &&
                     COMPREPLY=($(compgen -W "fact preference decision procedure correction" -- "$cur"))
                 return ;;
@@ -62,6 +62,7 @@ _cairn()
         forget) opts="$opts --scrub"
                 [ "${cur#-}" = "$cur" ] && COMPREPLY=($(compgen -W "$(_cairn_field id)" -- "$cur")) ;;
         stats) opts="$opts --json" ;;
+        sync) opts="$opts --push --pull --project --private --server --batch --quiet" ;;
         redact) opts="$opts --dry-run" ;;
         eval) opts="$opts --budgets --method --out --md --svg --limit --lean --quiet --label --dev"
               [ $((i + 1)) -eq $COMP_CWORD ] &&

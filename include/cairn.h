@@ -957,6 +957,63 @@ CAIRN_API const char *cairn_model_errmsg(const struct cairn_model *m);
 CAIRN_API int cairn_model_encode(struct cairn_model *m, const char *text, int is_query,
                                  float *out);
 
+/* ---- Sharing through PostgreSQL (docs/POSTGRES.md) --------------------- */
+
+/* What cairn_sync does. */
+struct cairn_sync_opts {
+    size_t      size;        /* sizeof(struct cairn_sync_opts): CAIRN_SYNC_OPTS_INIT */
+    int         push, pull;  /* which ways; both 0: push, then pull */
+    const char *project;     /* only this project's sessions; NULL: all */
+    int         private_sessions; /* sessions pushed now are private: never
+                                     readable by another role, shared or not */
+    size_t      batch;       /* messages per server transaction; 0: 500 */
+};
+#define CAIRN_SYNC_OPTS_INIT { sizeof(struct cairn_sync_opts), 0, 0, NULL, 0, 0 }
+
+/* What a sync moved (counts are added to). */
+struct cairn_sync_report {
+    size_t sessions_pushed;   /* sessions new on the server */
+    size_t messages_pushed;   /* new on the server */
+    size_t messages_present;  /* sent and already there (another machine's, a re-run) */
+    size_t vectors_pushed;
+    size_t forgets_pushed;    /* tombstones sent */
+    size_t sessions_pulled;   /* local sessions that got messages */
+    size_t messages_pulled;   /* new in the local store */
+    size_t vectors_pulled;
+    size_t forgets_pulled;    /* local sessions forgotten for a tombstone */
+};
+
+/*
+ * Syncs the store with a PostgreSQL server: `server` is a postgres:// URL
+ * or libpq key=value string (NULL or "": libpq's PG* variables and
+ * ~/.pgpass). Push sends what the server lacks (forgets first, as
+ * tombstones, then messages by stable ids, masked as stored, with their
+ * vectors and model tags), one server transaction per batch, and keeps a
+ * cursor per server in the store; pull adds the server's new rows that
+ * this role may read and forgets the sessions tombstoned there. Re-running
+ * moves nothing; a sync cut short anywhere resumes with nothing lost or
+ * duplicated. Creates or upgrades the server schema when the role may.
+ * CAIRN_IO when the server cannot be reached or went away (the message
+ * carries libpq's, never the password), CAIRN_ERROR for what it refused.
+ */
+CAIRN_API int cairn_sync(struct cairn *db, const char *server, const struct cairn_sync_opts *opts,
+                         struct cairn_sync_report *rep);
+
+/* A server as `cairn doctor --server` reports it. */
+struct cairn_server_info {
+    char   who[200];            /* user@host/database (never the password) */
+    char   server_version[32];
+    int    schema;              /* the server's cairn schema version, 0: none yet */
+    int    schema_known;        /* the newest this build knows */
+    char   pgvector[32];        /* the extension's version there, "" if absent */
+    int    emb;                 /* the schema stores vectors as pgvector's type too */
+    double clock_skew_s;        /* the server's clock minus ours, seconds */
+};
+/* Connects to server (as cairn_sync) and reads info; changes nothing.
+ * db gives the handle the message goes on (may be NULL). */
+CAIRN_API int cairn_server_check(struct cairn *db, const char *server,
+                                 struct cairn_server_info *info);
+
 #ifdef __cplusplus
 }
 #endif

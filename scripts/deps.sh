@@ -23,6 +23,10 @@
 # chromium: t0541 drives the `cairn web` page in it (playwright-core from npm);
 # fonts-wqy-microhei: a CJK font, without which its Chinese screenshots are boxes.
 # groff-base: t0533 renders the man page (docs/cairn.1) and checks it warns of nothing.
+# postgresql-15, postgresql-server-dev-15, libpq-dev, libpq5: `cairn sync` loads
+# libpq (libpq5) on first use, its headers from libpq-dev;
+# the tests start a real PostgreSQL 15 (tests/tools/pg.sh) and build the
+# pgvector extension against the server headers (below).
 # manpages-fr, -de, -es, -pt-br, -pl, -ru, -ja and debian-faq-ko (Debian 12
 # has no manpages-ko): real text in the languages the budget counter is
 # measured on (tests/tools/tokcount-compare.sh, docs/TOKENS.md).
@@ -34,7 +38,8 @@ PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf
 libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
 groff-base libcurl4 libopenblas0 libzip4 libmicrohttpd12 chromium fonts-wqy-microhei python3-sentencepiece python3-protobuf nodejs iproute2 ca-certificates \
 manpages-fr manpages-de manpages-es manpages-pt-br manpages-pl manpages-ru manpages-ja debian-faq-ko \
-docker-doc libbenchmark-dev"
+docker-doc libbenchmark-dev \
+postgresql-15 postgresql-server-dev-15 libpq-dev libpq5"
 if ! command -v npm >/dev/null 2>&1 ||
    dpkg-query -W -f='${Status}' npm 2>/dev/null | grep -q "install ok installed"; then
     PKGS="$PKGS npm"
@@ -47,11 +52,28 @@ missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
-echo "installing:$missing" >&2
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-# shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if [ -n "$missing" ]; then
+    echo "installing:$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+# pgvector: Debian 12 packages none. The tests build it from the release
+# source in ../shared/deps (never downloaded), once, when the extension is
+# missing; users install it from their distribution (docs/POSTGRES.md).
+# OPTFLAGS="": no -march=native, so the build runs on any x86-64.
+PGV=pgvector-0.8.6
+# (CAIRN_SHARED names another ../shared, e.g. from a git worktree.)
+PGV_TGZ="${CAIRN_SHARED:-$(cd "$(dirname "$0")/.." && pwd)/../shared}/deps/$PGV.tar.gz"
+PG_SHARE=$(/usr/lib/postgresql/15/bin/pg_config --sharedir 2>/dev/null || true)
+if [ -n "$PG_SHARE" ] && [ ! -f "$PG_SHARE/extension/vector.control" ] && [ -f "$PGV_TGZ" ]; then
+    echo "building $PGV" >&2
+    d=$(mktemp -d)
+    tar xzf "$PGV_TGZ" -C "$d"
+    (cd "$d/$PGV" && make -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config OPTFLAGS="" >/dev/null &&
+        $SUDO make -s PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config install >/dev/null)
+    rm -rf "$d"
+fi

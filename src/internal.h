@@ -20,7 +20,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 11
+#define CAIRN_SCHEMA_VERSION 12
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -123,6 +123,14 @@ int store_probe(struct cairn *h);
 int store_scrub(struct cairn *h, int (*change)(struct cairn *, void *), void *arg);
 /* Checkpoints the WAL and truncates it to zero bytes, or CAIRN_SCRUB_PENDING. */
 int store_checkpoint(struct cairn *h);
+
+/* ---- Interface to code in store/pg_sync.c ---- */
+/* The sha256 (hex) of a session id: how `forgotten`, `sync_foreign` and the
+ * server's tombstones name a session without keeping its id. */
+void store_sid_hash(const char *sid, char out[65]);
+/* cairn_forget's part of sync, in its transaction: the session becomes a
+ * tombstone for the next push and is never pulled again. */
+int store_sync_forget(struct cairn *h, const char *session);
 
 /* ---- Interface to code in store/memory.c ---- */
 /* Removes (and wipes) the memories whose time has come; a no-op on a

@@ -208,7 +208,8 @@ static int forget_rows(struct cairn *h, void *arg)
         if (src != SQLITE_DONE)
             return cairn__sqlerr(h, src, "forget");
     }
-    return CAIRN_OK;
+    /* a tombstone for `cairn sync` to push (the id's hash, not the id) */
+    return store_sync_forget(h, session);
 }
 
 int cairn_forget(struct cairn *h, const char *session)

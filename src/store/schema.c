@@ -88,6 +88,17 @@
  * Version 11 (branch mem18b; docs/MEMORIES.md, store/memory_vec.c):
  *   memory_vectors one f32 vector a memory (model, dim, the hash of the
  *                  text it was made from), for recall's dense match
+ *
+ * Version 12 (branch pg21; docs/POSTGRES.md, store/pg_sync.c):
+ *   sync_state     per server (its id and the role) and scope (a project,
+ *                  '' all): how far push has sent messages and forgets,
+ *                  and the server transaction pull has read up to
+ *   forgotten      one row per session cairn_forget removed: the sha256
+ *                  of its id (never the id: forget leaves no byte of it),
+ *                  so sync can push the forget as a tombstone and never
+ *                  pulls the session back
+ *   sync_foreign   sessions pulled from another owner (shared project), by
+ *                  the same hash: push never sends them as this user's
  */
 #include "internal.h"
 
@@ -278,6 +289,23 @@ static const char *const migrations[] = {
     "  dim INTEGER NOT NULL,"
     "  text_hash INTEGER NOT NULL,"
     "  vec BLOB NOT NULL);",
+    /* 11 -> 12 (branch pg21): what `cairn sync` keeps locally
+     * (store/pg_sync.c, docs/POSTGRES.md). */
+    "CREATE TABLE sync_state("
+    "  server TEXT NOT NULL,"
+    "  scope TEXT NOT NULL DEFAULT '',"
+    "  push_msg INTEGER NOT NULL DEFAULT 0,"
+    "  push_tomb INTEGER NOT NULL DEFAULT 0,"
+    "  pull_tx TEXT NOT NULL DEFAULT '0',"
+    "  updated_at INTEGER NOT NULL,"
+    "  PRIMARY KEY (server, scope));"
+    "CREATE TABLE forgotten("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  sid_hash TEXT NOT NULL UNIQUE,"
+    "  at INTEGER NOT NULL);"
+    "CREATE TABLE sync_foreign("
+    "  sid_hash TEXT PRIMARY KEY,"
+    "  owner TEXT NOT NULL);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

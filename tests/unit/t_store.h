@@ -27,8 +27,12 @@
     "DROP TABLE correction_candidates; DROP TABLE corrections;"
 /* What version 11 added (memory vectors). */
 #define MEMORY_VECTORS_V11_DROP "DROP TABLE memory_vectors;"
+/* What version 12 added (sync state, branch pg21: the one place tests name
+ * that migration). */
+#define SYNC_TABLES_V12_DROP \
+    "DROP TABLE sync_foreign; DROP TABLE forgotten; DROP TABLE sync_state;"
 /* Everything after version 8: a version-8 store has none of it. */
-#define AFTER_V8_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
+#define AFTER_V8_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
 /* What versions 8 and later added (the memory tables, then the above):
  * a version-7 store has none of it. */

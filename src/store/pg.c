@@ -1,0 +1,402 @@
+/*
+ * pg.c: a PostgreSQL server as a shared store (docs/POSTGRES.md):
+ * connecting through libpq, the server schema and its migrations, row-level
+ * security, and `cairn doctor --server`'s checks.
+ *
+ * Everything lives in the schema `cairn`. cairn.meta holds the schema
+ * version and a random id of the server's store (the key of a local sync
+ * cursor, so two URLs naming one server share one cursor and the URL, with
+ * its password, is never stored). Each row carries its owner (the role that
+ * wrote it: current_user, enforced) and its project; the policies decide
+ * who sees what: a role reads and writes its own rows, and reads the rows
+ * of a project its owner shared with it (cairn.shares, to a role or a
+ * group role it is a member of) unless the session is private. Policies
+ * are forced on the tables' owner too; a superuser bypasses them all, so
+ * nobody should sync as one.
+ *
+ * Server version 1:
+ *   meta        key/value: schema_version, server_id
+ *   sessions    (owner, sid) the key: the local external id; sid_hash its
+ *               sha256, hex, as the client computes it (what tombstones
+ *               name; convert_to is not immutable, so no generated column); project, private, source,
+ *               title, times, meta; tx the writing transaction (pull's
+ *               cursor)
+ *   messages    (owner, sid, mkey): mkey the message's external id, else
+ *               "h:", its 64-bit content hash as the local store keys it,
+ *               ":" and which repeat of that content in the session it is; position, role, speaker, content, created_at, chash
+ *               (sha256 of content), ntok, tsv (a tsvector of cairn's own
+ *               tokens with their positions, GIN-indexed: the full-text
+ *               candidates of recall on the server, not yet built), seq and
+ *               tx (pull's order)
+ *   vectors     (owner, sid, mkey, model, piece): dim, scale, v as the local
+ *               store keeps them (int8 or f32), and `emb vector` (pgvector)
+ *               when the extension could be created
+ *   tombstones  (owner, sid_hash): a forgotten session, with its project so
+ *               those it was shared with forget it too
+ *   shares      (owner, project, grantee): owner's project readable by the
+ *               role grantee (or its members)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <pthread.h>
+
+#include "store/pg.h"
+#include "util/dl.h"
+
+struct pg_lib pg_lib;
+static int pg_lib_ok;
+static char pg_lib_err[400];
+static pthread_once_t pg_lib_once = PTHREAD_ONCE_INIT;
+
+static void pg_lib_init(void)
+{
+    static const char *const names[] = {
+        "PQconnectdbParams", "PQstatus", "PQerrorMessage", "PQfinish", "PQexec", "PQexecParams",
+        "PQresultStatus", "PQresultErrorMessage", "PQresultErrorField", "PQclear", "PQntuples", "PQgetvalue",
+        "PQgetlength", "PQgetisnull", "PQcmdTuples", "PQuser", "PQhost", "PQdb", "PQpass",
+        "PQsetNoticeProcessor",
+    };
+    enum { N = sizeof names / sizeof names[0] };
+    _Static_assert(N * sizeof(void *) == sizeof(struct pg_lib), "pg_lib and names disagree");
+    void *sym[N];
+    if (!dl_load("libpq.so.5", "libpq5", names, sym, N, pg_lib_err, sizeof pg_lib_err))
+        return;
+    /* dlsym gives object pointers; POSIX guarantees they convert, and the
+     * struct is N function pointers in the order of names */
+    memcpy(&pg_lib, sym, sizeof pg_lib);
+    pg_lib_ok = 1;
+}
+
+static const char *const pg_migrations[] = {
+    /* 0 -> 1 */
+    "CREATE SCHEMA IF NOT EXISTS cairn;"
+    "CREATE TABLE cairn.meta(key text PRIMARY KEY, value text NOT NULL);"
+    "INSERT INTO cairn.meta VALUES ('server_id', gen_random_uuid()::text);"
+    "CREATE TABLE cairn.sessions("
+    "  owner name NOT NULL DEFAULT current_user,"
+    "  sid text NOT NULL,"
+    "  sid_hash text NOT NULL,"
+    "  project text NOT NULL DEFAULT '',"
+    "  private boolean NOT NULL DEFAULT false,"
+    "  source text NOT NULL DEFAULT '',"
+    "  title text NOT NULL DEFAULT '',"
+    "  started_at bigint, ended_at bigint, meta text,"
+    "  tx xid8 NOT NULL DEFAULT pg_current_xact_id(),"
+    "  PRIMARY KEY (owner, sid));"
+    "CREATE INDEX sessions_hash ON cairn.sessions(owner, sid_hash);"
+    "CREATE INDEX sessions_project ON cairn.sessions(owner, project);"
+    "CREATE TABLE cairn.messages("
+    "  owner name NOT NULL DEFAULT current_user,"
+    "  sid text NOT NULL,"
+    "  mkey text NOT NULL,"
+    "  project text NOT NULL DEFAULT '',"
+    "  position integer NOT NULL,"
+    "  ext_id text,"
+    "  role text NOT NULL CHECK (role IN ('user', 'assistant')),"
+    "  speaker text,"
+    "  content text NOT NULL,"
+    "  created_at bigint,"
+    "  chash text NOT NULL,"
+    "  ntok integer NOT NULL DEFAULT 0,"
+    "  tsv tsvector NOT NULL,"
+    "  seq bigint GENERATED ALWAYS AS IDENTITY,"
+    "  tx xid8 NOT NULL DEFAULT pg_current_xact_id(),"
+    "  PRIMARY KEY (owner, sid, mkey),"
+    "  FOREIGN KEY (owner, sid) REFERENCES cairn.sessions(owner, sid) ON DELETE CASCADE);"
+    "CREATE INDEX messages_tsv ON cairn.messages USING gin (tsv);"
+    "CREATE INDEX messages_pull ON cairn.messages(tx, seq);"
+    "CREATE TABLE cairn.vectors("
+    "  owner name NOT NULL DEFAULT current_user,"
+    "  sid text NOT NULL, mkey text NOT NULL,"
+    "  model text NOT NULL, piece integer NOT NULL,"
+    "  dim integer NOT NULL, scale real NOT NULL, v bytea NOT NULL,"
+    "  PRIMARY KEY (owner, sid, mkey, model, piece),"
+    "  FOREIGN KEY (owner, sid, mkey) REFERENCES cairn.messages(owner, sid, mkey)"
+    "    ON DELETE CASCADE);"
+    "CREATE TABLE cairn.tombstones("
+    "  owner name NOT NULL DEFAULT current_user,"
+    "  sid_hash text NOT NULL,"
+    "  project text NOT NULL DEFAULT '',"
+    "  at timestamptz NOT NULL DEFAULT now(),"
+    "  seq bigint GENERATED ALWAYS AS IDENTITY,"
+    "  tx xid8 NOT NULL DEFAULT pg_current_xact_id(),"
+    "  PRIMARY KEY (owner, sid_hash));"
+    "CREATE INDEX tombstones_pull ON cairn.tombstones(tx, seq);"
+    "CREATE TABLE cairn.shares("
+    "  owner name NOT NULL DEFAULT current_user,"
+    "  project text NOT NULL,"
+    "  grantee name NOT NULL,"
+    "  PRIMARY KEY (owner, project, grantee));"
+    /* who sees what: one source of truth, sessions; messages and vectors
+     * are visible when their session is (policies on a table apply inside
+     * another table's policy too) */
+    "CREATE FUNCTION cairn.shared_with_me(o name, p text) RETURNS boolean LANGUAGE sql STABLE AS"
+    "  $$ SELECT EXISTS (SELECT 1 FROM cairn.shares s JOIN pg_roles r ON r.rolname = s.grantee"
+    "     WHERE s.owner = o AND s.project = p AND pg_has_role(current_user, r.oid, 'MEMBER')) $$;"
+    "ALTER TABLE cairn.sessions ENABLE ROW LEVEL SECURITY;"
+    "ALTER TABLE cairn.sessions FORCE ROW LEVEL SECURITY;"
+    "CREATE POLICY own ON cairn.sessions USING (owner = current_user)"
+    "  WITH CHECK (owner = current_user);"
+    "CREATE POLICY shared ON cairn.sessions FOR SELECT"
+    "  USING (NOT private AND cairn.shared_with_me(owner, project));"
+    "ALTER TABLE cairn.messages ENABLE ROW LEVEL SECURITY;"
+    "ALTER TABLE cairn.messages FORCE ROW LEVEL SECURITY;"
+    "CREATE POLICY own ON cairn.messages USING (owner = current_user)"
+    "  WITH CHECK (owner = current_user);"
+    "CREATE POLICY shared ON cairn.messages FOR SELECT USING (EXISTS (SELECT 1 FROM"
+    "  cairn.sessions s WHERE s.owner = messages.owner AND s.sid = messages.sid));"
+    "ALTER TABLE cairn.vectors ENABLE ROW LEVEL SECURITY;"
+    "ALTER TABLE cairn.vectors FORCE ROW LEVEL SECURITY;"
+    "CREATE POLICY own ON cairn.vectors USING (owner = current_user)"
+    "  WITH CHECK (owner = current_user);"
+    "CREATE POLICY shared ON cairn.vectors FOR SELECT USING (EXISTS (SELECT 1 FROM"
+    "  cairn.sessions s WHERE s.owner = vectors.owner AND s.sid = vectors.sid));"
+    "ALTER TABLE cairn.tombstones ENABLE ROW LEVEL SECURITY;"
+    "ALTER TABLE cairn.tombstones FORCE ROW LEVEL SECURITY;"
+    "CREATE POLICY own ON cairn.tombstones USING (owner = current_user)"
+    "  WITH CHECK (owner = current_user);"
+    "CREATE POLICY shared ON cairn.tombstones FOR SELECT"
+    "  USING (cairn.shared_with_me(owner, project));"
+    "ALTER TABLE cairn.shares ENABLE ROW LEVEL SECURITY;"
+    "ALTER TABLE cairn.shares FORCE ROW LEVEL SECURITY;"
+    "CREATE POLICY own ON cairn.shares USING (owner = current_user)"
+    "  WITH CHECK (owner = current_user);"
+    "CREATE POLICY mine ON cairn.shares FOR SELECT USING (EXISTS (SELECT 1 FROM pg_roles r"
+    "  WHERE r.rolname = grantee AND pg_has_role(current_user, r.oid, 'MEMBER')));"
+    /* who may connect to the database is the server's business (CONNECT,
+     * pg_hba.conf); rows are guarded by the policies above */
+    "GRANT USAGE ON SCHEMA cairn TO PUBLIC;"
+    "GRANT SELECT ON cairn.meta TO PUBLIC;"
+    "GRANT SELECT, INSERT, UPDATE, DELETE ON cairn.sessions, cairn.messages, cairn.vectors,"
+    "  cairn.tombstones, cairn.shares TO PUBLIC;"
+    /* pgvector when the server has it and this role may create it: the
+     * vectors also as `vector`, for dense search on the server later */
+    "DO $$ BEGIN"
+    "  IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN"
+    "    BEGIN CREATE EXTENSION IF NOT EXISTS vector;"
+    "    EXCEPTION WHEN insufficient_privilege THEN NULL; END;"
+    "  END IF;"
+    "  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') THEN"
+    "    ALTER TABLE cairn.vectors ADD COLUMN emb vector;"
+    "  END IF;"
+    "END $$;",
+};
+#define PG_N_MIGRATIONS ((int)(sizeof pg_migrations / sizeof pg_migrations[0]))
+_Static_assert(PG_N_MIGRATIONS == PG_SCHEMA_VERSION, "PG_SCHEMA_VERSION is not the number of server migrations");
+
+/* msg with every occurrence of the connection's password replaced: libpq
+ * does not echo it, but a server-side message quoting a URL might. */
+static void copy_masked(char *out, size_t n, const char *msg, const char *pw)
+{
+    size_t k = 0, pl = pw ? strlen(pw) : 0;
+    while (*msg && k + 1 < n) {
+        if (pl >= 3 && !strncmp(msg, pw, pl)) {
+            k += (size_t)snprintf(out + k, n - k, "***");
+            if (k >= n)
+                k = n - 1;
+            msg += pl;
+        } else if (*msg == '\n' && !msg[1]) {
+            msg++;                               /* libpq's final newline */
+        } else {
+            out[k++] = *msg == '\n' ? ' ' : *msg;
+            msg++;
+        }
+    }
+    out[k] = 0;
+}
+
+int pg_fail(struct pgc *pc, PGresult *r, const char *what)
+{
+    char msg[400];
+    const char *m = r ? PQresultErrorMessage(r) : "";
+    if (!m || !*m)
+        m = pc->c ? PQerrorMessage(pc->c) : "out of memory";
+    copy_masked(msg, sizeof msg, m, pc->c ? PQpass(pc->c) : NULL);
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    snprintf(pc->sqlstate, sizeof pc->sqlstate, "%s", state ? state : "");
+    int gone = !pc->c || PQstatus(pc->c) != CONNECTION_OK;
+    PQclear(r);
+    return cairn__err(pc->h, gone ? CAIRN_IO : CAIRN_ERROR, "server %s: %s: %s", pc->who, what,
+                      msg);
+}
+
+int pg_retryable(const struct pgc *pc)
+{
+    return !strcmp(pc->sqlstate, "40P01") || !strcmp(pc->sqlstate, "40001");
+}
+
+int pg_exec(struct pgc *pc, const char *sql, const char *what)
+{
+    PGresult *r = PQexec(pc->c, sql);
+    ExecStatusType s = PQresultStatus(r);
+    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
+        return pg_fail(pc, r, what);
+    PQclear(r);
+    return CAIRN_OK;
+}
+
+/* One text value of a one-row query, or "" when it gave no row. */
+static int pg_value(struct pgc *pc, const char *sql, char *out, size_t n)
+{
+    PGresult *r = PQexec(pc->c, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(pc, r, "read the schema");
+    snprintf(out, n, "%s", PQntuples(r) ? PQgetvalue(r, 0, 0) : "");
+    PQclear(r);
+    return CAIRN_OK;
+}
+
+static int read_version(struct pgc *pc)
+{
+    char v[32];
+    /* two statements: one naming cairn.meta fails to parse without it */
+    int rc = pg_value(pc, "SELECT to_regclass('cairn.meta') IS NOT NULL", v, sizeof v);
+    pc->schema = 0;
+    if (rc || v[0] != 't')
+        return rc;
+    if (!(rc = pg_value(pc, "SELECT coalesce((SELECT value FROM cairn.meta WHERE key ="
+                            " 'schema_version'), '0')", v, sizeof v)))
+        pc->schema = atoi(v);
+    return rc;
+}
+
+/* Creates or upgrades the schema in one transaction, behind an advisory
+ * lock so that two machines syncing a new server at once migrate it once. */
+static int migrate(struct pgc *pc)
+{
+    int rc;
+    char sql[128];
+    if ((rc = read_version(pc)))
+        return rc;
+    if (pc->schema == PG_SCHEMA_VERSION)
+        return CAIRN_OK;
+    if (pc->schema > PG_SCHEMA_VERSION)
+        return cairn__err(pc->h, CAIRN_VERSION_TOO_NEW, "server %s has cairn schema version %d; "
+                          "this cairn knows up to %d: upgrade cairn", pc->who, pc->schema,
+                          PG_SCHEMA_VERSION);
+    if ((rc = pg_exec(pc, "BEGIN; SELECT pg_advisory_xact_lock(hashtext('cairn.schema'))",
+                      "lock the schema")))
+        return rc;
+    if ((rc = read_version(pc)))
+        goto fail;
+    for (int v = pc->schema; v < PG_SCHEMA_VERSION; v++) {
+        if ((rc = pg_exec(pc, pg_migrations[v], "create the cairn schema"))) {
+            if (strstr(cairn_errmsg(pc->h), "permission denied"))
+                cairn__err(pc->h, CAIRN_ERROR, "server %s: the cairn schema is at version %d and "
+                           "%s may not create it: a role with CREATE on the database must run "
+                           "`cairn sync --server ...` once",
+                           pc->who, pc->schema, pc->user);
+            goto fail;
+        }
+    }
+    snprintf(sql, sizeof sql, "INSERT INTO cairn.meta VALUES ('schema_version', '%d') ON CONFLICT "
+             "(key) DO UPDATE SET value = EXCLUDED.value", PG_SCHEMA_VERSION);
+    if ((rc = pg_exec(pc, sql, "set the schema version")) ||
+        (rc = pg_exec(pc, "COMMIT", "commit the schema")))
+        goto fail;
+    pc->schema = PG_SCHEMA_VERSION;
+    return CAIRN_OK;
+fail:
+    PQclear(PQexec(pc->c, "ROLLBACK"));
+    return rc;
+}
+
+/* libpq prints the server's notices (NOTICE: ... already exists) to
+ * stderr by default; the library never prints. */
+static void no_notice(void *arg, const char *message)
+{
+    (void)arg, (void)message;
+}
+
+int pg_open(struct cairn *h, const char *server, int migrate_it, struct pgc *pc)
+{
+    /* keywords are read in order and a later one wins: the defaults first,
+     * then the caller's URL or conninfo (expand_dbname) over them */
+    const char *const keys[] = { "connect_timeout", "fallback_application_name", "dbname", NULL };
+    const char *const vals[] = { "10", "cairn", server && *server ? server : NULL, NULL };
+    int rc;
+    char id[64];
+
+    memset(pc, 0, sizeof *pc);
+    pc->h = h;
+    pthread_once(&pg_lib_once, pg_lib_init);
+    if (!pg_lib_ok)
+        return cairn__err(h, CAIRN_ERROR, "%s", pg_lib_err);
+    snprintf(pc->who, sizeof pc->who, "(not connected)");
+    pc->c = PQconnectdbParams(keys, vals, 1);
+    if (pc->c) {
+        snprintf(pc->user, sizeof pc->user, "%s", PQuser(pc->c) ? PQuser(pc->c) : "");
+        const char *host = PQhost(pc->c);
+        snprintf(pc->who, sizeof pc->who, "%s@%s/%s", pc->user, host && *host ? host : "local",
+                 PQdb(pc->c) ? PQdb(pc->c) : "");
+    }
+    if (!pc->c || PQstatus(pc->c) != CONNECTION_OK) {
+        rc = pg_fail(pc, NULL, "cannot connect");
+        pg_close(pc);
+        return rc;
+    }
+    PQsetNoticeProcessor(pc->c, no_notice, NULL);
+    /* times and text as cairn writes them, whatever the role's defaults */
+    if ((rc = pg_exec(pc, "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'", "set up")))
+        goto fail;
+    if ((rc = migrate_it ? migrate(pc) : read_version(pc)))
+        goto fail;
+    if ((rc = pg_value(pc, "SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname ="
+                           " 'vector'), '')", pc->pgvector, sizeof pc->pgvector)))
+        goto fail;
+    if (pc->schema == 0)
+        return CAIRN_OK;
+    if ((rc = pg_value(pc, "SELECT value FROM cairn.meta WHERE key = 'server_id'", id, sizeof id)))
+        goto fail;
+    snprintf(pc->key, sizeof pc->key, "%s/%s", id, pc->user);
+    char emb[8];
+    if ((rc = pg_value(pc, "SELECT count(*) FROM information_schema.columns WHERE table_schema ="
+                           " 'cairn' AND table_name = 'vectors' AND column_name = 'emb'",
+                       emb, sizeof emb)))
+        goto fail;
+    pc->has_emb = emb[0] == '1';
+    return CAIRN_OK;
+fail:
+    pg_close(pc);
+    return rc;
+}
+
+void pg_close(struct pgc *pc)
+{
+    if (pc->c)
+        PQfinish(pc->c);
+    pc->c = NULL;
+}
+
+int cairn_server_check(struct cairn *h, const char *server, struct cairn_server_info *info)
+{
+    struct pgc pc;
+    char v[64];
+    int rc;
+    memset(info, 0, sizeof *info);
+    info->schema_known = PG_SCHEMA_VERSION;
+    if ((rc = pg_open(h, server, 0, &pc)))
+        return rc;
+    snprintf(info->who, sizeof info->who, "%s", pc.who);
+    snprintf(info->pgvector, sizeof info->pgvector, "%s", pc.pgvector);
+    info->schema = pc.schema;
+    info->emb = pc.has_emb;
+    /* the skew: the server's clock against the middle of the round trip */
+    struct timespec a, b;
+    clock_gettime(CLOCK_REALTIME, &a);
+    rc = pg_value(&pc, "SELECT extract(epoch FROM clock_timestamp())::text", v, sizeof v);
+    clock_gettime(CLOCK_REALTIME, &b);
+    if (!rc) {
+        double mid = ((double)a.tv_sec + (double)b.tv_sec) / 2 +
+                     ((double)a.tv_nsec + (double)b.tv_nsec) / 2e9;
+        info->clock_skew_s = atof(v) - mid;
+    }
+    if (!rc)
+        rc = pg_value(&pc, "SELECT current_setting('server_version')", info->server_version,
+                      sizeof info->server_version);
+    pg_close(&pc);
+    return rc;
+}
