@@ -88,6 +88,18 @@
  * Version 11 (branch mem18b; docs/MEMORIES.md, store/memory_vec.c):
  *   memory_vectors one f32 vector a memory (model, dim, the hash of the
  *                  text it was made from), for recall's dense match
+ *
+ * Version 12 (branch vault19; docs/VAULTS.md, store/vault.c):
+ *   vaults         folders of Markdown notes: name, root (absolute), settings
+ *                  (the --exclude globs, one a line), when last indexed
+ *   vault_docs     one row a file: path relative to the root, size, mtime
+ *                  (ns), hash64 of its bytes, title, aliases, tags and wiki
+ *                  links (one a line), its index tokens
+ *   vault_sections one row a heading's section: heading path, start line,
+ *                  text (masked, <private> dropped), index tokens
+ *   vault_fts      FTS5 over vault_sections.text with the "cairn" tokenizer,
+ *                  external content kept in step by store/vault.c as
+ *                  messages_fts is by the code that writes messages
  */
 #include "internal.h"
 
@@ -278,6 +290,38 @@ static const char *const migrations[] = {
     "  dim INTEGER NOT NULL,"
     "  text_hash INTEGER NOT NULL,"
     "  vec BLOB NOT NULL);",
+    /* 11 -> 12 (branch vault19): Markdown vaults (store/vault.c,
+     * docs/VAULTS.md). No cascades: a section leaves vault_fts first. */
+    "CREATE TABLE vaults("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  root TEXT NOT NULL,"
+    "  settings TEXT NOT NULL DEFAULT '',"
+    "  added_at INTEGER NOT NULL,"
+    "  indexed_at INTEGER);"
+    "CREATE TABLE vault_docs("
+    "  id INTEGER PRIMARY KEY,"
+    "  vault INTEGER NOT NULL REFERENCES vaults(id),"
+    "  path TEXT NOT NULL,"
+    "  size INTEGER NOT NULL,"
+    "  mtime INTEGER NOT NULL,"
+    "  hash INTEGER NOT NULL,"
+    "  title TEXT NOT NULL DEFAULT '',"
+    "  aliases TEXT NOT NULL DEFAULT '',"
+    "  tags TEXT NOT NULL DEFAULT '',"
+    "  links TEXT NOT NULL DEFAULT '',"
+    "  ntok INTEGER NOT NULL DEFAULT 0,"
+    "  UNIQUE(vault, path));"
+    "CREATE TABLE vault_sections("
+    "  id INTEGER PRIMARY KEY,"
+    "  doc INTEGER NOT NULL REFERENCES vault_docs(id),"
+    "  line INTEGER NOT NULL,"
+    "  heading TEXT NOT NULL DEFAULT '',"
+    "  text TEXT NOT NULL,"
+    "  ntok INTEGER NOT NULL);"
+    "CREATE INDEX vault_sections_doc ON vault_sections(doc, id, ntok);"
+    "CREATE VIRTUAL TABLE vault_fts USING fts5(text, content='vault_sections',"
+    "  content_rowid='id', tokenize='cairn');",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

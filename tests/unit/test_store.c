@@ -11,6 +11,8 @@
 #include "t.h"
 #include "t_open.h"
 #include "cairn.h"
+#include "internal.h"
+#include "t_store.h"
 
 static char dir[] = "/tmp/cairn-test-store-XXXXXX";
 
@@ -362,10 +364,8 @@ static void test_totals(void)
     T_EQ_INT(cairn_get_stats(db, &before), CAIRN_OK);
     cairn_close(db);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    T_EQ_INT(sqlite3_exec(raw, "DROP TABLE memory_vectors;"
-                          "DROP TABLE correction_candidates; DROP TABLE corrections;"
-                          "DROP INDEX sessions_first; DROP INDEX sessions_last;"
-                          "PRAGMA user_version=8", NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(raw, AFTER_V8_DROP "PRAGMA user_version=8", NULL, NULL, NULL),
+             SQLITE_OK);
     sqlite3_close(raw);
     T_EQ_INT(scan(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
                         "('sessions_first', 'sessions_last')"), 0);
