@@ -24,7 +24,8 @@ static const char usage_add[] =
     "  -q, --quiet   no summary line\n";
 static const char usage_recall[] =
     "usage: cairn recall QUESTION [--budget N] [--now DATE] [--project P]\n"
-    "                   [--session-exclude ID] [--method M] [--json] [--explain] [--fast]\n"
+    "                   [--session-exclude ID] [--method M] [--source S] [--json]\n"
+    "                   [--explain] [--fast]\n"
     "       cairn recall --batch < questions.jsonl\n"
     "What the store holds about QUESTION, packed into a token budget.\n"
     "  --budget N            tokens, 50 to 1000000 (default 4000)\n"
@@ -32,6 +33,7 @@ static const char usage_recall[] =
     "  --project P           only sessions of project P (cairn sessions lists them)\n"
     "  --session-exclude ID  leave one session out\n"
     "  --method M            cairn (default), raw-bm25, keyword, no-time\n"
+    "  --source S            all (default), conversations, notes (cairn vault)\n"
     "  --json                the result as JSON, with each item\n"
     "  --explain             why each item was chosen\n"
     "  --fast                latency first on big stores, as the prompt hook\n"

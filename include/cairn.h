@@ -406,7 +406,11 @@ struct cairn_recall_item {
     const char *note_path;   /* the file, relative to the vault's root */
     int         note_line;   /* 1-based line where its section starts */
     int         note_named;  /* 1: the question names the page's title or an
-                                alias (a distinctive match for the gate) */
+                                alias */
+    int         note_gate;   /* 1: this note alone passes the injection gate
+                                (cairn_inject_gate): its page is named by a
+                                distinctive name, or it holds the share and
+                                weight of the question the gate asks of a turn */
 };
 
 struct cairn_recall {
@@ -454,7 +458,9 @@ CAIRN_API void cairn_recall_free(struct cairn_recall *r);
  * it in match_weight's units (about one and a half rare words: names,
  * numbers, identifiers; common words do not add up to it), or a best
  * cosine of at least 0.7 when dense recall took part, or a kept memory
- * above its floor among the items (docs/MEMORIES.md).
+ * above its floor among the items (docs/MEMORIES.md), or a note that passes
+ * alone (item->note_gate: its page named by a distinctive title or alias,
+ * or the share and weight above held by the section; docs/VAULTS.md).
  */
 CAIRN_API int cairn_inject_gate(const struct cairn_recall *r, const char **why);
 
