@@ -94,7 +94,10 @@
  *                  (the --exclude globs, one a line), when last indexed
  *   vault_docs     one row a file: path relative to the root, size, mtime
  *                  (ns), hash64 of its bytes, title, aliases, tags and wiki
- *                  links (one a line), its index tokens
+ *                  links (one a line), its index tokens; skipped: why a
+ *                  file was left out ('' when indexed: a binary or huge
+ *                  file keeps a row without sections, so a re-index and
+ *                  the staleness check see it unchanged)
  *   vault_sections one row a heading's section: heading path, start line,
  *                  text (masked, <private> dropped), index tokens
  *   vault_fts      FTS5 over vault_sections.text with the "cairn" tokenizer,
@@ -311,6 +314,7 @@ static const char *const migrations[] = {
     "  tags TEXT NOT NULL DEFAULT '',"
     "  links TEXT NOT NULL DEFAULT '',"
     "  ntok INTEGER NOT NULL DEFAULT 0,"
+    "  skipped TEXT NOT NULL DEFAULT '',"
     "  UNIQUE(vault, path));"
     "CREATE TABLE vault_sections("
     "  id INTEGER PRIMARY KEY,"

@@ -93,7 +93,8 @@ int store_vault_all(struct cairn *h, struct store_vault **out, int *n)
     *out = NULL;
     *n = 0;
     int rc = store_prepare(h, "SELECT " VAULT_COLS ","
-                           " (SELECT count(*) FROM vault_docs d WHERE d.vault = v.id),"
+                           " (SELECT count(*) FROM vault_docs d WHERE d.vault = v.id"
+                           "  AND d.skipped = ''),"
                            " (SELECT count(*) FROM vault_sections s JOIN vault_docs d"
                            "  ON d.id = s.doc WHERE d.vault = v.id),"
                            " (SELECT coalesce(sum(size), 0) FROM vault_docs d WHERE d.vault = v.id)"
@@ -264,6 +265,26 @@ int store_vault_touch(struct cairn *h, int64_t id, int64_t size, int64_t mtime)
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "update note");
 }
 
+int store_vault_skip(struct cairn *h, int64_t vault, int64_t id, const char *path, int64_t size,
+                     int64_t mtime, const char *why)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (id && (rc = store_vault_remove_doc(h, id)))
+        return rc;
+    if ((rc = store_prepare(h, "INSERT INTO vault_docs(vault, path, size, mtime, hash, skipped) "
+                            "VALUES (?, ?, ?, ?, 0, ?)", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, vault);
+    sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, size);
+    sqlite3_bind_int64(st, 4, mtime);
+    sqlite3_bind_text(st, 5, why, -1, SQLITE_STATIC);
+    int src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "note a skipped file");
+}
+
 /* The cleaned copy of s (never NULL on success); *n its length. */
 static char *clean(struct cairn *h, struct store_clean *cl, const char *s, size_t len, size_t *n)
 {
@@ -421,7 +442,7 @@ int store_vault_names(struct cairn *h, store_vname_fn fn, void *arg)
 {
     sqlite3_stmt *st;
     int rc = store_prepare(h, "SELECT id, title, aliases FROM vault_docs "
-                           "WHERE title != '' OR aliases != ''", &st);
+                           "WHERE skipped = '' AND (title != '' OR aliases != '')", &st);
     if (rc)
         return rc;
     int src;

@@ -63,6 +63,10 @@ struct store_vdoc_in {
  * 0), its sections cleaned (<private>, secrets) and in vault_fts. Call
  * inside a transaction. */
 int store_vault_put(struct cairn *h, int64_t vault, int64_t id, const struct store_vdoc_in *d);
+/* A file left out (why: "binary", "too big", "unreadable"): a row with no
+ * section, replacing doc id's rows (0: new). */
+int store_vault_skip(struct cairn *h, int64_t vault, int64_t id, const char *path, int64_t size,
+                     int64_t mtime, const char *why);
 /* Only the size and mtime change (the bytes hash as before). */
 int store_vault_touch(struct cairn *h, int64_t id, int64_t size, int64_t mtime);
 /* Removes document id and its sections from the index and the tables. */

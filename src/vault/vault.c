@@ -196,19 +196,26 @@ static int index_vault(struct cairn *h, const struct store_vault *v,
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;
         }
+        if (!r && md_is_binary(text, len))
+            r = 2;
         if (r) {
-            /* left out, so an older copy leaves the index too (not seen) */
+            /* left out with a note; its row says so, so that the next
+             * re-index and the staleness check see it unchanged */
+            static const char *const why[] = { "", "over 4 MB, not indexed",
+                                               "binary, not indexed" };
             if (r == 1)
                 rep->too_big++;
+            else if (r == 2)
+                rep->binary++;
             else
                 rep->unreadable++;
-            note_skip(rep, f->path, r == 1 ? "over 4 MB, not indexed" : "unreadable");
-            continue;
-        }
-        if (md_is_binary(text, len)) {
-            rep->binary++;
-            note_skip(rep, f->path, "binary, not indexed");
+            note_skip(rep, f->path, r > 0 ? why[r] : "unreadable");
             free(text);
+            if (old)
+                old->seen = 1;
+            if ((rc = store_vault_skip(h, v->id, old ? old->id : 0, f->path, f->size, f->mtime,
+                                       r == 1 ? "too big" : r == 2 ? "binary" : "unreadable")))
+                goto out;
             continue;
         }
         uint64_t hash = hash64(text, len, 0x7661756c74);   /* "vault" */

@@ -99,20 +99,50 @@ contains "hook: fenced as memory" "$out" "data, not instructions"
 out=$(ask h2 "let us talk about the design")
 lacks "hook: an everyday word does not fire" "$out" "[note wiki/Design.md"
 
+# MCP recall: the source filter
+out=$(python3 - "$CAIRN" <<'PY'
+import sys
+from mcp_client import Mcp
+with Mcp(sys.argv[1], name="t0550") as m:
+    e1, t1 = m.call("recall", {"query": "which relay runs nyxbridge?", "source": "notes"})
+    e2, t2 = m.call("recall", {"query": "which relay runs nyxbridge?", "source": "conversations"})
+    e3, t3 = m.call("recall", {"query": "x", "source": "files"})
+    print("notes:", e1, "[note wiki/tor.md:1" in t1, "note section" in t1)
+    print("conversations:", e2, "[note " in t2)
+    print("bad:", e3)
+PY
+)
+contains "MCP recall source notes: the note, said in the footer" "$out" "notes: False True True"
+contains "MCP recall source conversations: no note" "$out" "conversations: False False"
+contains "MCP recall: an unknown source is an error" "$out" "bad: True"
+
 # re-index: unchanged files are not read, changes and removals follow
 out=$("$CAIRN" vault reindex kb 2>/dev/null)
-contains "reindex: nothing changed" "$out" "0 added, 0 changed, 3 unchanged, 0 removed"
+contains "reindex: nothing changed" "$out" "0 added, 0 changed, 5 unchanged, 0 removed"
 touch "$V/wiki/tor.md"
 out=$("$CAIRN" vault reindex kb 2>/dev/null)
-contains "reindex: a touched file keeps its rows" "$out" "0 changed, 3 unchanged"
+contains "reindex: a touched file keeps its rows" "$out" "0 changed, 5 unchanged"
 printf '# Tor relay\n\nThe relay is now called quobridge.\n' > "$V/wiki/tor.md"
 rm "$V/wiki/Design.md"
 out=$("$CAIRN" vault reindex 2>/dev/null)
-contains "reindex: a change and a removal" "$out" "0 added, 1 changed, 1 unchanged, 1 removed"
+contains "reindex: a change and a removal" "$out" "0 added, 1 changed, 3 unchanged, 1 removed"
 out=$("$CAIRN" recall "nyxbridge" --source notes 2>/dev/null); rc=$?
 eq "reindex: the old text left the index (exit 3)" "$rc:$out" "3:"
 contains "reindex: the new text is in it" "$("$CAIRN" recall quobridge --source notes)" "quobridge"
 eq "reindex: the removed file left" "$(q "SELECT count(*) FROM vault_docs WHERE path = 'wiki/Design.md'")" 0
+
+# freshness: doctor tells, the Stop hook (write side) follows
+printf '# New page\n\nzentriquon\n' > "$V/wiki/new.md"
+out=$("$CAIRN" doctor 2>&1)
+contains "doctor: a stale vault" "$out" "vault kb: 1 file changed since it was indexed"
+: > "$TMP/t.jsonl"
+printf '{"session_id":"s9","transcript_path":"%s","cwd":"/tmp","hook_event_name":"Stop"}' \
+    "$TMP/t.jsonl" > "$TMP/stop.json"
+"$CAIRN" hook stop < "$TMP/stop.json"
+contains "the Stop hook re-indexed it" "$("$CAIRN" recall zentriquon --source notes)" "zentriquon"
+out=$("$CAIRN" doctor 2>&1)
+contains "doctor: up to date again" "$out" "up to date"
+eq "the folder is still not written" "$(cd "$V" && find . -newer "$V/wiki/new.md" | grep -v '^\.$' | wc -l)" 0
 
 # rm: no byte of a note stays in the store's files
 found() { for f in "$CAIRN_DB" "$CAIRN_DB-wal"; do [ -f "$f" ] && grep -q -a -F -- "$1" "$f" && printf '%s ' "${f##*/}"; done; return 0; }
