@@ -177,7 +177,9 @@ static int on_name(void *arg, int64_t doc, const char *title, const char *aliase
         }
         a += n + (nl != NULL);
     }
-    if (named) {
+    /* an everyday name is no name: "tokens" in a question is not about
+     * the page TOKENS.md more than about any other */
+    if (named && distinct) {
         nm->docs[nm->ndocs] = doc;
         nm->distinct[nm->ndocs++] = distinct;
     }
@@ -196,7 +198,55 @@ static int by_rank(const void *a, const void *b)
     return x->sec < y->sec ? -1 : x->sec > y->sec;
 }
 
-int notes_rank(struct cairn *h, const struct query *q, struct note_pool *np)
+static int by_doc(const void *a, const void *b)
+{
+    const struct rnote *x = a, *y = b;
+    return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+/* The baseline: the matching sections summed into their files, each file
+ * one unit scored by BM25 over files. Nothing else: no names, no gate. */
+static int rank_files(struct cairn *h, const struct query *q, struct note_pool *np)
+{
+    int64_t docs, tok;
+    int rc = store_vault_doc_totals(h, &docs, &tok);
+    if (rc || !np->n)
+        return rc;
+    qsort(np->v, (size_t)np->n, sizeof *np->v, by_doc);
+    int k = 0;
+    for (int i = 0; i < np->n; i++) {
+        struct rnote *x = &np->v[i];
+        if (k && np->v[k - 1].doc == x->doc) {
+            struct rnote *d = &np->v[k - 1];
+            for (int t = 0; t < q->nt; t++)
+                d->tf[t] = (uint16_t)(d->tf[t] + x->tf[t] < 65535 ? d->tf[t] + x->tf[t] : 65535);
+            d->ntok += x->ntok;
+            continue;
+        }
+        np->v[k] = *x;
+        np->v[k++].whole = 1;
+    }
+    np->n = k;
+    double df[RECALL_MAX_TERMS] = { 0 }, idf[RECALL_MAX_TERMS], tf[RECALL_MAX_TERMS];
+    for (int i = 0; i < np->n; i++)
+        for (int t = 0; t < q->nt; t++)
+            df[t] += np->v[i].tf[t] > 0;
+    for (int t = 0; t < q->nt; t++)
+        idf[t] = rank_idf((double)docs, df[t]);
+    for (int i = 0; i < np->n; i++) {
+        struct rnote *x = &np->v[i];
+        for (int t = 0; t < q->nt; t++)
+            tf[t] = x->tf[t];
+        x->score = rank_bm25(tf, q->nt, x->ntok, docs ? (double)tok / (double)docs : 1, idf);
+        x->pass = x->score > 0;
+    }
+    qsort(np->v, (size_t)np->n, sizeof *np->v, by_rank);
+    for (int i = 0; i < np->n; i++)
+        np->v[i].rank = i;
+    return CAIRN_OK;
+}
+
+int notes_rank(struct cairn *h, const struct query *q, int files, struct note_pool *np)
 {
     struct buf expr = BUF_INIT;
     struct names *nm = NULL;
@@ -218,6 +268,10 @@ int notes_rank(struct cairn *h, const struct query *q, struct note_pool *np)
                 cairn__err(h, rc, "out of memory");
             goto out;
         }
+    }
+    if (files) {
+        rc = rank_files(h, q, np);
+        goto out;
     }
     for (int i = 0; i < np->n; i++)
         for (int t = 0; t < q->nt; t++)
@@ -371,7 +425,8 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
             *rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         return np->n ? -1 : 0;
     }
-    for (int i = 0; i < np->n && np->v[i].pass && np->norder < NOTE_MAX_ITEMS; i++) {
+    for (int i = 0; i < np->n && np->v[i].pass && (np->v[i].whole || np->norder < NOTE_MAX_ITEMS);
+         i++) {
         struct rnote *x = &np->v[i];
         int same = 0;
         for (int j = 0; j < np->norder; j++)
@@ -379,7 +434,8 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
         if (same >= NOTE_PER_DOC)
             continue;
         struct store_vsec s;
-        if ((*rc = store_vault_section(h, x->sec, &s)))
+        if ((*rc = x->whole ? store_vault_doc_text(h, x->doc, &s)
+                            : store_vault_section(h, x->sec, &s)))
             goto out;
         x->vault = s.vault;
         x->path = s.path;
@@ -407,8 +463,16 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
             x->shown = s.text;
             x->picked = 1;
             used += head + body + 1;
+        } else if (x->whole && room >= NOTE_MIN_CUT) {
+            /* the baseline packs files best-first: the last one cut */
+            /* (a margin: the block is counted again as one text) */
+            size_t k = text_prefix_within(s.text, n, room - 4);
+            s.text[k] = 0;
+            x->shown = s.text;
+            x->picked = 2;
+            used += head + text_count_tokens(x->shown, k) + 1;
         } else if (room >= NOTE_MIN_CUT) {
-            x->shown = pack_excerpt(s.text, n, q, room);
+            x->shown = pack_excerpt(s.text, n, q, room - 4);
             free(s.text);
             if (!x->shown) {
                 *rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
@@ -451,7 +515,7 @@ int note_item(const struct note_pool *np, int j, struct cairn_recall_item *it)
     it->role = "note";
     it->at = x->mtime;
     it->excerpt = x->picked == 2;
-    it->score = x->share;
+    it->score = x->whole ? x->score : x->share;
     it->rank = x->rank;
     it->note_line = x->line;
     it->note_named = x->named;

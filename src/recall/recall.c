@@ -285,8 +285,10 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     /* Notes next (notes.c): with conversations, at most NOTE_SHARE of what
      * the memories left. A store with no vault reads nothing more, and its
      * recall is what it was before vaults. */
-    if (!raw && o.source != CAIRN_SOURCE_CONVERSATIONS) {
-        if ((rc = notes_rank(h, &q, &np)))
+    /* (the raw method reads notes only when asked for notes alone: its
+     * baseline of conversations stays the plain BM25 of the record) */
+    if (o.source != CAIRN_SOURCE_CONVERSATIONS && (!raw || notes_only)) {
+        if ((rc = notes_rank(h, &q, raw, &np)))
             goto out;
         int cap = notes_only ? o.budget : (int)(o.budget * NOTE_SHARE);
         if ((note_tokens = notes_pack(h, &np, &q, cap, o.exclude_items, &nb, &rc)) < 0)

@@ -282,6 +282,7 @@ struct rnote {
     char    *vault, *path, *title, *heading;
     int      line;
     int64_t  mtime;        /* s */
+    int      whole;        /* a whole file (the files-bm25 baseline), doc only */
 };
 struct note_pool {
     struct rnote *v;
@@ -291,8 +292,10 @@ struct note_pool {
     int norder;
 };
 /* Scores the sections that match q's terms, and the pages q names: reads
- * the store (store/vault.h); nothing at all when no vault has a section. */
-int  notes_rank(struct cairn *h, const struct query *q, struct note_pool *np);
+ * the store (store/vault.h); nothing at all when no vault has a section.
+ * files: the baseline instead (files-bm25, CAIRN_METHOD_RAW_BM25): plain
+ * BM25 over whole files, IDF over files, every file that matches passes. */
+int  notes_rank(struct cairn *h, const struct query *q, int files, struct note_pool *np);
 /* Picks the notes that pass, best first, at most NOTE_MAX_ITEMS and
  * NOTE_PER_DOC of a page, within cap tokens, none listed as "\tnote:..."
  * in exclude; reads their text and renders them into b. Returns the tokens

@@ -486,16 +486,48 @@ void store_vault_section_release(struct store_vsec *s)
     memset(s, 0, sizeof *s);
 }
 
+int store_vault_doc_totals(struct cairn *h, int64_t *docs, int64_t *tok)
+{
+    sqlite3_stmt *st;
+    *docs = *tok = 0;
+    int rc = store_prepare(h, "SELECT count(*), coalesce(sum(ntok), 0) FROM vault_docs "
+                           "WHERE skipped = ''", &st);
+    if (rc)
+        return rc;
+    int src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        *docs = sqlite3_column_int64(st, 0);
+        *tok = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return src == SQLITE_ROW ? CAIRN_OK : cairn__sqlerr(h, src, "notes' file totals");
+}
+
+static int read_vsec(struct cairn *h, const char *sql, int64_t id, struct store_vsec *out);
+
+int store_vault_doc_text(struct cairn *h, int64_t doc, struct store_vsec *out)
+{
+    return read_vsec(h, "SELECT v.name, d.path, d.title, '', (SELECT group_concat(text, '') "
+                     "FROM (SELECT text FROM vault_sections WHERE doc = d.id ORDER BY line)), 1, "
+                     "d.mtime FROM vault_docs d JOIN vaults v ON v.id = d.vault WHERE d.id = ?",
+                     doc, out);
+}
+
 int store_vault_section(struct cairn *h, int64_t sec, struct store_vsec *out)
+{
+    return read_vsec(h, "SELECT v.name, d.path, d.title, s.heading, s.text, s.line, d.mtime "
+                     "FROM vault_sections s JOIN vault_docs d ON d.id = s.doc "
+                     "JOIN vaults v ON v.id = d.vault WHERE s.id = ?", sec, out);
+}
+
+static int read_vsec(struct cairn *h, const char *sql, int64_t id, struct store_vsec *out)
 {
     sqlite3_stmt *st;
     memset(out, 0, sizeof *out);
-    int rc = store_prepare(h, "SELECT v.name, d.path, d.title, s.heading, s.text, s.line, d.mtime "
-                           "FROM vault_sections s JOIN vault_docs d ON d.id = s.doc "
-                           "JOIN vaults v ON v.id = d.vault WHERE s.id = ?", &st);
+    int rc = store_prepare(h, sql, &st);
     if (rc)
         return rc;
-    sqlite3_bind_int64(st, 1, sec);
+    sqlite3_bind_int64(st, 1, id);
     int src = sqlite3_step(st);
     if (src == SQLITE_ROW) {
         out->vault = memory_col_dup(st, 0);
@@ -508,8 +540,7 @@ int store_vault_section(struct cairn *h, int64_t sec, struct store_vsec *out)
         if (!out->vault || !out->path || !out->title || !out->heading || !out->text)
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
     } else {
-        rc = src == SQLITE_DONE ? cairn__err(h, CAIRN_NOTFOUND, "no note section %lld",
-                                             (long long)sec)
+        rc = src == SQLITE_DONE ? cairn__err(h, CAIRN_NOTFOUND, "no note %lld", (long long)id)
                                 : cairn__sqlerr(h, src, "read note section");
     }
     sqlite3_finalize(st);

@@ -91,6 +91,11 @@ typedef int (*store_vname_fn)(void *arg, int64_t doc, const char *title, const c
 int store_vault_names(struct cairn *h, store_vname_fn fn, void *arg);
 /* The first section of document doc (a page named without a matching word). */
 int store_vault_first_section(struct cairn *h, int64_t doc, int64_t *sec, int *ntok);
+/* For the whole-file baseline (files-bm25): files indexed and their
+ * index tokens, and one file's sections joined, as a section of line 1. */
+int store_vault_doc_totals(struct cairn *h, int64_t *docs, int64_t *tok);
+struct store_vsec;
+int store_vault_doc_text(struct cairn *h, int64_t doc, struct store_vsec *out);
 /* One section to show; strings malloc'd, free with _section_release. */
 struct store_vsec {
     char   *vault, *path, *title, *heading, *text;
