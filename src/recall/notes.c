@@ -72,13 +72,14 @@ static struct rnote *push(struct note_pool *np, int64_t sec, int64_t doc, int nt
     return x;
 }
 
-static int on_match(void *arg, int64_t sec, int64_t doc, int ntok, const uint16_t *tf)
+static int on_match(void *arg, int64_t sec, int64_t doc, int line, int ntok, const uint16_t *tf)
 {
     struct note_pool *np = arg;
     struct rnote *x = push(np, sec, doc, ntok);
     if (!x)
         return CAIRN_NOMEM;
     memcpy(x->tf, tf, sizeof x->tf);
+    x->card = line == 0;
     return 0;
 }
 
@@ -193,6 +194,10 @@ static int by_rank(const void *a, const void *b)
         return y->pass - x->pass;
     if (x->named != y->named)
         return y->named - x->named;
+    if (x->held != y->held)
+        return x->held < y->held ? 1 : -1;
+    if (x->card != y->card)
+        return x->card - y->card;
     if (x->score != y->score)
         return x->score < y->score ? 1 : -1;
     return x->sec < y->sec ? -1 : x->sec > y->sec;
@@ -216,6 +221,8 @@ static int rank_files(struct cairn *h, const struct query *q, struct note_pool *
     int k = 0;
     for (int i = 0; i < np->n; i++) {
         struct rnote *x = &np->v[i];
+        if (x->card)           /* the file's bytes only */
+            continue;
         if (k && np->v[k - 1].doc == x->doc) {
             struct rnote *d = &np->v[k - 1];
             for (int t = 0; t < q->nt; t++)
@@ -294,10 +301,10 @@ int notes_rank(struct cairn *h, const struct query *q, int files, struct note_po
     nm->q = q;
     nm->df = df;
     tokens(q->text, strlen(q->text), &nm->qt);
-    if ((rc = store_vault_names(h, on_name, nm)))
-        goto out;
     double avgdl = np->nsec ? (double)np->tok / (double)np->nsec : 1;
     double unit = log(2.0 + (double)np->nsec);
+    if ((rc = store_vault_names(h, on_name, nm)))
+        goto out;
     for (int i = 0; i < np->n; i++) {
         struct rnote *x = &np->v[i];
         double tf[RECALL_MAX_TERMS], held = 0;
@@ -310,10 +317,40 @@ int notes_rank(struct cairn *h, const struct query *q, int files, struct note_po
         x->share = total > 0 ? held / total : 0;
         x->weight = held / unit;
     }
+    /* what each section holds of the question with its page's card (the
+     * page's names and path): a section is a bounded piece of text, so a
+     * long page holding every common word does not pass by its length */
+    if (np->n) {
+        qsort(np->v, (size_t)np->n, sizeof *np->v, by_doc);
+        for (int a = 0, b; a < np->n; a = b) {
+            const struct rnote *card = NULL;
+            for (b = a; b < np->n && np->v[b].doc == np->v[a].doc; b++)
+                if (np->v[b].card)
+                    card = &np->v[b];
+            for (int i = a; i < b; i++) {
+                struct rnote *x = &np->v[i];
+                /* a word counts in full in the card or in a section of
+                 * average length or less, and less in a longer one unless
+                 * it recurs (BM25's saturation, against a single mention):
+                 * a changelog holds every common word once */
+                double len = 1 - BM25_B + BM25_B * x->ntok / (avgdl > 0 ? avgdl : 1);
+                x->held = 0;
+                for (int t = 0; t < q->nt; t++) {
+                    if (q->t[t].stop && content)
+                        continue;
+                    double f = x->tf[t] * (BM25_K1 + 1) / (x->tf[t] + BM25_K1 * len);
+                    if (card && card->tf[t])
+                        f = 1;
+                    x->held += idf[t] * (f < 1 ? f : 1);
+                }
+            }
+        }
+    }
     for (int k = 0; k < nm->ndocs; k++) {
         struct rnote *best = NULL;
         for (int i = 0; i < np->n; i++)
-            if (np->v[i].doc == nm->docs[k] && (!best || np->v[i].score > best->score))
+            if (np->v[i].doc == nm->docs[k] && !np->v[i].card &&
+                (!best || np->v[i].score > best->score))
                 best = &np->v[i];
         if (!best) {
             int64_t sec;
@@ -332,8 +369,9 @@ int notes_rank(struct cairn *h, const struct query *q, int files, struct note_po
     }
     for (int i = 0; i < np->n; i++) {
         struct rnote *x = &np->v[i];
-        x->pass = x->named || x->share > NOTE_FLOOR;
-        x->gate |= x->share >= CAIRN_GATE_SHARE && x->weight >= CAIRN_GATE_WEIGHT;
+        double share = total > 0 ? x->held / total : 0, weight = x->held / unit;
+        x->pass = x->named || share > NOTE_FLOOR;
+        x->gate |= share >= NOTE_GATE_SHARE && weight >= NOTE_GATE_WEIGHT;
     }
     if (np->n)
         qsort(np->v, (size_t)np->n, sizeof *np->v, by_rank);
@@ -432,6 +470,20 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
         for (int j = 0; j < np->norder; j++)
             same += np->v[np->order[j]].doc == x->doc;
         if (same >= NOTE_PER_DOC)
+            continue;
+        if (x->card) {
+            /* found by its names: shown by its first section */
+            int ntok;
+            if ((*rc = store_vault_first_section(h, x->doc, &x->sec, &ntok)))
+                goto out;
+            x->card = 0;
+            if (!x->sec)
+                continue;
+        }
+        int dup = 0;
+        for (int j = 0; j < np->norder; j++)
+            dup |= !x->whole && np->v[np->order[j]].sec == x->sec;
+        if (dup)
             continue;
         struct store_vsec s;
         if ((*rc = x->whole ? store_vault_doc_text(h, x->doc, &s)

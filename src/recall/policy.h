@@ -234,6 +234,13 @@ struct policy_const {
 #define NOTE_NAME_DF    3
 #define NOTE_NAME_MIN_LEN 3
 
+/* A section passes the injection gate alone when it holds this share of
+ * the question's IDF weight and this weight (the gate's units, gate.c),
+ * with its page's card (title, aliases, tags, path), a word in a section
+ * longer than the average counting less unless it recurs (notes.c). */
+#define NOTE_GATE_SHARE  0.5
+#define NOTE_GATE_WEIGHT 1.5
+
 /* The table of every constant above, in this file's order. */
 const struct policy_const *policy_table(size_t *n);
 /* FNV-1a (64-bit) over each "name=value;" (value as %.17g). */
@@ -296,6 +303,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_PER_DOC) \
     X(NOTE_MIN_CUT) \
     X(NOTE_NAME_DF) \
-    X(NOTE_NAME_MIN_LEN)
+    X(NOTE_NAME_MIN_LEN) \
+    X(NOTE_GATE_SHARE) \
+    X(NOTE_GATE_WEIGHT)
 
 #endif

@@ -273,6 +273,9 @@ struct rnote {
     double   score;        /* BM25 of the section, IDF over sections */
     double   share;        /* of the question's IDF weight it holds (0..1) */
     double   weight;       /* that weight in the gate's units (gate.c) */
+    double   held;         /* the IDF weight its page holds (every section
+                            * and the card: title, aliases, tags, path) */
+    int      card;         /* the page's card (line 0): found, never shown */
     int      named;        /* the question names its page (title or alias) */
     int      pass;         /* shown: named, or share above NOTE_FLOOR */
     int      gate;         /* passes the injection gate alone */

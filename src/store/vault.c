@@ -96,7 +96,7 @@ int store_vault_all(struct cairn *h, struct store_vault **out, int *n)
                            " (SELECT count(*) FROM vault_docs d WHERE d.vault = v.id"
                            "  AND d.skipped = ''),"
                            " (SELECT count(*) FROM vault_sections s JOIN vault_docs d"
-                           "  ON d.id = s.doc WHERE d.vault = v.id),"
+                           "  ON d.id = s.doc WHERE d.vault = v.id AND s.line > 0),"
                            " (SELECT coalesce(sum(size), 0) FROM vault_docs d WHERE d.vault = v.id)"
                            " FROM vaults v ORDER BY v.name", &st);
     if (rc)
@@ -416,7 +416,7 @@ int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
     uint16_t tf[64];
     if (nt > 64)
         nt = 64;
-    int rc = store_prepare(h, "SELECT s.id, s.doc, s.ntok, cairn_tf(vault_fts) FROM vault_fts "
+    int rc = store_prepare(h, "SELECT s.id, s.doc, s.ntok, cairn_tf(vault_fts), s.line FROM vault_fts "
                            "JOIN vault_sections s ON s.id = vault_fts.rowid "
                            "WHERE vault_fts MATCH ?", &st);
     if (rc)
@@ -429,7 +429,7 @@ int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
         for (int i = 0; i < nt; i++)
             tf[i] = b && 2 * i + 1 < bn ? (uint16_t)(b[2 * i] | b[2 * i + 1] << 8) : 0;
         if ((rc = fn(arg, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                     sqlite3_column_int(st, 2), tf)))
+                     sqlite3_column_int(st, 4), sqlite3_column_int(st, 2), tf)))
             break;
     }
     sqlite3_finalize(st);
@@ -461,7 +461,7 @@ int store_vault_first_section(struct cairn *h, int64_t doc, int64_t *sec, int *n
     sqlite3_stmt *st;
     *sec = 0;
     *ntok = 0;
-    int rc = store_prepare(h, "SELECT id, ntok FROM vault_sections WHERE doc = ? "
+    int rc = store_prepare(h, "SELECT id, ntok FROM vault_sections WHERE doc = ? AND line > 0 "
                            "ORDER BY id LIMIT 1", &st);
     if (rc)
         return rc;
@@ -508,7 +508,8 @@ static int read_vsec(struct cairn *h, const char *sql, int64_t id, struct store_
 int store_vault_doc_text(struct cairn *h, int64_t doc, struct store_vsec *out)
 {
     return read_vsec(h, "SELECT v.name, d.path, d.title, '', (SELECT group_concat(text, '') "
-                     "FROM (SELECT text FROM vault_sections WHERE doc = d.id ORDER BY line)), 1, "
+                     "FROM (SELECT text FROM vault_sections WHERE doc = d.id AND line > 0 "
+                     "ORDER BY line)), 1, "
                      "d.mtime FROM vault_docs d JOIN vaults v ON v.id = d.vault WHERE d.id = ?",
                      doc, out);
 }

@@ -82,14 +82,15 @@ int store_vault_any(struct cairn *h, int *any);
 int store_vault_totals(struct cairn *h, int64_t *sections, int64_t *tok);
 /* Every section that matches the FTS5 expression (terms OR'ed), with its
  * document, index tokens and count of each of the nt phrases (cairn_tf). */
-typedef int (*store_vmatch_fn)(void *arg, int64_t sec, int64_t doc, int ntok,
+typedef int (*store_vmatch_fn)(void *arg, int64_t sec, int64_t doc, int line, int ntok,
                                const uint16_t *tf);
 int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
                         store_vmatch_fn fn, void *arg);
 /* Every document's title and aliases (one a line), for names in a question. */
 typedef int (*store_vname_fn)(void *arg, int64_t doc, const char *title, const char *aliases);
 int store_vault_names(struct cairn *h, store_vname_fn fn, void *arg);
-/* The first section of document doc (a page named without a matching word). */
+/* The first section of document doc (a page named without a matching
+ * word, or found by its card), its card (line 0) left out. */
 int store_vault_first_section(struct cairn *h, int64_t doc, int64_t *sec, int *ntok);
 /* For the whole-file baseline (files-bm25): files indexed and their
  * index tokens, and one file's sections joined, as a section of line 1. */

@@ -124,25 +124,39 @@ static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk
     }
     join(&tags, d.tags, d.ntags);
     join(&links, d.links, d.nlinks);
-    if (d.nsec && !(sec = calloc((size_t)d.nsec, sizeof *sec))) {
+    /* the page's card: its names and its path's words, a section of line
+     * 0 that recall searches and never shows (recall/notes.c) */
+    struct buf card = BUF_INIT;
+    buf_adds(&card, d.title ? d.title : name);
+    buf_addc(&card, '\n');
+    buf_add(&card, aliases.p, aliases.n);
+    buf_addc(&card, '\n');
+    buf_add(&card, tags.p, tags.n);
+    buf_addc(&card, '\n');
+    for (const char *p = f->path; *p; p++)
+        buf_addc(&card, *p == '/' || *p == '_' || *p == '-' || *p == '.' ? ' ' : *p);
+    buf_addc(&card, '\n');
+    if (!(sec = calloc((size_t)d.nsec + 1, sizeof *sec))) {
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
-    if (aliases.err || tags.err || links.err) {
+    if (aliases.err || tags.err || links.err || card.err) {
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
+    sec[0] = (struct store_vsec_in){ 0, "", card.p, card.n };
     for (int i = 0; i < d.nsec; i++) {
-        sec[i].line = d.sec[i].line;
-        sec[i].heading = d.sec[i].heading;
-        sec[i].text = text + d.sec[i].off;
-        sec[i].len = d.sec[i].len;
+        sec[i + 1].line = d.sec[i].line;
+        sec[i + 1].heading = d.sec[i].heading;
+        sec[i + 1].text = text + d.sec[i].off;
+        sec[i + 1].len = d.sec[i].len;
     }
     struct store_vdoc_in in = { f->path, f->size, f->mtime, hash, d.title ? d.title : name,
-                                aliases.p, tags.p, links.p, sec, d.nsec };
+                                aliases.p, tags.p, links.p, sec, d.nsec + 1 };
     rc = store_vault_put(h, vault, id, &in);
     *sections += d.nsec;
 out:
+    buf_release(&card);
     free(sec);
     buf_release(&aliases);
     buf_release(&tags);

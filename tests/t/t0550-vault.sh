@@ -59,11 +59,13 @@ check_fails "vault add: not a folder" "$CAIRN" vault add "$V/wiki/tor.md"
 check_fails "vault rm: no such vault" "$CAIRN" vault rm nosuch
 q() { sqlite3 "$CAIRN_DB" "$1"; }
 eq "sections with their lines and headings" \
-   "$(q "SELECT line || ' ' || heading FROM vault_sections s JOIN vault_docs d ON d.id = s.doc WHERE d.path = 'wiki/Payments Service.md' ORDER BY line")" \
+   "$(q "SELECT line || ' ' || heading FROM vault_sections s JOIN vault_docs d ON d.id = s.doc WHERE d.path = 'wiki/Payments Service.md' AND line > 0 ORDER BY line")" \
    "$(printf '7 Payments Service\n11 Payments Service > Keys')"
 eq "frontmatter: title, aliases, tags" \
    "$(q "SELECT title || '|' || replace(aliases, char(10), ',') || '|' || tags FROM vault_docs WHERE path LIKE '%Payments%'")" \
    "Payments Service|PSP,payments provider|billing"
+eq "the page's card: names and path words, line 0, never shown" \
+   "$(q "SELECT count(*) FROM vault_sections s JOIN vault_docs d ON d.id = s.doc WHERE d.path = 'wiki/tor.md' AND line = 0 AND text LIKE '%wiki tor md%'")" 1
 for w in flimflarn zagrebian obsidianonly; do
     eq "left out: $w not indexed" "$(q "SELECT count(*) FROM vault_sections WHERE text LIKE '%$w%'")" 0
 done
@@ -78,6 +80,9 @@ eq "<private> is dropped" "$(q "SELECT count(*) FROM vault_sections WHERE text L
 out=$("$CAIRN" recall "which relay runs nyxbridge?" --source notes)
 contains "recall --source notes: path:line and heading" "$out" "[note wiki/tor.md:1 · Tor relay]"
 contains "recall --source notes: the text" "$out" "obfs4 bridges"
+out=$("$CAIRN" recall "the page named tor" --source notes)
+contains "a page found by its card shows its first section" "$out" "[note wiki/tor.md:1 · Tor relay]"
+lacks "the card itself is never shown" "$out" "wiki tor md"
 out=$("$CAIRN" recall "which relay runs nyxbridge?" --source notes --json)
 contains "recall --json: the note's path and line" "$out" '"vault":"kb","path":"wiki/tor.md","line":1'
 "$CAIRN" add -q "$ROOT/examples/sample-history.jsonl"
@@ -162,4 +167,16 @@ out=$(CAIRN_DB="$TMP/v11.db" "$CAIRN" vault add "$V" --name again 2>/dev/null); 
 eq "v11 store: vault add works after the upgrade" "$rc" 0
 out=$(CAIRN_DB="$TMP/v11.db" "$CAIRN" recall "quobridge relay" --source notes)
 contains "v11 store: its notes are recalled" "$out" "quobridge"
+# cairn eval vault: a tiny vault and its queries (tests/data/vault-tiny)
+D="$ROOT/tests/data/vault-tiny"
+out=$("$CAIRN" eval vault "$D" "$D/queries.jsonl" --budgets 300,1000 --out "$TMP/run.jsonl"); rc=$?
+eq "eval vault: exit 0" "$rc" 0
+contains "eval vault: the hook fires on every graded query, with the right page" "$out" \
+    "| cairn | 1000 | 100.0% (4 of 4) | 0 of 3 | 4 of 4 | 100.0% (4 of 4) |"
+contains "eval vault: the files-bm25 baseline fires on two that must not" "$out" \
+    "| files-bm25 | 1000 | 66.7% (4 of 6) | 2 of 3 | 4 of 4 |"
+eq "eval vault --out: a line a query, method and budget" "$(wc -l < "$TMP/run.jsonl")" 28
+printf '{"id":"x","question":"q","fire":true}\n' > "$TMP/bad.jsonl"
+check_fails "eval vault: a graded query without pages is refused" \
+    "$CAIRN" eval vault "$D" "$TMP/bad.jsonl"
 t_done
