@@ -129,7 +129,21 @@ struct names {
 static int named_in(struct names *nm, const char *name, size_t len, int *distinct)
 {
     struct toks t;
-    tokens(name, len, &t);
+    /* the name's tokens as the indexer wrote them, apart by spaces */
+    t.n = 0;
+    t.count = 0;
+    for (size_t i = 0; i < len && t.count < 64;) {
+        size_t j = i;
+        while (j < len && name[j] != ' ')
+            j++;
+        if (j > i && t.n + (j - i) + 1 <= sizeof t.buf) {
+            t.at[t.count++] = t.buf + t.n;
+            memcpy(t.buf + t.n, name + i, j - i);
+            t.buf[t.n + (j - i)] = 0;
+            t.n += j - i + 1;
+        }
+        i = j + 1;
+    }
     if (!t.count || t.count > nm->qt.count)
         return 0;
     int content = 0, last = -1;
@@ -159,17 +173,13 @@ static int named_in(struct names *nm, const char *name, size_t len, int *distinc
     return 1;
 }
 
-static int on_name(void *arg, int64_t doc, const char *title, const char *aliases)
+static int on_name(void *arg, int64_t doc, const char *names)
 {
     struct names *nm = arg;
     int named = 0, distinct = 0, d;
     if (nm->ndocs == 256)
         return 0;
-    if (title && *title && named_in(nm, title, strlen(title), &d)) {
-        named = 1;
-        distinct |= d;
-    }
-    for (const char *a = aliases ? aliases : ""; *a;) {
+    for (const char *a = names ? names : ""; *a;) {
         const char *nl = strchr(a, '\n');
         size_t n = nl ? (size_t)(nl - a) : strlen(a);
         if (n && named_in(nm, a, n, &d)) {

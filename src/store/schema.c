@@ -97,9 +97,13 @@
  *                  links (one a line), its index tokens; skipped: why a
  *                  file was left out ('' when indexed: a binary or huge
  *                  file keeps a row without sections, so a re-index and
- *                  the staleness check see it unchanged)
+ *                  the staleness check see it unchanged); names: the
+ *                  title and aliases as index tokens (a name a line, tokens
+ *                  apart by spaces), which recall compares with the question
  *   vault_sections one row a heading's section: heading path, start line,
- *                  text (masked, <private> dropped), index tokens
+ *                  text (masked, <private> dropped), index tokens;
+ *                  vault_sections_hit (id, doc, line, ntok) is what recall
+ *                  reads for a match, without the text
  *   vault_fts      FTS5 over vault_sections.text with the "cairn" tokenizer,
  *                  external content kept in step by store/vault.c as
  *                  messages_fts is by the code that writes messages
@@ -315,15 +319,21 @@ static const char *const migrations[] = {
     "  links TEXT NOT NULL DEFAULT '',"
     "  ntok INTEGER NOT NULL DEFAULT 0,"
     "  skipped TEXT NOT NULL DEFAULT '',"
+    "  names TEXT NOT NULL DEFAULT '',"
     "  UNIQUE(vault, path));"
+    /* the names recall compares with every question, without the rows */
+    "CREATE INDEX vault_docs_names ON vault_docs(id, names) WHERE skipped = '';"
     "CREATE TABLE vault_sections("
     "  id INTEGER PRIMARY KEY,"
     "  doc INTEGER NOT NULL REFERENCES vault_docs(id),"
     "  line INTEGER NOT NULL,"
+    "  ntok INTEGER NOT NULL,"
     "  heading TEXT NOT NULL DEFAULT '',"
-    "  text TEXT NOT NULL,"
-    "  ntok INTEGER NOT NULL);"
+    "  text TEXT NOT NULL);"
     "CREATE INDEX vault_sections_doc ON vault_sections(doc, id, ntok);"
+    /* recall maps each match to its page, line and length from this alone,
+     * without the table's pages, which hold the text (messages_hit, v6) */
+    "CREATE INDEX vault_sections_hit ON vault_sections(id, doc, line, ntok);"
     "CREATE VIRTUAL TABLE vault_fts USING fts5(text, content='vault_sections',"
     "  content_rowid='id', tokenize='cairn');",
 };

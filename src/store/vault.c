@@ -301,7 +301,7 @@ int store_vault_put(struct cairn *h, int64_t vault, int64_t id, const struct sto
 {
     struct store_clean cl = { redact_enabled(cairn__setting(h, CAIRN__SET_REDACT)), 0, 0, NULL };
     sqlite3_stmt *doc = NULL, *sec = NULL, *fts = NULL;
-    char *title = NULL, *aliases = NULL, *tags = NULL, *links = NULL;
+    char *title = NULL, *aliases = NULL, *tags = NULL, *links = NULL, *names = NULL;
     int rc;
     if (id && (rc = store_vault_remove_doc(h, id)))
         return rc;
@@ -309,10 +309,12 @@ int store_vault_put(struct cairn *h, int64_t vault, int64_t id, const struct sto
     if (!(title = clean(h, &cl, d->title, d->title ? strlen(d->title) : 0, NULL)) ||
         !(aliases = clean(h, &cl, d->aliases, d->aliases ? strlen(d->aliases) : 0, NULL)) ||
         !(tags = clean(h, &cl, d->tags, d->tags ? strlen(d->tags) : 0, NULL)) ||
-        !(links = clean(h, &cl, d->links, d->links ? strlen(d->links) : 0, NULL)))
+        !(links = clean(h, &cl, d->links, d->links ? strlen(d->links) : 0, NULL)) ||
+        !(names = clean(h, &cl, d->names, d->names ? strlen(d->names) : 0, NULL)))
         goto out;
     if ((rc = store_prepare(h, "INSERT INTO vault_docs(vault, path, size, mtime, hash, title,"
-                            " aliases, tags, links) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", &doc)) ||
+                            " aliases, tags, links, names) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            &doc)) ||
         (rc = store_prepare(h, "INSERT INTO vault_sections(doc, line, heading, text, ntok) "
                             "VALUES (?, ?, ?, ?, ?)", &sec)) ||
         (rc = store_prepare(h, "INSERT INTO vault_fts(rowid, text) VALUES (?, ?)", &fts)))
@@ -326,6 +328,7 @@ int store_vault_put(struct cairn *h, int64_t vault, int64_t id, const struct sto
     sqlite3_bind_text(doc, 7, aliases, -1, SQLITE_STATIC);
     sqlite3_bind_text(doc, 8, tags, -1, SQLITE_STATIC);
     sqlite3_bind_text(doc, 9, links, -1, SQLITE_STATIC);
+    sqlite3_bind_text(doc, 10, names, -1, SQLITE_STATIC);
     int src = sqlite3_step(doc);
     if (src != SQLITE_DONE) {
         rc = cairn__sqlerr(h, src, "add note");
@@ -374,6 +377,7 @@ out:
     free(aliases);
     free(tags);
     free(links);
+    free(names);
     return rc;
 }
 
@@ -416,9 +420,11 @@ int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
     uint16_t tf[64];
     if (nt > 64)
         nt = 64;
+    /* the match drives the join (CROSS JOIN keeps that order), and
+     * vault_sections_hit covers what is read: the text is not */
     int rc = store_prepare(h, "SELECT s.id, s.doc, s.ntok, cairn_tf(vault_fts), s.line FROM vault_fts "
-                           "JOIN vault_sections s ON s.id = vault_fts.rowid "
-                           "WHERE vault_fts MATCH ?", &st);
+                           "CROSS JOIN vault_sections s INDEXED BY vault_sections_hit "
+                           "ON s.id = vault_fts.rowid WHERE vault_fts MATCH ?", &st);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, expr, (int)len, SQLITE_STATIC);
@@ -441,14 +447,13 @@ int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
 int store_vault_names(struct cairn *h, store_vname_fn fn, void *arg)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(h, "SELECT id, title, aliases FROM vault_docs "
-                           "WHERE skipped = '' AND (title != '' OR aliases != '')", &st);
+    int rc = store_prepare(h, "SELECT id, names FROM vault_docs INDEXED BY vault_docs_names "
+                           "WHERE skipped = '' AND names != ''", &st);
     if (rc)
         return rc;
     int src;
     while ((src = sqlite3_step(st)) == SQLITE_ROW)
-        if ((rc = fn(arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
-                     (const char *)sqlite3_column_text(st, 2))))
+        if ((rc = fn(arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1))))
             break;
     sqlite3_finalize(st);
     if (rc)

@@ -56,6 +56,7 @@ struct store_vdoc_in {
     int64_t     size, mtime;
     uint64_t    hash;
     const char *title, *aliases, *tags, *links;
+    const char *names;          /* title and aliases as index tokens, a name a line */
     const struct store_vsec_in *sec;
     int         nsec;
 };
@@ -86,8 +87,9 @@ typedef int (*store_vmatch_fn)(void *arg, int64_t sec, int64_t doc, int line, in
                                const uint16_t *tf);
 int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
                         store_vmatch_fn fn, void *arg);
-/* Every document's title and aliases (one a line), for names in a question. */
-typedef int (*store_vname_fn)(void *arg, int64_t doc, const char *title, const char *aliases);
+/* Every document's names (its title and aliases as index tokens, a name a
+ * line, tokens apart by spaces), for names in a question. */
+typedef int (*store_vname_fn)(void *arg, int64_t doc, const char *names);
 int store_vault_names(struct cairn *h, store_vname_fn fn, void *arg);
 /* The first section of document doc (a page named without a matching
  * word, or found by its card), its card (line 0) left out. */

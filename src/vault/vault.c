@@ -21,6 +21,7 @@
 
 #include "store/vault.h"
 #include "text/markdown.h"
+#include "text/tokenize.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "vault/walk.h"
@@ -103,6 +104,26 @@ static void stem(const char *path, char *out, size_t cap)
     out[n] = 0;
 }
 
+/* One name's index tokens into b, apart by spaces, then a line break. */
+static int name_tok(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
+{
+    struct buf *b = arg;
+    if (coloc)
+        return 0;
+    if (b->n && b->p[b->n - 1] != '\n')
+        buf_addc(b, ' ');
+    buf_add(b, tok, n);
+    return 0;
+}
+
+static void add_name(struct buf *b, const char *s, size_t n)
+{
+    size_t at = b->n;
+    text_tokenize(s, n, 1, name_tok, b);
+    if (b->n > at)
+        buf_addc(b, '\n');
+}
+
 /* Parses and writes one file's bytes as document id (0: new). */
 static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk_file *f,
                    const char *text, size_t len, uint64_t hash, int64_t *sections)
@@ -126,7 +147,14 @@ static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk
     join(&links, d.links, d.nlinks);
     /* the page's card: its names and its path's words, a section of line
      * 0 that recall searches and never shows (recall/notes.c) */
-    struct buf card = BUF_INIT;
+    struct buf card = BUF_INIT, names = BUF_INIT;
+    add_name(&names, d.title ? d.title : name, strlen(d.title ? d.title : name));
+    for (const char *a = aliases.p; *a;) {
+        const char *nl = strchr(a, '\n');
+        size_t n = nl ? (size_t)(nl - a) : strlen(a);
+        add_name(&names, a, n);
+        a += n + (nl != NULL);
+    }
     buf_adds(&card, d.title ? d.title : name);
     buf_addc(&card, '\n');
     buf_add(&card, aliases.p, aliases.n);
@@ -140,7 +168,7 @@ static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
-    if (aliases.err || tags.err || links.err || card.err) {
+    if (aliases.err || tags.err || links.err || card.err || names.err) {
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
@@ -152,11 +180,12 @@ static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk
         sec[i + 1].len = d.sec[i].len;
     }
     struct store_vdoc_in in = { f->path, f->size, f->mtime, hash, d.title ? d.title : name,
-                                aliases.p, tags.p, links.p, sec, d.nsec + 1 };
+                                aliases.p, tags.p, links.p, names.p, sec, d.nsec + 1 };
     rc = store_vault_put(h, vault, id, &in);
     *sections += d.nsec;
 out:
     buf_release(&card);
+    buf_release(&names);
     free(sec);
     buf_release(&aliases);
     buf_release(&tags);
