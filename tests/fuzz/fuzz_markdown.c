@@ -4,9 +4,13 @@
  * its binary sniff, on any bytes. Sections must be non-empty byte ranges
  * of the input, in order and not overlapping, with increasing start
  * lines; every list within its cap and every value within MD_MAX_VALUE.
+ * The input's second and third parts (fuzz.h: cut at NULs) are a vault's
+ * exclude glob and a path (src/vault/walk.c): the same answer twice, and a
+ * path with no glob character matches itself.
  */
 #include "fuzz.h"
 #include "text/markdown.h"
+#include "vault/walk.h"
 
 static void check_value(const char *v)
 {
@@ -14,8 +18,25 @@ static void check_value(const char *v)
         abort();
 }
 
+static void fuzz_glob(const struct fuzz_part *g, const struct fuzz_part *n)
+{
+    char *gs = strndup(g->p, g->n), *ns = strndup(n->p, n->n);
+    if (!gs || !ns)
+        abort();
+    int a = walk_glob(gs, ns);
+    if (a != walk_glob(gs, ns))
+        abort();
+    if (!strpbrk(ns, "*?[") && !walk_glob(ns, ns))
+        abort();
+    free(gs);
+    free(ns);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    struct fuzz_part parts[3];
+    if (fuzz_split(data, size, parts, 3) == 3)
+        fuzz_glob(&parts[1], &parts[2]);
     char *s = malloc(size ? size : 1);      /* exactly size bytes: no terminator */
     if (!s)
         abort();
