@@ -473,7 +473,11 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
             *rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         return np->n ? -1 : 0;
     }
-    for (int i = 0; i < np->n && np->v[i].pass && (np->v[i].whole || np->norder < NOTE_MAX_ITEMS);
+    /* each candidate costs a read: at most NOTE_READS_MAX of them, and
+     * none once what is left could not hold a cut one */
+    int reads = 0;
+    for (int i = 0; i < np->n && np->v[i].pass && (np->v[i].whole || np->norder < NOTE_MAX_ITEMS) &&
+         reads < NOTE_READS_MAX && cap - used > NOTE_MIN_CUT;
          i++) {
         struct rnote *x = &np->v[i];
         int same = 0;
@@ -496,6 +500,7 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
         if (dup)
             continue;
         struct store_vsec s;
+        reads++;
         if ((*rc = x->whole ? store_vault_doc_text(h, x->doc, &s)
                             : store_vault_section(h, x->sec, &s)))
             goto out;
@@ -518,8 +523,10 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
             *rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;
         }
-        int head = text_count_tokens(line.p, line.n), body = text_count_tokens(s.text, n);
-        int room = cap - used - head;
+        int head = text_count_tokens(line.p, line.n), room = cap - used - head, body = room + 1;
+        /* whether it fits, from a prefix: a long section is not counted whole */
+        if (room > 0 && text_prefix_within(s.text, n, room) == n)
+            body = text_count_tokens(s.text, n);
         if (body <= room) {
             s.text[n] = 0;
             x->shown = s.text;

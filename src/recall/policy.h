@@ -227,6 +227,9 @@ struct policy_const {
 #define NOTE_MAX_ITEMS  6
 #define NOTE_PER_DOC    2
 #define NOTE_MIN_CUT    24
+/* Packing reads at most this many candidate sections (each one read is a
+ * statement and its text): the bound on its cost. */
+#define NOTE_READS_MAX  24
 /* A one-word page name is distinctive (it names the page alone, for the
  * gate) only when that word is in at most this many sections and has at
  * least NOTE_NAME_MIN_LEN bytes: "tor" or "orbstack", not "design". A
@@ -302,6 +305,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_MAX_ITEMS) \
     X(NOTE_PER_DOC) \
     X(NOTE_MIN_CUT) \
+    X(NOTE_READS_MAX) \
     X(NOTE_NAME_DF) \
     X(NOTE_NAME_MIN_LEN) \
     X(NOTE_GATE_SHARE) \
