@@ -169,6 +169,8 @@ int cmd_sync(int argc, char **argv, struct cli_ctx *ctx);
 /* Explicit memories (docs/MEMORIES.md): cmd_remember.c, cmd_memories.c. */
 int cmd_remember(int argc, char **argv, struct cli_ctx *ctx);
 int cmd_memories(int argc, char **argv, struct cli_ctx *ctx);
+/* Markdown vaults (docs/VAULTS.md). */
+int cmd_vault(int argc, char **argv, struct cli_ctx *ctx);
 /* The local web workbench (docs/WEB.md): cmd_web.c and cli/web/. */
 int cmd_web(int argc, char **argv, struct cli_ctx *ctx);
 /* A memory id from argv into *id: 0, or CLI_USAGE after saying why. */

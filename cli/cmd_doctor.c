@@ -9,7 +9,8 @@
  * are not (fully) imported: Claude Code deletes transcripts older than
  * cleanupPeriodDays (30 by default, from settings.json), and users have
  * lost months of history that way, so those within a week of deletion get
- * a warning. Exit 0 when all is well, 1 when something needs attention:
+ * a warning. Each Markdown vault is checked for files changed since it
+ * was indexed. Exit 0 when all is well, 1 when something needs attention:
  * the last line then names the lines that need it.
  */
 #include <errno.h>
@@ -125,6 +126,35 @@ static void show_corrections(struct cairn *db)
     if (n || waiting)
         printf("          %zu correction%s; %zu candidate%s waiting for `cairn memories "
                "review`\n", n, cli_s((long long)n), waiting, cli_s((long long)waiting));
+}
+
+/* Each vault's freshness (docs/VAULTS.md): the files added, changed or
+ * removed since its last index, by size and mtime (no file is read). A
+ * stale vault needs `cairn vault reindex`; the prompt hook never does it. */
+static void show_vaults(struct cairn *db, struct attention *att)
+{
+    struct cairn_vault_info *v;
+    size_t n;
+    if (cairn_vault_list(db, &v, &n) != CAIRN_OK)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        int64_t changed = 0, checked = 0;
+        printf("vault:    %s (%lld note%s) in ", v[i].name, (long long)v[i].docs,
+               cli_s(v[i].docs));
+        cli_print_line(v[i].root);
+        if (cairn_vault_stale(db, v[i].name, 0, &changed, &checked) != CAIRN_OK) {
+            printf("\nWARNING:  vault %s cannot be checked: %s\n", v[i].name, cairn_errmsg(db));
+            attend(att, "vault");
+        } else if (changed) {
+            printf("\nWARNING:  vault %s: %lld file%s changed since it was indexed: run `cairn "
+                   "vault reindex %s`\n", v[i].name, (long long)changed, cli_s(changed),
+                   v[i].name);
+            attend(att, "vault");
+        } else {
+            printf(": up to date (%lld file%s checked)\n", (long long)checked, cli_s(checked));
+        }
+    }
+    cairn_vault_list_free(v, n);
 }
 
 /* Which events of claude_hooks a mask leaves out, for the message. */
@@ -276,6 +306,7 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
                 printf("          schema version %d, %lld sessions, %lld messages\n",
                        cs.schema_version, (long long)cs.sessions, (long long)cs.messages);
             show_corrections(db);
+            show_vaults(db, &att);
         }
     }
     show_log(&att);

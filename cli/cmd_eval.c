@@ -5,6 +5,7 @@
  *       [--method cairn,raw-bm25] [--out RUN.jsonl] [--md TABLE.md]
  *       [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME] [--dev]
  *   cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict|--spans]
+ *   cairn eval vault VAULT_DIR QUERIES.jsonl [--budgets 1000] [--out RUN.jsonl] [--dev]
  *
  * DATASET is locomo (locomo10.json files), beam (chat folders),
  * longmemeval (S, M or oracle files), madial (MEMORY DIALOGUE) or
@@ -25,6 +26,8 @@ static const char usage_text[] =
     "           [--min-rel-score X]\n"
     "       cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict|--spans]\n"
     "       cairn eval inject DATASET FILE... [--budget N] [--dev]   the prompt hook\n"
+    "       cairn eval vault VAULT_DIR QUERIES.jsonl [--budgets 1000] [--out RUN.jsonl] [--dev]\n"
+    "                                 notes of a Markdown vault put to the prompt hook\n"
     "\n"
     "DATASET and FILE...:\n"
     "  locomo FILE...            locomo10.json (a list of samples)\n"
@@ -139,6 +142,8 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
         return eval_compare(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "inject"))
         return eval_inject(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "vault"))
+        return eval_vault(argc - 1, argv + 1);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         fputs(usage_text, stdout);
         return 0;

@@ -41,6 +41,30 @@
 #define HOOK_STDIN_MS  3000               /* Claude Code writes stdin at once */
 #define HOOK_DRAIN_MAX 8                  /* spooled events a hook saves, at most */
 
+/* The Markdown vaults follow their folders on the write side (docs/VAULTS.md):
+ * after a Stop or PreCompact has saved its turns, a vault whose files
+ * changed since its last index (size and mtime, no file read) is
+ * re-indexed, reading only what changed. The prompt hook never does
+ * this: it stays within its time budget. CAIRN_VAULT_FOLLOW=0 turns it
+ * off (then `cairn vault reindex` by hand). */
+static void follow_vaults(struct cairn *db, const char *event)
+{
+    const char *off = getenv("CAIRN_VAULT_FOLLOW");
+    struct cairn_vault_info *v;
+    size_t n;
+    if ((off && !strcmp(off, "0")) || cairn_vault_list(db, &v, &n) != CAIRN_OK)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        int64_t changed = 0, checked = 0;
+        struct cairn_vault_report r;
+        if (cairn_vault_stale(db, v[i].name, 0, &changed, &checked) == CAIRN_OK && !changed)
+            continue;
+        if (cairn_vault_reindex(db, v[i].name, &r) != CAIRN_OK)
+            cli_log("hook %s: vault %s: %s", event, v[i].name, cairn_errmsg(db));
+    }
+    cairn_vault_list_free(v, n);
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -259,6 +283,8 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
         cli_log("hook %s: session %s: not saved: %s", event, sid ? sid : "?", cairn_errmsg(db));
     if (!rc)
         spool_drain(db, HOOK_DRAIN_MAX);
+    if (!rc && !end)
+        follow_vaults(db, event);
 out:
     cairn_close(db);
     cJSON_Delete(j);

@@ -47,6 +47,14 @@ static void print_json(const struct cairn_recall *r, const char *id)
         if (it->memory)     /* only then: output without memories stays as it was */
             buf_printf(&b, ",\"memory\":%lld,\"memory_type\":\"%s\",\"contradicts\":%s",
                        (long long)it->memory, it->memory_type, it->contradicts ? "true" : "false");
+        if (it->note_path) {    /* only then, as memories */
+            buf_adds(&b, ",\"vault\":");
+            buf_add_json_str(&b, it->note_vault, strlen(it->note_vault));
+            buf_adds(&b, ",\"path\":");
+            buf_add_json_str(&b, it->note_path, strlen(it->note_path));
+            buf_printf(&b, ",\"line\":%d,\"named\":%s", it->note_line,
+                       it->note_named ? "true" : "false");
+        }
         if (it->why) {
             buf_printf(&b, ",\"rank\":%d,\"score\":%.6f,\"why\":", it->rank + 1, it->score);
             buf_add_json_str(&b, it->why, strlen(it->why));
@@ -96,6 +104,12 @@ static void print_explain(const struct cairn_recall *r)
         if (it->memory) {
             printf("memory #%lld %s: %s\n", (long long)it->memory, it->memory_type,
                    it->why ? it->why : "");
+            continue;
+        }
+        if (it->note_path) {
+            printf("note ");
+            cli_print_line(it->note_path);
+            printf(":%d: %s\n", it->note_line, it->why ? it->why : "");
             continue;
         }
         cli_print_line(it->session);
@@ -261,7 +275,7 @@ static int run_batch(struct cairn *db, const struct cairn_recall_opts *base)
 int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
 {
     struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
-    const char *budget = NULL, *now = NULL, *query = NULL, *method = NULL;
+    const char *budget = NULL, *now = NULL, *query = NULL, *method = NULL, *source = NULL;
     int json = 0, batch = 0, rc;
     struct cairn *db;
     struct cairn_recall *r = NULL;
@@ -270,7 +284,8 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
             cli_opt(argc, argv, &i, "--now", &now) ||
             cli_opt(argc, argv, &i, "--project", &o.project) ||
             cli_opt(argc, argv, &i, "--session-exclude", &o.exclude_session) ||
-            cli_opt(argc, argv, &i, "--method", &method))
+            cli_opt(argc, argv, &i, "--method", &method) ||
+            cli_opt(argc, argv, &i, "--source", &source))
             continue;
         if (!strcmp(argv[i], "--json")) {
             json = 1;
@@ -293,7 +308,8 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
     }
     if (!query && !batch) {
         cli_error("usage: cairn recall QUESTION [--budget N] [--now DATE] [--project P] "
-                  "[--session-exclude ID] [--method M] [--json] [--explain] [--fast] | --batch");
+                  "[--session-exclude ID] [--method M] [--source S] [--json] [--explain] [--fast] "
+                  "| --batch");
         return 2;
     }
     if (budget) {
@@ -320,6 +336,18 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
             o.method = CAIRN_METHOD_NO_TIME;
         else {
             cli_error("recall: unknown method %s (cairn, raw-bm25, keyword, no-time)", method);
+            return 2;
+        }
+    }
+    if (source) {
+        if (!strcmp(source, "all"))
+            o.source = CAIRN_SOURCE_ALL;
+        else if (!strcmp(source, "conversations"))
+            o.source = CAIRN_SOURCE_CONVERSATIONS;
+        else if (!strcmp(source, "notes"))
+            o.source = CAIRN_SOURCE_NOTES;
+        else {
+            cli_error("recall: unknown source %s (all, conversations, notes)", source);
             return 2;
         }
     }

@@ -24,7 +24,8 @@ static const char usage_add[] =
     "  -q, --quiet   no summary line\n";
 static const char usage_recall[] =
     "usage: cairn recall QUESTION [--budget N] [--now DATE] [--project P]\n"
-    "                   [--session-exclude ID] [--method M] [--json] [--explain] [--fast]\n"
+    "                   [--session-exclude ID] [--method M] [--source S] [--json]\n"
+    "                   [--explain] [--fast]\n"
     "       cairn recall --batch < questions.jsonl\n"
     "What the store holds about QUESTION, packed into a token budget.\n"
     "  --budget N            tokens, 50 to 1000000 (default 4000)\n"
@@ -32,6 +33,7 @@ static const char usage_recall[] =
     "  --project P           only sessions of project P (cairn sessions lists them)\n"
     "  --session-exclude ID  leave one session out\n"
     "  --method M            cairn (default), raw-bm25, keyword, no-time\n"
+    "  --source S            all (default), conversations, notes (cairn vault)\n"
     "  --json                the result as JSON, with each item\n"
     "  --explain             why each item was chosen\n"
     "  --fast                latency first on big stores, as the prompt hook\n"
@@ -152,6 +154,18 @@ static const char usage_memories[] =
     "rate. recognise reads prompts (JSON strings, a line each) and prints the rule\n"
     "that fired or -.\n";
 
+static const char usage_vault[] =
+    "usage: cairn vault add PATH [--name N] [--exclude GLOB]...\n"
+    "       cairn vault list [--json] | rm NAME | reindex [NAME]\n"
+    "Folders of Markdown notes recalled beside the conversations (docs/VAULTS.md).\n"
+    "add indexes PATH as vault N (default: the folder's name): one document a\n"
+    "file, cut at its headings, with its frontmatter's title, tags and aliases.\n"
+    ".gitignore files and each --exclude GLOB leave files out; binary files and\n"
+    "files over 4 MB are skipped with a note. reindex reads only the files whose\n"
+    "size, mtime and content changed; removed files leave the index. rm removes\n"
+    "a vault and wipes its bytes from the store. Files are never written.\n"
+    "Exit 3 when list finds none.\n";
+
 static const char usage_web[] =
     "usage: cairn web [--port N] [--open]\n"
     "A local web page to browse, search and control the store (docs/WEB.md),\n"
@@ -196,6 +210,8 @@ static const struct command {
       usage_remember },
     { "memories", cmd_memories, "memories list|show|edit|rm|undo|export|import   explicit memories",
       usage_memories },
+    { "vault",    cmd_vault,    "vault add PATH|list|rm NAME|reindex [NAME]   Markdown notes recalled beside conversations",
+      usage_vault },
     { "web",      cmd_web,      "web [--port N] [--open]   a local web page: browse, search, recall preview, forget",
       usage_web },
     { "sync",     cmd_sync,     "sync [--push|--pull] [--project P] [--server URL]   share through PostgreSQL",

@@ -3,7 +3,7 @@
 # cli/main.c's table (tests/t/t0533-cli-man.sh checks they agree); session
 # ids and project names come from `cairn sessions --json`.
 
-_cairn_commands="add recall sessions show export forget stats redact eval model embed reindex mcp import hook setup remember memories web sync doctor help"
+_cairn_commands="add recall sessions show export forget stats redact eval model embed reindex mcp import hook setup remember memories vault web sync doctor help"
 
 # The values of one field of `cairn sessions --json` (the store of --db, if given).
 _cairn_field()
@@ -87,6 +87,12 @@ _cairn()
                   elif [ "${COMP_WORDS[i+1]}" = import ]; then
                       COMPREPLY=($(compgen -f -- "$cur"))
                   fi ;;
+        vault) opts="$opts --name --exclude --json"
+               if [ $((i + 1)) -eq $COMP_CWORD ]; then
+                   COMPREPLY=($(compgen -W "add list rm reindex" -- "$cur"))
+               elif [ "${COMP_WORDS[i+1]}" = add ]; then
+                   COMPREPLY=($(compgen -d -- "$cur"))
+               fi ;;
         web) opts="$opts --port --open" ;;
         help) [ $((i + 1)) -eq $COMP_CWORD ] && COMPREPLY=($(compgen -W "$_cairn_commands" -- "$cur")) ;;
     esac

@@ -349,9 +349,18 @@ struct cairn_recall_opts {
                                     unless dense retrieval found it; a small store
                                     is then returned whole only when nothing in it
                                     matches. The MCP server uses it (docs/MCP.md) */
+    /* Added after min_rel_score. */
+    int         source;          /* enum cairn_source: what is recalled */
 };
 #define CAIRN_RECALL_OPTS_INIT \
-    { sizeof(struct cairn_recall_opts), 0, CAIRN_NO_TIME, NULL, NULL, 0, 0, NULL, 0, 0.0 }
+    { sizeof(struct cairn_recall_opts), 0, CAIRN_NO_TIME, NULL, NULL, 0, 0, NULL, 0, 0.0, 0 }
+/* What recall reads (opts.source). Notes are the sections of the Markdown
+ * vaults attached to the store (cairn_vault_add, docs/VAULTS.md). */
+enum cairn_source {
+    CAIRN_SOURCE_ALL = 0,        /* conversations, memories and notes */
+    CAIRN_SOURCE_CONVERSATIONS,  /* conversations and memories: as before vaults */
+    CAIRN_SOURCE_NOTES           /* notes only */
+};
 /* Only what matches: no filling the budget with the rest of a small store
  * (a store that fits is otherwise returned whole). For injection. */
 #define CAIRN_RECALL_MATCHED_ONLY 0x1
@@ -388,6 +397,20 @@ struct cairn_recall_item {
     const char *memory_type; /* fact, preference, ... ; NULL for a message */
     int         contradicts; /* 1: a live memory contradicts it (both are
                                 shown, each flagged with the other's id) */
+    /* Added at the end: a note, a section of a Markdown vault
+     * (docs/VAULTS.md). Notes come after the memories and before the
+     * conversations in the items as in the text; session is "", message is
+     * "note:VAULT/PATH:LINE", role is "note", at the file's mtime, rank its
+     * place among the notes. NULL / 0 for anything else. */
+    const char *note_vault;  /* the vault's name */
+    const char *note_path;   /* the file, relative to the vault's root */
+    int         note_line;   /* 1-based line where its section starts */
+    int         note_named;  /* 1: the question names the page's title or an
+                                alias */
+    int         note_gate;   /* 1: this note alone passes the injection gate
+                                (cairn_inject_gate): its page is named by a
+                                distinctive name, or it holds the share and
+                                weight of the question the gate asks of a turn */
 };
 
 struct cairn_recall {
@@ -435,7 +458,9 @@ CAIRN_API void cairn_recall_free(struct cairn_recall *r);
  * it in match_weight's units (about one and a half rare words: names,
  * numbers, identifiers; common words do not add up to it), or a best
  * cosine of at least 0.7 when dense recall took part, or a kept memory
- * above its floor among the items (docs/MEMORIES.md).
+ * above its floor among the items (docs/MEMORIES.md), or a note that passes
+ * alone (item->note_gate: its page named by a distinctive title or alias,
+ * or the share and weight above held by the section; docs/VAULTS.md).
  */
 CAIRN_API int cairn_inject_gate(const struct cairn_recall *r, const char **why);
 
@@ -1013,6 +1038,67 @@ struct cairn_server_info {
  * db gives the handle the message goes on (may be NULL). */
 CAIRN_API int cairn_server_check(struct cairn *db, const char *server,
                                  struct cairn_server_info *info);
+
+/* ---- Vaults: folders of Markdown notes (docs/VAULTS.md) -------------- */
+/*
+ * A vault is a folder of Markdown files indexed into the store beside the
+ * conversations: one document a file, cut into sections at its headings,
+ * with its frontmatter's title, tags and aliases and its wiki links, so
+ * recall cites a passage as path:line. Files are read, never written.
+ * Section text is cleaned as every stored string is (<private> removed,
+ * secrets masked unless the handle's `redact` setting is off).
+ */
+struct cairn_vault_info {
+    const char *name;
+    const char *root;         /* absolute */
+    const char *excludes;     /* the --exclude globs, one a line ("" none) */
+    int64_t     added_at;
+    int64_t     indexed_at;   /* last (re)index, CAIRN_NO_TIME if never */
+    int64_t     docs, sections, bytes;
+};
+/* What one (re)index did. Files over CAIRN_VAULT_MAX_FILE bytes and
+ * binary files are skipped, and so counted; `skipped` names the first of
+ * them (and of the unreadable ones) with the reason, one a line, capped. */
+struct cairn_vault_report {
+    int64_t files;            /* Markdown files seen (not excluded) */
+    int64_t added, changed, unchanged, removed;
+    int64_t excluded;         /* by .gitignore or --exclude */
+    int64_t binary, too_big, unreadable;
+    int64_t sections;         /* sections written */
+    char    skipped[1024];
+    char    name[72];         /* the vault's name (cairn_vault_add: the one it got) */
+};
+#define CAIRN_VAULT_MAX_FILE   (4 << 20)   /* bytes */
+#define CAIRN_VAULT_MAX_FILES  100000      /* files a vault may hold */
+/*
+ * Attaches the folder root (made absolute) as vault `name` (NULL: the
+ * folder's base name) and indexes it (rep may be NULL). excludes: more
+ * .gitignore-style globs, one a line (NULL: none); the folder's own
+ * .gitignore files apply as well. CAIRN_INVALID for a name in use or a
+ * root that is no folder.
+ */
+CAIRN_API int cairn_vault_add(struct cairn *db, const char *root, const char *name,
+                              const char *excludes, struct cairn_vault_report *rep);
+/* Reads the folder again (NULL name: every vault) in one transaction a
+ * vault: a file whose size and mtime are unchanged is not read, one whose
+ * bytes hash as before keeps its rows, removed files leave the index. */
+CAIRN_API int cairn_vault_reindex(struct cairn *db, const char *name,
+                                  struct cairn_vault_report *rep);
+/* Detaches vault `name`: its rows leave the store and nothing of them
+ * stays recoverable from its files (as cairn_forget). CAIRN_NOTFOUND. */
+CAIRN_API int cairn_vault_rm(struct cairn *db, const char *name);
+/* The vaults, by name; free with cairn_vault_list_free. */
+CAIRN_API int cairn_vault_list(struct cairn *db, struct cairn_vault_info **out, size_t *n);
+CAIRN_API void cairn_vault_list_free(struct cairn_vault_info *v, size_t n);
+/*
+ * How stale vault `name` is, without reading a file: the folder walked and
+ * each Markdown file's size and mtime compared with the index, up to
+ * max_files files (0: CAIRN_VAULT_MAX_FILES). *changed gets the files
+ * added, changed or removed since the last index; *checked the files
+ * looked at (less than the vault's when the cap stopped the walk).
+ */
+CAIRN_API int cairn_vault_stale(struct cairn *db, const char *name, int max_files,
+                                int64_t *changed, int64_t *checked);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 12
+#define CAIRN_SCHEMA_VERSION 13
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -150,6 +150,9 @@ char *store_clean_text(const char *s, size_t n, struct store_clean *cl, size_t *
 /* The same for a session's meta (JSON): string by string, so the result
  * stays valid JSON; the input byte for byte when nothing changes. */
 char *store_clean_meta(const char *meta, struct store_clean *cl);
+/* Index tokens of s[0..n): the length BM25 normalises by (whole tokens,
+ * not the parts of compounds that share their position). */
+int store_index_tokens(const char *s, size_t n);
 /* The identity of a message without an external id (cleaned fields). */
 uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,
                             const char *content, size_t len);

@@ -212,6 +212,8 @@ int eval_report_svg(const struct eval_run *r, const char *path);
 
 /* inject.c: `cairn eval inject`, the prompt hook's gate measured. */
 int eval_inject(int argc, char **argv);
+/* `cairn eval vault VAULT_DIR QUERIES.jsonl ...` (load_vault.c). */
+int eval_vault(int argc, char **argv);
 
 /* compare.c */
 int eval_compare(int argc, char **argv);

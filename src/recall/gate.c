@@ -204,6 +204,12 @@ int cairn_inject_gate(const struct cairn_recall *r, const char **why)
         *why = "a kept memory matches the question";
         return 1;
     }
+    for (size_t i = 0; r->items && i < r->n_items; i++)
+        if (r->items[i].note_gate) {     /* notes come next (notes.c) */
+            *why = r->items[i].note_named ? "the question names a note's page"
+                                          : "a note holds the question's distinctive words";
+            return 1;
+        }
     if (r->only_time) {
         *why = "a question about a period that has records";
         return 1;

@@ -212,6 +212,38 @@ struct policy_const {
  * changed) and tokenizes them on every question: the bound on its cost. */
 #define MEM_SCAN_MAX    2000
 
+/* ---- notes: sections of Markdown vaults (notes.c, docs/VAULTS.md) ---- */
+
+/* With conversations in the same recall, notes take at most this share
+ * of the budget (after the memories'); `--source notes` gives them all
+ * of it. Chosen, not tuned. */
+#define NOTE_SHARE      0.5
+/* A section is shown when it holds more than this share of the question's
+ * IDF weight (IDF over sections), as a memory (MEM_FLOOR), or when the
+ * question names its page. */
+#define NOTE_FLOOR      0.5
+/* At most this many sections in one recall, this many of one page, and a
+ * section cut to fit keeps at least this many tokens. */
+#define NOTE_MAX_ITEMS  6
+#define NOTE_PER_DOC    2
+#define NOTE_MIN_CUT    24
+/* Packing reads at most this many candidate sections (each one read is a
+ * statement and its text): the bound on its cost. */
+#define NOTE_READS_MAX  24
+/* A one-word page name is distinctive (it names the page alone, for the
+ * gate) only when that word is in at most this many sections and has at
+ * least NOTE_NAME_MIN_LEN bytes: "tor" or "orbstack", not "design". A
+ * name of two words or more is distinctive as a phrase. */
+#define NOTE_NAME_DF    3
+#define NOTE_NAME_MIN_LEN 3
+
+/* A section passes the injection gate alone when it holds this share of
+ * the question's IDF weight and this weight (the gate's units, gate.c),
+ * with its page's card (title, aliases, tags, path), a word in a section
+ * longer than the average counting less unless it recurs (notes.c). */
+#define NOTE_GATE_SHARE  0.5
+#define NOTE_GATE_WEIGHT 1.5
+
 /* The table of every constant above, in this file's order. */
 const struct policy_const *policy_table(size_t *n);
 /* FNV-1a (64-bit) over each "name=value;" (value as %.17g). */
@@ -267,6 +299,16 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(MEM_PAIR_EXTRA) \
     X(MEM_MAX_ITEMS) \
     X(MEM_MIN_CUT) \
-    X(MEM_SCAN_MAX)
+    X(MEM_SCAN_MAX) \
+    X(NOTE_SHARE) \
+    X(NOTE_FLOOR) \
+    X(NOTE_MAX_ITEMS) \
+    X(NOTE_PER_DOC) \
+    X(NOTE_MIN_CUT) \
+    X(NOTE_READS_MAX) \
+    X(NOTE_NAME_DF) \
+    X(NOTE_NAME_MIN_LEN) \
+    X(NOTE_GATE_SHARE) \
+    X(NOTE_GATE_WEIGHT)
 
 #endif

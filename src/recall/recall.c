@@ -29,6 +29,8 @@ void cairn_recall_free(struct cairn_recall *r)
         free((char *)r->items[i].speaker);
         free((char *)r->items[i].why);
         free((char *)r->items[i].memory_type);
+        free((char *)r->items[i].note_vault);
+        free((char *)r->items[i].note_path);
     }
     free(r->items);
     free((char *)r->query);
@@ -37,19 +39,27 @@ void cairn_recall_free(struct cairn_recall *r)
     free(r);
 }
 
-/* The memory block mb goes before the conversations' text, a blank line
- * between them, and its items before theirs (they own their strings). The
- * budget stays a hard limit: the tokenizer's count of the joined text can
- * differ from the sum at the seam, so memories go from the last until it
- * fits. */
-static int join_memories(struct cairn *h, struct mem_pool *mp, struct buf *mb,
-                         struct cairn_recall *r)
+/* A block rendered before the conversations' text (the memories, the
+ * notes), its items before theirs (they own their strings). */
+struct block {
+    struct buf *b;
+    void       *pool;
+    int       (*count)(const void *pool);
+    int       (*unpick)(void *pool, struct buf *b);   /* the last one out: tokens, -1 */
+    int       (*item)(const void *pool, int j, struct cairn_recall_item *it);
+};
+
+/* Block bl goes before r's text, a blank line between them. The budget
+ * stays a hard limit: the tokenizer's count of the joined text can differ
+ * from the sum at the seam, so the block's items go from the last until
+ * it fits. */
+static int join_block(struct cairn *h, const struct block *bl, struct cairn_recall *r)
 {
     struct buf t = BUF_INIT;
     int tokens;
     for (;;) {
         buf_reset(&t);
-        buf_add(&t, mb->p, mb->n);
+        buf_add(&t, bl->b->p, bl->b->n);
         if (r->text && *r->text) {
             buf_addc(&t, '\n');
             buf_adds(&t, r->text);
@@ -57,30 +67,17 @@ static int join_memories(struct cairn *h, struct mem_pool *mp, struct buf *mb,
         if (t.err)
             goto nomem;
         tokens = text_count_tokens(t.p, t.n);
-        if (tokens <= r->budget || !mp->norder)
+        if (tokens <= r->budget || !bl->count(bl->pool))
             break;
-        if (mem_unpick_last(mp, mb) < 0)
+        if (bl->unpick(bl->pool, bl->b) < 0)
             goto nomem;
     }
-    struct cairn_recall_item *items = calloc(r->n_items + (size_t)mp->norder, sizeof *items);
+    int n = bl->count(bl->pool);
+    struct cairn_recall_item *items = calloc(r->n_items + (size_t)n, sizeof *items);
     if (!items)
         goto nomem;
-    for (int j = 0; j < mp->norder; j++) {
-        const struct rmem *m = &mp->v[mp->order[j]];
-        struct cairn_recall_item *it = &items[j];
-        char msg[40];
-        snprintf(msg, sizeof msg, "memory:%lld", (long long)m->id);
-        it->session = strdup("");
-        it->message = strdup(msg);
-        it->memory_type = strdup(m->type);
-        it->role = "memory";
-        it->at = m->updated;
-        it->excerpt = m->picked == 2;
-        it->score = m->score;
-        it->rank = m->rank;
-        it->memory = m->id;
-        it->contradicts = m->ncontra > 0;
-        if (!it->session || !it->message || !it->memory_type) {
+    for (int j = 0; j < n; j++) {
+        if (bl->item(bl->pool, j, &items[j])) {
             /* the pool's items still borrow: hand over only ours */
             free(r->items);
             r->items = items;
@@ -89,10 +86,10 @@ static int join_memories(struct cairn *h, struct mem_pool *mp, struct buf *mb,
         }
     }
     if (r->n_items)
-        memcpy(items + mp->norder, r->items, r->n_items * sizeof *items);
+        memcpy(items + n, r->items, r->n_items * sizeof *items);
     free(r->items);
     r->items = items;
-    r->n_items += (size_t)mp->norder;
+    r->n_items += (size_t)n;
     free((char *)r->text);
     r->text = buf_detach(&t, NULL);
     r->tokens = tokens;
@@ -100,6 +97,50 @@ static int join_memories(struct cairn *h, struct mem_pool *mp, struct buf *mb,
 nomem:
     buf_release(&t);
     return cairn__err(h, CAIRN_NOMEM, "out of memory");
+}
+
+static int mem_count(const void *pool)
+{
+    return ((const struct mem_pool *)pool)->norder;
+}
+
+static int mem_unpick(void *pool, struct buf *b)
+{
+    return mem_unpick_last(pool, b);
+}
+
+static int mem_item(const void *pool, int j, struct cairn_recall_item *it)
+{
+    const struct mem_pool *mp = pool;
+    const struct rmem *m = &mp->v[mp->order[j]];
+    char msg[40];
+    snprintf(msg, sizeof msg, "memory:%lld", (long long)m->id);
+    it->session = strdup("");
+    it->message = strdup(msg);
+    it->memory_type = strdup(m->type);
+    it->role = "memory";
+    it->at = m->updated;
+    it->excerpt = m->picked == 2;
+    it->score = m->score;
+    it->rank = m->rank;
+    it->memory = m->id;
+    it->contradicts = m->ncontra > 0;
+    return it->session && it->message && it->memory_type ? 0 : -1;
+}
+
+static int note_count(const void *pool)
+{
+    return ((const struct note_pool *)pool)->norder;
+}
+
+static int note_unpick(void *pool, struct buf *b)
+{
+    return notes_unpick_last(pool, b);
+}
+
+static int note_item_at(const void *pool, int j, struct cairn_recall_item *it)
+{
+    return note_item(pool, j, it);
 }
 
 /* --explain's line for memory id. */
@@ -132,7 +173,8 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     struct pool p;
     struct dense_result dr;
     struct mem_pool mp;
-    struct buf mb = BUF_INIT;
+    struct note_pool np;
+    struct buf mb = BUF_INIT, nb = BUF_INIT;
     int rc;
 
     *out = NULL;
@@ -140,6 +182,7 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     memset(&p, 0, sizeof p);
     memset(&dr, 0, sizeof dr);
     memset(&mp, 0, sizeof mp);
+    memset(&np, 0, sizeof np);
     if (!query)
         return cairn__err(h, CAIRN_INVALID, "no question");
     /* the first version ends with `flags`: fields added later get defaults */
@@ -149,6 +192,8 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         return rc;
     if (strlen(query) > RECALL_MAX_QUERY)
         return cairn__err(h, CAIRN_TOOBIG, "question longer than %d bytes", RECALL_MAX_QUERY);
+    if (o.source < CAIRN_SOURCE_ALL || o.source > CAIRN_SOURCE_NOTES)
+        return cairn__err(h, CAIRN_INVALID, "unknown source %d", o.source);
     if (!(o.min_rel_score >= 0 && o.min_rel_score <= 1))   /* NaN too */
         return cairn__err(h, CAIRN_INVALID, "min_rel_score must be from 0 to 1");
     if (o.budget <= 0)
@@ -180,75 +225,109 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         r->range_from = q.from;
         r->range_to = q.to;
     }
-    /* Dense retrieval: every method but the keyword-only ones. */
-    /* (A question that only names a period is answered by the period:
-     * its words "what did I do" mean nothing to a vector.) */
-    if (!raw && o.method != CAIRN_METHOD_KEYWORD && !q.only_time) {
-        if ((rc = dense_search(h, query, &o, &dr)))
+    /* `--source notes`: no conversation and no memory is read at all */
+    int notes_only = o.source == CAIRN_SOURCE_NOTES;
+    int mem_tokens = 0, note_tokens = 0;
+    if (!notes_only) {
+        /* Dense retrieval: every method but the keyword-only ones. */
+        /* (A question that only names a period is answered by the period:
+         * its words "what did I do" mean nothing to a vector.) */
+        if (!raw && o.method != CAIRN_METHOD_KEYWORD && !q.only_time) {
+            if ((rc = dense_search(h, query, &o, &dr)))
+                goto out;
+            r->dense = dr.status;
+            if (dr.n > 0 && dr.cjk < RECALL_GATE_CJK)
+                r->cosine = dr.hits[0].cos;
+            if (dr.note[0] && !(r->note = strdup(dr.note))) {
+                rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+                goto out;
+            }
+        }
+        if ((rc = gather(h, &q, &o, dr.n ? &dr : NULL, &p)))
             goto out;
-        r->dense = dr.status;
-        if (dr.n > 0 && dr.cjk < RECALL_GATE_CJK)
-            r->cosine = dr.hits[0].cos;
-        if (dr.note[0] && !(r->note = strdup(dr.note))) {
+        build_units(&p, raw);
+        if (p.nm && !p.u) {
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;
         }
-    }
-    if ((rc = gather(h, &q, &o, dr.n ? &dr : NULL, &p)))
-        goto out;
-    build_units(&p, raw);
-    if (p.nm && !p.u) {
-        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-        goto out;
-    }
-    if (raw ? rank_raw_bm25(&p, &q) : rank_default(&p, &q, use_time, dr.n ? &dr : NULL)) {
-        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-        goto out;
-    }
-    /* A cut keeps to what matches well: a small store is returned whole
-     * only when nothing in it matches. */
-    for (int i = 0; o.min_rel_score > 0 && i < p.nu; i++)
-        if (p.u[i].score > 0)
-            p.all_mode = 0;
-    r->only_time = q.only_time;
-    if (!raw)
-        recall_gate(&p, &q, &r->match, &r->match_weight);
-    /* Memories first: what they take of the budget, the conversations do
-     * not get (memories.c). The raw baseline stays the plain BM25 of the
-     * record. */
-    int mem_tokens = 0;
-    if (!raw) {
-        if ((rc = mem_load(h, &o, &mp)))
-            goto out;
-        /* the question's vector, when some memory has one: dense_search's,
-         * else one made for them (a store of memories only, or whose
-         * messages have no vectors yet) */
-        int mem_dense = o.method != CAIRN_METHOD_KEYWORD && !q.only_time && mem_any_vec(&mp);
-        if (mem_dense && (rc = dense_query_vec(h, query, &dr)))
-            goto out;
-        if (mem_score(&mp, &q, &p, use_time, mem_dense ? dr.qv : NULL, dr.qdim, dr.model) ||
-            (mem_tokens = mem_pack(&mp, o.budget, o.exclude_items, &mb)) < 0) {
+        if (raw ? rank_raw_bm25(&p, &q) : rank_default(&p, &q, use_time, dr.n ? &dr : NULL)) {
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;
         }
-        o.budget -= mem_tokens;
+        /* A cut keeps to what matches well: a small store is returned whole
+         * only when nothing in it matches. */
+        for (int i = 0; o.min_rel_score > 0 && i < p.nu; i++)
+            if (p.u[i].score > 0)
+                p.all_mode = 0;
+        r->only_time = q.only_time;
+        if (!raw)
+            recall_gate(&p, &q, &r->match, &r->match_weight);
+        /* Memories first: what they take of the budget, the conversations do
+         * not get (memories.c). The raw baseline stays the plain BM25 of the
+         * record. */
+        if (!raw) {
+            if ((rc = mem_load(h, &o, &mp)))
+                goto out;
+            /* the question's vector, when some memory has one: dense_search's,
+             * else one made for them (a store of memories only, or whose
+             * messages have no vectors yet) */
+            int mem_dense = o.method != CAIRN_METHOD_KEYWORD && !q.only_time && mem_any_vec(&mp);
+            if (mem_dense && (rc = dense_query_vec(h, query, &dr)))
+                goto out;
+            if (mem_score(&mp, &q, &p, use_time, mem_dense ? dr.qv : NULL, dr.qdim, dr.model) ||
+                (mem_tokens = mem_pack(&mp, o.budget, o.exclude_items, &mb)) < 0) {
+                rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+                goto out;
+            }
+            o.budget -= mem_tokens;
+        }
+    }
+    /* Notes next (notes.c): with conversations, at most NOTE_SHARE of what
+     * the memories left. A store with no vault reads nothing more, and its
+     * recall is what it was before vaults. */
+    /* (the raw method reads notes only when asked for notes alone: its
+     * baseline of conversations stays the plain BM25 of the record) */
+    if (o.source != CAIRN_SOURCE_CONVERSATIONS && (!raw || notes_only)) {
+        if ((rc = notes_rank(h, &q, raw, &np)))
+            goto out;
+        int cap = notes_only ? o.budget : (int)(o.budget * NOTE_SHARE);
+        if ((note_tokens = notes_pack(h, &np, &q, cap, o.exclude_items, &nb, &rc)) < 0)
+            goto out;
+        o.budget -= note_tokens;
     }
     struct pack_src src = pack_src_store(h);
-    if ((rc = pack(&src, &p, &q, &o, raw, r))) {
+    if (!notes_only && (rc = pack(&src, &p, &q, &o, raw, r))) {
         if (rc == CAIRN_NOMEM)
             cairn__err(h, rc, "out of memory");
         goto out;
     }
-    if (mp.norder && (rc = join_memories(h, &mp, &mb, r)))
+    struct block notes = { &nb, &np, note_count, note_unpick, note_item_at };
+    struct block mems = { &mb, &mp, mem_count, mem_unpick, mem_item };
+    if ((np.norder && (rc = join_block(h, &notes, r))) ||
+        (mp.norder && (rc = join_block(h, &mems, r))))
         goto out;
     /* The items borrow from the pool, which goes now: copy. */
     for (size_t i = 0; i < r->n_items; i++) {
         struct cairn_recall_item *it = &r->items[i];
         const char *spk = it->speaker;
-        if (it->memory) {           /* join_memories made them whole */
+        if (it->memory) {           /* join_block made them whole */
             if (o.explain && !(it->why = memory_why(&mp, it->memory))) {
                 rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
                 goto out;
+            }
+            continue;
+        }
+        if (it->note_path) {        /* and these */
+            if (o.explain) {
+                char why[160];
+                snprintf(why, sizeof why, "note rank %d, holds %.0f%% of the question's "
+                         "weight%s%s", it->rank + 1, it->score * 100,
+                         it->note_named ? ", its page is named" : "",
+                         it->excerpt ? ", excerpt" : "");
+                if (!(it->why = strdup(why))) {
+                    rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+                    goto out;
+                }
             }
             continue;
         }
@@ -272,7 +351,9 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
 out:
     pool_free(&p);
     mem_pool_free(&mp);
+    note_pool_free(&np);
     buf_release(&mb);
+    buf_release(&nb);
     query_free(&q);
     dense_result_free(&dr);
     if (rc) {

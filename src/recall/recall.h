@@ -267,4 +267,49 @@ int  mem_pack(struct mem_pool *mp, int budget, const char *exclude, struct buf *
 /* Drops the last picked memory and renders the rest into b again. */
 int  mem_unpick_last(struct mem_pool *mp, struct buf *b);
 
+/* notes.c: sections of Markdown vaults (docs/VAULTS.md). */
+struct rnote {
+    int64_t  sec, doc;
+    int      ntok;
+    uint16_t tf[RECALL_MAX_TERMS];
+    double   score;        /* BM25 of the section, IDF over sections */
+    double   share;        /* of the question's IDF weight it holds (0..1) */
+    double   weight;       /* that weight in the gate's units (gate.c) */
+    double   held;         /* the IDF weight its page holds (every section
+                            * and the card: title, aliases, tags, path) */
+    int      card;         /* the page's card (line 0): found, never shown */
+    int      named;        /* the question names its page (title or alias) */
+    int      pass;         /* shown: named, or share above NOTE_FLOOR */
+    int      gate;         /* passes the injection gate alone */
+    int      rank;
+    int      picked;       /* 0 no, 1 whole, 2 excerpt */
+    char    *shown;        /* the text rendered for it (picked) */
+    char    *vault, *path, *title, *heading;
+    int      line;
+    int64_t  mtime;        /* s */
+    int      whole;        /* a whole file (the files-bm25 baseline), doc only */
+};
+struct note_pool {
+    struct rnote *v;
+    int n, cap;
+    int64_t nsec, tok;     /* over every vault */
+    int *order;            /* picked notes in text order */
+    int norder;
+};
+/* Scores the sections that match q's terms, and the pages q names: reads
+ * the store (store/vault.h); nothing at all when no vault has a section.
+ * files: the baseline instead (files-bm25, CAIRN_METHOD_RAW_BM25): plain
+ * BM25 over whole files, IDF over files, every file that matches passes. */
+int  notes_rank(struct cairn *h, const struct query *q, int files, struct note_pool *np);
+/* Picks the notes that pass, best first, at most NOTE_MAX_ITEMS and
+ * NOTE_PER_DOC of a page, within cap tokens, none listed as "\tnote:..."
+ * in exclude; reads their text and renders them into b. Returns the tokens
+ * b costs, or -1 (CAIRN_* in *rc, with the handle's message). */
+int  notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int cap,
+                const char *exclude, struct buf *b, int *rc);
+int  notes_unpick_last(struct note_pool *np, struct buf *b);
+/* The item of the j-th picked note (its strings malloc'd). -1 on no memory. */
+int  note_item(const struct note_pool *np, int j, struct cairn_recall_item *it);
+void note_pool_free(struct note_pool *np);
+
 #endif

@@ -169,7 +169,7 @@ static int count_cb(void *arg, const char *tok, size_t n, size_t start, size_t e
 
 /* The document length BM25 normalises by: whole tokens, not the parts of
  * compounds that share their position. */
-static int count_index_tokens(const char *s, size_t n)
+int store_index_tokens(const char *s, size_t n)
 {
     int k = 0;
     text_tokenize(s, n, 1, count_cb, &k);
@@ -497,7 +497,7 @@ static int prepare_messages(struct cairn *h, struct prepared *p)
         if (!c->content || clean_field(m->speaker, &p->cl, &c->speaker))
             return cairn__err(h, CAIRN_NOMEM, "out of memory");
         c->hash = store_message_hash(m->role, c->speaker, m->at, c->content, c->len);
-        c->ntok = count_index_tokens(c->content, c->len);
+        c->ntok = store_index_tokens(c->content, c->len);
         if (m->at != CAIRN_NO_TIME) {
             if (s->started_at == CAIRN_NO_TIME && (p->started == CAIRN_NO_TIME ||
                                                    m->at < p->started))

@@ -99,6 +99,24 @@
  *                  pulls the session back
  *   sync_foreign   sessions pulled from another owner (shared project), by
  *                  the same hash: push never sends them as this user's
+ * Version 13 (branch vault19; docs/VAULTS.md, store/vault.c):
+ *   vaults         folders of Markdown notes: name, root (absolute), settings
+ *                  (the --exclude globs, one a line), when last indexed
+ *   vault_docs     one row a file: path relative to the root, size, mtime
+ *                  (ns), hash64 of its bytes, title, aliases, tags and wiki
+ *                  links (one a line), its index tokens; skipped: why a
+ *                  file was left out ('' when indexed: a binary or huge
+ *                  file keeps a row without sections, so a re-index and
+ *                  the staleness check see it unchanged); names: the
+ *                  title and aliases as index tokens (a name a line, tokens
+ *                  apart by spaces), which recall compares with the question
+ *   vault_sections one row a heading's section: heading path, start line,
+ *                  text (masked, <private> dropped), index tokens;
+ *                  vault_sections_hit (id, doc, line, ntok) is what recall
+ *                  reads for a match, without the text
+ *   vault_fts      FTS5 over vault_sections.text with the "cairn" tokenizer,
+ *                  external content kept in step by store/vault.c as
+ *                  messages_fts is by the code that writes messages
  */
 #include "internal.h"
 
@@ -306,6 +324,45 @@ static const char *const migrations[] = {
     "CREATE TABLE sync_foreign("
     "  sid_hash TEXT PRIMARY KEY,"
     "  owner TEXT NOT NULL);",
+    /* 12 -> 13 (branch vault19): Markdown vaults (store/vault.c,
+     * docs/VAULTS.md). No cascades: a section leaves vault_fts first. */
+    "CREATE TABLE vaults("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  root TEXT NOT NULL,"
+    "  settings TEXT NOT NULL DEFAULT '',"
+    "  added_at INTEGER NOT NULL,"
+    "  indexed_at INTEGER);"
+    "CREATE TABLE vault_docs("
+    "  id INTEGER PRIMARY KEY,"
+    "  vault INTEGER NOT NULL REFERENCES vaults(id),"
+    "  path TEXT NOT NULL,"
+    "  size INTEGER NOT NULL,"
+    "  mtime INTEGER NOT NULL,"
+    "  hash INTEGER NOT NULL,"
+    "  title TEXT NOT NULL DEFAULT '',"
+    "  aliases TEXT NOT NULL DEFAULT '',"
+    "  tags TEXT NOT NULL DEFAULT '',"
+    "  links TEXT NOT NULL DEFAULT '',"
+    "  ntok INTEGER NOT NULL DEFAULT 0,"
+    "  skipped TEXT NOT NULL DEFAULT '',"
+    "  names TEXT NOT NULL DEFAULT '',"
+    "  UNIQUE(vault, path));"
+    /* the names recall compares with every question, without the rows */
+    "CREATE INDEX vault_docs_names ON vault_docs(id, names) WHERE skipped = '';"
+    "CREATE TABLE vault_sections("
+    "  id INTEGER PRIMARY KEY,"
+    "  doc INTEGER NOT NULL REFERENCES vault_docs(id),"
+    "  line INTEGER NOT NULL,"
+    "  ntok INTEGER NOT NULL,"
+    "  heading TEXT NOT NULL DEFAULT '',"
+    "  text TEXT NOT NULL);"
+    "CREATE INDEX vault_sections_doc ON vault_sections(doc, id, ntok);"
+    /* recall maps each match to its page, line and length from this alone,
+     * without the table's pages, which hold the text (messages_hit, v6) */
+    "CREATE INDEX vault_sections_hit ON vault_sections(id, doc, line, ntok);"
+    "CREATE VIRTUAL TABLE vault_fts USING fts5(text, content='vault_sections',"
+    "  content_rowid='id', tokenize='cairn');",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

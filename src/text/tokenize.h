@@ -30,6 +30,11 @@ int text_tokenize(const char *s, size_t n, int for_query,
  * word that carries no topic ("the", "what", "did", "我", "的"...). */
 int text_is_stopword(const char *tok, size_t n);
 
+/* 1 if tok (as text_tokenize produces it) is an everyday English word
+ * that makes a poor page name ("design", "notes", "memory"): common.c,
+ * for the gate of vault notes. */
+int text_is_common_word(const char *tok, size_t n);
+
 /* The FTS5 tokenizer "cairn" (the same tokenization as text_tokenize),
  * which store_fts_register (store/fts.c) registers on every connection. */
 fts5_tokenizer *text_fts_tokenizer(void);

@@ -31,8 +31,16 @@
  * that migration). */
 #define SYNC_TABLES_V12_DROP \
     "DROP TABLE sync_foreign; DROP TABLE forgotten; DROP TABLE sync_state;"
+/* What version 13 added (Markdown vaults). DROP TABLE of vault_fts would
+ * load its tokenizer, which a raw connection lacks: the entry goes from the
+ * schema and its shadow tables are dropped. */
+#define VAULT_TABLES_V13_DROP \
+    "PRAGMA writable_schema=ON; DELETE FROM sqlite_master WHERE name = 'vault_fts';" \
+    "PRAGMA writable_schema=OFF; DROP TABLE vault_fts_data; DROP TABLE vault_fts_idx;" \
+    "DROP TABLE vault_fts_docsize; DROP TABLE vault_fts_config;" \
+    "DROP TABLE vault_sections; DROP TABLE vault_docs; DROP TABLE vaults;"
 /* Everything after version 8: a version-8 store has none of it. */
-#define AFTER_V8_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
+#define AFTER_V8_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
 /* What versions 8 and later added (the memory tables, then the above):
  * a version-7 store has none of it. */

@@ -1,0 +1,593 @@
+/*
+ * notes.c: sections of Markdown vaults in recall (docs/VAULTS.md).
+ *
+ * The unit is a section (a heading and its text), not a file: BM25's
+ * length normalisation then works on pieces of comparable size, so the
+ * biggest file does not win every question by holding the most words
+ * (claude-recall's finding: raw match counts let one big file win 9 of 19
+ * unrelated queries). Terms are the question's (query.c: the index's own
+ * tokenizer, stop words out), matched in vault_fts in one OR query with
+ * per-term counts (cairn_tf), IDF taken over the sections.
+ *
+ * A section is shown when it holds more than NOTE_FLOOR of the question's
+ * IDF weight, or when the question names its page: a title or an alias
+ * (the file's name is one) written in the question, word for word. For
+ * the prompt hook's gate a name counts only when it is distinctive: two
+ * words or more, or one rare word (in at most NOTE_NAME_DF sections, and
+ * not an everyday word of notes: text/common.c), so
+ * "what did we decide about tor" fires on the page "tor" while "the design
+ * of it" does not fire on a page called "Design".
+ *
+ * Rendered in the recall's text after the memories and before the
+ * conversations, inside the same fence, one block a section:
+ *
+ *     [note docs/Payments.md:6 · Payments Service > Keys]
+ *     We chose Stripe over Braintree for the lower international fees.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recall/recall.h"
+#include "recall/policy.h"
+#include "store/vault.h"
+#include "text/tokcount.h"
+#include "text/tokenize.h"
+#include "util/fence.h"
+
+/* "note:" + a vault name + "/" + a path + ":" + a line */
+#define PATH_MAX_NOTE 4300
+
+void note_pool_free(struct note_pool *np)
+{
+    for (int i = 0; i < np->n; i++) {
+        struct rnote *x = &np->v[i];
+        free(x->shown);
+        free(x->vault);
+        free(x->path);
+        free(x->title);
+        free(x->heading);
+    }
+    free(np->v);
+    free(np->order);
+    memset(np, 0, sizeof *np);
+}
+
+static struct rnote *push(struct note_pool *np, int64_t sec, int64_t doc, int ntok)
+{
+    if (np->n == np->cap) {
+        int nc = np->cap ? np->cap * 2 : 64;
+        struct rnote *nv = realloc(np->v, (size_t)nc * sizeof *nv);
+        if (!nv)
+            return NULL;
+        np->v = nv;
+        np->cap = nc;
+    }
+    struct rnote *x = &np->v[np->n++];
+    memset(x, 0, sizeof *x);
+    x->sec = sec;
+    x->doc = doc;
+    x->ntok = ntok;
+    return x;
+}
+
+static int on_match(void *arg, int64_t sec, int64_t doc, int line, int ntok, const uint16_t *tf)
+{
+    struct note_pool *np = arg;
+    struct rnote *x = push(np, sec, doc, ntok);
+    if (!x)
+        return CAIRN_NOMEM;
+    memcpy(x->tf, tf, sizeof x->tf);
+    x->card = line == 0;
+    return 0;
+}
+
+/* Tokens of s (whole ones, as a question's), each NUL-terminated in one
+ * block: "tok\0tok\0". */
+struct toks {
+    char  buf[1024];
+    size_t n;
+    int   count;
+    const char *at[64];
+};
+
+static int tok_cb(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
+{
+    struct toks *t = arg;
+    if (coloc)
+        return 0;
+    if (t->count == 64 || t->n + n + 1 > sizeof t->buf)
+        return 1;
+    t->at[t->count++] = t->buf + t->n;
+    memcpy(t->buf + t->n, tok, n);
+    t->buf[t->n + n] = 0;
+    t->n += n + 1;
+    return 0;
+}
+
+static void tokens(const char *s, size_t n, struct toks *t)
+{
+    t->n = 0;
+    t->count = 0;
+    text_tokenize(s, n, 1, tok_cb, t);
+}
+
+/* The question's words as one list, and the query's terms beside them. */
+struct names {
+    struct note_pool *np;
+    const struct query *q;
+    const double *df;           /* per query term: sections that hold it */
+    struct toks qt;             /* the question's tokens, stop words kept */
+    int ndocs;
+    int64_t docs[256];          /* named pages, distinctive ones flagged */
+    int distinct[256];
+};
+
+/* 1 when the name's tokens stand in the question in a row; *distinct when
+ * the name is distinctive (see the top of this file). */
+static int named_in(struct names *nm, const char *name, size_t len, int *distinct)
+{
+    struct toks t;
+    /* the name's tokens as the indexer wrote them, apart by spaces */
+    t.n = 0;
+    t.count = 0;
+    for (size_t i = 0; i < len && t.count < 64;) {
+        size_t j = i;
+        while (j < len && name[j] != ' ')
+            j++;
+        if (j > i && t.n + (j - i) + 1 <= sizeof t.buf) {
+            t.at[t.count++] = t.buf + t.n;
+            memcpy(t.buf + t.n, name + i, j - i);
+            t.buf[t.n + (j - i)] = 0;
+            t.n += j - i + 1;
+        }
+        i = j + 1;
+    }
+    if (!t.count || t.count > nm->qt.count)
+        return 0;
+    int content = 0, last = -1;
+    for (int i = 0; i < t.count; i++)
+        if (!text_is_stopword(t.at[i], strlen(t.at[i]))) {
+            content++;
+            last = i;
+        }
+    if (!content)
+        return 0;
+    int found = 0;
+    for (int s = 0; !found && s + t.count <= nm->qt.count; s++) {
+        int k = 0;
+        while (k < t.count && !strcmp(t.at[k], nm->qt.at[s + k]))
+            k++;
+        found = k == t.count;
+    }
+    if (!found)
+        return 0;
+    *distinct = content >= 2;
+    if (content == 1 && strlen(t.at[last]) >= NOTE_NAME_MIN_LEN &&
+        !text_is_common_word(t.at[last], strlen(t.at[last]))) {
+        for (int i = 0; i < nm->q->nt; i++)
+            if (!strcmp(nm->q->t[i].norm, t.at[last]) && nm->df[i] <= NOTE_NAME_DF)
+                *distinct = 1;
+    }
+    return 1;
+}
+
+static int on_name(void *arg, int64_t doc, const char *names)
+{
+    struct names *nm = arg;
+    int named = 0, distinct = 0, d;
+    if (nm->ndocs == 256)
+        return 0;
+    for (const char *a = names ? names : ""; *a;) {
+        const char *nl = strchr(a, '\n');
+        size_t n = nl ? (size_t)(nl - a) : strlen(a);
+        if (n && named_in(nm, a, n, &d)) {
+            named = 1;
+            distinct |= d;
+        }
+        a += n + (nl != NULL);
+    }
+    /* an everyday name is no name: "tokens" in a question is not about
+     * the page TOKENS.md more than about any other */
+    if (named && distinct) {
+        nm->docs[nm->ndocs] = doc;
+        nm->distinct[nm->ndocs++] = distinct;
+    }
+    return 0;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    const struct rnote *x = a, *y = b;
+    if (x->pass != y->pass)
+        return y->pass - x->pass;
+    if (x->named != y->named)
+        return y->named - x->named;
+    if (x->held != y->held)
+        return x->held < y->held ? 1 : -1;
+    if (x->card != y->card)
+        return x->card - y->card;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    return x->sec < y->sec ? -1 : x->sec > y->sec;
+}
+
+static int by_doc(const void *a, const void *b)
+{
+    const struct rnote *x = a, *y = b;
+    return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+/* The baseline: the matching sections summed into their files, each file
+ * one unit scored by BM25 over files. Nothing else: no names, no gate. */
+static int rank_files(struct cairn *h, const struct query *q, struct note_pool *np)
+{
+    int64_t docs, tok;
+    int rc = store_vault_doc_totals(h, &docs, &tok);
+    if (rc || !np->n)
+        return rc;
+    qsort(np->v, (size_t)np->n, sizeof *np->v, by_doc);
+    int k = 0;
+    for (int i = 0; i < np->n; i++) {
+        struct rnote *x = &np->v[i];
+        if (x->card)           /* the file's bytes only */
+            continue;
+        if (k && np->v[k - 1].doc == x->doc) {
+            struct rnote *d = &np->v[k - 1];
+            for (int t = 0; t < q->nt; t++)
+                d->tf[t] = (uint16_t)(d->tf[t] + x->tf[t] < 65535 ? d->tf[t] + x->tf[t] : 65535);
+            d->ntok += x->ntok;
+            continue;
+        }
+        np->v[k] = *x;
+        np->v[k++].whole = 1;
+    }
+    np->n = k;
+    double df[RECALL_MAX_TERMS] = { 0 }, idf[RECALL_MAX_TERMS], tf[RECALL_MAX_TERMS];
+    for (int i = 0; i < np->n; i++)
+        for (int t = 0; t < q->nt; t++)
+            df[t] += np->v[i].tf[t] > 0;
+    for (int t = 0; t < q->nt; t++)
+        idf[t] = rank_idf((double)docs, df[t]);
+    for (int i = 0; i < np->n; i++) {
+        struct rnote *x = &np->v[i];
+        for (int t = 0; t < q->nt; t++)
+            tf[t] = x->tf[t];
+        x->score = rank_bm25(tf, q->nt, x->ntok, docs ? (double)tok / (double)docs : 1, idf);
+        x->pass = x->score > 0;
+    }
+    qsort(np->v, (size_t)np->n, sizeof *np->v, by_rank);
+    for (int i = 0; i < np->n; i++)
+        np->v[i].rank = i;
+    return CAIRN_OK;
+}
+
+int notes_rank(struct cairn *h, const struct query *q, int files, struct note_pool *np)
+{
+    struct buf expr = BUF_INIT;
+    struct names *nm = NULL;
+    double df[RECALL_MAX_TERMS] = { 0 }, idf[RECALL_MAX_TERMS] = { 0 }, total = 0;
+    int any = 0, rc;
+    memset(np, 0, sizeof *np);
+    if ((rc = store_vault_any(h, &any)) || !any)
+        return rc;
+    if ((rc = store_vault_totals(h, &np->nsec, &np->tok)))
+        return rc;
+    if (q->nt) {
+        query_match_expr(q, &expr);
+        if (expr.err) {
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto out;
+        }
+        if ((rc = store_vault_matches(h, expr.p, expr.n, q->nt, on_match, np))) {
+            if (rc == CAIRN_NOMEM)
+                cairn__err(h, rc, "out of memory");
+            goto out;
+        }
+    }
+    if (files) {
+        rc = rank_files(h, q, np);
+        goto out;
+    }
+    for (int i = 0; i < np->n; i++)
+        for (int t = 0; t < q->nt; t++)
+            df[t] += np->v[i].tf[t] > 0;
+    int content = 0;
+    for (int t = 0; t < q->nt; t++)
+        content += !q->t[t].stop;
+    for (int t = 0; t < q->nt; t++) {
+        idf[t] = rank_idf((double)np->nsec, df[t]);
+        /* the share is of the content words, unless there are none */
+        if (!q->t[t].stop || !content)
+            total += idf[t] > 0 ? idf[t] : rank_idf((double)np->nsec, 1);
+    }
+    /* pages the question names: their best section, else their first */
+    if (!(nm = calloc(1, sizeof *nm))) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    nm->np = np;
+    nm->q = q;
+    nm->df = df;
+    tokens(q->text, strlen(q->text), &nm->qt);
+    double avgdl = np->nsec ? (double)np->tok / (double)np->nsec : 1;
+    double unit = log(2.0 + (double)np->nsec);
+    if ((rc = store_vault_names(h, on_name, nm)))
+        goto out;
+    for (int i = 0; i < np->n; i++) {
+        struct rnote *x = &np->v[i];
+        double tf[RECALL_MAX_TERMS], held = 0;
+        for (int t = 0; t < q->nt; t++) {
+            tf[t] = x->tf[t];
+            if (x->tf[t] && (!q->t[t].stop || !content))
+                held += idf[t];
+        }
+        x->score = rank_bm25(tf, q->nt, x->ntok, avgdl, idf);
+        x->share = total > 0 ? held / total : 0;
+        x->weight = held / unit;
+    }
+    /* what each section holds of the question with its page's card (the
+     * page's names and path): a section is a bounded piece of text, so a
+     * long page holding every common word does not pass by its length */
+    if (np->n) {
+        qsort(np->v, (size_t)np->n, sizeof *np->v, by_doc);
+        for (int a = 0, b; a < np->n; a = b) {
+            const struct rnote *card = NULL;
+            for (b = a; b < np->n && np->v[b].doc == np->v[a].doc; b++)
+                if (np->v[b].card)
+                    card = &np->v[b];
+            for (int i = a; i < b; i++) {
+                struct rnote *x = &np->v[i];
+                /* a word counts in full in the card or in a section of
+                 * average length or less, and less in a longer one unless
+                 * it recurs (BM25's saturation, against a single mention):
+                 * a changelog holds every common word once */
+                double len = 1 - BM25_B + BM25_B * x->ntok / (avgdl > 0 ? avgdl : 1);
+                x->held = 0;
+                for (int t = 0; t < q->nt; t++) {
+                    if (q->t[t].stop && content)
+                        continue;
+                    double f = x->tf[t] * (BM25_K1 + 1) / (x->tf[t] + BM25_K1 * len);
+                    if (card && card->tf[t])
+                        f = 1;
+                    x->held += idf[t] * (f < 1 ? f : 1);
+                }
+            }
+        }
+    }
+    for (int k = 0; k < nm->ndocs; k++) {
+        struct rnote *best = NULL;
+        for (int i = 0; i < np->n; i++)
+            if (np->v[i].doc == nm->docs[k] && !np->v[i].card &&
+                (!best || np->v[i].score > best->score))
+                best = &np->v[i];
+        if (!best) {
+            int64_t sec;
+            int ntok;
+            if ((rc = store_vault_first_section(h, nm->docs[k], &sec, &ntok)))
+                goto out;
+            if (!sec)
+                continue;
+            if (!(best = push(np, sec, nm->docs[k], ntok))) {
+                rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+                goto out;
+            }
+        }
+        best->named = 1;
+        best->gate |= nm->distinct[k];
+    }
+    for (int i = 0; i < np->n; i++) {
+        struct rnote *x = &np->v[i];
+        double share = total > 0 ? x->held / total : 0, weight = x->held / unit;
+        x->pass = x->named || share > NOTE_FLOOR;
+        x->gate |= share >= NOTE_GATE_SHARE && weight >= NOTE_GATE_WEIGHT;
+    }
+    if (np->n)
+        qsort(np->v, (size_t)np->n, sizeof *np->v, by_rank);
+    for (int i = 0; i < np->n; i++)
+        np->v[i].rank = i;
+out:
+    free(nm);
+    buf_release(&expr);
+    return rc;
+}
+
+/* "\tnote:VAULT/PATH:LINE": the message id of a note (the hook's "never
+ * twice" list names it so). */
+static void note_id(const struct rnote *x, char *out, size_t n)
+{
+    snprintf(out, n, "note:%s/%s:%d", x->vault, x->path, x->line);
+}
+
+static int excluded(const char *exclude, const struct rnote *x)
+{
+    char key[PATH_MAX_NOTE];
+    key[0] = '\t';
+    note_id(x, key + 1, sizeof key - 1);
+    size_t n = strlen(key);
+    for (const char *s = exclude ? strstr(exclude, key) : NULL; s; s = strstr(s + 1, key))
+        if ((s == exclude || s[-1] == '\n') && (s[n] == '\n' || s[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/* The header line of note x, its names on one line (fence_line). */
+static void header(const struct rnote *x, struct buf *b)
+{
+    char at[32];
+    buf_adds(b, "[note ");
+    fence_line(b, x->path, strlen(x->path));
+    snprintf(at, sizeof at, ":%d", x->line);
+    buf_adds(b, at);
+    const char *h = *x->heading ? x->heading : x->title;
+    if (*h) {
+        buf_adds(b, " · ");
+        if (*x->heading && *x->title && strncmp(x->heading, x->title, strlen(x->title))) {
+            fence_line(b, x->title, strlen(x->title));
+            buf_adds(b, " > ");
+        }
+        fence_line(b, h, strlen(h));
+    }
+    buf_adds(b, "]\n");
+}
+
+static int render(const struct note_pool *np, struct buf *b)
+{
+    buf_reset(b);
+    for (int j = 0; j < np->norder; j++) {
+        const struct rnote *x = &np->v[np->order[j]];
+        if (j)
+            buf_addc(b, '\n');
+        header(x, b);
+        buf_adds(b, x->shown);
+        if (b->n && b->p[b->n - 1] != '\n')
+            buf_addc(b, '\n');
+    }
+    if (b->err)
+        return -1;
+    return b->n ? text_count_tokens(b->p, b->n) + 1 : 0;   /* + the blank line after it */
+}
+
+/* Strips the trailing blank lines of a section's text. */
+static size_t trimmed(const char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+        n--;
+    return n;
+}
+
+int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int cap,
+               const char *exclude, struct buf *b, int *rc)
+{
+    struct buf line = BUF_INIT;
+    int used = 1, tokens = -1;     /* 1: the blank line after the block */
+    *rc = CAIRN_OK;
+    buf_reset(b);
+    np->norder = 0;
+    free(np->order);
+    if (!np->n || !(np->order = malloc((size_t)np->n * sizeof *np->order))) {
+        np->order = NULL;
+        if (np->n)
+            *rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        return np->n ? -1 : 0;
+    }
+    /* each candidate costs a read: at most NOTE_READS_MAX of them, and
+     * none once what is left could not hold a cut one */
+    int reads = 0;
+    for (int i = 0; i < np->n && np->v[i].pass && (np->v[i].whole || np->norder < NOTE_MAX_ITEMS) &&
+         reads < NOTE_READS_MAX && cap - used > NOTE_MIN_CUT;
+         i++) {
+        struct rnote *x = &np->v[i];
+        int same = 0;
+        for (int j = 0; j < np->norder; j++)
+            same += np->v[np->order[j]].doc == x->doc;
+        if (same >= NOTE_PER_DOC)
+            continue;
+        if (x->card) {
+            /* found by its names: shown by its first section */
+            int ntok;
+            if ((*rc = store_vault_first_section(h, x->doc, &x->sec, &ntok)))
+                goto out;
+            x->card = 0;
+            if (!x->sec)
+                continue;
+        }
+        int dup = 0;
+        for (int j = 0; j < np->norder; j++)
+            dup |= !x->whole && np->v[np->order[j]].sec == x->sec;
+        if (dup)
+            continue;
+        struct store_vsec s;
+        reads++;
+        if ((*rc = x->whole ? store_vault_doc_text(h, x->doc, &s)
+                            : store_vault_section(h, x->sec, &s)))
+            goto out;
+        x->vault = s.vault;
+        x->path = s.path;
+        x->title = s.title;
+        x->heading = s.heading;
+        x->line = s.line;
+        x->mtime = s.mtime / 1000000000;
+        if (excluded(exclude, x)) {
+            free(s.text);
+            continue;
+        }
+        size_t n = trimmed(s.text);
+        buf_reset(&line);
+        header(x, &line);
+        buf_addc(&line, '\n');
+        if (line.err) {
+            free(s.text);
+            *rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto out;
+        }
+        int head = text_count_tokens(line.p, line.n), room = cap - used - head, body = room + 1;
+        /* whether it fits, from a prefix: a long section is not counted whole */
+        if (room > 0 && text_prefix_within(s.text, n, room) == n)
+            body = text_count_tokens(s.text, n);
+        if (body <= room) {
+            s.text[n] = 0;
+            x->shown = s.text;
+            x->picked = 1;
+            used += head + body + 1;
+        } else if (x->whole && room >= NOTE_MIN_CUT) {
+            /* the baseline packs files best-first: the last one cut */
+            /* (a margin: the block is counted again as one text) */
+            size_t k = text_prefix_within(s.text, n, room - 4);
+            s.text[k] = 0;
+            x->shown = s.text;
+            x->picked = 2;
+            used += head + text_count_tokens(x->shown, k) + 1;
+        } else if (room >= NOTE_MIN_CUT) {
+            x->shown = pack_excerpt(s.text, n, q, room - 4);
+            free(s.text);
+            if (!x->shown) {
+                *rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+                goto out;
+            }
+            x->picked = 2;
+            used += head + text_count_tokens(x->shown, strlen(x->shown)) + 1;
+        } else {
+            free(s.text);
+            continue;
+        }
+        np->order[np->norder++] = i;
+    }
+    /* the block counted as one text: the budget is a hard limit */
+    while ((tokens = render(np, b)) > cap && np->norder)
+        tokens = notes_unpick_last(np, b);
+    if (tokens < 0)
+        *rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+out:
+    buf_release(&line);
+    return *rc ? -1 : tokens;
+}
+
+int notes_unpick_last(struct note_pool *np, struct buf *b)
+{
+    if (np->norder > 0)
+        np->v[np->order[--np->norder]].picked = 0;
+    return render(np, b);
+}
+
+int note_item(const struct note_pool *np, int j, struct cairn_recall_item *it)
+{
+    const struct rnote *x = &np->v[np->order[j]];
+    char id[PATH_MAX_NOTE];
+    note_id(x, id, sizeof id);
+    it->session = strdup("");
+    it->message = strdup(id);
+    it->note_vault = strdup(x->vault);
+    it->note_path = strdup(x->path);
+    it->role = "note";
+    it->at = x->mtime;
+    it->excerpt = x->picked == 2;
+    it->score = x->whole ? x->score : x->share;
+    it->rank = x->rank;
+    it->note_line = x->line;
+    it->note_named = x->named;
+    it->note_gate = x->gate;
+    return it->session && it->message && it->note_vault && it->note_path ? 0 : -1;
+}

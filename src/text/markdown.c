@@ -1,0 +1,514 @@
+/*
+ * markdown.c: frontmatter, headings, sections and wiki links of a Markdown
+ * note (markdown.h). One pass over the lines; nothing here allocates more
+ * than the capped lists and one heading path a section.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "text/markdown.h"
+#include "util/utf8.h"
+
+int md_is_binary(const char *s, size_t n)
+{
+    size_t m = n < MD_SNIFF ? n : MD_SNIFF, bad = 0;
+    if (memchr(s, 0, m))
+        return 1;
+    for (size_t i = 0; i < m;) {
+        size_t k = utf8_valid_prefix(s + i, m - i);
+        if (!k) {
+            /* a character cut by the sniff window is not a fault */
+            if (m < n && m - i < 4)
+                break;
+            bad++;
+            k = 1;
+        }
+        i += k;
+    }
+    /* Latin-1 notes have a few bad bytes; binary data has many */
+    return bad * 20 > m;
+}
+
+void md_doc_free(struct md_doc *d)
+{
+    free(d->title);
+    for (int i = 0; i < d->ntags; i++)
+        free(d->tags[i]);
+    for (int i = 0; i < d->naliases; i++)
+        free(d->aliases[i]);
+    for (int i = 0; i < d->nlinks; i++)
+        free(d->links[i]);
+    for (int i = 0; i < d->nsec; i++)
+        free(d->sec[i].heading);
+    free(d->sec);
+    memset(d, 0, sizeof *d);
+}
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r';
+}
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n && is_space(**s)) {
+        (*s)++;
+        (*n)--;
+    }
+    while (*n && is_space((*s)[*n - 1]))
+        (*n)--;
+}
+
+/* A copy of s[0..n), cut to MD_MAX_VALUE bytes on a character boundary. */
+static char *copy_value(const char *s, size_t n)
+{
+    if (n > MD_MAX_VALUE) {
+        n = MD_MAX_VALUE;
+        while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    char *c = malloc(n + 1);
+    if (c) {
+        memcpy(c, s, n);
+        c[n] = 0;
+    }
+    return c;
+}
+
+/* Adds the trimmed, unquoted s[0..n) to list (distinct, non-empty, capped).
+ * -1 on no memory. */
+static int add_item(char **list, int *count, int max, const char *s, size_t n, int hash)
+{
+    trim(&s, &n);
+    if (n >= 2 && (s[0] == '"' || s[0] == '\'') && s[n - 1] == s[0]) {
+        s++;
+        n -= 2;
+        trim(&s, &n);
+    }
+    if (hash)
+        while (n && *s == '#') {
+            s++;
+            n--;
+        }
+    if (!n || *count >= max)
+        return 0;
+    char *c = copy_value(s, n);
+    if (!c)
+        return -1;
+    for (int i = 0; i < *count; i++)
+        if (!strcmp(list[i], c)) {
+            free(c);
+            return 0;
+        }
+    list[(*count)++] = c;
+    return 0;
+}
+
+/* "[a, b]", "a, b" or (tags) "a b": the items of a frontmatter value. */
+static int add_inline(char **list, int *count, const char *v, size_t n, int hash)
+{
+    if (n && *v == '[') {
+        v++;
+        n--;
+        const char *close = memchr(v, ']', n);
+        if (close)
+            n = (size_t)(close - v);
+    }
+    size_t i = 0;
+    while (i <= n) {
+        size_t j = i;
+        /* a quoted item may hold commas */
+        while (j < n && is_space(v[j]))
+            j++;
+        char q = j < n && (v[j] == '"' || v[j] == '\'') ? v[j] : 0;
+        if (q) {
+            const char *e = memchr(v + j + 1, q, n - j - 1);
+            j = e ? (size_t)(e - v) + 1 : n;
+        }
+        while (j < n && v[j] != ',' && !(hash && !q && v[j] == ' '))
+            j++;
+        if (add_item(list, count, MD_MAX_LIST, v + i, j - i, hash))
+            return -1;
+        i = j + 1;
+    }
+    return 0;
+}
+
+/* One line: [start, end) without its line break; next is where the
+ * following line starts. */
+struct line {
+    size_t start, end, next;
+};
+
+static void next_line(const char *s, size_t n, size_t at, struct line *l)
+{
+    const char *nl = memchr(s + at, '\n', n - at);
+    l->start = at;
+    l->next = nl ? (size_t)(nl - s) + 1 : n;
+    l->end = nl ? (size_t)(nl - s) : n;
+    if (l->end > l->start && s[l->end - 1] == '\r')
+        l->end--;
+}
+
+static int line_is(const char *s, const struct line *l, const char *what)
+{
+    const char *p = s + l->start;
+    size_t n = l->end - l->start;
+    trim(&p, &n);
+    return n == strlen(what) && !memcmp(p, what, n) && s[l->start] == what[0];
+}
+
+/* The frontmatter: "---" on the first line, up to a "---" or "..." line.
+ * Returns where the body starts (0: none). */
+static int frontmatter(const char *s, size_t n, struct md_doc *d, int *lines)
+{
+    struct line l;
+    size_t at = 0;
+    if (n >= 3 && (unsigned char)s[0] == 0xEF && (unsigned char)s[1] == 0xBB &&
+        (unsigned char)s[2] == 0xBF)
+        at = 3;                        /* a byte order mark */
+    next_line(s, n, at, &l);
+    if (!line_is(s, &l, "---"))
+        return 0;
+    int nl = 1;
+    char **list = NULL;
+    int *count = NULL, hash = 0;
+    for (at = l.next; at < n; at = l.next) {
+        next_line(s, n, at, &l);
+        nl++;
+        if (line_is(s, &l, "---") || line_is(s, &l, "...")) {
+            d->body = l.next;
+            *lines = nl;
+            return 0;
+        }
+        const char *p = s + l.start;
+        size_t len = l.end - l.start;
+        if (len && (p[0] == ' ' || p[0] == '\t' || p[0] == '-')) {
+            /* a block list's item under the key before */
+            trim(&p, &len);
+            if (list && len && *p == '-' && add_item(list, count, MD_MAX_LIST, p + 1, len - 1, hash))
+                return -1;
+            continue;
+        }
+        list = NULL;
+        const char *colon = memchr(p, ':', len);
+        if (!colon)
+            continue;
+        const char *k = p, *v = colon + 1;
+        size_t kn = (size_t)(colon - p), vn = len - kn - 1;
+        trim(&k, &kn);
+        trim(&v, &vn);
+#define KEY(name) (kn == sizeof name - 1 && !strncasecmp(k, name, kn))
+        if (KEY("title")) {
+            char *t = NULL;
+            int one = 0;
+            if (add_item(&t, &one, 1, v, vn, 0))
+                return -1;
+            if (t) {
+                free(d->title);
+                d->title = t;
+            }
+        } else if (KEY("tags") || KEY("tag") || KEY("aliases") || KEY("alias")) {
+            hash = KEY("tags") || KEY("tag");
+            list = hash ? d->tags : d->aliases;
+            count = hash ? &d->ntags : &d->naliases;
+            if (vn && add_inline(list, count, v, vn, hash))
+                return -1;
+        }
+#undef KEY
+    }
+    /* no closing line: not frontmatter, the whole file is the body */
+    for (int i = 0; i < d->ntags; i++)
+        free(d->tags[i]);
+    for (int i = 0; i < d->naliases; i++)
+        free(d->aliases[i]);
+    free(d->title);
+    d->title = NULL;
+    d->ntags = d->naliases = 0;
+    return 0;
+}
+
+/* The level of an ATX heading line (0: not one) and its text. */
+static int atx(const char *s, const struct line *l, const char **t, size_t *tn)
+{
+    size_t i = l->start, ind = 0;
+    while (i < l->end && s[i] == ' ' && ind < 4) {
+        i++;
+        ind++;
+    }
+    if (ind > 3)
+        return 0;
+    int level = 0;
+    while (i < l->end && s[i] == '#' && level < 7) {
+        i++;
+        level++;
+    }
+    if (!level || level > MD_MAX_DEPTH || (i < l->end && s[i] != ' ' && s[i] != '\t'))
+        return 0;
+    const char *p = s + i;
+    size_t n = l->end - i;
+    trim(&p, &n);
+    /* a closing run of '#' after a space is not part of the text */
+    size_t e = n;
+    while (e && p[e - 1] == '#')
+        e--;
+    if (e < n && (!e || p[e - 1] == ' ' || p[e - 1] == '\t'))
+        n = e;
+    trim(&p, &n);
+    *t = p;
+    *tn = n;
+    return level;
+}
+
+/* A fence line: up to 3 spaces, then 3 or more ` or ~. Its char and run. */
+static int fence(const char *s, const struct line *l, char *c, size_t *run)
+{
+    size_t i = l->start, ind = 0;
+    while (i < l->end && s[i] == ' ' && ind < 4) {
+        i++;
+        ind++;
+    }
+    if (ind > 3 || i >= l->end || (s[i] != '`' && s[i] != '~'))
+        return 0;
+    size_t k = i;
+    while (k < l->end && s[k] == s[i])
+        k++;
+    if (k - i < 3)
+        return 0;
+    *c = s[i];
+    *run = k - i;
+    /* what follows a closing fence is blank */
+    for (size_t j = k; j < l->end; j++)
+        if (!is_space(s[j]))
+            return 2;
+    return 1;
+}
+
+/* A setext underline (1: '=', 2: '-'), else 0. */
+static int setext(const char *s, const struct line *l)
+{
+    size_t i = l->start, ind = 0;
+    while (i < l->end && s[i] == ' ' && ind < 4) {
+        i++;
+        ind++;
+    }
+    if (ind > 3 || i >= l->end || (s[i] != '=' && s[i] != '-'))
+        return 0;
+    char c = s[i];
+    while (i < l->end && s[i] == c)
+        i++;
+    while (i < l->end && is_space(s[i]))
+        i++;
+    return i == l->end ? (c == '=' ? 1 : 2) : 0;
+}
+
+static int blank(const char *s, size_t a, size_t b)
+{
+    for (; a < b; a++)
+        if (!is_space(s[a]) && s[a] != '\n')
+            return 0;
+    return 1;
+}
+
+/* A line that can be a setext heading's text: not blank, not a list item,
+ * quote, table row, fence or heading. */
+static int para_line(const char *s, const struct line *l)
+{
+    const char *p = s + l->start;
+    size_t n = l->end - l->start, ind = 0;
+    while (ind < n && p[ind] == ' ')
+        ind++;
+    if (ind > 3 || ind == n)
+        return 0;
+    p += ind;
+    n -= ind;
+    if (*p == '>' || *p == '|' || *p == '#' || *p == '`' || *p == '~' || *p == '<')
+        return 0;
+    if ((*p == '-' || *p == '*' || *p == '+') && (n == 1 || p[1] == ' '))
+        return 0;
+    size_t k = 0;
+    while (k < n && p[k] >= '0' && p[k] <= '9')
+        k++;
+    if (k && k < n && (p[k] == '.' || p[k] == ')'))
+        return 0;
+    return 1;
+}
+
+struct cutter {
+    const char *s;
+    struct md_doc *d;
+    int cap;
+    char *stack[MD_MAX_DEPTH];
+    size_t off;        /* the open section */
+    int line, level;
+    char *heading;
+};
+
+/* Closes the open section at byte `end` (kept when it holds text). */
+static int close_section(struct cutter *c, size_t end)
+{
+    struct md_doc *d = c->d;
+    if (blank(c->s, c->off, end) || d->nsec >= MD_MAX_SECTIONS) {
+        free(c->heading);
+        c->heading = NULL;
+        return 0;
+    }
+    if (d->nsec == c->cap) {
+        int nc = c->cap ? c->cap * 2 : 16;
+        struct md_section *nv = realloc(d->sec, (size_t)nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        d->sec = nv;
+        c->cap = nc;
+    }
+    struct md_section *x = &d->sec[d->nsec++];
+    x->off = c->off;
+    x->len = end - c->off;
+    x->line = c->line;
+    x->level = c->level;
+    x->heading = c->heading ? c->heading : strdup("");
+    c->heading = NULL;
+    return x->heading ? 0 : -1;
+}
+
+/* A heading of `level` with text t starts a section at byte off, line. */
+static int open_section(struct cutter *c, size_t off, int line, int level, const char *t,
+                        size_t tn)
+{
+    /* past the cap, headings stay inside the last section */
+    if (c->d->nsec >= MD_MAX_SECTIONS - 1)
+        return 0;
+    if (close_section(c, off))
+        return -1;
+    for (int i = level - 1; i < MD_MAX_DEPTH; i++) {
+        free(c->stack[i]);
+        c->stack[i] = NULL;
+    }
+    if (!(c->stack[level - 1] = copy_value(t, tn)))
+        return -1;
+    size_t len = 0;
+    for (int i = 0; i < level; i++)
+        if (c->stack[i])
+            len += strlen(c->stack[i]) + 3;
+    char *h = malloc(len + 1), *w = h;
+    if (!h)
+        return -1;
+    for (int i = 0; i < level; i++) {
+        if (!c->stack[i])
+            continue;
+        if (w != h) {
+            memcpy(w, " > ", 3);
+            w += 3;
+        }
+        size_t k = strlen(c->stack[i]);
+        memcpy(w, c->stack[i], k);
+        w += k;
+    }
+    *w = 0;
+    c->heading = h;
+    c->off = off;
+    c->line = line;
+    c->level = level;
+    if (level == 1 && !c->d->title && !(c->d->title = copy_value(t, tn)))
+        return -1;
+    return 0;
+}
+
+static int wiki_links(const char *s, size_t from, size_t n, struct md_doc *d)
+{
+    for (size_t i = from; i + 1 < n && d->nlinks < MD_MAX_LINKS;) {
+        const char *o = memchr(s + i, '[', n - i - 1);
+        if (!o)
+            break;
+        i = (size_t)(o - s);
+        if (s[i + 1] != '[') {
+            i++;
+            continue;
+        }
+        size_t a = i + 2, e = a, lim = a + 2 * MD_MAX_VALUE < n ? a + 2 * MD_MAX_VALUE : n;
+        while (e + 1 < lim && !(s[e] == ']' && s[e + 1] == ']') && s[e] != '\n' && s[e] != '[')
+            e++;
+        if (e + 1 >= lim || s[e] != ']' || s[e + 1] != ']') {
+            i = a;
+            continue;
+        }
+        size_t t = a;
+        while (t < e && s[t] != '|' && s[t] != '#')
+            t++;
+        if (add_item(d->links, &d->nlinks, MD_MAX_LINKS, s + a, t - a, 0))
+            return -1;
+        i = e + 2;
+    }
+    return 0;
+}
+
+int md_parse(const char *s, size_t n, struct md_doc *d)
+{
+    struct cutter c;
+    struct line l, prev = { 0, 0, 0 };
+    int lines = 0, rc = -1, in_fence = 0, prev_para = 0;
+    char fc = 0;
+    size_t frun = 0;
+
+    memset(d, 0, sizeof *d);
+    memset(&c, 0, sizeof c);
+    c.s = s;
+    c.d = d;
+    if (frontmatter(s, n, d, &lines))
+        goto out;
+    c.off = d->body;
+    c.line = lines + 1;
+    int line = lines;
+    for (size_t at = d->body; at < n; at = l.next) {
+        next_line(s, n, at, &l);
+        line++;
+        char lc;
+        size_t run;
+        int f = fence(s, &l, &lc, &run);
+        if (in_fence) {
+            if (f == 1 && lc == fc && run >= frun)
+                in_fence = 0;
+            prev_para = 0;
+            continue;
+        }
+        if (f && !(lc == '`' && memchr(s + l.start + run, '`', l.end - l.start - run))) {
+            in_fence = 1;
+            fc = lc;
+            frun = run;
+            prev_para = 0;
+            continue;
+        }
+        const char *t;
+        size_t tn;
+        int level = atx(s, &l, &t, &tn), u;
+        if (level) {
+            if (open_section(&c, l.start, line, level, t, tn))
+                goto out;
+            prev_para = 0;
+            continue;
+        }
+        if (prev_para && (u = setext(s, &l))) {
+            /* the line above is the heading's text: the section starts there */
+            t = s + prev.start;
+            tn = prev.end - prev.start;
+            trim(&t, &tn);
+            if (open_section(&c, prev.start, line - 1, u, t, tn))
+                goto out;
+            prev_para = 0;
+            continue;
+        }
+        /* a paragraph's first line after a blank one, or any of its lines */
+        prev_para = para_line(s, &l);
+        prev = l;
+    }
+    if (close_section(&c, n) || wiki_links(s, d->body, n, d))
+        goto out;
+    rc = 0;
+out:
+    free(c.heading);
+    for (int i = 0; i < MD_MAX_DEPTH; i++)
+        free(c.stack[i]);
+    if (rc)
+        md_doc_free(d);
+    return rc;
+}

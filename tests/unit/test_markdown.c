@@ -1,0 +1,157 @@
+/*
+ * test_markdown.c: the Markdown note parser (src/text/markdown.c):
+ * frontmatter lists in both forms, ATX and setext headings with their
+ * paths and start lines, fenced code kept inside its section, wiki links,
+ * caps on hostile sizes, binary detection.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "t.h"
+#include "text/markdown.h"
+
+static const char *sec_text(const char *s, const struct md_section *x, char *out, size_t cap)
+{
+    size_t n = x->len < cap - 1 ? x->len : cap - 1;
+    memcpy(out, s + x->off, n);
+    out[n] = 0;
+    return out;
+}
+
+static void test_frontmatter(void)
+{
+    const char *s = "---\n"
+                    "title: \"Payments Service\"\n"
+                    "tags: [billing, '#stripe', billing]\n"
+                    "aliases:\n"
+                    "  - Payments\n"
+                    "  - \"PSP, the provider\"\n"
+                    "other: x\n"
+                    "---\n"
+                    "We chose Stripe.\n";
+    struct md_doc d;
+    T_EQ_INT(md_parse(s, strlen(s), &d), 0);
+    T_EQ_STR(d.title, "Payments Service");
+    T_EQ_INT(d.ntags, 2);
+    T_EQ_STR(d.tags[0], "billing");
+    T_EQ_STR(d.tags[1], "stripe");
+    T_EQ_INT(d.naliases, 2);
+    T_EQ_STR(d.aliases[0], "Payments");
+    T_EQ_STR(d.aliases[1], "PSP, the provider");
+    T_EQ_INT(d.nsec, 1);
+    T_EQ_INT(d.sec[0].line, 9);
+    T_EQ_INT(d.sec[0].level, 0);
+    md_doc_free(&d);
+
+    /* tags as a scalar, words apart; CRLF lines */
+    s = "---\r\ntags: alpha beta, gamma\r\n---\r\nbody\r\n";
+    T_EQ_INT(md_parse(s, strlen(s), &d), 0);
+    T_EQ_INT(d.ntags, 3);
+    T_EQ_STR(d.tags[2], "gamma");
+    T_EQ_INT(d.sec[0].line, 4);
+    md_doc_free(&d);
+
+    /* no closing line: not frontmatter */
+    s = "---\ntitle: x\nno end\n";
+    T_EQ_INT(md_parse(s, strlen(s), &d), 0);
+    T_CHECK(d.title == NULL);
+    T_EQ_INT(d.nsec, 1);
+    T_EQ_INT(d.sec[0].line, 1);
+    md_doc_free(&d);
+}
+
+static void test_headings(void)
+{
+    const char *s = "intro line\n"            /* 1 */
+                    "\n"                      /* 2 */
+                    "# Setup\n"               /* 3 */
+                    "text\n"                  /* 4 */
+                    "## Linux ##\n"           /* 5 */
+                    "```sh\n"                 /* 6 */
+                    "# not a heading\n"       /* 7 */
+                    "```\n"                   /* 8 */
+                    "Windows\n"               /* 9 */
+                    "-------\n"               /* 10 */
+                    "see [[Other Page|the other]] and [[Third#Part]]\n" /* 11 */
+                    "\n"
+                    "- item\n"
+                    "---\n"                   /* a rule after a list item, not a heading */
+                    "#hashtag is no heading\n"
+                    "#\n";                    /* an empty heading */
+    struct md_doc d;
+    char buf[256];
+    T_EQ_INT(md_parse(s, strlen(s), &d), 0);
+    T_EQ_INT(d.nsec, 5);
+    T_EQ_INT(d.sec[4].level, 1);          /* "#" alone: an empty heading */
+    T_EQ_STR(d.sec[4].heading, "");
+    T_EQ_STR(d.title, "Setup");
+    T_EQ_STR(d.sec[0].heading, "");
+    T_EQ_INT(d.sec[0].line, 1);
+    T_EQ_STR(d.sec[1].heading, "Setup");
+    T_EQ_INT(d.sec[1].line, 3);
+    T_EQ_STR(d.sec[2].heading, "Setup > Linux");
+    T_EQ_INT(d.sec[2].line, 5);
+    T_CHECK(strstr(sec_text(s, &d.sec[2], buf, sizeof buf), "# not a heading") != NULL);
+    T_EQ_STR(d.sec[3].heading, "Setup > Windows");
+    T_EQ_INT(d.sec[3].line, 9);
+    T_EQ_INT(d.sec[3].level, 2);
+    T_CHECK(strstr(sec_text(s, &d.sec[3], buf, sizeof buf), "#hashtag") != NULL);
+    T_EQ_INT(d.nlinks, 2);
+    T_EQ_STR(d.links[0], "Other Page");
+    T_EQ_STR(d.links[1], "Third");
+    md_doc_free(&d);
+}
+
+static void test_caps(void)
+{
+    /* 10,000 headings: the last section keeps the rest */
+    size_t n = 10000 * 8;
+    char *s = malloc(n + 1);
+    for (int i = 0; i < 10000; i++)
+        memcpy(s + i * 8, "# h\nxx\n\n", 8);
+    s[n] = 0;
+    struct md_doc d;
+    T_EQ_INT(md_parse(s, n, &d), 0);
+    T_EQ_INT(d.nsec, MD_MAX_SECTIONS);
+    T_CHECK(d.sec[d.nsec - 1].off + d.sec[d.nsec - 1].len == n);
+    md_doc_free(&d);
+    /* a 5000-byte title is cut; 300 tags keep 64 */
+    size_t m = 20000;
+    char *f = malloc(m);
+    size_t k = (size_t)snprintf(f, m, "---\ntitle: ");
+    memset(f + k, 'a', 5000);
+    k += 5000;
+    k += (size_t)snprintf(f + k, m - k, "\ntags: [");
+    for (int i = 0; i < 300; i++)
+        k += (size_t)snprintf(f + k, m - k, "t%d,", i);
+    k += (size_t)snprintf(f + k, m - k, "]\n---\nx\n");
+    T_EQ_INT(md_parse(f, k, &d), 0);
+    T_EQ_INT((int)strlen(d.title), MD_MAX_VALUE);
+    T_EQ_INT(d.ntags, MD_MAX_LIST);
+    md_doc_free(&d);
+    free(f);
+    free(s);
+}
+
+static void test_binary(void)
+{
+    T_CHECK(!md_is_binary("plain text é\n", 14));
+    T_CHECK(md_is_binary("PNG\0\0\0", 6));
+    char junk[400];
+    for (int i = 0; i < 400; i++)
+        junk[i] = (char)(0x80 + (i * 7) % 64);
+    T_CHECK(md_is_binary(junk, sizeof junk));
+    /* a Latin-1 note with one accent is text */
+    const char *latin1 = "caf\xe9 au lait, a note with a single Latin-1 byte in it\n";
+    T_CHECK(!md_is_binary(latin1, strlen(latin1)));
+}
+
+int main(void)
+{
+    T_RUN(test_frontmatter);
+    T_RUN(test_headings);
+    T_RUN(test_caps);
+    T_RUN(test_binary);
+    return T_DONE();
+}
