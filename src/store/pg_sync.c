@@ -283,6 +283,7 @@ static int push_forgets(struct pgc *pc, struct cursor *c, const char *scope,
 /* One local message row as push reads it (strings owned by the row). */
 struct prow {
     int64_t id, hash, position, ntok;
+    int     known;           /* its session was on the server before this push */
     char   *v[16];           /* the server statement's text parameters */
     int     len[16];
     int     null[16];
@@ -420,7 +421,7 @@ static int push_vectors(struct pgc *pc, const struct prow *r, struct cairn_sync_
 /* A session's row, before its first message of a batch: a session
  * tombstoned on the server is not sent again; a known one only widens its
  * time range, and becomes private, never public. */
-static int push_session(struct pgc *pc, const struct prow *r, struct cairn_sync_report *rep)
+static int push_session(struct pgc *pc, struct prow *r, struct cairn_sync_report *rep)
 {
     char hash[65], isnew[8];
     int rc;
@@ -439,6 +440,7 @@ static int push_session(struct pgc *pc, const struct prow *r, struct cairn_sync_
                        sizeof isnew, "push a session")))
         return rc;
     rep->sessions_pushed += isnew[0] == 't';
+    r->known = isnew[0] == 'f';
     return CAIRN_OK;
 }
 
@@ -448,8 +450,9 @@ static int push_session(struct pgc *pc, const struct prow *r, struct cairn_sync_
 #define MSG_PARAMS 12
 
 /* A message without an id is keyed by its content hash: rewritten, it has
- * a new key, and the row of its old text at its place must go (before the
- * new one comes). Rows keyed by an id are updated in place instead. */
+ * a new key, and the row of its old text at its place must go (after the
+ * new one came: rows[] are such new rows). Rows keyed by an id are updated
+ * in place instead. */
 static int push_rekeyed(struct pgc *pc, struct prow **rows, size_t n)
 {
     const char **v = calloc(n * 3, sizeof *v);
@@ -457,7 +460,10 @@ static int push_rekeyed(struct pgc *pc, struct prow **rows, size_t n)
     size_t k = 0;
     int rc;
     buf_init(&sql, 0);
-    buf_adds(&sql, "DELETE FROM cairn.messages m USING (VALUES ");
+    /* a lateral lookup a row: each is an index scan of its session's rows
+     * (the primary key's (owner, sid)), never a join over the table */
+    buf_adds(&sql, "DELETE FROM cairn.messages WHERE ctid = ANY (ARRAY(SELECT x.ctid FROM "
+                   "(VALUES ");
     for (size_t i = 0; v && i < n; i++) {
         if (rows[i]->v[M_EXT])
             continue;
@@ -465,8 +471,10 @@ static int push_rekeyed(struct pgc *pc, struct prow **rows, size_t n)
         buf_printf(&sql, "%s($%zu,$%zu,$%zu)", k ? "," : "", k + 1, k + 2, k + 3);
         k += 3;
     }
-    buf_adds(&sql, ") v(sid, mkey, position) WHERE m.owner = current_user AND m.sid = v.sid AND "
-                   "m.position = v.position::integer AND m.mkey <> v.mkey AND m.mkey LIKE 'h:%'");
+    buf_adds(&sql, ") v(sid, mkey, position) CROSS JOIN LATERAL (SELECT m.ctid FROM "
+                   "cairn.messages m WHERE m.owner = current_user AND m.sid = v.sid AND "
+                   "m.position = v.position::integer AND m.mkey <> v.mkey AND m.ext_id IS NULL) "
+                   "x))");
     if (!v || sql.err)
         rc = cairn__err(pc->h, CAIRN_NOMEM, "out of memory");
     else
@@ -489,11 +497,12 @@ static int push_chunk(struct pgc *pc, struct prow **rows, size_t n, struct cairn
     const char **v = calloc(n * MSG_PARAMS, sizeof *v);
     char **tsv = calloc(n, sizeof *tsv);
     char (*ntok)[24] = calloc(n, sizeof *ntok);
+    struct prow **fresh = calloc(n, sizeof *fresh);
     struct buf sql;
     PGresult *r = NULL;
     int rc = CAIRN_OK;
     buf_init(&sql, 0);
-    if (!v || !tsv || !ntok) {
+    if (!v || !tsv || !ntok || !fresh) {
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
@@ -530,8 +539,6 @@ static int push_chunk(struct pgc *pc, struct prow **rows, size_t n, struct cairn
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
-    if ((rc = push_rekeyed(pc, rows, n)))
-        goto out;
     r = PQexecParams(pc->c, sql.p, (int)(n * MSG_PARAMS), NULL, v, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         rc = pg_fail(pc, r, "push messages");
@@ -542,7 +549,9 @@ static int push_chunk(struct pgc *pc, struct prow **rows, size_t n, struct cairn
     rep->messages_pushed += added;
     rep->messages_present += n - added;
     /* RETURNING comes in VALUES order in practice; the scan wraps around
-     * so that no order is relied on */
+     * so that no order is relied on. New rows keyed by their content in a
+     * session the server had may be rewrites: push_rekeyed's */
+    size_t nk = 0;
     for (size_t i = 0; !rc && i < added; i++) {
         const char *kv[2] = { PQgetvalue(r, (int)i, 0), PQgetvalue(r, (int)i, 1) };
         /* a rewritten row's vectors were of its old text */
@@ -553,10 +562,14 @@ static int push_chunk(struct pgc *pc, struct prow **rows, size_t n, struct cairn
         for (size_t k = 0; k < n; k++, at = (at + 1) % n) {
             if (!strcmp(rows[at]->v[M_KEY], kv[1]) && !strcmp(rows[at]->v[S_SID], kv[0])) {
                 rc = push_vectors(pc, rows[at], rep);
+                if (rows[at]->known && !rows[at]->v[M_EXT])
+                    fresh[nk++] = rows[at];
                 break;
             }
         }
     }
+    if (!rc && nk)
+        rc = push_rekeyed(pc, fresh, nk);
 out:
     PQclear(r);
     if (tsv)
@@ -564,6 +577,7 @@ out:
             free(tsv[i]);
     free(tsv);
     free(ntok);
+    free(fresh);
     free(v);
     buf_release(&sql);
     return rc;
@@ -585,24 +599,23 @@ static int push_batch(struct pgc *pc, struct prow *rows, size_t n, struct cairn_
             break;
         const char *last_sid = NULL;
         int foreign = 0;
-        size_t ns = 0;
+        size_t ns = 0, last_row = 0;
         for (size_t i = 0; !rc && i < n; i++) {
             if (!last_sid || strcmp(last_sid, rows[i].v[S_SID])) {
                 /* a session pulled from another owner is theirs, not ours */
                 char hash[65];
                 store_sid_hash(rows[i].v[S_SID], hash);
                 last_sid = rows[i].v[S_SID];
+                last_row = i;
                 foreign = local_has(h, "SELECT 1 FROM sync_foreign WHERE sid_hash = ?", hash);
                 if (foreign < 0)
                     rc = cairn__sqlerr(h, SQLITE_ERROR, "sync_foreign");
-                /* its messages so far go first: their session is there */
-                else if (!foreign && ns && !(rc = push_chunk(pc, send, ns, rep)))
-                    ns = 0;
-                if (!rc && !foreign)
+                else if (!foreign)      /* before any message of it is sent */
                     rc = push_session(pc, &rows[i], rep);
             }
             if (rc || foreign)
                 continue;
+            rows[i].known = rows[last_row].known;
             send[ns++] = &rows[i];
             if (ns == PUSH_ROWS && !(rc = push_chunk(pc, send, ns, rep)))
                 ns = 0;
