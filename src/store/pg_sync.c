@@ -42,6 +42,7 @@
 
 struct cursor {
     int64_t push_msg, push_tomb;
+    int64_t push_seen;       /* push_msg as this run last read or wrote it */
     char    pull_tx[32];
 };
 
@@ -133,7 +134,7 @@ static int cursor_load(struct cairn *h, const char *server, const char *scope, s
     sqlite3_bind_text(st, 2, scope, -1, SQLITE_STATIC);
     int src = sqlite3_step(st);
     if (src == SQLITE_ROW) {
-        c->push_msg = sqlite3_column_int64(st, 0);
+        c->push_msg = c->push_seen = sqlite3_column_int64(st, 0);
         c->push_tomb = sqlite3_column_int64(st, 1);
         snprintf(c->pull_tx, sizeof c->pull_tx, "%s", (const char *)sqlite3_column_text(st, 2));
     }
@@ -141,14 +142,17 @@ static int cursor_load(struct cairn *h, const char *server, const char *scope, s
     return src == SQLITE_ROW || src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "sync state");
 }
 
-static int cursor_save(struct cairn *h, const char *server, const char *scope,
-                       const struct cursor *c)
+/* A push cursor below what this run saw was moved back meanwhile (a
+ * rewrite or a forget by another process, or by a pull's own adds): it
+ * stays there, so the next push sends what it must. */
+static int cursor_save(struct cairn *h, const char *server, const char *scope, struct cursor *c)
 {
     sqlite3_stmt *st;
     int rc = store_prepare(h, "INSERT INTO sync_state(server, scope, push_msg, push_tomb, pull_tx, "
                               "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, CAST(strftime('%s') AS "
-                              "INTEGER)) ON CONFLICT(server, scope) DO UPDATE SET push_msg = ?3, "
-                              "push_tomb = ?4, pull_tx = ?5, updated_at = excluded.updated_at", &st);
+                              "INTEGER)) ON CONFLICT(server, scope) DO UPDATE SET push_msg = CASE "
+                              "WHEN push_msg < ?6 THEN push_msg ELSE ?3 END, push_tomb = ?4, "
+                              "pull_tx = ?5, updated_at = excluded.updated_at", &st);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, server, -1, SQLITE_STATIC);
@@ -156,9 +160,13 @@ static int cursor_save(struct cairn *h, const char *server, const char *scope,
     sqlite3_bind_int64(st, 3, c->push_msg);
     sqlite3_bind_int64(st, 4, c->push_tomb);
     sqlite3_bind_text(st, 5, c->pull_tx, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, c->push_seen);
     int src = sqlite3_step(st);
     sqlite3_finalize(st);
-    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "sync state");
+    if (src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "sync state");
+    c->push_seen = c->push_msg;
+    return CAIRN_OK;
 }
 
 /* ---- server statements ------------------------------------------------- */
