@@ -168,7 +168,7 @@ fi
 
 # 13. cairn sync against a real PostgreSQL 15 (bench/bench_sync.sh), cairn
 # add of the same sessions as the baseline. Not in the default set: it
-# starts a server. A tenth of the ingest size: each message is a round trip.
+# starts a server. A tenth of the ingest size.
 if want sync; then
     "$PY" bench/gen_data.py ingest "$TMP/sync.jsonl" --sessions $((SESSIONS / 10)) \
         --messages $((MESSAGES / 10))

@@ -131,6 +131,10 @@ void store_sid_hash(const char *sid, char out[65]);
 /* cairn_forget's part of sync, in its transaction: the session becomes a
  * tombstone for the next push and is never pulled again. */
 int store_sync_forget(struct cairn *h, const char *session);
+/* A message rewritten in place (an extended reply, cairn_redact), in the
+ * writer's transaction: push cursors past it move back before it, so the
+ * next push carries its new text. */
+int store_sync_rewritten(struct cairn *h, int64_t msg);
 
 /* ---- Interface to code in store/memory.c ---- */
 /* Removes (and wipes) the memories whose time has come; a no-op on a

@@ -315,6 +315,9 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     sqlite3_bind_int64(st->upd, 4, row);
     res = sqlite3_step(st->upd) == SQLITE_DONE ? 1 : -1;
     sqlite3_reset(st->sel);
+    /* the server may hold the shorter text: the next push sends this one */
+    if (res == 1 && store_sync_rewritten(h, row))
+        res = -1;
     return res;
 }
 

@@ -4,9 +4,11 @@
  *
  * Append-only by stable ids: a session is (owner, its external id), a
  * message (owner, session, its external id or "h:" + the content hash the
- * local store dedupes it by). Every insert on the server is ON CONFLICT DO
- * NOTHING on those keys, so a re-run, a batch sent twice after a crash, or
- * two machines pushing the same sessions at once never duplicate a row.
+ * local store dedupes it by). Every insert on the server is ON CONFLICT on
+ * those keys, so a re-run, a batch sent twice after a crash, or two
+ * machines pushing the same sessions at once never duplicate a row; a
+ * message rewritten here after it was pushed moves the push cursor back
+ * (store_sync_rewritten) and its new text replaces the old one.
  *
  * Push: forgets first (tombstones: a session once forgotten is never sent
  * again, by this machine or another that has not heard yet, because the
@@ -40,6 +42,7 @@
 
 struct cursor {
     int64_t push_msg, push_tomb;
+    int64_t push_seen;       /* push_msg as this run last read or wrote it */
     char    pull_tx[32];
 };
 
@@ -106,6 +109,18 @@ int store_sync_forget(struct cairn *h, const char *session)
                       NULL, NULL);
 }
 
+int store_sync_rewritten(struct cairn *h, int64_t msg)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "UPDATE sync_state SET push_msg = ?1 - 1 WHERE push_msg >= ?1", &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, msg);
+    int src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "sync state");
+}
+
 static int cursor_load(struct cairn *h, const char *server, const char *scope, struct cursor *c)
 {
     sqlite3_stmt *st;
@@ -119,7 +134,7 @@ static int cursor_load(struct cairn *h, const char *server, const char *scope, s
     sqlite3_bind_text(st, 2, scope, -1, SQLITE_STATIC);
     int src = sqlite3_step(st);
     if (src == SQLITE_ROW) {
-        c->push_msg = sqlite3_column_int64(st, 0);
+        c->push_msg = c->push_seen = sqlite3_column_int64(st, 0);
         c->push_tomb = sqlite3_column_int64(st, 1);
         snprintf(c->pull_tx, sizeof c->pull_tx, "%s", (const char *)sqlite3_column_text(st, 2));
     }
@@ -127,14 +142,17 @@ static int cursor_load(struct cairn *h, const char *server, const char *scope, s
     return src == SQLITE_ROW || src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "sync state");
 }
 
-static int cursor_save(struct cairn *h, const char *server, const char *scope,
-                       const struct cursor *c)
+/* A push cursor below what this run saw was moved back meanwhile (a
+ * rewrite or a forget by another process, or by a pull's own adds): it
+ * stays there, so the next push sends what it must. */
+static int cursor_save(struct cairn *h, const char *server, const char *scope, struct cursor *c)
 {
     sqlite3_stmt *st;
     int rc = store_prepare(h, "INSERT INTO sync_state(server, scope, push_msg, push_tomb, pull_tx, "
                               "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, CAST(strftime('%s') AS "
-                              "INTEGER)) ON CONFLICT(server, scope) DO UPDATE SET push_msg = ?3, "
-                              "push_tomb = ?4, pull_tx = ?5, updated_at = excluded.updated_at", &st);
+                              "INTEGER)) ON CONFLICT(server, scope) DO UPDATE SET push_msg = CASE "
+                              "WHEN push_msg < ?6 THEN push_msg ELSE ?3 END, push_tomb = ?4, "
+                              "pull_tx = ?5, updated_at = excluded.updated_at", &st);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, server, -1, SQLITE_STATIC);
@@ -142,9 +160,13 @@ static int cursor_save(struct cairn *h, const char *server, const char *scope,
     sqlite3_bind_int64(st, 3, c->push_msg);
     sqlite3_bind_int64(st, 4, c->push_tomb);
     sqlite3_bind_text(st, 5, c->pull_tx, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, c->push_seen);
     int src = sqlite3_step(st);
     sqlite3_finalize(st);
-    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "sync state");
+    if (src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "sync state");
+    c->push_seen = c->push_msg;
+    return CAIRN_OK;
 }
 
 /* ---- server statements ------------------------------------------------- */
@@ -269,6 +291,7 @@ static int push_forgets(struct pgc *pc, struct cursor *c, const char *scope,
 /* One local message row as push reads it (strings owned by the row). */
 struct prow {
     int64_t id, hash, position, ntok;
+    int     known;           /* its session was on the server before this push */
     char   *v[16];           /* the server statement's text parameters */
     int     len[16];
     int     null[16];
@@ -403,54 +426,169 @@ static int push_vectors(struct pgc *pc, const struct prow *r, struct cairn_sync_
     return rc;
 }
 
-static int push_row(struct pgc *pc, struct prow *r, const char *last_sid,
-                    struct cairn_sync_report *rep)
+/* A session's row, before its first message of a batch: a session
+ * tombstoned on the server is not sent again; a known one only widens its
+ * time range, and becomes private, never public. */
+static int push_session(struct pgc *pc, struct prow *r, struct cairn_sync_report *rep)
 {
+    char hash[65], isnew[8];
     int rc;
-    size_t added = 0;
-    char ntok[24];
-    if (!last_sid || strcmp(last_sid, r->v[S_SID])) {
-        /* a session tombstoned on the server is not sent again; a known one
-         * only widens its time range, and becomes private, never public */
-        char hash[65];
-        store_sid_hash(r->v[S_SID], hash);
-        const char *sv[9] = { r->v[S_SID], r->v[S_PROJECT], r->v[S_PRIVATE], r->v[S_SOURCE],
-                              r->v[S_TITLE], r->v[S_START], r->v[S_END], r->v[S_META], hash };
-        /* xmax is 0 on a row this statement inserted, not on one it updated */
-        char isnew[8];
-        if ((rc = pq_first(pc, "INSERT INTO cairn.sessions AS s(sid, project, private, source, "
-                               "title, started_at, ended_at, meta, sid_hash) SELECT $1, $2, $3, "
-                               "$4, $5, $6, $7, $8, $9 WHERE NOT EXISTS (SELECT 1 FROM "
-                               "cairn.tombstones t WHERE t.owner = current_user AND t.sid_hash = "
-                               "$9) ON CONFLICT (owner, sid) DO UPDATE SET started_at = "
-                               "least(s.started_at, EXCLUDED.started_at), ended_at = "
-                               "greatest(s.ended_at, EXCLUDED.ended_at), private = s.private OR "
-                               "EXCLUDED.private RETURNING s.xmax::text = '0'", 9, sv, isnew,
-                           sizeof isnew, "push a session")))
-            return rc;
-        rep->sessions_pushed += isnew[0] == 't';
-    }
-    char *tsv = tsv_literal(r->v[M_CONTENT], (size_t)r->len[M_CONTENT]);
-    if (!tsv)
-        return cairn__err(pc->h, CAIRN_NOMEM, "out of memory");
-    snprintf(ntok, sizeof ntok, "%" PRId64, r->ntok);
-    const char *mv[12] = { r->v[S_SID], r->v[M_KEY], r->v[S_PROJECT], r->v[M_POS], r->v[M_EXT],
-                           r->v[M_ROLE], r->v[M_SPEAKER], r->v[M_CONTENT], r->v[M_AT],
-                           r->v[M_HASH], ntok, tsv };
-    rc = pq(pc, "INSERT INTO cairn.messages(sid, mkey, project, position, ext_id, role, speaker, "
-                "content, created_at, chash, ntok, tsv) SELECT $1, $2, $3, $4, $5, $6, $7, $8, "
-                "$9, $10, $11, $12::tsvector WHERE EXISTS (SELECT 1 FROM cairn.sessions WHERE "
-                "owner = current_user AND sid = $1) ON CONFLICT DO NOTHING",
-            12, mv, NULL, NULL, &added, "push a message");
-    free(tsv);
-    if (rc)
+    store_sid_hash(r->v[S_SID], hash);
+    const char *sv[9] = { r->v[S_SID], r->v[S_PROJECT], r->v[S_PRIVATE], r->v[S_SOURCE],
+                          r->v[S_TITLE], r->v[S_START], r->v[S_END], r->v[S_META], hash };
+    /* xmax is 0 on a row this statement inserted, not on one it updated */
+    if ((rc = pq_first(pc, "INSERT INTO cairn.sessions AS s(sid, project, private, source, "
+                           "title, started_at, ended_at, meta, sid_hash) SELECT $1, $2, $3, "
+                           "$4, $5, $6, $7, $8, $9 WHERE NOT EXISTS (SELECT 1 FROM "
+                           "cairn.tombstones t WHERE t.owner = current_user AND t.sid_hash = "
+                           "$9) ON CONFLICT (owner, sid) DO UPDATE SET started_at = "
+                           "least(s.started_at, EXCLUDED.started_at), ended_at = "
+                           "greatest(s.ended_at, EXCLUDED.ended_at), private = s.private OR "
+                           "EXCLUDED.private RETURNING s.xmax::text = '0'", 9, sv, isnew,
+                       sizeof isnew, "push a session")))
         return rc;
-    if (added) {
-        rep->messages_pushed++;
-        return push_vectors(pc, r, rep);
-    }
-    rep->messages_present++;
+    rep->sessions_pushed += isnew[0] == 't';
+    r->known = isnew[0] == 'f';
     return CAIRN_OK;
+}
+
+/* Messages a statement carries: 12 parameters each, well below the
+ * 65535 PostgreSQL takes, and few enough that a statement stays small. */
+#define PUSH_ROWS 250
+#define MSG_PARAMS 12
+
+/* A message without an id is keyed by its content hash: rewritten, it has
+ * a new key, and the row of its old text at its place must go (after the
+ * new one came: rows[] are such new rows). Rows keyed by an id are updated
+ * in place instead. */
+static int push_rekeyed(struct pgc *pc, struct prow **rows, size_t n)
+{
+    const char **v = calloc(n * 3, sizeof *v);
+    struct buf sql;
+    size_t k = 0;
+    int rc;
+    buf_init(&sql, 0);
+    /* a lateral lookup a row: each is an index scan of its session's rows
+     * (the primary key's (owner, sid)), never a join over the table */
+    buf_adds(&sql, "DELETE FROM cairn.messages WHERE ctid = ANY (ARRAY(SELECT x.ctid FROM "
+                   "(VALUES ");
+    for (size_t i = 0; v && i < n; i++) {
+        if (rows[i]->v[M_EXT])
+            continue;
+        v[k] = rows[i]->v[S_SID], v[k + 1] = rows[i]->v[M_KEY], v[k + 2] = rows[i]->v[M_POS];
+        buf_printf(&sql, "%s($%zu,$%zu,$%zu)", k ? "," : "", k + 1, k + 2, k + 3);
+        k += 3;
+    }
+    buf_adds(&sql, ") v(sid, mkey, position) CROSS JOIN LATERAL (SELECT m.ctid FROM "
+                   "cairn.messages m WHERE m.owner = current_user AND m.sid = v.sid AND "
+                   "m.position = v.position::integer AND m.mkey <> v.mkey AND m.ext_id IS NULL) "
+                   "x))");
+    if (!v || sql.err)
+        rc = cairn__err(pc->h, CAIRN_NOMEM, "out of memory");
+    else
+        rc = k ? pq(pc, sql.p, (int)k, v, NULL, NULL, NULL, "push messages") : CAIRN_OK;
+    free(v);
+    buf_release(&sql);
+    return rc;
+}
+
+/* One multi-row INSERT for rows[0..n): one round trip, not one a message.
+ * The rows whose session is on the server go in (a tombstoned one is not);
+ * one already there with the same text and speaker is left alone, one
+ * whose text was rewritten here (an extended reply, cairn_redact) takes
+ * the new text and a new transaction, so pulls read it again. RETURNING
+ * names the rows that went in or changed: the pushed ones, and the only
+ * ones whose vectors are sent. */
+static int push_chunk(struct pgc *pc, struct prow **rows, size_t n, struct cairn_sync_report *rep)
+{
+    struct cairn *h = pc->h;
+    const char **v = calloc(n * MSG_PARAMS, sizeof *v);
+    char **tsv = calloc(n, sizeof *tsv);
+    char (*ntok)[24] = calloc(n, sizeof *ntok);
+    struct prow **fresh = calloc(n, sizeof *fresh);
+    struct buf sql;
+    PGresult *r = NULL;
+    int rc = CAIRN_OK;
+    buf_init(&sql, 0);
+    if (!v || !tsv || !ntok || !fresh) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    buf_adds(&sql, "INSERT INTO cairn.messages AS m(sid, mkey, project, position, ext_id, role, "
+                   "speaker, content, created_at, chash, ntok, tsv) SELECT sid, mkey, project, "
+                   "position::integer, ext_id, role, speaker, content, created_at::bigint, "
+                   "chash, ntok::integer, tsv::tsvector FROM (VALUES ");
+    for (size_t i = 0; i < n; i++) {
+        struct prow *p = rows[i];
+        if (!(tsv[i] = tsv_literal(p->v[M_CONTENT], (size_t)p->len[M_CONTENT]))) {
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto out;
+        }
+        snprintf(ntok[i], sizeof ntok[i], "%" PRId64, p->ntok);
+        const char *mv[MSG_PARAMS] = { p->v[S_SID], p->v[M_KEY], p->v[S_PROJECT], p->v[M_POS],
+                                       p->v[M_EXT], p->v[M_ROLE], p->v[M_SPEAKER],
+                                       p->v[M_CONTENT], p->v[M_AT], p->v[M_HASH], ntok[i],
+                                       tsv[i] };
+        memcpy(v + i * MSG_PARAMS, mv, sizeof mv);
+        buf_adds(&sql, i ? ",(" : "(");
+        for (size_t k = 0; k < MSG_PARAMS; k++)
+            buf_printf(&sql, "%s$%zu", k ? "," : "", i * MSG_PARAMS + k + 1);
+        buf_addc(&sql, ')');
+    }
+    buf_adds(&sql, ") v(sid, mkey, project, position, ext_id, role, speaker, content, "
+                   "created_at, chash, ntok, tsv) WHERE EXISTS (SELECT 1 FROM cairn.sessions s "
+                   "WHERE s.owner = current_user AND s.sid = v.sid) ON CONFLICT (owner, sid, "
+                   "mkey) DO UPDATE SET content = EXCLUDED.content, chash = EXCLUDED.chash, "
+                   "speaker = EXCLUDED.speaker, ntok = EXCLUDED.ntok, tsv = EXCLUDED.tsv, "
+                   "tx = pg_current_xact_id(), seq = DEFAULT WHERE (m.chash, m.speaker) IS "
+                   "DISTINCT FROM (EXCLUDED.chash, EXCLUDED.speaker) "
+                   "RETURNING sid, mkey, xmax::text = '0'");
+    if (sql.err) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    r = PQexecParams(pc->c, sql.p, (int)(n * MSG_PARAMS), NULL, v, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        rc = pg_fail(pc, r, "push messages");
+        r = NULL;                       /* pg_fail cleared it */
+        goto out;
+    }
+    size_t added = (size_t)PQntuples(r), at = 0;
+    rep->messages_pushed += added;
+    rep->messages_present += n - added;
+    /* RETURNING comes in VALUES order in practice; the scan wraps around
+     * so that no order is relied on. New rows keyed by their content in a
+     * session the server had may be rewrites: push_rekeyed's */
+    size_t nk = 0;
+    for (size_t i = 0; !rc && i < added; i++) {
+        const char *kv[2] = { PQgetvalue(r, (int)i, 0), PQgetvalue(r, (int)i, 1) };
+        /* a rewritten row's vectors were of its old text */
+        if (PQgetvalue(r, (int)i, 2)[0] != 't' &&
+            (rc = pq(pc, "DELETE FROM cairn.vectors WHERE owner = current_user AND sid = $1 "
+                         "AND mkey = $2", 2, kv, NULL, NULL, NULL, "push a message")))
+            break;
+        for (size_t k = 0; k < n; k++, at = (at + 1) % n) {
+            if (!strcmp(rows[at]->v[M_KEY], kv[1]) && !strcmp(rows[at]->v[S_SID], kv[0])) {
+                rc = push_vectors(pc, rows[at], rep);
+                if (rows[at]->known && !rows[at]->v[M_EXT])
+                    fresh[nk++] = rows[at];
+                break;
+            }
+        }
+    }
+    if (!rc && nk)
+        rc = push_rekeyed(pc, fresh, nk);
+out:
+    PQclear(r);
+    if (tsv)
+        for (size_t i = 0; i < n; i++)
+            free(tsv[i]);
+    free(tsv);
+    free(ntok);
+    free(fresh);
+    free(v);
+    buf_release(&sql);
+    return rc;
 }
 
 /* One server transaction a batch: all of it lands or none. Two machines
@@ -459,33 +597,50 @@ static int push_row(struct pgc *pc, struct prow *r, const char *last_sid,
 static int push_batch(struct pgc *pc, struct prow *rows, size_t n, struct cairn_sync_report *rep)
 {
     struct cairn *h = pc->h;
+    struct prow **send = calloc(n < PUSH_ROWS ? n : PUSH_ROWS, sizeof *send);
     int rc;
+    if (!send)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
     for (int attempt = 0;; attempt++) {
         struct cairn_sync_report before = *rep;
         if ((rc = pg_exec(pc, "BEGIN", "begin")))
-            return rc;
+            break;
         const char *last_sid = NULL;
-        char hash[65];
+        int foreign = 0;
+        size_t ns = 0, last_row = 0;
         for (size_t i = 0; !rc && i < n; i++) {
-            /* a session pulled from another owner is theirs, not ours */
-            store_sid_hash(rows[i].v[S_SID], hash);
-            int foreign = local_has(h, "SELECT 1 FROM sync_foreign WHERE sid_hash = ?", hash);
-            if (foreign < 0)
-                rc = cairn__sqlerr(h, SQLITE_ERROR, "sync_foreign");
-            else if (!foreign) {
-                rc = push_row(pc, &rows[i], last_sid, rep);
+            if (!last_sid || strcmp(last_sid, rows[i].v[S_SID])) {
+                /* a session pulled from another owner is theirs, not ours */
+                char hash[65];
+                store_sid_hash(rows[i].v[S_SID], hash);
                 last_sid = rows[i].v[S_SID];
+                last_row = i;
+                foreign = local_has(h, "SELECT 1 FROM sync_foreign WHERE sid_hash = ?", hash);
+                if (foreign < 0)
+                    rc = cairn__sqlerr(h, SQLITE_ERROR, "sync_foreign");
+                else if (!foreign)      /* before any message of it is sent */
+                    rc = push_session(pc, &rows[i], rep);
             }
+            if (rc || foreign)
+                continue;
+            rows[i].known = rows[last_row].known;
+            send[ns++] = &rows[i];
+            if (ns == PUSH_ROWS && !(rc = push_chunk(pc, send, ns, rep)))
+                ns = 0;
         }
+        if (!rc && ns)
+            rc = push_chunk(pc, send, ns, rep);
         if (!rc)
             rc = pg_exec(pc, "COMMIT", "commit");
         if (!rc)
-            return CAIRN_OK;
+            break;
         PQclear(PQexec(pc->c, "ROLLBACK"));
         *rep = before;                       /* nothing of this attempt landed */
         if (!pg_retryable(pc) || attempt == 4)
-            return rc;
+            break;
     }
+    free(send);
+    return rc;
 }
 
 static int push_messages(struct pgc *pc, struct cursor *c, const char *scope,

@@ -300,7 +300,7 @@ static int redact_messages(struct cairn *h, struct redact_run *r)
 {
     sqlite3_stmt *sel = NULL, *upd = NULL;
     char *content = NULL, *speaker = NULL;
-    int rc, src;
+    int rc, src, rewritten = 0;   /* rows in id order: the first moves the cursors */
     if ((rc = store_prepare(h, "SELECT id, content, speaker, role, created_at FROM messages "
                             "ORDER BY id", &sel)))
         goto out;
@@ -342,6 +342,9 @@ static int redact_messages(struct cairn *h, struct redact_run *r)
         sqlite3_bind_int64(upd, 3, (int64_t)hash);
         sqlite3_bind_int64(upd, 4, id);
         if ((rc = step_done(h, upd)))
+            goto out;
+        /* a server may hold what was masked: the next push sends the new text */
+        if (!rewritten++ && (rc = store_sync_rewritten(h, id)))
             goto out;
     }
     if (src != SQLITE_DONE)

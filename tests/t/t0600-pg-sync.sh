@@ -158,6 +158,23 @@ total() {
 eq "the three pushes added 400 between them" "$(total 's/^pushed \([0-9]*\) message.*/\1/p')" 400
 eq "and made 40 new sessions between them" "$(total 's/^pushed .* \([0-9]*\) new session.*/\1/p')" 40
 
+# a batch goes as multi-row statements (250 messages each): one batch of
+# 400 known messages and one new session of 300, over a statement's edge,
+# counts each message once, as pushed or as already there
+python3 - "$TMP/big.jsonl" <<'EOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    f.write(json.dumps({"id": "big", "project": "conc", "messages": [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": "ok" if i % 50 == 0 else "big turn %d" % i}
+        for i in range(300)]}) + "\n")
+EOF
+"$CAIRN" --db "$TMP/d.db" add -q "$TMP/many.jsonl"
+"$CAIRN" --db "$TMP/d.db" add -q "$TMP/big.jsonl"
+out=$("$CAIRN" --db "$TMP/d.db" sync --push --batch 1000 --server "$ALICE" 2>&1)
+contains "one batch over two statements: $out" "$out" "pushed 300 messages (400 already there), 1 new session,"
+eq "the 300 are there once each, repeats of \"ok\" apart" \
+    "$(pg_sql alice alice-pw "SELECT count(DISTINCT mkey) || ' ' || max(position) FROM cairn.messages WHERE sid = 'big'")" "300 299"
+
 # 5. forget propagates: A forgets s1, the server drops every row of it and
 # keeps a tombstone (the id's hash), B forgets it at its next sync and never
 # pulls or pushes it back
@@ -201,4 +218,36 @@ contains "and says it is not supported yet" "$out" "not supported yet"
 check_fails "no file named after the URL" test -e "$TMP/postgres:"
 out=$(CAIRN_SERVER="$ALICE" "$CAIRN" --db "$A" sync --pull 2>&1)
 check "CAIRN_SERVER names the server: $out" test $? -eq 0
+# 7. rewritten after it was pushed: a reply extended under its id and a
+# message `cairn redact` masks (no id: its key is its content hash) carry
+# their new text to the server at the next sync, and nothing of the old
+cat > "$TMP/rw1.jsonl" <<'EOF'
+{"id": "rw", "project": "rw", "messages": [{"role": "user", "id": "rw-1", "content": "a question"}, {"role": "assistant", "id": "rw-2", "content": "the answer begins"}, {"role": "user", "content": "my key is AKIAIOSFODNN7EXAMPLE, thanks"}]}
+EOF
+sed 's/the answer begins/the answer begins and goes on/' "$TMP/rw1.jsonl" > "$TMP/rw2.jsonl"
+# written without masking (an old store), so that redact has work
+CAIRN_REDACT=0 "$CAIRN" --db "$TMP/rw.db" add -q "$TMP/rw1.jsonl"
+out=$("$CAIRN" --db "$TMP/rw.db" sync --push --server "$ALICE" 2>&1)
+contains "the session is pushed" "$out" "pushed 3 messages (0 already there), 1 new session,"
+rwsql() { pg_sql alice alice-pw "SELECT $1 FROM cairn.messages WHERE sid = 'rw'"; }
+eq "the unmasked secret went with it (what the store held)" \
+    "$(rwsql "count(*) FILTER (WHERE content LIKE '%AKIAIOSFODNN7EXAMPLE%')")" 1
+CAIRN_REDACT=0 "$CAIRN" --db "$TMP/rw.db" add -q "$TMP/rw2.jsonl"
+out=$("$CAIRN" --db "$TMP/rw.db" redact)
+contains "redact masks the secret" "$out" "changed 1 of 3 messages"
+out=$("$CAIRN" --db "$TMP/rw.db" sync --push --server "$ALICE" 2>&1)
+contains "the next push carries both rewrites: $out" "$out" "pushed 2 messages (0 already there), 0 new sessions,"
+eq "the extended reply's new text is on the server" \
+    "$(rwsql "string_agg(content || ' ' || (tsv @@ 'goe'::tsquery)::text || ' ' || (chash = encode(sha256(convert_to(content, 'UTF8')), 'hex'))::text, '') FILTER (WHERE mkey = 'rw-2')")" \
+    "the answer begins and goes on true true"
+eq "no byte of the secret on the server" \
+    "$(rwsql "count(*) FILTER (WHERE content LIKE '%AKIAIOSFODNN7EXAMPLE%')")" 0
+eq "the masked text is there instead, in its place, once" \
+    "$(rwsql "count(*) FILTER (WHERE content LIKE '%[REDACTED:%' AND position = 2) || ' ' || count(*)")" "1 3"
+out=$("$CAIRN" --db "$TMP/rw.db" sync --push --server "$ALICE" 2>&1)
+contains "a re-run pushes nothing" "$out" "pushed 0 messages (0 already there)"
+out=$("$CAIRN" --db "$TMP/rw2.db" sync --pull --project rw --server "$ALICE" 2>&1)
+"$CAIRN" --db "$TMP/rw.db" export --format jsonl > "$TMP/rw-a.jsonl"
+"$CAIRN" --db "$TMP/rw2.db" export --format jsonl > "$TMP/rw-b.jsonl"
+check "a new store pulls the rewritten session as the writer holds it" cmp -s "$TMP/rw-a.jsonl" "$TMP/rw-b.jsonl"
 t_done
