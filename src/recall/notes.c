@@ -524,6 +524,11 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
             goto out;
         }
         int head = text_count_tokens(line.p, line.n), room = cap - used - head, body = room + 1;
+        /* one section does not take the whole budget while others passed:
+         * the ranking's second and third pages are often the right one, so
+         * the best is cut to its share when a next candidate exists */
+        if (!x->whole && i + 1 < np->n && np->v[i + 1].pass && room > cap / NOTE_PACK_SPLIT)
+            room = cap / NOTE_PACK_SPLIT > NOTE_MIN_CUT ? cap / NOTE_PACK_SPLIT : NOTE_MIN_CUT;
         /* whether it fits, from a prefix: a long section is not counted whole */
         if (room > 0 && text_prefix_within(s.text, n, room) == n)
             body = text_count_tokens(s.text, n);

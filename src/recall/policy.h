@@ -227,6 +227,11 @@ struct policy_const {
 #define NOTE_MAX_ITEMS  6
 #define NOTE_PER_DOC    2
 #define NOTE_MIN_CUT    24
+/* A section takes at most 1/NOTE_PACK_SPLIT of the notes' budget while a
+ * next passing section waits (notes_pack): the right page is often the
+ * second or third, and a long first section would fill the budget alone
+ * (dev queries, half A: 19 -> 23 of 34; docs/VAULTS.md). */
+#define NOTE_PACK_SPLIT 3
 /* Packing reads at most this many candidate sections (each one read is a
  * statement and its text): the bound on its cost. */
 #define NOTE_READS_MAX  24
@@ -305,6 +310,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_MAX_ITEMS) \
     X(NOTE_PER_DOC) \
     X(NOTE_MIN_CUT) \
+    X(NOTE_PACK_SPLIT) \
     X(NOTE_READS_MAX) \
     X(NOTE_NAME_DF) \
     X(NOTE_NAME_MIN_LEN) \
