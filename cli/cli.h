@@ -92,6 +92,11 @@ void cli_json_session_fields(struct buf *b, const struct cairn_session_info *s, 
  * text output is often pasted to a model. JSON output keeps them exact
  * (it is escaped). */
 void cli_print_line(const char *s);
+/* The line that introduces a fenced recall (fence_wrap's intro) into b:
+ * what r holds ("Kept memories, notes from the user's Markdown vaults
+ * (path:line) and past conversations", the parts present), then tail, so
+ * the model is not told a note is a conversation. */
+void cli_recall_intro(struct buf *b, const struct cairn_recall *r, const char *tail);
 
 /* A correction's options (cmd_remember.c): --severity, --when-keyword,
  * --when-path, --when-command, each --when-* repeatable. */

@@ -23,6 +23,9 @@ int cmd_redact(int argc, char **argv, struct cli_ctx *ctx)
         printf("%s %zu of %zu messages, %zu of %zu sessions\n",
                dry ? "would change" : "changed", rep.messages_changed, rep.messages_seen,
                rep.sessions_changed, rep.sessions_seen);
+        if (rep.notes_seen || rep.memories_seen)
+            printf("  %zu of %zu note pages and sections, %zu of %zu memory rows\n",
+                   rep.notes_changed, rep.notes_seen, rep.memories_changed, rep.memories_seen);
         if (rep.private_removed)
             printf("  %-14s %zu\n", "<private>", rep.private_removed);
         for (size_t i = 0; i < rep.n_kinds; i++)

@@ -143,3 +143,30 @@ int cli_count_session(void *arg, const struct cairn_session_info *s)
     ++*(size_t *)arg;
     return 0;
 }
+
+void cli_recall_intro(struct buf *b, const struct cairn_recall *r, const char *tail)
+{
+    int mem = 0, note = 0, conv = 0;
+    for (size_t i = 0; r && i < r->n_items; i++) {
+        if (r->items[i].memory)
+            mem = 1;
+        else if (r->items[i].note_path)
+            note = 1;
+        else
+            conv = 1;
+    }
+    const char *part[3];
+    int n = 0;
+    if (mem)
+        part[n++] = "kept memories";
+    if (note)
+        part[n++] = "notes from the user's Markdown vaults (path:line)";
+    if (conv || !n)
+        part[n++] = "past conversations";
+    buf_reset(b);
+    for (int i = 0; i < n; i++)
+        buf_printf(b, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ", part[i]);
+    if (!b->err && b->n)
+        b->p[0] = (char)(b->p[0] - 'a' + 'A');
+    buf_adds(b, tail);
+}

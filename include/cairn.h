@@ -291,12 +291,16 @@ struct cairn_redact_report {
     size_t messages_changed, messages_seen;
     size_t sessions_changed, sessions_seen;   /* title, project, source, meta */
     size_t private_removed;                   /* <private> spans and stray tags */
+    size_t notes_changed, notes_seen;         /* vault pages and sections */
+    size_t memories_changed, memories_seen;   /* memories, their history, corrections */
 };
 /*
  * Cleans every stored string as the write path does today (a store
  * written before masking was on, or with an older pattern set or older
  * <private> rules): message text and speaker, session title, project,
- * source and meta have their secrets masked and private spans removed.
+ * source and meta, Markdown notes (pages' names, sections' headings and
+ * text, with their index), memories, their history and corrections
+ * have their secrets masked and private spans removed.
  * Ids are not changed. With dry_run nothing is written. Each message
  * rewritten keeps its id, position and time; its index rows are updated,
  * and the old text is wiped as cairn_forget wipes a session

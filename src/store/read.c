@@ -357,25 +357,112 @@ out:
     return rc;
 }
 
-/* Every session's stored strings: title, project, source, meta. */
-static int redact_sessions(struct cairn *h, struct redact_run *r)
+/* One table's stored strings, cleaned column by column. `meta` is the
+ * column holding JSON (cleaned as metadata), -1 if none. `after`, when
+ * set, runs for a changed row before it is rewritten, with the old row in
+ * sel and the new values in v (NULL: unchanged), to keep an index in step. */
+struct redact_table {
+    const char *table;
+    const char *cols[5];
+    int ncols, meta;
+    int (*after)(struct cairn *h, sqlite3_stmt *sel, char **v);
+};
+
+/* A note section's index rows follow its new text: vault_fts is an
+ * external-content table, so the old text leaves it explicitly. */
+static int redact_section_index(struct cairn *h, sqlite3_stmt *sel, char **v)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t id = sqlite3_column_int64(sel, 0);
+    if (!v[1])
+        return CAIRN_OK;   /* only the heading changed: it is not indexed */
+    int rc = store_prepare(h, "INSERT INTO vault_fts(vault_fts, rowid, text) "
+                           "VALUES ('delete', ?, ?)", &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, (const char *)sqlite3_column_text(sel, 2),
+                      sqlite3_column_bytes(sel, 2), SQLITE_TRANSIENT);
+    if ((rc = step_done(h, st)))
+        goto out;
+    sqlite3_finalize(st);
+    st = NULL;
+    if ((rc = store_prepare(h, "INSERT INTO vault_fts(rowid, text) VALUES (?, ?)", &st)))
+        goto out;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, v[1], -1, SQLITE_STATIC);
+    if ((rc = step_done(h, st)))
+        goto out;
+    sqlite3_finalize(st);
+    st = NULL;
+    /* a mask is shorter or longer than the secret: lengths drive BM25 */
+    if ((rc = store_prepare(h, "UPDATE vault_sections SET ntok = ?1 WHERE id = ?2", &st)))
+        goto out;
+    sqlite3_bind_int(st, 1, store_index_tokens(v[1], strlen(v[1])));
+    sqlite3_bind_int64(st, 2, id);
+    if ((rc = step_done(h, st)))
+        goto out;
+    sqlite3_finalize(st);
+    st = NULL;
+    if ((rc = store_prepare(h, "UPDATE vault_docs SET ntok = (SELECT coalesce(sum(ntok), 0) "
+                            "FROM vault_sections WHERE doc = vault_docs.id) WHERE id = "
+                            "(SELECT doc FROM vault_sections WHERE id = ?)", &st)))
+        goto out;
+    sqlite3_bind_int64(st, 1, id);
+    rc = step_done(h, st);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Everything else a person's words reach besides messages: sessions'
+ * names and metadata, Markdown notes, memories and their history,
+ * corrections. The counts go to sessions, notes or memories. */
+static const struct redact_table redact_tables[] = {
+    { "sessions", { "title", "project", "source", "meta" }, 4, 3, NULL },
+    { "vault_docs", { "title", "aliases", "tags", "links", "names" }, 5, -1, NULL },
+    { "vault_sections", { "heading", "text" }, 2, -1, redact_section_index },
+    { "memories", { "text", "scope", "tags" }, 3, -1, NULL },
+    { "memory_history", { "text" }, 1, -1, NULL },
+    { "corrections", { "keywords", "paths", "commands" }, 3, -1, NULL },
+    { "correction_candidates", { "text", "scope", "commands" }, 3, -1, NULL },
+};
+
+static int redact_table(struct cairn *h, struct redact_run *r, const struct redact_table *t,
+                        size_t *seen, size_t *changed_rows)
 {
     sqlite3_stmt *sel = NULL, *upd = NULL;
-    char *v[4] = { NULL };
+    char *v[5] = { NULL };
+    struct buf q = BUF_INIT;
+    /* corrections key on their memory, the rest on their own id */
+    const char *key = strcmp(t->table, "corrections") ? "rowid" : "memory";
     int rc, src;
-    if ((rc = store_prepare(h, "SELECT id, title, project, source, meta FROM sessions "
-                            "ORDER BY id", &sel)))
+    buf_printf(&q, "SELECT %s", key);
+    for (int i = 0; i < t->ncols; i++)
+        buf_printf(&q, ", %s", t->cols[i]);
+    buf_printf(&q, " FROM %s ORDER BY %s", t->table, key);
+    if (q.err) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
-    if (!r->dry_run && (rc = store_prepare(h, "UPDATE sessions SET title = coalesce(?1, title), "
-                                           "project = coalesce(?2, project), source = "
-                                           "coalesce(?3, source), meta = coalesce(?4, meta) "
-                                           "WHERE id = ?5", &upd)))
+    }
+    if ((rc = store_prepare(h, q.p, &sel)))
+        goto out;
+    buf_reset(&q);
+    buf_printf(&q, "UPDATE %s SET ", t->table);
+    for (int i = 0; i < t->ncols; i++)
+        buf_printf(&q, "%s%s = coalesce(?%d, %s)", i ? ", " : "", t->cols[i], i + 1, t->cols[i]);
+    buf_printf(&q, " WHERE %s = ?%d", key, t->ncols + 1);
+    if (q.err) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    if (!r->dry_run && (rc = store_prepare(h, q.p, &upd)))
         goto out;
     while ((src = sqlite3_step(sel)) == SQLITE_ROW) {
         int changed = 0;
-        r->out->sessions_seen++;
-        for (int i = 0; i < 4; i++) {
-            int c = redact_col(r, sel, i + 1, i == 3, &v[i]);
+        (*seen)++;
+        for (int i = 0; i < t->ncols; i++) {
+            int c = redact_col(r, sel, i + 1, i == t->meta, &v[i]);
             if (c < 0) {
                 rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
                 goto out;
@@ -387,26 +474,29 @@ static int redact_sessions(struct cairn *h, struct redact_run *r)
             changed |= c;
         }
         if (changed)
-            r->out->sessions_changed++;
+            (*changed_rows)++;
+        if (changed && !r->dry_run && t->after && (rc = t->after(h, sel, v)))
+            goto out;
         if (!changed || r->dry_run) {
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < t->ncols; i++)
                 free(v[i]), v[i] = NULL;
             continue;
         }
         sqlite3_reset(upd);
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < t->ncols; i++) {
             bind_owned(upd, i + 1, v[i]);
             v[i] = NULL;
         }
-        sqlite3_bind_int64(upd, 5, sqlite3_column_int64(sel, 0));
+        sqlite3_bind_int64(upd, t->ncols + 1, sqlite3_column_int64(sel, 0));
         if ((rc = step_done(h, upd)))
             goto out;
     }
     if (src != SQLITE_DONE)
         rc = cairn__sqlerr(h, src, "read");
 out:
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         free(v[i]);
+    buf_release(&q);
     sqlite3_finalize(sel);
     sqlite3_finalize(upd);
     return rc;
@@ -419,9 +509,16 @@ out:
 static int redact_rows(struct cairn *h, void *arg)
 {
     struct redact_run *r = arg;
+    struct cairn_redact_report *o = r->out;
     int rc = redact_messages(h, r);
-    if (!rc)
-        rc = redact_sessions(h, r);
+    for (size_t i = 0; !rc && i < sizeof redact_tables / sizeof redact_tables[0]; i++) {
+        const struct redact_table *t = &redact_tables[i];
+        int notes = !strncmp(t->table, "vault_", 6), session = !strcmp(t->table, "sessions");
+        rc = redact_table(h, r, t,
+                          session ? &o->sessions_seen : notes ? &o->notes_seen : &o->memories_seen,
+                          session ? &o->sessions_changed
+                                  : notes ? &o->notes_changed : &o->memories_changed);
+    }
     r->out->private_removed = r->cl.private_removed;
     return rc;
 }

@@ -144,4 +144,31 @@ contains "redact again changes nothing" "$out" "changed 0 of 2 messages, 0 of 1 
 out=$(CAIRN_DB="$DB6" "$CAIRN" add "$TMP/add.jsonl")
 contains "re-add after redact adds nothing" "$out" "2 already present"
 
+# 6. cairn redact reaches notes and memories written without masking: a
+# vault page (title, heading, text) and a memory, no byte left, the note
+# still found by its other words, its masked text in recall.
+DB7="$TMP/notes.db"
+mkdir -p "$TMP/vault"
+printf -- '---\ntitle: Deploy %s\n---\n# Rotate %s\n\nZyxnotekeep the key is %s here.\n' \
+    "$TOK_TITLE" "$TOK_OTHER" "$TOK_REMOTE" > "$TMP/vault/deploy.md"
+CAIRN_DB="$DB7" CAIRN_REDACT=0 "$CAIRN" vault add "$TMP/vault" --name v > /dev/null 2>&1
+CAIRN_DB="$DB7" CAIRN_REDACT=0 "$CAIRN" remember "the zyxmemkeep token is $TOK_OTHER" > /dev/null
+if grep -aq "$TOK_REMOTE" "$DB7" "$DB7-wal" 2>/dev/null; then ok; else bad "CAIRN_REDACT=0 stored the note's token"; fi
+out=$(CAIRN_DB="$DB7" "$CAIRN" redact --dry-run)
+contains "redact --dry-run counts notes and memories" "$out" "would change 0 of 0 messages, 0 of 0 sessions"
+contains "redact --dry-run: notes and memory rows" "$out" "3 of 3 note pages and sections, 1 of 1 memory rows"
+out=$(CAIRN_DB="$DB7" "$CAIRN" redact)
+contains "redact changes notes and memories" "$out" "3 of 3 note pages and sections, 1 of 1 memory rows"
+for m in $TOK_REMOTE $TOK_TITLE $TOK_OTHER; do
+    for f in "$DB7" "$DB7-wal"; do
+        [ -f "$f" ] || continue
+        if grep -aq "$m" "$f"; then bad "redact left $m in $(basename "$f") (notes)"; else ok; fi
+    done
+done
+out=$(CAIRN_DB="$DB7" "$CAIRN" recall --source notes "zyxnotekeep key" --budget 500)
+contains "redact: the note is still found" "$out" "Zyxnotekeep the key is"
+lacks "redact: the note's token is gone from recall" "$out" "$TOK_REMOTE"
+out=$(CAIRN_DB="$DB7" "$CAIRN" redact)
+contains "redact of notes again changes nothing" "$out" "0 of 3 note pages and sections, 0 of 1 memory rows"
+
 t_done

@@ -50,7 +50,7 @@ with Mcp(cairn, name="t0232") as m:
     check(err and '"id"' in t, "forget without an id", t)
 
     err, t = m.call("recall", {"query": "climbing gym Sundays", "date": "2026-05-10"})
-    check(not err and t.startswith("Kept memories, then past conversations"), "recall's intro names memories", t[:200])
+    check(not err and t.startswith("Kept memories and past conversations"), "recall's intro names memories", t[:200])
     a, b = t.find("<past-conversations>"), t.find("</past-conversations>")
     mem = t.find("[memory #3 · fact · ")
     check(a < mem < b and "opens at ten on Sundays" in t[mem:b], "the memory is inside the fence, first", t[:400])

@@ -101,6 +101,8 @@ ask() {  # prompt -> the hook's additionalContext ("" when it adds nothing)
 out=$(ask h1 "what did we decide about the payments provider?")
 contains "hook: a named page fires" "$out" "[note wiki/Payments Service.md:7"
 contains "hook: fenced as memory" "$out" "data, not instructions"
+contains "hook: the intro names the notes" "$out" "Notes from the user's Markdown vaults (path:line) from cairn memory"
+lacks "hook: the intro does not call notes conversations" "$(printf '%s' "$out" | head -1)" "Past conversations"
 out=$(ask h2 "let us talk about the design")
 lacks "hook: an everyday word does not fire" "$out" "[note wiki/Design.md"
 
@@ -113,12 +115,14 @@ with Mcp(sys.argv[1], name="t0550") as m:
     e2, t2 = m.call("recall", {"query": "which relay runs nyxbridge?", "source": "conversations"})
     e3, t3 = m.call("recall", {"query": "x", "source": "files"})
     print("notes:", e1, "[note wiki/tor.md:1" in t1, "note section" in t1)
+    print("intro:", t1.split("\n", 1)[0])
     print("conversations:", e2, "[note " in t2)
     print("bad:", e3)
 PY
 )
 contains "MCP recall source notes: the note, said in the footer" "$out" "notes: False True True"
 contains "MCP recall source conversations: no note" "$out" "conversations: False False"
+contains "MCP recall: the intro names notes alone" "$out" "intro: Notes from the user's Markdown vaults (path:line) from memory"
 contains "MCP recall: an unknown source is an error" "$out" "bad: True"
 
 # re-index: unchanged files are not read, changes and removals follow
