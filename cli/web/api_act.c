@@ -298,11 +298,99 @@ out:
     return p;
 }
 
+/* The prompt a log line was about. The log keeps no prompt text (the
+ * hook writes it before the prompt is stored, and a log is often pasted
+ * to others); the store has it once the session was saved: the user
+ * message of that session closest to the line's time, within
+ * PROMPT_WINDOW seconds, one of the prompt's length first. One
+ * session's user turns are read once per request (the log's lines come
+ * in runs of one session). */
+#define PROMPT_WINDOW 120
+
+struct prompt_turn {
+    int64_t at;
+    int position;
+    size_t len;
+    char *text;               /* NULL when over WEB_QUERY_MAX: no preview */
+};
+
+struct prompt_cache {
+    char session[256];
+    struct prompt_turn *t;
+    size_t n, cap;
+    int read;                 /* 0: session not read yet */
+};
+
+static void prompt_cache_clear(struct prompt_cache *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->t[i].text);
+    free(c->t);
+    memset(c, 0, sizeof *c);
+}
+
+static int prompt_turn_cb(void *arg, const struct cairn_message_info *m)
+{
+    struct prompt_cache *c = arg;
+    if (strcmp(m->role, "user") || m->at == CAIRN_NO_TIME)
+        return 0;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 16;
+        struct prompt_turn *t = realloc(c->t, cap * sizeof *t);
+        if (!t)
+            return CAIRN_NOMEM;
+        c->t = t;
+        c->cap = cap;
+    }
+    struct prompt_turn *t = &c->t[c->n++];
+    t->at = m->at;
+    t->position = m->position;
+    t->len = m->content_len;
+    t->text = m->content_len <= WEB_QUERY_MAX ? strndup(m->content, m->content_len) : NULL;
+    return 0;
+}
+
+/* Adds "prompt" (when short enough to preview) and "position" to line j. */
+static void add_prompt(struct cairn *db, struct prompt_cache *c, cJSON *j)
+{
+    const cJSON *sid = cJSON_GetObjectItemCaseSensitive(j, "session");
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(j, "at");
+    const cJSON *len = cJSON_GetObjectItemCaseSensitive(j, "prompt_chars");
+    int64_t when;
+    if (!cJSON_IsString(sid) || !*sid->valuestring || strlen(sid->valuestring) >= sizeof c->session ||
+        !cJSON_IsString(at) || cairn_parse_time(at->valuestring, &when))
+        return;
+    if (!c->read || strcmp(c->session, sid->valuestring)) {
+        prompt_cache_clear(c);
+        snprintf(c->session, sizeof c->session, "%s", sid->valuestring);
+        c->read = 1;
+        /* a session not stored (yet) leaves no turn: no link */
+        (void)cairn_messages(db, c->session, 0, -1, prompt_turn_cb, c);
+    }
+    const struct prompt_turn *best = NULL;
+    int64_t best_d = 0;
+    int best_len = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        int64_t d = c->t[i].at > when ? c->t[i].at - when : when - c->t[i].at;
+        int same = cJSON_IsNumber(len) && (double)c->t[i].len == len->valuedouble;
+        if (d > PROMPT_WINDOW)
+            continue;
+        if (!best || same > best_len || (same == best_len && d < best_d))
+            best = &c->t[i], best_d = d, best_len = same;
+    }
+    if (!best)
+        return;
+    cJSON_AddNumberToObject(j, "position", best->position);
+    if (best->text)
+        cJSON_AddStringToObject(j, "prompt", best->text);
+}
+
 void web_api_injections(const struct web_req *q, struct web_reply *r)
 {
     char path[4096];
     size_t len = 0, n = 0;
     long limit = web_arg_long(q, r, "limit", 200, 1, 2000);
+    struct prompt_cache cache = { 0 };
     char *log;
     if (r->status)
         return;
@@ -321,6 +409,8 @@ void web_api_injections(const struct web_req *q, struct web_reply *r)
         while (start > log && start[-1] != '\n')
             start--;
         cJSON *j = cJSON_ParseWithLength(start, (size_t)(end - start));
+        if (cJSON_IsObject(j))
+            add_prompt(q->w->db, &cache, j);
         char *s = cJSON_IsObject(j) ? cJSON_PrintUnformatted(j) : NULL;
         if (s) {
             buf_adds(&r->body, n++ ? "," : "");
@@ -331,6 +421,7 @@ void web_api_injections(const struct web_req *q, struct web_reply *r)
         end = start > log ? start - 1 : log;
     }
     buf_adds(&r->body, "]}\n");
+    prompt_cache_clear(&cache);
     free(log);
     r->status = r->body.err ? 500 : 200;
 }

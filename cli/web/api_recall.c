@@ -27,6 +27,7 @@ static int recall_args(const struct web_req *q, struct web_reply *r, const char 
 {
     const char *now = web_arg(q, r, "now", 64), *project = web_arg(q, r, "project", WEB_ARG_MAX);
     const char *method = web_arg(q, r, "method", 32);
+    const char *exclude = web_arg(q, r, "exclude", WEB_ARG_MAX);
     *question = web_arg(q, r, "q", WEB_QUERY_MAX);
     if (r->status)
         return -1;
@@ -39,6 +40,8 @@ static int recall_args(const struct web_req *q, struct web_reply *r, const char 
         return -1;
     }
     o->project = project && *project ? project : NULL;
+    /* the session the question was asked in, as the prompt hook leaves it out */
+    o->exclude_session = exclude && *exclude ? exclude : NULL;
     if (method && *method) {
         size_t i;
         for (i = 0; i < sizeof methods / sizeof methods[0]; i++)

@@ -122,7 +122,10 @@ function check(what, cond, detail) {
 
   // Injections
   await go('#/injections');
-  check('injections: the log', (await page.$$('#injections tbody tr')).length === 2);
+  check('injections: the log', (await page.$$('#injections tbody tr')).length === 3);
+  const links = await page.$$eval('#injections a.open', as => as.map(a => a.getAttribute('href')));
+  check('injections: a stored prompt links to its preview', links.some(h => h.includes('q=turn+62') && h.includes('exclude=s-long')));
+  check('injections: an unstored one opens that moment', links.some(h => !h.includes('q=') && h.includes('now=2024-03-02')));
   check('injections: a hostile reason is text', (await text('#injections')).includes('<script>window.__pwned=4</script>'));
   await shot('9-injections');
 

@@ -3,13 +3,15 @@
 
 # web_fixture: the store of web_fixture.py, one memory, and an injection
 # log ($CAIRN_INJECT_LOG) with a decision that fired, a line that is not
-# JSON and one with a hostile reason.
+# JSON, one with a hostile reason and, oldest, one about a prompt of a
+# stored session (s-long's turn 62, a second before).
 web_fixture() {
     python3 "$ROOT/tests/web/web_fixture.py" "$TMP/in.jsonl"
     "$CAIRN" add -q "$TMP/in.jsonl" || bad "add the fixture"
     "$CAIRN" remember "prefers <b>tabs</b>" > /dev/null || bad "remember"
     export CAIRN_INJECT_LOG="$TMP/inject.jsonl"
-    printf '%s\n' '{"at":"2024-03-02T10:00:00Z","session":"cc-1","prompt_chars":40,"fired":false,"why":"<script>window.__pwned=4</script>","ms":3.1}' \
+    printf '%s\n' '{"at":"2024-05-03T09:01:03Z","session":"s-long","prompt_chars":45,"fired":true,"why":"strong match","ms":2.0}' \
+        '{"at":"2024-03-02T10:00:00Z","session":"cc-1","prompt_chars":40,"fired":false,"why":"<script>window.__pwned=4</script>","ms":3.1}' \
         'not json' \
         '{"at":"2024-03-03T10:00:00Z","session":"cc-1","prompt_chars":52,"fired":true,"why":"strong match","match":0.9,"match_weight":2.1,"items":2,"tokens":120,"dense":"off","ms":4.2}' \
         > "$CAIRN_INJECT_LOG"

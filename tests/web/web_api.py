@@ -195,8 +195,17 @@ st, hd, j = api("stats")
 check("stats", st == 200 and j["sessions"] == 4 and j["messages"] == 406, j)
 check("messages per month", ["2024-05", 400] in j["months"], j["months"])
 st, hd, j = api("injections")
-check("the injection log, newest first", st == 200 and len(j["entries"]) == 2 and j["entries"][0]["fired"] is True, j)
+check("the injection log, newest first", st == 200 and len(j["entries"]) == 3 and j["entries"][0]["fired"] is True, j)
 check("a hostile log line is a JSON string", "<script>" in j["entries"][1]["why"], j)
+check("a session not stored: no prompt", "prompt" not in j["entries"][0] and "position" not in j["entries"][0], j["entries"][0])
+e = j["entries"][2]
+check("the log's prompt found in its saved session", e.get("prompt") == "turn 62 about the marmalade pipeline, step 62"
+      and e.get("position") == 62, e)
+st, hd, j = api("recall", q=e["prompt"], budget=1000, now="2024-05-03T09:01", hook=1, exclude="s-long")
+check("the preview of that prompt leaves its session out, as the hook does",
+      st == 200 and "marmalade" not in j["text"], (st, j.get("text", "")[:200]))
+st, hd, j = api("recall", q=e["prompt"], budget=1000, now="2024-05-03T09:01", hook=1)
+check("without exclude the session is found", st == 200 and "marmalade" in j["text"], (st, j.get("text", "")[:200]))
 st, hd, j = api("memories")
 check("memories", st == 200 and len(j["memories"]) == 1 and j["memories"][0]["text"] == "prefers <b>tabs</b>", j)
 mid = j["memories"][0]["id"]

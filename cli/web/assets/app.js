@@ -18,8 +18,8 @@ const I18N = {
     rank: 'Rank', score: 'Score', why: 'Why', role: 'Role', at: 'At', gate: 'Hook gate',
     match: 'Match', mode: 'Mode', keyword: 'keyword', hybrid: 'hybrid', results: n => `${n} results`,
     exportResults: 'Export results', fired: 'Fired', items: 'Items', ms: 'ms',
-    noPrompt: 'The log keeps no prompt text (privacy); the preview opens at that moment.',
-    preview: 'Preview', store: 'Store', file: 'File', period: 'Period',
+    noPrompt: 'The log keeps no prompt text (privacy); "Preview" finds the prompt in its saved session and asks it as the hook did (that moment, that session left out, the default budget); "At that moment" opens an empty preview when the session is not stored.',
+    preview: 'Preview', previewAt: 'At that moment', exclude: 'Leave out session', store: 'Store', file: 'File', period: 'Period',
     perMonth: 'Messages per month (by session start)', perProject: 'Per project', perSource: 'Per client',
     vectors: 'Messages with a vector, per model', noVectors: 'No vectors: keyword recall only (cairn embed --backfill)',
     type: 'Type', scope: 'Scope', edit: 'Edit', supersede: 'Supersede', save: 'Save', cancel: 'Cancel', del: 'Delete',
@@ -41,8 +41,8 @@ const I18N = {
     rank: '排名', score: '分数', why: '理由', role: '角色', at: '时间', gate: '钩子门槛',
     match: '匹配', mode: '模式', keyword: '关键词', hybrid: '混合', results: n => `${n} 条结果`,
     exportResults: '导出结果', fired: '已注入', items: '条目', ms: '毫秒',
-    noPrompt: '日志不保存提示文本（隐私）；预览以当时的时间打开。',
-    preview: '预览', store: '存储', file: '文件', period: '时间段',
+    noPrompt: '日志不保存提示文本（隐私）；“预览”从已保存的会话中找到该提示，并像钩子那样提问（当时的时间，排除该会话，默认预算）；会话未保存时，“当时”打开空白预览。',
+    preview: '预览', previewAt: '当时', exclude: '排除会话', store: '存储', file: '文件', period: '时间段',
     perMonth: '每月消息数（按会话开始时间）', perProject: '按项目', perSource: '按客户端',
     vectors: '有向量的消息（按模型）', noVectors: '没有向量：仅关键词检索（cairn embed --backfill）',
     type: '类型', scope: '范围', edit: '编辑', supersede: '取代', save: '保存', cancel: '取消', del: '删除',
@@ -280,12 +280,13 @@ async function pageRecall(main, { args }) {
     formBar('recall', [['q', t('question')], ['budget', t('budget'), 'number', '2000'],
       ['now', t('now'), 'datetime-local'], ['project', t('project')],
       ['method', t('method'), 'select', [['cairn', 'cairn'], ['keyword', 'keyword'], ['raw-bm25', 'raw-bm25'], ['no-time', 'no-time']]],
-      ['hook', t('as'), 'select', [['0', t('asRecall')], ['1', t('asHook')]]]], args));
+      ['hook', t('as'), 'select', [['0', t('asRecall')], ['1', t('asHook')]]],
+      ['exclude', t('exclude')]], args));
   const q = args.get('q');
   if (!q) return;
   const j = await api('recall', { q, budget: args.get('budget') || 2000, now: args.get('now') || '',
                                    project: args.get('project') || '', method: args.get('method') || '',
-                                   hook: args.get('hook') || '' });
+                                   hook: args.get('hook') || '', exclude: args.get('exclude') || '' });
   main.append(el('dl', { class: 'kv', id: 'summary' },
     el('dt', {}, t('tokens')), el('dd', {}, `${j.tokens} / ${j.budget}`),
     el('dt', {}, t('match')), el('dd', {}, `${j.match} (${j.match_weight}), dense ${j.dense}`),
@@ -301,6 +302,14 @@ async function pageRecall(main, { args }) {
       el('td', {}, it.role || ''), el('td', {}, date(it.at)), el('td', {}, it.why || ''))))));
 }
 
+/* The preview of a logged prompt: the prompt itself when the store holds
+ * it (the API finds it in the saved session), else that moment only. */
+function injectionArgs(e) {
+  const a = { now: (e.at || '').replace('Z', '').slice(0, 16), hook: 1, budget: 1000 };
+  if (e.prompt) Object.assign(a, { q: e.prompt, exclude: e.session });
+  return a;
+}
+
 async function pageInjections(main) {
   const j = await api('injections', { limit: 500 });
   main.append(el('h1', {}, t('injections')), el('p', { class: 'muted' }, t('log'), ': ', j.log, ' · ', t('noPrompt')));
@@ -312,7 +321,7 @@ async function pageInjections(main) {
       el('td', {}, e.why || ''), el('td', { class: 'num' }, e.match !== undefined ? `${e.match} (${e.match_weight})` : ''),
       el('td', { class: 'num' }, e.items ?? ''), el('td', { class: 'num' }, e.tokens ?? ''),
       el('td', { class: 'num' }, e.ms ?? ''),
-      el('td', {}, el('a', { href: href('recall', { now: (e.at || '').replace('Z', '').slice(0, 16), hook: 1 }), class: 'open' }, t('preview'))))))));
+      el('td', {}, el('a', { href: href('recall', injectionArgs(e)), class: 'open' }, t(e.prompt ? 'preview' : 'previewAt'))))))));
   if (!j.entries.length) main.append(el('p', {}, t('none')));
 }
 
