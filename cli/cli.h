@@ -57,7 +57,7 @@ int cli_db_open(const char *path, unsigned flags, struct cairn **out);
 /* $CAIRN_EMBED_MODEL, NULL when unset or empty. */
 const char *cli_embed_model(void);
 /* cairn_models_open with $CAIRN_MODEL_DIR and $CAIRN_HF_ENDPOINT (else
- * $HF_ENDPOINT). */
+ * $HF_ENDPOINT, else the Hugging Face hub's public address). */
 int cli_models_open(struct cairn_models **out);
 
 /* Reports a library failure: "cairn: <what>: <errmsg>"; returns 1. */

@@ -64,9 +64,16 @@ const char *cli_embed_model(void)
     return env_value("CAIRN_EMBED_MODEL");
 }
 
+/* The Hugging Face hub's public address, as huggingface_hub defaults to
+ * it: a model pulls out of the box; CAIRN_HF_ENDPOINT (or HF_ENDPOINT)
+ * points at a mirror instead. Every file is pinned and verified whatever
+ * serves it (embed/registry.c). */
+#define HF_DEFAULT_ENDPOINT "https://huggingface.co"
+
 int cli_models_open(struct cairn_models **out)
 {
     const char *hf = env_value("CAIRN_HF_ENDPOINT");
-    return cairn_models_open(env_value("CAIRN_MODEL_DIR"), hf ? hf : env_value("HF_ENDPOINT"),
-                             out);
+    if (!hf)
+        hf = env_value("HF_ENDPOINT");
+    return cairn_models_open(env_value("CAIRN_MODEL_DIR"), hf ? hf : HF_DEFAULT_ENDPOINT, out);
 }

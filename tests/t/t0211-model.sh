@@ -12,10 +12,24 @@ check "every built-in model is pinned" [ "$(printf '%s\n' "$out" | grep -c pinne
 lacks "no unpinned model" "$out" "missing"
 out=$("$CAIRN" embed "hello" 2>&1) && bad "embed without a model should fail" || ok
 contains "embed says how to get a model" "$out" "cairn model pull"
-out=$("$CAIRN" model pull bge-small-en-v1.5 2>&1) && bad "pull with no endpoint should fail" || ok
-contains "asks for an endpoint (bge)" "$out" "CAIRN_HF_ENDPOINT"
-out=$("$CAIRN" model pull 2>&1) && bad "pull with no endpoint should fail" || ok
-contains "asks for an endpoint" "$out" "CAIRN_HF_ENDPOINT"
+# No endpoint set: the Hugging Face hub's public address, as huggingface_hub
+# does. Asked in a network namespace of its own (no route anywhere), so the
+# test never reaches the network: the error names the address it tried.
+if unshare -rn true 2>/dev/null || unshare -n true 2>/dev/null; then
+    ns="unshare -rn"; unshare -rn true 2>/dev/null || ns="unshare -n"
+    out=$($ns "$CAIRN" model pull bge-small-en-v1.5 2>&1) && bad "pull offline should fail" || ok
+    contains "the default endpoint is the hub (bge)" "$out" "cannot reach https://huggingface.co/BAAI/"
+    out=$($ns "$CAIRN" model pull 2>&1) && bad "pull offline should fail" || ok
+    contains "the default model from the hub" "$out" "cannot reach https://huggingface.co/intfloat/multilingual-e5-small/"
+    check "nothing installed offline" [ ! -d "$CAIRN_MODEL_DIR/multilingual-e5-small" ]
+    out=$(HF_ENDPOINT=http://127.0.0.1:9 $ns "$CAIRN" model pull 2>&1) && bad "pull offline should fail" || ok
+    contains "HF_ENDPOINT replaces the hub" "$out" "cannot reach http://127.0.0.1:9/intfloat/"
+    out=$(HF_ENDPOINT=http://127.0.0.1:9 CAIRN_HF_ENDPOINT=http://127.0.0.1:7 $ns "$CAIRN" model pull 2>&1) &&
+        bad "pull offline should fail" || ok
+    contains "CAIRN_HF_ENDPOINT comes first" "$out" "cannot reach http://127.0.0.1:7/intfloat/"
+else
+    t_skip "no network namespace (unshare -n): the default endpoint is not tried"
+fi
 out=$("$CAIRN" model pull no-such-model 2>&1) && bad "unknown model" || ok
 contains "unknown model" "$out" "unknown model"
 
