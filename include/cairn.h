@@ -437,6 +437,9 @@ struct cairn_recall {
     int         dense;       /* enum cairn_dense: whether dense vectors took part */
     const char *note;        /* one line for the user when dense retrieval was off
                                 or partial for a reason they can act on, else NULL */
+    double      gate_cosine; /* the cosine at which `cosine` opens the gate alone:
+                                the model's, measured per model (0: this model's
+                                scale was not measured, cosine opens nothing) */
 };
 
 /*
@@ -461,7 +464,8 @@ CAIRN_API void cairn_recall_free(struct cairn_recall *r);
  * holding at least 60% of the question's IDF weight and at least 1.5 of
  * it in match_weight's units (about one and a half rare words: names,
  * numbers, identifiers; common words do not add up to it), or a best
- * cosine of at least 0.7 when dense recall took part, or a kept memory
+ * cosine of at least r->gate_cosine when dense recall took part and the
+ * model's scale was measured (0.7 for use-lite-en), or a kept memory
  * above its floor among the items (docs/MEMORIES.md), or a note that passes
  * alone (item->note_gate: its page named by a distinctive title or alias,
  * or the share and weight above held by the section; docs/VAULTS.md).

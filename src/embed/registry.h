@@ -50,6 +50,16 @@ struct embed_reg_model {
     const char *tgz_sha256;
     struct embed_reg_file files[EMBED_REG_MAX_FILES];
     int         nfiles;
+    /* Recall's policy for this model (recall/policy.c hashes it with the
+     * tuned constants): cjk, its vectors mean something for Chinese,
+     * Japanese and Korean text (a question mostly in CJK script keeps its
+     * dense weight and its cosine's say in the gate); gate_cosine, the
+     * best cosine that opens the prompt hook's gate and passes a memory
+     * alone, measured for this model (cosine scales differ by model:
+     * e5's unrelated pairs sit near 0.7), 0 where nobody measured it:
+     * then cosine opens nothing. */
+    int         cjk;
+    double      gate_cosine;
 };
 
 size_t embed_reg_count(void);

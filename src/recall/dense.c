@@ -395,6 +395,7 @@ int dense_query_vec(struct cairn *h, const char *query, struct dense_result *r)
     }
     r->qdim = vec_model_dim(vm);
     snprintf(r->model, sizeof r->model, "%s", vec_model_id(vm));
+    policy_model(r->model, &r->pol);
     return CAIRN_OK;
 }
 
@@ -486,6 +487,7 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
     r->qv = qv;
     r->qdim = vec_model_dim(vm);
     snprintf(r->model, sizeof r->model, "%s", vec_model_id(vm));
+    policy_model(r->model, &r->pol);
     qv = NULL;
 out:
     free(qv);

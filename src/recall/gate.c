@@ -214,7 +214,7 @@ int cairn_inject_gate(const struct cairn_recall *r, const char **why)
         *why = "a question about a period that has records";
         return 1;
     }
-    if (r->cosine >= CAIRN_GATE_COSINE) {
+    if (r->gate_cosine > 0 && r->cosine >= r->gate_cosine) {
         *why = "close in meaning (cosine)";
         return 1;
     }

@@ -223,6 +223,9 @@ int mem_score(struct mem_pool *mp, const struct query *q, const struct pool *p, 
         w[t] = rank_idf(n_all + 1, d > 0 ? d : 1);
         wsum += w[t];
     }
+    /* the model's cosine for a memory alone (0: not measured: none) */
+    struct model_policy pol;
+    policy_model(model, &pol);
     for (int i = 0; i < mp->n; i++) {
         struct rmem *m = &mp->v[i];
         double held = 0;
@@ -239,7 +242,8 @@ int mem_score(struct mem_pool *mp, const struct query *q, const struct pool *p, 
          * is answered by what falls in it */
         m->pass = q->only_time ? m->in_range
                                : (m->score > 0 && m->cover > MEM_FLOOR) ||
-                                 (m->has_cos && m->cos >= MEM_COSINE);
+                                 (m->has_cos && pol.gate_cosine > 0 &&
+                                  m->cos >= pol.gate_cosine);
     }
     struct rmem **ord = malloc((size_t)mp->n * sizeof *ord);
     if (!ord)

@@ -62,8 +62,11 @@
 #define W_DENSE_HEAD_DIALOG 1.0
 #define W_DENSE_HEAD    0.15
 #define W_DENSE_REPLY   0.7
-/* Questions mostly in CJK script: the English-only model's vectors mean
- * little there, so dense ranks count this share. */
+/* Questions mostly in CJK script: an English-only model's vectors mean
+ * little there, so dense ranks count this share; a model whose registry
+ * entry says it covers CJK (multilingual-e5-small, the multilingual
+ * MiniLM) keeps its full weight. Chosen, not tuned: no multilingual model
+ * can be fetched on the machines the dev sets were measured on. */
 #define DENSE_CJK_SHARE 0.3
 #define DENSE_CJK_W     0.0
 
@@ -110,16 +113,20 @@
 #define CUT_DENSE_KEEP 5
 /*
  * The best cosine, when dense recall took part (issue: "the best cosine
- * match as part of the gate"). With use-lite-en it barely tells a question
- * with its answer in memory from one without (LoCoMo dev cosine deciles
- * 0.45..0.65 with, 0.43..0.62 without); at 0.7 it adds 2.6 points of
- * firing with memory and 1.2 without (35.0 / 9.2%), at 0.6 it would add
- * 16.7 / 11.5. A stronger model moves this; the prompt hook asks for
- * keyword recall unless CAIRN_INJECT_DENSE=1, so by default it is unused.
+ * match as part of the gate"), opens the gate at the model's gate_cosine
+ * (its registry entry, embed/registry.c; struct model_policy below). With
+ * use-lite-en it barely tells a question with its answer in memory from
+ * one without (LoCoMo dev cosine deciles 0.45..0.65 with, 0.43..0.62
+ * without); at 0.7 it adds 2.6 points of firing with memory and 1.2
+ * without (35.0 / 9.2%), at 0.6 it would add 16.7 / 11.5: use-lite-en's
+ * entry says 0.7. Other models put unrelated pairs elsewhere (e5 near
+ * 0.7), and nobody measured them here: their entries say 0, cosine opens
+ * nothing. The prompt hook asks for keyword recall unless
+ * CAIRN_INJECT_DENSE=1, so by default it is unused.
  */
-#define CAIRN_GATE_COSINE 0.7
-/* Questions mostly in CJK script give the English-only default model's
- * cosine no say in the gate (as in rank.c's fusion; recall.c). */
+/* Questions mostly in CJK script give an English-only model's cosine no
+ * say in the gate (as in rank.c's fusion; recall.c); a model whose entry
+ * says it covers CJK keeps it. */
 #define RECALL_GATE_CJK       0.3
 
 /* ---- dense candidates (dense.c) ---- */
@@ -197,10 +204,10 @@ struct policy_const {
  * common word is not enough, the rare words of the question must be in
  * it. Chosen, not tuned (no dev set has memories). */
 #define MEM_FLOOR       0.5
-/* Or when its vector is this close to the question's (cosine), as close
- * as the prompt hook's gate asks of a turn (CAIRN_GATE_COSINE): a memory
- * can be shown for a question that shares no word with it. */
-#define MEM_COSINE      0.7
+/* Or when its vector is as close to the question's as the prompt hook's
+ * gate asks of a turn (the model's gate_cosine; none for a model not
+ * measured): a memory can be shown for a question that shares no word
+ * with it. */
 /* A memory's contradicting partner may take the share up by this much of
  * it again, so that a conflict is shown whole at small budgets too. */
 #define MEM_PAIR_EXTRA  0.5
@@ -249,8 +256,24 @@ struct policy_const {
 #define NOTE_GATE_SHARE  0.5
 #define NOTE_GATE_WEIGHT 1.5
 
-/* The table of every constant above, in this file's order. */
+/* The table of every constant above, in this file's order, then each
+ * known model's policy ("model:NAME:cjk", "model:NAME:gate_cosine"). */
 const struct policy_const *policy_table(size_t *n);
+
+/*
+ * Per model (its registry entry, embed/registry.h): whether its vectors
+ * cover CJK text, and the cosine that opens the gate alone. The constants
+ * above were measured with use-lite-en, an English model; the registry
+ * says, model by model, what they may assume. A model the registry does
+ * not know (a folder of the user's) is taken as English-only, and its
+ * cosine opens nothing: its scale was never measured (known = 0).
+ */
+struct model_policy {
+    int    known, cjk;
+    double gate_cosine;     /* 0: cosine opens no gate */
+};
+/* model: a vector model id ("NAME:HASH", store/vectors.c) or NULL. */
+void policy_model(const char *model, struct model_policy *out);
 /* FNV-1a (64-bit) over each "name=value;" (value as %.17g). */
 uint64_t policy_hash(const struct policy_const *t, size_t n);
 
@@ -280,7 +303,6 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(CAIRN_GATE_WEIGHT) \
     X(GATE_CODE_W) \
     X(CUT_DENSE_KEEP) \
-    X(CAIRN_GATE_COSINE) \
     X(DENSE_TOPK) \
     X(DENSE_PIECES_MULT) \
     X(GATHER_PRUNE_MSGS) \
@@ -300,7 +322,6 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(VEC_DEFAULT_PIECES) \
     X(MEM_SHARE) \
     X(MEM_FLOOR) \
-    X(MEM_COSINE) \
     X(MEM_PAIR_EXTRA) \
     X(MEM_MAX_ITEMS) \
     X(MEM_MIN_CUT) \

@@ -322,7 +322,9 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         goto out;
     if (dense && dense->n > 0) {
         double wd = 1.0;
-        if (dense->cjk >= DENSE_CJK_SHARE)
+        /* an English model's vectors mean little for a CJK question; a
+         * model that covers CJK keeps its weight (its registry entry) */
+        if (dense->cjk >= DENSE_CJK_SHARE && !dense->pol.cjk)
             wd = DENSE_CJK_W;
         s_dhead = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_dhead);
         s_dreply = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s_dreply);

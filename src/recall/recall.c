@@ -236,8 +236,10 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
             if ((rc = dense_search(h, query, &o, &dr)))
                 goto out;
             r->dense = dr.status;
-            if (dr.n > 0 && dr.cjk < RECALL_GATE_CJK)
+            if (dr.n > 0 && (dr.cjk < RECALL_GATE_CJK || dr.pol.cjk)) {
                 r->cosine = dr.hits[0].cos;
+                r->gate_cosine = dr.pol.gate_cosine;
+            }
             if (dr.note[0] && !(r->note = strdup(dr.note))) {
                 rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
                 goto out;

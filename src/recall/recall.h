@@ -29,6 +29,7 @@
 #include "util/buf.h"
 #include "store/vectors.h"
 #include "store/recall_read.h"
+#include "recall/policy.h"
 
 #define RECALL_MAX_TERMS 64
 
@@ -130,6 +131,7 @@ struct dense_result {
     struct dense_hit *hits;/* best first */
     int     n;
     double  cjk;           /* share of the question's letters that are CJK */
+    struct model_policy pol; /* the model's (policy_model), set with model */
     float  *qv;            /* the question's vector (qdim) of model, or NULL */
     int     qdim;
     char    model[VEC_MODEL_ID_MAX];

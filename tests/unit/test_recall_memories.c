@@ -179,6 +179,9 @@ static void test_contradictions(void)
 /* A memory that shares no word with the question passes on its vector
  * alone, ranks by the fused ranks, and a vector of another model or of
  * another size is not compared. */
+/* a vector model id as store/vectors.c makes it: the measured model's */
+#define M1 "use-lite-en:0123456789abcdef"
+
 static void test_dense(void)
 {
     static const char *const words[] = { "indentation", NULL };
@@ -189,14 +192,14 @@ static void test_dense(void)
     const float qv[3] = { 1, 0, 0 }, near[3] = { 0.9f, 0.3f, 0 }, far[3] = { 0, 1, 0 };
     query_of(&q, words);
     T_EQ_INT(mem_push(&mp, 1, "preference", "two spaces, never tabs", "", 1, 1, ""), 0);
-    T_EQ_INT(mem_push_vec(&mp, "m1", near, 3), 0);
+    T_EQ_INT(mem_push_vec(&mp, M1, near, 3), 0);
     T_EQ_INT(mem_push(&mp, 2, "fact", "the kettle is broken", "", 2, 2, ""), 0);
-    T_EQ_INT(mem_push_vec(&mp, "m1", far, 3), 0);
+    T_EQ_INT(mem_push_vec(&mp, M1, far, 3), 0);
     T_EQ_INT(mem_push(&mp, 3, "fact", "tabs in makefiles", "", 3, 3, ""), 0);
     T_EQ_INT(mem_push_vec(&mp, "m2", qv, 3), 0);
     T_EQ_INT(mem_push(&mp, 4, "fact", "indentation: see the style guide", "", 4, 4, ""), 0);
     T_EQ_INT(mem_any_vec(&mp), 1);
-    T_EQ_INT(mem_score(&mp, &q, &p, 1, qv, 3, "m1"), 0);
+    T_EQ_INT(mem_score(&mp, &q, &p, 1, qv, 3, M1), 0);
     T_EQ_INT(mp.v[0].has_cos, 1);
     T_CHECK(mp.v[0].cos > 0.94 && mp.v[0].cos < 0.96);
     T_EQ_INT(mp.v[0].pass, 1);              /* by its vector */
@@ -213,9 +216,18 @@ static void test_dense(void)
     T_EQ_INT(mem_score(&mp, &q, &p, 1, NULL, 0, NULL), 0);
     T_EQ_INT(mp.v[0].pass, 0);
     T_EQ_INT(mp.v[0].has_cos, 0);
+    /* a model the registry does not know: its cosine scale was never
+     * measured, so a vector alone passes nothing (recall/policy.h) */
+    struct mem_pool mp2 = { 0 };
+    T_EQ_INT(mem_push(&mp2, 1, "preference", "two spaces, never tabs", "", 1, 1, ""), 0);
+    T_EQ_INT(mem_push_vec(&mp2, "my-model:1", near, 3), 0);
+    T_EQ_INT(mem_score(&mp2, &q, &p, 1, qv, 3, "my-model:1"), 0);
+    T_EQ_INT(mp2.v[0].has_cos, 1);
+    T_EQ_INT(mp2.v[0].pass, 0);
+    mem_pool_free(&mp2);
     /* a question vector of another size compares nothing */
     const float q4[4] = { 1, 0, 0, 0 };
-    T_EQ_INT(mem_score(&mp, &q, &p, 1, q4, 4, "m1"), 0);
+    T_EQ_INT(mem_score(&mp, &q, &p, 1, q4, 4, M1), 0);
     T_EQ_INT(mp.v[0].has_cos, 0);
     query_free(&q);
     mem_pool_free(&mp);
