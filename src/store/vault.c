@@ -211,8 +211,8 @@ int store_vault_docs(struct cairn *h, int64_t vault, struct store_vdoc **out, in
     *out = NULL;
     *n = 0;
     /* BINARY collation: the order strcmp gives, which the indexer searches */
-    int rc = store_prepare(h, "SELECT id, path, size, mtime, hash FROM vault_docs "
-                           "WHERE vault = ? ORDER BY path COLLATE BINARY", &st);
+    int rc = store_prepare(h, "SELECT id, path, size, mtime, hash, skipped = 'unreadable' "
+                           "FROM vault_docs WHERE vault = ? ORDER BY path COLLATE BINARY", &st);
     if (rc)
         return rc;
     sqlite3_bind_int64(st, 1, vault);
@@ -234,6 +234,7 @@ int store_vault_docs(struct cairn *h, int64_t vault, struct store_vdoc **out, in
         d->size = sqlite3_column_int64(st, 2);
         d->mtime = sqlite3_column_int64(st, 3);
         d->hash = (uint64_t)sqlite3_column_int64(st, 4);
+        d->unreadable = sqlite3_column_int(st, 5);
         if (!d->path) {
             rc = CAIRN_NOMEM;
             break;

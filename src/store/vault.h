@@ -37,6 +37,7 @@ struct store_vdoc {
     char    *path;
     int64_t  size, mtime;
     uint64_t hash;
+    int      unreadable;   /* left out as unreadable: read again on every re-index */
     int      seen;         /* the indexer's mark: still in the folder */
 };
 /* The vault's documents, sorted by path (strcmp); free with _docs_free. */

@@ -222,7 +222,9 @@ static int index_vault(struct cairn *h, const struct store_vault *v,
         while (j < nd && strcmp(docs[j].path, f->path) < 0)
             j++;
         struct store_vdoc *old = j < nd && !strcmp(docs[j].path, f->path) ? &docs[j] : NULL;
-        if (old && old->size == f->size && old->mtime == f->mtime) {
+        /* unchanged by size and mtime; but a file that could not be read
+         * is tried again (a chmod changes neither) */
+        if (old && old->size == f->size && old->mtime == f->mtime && !old->unreadable) {
             old->seen = 1;
             rep->unchanged++;
             continue;

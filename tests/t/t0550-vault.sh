@@ -171,6 +171,32 @@ out=$(CAIRN_DB="$TMP/v12.db" "$CAIRN" vault add "$V" --name again 2>/dev/null); 
 eq "v12 store: vault add works after the upgrade" "$rc" 0
 out=$(CAIRN_DB="$TMP/v12.db" "$CAIRN" recall "quobridge relay" --source notes)
 contains "v12 store: its notes are recalled" "$out" "quobridge"
+# A file that could not be read is read again by the next re-index even
+# though its size and mtime did not change (a chmod changes neither). As
+# root every file is readable, so cairn runs as nobody here.
+if [ "$(id -u)" -ne 0 ]; then
+    as_user() { "$@"; }
+elif command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+    as_user() { setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$@"; }
+else
+    as_user=""
+fi
+if command -v as_user >/dev/null 2>&1; then
+    U="$TMP/unread"
+    mkdir -p "$U/vault" "$U/home"
+    printf '# Open\n\nzorvanthe is readable\n' > "$U/vault/open.md"
+    printf '# Locked\n\nqelmirath was locked\n' > "$U/vault/locked.md"
+    chmod 755 "$TMP" "$U" "$U/vault"; chmod 777 "$U/home"; chmod 000 "$U/vault/locked.md"
+    ux() { as_user env HOME="$U/home" CAIRN_DB="$U/home/s.db" "$CAIRN" "$@"; }
+    out=$(ux vault add "$U/vault" --name u 2>&1)
+    contains "unreadable: said at add" "$out" "locked.md: unreadable"
+    chmod 644 "$U/vault/locked.md"
+    out=$(ux vault reindex u 2>&1)
+    contains "unreadable: read again once it can be" "$out" "1 changed"
+    contains "unreadable: its words are found after" "$(ux recall qelmirath --source notes 2>&1)" "qelmirath was locked"
+else
+    t_skip "running as root without setpriv: no file is unreadable"
+fi
 # cairn eval vault: a tiny vault and its queries (tests/data/vault-tiny)
 D="$ROOT/tests/data/vault-tiny"
 out=$("$CAIRN" eval vault "$D" "$D/queries.jsonl" --budgets 300,1000 --out "$TMP/run.jsonl"); rc=$?
