@@ -132,14 +132,22 @@ static int only_filler(const struct cairn_recall *r)
 }
 
 /* No item: say so on stderr, with the likely reason (an empty store, a
- * --project that names no project); exit 3. */
-static int nothing_recalled(struct cairn *db, const char *project)
+ * --project that names no project, no vault for --source notes); exit 3. */
+static int nothing_recalled(struct cairn *db, const char *project, int source)
 {
-    size_t all = 0, in_project = 0;
+    size_t all = 0, in_project = 0, vaults = 0;
+    struct cairn_vault_info *v = NULL;
+    if (!cairn_vault_list(db, &v, &vaults))
+        cairn_vault_list_free(v, vaults);
+    if (source == CAIRN_SOURCE_NOTES) {
+        cli_error(vaults ? "recall: no note matches the question"
+                         : "recall: no Markdown vault in this store (cairn vault add PATH)");
+        return CLI_EMPTY;
+    }
     cairn_sessions(db, NULL, 0, 1, cli_count_session, &all);
     if (project)
         cairn_sessions(db, project, 0, 1, cli_count_session, &in_project);
-    if (!all)
+    if (!all && !vaults)
         cli_error("recall: the store holds no session yet (cairn add, cairn import)");
     else if (project && !in_project)
         cli_error("recall: no session in project \"%s\" (cairn sessions lists the projects)",
@@ -375,7 +383,7 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
             print_explain(r);
     }
     if (r->n_items == 0)
-        rc = nothing_recalled(db, o.project);
+        rc = nothing_recalled(db, o.project, o.source);
     else if (only_filler(r))
         cli_error("note: nothing matches the question; the whole store fits the budget, "
                   "so all of it is given");

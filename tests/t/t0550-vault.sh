@@ -137,6 +137,9 @@ out=$("$CAIRN" vault reindex 2>/dev/null)
 contains "reindex: a change and a removal" "$out" "0 added, 1 changed, 3 unchanged, 1 removed"
 out=$("$CAIRN" recall "nyxbridge" --source notes 2>/dev/null); rc=$?
 eq "reindex: the old text left the index (exit 3)" "$rc:$out" "3:"
+contains "no note matches: said so" "$("$CAIRN" recall nyxbridge --source notes 2>&1)" "recall: no note matches the question"
+"$CAIRN" --db "$TMP/none.db" add "$ROOT/examples/sample-history.jsonl" > /dev/null
+contains "no vault: said so" "$(CAIRN_DB="$TMP/none.db" "$CAIRN" recall nyxbridge --source notes 2>&1)" "no Markdown vault in this store"
 contains "reindex: the new text is in it" "$("$CAIRN" recall quobridge --source notes)" "quobridge"
 eq "reindex: the removed file left" "$(q "SELECT count(*) FROM vault_docs WHERE path = 'wiki/Design.md'")" 0
 
