@@ -70,11 +70,23 @@ int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct sto
     sqlite3_stmt *st;
     int rc, src;
     memset(t, 0, sizeof *t);
-    /* one row a session: no scan of the messages */
-    if ((rc = store_prepare(h, "SELECT coalesce(sum(st.n),0), coalesce(sum(st.ntok),0), "
-                            "coalesce(sum(st.nuser),0), coalesce(sum(st.bytes),0) "
-                            "FROM session_stats st JOIN sessions s ON s.id = st.session "
-                            "WHERE 1 " SCOPE_WHERE, &st)))
+    /* The whole store, or all but one session: the one row of
+     * store_totals (schema 14) less that session's session_stats row.
+     * A project: one row a session of it (no scan of the messages). */
+    if (!sc->project)
+        rc = store_prepare(h, "WITH x AS (SELECT st.* FROM session_stats st JOIN sessions s "
+                           "ON s.id = st.session WHERE s.ext_id = ?2 AND ?1 IS NULL) "
+                           "SELECT t.n - coalesce((SELECT n FROM x), 0), "
+                           "t.ntok - coalesce((SELECT ntok FROM x), 0), "
+                           "t.nuser - coalesce((SELECT nuser FROM x), 0), "
+                           "t.bytes - coalesce((SELECT bytes FROM x), 0) "
+                           "FROM store_totals t", &st);
+    else
+        rc = store_prepare(h, "SELECT coalesce(sum(st.n),0), coalesce(sum(st.ntok),0), "
+                           "coalesce(sum(st.nuser),0), coalesce(sum(st.bytes),0) "
+                           "FROM session_stats st JOIN sessions s ON s.id = st.session "
+                           "WHERE 1 " SCOPE_WHERE, &st);
+    if (rc)
         return rc;
     bind_scope(st, sc);
     if ((src = sqlite3_step(st)) == SQLITE_ROW) {
