@@ -10,6 +10,7 @@
  * "what did I do yesterday?" finds turns that share no word with it.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #include "recall/policy.h"
 #include "store/recall_read.h"
 #include "util/os.h"
+#include "util/sort.h"
 
 /* The fewest bytes of text that cost one token, for any text the counter
  * sees (ASCII letters cost a token per 6; docs/TOKENS.md). */
@@ -83,15 +85,6 @@ static int exhaustive(const struct cairn *h)
     return v && *v && strcmp(v, "0");
 }
 
-/* A session that holds matches, for pruning. */
-struct cand { int64_t sess; double best; int keep; };
-
-static int cmp_cand_best(const void *a, const void *b)
-{
-    double x = ((const struct cand *)a)->best, y = ((const struct cand *)b)->best;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
 /*
  * On a big store a question of common words matches messages in nearly
  * every session, and loading them all (~100k turns, then ranking ~100k
@@ -109,59 +102,110 @@ static int cmp_cand_best(const void *a, const void *b)
  * runs on every prompt) get it; recall, the MCP tool and eval stay exact.
  * The setting recall.exhaustive turns pruning off even then. The two numbers
  * are in policy.h.
+ *
+ * The matches stay in the order FTS5 gave them (by row): each session's
+ * best is kept in an array indexed by session row id (ids are dense: one
+ * a session ever added), so no array of ~100,000 matches is sorted or
+ * copied, and the sessions are ordered by a stable radix sort of their
+ * bests, which keeps equal bests by session id as the merge sort of the
+ * sessions in order did (tests/unit/test_gather_prune.c checks the kept
+ * sessions against a brute force).
  */
+
+/* Session row ids spread wider than this many times the matches (a store
+ * whose early sessions were mostly forgotten) are looked up in the sorted
+ * list of the matches' sessions instead of indexed directly. */
+#define PRUNE_SPAN_PER_HIT 4
+
+/* The slot of session sess: its offset from lo, or its place in ids. */
+static size_t sess_slot(int64_t sess, int64_t lo, const int64_t *ids, int nids)
+{
+    if (!ids)
+        return (size_t)(sess - lo);
+    const int64_t *f = bsearch(&sess, ids, (size_t)nids, sizeof *ids, cmp_i64);
+    return (size_t)(f - ids);             /* every match's session is there */
+}
 
 static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *hits, int *nhp)
 {
-    struct cand *c = NULL;
-    int64_t *ids = NULL;
+    double *best = NULL;
+    unsigned char *keep = NULL;
+    int64_t *ids = NULL, *sorted = NULL;
+    struct sort_kv *c = NULL;
     double tf[RECALL_MAX_TERMS], w[RECALL_MAX_TERMS];
-    int nh = *nhp, nc = 0, nids = 0, rc = CAIRN_OK;
-    int64_t pool_msgs = 0;
+    int nh = *nhp, nids = 0, rc = CAIRN_OK;
+    int64_t pool_msgs = 0, lo = INT64_MAX, hi = INT64_MIN;
+    size_t span;
 
-    sort_if_needed(hits, (size_t)nh, sizeof *hits, cmp_hit_sess);
-    if (!(ids = malloc((size_t)nh * sizeof *ids))) {
+    for (int i = 0; i < nh; i++) {
+        lo = hits[i].sess < lo ? hits[i].sess : lo;
+        hi = hits[i].sess > hi ? hits[i].sess : hi;
+    }
+    if (hi - lo < (int64_t)nh * PRUNE_SPAN_PER_HIT + 1024) {
+        span = (size_t)(hi - lo + 1);
+    } else {
+        if (!(sorted = malloc((size_t)nh * sizeof *sorted))) {
+            rc = CAIRN_NOMEM;
+            goto out;
+        }
+        for (int i = 0; i < nh; i++)
+            sorted[i] = hits[i].sess;
+        qsort(sorted, (size_t)nh, sizeof *sorted, cmp_i64);
+        int n = 0;
+        for (int i = 0; i < nh; i++)
+            if (!n || sorted[n - 1] != sorted[i])
+                sorted[n++] = sorted[i];
+        span = (size_t)n;
+    }
+    if (!(best = malloc(span * sizeof *best)) || !(keep = calloc(span, 1))) {
         rc = CAIRN_NOMEM;
         goto out;
     }
-    for (int i = 0; i < nh; i++)
-        if (!i || hits[i].sess != hits[i - 1].sess)
-            ids[nids++] = hits[i].sess;
+    for (size_t k = 0; k < span; k++)
+        best[k] = -1;                     /* no match (a match's BM25 is >= 0) */
+
+    /* Each match's BM25 alone, and per session the best. */
+    double avg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
+    for (int t = 0; t < q->nt; t++)
+        w[t] = rank_idf((double)p->total_msgs, q->t[t].df_msg);
+    for (int i = 0; i < nh; i++) {
+        for (int t = 0; t < q->nt; t++)
+            tf[t] = hits[i].tf[t];
+        double sc = rank_bm25(tf, q->nt, hits[i].ntok, avg, w);
+        double *b = &best[sess_slot(hits[i].sess, lo, sorted, (int)span)];
+        if (*b < 0)
+            nids++;
+        if (sc > *b)
+            *b = sc;
+    }
+    /* the sessions in order, with their bests */
+    if (!(ids = malloc((size_t)nids * sizeof *ids)) || !(c = malloc((size_t)nids * sizeof *c))) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    nids = 0;
+    for (size_t k = 0; k < span; k++) {
+        if (best[k] < 0)
+            continue;
+        ids[nids] = sorted ? sorted[k] : lo + (int64_t)k;
+        c[nids++] = (struct sort_kv){ sort_key_double(best[k]), (int64_t)k };
+    }
     if ((rc = store_sessions_size(h, ids, nids, &pool_msgs, &p->hit_units)))
         goto out;
     p->hit_msgs = pool_msgs;
     const char *lim = cairn__setting(h, CAIRN__SET_RECALL_PRUNE_MSGS);   /* tests: small stores */
     if (pool_msgs <= (lim && *lim ? strtoll(lim, NULL, 10) : GATHER_PRUNE_MSGS))
         goto out;
-
-    /* Each match's BM25 alone, and per session the best. */
-    double avg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
-    for (int t = 0; t < q->nt; t++)
-        w[t] = rank_idf((double)p->total_msgs, q->t[t].df_msg);
-    c = malloc((size_t)nh * sizeof *c);
-    if (!c) {
+    if (sort_kv_desc(c, (size_t)nids)) {
         rc = CAIRN_NOMEM;
         goto out;
     }
-    for (int i = 0; i < nh; i++) {
-        for (int t = 0; t < q->nt; t++)
-            tf[t] = hits[i].tf[t];
-        hits[i].score = rank_bm25(tf, q->nt, hits[i].ntok, avg, w);
-        if (!nc || c[nc - 1].sess != hits[i].sess)
-            c[nc++] = (struct cand){ hits[i].sess, 0, 0 };
-        if (hits[i].score > c[nc - 1].best)
-            c[nc - 1].best = hits[i].score;
-    }
-    qsort(c, (size_t)nc, sizeof *c, cmp_cand_best);
-    for (int i = 0; i < nc && i < GATHER_KEEP; i++)
-        c[i].keep = 1;
-    qsort(c, (size_t)nc, sizeof *c, cmp_i64);    /* by session, as the hits */
+    for (int i = 0; i < nids && i < GATHER_KEEP; i++)
+        keep[c[i].val] = 1;
     /* Drop the matches of the sessions left out. */
     int k = 0;
-    for (int i = 0, j = 0; i < nh; i++) {
-        while (c[j].sess != hits[i].sess)
-            j++;
-        if (c[j].keep) {
+    for (int i = 0; i < nh; i++) {
+        if (keep[sess_slot(hits[i].sess, lo, sorted, (int)span)]) {
             hits[k++] = hits[i];
             continue;
         }
@@ -171,8 +215,11 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
     *nhp = k;
     p->pruned = 1;
 out:
-    free(c);
+    free(best);
+    free(keep);
     free(ids);
+    free(sorted);
+    free(c);
     return rc;
 }
 

@@ -224,9 +224,9 @@ int cairn_get_stats(struct cairn *h, struct cairn_stats *o)
     memset(o, 0, sizeof o[0]);
     if ((rc = store_prepare(h,
             "SELECT (SELECT count(*) FROM sessions),"
-            " (SELECT coalesce(sum(n),0) FROM session_stats),"
-            " (SELECT coalesce(sum(nuser),0) FROM session_stats),"
-            " (SELECT coalesce(sum(bytes),0) FROM session_stats),"
+            /* one row (schema 14), not one a session */
+            " (SELECT n FROM store_totals), (SELECT nuser FROM store_totals),"
+            " (SELECT bytes FROM store_totals),"
             /* distinct projects by a walk of sessions_project: one
              * lookup per project, not a read of every session */
             " (WITH RECURSIVE p(x) AS (SELECT min(project) FROM sessions WHERE project > ''"

@@ -70,11 +70,23 @@ int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct sto
     sqlite3_stmt *st;
     int rc, src;
     memset(t, 0, sizeof *t);
-    /* one row a session: no scan of the messages */
-    if ((rc = store_prepare(h, "SELECT coalesce(sum(st.n),0), coalesce(sum(st.ntok),0), "
-                            "coalesce(sum(st.nuser),0), coalesce(sum(st.bytes),0) "
-                            "FROM session_stats st JOIN sessions s ON s.id = st.session "
-                            "WHERE 1 " SCOPE_WHERE, &st)))
+    /* The whole store, or all but one session: the one row of
+     * store_totals (schema 14) less that session's session_stats row.
+     * A project: one row a session of it (no scan of the messages). */
+    if (!sc->project)
+        rc = store_prepare(h, "WITH x AS (SELECT st.* FROM session_stats st JOIN sessions s "
+                           "ON s.id = st.session WHERE s.ext_id = ?2 AND ?1 IS NULL) "
+                           "SELECT t.n - coalesce((SELECT n FROM x), 0), "
+                           "t.ntok - coalesce((SELECT ntok FROM x), 0), "
+                           "t.nuser - coalesce((SELECT nuser FROM x), 0), "
+                           "t.bytes - coalesce((SELECT bytes FROM x), 0) "
+                           "FROM store_totals t", &st);
+    else
+        rc = store_prepare(h, "SELECT coalesce(sum(st.n),0), coalesce(sum(st.ntok),0), "
+                           "coalesce(sum(st.nuser),0), coalesce(sum(st.bytes),0) "
+                           "FROM session_stats st JOIN sessions s ON s.id = st.session "
+                           "WHERE 1 " SCOPE_WHERE, &st);
+    if (rc)
         return rc;
     bind_scope(st, sc);
     if ((src = sqlite3_step(st)) == SQLITE_ROW) {
@@ -127,18 +139,47 @@ out:
     return rc;
 }
 
+/* A session's rounds: its user turns, or every turn between people. */
+#define UNITS_SQL "CASE WHEN nuser = n THEN n ELSE nuser END"
+/* From this many sessions on, session_stats is read in order over their
+ * span and merged with the list: one range scan instead of a lookup a
+ * session (and the list as JSON), 8 ms instead of ~70 ms for 50,000. */
+#define SIZE_SCAN_FROM 2048
+
 int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
                         int64_t *units)
 {
     struct buf ids = BUF_INIT;
     sqlite3_stmt *st = NULL;
-    int rc, src;
+    int rc, src = SQLITE_DONE;
     *msgs = *units = 0;
+    if (n <= 0)
+        return CAIRN_OK;
+    if (n >= SIZE_SCAN_FROM) {
+        if ((rc = store_prepare(h, "SELECT session, n, " UNITS_SQL " FROM session_stats "
+                                "WHERE session BETWEEN ?1 AND ?2 ORDER BY session", &st)))
+            goto out;
+        sqlite3_bind_int64(st, 1, sess[0]);
+        sqlite3_bind_int64(st, 2, sess[n - 1]);
+        int i = 0;
+        while (i < n && (src = sqlite3_step(st)) == SQLITE_ROW) {
+            int64_t s = sqlite3_column_int64(st, 0);
+            while (i < n && sess[i] < s)
+                i++;                      /* a session without totals: none to add */
+            if (i < n && sess[i] == s) {
+                *msgs += sqlite3_column_int64(st, 1);
+                *units += sqlite3_column_int64(st, 2);
+                i++;
+            }
+        }
+        if (i < n && src != SQLITE_DONE)
+            rc = cairn__sqlerr(h, src, "session sizes");
+        goto out;
+    }
     if ((rc = ids_json(h, sess, n, &ids)))
         goto out;
-    /* a session's rounds: its user turns, or every turn between people */
-    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0), coalesce(sum(CASE WHEN nuser = n "
-                            "THEN n ELSE nuser END), 0) FROM session_stats WHERE session IN "
+    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0), coalesce(sum(" UNITS_SQL "), 0) "
+                            "FROM session_stats WHERE session IN "
                             "(SELECT value FROM json_each(?1))", &st)))
         goto out;
     sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);

@@ -45,9 +45,9 @@ typedef int (*store_match_fn)(void *arg, int64_t row, int64_t sess, int ntok,
 int store_term_matches(struct cairn *h, const struct store_scope *sc, const char *expr,
                        size_t expr_len, int nt, store_match_fn fn, void *arg);
 
-/* Summed over the sessions sess[n] (session_stats): their messages, and
- * their rounds (user turns; every turn in a chat between people). For
- * gather's pruning. */
+/* Summed over the sessions sess[n] (session_stats), in increasing order
+ * without repeats: their messages, and their rounds (user turns; every
+ * turn in a chat between people). For gather's pruning. */
 int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
                         int64_t *units);
 

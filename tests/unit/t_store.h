@@ -39,8 +39,14 @@
     "PRAGMA writable_schema=OFF; DROP TABLE vault_fts_data; DROP TABLE vault_fts_idx;" \
     "DROP TABLE vault_fts_docsize; DROP TABLE vault_fts_config;" \
     "DROP TABLE vault_sections; DROP TABLE vault_docs; DROP TABLE vaults;"
+/* What version 14 added (the one-row totals and the triggers on
+ * session_stats that keep it; gone already when a test dropped
+ * session_stats first, to make a store older than version 6). */
+#define STORE_TOTALS_V14_DROP \
+    "DROP TRIGGER IF EXISTS store_totals_ai; DROP TRIGGER IF EXISTS store_totals_au;" \
+    "DROP TRIGGER IF EXISTS store_totals_ad; DROP TABLE store_totals;"
 /* Everything after version 8: a version-8 store has none of it. */
-#define AFTER_V8_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
+#define AFTER_V8_DROP STORE_TOTALS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
 /* What versions 8 and later added (the memory tables, then the above):
  * a version-7 store has none of it. */

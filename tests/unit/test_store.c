@@ -322,6 +322,13 @@ static void check_totals(struct cairn *db, const char *path, int64_t want_loose,
     T_EQ_INT(s.projects, want_projects);
     T_EQ_INT(cairn_sessions(db, NULL, 0, 0, sum_listed, &listed), CAIRN_OK);
     T_EQ_INT(listed, s.messages);
+    /* the one-row totals (schema 14) against the rows they sum */
+    T_EQ_INT(scan(path, "SELECT ntok FROM store_totals"),
+             scan(path, "SELECT coalesce(sum(ntok), 0) FROM messages"));
+    T_EQ_INT(scan(path, "SELECT units FROM store_totals"),
+             scan(path, "SELECT coalesce(sum(CASE WHEN nuser = n THEN n ELSE nuser END), 0) "
+                        "FROM session_stats"));
+    T_EQ_INT(scan(path, "SELECT count(*) FROM store_totals"), 1);
 }
 
 static void test_totals(void)
@@ -375,6 +382,11 @@ static void test_totals(void)
     T_EQ_INT(after.first_at, before.first_at);
     T_EQ_INT(after.last_at, before.last_at);
     T_EQ_INT(after.messages, before.messages);
+    check_totals(db, path, 0, 1);        /* store_totals made from session_stats */
+    const char *d = "{\"id\":\"d\",\"messages\":[{\"role\":\"user\",\"content\":\"after the "
+                    "migration\"},{\"role\":\"assistant\",\"content\":\"kept in step\"}]}";
+    T_EQ_INT(cairn_add_json(db, d, strlen(d), NULL), CAIRN_OK);
+    check_totals(db, path, 1, 1);
     cairn_close(db);
     T_EQ_INT(scan(path, "SELECT count(*) FROM sqlite_master WHERE name IN "
                         "('sessions_first', 'sessions_last')"), 2);
