@@ -170,7 +170,9 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
     if (use_time) {
         struct time_range tr;
         if (timeexpr_parse(text, n, now, &tr)) {
-            q->has_range = 1;
+            /* "lately" in a topical question is a leaning (policy.h) */
+            q->vague = tr.vague && !tr.only_time;
+            q->has_range = !q->vague;
             q->only_time = tr.only_time;
             q->from = tr.from;
             q->to = tr.to;
@@ -185,7 +187,7 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
     int content = 0;
     for (int i = 0; i < q->nt; i++)
         content += !q->t[i].stop;
-    if (content || q->has_range) {
+    if (content || q->has_range || q->vague) {
         /* a period with only stop words around it ("what did I do last
          * week?") is a question about the period, not about "I" and "do" */
         int k = 0;

@@ -39,8 +39,12 @@
     "PRAGMA writable_schema=OFF; DROP TABLE vault_fts_data; DROP TABLE vault_fts_idx;" \
     "DROP TABLE vault_fts_docsize; DROP TABLE vault_fts_config;" \
     "DROP TABLE vault_sections; DROP TABLE vault_docs; DROP TABLE vaults;"
+/* What version 14 added (event dates, branch time16). */
+#define MESSAGE_EVENTS_V14_DROP \
+    "DROP TRIGGER message_events_au; DROP TRIGGER message_events_ad;" \
+    "DROP TABLE message_events;"
 /* Everything after version 8: a version-8 store has none of it. */
-#define AFTER_V8_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
+#define AFTER_V8_DROP MESSAGE_EVENTS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
 /* What versions 8 and later added (the memory tables, then the above):
  * a version-7 store has none of it. */
