@@ -1,9 +1,10 @@
 /*
  * timeexpr.c: finds the first time expression in a question (English or
- * Chinese) and turns it into a local-time range [from, to) relative to
- * "now", plus a guess whether the question asks about nothing but that
- * period ("what did I do yesterday?") or is topical ("what restaurant did
- * I go to last week?"). Recall uses the range as a filter or boost and,
+ * Chinese), or every one in a message (timeexpr_scan, for the dates a
+ * message speaks of: store/events.c), and turns it into a local-time
+ * range [from, to) relative to "now", plus a guess whether the question
+ * asks about nothing but that period ("what did I do yesterday?") or is
+ * topical ("what restaurant did I go to last week?"). Recall uses the range as a filter or boost and,
  * for period-only questions, lists the period instead of searching it.
  *
  * How it works: the input is scanned left to right; at every English word
@@ -60,6 +61,17 @@
  *    "this evening"/今晚 18:00-24:00; "the other day" and 前几天 = the 7
  *    days before today; "(this) past weekend" = the most recent weekend.
  *    "tomorrow"/明天 is accepted.
+ *  - "next week/month/year" is the following calendar one; "next Friday"
+ *    the first Friday after today (a week on if today is Friday); "next
+ *    weekend" the coming one (the one after, on a weekend day).
+ *  - "recently", "lately", "these days", "nowadays", 最近, 近期 set
+ *    `vague`: they name a leaning to the recent past, not a period, and
+ *    recall treats them so (issue 16).
+ *  - "on the 15th" (no month after it) is the most recent 15th on or
+ *    before today; without "on" ("the 3rd time") it is no date.
+ *  - "between A and B", "(from) A to/until/till/through B" and "A - B",
+ *    where A and B are both expressions and B ends after A starts, are one
+ *    range from A's start to B's end.
  *  - The span covers a leading preposition and "the" ("in the past 3
  *    days", "on Tuesday") so a caller can cut the whole phrase out.
  *  - only_time: every time expression in the question is taken out, then
@@ -1414,6 +1426,23 @@ int timeexpr_parse(const char *q, size_t n, int64_t now, struct time_range *out)
 
     if (!te_find_span(&c, 0, &r, &s, &e))
         return 0;
+    size_t s0 = s, e0 = e;   /* the first, where only_time starts */
+    /* a vague word and a date: the date bounds it ("what did she start
+     * recently, as mentioned on 3 June?") */
+    for (size_t p0 = e; r.vague && p0 < n;) {
+        struct te_hit r2;
+        size_t s2, e2;
+        if (!te_find_span(&c, p0, &r2, &s2, &e2))
+            break;
+        if (!r2.vague) {
+            out->vstart = s;
+            out->vend = e;
+            r = r2;
+            s = s2;
+            e = e2;
+        }
+        p0 = e2;
+    }
     out->from = r.from;
     out->to = r.to;
     out->vague = r.vague;
@@ -1421,8 +1450,8 @@ int timeexpr_parse(const char *q, size_t n, int64_t now, struct time_range *out)
     out->end = e;
 
     /* only_time: take out every expression, see what is left. */
-    int content = te_has_content(&c, 0, s);
-    size_t p = e;
+    int content = te_has_content(&c, 0, s0);
+    size_t p = e0;
     while (!content) {
         struct te_hit r2;
         size_t s2, e2;

@@ -22,6 +22,8 @@ struct time_range {
     int     vague;     /* 1: "recently", "lately", "these days", 最近: a
                           leaning towards the recent past, not a period */
     size_t  start, end;/* byte span of the expression in the question */
+    size_t  vstart, vend; /* a vague word before it that it replaced
+                          ("recently, on 3 June"), else 0, 0 */
 };
 
 /* Finds the first time expression in q[0..n) and fills *out. Returns 1 if

@@ -492,6 +492,23 @@ static void test_vague(void)
     T_EQ_INT(vague("what did I do yesterday?", WED), 0);
     T_EQ_INT(vague("the past 14 days", WED), 0);
     R("these days", WED, "2024-02-21..2024-03-07");
+    /* a vague word and a date: the date bounds it */
+    int64_t jul = at(2023, 7, 20, 12);
+    R("What new activity did Maria start recently, as mentioned on 3 June, 2023?", jul,
+      "2023-06-03..2023-06-04");
+    T_EQ_INT(vague("What new activity did Maria start recently, as mentioned on 3 June, 2023?",
+                   jul), 0);
+    T_EQ_STR(span("what did she start recently, on 3 June?", jul), "on 3 June");
+    struct time_range r;
+    const char *q = "what did she start recently, on 3 June?";
+    T_EQ_INT(timeexpr_parse(q, strlen(q), jul, &r), 1);
+    T_EQ_INT((int)r.vstart, 19);
+    T_EQ_INT((int)r.vend, 27);
+    T_EQ_INT(only("what did we do recently, on 3 June?", jul), 1);
+    T_EQ_INT(only("what did we paint recently, on 3 June?", jul), 0);
+    /* two vague words: still vague, the first span */
+    T_EQ_INT(vague("what did we do lately, these days?", jul), 1);
+    T_EQ_STR(span("what did we do lately, these days?", jul), "lately");
 }
 
 /* Every range timeexpr_scan finds in text, read at `now`, as
