@@ -20,7 +20,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 14
+#define CAIRN_SCHEMA_VERSION 15
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -178,6 +178,23 @@ int store_fts_replace(struct cairn *h, int64_t row, const char *old, size_t on,
 #define STORE_FTS_FORGET_SESSION \
     "INSERT INTO messages_fts(messages_fts, rowid, content) " \
     "SELECT 'delete', id, content FROM messages WHERE session = ?"
+
+/* ---- Interface to code in store/events.c ---- */
+/* The longest date range a message's mention is kept for (schema v15): a
+ * month and a few days ("last month" is 28-31 days; "last year" names no
+ * event a date in a question could pick out). Recall's lookup of the
+ * events that meet a range scans t_from from this far before it. */
+#define EVENT_MAX_SPAN (35 * 86400)
+/* The date ranges message msg of session sess names, read against `at`
+ * (its time, else its session's start; CAIRN_NO_TIME: none), stored;
+ * *st caches the insert (finalize it). In the transaction that writes
+ * the message. */
+int store_events_add(struct cairn *h, sqlite3_stmt **st, int64_t msg, int64_t sess, int64_t at,
+                     const char *text, size_t n);
+/* Message msg's rows made again from its stored text (after a rewrite). */
+int store_events_refresh(struct cairn *h, int64_t msg);
+/* Every message's rows (the migration to v15 fills an older store). */
+int store_events_fill(struct cairn *h);
 
 /* ---- Interface to code in util/hash.c ---- */
 #include "util/hash.h"

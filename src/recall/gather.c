@@ -357,7 +357,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     struct buf expr = BUF_INIT;
     struct hits hs = { NULL, 0, 0, NULL, q };
     int rc = CAIRN_OK;
-    struct store_ids sess = { 0 };
+    struct store_ids sess = { 0 }, evm = { 0 };
     const struct store_scope scope = { o->project, o->exclude_session };
     struct store_totals tot;
 
@@ -398,6 +398,10 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     }
     /* 2. Sessions inside the time range. */
     if (q->has_range && (rc = store_range_sessions(h, &scope, q->from, q->to, &sess)))
+        goto out;
+    /* 2'. Sessions of the turns that speak of a date in it (store/events.c). */
+    if (q->has_range && TIME_EVENTS &&
+        (rc = store_event_msgs(h, &scope, q->from, q->to, &evm, &sess)))
         goto out;
     /* 2a. Sessions of the dense hits (already limited to the scope). */
     for (int i = 0; extra && i < extra->n; i++) {
@@ -440,6 +444,13 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         rc = CAIRN_OK;
     if (rc)
         goto out;
+    /* Event dates onto the loaded messages (rank.c reads them). */
+    if (evm.n) {
+        sort_if_needed(evm.v, (size_t)evm.n, sizeof *evm.v, cmp_i64);
+        for (int j = 0; j < p->nm; j++)
+            p->m[j].event = bsearch(&p->m[j].row, evm.v, (size_t)evm.n, sizeof *evm.v,
+                                    cmp_i64) != NULL;
+    }
     /* Dense scores onto the loaded messages. */
     if (extra && extra->n) {
         struct hit *dh = malloc((size_t)extra->n * sizeof *dh);
@@ -469,6 +480,7 @@ out:
     free(hs.tf);
     free(hs.v);
     free(sess.v);
+    free(evm.v);
     buf_release(&expr);
     if (rc == CAIRN_NOMEM)
         cairn__err(h, rc, "out of memory");

@@ -41,6 +41,18 @@
 #define W_WIN_UA        0.8
 #define SPAN_UA         1
 #define W_TIME          1.0
+/* Issue 16, event dates (store/events.c): 1, a unit counts as inside the
+ * question's period when one of its turns speaks of a date in it
+ * ("yesterday" in a turn of 5 Dec, for "what did Sam do on December 4?"),
+ * as well as when it was said then; 0, only its own time counts. */
+#define TIME_EVENTS     1
+/* Vague words ("lately", "recently", "these days", 最近) name no period:
+ * a unit of the last 14 days gets this share of W_TIME (0: the word is
+ * only dropped from the terms), never the hard range that pushed the
+ * evidence of "why had Evan been going through a tough time lately?" from
+ * rank 3 to 95. A question about nothing but the recent past ("what did
+ * we do lately?") still lists the period. */
+#define W_TIME_VAGUE    0.5
 /* A question that only names a period ("what did I do last week?"): the
  * units inside it get this, above any fused score, and come in order. */
 #define W_ONLY_TIME     10.0
@@ -291,6 +303,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(W_WIN_UA) \
     X(SPAN_UA) \
     X(W_TIME) \
+    X(TIME_EVENTS) \
+    X(W_TIME_VAGUE) \
     X(W_ONLY_TIME) \
     X(SPK_OTHER) \
     X(W_DENSE_HEAD_DIALOG) \

@@ -21,6 +21,7 @@ struct collect {
     struct query *q;
     const char   *text;
     size_t        skip_from, skip_to;   /* the time expression's span */
+    size_t        skip2_from, skip2_to; /* a vague word it replaced */
 };
 
 static int add_term(void *arg, const char *tok, size_t n, size_t start, size_t end,
@@ -30,7 +31,8 @@ static int add_term(void *arg, const char *tok, size_t n, size_t start, size_t e
     struct query *q = c->q;
     if (colocated || n == 0)
         return 0;
-    if (start >= c->skip_from && end <= c->skip_to)
+    if ((start >= c->skip_from && end <= c->skip_to) ||
+        (start >= c->skip2_from && end <= c->skip2_to))
         return 0;                               /* part of "last week" etc. */
     for (int i = 0; i < q->nt; i++) {
         if (strlen(q->t[i].norm) == n && !memcmp(q->t[i].norm, tok, n))
@@ -162,7 +164,7 @@ int query_asks_reply(const char *text, size_t len)
 
 int query_parse(struct query *q, const char *text, int64_t now, int use_time)
 {
-    struct collect c = { q, text, 0, 0 };
+    struct collect c = { q, text, 0, 0, 0, 0 };
     size_t n = strlen(text);
     memset(q, 0, sizeof *q);
     q->text = text;
@@ -170,12 +172,16 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
     if (use_time) {
         struct time_range tr;
         if (timeexpr_parse(text, n, now, &tr)) {
-            q->has_range = 1;
+            /* "lately" in a topical question is a leaning (policy.h) */
+            q->vague = tr.vague && !tr.only_time;
+            q->has_range = !q->vague;
             q->only_time = tr.only_time;
             q->from = tr.from;
             q->to = tr.to;
             c.skip_from = tr.start;
             c.skip_to = tr.end;
+            c.skip2_from = tr.vstart;
+            c.skip2_to = tr.vend;
         }
     }
     q->asks_reply = query_asks_reply(text, n);
@@ -185,7 +191,7 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
     int content = 0;
     for (int i = 0; i < q->nt; i++)
         content += !q->t[i].stop;
-    if (content || q->has_range) {
+    if (content || q->has_range || q->vague) {
         /* a period with only stop words around it ("what did I do last
          * week?") is a question about the period, not about "I" and "do" */
         int k = 0;

@@ -312,9 +312,11 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         s_win[u] = window_bm25(p, u, span, nt, tf, avg_unit, w_unit);
         /* a wider window: the neighbourhood's topic */
         s_win2[u] = dialog ? window_bm25(p, u, SPAN2_DIALOG, nt, tf, avg_unit, w_unit) : 0;
-        if (use_time && q->has_range) {
+        if (use_time && (q->has_range || q->vague)) {
             int64_t at = p->m[un->head].at;
             un->in_range = at != CAIRN_NO_TIME && at >= q->from && at < q->to;
+            for (int i = un->first; i <= un->last && TIME_EVENTS && !un->in_range; i++)
+                un->in_range = p->m[i].event;
         }
     }
     if (rrf(p, s_head, W_HEAD, W_HEAD) || rrf(p, s_round, W_ROUND, W_ROUND) ||
@@ -359,10 +361,14 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     for (int u = 0; u < p->nu; u++) {
         struct runit *un = &p->u[u];
         if (un->in_range) {
-            if (q->only_time || nt == 0)
+            if (q->vague) {
+                if (un->score > 0)
+                    un->score += W_TIME_VAGUE * W_TIME / (RRF_K + 1);
+            } else if (q->only_time || nt == 0) {
                 un->score += W_ONLY_TIME; /* the period itself is the question */
-            else if (un->score > 0)       /* a boost, never a match by itself */
+            } else if (un->score > 0) {   /* a boost, never a match by itself */
                 un->score += W_TIME / (RRF_K + 1);
+            }
         }
         un->s_round = s_round[u];
         un->s_window = s_win[u];

@@ -47,6 +47,8 @@ struct query {
     struct qterm  t[RECALL_MAX_TERMS];
     int           nt;
     int           has_range, only_time;
+    int           vague;       /* from..to is a leaning, not a period
+                                * ("lately"); has_range is 0 then */
     int           asks_reply;  /* about what the assistant said or did */
     int64_t       from, to;
     int64_t       now;
@@ -71,6 +73,7 @@ struct rmsg {
     char     *ext_id;      /* external id, else the position as text; read by
                             * pack for the turns it tries (NULL before) */
     int64_t   at;          /* message time, else the session's start */
+    int       event;       /* speaks of a date in the question's range */
     int       ntok;        /* index tokens */
     int       bytes;       /* content length (read with ext_id; -1 before) */
     uint16_t *tf;          /* per query term; NULL when the message matched none */

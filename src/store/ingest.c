@@ -279,8 +279,8 @@ static void derive_session_id(const struct cairn_session *s, const struct clean_
 
 /*
  * If the session's message `id` holds a strict prefix of cm's text,
- * replaces it with cm's (its index row too; its vectors go, by trigger,
- * and a backfill gives new ones). Returns 1 if extended, 0 if not, -1 on
+ * replaces it with cm's (its index row and event dates too; its vectors
+ * go, by trigger, and a backfill gives new ones). Returns 1 if extended, 0 if not, -1 on
  * a SQLite error. *st caches the statements between calls.
  */
 struct extend_st { sqlite3_stmt *sel, *upd; };
@@ -315,6 +315,9 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     sqlite3_bind_int64(st->upd, 4, row);
     res = sqlite3_step(st->upd) == SQLITE_DONE ? 1 : -1;
     sqlite3_reset(st->sel);
+    /* the trigger dropped its event dates with the shorter text */
+    if (res == 1 && store_events_refresh(h, row))
+        res = -1;
     /* the server may hold the shorter text: the next push sends this one */
     if (res == 1 && store_sync_rewritten(h, row))
         res = -1;
@@ -553,7 +556,7 @@ struct written {
 
 /* The statements of the message inserts, prepared once per session. */
 struct msg_st {
-    sqlite3_stmt *cnt, *ins_m, *ins_f, *ins_v;
+    sqlite3_stmt *cnt, *ins_m, *ins_f, *ins_e, *ins_v;
     struct extend_st ext;
 };
 
@@ -562,6 +565,7 @@ static void msg_st_free(struct msg_st *m)
     sqlite3_finalize(m->cnt);
     sqlite3_finalize(m->ins_m);
     sqlite3_finalize(m->ins_f);
+    sqlite3_finalize(m->ins_e);
     sqlite3_finalize(m->ins_v);
     sqlite3_finalize(m->ext.sel);
     sqlite3_finalize(m->ext.upd);
@@ -657,7 +661,9 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         return cairn__sqlerr(h, src, "insert message");
     if (sqlite3_changes(h->db) > 0) {
         int64_t mrow = sqlite3_last_insert_rowid(h->db);
+        int64_t at = m->at != CAIRN_NO_TIME ? m->at : p->started;
         if ((rc = store_fts_add(h, &ms->ins_f, mrow, c->content, c->len)) ||
+            (rc = store_events_add(h, &ms->ins_e, mrow, row, at, c->content, c->len)) ||
             (rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
             return rc;
         w->ntok += c->ntok;
@@ -686,7 +692,7 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
 static int store_messages(struct cairn *h, const struct prepared *p, int64_t row,
                           struct written *w)
 {
-    struct msg_st ms = { NULL, NULL, NULL, NULL, { NULL, NULL } };
+    struct msg_st ms = { NULL, NULL, NULL, NULL, NULL, { NULL, NULL } };
     int64_t pos = 0;
     int rc;
     if (!w->is_new &&

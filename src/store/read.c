@@ -343,6 +343,9 @@ static int redact_messages(struct cairn *h, struct redact_run *r)
         sqlite3_bind_int64(upd, 4, id);
         if ((rc = step_done(h, upd)))
             goto out;
+        /* the trigger dropped its event dates with the old text */
+        if (c1 && (rc = store_events_refresh(h, id)))
+            goto out;
         /* a server may hold what was masked: the next push sends the new text */
         if (!rewritten++ && (rc = store_sync_rewritten(h, id)))
             goto out;

@@ -218,6 +218,34 @@ int store_range_sessions(struct cairn *h, const struct store_scope *sc, int64_t 
     return rc;
 }
 
+int store_event_msgs(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
+                     struct store_ids *msgs, struct store_ids *sess)
+{
+    sqlite3_stmt *st;
+    int rc, src;
+    /* no range is longer than EVENT_MAX_SPAN: one bounded scan of the
+     * time index finds every range that meets [from, to) */
+    if ((rc = store_prepare(h, "SELECT e.msg, e.session FROM message_events e "
+                            "INDEXED BY message_events_time JOIN sessions s ON s.id = e.session "
+                            "WHERE e.t_from > ?3 - ?5 AND e.t_from < ?4 AND e.t_to > ?3 "
+                            SCOPE_WHERE, &st)))
+        return rc;
+    bind_scope(st, sc);
+    sqlite3_bind_int64(st, 3, from);
+    sqlite3_bind_int64(st, 4, to);
+    sqlite3_bind_int64(st, 5, EVENT_MAX_SPAN);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((rc = ids_push(h, msgs, sqlite3_column_int64(st, 0))) ||
+            (rc = ids_push(h, sess, sqlite3_column_int64(st, 1))))
+            goto out;
+    }
+    if (src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "event dates");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int store_scope_sessions(struct cairn *h, const struct store_scope *sc, struct store_ids *out)
 {
     sqlite3_stmt *st;

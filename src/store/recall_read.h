@@ -56,6 +56,11 @@ int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *ms
  * session in scope in rowid order (the dense search's filter). */
 int store_range_sessions(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
                          struct store_ids *out);
+/* Messages in scope that speak of a date range meeting [from, to) (schema
+ * v15, store/events.c): their rows appended to msgs, their sessions to
+ * sess, in no order. */
+int store_event_msgs(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
+                     struct store_ids *msgs, struct store_ids *sess);
 int store_scope_sessions(struct cairn *h, const struct store_scope *sc, struct store_ids *out);
 int store_scope_sessions_sorted(struct cairn *h, const struct store_scope *sc,
                                 struct store_ids *out);

@@ -123,6 +123,14 @@
  *                  tokens, user turns, bytes, rounds), kept by triggers on
  *                  session_stats, so recall's IDF and `cairn stats` read
  *                  one row, not one a session
+ * Version 15 (branch time16; store/events.c, issue 16):
+ *   message_events one row per date range a message names ("yesterday" in
+ *                  a message of 5 Dec: 4 Dec), read against the message's
+ *                  time (else its session's start): msg, session, [t_from,
+ *                  t_to) in Unix seconds. Triggers drop a message's rows
+ *                  when it is deleted or its text rewritten; the migration
+ *                  fills them for the messages already stored (one scan of
+ *                  at most 64 KB a message, in the migration's transaction)
  */
 #include "internal.h"
 
@@ -398,6 +406,22 @@ static const char *const migrations[] = {
     "  UPDATE store_totals SET n = n - old.n, ntok = ntok - old.ntok, nuser = nuser - old.nuser,"
     "  bytes = bytes - old.bytes,"
     "  units = units - CASE WHEN old.nuser = old.n THEN old.n ELSE old.nuser END;"
+    /* 14 -> 15 (branch time16): the dates messages speak of (store/events.c);
+     * store_migrate fills them for the messages already stored. */
+    "CREATE TABLE message_events("
+    "  msg INTEGER NOT NULL,"
+    "  session INTEGER NOT NULL,"
+    "  t_from INTEGER NOT NULL,"
+    "  t_to INTEGER NOT NULL);"
+    /* recall: the events that meet a range, with their sessions, from
+     * the index alone */
+    "CREATE INDEX message_events_time ON message_events(t_from, t_to, session, msg);"
+    "CREATE INDEX message_events_msg ON message_events(msg);"
+    "CREATE TRIGGER message_events_ad AFTER DELETE ON messages BEGIN"
+    "  DELETE FROM message_events WHERE msg = old.id;"
+    "END;"
+    "CREATE TRIGGER message_events_au AFTER UPDATE OF content ON messages BEGIN"
+    "  DELETE FROM message_events WHERE msg = old.id;"
     "END;",
 };
 
@@ -530,6 +554,9 @@ int store_migrate(struct cairn *h, int *old)
             goto fail;
         }
     }
+    /* 14 -> 15 derives rows from the stored text, which SQL cannot */
+    if (version > 0 && version < 15 && (rc = store_events_fill(h)))
+        goto fail;
     snprintf(sql, sizeof sql, "PRAGMA user_version=%d", N_MIGRATIONS);
     if (sqlite3_exec(h->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
         rc = cairn__sqlerr(h, SQLITE_ERROR, "set version");

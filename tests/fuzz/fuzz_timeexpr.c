@@ -3,7 +3,7 @@
  * (timeexpr_parse, English and Chinese). The first byte picks "now" and
  * the time zone (calendar arithmetic is local), the rest is the question.
  * A found expression must be a non-empty span of the question and a
- * non-empty range.
+ * non-empty range; a vague word it replaced, a span before it.
  */
 #include <time.h>
 
@@ -34,6 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct time_range r;
     if (timeexpr_parse(q, n, now, &r)) {
         if (r.start >= r.end || r.end > n || r.from >= r.to)
+            abort();
+        /* a vague word a later date replaced lies before it */
+        if (r.vend && (r.vstart >= r.vend || r.vend > r.start))
             abort();
     }
     free(q);

@@ -45,8 +45,12 @@
 #define STORE_TOTALS_V14_DROP \
     "DROP TRIGGER IF EXISTS store_totals_ai; DROP TRIGGER IF EXISTS store_totals_au;" \
     "DROP TRIGGER IF EXISTS store_totals_ad; DROP TABLE store_totals;"
+/* What version 15 added (event dates, branch time16). */
+#define MESSAGE_EVENTS_V15_DROP \
+    "DROP TRIGGER message_events_au; DROP TRIGGER message_events_ad;" \
+    "DROP TABLE message_events;"
 /* Everything after version 8: a version-8 store has none of it. */
-#define AFTER_V8_DROP STORE_TOTALS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
+#define AFTER_V8_DROP MESSAGE_EVENTS_V15_DROP STORE_TOTALS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
 /* What versions 8 and later added (the memory tables, then the above):
  * a version-7 store has none of it. */

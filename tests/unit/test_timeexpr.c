@@ -1,6 +1,7 @@
 /*
  * test_timeexpr.c: time expressions (EN/ZH) to local date ranges, spans,
- * the only_time guess, negatives and bad input. Most checks run with
+ * the only_time guess, negatives and bad input; "next ...", vague words,
+ * and every mention in a message read against its own time (timeexpr_scan). Most checks run with
  * TZ=UTC at fixed "now" values; one group runs under Asia/Shanghai to
  * show the calendar is local. Ranges are compared as text
  * "YYYY-MM-DD[ HH:MM]..YYYY-MM-DD[ HH:MM]" so a failure reads plainly.
@@ -435,6 +436,155 @@ static void test_shanghai(void)
     R("today", now, "2024-03-05..2024-03-06");
 }
 
+/* Two dates joined into one range, and a bare "on the 15th". */
+static void test_spans_joined(void)
+{
+    int64_t now = at(2024, 1, 20, 12);
+    R("Where was John between August 11 and August 15 2023?", now, "2023-08-11..2023-08-16");
+    R("what did we do from May 2 to May 5?", now, "2023-05-02..2023-05-06");
+    R("from 2023-03-01 until 2023-03-04", now, "2023-03-01..2023-03-05");
+    R("March 3 - March 9, 2023", now, "2023-03-03..2023-03-10");
+    /* joined only by the words that join dates */
+    R("between May 2 or May 5", now, "2023-05-02..2023-05-03");
+    R("May 2 and May 5", now, "2023-05-02..2023-05-03");
+    /* a second date before the first is not a range */
+    R("between May 5 and May 2", now, "2023-05-05..2023-05-06");
+    T_EQ_STR(span("Where was he between August 11 and August 15 2023?", now),
+             "August 11 and August 15 2023");
+    /* "on the 15th": the most recent 15th */
+    R("I met back up with my teammates on the 15th", at(2023, 8, 17, 19),
+      "2023-08-15..2023-08-16");
+    R("on the 20th", at(2023, 8, 17, 19), "2023-07-20..2023-07-21");
+    R("on the 31st", at(2023, 3, 17, 19), "none");   /* February has none */
+    R("the 3rd time", at(2023, 8, 17, 19), "none");
+    R("on the 15th of May", at(2023, 8, 17, 19), "2023-05-15..2023-05-16");
+}
+
+static void test_next(void)
+{
+    /* WED = Wednesday 2024-03-06 */
+    R("next week", WED, "2024-03-11..2024-03-18");
+    R("next month", DEC31, "2024-01-01..2024-02-01");
+    R("next year", WED, "2025-01-01..2026-01-01");
+    R("next Friday", WED, "2024-03-08..2024-03-09");
+    R("next Wednesday", WED, "2024-03-13..2024-03-14");   /* not today */
+    R("next weekend", WED, "2024-03-09..2024-03-11");
+    R("next weekend", SAT, "2024-03-16..2024-03-18");     /* not the one we are in */
+    R("the next day", WED, "none");
+    R("next to the lake", WED, "none");
+}
+
+static int vague(const char *q, int64_t now)
+{
+    struct time_range r;
+    if (!timeexpr_parse(q, strlen(q), now, &r))
+        return -1;
+    return r.vague;
+}
+
+static void test_vague(void)
+{
+    T_EQ_INT(vague("why had Evan been going through a tough time lately?", WED), 1);
+    T_EQ_INT(vague("what did we do recently?", WED), 1);
+    T_EQ_INT(vague("what is she reading these days?", WED), 1);
+    T_EQ_INT(vague("what music is popular nowadays", WED), 1);
+    T_EQ_INT(vague("最近在忙什么", WED), 1);
+    T_EQ_INT(vague("what did I do yesterday?", WED), 0);
+    T_EQ_INT(vague("the past 14 days", WED), 0);
+    R("these days", WED, "2024-02-21..2024-03-07");
+    /* a vague word and a date: the date bounds it */
+    int64_t jul = at(2023, 7, 20, 12);
+    R("What new activity did Maria start recently, as mentioned on 3 June, 2023?", jul,
+      "2023-06-03..2023-06-04");
+    T_EQ_INT(vague("What new activity did Maria start recently, as mentioned on 3 June, 2023?",
+                   jul), 0);
+    T_EQ_STR(span("what did she start recently, on 3 June?", jul), "on 3 June");
+    struct time_range r;
+    const char *q = "what did she start recently, on 3 June?";
+    T_EQ_INT(timeexpr_parse(q, strlen(q), jul, &r), 1);
+    T_EQ_INT((int)r.vstart, 19);
+    T_EQ_INT((int)r.vend, 27);
+    T_EQ_INT(only("what did we do recently, on 3 June?", jul), 1);
+    T_EQ_INT(only("what did we paint recently, on 3 June?", jul), 0);
+    /* two vague words: still vague, the first span */
+    T_EQ_INT(vague("what did we do lately, these days?", jul), 1);
+    T_EQ_STR(span("what did we do lately, these days?", jul), "lately");
+}
+
+/* Every range timeexpr_scan finds in text, read at `now`, as
+ * "from..to|from..to" (V before a vague one). */
+static const char *scan(const char *text, int64_t now)
+{
+    static char out[512];
+    struct time_range r[8];
+    size_t k = 0;
+    int n = timeexpr_scan(text, strlen(text), now, r, 8);
+    out[0] = 0;
+    for (int i = 0; i < n && k + 64 < sizeof out; i++) {
+        char a[32], b[32];
+        fmt1(r[i].from, a, sizeof a);
+        fmt1(r[i].to, b, sizeof b);
+        k += (size_t)snprintf(out + k, sizeof out - k, "%s%s%s..%s", i ? "|" : "",
+                              r[i].vague ? "V" : "", a, b);
+    }
+    return n ? out : "none";
+}
+
+#define S(t, now, want) T_EQ_STR(scan(t, now), want)
+
+/* Mentions inside messages, read against the message's own time. */
+static void test_scan(void)
+{
+    int64_t nov2 = at(2023, 11, 2, 13);   /* Thursday */
+    int64_t dec5 = at(2023, 12, 5, 9);    /* Tuesday */
+    S("Last week I threw a party for my sister!", nov2, "2023-10-23..2023-10-30");
+    S("Yesterday I went to the fair with the kids.", dec5, "2023-12-04..2023-12-05");
+    S("I went hiking yesterday, and last night we saw a movie.", dec5,
+      "2023-12-04..2023-12-05|2023-12-04 18:00..2023-12-05 06:00");
+    S("We met on December 4, and again on 10 December 2023.", dec5,
+      "2023-12-04..2023-12-05|2023-12-10..2023-12-11");
+    S("I've been so tired lately", dec5, "V2023-11-21..2023-12-06");
+    S("last weekend was fun", dec5, "2023-12-02..2023-12-04");
+    S("two days ago I lost my job", dec5, "2023-12-03..2023-12-04");
+    S("3 weeks ago we moved", dec5, "2023-11-13..2023-11-20");
+    S("last Friday I painted", dec5, "2023-12-01..2023-12-02");
+    S("this Saturday we fly", dec5, "2023-12-09..2023-12-10");
+    S("next week is my exam", dec5, "2023-12-11..2023-12-18");
+    S("last month I started yoga", dec5, "2023-11-01..2023-12-01");
+    S("on 2023-10-13 I sold a painting", dec5, "2023-10-13..2023-10-14");
+    S("I'm so excited about today", dec5, "2023-12-05..2023-12-06");
+    S("我昨天去了公园，上周去了北京", dec5, "2023-12-04..2023-12-05|2023-11-27..2023-12-04");
+    S("nothing about time here, just a long chat about dogs", dec5, "none");
+    S("", dec5, "none");
+    /* at most max ranges */
+    struct time_range r[2];
+    const char *many = "yesterday today tomorrow yesterday today";
+    T_EQ_INT(timeexpr_scan(many, strlen(many), dec5, r, 2), 2);
+    T_EQ_INT(timeexpr_scan(many, strlen(many), dec5, r, 0), 0);
+    T_EQ_INT(timeexpr_scan(many, strlen(many), dec5, NULL, 2), 0);
+    T_EQ_INT(timeexpr_scan(NULL, 5, dec5, r, 2), 0);
+    /* spans are in order and inside the text */
+    const char *t = "yesterday and last week";
+    struct time_range s2[4];
+    T_EQ_INT(timeexpr_scan(t, strlen(t), dec5, s2, 4), 2);
+    T_EQ_INT((int)s2[0].start, 0);
+    T_EQ_INT((int)s2[0].end, 9);
+    T_EQ_INT((int)s2[1].start, 14);
+    T_EQ_INT((int)s2[1].end, 23);
+    /* only the first TIMEEXPR_SCAN_BYTES are read */
+    size_t big = TIMEEXPR_SCAN_BYTES + 64;
+    char *b = malloc(big);
+    T_CHECK(b != NULL);
+    if (!b)
+        return;
+    memset(b, 'x', big);
+    memcpy(b + TIMEEXPR_SCAN_BYTES + 8, " yesterday ", 11);
+    T_EQ_INT(timeexpr_scan(b, big, dec5, r, 2), 0);
+    memcpy(b + 100, " yesterday ", 11);
+    T_EQ_INT(timeexpr_scan(b, big, dec5, r, 2), 1);
+    free(b);
+}
+
 int main(void)
 {
     set_tz("UTC");
@@ -451,5 +601,9 @@ int main(void)
     T_RUN(test_negatives);
     T_RUN(test_bad_input);
     T_RUN(test_shanghai);
+    T_RUN(test_spans_joined);
+    T_RUN(test_next);
+    T_RUN(test_vague);
+    T_RUN(test_scan);
     return T_DONE();
 }

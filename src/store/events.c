@@ -1,0 +1,140 @@
+/*
+ * events.c: the dates a message speaks of (schema v15, message_events).
+ *
+ * A turn of 5 Dec that says "yesterday I went to the fair" is about
+ * 4 Dec; one of 2 Nov that says "last week I threw a party" is about the
+ * last week of October. A question that names the date ("what did Sam do
+ * on December 4?") should meet that turn, but the turn's own time is the
+ * day after, so the session-date boost alone ranked it down (issue 16:
+ * rank 12 -> 326). So the write path reads every time expression of a
+ * message against the message's own time (text/timeexpr.c: timeexpr_scan;
+ * its session's start when the message has none) and stores one row per
+ * date range it names; recall reads the rows whose range meets the
+ * question's (recall_read.c, store_event_msgs).
+ *
+ * What is kept follows from what a mention says, not from a fitted
+ * constant:
+ *  - vague words ("lately", "recently", "these days") name no period;
+ *  - a range that holds the message's own time ("today", "this week")
+ *    adds nothing to the message's time, which recall matches already;
+ *  - a range longer than EVENT_MAX_SPAN ("in 2022", "last year") names no
+ *    event that a date in a question could pick out;
+ *  - at most EVENTS_PER_MSG ranges a message, read from its first
+ *    TIMEEXPR_SCAN_BYTES bytes, so a pasted log costs a bounded scan.
+ *
+ * The rows follow the message: triggers drop them when the message is
+ * deleted (cairn_forget) or its text rewritten (a redaction, a message
+ * extended by a later read of its transcript); the code that rewrites a
+ * text then calls store_events_refresh in the same transaction. They hold
+ * only numbers (message, session, two times), never text.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "text/timeexpr.h"
+
+/* Events kept per message (EVENT_MAX_SPAN, the longest range kept, is in
+ * internal.h: recall's lookup relies on it). */
+#define EVENTS_PER_MSG 16
+
+static int event_keep(const struct time_range *r, int64_t at)
+{
+    if (r->vague || r->to <= r->from || r->to - r->from > EVENT_MAX_SPAN)
+        return 0;
+    return !(at >= r->from && at < r->to);
+}
+
+int store_events_add(struct cairn *h, sqlite3_stmt **st, int64_t msg, int64_t sess, int64_t at,
+                     const char *text, size_t n)
+{
+    struct time_range r[EVENTS_PER_MSG];
+    int k, rc, src;
+    if (at == CAIRN_NO_TIME || !text)
+        return CAIRN_OK;   /* nothing to read "yesterday" against */
+    k = timeexpr_scan(text, n, at, r, EVENTS_PER_MSG);
+    for (int i = 0; i < k; i++) {
+        int dup = 0;
+        if (!event_keep(&r[i], at))
+            continue;
+        for (int j = 0; j < i && !dup; j++)
+            dup = event_keep(&r[j], at) && r[j].from == r[i].from && r[j].to == r[i].to;
+        if (dup)
+            continue;
+        if (!*st && (rc = store_prepare(h, "INSERT INTO message_events(msg, session, t_from, "
+                                        "t_to) VALUES (?,?,?,?)", st)))
+            return rc;
+        sqlite3_reset(*st);
+        sqlite3_bind_int64(*st, 1, msg);
+        sqlite3_bind_int64(*st, 2, sess);
+        sqlite3_bind_int64(*st, 3, r[i].from);
+        sqlite3_bind_int64(*st, 4, r[i].to);
+        if ((src = sqlite3_step(*st)) != SQLITE_DONE)
+            return cairn__sqlerr(h, src, "store event date");
+    }
+    return CAIRN_OK;
+}
+
+/* Reads messages from `sel` (id, session, time, text) and adds their
+ * events. */
+static int events_from(struct cairn *h, sqlite3_stmt *sel)
+{
+    sqlite3_stmt *ins = NULL;
+    int rc = CAIRN_OK, src;
+    while ((src = sqlite3_step(sel)) == SQLITE_ROW) {
+        int64_t at = sqlite3_column_type(sel, 2) == SQLITE_NULL ? CAIRN_NO_TIME
+                                                                 : sqlite3_column_int64(sel, 2);
+        const char *t = (const char *)sqlite3_column_blob(sel, 3);
+        size_t n = (size_t)sqlite3_column_bytes(sel, 3);
+        if ((rc = store_events_add(h, &ins, sqlite3_column_int64(sel, 0),
+                                   sqlite3_column_int64(sel, 1), at, t, n)))
+            goto out;
+    }
+    if (src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "read messages for event dates");
+out:
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/* The message's time, else its session's start; only the bytes the scan
+ * reads (substr of the blob: a 50 MB paste is not loaded). */
+#define EVENTS_SELECT \
+    "SELECT m.id, m.session, coalesce(m.created_at, s.started_at), " \
+    "substr(CAST(m.content AS BLOB), 1, " EVENTS_SCAN_BYTES_SQL ") " \
+    "FROM messages m JOIN sessions s ON s.id = m.session "
+#define EVENTS_SCAN_BYTES_SQL "65536"
+_Static_assert(TIMEEXPR_SCAN_BYTES == 65536, "EVENTS_SCAN_BYTES_SQL follows TIMEEXPR_SCAN_BYTES");
+
+int store_events_refresh(struct cairn *h, int64_t msg)
+{
+    sqlite3_stmt *del = NULL, *sel = NULL;
+    int rc, src;
+    /* the content triggers dropped them already; a caller that changed
+     * only other columns still gets a clean slate */
+    if ((rc = store_prepare(h, "DELETE FROM message_events WHERE msg = ?", &del)))
+        goto out;
+    sqlite3_bind_int64(del, 1, msg);
+    if ((src = sqlite3_step(del)) != SQLITE_DONE) {
+        rc = cairn__sqlerr(h, src, "drop event dates");
+        goto out;
+    }
+    if ((rc = store_prepare(h, EVENTS_SELECT "WHERE m.id = ?", &sel)))
+        goto out;
+    sqlite3_bind_int64(sel, 1, msg);
+    rc = events_from(h, sel);
+out:
+    sqlite3_finalize(del);
+    sqlite3_finalize(sel);
+    return rc;
+}
+
+int store_events_fill(struct cairn *h)
+{
+    sqlite3_stmt *sel = NULL;
+    int rc;
+    if ((rc = store_prepare(h, EVENTS_SELECT "ORDER BY m.id", &sel)))
+        return rc;
+    rc = events_from(h, sel);
+    sqlite3_finalize(sel);
+    return rc;
+}
