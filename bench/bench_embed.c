@@ -21,8 +21,17 @@
  * core); at 2 threads it leaves out the pool's other thread.
  *
  * usage: bench_embed [--layers N] [--quick] [--threads N] [--only query|batch]
+ *                    [--first N]
  *   --threads N  only that thread count (default: 1, then 2)
  *   --only       only the query (1 x 20) or the batch (32 x 128) shape
+ *   --first N    instead: the first query of a process (issue 22), N
+ *                rounds of fresh child processes that load the model and
+ *                run one 1 x 20 pass, taking turns with the pre-packed
+ *                file (packcache.c, CAIRN_PACK_CACHE=1) and without it;
+ *                first one process that finds no file and writes it.
+ *                Lines: bench=embed_first file=on|off|write threads=T
+ *                load_ms=.. query_ms=.. query_cpu_ms=.. (medians; the
+ *                CPU time is the calling thread's)
  */
 #include "embed/embed.h"
 #include "embed/kernels.h"
@@ -33,6 +42,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -213,11 +224,137 @@ static int run(struct embed_model *m, int layers, int threads, int batch, int se
     return rc;
 }
 
+/* In a child process: CAIRN_PACK_CACHE=0 unless file, load dir, one
+ * 1 x 20 pass at threads; writes load ms, query ms, query CPU ms to fd.
+ * -1 if it failed. */
+static double minflt(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_minflt;
+}
+
+static int first_child(const char *dir, int file, int threads, double out[5])
+{
+    int fds[2], st, ok;
+    pid_t pid;
+
+    if (pipe(fds) != 0 || (pid = fork()) < 0)
+        return -1;
+    if (pid == 0) {
+        double r[5], t0, c0, f0;
+        int32_t ids[20];
+        int len = 20, i;
+        float v[H];
+        char err[256];
+        struct embed_model *m;
+
+        close(fds[0]);
+        setenv("CAIRN_PACK_CACHE", file ? "1" : "0", 1);
+        for (i = 0; i < 20; i++)
+            ids[i] = 5 + (int32_t)(urand() * 29995);
+        t0 = os_now_ms();
+        f0 = minflt();
+        if (!(m = embed_load(dir, err, sizeof(err))))
+            _exit(1);
+        r[0] = os_now_ms() - t0;
+        r[3] = minflt() - f0;
+        embed_set_threads(m, threads);
+        t0 = os_now_ms();
+        c0 = bench_cpu_ms();
+        f0 = minflt();
+        if (embed_forward_ids(m, ids, &len, 1, 20, v) != 0)
+            _exit(1);
+        r[1] = os_now_ms() - t0;
+        r[2] = bench_cpu_ms() - c0;
+        r[4] = minflt() - f0;
+        if (write(fds[1], r, sizeof(r)) != (ssize_t)sizeof(r))
+            _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    ok = read(fds[0], out, 5 * sizeof(double)) == (ssize_t)(5 * sizeof(double));
+    close(fds[0]);
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !ok)
+        return -1;
+    return 0;
+}
+
+/* The median over rounds of load + query ms. */
+static double first_total(double *const *v, int rounds)
+{
+    double t[64];
+    int r, n = rounds < 64 ? rounds : 64;
+
+    for (r = 0; r < n; r++)
+        t[r] = v[0][r] + v[1][r];
+    return bench_median(t, n);
+}
+
+static void unlink_in(const char *dir, const char *name)
+{
+    char path[600];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    unlink(path);
+}
+
+static void remove_packed(const char *dir)
+{
+    char path[600];
+
+    unlink_in(dir, ".cairn-packed/nr16.bin");
+    unlink_in(dir, ".cairn-packed/nr32.bin");
+    snprintf(path, sizeof(path), "%s/.cairn-packed", dir);
+    rmdir(path);
+}
+
+static int first_runs(const char *dir, int layers, int t_lo, int t_hi, int rounds)
+{
+    double *v[2][5], w[5];
+    int threads, r, f, k;
+
+    for (f = 0; f < 2; f++)
+        for (k = 0; k < 5; k++)
+            if (!(v[f][k] = malloc((size_t)rounds * sizeof(double))))
+                return -1;
+    printf("bench=embed_first model=L%d simd=%s cpu_simd=%s rounds=%d\n", layers,
+           embed_k_simd_name(embed_k_simd()), embed_k_simd_name(embed_k_simd_cpu()), rounds);
+    for (threads = t_lo; threads <= t_hi; threads++) {
+        remove_packed(dir);
+        first_child(dir, 0, threads, w);            /* the page cache warm for both */
+        if (first_child(dir, 1, threads, w) != 0)   /* no file yet: packs and writes it */
+            return -1;
+        printf("bench=embed_first file=write threads=%d load_ms=%.2f query_ms=%.2f "
+               "query_cpu_ms=%.2f load_faults=%.0f query_faults=%.0f\n", threads, w[0], w[1],
+               w[2], w[3], w[4]);
+        for (r = 0; r < rounds; r++)
+            for (f = 0; f < 2; f++) {
+                if (first_child(dir, f, threads, w) != 0)
+                    return -1;
+                for (k = 0; k < 5; k++)
+                    v[f][k][r] = w[k];
+            }
+        for (f = 1; f >= 0; f--)
+            printf("bench=embed_first file=%s threads=%d load_ms=%.2f query_ms=%.2f "
+                   "query_cpu_ms=%.2f load_faults=%.0f query_faults=%.0f total_ms=%.2f\n",
+                   f ? "on" : "off", threads, bench_median(v[f][0], rounds),
+                   bench_median(v[f][1], rounds), bench_median(v[f][2], rounds),
+                   bench_median(v[f][3], rounds), bench_median(v[f][4], rounds),
+                   first_total(v[f], rounds));
+    }
+    for (f = 0; f < 2; f++)
+        for (k = 0; k < 5; k++)
+            free(v[f][k]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    char dir[] = "/tmp/cairn_bench_embed_XXXXXX", err[256], path[600];
+    char dir[] = "/tmp/cairn_bench_embed_XXXXXX", err[256];
     int layers = 12, quick = 0, i, threads, rc = 0, t_lo = 1, t_hi = 2;
-    int do_query = 1, do_batch = 1;
+    int do_query = 1, do_batch = 1, first = 0;
     struct embed_model *m;
     double t0;
 
@@ -228,6 +365,8 @@ int main(int argc, char **argv)
             quick = 1;
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             t_lo = t_hi = (int)strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--first") == 0 && i + 1 < argc)
+            first = (int)strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             i++;
             do_query = strcmp(argv[i], "query") == 0;
@@ -236,12 +375,16 @@ int main(int argc, char **argv)
     }
     if (layers < 1 || layers > 48 || !mkdtemp(dir)) {
         fprintf(stderr, "usage: bench_embed [--layers N] [--quick] [--threads N] "
-                "[--only query|batch]\n");
+                "[--only query|batch] [--first N]\n");
         return 2;
     }
     if (write_model(dir, layers) != 0) {
         fprintf(stderr, "bench_embed: cannot write the model to %s\n", dir);
         return 1;
+    }
+    if (first > 0) {
+        rc = first_runs(dir, layers, t_lo, t_hi, first) != 0;
+        goto out;
     }
     t0 = os_now_ms();
     m = embed_load(dir, err, sizeof(err));
@@ -262,12 +405,10 @@ int main(int argc, char **argv)
     }
     embed_free(m);
 out:
-    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
-    unlink(path);
-    snprintf(path, sizeof(path), "%s/config.json", dir);
-    unlink(path);
-    snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
-    unlink(path);
+    remove_packed(dir);   /* --first's, or the warm-up's with CAIRN_PACK_CACHE=1 */
+    unlink_in(dir, "model.safetensors");
+    unlink_in(dir, "config.json");
+    unlink_in(dir, "tokenizer.json");
     rmdir(dir);
     return rc;
 }

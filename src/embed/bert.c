@@ -23,21 +23,25 @@
 #include "embed/embed.h"
 
 #include "embed/kernels.h"
+#include "embed/packcache.h"
 #include "embed/pool.h"
 #include "embed/safetensors.h"
 #include "embed/tokenizer.h"
 #include "embed/use.h"
 #include "util/buf.h"
+#include "util/os.h"
 #include "embed/common.h"
 
 #include <cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define EMBED_MAX_CONFIG     ((size_t)1 << 20)   /* config files are tiny */
@@ -76,7 +80,11 @@ struct embed_model {
     int    pooling;                           /* POOL_* */
     int    normalize;
     int    threads;
-    int    pack_tried;                        /* pack_layers has run */
+    int    pack_tried;                        /* pack_layers has run, or the file mapped */
+    int    packed_from;                       /* embed_packed_from */
+    struct embed_pc *pc;                      /* the mapped pre-packed file, or NULL */
+    struct embed_pc_source src;               /* model.safetensors' size and mtime */
+    char   dir[PATH_MAX];                     /* the model folder (the packed file's) */
     int    queries;                           /* passes of <= EMBED_QUERY_ROWS before */
     struct embed_pool *pool;                  /* threads for one pass (forward_pooled) */
     const struct embed_st_tensor *word;       /* [vocab][H], any float dtype */
@@ -367,6 +375,9 @@ static int load_weights(struct embed_model *m, const char *dir, char *err,
     return 0;
 }
 
+static void pc_note_source(struct embed_model *m, const char *dir);
+static void pc_map(struct embed_model *m);
+
 struct embed_model *embed_load(const char *dir, char *err, size_t errlen)
 {
     struct embed_model *m = calloc(1, sizeof(*m));
@@ -410,6 +421,8 @@ struct embed_model *embed_load(const char *dir, char *err, size_t errlen)
         goto fail;
     }
     m->max_tokens = m->max_pos - m->pos_offset;
+    pc_note_source(m, dir);
+    pc_map(m);
     trunc = embed_tok_trunc_len(m->tok);
     if (trunc > 0 && trunc < m->max_tokens)
         m->max_tokens = trunc;
@@ -437,15 +450,202 @@ static void unpack_layers(struct embed_model *m)
     }
 }
 
+/* ---- the pre-packed file (packcache.c) -------------------------------- */
+
+/* Packed weights smaller than this are packed in each process rather than
+ * kept in a file: packing them costs less than a millisecond (the test
+ * models), where an L6 model's 42 MB cost ~40 ms and an L12's 85 MB 64-94. */
+#define EMBED_PC_MIN_BYTES ((size_t)8 << 20)
+static size_t pc_min_bytes = EMBED_PC_MIN_BYTES;
+
+void embed_pack_cache_min(size_t bytes)
+{
+    pc_min_bytes = bytes;
+}
+
+int embed_packed_from(const struct embed_model *m)
+{
+    return m->packed_from;
+}
+
+/* The six weights of each layer, in file order: w[6 * layers] and their
+ * shapes into t (edges not filled). */
+static void pc_tensors(const struct embed_model *m, struct embed_pc_tensor *t, const float **w)
+{
+    int H = m->hidden, I = m->inter, l;
+
+    for (l = 0; l < m->layers; l++, t += 6, w += 6) {
+        const struct embed_layer *L = &m->layer[l];
+
+        w[0] = L->wq; w[1] = L->wk; w[2] = L->wv; w[3] = L->wo; w[4] = L->wi; w[5] = L->wo2;
+        t[0].n = t[1].n = t[2].n = t[3].n = t[5].n = H;
+        t[0].k = t[1].k = t[2].k = t[3].k = t[4].k = H;
+        t[4].n = I;
+        t[5].k = I;
+    }
+}
+
+/* t's edges (packcache.h) from w: read from model.safetensors (fd) with
+ * pread when w is in its mapping, so that checking the file does not map
+ * the weights' pages (packcache.c, pc_samples_match); else from memory
+ * (a converted copy, already resident). -1 if a read failed. */
+static int pc_edges(const struct embed_model *m, int fd, struct embed_pc_tensor *t,
+                    const float *w)
+{
+    size_t e = t->k < EMBED_PC_EDGE ? (size_t)t->k : EMBED_PC_EDGE;
+    size_t all = (size_t)t->n * (size_t)t->k;
+    uint64_t off;
+
+    if (fd < 0 || embed_st_file_offset(m->st, w, all * sizeof(float), &off) != 0) {
+        embed_pc_edges(t, w);
+        return 0;
+    }
+    if (os_pread_all(fd, t->edge, e * sizeof(float), off) != 0 ||
+        os_pread_all(fd, t->edge + e, e * sizeof(float), off + (all - e) * sizeof(float)) != 0)
+        return -1;
+    return 0;
+}
+
+static void pc_note_source(struct embed_model *m, const char *dir)
+{
+    char path[PATH_MAX];
+    struct stat st;
+
+    if ((size_t)snprintf(m->dir, sizeof(m->dir), "%s", dir) >= sizeof(m->dir) ||
+        (size_t)snprintf(path, sizeof(path), "%s/model.safetensors", dir) >= sizeof(path) ||
+        stat(path, &st) != 0) {
+        m->dir[0] = 0;   /* no file then */
+        return;
+    }
+    m->src.size = (uint64_t)st.st_size;
+    m->src.mtime_s = (int64_t)st.st_mtim.tv_sec;
+    m->src.mtime_ns = (int64_t)st.st_mtim.tv_nsec;
+}
+
+/* 1 if this model's packed weights belong in a file: CAIRN_PACK_CACHE=1
+ * (read by the library itself, as CAIRN_BLAS: the model is loaded below
+ * any handle), packing pays on this CPU, and they are big enough.
+ * Off by default, by measurement (docs/EMBED.md, "The pre-packed file"):
+ * on the 2-vCPU VMs here a process's first query costs mapping 85 MB of
+ * weights, ~40-50 ms of CPU whichever copy it maps, and the file's load,
+ * first query and pool together came out within the noise of the
+ * in-place path, while the first process pays 1.5-3 s to write it. */
+static int pc_wanted(const struct embed_model *m)
+{
+    const char *env = getenv("CAIRN_PACK_CACHE");
+    struct embed_pc_tensor t = { .n = m->hidden, .k = m->hidden };
+    size_t bytes;
+
+    if (!m->dir[0] || !env || strcmp(env, "1") != 0 || !embed_k_packed_pays())
+        return 0;
+    bytes = embed_pc_tensor_bytes(&t, embed_k_pack_width()) * 4;
+    t = (struct embed_pc_tensor){ .n = m->inter, .k = m->hidden };
+    bytes += embed_pc_tensor_bytes(&t, embed_k_pack_width()) * 2;
+    return bytes * (size_t)m->layers >= pc_min_bytes;
+}
+
+/* Maps the pre-packed file if there is a valid one: the model's weights
+ * are then packed from the start, for a first query on the pool's
+ * threads, with no packing cost in this process. */
+static void pc_map(struct embed_model *m)
+{
+    int nt = 6 * m->layers, nr = embed_k_pack_width(), l, i, fd = -1;
+    struct embed_pc_tensor *t = NULL;
+    const float **panels = NULL, **w = NULL;
+    char why[256], path[PATH_MAX + 32];
+
+    if (!pc_wanted(m) || embed_pc_path(m->dir, nr, path, sizeof(path)) != 0 ||
+        access(path, F_OK) != 0)
+        return;   /* none yet: packed (and written) at first use */
+    t = malloc((size_t)nt * sizeof(*t));
+    panels = malloc((size_t)nt * sizeof(*panels));
+    w = malloc((size_t)nt * sizeof(*w));
+    if (!t || !panels || !w)
+        goto out;
+    pc_tensors(m, t, w);
+    snprintf(path, sizeof(path), "%s/model.safetensors", m->dir);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    for (i = 0; i < nt; i++)
+        if (pc_edges(m, fd, &t[i], w[i]) != 0)
+            goto out;
+    if (!(m->pc = embed_pc_open(m->dir, nr, &m->src, t, nt, panels, why, sizeof(why))))
+        goto out;   /* refused: packed (and written again) at first use */
+    for (l = 0; l < m->layers; l++) {
+        struct embed_layer *L = &m->layer[l];
+        const struct embed_pc_tensor *u = t + 6 * l;
+        const float **p = panels + 6 * l, **v = w + 6 * l;
+
+        if (!(L->pq = embed_k_packed_view(v[0], u[0].n, u[0].k, nr, p[0])) ||
+            !(L->pk = embed_k_packed_view(v[1], u[1].n, u[1].k, nr, p[1])) ||
+            !(L->pv = embed_k_packed_view(v[2], u[2].n, u[2].k, nr, p[2])) ||
+            !(L->po = embed_k_packed_view(v[3], u[3].n, u[3].k, nr, p[3])) ||
+            !(L->pi = embed_k_packed_view(v[4], u[4].n, u[4].k, nr, p[4])) ||
+            !(L->po2 = embed_k_packed_view(v[5], u[5].n, u[5].k, nr, p[5]))) {
+            unpack_layers(m);
+            embed_pc_close(m->pc);
+            m->pc = NULL;
+            goto out;
+        }
+    }
+    m->pack_tried = 1;
+    m->packed_from = 2;
+out:
+    if (fd >= 0)
+        close(fd);
+    free(t);
+    free(panels);
+    free(w);
+}
+
+/* Writes the packed weights to the file for later processes; a failure
+ * (a read-only folder, a full disk) only costs them packing again. */
+static void pc_save(struct embed_model *m)
+{
+    int nt = 6 * m->layers, l, i;
+    struct embed_pc_tensor *t = malloc((size_t)nt * sizeof(*t));
+    const float **panels = malloc((size_t)nt * sizeof(*panels));
+    const float **w = malloc((size_t)nt * sizeof(*w));
+    char why[256];
+
+    if (t && panels && w) {
+        pc_tensors(m, t, w);
+        for (i = 0; i < nt; i++)
+            embed_pc_edges(&t[i], w[i]);   /* packing just read them all */
+        for (l = 0; l < m->layers; l++) {
+            const struct embed_layer *L = &m->layer[l];
+            const float **p = panels + 6 * l;
+
+            p[0] = embed_k_packed_panels(L->pq); p[1] = embed_k_packed_panels(L->pk);
+            p[2] = embed_k_packed_panels(L->pv); p[3] = embed_k_packed_panels(L->po);
+            p[4] = embed_k_packed_panels(L->pi); p[5] = embed_k_packed_panels(L->po2);
+        }
+        (void)embed_pc_write(m->dir, embed_k_packed_nr(m->layer[0].pq), &m->src, t, nt,
+                             panels, why, sizeof(why));
+    }
+    free(t);
+    free(panels);
+    free(w);
+}
+
+/* 1 if a first query should pack (and write the file) rather than run on
+ * the weights in place: only when the file can be written, so that every
+ * later process maps it. */
+static int pc_writable(const struct embed_model *m)
+{
+    return pc_wanted(m) && access(m->dir, W_OK) == 0;
+}
+
 /*
  * Packs every layer's six weights for cairn's own matrix product (gemm.c),
  * once per model: a copy the size of the encoder's weights (85 MB for an
- * L12 model) that took 82-94 ms here (bench_gemm, bench=gemm_pack). It
- * happens at the first forward pass with more rows than a query, or at
- * the second query: a one-shot query (`cairn recall`) should not pay for
- * it, and runs on kernels that read the weights in place; a process that
- * embeds again (the MCP server, an import) gets queries ~25% faster from
- * then on. Out of memory, nothing is packed and the other paths run.
+ * L12 model) that took 82-94 ms here (bench_gemm, bench=gemm_pack). Big
+ * models keep the copy in the pre-packed file (above), so a process maps
+ * it at load and never gets here; without a file it happens at the first
+ * pass when the file can be written (once per model and machine), else at
+ * the first pass with more rows than a query, or at the second query: a
+ * one-shot query (`cairn recall`) should not pay for it, and runs on
+ * kernels that read the weights in place. Out of memory, nothing is
+ * packed and the other paths run.
  */
 static void pack_layers(struct embed_model *m)
 {
@@ -464,6 +664,9 @@ static void pack_layers(struct embed_model *m)
             return;
         }
     }
+    m->packed_from = 1;
+    if (pc_wanted(m))
+        pc_save(m);
 }
 
 /* y = x w^T + b on the packed copy when there is one. */
@@ -486,6 +689,7 @@ void embed_free(struct embed_model *m)
         free(m->owned[i]);
     free(m->owned);
     unpack_layers(m);
+    embed_pc_close(m->pc);
     embed_pool_free(m->pool);
     free(m->layer);
     use_free(m->use);
@@ -831,7 +1035,8 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
             }
         }
     }
-    if (!m->pack_tried && ((size_t)batch * seq > EMBED_QUERY_ROWS || m->queries++ > 0))
+    if (!m->pack_tried && ((size_t)batch * seq > EMBED_QUERY_ROWS || m->queries++ > 0 ||
+                           pc_writable(m)))
         pack_layers(m);
     if (m->threads > 1 && m->heads > 1 && m->layer[0].pq && embed_k_simd() > 0 &&
         embed_share_count(batch, seq, m->threads) == 1 &&

@@ -87,4 +87,18 @@ int embed_tokenize(struct embed_model *m, const char *text, int is_query,
 int embed_forward_ids(struct embed_model *m, const int32_t *ids,
                       const int *lens, int batch, int seq, float *out);
 
+/*
+ * Where a BERT model's packed weights come from: 0 not packed (yet), 1
+ * packed in this process, 2 mapped from the pre-packed file in the model
+ * folder (DIR/.cairn-packed/, packcache.h). With CAIRN_PACK_CACHE=1, a
+ * model whose packed weights reach 8 MB keeps them in that file: mapped
+ * at load when it is valid, else packed at the first pass and written
+ * when the folder is writable. Without it (the default), packing happens
+ * in each process at the first batch or second query.
+ */
+int embed_packed_from(const struct embed_model *m);
+/* For tests: the packed size from which the file is used (default 8 MB).
+ * Not thread-safe. */
+void embed_pack_cache_min(size_t bytes);
+
 #endif

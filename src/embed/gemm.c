@@ -36,6 +36,7 @@
  */
 #include "embed/kernels.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -63,6 +64,7 @@ struct embed_k_packed {
     int n, k;
     int ldw;          /* 0: w is [n][k]; else w is [k][n] with rows ldw apart */
     int nr;           /* panel width: g_nr of the level when packed */
+    int view;         /* 1: p belongs to someone else (a mapped cache file) */
 };
 
 /* Panels of nr columns for n columns. */
@@ -193,12 +195,38 @@ struct embed_k_packed *embed_k_pack_kn(const float *w, int ldw, int n, int k)
     return ldw < n ? NULL : g_pack(w, 1, ldw, n, k);
 }
 
+struct embed_k_packed *embed_k_packed_view(const float *w, int n, int k, int nr,
+                                           const float *p)
+{
+    struct embed_k_packed *pk;
+
+    if (n < 1 || k < 1 || (nr != G_NR && nr != G_NR / 2) || ((uintptr_t)p & 63))
+        return NULL;
+    if (!(pk = calloc(1, sizeof(*pk))))
+        return NULL;
+    pk->w = w;
+    pk->p = (float *)p;   /* never written: the products only read panels */
+    pk->n = n;
+    pk->k = k;
+    pk->nr = nr;
+    pk->view = 1;
+    return pk;
+}
+
+int embed_k_pack_width(void)
+{
+    return g_nr(embed_k_simd());
+}
+
 void embed_k_packed_free(struct embed_k_packed *pk)
 {
-    if (pk)
+    if (pk && !pk->view)
         free(pk->p);
     free(pk);
 }
+
+const float *embed_k_packed_panels(const struct embed_k_packed *pk) { return pk->p; }
+int embed_k_packed_nr(const struct embed_k_packed *pk) { return pk->nr; }
 
 const float *embed_k_packed_w(const struct embed_k_packed *pk) { return pk->w; }
 int embed_k_packed_n(const struct embed_k_packed *pk) { return pk->n; }

@@ -80,7 +80,17 @@ struct embed_k_packed *embed_k_pack(const float *w, int n, int k);
 /* The same from TensorFlow's layout w[k][n], rows ldw >= n floats apart
  * (embed_k_linear_kn's weights, USE-lite). NULL also if ldw < n. */
 struct embed_k_packed *embed_k_pack_kn(const float *w, int ldw, int n, int k);
+/* A packed weight whose panels p (the embed_k_pack layout for panel
+ * width nr, 64-byte aligned) belong to the caller, e.g. a mapped cache
+ * file (packcache.c): p must outlive it and is never freed or written.
+ * NULL for a bad shape, width or alignment, or out of memory. */
+struct embed_k_packed *embed_k_packed_view(const float *w, int n, int k, int nr,
+                                           const float *p);
+/* The panel width embed_k_pack would use now (32 at AVX-512, else 16). */
+int embed_k_pack_width(void);
 void embed_k_packed_free(struct embed_k_packed *pk);
+const float *embed_k_packed_panels(const struct embed_k_packed *pk);
+int embed_k_packed_nr(const struct embed_k_packed *pk);
 size_t embed_k_packed_bytes(const struct embed_k_packed *pk);
 const float *embed_k_packed_w(const struct embed_k_packed *pk);
 int embed_k_packed_n(const struct embed_k_packed *pk);

@@ -96,6 +96,17 @@ static void st_free(struct embed_st_file *f)
     free(f);
 }
 
+int embed_st_file_offset(const struct embed_st_file *f, const void *p, size_t n,
+                         uint64_t *off)
+{
+    const unsigned char *c = p;
+
+    if (!f || !f->mapped || c < f->base || n > f->len || (size_t)(c - f->base) > f->len - n)
+        return -1;
+    *off = (uint64_t)(c - f->base);
+    return 0;
+}
+
 void embed_st_close(struct embed_st_file *f)
 {
     st_free(f);

@@ -74,6 +74,13 @@ const struct embed_st_tensor *embed_st_find(const struct embed_st_file *f,
 void embed_st_advise_random(const struct embed_st_file *f,
                             const struct embed_st_tensor *t);
 
+/* 0 and *off set to p's offset in the file if p points into f's mapping
+ * (n bytes from p inside it); -1 otherwise (a converted copy, an image in
+ * memory). For reading a few values with pread instead of through the
+ * mapping (bert.c, the pre-packed file's check). */
+int embed_st_file_offset(const struct embed_st_file *f, const void *p, size_t n,
+                         uint64_t *off);
+
 /* Returns t's values as float32. For an aligned F32 tensor that is the
  * mapped data itself and *owned is set to NULL; otherwise the values are
  * converted into a new array that is returned and also stored in *owned,

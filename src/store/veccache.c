@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "store/vectors.h"
+#include "util/os.h"
 
 #define VC_MAGIC   "cairnvc1"
 #define VC_ENDIAN  0x01020304u
@@ -202,21 +203,6 @@ out:
     return rc;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int veccache_write(struct cairn *h, const struct vec_set *s)
 {
     char p[4200], tmp[4300];
@@ -247,10 +233,10 @@ int veccache_write(struct cairn *h, const struct vec_set *s)
     if (fd < 0)
         return -1;
     size_t vbytes = s->n * (size_t)s->dim * (s->f32 ? 4 : 1);
-    if (write_all(fd, &hd, sizeof hd) || write_all(fd, s->msg, s->n * 8) ||
-        write_all(fd, s->sess, s->n * 8) || write_all(fd, s->inv_norm, s->n * 4) ||
-        write_all(fd, zeros, (size_t)(l.v - (l.norm + 4 * (uint64_t)s->n))) ||
-        write_all(fd, s->f32 ? (const void *)s->vf : (const void *)s->v8, vbytes) ||
+    if (os_write_all(fd, &hd, sizeof hd) || os_write_all(fd, s->msg, s->n * 8) ||
+        os_write_all(fd, s->sess, s->n * 8) || os_write_all(fd, s->inv_norm, s->n * 4) ||
+        os_write_all(fd, zeros, (size_t)(l.v - (l.norm + 4 * (uint64_t)s->n))) ||
+        os_write_all(fd, s->f32 ? (const void *)s->vf : (const void *)s->v8, vbytes) ||
         fsync(fd) != 0) {
         close(fd);
         unlink(tmp);

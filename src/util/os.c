@@ -1,5 +1,6 @@
 /*
- * os.c: a monotonic clock, mkdir -p and big arrays (util/os.h).
+ * os.c: a monotonic clock, mkdir -p, big arrays and whole writes and
+ * reads (util/os.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -9,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "util/os.h"
 
 double os_now_ms(void)
@@ -86,4 +88,39 @@ int os_mkparents(const char *path, mode_t mode, char *bad, size_t nbad)
     if (!slash || slash == path)        /* "f" or "/f": no folder to make */
         return 0;
     return mkdirs_n(path, (size_t)(slash - path), mode, bad, nbad);
+}
+
+int os_write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int os_pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+    char *c = p;
+
+    while (n > 0) {
+        ssize_t r = pread(fd, c, n, (off_t)off);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        c += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
 }

@@ -1,12 +1,13 @@
 /*
  * os.h: the few operating-system helpers both the library and the CLI
- * need (util/os.c), written once: a monotonic clock, mkdir -p and the
- * allocation of big arrays.
+ * need (util/os.c), written once: a monotonic clock, mkdir -p, the
+ * allocation of big arrays, and whole writes and reads of a descriptor.
  */
 #ifndef CAIRN_UTIL_OS_H
 #define CAIRN_UTIL_OS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Milliseconds on the monotonic clock: for durations and deadlines only. */
@@ -29,5 +30,12 @@ int os_mkparents(const char *path, mode_t mode, char *bad, size_t nbad);
  * the kernel on a virtual machine. Below 4 MB it is plain malloc. Free it
  * with free(); realloc works on it. */
 void *os_alloc_big(size_t n);
+
+/* write(2) of all n bytes, again after EINTR and short writes: 0, or -1
+ * with errno set (ENOSPC, EIO, ...). */
+int os_write_all(int fd, const void *p, size_t n);
+/* pread(2) of all n bytes at off, the same way: 0, or -1 (also at the
+ * end of the file before n bytes). */
+int os_pread_all(int fd, void *p, size_t n, uint64_t off);
 
 #endif

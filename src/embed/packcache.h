@@ -1,0 +1,68 @@
+/*
+ * packcache.h: the pre-packed weights file, a derived copy of a BERT
+ * model's packed encoder weights (gemm.c's panel layout) kept beside the
+ * model, mapped read-only by every process instead of packing again.
+ * See packcache.c for the format and why it is never trusted blindly.
+ */
+#ifndef CAIRN_EMBED_PACKCACHE_H
+#define CAIRN_EMBED_PACKCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Values of each weight the file is checked against, at each end. */
+#define EMBED_PC_EDGE 16
+
+/* One weight w[n][k] (the embed_k_pack layout) the file holds packed, by
+ * its shape and the values at its two ends: edge[0..e) are w[0][0..e),
+ * edge[e..2e) the last row's last e, e = min(k, EMBED_PC_EDGE)
+ * (embed_pc_edges fills them). */
+struct embed_pc_tensor {
+    int n, k;
+    float edge[2 * EMBED_PC_EDGE];
+};
+
+/* Fills t's edges from w[n][k] in memory. */
+void embed_pc_edges(struct embed_pc_tensor *t, const float *w);
+
+/* What the file was made from: the weights file's size and change time. */
+struct embed_pc_source {
+    uint64_t size;
+    int64_t  mtime_s, mtime_ns;
+};
+
+struct embed_pc;   /* a mapped, validated file */
+
+/* The file for panel width nr in model folder dir: dir/.cairn-packed/nrNR.bin
+ * (a subfolder, so the model's identity, which hashes the folder's plain
+ * files, does not change). -1 if the path does not fit. */
+int embed_pc_path(const char *dir, int nr, char *out, size_t n);
+
+/* Maps dir's file for panel width nr if it is valid for the nt weights t
+ * and the source src; panels[i] then points at t[i]'s panels (64-byte
+ * aligned) until embed_pc_close. NULL (why in err) when there is none or
+ * it does not match: absent, another owner, truncated, another format,
+ * other shapes or source, or values that differ from the weights. */
+struct embed_pc *embed_pc_open(const char *dir, int nr, const struct embed_pc_source *src,
+                               const struct embed_pc_tensor *t, int nt,
+                               const float **panels, char *err, size_t errlen);
+void embed_pc_close(struct embed_pc *pc);
+
+/* The same checks on a file image in memory (img 64-byte aligned, size
+ * bytes): 0 and panels set, or -1 and why. For embed_pc_open and the
+ * fuzzer. */
+int embed_pc_check(const void *img, size_t size, int nr, const struct embed_pc_source *src,
+                   const struct embed_pc_tensor *t, int nt, const float **panels,
+                   char *err, size_t errlen);
+
+/* Writes dir's file for panel width nr from panels[i] (t[i] packed at that
+ * width): a temporary file in dir/.cairn-packed, synced, renamed into
+ * place, so a reader sees a whole file or none. 0, or -1 and why. */
+int embed_pc_write(const char *dir, int nr, const struct embed_pc_source *src,
+                   const struct embed_pc_tensor *t, int nt, const float *const *panels,
+                   char *err, size_t errlen);
+
+/* Bytes of t's panels at width nr. */
+size_t embed_pc_tensor_bytes(const struct embed_pc_tensor *t, int nr);
+
+#endif
