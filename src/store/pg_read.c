@@ -36,7 +36,41 @@ struct pg_store {
     struct pgc pc;
     int        n;           /* sessions loaded: local id i+1 is owner[i], sid[i] */
     char     **owner, **sid;
+    int       *by_key;      /* the n ids in (owner, sid) order: the id of a row */
 };
+
+static struct pg_store *cmp_ps;   /* qsort has no argument: set around the sort */
+
+static int cmp_key(const void *a, const void *b)
+{
+    int x = *(const int *)a - 1, y = *(const int *)b - 1, c = strcmp(cmp_ps->owner[x],
+                                                                    cmp_ps->owner[y]);
+    return c ? c : strcmp(cmp_ps->sid[x], cmp_ps->sid[y]);
+}
+
+/* The local id of the server's session (owner, sid), 0 if not loaded. */
+static int64_t sess_id(const struct pg_store *ps, const char *owner, const char *sid)
+{
+    int lo = 0, hi = ps->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, x = ps->by_key[mid] - 1, c = strcmp(owner, ps->owner[x]);
+        if (!c)
+            c = strcmp(sid, ps->sid[x]);
+        if (!c)
+            return x + 1;
+        if (c < 0)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
 
 static int nomem(struct cairn *h)
 {
@@ -60,6 +94,7 @@ void store_server_close(struct cairn *h)
     }
     free(ps->owner);
     free(ps->sid);
+    free(ps->by_key);
     free(ps);
     h->pg = NULL;
 }
@@ -213,6 +248,15 @@ static int load_sessions(struct cairn *h, struct pg_store *ps)
         }
     }
     sqlite3_exec(h->db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+    if (!rc && !(ps->by_key = malloc((size_t)(n ? n : 1) * sizeof *ps->by_key)))
+        rc = nomem(h);
+    for (int i = 0; !rc && i < n; i++)
+        ps->by_key[i] = i + 1;
+    if (!rc) {
+        cmp_ps = ps;
+        qsort(ps->by_key, (size_t)n, sizeof *ps->by_key, cmp_key);
+        cmp_ps = NULL;
+    }
 out:
     if (ss)
         sqlite3_finalize(ss);
@@ -233,7 +277,8 @@ int store_server_open(struct cairn *h, const char *url)
         return rc;
     }
     h->pg = ps;
-    if (ps->pc.schema != PG_SCHEMA_VERSION) {
+    /* an older schema reads the same, slower: the next sync migrates it */
+    if (ps->pc.schema < 1 || ps->pc.schema > PG_SCHEMA_VERSION) {
         rc = ps->pc.schema > PG_SCHEMA_VERSION
                  ? cairn__err(h, CAIRN_VERSION_TOO_NEW, "server %s has cairn schema version %d; "
                               "this cairn knows up to %d: upgrade cairn", ps->pc.who,
@@ -465,18 +510,19 @@ static int parse_positions(const char *s, int **out, int *n)
     return 0;
 }
 
-/* Hands one message's rows [from, to) of r to fn with its counts: 0, the
- * callback's value, or CAIRN_NOMEM. */
-static int one_match(PGresult *r, int from, int to, const struct phrase *ph, int nt,
-                     uint16_t *tf, store_match_fn fn, void *arg)
+/* Hands one message's rows [from, to) of r (seq, owner, sid, ntok, lexeme,
+ * positions) to fn with its counts, as session sess: 0, the callback's
+ * value, or CAIRN_NOMEM. */
+static int one_match(PGresult *r, int from, int to, int64_t sess, const struct phrase *ph,
+                     int nt, uint16_t *tf, store_match_fn fn, void *arg)
 {
     int nl = to - from, rc = 0, any = 0;
     struct lexpos *lp = calloc((size_t)nl, sizeof *lp);
     if (!lp)
         return CAIRN_NOMEM;
     for (int i = 0; i < nl && !rc; i++) {
-        lp[i].lex = PQgetvalue(r, from + i, 3);
-        rc = parse_positions(PQgetvalue(r, from + i, 4), &lp[i].pos, &lp[i].n) ? CAIRN_NOMEM : 0;
+        lp[i].lex = PQgetvalue(r, from + i, 4);
+        rc = parse_positions(PQgetvalue(r, from + i, 5), &lp[i].pos, &lp[i].n) ? CAIRN_NOMEM : 0;
     }
     for (int t = 0; t < nt && !rc; t++) {
         if (phrase_count(&ph[t], lp, nl, &tf[t]))
@@ -486,8 +532,8 @@ static int one_match(PGresult *r, int from, int to, const struct phrase *ph, int
     /* a lexeme of a phrase met out of its order matches no phrase: FTS5
      * would not have returned the row */
     if (!rc && any)
-        rc = fn(arg, strtoll(PQgetvalue(r, from, 0), NULL, 10),
-                strtoll(PQgetvalue(r, from, 1), NULL, 10), atoi(PQgetvalue(r, from, 2)), tf);
+        rc = fn(arg, strtoll(PQgetvalue(r, from, 0), NULL, 10), sess,
+                atoi(PQgetvalue(r, from, 3)), tf);
     for (int i = 0; i < nl; i++)
         free(lp[i].pos);
     free(lp);
@@ -498,12 +544,12 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
                     size_t expr_len, int nt, store_match_fn fn, void *arg)
 {
     struct pg_store *ps = h->pg;
-    struct sess_arrays a;
+    struct store_ids scope = { 0 };
     struct buf q = BUF_INIT, lex = BUF_INIT;
     PGresult *r = NULL;
     uint16_t *tf = calloc((size_t)(nt > 0 ? nt : 1), sizeof *tf);
     struct phrase *ph = calloc((size_t)(nt > 0 ? nt : 1), sizeof *ph);
-    int rc = scope_arrays(h, sc, &a);
+    int rc = store_scope_sessions_sorted(h, sc, &scope);
     if (rc)
         goto out;
     if (!tf || !ph || parse_phrases(expr, expr_len, nt, ph)) {
@@ -515,16 +561,22 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
         rc = nomem(h);
         goto out;
     }
-    if (!q.n)
+    if (!q.n || !scope.n)
         goto out;
-    /* GIN on tsv finds the candidates; unnest(tsv) gives the positions of
-     * the query's lexemes in each, one row a lexeme, in the message order
-     * FTS5 returns (its rowid: here the push order) */
-    const char *x[] = { q.p, lex.p };
-    r = run(ps, "SELECT m.seq, k.id, m.ntok, u.lexeme, u.positions::text FROM" SESS_UNNEST
-               "JOIN cairn.messages m ON" SESS_JOIN "CROSS JOIN LATERAL unnest(m.tsv) u"
-               " WHERE m.tsv @@ $4::tsquery AND u.lexeme = ANY($5::text[])"
-               " ORDER BY m.seq, u.lexeme", &a, x, 2);
+    /* GIN on tsv finds the candidates (when `@@` is leakproof: see
+     * store/pg.c's version 2); then the positions of the query's lexemes in
+     * each, one row a lexeme, in the message order
+     * FTS5 returns (its rowid: here the push order). The scope is the
+     * loaded sessions', checked here: the server's whole set of candidates
+     * comes in one round trip, not one lookup per session. */
+    const char *p[] = { q.p, lex.p };
+    /* setweight marks the query's lexemes and ts_filter keeps them: in C,
+     * 3x faster than unnesting every lexeme of each candidate in SQL */
+    r = PQexecParams(ps->pc.c, "SELECT m.seq, m.owner, m.sid, m.ntok, u.lexeme,"
+                     " u.positions::text FROM cairn.messages m CROSS JOIN LATERAL"
+                     " unnest(ts_filter(setweight(m.tsv, 'A', $2::text[]), '{a}')) u"
+                     " WHERE m.tsv @@ $1::tsquery ORDER BY m.seq, u.lexeme",
+                     2, NULL, p, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         rc = pg_fail(&ps->pc, r, "search");
         r = NULL;
@@ -534,13 +586,16 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
     for (int i = 0, j; i < n && !rc; i = j) {
         for (j = i + 1; j < n && !strcmp(PQgetvalue(r, j, 0), PQgetvalue(r, i, 0)); j++)
             ;
-        rc = one_match(r, i, j, ph, nt, tf, fn, arg);
+        int64_t sess = sess_id(ps, PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+        if (!sess || !bsearch(&sess, scope.v, (size_t)scope.n, sizeof *scope.v, cmp_i64))
+            continue;
+        rc = one_match(r, i, j, sess, ph, nt, tf, fn, arg);
         if (rc == CAIRN_NOMEM)
             nomem(h);
     }
 out:
     PQclear(r);
-    sess_arrays_free(&a);
+    free(scope.v);
     buf_release(&q);
     buf_release(&lex);
     phrases_free(ph, nt);

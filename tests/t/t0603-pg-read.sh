@@ -148,7 +148,34 @@ done
 eq "nothing changed on the server" "$(pg_sql alice alice-pw "SELECT count(*) FROM cairn.messages")" "$before"
 check "the session is still there" sh -c "'$CAIRN' --db '$ALICE' show deploy-1 >/dev/null"
 
-# 6. a wrong password, a down server: clear errors, no password
+# 6. the server's version 2 (store/pg.c): messages by seq, policies that
+# test the owner first, `@@` leakproof so that GIN serves searches under
+# row-level security. A version 1 server (as 1 left them) reads the same,
+# and the next sync of a role that may migrates it.
+admin() { pg_sql cairn_admin "$PG_ADMIN_PW" "$1"; }
+eq "version 2: messages_seq" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq'")" 1
+eq "version 2: @@ is leakproof" "$(admin "SELECT proleakproof FROM pg_proc WHERE proname = 'ts_match_vq'")" t
+plan=$(pg_sql alice alice-pw "EXPLAIN SELECT seq FROM cairn.messages WHERE tsv @@ 'kestrel'::tsquery")
+contains "version 2: a search under row-level security uses the GIN index" "$plan" "messages_tsv"
+"$CAIRN" --db "$ALICE" recall "kestrel rotation day" > "$TMP/v0.pg" 2>&1
+admin "DROP INDEX cairn.messages_seq; ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) NOT LEAKPROOF;
+       DROP POLICY shared ON cairn.messages; CREATE POLICY shared ON cairn.messages FOR SELECT USING (EXISTS
+       (SELECT 1 FROM cairn.sessions s WHERE s.owner = messages.owner AND s.sid = messages.sid));
+       UPDATE cairn.meta SET value = '1' WHERE key = 'schema_version'" >/dev/null
+"$CAIRN" --db "$ALICE" recall "kestrel rotation day" > "$TMP/v1.pg" 2>&1
+check "a version 1 server reads the same" cmp -s "$TMP/v0.pg" "$TMP/v1.pg"
+"$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")" ||
+    bad "the admin's sync migrates"
+eq "migrated to version 2" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 2
+eq "migrated: messages_seq" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq'")" 1
+eq "migrated: @@ is leakproof" "$(admin "SELECT proleakproof FROM pg_proc WHERE proname = 'ts_match_vq'")" t
+contains "migrated: the messages' shared policy tests the owner first" \
+    "$(admin "SELECT qual FROM pg_policies WHERE tablename = 'messages' AND policyname = 'shared'")" "<> CURRENT_USER"
+"$CAIRN" --db "$ALICE" recall "kestrel rotation day" > "$TMP/v2.pg" 2>&1
+check "and reads the same after" cmp -s "$TMP/v0.pg" "$TMP/v2.pg"
+contains "(an answer)" "$(cat "$TMP/v0.pg")" "kestrel"
+
+# 7. a wrong password, a down server: clear errors, no password
 out=$("$CAIRN" --db "$(pg_url alice wrong-pw-123)" sessions 2>&1)
 check_fails "a wrong password fails" test $? -eq 0
 contains "and says the server" "$out" "alice@"
