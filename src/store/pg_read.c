@@ -311,6 +311,11 @@ struct phrase {
     int    ntok, cap;
 };
 
+struct pg_phrases {
+    int            nt;
+    struct phrase *ph;
+};
+
 struct phrase_build {
     struct phrase *p;
     int            err;
@@ -510,34 +515,75 @@ static int parse_positions(const char *s, int **out, int *n)
     return 0;
 }
 
-/* Hands one message's rows [from, to) of r (seq, owner, sid, ntok, lexeme,
- * positions) to fn with its counts, as session sess: 0, the callback's
- * value, or CAIRN_NOMEM. */
-static int one_match(PGresult *r, int from, int to, int64_t sess, const struct phrase *ph,
-                     int nt, uint16_t *tf, store_match_fn fn, void *arg)
+int pg_phrase_tf(const struct pg_phrases *pp, const char *const *lex, const char *const *pos,
+                 int nl, uint16_t *tf)
 {
-    int nl = to - from, rc = 0, any = 0;
-    struct lexpos *lp = calloc((size_t)nl, sizeof *lp);
+    int rc = 0, any = 0;
+    struct lexpos *lp = calloc((size_t)(nl > 0 ? nl : 1), sizeof *lp);
     if (!lp)
-        return CAIRN_NOMEM;
+        return -1;
     for (int i = 0; i < nl && !rc; i++) {
-        lp[i].lex = PQgetvalue(r, from + i, 4);
-        rc = parse_positions(PQgetvalue(r, from + i, 5), &lp[i].pos, &lp[i].n) ? CAIRN_NOMEM : 0;
+        lp[i].lex = lex[i];
+        rc = parse_positions(pos[i], &lp[i].pos, &lp[i].n) ? -1 : 0;
     }
-    for (int t = 0; t < nt && !rc; t++) {
-        if (phrase_count(&ph[t], lp, nl, &tf[t]))
-            rc = CAIRN_NOMEM;
+    for (int t = 0; t < pp->nt && !rc; t++) {
+        if (phrase_count(&pp->ph[t], lp, nl, &tf[t]))
+            rc = -1;
         any |= tf[t] > 0;
     }
-    /* a lexeme of a phrase met out of its order matches no phrase: FTS5
-     * would not have returned the row */
-    if (!rc && any)
-        rc = fn(arg, strtoll(PQgetvalue(r, from, 0), NULL, 10), sess,
-                atoi(PQgetvalue(r, from, 3)), tf);
     for (int i = 0; i < nl; i++)
         free(lp[i].pos);
     free(lp);
-    return rc;
+    return rc ? rc : any;
+}
+
+void pg_phrases_free(struct pg_phrases *pp)
+{
+    if (!pp)
+        return;
+    phrases_free(pp->ph, pp->nt);
+    free(pp);
+}
+
+int pg_phrases_parse(const char *expr, size_t len, int nt, struct pg_phrases **out)
+{
+    struct pg_phrases *pp = calloc(1, sizeof *pp);
+    *out = NULL;
+    if (!pp || !(pp->ph = calloc((size_t)(nt > 0 ? nt : 1), sizeof *pp->ph))) {
+        free(pp);
+        return CAIRN_NOMEM;
+    }
+    pp->nt = nt > 0 ? nt : 0;
+    if (parse_phrases(expr, len, pp->nt, pp->ph)) {
+        pg_phrases_free(pp);
+        return CAIRN_NOMEM;
+    }
+    *out = pp;
+    return CAIRN_OK;
+}
+
+/* Hands one message's rows [from, to) of r (seq, owner, sid, ntok, lexeme,
+ * positions) to fn with its counts, as session sess: 0, the callback's
+ * value, or CAIRN_NOMEM. */
+static int one_match(PGresult *r, int from, int to, int64_t sess, const struct pg_phrases *pp,
+                     uint16_t *tf, store_match_fn fn, void *arg)
+{
+    int nl = to - from, any;
+    const char **lex = malloc((size_t)(nl > 0 ? nl : 1) * sizeof *lex);
+    const char **pos = malloc((size_t)(nl > 0 ? nl : 1) * sizeof *pos);
+    for (int i = 0; lex && pos && i < nl; i++) {
+        lex[i] = PQgetvalue(r, from + i, 4);
+        pos[i] = PQgetvalue(r, from + i, 5);
+    }
+    any = lex && pos ? pg_phrase_tf(pp, lex, pos, nl, tf) : -1;
+    free(lex);
+    free(pos);
+    if (any < 0)
+        return CAIRN_NOMEM;
+    /* a lexeme of a phrase met out of its order matches no phrase: FTS5
+     * would not have returned the row */
+    return any ? fn(arg, strtoll(PQgetvalue(r, from, 0), NULL, 10), sess,
+                    atoi(PQgetvalue(r, from, 3)), tf) : 0;
 }
 
 int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *expr,
@@ -548,15 +594,15 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
     struct buf q = BUF_INIT, lex = BUF_INIT;
     PGresult *r = NULL;
     uint16_t *tf = calloc((size_t)(nt > 0 ? nt : 1), sizeof *tf);
-    struct phrase *ph = calloc((size_t)(nt > 0 ? nt : 1), sizeof *ph);
+    struct pg_phrases *pp = NULL;
     int rc = store_scope_sessions_sorted(h, sc, &scope);
     if (rc)
         goto out;
-    if (!tf || !ph || parse_phrases(expr, expr_len, nt, ph)) {
+    if (!tf || pg_phrases_parse(expr, expr_len, nt, &pp)) {
         rc = nomem(h);
         goto out;
     }
-    tsquery_of(ph, nt, &q, &lex);
+    tsquery_of(pp->ph, pp->nt, &q, &lex);
     if (q.err || lex.err) {
         rc = nomem(h);
         goto out;
@@ -589,7 +635,7 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
         int64_t sess = sess_id(ps, PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
         if (!sess || !bsearch(&sess, scope.v, (size_t)scope.n, sizeof *scope.v, cmp_i64))
             continue;
-        rc = one_match(r, i, j, sess, ph, nt, tf, fn, arg);
+        rc = one_match(r, i, j, sess, pp, tf, fn, arg);
         if (rc == CAIRN_NOMEM)
             nomem(h);
     }
@@ -598,7 +644,7 @@ out:
     free(scope.v);
     buf_release(&q);
     buf_release(&lex);
-    phrases_free(ph, nt);
+    pg_phrases_free(pp);
     free(tf);
     return rc;
 }

@@ -22,6 +22,18 @@ int pg_messages_meta(struct cairn *h, const int64_t *sess, int n,
                      int (*fn)(void *arg, const struct store_msg_row *r), void *arg);
 int pg_msgs_meta(struct cairn *h, struct store_msg_text *v, int n);
 int pg_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max);
+/* The phrases of an FTS5 MATCH expression as recall writes it ("a" OR
+ * "b c": nt of them), tokenized as FTS5 tokenizes a query; then the count
+ * of each in one message whose lexemes lex[nl] stand at positions pos[nl]
+ * (tsvector's text form, "{3,17}"), into tf[nt]: 1 if one is non-zero, 0
+ * if none, -1 out of memory. What FTS5's cairn_tf gives for the same
+ * text (store/fts.c). Pure: fuzzed by tests/fuzz/fuzz_pg_tf.c. */
+struct pg_phrases;
+int pg_phrases_parse(const char *expr, size_t len, int nt, struct pg_phrases **out);
+int pg_phrase_tf(const struct pg_phrases *pp, const char *const *lex, const char *const *pos,
+                 int nl, uint16_t *tf);
+void pg_phrases_free(struct pg_phrases *pp);
+
 /* cairn_messages of the session whose local row is sess (ext_id its id). */
 int pg_messages(struct cairn *h, int64_t sess, const char *ext_id, int from, int to,
                 cairn_message_cb cb, void *arg);
