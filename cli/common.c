@@ -24,14 +24,6 @@ void cli_error(const char *fmt, ...)
 int cli_open(struct cli_ctx *ctx, unsigned flags, struct cairn **out)
 {
     const char *path = cli_db_path(ctx);
-    /* a server as the store is issue 21's next step; until then say so
-     * rather than create a local file named after the URL */
-    if (path && (!strncmp(path, "postgres://", 11) || !strncmp(path, "postgresql://", 13))) {
-        cli_error("a PostgreSQL server as --db / CAIRN_DB is not supported yet: keep a local "
-                  "store and share it with `cairn sync --server URL` (docs/POSTGRES.md)");
-        *out = NULL;
-        return 1;
-    }
     int rc = cli_db_open(path, flags, out);
     if (rc) {
         /* A new user's first `cairn sessions` lands here: say what makes one. */

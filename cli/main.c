@@ -227,7 +227,8 @@ static void usage(FILE *f)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %s\n", commands[i].help);
     fprintf(f, "\n`cairn COMMAND --help` for its options; `man cairn` for all.\n"
-               "The store is --db, else $CAIRN_DB, else ~/.cairn/memory.db.\n"
+               "The store is --db, else $CAIRN_DB, else ~/.cairn/memory.db; a postgres://\n"
+               "URL reads a server that `cairn sync` fills (read commands only).\n"
                "Exit codes: 0 ok, 1 failed, 2 bad usage, 3 nothing found.\n");
 }
 

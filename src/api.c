@@ -221,7 +221,13 @@ static int upgrade_for_reader(struct cairn *h, int version)
 
 int cairn_open(const char *path, unsigned flags, struct cairn **out)
 {
-    int old, rc = connect_store(path, flags, out);
+    /* a server: an in-memory store holds what it reads (store/pg_read.c) */
+    int server = store_is_server(path);
+    int old, rc = connect_store(server ? ":memory:" : path, server ? 0 : flags, out);
+    if (!rc && server && !(rc = store_migrate(*out, &old)))
+        rc = store_server_open(*out, path);
+    if (server)
+        return rc;
     if (!rc)
         rc = store_migrate(*out, &old);
     if (!rc && old)
@@ -237,6 +243,7 @@ void cairn_close(struct cairn *db)
 {
     if (!db)
         return;
+    store_server_close(db);
     if (db->db) {
         store_rollback(db);
         sqlite3_close_v2(db->db);

@@ -65,6 +65,8 @@ struct cairn {
     int      n_tx_hooks;
     char     errmsg[512];
     char    *set[CAIRN__NSET]; /* settings: cairn_set, NULL = default */
+    struct pg_store *pg;     /* a server store (store/pg_read.c): db is then an
+                                in-memory store of the sessions it sees */
 };
 
 /* A setting of h (NULL: h is NULL, or the setting is at its default). */
@@ -95,6 +97,17 @@ int cairn__opts(struct cairn *h, void *out, size_t out_size, const void *in, siz
 int store_migrate(struct cairn *h, int *old);
 int store_check_upgraded(struct cairn *h);
 int store_check_foreign(struct cairn *h);
+
+/* ---- Interface to code in store/pg_read.c ---- */
+/* 1 if path names a PostgreSQL server: postgres:// or postgresql://. */
+int store_is_server(const char *path);
+/* Connects h (an empty in-memory store) to the server at url and loads
+ * the sessions its role sees; the handle then reads the server and
+ * refuses writes. store_server_close ends it (cairn_close). */
+int store_server_open(struct cairn *h, const char *url);
+void store_server_close(struct cairn *h);
+/* user@host/database of a server store (never the password), else NULL. */
+const char *store_server_name(const struct cairn *h);
 
 /* ---- Interface to code in store/tx.c ---- */
 /* Registers hook (static storage) on h; CAIRN_ERROR past STORE_TX_HOOKS. */

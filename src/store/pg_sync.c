@@ -1024,6 +1024,9 @@ int cairn_sync(struct cairn *h, const char *server, const struct cairn_sync_opts
         return rc;
     if (!rep)
         rep = &dummy, memset(&dummy, 0, sizeof dummy);
+    if (h->pg)
+        return cairn__err(h, CAIRN_INVALID, "sync needs a local store (--db FILE) to sync "
+                          "with the server; this handle reads %s itself", store_server_name(h));
     if (h->readonly)
         return cairn__err(h, CAIRN_INVALID, "sync needs a writable store");
     if (!o.push && !o.pull)

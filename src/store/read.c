@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "mask/redact.h"
+#include "store/pg_read.h"
 #include "util/buf.h"
 
 static const char *col_text(sqlite3_stmt *st, int i)
@@ -162,6 +163,8 @@ int cairn_messages(struct cairn *h, const char *session, int from, int to,
     }
     sid = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
+    if (h->pg)
+        return pg_messages(h, sid, session, from, to, cb, arg);
     if ((rc = store_prepare(h, "SELECT ext_id, role, speaker, content, created_at, position "
                             "FROM messages WHERE session = ? AND position >= ? AND "
                             "(? < 0 OR position <= ?) ORDER BY position", &st)))

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/pg_read.h"
 #include "store/recall_read.h"
 #include "util/buf.h"
 
@@ -104,6 +105,8 @@ int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct sto
 int store_term_matches(struct cairn *h, const struct store_scope *sc, const char *expr,
                        size_t expr_len, int nt, store_match_fn fn, void *arg)
 {
+    if (h->pg)
+        return pg_term_matches(h, sc, expr, expr_len, nt, fn, arg);
     sqlite3_stmt *st;
     int rc, src;
     uint16_t *tf = calloc((size_t)(nt > 0 ? nt : 1), sizeof *tf);
@@ -199,6 +202,8 @@ out:
 int store_range_sessions(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
                          struct store_ids *out)
 {
+    if (h->pg)
+        return pg_range_sessions(h, sc, from, to, out);
     sqlite3_stmt *st;
     int rc;
     /* A message's time is its own, else its session's start: two index
@@ -330,6 +335,8 @@ out:
 int store_messages_meta(struct cairn *h, const int64_t *sess, int n,
                         int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
 {
+    if (h->pg)
+        return pg_messages_meta(h, sess, n, fn, arg);
     struct buf ids = BUF_INIT;
     sqlite3_stmt *st = NULL;
     int rc, src;
@@ -393,6 +400,8 @@ static int text_bytes(struct cairn *h, int64_t row, sqlite3_blob **bl, int *byte
 
 int store_msgs_meta(struct cairn *h, struct store_msg_text *v, int n)
 {
+    if (h->pg)
+        return pg_msgs_meta(h, v, n);
     sqlite3_stmt *st = NULL;
     sqlite3_blob *bl = NULL;
     int rc = CAIRN_OK;
@@ -417,6 +426,21 @@ int store_msgs_meta(struct cairn *h, struct store_msg_text *v, int n)
         sqlite3_blob_close(bl);
     sqlite3_finalize(st);
     return rc;
+}
+
+size_t store_utf8_cut(const char *s, size_t n)
+{
+    /* drop a sequence the cut split (stored text is valid UTF-8) */
+    size_t k = n;
+    while (k > 0 && n - k < 3 && ((unsigned char)s[k - 1] & 0xC0) == 0x80)
+        k--;
+    if (k > 0) {
+        unsigned char c = (unsigned char)s[k - 1];
+        size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        if (n - (k - 1) < need)
+            n = k - 1;
+    }
+    return n;
 }
 
 /* The first max bytes of a longer text, through SQLite's incremental
@@ -444,17 +468,7 @@ static int load_prefix(struct cairn *h, int64_t row, size_t max, char **text, si
         rc = cairn__sqlerr(h, src, "read message");
         goto out;
     }
-    /* end on a character: drop a sequence the cut split (stored text is
-     * valid UTF-8) */
-    size_t k = n;
-    while (k > 0 && n - k < 3 && ((unsigned char)(*text)[k - 1] & 0xC0) == 0x80)
-        k--;
-    if (k > 0) {
-        unsigned char c = (unsigned char)(*text)[k - 1];
-        size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-        if (n - (k - 1) < need)
-            n = k - 1;
-    }
+    n = store_utf8_cut(*text, n);
     (*text)[n] = '\0';
     *len = n;
 out:
@@ -465,6 +479,8 @@ out:
 
 int store_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max)
 {
+    if (h->pg)
+        return pg_msgs_text(h, v, n, max);
     sqlite3_stmt *st = NULL;
     int rc = CAIRN_OK;
     for (int i = 0; i < n && !rc; i++) {

@@ -97,6 +97,11 @@ int store_begin(struct cairn *h)
 {
     if (h->readonly)
         return cairn__err(h, CAIRN_IO, "store opened read-only");
+    /* every write begins here: a server store is read through, written
+     * only by sync (docs/POSTGRES.md) */
+    if (h->pg)
+        return cairn__err(h, CAIRN_INVALID, "not supported on a server store yet: write to a "
+                          "local store and share it with `cairn sync --server URL`");
     int src = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (src != SQLITE_OK)
         return cairn__sqlerr(h, src, "begin");

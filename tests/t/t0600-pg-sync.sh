@@ -32,9 +32,9 @@ pg_sql cairn_admin "$PG_ADMIN_PW" "CREATE SCHEMA cairn" >/dev/null
 out=$("$CAIRN" --db "$TMP/admin.db" sync --pull --server "$ADMIN" 2>"$TMP/admin.err")
 check "the admin's sync creates the schema: $out" test $? -eq 0
 eq "and prints nothing on stderr (no server notice)" "$(cat "$TMP/admin.err")" ""
-eq "server schema version 1" "$(pg_sql alice alice-pw "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 1
+eq "server schema version 2" "$(pg_sql alice alice-pw "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 2
 out=$("$CAIRN" doctor --server "$ALICE" 2>&1)
-contains "doctor: the schema" "$out" "cairn schema version 1"
+contains "doctor: the schema" "$out" "cairn schema version 2"
 contains "doctor: the clock" "$out" "clock skew"
 if [ -f /usr/share/postgresql/15/extension/vector.control ]; then
     contains "doctor: pgvector" "$out" "pgvector 0.8"
@@ -211,11 +211,14 @@ out=$("$CAIRN" --db "$A" sync --server "postgres://alice:S3cretPw@/postgres?host
 check_fails "no server fails" test $? -eq 0
 contains "and says it cannot connect" "$out" "cannot connect"
 lacks "without the password" "$out" "S3cretPw"
-# the server as the store itself is not there yet: a clear error, no file
+# the server as the store itself (the read commands: t0603): no file named
+# after the URL; sync needs a local store to sync
 out=$(cd "$TMP" && CAIRN_DB="$ALICE" "$CAIRN" sessions 2>&1)
-check_fails "CAIRN_DB=postgres://... fails" test $? -eq 0
-contains "and says it is not supported yet" "$out" "not supported yet"
+check "CAIRN_DB=postgres://... reads the server: $out" test $? -eq 0
 check_fails "no file named after the URL" test -e "$TMP/postgres:"
+out=$(CAIRN_DB="$ALICE" "$CAIRN" sync --server "$ALICE" 2>&1)
+check_fails "sync of a server store fails" test $? -eq 0
+contains "and says why" "$out" "needs a local store"
 out=$(CAIRN_SERVER="$ALICE" "$CAIRN" --db "$A" sync --pull 2>&1)
 check "CAIRN_SERVER names the server: $out" test $? -eq 0
 # 7. rewritten after it was pushed: a reply extended under its id and a

@@ -5,6 +5,7 @@
 #                                  between tests running at once)
 #   pg_sql ROLE PASSWORD SQL       runs SQL as ROLE through psql; prints rows
 #   pg_url ROLE PASSWORD           the postgres:// URL cairn is given
+#   pg_login_roles NAME...         login roles (password NAME-pw), then the schema
 #   pg_stop                        stops it now (the EXIT trap also does)
 #
 # The cluster's superuser is cairn_admin (password $PG_ADMIN_PW); every
@@ -84,4 +85,13 @@ pg_sql() {
 
 pg_url() {
     printf 'postgres://%s:%s@/postgres?host=%s&port=%s' "$1" "$2" "$PG_SOCK" "$PG_PORT"
+}
+
+# pg_login_roles NAME...: a login role each, password NAME-pw; then the
+# cairn schema, made by the admin's first sync (the roles cannot create it)
+pg_login_roles() {
+    for r in "$@"; do
+        pg_sql cairn_admin "$PG_ADMIN_PW" "CREATE ROLE $r LOGIN PASSWORD '$r-pw'" >/dev/null || return 1
+    done
+    "$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")"
 }

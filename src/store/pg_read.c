@@ -1,0 +1,865 @@
+/*
+ * pg_read.c: a PostgreSQL server as the store of the read commands, recall
+ * and `cairn mcp` (store/pg_read.h, docs/POSTGRES.md "Reading the server").
+ *
+ * At open, one query reads the sessions the role sees through row-level
+ * security (its own, and the non-private ones of projects shared with it)
+ * with their counts, into the handle's in-memory SQLite store: sessions
+ * and session_stats, so what reads only those (listings, scope totals,
+ * sizes, the scope's sessions) runs unchanged. Their local ids follow
+ * the server's push order (the first message's seq), and a message's id
+ * is its seq: the order the pushing store had, so that recall's ties fall
+ * as they do on the SQLite store the sessions came from.
+ *
+ * Messages stay on the server and are read per question, batched by
+ * arrays (`= ANY`, `unnest`), never with SQL built from user text:
+ *   - candidates: `tsv @@ tsquery` (GIN) with the positions of the query's
+ *     lexemes, from which the client counts each phrase as FTS5's
+ *     cairn_tf does (same tokenizer, same positions);
+ *   - metadata of the pool's sessions' messages, then texts for packing.
+ * Vectors are not read yet: dense recall on a server store is the next
+ * step (exact scoring of the candidates' vectors in the client, then
+ * pgvector's HNSW), so recall here is the BM25 side alone.
+ *
+ * The handle is read-only: store_begin refuses every write with "use cairn
+ * sync" (store/tx.c), and the in-memory store is query_only after the load.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/pg.h"
+#include "store/pg_read.h"
+#include "text/tokenize.h"
+#include "util/buf.h"
+
+struct pg_store {
+    struct pgc pc;
+    int        n;           /* sessions loaded: local id i+1 is owner[i], sid[i] */
+    char     **owner, **sid;
+    int       *by_key;      /* the n ids in (owner, sid) order: the id of a row */
+};
+
+static struct pg_store *cmp_ps;   /* qsort has no argument: set around the sort */
+
+static int cmp_key(const void *a, const void *b)
+{
+    int x = *(const int *)a - 1, y = *(const int *)b - 1, c = strcmp(cmp_ps->owner[x],
+                                                                    cmp_ps->owner[y]);
+    return c ? c : strcmp(cmp_ps->sid[x], cmp_ps->sid[y]);
+}
+
+/* The local id of the server's session (owner, sid), 0 if not loaded. */
+static int64_t sess_id(const struct pg_store *ps, const char *owner, const char *sid)
+{
+    int lo = 0, hi = ps->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, x = ps->by_key[mid] - 1, c = strcmp(owner, ps->owner[x]);
+        if (!c)
+            c = strcmp(sid, ps->sid[x]);
+        if (!c)
+            return x + 1;
+        if (c < 0)
+            hi = mid - 1;
+        else
+            lo = mid + 1;
+    }
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int nomem(struct cairn *h)
+{
+    return cairn__err(h, CAIRN_NOMEM, "out of memory");
+}
+
+int store_is_server(const char *path)
+{
+    return path && (!strncmp(path, "postgres://", 11) || !strncmp(path, "postgresql://", 13));
+}
+
+void store_server_close(struct cairn *h)
+{
+    struct pg_store *ps = h->pg;
+    if (!ps)
+        return;
+    pg_close(&ps->pc);
+    for (int i = 0; i < ps->n; i++) {
+        free(ps->owner[i]);
+        free(ps->sid[i]);
+    }
+    free(ps->owner);
+    free(ps->sid);
+    free(ps->by_key);
+    free(ps);
+    h->pg = NULL;
+}
+
+/* A text[] literal of v[n] for a parameter: {"a","b"}, " and \ escaped. */
+static void array_text(struct buf *b, char *const *v, const int64_t *idx, int n)
+{
+    buf_addc(b, '{');
+    for (int i = 0; i < n; i++) {
+        const char *s = idx ? v[idx[i] - 1] : v[i];
+        buf_adds(b, i ? ",\"" : "\"");
+        for (; *s; s++) {
+            if (*s == '"' || *s == '\\')
+                buf_addc(b, '\\');
+            buf_addc(b, *s);
+        }
+        buf_addc(b, '"');
+    }
+    buf_addc(b, '}');
+}
+
+static void array_ids(struct buf *b, const int64_t *v, int n)
+{
+    buf_addc(b, '{');
+    for (int i = 0; i < n; i++)
+        buf_printf(b, "%s%lld", i ? "," : "", (long long)v[i]);
+    buf_addc(b, '}');
+}
+
+/* The sessions sess[n] (local ids) as three array parameters: owners,
+ * ids and local ids, for `unnest($1::text[], $2::text[], $3::bigint[]) AS
+ * k(owner, sid, id)`. Ids the handle does not know are dropped. */
+struct sess_arrays {
+    struct buf owner, sid, id;
+};
+
+static int sess_arrays(struct cairn *h, const int64_t *sess, int n, struct sess_arrays *a)
+{
+    struct pg_store *ps = h->pg;
+    int64_t *ok = calloc((size_t)(n > 0 ? n : 1), sizeof *ok);
+    int k = 0;
+    buf_init(&a->owner, 0);
+    buf_init(&a->sid, 0);
+    buf_init(&a->id, 0);
+    if (!ok)
+        return nomem(h);
+    for (int i = 0; i < n; i++)
+        if (sess[i] >= 1 && sess[i] <= ps->n)
+            ok[k++] = sess[i];
+    array_text(&a->owner, ps->owner, ok, k);
+    array_text(&a->sid, ps->sid, ok, k);
+    array_ids(&a->id, ok, k);
+    free(ok);
+    return a->owner.err || a->sid.err || a->id.err ? nomem(h) : CAIRN_OK;
+}
+
+static void sess_arrays_free(struct sess_arrays *a)
+{
+    buf_release(&a->owner);
+    buf_release(&a->sid);
+    buf_release(&a->id);
+}
+
+#define SESS_UNNEST " unnest($1::text[], $2::text[], $3::bigint[]) AS k(owner, sid, id) "
+#define SESS_JOIN   " m.owner = k.owner::name AND m.sid = k.sid "
+
+/* Runs sql with the session arrays as $1-$3 and extra[nx] after them. */
+static PGresult *run(struct pg_store *ps, const char *sql, const struct sess_arrays *a,
+                     const char *const *extra, int nx)
+{
+    const char *p[8];
+    int np = 0;
+    if (a) {
+        p[np++] = a->owner.p;
+        p[np++] = a->sid.p;
+        p[np++] = a->id.p;
+    }
+    for (int i = 0; i < nx && np < 8; i++)
+        p[np++] = extra[i];
+    return PQexecParams(ps->pc.c, sql, np, NULL, p, NULL, NULL, 0);
+}
+
+static int scope_arrays(struct cairn *h, const struct store_scope *sc, struct sess_arrays *a)
+{
+    struct store_ids ids = { 0 };
+    int rc = store_scope_sessions_sorted(h, sc, &ids);
+    if (!rc)
+        rc = sess_arrays(h, ids.v, ids.n, a);
+    else
+        sess_arrays(h, NULL, 0, a);
+    free(ids.v);
+    return rc;
+}
+
+/* ---- open: the sessions the role sees ---- */
+
+static int load_sessions(struct cairn *h, struct pg_store *ps)
+{
+    sqlite3_stmt *ss = NULL, *st = NULL;
+    int rc;
+    /* counts as session_stats keeps them; the order is push order (the
+     * first message's seq), sessions without messages last */
+    PGresult *r = PQexec(ps->pc.c,
+        "SELECT s.owner, s.sid, s.source, s.project, s.title, s.started_at, s.ended_at, s.meta,"
+        " count(m.seq), coalesce(sum(m.ntok), 0), count(m.seq) FILTER (WHERE m.role = 'user'),"
+        " coalesce(sum(octet_length(m.content)), 0)"
+        " FROM cairn.sessions s LEFT JOIN cairn.messages m ON m.owner = s.owner AND m.sid = s.sid"
+        " GROUP BY s.owner, s.sid ORDER BY min(m.seq) NULLS LAST, s.owner, s.sid");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(&ps->pc, r, "read sessions");
+    int n = PQntuples(r);
+    if (!(ps->owner = calloc((size_t)(n ? n : 1), sizeof *ps->owner)) ||
+        !(ps->sid = calloc((size_t)(n ? n : 1), sizeof *ps->sid))) {
+        rc = nomem(h);
+        goto out;
+    }
+    if ((rc = store_prepare(h, "INSERT OR IGNORE INTO sessions(id, ext_id, source, project, title,"
+                            " started_at, ended_at, meta, stored_at) VALUES (?,?,?,?,?,?,?,?,0)",
+                            &ss)) ||
+        (rc = store_prepare(h, "INSERT INTO session_stats SELECT ?1, ?2, ?3, ?4, ?5 WHERE "
+                            "EXISTS (SELECT 1 FROM sessions WHERE id = ?1)", &st)))
+        goto out;
+    sqlite3_exec(h->db, "BEGIN", NULL, NULL, NULL);
+    for (int i = 0; i < n; i++) {
+        if (!(ps->owner[i] = strdup(PQgetvalue(r, i, 0))) ||
+            !(ps->sid[i] = strdup(PQgetvalue(r, i, 1)))) {
+            rc = nomem(h);
+            break;
+        }
+        ps->n = i + 1;
+        /* a session id two owners hold (each its own row on the server)
+         * is read as the one pushed first: ext_id is unique here */
+        sqlite3_reset(ss);
+        sqlite3_bind_int64(ss, 1, i + 1);
+        for (int c = 1; c <= 7; c++) {
+            if (PQgetisnull(r, i, c))
+                sqlite3_bind_null(ss, c + 1);
+            else if (c == 5 || c == 6)
+                sqlite3_bind_int64(ss, c + 1, strtoll(PQgetvalue(r, i, c), NULL, 10));
+            else
+                sqlite3_bind_text(ss, c + 1, PQgetvalue(r, i, c), -1, SQLITE_STATIC);
+        }
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, i + 1);
+        for (int c = 8; c <= 11; c++)
+            sqlite3_bind_int64(st, c - 6, strtoll(PQgetvalue(r, i, c), NULL, 10));
+        int s1 = sqlite3_step(ss), s2 = s1 == SQLITE_DONE ? sqlite3_step(st) : s1;
+        if (s2 != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, s2, "load sessions");
+            break;
+        }
+    }
+    sqlite3_exec(h->db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+    if (!rc && !(ps->by_key = malloc((size_t)(n ? n : 1) * sizeof *ps->by_key)))
+        rc = nomem(h);
+    for (int i = 0; !rc && i < n; i++)
+        ps->by_key[i] = i + 1;
+    if (!rc) {
+        cmp_ps = ps;
+        qsort(ps->by_key, (size_t)n, sizeof *ps->by_key, cmp_key);
+        cmp_ps = NULL;
+    }
+out:
+    if (ss)
+        sqlite3_finalize(ss);
+    if (st)
+        sqlite3_finalize(st);
+    PQclear(r);
+    return rc;
+}
+
+int store_server_open(struct cairn *h, const char *url)
+{
+    struct pg_store *ps = calloc(1, sizeof *ps);
+    int rc;
+    if (!ps)
+        return nomem(h);
+    if ((rc = pg_open(h, url, 0, &ps->pc))) {
+        free(ps);
+        return rc;
+    }
+    h->pg = ps;
+    /* an older schema reads the same, slower: the next sync migrates it */
+    if (ps->pc.schema < 1 || ps->pc.schema > PG_SCHEMA_VERSION) {
+        rc = ps->pc.schema > PG_SCHEMA_VERSION
+                 ? cairn__err(h, CAIRN_VERSION_TOO_NEW, "server %s has cairn schema version %d; "
+                              "this cairn knows up to %d: upgrade cairn", ps->pc.who,
+                              ps->pc.schema, PG_SCHEMA_VERSION)
+                 : cairn__err(h, CAIRN_NOTFOUND, "server %s has no cairn store (schema version "
+                              "%d): `cairn sync --server URL` creates it", ps->pc.who,
+                              ps->pc.schema);
+        return rc;
+    }
+    if ((rc = load_sessions(h, ps)))
+        return rc;
+    /* nothing writes here: the commands that write are refused before */
+    sqlite3_exec(h->db, "PRAGMA query_only = 1", NULL, NULL, NULL);
+    return CAIRN_OK;
+}
+
+const char *store_server_name(const struct cairn *h)
+{
+    return h->pg ? h->pg->pc.who : NULL;
+}
+
+/* ---- candidates ---- */
+
+/* One phrase of the MATCH expression as FTS5 reads it: the tokens of its
+ * text (query mode), colocated ones as alternatives of one place. */
+struct phrase {
+    int    nplace;
+    int   *place;          /* place of token i */
+    char **tok;
+    int    ntok, cap;
+};
+
+struct pg_phrases {
+    int            nt;
+    struct phrase *ph;
+};
+
+struct phrase_build {
+    struct phrase *p;
+    int            err;
+};
+
+static int phrase_tok(void *arg, const char *tok, size_t n, size_t start, size_t end,
+                      int colocated)
+{
+    struct phrase_build *b = arg;
+    struct phrase *p = b->p;
+    (void)start, (void)end;
+    if (!colocated || p->nplace == 0)
+        p->nplace++;
+    if (n == 0)
+        return 0;
+    if (p->ntok == p->cap) {
+        int nc = p->cap ? p->cap * 2 : 4;
+        char **nt = realloc(p->tok, (size_t)nc * sizeof *nt);
+        int *np = nt ? realloc(p->place, (size_t)nc * sizeof *np) : NULL;
+        if (nt)
+            p->tok = nt;
+        if (!np) {
+            b->err = 1;
+            return 1;
+        }
+        p->place = np;
+        p->cap = nc;
+    }
+    if (!(p->tok[p->ntok] = strndup(tok, n))) {
+        b->err = 1;
+        return 1;
+    }
+    p->place[p->ntok++] = p->nplace - 1;
+    return 0;
+}
+
+static void phrases_free(struct phrase *ph, int n)
+{
+    for (int i = 0; ph && i < n; i++) {
+        for (int k = 0; k < ph[i].ntok; k++)
+            free(ph[i].tok[k]);
+        free(ph[i].tok);
+        free(ph[i].place);
+    }
+    free(ph);
+}
+
+/* The phrases of expr ("a" OR "b c", "" inside a phrase is one "), as
+ * recall/query.c writes it: nt of them. */
+static int parse_phrases(const char *expr, size_t len, int nt, struct phrase *ph)
+{
+    struct buf t = BUF_INIT;
+    size_t i = 0;
+    int k = 0, rc = 0;
+    while (i < len && k < nt && !rc) {
+        while (i < len && expr[i] != '"')
+            i++;
+        if (i++ >= len)
+            break;
+        buf_reset(&t);
+        while (i < len) {
+            if (expr[i] == '"' && (i + 1 >= len || expr[i + 1] != '"'))
+                break;
+            if (expr[i] == '"')
+                i++;
+            buf_addc(&t, expr[i++]);
+        }
+        i++;
+        struct phrase_build b = { &ph[k++], 0 };
+        if (t.err)
+            rc = 1;
+        else if (t.n)
+            text_tokenize(t.p, t.n, 1, phrase_tok, &b);
+        rc = rc || b.err;
+    }
+    buf_release(&t);
+    return rc;
+}
+
+/* A tsquery literal: every token of every phrase, OR'ed; and the tokens
+ * as a text[] literal (the lexemes whose positions are read). */
+static void tsquery_of(const struct phrase *ph, int n, struct buf *q, struct buf *lex)
+{
+    int any = 0;
+    buf_addc(lex, '{');
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < ph[i].ntok; k++) {
+            const char *s = ph[i].tok[k];
+            buf_adds(q, any ? " | '" : "'");
+            buf_adds(lex, any ? ",\"" : "\"");
+            any = 1;
+            for (; *s; s++) {
+                if (*s == '\'' || *s == '\\')
+                    buf_addc(q, '\\');
+                if (*s == '"' || *s == '\\')
+                    buf_addc(lex, '\\');
+                buf_addc(q, *s);
+                buf_addc(lex, *s);
+            }
+            buf_addc(q, '\'');
+            buf_addc(lex, '"');
+        }
+    buf_addc(lex, '}');
+}
+
+/* The positions of one lexeme in one message: "{3,17}" parsed. */
+struct lexpos {
+    const char *lex;
+    int        *pos;
+    int         n;
+};
+
+static int has_pos(const struct lexpos *lp, int nl, const char *tok, int at)
+{
+    for (int i = 0; i < nl; i++) {
+        if (strcmp(lp[i].lex, tok))
+            continue;
+        for (int k = 0; k < lp[i].n; k++)
+            if (lp[i].pos[k] == at)
+                return 1;
+    }
+    return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* How often phrase p occurs, as FTS5 counts its instances: the positions
+ * where one of its first place's tokens stands and every later place has
+ * one of its tokens right after. -1: no memory. */
+static int phrase_count(const struct phrase *p, const struct lexpos *lp, int nl, uint16_t *out)
+{
+    int ns = 0, cap = 0, *st = NULL;
+    unsigned cnt = 0;
+    for (int i = 0; i < nl; i++)
+        for (int t = 0; t < p->ntok && p->place[t] == 0; t++) {
+            if (strcmp(p->tok[t], lp[i].lex))
+                continue;
+            if (ns + lp[i].n > cap) {
+                int *nv = realloc(st, (size_t)(cap = 2 * (ns + lp[i].n)) * sizeof *nv);
+                if (!nv) {
+                    free(st);
+                    return -1;
+                }
+                st = nv;
+            }
+            memcpy(st + ns, lp[i].pos, (size_t)lp[i].n * sizeof *st);
+            ns += lp[i].n;
+            break;
+        }
+    if (ns)
+        qsort(st, (size_t)ns, sizeof *st, cmp_int);
+    for (int i = 0; i < ns; i++) {
+        if (i && st[i] == st[i - 1])
+            continue;                    /* colocated alternatives: one start */
+        int ok = 1;
+        for (int pl = 1; pl < p->nplace && ok; pl++) {
+            int here = 0;
+            for (int t = 0; t < p->ntok && !here; t++)
+                if (p->place[t] == pl)
+                    here = has_pos(lp, nl, p->tok[t], st[i] + pl);
+            ok = here;
+        }
+        cnt += (unsigned)ok;
+    }
+    free(st);
+    *out = (uint16_t)(cnt > 65535 ? 65535 : cnt);
+    return 0;
+}
+
+static int parse_positions(const char *s, int **out, int *n)
+{
+    int cap = 8, k = 0;
+    int *v = malloc((size_t)cap * sizeof *v);
+    if (!v)
+        return 1;
+    while (*s) {
+        if (*s < '0' || *s > '9') {
+            s++;
+            continue;
+        }
+        if (k == cap) {
+            int *nv = realloc(v, (size_t)(cap *= 2) * sizeof *nv);
+            if (!nv) {
+                free(v);
+                return 1;
+            }
+            v = nv;
+        }
+        v[k++] = (int)strtol(s, (char **)&s, 10);
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+int pg_phrase_tf(const struct pg_phrases *pp, const char *const *lex, const char *const *pos,
+                 int nl, uint16_t *tf)
+{
+    int rc = 0, any = 0;
+    struct lexpos *lp = calloc((size_t)(nl > 0 ? nl : 1), sizeof *lp);
+    if (!lp)
+        return -1;
+    for (int i = 0; i < nl && !rc; i++) {
+        lp[i].lex = lex[i];
+        rc = parse_positions(pos[i], &lp[i].pos, &lp[i].n) ? -1 : 0;
+    }
+    for (int t = 0; t < pp->nt && !rc; t++) {
+        if (phrase_count(&pp->ph[t], lp, nl, &tf[t]))
+            rc = -1;
+        any |= tf[t] > 0;
+    }
+    for (int i = 0; i < nl; i++)
+        free(lp[i].pos);
+    free(lp);
+    return rc ? rc : any;
+}
+
+void pg_phrases_free(struct pg_phrases *pp)
+{
+    if (!pp)
+        return;
+    phrases_free(pp->ph, pp->nt);
+    free(pp);
+}
+
+int pg_phrases_parse(const char *expr, size_t len, int nt, struct pg_phrases **out)
+{
+    struct pg_phrases *pp = calloc(1, sizeof *pp);
+    *out = NULL;
+    if (!pp || !(pp->ph = calloc((size_t)(nt > 0 ? nt : 1), sizeof *pp->ph))) {
+        free(pp);
+        return CAIRN_NOMEM;
+    }
+    pp->nt = nt > 0 ? nt : 0;
+    if (parse_phrases(expr, len, pp->nt, pp->ph)) {
+        pg_phrases_free(pp);
+        return CAIRN_NOMEM;
+    }
+    *out = pp;
+    return CAIRN_OK;
+}
+
+/* Hands one message's rows [from, to) of r (seq, owner, sid, ntok, lexeme,
+ * positions) to fn with its counts, as session sess: 0, the callback's
+ * value, or CAIRN_NOMEM. */
+static int one_match(PGresult *r, int from, int to, int64_t sess, const struct pg_phrases *pp,
+                     uint16_t *tf, store_match_fn fn, void *arg)
+{
+    int nl = to - from, any;
+    const char **lex = malloc((size_t)(nl > 0 ? nl : 1) * sizeof *lex);
+    const char **pos = malloc((size_t)(nl > 0 ? nl : 1) * sizeof *pos);
+    for (int i = 0; lex && pos && i < nl; i++) {
+        lex[i] = PQgetvalue(r, from + i, 4);
+        pos[i] = PQgetvalue(r, from + i, 5);
+    }
+    any = lex && pos ? pg_phrase_tf(pp, lex, pos, nl, tf) : -1;
+    free(lex);
+    free(pos);
+    if (any < 0)
+        return CAIRN_NOMEM;
+    /* a lexeme of a phrase met out of its order matches no phrase: FTS5
+     * would not have returned the row */
+    return any ? fn(arg, strtoll(PQgetvalue(r, from, 0), NULL, 10), sess,
+                    atoi(PQgetvalue(r, from, 3)), tf) : 0;
+}
+
+int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *expr,
+                    size_t expr_len, int nt, store_match_fn fn, void *arg)
+{
+    struct pg_store *ps = h->pg;
+    struct store_ids scope = { 0 };
+    struct buf q = BUF_INIT, lex = BUF_INIT;
+    PGresult *r = NULL;
+    uint16_t *tf = calloc((size_t)(nt > 0 ? nt : 1), sizeof *tf);
+    struct pg_phrases *pp = NULL;
+    int rc = store_scope_sessions_sorted(h, sc, &scope);
+    if (rc)
+        goto out;
+    if (!tf || pg_phrases_parse(expr, expr_len, nt, &pp)) {
+        rc = nomem(h);
+        goto out;
+    }
+    tsquery_of(pp->ph, pp->nt, &q, &lex);
+    if (q.err || lex.err) {
+        rc = nomem(h);
+        goto out;
+    }
+    if (!q.n || !scope.n)
+        goto out;
+    /* GIN on tsv finds the candidates (when `@@` is leakproof: see
+     * store/pg.c's version 2); then the positions of the query's lexemes in
+     * each, one row a lexeme, in the message order
+     * FTS5 returns (its rowid: here the push order). The scope is the
+     * loaded sessions', checked here: the server's whole set of candidates
+     * comes in one round trip, not one lookup per session. */
+    const char *p[] = { q.p, lex.p };
+    /* setweight marks the query's lexemes and ts_filter keeps them: in C,
+     * 3x faster than unnesting every lexeme of each candidate in SQL */
+    r = PQexecParams(ps->pc.c, "SELECT m.seq, m.owner, m.sid, m.ntok, u.lexeme,"
+                     " u.positions::text FROM cairn.messages m CROSS JOIN LATERAL"
+                     " unnest(ts_filter(setweight(m.tsv, 'A', $2::text[]), '{a}')) u"
+                     " WHERE m.tsv @@ $1::tsquery ORDER BY m.seq, u.lexeme",
+                     2, NULL, p, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        rc = pg_fail(&ps->pc, r, "search");
+        r = NULL;
+        goto out;
+    }
+    int n = PQntuples(r);
+    for (int i = 0, j; i < n && !rc; i = j) {
+        for (j = i + 1; j < n && !strcmp(PQgetvalue(r, j, 0), PQgetvalue(r, i, 0)); j++)
+            ;
+        int64_t sess = sess_id(ps, PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+        if (!sess || !bsearch(&sess, scope.v, (size_t)scope.n, sizeof *scope.v, cmp_i64))
+            continue;
+        rc = one_match(r, i, j, sess, pp, tf, fn, arg);
+        if (rc == CAIRN_NOMEM)
+            nomem(h);
+    }
+out:
+    PQclear(r);
+    free(scope.v);
+    buf_release(&q);
+    buf_release(&lex);
+    pg_phrases_free(pp);
+    free(tf);
+    return rc;
+}
+
+/* ---- sessions by time, message metadata ---- */
+
+static int collect(struct cairn *h, PGresult *r, struct store_ids *out)
+{
+    for (int i = 0; i < PQntuples(r); i++) {
+        if (out->n == out->cap) {
+            int nc = out->cap ? out->cap * 2 : 64;
+            int64_t *nv = realloc(out->v, (size_t)nc * sizeof *nv);
+            if (!nv) {
+                PQclear(r);
+                return nomem(h);
+            }
+            out->v = nv;
+            out->cap = nc;
+        }
+        out->v[out->n++] = strtoll(PQgetvalue(r, i, 0), NULL, 10);
+    }
+    PQclear(r);
+    return CAIRN_OK;
+}
+
+int pg_range_sessions(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
+                      struct store_ids *out)
+{
+    struct pg_store *ps = h->pg;
+    struct sess_arrays a;
+    char f[24], t[24];
+    int rc = scope_arrays(h, sc, &a);
+    if (rc)
+        goto out;
+    snprintf(f, sizeof f, "%lld", (long long)from);
+    snprintf(t, sizeof t, "%lld", (long long)to);
+    const char *x[] = { f, t };
+    /* a message's time is its own, else its session's start */
+    PGresult *r = run(ps, "SELECT k.id FROM" SESS_UNNEST "JOIN cairn.sessions s ON s.owner ="
+                          " k.owner::name AND s.sid = k.sid WHERE EXISTS (SELECT 1 FROM"
+                          " cairn.messages m WHERE" SESS_JOIN "AND ((m.created_at >= $4 AND"
+                          " m.created_at < $5) OR (m.created_at IS NULL AND s.started_at >= $4"
+                          " AND s.started_at < $5))) ORDER BY k.id", &a, x, 2);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        rc = pg_fail(&ps->pc, r, "time range");
+    else
+        rc = collect(h, r, out);
+out:
+    sess_arrays_free(&a);
+    return rc;
+}
+
+int pg_messages_meta(struct cairn *h, const int64_t *sess, int n,
+                     int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+{
+    struct pg_store *ps = h->pg;
+    struct sess_arrays a;
+    int rc = sess_arrays(h, sess, n, &a);
+    if (rc)
+        goto out;
+    PGresult *r = run(ps, "SELECT m.seq, k.id, m.position, m.role = 'user', m.speaker,"
+                          " m.created_at, m.ntok FROM" SESS_UNNEST "JOIN cairn.messages m ON"
+                          SESS_JOIN "ORDER BY k.id, m.position", &a, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        rc = pg_fail(&ps->pc, r, "load");
+        goto out;
+    }
+    for (int i = 0; i < PQntuples(r) && !rc; i++) {
+        struct store_msg_row m = {
+            .row = strtoll(PQgetvalue(r, i, 0), NULL, 10),
+            .sess = strtoll(PQgetvalue(r, i, 1), NULL, 10),
+            .position = atoi(PQgetvalue(r, i, 2)),
+            .user = PQgetvalue(r, i, 3)[0] == 't',
+            .speaker = PQgetisnull(r, i, 4) ? NULL : PQgetvalue(r, i, 4),
+            .at = PQgetisnull(r, i, 5) ? CAIRN_NO_TIME : strtoll(PQgetvalue(r, i, 5), NULL, 10),
+            .ntok = atoi(PQgetvalue(r, i, 6)),
+        };
+        rc = fn(arg, &m);
+    }
+    PQclear(r);
+out:
+    sess_arrays_free(&a);
+    return rc;
+}
+
+/* ---- texts ---- */
+
+/* Runs sql with the rows of v[n] as $1 (bigint[]) and extra as $2; the
+ * result's rows start with the seq, in any order: *idx[i] is the row of
+ * v[i], -1 when the server has none. */
+static PGresult *by_rows(struct cairn *h, const struct store_msg_text *v, int n, const char *sql,
+                         const char *extra, int **idx, int *rc)
+{
+    struct pg_store *ps = h->pg;
+    struct buf ids = BUF_INIT;
+    PGresult *r = NULL;
+    *idx = NULL;
+    buf_addc(&ids, '{');
+    for (int i = 0; i < n; i++)
+        buf_printf(&ids, "%s%lld", i ? "," : "", (long long)v[i].row);
+    buf_addc(&ids, '}');
+    if (ids.err || !(*idx = malloc((size_t)n * sizeof **idx))) {
+        *rc = nomem(h);
+        goto out;
+    }
+    const char *p[] = { ids.p, extra };
+    r = PQexecParams(ps->pc.c, sql, extra ? 2 : 1, NULL, p, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        *rc = pg_fail(&ps->pc, r, "read message");
+        r = NULL;
+        goto out;
+    }
+    /* a few dozen rows a batch: a scan per row is cheaper than a map */
+    for (int i = 0; i < n; i++) {
+        (*idx)[i] = -1;
+        for (int k = 0; k < PQntuples(r); k++)
+            if (strtoll(PQgetvalue(r, k, 0), NULL, 10) == v[i].row)
+                (*idx)[i] = k;
+        if ((*idx)[i] < 0) {
+            *rc = cairn__err(h, CAIRN_NOTFOUND, "message %lld vanished", (long long)v[i].row);
+            goto out;
+        }
+    }
+    *rc = CAIRN_OK;
+out:
+    buf_release(&ids);
+    return r;
+}
+
+int pg_msgs_meta(struct cairn *h, struct store_msg_text *v, int n)
+{
+    int *idx, rc;
+    if (n <= 0)
+        return CAIRN_OK;
+    PGresult *r = by_rows(h, v, n, "SELECT seq, coalesce(ext_id, position::text),"
+                                   " octet_length(content) FROM cairn.messages"
+                                   " WHERE seq = ANY($1::bigint[])", NULL, &idx, &rc);
+    for (int i = 0; i < n && !rc; i++) {
+        free(v[i].ext_id);
+        if (!(v[i].ext_id = strdup(PQgetvalue(r, idx[i], 1))))
+            rc = nomem(h);
+        v[i].bytes = atoi(PQgetvalue(r, idx[i], 2));
+    }
+    free(idx);
+    PQclear(r);
+    return rc;
+}
+
+int pg_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max)
+{
+    int *idx, rc;
+    char cap[24];
+    if (n <= 0)
+        return CAIRN_OK;
+    /* a long text's opening only: max characters hold max bytes at least */
+    snprintf(cap, sizeof cap, "%zu", max > 0x7fffffff ? (size_t)0x7fffffff : max);
+    PGresult *r = by_rows(h, v, n, "SELECT seq, left(content, $2::integer) FROM cairn.messages"
+                                   " WHERE seq = ANY($1::bigint[])", cap, &idx, &rc);
+    for (int i = 0; i < n && !rc; i++) {
+        struct store_msg_text *m = &v[i];
+        const char *t = PQgetvalue(r, idx[i], 1);
+        size_t len = (size_t)PQgetlength(r, idx[i], 1);
+        if (len > max)
+            len = store_utf8_cut(t, max);
+        free(m->text);
+        if (!(m->text = malloc(len + 1))) {
+            rc = nomem(h);
+            break;
+        }
+        memcpy(m->text, t, len);
+        m->text[len] = '\0';
+        m->len = len;
+    }
+    free(idx);
+    PQclear(r);
+    return rc;
+}
+
+int pg_messages(struct cairn *h, int64_t sess, const char *ext_id, int from, int to,
+                cairn_message_cb cb, void *arg)
+{
+    struct pg_store *ps = h->pg;
+    struct sess_arrays a;
+    char f[16], t[16];
+    int rc = sess_arrays(h, &sess, 1, &a);
+    if (rc)
+        goto out;
+    snprintf(f, sizeof f, "%d", from < 0 ? 0 : from);
+    snprintf(t, sizeof t, "%d", to);
+    const char *x[] = { f, t };
+    PGresult *r = run(ps, "SELECT coalesce(m.ext_id, ''), m.role, m.speaker, m.content,"
+                          " m.created_at, m.position FROM" SESS_UNNEST "JOIN cairn.messages m ON"
+                          SESS_JOIN "WHERE m.position >= $4::integer AND ($5::integer < 0 OR"
+                          " m.position <= $5::integer) ORDER BY m.position", &a, x, 2);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        rc = pg_fail(&ps->pc, r, "read messages");
+        goto out;
+    }
+    for (int i = 0; i < PQntuples(r) && !rc; i++) {
+        struct cairn_message_info mi = {
+            .session = ext_id,
+            .id = PQgetvalue(r, i, 0),
+            .role = PQgetvalue(r, i, 1),
+            .speaker = PQgetisnull(r, i, 2) ? NULL : PQgetvalue(r, i, 2),
+            .content = PQgetvalue(r, i, 3),
+            .content_len = (size_t)PQgetlength(r, i, 3),
+            .at = PQgetisnull(r, i, 4) ? CAIRN_NO_TIME : strtoll(PQgetvalue(r, i, 4), NULL, 10),
+            .position = atoi(PQgetvalue(r, i, 5)),
+        };
+        int c = cb(arg, &mi);
+        if (c)
+            rc = c > 0 ? c : CAIRN_ERROR;
+    }
+    PQclear(r);
+out:
+    sess_arrays_free(&a);
+    return rc;
+}

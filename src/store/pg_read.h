@@ -1,0 +1,41 @@
+/*
+ * pg_read.h: reading a PostgreSQL server as the store (docs/POSTGRES.md,
+ * "Reading the server"). A handle opened on a postgres:// URL holds an
+ * in-memory SQLite store with the sessions the role sees (their metadata
+ * and counts, loaded at open) and a connection; what reads messages
+ * (recall's candidates, metadata and texts; cairn_messages) asks the
+ * server instead, through the functions below, which recall_read.c and
+ * read.c call when h->pg is set. Same arguments and results as their
+ * SQLite twins (store/recall_read.h), so recall ranks the same pool.
+ * No libpq here: only store/pg*.c include it.
+ */
+#ifndef CAIRN_STORE_PG_READ_H
+#define CAIRN_STORE_PG_READ_H
+
+#include "store/recall_read.h"
+
+int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *expr,
+                    size_t expr_len, int nt, store_match_fn fn, void *arg);
+int pg_range_sessions(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
+                      struct store_ids *out);
+int pg_messages_meta(struct cairn *h, const int64_t *sess, int n,
+                     int (*fn)(void *arg, const struct store_msg_row *r), void *arg);
+int pg_msgs_meta(struct cairn *h, struct store_msg_text *v, int n);
+int pg_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max);
+/* The phrases of an FTS5 MATCH expression as recall writes it ("a" OR
+ * "b c": nt of them), tokenized as FTS5 tokenizes a query; then the count
+ * of each in one message whose lexemes lex[nl] stand at positions pos[nl]
+ * (tsvector's text form, "{3,17}"), into tf[nt]: 1 if one is non-zero, 0
+ * if none, -1 out of memory. What FTS5's cairn_tf gives for the same
+ * text (store/fts.c). Pure: fuzzed by tests/fuzz/fuzz_pg_tf.c. */
+struct pg_phrases;
+int pg_phrases_parse(const char *expr, size_t len, int nt, struct pg_phrases **out);
+int pg_phrase_tf(const struct pg_phrases *pp, const char *const *lex, const char *const *pos,
+                 int nl, uint16_t *tf);
+void pg_phrases_free(struct pg_phrases *pp);
+
+/* cairn_messages of the session whose local row is sess (ext_id its id). */
+int pg_messages(struct cairn *h, int64_t sess, const char *ext_id, int from, int to,
+                cairn_message_cb cb, void *arg);
+
+#endif
