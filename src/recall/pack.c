@@ -445,6 +445,7 @@ struct packer {
     int  *cand, ncand;   /* messages in the order pack is likely to try them */
     int  *cpos;          /* each message's place in cand, or -1 */
     int  *hdr;           /* per session: header_cost, 0 until asked */
+    char *snip;          /* per message: packed as a reply snippet (may grow) */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -668,11 +669,15 @@ static void unpick(struct packer *k, int i)
     m->text = NULL;
 }
 
+static int widen(struct packer *k, int i, int cap);
+
 /* Tries to add message i whole, or as an excerpt of at most cap tokens
- * (cap 0: whole only). Returns 1 if added. */
+ * (cap 0: whole only). Returns 1 if added (or a snippet grew). */
 static int try_add(struct packer *k, int i, int cap)
 {
     struct rmsg *m = &k->p->m[i];
+    if (m->picked == 2 && k->snip[i])
+        return widen(k, i, cap);
     if (m->picked)
         return 0;
     /* a session's header is costed once: once the budget is nearly spent,
@@ -720,6 +725,57 @@ static int try_add(struct packer *k, int i, int cap)
     k->sess_open[m->sess] = 1;
     k->order[k->norder++] = i;
     return 1;
+}
+
+/* A reply packed as a snippet and tried again with a larger cap (the
+ * reply lane, leftover budget): the excerpt grows to what the cap and the
+ * budget left allow, or to the whole reply, as if it had been tried with
+ * that cap first. Returns 1 if it grew. */
+static int widen(struct packer *k, int i, int cap)
+{
+    struct rmsg *m = &k->p->m[i];
+    int old = line_cost(m, m->text, strlen(m->text));
+    int room = k->budget - k->used + old;
+    int limit = cap > 0 && cap < room ? cap : room;
+    char *ex = NULL;
+    if (limit <= old || fetch(k, i, 1))
+        return 0;
+    const char *text = k->ld[i].text;
+    size_t len = k->ld[i].len;
+    int c = m->bytes > PACK_SCAN_MAX ? limit + 1 : line_cost(m, text, len);
+    if (c > limit) {
+        if (cap == 0 || !(ex = pack_excerpt(text, len, k->q, limit - line_cost(m, "", 0))))
+            return 0;
+        c = line_cost(m, ex, strlen(ex));
+        if (c > limit || c <= old) {
+            free(ex);
+            return 0;
+        }
+    }
+    free(m->text);
+    if (ex) {
+        m->text = ex;
+    } else {
+        m->text = k->ld[i].text;     /* the pool owns it now */
+        k->ld[i].text = NULL;
+        m->picked = 1;
+        k->snip[i] = 0;
+    }
+    k->used += c - old;
+    return 1;
+}
+
+/* The reply of unit u that matches the question best on its own (BM25 of
+ * the message alone), when it matches better than the unit's lead turn;
+ * else -1. */
+static int snippet_reply(const struct pool *p, const struct runit *u)
+{
+    int best = -1;
+    for (int i = u->first; i <= u->last; i++)
+        if (i != u->head && p->m[i].role == ROLE_ASSISTANT &&
+            (best < 0 || p->m[i].s_msg > p->m[best].s_msg))
+            best = i;
+    return best >= 0 && p->m[best].s_msg > p->m[u->head].s_msg ? best : -1;
 }
 
 static void unpick_all(struct packer *k)
@@ -774,8 +830,10 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     k.cand = malloc(nm1 * sizeof *k.cand);
     k.cpos = malloc(nm1 * sizeof *k.cpos);
     k.hdr = calloc((size_t)(p->ns ? p->ns : 1), sizeof *k.hdr);
+    k.snip = calloc(nm1, 1);
     ord = units_by_rank(p);
-    if (!k.sess_open || !k.order || !k.ld || !k.state || !k.cand || !k.cpos || !k.hdr || !ord ||
+    if (!k.sess_open || !k.order || !k.ld || !k.state || !k.cand || !k.cpos || !k.hdr ||
+        !k.snip || !ord ||
         load_excluded(&k, o->exclude_items)) {
         rc = CAIRN_NOMEM;
         goto out;
@@ -832,7 +890,12 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         else if (p->any_assistant && k.budget >= REPLY_LANE_MIN)
             lane = (int)(k.budget * reply_lane_share(src->reply_lane));
         k.budget -= lane;
-        /* 1. ranked units: lead turns, and the best rounds whole */
+        /* Reply snippets: how many of the rounds packed first may give
+         * their best reply as a short excerpt (policy.h) */
+        int nsnip = p->any_assistant && o->budget >= PACK_SNIP_MIN ? o->budget / PACK_SNIP_EVERY : 0;
+        int nseen = 0;
+        /* 1. ranked units: lead turns, the best rounds whole, and the
+         * snippets of replies that answer better than their turn */
         for (int r0 = 0; r0 < p->nu; r0++) {
             struct runit *u = &p->u[ord[r0]];
             if (u->score <= 0)
@@ -846,7 +909,13 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                     if (i != u->head)
                         try_add(&k, i, cap_reply);
                 nfull++;
+            } else if (!s->dialog && p->m[u->head].picked && nseen < nsnip) {
+                int x = snippet_reply(p, u);
+                if (x >= 0 && try_add(&k, x, PACK_MIN_EXCERPT) && p->m[x].picked == 2)
+                    k.snip[x] = 1;
             }
+            if (!s->dialog && p->m[u->head].picked)
+                nseen++;
             if (k.budget - k.used < 12)
                 break;
         }
@@ -859,7 +928,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                 struct rmsg *m = &p->m[ro[j]];
                 if (m->s_msg <= 0)
                     break;
-                if (m->picked || below_cut(p, q, &p->u[m->unit], cut))
+                if ((m->picked && !k.snip[ro[j]]) || below_cut(p, q, &p->u[m->unit], cut))
                     continue;
                 int head = p->u[m->unit].head;
                 int save = k.budget;
@@ -950,6 +1019,7 @@ out:
     free(k.cand);
     free(k.cpos);
     free(k.hdr);
+    free(k.snip);
     free(k.sess_open);
     free(k.order);
     for (int i = 0; i < k.nexcl; i++)

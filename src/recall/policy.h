@@ -198,6 +198,24 @@
 #define W_REPLY_ROUND    1.0
 /* The smallest excerpt worth making, in tokens. */
 #define PACK_MIN_EXCERPT 40
+/*
+ * Reply snippets (issue 15): in user-assistant stores, from PACK_SNIP_MIN
+ * tokens on, a round whose lead turn the first pass packs also gives its
+ * best reply, as an excerpt of PACK_MIN_EXCERPT tokens around the
+ * question's words, when that reply matches the question better than the
+ * turn that asked (BM25 of each message alone): the round's answer is in
+ * the reply. Only the first budget / PACK_SNIP_EVERY rounds the pass
+ * packs do, so at 8k about 16 snippets (640 tokens) displace the lowest-
+ * ranked user turns. A snippet grows later (the reply lane, leftover
+ * budget) like any reply. Chosen on BEAM dev, odd chats (cap 40 or 60,
+ * one snippet per 250 to 700 tokens, from 1k or 4k): evidence in a reply
+ * 6.7/6.7/6.7/6.7 -> 6.7/6.7/26.7/26.7% at 1k/2k/4k/8k, user-only evidence
+ * unchanged; below 4k every snippet cost user turns (one per 400 tokens
+ * from 1k: -1.3 and -2.7 points at 1k/2k on odd chats). Even chats and
+ * devmem are reported apart (docs/results, README).
+ */
+#define PACK_SNIP_MIN   4000
+#define PACK_SNIP_EVERY 500
 
 struct policy_const {
     const char *name;
@@ -332,6 +350,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(REPLY_CUE_SHARE) \
     X(W_REPLY_ROUND) \
     X(PACK_MIN_EXCERPT) \
+    X(PACK_SNIP_MIN) \
+    X(PACK_SNIP_EVERY) \
     X(RECALL_GATE_CJK) \
     X(VEC_DEFAULT_PIECES) \
     X(MEM_SHARE) \

@@ -672,6 +672,69 @@ static void test_pack_user_first(void)
     free(long_reply);
 }
 
+/* Reply snippets (issue 15): thirty rounds whose questions fill the budget
+ * (one in five names the zebra); in round 22 the user only says "go on"
+ * and the assistant's reply holds the answer. From PACK_SNIP_MIN tokens on, a round packed early whose
+ * reply matches better than its question gives that reply as a short
+ * excerpt around the question's words; below it, user turns only. */
+static void test_pack_reply_snippet(void)
+{
+    static const char *const terms[] = { "zebra", "quokka", NULL };
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    char *filler = words("lorem ipsum dolor sit amet.", 40);
+    char *reply = words("stripes and more stripes.", 120);
+    size_t n = 2 * strlen(reply) + 200;
+    char *answer = malloc(n);
+    char *turns[30];
+    snprintf(answer, n, "%s\nThe zebra and the quokka share one burrow at night.\n%s", reply,
+             reply);
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    for (int i = 0; i < 30; i++) {
+        size_t tn = strlen(filler) + 64;
+        turns[i] = malloc(tn);
+        snprintf(turns[i], tn, "%s question %d? %s", i % 5 ? "another" : i ? "zebra" : "zebra and quokka", i, filler);
+        tp_msg(&t, ROLE_USER, NULL, i == 22 ? "go on" : turns[i], 1000);
+        tp_msg(&t, ROLE_ASSISTANT, NULL, i == 22 ? answer : reply, 1000);
+    }
+    tp_finish(&t, 0);
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    int total = 0;
+    for (int i = 0; i < t.p.nm; i++)
+        total += text_count_tokens(t.text[i], strlen(t.text[i]));
+    T_CHECK(total > 12000);
+    /* the answer's round ranks high (its reply), but after the round that
+     * names both (whose replies the first pass packs anyway) */
+    T_CHECK(units_by_rank(&t.p) != NULL);
+    T_CHECK(t.p.u[22].rank > 0 && t.p.u[22].rank < 8);
+    T_EQ_INT(pack_mem(&t, &ms, 4000, NULL, &r), CAIRN_OK);    /* PACK_SNIP_MIN */
+    T_CHECK(r.tokens <= 4000);
+    int k = item_of(&r, "m46");
+    T_CHECK(k >= 0);
+    if (k >= 0) {
+        T_EQ_INT(r.items[k].excerpt, 1);
+        T_EQ_STR(r.items[k].role, "assistant");
+    }
+    T_CHECK(item_of(&r, "m45") >= 0);           /* with the turn that asked */
+    T_CHECK(strstr(r.text, "The zebra and the quokka share one burrow at night.") != NULL);
+    /* replies that match no better than their question give no snippet */
+    T_EQ_INT(item_of(&r, "m4"), -1);
+    result_free(&r);
+    unpack(&t);
+    /* below PACK_SNIP_MIN: user turns first, as before */
+    T_EQ_INT(pack_mem(&t, &ms, 2000, NULL, &r), CAIRN_OK);
+    T_EQ_INT(item_of(&r, "m46"), -1);
+    result_free(&r);
+    tp_free(&t);
+    for (int i = 0; i < 30; i++)
+        free(turns[i]);
+    free(filler);
+    free(reply);
+    free(answer);
+}
+
 static void test_pack_excerpt_choice(void)
 {
     static const char *const terms[] = { "aardvark", NULL };
@@ -841,6 +904,7 @@ int main(void)
     T_RUN(test_gate);
     T_RUN(test_pack_whole_store);
     T_RUN(test_pack_user_first);
+    T_RUN(test_pack_reply_snippet);
     T_RUN(test_pack_excerpt_choice);
     T_RUN(test_pack_cite);
     return T_DONE();
