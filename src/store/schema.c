@@ -406,6 +406,7 @@ static const char *const migrations[] = {
     "  UPDATE store_totals SET n = n - old.n, ntok = ntok - old.ntok, nuser = nuser - old.nuser,"
     "  bytes = bytes - old.bytes,"
     "  units = units - CASE WHEN old.nuser = old.n THEN old.n ELSE old.nuser END;"
+    "END;",
     /* 14 -> 15 (branch time16): the dates messages speak of (store/events.c);
      * store_migrate fills them for the messages already stored. */
     "CREATE TABLE message_events("
