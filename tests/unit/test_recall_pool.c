@@ -544,6 +544,11 @@ static void test_gate(void)
     T_EQ_INT(cairn_inject_gate(&r, &why), 1);
     r.match = 0;
     r.cosine = 0.7;
+    /* a cosine opens it only at the model's measured threshold
+     * (recall/policy.h: 0.7 for use-lite-en; 0 for a model not measured) */
+    r.gate_cosine = 0;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 0);
+    r.gate_cosine = 0.7;
     T_EQ_INT(cairn_inject_gate(&r, &why), 1);
     r.cosine = 0.69;
     T_EQ_INT(cairn_inject_gate(&r, &why), 0);
