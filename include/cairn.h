@@ -99,7 +99,8 @@ CAIRN_API void cairn_close(struct cairn *db);
 /* The message for the last failure on this handle ("" if none). Owned by
  * the handle, valid until the next call on it. */
 CAIRN_API const char *cairn_errmsg(const struct cairn *db);
-/* The path of the open store file. Owned by the handle. */
+/* The path of the open store file; for a server store (a postgres:// URL)
+ * USER@HOST/DATABASE, without the password. Owned by the handle. */
 CAIRN_API const char *cairn_path(const struct cairn *db);
 /* The default store path (~/.cairn/memory.db, from $HOME) into out
  * (size n). Returns CAIRN_OK, or CAIRN_TOOBIG / CAIRN_ERROR (no HOME). */

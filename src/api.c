@@ -31,6 +31,9 @@
 
 const char *cairn_path(const struct cairn *db)
 {
+    /* a server store: user@host/database, never the URL's password */
+    if (db && db->pg)
+        return store_server_name(db);
     return db && db->path ? db->path : "";
 }
 

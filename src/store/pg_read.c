@@ -32,38 +32,33 @@
 #include "text/tokenize.h"
 #include "util/buf.h"
 
-struct pg_store {
-    struct pgc pc;
-    int        n;           /* sessions loaded: local id i+1 is owner[i], sid[i] */
-    char     **owner, **sid;
-    int       *by_key;      /* the n ids in (owner, sid) order: the id of a row */
+/* A loaded session by its server key, for the candidates' lookup. */
+struct skey {
+    const char *owner, *sid;
+    int64_t     id;
 };
 
-static struct pg_store *cmp_ps;   /* qsort has no argument: set around the sort */
+struct pg_store {
+    struct pgc   pc;
+    int          n;         /* sessions loaded: local id i+1 is owner[i], sid[i] */
+    char       **owner, **sid;
+    struct skey *by_key;    /* the n sessions in (owner, sid) order */
+};
 
 static int cmp_key(const void *a, const void *b)
 {
-    int x = *(const int *)a - 1, y = *(const int *)b - 1, c = strcmp(cmp_ps->owner[x],
-                                                                    cmp_ps->owner[y]);
-    return c ? c : strcmp(cmp_ps->sid[x], cmp_ps->sid[y]);
+    const struct skey *x = a, *y = b;
+    int c = strcmp(x->owner, y->owner);
+    return c ? c : strcmp(x->sid, y->sid);
 }
 
 /* The local id of the server's session (owner, sid), 0 if not loaded. */
 static int64_t sess_id(const struct pg_store *ps, const char *owner, const char *sid)
 {
-    int lo = 0, hi = ps->n - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2, x = ps->by_key[mid] - 1, c = strcmp(owner, ps->owner[x]);
-        if (!c)
-            c = strcmp(sid, ps->sid[x]);
-        if (!c)
-            return x + 1;
-        if (c < 0)
-            hi = mid - 1;
-        else
-            lo = mid + 1;
-    }
-    return 0;
+    struct skey k = { owner, sid, 0 };
+    const struct skey *f = ps->n ? bsearch(&k, ps->by_key, (size_t)ps->n, sizeof k, cmp_key)
+                                 : NULL;
+    return f ? f->id : 0;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -251,12 +246,9 @@ static int load_sessions(struct cairn *h, struct pg_store *ps)
     if (!rc && !(ps->by_key = malloc((size_t)(n ? n : 1) * sizeof *ps->by_key)))
         rc = nomem(h);
     for (int i = 0; !rc && i < n; i++)
-        ps->by_key[i] = i + 1;
-    if (!rc) {
-        cmp_ps = ps;
+        ps->by_key[i] = (struct skey){ ps->owner[i], ps->sid[i], i + 1 };
+    if (!rc && n)
         qsort(ps->by_key, (size_t)n, sizeof *ps->by_key, cmp_key);
-        cmp_ps = NULL;
-    }
 out:
     if (ss)
         sqlite3_finalize(ss);

@@ -726,6 +726,21 @@ static void test_pack_reply_snippet(void)
     T_CHECK(strstr(r.text, "The zebra and the quokka share one burrow at night.") != NULL);
     /* replies that match no better than their question give no snippet */
     T_EQ_INT(item_of(&r, "m4"), -1);
+    int snip = text_count_tokens(t.p.m[45].text, strlen(t.p.m[45].text));
+    T_CHECK(snip <= 40);                        /* PACK_MIN_EXCERPT */
+    result_free(&r);
+    unpack(&t);
+    /* a question about what the assistant said opens the reply lane,
+     * which widens the snippet to the lane's cap for a reply (5% of the
+     * budget, at least 150 tokens) rather than leaving it at 40 */
+    t.q.asks_reply = 1;
+    T_EQ_INT(pack_mem(&t, &ms, 4000, NULL, &r), CAIRN_OK);
+    T_CHECK(r.tokens <= 4000);
+    T_CHECK(item_of(&r, "m46") >= 0);
+    int wide = t.p.m[45].text ? text_count_tokens(t.p.m[45].text, strlen(t.p.m[45].text)) : 0;
+    T_CHECK(wide > 100 && wide <= 200);
+    T_EQ_INT(r.tokens, text_count_tokens(r.text, strlen(r.text)));
+    t.q.asks_reply = 0;
     result_free(&r);
     unpack(&t);
     /* below PACK_SNIP_MIN: user turns first, as before */
