@@ -16,7 +16,7 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 OUT=build-fuzz
 command -v clang >/dev/null || { echo "fuzz: needs clang (apt-get install clang)" >&2; exit 1; }
 mkdir -p "$OUT/obj"
-PKG="sqlite3 libcjson libpcre2-8 libutf8proc openblas libzip libcurl libmicrohttpd zlib"
+PKG="sqlite3 libcjson libpcre2-8 libutf8proc openblas libzip libcurl libmicrohttpd zlib libpq"
 COMMON="-std=c11 -D_GNU_SOURCE -g -O1 -fno-sanitize-recover=undefined -Iinclude -Isrc $(pkg-config --cflags $PKG)"
 LIBS="$(pkg-config --libs $PKG) -lstemmer -lm -lpthread -ldl"
 
