@@ -449,6 +449,8 @@ static int phrase_count(const struct phrase *p, const struct lexpos *lp, int nl,
         for (int t = 0; t < p->ntok && p->place[t] == 0; t++) {
             if (strcmp(p->tok[t], lp[i].lex))
                 continue;
+            if (!lp[i].n)
+                break;
             if (ns + lp[i].n > cap) {
                 int *nv = realloc(st, (size_t)(cap = 2 * (ns + lp[i].n)) * sizeof *nv);
                 if (!nv) {
@@ -500,7 +502,10 @@ static int parse_positions(const char *s, int **out, int *n)
             }
             v = nv;
         }
-        v[k++] = (int)strtol(s, (char **)&s, 10);
+        /* a tsvector position is at most 16,383: a larger one (a broken
+         * server) is capped, so that start + place cannot overflow */
+        long x = strtol(s, (char **)&s, 10);
+        v[k++] = x > 1 << 20 ? 1 << 20 : (int)x;
     }
     *out = v;
     *n = k;
