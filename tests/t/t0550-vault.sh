@@ -187,10 +187,11 @@ fi
 if command -v as_user >/dev/null 2>&1; then
     U="$TMP/unread"
     mkdir -p "$U/vault" "$U/home"
+    cp "$CAIRN" "$U/cairn"   # the build folder may not be open to nobody
     printf '# Open\n\nzorvanthe is readable\n' > "$U/vault/open.md"
     printf '# Locked\n\nqelmirath was locked\n' > "$U/vault/locked.md"
-    chmod 755 "$TMP" "$U" "$U/vault"; chmod 777 "$U/home"; chmod 000 "$U/vault/locked.md"
-    ux() { as_user env HOME="$U/home" CAIRN_DB="$U/home/s.db" "$CAIRN" "$@"; }
+    chmod 755 "$TMP" "$U" "$U/vault" "$U/cairn"; chmod 777 "$U/home"; chmod 000 "$U/vault/locked.md"
+    ux() { as_user env HOME="$U/home" CAIRN_DB="$U/home/s.db" "$U/cairn" "$@"; }
     out=$(ux vault add "$U/vault" --name u 2>&1)
     contains "unreadable: said at add" "$out" "locked.md: unreadable"
     chmod 644 "$U/vault/locked.md"
