@@ -206,7 +206,9 @@ int store_events_add(struct cairn *h, sqlite3_stmt **st, int64_t msg, int64_t se
                      const char *text, size_t n);
 /* Message msg's rows made again from its stored text (after a rewrite). */
 int store_events_refresh(struct cairn *h, int64_t msg);
-/* Every message's rows (the migration to v15 fills an older store). */
+/* The rows of the newest EVENTS_FILL_MAX messages by id (the migration to
+ * v15 fills an older store; a bounded cost, as a hook may run it). */
+#define EVENTS_FILL_MAX 30000
 int store_events_fill(struct cairn *h);
 
 /* ---- Interface to code in util/hash.c ---- */

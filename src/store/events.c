@@ -132,8 +132,16 @@ int store_events_fill(struct cairn *h)
 {
     sqlite3_stmt *sel = NULL;
     int rc;
-    if ((rc = store_prepare(h, EVENTS_SELECT "ORDER BY m.id", &sel)))
+    /* The migration runs in whatever process opens the store first, often
+     * a prompt hook with a 10 s timeout: reading every message of a big
+     * store (about 35 s of CPU at a million) would be killed and rolled
+     * back on every prompt. So the newest EVENTS_FILL_MAX messages only
+     * (ids grow with time), about a second; older ones keep recall's
+     * session-date behaviour of before v15. */
+    if ((rc = store_prepare(h, EVENTS_SELECT "WHERE m.id > (SELECT coalesce(max(id), 0) "
+                            "FROM messages) - ? ORDER BY m.id", &sel)))
         return rc;
+    sqlite3_bind_int64(sel, 1, EVENTS_FILL_MAX);
     rc = events_from(h, sel);
     sqlite3_finalize(sel);
     return rc;

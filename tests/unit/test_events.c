@@ -148,6 +148,22 @@ static void test_migration(void)
     T_EQ_STR(best(h, "Which county fair did Sam go to on December 4, 2023?", CAIRN_METHOD_KEYWORD,
                   DEC5 + 86400 * 30), "b1");
     cairn_close(h);
+    /* the fill is bounded (a hook may run it): only the newest
+     * EVENTS_FILL_MAX messages by id; a message that far ahead leaves
+     * the three above out */
+    char sql[512];
+    T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
+    snprintf(sql, sizeof sql, MESSAGE_EVENTS_V15_DROP "PRAGMA user_version=14;"
+             "INSERT INTO messages(id, session, position, role, content, hash) SELECT "
+             "max(id) + %d, (SELECT min(id) FROM sessions), 99, 'user', 'hello', 0 FROM messages",
+             EVENTS_FILL_MAX + 1);
+    T_EQ_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    h = NULL;
+    T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
+    T_EQ_INT(count(h, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
+    T_EQ_INT(count(h, "SELECT count(*) FROM message_events"), 0);
+    cairn_close(h);
 }
 
 int main(void)
