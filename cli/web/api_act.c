@@ -369,14 +369,14 @@ static void add_prompt(struct cairn *db, struct prompt_cache *c, cJSON *j)
     }
     const struct prompt_turn *best = NULL;
     int64_t best_d = 0;
-    int best_len = 0;
+    int best_same = 0; /* 1 when the best turn has the logged length */
     for (size_t i = 0; i < c->n; i++) {
         int64_t d = c->t[i].at > when ? c->t[i].at - when : when - c->t[i].at;
         int same = cJSON_IsNumber(len) && (double)c->t[i].len == len->valuedouble;
         if (d > PROMPT_WINDOW)
             continue;
-        if (!best || same > best_len || (same == best_len && d < best_d))
-            best = &c->t[i], best_d = d, best_len = same;
+        if (!best || same > best_same || (same == best_same && d < best_d))
+            best = &c->t[i], best_d = d, best_same = same;
     }
     if (!best)
         return;

@@ -55,9 +55,10 @@ struct embed_reg_model {
      * Japanese and Korean text (a question mostly in CJK script keeps its
      * dense weight and its cosine's say in the gate); gate_cosine, the
      * best cosine that opens the prompt hook's gate and passes a memory
-     * alone, measured for this model (cosine scales differ by model:
-     * e5's unrelated pairs sit near 0.7), 0 where nobody measured it:
-     * then cosine opens nothing. */
+     * alone, measured for this model (cosine scales differ by model: e5's
+     * model card says its scores spread over about 0.7 to 1.0, a result
+     * of training at temperature 0.01), 0 where nobody measured it: then
+     * cosine opens nothing. */
     int         cjk;
     double      gate_cosine;
 };

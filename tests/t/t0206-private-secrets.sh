@@ -121,6 +121,17 @@ DB5="$TMP/jsonl.db"
 check "import jsonl" env CAIRN_DB="$DB5" "$CAIRN" import jsonl "$TMP/add.jsonl"
 no_marks "import jsonl" "$DB5"
 
+# no_token_left DB WHAT: none of the three tokens in the store's file or
+# its WAL (the scrub must leave no recoverable byte, not just new rows).
+no_token_left() {
+    for m in $TOK_REMOTE $TOK_TITLE $TOK_OTHER; do
+        for f in "$1" "$1-wal"; do
+            [ -f "$f" ] || continue
+            if grep -aq "$m" "$f"; then bad "redact left $m in $(basename "$f") ($2)"; else ok; fi
+        done
+    done
+}
+
 # 5. cairn redact on a store written without masking: metadata included
 DB6="$TMP/old.db"
 CAIRN_DB="$DB6" CAIRN_REDACT=0 "$CAIRN" add -q "$TMP/add.jsonl"
@@ -130,12 +141,7 @@ out=$(CAIRN_DB="$DB6" "$CAIRN" redact --dry-run)
 contains "redact --dry-run counts the session" "$out" "would change 1 of 2 messages, 1 of 1 sessions"
 out=$(CAIRN_DB="$DB6" "$CAIRN" redact)
 contains "redact changes the metadata of old data" "$out" "changed 1 of 2 messages, 1 of 1 sessions"
-for m in $TOK_REMOTE $TOK_TITLE $TOK_OTHER; do
-    for f in "$DB6" "$DB6-wal"; do
-        [ -f "$f" ] || continue
-        if grep -aq "$m" "$f"; then bad "redact left $m in $(basename "$f")"; else ok; fi
-    done
-done
+no_token_left "$DB6" messages
 out=$(CAIRN_DB="$DB6" "$CAIRN" export --format jsonl)
 contains "redact: the remote masked" "$out" 'x-access-token:[REDACTED:url-password]@'
 out=$(CAIRN_DB="$DB6" "$CAIRN" redact)
@@ -159,12 +165,7 @@ contains "redact --dry-run counts notes and memories" "$out" "would change 0 of 
 contains "redact --dry-run: notes and memory rows" "$out" "3 of 3 note pages and sections, 1 of 1 memory rows"
 out=$(CAIRN_DB="$DB7" "$CAIRN" redact)
 contains "redact changes notes and memories" "$out" "3 of 3 note pages and sections, 1 of 1 memory rows"
-for m in $TOK_REMOTE $TOK_TITLE $TOK_OTHER; do
-    for f in "$DB7" "$DB7-wal"; do
-        [ -f "$f" ] || continue
-        if grep -aq "$m" "$f"; then bad "redact left $m in $(basename "$f") (notes)"; else ok; fi
-    done
-done
+no_token_left "$DB7" notes
 out=$(CAIRN_DB="$DB7" "$CAIRN" recall --source notes "zyxnotekeep key" --budget 500)
 contains "redact: the note is still found" "$out" "Zyxnotekeep the key is"
 lacks "redact: the note's token is gone from recall" "$out" "$TOK_REMOTE"
