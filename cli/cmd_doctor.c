@@ -128,6 +128,17 @@ static void show_corrections(struct cairn *db)
                "review`\n", n, cli_s((long long)n), waiting, cli_s((long long)waiting));
 }
 
+/* A store upgraded to schema 15 read the dates its newest 30,000
+ * messages speak of; the older ones wait for `cairn reindex --events`. */
+static void show_events(struct cairn *db)
+{
+    int64_t left = 0;
+    if (cairn_events_fill(db, 0, NULL, &left) == CAIRN_OK && left > 0)
+        printf("note:     %lld older message%s not yet read for the dates they speak of (a "
+               "question naming a date ranks them by their session's date): run `cairn reindex "
+               "--events`\n", (long long)left, cli_s(left));
+}
+
 /* Each vault's freshness (docs/VAULTS.md): the files added, changed or
  * removed since its last index, by size and mtime (no file is read). A
  * stale vault needs `cairn vault reindex`; the prompt hook never does it. */
@@ -305,6 +316,7 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
             if (cairn_get_stats(db, &cs) == CAIRN_OK)
                 printf("          schema version %d, %lld sessions, %lld messages\n",
                        cs.schema_version, (long long)cs.sessions, (long long)cs.messages);
+            show_events(db);
             show_corrections(db);
             show_vaults(db, &att);
         }

@@ -892,6 +892,18 @@ CAIRN_API int cairn_embed_backfill(struct cairn *db, int reindex,
                                    void (*progress)(void *arg, uint64_t done, uint64_t total),
                                    void *arg, struct cairn_embed_stats *stats);
 
+/*
+ * Event dates of older messages (docs/ARCHITECTURE.md, "Time"): a store
+ * upgraded to schema 15 had the dates its newest 30,000 messages speak of
+ * read ("yesterday" in a message of 5 Dec: 4 Dec); the older ones rank by
+ * their session's date until this reads them. Reads at most `max` of the
+ * unread messages, newest first, in one transaction (about 25 us each),
+ * so it can be called again until *left is 0, and interrupted at any
+ * point. max 0 only counts. *done (may be NULL) gets the messages read,
+ * *left those still unread. `cairn reindex --events` calls it in chunks.
+ */
+CAIRN_API int cairn_events_fill(struct cairn *db, int64_t max, int64_t *done, int64_t *left);
+
 /* Vector coverage (cairn web's stats): for each model the store holds
  * vectors of, in name order, the messages that have at least one; cb
  * returns 0 to go on, as the other walkers. */

@@ -20,7 +20,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 15
+#define CAIRN_SCHEMA_VERSION 16
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -209,6 +209,7 @@ int store_events_refresh(struct cairn *h, int64_t msg);
 /* The rows of the newest EVENTS_FILL_MAX messages by id (the migration to
  * v15 fills an older store; a bounded cost, as a hook may run it). */
 #define EVENTS_FILL_MAX 30000
+#define EVENTS_FILL_MAX_SQL "30000"
 int store_events_fill(struct cairn *h);
 
 /* ---- Interface to code in util/hash.c ---- */

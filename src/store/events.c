@@ -146,3 +146,117 @@ int store_events_fill(struct cairn *h)
     sqlite3_finalize(sel);
     return rc;
 }
+
+/* How many messages under `below` are left to read (0 when below <= 0). */
+static int events_left(struct cairn *h, int64_t below, int64_t *left)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, src;
+    *left = 0;
+    if (below <= 0)
+        return CAIRN_OK;
+    if ((rc = store_prepare(h, "SELECT count(*) FROM messages WHERE id < ?", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, below);
+    if ((src = sqlite3_step(st)) == SQLITE_ROW)
+        *left = sqlite3_column_int64(st, 0);
+    else
+        rc = cairn__sqlerr(h, src, "count unread messages");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* One int64 from a one-row query with one bound int64 (and a second when
+ * b2 >= 0); *out keeps `none` when the row is NULL or missing. */
+static int events_one(struct cairn *h, const char *sql, int64_t b1, int64_t b2, int64_t none,
+                      int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, src;
+    *out = none;
+    if ((rc = store_prepare(h, sql, &st)))
+        return rc;
+    if (b1 >= 0)
+        sqlite3_bind_int64(st, 1, b1);
+    if (b2 >= 0)
+        sqlite3_bind_int64(st, 2, b2);
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        *out = sqlite3_column_int64(st, 0);
+    else if (src != SQLITE_ROW && src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "read the event fill");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Reads the next chunk downwards from `below`: at most `max` messages,
+ * their old rows dropped first (a message above the v15 migration's
+ * line may be read again: same rows), `below` lowered to the chunk's
+ * first id, all in the caller's transaction. */
+static int events_chunk(struct cairn *h, int64_t below, int64_t max, int64_t *lo, int64_t *done)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, src;
+    *done = 0;
+    if ((rc = events_one(h, "SELECT min(id) FROM (SELECT id FROM messages WHERE id < ? "
+                         "ORDER BY id DESC LIMIT ?)", below, max, 0, lo)))
+        return rc;
+    if (*lo > 0) {
+        if ((rc = events_one(h, "SELECT count(*) FROM messages WHERE id >= ? AND id < ?", *lo,
+                             below, 0, done)) ||
+            (rc = store_prepare(h, "DELETE FROM message_events WHERE msg >= ? AND msg < ?", &st)))
+            return rc;
+        sqlite3_bind_int64(st, 1, *lo);
+        sqlite3_bind_int64(st, 2, below);
+        src = sqlite3_step(st);
+        sqlite3_finalize(st);
+        st = NULL;
+        if (src != SQLITE_DONE)
+            return cairn__sqlerr(h, src, "drop event dates");
+        if ((rc = store_prepare(h, EVENTS_SELECT "WHERE m.id >= ? AND m.id < ?", &st)))
+            return rc;
+        sqlite3_bind_int64(st, 1, *lo);
+        sqlite3_bind_int64(st, 2, below);
+        rc = events_from(h, st);
+        sqlite3_finalize(st);
+        st = NULL;
+        if (rc)
+            return rc;
+    }
+    if ((rc = store_prepare(h, "UPDATE events_fill SET below = ?", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, *lo);   /* 0 when nothing was left under it */
+    src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "record the event fill");
+}
+
+int cairn_events_fill(struct cairn *h, int64_t max, int64_t *done, int64_t *left)
+{
+    int64_t below = 0, lo = 0, n = 0;
+    int rc;
+    if (!h || !left || max < 0)
+        return h ? cairn__err(h, CAIRN_INVALID, "events fill: bad arguments") : CAIRN_INVALID;
+    *left = 0;
+    if (done)
+        *done = 0;
+    if ((rc = events_one(h, "SELECT below FROM events_fill", -1, -1, 0, &below)))
+        return rc;
+    if (max == 0 || below <= 0)
+        return events_left(h, below, left);
+    if ((rc = store_begin(h)))
+        return rc;
+    /* again inside the write lock: another process may have read on */
+    if ((rc = events_one(h, "SELECT below FROM events_fill", -1, -1, 0, &below)))
+        goto fail;
+    if (below > 0 && (rc = events_chunk(h, below, max, &lo, &n)))
+        goto fail;
+    if ((rc = store_commit(h)))
+        return rc;
+    if (done)
+        *done = n;
+    return events_left(h, lo, left);
+fail:
+    store_rollback(h);
+    return rc;
+}

@@ -131,6 +131,11 @@
  *                  when it is deleted or its text rewritten; the migration
  *                  fills them for the messages already stored (one scan of
  *                  at most 64 KB a message, in the migration's transaction)
+ * Version 16 (branch lead20; store/events.c):
+ *   events_fill    one row: `below`, the messages with a smaller id whose
+ *                  dates were not read yet (the v15 migration reads the
+ *                  newest EVENTS_FILL_MAX only); cairn_events_fill reads
+ *                  them downwards in chunks and lowers it; 0: all read
  */
 #include "internal.h"
 
@@ -424,10 +429,20 @@ static const char *const migrations[] = {
     "CREATE TRIGGER message_events_au AFTER UPDATE OF content ON messages BEGIN"
     "  DELETE FROM message_events WHERE msg = old.id;"
     "END;",
+    /* 15 -> 16 (branch lead20): where the reading of older messages' dates
+     * stands. Counted from today's newest message, not from the one the
+     * v15 migration saw: messages added since then were read at write
+     * time, and one read twice gets the same rows (the fill drops a
+     * message's rows before reading it), so the guess can only err on
+     * the safe side. */
+    "CREATE TABLE events_fill(id INTEGER PRIMARY KEY CHECK (id = 1), below INTEGER NOT NULL);"
+    "INSERT INTO events_fill VALUES (1, max(0, coalesce((SELECT max(id) FROM messages), 0) - "
+    EVENTS_FILL_MAX_SQL " + 1));",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 /* A new migration bumps CAIRN_SCHEMA_VERSION too (internal.h, docs/FORMAT.md). */
+_Static_assert(EVENTS_FILL_MAX == 30000, "EVENTS_FILL_MAX_SQL follows EVENTS_FILL_MAX");
 _Static_assert(N_MIGRATIONS == CAIRN_SCHEMA_VERSION, "CAIRN_SCHEMA_VERSION is not the number of migrations");
 
 static int pragma_int(struct cairn *h, const char *sql, int *out)
