@@ -7,6 +7,7 @@
 #   pg_url ROLE PASSWORD           the postgres:// URL cairn is given
 #   pg_login_roles NAME...         login roles (password NAME-pw), then the schema
 #   pg_stop                        stops it now (the EXIT trap also does)
+#   PG_INITDB_EXTRA="..."          more initdb options (set before pg_start)
 #
 # The cluster's superuser is cairn_admin (password $PG_ADMIN_PW); every
 # connection, the superuser's too, authenticates with a password (scram), so
@@ -49,7 +50,8 @@ pg_start() {
         chown -R postgres "$PG_DIR"
     fi
     chmod 0755 "$PG_SOCK"
-    if ! pg_as "$PG_BIN/initdb" -D "$PG_DIR/data" -U cairn_admin --pwfile="$PG_DIR/pw" \
+    # shellcheck disable=SC2086 # PG_INITDB_EXTRA: more initdb options, split on spaces
+    if ! pg_as "$PG_BIN/initdb" -D "$PG_DIR/data" -U cairn_admin --pwfile="$PG_DIR/pw" ${PG_INITDB_EXTRA:-} \
             --auth-local=scram-sha-256 --auth-host=reject -E UTF8 --locale=C.UTF-8 \
             >"$PG_DIR/initdb.log" 2>&1; then
         PG_WHY="initdb failed: $(tail -n 3 "$PG_DIR/initdb.log" | tr '\n' ' ')"
