@@ -6,6 +6,7 @@
 # once by its connection being killed on the server, once by the pulling
 # process being killed (SIGKILL, nothing to clean up). Each time the next
 # pull completes, and the store then equals the source byte for byte.
+# Then a writer that commits late: a pull must not pass over it.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/pg.sh"
 export CAIRN_EMBED_MODEL=none
@@ -83,4 +84,44 @@ eq "300 messages here" "$(local_n "$TMP/b.db")" 300
 check "equal to the source byte for byte" cmp -s "$TMP/a.jsonl" "$TMP/b.jsonl"
 out=$("$CAIRN" --db "$TMP/b.db" sync --pull --server "$ALICE" 2>&1)
 contains "then nothing is left to pull" "$out" "pulled 0 messages"
+
+# 4. a writer that commits late is not skipped: alice's push from one
+# machine holds its transaction open (a trigger slows its rows), her push
+# from another commits after it began and before it ends, and a pull in
+# between reads only the second. A cursor moved to the newest transaction
+# read would then pass over the first for good; the next pull must get it.
+python3 - "$TMP/late.jsonl" "$TMP/quick.jsonl" <<'PY'
+import json, sys
+for path, name in ((sys.argv[1], "late"), (sys.argv[2], "quick")):
+    with open(path, "w") as f:
+        for s in range(5):
+            f.write(json.dumps({"id": "%s%d" % (name, s), "project": "race", "messages": [
+                {"role": "user" if i % 2 == 0 else "assistant",
+                 "content": "%s turn %d of session %d" % (name, i, s)} for i in range(10)]}) + "\n")
+PY
+"$CAIRN" --db "$TMP/late.db" add -q "$TMP/late.jsonl"
+"$CAIRN" --db "$TMP/quick.db" add -q "$TMP/quick.jsonl"
+adm "CREATE FUNCTION public.t_late() RETURNS trigger LANGUAGE plpgsql AS
+     \$\$ BEGIN IF NEW.sid LIKE 'late%' THEN PERFORM pg_sleep(0.08); END IF; RETURN NEW; END \$\$;
+     CREATE TRIGGER t_late BEFORE INSERT ON cairn.messages FOR EACH ROW EXECUTE FUNCTION public.t_late();" >/dev/null
+"$CAIRN" --db "$TMP/late.db" sync --push --batch 1000 -q --server "$ALICE" 2>"$TMP/late.err" &
+pid=$!
+# until the late push's transaction holds a row (it is then running)
+k=0
+while [ "$(adm "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) WHERE a.usename = 'alice' AND l.locktype = 'transactionid'")" -eq 0 ] && [ $k -lt 200 ]; do
+    sleep 0.05; k=$((k + 1))
+done
+"$CAIRN" --db "$TMP/quick.db" sync --push -q --server "$ALICE"
+out=$("$CAIRN" --db "$TMP/c.db" sync --pull --server "$ALICE" 2>&1)
+still=$(kill -0 $pid 2>/dev/null && echo running || echo done)
+wait $pid
+check "the late push succeeds: $(cat "$TMP/late.err")" test $? -eq 0
+if [ "$still" != running ]; then
+    t_skip "the late push ended before the pull (a slow machine)"
+else
+    contains "the pull in between reads the quick sessions only" "$out" "pulled 350 messages in 35 sessions"
+fi
+out=$("$CAIRN" --db "$TMP/c.db" sync --pull --server "$ALICE" 2>&1)
+contains "the next pull gets the late sessions" "$out" "pulled 50 messages in 5 sessions"
+eq "every message once" "$(local_n "$TMP/c.db")" 400
 t_done
