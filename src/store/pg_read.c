@@ -288,6 +288,11 @@ const char *store_server_name(const struct cairn *h)
     return h->pg ? h->pg->pc.who : NULL;
 }
 
+int store_server_schema(const struct cairn *h)
+{
+    return h->pg ? h->pg->pc.schema : 0;
+}
+
 /* ---- candidates ---- */
 
 /* One phrase of the MATCH expression as FTS5 reads it: the tokens of its

@@ -117,6 +117,7 @@ check "stats on the server: $st" test $? -eq 0
 contains "stats counts the sessions" "$st" "$("$CAIRN" --db "$A" stats 2>&1 | grep -i '^sessions' | head -1)"
 lacks "no password in stats" "$st" "alice-pw"
 contains "stats names the server as the store" "$st" "alice@"
+contains "and the server's schema version, not the local one" "$st" "(schema 3)"
 
 # 4. who sees what: bob shares his project with alice; his private session
 # stays his
