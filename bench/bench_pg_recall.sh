@@ -6,9 +6,13 @@
 #   bench pg_recall messages=M runs=R questions=Q sqlite_p50_ms=.. pg_p50_ms=..
 #             sqlite_p95_ms=.. pg_p95_ms=.. pg_vs_sqlite=..  (p50 ratio)
 #             open_p50_ms=..  (`cairn --db postgres:// stats`: connect + load)
-# Each time is a whole `cairn recall` process (start, connect, recall,
-# print), as a user or an MCP client meets it. The outputs are compared too:
-# a question whose text differs between the two stores fails the bench.
+#   bench pg_recall_mcp ... sqlite_p50_ms=.. pg_p50_ms=.. pg_vs_sqlite=..
+# Each time of the first line is a whole `cairn recall` process (start,
+# connect, recall, print), as a user meets it; the second times the `recall`
+# tool of one `cairn mcp` a store (an assistant's: the store, and the
+# server's connection, opened once), the same questions alternated. The
+# outputs are compared too: a question whose text differs between the two
+# stores fails the bench.
 #   sh bench/bench_pg_recall.sh CAIRN MESSAGES RUNS
 # Skips (says why) where no PostgreSQL 15 is installed.
 set -u
@@ -69,3 +73,31 @@ echo "bench pg_recall messages=$M runs=$RUNS questions=$Q sqlite_p50_ms=$s50 pg_
     "sqlite_p95_ms=$s95 pg_p95_ms=$p95" \
     "pg_vs_sqlite=$(awk -v a="$p50" -v b="$s50" 'BEGIN { printf "%.2f", a / b }')" \
     "open_p50_ms=$(pct 50 < "$TMP/t_open")"
+# the same questions through one `cairn mcp` a store (tests/mcp/mcp_client.py)
+PYTHONPATH="$ROOT/tests/mcp" python3 - "$CAIRN" "$A" "$ALICE" "$TMP/q" "$RUNS" "$M" <<'EOF' || exit 1
+import sys, time
+from mcp_client import Mcp
+cairn, db, url, qfile, runs, m = sys.argv[1:7]
+qs = [l.rstrip("\n") for l in open(qfile, encoding="utf-8") if l.strip()]
+def pct(v, p):
+    v = sorted(v)
+    return v[max(0, min(len(v) - 1, int(len(v) * p / 100 + 0.999) - 1))]
+t = {"s": [], "p": []}
+with Mcp(cairn, env={"CAIRN_DB": db}, name="bench") as s, \
+        Mcp(cairn, env={"CAIRN_DB": url}, name="bench") as p:
+    for c in (s, p):
+        c.call("recall", {"query": qs[0]})          # the store opens on the first call
+    for _ in range(int(runs)):
+        for q in qs:
+            out = {}
+            for k, c in (("s", s), ("p", p)):
+                t0 = time.monotonic()
+                out[k] = c.call("recall", {"query": q})
+                t[k].append((time.monotonic() - t0) * 1000)
+            if out["s"] != out["p"]:
+                sys.exit("# pg_recall_mcp: \"%s\" differs" % q)
+s50, p50 = pct(t["s"], 50), pct(t["p"], 50)
+print("bench pg_recall_mcp messages=%s runs=%s questions=%d sqlite_p50_ms=%.0f pg_p50_ms=%.0f "
+      "sqlite_p95_ms=%.0f pg_p95_ms=%.0f pg_vs_sqlite=%.2f" % (m, runs, len(qs), s50, p50,
+      pct(t["s"], 95), pct(t["p"], 95), p50 / s50))
+EOF

@@ -279,7 +279,7 @@ struct cairn_stats {
     int64_t content_bytes, projects, loose_sessions;
     int64_t first_at, last_at;    /* CAIRN_NO_TIME when empty */
     int64_t file_bytes;
-    int     schema_version;
+    int     schema_version;  /* of the store; a postgres:// store: the server's */
 };
 CAIRN_API int cairn_get_stats(struct cairn *db, struct cairn_stats *out);
 

@@ -108,6 +108,8 @@ int store_server_open(struct cairn *h, const char *url);
 void store_server_close(struct cairn *h);
 /* user@host/database of a server store (never the password), else NULL. */
 const char *store_server_name(const struct cairn *h);
+/* The server's cairn schema version (store/pg.c), 0 if h is not one. */
+int store_server_schema(const struct cairn *h);
 
 /* ---- Interface to code in store/tx.c ---- */
 /* Registers hook (static storage) on h; CAIRN_ERROR past STORE_TX_HOOKS. */

@@ -62,7 +62,7 @@ extern struct pg_lib pg_lib;
 
 /* The server schema version this build creates and reads (the number of
  * server migrations in store/pg.c, checked there at compile time). */
-#define PG_SCHEMA_VERSION 2
+#define PG_SCHEMA_VERSION 3
 
 struct pgc {
     PGconn       *c;
@@ -88,6 +88,11 @@ int pg_fail(struct pgc *pc, PGresult *r, const char *what);
 /* 1 when the last failure was one a retry of the transaction may not meet
  * (a deadlock between two machines' batches, a serialization failure). */
 int pg_retryable(const struct pgc *pc);
+/* Appends s to b as one element of an array literal for a text[]
+ * parameter ("a","b": " and \ escaped), a comma before all but the first.
+ * The braces are the caller's. */
+struct buf;
+void pg_array_elem(struct buf *b, const char *s, int first);
 /* Runs sql (no parameters, no rows wanted): 0 or pg_fail. */
 int pg_exec(struct pgc *pc, const char *sql, const char *what);
 

@@ -94,20 +94,12 @@ void store_server_close(struct cairn *h)
     h->pg = NULL;
 }
 
-/* A text[] literal of v[n] for a parameter: {"a","b"}, " and \ escaped. */
+/* A text[] literal of v[n] (or of v[idx[i] - 1]) for a parameter. */
 static void array_text(struct buf *b, char *const *v, const int64_t *idx, int n)
 {
     buf_addc(b, '{');
-    for (int i = 0; i < n; i++) {
-        const char *s = idx ? v[idx[i] - 1] : v[i];
-        buf_adds(b, i ? ",\"" : "\"");
-        for (; *s; s++) {
-            if (*s == '"' || *s == '\\')
-                buf_addc(b, '\\');
-            buf_addc(b, *s);
-        }
-        buf_addc(b, '"');
-    }
+    for (int i = 0; i < n; i++)
+        pg_array_elem(b, idx ? v[idx[i] - 1] : v[i], !i);
     buf_addc(b, '}');
 }
 
@@ -192,12 +184,16 @@ static int load_sessions(struct cairn *h, struct pg_store *ps)
     int rc;
     /* counts as session_stats keeps them; the order is push order (the
      * first message's seq), sessions without messages last */
-    PGresult *r = PQexec(ps->pc.c,
-        "SELECT s.owner, s.sid, s.source, s.project, s.title, s.started_at, s.ended_at, s.meta,"
-        " count(m.seq), coalesce(sum(m.ntok), 0), count(m.seq) FILTER (WHERE m.role = 'user'),"
-        " coalesce(sum(octet_length(m.content)), 0)"
-        " FROM cairn.sessions s LEFT JOIN cairn.messages m ON m.owner = s.owner AND m.sid = s.sid"
-        " GROUP BY s.owner, s.sid ORDER BY min(m.seq) NULLS LAST, s.owner, s.sid");
+    PGresult *r = PQexec(ps->pc.c, ps->pc.schema >= 3
+        /* version 3 keeps them on the session's row (store/pg.c) */
+        ? "SELECT owner, sid, source, project, title, started_at, ended_at, meta, n_msgs, n_tok,"
+          " n_user, n_bytes FROM cairn.sessions ORDER BY first_seq NULLS LAST, owner, sid"
+        /* an older server: every visible message is read to count it */
+        : "SELECT s.owner, s.sid, s.source, s.project, s.title, s.started_at, s.ended_at, s.meta,"
+          " count(m.seq), coalesce(sum(m.ntok), 0), count(m.seq) FILTER (WHERE m.role = 'user'),"
+          " coalesce(sum(octet_length(m.content)), 0)"
+          " FROM cairn.sessions s LEFT JOIN cairn.messages m ON m.owner = s.owner AND"
+          " m.sid = s.sid GROUP BY s.owner, s.sid ORDER BY min(m.seq) NULLS LAST, s.owner, s.sid");
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
         return pg_fail(&ps->pc, r, "read sessions");
     int n = PQntuples(r);
@@ -290,6 +286,11 @@ int store_server_open(struct cairn *h, const char *url)
 const char *store_server_name(const struct cairn *h)
 {
     return h->pg ? h->pg->pc.who : NULL;
+}
+
+int store_server_schema(const struct cairn *h)
+{
+    return h->pg ? h->pg->pc.schema : 0;
 }
 
 /* ---- candidates ---- */
@@ -650,21 +651,11 @@ out:
 
 static int collect(struct cairn *h, PGresult *r, struct store_ids *out)
 {
-    for (int i = 0; i < PQntuples(r); i++) {
-        if (out->n == out->cap) {
-            int nc = out->cap ? out->cap * 2 : 64;
-            int64_t *nv = realloc(out->v, (size_t)nc * sizeof *nv);
-            if (!nv) {
-                PQclear(r);
-                return nomem(h);
-            }
-            out->v = nv;
-            out->cap = nc;
-        }
-        out->v[out->n++] = strtoll(PQgetvalue(r, i, 0), NULL, 10);
-    }
+    int rc = CAIRN_OK;
+    for (int i = 0; i < PQntuples(r) && !rc; i++)
+        rc = store_ids_push(h, out, strtoll(PQgetvalue(r, i, 0), NULL, 10));
     PQclear(r);
-    return CAIRN_OK;
+    return rc;
 }
 
 int pg_range_sessions(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
@@ -694,35 +685,111 @@ out:
     return rc;
 }
 
+int pg_event_msgs(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
+                  struct store_ids *msgs, struct store_ids *sess)
+{
+    struct pg_store *ps = h->pg;
+    struct store_ids scope = { 0 };
+    char f[24], t[24], span[24];
+    PGresult *r = NULL;
+    int rc;
+    /* a server before version 3 has no dates of messages */
+    if (ps->pc.schema < 3 || (rc = store_scope_sessions_sorted(h, sc, &scope)))
+        return ps->pc.schema < 3 ? CAIRN_OK : rc;
+    snprintf(f, sizeof f, "%lld", (long long)from);
+    snprintf(t, sizeof t, "%lld", (long long)to);
+    snprintf(span, sizeof span, "%lld", (long long)EVENT_MAX_SPAN);
+    const char *p[] = { f, t, span };
+    /* as store_event_msgs: no range is longer than EVENT_MAX_SPAN, so one
+     * bounded scan of the time index finds every range meeting [from, to) */
+    r = PQexecParams(ps->pc.c, "SELECT m.seq, m.owner, m.sid FROM cairn.events e JOIN"
+                     " cairn.messages m ON m.owner = e.owner AND m.sid = e.sid AND m.mkey = e.mkey"
+                     " WHERE e.t_from > $1::bigint - $3::bigint AND e.t_from < $2::bigint AND"
+                     " e.t_to > $1::bigint", 3, NULL, p, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        rc = pg_fail(&ps->pc, r, "event dates");
+        r = NULL;
+        goto out;
+    }
+    for (int i = 0; i < PQntuples(r) && !rc; i++) {
+        int64_t s = sess_id(ps, PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+        if (!s || !bsearch(&s, scope.v, (size_t)scope.n, sizeof *scope.v, cmp_i64))
+            continue;
+        if ((rc = store_ids_push(h, msgs, strtoll(PQgetvalue(r, i, 0), NULL, 10))) == CAIRN_OK)
+            rc = store_ids_push(h, sess, s);
+    }
+out:
+    PQclear(r);
+    free(scope.v);
+    return rc;
+}
+
+/* A message's speaker by its seq, for pg_messages_meta's merge. */
+struct speaker {
+    int64_t     seq;
+    const char *name;
+};
+
+static int cmp_speaker(const void *a, const void *b)
+{
+    const struct speaker *x = a, *y = b;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
 int pg_messages_meta(struct cairn *h, const int64_t *sess, int n,
                      int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
 {
     struct pg_store *ps = h->pg;
     struct sess_arrays a;
-    int rc = sess_arrays(h, sess, n, &a);
+    struct speaker *sp = NULL;
+    PGresult *rs = NULL, *r = NULL;
+    int rc = sess_arrays(h, sess, n, &a), ns = 0;
     if (rc)
         goto out;
-    PGresult *r = run(ps, "SELECT m.seq, k.id, m.position, m.role = 'user', m.speaker,"
-                          " m.created_at, m.ntok FROM" SESS_UNNEST "JOIN cairn.messages m ON"
-                          SESS_JOIN "ORDER BY k.id, m.position", &a, NULL, 0);
+    /* two statements, each on its index (server version 3): the speakers
+     * of the few messages that have one, then everything else from
+     * messages_meta alone, without a visit to the table's rows */
+    rs = run(ps, "SELECT m.seq, m.speaker FROM" SESS_UNNEST "JOIN cairn.messages m ON" SESS_JOIN
+                 "WHERE m.speaker IS NOT NULL", &a, NULL, 0);
+    if (PQresultStatus(rs) != PGRES_TUPLES_OK) {
+        rc = pg_fail(&ps->pc, rs, "load");
+        rs = NULL;
+        goto out;
+    }
+    ns = PQntuples(rs);
+    if (!(sp = malloc((size_t)(ns ? ns : 1) * sizeof *sp))) {
+        rc = nomem(h);
+        goto out;
+    }
+    for (int i = 0; i < ns; i++)
+        sp[i] = (struct speaker){ strtoll(PQgetvalue(rs, i, 0), NULL, 10), PQgetvalue(rs, i, 1) };
+    qsort(sp, (size_t)ns, sizeof *sp, cmp_speaker);
+    r = run(ps, "SELECT m.seq, k.id, m.position, m.role = 'user', m.created_at, m.ntok FROM"
+                SESS_UNNEST "JOIN cairn.messages m ON" SESS_JOIN "ORDER BY k.id, m.position",
+            &a, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
         rc = pg_fail(&ps->pc, r, "load");
+        r = NULL;
         goto out;
     }
     for (int i = 0; i < PQntuples(r) && !rc; i++) {
+        struct speaker k = { strtoll(PQgetvalue(r, i, 0), NULL, 10), NULL };
+        const struct speaker *f = ns ? bsearch(&k, sp, (size_t)ns, sizeof *sp, cmp_speaker) : NULL;
         struct store_msg_row m = {
-            .row = strtoll(PQgetvalue(r, i, 0), NULL, 10),
+            .row = k.seq,
             .sess = strtoll(PQgetvalue(r, i, 1), NULL, 10),
             .position = atoi(PQgetvalue(r, i, 2)),
             .user = PQgetvalue(r, i, 3)[0] == 't',
-            .speaker = PQgetisnull(r, i, 4) ? NULL : PQgetvalue(r, i, 4),
-            .at = PQgetisnull(r, i, 5) ? CAIRN_NO_TIME : strtoll(PQgetvalue(r, i, 5), NULL, 10),
-            .ntok = atoi(PQgetvalue(r, i, 6)),
+            .speaker = f ? f->name : NULL,
+            .at = PQgetisnull(r, i, 4) ? CAIRN_NO_TIME : strtoll(PQgetvalue(r, i, 4), NULL, 10),
+            .ntok = atoi(PQgetvalue(r, i, 5)),
         };
         rc = fn(arg, &m);
     }
-    PQclear(r);
 out:
+    PQclear(rs);
+    PQclear(r);
+    free(sp);
     sess_arrays_free(&a);
     return rc;
 }

@@ -18,6 +18,8 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
                     size_t expr_len, int nt, store_match_fn fn, void *arg);
 int pg_range_sessions(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
                       struct store_ids *out);
+int pg_event_msgs(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,
+                  struct store_ids *msgs, struct store_ids *sess);
 int pg_messages_meta(struct cairn *h, const int64_t *sess, int n,
                      int (*fn)(void *arg, const struct store_msg_row *r), void *arg);
 int pg_msgs_meta(struct cairn *h, struct store_msg_text *v, int n);

@@ -492,6 +492,47 @@ static int push_rekeyed(struct pgc *pc, struct prow **rows, size_t n)
     return rc;
 }
 
+/* The dates the pushed messages rows[n] speak of (local message_events,
+ * computed by the store's write path), in one statement: recall on a
+ * server store matches a question's date against them. */
+static int push_events(struct pgc *pc, struct prow **rows, size_t n)
+{
+    struct buf sid = BUF_INIT, key = BUF_INIT, from = BUF_INIT, to = BUF_INIT;
+    sqlite3_stmt *st = NULL;
+    size_t k = 0;
+    int rc = store_prepare(pc->h, "SELECT t_from, t_to FROM message_events WHERE msg = ?", &st);
+    for (size_t i = 0; !rc && i < n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, rows[i]->id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            buf_addc(&sid, k ? ',' : '{');
+            buf_addc(&key, k ? ',' : '{');
+            pg_array_elem(&sid, rows[i]->v[S_SID], 1);
+            pg_array_elem(&key, rows[i]->v[M_KEY], 1);
+            buf_printf(&from, "%s%lld", k ? "," : "{", (long long)sqlite3_column_int64(st, 0));
+            buf_printf(&to, "%s%lld", k ? "," : "{", (long long)sqlite3_column_int64(st, 1));
+            k++;
+        }
+    }
+    buf_addc(&sid, '}');
+    buf_addc(&key, '}');
+    buf_addc(&from, '}');
+    buf_addc(&to, '}');
+    const char *v[4] = { sid.p, key.p, from.p, to.p };
+    if (!rc && (sid.err || key.err || from.err || to.err))
+        rc = cairn__err(pc->h, CAIRN_NOMEM, "out of memory");
+    else if (!rc && k)
+        rc = pq(pc, "INSERT INTO cairn.events(sid, mkey, t_from, t_to) SELECT * FROM "
+                    "unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])", 4, v, NULL, NULL,
+                NULL, "push event dates");
+    sqlite3_finalize(st);
+    buf_release(&sid);
+    buf_release(&key);
+    buf_release(&from);
+    buf_release(&to);
+    return rc;
+}
+
 /* One multi-row INSERT for rows[0..n): one round trip, not one a message.
  * The rows whose session is on the server go in (a tombstoned one is not);
  * one already there with the same text and speaker is left alone, one
@@ -505,12 +546,12 @@ static int push_chunk(struct pgc *pc, struct prow **rows, size_t n, struct cairn
     const char **v = calloc(n * MSG_PARAMS, sizeof *v);
     char **tsv = calloc(n, sizeof *tsv);
     char (*ntok)[24] = calloc(n, sizeof *ntok);
-    struct prow **fresh = calloc(n, sizeof *fresh);
+    struct prow **fresh = calloc(n, sizeof *fresh), **done = calloc(n, sizeof *done);
     struct buf sql;
     PGresult *r = NULL;
     int rc = CAIRN_OK;
     buf_init(&sql, 0);
-    if (!v || !tsv || !ntok || !fresh) {
+    if (!v || !tsv || !ntok || !fresh || !done) {
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
@@ -559,16 +600,19 @@ static int push_chunk(struct pgc *pc, struct prow **rows, size_t n, struct cairn
     /* RETURNING comes in VALUES order in practice; the scan wraps around
      * so that no order is relied on. New rows keyed by their content in a
      * session the server had may be rewrites: push_rekeyed's */
-    size_t nk = 0;
+    size_t nk = 0, nd = 0;
     for (size_t i = 0; !rc && i < added; i++) {
         const char *kv[2] = { PQgetvalue(r, (int)i, 0), PQgetvalue(r, (int)i, 1) };
-        /* a rewritten row's vectors were of its old text */
+        /* a rewritten row's vectors and dates were of its old text */
         if (PQgetvalue(r, (int)i, 2)[0] != 't' &&
-            (rc = pq(pc, "DELETE FROM cairn.vectors WHERE owner = current_user AND sid = $1 "
-                         "AND mkey = $2", 2, kv, NULL, NULL, NULL, "push a message")))
+            (rc = pq(pc, "WITH v AS (DELETE FROM cairn.vectors WHERE owner = current_user AND "
+                         "sid = $1 AND mkey = $2) DELETE FROM cairn.events WHERE owner = "
+                         "current_user AND sid = $1 AND mkey = $2", 2, kv, NULL, NULL, NULL,
+                     "push a message")))
             break;
         for (size_t k = 0; k < n; k++, at = (at + 1) % n) {
             if (!strcmp(rows[at]->v[M_KEY], kv[1]) && !strcmp(rows[at]->v[S_SID], kv[0])) {
+                done[nd++] = rows[at];
                 rc = push_vectors(pc, rows[at], rep);
                 if (rows[at]->known && !rows[at]->v[M_EXT])
                     fresh[nk++] = rows[at];
@@ -576,6 +620,8 @@ static int push_chunk(struct pgc *pc, struct prow **rows, size_t n, struct cairn
             }
         }
     }
+    if (!rc && nd)
+        rc = push_events(pc, done, nd);
     if (!rc && nk)
         rc = push_rekeyed(pc, fresh, nk);
 out:
@@ -586,6 +632,7 @@ out:
     free(tsv);
     free(ntok);
     free(fresh);
+    free(done);
     free(v);
     buf_release(&sql);
     return rc;

@@ -249,7 +249,9 @@ int cairn_get_stats(struct cairn *h, struct cairn_stats *o)
         o->projects = sqlite3_column_int64(st, 4);
         o->first_at = col_time(st, 5);
         o->last_at = col_time(st, 6);
-        o->schema_version = sqlite3_column_int(st, 7);
+        /* a server store's in-memory copy has this build's version: the
+         * one that says what the store holds is the server's */
+        o->schema_version = h->pg ? store_server_schema(h) : sqlite3_column_int(st, 7);
         o->loose_sessions = sqlite3_column_int64(st, 8);
     } else {
         rc = cairn__sqlerr(h, SQLITE_ERROR, "stats");

@@ -42,7 +42,7 @@ static int ids_json(struct cairn *h, const int64_t *sess, int n, struct buf *b)
     return b->err ? nomem(h) : CAIRN_OK;
 }
 
-static int ids_push(struct cairn *h, struct store_ids *out, int64_t v)
+int store_ids_push(struct cairn *h, struct store_ids *out, int64_t v)
 {
     if (out->n == out->cap) {
         int nc = out->cap ? out->cap * 2 : 64;
@@ -61,7 +61,7 @@ static int collect_ids(struct cairn *h, sqlite3_stmt *st, struct store_ids *out,
 {
     int src, rc = CAIRN_OK;
     while ((src = sqlite3_step(st)) == SQLITE_ROW)
-        if ((rc = ids_push(h, out, sqlite3_column_int64(st, 0))))
+        if ((rc = store_ids_push(h, out, sqlite3_column_int64(st, 0))))
             return rc;
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, what);
 }
@@ -230,6 +230,8 @@ int store_event_msgs(struct cairn *h, const struct store_scope *sc, int64_t from
     int rc, src;
     /* no range is longer than EVENT_MAX_SPAN: one bounded scan of the
      * time index finds every range that meets [from, to) */
+    if (h->pg)
+        return pg_event_msgs(h, sc, from, to, msgs, sess);
     if ((rc = store_prepare(h, "SELECT e.msg, e.session FROM message_events e "
                             "INDEXED BY message_events_time JOIN sessions s ON s.id = e.session "
                             "WHERE e.t_from > ?3 - ?5 AND e.t_from < ?4 AND e.t_to > ?3 "
@@ -240,8 +242,8 @@ int store_event_msgs(struct cairn *h, const struct store_scope *sc, int64_t from
     sqlite3_bind_int64(st, 4, to);
     sqlite3_bind_int64(st, 5, EVENT_MAX_SPAN);
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((rc = ids_push(h, msgs, sqlite3_column_int64(st, 0))) ||
-            (rc = ids_push(h, sess, sqlite3_column_int64(st, 1))))
+        if ((rc = store_ids_push(h, msgs, sqlite3_column_int64(st, 0))) ||
+            (rc = store_ids_push(h, sess, sqlite3_column_int64(st, 1))))
             goto out;
     }
     if (src != SQLITE_DONE)

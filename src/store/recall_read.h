@@ -30,6 +30,9 @@ struct store_ids {
     int      n, cap;
 };
 
+/* Appends v to out: CAIRN_OK or CAIRN_NOMEM with the handle's message. */
+int store_ids_push(struct cairn *h, struct store_ids *out, int64_t v);
+
 /* The scope's totals over session_stats: messages, index tokens, user
  * turns, bytes of text. */
 struct store_totals {

@@ -32,9 +32,9 @@ pg_sql cairn_admin "$PG_ADMIN_PW" "CREATE SCHEMA cairn" >/dev/null
 out=$("$CAIRN" --db "$TMP/admin.db" sync --pull --server "$ADMIN" 2>"$TMP/admin.err")
 check "the admin's sync creates the schema: $out" test $? -eq 0
 eq "and prints nothing on stderr (no server notice)" "$(cat "$TMP/admin.err")" ""
-eq "server schema version 2" "$(pg_sql alice alice-pw "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 2
+eq "server schema version 3" "$(pg_sql alice alice-pw "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 3
 out=$("$CAIRN" doctor --server "$ALICE" 2>&1)
-contains "doctor: the schema" "$out" "cairn schema version 2"
+contains "doctor: the schema" "$out" "cairn schema version 3"
 contains "doctor: the clock" "$out" "clock skew"
 if [ -f /usr/share/postgresql/15/extension/vector.control ]; then
     contains "doctor: pgvector" "$out" "pgvector 0.8"
@@ -253,4 +253,17 @@ out=$("$CAIRN" --db "$TMP/rw2.db" sync --pull --project rw --server "$ALICE" 2>&
 "$CAIRN" --db "$TMP/rw.db" export --format jsonl > "$TMP/rw-a.jsonl"
 "$CAIRN" --db "$TMP/rw2.db" export --format jsonl > "$TMP/rw-b.jsonl"
 check "a new store pulls the rewritten session as the writer holds it" cmp -s "$TMP/rw-a.jsonl" "$TMP/rw-b.jsonl"
+
+# 8. the sessions' counters (server version 3, kept by triggers) after all
+# of the above: new rows, rows pushed twice at once, rewrites under an id
+# and under a new key, forgets; the superuser sees every owner's rows
+eq "every session's counters are its messages'" "$(pg_sql cairn_admin "$PG_ADMIN_PW" "SELECT
+    count(*) || ' ' || count(*) FILTER (WHERE (n_msgs, n_tok, n_user, n_bytes, first_seq) IS DISTINCT
+    FROM (c.n, c.t, c.u, c.b, c.f)) FROM cairn.sessions s CROSS JOIN LATERAL (SELECT count(*) n,
+    coalesce(sum(ntok), 0) t, count(*) FILTER (WHERE role = 'user') u,
+    coalesce(sum(octet_length(content)), 0) b, min(seq) f FROM cairn.messages m
+    WHERE m.owner = s.owner AND m.sid = s.sid) c")" "$(pg_sql cairn_admin \
+    "$PG_ADMIN_PW" "SELECT count(*) || ' 0' FROM cairn.sessions")"
+contains "(the rewritten session is counted: 3 messages)" \
+    "$(pg_sql alice alice-pw "SELECT n_msgs || ' ' || n_user FROM cairn.sessions WHERE sid = 'rw'")" "3 2"
 t_done
