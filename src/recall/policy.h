@@ -62,6 +62,11 @@
  * +2 points at 2k, +1.7 at 8k). Only questions that name a speaker of the
  * store are affected. */
 #define SPK_OTHER       0.6
+/* A question that is a pasted transcript ("Bart: ...\nBart: ...", two
+ * lines or more headed by a short name; query.c): a unit whose lead turn
+ * neither names nor is said by one of those speakers keeps this share of
+ * its fused score, when some unit does. 1.0: off. */
+#define LABEL_OTHER     0.4
 /* Dense rankings, in RRF units, measured with `cairn eval` (use-lite-en;
  * docs/HYBRID.md has the sweeps):
  *  - between people a unit is one turn: its cosine at 1.0 took LoCoMo dev
@@ -325,6 +330,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(W_TIME_VAGUE) \
     X(W_ONLY_TIME) \
     X(SPK_OTHER) \
+    X(LABEL_OTHER) \
     X(W_DENSE_HEAD_DIALOG) \
     X(W_DENSE_HEAD) \
     X(W_DENSE_REPLY) \

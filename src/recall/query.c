@@ -162,6 +162,120 @@ int query_asks_reply(const char *text, size_t len)
     return 0;
 }
 
+/* ---- who is talking: a question that is a transcript ----
+ *
+ * "Bart: I'm doing a magic show!\nBart: what should I wear?": a pasted
+ * dialogue's lines begin with who says them, and what is recalled for it
+ * is about that person (rank.c, LABEL_OTHER). A label is the text before
+ * the first ':' (or '：') of a line: at most LABEL_MAX bytes and
+ * LABEL_WORDS words, no sentence punctuation, a name's shape (a capital or
+ * a non-ASCII letter first, not all capitals: "INFO:" is a log level), not
+ * a role or log word ("User:", "Error:"), and heading at least two lines
+ * (a speaker who speaks twice). Only the first LABEL_LINES lines are read:
+ * a pasted log of a million lines costs no more than its opening. */
+
+#define LABEL_MAX    40
+#define LABEL_WORDS  3
+#define LABEL_LINES  200
+#define LABEL_KINDS  8
+
+static int label_cb(void *arg, const char *tok, size_t n, size_t s, size_t e, int col)
+{
+    struct query *q = arg;
+    for (int i = 0; i < q->nt && !col; i++)
+        if (strlen(q->t[i].norm) == n && !memcmp(q->t[i].norm, tok, n))
+            q->t[i].label = 1;
+    return 0;
+}
+
+/* Whether s[0..n) has a name's shape and is not a role or log word. */
+static int name_shaped(const char *s, size_t n)
+{
+    static const char *const roles[] = {
+        "user", "assistant", "human", "ai", "bot", "system", "me", "you", "q", "a",
+        "question", "answer", "error", "warning", "note", "info", "debug", "trace",
+        "fatal", "tip", "todo", "fixme", "example", "output", "input", "result",
+        "response", "prompt", "step", "hint", "summary", "update", "re", "fwd",
+        "subject", "from", "to", "cc", "date", "time", "source", "file", "line", NULL
+    };
+    unsigned char c0 = (unsigned char)s[0];
+    if (!(c0 >= 0x80 || (c0 >= 'A' && c0 <= 'Z')))
+        return 0;
+    int lower = 0;
+    char low[LABEL_MAX + 1];
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        lower |= c >= 'a' && c <= 'z';
+        low[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    if (c0 < 0x80 && n > 1 && !lower)
+        return 0;
+    low[n] = 0;
+    for (int i = 0; roles[i]; i++)
+        if (!strcmp(low, roles[i]))
+            return 0;
+    return 1;
+}
+
+/* The label that opens line [a, b), through *len; 0 if none. */
+static int line_label(const char *s, size_t a, size_t b, size_t *len)
+{
+    int words = 0, in_word = 0;
+    for (size_t i = a; i < b && i - a <= LABEL_MAX; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == ':' || (c == 0xEF && i + 2 < b && (unsigned char)s[i + 1] == 0xBC &&
+                         (unsigned char)s[i + 2] == 0x9A)) {
+            size_t n = i;
+            while (n > a && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+                n--;
+            *len = n - a;
+            return words > 0 && words <= LABEL_WORDS && name_shaped(s + a, n - a);
+        }
+        if (c == '.' || c == '?' || c == '!' || c == ',' || c == '"' || c == '(' ||
+            c == '[' || c == '/' || c == '=' ||
+            (c == 0xE3 && i + 1 < b && (unsigned char)s[i + 1] == 0x80))  /* 。、「 */
+            return 0;
+        if (c == ' ' || c == '\t') {
+            in_word = 0;
+        } else if (!in_word) {
+            in_word = 1;
+            words++;
+        }
+    }
+    return 0;
+}
+
+/* Marks the terms that are the transcript's speaker labels (qterm.label). */
+static int mark_labels(struct query *q, const char *text, size_t n)
+{
+    struct { size_t at, len; int lines; } k[LABEL_KINDS];
+    int nk = 0, lines = 0;
+    for (size_t a = 0; a < n && lines < LABEL_LINES; lines++) {
+        size_t b = a, len, i = a;
+        while (b < n && text[b] != '\n')
+            b++;
+        while (i < b && (text[i] == ' ' || text[i] == '\t'))
+            i++;
+        if (line_label(text, i, b, &len)) {
+            int j = 0;
+            while (j < nk && !(k[j].len == len && !memcmp(text + k[j].at, text + i, len)))
+                j++;
+            if (j == nk && nk < LABEL_KINDS) {
+                k[nk].at = i;
+                k[nk].len = len;
+                k[nk++].lines = 0;
+            }
+            if (j < nk)
+                k[j].lines++;
+        }
+        a = b + 1;
+    }
+    for (int j = 0; j < nk; j++)
+        if (k[j].lines >= 2 && text_tokenize(text + k[j].at, k[j].len, 1, label_cb, q))
+            return CAIRN_NOMEM;
+    return 0;
+}
+
 int query_parse(struct query *q, const char *text, int64_t now, int use_time)
 {
     struct collect c = { q, text, 0, 0, 0, 0 };
@@ -205,6 +319,8 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
         }
         q->nt = k;
     }
+    if (mark_labels(q, text, n))
+        return CAIRN_NOMEM;
     return CAIRN_OK;
 }
 

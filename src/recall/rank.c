@@ -230,6 +230,51 @@ static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
     return 0;
 }
 
+/* The question is a transcript whose lines are headed by who speaks
+ * (query.c): a unit whose lead turn neither names one of them nor is
+ * said by one keeps LABEL_OTHER of its score, when some unit does (what
+ * is recalled for a person's words is about that person: memories that
+ * say "Bart danced at the party"). */
+static int label_demote(struct pool *p, const struct query *q)
+{
+    int nt = q->nt, any = 0;
+    for (int t = 0; t < nt; t++)
+        any |= q->t[t].label;
+    if (!any)
+        return 0;
+    char *has = calloc((size_t)(p->nu ? p->nu : 1), 1);
+    int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
+    if (!has || !hit) {
+        free(has);
+        free(hit);
+        return -1;
+    }
+    int named = 0;
+    for (int u = 0; u < p->nu; u++) {
+        const struct rmsg *m = &p->m[p->u[u].head];
+        for (int t = 0; t < nt && m->tf && !has[u]; t++)
+            has[u] = q->t[t].label && m->tf[t] > 0;
+        if (!has[u] && m->speaker) {
+            struct spk_match sm = { q, hit };
+            memset(hit, 0, (size_t)nt * sizeof *hit);
+            if (text_tokenize(m->speaker, strlen(m->speaker), 1, spk_cb, &sm)) {
+                free(has);
+                free(hit);
+                return -1;
+            }
+            for (int t = 0; t < nt && !has[u]; t++)
+                has[u] = q->t[t].label && hit[t];
+        }
+        named += has[u];
+    }
+    for (int u = 0; u < p->nu && named; u++)
+        if (!has[u])
+            p->u[u].score *= LABEL_OTHER;
+    free(has);
+    free(hit);
+    return 0;
+}
+
 int rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
 {
     double *s_dhead = NULL, *s_dreply = NULL;
@@ -345,9 +390,9 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                 goto out;
         }
     }
+    int named = 0;
     if (spk) {
         double other = SPK_OTHER;
-        int named = 0;
         for (size_t i = 0; i < (size_t)p->nm * (size_t)nt; i++)
             named |= spk[i] > 0;
         for (int u = 0; u < p->nu && named; u++) {
@@ -358,6 +403,9 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                 p->u[u].score *= other;
         }
     }
+    /* a question naming a speaker of the store was judged by it above */
+    if (!named && LABEL_OTHER < 1.0 && label_demote(p, q))
+        goto out;
     for (int u = 0; u < p->nu; u++) {
         struct runit *un = &p->u[u];
         if (un->in_range) {

@@ -40,6 +40,7 @@ struct qterm {
     double idf_unit;    /* IDF over rounds / windows */
     int    df_msg;      /* matching messages in scope */
     int    stop;        /* a stop word (kept only when nothing else is) */
+    int    label;       /* names who speaks a line of a pasted transcript */
 };
 
 struct query {

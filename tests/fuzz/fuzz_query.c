@@ -5,8 +5,9 @@
  * in-memory store with tiny-bert vectors, so the FTS5 MATCH expression,
  * the dense side and packing all see it.
  *
- * Input: one byte of options, then the question. Every term must come
- * from the question, and any question must recall cleanly (an FTS5
+ * Input: one byte of options, then the question (a pasted transcript's
+ * speaker labels too: "Bart: ...\nBart: ..."). Every term must come
+ * from the question, a speaker label needs a colon, and any question must recall cleanly (an FTS5
  * syntax error or a pack over the budget is a bug).
  */
 #include "fuzz.h"
@@ -50,9 +51,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     struct query q;
     if (query_parse(&q, text, 1774747800, opt & 1) == CAIRN_OK) {
+        /* a speaker label (a transcript's "Name:") needs a colon */
+        int colon = strchr(text, ':') || strstr(text, "\xef\xbc\x9a");
         for (int i = 0; i < q.nt; i++) {
             const char *s = q.t[i].surface;
-            if (!*q.t[i].norm || !*s || !strstr(text, s))
+            if (!*q.t[i].norm || !*s || !strstr(text, s) || (q.t[i].label && !colon))
                 abort();
         }
         struct buf expr = BUF_INIT;

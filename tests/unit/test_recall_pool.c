@@ -435,6 +435,21 @@ static void test_rank_dense(void)
     tp_free(&t);
 }
 
+/* Unit 0 ranks first on every keyword ranking of a store of one-turn
+ * sessions (turn 1.0, window 1.6, wide window 1.0) and keeps `share` of
+ * it; unit 1, second on each, keeps all of its own. */
+static void check_demoted(struct tpool *t, double share)
+{
+    T_EQ_INT(rank_default(&t->p, &t->q, 1, NULL), 0);
+    T_CHECK(fabs(t->p.u[0].score - share * (1.0 + 1.6 + 1.0) / 61) < EPS);
+    if (share < 1) {
+        T_CHECK(fabs(t->p.u[1].score - (1.0 + 1.6 + 1.0) / 62) < EPS);
+        const int *ord = units_by_rank(&t->p);
+        T_EQ_INT(ord[0], 1);
+    }
+    tp_free(t);
+}
+
 static void test_rank_speaker(void)
 {
     static const char *const terms[] = { "Alice", "kite", NULL };
@@ -445,15 +460,97 @@ static void test_rank_speaker(void)
     tp_session(&t, "s2", 2000);
     tp_msg(&t, ROLE_USER, "Alice", "a kite today", 2000);
     tp_finish(&t, 0);
-    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
-    /* Bob's short turn ranks first on every keyword ranking (turn 1.0,
-     * window 1.6, wide window 1.0), but the question names Alice: the
+    /* Bob's short turn is first, but the question names Alice: the
      * others' turns are demoted (x 0.6) */
-    T_CHECK(fabs(t.p.u[0].score - 0.6 * (1.0 + 1.6 + 1.0) / 61) < EPS);
-    T_CHECK(fabs(t.p.u[1].score - (1.0 + 1.6 + 1.0) / 62) < EPS);
-    const int *ord = units_by_rank(&t.p);
-    T_EQ_INT(ord[0], 1);
-    tp_free(&t);
+    check_demoted(&t, 0.6);
+}
+
+/* The question as query_parse makes it (the terms, the labels), on an
+ * empty pool. */
+static void tp_init_q(struct tpool *t, const char *question)
+{
+    tp_init(t, NULL);
+    T_EQ_INT(query_parse(&t->q, question, CAIRN_NO_TIME, 0), CAIRN_OK);
+}
+
+static int term_label(const struct query *q, const char *word)
+{
+    char *n = norm_of(word);
+    int r = -1;
+    for (int i = 0; i < q->nt; i++)
+        if (!strcmp(q->t[i].norm, n))
+            r = q->t[i].label;
+    free(n);
+    return r;
+}
+
+/* A question that is a pasted transcript names who speaks each line. */
+static void test_query_labels(void)
+{
+    struct query q;
+    T_EQ_INT(query_parse(&q, "Bart: 我要表演魔术！\nBart: 我要穿什么？", CAIRN_NO_TIME, 0), 0);
+    T_EQ_INT(term_label(&q, "Bart"), 1);
+    T_EQ_INT(term_label(&q, "魔术"), 0);
+    query_free(&q);
+    /* a full-width colon, a name of two words; Bob speaks once: no label */
+    T_EQ_INT(query_parse(&q, "Mary Jane：kite\nBob: kite?\n  Mary Jane：the red kite",
+                         CAIRN_NO_TIME, 0), 0);
+    T_EQ_INT(term_label(&q, "Mary"), 1);
+    T_EQ_INT(term_label(&q, "Jane"), 1);
+    T_EQ_INT(term_label(&q, "Bob"), 0);
+    T_EQ_INT(term_label(&q, "kite"), 0);
+    query_free(&q);
+    /* not transcripts: one line, roles, log levels, sentences, lower case */
+    static const char *const no[] = {
+        "Bart: what did I say about the kite?",
+        "User: the kite\nAssistant: a kite\nUser: which kite?",
+        "Error: kite failed\nError: kite failed again",
+        "WARN: kite low\nWARN: kite lower",
+        "Why did it fail? Kite: none\nWhy did it fail? Kite: none",
+        "bart: kite\nbart: kite again",
+        NULL
+    };
+    for (int i = 0; no[i]; i++) {
+        T_EQ_INT(query_parse(&q, no[i], CAIRN_NO_TIME, 0), 0);
+        int any = 0;
+        for (int t = 0; t < q.nt; t++)
+            any |= q.t[t].label;
+        if (any)
+            fprintf(stderr, "taken for a transcript: %s\n", no[i]);
+        T_CHECK(!any);
+        query_free(&q);
+    }
+}
+
+/* Two one-turn sessions: Lisa's memory, the better match, then a turn
+ * about Bart (by speaker, or NULL: naming him in its text). */
+static void two_people(struct tpool *t, const char *question, const char *speaker,
+                       const char *text)
+{
+    tp_init_q(t, question);
+    tp_session(t, "s1", 1000);
+    tp_msg(t, ROLE_USER, NULL, "Lisa flew a kite, a red kite", 1000);
+    tp_session(t, "s2", 2000);
+    tp_msg(t, ROLE_USER, speaker, text, 2000);
+    tp_finish(t, 0);
+}
+
+static void test_rank_label(void)
+{
+    static const char *const bart = "Bart: I flew my kite!\nBart: a red kite";
+    static const char *const about = "Bart flew a kite at the beach with his father";
+    struct tpool t;
+    /* memories of two people, the question Bart's words (MADial's
+     * shape): Lisa's does not name who speaks in the question, x 0.4 */
+    two_people(&t, bart, NULL, about);
+    check_demoted(&t, 0.4);
+    /* Bart is also a speaker of the store: the speaker rule (x 0.6)
+     * judges, the two are not stacked */
+    two_people(&t, bart, "Bart", "my kite broke");
+    check_demoted(&t, 0.6);
+    /* the same store and words, not a transcript: nothing demoted */
+    two_people(&t, "I flew my kite! a red kite", NULL, about);
+    check_demoted(&t, 1.0);
 }
 
 static void test_rank_time(void)
@@ -920,6 +1017,8 @@ int main(void)
     T_RUN(test_rank_granularity);
     T_RUN(test_rank_dense);
     T_RUN(test_rank_speaker);
+    T_RUN(test_query_labels);
+    T_RUN(test_rank_label);
     T_RUN(test_rank_time);
     T_RUN(test_gate);
     T_RUN(test_pack_whole_store);
