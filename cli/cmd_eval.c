@@ -4,6 +4,7 @@
  *   cairn eval DATASET FILE... [--budgets 1000,2000,4000,8000]
  *       [--method cairn,raw-bm25] [--out RUN.jsonl] [--md TABLE.md]
  *       [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME] [--dev]
+ *       [--min-rel-score X] [--explain]
  *   cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict|--spans]
  *   cairn eval vault VAULT_DIR QUERIES.jsonl [--budgets 1000] [--out RUN.jsonl] [--dev]
  *
@@ -23,7 +24,7 @@ static const char usage_text[] =
     "usage: cairn eval DATASET FILE... [--budgets 1000,2000,4000,8000]\n"
     "           [--method cairn,raw-bm25] [--out RUN.jsonl] [--md TABLE.md]\n"
     "           [--svg CHART.svg] [--limit N] [--lean] [--quiet] [--label NAME] [--dev]\n"
-    "           [--min-rel-score X]\n"
+    "           [--min-rel-score X] [--explain]\n"
     "       cairn eval compare A.jsonl B.jsonl [--budget N] [--method M|MA,MB] [--strict|--spans]\n"
     "       cairn eval inject DATASET FILE... [--budget N] [--dev]   the prompt hook\n"
     "       cairn eval vault VAULT_DIR QUERIES.jsonl [--budgets 1000] [--out RUN.jsonl] [--dev]\n"
@@ -40,7 +41,10 @@ static const char usage_text[] =
     "ids out of --out. --label names the run in the report (default: DATASET).\n"
     "--dev says in the report that the data is a development set (the ranking was\n"
     "tuned on it). --min-rel-score X gives recall the relative score cut the MCP\n"
-    "server uses (units under X times the best unit's score get no budget).\n";
+    "server uses (units under X times the best unit's score get no budget).\n"
+    "--explain: where each evidence turn's unit ranks in the whole ranking, per\n"
+    "question and method (\"ranks\" in --out) and, in the report, the missed\n"
+    "evidence by rank: packing (ranked near the top) or ranking (deep or unmatched).\n";
 
 static const struct eval_method known_methods[] = {
     { "cairn", CAIRN_METHOD_DEFAULT },
@@ -170,6 +174,8 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
             r.lean = 1;
         } else if (!strcmp(argv[i], "--dev")) {
             r.dev = 1;
+        } else if (!strcmp(argv[i], "--explain")) {
+            r.explain = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             cli_error("eval: unknown option %s", argv[i]);
             goto out;
@@ -215,6 +221,11 @@ int cmd_eval(int argc, char **argv, struct cli_ctx *ctx)
     r.dataset = dataset;
     r.label = label ? label : dataset;
     rc = 1;
+    if (r.explain &&
+        !(r.missed_by_rank = calloc(r.n_methods * r.n_budgets * 2, sizeof *r.missed_by_rank))) {
+        cli_error("eval: out of memory");
+        goto out;
+    }
     if (out && !(r.out = fopen(out, "w"))) {
         cli_error("eval: cannot write %s", out);
         goto out;

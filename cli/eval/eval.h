@@ -26,6 +26,12 @@
 #define EVAL_MAX_BUDGETS 16
 #define EVAL_MAX_METHODS 8
 enum { EVAL_ROLE_REPLY, EVAL_ROLE_USER };
+/* --explain's rank buckets of a missed evidence turn: its unit ranked
+ * 1-10, 11-30, 31-100, past 100, or matched nothing (no rank). */
+#define EVAL_RANK_BUCKETS 5
+/* The budget of --explain's recall: everything that matches is packed,
+ * so every ranked unit shows its rank (the top of --budgets' range). */
+#define EVAL_EXPLAIN_BUDGET 1000000
 #define EVAL_FILE_CAP ((size_t)1 << 30)   /* 1 GiB per file read whole */
 
 /* One piece of evidence: the turn a question needs. */
@@ -189,6 +195,12 @@ struct eval_run {
     int quiet;
     int dev;                    /* the data is a development set (--dev) */
     double min_rel_score;       /* --min-rel-score: recall's relative cut, 0: off */
+    /* --explain: per question and method, where each evidence turn's unit
+     * stands in the whole ranking ("ranks" in --out), and, per budget, the
+     * missed evidence turns counted by that rank (the report's table):
+     * [(method * n_budgets + budget) * 2 + role][EVAL_RANK_BUCKETS] */
+    int explain;
+    size_t (*missed_by_rank)[EVAL_RANK_BUCKETS];
     struct eval_counts counts;
     struct eval_cat *cats;
     size_t n_cats;

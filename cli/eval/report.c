@@ -179,6 +179,34 @@ static int has_reply_evidence(const struct eval_run *r)
            r->roles[EVAL_ROLE_REPLY].cells[0].n > 0;
 }
 
+/* --explain: the missed evidence turns of the "all" questions by where
+ * their unit ranked in the whole ranking. Near the top and missed: the
+ * packing dropped it; deep or unmatched: the ranking did. */
+static void rank_table(const struct eval_run *r, FILE *f)
+{
+    static const char *const role_name[2] = { "evidence in a reply", "evidence in user turns only" };
+    fprintf(f, "\n### Missed evidence by rank (--explain)\n\nEach evidence turn of a question "
+            "not fully recalled, by its unit's place in the whole ranking (a recall of "
+            "everything that matches): ranked in the top 10 and missed is packing; deep or "
+            "unmatched (no word and no dense hit) is ranking.\n\n"
+            "| method | evidence | budget | 1-10 | 11-30 | 31-100 | >100 | unmatched |\n"
+            "|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for (size_t m = 0; m < r->n_methods; m++) {
+        for (int k = 0; k < 2; k++) {
+            if (!r->roles && k == EVAL_ROLE_REPLY)
+                continue;
+            for (size_t b = 0; b < r->n_budgets; b++) {
+                const size_t *v = r->missed_by_rank[(m * r->n_budgets + b) * 2 + (size_t)k];
+                fprintf(f, "| %s | %s | %d |", r->methods[m].name,
+                        r->roles ? role_name[k] : "all", r->budgets[b]);
+                for (int j = 0; j < EVAL_RANK_BUCKETS; j++)
+                    fprintf(f, " %zu |", v[j]);
+                fprintf(f, "\n");
+            }
+        }
+    }
+}
+
 void eval_report_md(const struct eval_run *r, FILE *f)
 {
     size_t *order = cat_order(r);
@@ -218,6 +246,8 @@ void eval_report_md(const struct eval_run *r, FILE *f)
             role_table(r, M_SPANS, f);
         }
     }
+    if (r->explain && r->missed_by_rank)
+        rank_table(r, f);
     fprintf(f, "\n### The \"all\" row in detail\n\n| method | budget | all | strict |%s any | "
             "mean fraction | mean tokens | hits packed as excerpts | ms per call |\n"
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", spans ? " spans |" : "",

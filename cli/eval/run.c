@@ -114,6 +114,8 @@ void eval_run_free(struct eval_run *r)
     }
     free(r->roles);
     r->roles = NULL;
+    free(r->missed_by_rank);
+    r->missed_by_rank = NULL;
 }
 
 void eval_run_total(const struct eval_run *r, size_t method, size_t budget, struct eval_cell *out)
@@ -149,16 +151,81 @@ static void add_id(struct buf *b, const struct eval_conv *c, const char *session
     }
 }
 
+/* --explain: where each evidence turn of q stands in method m's whole
+ * ranking. One recall of everything that matches (the budget packs it
+ * all; matched-only, so the pool is the one a budgeted recall ranks:
+ * loading the whole store would change the unit IDF's estimate) gives
+ * every packed turn its unit's rank. rank[e] is 1-based, 0 when the
+ * turn's unit matched nothing; score[e] its fused score. Appends
+ * "METHOD":[{"rank":R,"score":S}|null, ...] to line. Returns 0, or 1
+ * after printing the failure. */
+static int explain_ranks(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
+                         const struct eval_q *q, size_t m, int *rank, struct buf *line)
+{
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    struct cairn_recall *res = NULL;
+    o.budget = EVAL_EXPLAIN_BUDGET;
+    o.now = q->now;
+    o.method = r->methods[m].method;
+    o.min_rel_score = r->min_rel_score;
+    o.flags = CAIRN_RECALL_MATCHED_ONLY;
+    if (cairn_recall(db, q->question, &o, &res)) {
+        cli_error("eval: %s: question %s: recall failed: %s", c->name, q->id, cairn_errmsg(db));
+        return 1;
+    }
+    buf_printf(line, "%s\"%s\":[", m ? "," : "", r->methods[m].name);
+    for (size_t e = 0; e < q->n_ev; e++) {
+        const struct cairn_recall_item *hit = NULL;
+        for (size_t j = 0; j < res->n_items && !hit; j++) {
+            const struct cairn_recall_item *it = &res->items[j];
+            if (it->session && it->message && !strcmp(it->session, q->ev[e].session) &&
+                !strcmp(it->message, q->ev[e].message))
+                hit = it;
+        }
+        rank[e] = hit && hit->score > 0 ? hit->rank + 1 : 0;
+        if (e)
+            buf_addc(line, ',');
+        if (rank[e])
+            buf_printf(line, "{\"rank\":%d,\"score\":%.5g}", rank[e], hit->score);
+        else
+            buf_adds(line, "null");
+    }
+    buf_addc(line, ']');
+    cairn_recall_free(res);
+    return 0;
+}
+
+/* The --explain bucket of a 1-based rank (0: matched nothing). */
+static int rank_bucket(int rank)
+{
+    return !rank ? 4 : rank <= 10 ? 0 : rank <= 30 ? 1 : rank <= 100 ? 2 : 3;
+}
+
 /* Asks one question with every method and budget; appends the "runs"
- * object to line. Returns 0 or 1 after printing the failure. */
+ * object (and with --explain "ranks" before it) to line. role: where its
+ * evidence is (EVAL_ROLE_*). Returns 0 or 1 after printing the failure. */
 static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
                const struct eval_q *q, struct eval_cat *cat, struct eval_cat *rcat,
-               struct buf *line)
+               int role, struct buf *line)
 {
     int *found = calloc(q->n_ev, sizeof *found);
-    if (!found) {
+    int *ranks = r->explain ? calloc(r->n_methods * q->n_ev + 1, sizeof *ranks) : NULL;
+    if (!found || (r->explain && !ranks)) {
         cli_error("eval: out of memory");
+        free(found);
+        free(ranks);
         return 1;
+    }
+    if (r->explain) {
+        buf_adds(line, ",\"ranks\":{");
+        for (size_t m = 0; m < r->n_methods; m++) {
+            if (explain_ranks(r, db, c, q, m, ranks + m * q->n_ev, line)) {
+                free(found);
+                free(ranks);
+                return 1;
+            }
+        }
+        buf_addc(line, '}');
     }
     buf_adds(line, ",\"runs\":{");
     for (size_t m = 0; m < r->n_methods; m++) {
@@ -178,6 +245,7 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
                 cli_error("eval: %s: question %s: recall failed: %s", c->name, q->id,
                           cairn_errmsg(db));
                 free(found);
+                free(ranks);
                 return 1;
             }
             size_t hits = 0, ex = 0;
@@ -193,6 +261,9 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
                 }
                 hits += found[e] != 0;
                 ex += found[e] == 2;
+                if (ranks && !found[e] && !q->apart)
+                    r->missed_by_rank[(m * r->n_budgets + bi) * 2 + (size_t)role]
+                        [rank_bucket(ranks[m * q->n_ev + e])]++;
             }
             double frac = (double)hits / (double)q->n_ev;
             int strict = hits == q->n_ev && ex == 0;
@@ -201,6 +272,7 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
                 cli_error("eval: out of memory");
                 cairn_recall_free(res);
                 free(found);
+                free(ranks);
                 return 1;
             }
             for (int k = 0; k < 2; k++) {
@@ -261,6 +333,7 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
     }
     buf_adds(line, "}}\n");
     free(found);
+    free(ranks);
     return 0;
 }
 
@@ -336,7 +409,7 @@ int eval_run_conv(void *arg, struct eval_conv *c)
         buf_reset(&line);
         line_head(r, c, q, &line);
         buf_printf(&line, ",\"ev_in_reply\":%s", role == EVAL_ROLE_REPLY ? "true" : "false");
-        if (ask(r, db, c, q, cat, rcat, &line))
+        if (ask(r, db, c, q, cat, rcat, role, &line))
             goto out;
         if (line.err) {
             cli_error("eval: %s: question %s: output line too large", c->name, q->id);

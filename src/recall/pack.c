@@ -846,6 +846,12 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     int cap_turn = ct > PACK_FLOOR_TURN ? ct : PACK_FLOOR_TURN;
     int cap_reply = cr > PACK_FLOOR_REPLY ? cr : PACK_FLOOR_REPLY;
     int nfull_max = PACK_FULL_ROUNDS;
+    /* A question about what the assistant said or did: the best round's
+     * replies are where its answer most likely is, and cut to cap_reply
+     * (5% of the budget) a long reply keeps the lines that match and
+     * loses the ones after them, often the answer (policy.h). */
+    int ctop = (int)(k.budget * PACK_CAP_TOP);
+    int cap_top = q->asks_reply && ctop > cap_reply ? ctop : cap_reply;
 
     if (raw) {
         /* The baseline: whole rounds, best first, while they fit. */
@@ -907,7 +913,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
             if (!s->dialog && nfull < nfull_max && p->m[u->head].picked) {
                 for (int i = u->first; i <= u->last; i++)
                     if (i != u->head)
-                        try_add(&k, i, cap_reply);
+                        try_add(&k, i, cap_top);
                 nfull++;
             } else if (!s->dialog && p->m[u->head].picked && nseen < nsnip) {
                 int x = snippet_reply(p, u);

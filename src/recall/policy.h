@@ -201,6 +201,25 @@
 /* The weight of a reply's round rank beside its own BM25 rank when the
  * lane orders replies (pack.c replies_by_score). */
 #define W_REPLY_ROUND    1.0
+/*
+ * A question about what the assistant said or did (query_asks_reply, the
+ * cue that opens the reply lane): the replies of the best round
+ * (PACK_FULL_ROUNDS) may take this share of the budget each instead of
+ * PACK_CAP_REPLY's. A long reply cut to 5% keeps the lines that match the
+ * question and loses the ones after them, where the fix or the command
+ * often is: on devmem dev at 8k, 4 questions had their evidence packed but
+ * not their answer spans, all as excerpts. Tuned on devmem dev's odd
+ * questions (answer spans at 1k/2k/4k/8k): 0 (off) 60.0/72.5/87.5/92.5,
+ * 0.15 60.0/80.0/92.5/95.0 (evidence found unchanged), 0.3 62.5/80.0/92.5/
+ * 95.0 (evidence found at 1k: one question fewer); held out (even): 0
+ * 65.0/67.5/80.0/90.0, 0.15 65.0/65.0/80.0/95.0 (evidence found at 4k: two
+ * questions fewer, 95.0 -> 90.0). Not for other questions: at 0.15 for every
+ * question BEAM dev's user-only evidence lost 2 to 6 points at 2k-8k (the
+ * best round's reply displaces the lowest-ranked user turns). BEAM dev,
+ * LoCoMo and MADial are unchanged (the cue is rare there; no replies
+ * between people).
+ */
+#define PACK_CAP_TOP   0.15
 /* The smallest excerpt worth making, in tokens. */
 #define PACK_MIN_EXCERPT 40
 /*
@@ -355,6 +374,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(REPLY_LANE_MIN) \
     X(REPLY_CUE_SHARE) \
     X(W_REPLY_ROUND) \
+    X(PACK_CAP_TOP) \
     X(PACK_MIN_EXCERPT) \
     X(PACK_SNIP_MIN) \
     X(PACK_SNIP_EVERY) \

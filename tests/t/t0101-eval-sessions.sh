@@ -5,7 +5,7 @@
 # session, defaults for now and cat), the answer-span metric (white space
 # and case normalised, Unicode case too, a span that is not there), its
 # table, JSONL fields and chart line, eval inject on the format, and the
-# errors malformed lines get (with their line numbers).
+# errors malformed lines get (with their line numbers), --explain's ranks.
 . "$(dirname "$0")/lib.sh"
 export TZ=UTC
 D="$ROOT/tests/data/eval/sessions-mini"
@@ -62,6 +62,24 @@ contains "compare without --spans pairs them all" "$out" "4 questions paired"
 line=$(grep '"question_id":"proj#1"' "$TMP/t.jsonl")
 contains "evidence not packed at 50 tokens" "$line" '"all":false'
 contains "so no span either" "$line" '"spans":false,"spans_found":0'
+
+# --explain: each evidence turn's rank in the whole ranking, and the
+# report's table of missed evidence by rank (proj#1..4 missed at 50
+# tokens, their units ranked in the top 10: packing, not ranking)
+out=$("$CAIRN" eval sessions "$D" --budgets 50,2000 --method raw-bm25 --explain \
+      --out "$TMP/x.jsonl" --quiet)
+contains "explain table" "$out" "### Missed evidence by rank (--explain)"
+contains "5 evidence turns missed at 50 tokens, all ranked 1-10" "$out" \
+    "| raw-bm25 | evidence in a reply | 50 | 5 | 0 | 0 | 0 | 0 |"
+contains "none missed at 2000" "$out" "| raw-bm25 | evidence in a reply | 2000 | 0 | 0 | 0 | 0 | 0 |"
+line=$(grep '"question_id":"proj#4"' "$TMP/x.jsonl")
+contains "ranks per evidence turn, in evidence order" "$line" \
+    '"ranks":{"raw-bm25":[{"rank":1,"score":1.163},{"rank":2,"score":0.94412}]}'
+line=$(grep '"question_id":"proj#4"' "$TMP/s.jsonl")
+lacks "no ranks without --explain" "$line" '"ranks"'
+lacks "no explain table without --explain" "$(cat "$TMP/s.md")" "Missed evidence by rank"
+out=$("$CAIRN" eval compare "$TMP/x.jsonl" "$TMP/x.jsonl" --method raw-bm25 --budget 50)
+contains "compare reads a run made with --explain" "$out" "4 questions paired"
 
 # the chart: a dotted span line per method, said in the legend
 eq "svg: three lines per method" "$(grep -c '<polyline' "$TMP/s.svg")" 6

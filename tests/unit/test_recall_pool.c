@@ -852,6 +852,61 @@ static void test_pack_reply_snippet(void)
     free(answer);
 }
 
+/* Issue 15: a question about what the assistant said or did gives the
+ * best round's replies PACK_CAP_TOP of the budget (15%) instead of
+ * PACK_CAP_REPLY's 5%: the fix that comes after the lines that match the
+ * question is in. Any other question keeps the reply at 5%. */
+static void test_pack_top_reply(void)
+{
+    static const char *const terms[] = { "zebra", NULL };
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    char *filler = words("stripes and more stripes.", 60);
+    char *other = words("lorem ipsum dolor sit amet.", 30);
+    size_t n = strlen(filler) + 200;
+    char *reply = malloc(n);
+    snprintf(reply, n, "The zebra build failed at the link step.\n%s\nThe fix: link with the "
+             "quagga library.", filler);
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    tp_msg(&t, ROLE_USER, NULL, "how did you fix the zebra build?", 1000);
+    tp_msg(&t, ROLE_ASSISTANT, NULL, reply, 1000);
+    for (int i = 0; i < 12; i++) {
+        tp_msg(&t, ROLE_USER, NULL, i == 6 ? "a zebra, again, and again and again" : other, 1000);
+        tp_msg(&t, ROLE_ASSISTANT, NULL, other, 1000);
+    }
+    tp_finish(&t, 0);
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    T_CHECK(units_by_rank(&t.p) != NULL);
+    T_EQ_INT(t.p.u[0].rank, 0);
+    int rt = text_count_tokens(reply, strlen(reply));
+    T_CHECK(rt > 250 && rt < 560);              /* over 5% of 4000, under 15% */
+    t.q.asks_reply = 1;
+    T_EQ_INT(pack_mem(&t, &ms, 4000, NULL, &r), CAIRN_OK);
+    T_CHECK(r.tokens <= 4000);
+    int k = item_of(&r, "m2");
+    T_CHECK(k >= 0);
+    if (k >= 0)
+        T_EQ_INT(r.items[k].excerpt, 0);
+    T_CHECK(strstr(r.text, "The fix: link with the quagga library.") != NULL);
+    result_free(&r);
+    unpack(&t);
+    /* not about the assistant: the reply is cut to 5% of the budget */
+    t.q.asks_reply = 0;
+    T_EQ_INT(pack_mem(&t, &ms, 4000, NULL, &r), CAIRN_OK);
+    k = item_of(&r, "m2");
+    T_CHECK(k >= 0);
+    if (k >= 0)
+        T_EQ_INT(r.items[k].excerpt, 1);
+    T_CHECK(strstr(r.text, "quagga") == NULL);
+    result_free(&r);
+    tp_free(&t);
+    free(filler);
+    free(other);
+    free(reply);
+}
+
 static void test_pack_excerpt_choice(void)
 {
     static const char *const terms[] = { "aardvark", NULL };
@@ -1024,6 +1079,7 @@ int main(void)
     T_RUN(test_pack_whole_store);
     T_RUN(test_pack_user_first);
     T_RUN(test_pack_reply_snippet);
+    T_RUN(test_pack_top_reply);
     T_RUN(test_pack_excerpt_choice);
     T_RUN(test_pack_cite);
     return T_DONE();
