@@ -325,6 +325,7 @@ static void test_random_store(int nsess, int nq, unsigned seed)
     snprintf(path, sizeof path, "%s/s%u.db", dir, seed);
     T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     T_EQ_INT(cairn_set(db, "recall.prune_msgs", "1"), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "store.keep_turns", seed % 2 ? "1" : NULL), CAIRN_OK);
     for (int s = 0; s < nsess; s++)
         T_EQ_INT(add_session(db, s, 0, 1 + (int)rnd(4), s % 7 == 0), CAIRN_OK);
     T_EQ_INT(sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
@@ -378,6 +379,66 @@ static void test_random_store(int nsess, int nq, unsigned seed)
     cairn_close(db);
 }
 
+/* The turns gather loads, counted: n sessions, their turns. */
+static void pool_size(struct cairn *db, const char *question, int *ns, int *nm)
+{
+    struct query q;
+    struct pool p;
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    o.method = CAIRN_METHOD_KEYWORD;
+    o.flags = CAIRN_RECALL_MATCHED_ONLY;
+    o.budget = 1000;
+    T_EQ_INT(query_parse(&q, question, 1700000000, 0), 0);
+    T_EQ_INT(gather(db, &q, &o, NULL, &p), CAIRN_OK);
+    *ns = p.ns;
+    *nm = p.nm;
+    pool_free(&p);
+    query_free(&q);
+}
+
+/* "store.keep_turns" (cairn web): the turns kept between recalls are
+ * read again after a write through the handle itself (its change count)
+ * or a commit by another connection (data_version), so the pool is always
+ * the one a fresh handle gathers. */
+static void test_keep_turns(void)
+{
+    char path[256];
+    struct cairn *db, *fresh;
+    sqlite3 *rw;
+    int ns, nm, ns2, nm2;
+    rng = 7;
+    snprintf(path, sizeof path, "%s/keep.db", dir);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "store.keep_turns", "1"), CAIRN_OK);
+    for (int s = 0; s < 30; s++)
+        T_EQ_INT(add_session(db, s, 0, 2 + (int)rnd(4), 0), CAIRN_OK);
+    pool_size(db, "alpha bravo", &ns, &nm);
+    T_CHECK(nm > 30);
+    /* a write through the handle */
+    T_EQ_INT(add_session(db, 3, 50, 5, 0), CAIRN_OK);
+    pool_size(db, "alpha bravo", &ns2, &nm2);
+    T_EQ_INT(cairn_open(path, CAIRN_OPEN_READONLY, &fresh), CAIRN_OK);
+    pool_size(fresh, "alpha bravo", &ns, &nm);
+    T_EQ_INT(ns2, ns);
+    T_EQ_INT(nm2, nm);
+    /* a commit by another connection: one more turn in session g3 */
+    T_EQ_INT(sqlite3_open(path, &rw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(rw, "INSERT INTO messages(session, position, role, content, hash) "
+                          "SELECT id, 999, 'user', 'zzz', 0 FROM sessions WHERE ext_id = 'g3'",
+                          NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(rw);
+    pool_size(db, "alpha bravo", &ns2, &nm2);
+    T_EQ_INT(nm2, nm + 1);
+    pool_size(fresh, "alpha bravo", &ns, &nm);
+    T_EQ_INT(nm2, nm);
+    cairn_close(fresh);
+    /* the setting back to its default: read from the store again */
+    T_EQ_INT(cairn_set(db, "store.keep_turns", NULL), CAIRN_OK);
+    pool_size(db, "alpha bravo", &ns2, &nm2);
+    T_EQ_INT(nm2, nm);
+    cairn_close(db);
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -389,6 +450,7 @@ int main(void)
     /* over GATHER_KEEP sessions with matches, and over the 2,048 from which
      * the sizes are read by a range scan */
     test_random_store(2300, 6, 99);
+    test_keep_turns();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
