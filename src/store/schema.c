@@ -138,9 +138,10 @@
  *                  of 50,000 sessions are ~50,000 runs. Recall maps FTS5's
  *                  matches (ascending row ids) to their sessions by one
  *                  ordered read of it instead of an index descent a match.
- *                  Triggers keep it on every insert and delete of a message
- *                  (a delete splits its run), so the runs always cover
- *                  exactly the stored ids; ids and session ids only
+ *                  ingest.c adds its inserts (a run of ids at a time), a
+ *                  trigger follows every delete (which splits its run), so
+ *                  the runs always cover exactly the stored ids; ids and
+ *                  session ids only
  */
 #include "internal.h"
 
@@ -440,21 +441,14 @@ static const char *const migrations[] = {
      * a run of consecutive ids (1,000,000 messages: ~1 s of CPU). The run
      * of an id is the one with the greatest first <= id; a run never holds
      * an id that is not stored, so an insert extends the run ending just
-     * before it (same session) or starts one, and a delete cuts its run in
-     * up to two. */
+     * before it (same session) or starts one (ingest.c, the one code that
+     * inserts messages, once a run of inserts: no insert trigger, see
+     * there), and a delete cuts its run in up to two (a trigger). */
     "CREATE TABLE msg_runs(first INTEGER PRIMARY KEY, last INTEGER NOT NULL,"
     "  session INTEGER NOT NULL);"
     "INSERT INTO msg_runs SELECT min(id), max(id), session FROM (SELECT id, session,"
     "  id - row_number() OVER (PARTITION BY session ORDER BY id) AS g"
     "  FROM messages INDEXED BY messages_hit) GROUP BY session, g;"
-    "CREATE TRIGGER msg_runs_ai AFTER INSERT ON messages BEGIN"
-    "  UPDATE msg_runs SET last = new.id WHERE first ="
-    "    (SELECT max(first) FROM msg_runs WHERE first < new.id)"
-    "    AND last = new.id - 1 AND session = new.session;"
-    "  INSERT INTO msg_runs SELECT new.id, new.id, new.session WHERE NOT EXISTS"
-    "    (SELECT 1 FROM msg_runs WHERE first ="
-    "      (SELECT max(first) FROM msg_runs WHERE first <= new.id) AND last >= new.id);"
-    "END;"
     "CREATE TRIGGER msg_runs_ad AFTER DELETE ON messages BEGIN"
     "  INSERT INTO msg_runs SELECT old.id + 1, last, session FROM msg_runs WHERE first ="
     "    (SELECT max(first) FROM msg_runs WHERE first <= old.id) AND last > old.id;"

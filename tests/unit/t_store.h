@@ -51,7 +51,7 @@
     "DROP TABLE message_events;"
 /* What version 16 added (message id runs, branch fast23). */
 #define MSG_RUNS_V16_DROP \
-    "DROP TRIGGER msg_runs_ai; DROP TRIGGER msg_runs_ad; DROP TABLE msg_runs;"
+    "DROP TRIGGER msg_runs_ad; DROP TABLE msg_runs;"
 /* Everything after version 8: a version-8 store has none of it. */
 #define AFTER_V8_DROP MSG_RUNS_V16_DROP MESSAGE_EVENTS_V15_DROP STORE_TOTALS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
