@@ -15,6 +15,10 @@
 #include "cli.h"
 #include "web/web.h"
 
+/* The server's page cache, MB: the indexes recall reads on a million
+ * messages (docs/WEB.md, "Speed"). */
+#define WEB_CACHE_MB "256"
+
 extern char **environ;
 
 /* WEB_TOKEN_LEN hex digits from the kernel's random source. */
@@ -70,6 +74,16 @@ int cmd_web(int argc, char **argv, struct cli_ctx *ctx)
     w.db_path = cli_db_path(ctx);
     if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &w.db)))
         return rc;
+    /* one handle for every request: a page cache that holds the indexes
+     * recall reads, and every turn's metadata, stay warm between them (a
+     * one-shot reader keeps 2 MB and reads the turns it needs) */
+    if (cairn_set(w.db, "store.cache_mb", WEB_CACHE_MB) ||
+        cairn_set(w.db, "store.keep_turns", "1")) {
+        cli_error("web: %s", cairn_errmsg(w.db));
+        rc = CLI_FAILED;
+        cairn_close(w.db);
+        return rc;
+    }
     pthread_mutex_init(&w.lock, NULL);
     /* The server's threads inherit this mask: the signals wait for
      * sigwait below, in this thread. */

@@ -125,6 +125,11 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *   "recall.exhaustive" "1": never prune, even with CAIRN_RECALL_FAST
  *   "recall.prune_msgs" turns over which CAIRN_RECALL_FAST prunes (10000)
  *   "recall.reply_lane" the reply lane's share of a budget, 0..0.5
+ *   "store.cache_mb"    the page cache in MB, 1..4096 (default 2 read-only,
+ *                       16 writable), set at once: for a long-lived process
+ *   "store.keep_turns"  "1": keep every turn's metadata in memory between
+ *                       recalls (read again after any commit); for a
+ *                       long-lived process (`cairn web`); ~50 bytes a turn
  * Returns CAIRN_OK, CAIRN_INVALID for an unknown key, or CAIRN_NOMEM.
  */
 CAIRN_API int cairn_set(struct cairn *db, const char *key, const char *value);

@@ -52,6 +52,7 @@ int cairn_default_path(char *out, size_t n)
 static const char *const setting_names[CAIRN__NSET] = {
     "recall.exhaustive", "recall.prune_msgs", "recall.reply_lane", "embed.model",
     "embed.model_dir", "embed.threads", "embed.max_pieces", "vec.f32", "vec.cache", "redact",
+    "store.cache_mb", "store.keep_turns",
 };
 
 int cairn_set(struct cairn *db, const char *key, const char *value)
@@ -61,6 +62,17 @@ int cairn_set(struct cairn *db, const char *key, const char *value)
     for (int i = 0; key && i < CAIRN__NSET; i++) {
         if (strcmp(key, setting_names[i]))
             continue;
+        /* the page cache is the connection's: set now (store/tx.c) */
+        if (i == CAIRN__SET_CACHE_MB) {
+            char *end;
+            long mb = value && *value ? strtol(value, &end, 10) : 0;
+            if (value && *value && (*end || mb < 1 || mb > STORE_CACHE_MB_MAX))
+                return cairn__err(db, CAIRN_INVALID, "store.cache_mb is 1 to %d, not '%s'",
+                                  STORE_CACHE_MB_MAX, value);
+            int rc = store_cache_size(db, (int)mb);
+            if (rc)
+                return rc;
+        }
         char *v = value && *value ? strdup(value) : NULL;
         if (value && *value && !v)
             return cairn__err(db, CAIRN_NOMEM, "out of memory");
@@ -247,6 +259,7 @@ void cairn_close(struct cairn *db)
     if (!db)
         return;
     store_server_close(db);
+    store_turns_free(db);
     if (db->db) {
         store_rollback(db);
         sqlite3_close_v2(db->db);

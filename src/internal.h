@@ -20,7 +20,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 16
+#define CAIRN_SCHEMA_VERSION 17
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -40,6 +40,8 @@ enum cairn__setting {
     CAIRN__SET_VEC_F32,             /* "vec.f32" */
     CAIRN__SET_VEC_CACHE,           /* "vec.cache" */
     CAIRN__SET_REDACT,              /* "redact" */
+    CAIRN__SET_CACHE_MB,            /* "store.cache_mb" */
+    CAIRN__SET_KEEP_TURNS,          /* "store.keep_turns" */
     CAIRN__NSET
 };
 
@@ -67,6 +69,8 @@ struct cairn {
     char    *set[CAIRN__NSET]; /* settings: cairn_set, NULL = default */
     struct pg_store *pg;     /* a server store (store/pg_read.c): db is then an
                                 in-memory store of the sessions it sees */
+    struct store_turns *turns; /* every turn's metadata, kept between recalls
+                                  ("store.keep_turns": store/recall_read.c) */
 };
 
 /* A setting of h (NULL: h is NULL, or the setting is at its default). */
@@ -125,6 +129,12 @@ int store_prepare(struct cairn *h, const char *sql, sqlite3_stmt **st);
  * pragmas every connection sets. */
 int store_wal(struct cairn *h, int timeout_ms);
 int store_pragmas(struct cairn *h);
+/* The connection's page cache: mb megabytes, or (0) the default, 2 MB for
+ * a read-only handle and 16 MB for a writer (setting "store.cache_mb"). */
+#define STORE_CACHE_MB_MAX 4096
+int store_cache_size(struct cairn *h, int mb);
+/* Frees what "store.keep_turns" kept (store/recall_read.c). */
+void store_turns_free(struct cairn *h);
 /* Reads the schema once and returns the SQLite result code: how
  * open_unwritable (api.c) tells a store it cannot read. */
 int store_probe(struct cairn *h);

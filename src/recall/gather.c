@@ -384,13 +384,16 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         rc = CAIRN_NOMEM;
         goto out;
     }
-    if (q->nt > 0 && (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt, on_match, &hs)))
+    /* Only pruning reads each match's length (its BM25 alone); the
+     * sessions' turns bring theirs. */
+    int may_prune = !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 &&
+                    (o->flags & CAIRN_RECALL_FAST) && !exhaustive(h);
+    if (q->nt > 0 && (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt, may_prune,
+                                              on_match, &hs)))
         goto out;
     for (int i = 0; i < hs.n; i++)
         hs.v[i].tf = hs.tf + (size_t)i * (size_t)q->nt;
-    if (hs.n && !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 &&
-        (o->flags & CAIRN_RECALL_FAST) && !exhaustive(h) &&
-        (rc = prune(h, q, p, hs.v, &hs.n)))
+    if (hs.n && may_prune && (rc = prune(h, q, p, hs.v, &hs.n)))
         goto out;
     for (int i = 0; i < hs.n; i++) {
         GROW(sess.v, sess.n, sess.cap);

@@ -41,12 +41,13 @@ struct store_totals {
 int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct store_totals *t);
 
 /* Every message in scope that matches the FTS5 expression expr (terms
- * OR'ed), with its session, its index tokens and its count of each of the
- * nt phrases of expr (cairn_tf, store/fts.c). */
+ * OR'ed), with its session, its index tokens (-1
+ * unless want_len: a lookup a match) and its count of each of the nt
+ * phrases of expr (cairn_tf, store/fts.c). */
 typedef int (*store_match_fn)(void *arg, int64_t row, int64_t sess, int ntok,
                               const uint16_t *tf);
 int store_term_matches(struct cairn *h, const struct store_scope *sc, const char *expr,
-                       size_t expr_len, int nt, store_match_fn fn, void *arg);
+                       size_t expr_len, int nt, int want_len, store_match_fn fn, void *arg);
 
 /* Summed over the sessions sess[n] (session_stats), in increasing order
  * without repeats: their messages, and their rounds (user turns; every

@@ -66,8 +66,19 @@ int store_pragmas(struct cairn *h)
     int rc = exec(h, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA secure_delete=ON;"
                      "PRAGMA temp_store=MEMORY");
     if (!rc)
-        rc = exec(h, h->readonly ? "PRAGMA cache_size=-2000" : "PRAGMA cache_size=-16000");
+        rc = store_cache_size(h, 0);
     return rc;
+}
+
+int store_cache_size(struct cairn *h, int mb)
+{
+    /* A long-lived process (`cairn web`, the MCP server) asks for more:
+     * its cache stays warm from one request to the next, for as long as
+     * no other connection writes (SQLite drops it when the file changed). */
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA cache_size=-%d",
+             mb > 0 ? mb * 1000 : h->readonly ? 2000 : 16000);
+    return exec(h, sql);
 }
 
 int store_probe(struct cairn *h)

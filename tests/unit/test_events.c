@@ -137,7 +137,7 @@ static void test_migration(void)
     add(h, "c", DEC5, "c1", "3 weeks ago we moved, and next Friday we fly");
     cairn_close(h);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    T_EQ_INT(sqlite3_exec(raw, EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP "PRAGMA user_version=14", NULL, NULL, NULL),
+    T_EQ_INT(sqlite3_exec(raw, MSG_RUNS_V17_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP "PRAGMA user_version=14", NULL, NULL, NULL),
              SQLITE_OK);
     sqlite3_close(raw);
     h = NULL;
@@ -153,7 +153,7 @@ static void test_migration(void)
      * the three above out */
     char sql[512];
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    snprintf(sql, sizeof sql, EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP "PRAGMA user_version=14;"
+    snprintf(sql, sizeof sql, MSG_RUNS_V17_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP "PRAGMA user_version=14;"
              "INSERT INTO messages(id, session, position, role, content, hash) SELECT "
              "max(id) + %d, (SELECT min(id) FROM sessions), 99, 'user', 'hello', 0 FROM messages",
              EVENTS_FILL_MAX + 1);

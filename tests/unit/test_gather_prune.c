@@ -14,6 +14,9 @@
  * (Zipf-like words so that some terms match nearly every session), then
  * changed by the write paths that move the totals: more messages, an
  * extended reply, forget. Scopes: all, one session left out, a project.
+ * The exact path (no pruning) maps the matches to their sessions through
+ * msg_runs (schema 17): its pool must hold every match with its counts,
+ * and msg_runs must cover exactly the stored messages after every write.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,7 @@
 #include "recall/recall.h"
 #include "recall/policy.h"
 #include "text/tokenize.h"
+#include "t_store.h"
 
 static char dir[] = "/tmp/cairn-gprune-XXXXXX";
 static unsigned rng = 12345;
@@ -108,9 +112,17 @@ static int cmp_sess(const void *a, const void *b)
     return x->sess < y->sess ? -1 : x->sess > y->sess;
 }
 
-/* One question in one scope: gather's pruned pool against the brute force. */
+static int cmp_bmsg(const void *a, const void *b)
+{
+    const struct bmsg *x = a, *y = b;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* One question in one scope: gather's pool against the brute force, pruned
+ * (fast: each match's length read with it) or exact (the matches mapped to
+ * their sessions through msg_runs, schema 17). */
 static void check_one(struct cairn *db, sqlite3 *raw, const char *question, const char *project,
-                      const char *exclude)
+                      const char *exclude, int fast)
 {
     struct query q;
     struct pool p;
@@ -118,7 +130,7 @@ static void check_one(struct cairn *db, sqlite3 *raw, const char *question, cons
     o.project = project;
     o.exclude_session = exclude;
     o.method = CAIRN_METHOD_KEYWORD;
-    o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST;
+    o.flags = CAIRN_RECALL_MATCHED_ONLY | (fast ? CAIRN_RECALL_FAST : 0);
     o.budget = 1000;
     T_EQ_INT(query_parse(&q, question, 1700000000, 0), 0);
     T_EQ_INT(gather(db, &q, &o, NULL, &p), CAIRN_OK);
@@ -198,7 +210,7 @@ static void check_one(struct cairn *db, sqlite3 *raw, const char *question, cons
     qsort(s, (size_t)ns, sizeof *s, cmp_best);
     for (int j = 0; j < ns && j < GATHER_KEEP; j++)
         s[j].keep = 1;
-    int want_pruned = ns > 0 && hit_n > 1;       /* recall.prune_msgs below */
+    int want_pruned = fast && ns > 0 && hit_n > 1;       /* recall.prune_msgs below */
     T_EQ_INT(p.pruned, want_pruned);
     if (want_pruned) {
         T_EQ_INT(p.hit_msgs, hit_n);
@@ -226,6 +238,34 @@ static void check_one(struct cairn *db, sqlite3 *raw, const char *question, cons
     }
     for (int t = 0; t < q.nt; t++)
         T_EQ_INT(p.pruned_df[t], want_pruned ? left[t] : 0);
+    /* every turn loaded carries its counts (none when it matched nothing),
+     * every message in scope with a match is loaded unless pruned */
+    int loaded = 0, bad = 0;
+    for (int i = 0; i < p.nm; i++) {
+        struct bmsg key = { .row = p.m[i].row };
+        struct bmsg *f = bsearch(&key, m, (size_t)nm, sizeof *m, cmp_bmsg);
+        int any = 0;
+        for (int t = 0; f && t < q.nt; t++)
+            any |= f->tf[t] > 0;
+        if (!f || any != (p.m[i].tf != NULL)) {
+            bad++;
+            continue;
+        }
+        loaded += any;
+        for (int t = 0; any && t < q.nt; t++)
+            bad += p.m[i].tf[t] != f->tf[t];
+    }
+    T_EQ_INT(bad, 0);
+    if (!want_pruned) {
+        int with = 0;
+        for (int i = 0; i < nm; i++) {
+            int any = 0;
+            for (int t = 0; t < q.nt; t++)
+                any |= m[i].tf[t] > 0;
+            with += any;
+        }
+        T_EQ_INT(loaded, with);
+    }
     free(s);
     free(m);
     pool_free(&p);
@@ -244,10 +284,34 @@ static void check_all(struct cairn *db, sqlite3 *raw, int nq, int nsess)
             snprintf(question, sizeof question, "%s %s %s", zipf_word(), words[rnd(NWORDS)],
                      k % 2 ? zipf_word() : "");
         snprintf(ex, sizeof ex, "g%u", rnd((unsigned)nsess));
-        check_one(db, raw, question, NULL, NULL);
-        check_one(db, raw, question, NULL, ex);
-        check_one(db, raw, question, k % 2 ? "/p/one" : "", NULL);
+        for (int fast = 0; fast < 2; fast++) {
+            check_one(db, raw, question, NULL, NULL, fast);
+            check_one(db, raw, question, NULL, ex, fast);
+            check_one(db, raw, question, k % 2 ? "/p/one" : "", NULL, fast);
+        }
     }
+}
+
+/* msg_runs (schema 17) covers exactly the stored messages: each message in
+ * one run, of its session, no run holds an id that is not stored, and
+ * consecutive ids of one session share a run (what keeps it small). */
+static void check_runs(sqlite3 *raw)
+{
+    sqlite3_stmt *st;
+    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT (SELECT count(*) FROM messages m WHERE (SELECT "
+                                "count(*) FROM msg_runs r WHERE m.id BETWEEN r.first AND r.last "
+                                "AND r.session = m.session) <> 1), (SELECT coalesce(sum(last - "
+                                "first + 1), 0) FROM msg_runs) - (SELECT count(*) FROM messages), "
+                                "(SELECT count(*) FROM msg_runs WHERE last < first), "
+                                "(SELECT count(*) FROM msg_runs a JOIN msg_runs b ON b.first = "
+                                "a.last + 1 AND b.session = a.session)",
+                                -1, &st, NULL), SQLITE_OK);
+    T_EQ_INT(sqlite3_step(st), SQLITE_ROW);
+    T_EQ_INT(sqlite3_column_int(st, 0), 0);
+    T_EQ_INT(sqlite3_column_int(st, 1), 0);
+    T_EQ_INT(sqlite3_column_int(st, 2), 0);
+    T_EQ_INT(sqlite3_column_int(st, 3), 0);       /* one run, not two, if consecutive */
+    sqlite3_finalize(st);
 }
 
 /* A store of nsess sessions, checked; then changed by each write path
@@ -261,9 +325,11 @@ static void test_random_store(int nsess, int nq, unsigned seed)
     snprintf(path, sizeof path, "%s/s%u.db", dir, seed);
     T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     T_EQ_INT(cairn_set(db, "recall.prune_msgs", "1"), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "store.keep_turns", seed % 2 ? "1" : NULL), CAIRN_OK);
     for (int s = 0; s < nsess; s++)
         T_EQ_INT(add_session(db, s, 0, 1 + (int)rnd(4), s % 7 == 0), CAIRN_OK);
     T_EQ_INT(sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    check_runs(raw);
     check_all(db, raw, nq, nsess);
     /* more messages in some sessions, an extended reply, forgets */
     for (int k = 0; k < nsess / 10; k++)
@@ -281,8 +347,90 @@ static void test_random_store(int nsess, int nq, unsigned seed)
         int rc = cairn_forget(db, id);
         T_CHECK(rc == CAIRN_OK || rc == CAIRN_SCRUB_PENDING || rc == CAIRN_NOTFOUND);
     }
+    check_runs(raw);
     check_all(db, raw, nq, nsess);
+    /* no write path deletes one message of a session, but the trigger cuts
+     * a run wherever one goes (a first, a middle and a last id): checked
+     * in a transaction rolled back */
+    sqlite3 *rw;
+    T_EQ_INT(sqlite3_open(path, &rw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(rw, "BEGIN; DELETE FROM messages WHERE id IN (SELECT first FROM msg_runs "
+                          "WHERE last > first + 2 LIMIT 3); DELETE FROM messages WHERE id IN "
+                          "(SELECT first + 1 FROM msg_runs WHERE last > first + 2 LIMIT 3); "
+                          "DELETE FROM messages WHERE id IN (SELECT last FROM msg_runs WHERE "
+                          "last > first + 1 LIMIT 3)", NULL, NULL, NULL), SQLITE_OK);
+    check_runs(rw);
+    T_EQ_INT(sqlite3_exec(rw, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    /* a version-16 store: the migration fills msg_runs from the messages */
+    cairn_close(db);
+    T_EQ_INT(sqlite3_exec(rw, MSG_RUNS_V17_DROP "PRAGMA user_version=16", NULL, NULL, NULL),
+             SQLITE_OK);
+    sqlite3_close(rw);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "recall.prune_msgs", "1"), CAIRN_OK);
+    check_runs(raw);
+    check_all(db, raw, 2, nsess);
     sqlite3_close(raw);
+    cairn_close(db);
+}
+
+/* The turns gather loads, counted: n sessions, their turns. */
+static void pool_size(struct cairn *db, const char *question, int *ns, int *nm)
+{
+    struct query q;
+    struct pool p;
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    o.method = CAIRN_METHOD_KEYWORD;
+    o.flags = CAIRN_RECALL_MATCHED_ONLY;
+    o.budget = 1000;
+    T_EQ_INT(query_parse(&q, question, 1700000000, 0), 0);
+    T_EQ_INT(gather(db, &q, &o, NULL, &p), CAIRN_OK);
+    *ns = p.ns;
+    *nm = p.nm;
+    pool_free(&p);
+    query_free(&q);
+}
+
+/* "store.keep_turns" (cairn web): the turns kept between recalls are
+ * read again after a write through the handle itself (its change count)
+ * or a commit by another connection (data_version), so the pool is always
+ * the one a fresh handle gathers. */
+static void test_keep_turns(void)
+{
+    char path[256];
+    struct cairn *db, *fresh;
+    sqlite3 *rw;
+    int ns, nm, ns2, nm2;
+    rng = 7;
+    snprintf(path, sizeof path, "%s/keep.db", dir);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "store.keep_turns", "1"), CAIRN_OK);
+    for (int s = 0; s < 30; s++)
+        T_EQ_INT(add_session(db, s, 0, 2 + (int)rnd(4), 0), CAIRN_OK);
+    pool_size(db, "alpha bravo", &ns, &nm);
+    T_CHECK(nm > 30);
+    /* a write through the handle */
+    T_EQ_INT(add_session(db, 3, 50, 5, 0), CAIRN_OK);
+    pool_size(db, "alpha bravo", &ns2, &nm2);
+    T_EQ_INT(cairn_open(path, CAIRN_OPEN_READONLY, &fresh), CAIRN_OK);
+    pool_size(fresh, "alpha bravo", &ns, &nm);
+    T_EQ_INT(ns2, ns);
+    T_EQ_INT(nm2, nm);
+    /* a commit by another connection: one more turn in session g3 */
+    T_EQ_INT(sqlite3_open(path, &rw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(rw, "INSERT INTO messages(session, position, role, content, hash) "
+                          "SELECT id, 999, 'user', 'zzz', 0 FROM sessions WHERE ext_id = 'g3'",
+                          NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(rw);
+    pool_size(db, "alpha bravo", &ns2, &nm2);
+    T_EQ_INT(nm2, nm + 1);
+    pool_size(fresh, "alpha bravo", &ns, &nm);
+    T_EQ_INT(nm2, nm);
+    cairn_close(fresh);
+    /* the setting back to its default: read from the store again */
+    T_EQ_INT(cairn_set(db, "store.keep_turns", NULL), CAIRN_OK);
+    pool_size(db, "alpha bravo", &ns2, &nm2);
+    T_EQ_INT(nm2, nm);
     cairn_close(db);
 }
 
@@ -297,6 +445,7 @@ int main(void)
     /* over GATHER_KEEP sessions with matches, and over the 2,048 from which
      * the sizes are read by a range scan */
     test_random_store(2300, 6, 99);
+    test_keep_turns();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

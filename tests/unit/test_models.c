@@ -128,12 +128,19 @@ static void test_set(void)
     static const char *const keys[] = {
         "redact", "embed.model", "embed.model_dir", "embed.threads", "embed.max_pieces",
         "vec.f32", "vec.cache", "recall.exhaustive", "recall.prune_msgs", "recall.reply_lane",
+        "store.cache_mb", "store.keep_turns",
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         T_EQ_INT(cairn_set(db, keys[i], "1"), CAIRN_OK);
         T_EQ_INT(cairn_set(db, keys[i], NULL), CAIRN_OK);
         T_EQ_INT(cairn_set(db, keys[i], ""), CAIRN_OK);
     }
+    /* the page cache: 1 MB to STORE_CACHE_MB_MAX, a number */
+    T_EQ_INT(cairn_set(db, "store.cache_mb", "0"), CAIRN_INVALID);
+    T_EQ_INT(cairn_set(db, "store.cache_mb", "64x"), CAIRN_INVALID);
+    T_EQ_INT(cairn_set(db, "store.cache_mb", "4097"), CAIRN_INVALID);
+    T_CHECK(strstr(cairn_errmsg(db), "store.cache_mb is 1 to 4096") != NULL);
+    T_EQ_INT(cairn_set(db, "store.cache_mb", "4096"), CAIRN_OK);
     T_EQ_INT(cairn_set(db, "CAIRN_REDACT", "0"), CAIRN_INVALID);
     T_CHECK(strstr(cairn_errmsg(db), "unknown setting 'CAIRN_REDACT'") != NULL);
     T_EQ_INT(cairn_set(db, NULL, "0"), CAIRN_INVALID);
