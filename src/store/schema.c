@@ -131,6 +131,13 @@
  *                  when it is deleted or its text rewritten; the migration
  *                  fills them for the messages already stored (one scan of
  *                  at most 64 KB a message, in the migration's transaction)
+ * Version 16 (branch vault19c; store/vault.c, docs/VAULTS.md):
+ *   vault_vectors  one int8 vector a note section (model, dim, the hash of
+ *                  the text it was made from), written by `vault add` and
+ *                  `vault reindex` when a model is installed, for recall's
+ *                  dense match of notes; triggers drop a section's vector
+ *                  when the section is deleted or its text, heading or
+ *                  page title rewritten (a re-index, vault rm, redact)
  */
 #include "internal.h"
 
@@ -423,6 +430,27 @@ static const char *const migrations[] = {
     "END;"
     "CREATE TRIGGER message_events_au AFTER UPDATE OF content ON messages BEGIN"
     "  DELETE FROM message_events WHERE msg = old.id;"
+    "END;",
+    /* 15 -> 16 (branch vault19c): dense vectors of note sections
+     * (store/vault.c, docs/VAULTS.md). A section deleted or rewritten (a
+     * re-index, vault rm, redact) takes its vector with it: the vector was
+     * made from the old text. */
+    "CREATE TABLE vault_vectors("
+    "  section INTEGER PRIMARY KEY,"
+    "  model TEXT NOT NULL,"
+    "  dim INTEGER NOT NULL,"
+    "  text_hash INTEGER NOT NULL,"
+    "  vec BLOB NOT NULL);"
+    "CREATE TRIGGER vault_vectors_ad AFTER DELETE ON vault_sections BEGIN"
+    "  DELETE FROM vault_vectors WHERE section = old.id;"
+    "END;"
+    "CREATE TRIGGER vault_vectors_au AFTER UPDATE OF text, heading ON vault_sections BEGIN"
+    "  DELETE FROM vault_vectors WHERE section = old.id;"
+    "END;"
+    /* the page's title is in each of its sections' embedded text */
+    "CREATE TRIGGER vault_vectors_title AFTER UPDATE OF title ON vault_docs BEGIN"
+    "  DELETE FROM vault_vectors WHERE section IN"
+    "  (SELECT id FROM vault_sections WHERE doc = old.id);"
     "END;",
 };
 

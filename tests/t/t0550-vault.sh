@@ -168,7 +168,7 @@ done
 
 # a store of schema v12 (before vaults) takes a vault after the upgrade
 cp "$CAIRN_DB" "$TMP/v12.db"
-python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript("DROP TRIGGER message_events_au; DROP TRIGGER message_events_ad; DROP TABLE message_events; DROP TRIGGER store_totals_ai; DROP TRIGGER store_totals_au; DROP TRIGGER store_totals_ad; DROP TABLE store_totals; PRAGMA writable_schema=ON; DELETE FROM sqlite_master WHERE name = '"'"'vault_fts'"'"'; PRAGMA writable_schema=OFF; DROP TABLE vault_fts_data; DROP TABLE vault_fts_idx; DROP TABLE vault_fts_docsize; DROP TABLE vault_fts_config; DROP TABLE vault_sections; DROP TABLE vault_docs; DROP TABLE vaults; PRAGMA user_version=12;"); c.close()' "$TMP/v12.db"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript("DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au; DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors; DROP TRIGGER message_events_au; DROP TRIGGER message_events_ad; DROP TABLE message_events; DROP TRIGGER store_totals_ai; DROP TRIGGER store_totals_au; DROP TRIGGER store_totals_ad; DROP TABLE store_totals; PRAGMA writable_schema=ON; DELETE FROM sqlite_master WHERE name = '"'"'vault_fts'"'"'; PRAGMA writable_schema=OFF; DROP TABLE vault_fts_data; DROP TABLE vault_fts_idx; DROP TABLE vault_fts_docsize; DROP TABLE vault_fts_config; DROP TABLE vault_sections; DROP TABLE vault_docs; DROP TABLE vaults; PRAGMA user_version=12;"); c.close()' "$TMP/v12.db"
 eq "a v12 store has no vault table" "$(sqlite3 "$TMP/v12.db" "SELECT count(*) FROM sqlite_master WHERE name LIKE 'vault%'")" 0
 out=$(CAIRN_DB="$TMP/v12.db" "$CAIRN" vault add "$V" --name again 2>/dev/null); rc=$?
 eq "v12 store: vault add works after the upgrade" "$rc" 0

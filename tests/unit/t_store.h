@@ -49,8 +49,12 @@
 #define MESSAGE_EVENTS_V15_DROP \
     "DROP TRIGGER message_events_au; DROP TRIGGER message_events_ad;" \
     "DROP TABLE message_events;"
+/* What version 16 added (note sections' vectors, branch vault19c). */
+#define VAULT_VECTORS_V16_DROP \
+    "DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au;" \
+    "DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors;"
 /* Everything after version 8: a version-8 store has none of it. */
-#define AFTER_V8_DROP MESSAGE_EVENTS_V15_DROP STORE_TOTALS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
+#define AFTER_V8_DROP VAULT_VECTORS_V16_DROP MESSAGE_EVENTS_V15_DROP STORE_TOTALS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
 /* What versions 8 and later added (the memory tables, then the above):
  * a version-7 store has none of it. */
