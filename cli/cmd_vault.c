@@ -20,6 +20,8 @@ static void report(const char *what, const char *name, const struct cairn_vault_
            (long long)r->removed, (long long)r->sections, cli_s(r->sections));
     if (r->excluded)
         printf(", %lld excluded", (long long)r->excluded);
+    if (r->vectors)
+        printf(", %lld embedded", (long long)r->vectors);
     printf("\n");
     if (r->binary || r->too_big || r->unreadable)
         cli_error("note: %lld binary, %lld over 4 MB and %lld unreadable file%s not indexed:",

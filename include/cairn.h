@@ -1093,6 +1093,7 @@ struct cairn_vault_report {
     int64_t sections;         /* sections written */
     char    skipped[1024];
     char    name[72];         /* the vault's name (cairn_vault_add: the one it got) */
+    int64_t vectors;          /* sections given a vector (a model installed) */
 };
 #define CAIRN_VAULT_MAX_FILE   (4 << 20)   /* bytes */
 #define CAIRN_VAULT_MAX_FILES  100000      /* files a vault may hold */

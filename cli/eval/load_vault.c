@@ -12,6 +12,10 @@
  * header "[note PATH:LINE ...]" names its file). A query with fire false
  * must not fire.
  *
+ * --store FILE keeps the store in FILE (its vault "eval" re-indexed on the
+ * next run: unchanged files keep their sections and vectors), instead of
+ * one in memory.
+ *
  * Two methods, each budget:
  *   cairn       the prompt hook's own decision (inject_prompt: its skip
  *               rules, the budget less the fence, the gate);
@@ -194,7 +198,7 @@ static void json_field(struct buf *b, const char *k, const char *v)
 
 int eval_vault(int argc, char **argv)
 {
-    const char *budgets = "1000", *out = NULL, *dir = NULL, *qfile = NULL;
+    const char *budgets = "1000", *out = NULL, *dir = NULL, *qfile = NULL, *store = NULL;
     static const char *const methods[] = { "cairn", "files-bm25" };
     int budget[EVAL_MAX_BUDGETS], nb = 0, dev = 0, rc = 2;
     struct cairn *db = NULL;
@@ -205,13 +209,14 @@ int eval_vault(int argc, char **argv)
     memset(st, 0, sizeof st);
     for (int i = 1; i < argc;) {
         if (cli_opt(argc, argv, &i, "--budgets", &budgets) ||
-            cli_opt(argc, argv, &i, "--out", &out))
+            cli_opt(argc, argv, &i, "--out", &out) ||
+            cli_opt(argc, argv, &i, "--store", &store))
             continue;
         if (!strcmp(argv[i], "--dev")) {
             dev = 1;
         } else if (argv[i][0] == '-' || (dir && qfile)) {
             cli_error("usage: cairn eval vault VAULT_DIR QUERIES.jsonl [--budgets 1000] "
-                      "[--out RUN.jsonl] [--dev]");
+                      "[--out RUN.jsonl] [--store FILE] [--dev]");
             return 2;
         } else if (!dir) {
             dir = argv[i];
@@ -232,19 +237,22 @@ int eval_vault(int argc, char **argv)
     }
     if (!dir || !qfile || !nb) {
         cli_error("usage: cairn eval vault VAULT_DIR QUERIES.jsonl [--budgets 1000,...(>= 100)] "
-                  "[--out RUN.jsonl] [--dev]");
+                  "[--out RUN.jsonl] [--store FILE] [--dev]");
         return 2;
     }
     rc = 1;
     if (read_queries(qfile, &qs, &nq))
         goto out;
-    if (cli_db_open(":memory:", 0, &db)) {
+    if (cli_db_open(store ? store : ":memory:", 0, &db)) {
         cli_error("eval vault: cannot open a store: %s", cairn_errmsg(db));
         goto out;
     }
     struct cairn_vault_report rep;
     double t0 = os_now_ms();
-    if (cairn_vault_add(db, dir, "eval", NULL, &rep)) {
+    /* --store: a store kept between runs, where the vault "eval" is
+     * re-indexed (its unchanged files and their vectors kept) */
+    int again = store && cairn_vault_reindex(db, "eval", &rep) == CAIRN_OK;
+    if (!again && cairn_vault_add(db, dir, "eval", NULL, &rep)) {
         cli_error("eval vault: %s: %s", dir, cairn_errmsg(db));
         goto out;
     }
@@ -304,9 +312,10 @@ int eval_vault(int argc, char **argv)
     printf("Ranking policy %s. Data: %s\n\n", cairn_policy_hash(), dev ?
            "a **development set** (the ranking and the gate were tuned on it)." :
            "not marked as a development set (`--dev`).");
-    printf("%s: %lld notes indexed (%lld sections) in %.0f ms; %lld binary, %lld over 4 MB, "
-           "%lld excluded. %zu queries: %zu graded, %zu that must not fire.\n\n", dir,
-           (long long)rep.added, (long long)rep.sections, index_ms, (long long)rep.binary,
+    printf("%s: %lld notes indexed (%lld sections, %lld embedded%s) in %.0f ms; %lld binary, "
+           "%lld over 4 MB, %lld excluded. %zu queries: %zu graded, %zu that must not fire.\n\n",
+           dir, (long long)rep.added, (long long)rep.sections, (long long)rep.vectors,
+           again ? "; the store's vault re-indexed" : "", index_ms, (long long)rep.binary,
            (long long)rep.too_big, (long long)rep.excluded, nq, st[0][0].graded,
            st[0][0].negatives);
     printf("| method | budget | precision of fires | false fires | fires on graded | right page "

@@ -34,10 +34,13 @@
 #include "store/vault.h"
 #include "text/tokcount.h"
 #include "text/tokenize.h"
+#include "util/buf.h"
 #include "util/fence.h"
 
 /* "note:" + a vault name + "/" + a path + ":" + a line */
 #define PATH_MAX_NOTE 4300
+/* a page name's tokens (a name is at most MD_MAX_VALUE bytes) */
+#define NOTE_NAME_MAX 1024
 
 void note_pool_free(struct note_pool *np)
 {
@@ -204,6 +207,8 @@ static int by_rank(const void *a, const void *b)
         return y->pass - x->pass;
     if (x->named != y->named)
         return y->named - x->named;
+    if (x->fused != y->fused)          /* 0 without vectors */
+        return x->fused < y->fused ? 1 : -1;
     if (x->held != y->held)
         return x->held < y->held ? 1 : -1;
     if (x->card != y->card)
@@ -263,7 +268,294 @@ static int rank_files(struct cairn *h, const struct query *q, struct note_pool *
     return CAIRN_OK;
 }
 
-int notes_rank(struct cairn *h, const struct query *q, int files, struct note_pool *np)
+int notes_want_dense(struct cairn *h, int *want)
+{
+    return store_vault_vec_any(h, want);
+}
+
+/* Every section's cosine with the question, by section id, and the best
+ * NOTE_DENSE_TOPK of them. */
+struct dense_sec {
+    int64_t sec, doc;
+    int     ntok;
+    double  cos;
+};
+struct dense_scan {
+    const struct notes_dense *nd;
+    double qnorm;
+    struct dense_sec *all;
+    size_t n, cap;
+};
+
+static int on_vec(void *arg, int64_t sec, int64_t doc, int ntok, const void *v8)
+{
+    struct dense_scan *ds = arg;
+    const int8_t *v = v8;
+    double dot = 0, nn = 0;
+    for (int i = 0; i < ds->nd->dim; i++) {
+        dot += (double)ds->nd->qv[i] * v[i];
+        nn += (double)v[i] * v[i];
+    }
+    if (ds->n == ds->cap) {
+        size_t nc = ds->cap ? ds->cap * 2 : 256;
+        struct dense_sec *na = realloc(ds->all, nc * sizeof *na);
+        if (!na)
+            return CAIRN_NOMEM;
+        ds->all = na;
+        ds->cap = nc;
+    }
+    /* int8 with one scale: the scale cancels in the cosine */
+    ds->all[ds->n++] = (struct dense_sec){ sec, doc, ntok,
+                                           nn > 0 && ds->qnorm > 0 ? dot / (sqrt(nn) * ds->qnorm)
+                                                                   : 0 };
+    return 0;
+}
+
+static int by_cos(const void *a, const void *b)
+{
+    const struct dense_sec *x = a, *y = b;
+    if (x->cos != y->cos)
+        return x->cos < y->cos ? 1 : -1;
+    return x->sec < y->sec ? -1 : x->sec > y->sec;
+}
+
+/* The sections' cosines into np: each matched section gets its own, and
+ * the best NOTE_DENSE_TOPK join the pool when no word of the question
+ * found them (a paraphrase: "come back on its own after a crash" for a
+ * page on restart policies). */
+static int dense_notes(struct cairn *h, const struct notes_dense *nd, struct note_pool *np)
+{
+    struct dense_scan ds = { nd, 0, NULL, 0, 0 };
+    int rc;
+    for (int i = 0; i < nd->dim; i++)
+        ds.qnorm += (double)nd->qv[i] * nd->qv[i];
+    ds.qnorm = sqrt(ds.qnorm);
+    if ((rc = store_vault_vectors(h, nd->model, nd->dim, on_vec, &ds))) {
+        free(ds.all);
+        return rc == CAIRN_NOMEM ? cairn__err(h, rc, "out of memory") : rc;
+    }
+    if (!ds.n)
+        return CAIRN_OK;
+    qsort(ds.all, ds.n, sizeof *ds.all, by_cos);
+    for (int i = 0; i < np->n; i++) {
+        for (size_t k = 0; k < ds.n; k++)
+            if (ds.all[k].sec == np->v[i].sec) {
+                np->v[i].has_cos = 1;
+                np->v[i].cos = ds.all[k].cos;
+                break;
+            }
+    }
+    int base = np->n;
+    for (size_t k = 0; k < ds.n && k < NOTE_DENSE_TOPK; k++) {
+        int found = 0;
+        for (int i = 0; i < base && !found; i++)
+            found = np->v[i].sec == ds.all[k].sec;
+        if (found)
+            continue;
+        struct rnote *x = push(np, ds.all[k].sec, ds.all[k].doc, ds.all[k].ntok);
+        if (!x) {
+            free(ds.all);
+            return cairn__err(h, CAIRN_NOMEM, "out of memory");
+        }
+        x->has_cos = 1;
+        x->cos = ds.all[k].cos;
+    }
+    free(ds.all);
+    return CAIRN_OK;
+}
+
+/* ---- the link lift (NOTE_LINK_LIFT) ---- */
+
+/* The pages linked from the best ones or linking to them. */
+struct links {
+    int64_t top[NOTE_LINK_TOP];
+    int     ntop;
+    char  **toplinks;             /* the top pages' links, as names, sorted */
+    size_t  ntl, captl;
+    char  **topnames;             /* the top pages' names, sorted */
+    size_t  ntn, captn;
+    int64_t *near;                /* the pages lifted */
+    size_t  nn, capn;
+    int     nomem;
+};
+
+static int is_top(const struct links *l, int64_t doc)
+{
+    for (int i = 0; i < l->ntop; i++)
+        if (l->top[i] == doc)
+            return 1;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_str(struct links *l, char ***v, size_t *n, size_t *cap, const char *s, size_t len)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 32;
+        char **nv = nc <= 4096 ? realloc(*v, nc * sizeof *nv) : NULL;
+        if (!nv) {
+            l->nomem |= nc <= 4096;
+            return;
+        }
+        *v = nv;
+        *cap = nc;
+    }
+    char *c = strndup(s, len);
+    if (!c) {
+        l->nomem = 1;
+        return;
+    }
+    (*v)[(*n)++] = c;
+}
+
+static int has_str(char **v, size_t n, const char *s, size_t len)
+{
+    char key[NOTE_NAME_MAX];
+    if (!n || len >= sizeof key)
+        return 0;
+    memcpy(key, s, len);
+    key[len] = 0;
+    const char *k = key;
+    return bsearch(&k, v, n, sizeof *v, cmp_str) != NULL;
+}
+
+static void add_near(struct links *l, int64_t doc)
+{
+    for (size_t i = 0; i < l->nn; i++)
+        if (l->near[i] == doc)
+            return;
+    if (l->nn == l->capn) {
+        size_t nc = l->capn ? l->capn * 2 : 32;
+        int64_t *nv = realloc(l->near, nc * sizeof *nv);
+        if (!nv) {
+            l->nomem = 1;
+            return;
+        }
+        l->near = nv;
+        l->capn = nc;
+    }
+    l->near[l->nn++] = doc;
+}
+
+/* What to do with each name of a list (a name a line). */
+enum { LINE_TO_TOPLINKS, LINE_TO_TOPNAMES, LINE_IN_TOPLINKS, LINE_IN_TOPNAMES };
+
+static void each_line(struct links *l, const char *s, int what, int64_t doc)
+{
+    for (const char *a = s ? s : "", *nl; *a; a += (nl ? (size_t)(nl - a) + 1 : strlen(a))) {
+        nl = strchr(a, '\n');
+        size_t n = nl ? (size_t)(nl - a) : strlen(a);
+        if (what == LINE_TO_TOPLINKS)
+            add_str(l, &l->toplinks, &l->ntl, &l->captl, a, n);
+        else if (what == LINE_TO_TOPNAMES)
+            add_str(l, &l->topnames, &l->ntn, &l->captn, a, n);
+        else if (has_str(what == LINE_IN_TOPLINKS ? l->toplinks : l->topnames,
+                         what == LINE_IN_TOPLINKS ? l->ntl : l->ntn, a, n))
+            add_near(l, doc);
+    }
+}
+
+/* A page's links as names (text_name_tokens, as vault_docs.names), then
+ * each_line. */
+static void each_link(struct links *l, const char *links, int what, int64_t doc)
+{
+    struct buf b = BUF_INIT;
+    for (const char *a = links ? links : "", *nl; *a; a += (nl ? (size_t)(nl - a) + 1 : strlen(a))) {
+        nl = strchr(a, '\n');
+        text_name_tokens(a, nl ? (size_t)(nl - a) : strlen(a), &b);
+    }
+    buf_addc(&b, 0);
+    l->nomem |= b.err;
+    if (!b.err)
+        each_line(l, b.p, what, doc);
+    buf_release(&b);
+}
+
+/* Pass 1: the top pages' links. */
+static int on_top_links(void *arg, int64_t doc, const char *links)
+{
+    struct links *l = arg;
+    if (is_top(l, doc))
+        each_link(l, links, LINE_TO_TOPLINKS, doc);
+    return 0;
+}
+
+/* Pass 2: the top pages' names, and the pages they link to. */
+static int on_top_names(void *arg, int64_t doc, const char *names)
+{
+    struct links *l = arg;
+    each_line(l, names, is_top(l, doc) ? LINE_TO_TOPNAMES : LINE_IN_TOPLINKS, doc);
+    return 0;
+}
+
+/* Pass 3: the pages that link to a top page. */
+static int on_back_links(void *arg, int64_t doc, const char *links)
+{
+    struct links *l = arg;
+    if (!is_top(l, doc))
+        each_link(l, links, LINE_IN_TOPNAMES, doc);
+    return 0;
+}
+
+/* The sections of pages linked from the NOTE_LINK_TOP best pages (or
+ * linking to them) weigh 1 + NOTE_LINK_LIFT times what they hold: a page
+ * of a topic links its neighbours (docker's `image prune` page links
+ * `system prune`). Order and showing only: the gate is decided before. */
+int notes_link_lift(struct cairn *h, struct note_pool *np, double lw)
+{
+    double total = np->total;
+    struct links l;
+    int rc = CAIRN_OK;
+    memset(&l, 0, sizeof l);
+    for (int i = 0; i < np->n && l.ntop < NOTE_LINK_TOP && np->v[i].pass; i++)
+        if (!is_top(&l, np->v[i].doc))
+            l.top[l.ntop++] = np->v[i].doc;
+    if (!l.ntop || total <= 0)
+        return CAIRN_OK;
+    if ((rc = store_vault_links(h, on_top_links, &l)))
+        goto out;
+    qsort(l.toplinks, l.ntl, sizeof *l.toplinks, cmp_str);
+    if ((rc = store_vault_names(h, on_top_names, &l)))
+        goto out;
+    qsort(l.topnames, l.ntn, sizeof *l.topnames, cmp_str);
+    if ((rc = store_vault_links(h, on_back_links, &l)))
+        goto out;
+    if (l.nomem) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < np->n; i++) {
+        struct rnote *x = &np->v[i];
+        int near = 0;
+        for (size_t k = 0; k < l.nn && !near; k++)
+            near = l.near[k] == x->doc;
+        if (!near)
+            continue;
+        double lift = lw * x->held;
+        x->held += lift;
+        if (np->dense)
+            x->fused += lift / total;
+        x->pass |= x->held / total > NOTE_FLOOR;
+        x->linked = 1;
+    }
+    qsort(np->v, (size_t)np->n, sizeof *np->v, by_rank);
+out:
+    for (size_t i = 0; i < l.ntl; i++)
+        free(l.toplinks[i]);
+    for (size_t i = 0; i < l.ntn; i++)
+        free(l.topnames[i]);
+    free(l.toplinks);
+    free(l.topnames);
+    free(l.near);
+    return rc;
+}
+
+int notes_rank(struct cairn *h, const struct query *q, int files, const struct notes_dense *nd,
+               struct note_pool *np)
 {
     struct buf expr = BUF_INIT;
     struct names *nm = NULL;
@@ -290,6 +582,8 @@ int notes_rank(struct cairn *h, const struct query *q, int files, struct note_po
         rc = rank_files(h, q, np);
         goto out;
     }
+    if (nd && (rc = dense_notes(h, nd, np)))
+        goto out;
     for (int i = 0; i < np->n; i++)
         for (int t = 0; t < q->nt; t++)
             df[t] += np->v[i].tf[t] > 0;
@@ -382,9 +676,24 @@ int notes_rank(struct cairn *h, const struct query *q, int files, struct note_po
         double share = total > 0 ? x->held / total : 0, weight = x->held / unit;
         x->pass = x->named || share > NOTE_FLOOR;
         x->gate |= share >= NOTE_GATE_SHARE && weight >= NOTE_GATE_WEIGHT;
+        if (!nd || !x->has_cos)
+            continue;
+        /* with vectors: a section close in meaning passes, and the order
+         * is what it holds of the question and its cosine together */
+        x->fused = share + NOTE_W_DENSE * x->cos;
+        x->pass |= x->cos >= NOTE_DENSE_FLOOR;
+        /* a cosine alone does not open the gate (dev set: the must-not-fire
+         * prompts reach 0.75, above every right page), but it vouches for
+         * a section that holds the question's share on fewer rare words */
+        x->gate |= nd->gate_cosine > 0 && x->cos >= nd->gate_cosine - NOTE_GATE_COS_BELOW &&
+                   share >= NOTE_GATE_SHARE && weight >= NOTE_GATE_WEIGHT_COS;
     }
+    np->dense = nd != NULL;
     if (np->n)
         qsort(np->v, (size_t)np->n, sizeof *np->v, by_rank);
+    np->total = total;
+    if (NOTE_LINK_LIFT > 0 && (rc = notes_link_lift(h, np, NOTE_LINK_LIFT)))
+        goto out;
     for (int i = 0; i < np->n; i++)
         np->v[i].rank = i;
 out:

@@ -310,6 +310,28 @@ struct policy_const {
 #define NOTE_GATE_SHARE  0.5
 #define NOTE_GATE_WEIGHT 1.5
 
+/* With the sections' vectors (a model installed when the vault was
+ * indexed, and recall with vectors; notes.c): the best NOTE_DENSE_TOPK
+ * sections by cosine join the candidates, a section whose cosine is at
+ * least NOTE_DENSE_FLOOR is shown, and the order is its share of the
+ * question's weight plus NOTE_W_DENSE times its cosine. A cosine alone
+ * opens no gate; a section holding NOTE_GATE_SHARE of the question passes
+ * it with NOTE_GATE_WEIGHT_COS of weight (not NOTE_GATE_WEIGHT) when its
+ * cosine is at least the model's gate_cosine less NOTE_GATE_COS_BELOW. */
+#define NOTE_DENSE_TOPK      10
+#define NOTE_DENSE_FLOOR     0.5
+#define NOTE_W_DENSE         0.5
+#define NOTE_GATE_COS_BELOW  0.2
+#define NOTE_GATE_WEIGHT_COS 1.0
+/* Wiki links and links to .md files: a section of a page linked from the
+ * NOTE_LINK_TOP best pages, or linking to one, holds 1 + NOTE_LINK_LIFT
+ * times its weight for the order and the floor (not the gate). 0: off,
+ * the switch's shipped position: on the dev vault (134 pages with 706
+ * links) 0.1 and 0.3 changed nothing with vectors and 0.3 lost 2 right
+ * pages without them, 0.6 lost 4 (docs/VAULTS.md). */
+#define NOTE_LINK_TOP  2
+#define NOTE_LINK_LIFT 0.0
+
 /* The table of every constant above, in this file's order, then each
  * known model's policy ("model:NAME:cjk", "model:NAME:gate_cosine"). */
 const struct policy_const *policy_table(size_t *n);
@@ -396,6 +418,13 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_NAME_DF) \
     X(NOTE_NAME_MIN_LEN) \
     X(NOTE_GATE_SHARE) \
-    X(NOTE_GATE_WEIGHT)
+    X(NOTE_GATE_WEIGHT) \
+    X(NOTE_DENSE_TOPK) \
+    X(NOTE_DENSE_FLOOR) \
+    X(NOTE_W_DENSE) \
+    X(NOTE_GATE_COS_BELOW) \
+    X(NOTE_GATE_WEIGHT_COS) \
+    X(NOTE_LINK_TOP) \
+    X(NOTE_LINK_LIFT)
 
 #endif

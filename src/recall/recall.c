@@ -290,7 +290,16 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     /* (the raw method reads notes only when asked for notes alone: its
      * baseline of conversations stays the plain BM25 of the record) */
     if (o.source != CAIRN_SOURCE_CONVERSATIONS && (!raw || notes_only)) {
-        if ((rc = notes_rank(h, &q, raw, &np)))
+        /* the sections' vectors were made when the vault was indexed; the
+         * question's is the one made here (dense_search's when it ran) */
+        struct notes_dense nd = { NULL, 0, NULL, 0 };
+        int want = 0;
+        if (!raw && o.method != CAIRN_METHOD_KEYWORD && !q.only_time &&
+            ((rc = notes_want_dense(h, &want)) || (want && (rc = dense_query_vec(h, query, &dr)))))
+            goto out;
+        if (want && dr.qv)
+            nd = (struct notes_dense){ dr.qv, dr.qdim, dr.model, dr.pol.gate_cosine };
+        if ((rc = notes_rank(h, &q, raw, nd.qv ? &nd : NULL, &np)))
             goto out;
         int cap = notes_only ? o.budget : (int)(o.budget * NOTE_SHARE);
         if ((note_tokens = notes_pack(h, &np, &q, cap, o.exclude_items, &nb, &rc)) < 0)

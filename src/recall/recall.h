@@ -294,6 +294,10 @@ struct rnote {
     int      line;
     int64_t  mtime;        /* s */
     int      whole;        /* a whole file (the files-bm25 baseline), doc only */
+    int      has_cos;      /* the section has a vector of the question's model */
+    double   cos;          /* its cosine with the question */
+    double   fused;        /* the order with vectors: share + NOTE_W_DENSE x cosine */
+    int      linked;       /* lifted: its page links a top page or is linked from one */
 };
 struct note_pool {
     struct rnote *v;
@@ -301,12 +305,32 @@ struct note_pool {
     int64_t nsec, tok;     /* over every vault */
     int *order;            /* picked notes in text order */
     int norder;
+    int dense;             /* the sections' vectors took part */
+    double total;          /* the question's IDF weight (its content words) */
 };
 /* Scores the sections that match q's terms, and the pages q names: reads
  * the store (store/vault.h); nothing at all when no vault has a section.
  * files: the baseline instead (files-bm25, CAIRN_METHOD_RAW_BM25): plain
  * BM25 over whole files, IDF over files, every file that matches passes. */
-int  notes_rank(struct cairn *h, const struct query *q, int files, struct note_pool *np);
+/* The question's vector for the sections' (NULL qv: keywords only). */
+struct notes_dense {
+    const float *qv;
+    int          dim;
+    const char  *model;
+    double       gate_cosine;   /* the model's (0: no cosine gate) */
+};
+/* 1 in *want when some section has a vector (then the question's is worth
+ * making). */
+int  notes_want_dense(struct cairn *h, int *want);
+/* nd: the question's vector (NULL: keywords only, the ranking exactly as
+ * without vectors). */
+int  notes_rank(struct cairn *h, const struct query *q, int files, const struct notes_dense *nd,
+                struct note_pool *np);
+/* The link lift (notes_rank calls it with NOTE_LINK_LIFT when that is
+ * above 0): sections of the pages the NOTE_LINK_TOP best pages link to, or
+ * that link to them, weigh 1 + w times what they hold, for the order and
+ * the floor, not the gate; np re-sorted (ranks not renumbered). */
+int  notes_link_lift(struct cairn *h, struct note_pool *np, double w);
 /* Picks the notes that pass, best first, at most NOTE_MAX_ITEMS and
  * NOTE_PER_DOC of a page, within cap tokens, none listed as "\tnote:..."
  * in exclude; reads their text and renders them into b. Returns the tokens

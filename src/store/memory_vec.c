@@ -95,41 +95,23 @@ static int read_stale(struct cairn *h, const char *model, int64_t after, int max
     return rc;
 }
 
-#define MEMORY_VEC_CHUNK 64
+/* (vec_fill's) */
+static int put_one(struct cairn *h, void *arg, int64_t id, const char *text, size_t len,
+                   const struct vec_batch *b, size_t i)
+{
+    return store_one(h, id, text, b, i);
+}
+
+static int read_chunk(struct cairn *h, void *arg, const char *model, int64_t after, int max,
+                      int64_t *ids, char **texts, size_t *lens, size_t *n)
+{
+    return read_stale(h, model, after, max, ids, texts, lens, n);
+}
 
 int memory_vec_backfill(struct cairn *h, struct vec_model *vm)
 {
-    int64_t ids[MEMORY_VEC_CHUNK], after = 0;
-    char *texts[MEMORY_VEC_CHUNK] = { 0 };
-    size_t lens[MEMORY_VEC_CHUNK], n = 0;
-    struct vec_batch b = VEC_BATCH_INIT;
-    int rc = CAIRN_OK;
-    for (;;) {
-        if ((rc = read_stale(h, vec_model_id(vm), after, MEMORY_VEC_CHUNK, ids, texts, lens, &n)) ||
-            !n)
-            break;
-        after = ids[n - 1];
-        /* embedded with no lock held; a memory edited meanwhile keeps the
-         * hash of the text embedded, which recall then ignores */
-        if ((rc = vec_batch_embed_model(h, vm, (const char *const *)texts, lens, n, &b)) ||
-            (rc = store_begin(h)))
-            break;
-        for (size_t i = 0; i < n && !rc; i++)
-            rc = store_one(h, ids[i], texts[i], &b, i);
-        if (rc) {
-            store_rollback(h);
-            break;
-        }
-        if ((rc = store_commit(h)))
-            break;
-        vec_batch_free(&b);
-        for (size_t i = 0; i < n; i++) {
-            free(texts[i]);
-            texts[i] = NULL;
-        }
-    }
-    vec_batch_free(&b);
-    for (size_t i = 0; i < MEMORY_VEC_CHUNK; i++)
-        free(texts[i]);
-    return rc;
+    /* embedded with no lock held; a memory edited meanwhile keeps the
+     * hash of the text embedded, which recall then ignores */
+    struct vec_fill f = { read_chunk, put_one, NULL };
+    return vec_fill(h, vm, &f, NULL);
 }

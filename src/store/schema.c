@@ -147,6 +147,13 @@
  *                  trigger follows every delete (which splits its run), so
  *                  the runs always cover exactly the stored ids; ids and
  *                  session ids only
+ * Version 18 (branch vault19c; store/vault.c, docs/VAULTS.md):
+ *   vault_vectors  one int8 vector a note section (model, dim, the hash of
+ *                  the text it was made from), written by `vault add` and
+ *                  `vault reindex` when a model is installed, for recall's
+ *                  dense match of notes; triggers drop a section's vector
+ *                  when the section is deleted or its text, heading or
+ *                  page title rewritten (a re-index, vault rm, redact)
  */
 #include "internal.h"
 
@@ -469,6 +476,27 @@ static const char *const migrations[] = {
     "  DELETE FROM msg_runs WHERE first = old.id;"
     "  UPDATE msg_runs SET last = old.id - 1 WHERE first ="
     "    (SELECT max(first) FROM msg_runs WHERE first < old.id) AND last >= old.id;"
+    "END;",
+    /* 17 -> 18 (branch vault19c): dense vectors of note sections
+     * (store/vault.c, docs/VAULTS.md). A section deleted or rewritten (a
+     * re-index, vault rm, redact) takes its vector with it: the vector was
+     * made from the old text. */
+    "CREATE TABLE vault_vectors("
+    "  section INTEGER PRIMARY KEY,"
+    "  model TEXT NOT NULL,"
+    "  dim INTEGER NOT NULL,"
+    "  text_hash INTEGER NOT NULL,"
+    "  vec BLOB NOT NULL);"
+    "CREATE TRIGGER vault_vectors_ad AFTER DELETE ON vault_sections BEGIN"
+    "  DELETE FROM vault_vectors WHERE section = old.id;"
+    "END;"
+    "CREATE TRIGGER vault_vectors_au AFTER UPDATE OF text, heading ON vault_sections BEGIN"
+    "  DELETE FROM vault_vectors WHERE section = old.id;"
+    "END;"
+    /* the page's title is in each of its sections' embedded text */
+    "CREATE TRIGGER vault_vectors_title AFTER UPDATE OF title ON vault_docs BEGIN"
+    "  DELETE FROM vault_vectors WHERE section IN"
+    "  (SELECT id FROM vault_sections WHERE doc = old.id);"
     "END;",
 };
 

@@ -445,11 +445,12 @@ int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "match notes");
 }
 
-int store_vault_names(struct cairn *h, store_vname_fn fn, void *arg)
+/* Each row (id, a text) of sql to fn. */
+static int each_doc(struct cairn *h, const char *sql, store_vname_fn fn, void *arg,
+                    const char *what)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(h, "SELECT id, names FROM vault_docs INDEXED BY vault_docs_names "
-                           "WHERE skipped = '' AND names != ''", &st);
+    int rc = store_prepare(h, sql, &st);
     if (rc)
         return rc;
     int src;
@@ -459,7 +460,19 @@ int store_vault_names(struct cairn *h, store_vname_fn fn, void *arg)
     sqlite3_finalize(st);
     if (rc)
         return rc;
-    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "note names");
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, what);
+}
+
+int store_vault_names(struct cairn *h, store_vname_fn fn, void *arg)
+{
+    return each_doc(h, "SELECT id, names FROM vault_docs INDEXED BY vault_docs_names "
+                    "WHERE skipped = '' AND names != ''", fn, arg, "note names");
+}
+
+int store_vault_links(struct cairn *h, store_vname_fn fn, void *arg)
+{
+    return each_doc(h, "SELECT id, links FROM vault_docs WHERE skipped = '' AND links != ''",
+                    fn, arg, "note links");
 }
 
 int store_vault_first_section(struct cairn *h, int64_t doc, int64_t *sec, int *ntok)

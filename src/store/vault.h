@@ -92,6 +92,9 @@ int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
  * line, tokens apart by spaces), for names in a question. */
 typedef int (*store_vname_fn)(void *arg, int64_t doc, const char *names);
 int store_vault_names(struct cairn *h, store_vname_fn fn, void *arg);
+/* Every document's links (pages named by wiki or .md links, one a line,
+ * as written), for the link lift. */
+int store_vault_links(struct cairn *h, store_vname_fn fn, void *arg);
 /* The first section of document doc (a page named without a matching
  * word, or found by its card), its card (line 0) left out. */
 int store_vault_first_section(struct cairn *h, int64_t doc, int64_t *sec, int *ntok);
@@ -108,5 +111,21 @@ struct store_vsec {
 };
 int store_vault_section(struct cairn *h, int64_t sec, struct store_vsec *out);
 void store_vault_section_release(struct store_vsec *s);
+
+/* ---- Sections' vectors (schema v18, store/vault_vec.c) ---- */
+/* Embeds every section that has no vector of the current model and
+ * stores it, a chunk a transaction (call outside one); *made: how many.
+ * Without a model, or with embedding off on h, does nothing. */
+int store_vault_vec_fill(struct cairn *h, int64_t *made);
+/* The same with model vm, embedding on or off (`cairn embed --backfill`:
+ * the sections a hook's re-index left without a vector). */
+struct vec_model;
+int store_vault_vec_fill_model(struct cairn *h, struct vec_model *vm, int64_t *made);
+/* 1 when any section has a vector (of any model). */
+int store_vault_vec_any(struct cairn *h, int *any);
+/* Every section's int8 vector of model (dim bytes), with its document and
+ * index tokens. */
+typedef int (*store_vvec_fn)(void *arg, int64_t sec, int64_t doc, int ntok, const void *v8);
+int store_vault_vectors(struct cairn *h, const char *model, int dim, store_vvec_fn fn, void *arg);
 
 #endif

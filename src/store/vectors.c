@@ -23,6 +23,7 @@
 
 #include "store/vectors.h"
 #include "store/memory.h"
+#include "store/vault.h"
 #include "embed/embed.h"
 #include "embed/registry.h"
 
@@ -543,6 +544,43 @@ static int use_f32(const struct cairn *h)
     return v && *v && strcmp(v, "0");
 }
 
+int vec_fill(struct cairn *h, struct vec_model *vm, const struct vec_fill *f, int64_t *made)
+{
+    int64_t ids[VEC_FILL_CHUNK], after = 0;
+    char *texts[VEC_FILL_CHUNK] = { 0 };
+    size_t lens[VEC_FILL_CHUNK], n = 0;
+    struct vec_batch b = VEC_BATCH_INIT;
+    int rc = CAIRN_OK;
+    for (;;) {
+        if ((rc = f->read(h, f->arg, vec_model_id(vm), after, VEC_FILL_CHUNK, ids, texts, lens,
+                          &n)) || !n)
+            break;
+        after = ids[n - 1];
+        if ((rc = vec_batch_embed_model(h, vm, (const char *const *)texts, lens, n, &b)) ||
+            (rc = store_begin(h)))
+            break;
+        for (size_t i = 0; i < n && !rc; i++)
+            rc = f->put(h, f->arg, ids[i], texts[i], lens[i], &b, i);
+        if (rc) {
+            store_rollback(h);
+            break;
+        }
+        if ((rc = store_commit(h)))
+            break;
+        if (made)
+            *made += (int64_t)n;
+        vec_batch_free(&b);
+        for (size_t i = 0; i < n; i++) {
+            free(texts[i]);
+            texts[i] = NULL;
+        }
+    }
+    vec_batch_free(&b);
+    for (size_t i = 0; i < VEC_FILL_CHUNK; i++)
+        free(texts[i]);
+    return rc;
+}
+
 int vec_batch_store(struct cairn *h, const struct vec_batch *b, size_t i, int64_t msg,
                     int64_t sess, sqlite3_stmt **ins)
 {
@@ -941,8 +979,11 @@ int cairn_embed_backfill(struct cairn *h, int reindex,
         if (progress)
             progress(arg, done > total ? total : done, total);
     }
-    /* Then the memories' (store/memory_vec.c): few, after the messages. */
-    if ((rc = memory_vec_backfill(h, vm)))
+    /* Then the memories' (store/memory_vec.c): few, after the messages;
+     * and the note sections' a hook's re-index left without one
+     * (store/vault_vec.c: hooks do not embed) */
+    int64_t secs = 0;
+    if ((rc = memory_vec_backfill(h, vm)) || (rc = store_vault_vec_fill_model(h, vm, &secs)))
         goto out;
     /* Done: the cache file now, so the next hook maps it instead of
      * reading every vector (a failure here only costs that hook). */

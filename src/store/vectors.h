@@ -91,6 +91,21 @@ int vec_batch_store(struct cairn *h, const struct vec_batch *b, size_t i, int64_
                     int64_t sess, sqlite3_stmt **ins);
 void vec_batch_free(struct vec_batch *b);
 
+/* The chunked fill of the vectors kept beside rows (memories, note
+ * sections): read gives at most max ids after `after` with the texts to
+ * embed (malloc'd; *n of them, 0 when done), the chunk is embedded with
+ * model vm and no lock held, then put stores item i of the batch, all of
+ * one chunk in one transaction. *made (may be NULL) counts the items. */
+#define VEC_FILL_CHUNK 64
+struct vec_fill {
+    int (*read)(struct cairn *h, void *arg, const char *model, int64_t after, int max,
+                int64_t *ids, char **texts, size_t *lens, size_t *n);
+    int (*put)(struct cairn *h, void *arg, int64_t id, const char *text, size_t len,
+               const struct vec_batch *b, size_t i);
+    void *arg;
+};
+int vec_fill(struct cairn *h, struct vec_model *vm, const struct vec_fill *f, int64_t *made);
+
 /* 0 when cairn_embed_at_ingest(h, 0) was called on this handle. */
 int vec_ingest_enabled(struct cairn *h);
 

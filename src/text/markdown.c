@@ -1,10 +1,11 @@
 /*
- * markdown.c: frontmatter, headings, sections and wiki links of a Markdown
+ * markdown.c: frontmatter, headings, sections and links of a Markdown
  * note (markdown.h). One pass over the lines; nothing here allocates more
  * than the capped lists and one heading path a section.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "text/markdown.h"
 #include "util/utf8.h"
@@ -442,6 +443,43 @@ static int wiki_links(const char *s, size_t from, size_t n, struct md_doc *d)
     return 0;
 }
 
+/* Links to another Markdown file of the folder, `[text](../x/Page.md#h)`,
+ * give their page as a wiki link does: the file's name without its
+ * extension, which is an alias of every page (its file's name). A target
+ * with a scheme (`https://`, `mailto:`) or of another type is no page.
+ * Each "](" is read at most 2 x MD_MAX_VALUE bytes on: linear. */
+static int md_links(const char *s, size_t from, size_t n, struct md_doc *d)
+{
+    for (size_t i = from; i + 1 < n && d->nlinks < MD_MAX_LINKS;) {
+        const char *o = memchr(s + i, ']', n - i - 1);
+        if (!o)
+            break;
+        i = (size_t)(o - s) + 1;
+        if (s[i] != '(')
+            continue;
+        size_t a = i + 1, e = a, lim = a + 2 * MD_MAX_VALUE < n ? a + 2 * MD_MAX_VALUE : n;
+        int scheme = 0;
+        while (e < lim && s[e] != ')' && s[e] != ' ' && s[e] != '\n' && s[e] != '#' &&
+               s[e] != '?') {
+            scheme |= s[e] == ':';
+            e++;
+        }
+        if (scheme || e == a || e >= lim)   /* a URL, or no end in reach */
+            continue;
+        size_t ext = e >= a + 3 && !strncasecmp(s + e - 3, ".md", 3) ? 3
+                   : e >= a + 9 && !strncasecmp(s + e - 9, ".markdown", 9) ? 9 : 0;
+        if (!ext)
+            continue;
+        size_t b = e - ext;
+        while (b > a && s[b - 1] != '/')
+            b--;
+        if (add_item(d->links, &d->nlinks, MD_MAX_LINKS, s + b, e - ext - b, 0))
+            return -1;
+        i = e;
+    }
+    return 0;
+}
+
 int md_parse(const char *s, size_t n, struct md_doc *d)
 {
     struct cutter c;
@@ -501,7 +539,7 @@ int md_parse(const char *s, size_t n, struct md_doc *d)
         prev_para = para_line(s, &l);
         prev = l;
     }
-    if (close_section(&c, n) || wiki_links(s, d->body, n, d))
+    if (close_section(&c, n) || wiki_links(s, d->body, n, d) || md_links(s, d->body, n, d))
         goto out;
     rc = 0;
 out:

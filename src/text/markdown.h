@@ -8,7 +8,8 @@
  * Linux") and the line it starts on (1-based, counting the frontmatter), so
  * a recalled passage cites path:line. A fenced code block (``` or ~~~)
  * stays inside its section: a `#` line in it is code, not a heading. Wiki
- * links `[[Page]]`, `[[Page|alias]]`, `[[Page#Heading]]` give their page.
+ * links `[[Page]]`, `[[Page|alias]]`, `[[Page#Heading]]` give their page,
+ * and so do links to Markdown files, `[text](dir/Page.md#h)`: "Page".
  *
  * Input is untrusted (any file in a folder the user named): every list is
  * capped (MD_MAX_*), each value cut at MD_MAX_VALUE bytes, and the work is
@@ -38,7 +39,7 @@ struct md_doc {
     char  *title;                    /* frontmatter title, else the first level-1 heading, else NULL */
     char  *tags[MD_MAX_LIST];   int ntags;    /* without a leading '#' */
     char  *aliases[MD_MAX_LIST]; int naliases;
-    char  *links[MD_MAX_LINKS]; int nlinks;   /* distinct wiki link targets */
+    char  *links[MD_MAX_LINKS]; int nlinks;   /* distinct linked pages (wiki or .md links) */
     struct md_section *sec;     int nsec;     /* sections with some text; in order */
     size_t body;                     /* where the text after the frontmatter starts */
 };

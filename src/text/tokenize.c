@@ -32,6 +32,7 @@
  * stemmer and fixed scratch buffers, reused for every token.
  */
 #include "text/tokenize.h"
+#include "util/buf.h"
 #include "util/utf8.h"
 
 #include <stdint.h>
@@ -700,4 +701,25 @@ fts5_tokenizer *text_fts_tokenizer(void)
 {
     static fts5_tokenizer tok = { fts_create, fts_delete, fts_tokenize };
     return &tok;
+}
+
+/* ---- page names (vault_docs.names) ---- */
+
+static int name_tok(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
+{
+    struct buf *b = arg;
+    if (coloc)
+        return 0;
+    if (b->n && b->p[b->n - 1] != '\n')
+        buf_addc(b, ' ');
+    buf_add(b, tok, n);
+    return 0;
+}
+
+void text_name_tokens(const char *s, size_t n, struct buf *b)
+{
+    size_t at = b->n;
+    text_tokenize(s, n, 1, name_tok, b);
+    if (b->n > at)
+        buf_addc(b, '\n');
 }

@@ -35,6 +35,12 @@ int text_is_stopword(const char *tok, size_t n);
  * for the gate of vault notes. */
 int text_is_common_word(const char *tok, size_t n);
 
+/* A page's name as the vault index keeps it (vault_docs.names): its
+ * whole tokens apart by spaces, then a line break, appended to b (a
+ * struct buf, util/buf.h); nothing for a name with no token. */
+struct buf;
+void text_name_tokens(const char *s, size_t n, struct buf *b);
+
 /* The FTS5 tokenizer "cairn" (the same tokenization as text_tokenize),
  * which store_fts_register (store/fts.c) registers on every connection. */
 fts5_tokenizer *text_fts_tokenizer(void);

@@ -104,26 +104,6 @@ static void stem(const char *path, char *out, size_t cap)
     out[n] = 0;
 }
 
-/* One name's index tokens into b, apart by spaces, then a line break. */
-static int name_tok(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
-{
-    struct buf *b = arg;
-    if (coloc)
-        return 0;
-    if (b->n && b->p[b->n - 1] != '\n')
-        buf_addc(b, ' ');
-    buf_add(b, tok, n);
-    return 0;
-}
-
-static void add_name(struct buf *b, const char *s, size_t n)
-{
-    size_t at = b->n;
-    text_tokenize(s, n, 1, name_tok, b);
-    if (b->n > at)
-        buf_addc(b, '\n');
-}
-
 /* Parses and writes one file's bytes as document id (0: new). */
 static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk_file *f,
                    const char *text, size_t len, uint64_t hash, int64_t *sections)
@@ -148,11 +128,11 @@ static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk
     /* the page's card: its names and its path's words, a section of line
      * 0 that recall searches and never shows (recall/notes.c) */
     struct buf card = BUF_INIT, names = BUF_INIT;
-    add_name(&names, d.title ? d.title : name, strlen(d.title ? d.title : name));
+    text_name_tokens(d.title ? d.title : name, strlen(d.title ? d.title : name), &names);
     for (const char *a = aliases.p; *a;) {
         const char *nl = strchr(a, '\n');
         size_t n = nl ? (size_t)(nl - a) : strlen(a);
-        add_name(&names, a, n);
+        text_name_tokens(a, n, &names);
         a += n + (nl != NULL);
     }
     buf_adds(&card, d.title ? d.title : name);
@@ -347,7 +327,9 @@ int cairn_vault_add(struct cairn *h, const char *root, const char *name, const c
     v.settings = (char *)(excludes ? excludes : "");
     if ((rc = index_vault(h, &v, rep)))
         goto fail;
-    return store_commit(h);
+    if ((rc = store_commit(h)))
+        return rc;
+    return store_vault_vec_fill(h, &rep->vectors);
 fail:
     store_rollback(h);
     return rc;
@@ -378,8 +360,12 @@ int cairn_vault_reindex(struct cairn *h, const char *name, struct cairn_vault_re
     if (!rep)
         rep = &mine;
     memset(rep, 0, sizeof *rep);
-    if (name && *name)
-        return reindex_one(h, name, rep);
+    if (name && *name) {
+        int rc = reindex_one(h, name, rep);
+        /* the vectors after the index's transaction: the model runs with
+         * no lock held (store/vault_vec.c) */
+        return rc ? rc : store_vault_vec_fill(h, &rep->vectors);
+    }
     struct store_vault *all;
     int n, rc = store_vault_all(h, &all, &n);
     for (int i = 0; !rc && i < n; i++)

@@ -1,6 +1,6 @@
 /*
  * fuzz_markdown.c: libFuzzer target for the Markdown note parser
- * (src/text/markdown.c: frontmatter, headings, sections, wiki links) and
+ * (src/text/markdown.c: frontmatter, headings, sections, wiki and .md links) and
  * its binary sniff, on any bytes. Sections must be non-empty byte ranges
  * of the input, in order and not overlapping, with increasing start
  * lines; every list within its cap and every value within MD_MAX_VALUE.

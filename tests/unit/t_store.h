@@ -53,8 +53,12 @@
 /* What version 17 added (message id runs, branch fast23). */
 #define MSG_RUNS_V17_DROP \
     "DROP TRIGGER msg_runs_ad; DROP TABLE msg_runs;"
+/* What version 18 added (note sections' vectors, branch vault19c). */
+#define VAULT_VECTORS_V18_DROP \
+    "DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au;" \
+    "DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors;"
 /* Everything after version 8: a version-8 store has none of it. */
-#define AFTER_V8_DROP MSG_RUNS_V17_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP STORE_TOTALS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
+#define AFTER_V8_DROP VAULT_VECTORS_V18_DROP MSG_RUNS_V17_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP STORE_TOTALS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
 /* What versions 8 and later added (the memory tables, then the above):
  * a version-7 store has none of it. */

@@ -1,7 +1,8 @@
 /*
  * test_markdown.c: the Markdown note parser (src/text/markdown.c):
  * frontmatter lists in both forms, ATX and setext headings with their
- * paths and start lines, fenced code kept inside its section, wiki links,
+ * paths and start lines, fenced code kept inside its section, wiki links
+ * and links to .md files,
  * caps on hostile sizes, binary detection.
  */
 #include <stdio.h>
@@ -134,6 +135,38 @@ static void test_caps(void)
     free(s);
 }
 
+/* Links to Markdown files name their page as a wiki link does (the file's
+ * name): the link lift reads them (recall/notes.c). Not a URL, an image or
+ * another file type; anchors and folders dropped; each page once. */
+static void test_md_links(void)
+{
+    const char *s = "# Prune\n\n"
+                    "See [system prune](system_prune.md), [the run docs](../run.md#restart),\n"
+                    "[again](./system_prune.md) and [Notes](Some%20Page.markdown).\n"
+                    "Not [a site](https://example.com/x.md), [mail](mailto:a@b.md),\n"
+                    "[a picture](img.png), [](.md) or [text] (spaced.md).\n"
+                    "[[Wiki Page|shown]]\n";
+    struct md_doc d;
+    T_EQ_INT(md_parse(s, strlen(s), &d), 0);
+    T_EQ_INT(d.nlinks, 4);
+    T_EQ_STR(d.links[0], "Wiki Page");
+    T_EQ_STR(d.links[1], "system_prune");
+    T_EQ_STR(d.links[2], "run");
+    T_EQ_STR(d.links[3], "Some%20Page");
+    md_doc_free(&d);
+    /* hostile: 100,000 "](" with no end, and a target longer than a value */
+    size_t n = 200000;
+    char *h = malloc(n + 600);
+    for (size_t i = 0; i < n; i += 2)
+        memcpy(h + i, "](", 2);
+    memset(h + n, 'a', 590);
+    memcpy(h + n + 590, ".md)", 4);
+    T_EQ_INT(md_parse(h, n + 594, &d), 0);
+    T_EQ_INT(d.nlinks, 0);
+    md_doc_free(&d);
+    free(h);
+}
+
 static void test_binary(void)
 {
     T_CHECK(!md_is_binary("plain text é\n", 14));
@@ -152,6 +185,7 @@ int main(void)
     T_RUN(test_frontmatter);
     T_RUN(test_headings);
     T_RUN(test_caps);
+    T_RUN(test_md_links);
     T_RUN(test_binary);
     return T_DONE();
 }
