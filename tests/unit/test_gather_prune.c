@@ -363,7 +363,7 @@ static void test_random_store(int nsess, int nq, unsigned seed)
     T_EQ_INT(sqlite3_exec(rw, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
     /* a version-16 store: the migration fills msg_runs from the messages */
     cairn_close(db);
-    T_EQ_INT(sqlite3_exec(rw, MSG_RUNS_V17_DROP "PRAGMA user_version=16", NULL, NULL, NULL),
+    T_EQ_INT(sqlite3_exec(rw, VAULT_VECTORS_V18_DROP MSG_RUNS_V17_DROP "PRAGMA user_version=16", NULL, NULL, NULL),
              SQLITE_OK);
     sqlite3_close(rw);
     T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
