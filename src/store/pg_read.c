@@ -692,10 +692,12 @@ int pg_event_msgs(struct cairn *h, const struct store_scope *sc, int64_t from, i
     struct store_ids scope = { 0 };
     char f[24], t[24], span[24];
     PGresult *r = NULL;
-    int rc;
+    int rc = CAIRN_OK;
     /* a server before version 3 has no dates of messages */
-    if (ps->pc.schema < 3 || (rc = store_scope_sessions_sorted(h, sc, &scope)))
-        return ps->pc.schema < 3 ? CAIRN_OK : rc;
+    if (ps->pc.schema < 3)
+        return CAIRN_OK;
+    if ((rc = store_scope_sessions_sorted(h, sc, &scope)))
+        return rc;
     snprintf(f, sizeof f, "%lld", (long long)from);
     snprintf(t, sizeof t, "%lld", (long long)to);
     snprintf(span, sizeof span, "%lld", (long long)EVENT_MAX_SPAN);
