@@ -41,8 +41,8 @@ struct store_totals {
 int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct store_totals *t);
 
 /* Every message in scope that matches the FTS5 expression expr (terms
- * OR'ed), with its session, its index tokens (-1
- * unless want_len: a lookup a match) and its count of each of the nt
+ * OR'ed), with its session, its index tokens (-1 unless want_len: from
+ * its run's counts, msg_runs.lens, else a lookup) and its count of each of the nt
  * phrases of expr (cairn_tf, store/fts.c). */
 typedef int (*store_match_fn)(void *arg, int64_t row, int64_t sess, int ntok,
                               const uint16_t *tf);
