@@ -123,24 +123,19 @@ static int runs_from(struct cairn *h, const struct store_scope *sc, int64_t row,
     return CAIRN_OK;
 }
 
-/* Where a run's token counts are read: lens (msg_runs.lens, "12,5,300"),
- * at the count of id at; a match further on moves it forward. */
-struct run_lens {
-    const char *p, *end;   /* NULL: the run has none (a delete cut it) */
-    int64_t     at;
-};
-
-/* The count of id row in the run's, or -1 when it has none there (the
- * caller looks it up). The ids of a run's matches only go up, so the
- * cursor only moves forward: a run's counts are read once. */
-static int run_len(struct run_lens *rl, int64_t row)
+/* The count of id row in a run's counts (msg_runs.lens, "12,5,300"), or -1
+ * when it has none there (the caller looks it up); rl->at is the id rl->p
+ * is at. The ids of a run's matches only go up, so the cursor only moves
+ * forward: a run's counts are read once. Never reads outside [p, end):
+ * the text comes from the store (tests/fuzz/fuzz_run_lens.c). */
+int store_run_len(struct run_lens *rl, int64_t row)
 {
     while (rl->p && rl->at < row) {
         const char *c = memchr(rl->p, ',', (size_t)(rl->end - rl->p));
         rl->p = c ? c + 1 : NULL;
         rl->at++;
     }
-    if (!rl->p || rl->p >= rl->end || *rl->p < '0' || *rl->p > '9')
+    if (!rl->p || rl->at != row || rl->p >= rl->end || *rl->p < '0' || *rl->p > '9')
         return -1;
     long v = 0;
     for (const char *c = rl->p; c < rl->end && *c != ','; c++) {
@@ -218,7 +213,7 @@ int store_term_matches(struct cairn *h, const struct store_scope *sc, const char
         }
         if (rsrc != SQLITE_ROW || row < first || row > last)
             continue;                     /* out of scope (or no message) */
-        if (want_len && (ntok = run_len(&rl, row)) < 0 && (rc = len_of(h, &len, row, &ntok)))
+        if (want_len && (ntok = store_run_len(&rl, row)) < 0 && (rc = len_of(h, &len, row, &ntok)))
             break;
         /* cairn_tf: a little-endian uint16 count per phrase */
         int bytes = sqlite3_column_bytes(st, 1);
