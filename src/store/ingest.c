@@ -559,20 +559,25 @@ struct msg_st {
     sqlite3_stmt *cnt, *ins_m, *ins_f, *ins_e, *ins_v;
     struct extend_st ext;
     int64_t       run_a, run_b;    /* the ids inserted in a row, not yet in msg_runs */
+    struct buf    run_lens;        /* their token counts, "12,5,300" (schema 19) */
 };
 
-/* Ids a..b of session sess, just inserted, into msg_runs (schema 17): the
- * run that ends at a - 1, if of the same session, grows; else a run
- * starts. Here, once a run of inserts, rather than a trigger a message:
- * a trigger on the insert made `cairn add` ~45% slower (a statement
- * journal per row, and FTS5 flushing its pending terms at each). */
-static int runs_add(struct cairn *h, int64_t sess, int64_t a, int64_t b)
+/* Ids a..b of session sess, just inserted, into msg_runs (schema 17) with
+ * their token counts lens (schema 19): the run that ends at a - 1, if of
+ * the same session, grows (its counts too, unless a delete left it
+ * without); else a run starts. Here, once a run of inserts, rather than a
+ * trigger a message: a trigger on the insert made `cairn add` ~45% slower
+ * (a statement journal per row, and FTS5 flushing its pending terms at
+ * each). */
+static int runs_add(struct cairn *h, int64_t sess, int64_t a, int64_t b, const struct buf *lens)
 {
     static const char *const sql[2] = {
-        "UPDATE msg_runs SET last = ?2 WHERE first = (SELECT max(first) FROM msg_runs "
-        "WHERE first < ?1) AND last = ?1 - 1 AND session = ?3",
-        "INSERT INTO msg_runs(first, last, session) VALUES (?1, ?2, ?3)",
+        "UPDATE msg_runs SET last = ?2, lens = lens || ',' || ?4 WHERE first = (SELECT "
+        "max(first) FROM msg_runs WHERE first < ?1) AND last = ?1 - 1 AND session = ?3",
+        "INSERT INTO msg_runs(first, last, session, lens) VALUES (?1, ?2, ?3, ?4)",
     };
+    if (lens->err)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
     for (int k = 0; k < 2; k++) {
         sqlite3_stmt *st;
         int rc = store_prepare(h, sql[k], &st);
@@ -581,6 +586,7 @@ static int runs_add(struct cairn *h, int64_t sess, int64_t a, int64_t b)
         sqlite3_bind_int64(st, 1, a);
         sqlite3_bind_int64(st, 2, b);
         sqlite3_bind_int64(st, 3, sess);
+        sqlite3_bind_text(st, 4, lens->p, (int)lens->n, SQLITE_STATIC);
         int src = sqlite3_step(st);
         sqlite3_finalize(st);
         if (src != SQLITE_DONE)
@@ -600,6 +606,7 @@ static void msg_st_free(struct msg_st *m)
     sqlite3_finalize(m->ins_v);
     sqlite3_finalize(m->ext.sel);
     sqlite3_finalize(m->ext.upd);
+    buf_release(&m->run_lens);
 }
 
 /* The session's row: found by its external id, or inserted. */
@@ -695,11 +702,14 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         int64_t at = m->at != CAIRN_NO_TIME ? m->at : p->started;
         if (ms->run_b && mrow == ms->run_b + 1) {
             ms->run_b = mrow;
+            buf_addc(&ms->run_lens, ',');
         } else {
-            if (ms->run_b && (rc = runs_add(h, row, ms->run_a, ms->run_b)))
+            if (ms->run_b && (rc = runs_add(h, row, ms->run_a, ms->run_b, &ms->run_lens)))
                 return rc;
             ms->run_a = ms->run_b = mrow;
+            buf_reset(&ms->run_lens);
         }
+        buf_printf(&ms->run_lens, "%d", c->ntok);   /* runs_add reports a failure */
         if ((rc = store_fts_add(h, &ms->ins_f, mrow, c->content, c->len)) ||
             (rc = store_events_add(h, &ms->ins_e, mrow, row, at, c->content, c->len)) ||
             (rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
@@ -730,7 +740,7 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
 static int store_messages(struct cairn *h, const struct prepared *p, int64_t row,
                           struct written *w)
 {
-    struct msg_st ms = { NULL, NULL, NULL, NULL, NULL, { NULL, NULL }, 0, 0 };
+    struct msg_st ms = { NULL, NULL, NULL, NULL, NULL, { NULL, NULL }, 0, 0, BUF_INIT };
     int64_t pos = 0;
     int rc;
     if (!w->is_new &&
@@ -745,7 +755,7 @@ static int store_messages(struct cairn *h, const struct prepared *p, int64_t row
     for (size_t i = 0; i < p->s->n_messages && !rc; i++)
         rc = store_message(h, p, i, row, &pos, &ms, w);
     if (!rc && ms.run_b)
-        rc = runs_add(h, row, ms.run_a, ms.run_b);
+        rc = runs_add(h, row, ms.run_a, ms.run_b, &ms.run_lens);
     if (!rc && w->added)
         rc = add_session_stats(h, row, (int64_t)w->added, w->ntok, w->nuser, w->bytes);
 out:

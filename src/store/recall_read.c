@@ -3,6 +3,7 @@
  * (store/recall_read.h). The query plans matter more than anywhere else
  * in the store: each statement says which index it relies on and why.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,12 +104,12 @@ int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct sto
 }
 
 /* The runs of message ids in scope (msg_runs, schema 17) from the one
- * holding row on, in order. */
+ * holding row on, in order, with their token counts (schema 19). */
 static int runs_from(struct cairn *h, const struct store_scope *sc, int64_t row,
                      sqlite3_stmt **st)
 {
     if (!*st) {
-        int rc = store_prepare(h, "SELECT first, last, session FROM msg_runs WHERE first >= "
+        int rc = store_prepare(h, "SELECT first, last, session, lens FROM msg_runs WHERE first >= "
                                "coalesce((SELECT max(first) FROM msg_runs WHERE first <= ?3), 0) "
                                "AND (?1 IS NULL OR session IN (SELECT id FROM sessions WHERE "
                                "project = ?1)) AND (?2 IS NULL OR session IS NOT (SELECT id "
@@ -122,72 +123,104 @@ static int runs_from(struct cairn *h, const struct store_scope *sc, int64_t row,
     return CAIRN_OK;
 }
 
+/* The count of id row in a run's counts (msg_runs.lens, "12,5,300"), or -1
+ * when it has none there (the caller looks it up); rl->at is the id rl->p
+ * is at. The ids of a run's matches only go up, so the cursor only moves
+ * forward: a run's counts are read once. Never reads outside [p, end):
+ * the text comes from the store (tests/fuzz/fuzz_run_lens.c). */
+int store_run_len(struct run_lens *rl, int64_t row)
+{
+    while (rl->p && rl->at < row) {
+        const char *c = memchr(rl->p, ',', (size_t)(rl->end - rl->p));
+        rl->p = c ? c + 1 : NULL;
+        rl->at++;
+    }
+    if (!rl->p || rl->at != row || rl->p >= rl->end || *rl->p < '0' || *rl->p > '9')
+        return -1;
+    long v = 0;
+    for (const char *c = rl->p; c < rl->end && *c != ','; c++) {
+        if (*c < '0' || *c > '9' || v > INT_MAX / 10)
+            return -1;
+        v = v * 10 + (*c - '0');
+    }
+    return v <= INT_MAX ? (int)v : -1;
+}
+
+/* A message's token count by its id: for a match whose run has no counts. */
+static int len_of(struct cairn *h, sqlite3_stmt **st, int64_t row, int *ntok)
+{
+    int rc;
+    if (!*st && (rc = store_prepare(h, "SELECT ntok FROM messages INDEXED BY messages_hit "
+                                    "WHERE id = ?1", st)))
+        return rc;
+    sqlite3_reset(*st);
+    sqlite3_bind_int64(*st, 1, row);
+    int src = sqlite3_step(*st);
+    if (src != SQLITE_ROW)
+        return cairn__sqlerr(h, src == SQLITE_DONE ? SQLITE_CORRUPT : src, "message length");
+    *ntok = sqlite3_column_int(*st, 0);
+    return CAIRN_OK;
+}
+
 int store_term_matches(struct cairn *h, const struct store_scope *sc, const char *expr,
                        size_t expr_len, int nt, int want_len, store_match_fn fn, void *arg)
 {
     if (h->pg)
         return pg_term_matches(h, sc, expr, expr_len, nt, fn, arg);
-    sqlite3_stmt *st = NULL, *runs = NULL;
+    sqlite3_stmt *st = NULL, *runs = NULL, *len = NULL;
     int rc, src, rsrc = SQLITE_DONE;
     int64_t first = 0, last = -1, sess = 0, prev = INT64_MIN;
+    struct run_lens rl = { NULL, NULL, 0 };
     uint16_t *tf = calloc((size_t)(nt > 0 ? nt : 1), sizeof *tf);
     if (!tf)
         return nomem(h);
-    /* With lengths: messages_hit covers (id, session, ntok), so the
-     * table's pages, which hold the text, are not read; the scope is two
-     * constant subqueries, not a join per match. Without: FTS5 alone, its
-     * row ids (ascending) merged with the runs of msg_runs, one row a run
-     * of a session's consecutive messages, instead of an index descent a
-     * match (~45 of ~60 ms of a common word's matches on 100,000
-     * messages). */
-    if (want_len)
-        rc = store_prepare(h, "SELECT m.id, m.session, m.ntok, cairn_tf(messages_fts) "
-                           "FROM messages_fts JOIN messages m INDEXED BY messages_hit "
-                           "ON m.id = messages_fts.rowid WHERE messages_fts MATCH ?3 "
-                           "AND (?1 IS NULL OR m.session IN (SELECT id FROM sessions WHERE "
-                           "project = ?1)) AND (?2 IS NULL OR m.session IS NOT (SELECT id "
-                           "FROM sessions WHERE ext_id = ?2))", &st);
-    else
-        rc = store_prepare(h, "SELECT rowid, NULL, -1, cairn_tf(messages_fts) FROM messages_fts "
-                           "WHERE messages_fts MATCH ?3 AND ?1 IS ?1 AND ?2 IS ?2", &st);
-    if (rc)
+    /* FTS5 alone, its row ids (ascending) merged with the runs of
+     * msg_runs, one row a run of a session's consecutive messages,
+     * instead of an index descent a match (~45 of ~60 ms of a common
+     * word's matches on 100,000 messages). A caller that wants each
+     * match's length (the pruning) reads it from its run's counts
+     * (schema 19), else from messages_hit. */
+    if ((rc = store_prepare(h, "SELECT rowid, cairn_tf(messages_fts) FROM messages_fts "
+                            "WHERE messages_fts MATCH ?3 AND ?1 IS ?1 AND ?2 IS ?2", &st)))
         goto out;
     bind_scope(st, sc);
     sqlite3_bind_text(st, 3, expr, (int)expr_len, SQLITE_STATIC);
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t row = sqlite3_column_int64(st, 0);
-        if (want_len) {
-            sess = sqlite3_column_int64(st, 1);
-        } else {
-            /* the run holding row: the cursor moves on while runs end
-             * before it, and starts again should row go back */
-            if (row < prev || (rsrc == SQLITE_DONE && prev == INT64_MIN)) {
-                if ((rc = runs_from(h, sc, row, &runs)))
-                    break;
-                last = -1;
-                rsrc = SQLITE_ROW;
-            }
-            prev = row;
-            while (rsrc == SQLITE_ROW && last < row) {
-                if ((rsrc = sqlite3_step(runs)) == SQLITE_ROW) {
-                    first = sqlite3_column_int64(runs, 0);
-                    last = sqlite3_column_int64(runs, 1);
-                    sess = sqlite3_column_int64(runs, 2);
-                }
-            }
-            if (rsrc != SQLITE_ROW && rsrc != SQLITE_DONE) {
-                rc = cairn__sqlerr(h, rsrc, "message runs");
+        int ntok = -1;
+        /* the run holding row: the cursor moves on while runs end
+         * before it, and starts again should row go back */
+        if (row < prev || (rsrc == SQLITE_DONE && prev == INT64_MIN)) {
+            if ((rc = runs_from(h, sc, row, &runs)))
                 break;
-            }
-            if (rsrc != SQLITE_ROW || row < first || row > last)
-                continue;                 /* out of scope (or no message) */
+            last = -1;
+            rsrc = SQLITE_ROW;
         }
+        prev = row;
+        while (rsrc == SQLITE_ROW && last < row) {
+            if ((rsrc = sqlite3_step(runs)) == SQLITE_ROW) {
+                first = sqlite3_column_int64(runs, 0);
+                last = sqlite3_column_int64(runs, 1);
+                sess = sqlite3_column_int64(runs, 2);
+                rl.p = want_len ? (const char *)sqlite3_column_text(runs, 3) : NULL;
+                rl.end = rl.p ? rl.p + sqlite3_column_bytes(runs, 3) : NULL;
+                rl.at = first;
+            }
+        }
+        if (rsrc != SQLITE_ROW && rsrc != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, rsrc, "message runs");
+            break;
+        }
+        if (rsrc != SQLITE_ROW || row < first || row > last)
+            continue;                     /* out of scope (or no message) */
+        if (want_len && (ntok = store_run_len(&rl, row)) < 0 && (rc = len_of(h, &len, row, &ntok)))
+            break;
         /* cairn_tf: a little-endian uint16 count per phrase */
-        int bytes = sqlite3_column_bytes(st, 3);
-        const unsigned char *blob = sqlite3_column_blob(st, 3);
+        int bytes = sqlite3_column_bytes(st, 1);
+        const unsigned char *blob = sqlite3_column_blob(st, 1);
         for (int t = 0; t < nt; t++)
             tf[t] = 2 * t + 1 < bytes ? (uint16_t)(blob[2 * t] | blob[2 * t + 1] << 8) : 0;
-        if ((rc = fn(arg, row, sess, sqlite3_column_int(st, 2), tf)))
+        if ((rc = fn(arg, row, sess, ntok, tf)))
             break;
     }
     if (!rc && src != SQLITE_DONE && src != SQLITE_ROW)
@@ -195,6 +228,7 @@ int store_term_matches(struct cairn *h, const struct store_scope *sc, const char
 out:
     sqlite3_finalize(st);
     sqlite3_finalize(runs);
+    sqlite3_finalize(len);
     free(tf);
     return rc;
 }

@@ -40,9 +40,19 @@ struct store_totals {
 };
 int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct store_totals *t);
 
+/* Where a run's token counts (msg_runs.lens, schema 19) are read:
+ * p..end, at the count of id at (p NULL: the run has none). */
+struct run_lens {
+    const char *p, *end;
+    int64_t     at;
+};
+/* The count of id row (>= at), the cursor moved to it; -1 when the run
+ * has none there. */
+int store_run_len(struct run_lens *rl, int64_t row);
+
 /* Every message in scope that matches the FTS5 expression expr (terms
- * OR'ed), with its session, its index tokens (-1
- * unless want_len: a lookup a match) and its count of each of the nt
+ * OR'ed), with its session, its index tokens (-1 unless want_len: from
+ * its run's counts, msg_runs.lens, else a lookup) and its count of each of the nt
  * phrases of expr (cairn_tf, store/fts.c). */
 typedef int (*store_match_fn)(void *arg, int64_t row, int64_t sess, int ntok,
                               const uint16_t *tf);

@@ -154,8 +154,21 @@
  *                  dense match of notes; triggers drop a section's vector
  *                  when the section is deleted or its text, heading or
  *                  page title rewritten (a re-index, vault rm, redact)
+ * Version 19 (branch fast23b; issue 23):
+ *   msg_runs.lens  each run's messages' token counts (ntok) in id order,
+ *                  comma-separated, or NULL when unknown (a delete that
+ *                  cut the run): the pruned recall (the prompt hook) reads
+ *                  its matches' lengths from the runs it merges; ingest.c
+ *                  appends to it, a trigger recomputes it when a length
+ *                  changes (an extended reply); counts only
  */
 #include "internal.h"
+
+/* A run's token counts, in id order, comma-separated ("12,5,300"): read
+ * by store_term_matches, which takes them only when there is one a
+ * message of the run (NULL, or a count missing, means look them up). */
+#define RUN_LENS_SQL "(SELECT group_concat(ntok, ',') FROM (SELECT ntok FROM messages " \
+    "INDEXED BY messages_hit WHERE id BETWEEN msg_runs.first AND msg_runs.last ORDER BY id))"
 
 static const char *const migrations[] = {
     /* 0 -> 1 */
@@ -497,6 +510,29 @@ static const char *const migrations[] = {
     "CREATE TRIGGER vault_vectors_title AFTER UPDATE OF title ON vault_docs BEGIN"
     "  DELETE FROM vault_vectors WHERE section IN"
     "  (SELECT id FROM vault_sections WHERE doc = old.id);"
+    "END;",
+    /* 18 -> 19 (branch fast23b, issue 23): each run's token counts, so
+     * the pruned path (the prompt hook) gets its matches' lengths from the
+     * runs it already merges instead of a messages_hit descent a match.
+     * The fill reads each run's ids in order (an ordered subquery over the
+     * index, ~50,000 runs at 1,000,000 messages); a delete leaves the runs
+     * it cuts without counts (recall looks those matches up), a rewritten
+     * length recomputes its run's (ingest.c's extended replies). The
+     * trigger on delete is made again: its insert names the columns. */
+    "ALTER TABLE msg_runs ADD COLUMN lens TEXT;"
+    "UPDATE msg_runs SET lens = " RUN_LENS_SQL ";"
+    "DROP TRIGGER msg_runs_ad;"
+    "CREATE TRIGGER msg_runs_ad AFTER DELETE ON messages BEGIN"
+    "  INSERT INTO msg_runs(first, last, session) SELECT old.id + 1, last, session FROM msg_runs"
+    "    WHERE first = (SELECT max(first) FROM msg_runs WHERE first <= old.id) AND last > old.id;"
+    "  DELETE FROM msg_runs WHERE first = old.id;"
+    "  UPDATE msg_runs SET last = old.id - 1, lens = NULL WHERE first ="
+    "    (SELECT max(first) FROM msg_runs WHERE first < old.id) AND last >= old.id;"
+    "END;"
+    "CREATE TRIGGER msg_runs_au AFTER UPDATE OF ntok ON messages"
+    "  WHEN old.ntok IS NOT new.ntok BEGIN"
+    "  UPDATE msg_runs SET lens = " RUN_LENS_SQL " WHERE first ="
+    "    (SELECT max(first) FROM msg_runs WHERE first <= new.id) AND last >= new.id;"
     "END;",
 };
 

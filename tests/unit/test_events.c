@@ -137,7 +137,7 @@ static void test_migration(void)
     add(h, "c", DEC5, "c1", "3 weeks ago we moved, and next Friday we fly");
     cairn_close(h);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    T_EQ_INT(sqlite3_exec(raw, VAULT_VECTORS_V18_DROP MSG_RUNS_V17_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP "PRAGMA user_version=14", NULL, NULL, NULL),
+    T_EQ_INT(sqlite3_exec(raw, AFTER_V16_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP "PRAGMA user_version=14", NULL, NULL, NULL),
              SQLITE_OK);
     sqlite3_close(raw);
     h = NULL;
@@ -151,9 +151,9 @@ static void test_migration(void)
     /* the fill is bounded (a hook may run it): only the newest
      * EVENTS_FILL_MAX messages by id; a message that far ahead leaves
      * the three above out */
-    char sql[768];
+    char sql[2048];
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    snprintf(sql, sizeof sql, VAULT_VECTORS_V18_DROP MSG_RUNS_V17_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP "PRAGMA user_version=14;"
+    snprintf(sql, sizeof sql, AFTER_V16_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP "PRAGMA user_version=14;"
              "INSERT INTO messages(id, session, position, role, content, hash) SELECT "
              "max(id) + %d, (SELECT min(id) FROM sessions), 99, 'user', 'hello', 0 FROM messages",
              EVENTS_FILL_MAX + 1);

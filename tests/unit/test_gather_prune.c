@@ -294,8 +294,11 @@ static void check_all(struct cairn *db, sqlite3 *raw, int nq, int nsess)
 
 /* msg_runs (schema 17) covers exactly the stored messages: each message in
  * one run, of its session, no run holds an id that is not stored, and
- * consecutive ids of one session share a run (what keeps it small). */
-static void check_runs(sqlite3 *raw)
+ * consecutive ids of one session share a run (what keeps it small). Each
+ * run's counts (schema 19) are its messages' ntok in id order, built here
+ * one message at a time; a run without them only where a delete cut it
+ * (cut: the caller deleted single messages). */
+static void check_runs(sqlite3 *raw, int cut)
 {
     sqlite3_stmt *st;
     T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT (SELECT count(*) FROM messages m WHERE (SELECT "
@@ -312,6 +315,38 @@ static void check_runs(sqlite3 *raw)
     T_EQ_INT(sqlite3_column_int(st, 2), 0);
     T_EQ_INT(sqlite3_column_int(st, 3), 0);       /* one run, not two, if consecutive */
     sqlite3_finalize(st);
+    /* the counts: runs and messages both in id order, side by side */
+    sqlite3_stmt *m;
+    struct buf want = BUF_INIT;
+    int runs = 0, without = 0, wrong = 0;
+    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT first, last, lens FROM msg_runs ORDER BY first", -1,
+                                &st, NULL), SQLITE_OK);
+    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT ntok FROM messages WHERE id BETWEEN ?1 AND ?2 "
+                                "ORDER BY id", -1, &m, NULL), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        runs++;
+        if (sqlite3_column_type(st, 2) == SQLITE_NULL) {
+            without++;
+            continue;
+        }
+        buf_reset(&want);
+        sqlite3_reset(m);
+        sqlite3_bind_int64(m, 1, sqlite3_column_int64(st, 0));
+        sqlite3_bind_int64(m, 2, sqlite3_column_int64(st, 1));
+        for (int i = 0; sqlite3_step(m) == SQLITE_ROW; i++)
+            buf_printf(&want, "%s%d", i ? "," : "", sqlite3_column_int(m, 0));
+        const char *have = (const char *)sqlite3_column_text(st, 2);
+        wrong += strlen(have) != want.n || memcmp(have, want.p, want.n) != 0;
+    }
+    T_EQ_INT(wrong, 0);
+    T_CHECK(runs > 0);
+    if (cut)
+        T_CHECK(without > 0);
+    else
+        T_EQ_INT(without, 0);
+    sqlite3_finalize(st);
+    sqlite3_finalize(m);
+    buf_release(&want);
 }
 
 /* A store of nsess sessions, checked; then changed by each write path
@@ -329,7 +364,7 @@ static void test_random_store(int nsess, int nq, unsigned seed)
     for (int s = 0; s < nsess; s++)
         T_EQ_INT(add_session(db, s, 0, 1 + (int)rnd(4), s % 7 == 0), CAIRN_OK);
     T_EQ_INT(sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    check_runs(raw);
+    check_runs(raw, 0);
     check_all(db, raw, nq, nsess);
     /* more messages in some sessions, an extended reply, forgets */
     for (int k = 0; k < nsess / 10; k++)
@@ -347,28 +382,46 @@ static void test_random_store(int nsess, int nq, unsigned seed)
         int rc = cairn_forget(db, id);
         T_CHECK(rc == CAIRN_OK || rc == CAIRN_SCRUB_PENDING || rc == CAIRN_NOTFOUND);
     }
-    check_runs(raw);
+    check_runs(raw, 0);             /* an extended reply's run counted again, forgets */
     check_all(db, raw, nq, nsess);
     /* no write path deletes one message of a session, but the trigger cuts
      * a run wherever one goes (a first, a middle and a last id): checked
      * in a transaction rolled back */
     sqlite3 *rw;
     T_EQ_INT(sqlite3_open(path, &rw), SQLITE_OK);
-    T_EQ_INT(sqlite3_exec(rw, "BEGIN; DELETE FROM messages WHERE id IN (SELECT first FROM msg_runs "
-                          "WHERE last > first + 2 LIMIT 3); DELETE FROM messages WHERE id IN "
-                          "(SELECT first + 1 FROM msg_runs WHERE last > first + 2 LIMIT 3); "
-                          "DELETE FROM messages WHERE id IN (SELECT last FROM msg_runs WHERE "
-                          "last > first + 1 LIMIT 3)", NULL, NULL, NULL), SQLITE_OK);
-    check_runs(rw);
+    const char *cut = "DELETE FROM messages WHERE id IN (SELECT first FROM msg_runs "
+                      "WHERE last > first + 2 LIMIT 3); DELETE FROM messages WHERE id IN "
+                      "(SELECT first + 1 FROM msg_runs WHERE last > first + 2 LIMIT 3); "
+                      "DELETE FROM messages WHERE id IN (SELECT last FROM msg_runs WHERE "
+                      "last > first + 1 LIMIT 3)";
+    T_EQ_INT(sqlite3_exec(rw, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(rw, cut, NULL, NULL, NULL), SQLITE_OK);
+    check_runs(rw, 1);
     T_EQ_INT(sqlite3_exec(rw, "ROLLBACK", NULL, NULL, NULL), SQLITE_OK);
+    /* a version-18 store: the migration counts every run's messages */
+    cairn_close(db);
+    T_EQ_INT(sqlite3_exec(rw, MSG_RUNS_LENS_V19_DROP "PRAGMA user_version=18", NULL, NULL, NULL),
+             SQLITE_OK);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "recall.prune_msgs", "1"), CAIRN_OK);
+    check_runs(raw, 0);
+    check_all(db, raw, 2, nsess);
+    /* runs cut for good: their matches' lengths are looked up, the pool
+     * the same as the brute force's */
+    cairn_close(db);
+    T_EQ_INT(sqlite3_exec(rw, cut, NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "recall.prune_msgs", "1"), CAIRN_OK);
+    check_runs(raw, 1);
+    check_all(db, raw, 2, nsess);
     /* a version-16 store: the migration fills msg_runs from the messages */
     cairn_close(db);
-    T_EQ_INT(sqlite3_exec(rw, VAULT_VECTORS_V18_DROP MSG_RUNS_V17_DROP "PRAGMA user_version=16", NULL, NULL, NULL),
+    T_EQ_INT(sqlite3_exec(rw, AFTER_V16_DROP "PRAGMA user_version=16", NULL, NULL, NULL),
              SQLITE_OK);
     sqlite3_close(rw);
     T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     T_EQ_INT(cairn_set(db, "recall.prune_msgs", "1"), CAIRN_OK);
-    check_runs(raw);
+    check_runs(raw, 0);
     check_all(db, raw, 2, nsess);
     sqlite3_close(raw);
     cairn_close(db);

@@ -239,8 +239,8 @@ static void test_migration(void)
     struct cairn *h = NULL;
     snprintf(path, sizeof path, "%s/v17.db", dir);
     T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
-    T_EQ_INT(sqlite3_exec(h->db, VAULT_VECTORS_V18_DROP "PRAGMA user_version=17;", NULL, NULL,
-                          NULL), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(h->db, MSG_RUNS_LENS_V19_DROP VAULT_VECTORS_V18_DROP
+                          "PRAGMA user_version=17;", NULL, NULL, NULL), SQLITE_OK);
     cairn_close(h);
     T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
     T_EQ_INT(count(h, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
