@@ -17,9 +17,9 @@
  *     lexemes, from which the client counts each phrase as FTS5's
  *     cairn_tf does (same tokenizer, same positions);
  *   - metadata of the pool's sessions' messages, then texts for packing.
- * Vectors are not read yet: dense recall on a server store is the next
- * step (exact scoring of the candidates' vectors in the client, then
- * pgvector's HNSW), so recall here is the BM25 side alone.
+ *   - vectors of the question's model, for the dense side of recall: read
+ *     once a handle and scanned in the client exactly as SQLite's are
+ *     (store/vectors.c, recall/dense.c).
  *
  * The handle is read-only: store_begin refuses every write with "use cairn
  * sync" (store/tx.c), and the in-memory store is query_only after the load.
@@ -885,6 +885,76 @@ int pg_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max)
     free(idx);
     PQclear(r);
     return rc;
+}
+
+/* ---- vectors ---- */
+
+int pg_any_vectors(struct cairn *h, int *any)
+{
+    struct pg_store *ps = h->pg;
+    PGresult *r = PQexec(ps->pc.c, "SELECT EXISTS (SELECT 1 FROM cairn.vectors)");
+    *any = 0;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(&ps->pc, r, "read vectors");
+    *any = PQntuples(r) == 1 && !strcmp(PQgetvalue(r, 0, 0), "t");
+    PQclear(r);
+    return CAIRN_OK;
+}
+
+/* A big-endian int8 of a binary result. */
+static int64_t be64(const char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | (unsigned char)p[i];
+    return (int64_t)v;
+}
+
+int pg_vectors(struct cairn *h, const char *model, int dim,
+               int (*fn)(void *arg, int64_t msg, int64_t sess, const void *v, int bytes),
+               void *arg, char *other, size_t n)
+{
+    struct pg_store *ps = h->pg;
+    char d[16];
+    int rc = CAIRN_OK;
+    snprintf(d, sizeof d, "%d", dim);
+    const char *p[] = { model, d };
+    /* binary: the int8 or f32 bytes as pushed, 4x fewer than bytea's hex
+     * (100,000 512-d vectors: 51 MB, not 205). The order is the SQLite
+     * store's (msg, piece): ties in the scan fall the same way. */
+    PGresult *r = PQexecParams(ps->pc.c, "SELECT m.seq, v.owner::text, v.sid, v.v"
+                               " FROM cairn.vectors v JOIN cairn.messages m ON m.owner = v.owner"
+                               " AND m.sid = v.sid AND m.mkey = v.mkey WHERE v.model = $1 AND"
+                               " v.dim = $2::integer ORDER BY m.seq, v.piece",
+                               2, NULL, p, NULL, NULL, 1);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(&ps->pc, r, "read vectors");
+    for (int i = 0; i < PQntuples(r); i++) {
+        if (PQgetlength(r, i, 0) != 8)
+            continue;
+        int64_t sess = sess_id(ps, PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+        if (!sess)
+            continue;                   /* a session pushed after the open */
+        if (fn(arg, be64(PQgetvalue(r, i, 0)), sess, PQgetvalue(r, i, 3),
+               PQgetlength(r, i, 3)) < 0) {
+            rc = nomem(h);
+            break;
+        }
+    }
+    PQclear(r);
+    if (rc)
+        return rc;
+    /* as store/vectors.c's other_model: the first model below this one in
+     * byte order, else the first above */
+    r = PQexecParams(ps->pc.c, "SELECT coalesce((SELECT min(model COLLATE \"C\") FROM"
+                     " cairn.vectors WHERE model < $1 COLLATE \"C\"), (SELECT min(model COLLATE"
+                     " \"C\") FROM cairn.vectors WHERE model > $1 COLLATE \"C\"), '')",
+                     1, NULL, p, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(&ps->pc, r, "read vectors");
+    snprintf(other, n, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return CAIRN_OK;
 }
 
 int pg_messages(struct cairn *h, int64_t sess, const char *ext_id, int from, int to,

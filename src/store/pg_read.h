@@ -36,6 +36,17 @@ int pg_phrase_tf(const struct pg_phrases *pp, const char *const *lex, const char
                  int nl, uint16_t *tf);
 void pg_phrases_free(struct pg_phrases *pp);
 
+/* Dense recall on a server store (store/vectors.c reads them into its
+ * set): *any when the role sees a vector of any model; and every vector of
+ * model (dim) it sees, in (seq, piece) order, each handed to fn with its
+ * message's seq and its session's local id (fn: <0 out of memory, else
+ * go on), and in other[n] a model with vectors that is not this one ("" if
+ * none), chosen as SQLite's store chooses it. */
+int pg_any_vectors(struct cairn *h, int *any);
+int pg_vectors(struct cairn *h, const char *model, int dim,
+               int (*fn)(void *arg, int64_t msg, int64_t sess, const void *v, int bytes),
+               void *arg, char *other, size_t n);
+
 /* cairn_messages of the session whose local row is sess (ext_id its id). */
 int pg_messages(struct cairn *h, int64_t sess, const char *ext_id, int from, int to,
                 cairn_message_cb cb, void *arg);

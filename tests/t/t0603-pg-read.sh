@@ -21,7 +21,7 @@ A="$TMP/a.db" B="$TMP/b.db"
 # Chinese, times) and hand-made sessions the questions aim at
 python3 "$ROOT/bench/gen_data.py" ingest "$TMP/gen.jsonl" --sessions 40 --messages 1200 --seed 7 \
     >/dev/null 2>&1 || bad "gen_data"
-python3 - "$TMP/s.jsonl" "$TMP/bob.jsonl" <<'EOF'
+python3 - "$TMP/s.jsonl" <<'EOF'
 import json, sys
 S = [
  {"id": "deploy-1", "project": "team", "title": "deploy plan", "source": "claude-code",
@@ -46,22 +46,10 @@ S = [
 with open(sys.argv[1], "w") as f:
     for s in S:
         f.write(json.dumps(s, ensure_ascii=False) + "\n")
-# bob's sessions: one private, one in a project he shares with alice
-B = [
- {"id": "bob-secret", "project": "shared", "title": "bob private", "messages": [
-   {"role": "user", "content": "zanzibar kestrel private plan of bob"}]},
- {"id": "bob-shared", "project": "shared", "title": "bob shared", "messages": [
-   {"role": "user", "content": "zanzibar shared notes about kestrel"}]},
-]
-with open(sys.argv[2], "w") as f:
-    for s in B:
-        f.write(json.dumps(s, ensure_ascii=False) + "\n")
 EOF
 "$CAIRN" --db "$A" add -q "$TMP/gen.jsonl" && "$CAIRN" --db "$A" add -q "$TMP/s.jsonl" || bad "add"
 "$CAIRN" --db "$A" sync --push -q --server "$ALICE" || bad "alice pushes"
-"$CAIRN" --db "$B" add -q "$TMP/bob.jsonl" || bad "bob adds"
-"$CAIRN" --db "$B" sync --push -q --server "$BOB" || bad "bob pushes"
-pg_sql bob bob-pw "UPDATE cairn.sessions SET private = true WHERE sid = 'bob-secret'" >/dev/null
+pg_bob_sessions "$B" || bad "bob's sessions"
 
 # 2. recall: byte for byte the same text on SQLite and on the server
 n=0

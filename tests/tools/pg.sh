@@ -97,3 +97,17 @@ pg_login_roles() {
     done
     "$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")"
 }
+
+# pg_bob_sessions DB: bob's two sessions of project `shared` (password
+# bob-pw) added to the store DB and pushed: `bob-secret` then made private
+# (its text: "zanzibar kestrel private plan of bob"), `bob-shared` not
+# ("zanzibar shared notes about kestrel"). Sharing the project is the test's.
+pg_bob_sessions() {
+    printf '%s\n' \
+        '{"id": "bob-secret", "project": "shared", "title": "bob private", "messages": [{"role": "user", "content": "zanzibar kestrel private plan of bob"}]}' \
+        '{"id": "bob-shared", "project": "shared", "title": "bob shared", "messages": [{"role": "user", "content": "zanzibar shared notes about kestrel"}]}' \
+        > "$TMP/bob.jsonl" &&
+    "$CAIRN" --db "$1" add -q "$TMP/bob.jsonl" &&
+    "$CAIRN" --db "$1" sync --push -q --server "$(pg_url bob bob-pw)" &&
+    pg_sql bob bob-pw "UPDATE cairn.sessions SET private = true WHERE sid = 'bob-secret'" >/dev/null
+}
