@@ -365,6 +365,7 @@ struct vec_conn {
     int              valid;
     int64_t          data_version, changes;
     struct vec_set   set;
+    struct vec_set   near;       /* vec_set_near's, when set.by_index */
 };
 
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -396,6 +397,7 @@ static void conn_destroy(void *p)
     }
     pthread_mutex_unlock(&conn_lock);
     set_release(&c->set);
+    set_release(&c->near);
     free(c);
 }
 
@@ -768,8 +770,43 @@ static int set_add(void *arg, int64_t m, int64_t sess, const void *blob, int byt
 static int set_load_server(struct cairn *h, const char *model, int dim, struct vec_set *s)
 {
     struct set_fill f = { s, 0, -1 };
+    const char *mode = cairn__setting(h, CAIRN__SET_PG_DENSE);
+    int rc, has = 0;
     s->stamp = -1;                            /* never a cache file */
+    /* "index": pgvector's HNSW on the server, when it has one for dim;
+     * without it (no pgvector, an older server) the exact scan below */
+    if (mode && !strcmp(mode, "index")) {
+        if ((rc = pg_vector_index(h, dim, &has)))
+            return rc;
+        if (has) {
+            s->by_index = 1;
+            return pg_vector_count(h, model, dim, &s->msgs_with, s->other, sizeof s->other);
+        }
+    }
     return pg_vectors(h, model, dim, set_add, &f, s->other, sizeof s->other);
+}
+
+int vec_set_near(struct cairn *h, const struct vec_set *set, const float *q, int k,
+                 const int64_t *allowed, int n_allowed, const struct vec_set **out)
+{
+    struct vec_conn *c;
+    *out = set;
+    if (!set->by_index)
+        return CAIRN_OK;
+    if (!(c = conn_get(h)))
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    struct vec_set *s = &c->near;
+    struct set_fill f = { s, 0, -1 };
+    set_release(s);
+    snprintf(s->model, sizeof s->model, "%s", set->model);
+    s->dim = set->dim;
+    int rc = pg_vectors_near(h, set->model, set->dim, q, k, allowed, n_allowed, set_add, &f);
+    if (rc) {
+        set_release(s);
+        return rc;
+    }
+    *out = s;
+    return CAIRN_OK;
 }
 
 /* The model's rows into s, in one scan in (msg, piece) order, with the
