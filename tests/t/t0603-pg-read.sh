@@ -7,7 +7,7 @@
 # questions; sessions, show, export are identical; a role sees only what
 # row-level security lets it (another owner's private session never appears
 # in any read command or MCP tool); write commands are refused clearly; the
-# server's versions 1 and 2 read the same and migrate to 3; a
+# server's versions 1 and 2 read the same and migrate to 4; a
 # wrong password and a down server are clear errors without the password.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/pg.sh"
