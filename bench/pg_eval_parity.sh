@@ -23,13 +23,8 @@
 set -u
 CAIRN=$1 DATA=$2 MODES=${3:-exact index} OUT=${4:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
 . "$ROOT/tests/tools/pg.sh"
-if ! pg_start; then
-    echo "# pg_eval_parity: skipped: $PG_WHY"
-    exit 0
-fi
+pg_bench_start pg_eval_parity
 export TZ=UTC CAIRN_EMBED_MODEL="${CAIRN_EMBED_MODEL:-use-lite-en}"
 unset CAIRN_DB CAIRN_PG_DENSE
 [ -n "$OUT" ] && mkdir -p "$OUT"
