@@ -25,6 +25,7 @@ static const struct { const char *env, *key; } env_settings[] = {
     { "CAIRN_RECALL_EXHAUSTIVE", "recall.exhaustive" },
     { "CAIRN_RECALL_PRUNE_MSGS", "recall.prune_msgs" },
     { "CAIRN_REPLY_LANE",        "recall.reply_lane" },
+    { "CAIRN_PG_DENSE",          "pg.dense" },
 };
 
 static const char *env_value(const char *name)

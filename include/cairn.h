@@ -130,6 +130,10 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *   "store.keep_turns"  "1": keep every turn's metadata in memory between
  *                       recalls (read again after any commit); for a
  *                       long-lived process (`cairn web`); ~50 bytes a turn
+ *   "pg.dense"          a server store's dense search: "exact" (default:
+ *                       every vector of the model scanned in the client,
+ *                       as SQLite's) or "index" (pgvector's HNSW index on
+ *                       the server: the nearest pieces only, approximate)
  * Returns CAIRN_OK, CAIRN_INVALID for an unknown key, or CAIRN_NOMEM.
  */
 CAIRN_API int cairn_set(struct cairn *db, const char *key, const char *value);

@@ -42,6 +42,7 @@ enum cairn__setting {
     CAIRN__SET_REDACT,              /* "redact" */
     CAIRN__SET_CACHE_MB,            /* "store.cache_mb" */
     CAIRN__SET_KEEP_TURNS,          /* "store.keep_turns" */
+    CAIRN__SET_PG_DENSE,            /* "pg.dense" */
     CAIRN__NSET
 };
 

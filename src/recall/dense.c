@@ -473,7 +473,14 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
                  "embedded");
         goto out;
     }
-    int n = dense_topk(set, qv, allowed.v, allowed.n, DENSE_TOPK, DENSE_THREADS, r->hits);
+    /* a server store searched by its index: the pieces it finds nearest,
+     * twice as many as the scan keeps (the index ranks by the float
+     * vectors, the scan by the quantised question), scored exactly */
+    const struct vec_set *scan;
+    if ((rc = vec_set_near(h, set, qv, 2 * DENSE_TOPK * DENSE_PIECES_MULT,
+                           allowed.v, allowed.n, &scan)))
+        goto out;
+    int n = dense_topk(scan, qv, allowed.v, allowed.n, DENSE_TOPK, DENSE_THREADS, r->hits);
     if (n < 0) {
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;

@@ -305,6 +305,36 @@ static const char *const pg_migrations[] = {
     "  AND NOT private AND (owner, project) IN (SELECT s.owner, s.project FROM cairn.shares s"
     "  JOIN pg_roles r ON r.rolname = s.grantee"
     "  WHERE pg_has_role(current_user, r.oid, 'MEMBER')));",
+    /* 3 -> 4: dense search on the server (pgvector's HNSW, cosine). `emb`
+     * has no fixed dimension (the models' differ) and HNSW needs one: an
+     * index a dimension, on `emb::vector(d)` over the rows of that dim,
+     * made by cairn.vector_index(d), which a push calls for the dims it
+     * sends. It runs as the tables' owner (SECURITY DEFINER: only the
+     * owner may index them) and takes an integer, nothing else. The dims
+     * already there are indexed now (the policies lifted in this
+     * transaction, as for version 3's counters). Without pgvector: none. */
+    "DO $$ DECLARE ext name; d integer; dims integer[]; BEGIN"
+    "  SELECT n.nspname INTO ext FROM pg_extension e JOIN pg_namespace n ON"
+    "    n.oid = e.extnamespace WHERE e.extname = 'vector';"
+    "  IF ext IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="
+    "    'cairn.vectors'::regclass AND attname = 'emb' AND NOT attisdropped) THEN RETURN; END IF;"
+    "  EXECUTE format($f$CREATE OR REPLACE FUNCTION cairn.vector_index(d integer) RETURNS void"
+    "    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, %I AS $b$ BEGIN"
+    "    IF d BETWEEN 1 AND 2000 AND to_regclass('cairn.vectors_hnsw_' || d) IS NULL THEN"
+    "      EXECUTE format('CREATE INDEX IF NOT EXISTS vectors_hnsw_%%s ON cairn.vectors USING"
+    "        hnsw ((emb::vector(%%s)) vector_cosine_ops) WHERE dim = %%s', d, d, d);"
+    "    END IF; END $b$ $f$, ext);"
+    "  REVOKE ALL ON FUNCTION cairn.vector_index(integer) FROM PUBLIC;"
+    "  GRANT EXECUTE ON FUNCTION cairn.vector_index(integer) TO PUBLIC;"
+    "  ALTER TABLE cairn.vectors NO FORCE ROW LEVEL SECURITY;"
+    /* the dims first: a loop over a query keeps the table open, and an
+     * index cannot be made on a table in use */
+    "  dims := array(SELECT DISTINCT dim FROM cairn.vectors);"
+    "  FOREACH d IN ARRAY dims LOOP"
+    "    PERFORM cairn.vector_index(d);"
+    "  END LOOP;"
+    "  ALTER TABLE cairn.vectors FORCE ROW LEVEL SECURITY;"
+    "END $$;",
 };
 #define PG_N_MIGRATIONS ((int)(sizeof pg_migrations / sizeof pg_migrations[0]))
 _Static_assert(PG_N_MIGRATIONS == PG_SCHEMA_VERSION, "PG_SCHEMA_VERSION is not the number of server migrations");
@@ -495,6 +525,14 @@ int pg_open(struct cairn *h, const char *server, int migrate_it, struct pgc *pc)
                        emb, sizeof emb)))
         goto fail;
     pc->has_emb = emb[0] == '1';
+    /* version 4's HNSW indexes, one a dim (store/pg.c): a push asks for
+     * its dims' (pgvector installed after the migration: none) */
+    if (pc->has_emb && pc->schema >= 4) {
+        if ((rc = pg_value(pc, "SELECT to_regprocedure('cairn.vector_index(integer)') IS NOT NULL",
+                           emb, sizeof emb)))
+            goto fail;
+        pc->has_vindex = emb[0] == 't';
+    }
     return CAIRN_OK;
 fail:
     pg_close(pc);

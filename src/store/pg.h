@@ -62,7 +62,7 @@ extern struct pg_lib pg_lib;
 
 /* The server schema version this build creates and reads (the number of
  * server migrations in store/pg.c, checked there at compile time). */
-#define PG_SCHEMA_VERSION 3
+#define PG_SCHEMA_VERSION 4
 
 struct pgc {
     PGconn       *c;
@@ -71,6 +71,8 @@ struct pgc {
     char          key[160];      /* the server's id and the role: sync_state.server */
     char          user[64];
     int           has_emb;       /* cairn.vectors has pgvector's `emb vector` column */
+    int           has_vindex;    /* the server has cairn.vector_index (version 4) */
+    int           indexed_dim;   /* the last dim cairn.vector_index was asked for */
     int           schema;        /* the server's schema version as found */
     char          pgvector[32];  /* the extension's version in this database, "" none */
     char          sqlstate[8];   /* of the last failure pg_fail saw, "" none */

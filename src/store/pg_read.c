@@ -17,9 +17,9 @@
  *     lexemes, from which the client counts each phrase as FTS5's
  *     cairn_tf does (same tokenizer, same positions);
  *   - metadata of the pool's sessions' messages, then texts for packing.
- * Vectors are not read yet: dense recall on a server store is the next
- * step (exact scoring of the candidates' vectors in the client, then
- * pgvector's HNSW), so recall here is the BM25 side alone.
+ *   - vectors of the question's model, for the dense side of recall: read
+ *     once a handle and scanned in the client exactly as SQLite's are
+ *     (store/vectors.c, recall/dense.c).
  *
  * The handle is read-only: store_begin refuses every write with "use cairn
  * sync" (store/tx.c), and the in-memory store is query_only after the load.
@@ -886,6 +886,178 @@ int pg_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max)
     }
     free(idx);
     PQclear(r);
+    return rc;
+}
+
+/* ---- vectors ---- */
+
+int pg_any_vectors(struct cairn *h, int *any)
+{
+    struct pg_store *ps = h->pg;
+    PGresult *r = PQexec(ps->pc.c, "SELECT EXISTS (SELECT 1 FROM cairn.vectors)");
+    *any = 0;
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(&ps->pc, r, "read vectors");
+    *any = PQntuples(r) == 1 && !strcmp(PQgetvalue(r, 0, 0), "t");
+    PQclear(r);
+    return CAIRN_OK;
+}
+
+/* A big-endian int8 of a binary result. */
+static int64_t be64(const char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | (unsigned char)p[i];
+    return (int64_t)v;
+}
+
+/* Hands the rows of r (seq int8, owner, sid, v: binary) to fn. */
+static int vector_rows(struct cairn *h, PGresult *r,
+                       int (*fn)(void *arg, int64_t msg, int64_t sess, const void *v, int bytes),
+                       void *arg)
+{
+    struct pg_store *ps = h->pg;
+    for (int i = 0; i < PQntuples(r); i++) {
+        if (PQgetlength(r, i, 0) != 8)
+            continue;
+        int64_t sess = sess_id(ps, PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+        if (!sess)
+            continue;                   /* a session pushed after the open */
+        if (fn(arg, be64(PQgetvalue(r, i, 0)), sess, PQgetvalue(r, i, 3),
+               PQgetlength(r, i, 3)) < 0)
+            return nomem(h);
+    }
+    return CAIRN_OK;
+}
+
+/* as store/vectors.c's other_model: the first model below this one in
+ * byte order, else the first above */
+static int other_model(struct cairn *h, const char *model, char *other, size_t n)
+{
+    struct pg_store *ps = h->pg;
+    const char *p[] = { model };
+    PGresult *r = PQexecParams(ps->pc.c, "SELECT coalesce((SELECT min(model COLLATE \"C\") FROM"
+                               " cairn.vectors WHERE model < $1 COLLATE \"C\"), (SELECT"
+                               " min(model COLLATE \"C\") FROM cairn.vectors WHERE model > $1"
+                               " COLLATE \"C\"), '')", 1, NULL, p, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(&ps->pc, r, "read vectors");
+    snprintf(other, n, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return CAIRN_OK;
+}
+
+int pg_vectors(struct cairn *h, const char *model, int dim,
+               int (*fn)(void *arg, int64_t msg, int64_t sess, const void *v, int bytes),
+               void *arg, char *other, size_t n)
+{
+    struct pg_store *ps = h->pg;
+    char d[16];
+    snprintf(d, sizeof d, "%d", dim);
+    const char *p[] = { model, d };
+    /* binary: the int8 or f32 bytes as pushed, 4x fewer than bytea's hex
+     * (100,000 512-d vectors: 51 MB, not 205). The order is the SQLite
+     * store's (msg, piece): ties in the scan fall the same way. */
+    PGresult *r = PQexecParams(ps->pc.c, "SELECT m.seq, v.owner::text, v.sid, v.v"
+                               " FROM cairn.vectors v JOIN cairn.messages m ON m.owner = v.owner"
+                               " AND m.sid = v.sid AND m.mkey = v.mkey WHERE v.model = $1 AND"
+                               " v.dim = $2::integer ORDER BY m.seq, v.piece",
+                               2, NULL, p, NULL, NULL, 1);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(&ps->pc, r, "read vectors");
+    int rc = vector_rows(h, r, fn, arg);
+    PQclear(r);
+    return rc ? rc : other_model(h, model, other, n);
+}
+
+int pg_vector_index(struct cairn *h, int dim, int *has)
+{
+    struct pg_store *ps = h->pg;
+    char name[64];
+    *has = 0;
+    if (!ps->pc.has_emb)
+        return CAIRN_OK;
+    snprintf(name, sizeof name, "cairn.vectors_hnsw_%d", dim);
+    const char *p[] = { name };
+    PGresult *r = PQexecParams(ps->pc.c, "SELECT to_regclass($1) IS NOT NULL", 1, NULL, p, NULL,
+                               NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(&ps->pc, r, "read vectors");
+    *has = !strcmp(PQgetvalue(r, 0, 0), "t");
+    PQclear(r);
+    /* the candidates the index walks: more than the 400 asked for, and
+     * on past the rows row-level security or the scope filter out
+     * (pgvector 0.8's iterative scan) */
+    r = PQexec(ps->pc.c, "SELECT set_config('hnsw.ef_search', '800', false),"
+                         " set_config('hnsw.iterative_scan', 'relaxed_order', false)");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(&ps->pc, r, "read vectors");
+    PQclear(r);
+    return CAIRN_OK;
+}
+
+int pg_vector_count(struct cairn *h, const char *model, int dim, int64_t *msgs, char *other,
+                    size_t n)
+{
+    struct pg_store *ps = h->pg;
+    char d[16];
+    snprintf(d, sizeof d, "%d", dim);
+    const char *p[] = { model, d };
+    PGresult *r = PQexecParams(ps->pc.c, "SELECT count(*) FROM (SELECT DISTINCT owner, sid, mkey"
+                               " FROM cairn.vectors WHERE model = $1 AND dim = $2::integer) x",
+                               2, NULL, p, NULL, NULL, 0);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        return pg_fail(&ps->pc, r, "read vectors");
+    *msgs = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return other_model(h, model, other, n);
+}
+
+int pg_vectors_near(struct cairn *h, const char *model, int dim, const float *q, int k,
+                    const int64_t *allowed, int n_allowed,
+                    int (*fn)(void *arg, int64_t msg, int64_t sess, const void *v, int bytes),
+                    void *arg)
+{
+    struct pg_store *ps = h->pg;
+    struct sess_arrays a;
+    struct buf qv = BUF_INIT, sql = BUF_INIT;
+    char kk[16];
+    PGresult *r = NULL;
+    int rc = sess_arrays(h, allowed, allowed ? n_allowed : 0, &a);
+    if (rc)
+        goto out;
+    buf_addc(&qv, '[');
+    for (int i = 0; i < dim; i++)
+        buf_printf(&qv, "%s%.9g", i ? "," : "", q[i]);
+    buf_addc(&qv, ']');
+    snprintf(kk, sizeof kk, "%d", k);
+    /* dim is ours (an int): in the text, so the planner matches the
+     * partial index vectors_hnsw_<dim> (WHERE dim = <dim>) */
+    buf_printf(&sql, "SELECT m.seq, v.owner::text, v.sid, v.v FROM (SELECT owner, sid, mkey,"
+               " piece, v FROM cairn.vectors WHERE model = $1 AND dim = %d%s ORDER BY"
+               " emb::vector(%d) <=> $2::vector(%d) LIMIT $3::integer) v JOIN cairn.messages m"
+               " ON m.owner = v.owner AND m.sid = v.sid AND m.mkey = v.mkey"
+               " ORDER BY m.seq, v.piece", dim,
+               allowed ? " AND (owner, sid) IN (SELECT k.owner::name, k.sid FROM"
+                         " unnest($4::text[], $5::text[]) AS k(owner, sid))" : "", dim, dim);
+    if (qv.err || sql.err) {
+        rc = nomem(h);
+        goto out;
+    }
+    const char *p[5] = { model, qv.p, kk, a.owner.p, a.sid.p };
+    r = PQexecParams(ps->pc.c, sql.p, allowed ? 5 : 3, NULL, p, NULL, NULL, 1);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        rc = pg_fail(&ps->pc, r, "search vectors");
+        r = NULL;
+        goto out;
+    }
+    rc = vector_rows(h, r, fn, arg);
+out:
+    PQclear(r);
+    sess_arrays_free(&a);
+    buf_release(&qv);
+    buf_release(&sql);
     return rc;
 }
 

@@ -36,6 +36,31 @@ int pg_phrase_tf(const struct pg_phrases *pp, const char *const *lex, const char
                  int nl, uint16_t *tf);
 void pg_phrases_free(struct pg_phrases *pp);
 
+/* Dense recall on a server store (store/vectors.c reads them into its
+ * set): *any when the role sees a vector of any model; and every vector of
+ * model (dim) it sees, in (seq, piece) order, each handed to fn with its
+ * message's seq and its session's local id (fn: <0 out of memory, else
+ * go on), and in other[n] a model with vectors that is not this one ("" if
+ * none), chosen as SQLite's store chooses it. */
+int pg_any_vectors(struct cairn *h, int *any);
+int pg_vectors(struct cairn *h, const char *model, int dim,
+               int (*fn)(void *arg, int64_t msg, int64_t sess, const void *v, int bytes),
+               void *arg, char *other, size_t n);
+
+/* The index path ("pg.dense" "index"): *has when the server has the HNSW
+ * index of dim (version 4, pgvector); the count of messages with a vector
+ * of model (dim) and other[] as pg_vectors gives them, without the
+ * vectors; and the k pieces nearest q[dim] by that index (approximate),
+ * of the sessions allowed[n_allowed] (local ids; NULL: every one), handed
+ * to fn as pg_vectors does. */
+int pg_vector_index(struct cairn *h, int dim, int *has);
+int pg_vector_count(struct cairn *h, const char *model, int dim, int64_t *msgs, char *other,
+                    size_t n);
+int pg_vectors_near(struct cairn *h, const char *model, int dim, const float *q, int k,
+                    const int64_t *allowed, int n_allowed,
+                    int (*fn)(void *arg, int64_t msg, int64_t sess, const void *v, int bytes),
+                    void *arg);
+
 /* cairn_messages of the session whose local row is sess (ext_id its id). */
 int pg_messages(struct cairn *h, int64_t sess, const char *ext_id, int from, int to,
                 cairn_message_cb cb, void *arg);

@@ -421,6 +421,13 @@ static int push_vectors(struct pgc *pc, const struct prow *r, struct cairn_sync_
                     pc->has_emb ? 8 : 7, v, len, fmt, &added, "push a vector");
         rep->vectors_pushed += added;
         buf_release(&e);
+        /* the dim's HNSW index, made with the first vector of that dim */
+        if (!rc && added && pc->has_vindex && d != pc->indexed_dim) {
+            const char *dv[1] = { dim };
+            if (!(rc = pq(pc, "SELECT cairn.vector_index($1::integer)", 1, dv, NULL, NULL, NULL,
+                          "index the vectors")))
+                pc->indexed_dim = d;
+        }
     }
     sqlite3_finalize(st);
     return rc;

@@ -375,6 +375,8 @@ int store_any_vectors(struct cairn *h, int *any)
     sqlite3_stmt *st;
     int rc, src;
     *any = 0;
+    if (h->pg)
+        return pg_any_vectors(h, any);
     if ((rc = store_prepare(h, "SELECT EXISTS (SELECT 1 FROM vectors)", &st)))
         return rc;
     if ((src = sqlite3_step(st)) == SQLITE_ROW)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "store/vectors.h"
+#include "store/pg_read.h"
 #include "store/memory.h"
 #include "store/vault.h"
 #include "embed/embed.h"
@@ -364,6 +365,7 @@ struct vec_conn {
     int              valid;
     int64_t          data_version, changes;
     struct vec_set   set;
+    struct vec_set   near;       /* vec_set_near's, when set.by_index */
 };
 
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -395,6 +397,7 @@ static void conn_destroy(void *p)
     }
     pthread_mutex_unlock(&conn_lock);
     set_release(&c->set);
+    set_release(&c->near);
     free(c);
 }
 
@@ -711,6 +714,101 @@ static int set_grow(struct vec_set *s, size_t cap)
     return nm && ns && ni && nv ? 0 : -1;
 }
 
+/* One stored piece into s (rows come in (msg, piece) order): its vector
+ * copied and its inverse norm computed. 0, 1 for a row skipped (damaged,
+ * or of the other format than the set's first), -1 out of memory. */
+struct set_fill {
+    struct vec_set *s;
+    size_t          cap;
+    int64_t         last;
+};
+
+static int set_add(void *arg, int64_t m, int64_t sess, const void *blob, int bytes)
+{
+    struct set_fill *f = arg;
+    struct vec_set *s = f->s;
+    int dim = s->dim, is_f32 = bytes == dim * (int)sizeof(float);
+    double nn = 0;
+    if (!blob || (bytes != dim && !is_f32))
+        return 1;                             /* damaged row: skipped */
+    if (s->n == 0)
+        s->f32 = is_f32;
+    if (is_f32 != s->f32)
+        return 1;                             /* mixed formats: keep the first */
+    if (s->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 1024;
+        if (set_grow(s, f->cap))
+            return -1;
+    }
+    s->msg[s->n] = m;
+    s->sess[s->n] = sess;
+    if (s->f32) {
+        float *d = s->vf + s->n * (size_t)dim;
+        memcpy(d, blob, (size_t)bytes);
+        for (int i = 0; i < dim; i++)
+            nn += (double)d[i] * d[i];
+    } else {
+        /* in int32, which the compiler vectorises: 127^2 x 8192 fits */
+        const int8_t *d = blob;
+        int32_t sq = 0;
+        memcpy(s->v8 + s->n * (size_t)dim, d, (size_t)dim);
+        for (int i = 0; i < dim; i++)
+            sq += (int32_t)d[i] * d[i];
+        nn = sq;
+    }
+    s->inv_norm[s->n] = nn > 0 ? (float)(1.0 / sqrt(nn)) : 0;
+    s->msgs_with += m != f->last;
+    f->last = m;
+    s->n++;
+    return 0;
+}
+
+/* A server store's vectors (store/pg_read.c): the same rows, in the same
+ * order (a message's id is its seq, the pushing store's order), so the
+ * dense scan ranks them as it does on that store. Read once a handle: a
+ * server handle writes nothing, and sees what it loaded at open. */
+static int set_load_server(struct cairn *h, const char *model, int dim, struct vec_set *s)
+{
+    struct set_fill f = { s, 0, -1 };
+    const char *mode = cairn__setting(h, CAIRN__SET_PG_DENSE);
+    int rc, has = 0;
+    s->stamp = -1;                            /* never a cache file */
+    /* "index": pgvector's HNSW on the server, when it has one for dim;
+     * without it (no pgvector, an older server) the exact scan below */
+    if (mode && !strcmp(mode, "index")) {
+        if ((rc = pg_vector_index(h, dim, &has)))
+            return rc;
+        if (has) {
+            s->by_index = 1;
+            return pg_vector_count(h, model, dim, &s->msgs_with, s->other, sizeof s->other);
+        }
+    }
+    return pg_vectors(h, model, dim, set_add, &f, s->other, sizeof s->other);
+}
+
+int vec_set_near(struct cairn *h, const struct vec_set *set, const float *q, int k,
+                 const int64_t *allowed, int n_allowed, const struct vec_set **out)
+{
+    struct vec_conn *c;
+    *out = set;
+    if (!set->by_index)
+        return CAIRN_OK;
+    if (!(c = conn_get(h)))
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    struct vec_set *s = &c->near;
+    struct set_fill f = { s, 0, -1 };
+    set_release(s);
+    snprintf(s->model, sizeof s->model, "%s", set->model);
+    s->dim = set->dim;
+    int rc = pg_vectors_near(h, set->model, set->dim, q, k, allowed, n_allowed, set_add, &f);
+    if (rc) {
+        set_release(s);
+        return rc;
+    }
+    *out = s;
+    return CAIRN_OK;
+}
+
 /* The model's rows into s, in one scan in (msg, piece) order, with the
  * stamp read in the same read transaction so a cache file written from s
  * holds exactly the vectors of that stamp. */
@@ -718,9 +816,10 @@ static int set_load(struct cairn *h, const char *model, int dim, struct vec_set 
 {
     sqlite3_stmt *st = NULL;
     int rc = CAIRN_OK, src, own_tx = sqlite3_get_autocommit(h->db);
-    size_t cap = 0;
-    int64_t last = -1;
+    struct set_fill f = { s, 0, -1 };
 
+    if (h->pg)
+        return set_load_server(h, model, dim, s);
     if (own_tx && sqlite3_exec(h->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
         own_tx = 0;                            /* then without: the stamp is a hint */
     s->stamp = vec_stamp(h);
@@ -730,44 +829,11 @@ static int set_load(struct cairn *h, const char *model, int dim, struct vec_set 
     sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 2, dim);
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        int bytes = sqlite3_column_bytes(st, 2);
-        const void *blob = sqlite3_column_blob(st, 2);
-        int is_f32 = bytes == dim * (int)sizeof(float);
-        if (!blob || (bytes != dim && !is_f32))
-            continue;                         /* damaged row: skipped */
-        if (s->n == 0)
-            s->f32 = is_f32;
-        if (is_f32 != s->f32)
-            continue;                         /* mixed formats: keep the first */
-        if (s->n == cap) {
-            cap = cap ? cap * 2 : 1024;
-            if (set_grow(s, cap)) {
-                rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-                goto out;
-            }
+        if (set_add(&f, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                    sqlite3_column_blob(st, 2), sqlite3_column_bytes(st, 2)) < 0) {
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto out;
         }
-        int64_t m = sqlite3_column_int64(st, 0);
-        double nn = 0;
-        s->msg[s->n] = m;
-        s->sess[s->n] = sqlite3_column_int64(st, 1);
-        if (s->f32) {
-            float *d = s->vf + s->n * (size_t)dim;
-            memcpy(d, blob, (size_t)bytes);
-            for (int i = 0; i < dim; i++)
-                nn += (double)d[i] * d[i];
-        } else {
-            /* in int32, which the compiler vectorises: 127^2 x 8192 fits */
-            const int8_t *d = blob;
-            int32_t sq = 0;
-            memcpy(s->v8 + s->n * (size_t)dim, d, (size_t)dim);
-            for (int i = 0; i < dim; i++)
-                sq += (int32_t)d[i] * d[i];
-            nn = sq;
-        }
-        s->inv_norm[s->n] = nn > 0 ? (float)(1.0 / sqrt(nn)) : 0;
-        s->msgs_with += m != last;
-        last = m;
-        s->n++;
     }
     if (src != SQLITE_DONE) {
         rc = cairn__sqlerr(h, src, "read vectors");
@@ -812,7 +878,10 @@ static int set_get(struct cairn *h, const char *model, int dim, int force,
         *out = s;
         return CAIRN_OK;
     }
-    int64_t stamp = vec_stamp(h), total = query_int(h, "SELECT count(*) FROM messages");
+    /* a server store's messages are on the server: its sessions' counts */
+    int64_t stamp = h->pg ? -1 : vec_stamp(h),
+            total = query_int(h, h->pg ? "SELECT coalesce(sum(n), 0) FROM session_stats"
+                                       : "SELECT count(*) FROM messages");
     if (!(same && stamp != -1 && s->stamp == stamp)) {
         /* the vectors changed (or are not loaded): the file, else SQLite */
         c->valid = 0;

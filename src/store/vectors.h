@@ -125,6 +125,9 @@ struct vec_set {
     char           other[VEC_MODEL_ID_MAX]; /* a model with vectors that is not
                                                this one ("" if none) */
     int64_t        stamp;        /* vec_stamp the set was read at */
+    int            by_index;     /* a server store searched by its HNSW index
+                                    (pg.dense "index"): the set holds the
+                                    counts only; vec_set_near per question */
     void          *map;          /* the cache file's mapping (the arrays point
                                     into it), or NULL: they are malloc'd */
     size_t         map_len;
@@ -138,6 +141,13 @@ struct vec_set {
  * process. The set lives until the next call on the connection or its
  * close. The setting vec.cache "0" never reads or writes the file. */
 int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_set **out);
+
+/* When set->by_index: the k pieces nearest q by the server's index, of the
+ * sessions allowed[n] (sorted local ids; NULL: all), as a set of the same
+ * model to scan exactly (store/pg_read.c); else *out is set itself. Lives
+ * as long as the set. */
+int vec_set_near(struct cairn *h, const struct vec_set *set, const float *q, int k,
+                 const int64_t *allowed, int n_allowed, const struct vec_set **out);
 
 /* The store's vector stamp (schema version 5), or -1 when there is none
  * (an older schema, mid-migration). Sets no error. */

@@ -7,7 +7,7 @@
 # questions; sessions, show, export are identical; a role sees only what
 # row-level security lets it (another owner's private session never appears
 # in any read command or MCP tool); write commands are refused clearly; the
-# server's versions 1 and 2 read the same and migrate to 3; a
+# server's versions 1 and 2 read the same and migrate to 4; a
 # wrong password and a down server are clear errors without the password.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/pg.sh"
@@ -21,7 +21,7 @@ A="$TMP/a.db" B="$TMP/b.db"
 # Chinese, times) and hand-made sessions the questions aim at
 python3 "$ROOT/bench/gen_data.py" ingest "$TMP/gen.jsonl" --sessions 40 --messages 1200 --seed 7 \
     >/dev/null 2>&1 || bad "gen_data"
-python3 - "$TMP/s.jsonl" "$TMP/bob.jsonl" <<'EOF'
+python3 - "$TMP/s.jsonl" <<'EOF'
 import json, sys
 S = [
  {"id": "deploy-1", "project": "team", "title": "deploy plan", "source": "claude-code",
@@ -46,22 +46,10 @@ S = [
 with open(sys.argv[1], "w") as f:
     for s in S:
         f.write(json.dumps(s, ensure_ascii=False) + "\n")
-# bob's sessions: one private, one in a project he shares with alice
-B = [
- {"id": "bob-secret", "project": "shared", "title": "bob private", "messages": [
-   {"role": "user", "content": "zanzibar kestrel private plan of bob"}]},
- {"id": "bob-shared", "project": "shared", "title": "bob shared", "messages": [
-   {"role": "user", "content": "zanzibar shared notes about kestrel"}]},
-]
-with open(sys.argv[2], "w") as f:
-    for s in B:
-        f.write(json.dumps(s, ensure_ascii=False) + "\n")
 EOF
 "$CAIRN" --db "$A" add -q "$TMP/gen.jsonl" && "$CAIRN" --db "$A" add -q "$TMP/s.jsonl" || bad "add"
 "$CAIRN" --db "$A" sync --push -q --server "$ALICE" || bad "alice pushes"
-"$CAIRN" --db "$B" add -q "$TMP/bob.jsonl" || bad "bob adds"
-"$CAIRN" --db "$B" sync --push -q --server "$BOB" || bad "bob pushes"
-pg_sql bob bob-pw "UPDATE cairn.sessions SET private = true WHERE sid = 'bob-secret'" >/dev/null
+pg_bob_sessions "$B" || bad "bob's sessions"
 
 # 2. recall: byte for byte the same text on SQLite and on the server
 n=0
@@ -117,7 +105,7 @@ check "stats on the server: $st" test $? -eq 0
 contains "stats counts the sessions" "$st" "$("$CAIRN" --db "$A" stats 2>&1 | grep -i '^sessions' | head -1)"
 lacks "no password in stats" "$st" "alice-pw"
 contains "stats names the server as the store" "$st" "alice@"
-contains "and the server's schema version, not the local one" "$st" "(schema 3)"
+contains "and the server's schema version, not the local one" "$st" "(schema 4)"
 
 # 4. who sees what: bob shares his project with alice; his private session
 # stays his
@@ -198,6 +186,7 @@ eq "version 3: the sessions' counters are their messages'" "$(admin "$counts")" 
 admin "DROP TRIGGER count_insert ON cairn.messages; DROP TRIGGER count_update_1 ON cairn.messages;
        DROP TRIGGER count_update_2 ON cairn.messages; DROP TRIGGER count_delete ON cairn.messages;
        DROP FUNCTION cairn.count_added(); DROP FUNCTION cairn.count_removed();
+       DROP FUNCTION IF EXISTS cairn.vector_index(integer);
        ALTER TABLE cairn.sessions DROP COLUMN n_msgs, DROP COLUMN n_tok, DROP COLUMN n_user,
          DROP COLUMN n_bytes, DROP COLUMN first_seq;
        DROP TABLE cairn.events; DROP INDEX cairn.messages_meta; DROP INDEX cairn.messages_speaker;
@@ -216,7 +205,7 @@ admin "DROP INDEX cairn.messages_seq; ALTER FUNCTION pg_catalog.ts_match_vq(tsve
 check "a version 1 server reads the same" cmp -s "$TMP/v0.pg" "$TMP/v1.pg"
 "$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")" ||
     bad "the admin's sync migrates"
-eq "migrated to version 3" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 3
+eq "migrated to version 4" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 4
 eq "migrated: messages_seq" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq'")" 1
 eq "migrated: @@ is leakproof" "$(admin "SELECT proleakproof FROM pg_proc WHERE proname = 'ts_match_vq'")" t
 contains "migrated: the messages' shared policy tests the owner first" \

@@ -20,7 +20,7 @@
 # folders it needs are handed to that user, and the socket's folder is
 # world-searchable so the tests' own processes (root or not) reach it.
 PG_BIN=/usr/lib/postgresql/15/bin
-PG_DIR="$TMP/pg"
+PG_DIR="${TMP:-}/pg"
 PG_SOCK="$PG_DIR/sock"
 PG_ADMIN_PW=admin-pw
 PG_PORT=5432
@@ -96,4 +96,30 @@ pg_login_roles() {
         pg_sql cairn_admin "$PG_ADMIN_PW" "CREATE ROLE $r LOGIN PASSWORD '$r-pw'" >/dev/null || return 1
     done
     "$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")"
+}
+
+# pg_bob_sessions DB: bob's two sessions of project `shared` (password
+# bob-pw) added to the store DB and pushed: `bob-secret` then made private
+# (its text: "zanzibar kestrel private plan of bob"), `bob-shared` not
+# ("zanzibar shared notes about kestrel"). Sharing the project is the test's.
+pg_bob_sessions() {
+    printf '%s\n' \
+        '{"id": "bob-secret", "project": "shared", "title": "bob private", "messages": [{"role": "user", "content": "zanzibar kestrel private plan of bob"}]}' \
+        '{"id": "bob-shared", "project": "shared", "title": "bob shared", "messages": [{"role": "user", "content": "zanzibar shared notes about kestrel"}]}' \
+        > "$TMP/bob.jsonl" &&
+    "$CAIRN" --db "$1" add -q "$TMP/bob.jsonl" &&
+    "$CAIRN" --db "$1" sync --push -q --server "$(pg_url bob bob-pw)" &&
+    pg_sql bob bob-pw "UPDATE cairn.sessions SET private = true WHERE sid = 'bob-secret'" >/dev/null
+}
+
+# pg_bench_start NAME: for a bench (not a test, which has lib.sh's $TMP): a
+# temporary folder $TMP (removed on exit) and the server up in it, else says
+# "# NAME: skipped: why" and exits 0 (a bench that cannot run reports it)
+pg_bench_start() {
+    TMP=$(mktemp -d)
+    PG_DIR="$TMP/pg" PG_SOCK="$TMP/pg/sock"
+    trap 'rm -rf "$TMP"' EXIT
+    pg_start && return 0
+    echo "# $1: skipped: $PG_WHY"
+    exit 0
 }

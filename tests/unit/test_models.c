@@ -128,7 +128,7 @@ static void test_set(void)
     static const char *const keys[] = {
         "redact", "embed.model", "embed.model_dir", "embed.threads", "embed.max_pieces",
         "vec.f32", "vec.cache", "recall.exhaustive", "recall.prune_msgs", "recall.reply_lane",
-        "store.cache_mb", "store.keep_turns",
+        "store.cache_mb", "store.keep_turns", "pg.dense",
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         T_EQ_INT(cairn_set(db, keys[i], "1"), CAIRN_OK);
