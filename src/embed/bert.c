@@ -86,6 +86,7 @@ struct embed_model {
     struct embed_pc_source src;               /* model.safetensors' size and mtime */
     char   dir[PATH_MAX];                     /* the model folder (the packed file's) */
     int    queries;                           /* passes of <= EMBED_QUERY_ROWS before */
+    int    int8;                              /* the linear layers in int8 (embed_int8) */
     struct embed_pool *pool;                  /* threads for one pass (forward_pooled) */
     const struct embed_st_tensor *word;       /* [vocab][H], any float dtype */
     const float *word_f32;                    /* word data if aligned F32, else NULL */
@@ -377,6 +378,7 @@ static int load_weights(struct embed_model *m, const char *dir, char *err,
 
 static void pc_note_source(struct embed_model *m, const char *dir);
 static void pc_map(struct embed_model *m);
+static int int8_wanted(void);
 
 struct embed_model *embed_load(const char *dir, char *err, size_t errlen)
 {
@@ -399,6 +401,8 @@ struct embed_model *embed_load(const char *dir, char *err, size_t errlen)
         m->use = use_load(dir, err, errlen);
         if (!m->use)
             goto fail;
+        m->int8 = int8_wanted();
+        use_int8(m->use, m->int8);
         m->hidden = USE_DIM;
         m->max_tokens = USE_MAX_TOKENS;
         m->normalize = 1;
@@ -421,6 +425,7 @@ struct embed_model *embed_load(const char *dir, char *err, size_t errlen)
         goto fail;
     }
     m->max_tokens = m->max_pos - m->pos_offset;
+    m->int8 = int8_wanted();
     pc_note_source(m, dir);
     pc_map(m);
     trunc = embed_tok_trunc_len(m->tok);
@@ -522,6 +527,38 @@ static void pc_note_source(struct embed_model *m, const char *dir)
     m->src.mtime_ns = (int64_t)st.st_mtim.tv_nsec;
 }
 
+/* CAIRN_EMBED_INT8=1: the linear layers on the int8 product (qgemm.c).
+ * Read by the library itself, as CAIRN_SIMD (the model is loaded below
+ * any handle). Off by default: docs/HYBRID.md, "int8", says why. */
+static int int8_wanted(void)
+{
+    const char *env = getenv("CAIRN_EMBED_INT8");
+
+    return env && strcmp(env, "1") == 0;
+}
+
+void embed_int8(struct embed_model *m, int on)
+{
+    if (m->use) {
+        use_int8(m->use, on);
+        m->int8 = on != 0;
+        return;
+    }
+    if ((on != 0) == m->int8)
+        return;
+    unpack_layers(m);
+    embed_pc_close(m->pc);
+    m->pc = NULL;
+    m->pack_tried = 0;
+    m->packed_from = 0;
+    m->int8 = on != 0;
+}
+
+int embed_int8_on(const struct embed_model *m)
+{
+    return m->int8;
+}
+
 /* 1 if this model's packed weights belong in a file: CAIRN_PACK_CACHE=1
  * (read by the library itself, as CAIRN_BLAS: the model is loaded below
  * any handle), packing pays on this CPU, and they are big enough.
@@ -536,7 +573,8 @@ static int pc_wanted(const struct embed_model *m)
     struct embed_pc_tensor t = { .n = m->hidden, .k = m->hidden };
     size_t bytes;
 
-    if (!m->dir[0] || !env || strcmp(env, "1") != 0 || !embed_k_packed_pays())
+    /* the file holds f32 panels; the int8 form is made at load */
+    if (!m->dir[0] || !env || strcmp(env, "1") != 0 || !embed_k_packed_pays() || m->int8)
         return 0;
     bytes = embed_pc_tensor_bytes(&t, embed_k_pack_width()) * 4;
     t = (struct embed_pc_tensor){ .n = m->inter, .k = m->hidden };
@@ -649,17 +687,20 @@ static int pc_writable(const struct embed_model *m)
  */
 static void pack_layers(struct embed_model *m)
 {
+    /* int8 (embed_int8): quantised instead, at any SIMD level (qgemm.c) */
+    struct embed_k_packed *(*pack)(const float *, int, int) =
+        m->int8 ? embed_k_pack_q8 : embed_k_pack;
     int H = m->hidden, I = m->inter, l;
 
     m->pack_tried = 1;
-    if (!embed_k_packed_pays())
+    if (!m->int8 && !embed_k_packed_pays())
         return;
     for (l = 0; l < m->layers; l++) {
         struct embed_layer *L = &m->layer[l];
 
-        if (!(L->pq = embed_k_pack(L->wq, H, H)) || !(L->pk = embed_k_pack(L->wk, H, H)) ||
-            !(L->pv = embed_k_pack(L->wv, H, H)) || !(L->po = embed_k_pack(L->wo, H, H)) ||
-            !(L->pi = embed_k_pack(L->wi, I, H)) || !(L->po2 = embed_k_pack(L->wo2, H, I))) {
+        if (!(L->pq = pack(L->wq, H, H)) || !(L->pk = pack(L->wk, H, H)) ||
+            !(L->pv = pack(L->wv, H, H)) || !(L->po = pack(L->wo, H, H)) ||
+            !(L->pi = pack(L->wi, I, H)) || !(L->po2 = pack(L->wo2, H, I))) {
             unpack_layers(m);
             return;
         }
@@ -1035,8 +1076,10 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
             }
         }
     }
-    if (!m->pack_tried && ((size_t)batch * seq > EMBED_QUERY_ROWS || m->queries++ > 0 ||
-                           pc_writable(m)))
+    /* int8 packs at the first pass: a query on the weights in place would
+     * be f32, and a text's vector must not depend on when it was made */
+    if (!m->pack_tried && (m->int8 || (size_t)batch * seq > EMBED_QUERY_ROWS ||
+                           m->queries++ > 0 || pc_writable(m)))
         pack_layers(m);
     if (m->threads > 1 && m->heads > 1 && m->layer[0].pq && embed_k_simd() > 0 &&
         embed_share_count(batch, seq, m->threads) == 1 &&

@@ -97,6 +97,19 @@ int embed_forward_ids(struct embed_model *m, const int32_t *ids,
  * in each process at the first batch or second query.
  */
 int embed_packed_from(const struct embed_model *m);
+/*
+ * The int8 path of a BERT model (qgemm.c): the six linear layers of every
+ * block on int8 weights (per output channel) and int8 activations (per
+ * row), attention, softmax, layer norms and GELU in f32. Off by default;
+ * CAIRN_EMBED_INT8=1 in the environment turns it on at load. Its vectors
+ * are close to the f32 ones (cosine >= 0.999 on the golden texts), not
+ * equal: a store's vectors should come from one path (docs/HYBRID.md).
+ * USE-lite's products likewise (its layers are TensorFlow's [in][out],
+ * quantised per output column). embed_int8 switches a loaded model
+ * (dropping what was packed).
+ */
+void embed_int8(struct embed_model *m, int on);
+int embed_int8_on(const struct embed_model *m);
 /* For tests: the packed size from which the file is used (default 8 MB).
  * Not thread-safe. */
 void embed_pack_cache_min(size_t bytes);

@@ -65,6 +65,7 @@ struct embed_k_packed {
     int ldw;          /* 0: w is [n][k]; else w is [k][n] with rows ldw apart */
     int nr;           /* panel width: g_nr of the level when packed */
     int view;         /* 1: p belongs to someone else (a mapped cache file) */
+    struct embed_k_q8 *q8;   /* the int8 form (qgemm.c) instead of p, or NULL */
 };
 
 /* Panels of nr columns for n columns. */
@@ -195,6 +196,37 @@ struct embed_k_packed *embed_k_pack_kn(const float *w, int ldw, int n, int k)
     return ldw < n ? NULL : g_pack(w, 1, ldw, n, k);
 }
 
+static struct embed_k_packed *g_pack_q8(const float *w, int ldw, int n, int k)
+{
+    struct embed_k_packed *pk = calloc(1, sizeof(*pk));
+
+    if (!pk || !(pk->q8 = ldw ? embed_k_q8_new_kn(w, ldw, n, k) : embed_k_q8_new(w, n, k))) {
+        free(pk);
+        return NULL;
+    }
+    pk->w = w;
+    pk->n = n;
+    pk->k = k;
+    pk->ldw = ldw;
+    pk->nr = G_NR;
+    return pk;
+}
+
+struct embed_k_packed *embed_k_pack_q8(const float *w, int n, int k)
+{
+    return g_pack_q8(w, 0, n, k);
+}
+
+struct embed_k_packed *embed_k_pack_q8_kn(const float *w, int ldw, int n, int k)
+{
+    return ldw < n ? NULL : g_pack_q8(w, ldw, n, k);
+}
+
+int embed_k_packed_is_q8(const struct embed_k_packed *pk)
+{
+    return pk->q8 != NULL;
+}
+
 struct embed_k_packed *embed_k_packed_view(const float *w, int n, int k, int nr,
                                            const float *p)
 {
@@ -222,6 +254,8 @@ void embed_k_packed_free(struct embed_k_packed *pk)
 {
     if (pk && !pk->view)
         free(pk->p);
+    if (pk)
+        embed_k_q8_free(pk->q8);
     free(pk);
 }
 
@@ -235,6 +269,8 @@ int embed_k_packed_ldw(const struct embed_k_packed *pk) { return pk->ldw; }
 
 size_t embed_k_packed_bytes(const struct embed_k_packed *pk)
 {
+    if (pk->q8)
+        return embed_k_q8_bytes(pk->q8);
     return g_panels(pk->n, pk->nr) * (size_t)pk->k * pk->nr * sizeof(float);
 }
 
@@ -436,13 +472,19 @@ static size_t g_xwork(int m, int k)
 
 size_t embed_k_gemm_work(int m, int k)
 {
-    return g_xwork(m, k);
+    /* the int8 product's, in floats, if it needs more */
+    size_t q = (embed_k_q8_work(m, k) + sizeof(float) - 1) / sizeof(float);
+
+    return g_xwork(m, k) > q ? g_xwork(m, k) : q;
 }
 
 int embed_k_gemm_packed_cols(int level, const float *x, int ldx,
                              const struct embed_k_packed *pk, int c0, int c1,
                              const float *bias, float *y, int ldy, int m, float *work)
 {
+    if (pk->q8)
+        return embed_k_q8_cols(embed_k_q8_level_at(level), x, ldx, pk->q8, c0, c1, bias, y,
+                               ldy, m, work);
 #ifdef G_X86
     if (level < 1 || c0 < 0 || c0 % G_NR || c1 > pk->n)
         return -1;
@@ -463,9 +505,9 @@ int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *
     float *xp;
     int rc;
 
-    if (level < 1)
+    if (level < 1 && !pk->q8)
         return -1;
-    xp = malloc(g_xwork(m, pk->k) * sizeof(float));
+    xp = malloc(embed_k_gemm_work(m, pk->k) * sizeof(float));
     if (!xp)
         return -1;
     rc = embed_k_gemm_packed_cols(level, x, pk->k, pk, 0, pk->n, bias, y, pk->n, m, xp);

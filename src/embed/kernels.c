@@ -179,22 +179,31 @@ const char *embed_k_simd_name(int level)
 
 static int k_simd_max = 2;
 static int k_simd_env = 2;          /* CAIRN_SIMD's cap, read once */
+static int k_vnni_env = 3;          /* CAIRN_SIMD's cap on the VNNI kinds (bits) */
 static pthread_once_t k_simd_once = PTHREAD_ONCE_INIT;
 
 /* CAIRN_SIMD=avx2 (or portable) caps the level for the whole process, so
  * the AVX2 path can be measured and used on an AVX-512 CPU (bench/
  * bench_encoder_ort.sh runs each level). Like CAIRN_BLAS it is read by
  * the library itself: the kernels run under models that may have no
- * store handle to carry a setting. Any other value (avx512 too) leaves
- * the CPU's level. */
+ * store handle to carry a setting. avx2 means the instructions of an
+ * AVX2 CPU without VNNI (the int8 product's sign-trick kernel, qgemm.c);
+ * avxvnni the AVX2 level with AVX-VNNI, where the CPU has it. Any other
+ * value (avx512 too) leaves the CPU's level. */
 static void k_simd_init(void)
 {
     const char *env = getenv("CAIRN_SIMD");
     int level;
 
     for (level = 0; env && level < 2; level++)
-        if (strcmp(env, embed_k_simd_name(level)) == 0)
+        if (strcmp(env, embed_k_simd_name(level)) == 0) {
             k_simd_env = level;
+            k_vnni_env = 0;
+        }
+    if (env && strcmp(env, "avxvnni") == 0) {
+        k_simd_env = 1;
+        k_vnni_env = 1;
+    }
 }
 
 void embed_k_simd_enable(int level)
@@ -211,6 +220,20 @@ int embed_k_simd_cpu(void)
 #else
     return 0;
 #endif
+}
+
+int embed_k_simd_vnni(void)
+{
+    int v = 0;
+
+    pthread_once(&k_simd_once, k_simd_init);
+#ifdef K_X86
+    if (embed_k_simd_cpu() >= 1 && __builtin_cpu_supports("avxvnni"))
+        v |= 1;
+    if (embed_k_simd_cpu() >= 2 && __builtin_cpu_supports("avx512vnni"))
+        v |= 2;
+#endif
+    return v & k_vnni_env;
 }
 
 int embed_k_simd(void)
@@ -626,6 +649,11 @@ void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
 {
     int level = k_threads > 1 && embed_k_blas() ? 0 : k_packed_level();
 
+    /* the int8 form has no f32 panels, and its products must not depend
+     * on the path: it runs at any level (qgemm.c) */
+    if (embed_k_packed_is_q8(pk) &&
+        embed_k_gemm_packed(k_packed_level(), x, pk, b, y, m) == 0)
+        return;
     if (level > 0 && embed_k_gemm_packed(level, x, pk, b, y, m) == 0)
         return;
     if (embed_k_packed_ldw(pk))

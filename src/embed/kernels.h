@@ -33,6 +33,7 @@
 #define CAIRN_EMBED_KERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Sets OpenBLAS's thread count (n < 1 is taken as 1); a no-op on the
  * scalar fallback. */
@@ -56,6 +57,11 @@ int embed_k_simd(void);
 void embed_k_simd_enable(int level);
 /* The level the CPU has, whatever the caps. */
 int embed_k_simd_cpu(void);
+/* The VNNI instructions the int8 product may use (bits): 1 AVX-VNNI, 2
+ * AVX-512 VNNI (with AVX-512 F). What the CPU has, capped by CAIRN_SIMD:
+ * avx2 and portable allow none, avxvnni only AVX-VNNI (and caps the level
+ * at 1). */
+int embed_k_simd_vnni(void);
 /* "avx512", "avx2" or "portable" for a level. */
 const char *embed_k_simd_name(int level);
 
@@ -86,6 +92,16 @@ struct embed_k_packed *embed_k_pack_kn(const float *w, int ldw, int n, int k);
  * NULL for a bad shape, width or alignment, or out of memory. */
 struct embed_k_packed *embed_k_packed_view(const float *w, int n, int k, int nr,
                                            const float *p);
+/* The int8 form (qgemm.c): w[n][k] quantised per output channel, for
+ * embed_k_linear_packed and embed_k_gemm_packed_cols, which then run the
+ * int8 product (at any level, embed_k_q8_level_at) instead of the f32
+ * one. No f32 panels: embed_k_packed_panels is NULL. w is kept (not
+ * copied) and must outlive the pack. NULL when out of memory. */
+struct embed_k_packed *embed_k_pack_q8(const float *w, int n, int k);
+/* The same from w[k][n] (embed_k_pack_kn's), rows ldw >= n apart. */
+struct embed_k_packed *embed_k_pack_q8_kn(const float *w, int ldw, int n, int k);
+/* 1 if pk is the int8 form. */
+int embed_k_packed_is_q8(const struct embed_k_packed *pk);
 /* The panel width embed_k_pack would use now (32 at AVX-512, else 16). */
 int embed_k_pack_width(void);
 void embed_k_packed_free(struct embed_k_packed *pk);
@@ -124,6 +140,42 @@ size_t embed_k_gemm_work(int m, int k);
 int embed_k_gemm_packed_cols(int level, const float *x, int ldx,
                              const struct embed_k_packed *pk, int c0, int c1,
                              const float *bias, float *y, int ldy, int m, float *work);
+
+/*
+ * The int8 product (qgemm.c; its header says how it quantises and why
+ * every level gives the same bits). Levels: 3 AVX-512 VNNI, 2 AVX-VNNI,
+ * 1 AVX2 (vpmaddubsw, the sign trick), 0 plain C.
+ */
+struct embed_k_q8;
+struct embed_k_q8 *embed_k_q8_new(const float *w, int n, int k);
+/* The same from w[k][n], rows ldw >= n apart (USE-lite's layout). */
+struct embed_k_q8 *embed_k_q8_new_kn(const float *w, int ldw, int n, int k);
+void embed_k_q8_free(struct embed_k_q8 *q);
+size_t embed_k_q8_bytes(const struct embed_k_q8 *q);
+/* The int8 level for a SIMD level (embed_k_simd's), on this CPU. */
+int embed_k_q8_level_at(int simd);
+/* embed_k_q8_level_at(embed_k_simd()). */
+int embed_k_q8_level(void);
+const char *embed_k_q8_level_name(int level);
+/* Bytes of work embed_k_q8_cols needs for m rows of inner size k (any
+ * alignment). */
+size_t embed_k_q8_work(int m, int k);
+/* Columns [c0, c1) of y[m][n] = x[m][k] . w^T + b (c0 a multiple of 32,
+ * c1 <= n), x's rows ldx apart and y's ldy. -1 (nothing written) for a
+ * bad level or range. */
+int embed_k_q8_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q, int c0,
+                    int c1, const float *bias, float *y, int ldy, int m, void *work);
+/* For tests: out[m][n] = the exact integer sums sum_t qx[i][t] qw[j][t]
+ * the level computes. -1 if no memory or a bad level. */
+int embed_k_q8_sums(int level, const float *x, const struct embed_k_q8 *q, int32_t *out,
+                    int m);
+/* The quantiser of x[k] (weights per output channel and activations per
+ * row alike) into q[k]; returns the scale. */
+float embed_k_q8_quant(const float *x, int k, int8_t *q);
+/* The reference: both sides quantised by embed_k_q8_quant, summed in
+ * int32, scaled as qgemm.c does. Nothing is written if out of memory. */
+void embed_k_linear_q8_ref(const float *x, const float *w, const float *b, float *y, int m,
+                           int n, int k);
 
 /* y[m][n] = x[m][k] . w[k][n] + b[n], with w's rows ldw >= n floats apart
  * (TensorFlow's layout, [in][out]; ldw > n picks columns out of a fused

@@ -79,6 +79,7 @@ struct use_model {
     struct embed_k_packed *pt;        /* wt packed, or NULL */
     int threads;
     int pack_tried;                   /* use_pack has run */
+    int int8;                         /* the products in int8 (use_int8) */
     int queries;                      /* passes of <= USE_QUERY_ROWS before */
 };
 
@@ -540,28 +541,39 @@ static void use_unpack(struct use_model *m)
  */
 static void use_pack(struct use_model *m)
 {
+    struct embed_k_packed *(*pack)(const float *, int, int, int) =
+        m->int8 ? embed_k_pack_q8_kn : embed_k_pack_kn;
     int i;
 
     m->pack_tried = 1;
-    if (!embed_k_packed_pays())
+    if (!m->int8 && !embed_k_packed_pays())
         return;
     for (i = 0; i < 2; i++) {
         struct use_layer *L = &m->layer[i];
         int d = L->d;
 
-        if ((L->wd && !(L->pd = embed_k_pack_kn(L->wd, L->dout, L->dout, L->din))) ||
-            !(L->pq = embed_k_pack_kn(L->wqkv, 3 * d, d, L->din)) ||
-            !(L->pk = embed_k_pack_kn(L->wqkv + d, 3 * d, d, L->din)) ||
-            !(L->pv = embed_k_pack_kn(L->wqkv + 2 * d, 3 * d, d, L->din)) ||
-            !(L->po = embed_k_pack_kn(L->wo, L->dout, L->dout, d)) ||
-            !(L->p1 = embed_k_pack_kn(L->w1, L->inner, L->inner, L->dout)) ||
-            !(L->p2 = embed_k_pack_kn(L->w2, L->dout, L->dout, L->inner)))
+        if ((L->wd && !(L->pd = pack(L->wd, L->dout, L->dout, L->din))) ||
+            !(L->pq = pack(L->wqkv, 3 * d, d, L->din)) ||
+            !(L->pk = pack(L->wqkv + d, 3 * d, d, L->din)) ||
+            !(L->pv = pack(L->wqkv + 2 * d, 3 * d, d, L->din)) ||
+            !(L->po = pack(L->wo, L->dout, L->dout, d)) ||
+            !(L->p1 = pack(L->w1, L->inner, L->inner, L->dout)) ||
+            !(L->p2 = pack(L->w2, L->dout, L->dout, L->inner)))
             goto fail;
     }
-    if ((m->pt = embed_k_pack_kn(m->wt, USE_DIM, USE_DIM, USE_DIM)))
+    if ((m->pt = pack(m->wt, USE_DIM, USE_DIM, USE_DIM)))
         return;
 fail:
     use_unpack(m);
+}
+
+void use_int8(struct use_model *m, int on)
+{
+    if ((on != 0) == m->int8)
+        return;
+    use_unpack(m);
+    m->pack_tried = 0;
+    m->int8 = on != 0;
 }
 
 void use_free(struct use_model *m)
@@ -856,7 +868,9 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
             }
         }
     }
-    if (!m->pack_tried && ((size_t)batch * seq > USE_QUERY_ROWS || m->queries++ > 0))
+    /* int8 packs at the first pass, as bert.c does: a text's vector must
+     * not depend on whether it was a process's first query */
+    if (!m->pack_tried && (m->int8 || (size_t)batch * seq > USE_QUERY_ROWS || m->queries++ > 0))
         use_pack(m);
     return embed_run_shares(forward_part, m, ids, lens, batch, seq, out, USE_DIM, m->threads,
                             err, errlen);

@@ -47,6 +47,8 @@ int use_is_model_dir(const char *dir);
 struct use_model *use_load(const char *dir, char *err, size_t errlen);
 void use_free(struct use_model *m);
 void use_set_threads(struct use_model *m, int n);
+/* The products on int8 weights and activations (embed_int8), or not. */
+void use_int8(struct use_model *m, int on);
 
 /* Token ids of text[0..len) (any bytes), at most max_ids (the model uses
  * USE_MAX_TOKENS). Returns the count (0 for an empty text), or -1 on no

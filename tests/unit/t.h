@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 static int t_passed, t_failed, t_skipped;
 static const char *t_current = "";
@@ -66,6 +67,46 @@ static inline double t_cosine(const float *a, const float *b, int n)
         bb += (double)b[i] * b[i];
     }
     return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0.0;
+}
+
+/* xorshift64: uniform floats in [-1, 1) from *state (nonzero), and
+ * malloc'd arrays of them times scale (NULL if out of memory). */
+static inline float t_frand(unsigned long long *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return (float)((*state >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+static inline float *t_rand_array(unsigned long long *state, size_t n, float scale)
+{
+    float *a = malloc(n * sizeof(float));
+    size_t i;
+
+    for (i = 0; a && i < n; i++)
+        a[i] = t_frand(state) * scale;
+    return a;
+}
+
+/* The whole file at path, NUL-terminated, malloc'd; NULL if unreadable. */
+static inline char *t_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *p = NULL;
+    long n;
+
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (p = malloc((size_t)n + 1)) != NULL && fread(p, 1, (size_t)n, f) == (size_t)n)
+        p[n] = 0;
+    else if (p) {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    return p;
 }
 
 #define T_DONE() ( printf("%d passed, %d failed, %d skipped\n", t_passed, t_failed, t_skipped), \

@@ -1,0 +1,570 @@
+/*
+ * qgemm.c: the encoder's int8 matrix product, y = x w^T + b with w
+ * quantised once per output channel and x per row at each call, summed
+ * in 32-bit integers (the opt-in int8 path, CAIRN_EMBED_INT8=1; see
+ * kernels.h and docs/HYBRID.md for when it is used).
+ *
+ * Why: a batch pass is compute-bound on the f32 microkernels (64% of its
+ * samples on AVX2). One vpdpbusd does 64 multiply-adds (AVX-512) where
+ * an FMA does 16, and int8 weights are a quarter of the bytes to stream.
+ *
+ * Quantisation (q8_quant, for weights and activations alike): a row r of
+ * k floats becomes q[t] = round(r[t] * 127 / max|r|), in -127..127 (never
+ * -128, which the AVX2 sign trick needs), with scale max|r| / 127; an
+ * all-zero row is all zeros with scale 0. Then
+ *     y[i][c] = fma((float)sum_t qx[i][t] qw[c][t], sx[i] * sw[c], b[c])
+ * and every level below computes the integer sum exactly, so every level
+ * gives the same bits as embed_k_linear_q8_ref.
+ *
+ * Layout of the quantised weights: pairs of 16-column panels (32 output
+ * columns, zero past n); for each group of 4 k steps (k padded with zeros
+ * to a multiple of 4) a pair holds 128 bytes: columns 0..15 then 16..31,
+ * each column's 4 consecutive k values, which is what vpdpbusd and
+ * vpmaddubsw multiply against one broadcast 32-bit word of x.
+ * x is quantised per block of rows into [k / 4][MR][4] bytes.
+ *
+ * Levels (embed_k_q8_level):
+ *   3 AVX-512 VNNI  12 x 32 or 10 x 32 tiles, vpdpbusd on zmm
+ *   2 AVX-VNNI      6 x 16, 5 x 16 or 4 x 16 on each half of a pair
+ *   1 AVX2          4 x 16: vpmaddubsw(|x|, w * sign(x)) then vpmaddwd
+ *                   by ones (the sign trick: |x| <= 127, |w| <= 127, so a
+ *                   pair of products, at most 2 * 127 * 127 = 32258,
+ *                   never saturates the 16-bit sums)
+ *   0 plain C       the same sums over the same layout
+ * vpdpbusd multiplies unsigned by signed bytes, so levels 2 and 3 feed x
+ * as qx + 128 and take 128 * sum_t qw[c][t] (kept per column) back off.
+ */
+#include "embed/kernels.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define Q_X86 1
+#endif
+
+#define Q_NP  32      /* columns per pair of panels */
+#define Q_MC  120     /* rows per block of quantised x: a multiple of every MR */
+
+struct embed_k_q8 {
+    int8_t *p;        /* ceil(n / 32) pairs of kq / 4 groups of 128 bytes */
+    float *s;         /* [npad] per-column scales, 0 past n */
+    int32_t *corr;    /* [npad] 128 * sum_t qw[c][t], for the unsigned x */
+    int n, k, kq;     /* kq: k rounded up to 4 */
+};
+
+static size_t q_pairs(int n)
+{
+    return ((size_t)n + Q_NP - 1) / Q_NP;
+}
+
+/* The quantiser of the header comment; q gets kq bytes (zeros past k).
+ * A NaN or infinity gives an all-zero row (scale 0): the f32 path would
+ * carry it through, but nothing finite comes of it either way. */
+static float q8_quant(const float *r, int k, int kq, int8_t *q)
+{
+    float mx = 0.0f, inv;
+    int t, nan = 0;
+
+    for (t = 0; t < k; t++) {
+        mx = fabsf(r[t]) > mx ? fabsf(r[t]) : mx;
+        nan |= r[t] != r[t];
+    }
+    if (!(mx > 0.0f) || !isfinite(mx) || nan) {
+        memset(q, 0, (size_t)kq);
+        return 0.0f;
+    }
+    inv = 127.0f / mx;
+    for (t = 0; t < k; t++) {
+        long v = lrintf(r[t] * inv);
+
+        q[t] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+    }
+    memset(q + k, 0, (size_t)(kq - k));
+    return mx / 127.0f;
+}
+
+float embed_k_q8_quant(const float *x, int k, int8_t *q)
+{
+    return q8_quant(x, k, k, q);
+}
+
+/* w[n][k] (ldw 0) or w[k][n] with rows ldw apart (TensorFlow's layout,
+ * USE-lite's: a column is then gathered into col first). */
+static struct embed_k_q8 *q_new(const float *w, int ldw, int n, int k)
+{
+    struct embed_k_q8 *q = calloc(1, sizeof(*q));
+    int8_t *row = NULL;
+    float *col = NULL;
+    size_t npad;
+    int c, g, j, t;
+
+    if (!q || n < 1 || k < 1)
+        goto fail;
+    q->n = n;
+    q->k = k;
+    q->kq = (k + 3) & ~3;
+    npad = q_pairs(n) * Q_NP;
+    q->p = aligned_alloc(64, npad * (size_t)q->kq);
+    q->s = calloc(npad, sizeof(float));
+    q->corr = calloc(npad, sizeof(int32_t));
+    row = malloc((size_t)q->kq);
+    col = ldw ? malloc((size_t)k * sizeof(float)) : NULL;
+    if (!q->p || !q->s || !q->corr || !row || (ldw && !col))
+        goto fail;
+    memset(q->p, 0, npad * (size_t)q->kq);
+    for (c = 0; c < n; c++) {
+        int8_t *pair = q->p + (size_t)(c / Q_NP) * Q_NP * q->kq;
+        int32_t sum = 0;
+
+        for (t = 0; ldw && t < k; t++)
+            col[t] = w[(size_t)t * ldw + c];
+        q->s[c] = q8_quant(ldw ? col : w + (size_t)c * k, k, q->kq, row);
+        for (g = 0; g < q->kq / 4; g++)
+            for (j = 0; j < 4; j++) {
+                pair[(size_t)g * 128 + (c % Q_NP) * 4 + j] = row[4 * g + j];
+                sum += row[4 * g + j];
+            }
+        q->corr[c] = 128 * sum;
+    }
+    free(row);
+    free(col);
+    return q;
+fail:
+    free(row);
+    free(col);
+    embed_k_q8_free(q);
+    return NULL;
+}
+
+struct embed_k_q8 *embed_k_q8_new(const float *w, int n, int k)
+{
+    return q_new(w, 0, n, k);
+}
+
+struct embed_k_q8 *embed_k_q8_new_kn(const float *w, int ldw, int n, int k)
+{
+    return ldw < n ? NULL : q_new(w, ldw, n, k);
+}
+
+void embed_k_q8_free(struct embed_k_q8 *q)
+{
+    if (!q)
+        return;
+    free(q->p);
+    free(q->s);
+    free(q->corr);
+    free(q);
+}
+
+size_t embed_k_q8_bytes(const struct embed_k_q8 *q)
+{
+    return q_pairs(q->n) * Q_NP * ((size_t)q->kq + 2 * sizeof(float));
+}
+
+/* Bytes of work for m rows of inner size k: a block's row scales, its
+ * quantised rows padded to a whole tile, and one row of quantiser output. */
+size_t embed_k_q8_work(int m, int k)
+{
+    size_t kq = ((size_t)k + 3) & ~(size_t)3, rows = (size_t)m + 11;
+
+    if (rows > Q_MC)
+        rows = Q_MC;
+    return 64 + rows * sizeof(float) + 64 + rows * kq + kq + 64;
+}
+
+/* ---- the levels -------------------------------------------------------- */
+
+int embed_k_q8_level_at(int simd)
+{
+#ifdef Q_X86
+    if (simd >= 2 && (embed_k_simd_vnni() & 2))
+        return 3;
+    if (simd >= 1 && (embed_k_simd_vnni() & 1))
+        return 2;
+    return simd >= 1 ? 1 : 0;
+#else
+    (void)simd;
+    return 0;
+#endif
+}
+
+int embed_k_q8_level(void)
+{
+    return embed_k_q8_level_at(embed_k_simd());
+}
+
+const char *embed_k_q8_level_name(int level)
+{
+    static const char *const names[] = { "portable", "avx2", "avxvnni", "avx512vnni" };
+
+    return names[level < 0 ? 0 : level > 3 ? 3 : level];
+}
+
+/* One MR x 32 tile of integer sums over kg groups: a is the block's
+ * [kg][MR] words of x, b the pair at its first group; out[MR][32]. */
+typedef void q_micro_fn(int kg, const int32_t *a, const int8_t *b, int32_t *out);
+
+static int32_t q_word(const int8_t *p)
+{
+    int32_t v;
+
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Level 0: the same sums in plain C (x signed, no correction). */
+static void q_micro_c(int kg, const int32_t *a, const int8_t *b, int32_t *out)
+{
+    int g, r, c, j;
+
+    memset(out, 0, 4 * Q_NP * sizeof(*out));
+    for (g = 0; g < kg; g++, a += 4, b += 128)
+        for (r = 0; r < 4; r++) {
+            int8_t xv[4];
+
+            memcpy(xv, &a[r], 4);
+            for (c = 0; c < Q_NP; c++)
+                for (j = 0; j < 4; j++)
+                    out[r * Q_NP + c] += xv[j] * b[c * 4 + j];
+        }
+}
+
+#ifdef Q_X86
+#define Q_AVX512 __attribute__((target("avx512f,avx512vnni,avx2,fma")))
+#define Q_VNNI   __attribute__((target("avx2,fma,avxvnni")))
+#define Q_AVX2   __attribute__((target("avx2,fma")))
+
+#define Q_MICRO_AVX512(MR)                                                              \
+Q_AVX512 static void q_micro512_##MR(int kg, const int32_t *a, const int8_t *b,          \
+                                     int32_t *out)                                      \
+{                                                                                       \
+    __m512i acc[MR][2];                                                                 \
+    int g, r;                                                                           \
+                                                                                        \
+    _Pragma("GCC unroll 16")                                                            \
+    for (r = 0; r < MR; r++)                                                            \
+        acc[r][0] = acc[r][1] = _mm512_setzero_si512();                                 \
+    for (g = 0; g < kg; g++, a += MR, b += 128) {                                       \
+        __m512i b0 = _mm512_load_si512(b), b1 = _mm512_load_si512(b + 64);              \
+                                                                                        \
+        _Pragma("GCC unroll 16")                                                        \
+        for (r = 0; r < MR; r++) {                                                      \
+            __m512i av = _mm512_set1_epi32(a[r]);                                       \
+                                                                                        \
+            acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, b0);                         \
+            acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, b1);                         \
+        }                                                                               \
+    }                                                                                   \
+    _Pragma("GCC unroll 16")                                                            \
+    for (r = 0; r < MR; r++) {                                                          \
+        _mm512_storeu_si512(out + r * Q_NP, acc[r][0]);                                 \
+        _mm512_storeu_si512(out + r * Q_NP + 16, acc[r][1]);                            \
+    }                                                                                   \
+}
+
+/* MR x 16 on one half of a pair, then the other half: acc is indexed by
+ * constants only, so it stays in the 16 ymm registers. */
+#define Q_MICRO_VNNI(MR)                                                                \
+Q_VNNI static void q_half_vnni_##MR(int kg, const int32_t *a, const int8_t *b,           \
+                                    int32_t *out)                                       \
+{                                                                                       \
+    __m256i acc[MR][2];                                                                 \
+    int g, r;                                                                           \
+                                                                                        \
+    _Pragma("GCC unroll 6")                                                             \
+    for (r = 0; r < MR; r++)                                                            \
+        acc[r][0] = acc[r][1] = _mm256_setzero_si256();                                 \
+    for (g = 0; g < kg; g++, a += MR, b += 128) {                                       \
+        __m256i b0 = _mm256_load_si256((const __m256i *)b);                             \
+        __m256i b1 = _mm256_load_si256((const __m256i *)(b + 32));                      \
+                                                                                        \
+        _Pragma("GCC unroll 6")                                                         \
+        for (r = 0; r < MR; r++) {                                                      \
+            __m256i av = _mm256_set1_epi32(a[r]);                                       \
+                                                                                        \
+            acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], av, b0);                     \
+            acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], av, b1);                     \
+        }                                                                               \
+    }                                                                                   \
+    _Pragma("GCC unroll 6")                                                             \
+    for (r = 0; r < MR; r++) {                                                          \
+        _mm256_storeu_si256((__m256i *)(out + r * Q_NP), acc[r][0]);                    \
+        _mm256_storeu_si256((__m256i *)(out + r * Q_NP + 8), acc[r][1]);                \
+    }                                                                                   \
+}                                                                                       \
+                                                                                        \
+Q_VNNI static void q_micro_vnni_##MR(int kg, const int32_t *a, const int8_t *b,          \
+                                     int32_t *out)                                      \
+{                                                                                       \
+    q_half_vnni_##MR(kg, a, b, out);                                                    \
+    q_half_vnni_##MR(kg, a, b + 64, out + 16);                                          \
+}
+
+Q_AVX2 static void q_half_avx2_4(int kg, const int32_t *a, const int8_t *b, int32_t *out)
+{
+    __m256i acc[4][2], ones = _mm256_set1_epi16(1);
+    int g, r;
+
+    for (r = 0; r < 4; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    for (g = 0; g < kg; g++, a += 4, b += 128) {
+        __m256i b0 = _mm256_load_si256((const __m256i *)b);
+        __m256i b1 = _mm256_load_si256((const __m256i *)(b + 32));
+
+        _Pragma("GCC unroll 4")
+        for (r = 0; r < 4; r++) {
+            __m256i av = _mm256_set1_epi32(a[r]), ax = _mm256_abs_epi8(av);
+            __m256i p0 = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(b0, av));
+            __m256i p1 = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(b1, av));
+
+            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
+            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
+        }
+    }
+    for (r = 0; r < 4; r++) {
+        _mm256_storeu_si256((__m256i *)(out + r * Q_NP), acc[r][0]);
+        _mm256_storeu_si256((__m256i *)(out + r * Q_NP + 8), acc[r][1]);
+    }
+}
+
+Q_AVX2 static void q_micro_avx2_4(int kg, const int32_t *a, const int8_t *b, int32_t *out)
+{
+    q_half_avx2_4(kg, a, b, out);
+    q_half_avx2_4(kg, a, b + 64, out + 16);
+}
+
+Q_MICRO_AVX512(12)
+Q_MICRO_AVX512(10)
+Q_MICRO_VNNI(6)
+Q_MICRO_VNNI(5)
+Q_MICRO_VNNI(4)
+
+/* Row r's outputs at level >= 1: y[c] = fma(sum - corr[c], sx * s[c],
+ * bias[c]) for cols columns, 8 at a time, then the tail in C (the same
+ * fused operation, so the same bits). */
+Q_AVX2 static void q_store_avx2(const int32_t *sum, const int32_t *corr, const float *s,
+                                float sx, const float *bias, float *y, int cols)
+{
+    __m256 vx = _mm256_set1_ps(sx);
+    int c = 0;
+
+    for (; c + 8 <= cols; c += 8) {
+        __m256i v = _mm256_sub_epi32(_mm256_loadu_si256((const __m256i *)(sum + c)),
+                                     _mm256_loadu_si256((const __m256i *)(corr + c)));
+        __m256 sc = _mm256_mul_ps(vx, _mm256_loadu_ps(s + c));
+        __m256 b = bias ? _mm256_loadu_ps(bias + c) : _mm256_setzero_ps();
+
+        _mm256_storeu_ps(y + c, _mm256_fmadd_ps(_mm256_cvtepi32_ps(v), sc, b));
+    }
+    for (; c < cols; c++)
+        y[c] = fmaf((float)(sum[c] - corr[c]), sx * s[c], bias ? bias[c] : 0.0f);
+}
+
+/* x's block quantised at level >= 1: 8 floats at a time for the maximum
+ * and the rounding (cvtps rounds to nearest even, as lrintf does in the
+ * default mode), so the bytes are q8_quant's. */
+Q_AVX2 static float q_quant_avx2(const float *r, int k, int kq, int8_t *q)
+{
+    __m256 mx8 = _mm256_setzero_ps(), sign = _mm256_set1_ps(-0.0f), inv8;
+    float lanes[8], mx = 0.0f, inv;
+    int t, i;
+
+    for (t = 0; t + 8 <= k; t += 8)
+        mx8 = _mm256_max_ps(mx8, _mm256_andnot_ps(sign, _mm256_loadu_ps(r + t)));
+    _mm256_storeu_ps(lanes, mx8);
+    for (i = 0; i < 8; i++)
+        mx = lanes[i] > mx ? lanes[i] : mx;
+    for (; t < k; t++)
+        mx = fabsf(r[t]) > mx ? fabsf(r[t]) : mx;
+    /* NaN compares false above: q8_quant decides on those rows */
+    if (!(mx > 0.0f) || !isfinite(mx) || k % 8)
+        return q8_quant(r, k, kq, q);
+    for (t = 0; t < k; t++)
+        if (r[t] != r[t])
+            return q8_quant(r, k, kq, q);
+    inv = 127.0f / mx;
+    inv8 = _mm256_set1_ps(inv);
+    for (t = 0; t + 32 <= k; t += 32) {
+        __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(r + t), inv8));
+        __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(r + t + 8), inv8));
+        __m256i c = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(r + t + 16), inv8));
+        __m256i d = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(r + t + 24), inv8));
+        /* packs work per 128-bit lane: the permute puts the bytes back in order */
+        __m256i ab = _mm256_packs_epi32(a, b), cd = _mm256_packs_epi32(c, d);
+        __m256i v = _mm256_packs_epi16(ab, cd);
+
+        v = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        v = _mm256_max_epi8(v, _mm256_set1_epi8(-127));
+        _mm256_storeu_si256((__m256i *)(q + t), v);
+    }
+    for (; t < k; t++) {
+        long v = lrintf(r[t] * inv);
+
+        q[t] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+    }
+    memset(q + k, 0, (size_t)(kq - k));
+    return mx / 127.0f;
+}
+#endif
+
+/* The tile height for m rows at a level (its microkernel in *micro): the
+ * one that pads m least, the tallest on a tie. */
+static int q_pick_mr(int level, int m, q_micro_fn **micro)
+{
+    static const struct { int level, mr; q_micro_fn *fn; } k[] = {
+#ifdef Q_X86
+        { 3, 12, q_micro512_12 }, { 3, 10, q_micro512_10 },
+        { 2, 6, q_micro_vnni_6 }, { 2, 5, q_micro_vnni_5 }, { 2, 4, q_micro_vnni_4 },
+        { 1, 4, q_micro_avx2_4 },
+#endif
+        { 0, 4, q_micro_c } };
+    int i, best = -1;
+    long pad = 0;
+
+    for (i = 0; i < (int)(sizeof(k) / sizeof(k[0])); i++) {
+        long p = ((long)m + k[i].mr - 1) / k[i].mr * k[i].mr - m;
+
+        if (k[i].level == level && (best < 0 || p < pad)) {
+            best = i;
+            pad = p;
+        }
+    }
+    *micro = k[best].fn;
+    return k[best].mr;
+}
+
+/* Rows [i0, i0 + mc) of x quantised into tiles of mr rows ([kg][mr]
+ * words each; rows past m are zero) and their scales into sx; levels 2
+ * and 3 add 128 to every byte (unsigned x for vpdpbusd). row: kq bytes. */
+static void q_pack_x(int level, const float *x, int ldx, int m, int k, int kq, int i0, int mc,
+                     int mr, int32_t *dst, float *sx, int8_t *row)
+{
+    int kg = kq / 4, ib, r, g;
+    uint32_t flip = level >= 2 ? 0x80808080u : 0;
+
+    for (ib = 0; ib < mc; ib += mr, dst += (size_t)kg * mr)
+        for (r = 0; r < mr; r++) {
+            int i = i0 + ib + r;
+
+            if (i >= m) {
+                memset(row, 0, (size_t)kq);
+                sx[ib + r] = 0.0f;
+            } else {
+#ifdef Q_X86
+                if (level >= 1)
+                    sx[ib + r] = q_quant_avx2(x + (size_t)i * ldx, k, kq, row);
+                else
+#endif
+                    sx[ib + r] = q8_quant(x + (size_t)i * ldx, k, kq, row);
+            }
+            for (g = 0; g < kg; g++)
+                dst[(size_t)g * mr + r] = (int32_t)((uint32_t)q_word(row + 4 * g) ^ flip);
+        }
+}
+
+/* Columns [c0, c1) of the product at level, as floats into y or (raw,
+ * for the tests) as the exact integer sums into out. */
+static int q_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q, int c0,
+                  int c1, const float *bias, float *y, int ldy, int32_t *out, int m, void *work)
+{
+    q_micro_fn *micro;
+    int kg = q->kq / 4, mr, mcmax, i0, jp, ir, r;
+    float *sx;
+    int32_t *xq, tile[12 * Q_NP];
+    int8_t *row;
+    static const int32_t zero[Q_NP];
+
+    if (level < 0 || level > 3 || c0 < 0 || c0 % Q_NP || c1 > q->n || m < 1)
+        return -1;
+    mr = q_pick_mr(level, m < Q_MC ? m : Q_MC, &micro);
+    mcmax = (m + mr - 1) / mr * mr;
+    if (mcmax > Q_MC)
+        mcmax = Q_MC;
+    sx = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
+    xq = (int32_t *)(((uintptr_t)(sx + mcmax) + 63) & ~(uintptr_t)63);
+    row = (int8_t *)(xq + (size_t)mcmax * kg);
+    for (i0 = 0; i0 < m; i0 += mcmax) {
+        int mc = m - i0 < mcmax ? m - i0 : mcmax;
+
+        q_pack_x(level, x, ldx, m, q->k, q->kq, i0, (mc + mr - 1) / mr * mr, mr, xq, sx, row);
+        for (jp = c0 / Q_NP; jp * Q_NP < c1; jp++) {
+            const int8_t *b = q->p + (size_t)jp * Q_NP * q->kq;
+            int cols = c1 - jp * Q_NP < Q_NP ? c1 - jp * Q_NP : Q_NP, c = jp * Q_NP;
+            const int32_t *corr = level >= 2 ? q->corr + c : zero;
+
+            for (ir = 0; ir < mc; ir += mr) {
+                micro(kg, xq + (size_t)ir * kg, b, tile);
+                for (r = 0; r < mr && ir + r < mc; r++) {
+                    const int32_t *sum = tile + r * Q_NP;
+                    size_t i = (size_t)(i0 + ir + r);
+                    int j;
+
+                    if (out) {
+                        for (j = 0; j < cols; j++)
+                            out[i * ldy + c + j] = sum[j] - corr[j];
+                        continue;
+                    }
+#ifdef Q_X86
+                    if (level >= 1) {
+                        q_store_avx2(sum, corr, q->s + c, sx[ir + r], bias ? bias + c : NULL,
+                                     y + i * ldy + c, cols);
+                        continue;
+                    }
+#endif
+                    for (j = 0; j < cols; j++)
+                        y[i * ldy + c + j] = fmaf((float)(sum[j] - corr[j]),
+                                                  sx[ir + r] * q->s[c + j],
+                                                  bias ? bias[c + j] : 0.0f);
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+int embed_k_q8_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q, int c0,
+                    int c1, const float *bias, float *y, int ldy, int m, void *work)
+{
+    return q_cols(level, x, ldx, q, c0, c1, bias, y, ldy, NULL, m, work);
+}
+
+int embed_k_q8_sums(int level, const float *x, const struct embed_k_q8 *q, int32_t *out,
+                    int m)
+{
+    void *work = malloc(embed_k_q8_work(m, q->k));
+    int rc;
+
+    if (!work)
+        return -1;
+    rc = q_cols(level, x, q->k, q, 0, q->n, NULL, NULL, q->n, out, m, work);
+    free(work);
+    return rc;
+}
+
+void embed_k_linear_q8_ref(const float *x, const float *w, const float *b, float *y, int m,
+                           int n, int k)
+{
+    int8_t *qx = malloc((size_t)k), *qw = malloc((size_t)k);
+    int i, j, t;
+
+    if (!qx || !qw)
+        goto out;
+    for (j = 0; j < n; j++) {
+        float sw = q8_quant(w + (size_t)j * k, k, k, qw);
+
+        for (i = 0; i < m; i++) {
+            float sx = q8_quant(x + (size_t)i * k, k, k, qx);
+            int32_t acc = 0;
+
+            for (t = 0; t < k; t++)
+                acc += qx[t] * qw[t];
+            y[(size_t)i * n + j] = fmaf((float)acc, sx * sw, b ? b[j] : 0.0f);
+        }
+    }
+out:
+    free(qx);
+    free(qw);
+}
