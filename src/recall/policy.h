@@ -241,6 +241,23 @@
 #define PACK_SNIP_MIN   4000
 #define PACK_SNIP_EVERY 500
 
+/*
+ * A question that asks for a summary (query_asks_summary: "summarize",
+ * "overview", ...) in a user-assistant store is packed broad, not deep:
+ * each ranked round gives its lead turn cut to PACK_SUM_TURN tokens and
+ * its best reply (the one that matches best alone, else its first) cut to
+ * PACK_SUM_REPLY, no round keeps its replies whole, no reply lane; leftover
+ * budget widens the replies, best round first. What answers "how did my
+ * project progress" is a little of every round: on BEAM dev the 20 summary
+ * questions have 5 to 16 evidence turns each, user turns and replies,
+ * ranked down to past the 100th unit, and at 8k user-first packing holds
+ * about 30 rounds. PACK_SUMMARY 0 turns it off (measured in docs/EVAL.md).
+ */
+#define PACK_SUMMARY    1
+#define PACK_SUM_MIN    4000
+#define PACK_SUM_TURN   40
+#define PACK_SUM_REPLY  40
+
 struct policy_const {
     const char *name;
     double value;
@@ -400,6 +417,10 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(PACK_MIN_EXCERPT) \
     X(PACK_SNIP_MIN) \
     X(PACK_SNIP_EVERY) \
+    X(PACK_SUMMARY) \
+    X(PACK_SUM_MIN) \
+    X(PACK_SUM_TURN) \
+    X(PACK_SUM_REPLY) \
     X(RECALL_GATE_CJK) \
     X(VEC_DEFAULT_PIECES) \
     X(MEM_SHARE) \

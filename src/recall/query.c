@@ -93,16 +93,12 @@ static int is_past(const char *w, size_t n)
     return n >= 5 && w[n - 2] == 'e' && w[n - 1] == 'd' && !word_is(w, n, not_past);
 }
 
-int query_asks_reply(const char *text, size_t len)
+/* The question's opening words, lower-cased, into buf (a word too long
+ * for a cue has length 0: it matches none); returns how many. Bytes over
+ * 0x7f are letters ("dijiste", "qué"). */
+static int cue_words(const char *text, size_t len, char buf[][16], size_t *wl)
 {
-    static const char *const aux[] = { "did", "have", "had", NULL };
-    static const char *const who[] = { "you", "we", NULL };
-    static const char *const wrong[] = { "wrong", "missing", NULL };
-    static const char *const cause[] = { "cause", "problem", "issue", "fix", NULL };
-    char buf[CUE_MAX_WORDS][16];
-    size_t wl[CUE_MAX_WORDS];
     int nw = 0;
-    /* lower-cased words (bytes over 0x7f are letters: "dijiste", "qué") */
     for (size_t i = 0; i < len && nw < CUE_MAX_WORDS;) {
         unsigned char c = (unsigned char)text[i];
         if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '\'')) {
@@ -114,16 +110,28 @@ int query_asks_reply(const char *text, size_t len)
             c = (unsigned char)text[i];
             if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
                 break;
-            if (n < sizeof buf[0])
+            if (n < 16)
                 buf[nw][n] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
             n++;
         }
-        if (n >= sizeof buf[0])
+        if (n >= 16)
             n = 0;                        /* too long for a cue word: matches none */
         if (i < len && text[i] == '\'')
             i++;                          /* "what's": the s is a word of its own */
         wl[nw++] = n;
     }
+    return nw;
+}
+
+int query_asks_reply(const char *text, size_t len)
+{
+    static const char *const aux[] = { "did", "have", "had", NULL };
+    static const char *const who[] = { "you", "we", NULL };
+    static const char *const wrong[] = { "wrong", "missing", NULL };
+    static const char *const cause[] = { "cause", "problem", "issue", "fix", NULL };
+    char buf[CUE_MAX_WORDS][16];
+    size_t wl[CUE_MAX_WORDS];
+    int nw = cue_words(text, len, buf, wl);
 #define W(k, list) ((k) < nw && word_is(buf[k], wl[k], list))
     for (int i = 0; i < nw; i++) {
         const char *w = buf[i];
@@ -159,6 +167,30 @@ int query_asks_reply(const char *text, size_t len)
             return 1;
     }
 #undef W
+    return 0;
+}
+
+/* ---- questions that ask for a summary ----
+ *
+ * "Can you summarize how my project progressed?", "give me an overview of
+ * what we covered": what answers it is spread over the whole history, a
+ * little in each round (BEAM dev: 5 to 16 evidence turns, user turns and
+ * replies, ranked down to past the 100th unit), so pack.c packs it broad
+ * rather than deep (PACK_SUM_*). The cues are the words that name the
+ * act, English with Spanish and German (not "resume" or "résumé": a CV). */
+int query_asks_summary(const char *text, size_t len)
+{
+    static const char *const cue[] = {
+        "summary", "summarize", "summarise", "summarizing", "summarising", "summarized",
+        "summarised", "recap", "overview", "resumen", "resumir", "resúmeme",
+        "zusammenfassung", "zusammenfassen", NULL
+    };
+    char buf[CUE_MAX_WORDS][16];
+    size_t wl[CUE_MAX_WORDS];
+    int nw = cue_words(text, len, buf, wl);
+    for (int i = 0; i < nw; i++)
+        if (word_is(buf[i], wl[i], cue))
+            return 1;
     return 0;
 }
 
@@ -299,6 +331,7 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
         }
     }
     q->asks_reply = query_asks_reply(text, n);
+    q->asks_summary = query_asks_summary(text, n);
     if (text_tokenize(text, n, 1, add_term, &c))
         return CAIRN_NOMEM;
     /* Keep stop words only when the question has nothing else. */
