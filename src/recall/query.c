@@ -176,20 +176,27 @@ int query_asks_reply(const char *text, size_t len)
  * what we covered": what answers it is spread over the whole history, a
  * little in each round (BEAM dev: 5 to 16 evidence turns, user turns and
  * replies, ranked down to past the 100th unit), so pack.c packs it broad
- * rather than deep (PACK_SUM_*). The cues are the words that name the
- * act, English with Spanish and German (not "resume" or "résumé": a CV). */
+ * rather than deep (PACK_SUM_*). The cue is a verb that asks for one
+ * ("summarize", "recap"), or a noun that names one followed by what it is
+ * of ("a summary of", "resumen de"): "the paper-summary tool" names a
+ * thing, not the request (devmem dev). English, with Spanish and German;
+ * not "resume" or "résumé" (a CV). */
 int query_asks_summary(const char *text, size_t len)
 {
-    static const char *const cue[] = {
-        "summary", "summarize", "summarise", "summarizing", "summarising", "summarized",
-        "summarised", "recap", "overview", "resumen", "resumir", "resúmeme",
-        "zusammenfassung", "zusammenfassen", NULL
+    static const char *const verb[] = {
+        "summarize", "summarise", "summarizing", "summarising", "recap", "resumir",
+        "resúmeme", "zusammenfassen", NULL
     };
+    static const char *const noun[] = {
+        "summary", "overview", "recap", "resumen", "zusammenfassung", NULL
+    };
+    static const char *const of[] = { "of", "de", "del", "von", "der", "des", NULL };
     char buf[CUE_MAX_WORDS][16];
     size_t wl[CUE_MAX_WORDS];
     int nw = cue_words(text, len, buf, wl);
     for (int i = 0; i < nw; i++)
-        if (word_is(buf[i], wl[i], cue))
+        if (word_is(buf[i], wl[i], verb) ||
+            (word_is(buf[i], wl[i], noun) && i + 1 < nw && word_is(buf[i + 1], wl[i + 1], of)))
             return 1;
     return 0;
 }

@@ -384,7 +384,9 @@ static void test_asks_summary(void)
     static const char *const no[] = {
         "How can I improve my resume for ATS?",
         "What did you suggest for the cache?",
-        "Which summary statistics did we log?x",
+        "Which summary statistics did we log?",
+        "Which LangChain function did I want the paper-summary tool's agent built with?",
+        "I asked for a chain class to get better summaries. Which one?",
         "",
         NULL
     };
@@ -396,10 +398,9 @@ static void test_asks_summary(void)
     }
     for (int i = 0; no[i]; i++) {
         int got = query_asks_summary(no[i], strlen(no[i]));
-        /* "summary statistics" names the word: a summary question too */
-        T_EQ_INT(got, i == 2);
-        if (got != (i == 2))
-            fprintf(stderr, "  wrong for: %s\n", no[i]);
+        T_EQ_INT(got, 0);
+        if (got)
+            fprintf(stderr, "  taken for a summary: %s\n", no[i]);
     }
 }
 
