@@ -861,8 +861,8 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     int cap_top = q->asks_reply && ctop > cap_reply ? ctop : cap_reply;
     /* A question asking for a summary: a little of every round rather
      * than all of a few (policy.h, PACK_SUM_*). */
-    int summary = PACK_SUMMARY && q->asks_summary && p->any_assistant &&
-                  k.budget >= PACK_SUM_MIN;
+    int summary = PACK_SUMMARY && (q->asks_summary == 1 || (q->asks_summary && PACK_SUM_ORDER)) &&
+                  p->any_assistant && k.budget >= PACK_SUM_MIN;
     if (summary) {
         cap_turn = PACK_SUM_TURN;
         nfull_max = 0;
@@ -932,7 +932,8 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                     if (i != u->head)
                         try_add(&k, i, cap_top);
                 nfull++;
-            } else if (summary && !s->dialog && p->m[u->head].picked) {
+            } else if (summary && !s->dialog && p->m[u->head].picked &&
+                       q->asks_summary == 1) {
                 int x = best_reply(p, u);
                 if (x >= 0 && try_add(&k, x, PACK_SUM_REPLY) && p->m[x].picked == 2)
                     k.snip[x] = 1;

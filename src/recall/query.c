@@ -180,7 +180,11 @@ int query_asks_reply(const char *text, size_t len)
  * ("summarize", "recap"), or a noun that names one followed by what it is
  * of ("a summary of", "resumen de"): "the paper-summary tool" names a
  * thing, not the request (devmem dev). English, with Spanish and German;
- * not "resume" or "résumé" (a CV). */
+ * not "resume" or "résumé" (a CV). Returns 1 for a summary. A question
+ * about the order in which things came up asks about the whole history
+ * too, but about what was brought up, the user's turns (BEAM dev's
+ * event-ordering questions: 2 to 12 user turns from all over the chat):
+ * 2, packed broad without replies. 0 for any other question. */
 int query_asks_summary(const char *text, size_t len)
 {
     static const char *const verb[] = {
@@ -194,11 +198,25 @@ int query_asks_summary(const char *text, size_t len)
     char buf[CUE_MAX_WORDS][16];
     size_t wl[CUE_MAX_WORDS];
     int nw = cue_words(text, len, buf, wl);
-    for (int i = 0; i < nw; i++)
-        if (word_is(buf[i], wl[i], verb) ||
-            (word_is(buf[i], wl[i], noun) && i + 1 < nw && word_is(buf[i + 1], wl[i + 1], of)))
+    static const char *const order[] = { "order", NULL };
+    static const char *const in[] = { "in", NULL };
+    static const char *const which[] = { "which", "what", NULL };
+    static const char *const to[] = { "to", "that", "for", NULL };
+    int order_cue = 0;
+#define W(k, list) ((k) < nw && word_is(buf[k], wl[k], list))
+    for (int i = 0; i < nw; i++) {
+        if (W(i, verb) || (W(i, noun) && W(i + 1, of)))
             return 1;
-    return 0;
+        /* the order things came up in is a question about all of it too:
+         * "the order in which I brought up...", "in what order", "list
+         * in order" (not "in order to") */
+        if ((W(i, order) && W(i + 1, in) && W(i + 2, which)) ||
+            (W(i, in) && W(i + 1, which) && W(i + 2, order)) ||
+            (W(i, in) && W(i + 1, order) && !W(i + 2, to)))
+            order_cue = 1;
+    }
+#undef W
+    return order_cue ? 2 : 0;
 }
 
 /* ---- who is talking: a question that is a transcript ----

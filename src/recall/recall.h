@@ -51,7 +51,8 @@ struct query {
     int           vague;       /* from..to is a leaning, not a period
                                 * ("lately"); has_range is 0 then */
     int           asks_reply;  /* about what the assistant said or did */
-    int           asks_summary; /* asks for a summary (query_asks_summary) */
+    int           asks_summary; /* 1 a summary, 2 the order things came up in
+                                 * (query_asks_summary); packed broad */
     int64_t       from, to;
     int64_t       now;
 };

@@ -379,6 +379,9 @@ static void test_asks_summary(void)
         "quick recap of the auth changes?",
         "¿Me das un resumen de lo que hicimos?",
         "Kannst du das zusammenfassen?",
+        "Can you list the order in which I brought up the features?",
+        "In what order did we add the tests?",
+        "Can you list in order how I brought up each step?",
         NULL
     };
     static const char *const no[] = {
@@ -387,12 +390,14 @@ static void test_asks_summary(void)
         "Which summary statistics did we log?",
         "Which LangChain function did I want the paper-summary tool's agent built with?",
         "I asked for a chain class to get better summaries. Which one?",
+        "What did I change in order to fix the login?",
+        "Which order of the columns did we pick?",
         "",
         NULL
     };
     for (int i = 0; yes[i]; i++) {
         int got = query_asks_summary(yes[i], strlen(yes[i]));
-        T_EQ_INT(got, 1);
+        T_EQ_INT(got, strstr(yes[i], "order") ? 2 : 1);
         if (!got)
             fprintf(stderr, "  not taken for a summary: %s\n", yes[i]);
     }
@@ -894,7 +899,9 @@ static void test_pack_reply_snippet(void)
  * tokens with the best rounds' turns and one round's replies; a summary
  * question gets each ranked round's turn and best reply, both cut short
  * (PACK_SUM_TURN, PACK_SUM_REPLY), so most rounds come back with their
- * reply. Below PACK_SUM_MIN the question is packed as any other. */
+ * reply; a question about the order things came up in gets the turns cut
+ * short, without replies first. Below PACK_SUM_MIN the question is packed
+ * as any other. */
 static void test_pack_summary(void)
 {
     static const char *const terms[] = { "zebra", NULL };
@@ -917,8 +924,8 @@ static void test_pack_summary(void)
     }
     tp_finish(&t, 0);
     T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
-    int counts[2][2] = { { 0, 0 }, { 0, 0 } };    /* [summary][turns, replies] */
-    for (int sum = 0; sum < 2; sum++) {
+    int counts[3][2] = { { 0, 0 } };    /* [asks_summary][turns, replies] */
+    for (int sum = 0; sum < 3; sum++) {
         t.q.asks_summary = sum;
         T_EQ_INT(pack_mem(&t, &ms, PACK_SUM_MIN, NULL, &r), CAIRN_OK);
         T_CHECK(r.tokens <= PACK_SUM_MIN);
@@ -947,6 +954,10 @@ static void test_pack_summary(void)
     T_CHECK(counts[0][1] <= 2);                 /* user first: one round's reply */
     T_CHECK(counts[1][1] >= 30);                /* broad: most rounds' replies */
     T_CHECK(counts[1][0] >= counts[0][0]);      /* and no fewer turns */
+    /* the order things came up in: broad over the turns, replies only
+     * from the budget left */
+    T_CHECK(counts[2][0] >= 50 && counts[2][0] > counts[0][0]);
+    T_CHECK(counts[2][1] < counts[1][1]);
     /* below PACK_SUM_MIN nothing changes */
     t.q.asks_summary = 0;
     T_EQ_INT(pack_mem(&t, &ms, PACK_SUM_MIN / 2, NULL, &r), CAIRN_OK);
