@@ -321,7 +321,7 @@ static int ask(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
                 buf_addc(line, ']');
                 /* each retrieved item's unit rank (0 = best): where the
                  * evidence stood, not only whether it was packed */
-                buf_adds(line, ",\"ranks\":[");
+                buf_adds(line, ",\"unit_ranks\":[");
                 for (size_t j = 0; j < res->n_items; j++)
                     buf_printf(line, "%s%d", j ? "," : "", res->items[j].rank);
                 buf_addc(line, ']');

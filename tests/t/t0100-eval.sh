@@ -32,17 +32,17 @@ contains "adversarial marked apart" "$line" '"apart":true'
 contains "unresolvable 'D' dropped, D1:1 kept" "$line" '"evidence":["D1:1"]'
 lacks "question with unresolvable evidence not scored" "$(cat "$TMP/l.jsonl")" '"conv-a/q4"'
 lacks "question with empty evidence not scored" "$(cat "$TMP/l.jsonl")" '"conv-b/q1"'
-for k in dataset conversation question_id category question evidence tokens excerpt_hits ms fraction retrieved ranks; do
+for k in dataset conversation question_id category question evidence tokens excerpt_hits ms fraction retrieved unit_ranks; do
     contains "JSONL has $k" "$(head -1 "$TMP/l.jsonl")" "\"$k\""
 done
 # one rank per item retrieved, each a unit rank (0 = best)
-check "ranks: one per retrieved item" python3 -c '
+check "unit_ranks: one per retrieved item" python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
     for m in json.loads(line)["runs"].values():
         for r in m.values():
-            assert len(r["ranks"]) == len(r["retrieved"])
-            assert all(isinstance(x, int) and x >= 0 for x in r["ranks"])' "$TMP/l.jsonl"
+            assert len(r["unit_ranks"]) == len(r["retrieved"])
+            assert all(isinstance(x, int) and x >= 0 for x in r["unit_ranks"])' "$TMP/l.jsonl"
 # the SVG: self-contained, one polyline per method, axes and legend
 svg=$(cat "$TMP/l.svg")
 contains "svg root" "$svg" '<svg xmlns="http://www.w3.org/2000/svg"'
@@ -108,7 +108,7 @@ contains "keyword method" "$out" "| keyword | **all** |"
 contains "no-time method" "$out" "| no-time | **all** |"
 eq "--limit 3" "$(wc -l < "$TMP/l2.jsonl")" 3
 lacks "--lean drops retrieved ids" "$(cat "$TMP/l2.jsonl")" '"retrieved"'
-lacks "--lean drops ranks" "$(cat "$TMP/l2.jsonl")" '"ranks"'
+lacks "--lean drops unit_ranks" "$(cat "$TMP/l2.jsonl")" '"unit_ranks"'
 lacks "--lean drops question text" "$(cat "$TMP/l2.jsonl")" '"question"'
 
 # ---- BEAM: dict / nested / missing evidence, anchors on messages
