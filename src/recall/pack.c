@@ -766,15 +766,22 @@ static int widen(struct packer *k, int i, int cap)
 }
 
 /* The reply of unit u that matches the question best on its own (BM25 of
- * the message alone), when it matches better than the unit's lead turn;
- * else -1. */
-static int snippet_reply(const struct pool *p, const struct runit *u)
+ * the message alone; the first reply when none matches), or -1 when the
+ * unit has none. */
+static int best_reply(const struct pool *p, const struct runit *u)
 {
     int best = -1;
     for (int i = u->first; i <= u->last; i++)
         if (i != u->head && p->m[i].role == ROLE_ASSISTANT &&
             (best < 0 || p->m[i].s_msg > p->m[best].s_msg))
             best = i;
+    return best;
+}
+
+/* best_reply, when it matches better than the unit's lead turn; else -1. */
+static int snippet_reply(const struct pool *p, const struct runit *u)
+{
+    int best = best_reply(p, u);
     return best >= 0 && p->m[best].s_msg > p->m[u->head].s_msg ? best : -1;
 }
 
@@ -852,6 +859,14 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
      * loses the ones after them, often the answer (policy.h). */
     int ctop = (int)(k.budget * PACK_CAP_TOP);
     int cap_top = q->asks_reply && ctop > cap_reply ? ctop : cap_reply;
+    /* A question asking for a summary: a little of every round rather
+     * than all of a few (policy.h, PACK_SUM_*). */
+    int summary = PACK_SUMMARY && (q->asks_summary == 1 || (q->asks_summary && PACK_SUM_ORDER)) &&
+                  p->any_assistant && k.budget >= PACK_SUM_MIN;
+    if (summary) {
+        cap_turn = PACK_SUM_TURN;
+        nfull_max = 0;
+    }
 
     if (raw) {
         /* The baseline: whole rounds, best first, while they fit. */
@@ -891,7 +906,9 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
          * sets a share (none by default: on BEAM dev it cost user-only
          * questions more than it gave). */
         int lane = 0;
-        if (p->any_assistant && q->asks_reply)
+        if (summary)
+            lane = 0;                   /* the breadth is the point */
+        else if (p->any_assistant && q->asks_reply)
             lane = (int)(k.budget * REPLY_CUE_SHARE);
         else if (p->any_assistant && k.budget >= REPLY_LANE_MIN)
             lane = (int)(k.budget * reply_lane_share(src->reply_lane));
@@ -915,6 +932,11 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                     if (i != u->head)
                         try_add(&k, i, cap_top);
                 nfull++;
+            } else if (summary && !s->dialog && p->m[u->head].picked &&
+                       q->asks_summary == 1) {
+                int x = best_reply(p, u);
+                if (x >= 0 && try_add(&k, x, PACK_SUM_REPLY) && p->m[x].picked == 2)
+                    k.snip[x] = 1;
             } else if (!s->dialog && p->m[u->head].picked && nseen < nsnip) {
                 int x = snippet_reply(p, u);
                 if (x >= 0 && try_add(&k, x, PACK_MIN_EXCERPT) && p->m[x].picked == 2)

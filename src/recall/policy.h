@@ -241,6 +241,35 @@
 #define PACK_SNIP_MIN   4000
 #define PACK_SNIP_EVERY 500
 
+/*
+ * A question that asks for a summary (query_asks_summary: "summarize",
+ * "overview", ...) in a user-assistant store is packed broad, not deep:
+ * each ranked round gives its lead turn cut to PACK_SUM_TURN tokens and
+ * its best reply (the one that matches best alone, else its first) cut to
+ * PACK_SUM_REPLY, no round keeps its replies whole, no reply lane; leftover
+ * budget widens the replies, best round first. What answers "how did my
+ * project progress" is a little of every round: on BEAM dev the 20 summary
+ * questions have 5 to 16 evidence turns each, user turns and replies,
+ * ranked down to past the 100th unit, and at 8k user-first packing holds
+ * about 30 rounds. PACK_SUMMARY 0 turns it off (measured in docs/EVAL.md).
+ */
+#define PACK_SUMMARY    1
+#define PACK_SUM_MIN    4000
+#define PACK_SUM_TURN   40
+#define PACK_SUM_REPLY  40
+/*
+ * A question about the order things came up in ("the order in which I
+ * brought up...", query_asks_summary 2) is packed broad too, its turns
+ * only (replies from the budget left). BEAM dev, its 20 event-ordering
+ * questions (user turns only): evidence in user turns 76.2 / 87.8 ->
+ * 83.0 / 93.9% at 4k / 8k (10 and 9 better, 0 worse); chosen on the odd
+ * chats (with replies as for a summary 78.4 / 91.9, turns only 83.8 /
+ * 93.2%), even held out (75.3 / 87.7 -> 82.2 / 94.5%). Strict (every turn
+ * whole) loses: user-only 63.9 / 81.6 -> 61.2 / 74.8%, the turns are now
+ * 40-token excerpts. 0 turns it off (summaries keep PACK_SUMMARY).
+ */
+#define PACK_SUM_ORDER  1
+
 struct policy_const {
     const char *name;
     double value;
@@ -400,6 +429,11 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(PACK_MIN_EXCERPT) \
     X(PACK_SNIP_MIN) \
     X(PACK_SNIP_EVERY) \
+    X(PACK_SUMMARY) \
+    X(PACK_SUM_MIN) \
+    X(PACK_SUM_TURN) \
+    X(PACK_SUM_REPLY) \
+    X(PACK_SUM_ORDER) \
     X(RECALL_GATE_CJK) \
     X(VEC_DEFAULT_PIECES) \
     X(MEM_SHARE) \

@@ -93,16 +93,12 @@ static int is_past(const char *w, size_t n)
     return n >= 5 && w[n - 2] == 'e' && w[n - 1] == 'd' && !word_is(w, n, not_past);
 }
 
-int query_asks_reply(const char *text, size_t len)
+/* The question's opening words, lower-cased, into buf (a word too long
+ * for a cue has length 0: it matches none); returns how many. Bytes over
+ * 0x7f are letters ("dijiste", "qué"). */
+static int cue_words(const char *text, size_t len, char buf[][16], size_t *wl)
 {
-    static const char *const aux[] = { "did", "have", "had", NULL };
-    static const char *const who[] = { "you", "we", NULL };
-    static const char *const wrong[] = { "wrong", "missing", NULL };
-    static const char *const cause[] = { "cause", "problem", "issue", "fix", NULL };
-    char buf[CUE_MAX_WORDS][16];
-    size_t wl[CUE_MAX_WORDS];
     int nw = 0;
-    /* lower-cased words (bytes over 0x7f are letters: "dijiste", "qué") */
     for (size_t i = 0; i < len && nw < CUE_MAX_WORDS;) {
         unsigned char c = (unsigned char)text[i];
         if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '\'')) {
@@ -114,16 +110,28 @@ int query_asks_reply(const char *text, size_t len)
             c = (unsigned char)text[i];
             if (!(c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
                 break;
-            if (n < sizeof buf[0])
+            if (n < 16)
                 buf[nw][n] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
             n++;
         }
-        if (n >= sizeof buf[0])
+        if (n >= 16)
             n = 0;                        /* too long for a cue word: matches none */
         if (i < len && text[i] == '\'')
             i++;                          /* "what's": the s is a word of its own */
         wl[nw++] = n;
     }
+    return nw;
+}
+
+int query_asks_reply(const char *text, size_t len)
+{
+    static const char *const aux[] = { "did", "have", "had", NULL };
+    static const char *const who[] = { "you", "we", NULL };
+    static const char *const wrong[] = { "wrong", "missing", NULL };
+    static const char *const cause[] = { "cause", "problem", "issue", "fix", NULL };
+    char buf[CUE_MAX_WORDS][16];
+    size_t wl[CUE_MAX_WORDS];
+    int nw = cue_words(text, len, buf, wl);
 #define W(k, list) ((k) < nw && word_is(buf[k], wl[k], list))
     for (int i = 0; i < nw; i++) {
         const char *w = buf[i];
@@ -160,6 +168,55 @@ int query_asks_reply(const char *text, size_t len)
     }
 #undef W
     return 0;
+}
+
+/* ---- questions that ask for a summary ----
+ *
+ * "Can you summarize how my project progressed?", "give me an overview of
+ * what we covered": what answers it is spread over the whole history, a
+ * little in each round (BEAM dev: 5 to 16 evidence turns, user turns and
+ * replies, ranked down to past the 100th unit), so pack.c packs it broad
+ * rather than deep (PACK_SUM_*). The cue is a verb that asks for one
+ * ("summarize", "recap"), or a noun that names one followed by what it is
+ * of ("a summary of", "resumen de"): "the paper-summary tool" names a
+ * thing, not the request (devmem dev). English, with Spanish and German;
+ * not "resume" or "résumé" (a CV). Returns 1 for a summary. A question
+ * about the order in which things came up asks about the whole history
+ * too, but about what was brought up, the user's turns (BEAM dev's
+ * event-ordering questions: 2 to 12 user turns from all over the chat):
+ * 2, packed broad without replies. 0 for any other question. */
+int query_asks_summary(const char *text, size_t len)
+{
+    static const char *const verb[] = {
+        "summarize", "summarise", "summarizing", "summarising", "recap", "resumir",
+        "resúmeme", "zusammenfassen", NULL
+    };
+    static const char *const noun[] = {
+        "summary", "overview", "recap", "resumen", "zusammenfassung", NULL
+    };
+    static const char *const of[] = { "of", "de", "del", "von", "der", "des", NULL };
+    char buf[CUE_MAX_WORDS][16];
+    size_t wl[CUE_MAX_WORDS];
+    int nw = cue_words(text, len, buf, wl);
+    static const char *const order[] = { "order", NULL };
+    static const char *const in[] = { "in", NULL };
+    static const char *const which[] = { "which", "what", NULL };
+    static const char *const to[] = { "to", "that", "for", NULL };
+    int order_cue = 0;
+#define W(k, list) ((k) < nw && word_is(buf[k], wl[k], list))
+    for (int i = 0; i < nw; i++) {
+        if (W(i, verb) || (W(i, noun) && W(i + 1, of)))
+            return 1;
+        /* the order things came up in is a question about all of it too:
+         * "the order in which I brought up...", "in what order", "list
+         * in order" (not "in order to") */
+        if ((W(i, order) && W(i + 1, in) && W(i + 2, which)) ||
+            (W(i, in) && W(i + 1, which) && W(i + 2, order)) ||
+            (W(i, in) && W(i + 1, order) && !W(i + 2, to)))
+            order_cue = 1;
+    }
+#undef W
+    return order_cue ? 2 : 0;
 }
 
 /* ---- who is talking: a question that is a transcript ----
@@ -299,6 +356,7 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
         }
     }
     q->asks_reply = query_asks_reply(text, n);
+    q->asks_summary = query_asks_summary(text, n);
     if (text_tokenize(text, n, 1, add_term, &c))
         return CAIRN_NOMEM;
     /* Keep stop words only when the question has nothing else. */

@@ -51,6 +51,8 @@ struct query {
     int           vague;       /* from..to is a leaning, not a period
                                 * ("lately"); has_range is 0 then */
     int           asks_reply;  /* about what the assistant said or did */
+    int           asks_summary; /* 1 a summary, 2 the order things came up in
+                                 * (query_asks_summary); packed broad */
     int64_t       from, to;
     int64_t       now;
 };
@@ -123,6 +125,7 @@ int  query_parse(struct query *q, const char *text, int64_t now, int use_time);
  * we fix it?", "what did you suggest?"): word cues, English, Spanish and
  * German. Reads at most the first few hundred words. */
 int  query_asks_reply(const char *text, size_t len);
+int  query_asks_summary(const char *text, size_t len);
 void query_free(struct query *q);
 /* The FTS5 MATCH expression for the query terms into b ("" if none). */
 void query_match_expr(const struct query *q, struct buf *b);

@@ -15,7 +15,7 @@
 #include "text/tokcount.h"
 #include "text/tokenize.h"
 
-#define CAP 64
+#define CAP 128
 #define EPS 1e-12
 
 struct tpool {
@@ -364,6 +364,48 @@ static void test_asks_reply(void)
         memcpy(big + 90000, "did you", 7);
         T_CHECK(!query_asks_reply(big, strlen(big)));
         free(big);
+    }
+}
+
+/* Questions that ask for a summary (query_asks_summary), and questions
+ * that must not look like them ("resume" is a CV). */
+static void test_asks_summary(void)
+{
+    static const char *const yes[] = {
+        "Can you give me a comprehensive summary of how my project progressed?",
+        "Can you summarize how I approached the issues over time?",
+        "Summarise what we covered about triangles",
+        "Give me an overview of the deployment work",
+        "quick recap of the auth changes?",
+        "¿Me das un resumen de lo que hicimos?",
+        "Kannst du das zusammenfassen?",
+        "Can you list the order in which I brought up the features?",
+        "In what order did we add the tests?",
+        "Can you list in order how I brought up each step?",
+        NULL
+    };
+    static const char *const no[] = {
+        "How can I improve my resume for ATS?",
+        "What did you suggest for the cache?",
+        "Which summary statistics did we log?",
+        "Which LangChain function did I want the paper-summary tool's agent built with?",
+        "I asked for a chain class to get better summaries. Which one?",
+        "What did I change in order to fix the login?",
+        "Which order of the columns did we pick?",
+        "",
+        NULL
+    };
+    for (int i = 0; yes[i]; i++) {
+        int got = query_asks_summary(yes[i], strlen(yes[i]));
+        T_EQ_INT(got, strstr(yes[i], "order") ? 2 : 1);
+        if (!got)
+            fprintf(stderr, "  not taken for a summary: %s\n", yes[i]);
+    }
+    for (int i = 0; no[i]; i++) {
+        int got = query_asks_summary(no[i], strlen(no[i]));
+        T_EQ_INT(got, 0);
+        if (got)
+            fprintf(stderr, "  taken for a summary: %s\n", no[i]);
     }
 }
 
@@ -852,6 +894,90 @@ static void test_pack_reply_snippet(void)
     free(answer);
 }
 
+/* A summary question (issue 15): sixty rounds, each user turn and reply
+ * naming the topic once in a long text. User-first packing fills 4000
+ * tokens with the best rounds' turns and one round's replies; a summary
+ * question gets each ranked round's turn and best reply, both cut short
+ * (PACK_SUM_TURN, PACK_SUM_REPLY), so most rounds come back with their
+ * reply; a question about the order things came up in gets the turns cut
+ * short, without replies first. Below PACK_SUM_MIN the question is packed
+ * as any other. */
+static void test_pack_summary(void)
+{
+    static const char *const terms[] = { "zebra", NULL };
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    char *filler = words("lorem ipsum dolor sit amet.", 30);
+    char *rfill = words("stripes and more stripes.", 60);
+    char *turns[60], *replies[60];
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    for (int i = 0; i < 60; i++) {
+        size_t tn = strlen(filler) + 64, rn = strlen(rfill) + 64;
+        turns[i] = malloc(tn);
+        replies[i] = malloc(rn);
+        snprintf(turns[i], tn, "step %d of the zebra project. %s", i, filler);
+        snprintf(replies[i], rn, "For step %d the zebra needs this. %s", i, rfill);
+        tp_msg(&t, ROLE_USER, NULL, turns[i], 1000);
+        tp_msg(&t, ROLE_ASSISTANT, NULL, replies[i], 1000);
+    }
+    tp_finish(&t, 0);
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    int counts[3][2] = { { 0, 0 } };    /* [asks_summary][turns, replies] */
+    for (int sum = 0; sum < 3; sum++) {
+        t.q.asks_summary = sum;
+        T_EQ_INT(pack_mem(&t, &ms, PACK_SUM_MIN, NULL, &r), CAIRN_OK);
+        T_CHECK(r.tokens <= PACK_SUM_MIN);
+        T_EQ_INT(r.tokens, text_count_tokens(r.text, strlen(r.text)));
+        for (size_t j = 0; j < r.n_items; j++) {
+            int reply = !strcmp(r.items[j].role, "assistant");
+            counts[sum][reply]++;
+            /* a reply only with the turn that asked it */
+            if (reply) {
+                char id[16];
+                snprintf(id, sizeof id, "m%d", atoi(r.items[j].message + 1) - 1);
+                T_CHECK(item_of(&r, id) >= 0);
+            }
+        }
+        if (sum) {
+            for (int i = 0; i < t.p.nm; i++) {
+                if (!t.p.m[i].text || t.p.m[i].picked != 2)
+                    continue;
+                int c = text_count_tokens(t.p.m[i].text, strlen(t.p.m[i].text));
+                T_CHECK(c <= (t.p.m[i].role == ROLE_USER ? PACK_SUM_TURN : 4000));
+            }
+        }
+        result_free(&r);
+        unpack(&t);
+    }
+    T_CHECK(counts[0][1] <= 2);                 /* user first: one round's reply */
+    T_CHECK(counts[1][1] >= 30);                /* broad: most rounds' replies */
+    T_CHECK(counts[1][0] >= counts[0][0]);      /* and no fewer turns */
+    /* the order things came up in: broad over the turns, replies only
+     * from the budget left */
+    T_CHECK(counts[2][0] >= 50 && counts[2][0] > counts[0][0]);
+    T_CHECK(counts[2][1] < counts[1][1]);
+    /* below PACK_SUM_MIN nothing changes */
+    t.q.asks_summary = 0;
+    T_EQ_INT(pack_mem(&t, &ms, PACK_SUM_MIN / 2, NULL, &r), CAIRN_OK);
+    char *plain = strdup(r.text);
+    result_free(&r);
+    unpack(&t);
+    t.q.asks_summary = 1;
+    T_EQ_INT(pack_mem(&t, &ms, PACK_SUM_MIN / 2, NULL, &r), CAIRN_OK);
+    T_CHECK(plain && !strcmp(plain, r.text));
+    free(plain);
+    result_free(&r);
+    tp_free(&t);
+    for (int i = 0; i < 60; i++) {
+        free(turns[i]);
+        free(replies[i]);
+    }
+    free(filler);
+    free(rfill);
+}
+
 /* Issue 15: a question about what the assistant said or did gives the
  * best round's replies PACK_CAP_TOP of the budget (15%) instead of
  * PACK_CAP_REPLY's 5%: the fix that comes after the lines that match the
@@ -1069,6 +1195,7 @@ int main(void)
     T_RUN(test_units);
     T_RUN(test_units_reply_runs);
     T_RUN(test_asks_reply);
+    T_RUN(test_asks_summary);
     T_RUN(test_rank_granularity);
     T_RUN(test_rank_dense);
     T_RUN(test_rank_speaker);
@@ -1080,6 +1207,7 @@ int main(void)
     T_RUN(test_pack_user_first);
     T_RUN(test_pack_reply_snippet);
     T_RUN(test_pack_top_reply);
+    T_RUN(test_pack_summary);
     T_RUN(test_pack_excerpt_choice);
     T_RUN(test_pack_cite);
     return T_DONE();
