@@ -509,6 +509,12 @@ static void add_unit_vec(const struct vec_set *s, size_t i, float w, float *acc)
             acc[d] += (float)s->v8[i * (size_t)s->dim + (size_t)d] * scale;
 }
 
+static int cmp_hit_msg(const void *a, const void *b)
+{
+    const struct dense_hit *x = a, *y = b;
+    return x->msg < y->msg ? -1 : x->msg > y->msg;
+}
+
 int dense_feedback(struct cairn *h, struct pool *p, const struct dense_result *r)
 {
     const struct vec_set *set = NULL;
@@ -572,11 +578,14 @@ int dense_feedback(struct cairn *h, struct pool *p, const struct dense_result *r
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
+    /* onto the pool's messages: hits by message id, one search each (a
+     * pool can hold a million turns) */
+    qsort(hits, (size_t)n, sizeof *hits, cmp_hit_msg);
     for (int j = 0; j < p->nm; j++) {
-        p->m[j].prf = 0;
-        for (int i = 0; i < n; i++)
-            if (hits[i].msg == p->m[j].row)
-                p->m[j].prf = 1.0f + hits[i].cos;
+        struct dense_hit key = { .msg = p->m[j].row };
+        const struct dense_hit *f = n ? bsearch(&key, hits, (size_t)n, sizeof *hits,
+                                                cmp_hit_msg) : NULL;
+        p->m[j].prf = f ? 1.0f + f->cos : 0;
     }
 out:
     free(qv);
