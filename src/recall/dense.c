@@ -501,3 +501,102 @@ out:
     free(allowed.v);
     return rc;
 }
+
+/* ---- the second pass (issue 16, multi-hop) -------------------------- */
+
+/* Adds the stored vector of piece i, as a unit vector, times w to acc. */
+static void add_unit_vec(const struct vec_set *s, size_t i, float w, float *acc)
+{
+    float scale = s->inv_norm[i] * w;
+    if (s->f32)
+        for (int d = 0; d < s->dim; d++)
+            acc[d] += s->vf[i * (size_t)s->dim + (size_t)d] * scale;
+    else
+        for (int d = 0; d < s->dim; d++)
+            acc[d] += (float)s->v8[i * (size_t)s->dim + (size_t)d] * scale;
+}
+
+static int cmp_hit_msg(const void *a, const void *b)
+{
+    const struct dense_hit *x = a, *y = b;
+    return x->msg < y->msg ? -1 : x->msg > y->msg;
+}
+
+int dense_feedback(struct cairn *h, struct pool *p, const struct dense_result *r)
+{
+    const struct vec_set *set = NULL;
+    int64_t rows[DENSE_PRF_TOP], *allowed = NULL;
+    struct dense_hit *hits = NULL;
+    float *qv = NULL;
+    int nrows = 0, rc = CAIRN_OK;
+
+    if (!r->qv || r->n <= 0 || DENSE_PRF_W <= 0 || !p->nu)
+        return CAIRN_OK;
+    const int *ord = units_by_rank(p);
+    if (!ord)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    /* the lead turns of the best units that matched something */
+    for (int k = 0; k < p->nu && nrows < DENSE_PRF_TOP; k++)
+        if (p->u[ord[k]].score > 0)
+            rows[nrows++] = p->m[p->u[ord[k]].head].row;
+    if (!nrows)
+        return CAIRN_OK;
+    if ((rc = vec_set_get(h, r->model, r->qdim, &set)))
+        return rc;
+    if (set->dim != r->qdim || set->n == 0)
+        return CAIRN_OK;
+    qv = calloc((size_t)r->qdim, sizeof *qv);
+    hits = malloc(DENSE_TOPK * sizeof *hits);
+    allowed = malloc((size_t)p->ns * sizeof *allowed);
+    if (!qv || !hits || !allowed) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    /* the question as a unit vector, plus DENSE_PRF_MIX of the mean of
+     * the best turns' unit vectors (every piece of them) */
+    double qn = 0;
+    for (int d = 0; d < r->qdim; d++)
+        qn += (double)r->qv[d] * r->qv[d];
+    if (qn <= 0)
+        goto out;
+    for (int d = 0; d < r->qdim; d++)
+        qv[d] = (float)(r->qv[d] / sqrt(qn));
+    size_t npieces = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        float w = npieces ? (float)(DENSE_PRF_MIX / (double)npieces) : 0;
+        for (size_t i = 0; i < set->n; i++)
+            for (int k = 0; k < nrows; k++)
+                if (set->msg[i] == rows[k]) {
+                    if (pass)
+                        add_unit_vec(set, i, w, qv);
+                    else
+                        npieces++;
+                    break;
+                }
+        if (!npieces)
+            goto out;
+    }
+    /* within the pool's sessions: it ranks what the first pass loaded */
+    for (int i = 0; i < p->ns; i++)
+        allowed[i] = p->s[i].row;
+    qsort(allowed, (size_t)p->ns, sizeof *allowed, cmp_i64);
+    int n = dense_topk(set, qv, allowed, p->ns, DENSE_TOPK, DENSE_THREADS, hits);
+    if (n < 0) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    /* onto the pool's messages: hits by message id, one search each (a
+     * pool can hold a million turns) */
+    qsort(hits, (size_t)n, sizeof *hits, cmp_hit_msg);
+    for (int j = 0; j < p->nm; j++) {
+        struct dense_hit key = { .msg = p->m[j].row };
+        const struct dense_hit *f = n ? bsearch(&key, hits, (size_t)n, sizeof *hits,
+                                                cmp_hit_msg) : NULL;
+        p->m[j].prf = f ? 1.0f + f->cos : 0;
+    }
+out:
+    free(qv);
+    free(hits);
+    free(allowed);
+    return rc;
+}

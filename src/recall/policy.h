@@ -79,6 +79,24 @@
 #define W_DENSE_HEAD_DIALOG 1.0
 #define W_DENSE_HEAD    0.15
 #define W_DENSE_REPLY   0.7
+/*
+ * The second dense pass (issue 16, multi-hop; dense.c dense_feedback,
+ * recall.c second_pass): between people, from DENSE_PRF_MIN tokens, the
+ * question's unit vector plus DENSE_PRF_MIX times the mean unit vector of
+ * the lead turns of the DENSE_PRF_TOP best units of the first ranking is
+ * searched again (DENSE_TOPK, the pool's sessions), and each unit's lead
+ * turn's cosine to it joins the fusion at DENSE_PRF_W (0: off). Tuned on
+ * LoCoMo dev's odd conversations (use-lite-en, multi-hop at 1k/2k/4k/8k):
+ * off 22.9/35.4/54.2/62.5; top 5 mix 1.0 weight 0.5 29.2/41.7/56.2/64.6,
+ * weight 1.0 27.1/45.8/58.3/66.7 (weight 1.5 and top 10 or mix 0.5 no
+ * better); at 1k/2k it cost single-hop 1.9 points and temporal 1.6 at 2k,
+ * so it starts at 4k (single-hop there -0.7). Even conversations, held
+ * out, are in docs/ARCHITECTURE.md "Multi-hop: a second dense pass".
+ */
+#define DENSE_PRF_TOP   5
+#define DENSE_PRF_MIX   1.0
+#define DENSE_PRF_W     1.0
+#define DENSE_PRF_MIN   4000
 /* Questions mostly in CJK script: an English-only model's vectors mean
  * little there, so dense ranks count this share; a model whose registry
  * entry says it covers CJK (multilingual-e5-small, the multilingual
@@ -404,6 +422,10 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(W_DENSE_HEAD_DIALOG) \
     X(W_DENSE_HEAD) \
     X(W_DENSE_REPLY) \
+    X(DENSE_PRF_TOP) \
+    X(DENSE_PRF_MIX) \
+    X(DENSE_PRF_W) \
+    X(DENSE_PRF_MIN) \
     X(DENSE_CJK_SHARE) \
     X(DENSE_CJK_W) \
     X(GATE_TOP) \

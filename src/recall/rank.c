@@ -20,6 +20,9 @@
  * more rankings join the fusion: the cosine of the unit's lead turn, and
  * the best cosine among the pieces of its replies. Without vectors the
  * two are skipped and the ranking is exactly the keyword pipeline's.
+ * Between people, from DENSE_PRF_MIN tokens, a second dense pass (a
+ * question vector moved towards the first ranking's best turns) adds one
+ * more ranking and the units are ranked again (recall.c second_pass).
  */
 #include <stdio.h>
 #include <math.h>
@@ -275,6 +278,24 @@ static int label_demote(struct pool *p, const struct query *q)
     return 0;
 }
 
+/* The second pass's ranks (dense_feedback, recall.c second_pass): each
+ * unit by its lead turn's cosine to the question moved towards the first
+ * ranking's best turns, between people only. Before that pass, or when it
+ * did not run, no message has one and nothing is added. */
+static int prf_rank(struct pool *p, double w)
+{
+    if (w <= 0)
+        return 0;
+    double *s = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s);
+    if (!s)
+        return -1;
+    for (int u = 0; u < p->nu; u++)
+        s[u] = p->s[p->u[u].sess].dialog ? p->m[p->u[u].head].prf : 0;
+    int rc = rrf(p, s, w, 0);
+    free(s);
+    return rc;
+}
+
 int rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
 {
     double *s_dhead = NULL, *s_dreply = NULL;
@@ -386,7 +407,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                         s_dreply[u] = p->m[i].dense;
             }
             double wh = wd * W_DENSE_HEAD, wr = wd * W_DENSE_REPLY;
-            if (rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh) || rrf(p, s_dreply, wr, wr))
+            if (rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh) || rrf(p, s_dreply, wr, wr) ||
+                prf_rank(p, wd * DENSE_PRF_W))
                 goto out;
         }
     }

@@ -164,6 +164,31 @@ static char *memory_why(const struct mem_pool *mp, int64_t id)
     return strdup("memory");
 }
 
+/* The second pass (issue 16, multi-hop; dense_feedback): only when
+ * dense recall ran (the prompt hook's keyword recall never gets here), and
+ * only between people, where the turns that answer a multi-hop question
+ * often share no word with it ("What activities does Melanie partake
+ * in?": pottery, camping, painting, each in another session). The
+ * ranking is made again with the pass's ranks fused in. */
+static int second_pass(struct cairn *h, struct pool *p, struct query *q, int use_time,
+                       const struct dense_result *dr, int budget)
+{
+    int rc;
+    /* below DENSE_PRF_MIN tokens only the most precise units fit, and the
+     * pass trades precision for breadth; an English model's vectors give
+     * a CJK question no dense rank at all (rank.c) */
+    if (DENSE_PRF_W <= 0 || budget < DENSE_PRF_MIN || !p->any_dialog ||
+        (dr->cjk >= DENSE_CJK_SHARE && !dr->pol.cjk && DENSE_CJK_W <= 0))
+        return CAIRN_OK;
+    if ((rc = dense_feedback(h, p, dr)))
+        return rc;
+    free(p->ord);                   /* the first ranking's order */
+    p->ord = NULL;
+    if (rank_default(p, q, use_time, dr))
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    return CAIRN_OK;
+}
+
 int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_opts *opts,
                  struct cairn_recall **out)
 {
@@ -256,6 +281,8 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;
         }
+        if (!raw && dr.n && (rc = second_pass(h, &p, &q, use_time, &dr, o.budget)))
+            goto out;
         /* A cut keeps to what matches well: a small store is returned whole
          * only when nothing in it matches. */
         for (int i = 0; o.min_rel_score > 0 && i < p.nu; i++)

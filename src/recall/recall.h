@@ -83,6 +83,7 @@ struct rmsg {
     int       unit;        /* the round it belongs to */
     double    s_msg;       /* BM25 of the message alone */
     float     dense;       /* 1 + cosine when among the dense top-k, else 0 */
+    float     prf;         /* the same for the second dense pass (dense_feedback) */
     /* filled by pack.c */
     int       picked;      /* 0 no, 1 whole, 2 excerpt */
     char     *text;        /* what is printed for it (whole or excerpt) */
@@ -148,6 +149,12 @@ struct dense_result {
 int  dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
                   struct dense_result *r);
 void dense_result_free(struct dense_result *r);
+/* The second dense pass (issue 16, multi-hop): the question's vector moved
+ * towards the vectors of the lead turns of the best DENSE_PRF_TOP units of
+ * the first ranking (p ranked), searched again within the pool's sessions;
+ * each hit's 1 + cosine goes into its pool message's prf. Nothing to do
+ * (no vectors, no question vector) is no error. 0, or a CAIRN_* code. */
+int  dense_feedback(struct cairn *h, struct pool *p, const struct dense_result *r);
 /* The question's vector into r->qv (qdim, model) when dense_search made
  * none (no message has a vector) and a model is current: for the
  * memories' vectors. No vector is no error. */

@@ -10,6 +10,8 @@
  *    matches the other model's vectors exactly returns none of them;
  *  - cairn_forget and message deletion drop their vectors; the cache
  *    reloads after a change;
+ *  - the second dense pass (dense_feedback, issue 16) finds a turn that
+ *    shares nothing with the question but is like the best turn found;
  *  - with use-lite-en installed (CAIRN_MODEL_DIR), ingest embeds, recall
  *    is hybrid, and switching the model makes it keyword-only with a note.
  */
@@ -215,6 +217,75 @@ out:
     cairn_close(h);
 }
 
+/* The second dense pass: the question (axis 0) is half like the best
+ * unit's turn (axes 0 and 1) and nothing like a turn about axis 1 alone;
+ * moved towards the best turn, the search finds that turn, and still not
+ * one about axis 2. Only the units that scored lead; no vector, nothing. */
+static void test_feedback(void)
+{
+    struct cairn *h = NULL;
+    enum { D = 16 };
+    float v[3][D], q[D] = { 1 };
+    memset(v, 0, sizeof v);
+    v[0][0] = v[0][1] = 1;              /* the best turn */
+    v[1][1] = 1;                        /* like it, not like the question */
+    v[2][2] = 1;                        /* like neither */
+    T_EQ_INT(t_open(":memory:", 0, &h), CAIRN_OK);
+    add_chat(h, "s1", 3);
+    for (int i = 0; i < 3; i++)
+        put_vec(h, "model-a:1", i + 1, 0, v[i], D);
+    struct pool p;
+    memset(&p, 0, sizeof p);
+    p.ns = 1;
+    p.nm = p.nu = 3;
+    p.s = calloc(1, sizeof *p.s);
+    p.m = calloc(3, sizeof *p.m);
+    p.u = calloc(3, sizeof *p.u);
+    T_CHECK(p.s && p.m && p.u);
+    if (!p.s || !p.m || !p.u)
+        goto out;
+    p.s[0].row = 1;
+    p.s[0].dialog = 1;
+    p.s[0].n_msgs = 3;
+    for (int i = 0; i < 3; i++) {
+        p.m[i].row = i + 1;
+        p.u[i].first = p.u[i].last = p.u[i].head = i;
+    }
+    p.u[0].score = 1;                   /* the first ranking's only match */
+    struct dense_result r;
+    memset(&r, 0, sizeof r);
+    r.qv = q;
+    r.qdim = D;
+    r.n = 1;
+    snprintf(r.model, sizeof r.model, "model-a:1");
+    T_EQ_INT(dense_feedback(h, &p, &r), CAIRN_OK);
+    /* q' = q + (v0 / |v0|): cos(q', v1) = 0.38, cos(q', v2) = 0 */
+    T_CHECK(p.m[0].prf > 1.9f);
+    T_CHECK(p.m[1].prf > 1.3f && p.m[1].prf < 1.45f);
+    T_CHECK(p.m[2].prf < 1.05f);
+    /* nothing scored: no pass, nothing written */
+    for (int i = 0; i < 3; i++)
+        p.m[i].prf = 0;
+    free(p.ord);
+    p.ord = NULL;
+    p.u[0].score = 0;
+    T_EQ_INT(dense_feedback(h, &p, &r), CAIRN_OK);
+    T_CHECK(p.m[1].prf == 0);
+    /* no question vector: nothing either */
+    p.u[0].score = 1;
+    free(p.ord);
+    p.ord = NULL;
+    r.qv = NULL;
+    T_EQ_INT(dense_feedback(h, &p, &r), CAIRN_OK);
+    T_CHECK(p.m[1].prf == 0);
+out:
+    free(p.s);
+    free(p.m);
+    free(p.u);
+    free(p.ord);
+    cairn_close(h);
+}
+
 /* With a real model: ingest embeds, recall is hybrid; another model id
  * in the store is never read. Skipped when use-lite-en is not installed. */
 static void test_with_model(void)
@@ -303,6 +374,7 @@ int main(void)
     T_RUN(test_pieces);
     T_RUN(test_quantize);
     T_RUN(test_two_models);
+    T_RUN(test_feedback);
     T_RUN(test_with_model);
     return T_DONE();
 }

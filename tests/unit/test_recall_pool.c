@@ -474,6 +474,39 @@ static void test_rank_dense(void)
     dr.cjk = 0.5;
     T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
     T_CHECK(t.p.u[2].score == 0);
+    /* the second pass's ranks count between people only */
+    dr.cjk = 0;
+    t.p.m[4].dense = t.p.m[5].dense = 0;
+    t.p.m[4].prf = 1.9f;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
+    T_CHECK(t.p.u[2].score == 0);
+    tp_free(&t);
+}
+
+/* The second dense pass (dense_feedback): between people its ranks join
+ * the fusion at 1.0, unless an English model meets a CJK question. */
+static void test_rank_feedback(void)
+{
+    static const char *const terms[] = { "kite", NULL };
+    struct tpool t;
+    struct dense_result dr;
+    memset(&dr, 0, sizeof dr);
+    dr.n = 1;
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    tp_msg(&t, ROLE_USER, "Ann", "I flew my kite", 1000);
+    tp_session(&t, "s2", 2000);
+    tp_msg(&t, ROLE_USER, "Ann", "the wind on the hill was perfect", 2000);
+    tp_finish(&t, 0);
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
+    T_CHECK(t.p.u[1].score == 0);           /* before the pass: nothing */
+    t.p.m[1].prf = 1.4f;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
+    T_CHECK(fabs(t.p.u[0].score - (1.0 + 1.6 + 1.0) / 61) < EPS);
+    T_CHECK(fabs(t.p.u[1].score - 1.0 / 61) < EPS);
+    dr.cjk = 0.5;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
+    T_CHECK(t.p.u[1].score == 0);
     tp_free(&t);
 }
 
@@ -1198,6 +1231,7 @@ int main(void)
     T_RUN(test_asks_summary);
     T_RUN(test_rank_granularity);
     T_RUN(test_rank_dense);
+    T_RUN(test_rank_feedback);
     T_RUN(test_rank_speaker);
     T_RUN(test_query_labels);
     T_RUN(test_rank_label);
