@@ -236,7 +236,7 @@ static int pick_passages(const char *s, struct psg *v, int np, int sep, int max_
  * that share the most (IDF-weighted) terms with the question, in their
  * order, joined by " … ". Time is linear in n (plus a sort of the
  * passages). Returns a malloc'd string or NULL. */
-char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens)
+char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens, int lead)
 {
     struct psg *v = NULL;
     struct buf b = BUF_INIT;
@@ -247,9 +247,18 @@ char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_token
     int used = 0, sep = text_count_tokens(" … ", 5);
     /* the opening, when it is not the whole budget */
     int c0 = text_count_tokens(s + v[0].a, v[0].b - v[0].a);
-    if (c0 <= max_tokens / 3 || (np == 1)) {
+    if (c0 <= max_tokens / 3 || c0 <= lead || np == 1) {
         v[0].keep = 1;
         used += c0;
+    }
+    /* a reply's lead: the passages after the opening, in order, while
+     * they fit in lead tokens (policy.h, PACK_REPLY_LEAD) */
+    for (int i = 1; i < np && v[i - 1].keep; i++) {
+        int c = text_count_tokens(s + v[i].a, v[i].b - v[i].a);
+        if (used + c > lead)
+            break;
+        v[i].keep = 1;
+        used += c;
     }
     if (pick_passages(s, v, np, sep, max_tokens, &used))
         goto out;
@@ -671,6 +680,15 @@ static void unpick(struct packer *k, int i)
 
 static int widen(struct packer *k, int i, int cap);
 
+/* How much of an excerpt of message m (at most max tokens) goes to its
+ * opening, in order, before the passages that match: a reply opens by
+ * saying what it found and what it does, where the answer usually is,
+ * and the lines that repeat the question's words come later (policy.h). */
+static int reply_lead(const struct rmsg *m, int max)
+{
+    return m->role == ROLE_ASSISTANT ? (int)(max * PACK_REPLY_LEAD) : 0;
+}
+
 /* Tries to add message i whole, or as an excerpt of at most cap tokens
  * (cap 0: whole only). Returns 1 if added (or a snippet grew). */
 static int try_add(struct packer *k, int i, int cap)
@@ -708,7 +726,7 @@ static int try_add(struct packer *k, int i, int cap)
         m->picked = 1;
     } else if (cap > 0 && limit >= PACK_MIN_EXCERPT) {
         int overhead = line_cost(m, "", 0);
-        char *ex = pack_excerpt(text, len, k->q, limit - overhead);
+        char *ex = pack_excerpt(text, len, k->q, limit - overhead, reply_lead(m, limit - overhead));
         if (!ex)
             return 0;
         c = line_cost(m, ex, strlen(ex));
@@ -744,7 +762,8 @@ static int widen(struct packer *k, int i, int cap)
     size_t len = k->ld[i].len;
     int c = m->bytes > PACK_SCAN_MAX ? limit + 1 : line_cost(m, text, len);
     if (c > limit) {
-        if (cap == 0 || !(ex = pack_excerpt(text, len, k->q, limit - line_cost(m, "", 0))))
+        int max = limit - line_cost(m, "", 0);
+        if (cap == 0 || !(ex = pack_excerpt(text, len, k->q, max, reply_lead(m, max))))
             return 0;
         c = line_cost(m, ex, strlen(ex));
         if (c > limit || c <= old) {

@@ -224,9 +224,10 @@ struct pack_src pack_src_store(struct cairn *h);
  * the pool). CAIRN_NOMEM with no message set (the caller sets it). */
 int pack(const struct pack_src *src, struct pool *p, struct query *q,
          const struct cairn_recall_opts *o, int raw, struct cairn_recall *r);
-/* An excerpt of s[0..n) within max_tokens: the opening and the passages
- * closest to q (malloc'd; NULL on no memory). */
-char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens);
+/* An excerpt of s[0..n) within max_tokens: the opening (the passages
+ * from the start that fit in lead tokens, at least the first when it is
+ * short) and the passages closest to q (malloc'd; NULL on no memory). */
+char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens, int lead);
 
 /* memories.c: the explicit memories a recall may show (docs/MEMORIES.md). */
 struct rmem {

@@ -14,6 +14,7 @@
 #include "recall/recall.h"
 #include "text/tokcount.h"
 #include "text/tokenize.h"
+#include "util/buf.h"
 
 #define CAP 128
 #define EPS 1e-12
@@ -899,7 +900,10 @@ static void test_pack_reply_snippet(void)
     /* replies that match no better than their question give no snippet */
     T_EQ_INT(item_of(&r, "m4"), -1);
     int snip = text_count_tokens(t.p.m[45].text, strlen(t.p.m[45].text));
-    T_CHECK(snip <= 40);                        /* PACK_MIN_EXCERPT */
+    /* PACK_MIN_EXCERPT (40), widened by the few tokens the budget has
+     * left (the reply's opening comes first: PACK_REPLY_LEAD), far from
+     * the lane's 150 below */
+    T_CHECK(snip <= 60);
     result_free(&r);
     unpack(&t);
     /* a question about what the assistant said opens the reply lane,
@@ -1118,6 +1122,45 @@ static void test_pack_excerpt_choice(void)
     free(filler);
 }
 
+/* A reply cut to an excerpt keeps its opening first (PACK_REPLY_LEAD):
+ * the answer is in the sentence after "I looked", which holds none of the
+ * question's words, while the code after it repeats them on every line.
+ * Picking the matching lines alone filled the excerpt with the code. */
+static void test_pack_reply_lead(void)
+{
+    static const char *const terms[] = { "aardvark", NULL };
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    struct buf reply = BUF_INIT;
+    buf_adds(&reply, "I looked at the burrow logs you sent me this morning.\n"
+                     "The fix is to set quokka_mode to strict in the config file, then restart "
+                     "the burrow service so that the new mode is read at start and the old "
+                     "cache is cleared.\n");
+    for (int i = 0; i < 30; i++)
+        buf_adds(&reply, "    total = load(aardvark, table, mode, idx) # the aardvark table\n");
+    buf_adds(&reply, "Let me know if the aardvark table loads now.");
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    tp_msg(&t, ROLE_USER, NULL, "why does the aardvark table fail?", 1000);
+    tp_msg(&t, ROLE_ASSISTANT, NULL, reply.p, 1000);
+    tp_finish(&t, 0);
+    rank_default(&t.p, &t.q, 1, NULL);
+    /* budget 1000: a reply may take 150 tokens, the reply is longer */
+    T_CHECK(text_count_tokens(reply.p, reply.n) > 400);
+    T_EQ_INT(pack_mem(&t, &ms, 1000, NULL, &r), CAIRN_OK);
+    int k = item_of(&r, "m2");
+    T_CHECK(k >= 0 && r.items[k].excerpt);
+    T_CHECK(strstr(r.text, "assistant: I looked at the burrow logs") != NULL);
+    T_CHECK(strstr(r.text, "set quokka_mode to strict") != NULL);
+    /* what is left still goes to the lines that match */
+    T_CHECK(strstr(r.text, "load(aardvark, table") != NULL);
+    T_CHECK(r.tokens <= 1000);
+    result_free(&r);
+    tp_free(&t);
+    buf_release(&reply);
+}
+
 /* Two matching sessions: the older holds one of the question's words,
  * the newer both, at its third message (position 2). */
 static void cite_pool(struct tpool *t)
@@ -1243,6 +1286,7 @@ int main(void)
     T_RUN(test_pack_top_reply);
     T_RUN(test_pack_summary);
     T_RUN(test_pack_excerpt_choice);
+    T_RUN(test_pack_reply_lead);
     T_RUN(test_pack_cite);
     return T_DONE();
 }
