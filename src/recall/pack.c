@@ -232,10 +232,11 @@ static int pick_passages(const char *s, struct psg *v, int np, int sep, int max_
     return 0;
 }
 
-/* An excerpt of s within max_tokens: the opening passage and the passages
- * that share the most (IDF-weighted) terms with the question, in their
- * order, joined by " … ". Time is linear in n (plus a sort of the
- * passages). Returns a malloc'd string or NULL. */
+/* An excerpt of s within max_tokens: the opening (its first passage, and
+ * the passages after it that fit in lead tokens) and the passages that
+ * share the most (IDF-weighted) terms with the question, in their order,
+ * joined by " … ". Time is linear in n (plus a sort of the passages).
+ * Returns a malloc'd string or NULL. */
 char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens, int lead)
 {
     struct psg *v = NULL;
@@ -245,7 +246,7 @@ char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_token
     if (np <= 0 || score_passages(s, v, np, q))
         goto out;
     int used = 0, sep = text_count_tokens(" … ", 5);
-    /* the opening, when it is not the whole budget */
+    /* the opening, when it is not the whole budget (or the lead holds it) */
     int c0 = text_count_tokens(s + v[0].a, v[0].b - v[0].a);
     if (c0 <= max_tokens / 3 || c0 <= lead || np == 1) {
         v[0].keep = 1;
