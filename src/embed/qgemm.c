@@ -144,8 +144,8 @@ static int q_fill_kn(struct embed_k_q8 *q, const float *w, int ldw, float *mx, i
         bad[c] = 0.0f;
         sum[c] = 0;
     }
-    /* branch-free, so the compiler vectorises it: a NaN is not > mx, and
-     * 0 * NaN or 0 * infinity is NaN, which bad then keeps */
+    /* branch-free: a NaN is not > mx, and 0 * NaN or 0 * infinity is NaN,
+     * which bad then keeps */
     for (t = 0; t < k; t++) {
         const float *r = w + (size_t)t * ldw;
 
@@ -162,8 +162,8 @@ static int q_fill_kn(struct embed_k_q8 *q, const float *w, int ldw, float *mx, i
         q->s[c] = ok ? mx[c] / 127.0f : 0.0f;
         mx[c] = ok ? 127.0f / mx[c] : 0.0f;   /* now q8_quant's inverse; 0: all zero */
     }
-    /* The rounding as lrintf's (to nearest, ties to even) but inline, so
-     * the loop vectorises: clamped first, |v| <= 127, adding and taking
+    /* The rounding as lrintf's (to nearest, ties to even) but inline, not
+     * a call per weight: clamped first, |v| <= 127, adding and taking
      * back 1.5 * 2^23 leaves v rounded (in float arithmetic, FLT_EVAL_METHOD
      * 0, as on x86-64 and ARM). A column whose inverse is not finite (its
      * maximum below 127 / FLT_MAX) is redone by q8_quant below. */
