@@ -102,10 +102,12 @@ int embed_packed_from(const struct embed_model *m);
  * block on int8 weights (per output channel) and int8 activations (per
  * row), attention, softmax, layer norms and GELU in f32. Off by default;
  * CAIRN_EMBED_INT8=1 in the environment turns it on at load. Its vectors
- * are close to the f32 ones (cosine >= 0.999 on the golden texts), not
- * equal: a store's vectors should come from one path (docs/HYBRID.md).
+ * are close to the f32 ones (cosine >= 0.999 on the golden texts and dev
+ * queries, test_embed_int8), not equal: a store's vectors should come
+ * from one path (docs/HYBRID.md).
  * USE-lite's products likewise (its layers are TensorFlow's [in][out],
- * quantised per output column). embed_int8 switches a loaded model
+ * quantised per output column), but for three that stay f32 (use.c,
+ * use_pack: the cosine bar needs it). embed_int8 switches a loaded model
  * (dropping what was packed).
  */
 void embed_int8(struct embed_model *m, int on);

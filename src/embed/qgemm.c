@@ -91,15 +91,113 @@ float embed_k_q8_quant(const float *x, int k, int8_t *q)
     return q8_quant(x, k, k, q);
 }
 
-/* w[n][k] (ldw 0) or w[k][n] with rows ldw apart (TensorFlow's layout,
- * USE-lite's: a column is then gathered into col first). */
+/* Column c's kq quantised bytes into its place in q's pair of panels;
+ * returns their sum. */
+static int32_t q_put_column(struct embed_k_q8 *q, int c, const int8_t *row)
+{
+    int8_t *pair = q->p + (size_t)(c / Q_NP) * Q_NP * q->kq;
+    int32_t sum = 0;
+    int t;
+
+    for (t = 0; t < q->kq; t++) {
+        pair[(size_t)(t / 4) * 128 + (c % Q_NP) * 4 + t % 4] = row[t];
+        sum += row[t];
+    }
+    return sum;
+}
+
+/* Column c of w[k][n] quantised by q8_quant into q, its byte sum in *sum:
+ * for the rare column q_fill_kn leaves (see there). -1 if out of memory. */
+static int q_column_kn(struct embed_k_q8 *q, const float *w, int ldw, int c, int32_t *sum)
+{
+    int8_t *row = malloc((size_t)q->kq);
+    float *col = malloc((size_t)q->k * sizeof(float));
+    int t;
+
+    if (!row || !col) {
+        free(row);
+        free(col);
+        return -1;
+    }
+    for (t = 0; t < q->k; t++)
+        col[t] = w[(size_t)t * ldw + c];
+    q->s[c] = q8_quant(col, q->k, q->kq, row);
+    *sum = q_put_column(q, c, row);
+    free(row);
+    free(col);
+    return 0;
+}
+
+/* The weights of q_new from w[k][n] (TensorFlow's layout, USE-lite's),
+ * row by row: the same bytes and scales as q8_quant on each gathered
+ * column (test_embed_q8, test_kn), without reading the matrix a column at
+ * a time, ldw floats apart, which made a process's first int8 query pay
+ * a cache miss per weight. mx, sum: scratch of n floats, then n ints
+ * and n floats. */
+static int q_fill_kn(struct embed_k_q8 *q, const float *w, int ldw, float *mx, int32_t *sum)
+{
+    int n = q->n, k = q->k, c, t;
+    float *bad = (float *)(sum + n);   /* NaN once a column met a NaN or an infinity */
+
+    for (c = 0; c < n; c++) {
+        mx[c] = 0.0f;
+        bad[c] = 0.0f;
+        sum[c] = 0;
+    }
+    /* branch-free: a NaN is not > mx, and 0 * NaN or 0 * infinity is NaN,
+     * which bad then keeps */
+    for (t = 0; t < k; t++) {
+        const float *r = w + (size_t)t * ldw;
+
+        for (c = 0; c < n; c++) {
+            float a = fabsf(r[c]);
+
+            mx[c] = a > mx[c] ? a : mx[c];
+            bad[c] += 0.0f * r[c];
+        }
+    }
+    for (c = 0; c < n; c++) {
+        int ok = mx[c] > 0.0f && isfinite(mx[c]) && bad[c] == 0.0f;
+
+        q->s[c] = ok ? mx[c] / 127.0f : 0.0f;
+        mx[c] = ok ? 127.0f / mx[c] : 0.0f;   /* now q8_quant's inverse; 0: all zero */
+    }
+    /* The rounding as lrintf's (to nearest, ties to even) but inline, not
+     * a call per weight: clamped first, |v| <= 127, adding and taking
+     * back 1.5 * 2^23 leaves v rounded (in float arithmetic, FLT_EVAL_METHOD
+     * 0, as on x86-64 and ARM). A column whose inverse is not finite (its
+     * maximum below 127 / FLT_MAX) is redone by q8_quant below. */
+    for (t = 0; t < k; t++) {
+        const float *r = w + (size_t)t * ldw;
+        size_t at = (size_t)(t / 4) * 128 + t % 4;
+
+        for (c = 0; c < n; c++) {
+            int8_t *pair = q->p + (size_t)(c / Q_NP) * Q_NP * q->kq;
+            float v = mx[c] > 0.0f && isfinite(mx[c]) ? r[c] * mx[c] : 0.0f;
+            int8_t b;
+
+            v = v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v;
+            b = (int8_t)(int)((v + 12582912.0f) - 12582912.0f);
+            pair[at + (size_t)(c % Q_NP) * 4] = b;
+            sum[c] += b;
+        }
+    }
+    for (c = 0; c < n; c++) {
+        if (!isfinite(mx[c]) && q_column_kn(q, w, ldw, c, &sum[c]) != 0)
+            return -1;
+        q->corr[c] = 128 * sum[c];
+    }
+    return 0;
+}
+
+/* w[n][k] (ldw 0) or w[k][n] with rows ldw apart (q_fill_kn). */
 static struct embed_k_q8 *q_new(const float *w, int ldw, int n, int k)
 {
     struct embed_k_q8 *q = calloc(1, sizeof(*q));
     int8_t *row = NULL;
-    float *col = NULL;
+    float *scratch = NULL;
     size_t npad;
-    int c, g, j, t;
+    int c;
 
     if (!q || n < 1 || k < 1)
         goto fail;
@@ -111,30 +209,22 @@ static struct embed_k_q8 *q_new(const float *w, int ldw, int n, int k)
     q->s = calloc(npad, sizeof(float));
     q->corr = calloc(npad, sizeof(int32_t));
     row = malloc((size_t)q->kq);
-    col = ldw ? malloc((size_t)k * sizeof(float)) : NULL;
-    if (!q->p || !q->s || !q->corr || !row || (ldw && !col))
+    scratch = ldw ? malloc((size_t)n * (2 * sizeof(float) + sizeof(int32_t))) : NULL;
+    if (!q->p || !q->s || !q->corr || !row || (ldw && !scratch))
         goto fail;
     memset(q->p, 0, npad * (size_t)q->kq);
-    for (c = 0; c < n; c++) {
-        int8_t *pair = q->p + (size_t)(c / Q_NP) * Q_NP * q->kq;
-        int32_t sum = 0;
-
-        for (t = 0; ldw && t < k; t++)
-            col[t] = w[(size_t)t * ldw + c];
-        q->s[c] = q8_quant(ldw ? col : w + (size_t)c * k, k, q->kq, row);
-        for (g = 0; g < q->kq / 4; g++)
-            for (j = 0; j < 4; j++) {
-                pair[(size_t)g * 128 + (c % Q_NP) * 4 + j] = row[4 * g + j];
-                sum += row[4 * g + j];
-            }
-        q->corr[c] = 128 * sum;
+    if (ldw && q_fill_kn(q, w, ldw, scratch, (int32_t *)(scratch + n)) != 0)
+        goto fail;
+    for (c = 0; !ldw && c < n; c++) {
+        q->s[c] = q8_quant(w + (size_t)c * k, k, q->kq, row);
+        q->corr[c] = 128 * q_put_column(q, c, row);
     }
     free(row);
-    free(col);
+    free(scratch);
     return q;
 fail:
     free(row);
-    free(col);
+    free(scratch);
     embed_k_q8_free(q);
     return NULL;
 }

@@ -236,15 +236,26 @@ out:
 }
 
 /* USE-lite's layout: w[k][n] with rows ldw apart gives the same int8
- * weights, so the same sums, as its transpose w[n][k]. */
+ * weights, so the same sums and floats, as its transpose w[n][k] (the kn
+ * form is quantised row by row, the other column by column), the columns
+ * that quantise to nothing included: all zero, a NaN, an infinity, and
+ * one whose maximum is subnormal. */
 static void test_kn(void)
 {
     int m = 7, n = 45, k = 70, ldw = 50, i, j, lv;
     float *w = rand_array((size_t)n * k, 0.2f), *wt = malloc((size_t)k * ldw * sizeof(float));
     float *x = rand_array((size_t)m * k, 1.0f);
+    float *ya = malloc((size_t)m * n * sizeof(float)), *yb = malloc((size_t)m * n * sizeof(float));
     int32_t *a = malloc((size_t)m * n * sizeof(int32_t)), *b = malloc((size_t)m * n * sizeof(int32_t));
-    struct embed_k_q8 *q = embed_k_q8_new(w, n, k), *qt;
+    void *work = malloc(embed_k_q8_work(m, k));
+    struct embed_k_q8 *q, *qt;
 
+    memset(w + 3 * k, 0, (size_t)k * sizeof(float));
+    w[5 * k + 9] = NAN;
+    w[7 * k + 69] = INFINITY;
+    memset(w + 9 * k, 0, (size_t)k * sizeof(float));
+    w[9 * k + 1] = 1e-40f;   /* 127 / max is infinite: the kn form's slow column */
+    q = embed_k_q8_new(w, n, k);
     for (i = 0; i < n; i++)
         for (j = 0; j < k; j++)
             wt[(size_t)j * ldw + i] = w[(size_t)i * k + j];
@@ -255,10 +266,14 @@ static void test_kn(void)
         T_EQ_INT(embed_k_q8_sums(lv, x, q, a, m), 0);
         T_EQ_INT(embed_k_q8_sums(lv, x, qt, b, m), 0);
         T_CHECK(memcmp(a, b, (size_t)m * n * sizeof(int32_t)) == 0);
+        T_EQ_INT(embed_k_q8_cols(lv, x, k, q, 0, n, NULL, ya, n, m, work), 0);
+        T_EQ_INT(embed_k_q8_cols(lv, x, k, qt, 0, n, NULL, yb, n, m, work), 0);
+        T_CHECK(memcmp(ya, yb, (size_t)m * n * sizeof(float)) == 0);
+        T_CHECK(ya[3] == 0.0f && ya[5] == 0.0f && ya[7] == 0.0f);
     }
     embed_k_q8_free(q);
     embed_k_q8_free(qt);
-    free(w); free(wt); free(x); free(a); free(b);
+    free(w); free(wt); free(x); free(a); free(b); free(ya); free(yb); free(work);
 }
 
 int main(void)
