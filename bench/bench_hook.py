@@ -9,7 +9,8 @@ Prints `bench hook.* key=value` lines.
 --variant NAME:K=V,K=V (repeatable) times several configurations in the
 same run, taking turns prompt by prompt (e.g. keyword against hybrid,
 with and without the vector cache file); without it, one variant
-"prompt" with the environment as it is. --recall times `cairn recall
+"prompt" with the environment as it is. A variant's BIN=PATH runs that
+cairn instead of CAIRN (an older build against this one, same run). --recall times `cairn recall
 PROMPT --budget 1000` instead of the hook.
 
 usage: bench_hook.py CAIRN STORE QUESTIONS.txt [--runs N] [--variant ...] [--recall]
@@ -47,12 +48,18 @@ def main():
     t_true = []
     for i in range(runs):
         q = qs[i % len(qs)]
-        inp = json.dumps({"session_id": "bench-%d" % i, "prompt": q, "cwd": home,
-                          "hook_event_name": "UserPromptSubmit"}).encode()
-        cmd = [cairn, "recall", q, "--budget", "1000"] if recall else [cairn, "hook", "prompt"]
+        # a session per variant: the injected-once list of one must not
+        # silence another's answer (the same messages in both stores)
+        def hook_in(name):
+            return json.dumps({"session_id": "bench-%s-%d" % (name, i), "prompt": q,
+                               "cwd": home, "hook_event_name": "UserPromptSubmit"}).encode()
+        inp = hook_in("true")
         for name, extra in vs:
+            extra = dict(extra)
+            b = extra.pop("BIN", cairn)
+            cmd = [b, "recall", q, "--budget", "1000"] if recall else [b, "hook", "prompt"]
             a = time.perf_counter()
-            out = subprocess.run(cmd, input=inp, env=dict(env, **extra),
+            out = subprocess.run(cmd, input=hook_in(name), env=dict(env, **extra),
                                  stdout=subprocess.PIPE).stdout
             times[name].append((time.perf_counter() - a) * 1e3)
             fired[name] += bool(out.strip())

@@ -3,6 +3,7 @@
 
   bench_vault.py CAIRN VAULT [--runs N] [--add-runs K] [--reindex-runs K]
                  [--prompts FILE] [--sessions S --messages M] [--keep DIR]
+                 [--baseline CAIRN0]
 
 Makes a store of conversations (bench/gen_data.py ingest: S sessions, M
 messages, seeded) and then, all as whole processes:
@@ -14,7 +15,9 @@ messages, seeded) and then, all as whole processes:
 3. the prompt hook (`cairn hook prompt`) with the vault attached against
    the same store without it and `/bin/true`, taking turns prompt by
    prompt, N runs (bench/bench_hook.py, variants `vault` and `novault`):
-   p50 and p95 of each, how often each fired.
+   p50 and p95 of each, how often each fired. --baseline CAIRN0 adds
+   CAIRN0's hook on the same two stores (variants `vault0`, `novault0`),
+   taking turns with them: a before/after in one run.
 
 The prompts are FILE's (one a line, or JSONL with a "question" field),
 else half questions naming notes of VAULT by their title ("what did I
@@ -102,6 +105,7 @@ def main():
     a.add_argument("--sessions", type=int, default=300)
     a.add_argument("--messages", type=int, default=6000)
     a.add_argument("--keep", help="keep the stores in this folder")
+    a.add_argument("--baseline", help="another cairn whose hook takes turns with CAIRN's")
     args = a.parse_args()
     if args.add_runs < 1 or args.reindex_runs < 1 or args.runs < 2:
         a.error("--add-runs and --reindex-runs at least 1, --runs at least 2")
@@ -154,7 +158,10 @@ def main():
         hook = subprocess.run([sys.executable, os.path.join(HERE, "bench_hook.py"), args.cairn,
                                plain, qfile, "--runs", str(args.runs),
                                "--variant", "vault:CAIRN_DB=" + last,
-                               "--variant", "novault:CAIRN_DB=" + plain],
+                               "--variant", "novault:CAIRN_DB=" + plain]
+                              + (["--variant", "vault0:BIN=%s,CAIRN_DB=%s" % (args.baseline, last),
+                                  "--variant", "novault0:BIN=%s,CAIRN_DB=%s" % (args.baseline, plain)]
+                                 if args.baseline else []),
                               env=env, stdout=subprocess.PIPE)
         sys.stdout.write(hook.stdout.decode())
         print("# vault add of %d notes (%.1f MB): %.0f ms (median of %d); re-index with nothing"
