@@ -83,14 +83,18 @@ $(BUILD)/gen/web_assets.o: $(BUILD)/gen/web_assets.c cli/web/web.h
 # relocates at each start (81 pages copied on write); the CLI links Debian's
 # archive of it (libstemmer-dev) into a binary that is not position-
 # independent, whose pointers the linker resolves once: `cairn --version`
-# 8.8 -> 6.3 ms CPU. CLI_STATIC names more archives to link the same way
-# (e.g. "stemmer sqlite3 pcre2-8 utf8proc z": 4.9 ms, but then a Debian
-# security update of those libraries needs a rebuild of cairn).
-CLI_STATIC ?= stemmer
+# 8.8 -> 6.3 ms CPU (make CLI_STATIC=stemmer). Off by default: a binary
+# that is not position-independent loses address randomisation of its own
+# code, and cairn parses untrusted files; 2.5 ms a prompt is not worth that.
+# CLI_STATIC names the archives to link so (e.g. "stemmer sqlite3 pcre2-8
+# utf8proc z": 4.9 ms, but then a Debian security update of those libraries
+# needs a rebuild of cairn).
+CLI_STATIC ?=
 CLI_LIBS    = $(filter-out $(CLI_STATIC:%=-l%),$(PKG_LIBS)) $(CLI_STATIC:%=-l:lib%.a)
+CLI_PIE     = $(if $(strip $(CLI_STATIC)),-no-pie,)
 
 $(BUILD)/cairn: $(CLI_OBJ) $(BUILD)/libcairn.a
-	$(CC) -no-pie -o $@ $(CLI_OBJ) $(BUILD)/libcairn.a $(LDFLAGS) $(CLI_LIBS) $(SAN)
+	$(CC) $(CLI_PIE) -o $@ $(CLI_OBJ) $(BUILD)/libcairn.a $(LDFLAGS) $(CLI_LIBS) $(SAN)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcairn.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
