@@ -546,7 +546,11 @@ static void test_q8_file(void)
     };
     size_t i;
 
+    char path[600];
+
     write_model(0, 0, 0, "group1-shard1of2");
+    snprintf(path, sizeof(path), "%s/.cairn-packed/q8.bin", tmpdir);
+    unlink(path);               /* the earlier tests' (int8 is USE-lite's default) */
     setenv("CAIRN_PACK_CACHE", "0", 1);
     q8_encode(ref);
     T_CHECK(q8_inode() == 0);   /* off: nothing written */
