@@ -4,7 +4,8 @@
 Times `cairn hook prompt` as a whole process (spawn, read the hook JSON,
 open the store, recall, gate, print) against /bin/true fed the same stdin,
 taking turns, in the same run. Prompts are the lines of QUESTIONS.txt.
-Prints `bench hook.* key=value` lines.
+Prints `bench hook.* key=value` lines; cpu_p50_ms is the process's user +
+system CPU (all its threads), from RUSAGE_CHILDREN around each run.
 
 --variant NAME:K=V,K=V (repeatable) times several configurations in the
 same run, taking turns prompt by prompt (e.g. keyword against hybrid,
@@ -17,6 +18,7 @@ usage: bench_hook.py CAIRN STORE QUESTIONS.txt [--runs N] [--variant ...] [--rec
 """
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,6 +46,7 @@ def main():
     env.setdefault("CAIRN_MODEL_DIR", os.path.expanduser("~/.cairn/models"))
     vs = variants(sys.argv)
     times = {name: [] for name, _ in vs}
+    cpus = {name: [] for name, _ in vs}
     fired = {name: 0 for name, _ in vs}
     t_true = []
     for i in range(runs):
@@ -58,10 +61,13 @@ def main():
             extra = dict(extra)
             b = extra.pop("BIN", cairn)
             cmd = [b, "recall", q, "--budget", "1000"] if recall else [b, "hook", "prompt"]
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             a = time.perf_counter()
             out = subprocess.run(cmd, input=hook_in(name), env=dict(env, **extra),
                                  stdout=subprocess.PIPE).stdout
             times[name].append((time.perf_counter() - a) * 1e3)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[name].append((r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1e3)
             fired[name] += bool(out.strip())
         a = time.perf_counter()
         subprocess.run(["/bin/true"], input=inp, env=env, stdout=subprocess.PIPE)
@@ -74,9 +80,10 @@ def main():
     for name, _ in vs:
         v = times[name]
         c50 = statistics.median(v)
-        print("bench %s.%s runs=%d p50_ms=%.2f p95_ms=%.2f %s=%d ratio_p50_vs_true=%.2f"
-              % (what, name, runs, c50, q(v, 95), "answered" if recall else "fired",
-                 fired[name], c50 / t50))
+        print("bench %s.%s runs=%d p50_ms=%.2f p95_ms=%.2f cpu_p50_ms=%.2f %s=%d "
+              "ratio_p50_vs_true=%.2f"
+              % (what, name, runs, c50, q(v, 95), statistics.median(cpus[name]),
+                 "answered" if recall else "fired", fired[name], c50 / t50))
     print("bench %s.true runs=%d p50_ms=%.2f p95_ms=%.2f" % (what, runs, t50, q(t_true, 95)))
     for name, _ in vs:
         v = times[name]

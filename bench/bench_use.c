@@ -19,14 +19,30 @@
  *   bench=use threads=1 pieces=.. rounds=.. ms_median=.. texts_per_s=..
  *
  * usage: bench_use [--model DIR] [--texts FILE] [--threads N] [--rounds N]
+ *                  [--first N]
+ *   --first N  instead: a fresh process's load + first query (issue 22),
+ *              N rounds of three child processes in turn, each loading
+ *              the model and encoding one 11-word question at 1 thread:
+ *              f32, int8 quantising at its first pass (CAIRN_PACK_CACHE=0)
+ *              and int8 mapping the int8 file (packcache.c; one child
+ *              writes it first). Lines (medians; cpu_ms is the child's
+ *              user+sys, all its threads; max_diff the largest difference
+ *              of a vector component from the file=off int8 vector):
+ *     bench=use_first path=f32|int8|int8_file load_ms=.. query_ms=..
+ *     cpu_ms=.. query_cpu_ms=.. max_diff=..
+ *   (query_cpu_ms: the process's CPU during the query alone)
  */
 #include "embed/embed.h"
 #include "store/vectors.h"
 #include "bench.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define PIECE_BYTES 448       /* vec_model_piece_bytes at 128 tokens */
 #define MAX_PIECES  16
@@ -87,12 +103,104 @@ static char *read_texts(const char *path, size_t *len)
     return s;
 }
 
+/* User + system CPU of the process so far, all its threads. */
+static double process_cpu_ms(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
+#define FIRST_VALS (4 + 512)   /* load ms, query ms, CPU ms, query CPU ms, the vector */
+
+/* One child process: load dir with path 0 f32, 1 int8 without the file,
+ * 2 int8 with it, encode one question; v gets FIRST_VALS values. */
+static int first_child(const char *dir, int path, double *v)
+{
+    int fds[2], st, ok;
+    pid_t pid;
+
+    if (pipe(fds) != 0 || (pid = fork()) < 0)
+        return -1;
+    if (pid == 0) {
+        const char *q = "what did we decide about the retry timeout on the deploy server";
+        double r[FIRST_VALS] = { 0 }, t0, c0;
+        float out[512];
+        char err[256];
+        struct embed_model *m;
+        int i;
+
+        close(fds[0]);
+        setenv("CAIRN_EMBED_INT8", path ? "1" : "0", 1);
+        setenv("CAIRN_PACK_CACHE", path == 2 ? "1" : "0", 1);
+        t0 = os_now_ms();
+        if (!(m = embed_load(dir, err, sizeof(err))) || embed_dim(m) > 512)
+            _exit(1);
+        r[0] = os_now_ms() - t0;
+        t0 = os_now_ms();
+        c0 = process_cpu_ms();
+        if (embed_encode(m, &q, 1, 1, out) != 0)
+            _exit(1);
+        r[1] = os_now_ms() - t0;
+        r[2] = process_cpu_ms();
+        r[3] = r[2] - c0;
+        for (i = 0; i < embed_dim(m); i++)
+            r[4 + i] = out[i];
+        if (write(fds[1], r, sizeof(r)) != (ssize_t)sizeof(r))
+            _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    ok = read(fds[0], v, FIRST_VALS * sizeof(double)) == (ssize_t)(FIRST_VALS * sizeof(double));
+    close(fds[0]);
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !ok)
+        return -1;
+    return 0;
+}
+
+static int first_runs(const char *dir, int rounds)
+{
+    static const char *const name[3] = { "f32", "int8", "int8_file" };
+    double v[3][4][64], w[FIRST_VALS], ref[FIRST_VALS], diff[3] = { 0 };
+    char path[4200];
+    int r, p, k, i;
+
+    snprintf(path, sizeof(path), "%s/.cairn-packed/q8.bin", dir);
+    unlink(path);
+    if (first_child(dir, 0, w) != 0 || first_child(dir, 1, ref) != 0 ||   /* page cache warm */
+        first_child(dir, 2, w) != 0) {                                   /* writes the file */
+        fprintf(stderr, "bench_use: a child failed\n");
+        return -1;
+    }
+    printf("bench=use_first path=int8_file_write load_ms=%.2f query_ms=%.2f cpu_ms=%.2f\n",
+           w[0], w[1], w[2]);
+    for (r = 0; r < rounds; r++)
+        for (p = 0; p < 3; p++) {
+            if (first_child(dir, p, w) != 0) {
+                fprintf(stderr, "bench_use: a child failed\n");
+                return -1;
+            }
+            for (k = 0; k < 4; k++)
+                v[p][k][r] = w[k];
+            for (i = 4; i < FIRST_VALS; i++)
+                diff[p] = fmax(diff[p], fabs(w[i] - ref[i]));
+        }
+    for (p = 0; p < 3; p++)
+        printf("bench=use_first path=%s rounds=%d load_ms=%.2f query_ms=%.2f cpu_ms=%.2f "
+               "query_cpu_ms=%.2f max_diff=%.3g\n", name[p], rounds,
+               bench_median(v[p][0], rounds), bench_median(v[p][1], rounds),
+               bench_median(v[p][2], rounds), bench_median(v[p][3], rounds), diff[p]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *model = NULL, *texts = NULL, *home = getenv("HOME");
     const char *md = getenv("CAIRN_MODELS_DIR");
     char dir[4096], err[256];
-    int i, t, r, t_lo = 1, t_hi = 2, rounds = 5, dim;
+    int i, t, r, t_lo = 1, t_hi = 2, rounds = 5, dim, first = 0;
     size_t len = 0, o, np = 0, cap = 0;
     char *buf, **piece = NULL;
     struct embed_model *m;
@@ -108,14 +216,16 @@ int main(int argc, char **argv)
             t_lo = t_hi = atoi(argv[++i]);
         else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
             rounds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--first") == 0 && i + 1 < argc)
+            first = atoi(argv[++i]);
         else {
             fprintf(stderr, "usage: bench_use [--model DIR] [--texts FILE] [--threads N] "
-                            "[--rounds N]\n");
+                            "[--rounds N] [--first N]\n");
             return 2;
         }
     }
-    if (rounds < 1 || rounds > 64 || t_lo < 1) {
-        fprintf(stderr, "bench_use: --rounds 1..64, --threads >= 1\n");
+    if (rounds < 1 || rounds > 64 || t_lo < 1 || first < 0 || first > 64) {
+        fprintf(stderr, "bench_use: --rounds and --first 1..64, --threads >= 1\n");
         return 2;
     }
     if (!model) {
@@ -128,6 +238,10 @@ int main(int argc, char **argv)
     if (!m) {
         printf("# bench_use: skipped, no model at %s (%s)\n", model, err);
         return 0;
+    }
+    if (first) {
+        embed_free(m);
+        return first_runs(model, first) != 0;
     }
     buf = texts ? read_texts(texts, &len) : gen_texts(300, &len);
     if (!buf) {

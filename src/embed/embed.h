@@ -100,8 +100,9 @@ int embed_packed_from(const struct embed_model *m);
 /*
  * The int8 path of a BERT model (qgemm.c): the six linear layers of every
  * block on int8 weights (per output channel) and int8 activations (per
- * row), attention, softmax, layer norms and GELU in f32. Off by default;
- * CAIRN_EMBED_INT8=1 in the environment turns it on at load. Its vectors
+ * row), attention, softmax, layer norms and GELU in f32. Off by default
+ * for the BERTs, on for USE-lite; CAIRN_EMBED_INT8=1 or 0 in the
+ * environment forces it at load. Its vectors
  * are close to the f32 ones (cosine >= 0.999 on the golden texts and dev
  * queries, test_embed_int8), not equal: a store's vectors should come
  * from one path (docs/HYBRID.md).

@@ -196,11 +196,13 @@ struct embed_k_packed *embed_k_pack_kn(const float *w, int ldw, int n, int k)
     return ldw < n ? NULL : g_pack(w, 1, ldw, n, k);
 }
 
-static struct embed_k_packed *g_pack_q8(const float *w, int ldw, int n, int k)
+/* The int8 form of w, quantised now (img NULL) or over img. */
+static struct embed_k_packed *g_pack_q8(const float *w, int ldw, int n, int k, const void *img)
 {
     struct embed_k_packed *pk = calloc(1, sizeof(*pk));
 
-    if (!pk || !(pk->q8 = ldw ? embed_k_q8_new_kn(w, ldw, n, k) : embed_k_q8_new(w, n, k))) {
+    if (!pk || !(pk->q8 = img ? embed_k_q8_view(n, k, img)
+                              : ldw ? embed_k_q8_new_kn(w, ldw, n, k) : embed_k_q8_new(w, n, k))) {
         free(pk);
         return NULL;
     }
@@ -214,12 +216,23 @@ static struct embed_k_packed *g_pack_q8(const float *w, int ldw, int n, int k)
 
 struct embed_k_packed *embed_k_pack_q8(const float *w, int n, int k)
 {
-    return g_pack_q8(w, 0, n, k);
+    return g_pack_q8(w, 0, n, k, NULL);
 }
 
 struct embed_k_packed *embed_k_pack_q8_kn(const float *w, int ldw, int n, int k)
 {
-    return ldw < n ? NULL : g_pack_q8(w, ldw, n, k);
+    return ldw < n ? NULL : g_pack_q8(w, ldw, n, k, NULL);
+}
+
+struct embed_k_packed *embed_k_packed_q8_view(const float *w, int ldw, int n, int k,
+                                              const void *img)
+{
+    return (ldw && ldw < n) || !img ? NULL : g_pack_q8(w, ldw, n, k, img);
+}
+
+const struct embed_k_q8 *embed_k_packed_q8(const struct embed_k_packed *pk)
+{
+    return pk->q8;
 }
 
 int embed_k_packed_is_q8(const struct embed_k_packed *pk)

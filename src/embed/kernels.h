@@ -100,6 +100,12 @@ struct embed_k_packed *embed_k_packed_view(const float *w, int n, int k, int nr,
 struct embed_k_packed *embed_k_pack_q8(const float *w, int n, int k);
 /* The same from w[k][n] (embed_k_pack_kn's), rows ldw >= n apart. */
 struct embed_k_packed *embed_k_pack_q8_kn(const float *w, int ldw, int n, int k);
+/* embed_k_pack_q8_kn's result over an image (embed_k_q8_view) instead of
+ * quantising w: the same vectors when the image is w's. */
+struct embed_k_packed *embed_k_packed_q8_view(const float *w, int ldw, int n, int k,
+                                              const void *img);
+/* pk's int8 form (NULL if pk is f32), for embed_k_q8_parts. */
+const struct embed_k_q8 *embed_k_packed_q8(const struct embed_k_packed *pk);
 /* 1 if pk is the int8 form. */
 int embed_k_packed_is_q8(const struct embed_k_packed *pk);
 /* The panel width embed_k_pack would use now (32 at AVX-512, else 16). */
@@ -152,6 +158,19 @@ struct embed_k_q8 *embed_k_q8_new(const float *w, int n, int k);
 struct embed_k_q8 *embed_k_q8_new_kn(const float *w, int ldw, int n, int k);
 void embed_k_q8_free(struct embed_k_q8 *q);
 size_t embed_k_q8_bytes(const struct embed_k_q8 *q);
+/* The int8 form as bytes, for a file (packcache.c, embed_pc_q8_*): its
+ * image for an n x k weight is embed_k_q8_image_bytes(n, k) long (0 for a
+ * bad shape) and is q's parts, embed_k_q8_parts (returns how many), end
+ * to end. The image does not depend on the SIMD level. */
+size_t embed_k_q8_image_bytes(int n, int k);
+int embed_k_q8_parts(const struct embed_k_q8 *q, const void *part[3], size_t len[3]);
+/* An int8 form over an image (64-byte aligned) of
+ * embed_k_q8_image_bytes(n, k) bytes that belongs to the caller: it must
+ * outlive the view and is never written. Its values are only ever used as
+ * values (weights, scales, corrections), never as sizes or offsets, so any
+ * image gives wrong vectors at worst, never a read outside it. NULL for a
+ * bad shape or alignment, or out of memory. */
+struct embed_k_q8 *embed_k_q8_view(int n, int k, const void *img);
 /* The int8 level for a SIMD level (embed_k_simd's), on this CPU. */
 int embed_k_q8_level_at(int simd);
 /* embed_k_q8_level_at(embed_k_simd()). */

@@ -40,6 +40,7 @@
 #include "embed/packcache.h"
 
 #include "embed/common.h"
+#include "embed/kernels.h"
 #include "util/hash.h"
 #include "util/os.h"
 
@@ -57,6 +58,11 @@
 #define PC_MAGIC    "cairnpk1"
 #define PC_ENDIAN   0x01020304u
 #define PC_VERSION  1u
+/* The int8 file (embed_pc_q8_*): its own magic and version, bumped when
+ * qgemm.c's image changes. */
+#define PC_Q8_MAGIC   "cairnq81"
+#define PC_Q8_VERSION 1u
+#define PC_Q8_NAME    "q8.bin"
 #define PC_HEAD     128
 #define PC_DIR      ".cairn-packed"
 /* Caps that keep every size computation far from overflow. */
@@ -77,7 +83,8 @@ struct pc_head {
     int64_t  src_mtime_s, src_mtime_ns;
     uint64_t shapes;                     /* hash64 of every (n, k) */
     uint64_t file_size;
-    unsigned char pad[PC_HEAD - 80];
+    uint64_t src_hash;                   /* the int8 file's source key (embed_pc_q8_*) */
+    unsigned char pad[PC_HEAD - 88];
     uint64_t check;                      /* hash64 of everything before it */
 };
 _Static_assert(sizeof(struct pc_head) == PC_HEAD, "the header is 128 bytes");
@@ -126,22 +133,72 @@ static uint64_t pc_shapes(const struct embed_pc_tensor *t, int nt)
     return h;
 }
 
-static void pc_fill_head(struct pc_head *hd, int nr, const struct embed_pc_source *src,
-                         const struct embed_pc_tensor *t, int nt)
+/* The header of a file of magic and version whose body is `size` bytes
+ * long in all (0: the shapes are out of bounds). */
+static void pc_head(struct pc_head *hd, const char *magic, uint32_t version, int nr, int nt,
+                    uint64_t shapes, uint64_t size)
 {
     memset(hd, 0, sizeof(*hd));
-    memcpy(hd->magic, PC_MAGIC, 8);
+    memcpy(hd->magic, magic, 8);
     hd->endian = PC_ENDIAN;
-    hd->version = PC_VERSION;
+    hd->version = version;
     hd->head_size = PC_HEAD;
     hd->nr = (uint32_t)nr;
     hd->nt = (uint32_t)nt;
+    hd->shapes = shapes;
+    hd->file_size = size;
+}
+
+static void pc_seal(struct pc_head *hd)
+{
+    hd->check = hash64(hd, offsetof(struct pc_head, check), 0x5eed);
+}
+
+static void pc_fill_head(struct pc_head *hd, int nr, const struct embed_pc_source *src,
+                         const struct embed_pc_tensor *t, int nt)
+{
+    pc_head(hd, PC_MAGIC, PC_VERSION, nr, nt, pc_shapes(t, nt), pc_size(t, nt, nr));
     hd->src_size = src->size;
     hd->src_mtime_s = src->mtime_s;
     hd->src_mtime_ns = src->mtime_ns;
-    hd->shapes = pc_shapes(t, nt);
-    hd->file_size = pc_size(t, nt, nr);
-    hd->check = hash64(hd, offsetof(struct pc_head, check), 0x5eed);
+    pc_seal(hd);
+}
+
+/* 0 if the image's header (size bytes in all) is want's, else -1 and why. */
+static int pc_head_check(const void *img, size_t size, const struct pc_head *want,
+                         char *err, size_t errlen)
+{
+    struct pc_head got;
+
+    if (size < PC_HEAD) {
+        embed_errf(err, errlen, "packed file truncated (%zu bytes)", size);
+        return -1;
+    }
+    memcpy(&got, img, sizeof got);
+    if (memcmp(got.magic, want->magic, 8) != 0 || got.endian != PC_ENDIAN ||
+        got.version != want->version || got.head_size != PC_HEAD) {
+        embed_errf(err, errlen, "not a packed file of this version");
+        return -1;
+    }
+    if (got.check != hash64(&got, offsetof(struct pc_head, check), 0x5eed)) {
+        embed_errf(err, errlen, "packed file header damaged");
+        return -1;
+    }
+    if (got.nr != want->nr || got.nt != want->nt || got.shapes != want->shapes) {
+        embed_errf(err, errlen, "packed file is for other shapes");
+        return -1;
+    }
+    if (got.src_size != want->src_size || got.src_mtime_s != want->src_mtime_s ||
+        got.src_mtime_ns != want->src_mtime_ns || got.src_hash != want->src_hash) {
+        embed_errf(err, errlen, "packed file is stale (the weights changed)");
+        return -1;
+    }
+    if (got.file_size != want->file_size || size != want->file_size) {
+        embed_errf(err, errlen, "packed file has %zu bytes, not %llu", size,
+                   (unsigned long long)want->file_size);
+        return -1;
+    }
+    return 0;
 }
 
 void embed_pc_edges(struct embed_pc_tensor *t, const float *w)
@@ -186,43 +243,17 @@ int embed_pc_check(const void *img, size_t size, int nr, const struct embed_pc_s
                    const struct embed_pc_tensor *t, int nt, const float **panels,
                    char *err, size_t errlen)
 {
-    struct pc_head want, got;
-    uint64_t at = PC_HEAD, need = pc_size(t, nt, nr);
+    struct pc_head want;
+    uint64_t at = PC_HEAD;
     int i;
 
-    if (!need) {
+    if (!pc_size(t, nt, nr)) {
         embed_errf(err, errlen, "no packed file for these shapes");
         return -1;
     }
-    if (size < PC_HEAD) {
-        embed_errf(err, errlen, "packed file truncated (%zu bytes)", size);
-        return -1;
-    }
-    memcpy(&got, img, sizeof got);
-    if (memcmp(got.magic, PC_MAGIC, 8) != 0 || got.endian != PC_ENDIAN ||
-        got.version != PC_VERSION || got.head_size != PC_HEAD) {
-        embed_errf(err, errlen, "not a packed file of this version");
-        return -1;
-    }
-    if (got.check != hash64(&got, offsetof(struct pc_head, check), 0x5eed)) {
-        embed_errf(err, errlen, "packed file header damaged");
-        return -1;
-    }
     pc_fill_head(&want, nr, src, t, nt);
-    if (got.nr != want.nr || got.nt != want.nt || got.shapes != want.shapes) {
-        embed_errf(err, errlen, "packed file is for other shapes");
+    if (pc_head_check(img, size, &want, err, errlen) != 0)
         return -1;
-    }
-    if (got.src_size != want.src_size || got.src_mtime_s != want.src_mtime_s ||
-        got.src_mtime_ns != want.src_mtime_ns) {
-        embed_errf(err, errlen, "packed file is stale (the weights changed)");
-        return -1;
-    }
-    if (got.file_size != need || size != need) {
-        embed_errf(err, errlen, "packed file has %zu bytes, not %llu", size,
-                   (unsigned long long)need);
-        return -1;
-    }
     for (i = 0; i < nt; i++) {
         const float *p = (const float *)((const char *)img + pad64(at));
 
@@ -241,21 +272,15 @@ int embed_pc_path(const char *dir, int nr, char *out, size_t n)
     return (size_t)snprintf(out, n, "%s/" PC_DIR "/nr%d.bin", dir, nr) < n ? 0 : -1;
 }
 
-struct embed_pc *embed_pc_open(const char *dir, int nr, const struct embed_pc_source *src,
-                               const struct embed_pc_tensor *t, int nt,
-                               const float **panels, char *err, size_t errlen)
+/* Maps the file at path read-only if it is a regular file of ours of at
+ * least a header's size: a handle, or NULL and why. */
+static struct embed_pc *pc_map(const char *path, char *err, size_t errlen)
 {
-    char path[4200];
     struct stat st;
     struct embed_pc *pc = NULL;
     void *map = MAP_FAILED;
-    int fd = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
-    if (embed_pc_path(dir, nr, path, sizeof path) != 0) {
-        embed_errf(err, errlen, "path too long");
-        return NULL;
-    }
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         embed_errf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
@@ -270,19 +295,35 @@ struct embed_pc *embed_pc_open(const char *dir, int nr, const struct embed_pc_so
         embed_errf(err, errlen, "%s: mmap: %s", path, strerror(errno));
         goto out;
     }
-    if (embed_pc_check(map, (size_t)st.st_size, nr, src, t, nt, panels, err, errlen) != 0)
-        goto out;
     if (!(pc = malloc(sizeof(*pc)))) {
         embed_errf(err, errlen, "out of memory");
+        munmap(map, (size_t)st.st_size);
         goto out;
     }
     pc->map = map;
     pc->size = (size_t)st.st_size;
-    map = MAP_FAILED;
 out:
-    if (map != MAP_FAILED)
-        munmap(map, (size_t)st.st_size);
     close(fd);
+    return pc;
+}
+
+struct embed_pc *embed_pc_open(const char *dir, int nr, const struct embed_pc_source *src,
+                               const struct embed_pc_tensor *t, int nt,
+                               const float **panels, char *err, size_t errlen)
+{
+    char path[4200];
+    struct embed_pc *pc;
+
+    if (embed_pc_path(dir, nr, path, sizeof path) != 0) {
+        embed_errf(err, errlen, "path too long");
+        return NULL;
+    }
+    if (!(pc = pc_map(path, err, errlen)))
+        return NULL;
+    if (embed_pc_check(pc->map, pc->size, nr, src, t, nt, panels, err, errlen) != 0) {
+        embed_pc_close(pc);
+        return NULL;
+    }
     return pc;
 }
 
@@ -294,7 +335,7 @@ void embed_pc_close(struct embed_pc *pc)
     free(pc);
 }
 
-/* Removes writers' temporary files (nrNN.bin.XXXXXX) in folder pdir last
+/* Removes writers' temporary files (nrNN.bin.XXXXXX, q8.bin.XXXXXX) in folder pdir last
  * changed at least PC_TEMP_STALE_S seconds ago. */
 static void pc_remove_temps(const char *pdir)
 {
@@ -309,7 +350,8 @@ static void pc_remove_temps(const char *pdir)
     while ((e = readdir(d))) {
         const char *dot = strstr(e->d_name, ".bin.");
 
-        if (strncmp(e->d_name, "nr", 2) != 0 || !dot || strlen(dot) != 11)
+        if ((strncmp(e->d_name, "nr", 2) != 0 && strncmp(e->d_name, "q8", 2) != 0) || !dot ||
+            strlen(dot) != 11)
             continue;
         snprintf(p, sizeof p, "%s/%s", pdir, e->d_name);
         if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
@@ -319,22 +361,20 @@ static void pc_remove_temps(const char *pdir)
     closedir(d);
 }
 
-int embed_pc_write(const char *dir, int nr, const struct embed_pc_source *src,
-                   const struct embed_pc_tensor *t, int nt, const float *const *panels,
-                   char *err, size_t errlen)
+/* Writes hd then parts[i] (len[i] bytes each, at 64-byte boundaries)
+ * to dir/.cairn-packed/name: a temporary file (0600), synced, renamed
+ * into place. 0, or -1 and why. */
+static int pc_write(const char *dir, const char *name, const struct pc_head *hd,
+                    const void *const *parts, const size_t *len, int nparts,
+                    char *err, size_t errlen)
 {
     static const char zeros[64];
-    char pdir[4200], path[4200], tmp[4300];
-    struct pc_head hd;
+    char pdir[4200], path[4300], tmp[4400];
     uint64_t at = PC_HEAD;
     int fd = -1, i, rc = -1;
 
-    if (!pc_size(t, nt, nr)) {
-        embed_errf(err, errlen, "no packed file for these shapes");
-        return -1;
-    }
     if ((size_t)snprintf(pdir, sizeof pdir, "%s/" PC_DIR, dir) >= sizeof pdir ||
-        embed_pc_path(dir, nr, path, sizeof path) != 0 ||
+        (size_t)snprintf(path, sizeof path, "%s/%s", pdir, name) >= sizeof path ||
         (size_t)snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= sizeof tmp) {
         embed_errf(err, errlen, "path too long");
         return -1;
@@ -348,16 +388,13 @@ int embed_pc_write(const char *dir, int nr, const struct embed_pc_source *src,
         embed_errf(err, errlen, "%s: %s", pdir, strerror(errno));
         return -1;
     }
-    pc_fill_head(&hd, nr, src, t, nt);
-    if (os_write_all(fd, &hd, sizeof hd) != 0)
+    if (os_write_all(fd, hd, sizeof *hd) != 0)
         goto io;
-    for (i = 0; i < nt; i++) {
-        size_t bytes = embed_pc_tensor_bytes(&t[i], nr);
-
+    for (i = 0; i < nparts; i++) {
         if (os_write_all(fd, zeros, (size_t)(pad64(at) - at)) != 0 ||
-            os_write_all(fd, panels[i], bytes) != 0)
+            os_write_all(fd, parts[i], len[i]) != 0)
             goto io;
-        at = pad64(at) + bytes;
+        at = pad64(at) + len[i];
     }
     if (fsync(fd) != 0)
         goto io;
@@ -377,5 +414,165 @@ out:
         close(fd);
     if (rc != 0)
         unlink(tmp);
+    return rc;
+}
+
+int embed_pc_write(const char *dir, int nr, const struct embed_pc_source *src,
+                   const struct embed_pc_tensor *t, int nt, const float *const *panels,
+                   char *err, size_t errlen)
+{
+    struct pc_head hd;
+    size_t len[PC_MAX_NT];
+    char name[16];
+    int i;
+
+    if (!pc_size(t, nt, nr)) {
+        embed_errf(err, errlen, "no packed file for these shapes");
+        return -1;
+    }
+    for (i = 0; i < nt; i++)
+        len[i] = embed_pc_tensor_bytes(&t[i], nr);
+    snprintf(name, sizeof name, "nr%d.bin", nr);
+    pc_fill_head(&hd, nr, src, t, nt);
+    return pc_write(dir, name, &hd, (const void *const *)panels, len, nt, err, errlen);
+}
+
+/* ---- the int8 file --------------------------------------------------------
+ *
+ * The int8 forms of a model's weights (qgemm.c's images, which do not
+ * depend on the SIMD level: one file, dir/.cairn-packed/q8.bin), so that a
+ * process's first int8 query maps them instead of quantising every weight
+ * (which reads all the f32 weights: most of a one-shot int8 query's CPU).
+ * Keyed by the caller's src_key, a hash of the weights files' sizes and
+ * change times (not of their contents: hashing 18 MB of weights cost a
+ * fresh process 40-60 ms, as much as quantising, since it is the first
+ * read of those pages, docs/EMBED.md), by the shapes, by this format's
+ * version, and checked against 32 values of each weight, 16 at each end
+ * (struct embed_pc_tensor, kept after the header). Anything else is a
+ * refusal, and the caller quantises and rewrites the file. The body is
+ * only read as values (embed_k_q8_view), so a file that passes with other
+ * bytes in its body gives wrong vectors, never a read outside the
+ * mapping; whoever can write it can write the weights beside it. */
+
+/* Bytes of the edges block: each weight's 2 * EMBED_PC_EDGE floats. */
+static uint64_t q8_edges(int nt)
+{
+    return (uint64_t)nt * 2 * EMBED_PC_EDGE * sizeof(float);
+}
+
+static uint64_t q8_size(const struct embed_pc_tensor *t, int nt)
+{
+    uint64_t at;
+    int i;
+
+    if (nt < 1 || nt > PC_MAX_NT)
+        return 0;
+    at = PC_HEAD + q8_edges(nt);
+    for (i = 0; i < nt; i++) {
+        size_t b;
+
+        if (t[i].n < 1 || t[i].n > PC_MAX_DIM || t[i].k < 1 || t[i].k > PC_MAX_DIM ||
+            !(b = embed_k_q8_image_bytes(t[i].n, t[i].k)))
+            return 0;
+        at = pad64(at) + b;
+    }
+    return at;
+}
+
+static void q8_fill_head(struct pc_head *hd, uint64_t src_key, const struct embed_pc_tensor *t,
+                         int nt)
+{
+    pc_head(hd, PC_Q8_MAGIC, PC_Q8_VERSION, 0, nt, pc_shapes(t, nt), q8_size(t, nt));
+    hd->src_hash = src_key;
+    pc_seal(hd);
+}
+
+int embed_pc_q8_check(const void *img, size_t size, uint64_t src_key,
+                      const struct embed_pc_tensor *t, int nt, const void **images,
+                      char *err, size_t errlen)
+{
+    struct pc_head want;
+    uint64_t at = PC_HEAD + q8_edges(nt);
+    int i;
+
+    if (!q8_size(t, nt)) {
+        embed_errf(err, errlen, "no int8 file for these shapes");
+        return -1;
+    }
+    q8_fill_head(&want, src_key, t, nt);
+    if (pc_head_check(img, size, &want, err, errlen) != 0)
+        return -1;
+    for (i = 0; i < nt; i++) {
+        const char *e = (const char *)img + PC_HEAD + (size_t)i * sizeof(t[i].edge);
+
+        if (memcmp(e, t[i].edge, sizeof(t[i].edge)) != 0) {
+            embed_errf(err, errlen, "int8 file differs from the weights (weight %d)", i);
+            return -1;
+        }
+        images[i] = (const char *)img + pad64(at);
+        at = pad64(at) + embed_k_q8_image_bytes(t[i].n, t[i].k);
+    }
+    return 0;
+}
+
+struct embed_pc *embed_pc_q8_open(const char *dir, uint64_t src_key,
+                                  const struct embed_pc_tensor *t, int nt,
+                                  const void **images, char *err, size_t errlen)
+{
+    char path[4200];
+    struct embed_pc *pc;
+
+    if ((size_t)snprintf(path, sizeof path, "%s/" PC_DIR "/" PC_Q8_NAME, dir) >= sizeof path) {
+        embed_errf(err, errlen, "path too long");
+        return NULL;
+    }
+    if (!(pc = pc_map(path, err, errlen)))
+        return NULL;
+    if (embed_pc_q8_check(pc->map, pc->size, src_key, t, nt, images, err, errlen) != 0) {
+        embed_pc_close(pc);
+        return NULL;
+    }
+    return pc;
+}
+
+int embed_pc_q8_write(const char *dir, uint64_t src_key, const struct embed_pc_tensor *t,
+                      int nt, const struct embed_k_q8 *const *q, char *err, size_t errlen)
+{
+    struct pc_head hd;
+    const void **part = NULL;
+    size_t *len = NULL;
+    int i, np = 0, rc = -1;
+
+    if (!q8_size(t, nt)) {
+        embed_errf(err, errlen, "no int8 file for these shapes");
+        return -1;
+    }
+    part = malloc(((size_t)nt * 4) * sizeof(*part));
+    len = malloc(((size_t)nt * 4) * sizeof(*len));
+    if (!part || !len) {
+        embed_errf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (i = 0; i < nt; i++) {   /* the edges block, end to end */
+        part[np] = t[i].edge;
+        len[np++] = sizeof(t[i].edge);
+    }
+    for (i = 0; i < nt; i++) {
+        size_t sum = 0;
+        int j, k = embed_k_q8_parts(q[i], part + np, len + np);
+
+        for (j = 0; j < k; j++)
+            sum += len[np + j];
+        if (sum != embed_k_q8_image_bytes(t[i].n, t[i].k)) {
+            embed_errf(err, errlen, "int8 weight %d is not of its shape", i);
+            goto out;
+        }
+        np += k;
+    }
+    q8_fill_head(&hd, src_key, t, nt);
+    rc = pc_write(dir, PC_Q8_NAME, &hd, part, len, np, err, errlen);
+out:
+    free(part);
+    free(len);
     return rc;
 }

@@ -62,6 +62,30 @@ int embed_pc_write(const char *dir, int nr, const struct embed_pc_source *src,
                    const struct embed_pc_tensor *t, int nt, const float *const *panels,
                    char *err, size_t errlen);
 
+/* The int8 file, dir/.cairn-packed/q8.bin: nt weights' int8 forms
+ * (qgemm.c's images, embed_k_q8_view), keyed by src_key (the caller's
+ * hash of its weights files' sizes and change times), the shapes and the
+ * format's version, and checked against t[i].edge (the caller's 32 values
+ * of each weight, compared bit for bit, kept in the file). */
+struct embed_k_q8;
+
+/* Maps dir's int8 file if it is valid for src_key and t; images[i] then
+ * points at weight i's image (64-byte aligned) until embed_pc_close.
+ * NULL (why in err) when absent, another owner, truncated, another format
+ * or version, other shapes, another key or other edge values. */
+struct embed_pc *embed_pc_q8_open(const char *dir, uint64_t src_key,
+                                  const struct embed_pc_tensor *t, int nt,
+                                  const void **images, char *err, size_t errlen);
+/* The same checks on an image in memory (64-byte aligned): for
+ * embed_pc_q8_open and the fuzzer. */
+int embed_pc_q8_check(const void *img, size_t size, uint64_t src_key,
+                      const struct embed_pc_tensor *t, int nt, const void **images,
+                      char *err, size_t errlen);
+/* Writes dir's int8 file from q[i] (t[i]'s int8 form), as embed_pc_write
+ * does. 0, or -1 and why. */
+int embed_pc_q8_write(const char *dir, uint64_t src_key, const struct embed_pc_tensor *t,
+                      int nt, const struct embed_k_q8 *const *q, char *err, size_t errlen);
+
 /* Bytes of t's panels at width nr. */
 size_t embed_pc_tensor_bytes(const struct embed_pc_tensor *t, int nr);
 

@@ -53,6 +53,7 @@ struct embed_k_q8 {
     float *s;         /* [npad] per-column scales, 0 past n */
     int32_t *corr;    /* [npad] 128 * sum_t qw[c][t], for the unsigned x */
     int n, k, kq;     /* kq: k rounded up to 4 */
+    int view;         /* 1: p, s, corr lie in someone else's image (a mapped file) */
 };
 
 static size_t q_pairs(int n)
@@ -243,6 +244,10 @@ void embed_k_q8_free(struct embed_k_q8 *q)
 {
     if (!q)
         return;
+    if (q->view) {
+        free(q);
+        return;
+    }
     free(q->p);
     free(q->s);
     free(q->corr);
@@ -252,6 +257,48 @@ void embed_k_q8_free(struct embed_k_q8 *q)
 size_t embed_k_q8_bytes(const struct embed_k_q8 *q)
 {
     return q_pairs(q->n) * Q_NP * ((size_t)q->kq + 2 * sizeof(float));
+}
+
+/* The image: the panels, then the scales, then the corrections, each a
+ * multiple of 128 bytes long (npad is a multiple of 32), so each part of
+ * an image at a 64-byte boundary is at one too. */
+size_t embed_k_q8_image_bytes(int n, int k)
+{
+    if (n < 1 || k < 1)
+        return 0;
+    return q_pairs(n) * Q_NP * ((size_t)((k + 3) & ~3) + sizeof(float) + sizeof(int32_t));
+}
+
+int embed_k_q8_parts(const struct embed_k_q8 *q, const void *part[3], size_t len[3])
+{
+    size_t npad = q_pairs(q->n) * Q_NP;
+
+    part[0] = q->p;
+    len[0] = npad * (size_t)q->kq;
+    part[1] = q->s;
+    len[1] = npad * sizeof(float);
+    part[2] = q->corr;
+    len[2] = npad * sizeof(int32_t);
+    return 3;
+}
+
+struct embed_k_q8 *embed_k_q8_view(int n, int k, const void *img)
+{
+    struct embed_k_q8 *q;
+    size_t npad;
+
+    if (n < 1 || k < 1 || ((uintptr_t)img & 63) || !(q = calloc(1, sizeof(*q))))
+        return NULL;
+    q->n = n;
+    q->k = k;
+    q->kq = (k + 3) & ~3;
+    npad = q_pairs(n) * Q_NP;
+    /* never written: the products only read them */
+    q->p = (int8_t *)img;
+    q->s = (float *)(q->p + npad * (size_t)q->kq);
+    q->corr = (int32_t *)(q->s + npad);
+    q->view = 1;
+    return q;
 }
 
 /* Bytes of work for m rows of inner size k: a block's row scales, its

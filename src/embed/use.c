@@ -13,6 +13,7 @@
 #include "embed/use.h"
 
 #include "embed/kernels.h"
+#include "embed/packcache.h"
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/utf8.h"
@@ -81,7 +82,15 @@ struct use_model {
     int pack_tried;                   /* use_pack has run */
     int int8;                         /* the products in int8 (use_int8) */
     int queries;                      /* passes of <= USE_QUERY_ROWS before */
+    char dir[PATH_MAX];               /* the model folder, "" if too long */
+    uint64_t src_key;                 /* hash of the weight shards' and model.json's
+                                       * sizes and change times: the int8 file's key */
+    struct embed_pc *q8file;          /* the mapped int8 file the int8 forms view, or NULL */
 };
+
+/* The products int8 quantises (use_pack), in the int8 file's order:
+ * Q, K, Wo, W1, W2 of each layer. */
+#define USE_NQ8 10
 
 static int file_exists(const char *dir, const char *name)
 {
@@ -212,6 +221,16 @@ static int plain_name(const char *s)
 
 /* Reads every group's shards into m->data and lists the weights (names
  * point into the parsed JSON, which the caller keeps until done). */
+/* Adds a file's size and change time to the int8 file's key (use_pack):
+ * rewriting a shard or model.json makes the file stale. */
+static void use_key_add(struct use_model *m, const struct stat *st)
+{
+    int64_t v[3] = { (int64_t)st->st_size, (int64_t)st->st_mtim.tv_sec,
+                     (int64_t)st->st_mtim.tv_nsec };
+
+    m->src_key = hash64(v, sizeof v, m->src_key);
+}
+
 static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
                          struct use_manifest *man, char *err, size_t errlen)
 {
@@ -243,6 +262,7 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
                 return -1;
             }
             total += (size_t)st.st_size;
+            use_key_add(m, &st);
             if (total > USE_MAX_WEIGHTS) {
                 embed_errf(err, errlen, "weights larger than %zu bytes", USE_MAX_WEIGHTS);
                 return -1;
@@ -467,6 +487,18 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
     m->threads = 1;
     if (!dir || load_vocab(m, dir, err, errlen) != 0)
         goto out;
+    if ((size_t)snprintf(m->dir, sizeof m->dir, "%s", dir) >= sizeof m->dir)
+        m->dir[0] = 0;   /* no int8 file then */
+    {
+        char path[PATH_MAX];
+        struct stat st;
+
+        if ((size_t)snprintf(path, sizeof path, "%s/model.json", dir) >= sizeof path ||
+            stat(path, &st) != 0)
+            m->dir[0] = 0;
+        else
+            use_key_add(m, &st);
+    }
     text = embed_read_file(dir, "model.json", USE_MAX_JSON, NULL, NULL, err, errlen);
     if (!text)
         goto out;
@@ -530,6 +562,58 @@ static void use_unpack(struct use_model *m)
     }
     embed_k_packed_free(m->pt);
     m->pt = NULL;
+    embed_pc_close(m->q8file);   /* after the views over it */
+    m->q8file = NULL;
+}
+
+struct use_q8w {
+    const float *w;
+    int ldw, n, k;
+    struct embed_k_packed **slot;
+};
+
+static void use_q8_list(struct use_model *m, struct use_q8w *q)
+{
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        struct use_layer *L = &m->layer[i];
+        int d = L->d;
+
+        q[5 * i + 0] = (struct use_q8w){ L->wqkv, 3 * d, d, L->din, &L->pq };
+        q[5 * i + 1] = (struct use_q8w){ L->wqkv + d, 3 * d, d, L->din, &L->pk };
+        q[5 * i + 2] = (struct use_q8w){ L->wo, L->dout, L->dout, d, &L->po };
+        q[5 * i + 3] = (struct use_q8w){ L->w1, L->inner, L->inner, L->dout, &L->p1 };
+        q[5 * i + 4] = (struct use_q8w){ L->w2, L->dout, L->dout, L->inner, &L->p2 };
+    }
+}
+
+/* The int8 file is on with int8 unless CAIRN_PACK_CACHE=0 (docs/EMBED.md,
+ * "The int8 file"): read by the library itself, as CAIRN_EMBED_INT8. */
+static int use_q8_file_wanted(const struct use_model *m)
+{
+    const char *env = getenv("CAIRN_PACK_CACHE");
+
+    return m->dir[0] && !(env && strcmp(env, "0") == 0);
+}
+
+/* t: the int8 file's shapes and edge values of q's weights, 16 values at
+ * each end of each [k][n] weight (its first row's first, its last row's
+ * last): read from the weights in memory, 2 pages a weight. */
+static void use_q8_edges(const struct use_q8w *q, struct embed_pc_tensor *t)
+{
+    int i;
+
+    for (i = 0; i < USE_NQ8; i++) {
+        size_t e = q[i].n < EMBED_PC_EDGE ? (size_t)q[i].n : EMBED_PC_EDGE;
+        const float *last = q[i].w + (size_t)(q[i].k - 1) * q[i].ldw + q[i].n - e;
+
+        memset(&t[i], 0, sizeof(t[i]));
+        t[i].n = q[i].n;
+        t[i].k = q[i].k;
+        memcpy(t[i].edge, q[i].w, e * sizeof(float));
+        memcpy(t[i].edge + EMBED_PC_EDGE, last, e * sizeof(float));
+    }
 }
 
 /*
@@ -549,32 +633,54 @@ static void use_unpack(struct use_model *m)
  * activations alone 0.8e-3). Wd, V and Wt in f32 give worst 0.99919 (mean
  * 0.99976) while 90% of a token's multiply-adds stay int8 (Wd and V are
  * 10%; Wt runs once per text, not per token).
+ *
+ * The int8 forms come from the int8 file when it holds these weights'
+ * (packcache.c): quantising them all is most of a one-shot int8 query's
+ * CPU. Else they are quantised and the file written for later processes
+ * (a folder we cannot write: no file, nothing else changes).
  */
 static void use_pack(struct use_model *m)
 {
-    struct embed_k_packed *(*pack)(const float *, int, int, int) =
-        m->int8 ? embed_k_pack_q8_kn : embed_k_pack_kn;
     struct embed_k_packed *(*f32)(const float *, int, int, int) = embed_k_pack_kn;
-    int i;
+    struct use_q8w q[USE_NQ8];
+    struct embed_pc_tensor t[USE_NQ8];
+    const void *img[USE_NQ8];
+    const struct embed_k_q8 *made[USE_NQ8];
+    char err[256];
+    int i, file = 0;
 
     m->pack_tried = 1;
     if (!m->int8 && !embed_k_packed_pays())
         return;
+    use_q8_list(m, q);
+    if (m->int8 && (file = use_q8_file_wanted(m))) {
+        use_q8_edges(q, t);
+        m->q8file = embed_pc_q8_open(m->dir, m->src_key, t, USE_NQ8, img, err, sizeof err);
+    }
     for (i = 0; i < 2; i++) {
         struct use_layer *L = &m->layer[i];
         int d = L->d;
 
         if ((L->wd && !(L->pd = f32(L->wd, L->dout, L->dout, L->din))) ||
-            !(L->pq = pack(L->wqkv, 3 * d, d, L->din)) ||
-            !(L->pk = pack(L->wqkv + d, 3 * d, d, L->din)) ||
-            !(L->pv = f32(L->wqkv + 2 * d, 3 * d, d, L->din)) ||
-            !(L->po = pack(L->wo, L->dout, L->dout, d)) ||
-            !(L->p1 = pack(L->w1, L->inner, L->inner, L->dout)) ||
-            !(L->p2 = pack(L->w2, L->dout, L->dout, L->inner)))
+            !(L->pv = f32(L->wqkv + 2 * d, 3 * d, d, L->din)))
             goto fail;
     }
-    if ((m->pt = f32(m->wt, USE_DIM, USE_DIM, USE_DIM)))
-        return;
+    for (i = 0; i < USE_NQ8; i++) {
+        const struct use_q8w *w = &q[i];
+
+        *w->slot = !m->int8 ? f32(w->w, w->ldw, w->n, w->k)
+                   : m->q8file ? embed_k_packed_q8_view(w->w, w->ldw, w->n, w->k, img[i])
+                   : embed_k_pack_q8_kn(w->w, w->ldw, w->n, w->k);
+        if (!*w->slot)
+            goto fail;
+        made[i] = embed_k_packed_q8(*w->slot);
+    }
+    if (!(m->pt = f32(m->wt, USE_DIM, USE_DIM, USE_DIM)))
+        goto fail;
+    /* best effort: without the file the next process quantises again */
+    if (file && !m->q8file)
+        (void)embed_pc_q8_write(m->dir, m->src_key, t, USE_NQ8, made, err, sizeof err);
+    return;
 fail:
     use_unpack(m);
 }

@@ -15,8 +15,15 @@
  * A refused image must come with a reason; an accepted one must place
  * every weight's panels inside the image, 64-byte aligned, in order and
  * without overlap, and hold the weights' values at both ends.
+ *
+ * Bit 4 set: the int8 file's checks instead (embed_pc_q8_check, the same
+ * three modes over the valid int8 file of the same weights); an accepted
+ * image must place every weight's int8 image inside it, 64-byte aligned,
+ * in order, and the int8 product over each (embed_k_q8_view, at the
+ * portable level) must read only inside it, whatever its bytes.
  */
 #include "fuzz.h"
+#include "embed/kernels.h"
 #include "embed/packcache.h"
 #include "util/hash.h"
 
@@ -27,8 +34,30 @@ static const float *const w[NT] = { w0, w1, w2 };
 static struct embed_pc_tensor t[NT] = { { .n = 5, .k = 7 }, { .n = 17, .k = 3 },
                                         { .n = 2, .k = 40 } };
 static const struct embed_pc_source src = { 1234, 5, 6 };
-static unsigned char *valid[2];   /* the valid file at width 16, 32 */
-static size_t valid_n[2];
+static unsigned char *valid[3];   /* the valid file at width 16, 32, the int8 file */
+static size_t valid_n[3];
+#define Q8_KEY 0x51ed
+
+/* The whole of the file dir/.cairn-packed/name into valid[v], then removed. */
+static void slurp(const char *dir, const char *name, int v)
+{
+    char path[700];
+    FILE *f;
+    long sz;
+
+    snprintf(path, sizeof path, "%s/.cairn-packed/%s", dir, name);
+    if (!(f = fopen(path, "rb")))
+        abort();
+    fseek(f, 0, SEEK_END);
+    sz = ftell(f);
+    rewind(f);
+    valid[v] = malloc((size_t)sz);
+    valid_n[v] = (size_t)sz;
+    if (!valid[v] || fread(valid[v], 1, (size_t)sz, f) != (size_t)sz)
+        abort();
+    fclose(f);
+    unlink(path);
+}
 
 /* panels of weight i at width nr, as gemm.c lays them out */
 static void pack(int i, int nr, float *p)
@@ -57,8 +86,6 @@ static void init(void)
     for (int v = 0; v < 2; v++) {
         int nr = v ? 32 : 16;
         float *panels[NT];
-        FILE *f;
-        long sz;
 
         for (int i = 0; i < NT; i++) {
             panels[i] = aligned_alloc(64, embed_pc_tensor_bytes(&t[i], nr) + 64);
@@ -67,24 +94,54 @@ static void init(void)
             pack(i, nr, panels[i]);
         }
         if (embed_pc_write(dir, nr, &src, t, NT, (const float *const *)panels, err,
-                           sizeof err) != 0 ||
-            embed_pc_path(dir, nr, path, sizeof path) != 0 || !(f = fopen(path, "rb")))
+                           sizeof err) != 0)
             abort();
-        fseek(f, 0, SEEK_END);
-        sz = ftell(f);
-        rewind(f);
-        valid[v] = malloc((size_t)sz);
-        valid_n[v] = (size_t)sz;
-        if (!valid[v] || fread(valid[v], 1, (size_t)sz, f) != (size_t)sz)
-            abort();
-        fclose(f);
-        unlink(path);
+        snprintf(path, sizeof path, "nr%d.bin", nr);
+        slurp(dir, path, v);
         for (int i = 0; i < NT; i++)
             free(panels[i]);
+    }
+    {
+        struct embed_k_q8 *q[NT];
+
+        for (int i = 0; i < NT; i++)
+            if (!(q[i] = embed_k_q8_new(w[i], t[i].n, t[i].k)))
+                abort();
+        if (embed_pc_q8_write(dir, Q8_KEY, t, NT, (const struct embed_k_q8 *const *)q, err,
+                              sizeof err) != 0)
+            abort();
+        slurp(dir, "q8.bin", 2);
+        for (int i = 0; i < NT; i++)
+            embed_k_q8_free(q[i]);
     }
     snprintf(path, sizeof path, "%s/.cairn-packed", dir);
     rmdir(path);
     rmdir(dir);
+}
+
+/* An accepted int8 image: each weight's image inside img, aligned, in
+ * order, and a product over it that reads only inside (ASan checks). */
+static void q8_accepted(const unsigned char *img, size_t n, const void *const *images)
+{
+    const unsigned char *end = img;
+    float x[2 * 40] = { 0.5f, -1.0f, 2.0f }, y[2 * 17], *work;
+
+    for (int i = 0; i < NT; i++) {
+        const unsigned char *p = images[i];
+        size_t b = embed_k_q8_image_bytes(t[i].n, t[i].k);
+        struct embed_k_q8 *q;
+
+        if (p < end || p + b > img + n || ((uintptr_t)p & 63))
+            abort();
+        end = p + b;
+        if (!(q = embed_k_q8_view(t[i].n, t[i].k, p)) ||
+            !(work = malloc(embed_k_q8_work(2, t[i].k))))
+            abort();
+        if (embed_k_q8_cols(0, x, t[i].k, q, 0, t[i].n, NULL, y, t[i].n, 2, work) != 0)
+            abort();
+        free(work);
+        embed_k_q8_free(q);
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -94,7 +151,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[256] = "";
     unsigned char *img = NULL;
     size_t n;
-    int v, mode, nr;
+    const void *images[NT];
+    int v, mode, nr, q8;
 
     if (!ready) {
         init();
@@ -102,8 +160,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size < 1)
         return 0;
-    v = data[0] & 1;
-    nr = v ? 32 : 16;
+    q8 = (data[0] >> 4) & 1;
+    v = q8 ? 2 : data[0] & 1;
+    nr = v == 1 ? 32 : 16;
     mode = (data[0] >> 1) & 3;
     data++;
     size--;
@@ -124,7 +183,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             memcpy(img + 120, &h, sizeof h);
         }
     }
-    if (embed_pc_check(img, n, nr, &src, t, NT, panels, err, sizeof err) != 0) {
+    if (q8) {
+        if (embed_pc_q8_check(img, n, Q8_KEY, t, NT, images, err, sizeof err) != 0) {
+            if (!err[0])
+                abort();
+        } else {
+            q8_accepted(img, n, images);
+        }
+    } else if (embed_pc_check(img, n, nr, &src, t, NT, panels, err, sizeof err) != 0) {
         if (!err[0])
             abort();                                    /* refused without a reason */
     } else {

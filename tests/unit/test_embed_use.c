@@ -13,6 +13,14 @@
  * when it can): token ids must equal the JS library's exactly and vectors
  * must reach cosine >= 0.999 with tests/data/embed/use-lite/golden.json.
  * Without it that part is skipped with a note on stderr.
+ *
+ * The int8 file (.cairn-packed/q8.bin, packcache.c) on the synthetic
+ * model: written at the first int8 pass, mapped by the next load (not
+ * rewritten), and the same vector bits as quantising (CAIRN_PACK_CACHE=0,
+ * which writes nothing); truncated (a byte, to the header, empty), a
+ * header byte changed (magic, version, the source key, the header's own
+ * hash), an edge value changed, or left from other weights: ignored, the
+ * same vectors, and rewritten whole.
  */
 #include "t.h"
 #include "embed/embed.h"
@@ -24,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define GOLDEN "tests/data/embed/use-lite/golden.json"
@@ -468,6 +477,120 @@ out:
     free(text);
 }
 
+static const char *const q8texts[3] = { "the ab", "a the ab x the", "x" };
+
+/* Encodes q8texts in int8, one query per load (the case the file is for). */
+static void q8_encode(float *out)
+{
+    char err[256];
+    struct embed_model *m;
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        m = embed_load(tmpdir, err, sizeof(err));
+        T_CHECK(m != NULL);
+        if (!m)
+            return;
+        embed_int8(m, 1);
+        T_EQ_INT(embed_encode(m, &q8texts[i], 1, 1, out + i * 512), 0);
+        embed_free(m);
+    }
+}
+
+static char *q8_read(size_t *len)
+{
+    char path[600];
+
+    snprintf(path, sizeof(path), "%s/.cairn-packed/q8.bin", tmpdir);
+    return read_all(path, len);
+}
+
+static ino_t q8_inode(void)
+{
+    char path[600];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/.cairn-packed/q8.bin", tmpdir);
+    return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+/* Writes `len` bytes of img as the file, encodes, and checks the vectors
+ * are ref's and the file was rewritten as good. */
+static void q8_damaged(const char *what, const char *img, size_t len, const float *ref,
+                       const char *good, size_t good_len)
+{
+    float out[3 * 512];
+    size_t n = 0;
+    char *now;
+
+    write_file(".cairn-packed/q8.bin", img, len);
+    q8_encode(out);
+    now = q8_read(&n);
+    if (memcmp(out, ref, sizeof(out)) != 0 || !now || n != good_len ||
+        memcmp(now, good, n) != 0) {
+        fprintf(stderr, "int8 file %s: not ignored and rewritten\n", what);
+        T_CHECK(0);
+    }
+    free(now);
+}
+
+static void test_q8_file(void)
+{
+    float ref[3 * 512], out[3 * 512], stale_ref[3 * 512];
+    size_t n = 0, m = 0;
+    char *good, *bad, *old;
+    ino_t ino;
+    static const struct { const char *what; size_t at; } flips[] = {
+        { "magic", 0 },        { "version", 12 },          { "source key", 72 },
+        { "header hash", 120 }, { "an edge value", 128 + 4 },
+    };
+    size_t i;
+
+    char path[600];
+
+    write_model(0, 0, 0, "group1-shard1of2");
+    snprintf(path, sizeof(path), "%s/.cairn-packed/q8.bin", tmpdir);
+    unlink(path);               /* the earlier tests' (int8 is USE-lite's default) */
+    setenv("CAIRN_PACK_CACHE", "0", 1);
+    q8_encode(ref);
+    T_CHECK(q8_inode() == 0);   /* off: nothing written */
+    unsetenv("CAIRN_PACK_CACHE");
+    q8_encode(out);             /* writes it at the first load's pass */
+    T_CHECK(memcmp(out, ref, sizeof(out)) == 0);
+    T_CHECK((good = q8_read(&n)) != NULL && n > 128);
+    if (!good)
+        return;
+    ino = q8_inode();
+    q8_encode(out);             /* maps it: same bits, not rewritten */
+    T_CHECK(memcmp(out, ref, sizeof(out)) == 0);
+    T_CHECK(q8_inode() == ino);
+    q8_damaged("cut by a byte", good, n - 1, ref, good, n);
+    q8_damaged("cut to its header", good, 128, ref, good, n);
+    q8_damaged("empty", good, 0, ref, good, n);
+    bad = malloc(n);
+    T_CHECK(bad != NULL);
+    for (i = 0; bad && i < sizeof(flips) / sizeof(flips[0]); i++) {
+        memcpy(bad, good, n);
+        bad[flips[i].at] ^= 0x10;
+        q8_damaged(flips[i].what, bad, n, ref, good, n);
+    }
+    free(bad);
+    /* other weights of the same shapes: the old file is stale */
+    old = good;
+    write_model(0, 0, 0, "group1-shard1of2");
+    setenv("CAIRN_PACK_CACHE", "0", 1);
+    q8_encode(stale_ref);
+    unsetenv("CAIRN_PACK_CACHE");
+    T_CHECK(memcmp(stale_ref, ref, sizeof(ref)) != 0);
+    write_file(".cairn-packed/q8.bin", old, n);
+    q8_encode(out);
+    T_CHECK(memcmp(out, stale_ref, sizeof(out)) == 0);
+    good = q8_read(&m);
+    T_CHECK(good && m == n && memcmp(good, old, n) != 0);
+    free(good);
+    free(old);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -483,6 +606,7 @@ int main(void)
     T_RUN(test_threads);
     T_RUN(test_hostile);
     T_RUN(test_golden);
+    T_RUN(test_q8_file);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", tmpdir);
