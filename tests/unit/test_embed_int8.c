@@ -240,6 +240,11 @@ static void test_models(void)
 
 int main(void)
 {
+    /* The installed models are the user's: int8 would write its file of
+     * quantised weights into their folders (.cairn-packed/q8.bin); a test
+     * leaves them as it found them. The file's own tests are in
+     * test_embed_use (test_q8_file), on a copy. */
+    setenv("CAIRN_PACK_CACHE", "0", 1);
     T_RUN(test_tiny);
     T_RUN(test_models);
     return T_DONE();
