@@ -139,7 +139,11 @@ static const char *vocab_json =
 /* Writes the synthetic model: two shards split inside a tensor, as the
  * real ones are. extra: bytes appended to the last shard; cut: bytes
  * removed from it; quant: mark one weight quantised; shard0: name of the
- * first shard in model.json. */
+ * first shard in model.json. The first shard ends mid-tensor at an odd
+ * byte (the weights are read), or with g_split_pages at a page boundary,
+ * as the published shards do (4 MB each: the weights are mapped). */
+static int g_split_pages;
+
 static void write_model(size_t extra, size_t cut, int quant, const char *shard0)
 {
     cJSON *root = cJSON_CreateObject(), *man = cJSON_AddArrayToObject(root, "weightsManifest");
@@ -175,6 +179,8 @@ static void write_model(size_t extra, size_t cut, int quant, const char *shard0)
     for (i = 0; i < 4; i++)
         data[19 * 8 + i] = powf(1e-4f, (float)i / 3.0f);
     half = total * sizeof(float) / 2 + 2;           /* mid-tensor, unaligned */
+    if (g_split_pages)
+        half = half / 65536 * 65536;                /* a page boundary on any page size */
     write_file("group1-shard1of2", data, half);
     write_file("group1-shard2of2", (char *)data + half,
                (total + extra) * sizeof(float) - half - cut);
@@ -401,6 +407,45 @@ static void test_hostile(void)
     expect_refused("missing shard", "missing");
 }
 
+/* Shards that end on page boundaries are mapped, others read: the same
+ * weights either way (bit for bit the same vectors), and a mapped model is
+ * refused for what a read one is. */
+static void test_mapped(void)
+{
+    const char *texts[] = { "the", "a the ab x", "", "the the the the the" };
+    float vr[4 * 512], vm[4 * 512];
+    char err[256];
+    int split;
+
+    for (split = 0; split < 2; split++) {
+        struct use_model *u;
+        struct embed_model *m;
+
+        g_split_pages = split;
+        rng = 88172645463325252ull;                 /* the same weights both times */
+        write_model(0, 0, 0, "group1-shard1of2");
+        u = use_load(tmpdir, err, sizeof(err));
+        T_CHECK(u != NULL);
+        if (!u)
+            break;
+        T_EQ_INT(use_mapped(u), split);
+        use_free(u);
+        m = embed_load(tmpdir, err, sizeof(err));
+        T_CHECK(m != NULL);
+        if (!m)
+            break;
+        T_EQ_INT(embed_encode(m, texts, 4, 0, split ? vm : vr), 0);
+        embed_free(m);
+    }
+    T_CHECK(memcmp(vr, vm, sizeof(vr)) == 0);
+    g_split_pages = 1;
+    write_model(0, 5, 0, "group1-shard1of2");
+    expect_refused("mapped, truncated shard", "shorter");
+    write_model(3, 0, 0, "group1-shard1of2");
+    expect_refused("mapped, extra bytes", "more than");
+    g_split_pages = 0;
+}
+
 /* The real model against its JS implementation. */
 static void test_golden(void)
 {
@@ -605,6 +650,7 @@ int main(void)
     T_RUN(test_forward);
     T_RUN(test_threads);
     T_RUN(test_hostile);
+    T_RUN(test_mapped);
     T_RUN(test_golden);
     T_RUN(test_q8_file);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
