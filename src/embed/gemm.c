@@ -258,6 +258,16 @@ struct embed_k_packed *embed_k_packed_view(const float *w, int n, int k, int nr,
     return pk;
 }
 
+struct embed_k_packed *embed_k_packed_view_kn(const float *w, int ldw, int n, int k, int nr,
+                                              const float *p)
+{
+    struct embed_k_packed *pk = ldw < n ? NULL : embed_k_packed_view(w, n, k, nr, p);
+
+    if (pk)
+        pk->ldw = ldw;   /* the other paths read w as [k][n] */
+    return pk;
+}
+
 int embed_k_pack_width(void)
 {
     return g_nr(embed_k_simd());

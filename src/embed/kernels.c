@@ -14,8 +14,8 @@
  * a scalar reference `*_ref` (double accumulators, no BLAS) used only by
  * the tests, which run every form the CPU has against it.
  *
- * OpenBLAS is not linked: it is dlopen'ed at the first matrix product (or
- * embed_k_set_threads), because its constructor (thread pool, buffers)
+ * OpenBLAS is not linked: it is dlopen'ed at the first product it runs,
+ * because its constructor (thread pool, buffers)
  * costs ~5 ms at every process start, and most cairn processes (hooks,
  * recall without a model) never encode. If it cannot be loaded, or
  * CAIRN_BLAS=none is set, the products it would run go to k_sgemm_scalar
@@ -33,6 +33,7 @@
 #define K_X86 1
 #endif
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,11 @@ static pthread_once_t k_once = PTHREAD_ONCE_INIT;
  * other thread set its own count (test_embed_prop, test_two_models).
  * OpenBLAS's own count stays process-wide. */
 static _Thread_local int k_threads = 1;
+/* OpenBLAS's count, kept until it loads (embed_k_set_threads): a process
+ * whose products all run packed (a query with the int8 file) never loads
+ * it, which was ~19% of a one-shot query's CPU (dlopen's relocations,
+ * OpenBLAS's thread pool). 0: never set, OpenBLAS's own default. */
+static _Atomic int k_blas_want, k_blas_ready, k_blas_tried;
 
 static void k_init(void)
 {
@@ -67,6 +73,7 @@ static void k_init(void)
     const char *env = getenv("CAIRN_BLAS");
     char why[400];
 
+    atomic_store(&k_blas_tried, 1);
     if (env && strcmp(env, "none") == 0) {
         snprintf(k_note, sizeof(k_note), "CAIRN_BLAS=none: matrix products "
                  "on the scalar fallback (slow)");
@@ -80,6 +87,16 @@ static void k_init(void)
     /* dlsym gives object pointers; POSIX guarantees they convert. */
     k_blas.sgemm = (__typeof__(k_blas.sgemm))syms[0];
     k_blas.set_threads = (__typeof__(k_blas.set_threads))syms[1];
+    /* ready before want is read, as embed_k_set_threads stores want before
+     * it reads ready: one of the two gives OpenBLAS the latest count */
+    atomic_store(&k_blas_ready, 1);
+    if (atomic_load(&k_blas_want) > 0)
+        k_blas.set_threads(atomic_load(&k_blas_want));
+}
+
+int embed_k_blas_tried(void)
+{
+    return atomic_load(&k_blas_tried);
 }
 
 int embed_k_blas(void)
@@ -154,9 +171,9 @@ static void k_sgemm(int trans, int m, int n, int k, float alpha,
 void embed_k_set_threads(int n)
 {
     k_threads = n < 1 ? 1 : n;
-    pthread_once(&k_once, k_init);
-    if (k_blas.set_threads)
-        k_blas.set_threads(n < 1 ? 1 : n);
+    atomic_store(&k_blas_want, k_threads);
+    if (atomic_load(&k_blas_ready))
+        k_blas.set_threads(k_threads);
 }
 
 /* ---- AVX2 + FMA forms of the element-wise kernels ---------------------- */

@@ -44,6 +44,10 @@ int embed_k_blas(void);
  * message and the package to install, or CAIRN_BLAS=none), for the caller
  * to show as a note. Static storage. */
 const char *embed_k_note(void);
+/* 1 once OpenBLAS has been tried (loaded or not); never loads it. A
+ * process whose products all run packed never does (embed_k_set_threads
+ * keeps the count for when it does). */
+int embed_k_blas_tried(void);
 
 /* Which hand-vectorised kernels are in use: 0 none (portable loops),
  * 1 AVX2+FMA (the element-wise kernels, embed_k_linear for m <= 24, the
@@ -92,6 +96,10 @@ struct embed_k_packed *embed_k_pack_kn(const float *w, int ldw, int n, int k);
  * NULL for a bad shape, width or alignment, or out of memory. */
 struct embed_k_packed *embed_k_packed_view(const float *w, int n, int k, int nr,
                                            const float *p);
+/* The same for w[k][n] with rows ldw >= n apart (embed_k_pack_kn's
+ * weights): p holds embed_k_pack_kn's panels. */
+struct embed_k_packed *embed_k_packed_view_kn(const float *w, int ldw, int n, int k, int nr,
+                                              const float *p);
 /* The int8 form (qgemm.c): w[n][k] quantised per output channel, for
  * embed_k_linear_packed and embed_k_gemm_packed_cols, which then run the
  * int8 product (at any level, embed_k_q8_level_at) instead of the f32

@@ -83,7 +83,8 @@ struct pc_head {
     int64_t  src_mtime_s, src_mtime_ns;
     uint64_t shapes;                     /* hash64 of every (n, k) */
     uint64_t file_size;
-    uint64_t src_hash;                   /* the int8 file's source key (embed_pc_q8_*) */
+    uint64_t src_hash;                   /* a source key: embed_pc_source.key, or the
+                                          * int8 file's (embed_pc_q8_*) */
     unsigned char pad[PC_HEAD - 88];
     uint64_t check;                      /* hash64 of everything before it */
 };
@@ -161,6 +162,7 @@ static void pc_fill_head(struct pc_head *hd, int nr, const struct embed_pc_sourc
     hd->src_size = src->size;
     hd->src_mtime_s = src->mtime_s;
     hd->src_mtime_ns = src->mtime_ns;
+    hd->src_hash = src->key;
     pc_seal(hd);
 }
 

@@ -25,10 +25,13 @@ struct embed_pc_tensor {
 /* Fills t's edges from w[n][k] in memory. */
 void embed_pc_edges(struct embed_pc_tensor *t, const float *w);
 
-/* What the file was made from: the weights file's size and change time. */
+/* What the file was made from: the weights file's size and change time,
+ * and for a model of several files (USE-lite's shards) key, the caller's
+ * hash of all their sizes and times (0 for one file). */
 struct embed_pc_source {
     uint64_t size;
     int64_t  mtime_s, mtime_ns;
+    uint64_t key;
 };
 
 struct embed_pc;   /* a mapped, validated file */

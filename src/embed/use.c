@@ -75,7 +75,8 @@ struct use_model {
     size_t  maplen;                   /* > 0: data is our mapping of that length */
     /* vocabulary */
     int      nvocab;
-    char   **piece;                   /* UTF-8 */
+    char   **piece;                   /* UTF-8, NUL-terminated, in pieces */
+    char    *pieces;                  /* every piece, one block */
     int     *plen;                    /* bytes */
     int     *u16len;                  /* UTF-16 code units (JS .length) */
     double  *score;
@@ -98,6 +99,7 @@ struct use_model {
     uint64_t src_key;                 /* hash of the weight shards' and model.json's
                                        * sizes and change times: the int8 file's key */
     struct embed_pc *q8file;          /* the mapped int8 file the int8 forms view, or NULL */
+    struct embed_pc *f32file;         /* the mapped f32 panels of int8's f32 products, or NULL */
 };
 
 /* The products int8 quantises (use_pack), in the int8 file's order:
@@ -135,78 +137,233 @@ static int vocab_find(const struct use_model *m, const char *s, size_t n)
     return -1;
 }
 
+/*
+ * vocab.json is [[piece, score], ...] (8,000 pairs in use-lite-en), read
+ * here rather than by cJSON, whose tree of 24,000 nodes, each its own
+ * allocation, was a third of a one-shot query's CPU (mostly page faults on
+ * a fresh heap). The grammar is JSON's, restricted to that shape: white
+ * space where JSON allows it; a piece is a JSON string (every escape,
+ * \uXXXX with surrogate pairs), stored decoded in one block; a score is a
+ * number or null. A lone surrogate or a raw control byte refuses the file,
+ * as cJSON did; so does \u0000, which cJSON cut the piece at.
+ */
+struct vscan {
+    const char *p, *end;
+};
+
+static void vs_ws(struct vscan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static int vs_eat(struct vscan *s, char c)
+{
+    vs_ws(s);
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static int vs_hex4(const char *p, uint32_t *v)
+{
+    int i;
+
+    *v = 0;
+    for (i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        *v = *v << 4 | (uint32_t)d;
+    }
+    return 0;
+}
+
+/* The JSON string at s->p, decoded to out (room for cap bytes); its
+ * length in *n. -1 if malformed or longer than cap. */
+static int vs_string(struct vscan *s, char *out, size_t cap, size_t *n)
+{
+    *n = 0;
+    if (!vs_eat(s, '"'))
+        return -1;
+    while (s->p < s->end && *s->p != '"') {
+        unsigned char c = (unsigned char)*s->p++;
+        uint32_t cp, lo;
+
+        if (c < 0x20)
+            return -1;
+        if (c != '\\') {
+            if (*n >= cap)
+                return -1;
+            out[(*n)++] = (char)c;
+            continue;
+        }
+        if (s->p >= s->end)
+            return -1;
+        switch (c = (unsigned char)*s->p++) {
+        case '"': case '\\': case '/': cp = c; break;
+        case 'b': cp = '\b'; break;
+        case 'f': cp = '\f'; break;
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case 'u':
+            if (s->end - s->p < 4 || vs_hex4(s->p, &cp) != 0 || cp == 0)
+                return -1;
+            s->p += 4;
+            if (cp >= 0xDC00 && cp <= 0xDFFF)
+                return -1;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (s->end - s->p < 6 || s->p[0] != '\\' || s->p[1] != 'u' ||
+                    vs_hex4(s->p + 2, &lo) != 0 || lo < 0xDC00 || lo > 0xDFFF)
+                    return -1;
+                s->p += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            break;
+        default:
+            return -1;
+        }
+        if (cap - *n < 4)
+            return -1;
+        *n += utf8_encode(cp, out + *n);
+    }
+    if (s->p >= s->end)
+        return -1;
+    s->p++;
+    return 0;
+}
+
+/* A score: a JSON number, or null (the ':' piece has one: 0 in the JS sum). */
+static int vs_score(struct vscan *s, double *v)
+{
+    char num[64], *e;
+    size_t n = 0;
+
+    vs_ws(s);
+    if (s->end - s->p >= 4 && memcmp(s->p, "null", 4) == 0) {
+        s->p += 4;
+        *v = 0.0;
+        return 0;
+    }
+    while (s->p < s->end && n < sizeof(num) - 1 &&
+           ((*s->p >= '0' && *s->p <= '9') || *s->p == '-' || *s->p == '+' || *s->p == '.' ||
+            *s->p == 'e' || *s->p == 'E'))
+        num[n++] = *s->p++;
+    num[n] = 0;
+    if (n == 0 || n == sizeof(num) - 1)
+        return -1;
+    *v = strtod(num, &e);
+    return *e || !isfinite(*v) ? -1 : 0;
+}
+
 static int load_vocab(struct use_model *m, const char *dir, char *err,
                       size_t errlen)
 {
-    char *text = embed_read_file(dir, "vocab.json", USE_MAX_JSON, NULL, NULL, err, errlen);
-    cJSON *j = text ? cJSON_Parse(text) : NULL, *e;
-    int i = 0, rc = -1;
+    size_t len = 0, used = 0, cap = 0;
+    char *text = embed_read_file(dir, "vocab.json", USE_MAX_JSON, &len, NULL, err, errlen);
+    struct vscan s = { text, text + len };
+    int i, rc = -1;
 
     if (!text)
         goto out;
-    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) <= USE_RESERVED ||
-        cJSON_GetArraySize(j) > (1 << 20)) {
-        embed_errf(err, errlen, "vocab.json is not an array of [piece, score] pairs");
-        goto out;
-    }
-    m->nvocab = cJSON_GetArraySize(j);
-    m->piece = calloc((size_t)m->nvocab, sizeof(*m->piece));
-    m->plen = calloc((size_t)m->nvocab, sizeof(*m->plen));
-    m->u16len = calloc((size_t)m->nvocab, sizeof(*m->u16len));
-    m->score = calloc((size_t)m->nvocab, sizeof(*m->score));
-    for (m->nslot = 16; m->nslot < (size_t)m->nvocab * 2; m->nslot *= 2)
-        ;
-    m->slot = calloc(m->nslot, sizeof(*m->slot));
-    if (!m->piece || !m->plen || !m->u16len || !m->score || !m->slot) {
+    /* decoded pieces are never longer than their JSON text */
+    if (!(m->pieces = malloc(len + 1))) {
         embed_errf(err, errlen, "out of memory");
         goto out;
     }
-    cJSON_ArrayForEach(e, j) {
-        const cJSON *p = cJSON_GetArrayItem(e, 0), *s = cJSON_GetArrayItem(e, 1);
-        size_t n, k, cps = 0;
+    if (!vs_eat(&s, '['))
+        goto bad;
+    for (i = 0; !(i == 0 && vs_eat(&s, ']')); i++) {
+        size_t n = 0, k, cps = 0;
+        double score;
 
-        /* A null score (the ':' piece has one) is 0 in the JS sum. */
-        if (!cJSON_IsArray(e) || !cJSON_IsString(p) || (!cJSON_IsNumber(s) && !cJSON_IsNull(s))) {
+        if (i > 0 && !vs_eat(&s, ','))
+            goto bad;
+        if (i >= (1 << 20)) {
+            embed_errf(err, errlen, "vocab.json has more than %d pieces", 1 << 20);
+            goto out;
+        }
+        if (i == (int)cap) {
+            size_t nc = cap ? cap * 2 : 1024;
+            char **p1 = realloc(m->piece, nc * sizeof(*m->piece));
+            int *p2 = p1 ? realloc(m->plen, nc * sizeof(*m->plen)) : NULL;
+            int *p3 = p2 ? realloc(m->u16len, nc * sizeof(*m->u16len)) : NULL;
+            double *p4 = p3 ? realloc(m->score, nc * sizeof(*m->score)) : NULL;
+
+            if (p1)
+                m->piece = p1;
+            if (p2)
+                m->plen = p2;
+            if (p3)
+                m->u16len = p3;
+            if (!p4) {
+                embed_errf(err, errlen, "out of memory");
+                goto out;
+            }
+            m->score = p4;
+            cap = nc;
+        }
+        if (!vs_eat(&s, '[') || vs_string(&s, m->pieces + used, len - used, &n) != 0 ||
+            !vs_eat(&s, ',') || vs_score(&s, &score) != 0 || !vs_eat(&s, ']')) {
             embed_errf(err, errlen, "vocab.json: entry %d is not [piece, score]", i);
             goto out;
         }
-        n = strlen(p->valuestring);
-        if (n == 0 || n > 256 || !utf8_valid(p->valuestring, n)) {
+        if (n == 0 || n > 256 || !utf8_valid(m->pieces + used, n)) {
             embed_errf(err, errlen, "vocab.json: entry %d is empty, too long or not UTF-8", i);
             goto out;
         }
-        m->piece[i] = malloc(n + 1);
-        if (!m->piece[i]) {
-            embed_errf(err, errlen, "out of memory");
-            goto out;
-        }
-        memcpy(m->piece[i], p->valuestring, n + 1);
+        m->piece[i] = m->pieces + used;
+        m->pieces[used + n] = 0;   /* room: the closing quote's byte at least */
+        used += n + 1;
         m->plen[i] = (int)n;
-        m->score[i] = cJSON_IsNumber(s) ? s->valuedouble : 0.0;
+        m->score[i] = score;
+        m->u16len[i] = 0;
         for (k = 0; k < n;) {
             uint32_t cp;
-            k += utf8_decode(p->valuestring + k, n - k, &cp);
+            k += utf8_decode(m->piece[i] + k, n - k, &cp);
             m->u16len[i] += cp >= 0x10000 ? 2 : 1;
             cps++;
         }
-        if (i >= USE_RESERVED) {
-            /* A repeated piece: the JS trie keeps the later entry. */
-            size_t h = (size_t)fnv1a64(m->piece[i], n, FNV1A64_BASIS) & (m->nslot - 1);
-            while (m->slot[h]) {
-                int id = m->slot[h] - 1;
-                if (m->plen[id] == (int)n && memcmp(m->piece[id], m->piece[i], n) == 0)
-                    break;
-                h = (h + 1) & (m->nslot - 1);
-            }
-            m->slot[h] = i + 1;
-            if ((int)cps > m->max_cp)
-                m->max_cp = (int)cps;
+        if (i >= USE_RESERVED && (int)cps > m->max_cp)
+            m->max_cp = (int)cps;
+        m->nvocab = i + 1;
+        if (vs_eat(&s, ']'))
+            break;
+    }
+    vs_ws(&s);
+    if (s.p != s.end)
+        goto bad;   /* something after the array */
+    if (m->nvocab <= USE_RESERVED)
+        goto bad;
+    for (m->nslot = 16; m->nslot < (size_t)m->nvocab * 2; m->nslot *= 2)
+        ;
+    if (!(m->slot = calloc(m->nslot, sizeof(*m->slot)))) {
+        embed_errf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (i = USE_RESERVED; i < m->nvocab; i++) {
+        /* A repeated piece: the JS trie keeps the later entry. */
+        size_t n = (size_t)m->plen[i];
+        size_t h = (size_t)fnv1a64(m->piece[i], n, FNV1A64_BASIS) & (m->nslot - 1);
+
+        while (m->slot[h]) {
+            int id = m->slot[h] - 1;
+            if (m->plen[id] == (int)n && memcmp(m->piece[id], m->piece[i], n) == 0)
+                break;
+            h = (h + 1) & (m->nslot - 1);
         }
-        i++;
+        m->slot[h] = i + 1;
     }
     rc = 0;
+    goto out;
+bad:
+    embed_errf(err, errlen, "vocab.json is not an array of [piece, score] pairs");
 out:
-    cJSON_Delete(j);
     free(text);
     return rc;
 }
@@ -639,15 +796,36 @@ static void use_unpack(struct use_model *m)
     m->pt = NULL;
     embed_pc_close(m->q8file);   /* after the views over it */
     m->q8file = NULL;
+    embed_pc_close(m->f32file);
+    m->f32file = NULL;
 }
 
-struct use_q8w {
+/* A product's weight w[k][n], rows ldw apart, and where its pack goes. */
+struct use_prod {
     const float *w;
     int ldw, n, k;
     struct embed_k_packed **slot;
 };
 
-static void use_q8_list(struct use_model *m, struct use_q8w *q)
+/* The products that stay f32 with int8 (use_pack): Wd (when the layer
+ * has one) and V of each layer, then Wt. Returns the count. */
+#define USE_NF32 5
+static int use_f32_list(struct use_model *m, struct use_prod *f)
+{
+    int i, n = 0;
+
+    for (i = 0; i < 2; i++) {
+        struct use_layer *L = &m->layer[i];
+
+        if (L->wd)
+            f[n++] = (struct use_prod){ L->wd, L->dout, L->dout, L->din, &L->pd };
+        f[n++] = (struct use_prod){ L->wqkv + 2 * L->d, 3 * L->d, L->d, L->din, &L->pv };
+    }
+    f[n++] = (struct use_prod){ m->wt, USE_DIM, USE_DIM, USE_DIM, &m->pt };
+    return n;
+}
+
+static void use_q8_list(struct use_model *m, struct use_prod *q)
 {
     int i;
 
@@ -655,11 +833,11 @@ static void use_q8_list(struct use_model *m, struct use_q8w *q)
         struct use_layer *L = &m->layer[i];
         int d = L->d;
 
-        q[5 * i + 0] = (struct use_q8w){ L->wqkv, 3 * d, d, L->din, &L->pq };
-        q[5 * i + 1] = (struct use_q8w){ L->wqkv + d, 3 * d, d, L->din, &L->pk };
-        q[5 * i + 2] = (struct use_q8w){ L->wo, L->dout, L->dout, d, &L->po };
-        q[5 * i + 3] = (struct use_q8w){ L->w1, L->inner, L->inner, L->dout, &L->p1 };
-        q[5 * i + 4] = (struct use_q8w){ L->w2, L->dout, L->dout, L->inner, &L->p2 };
+        q[5 * i + 0] = (struct use_prod){ L->wqkv, 3 * d, d, L->din, &L->pq };
+        q[5 * i + 1] = (struct use_prod){ L->wqkv + d, 3 * d, d, L->din, &L->pk };
+        q[5 * i + 2] = (struct use_prod){ L->wo, L->dout, L->dout, d, &L->po };
+        q[5 * i + 3] = (struct use_prod){ L->w1, L->inner, L->inner, L->dout, &L->p1 };
+        q[5 * i + 4] = (struct use_prod){ L->w2, L->dout, L->dout, L->inner, &L->p2 };
     }
 }
 
@@ -675,11 +853,11 @@ static int use_q8_file_wanted(const struct use_model *m)
 /* t: the int8 file's shapes and edge values of q's weights, 16 values at
  * each end of each [k][n] weight (its first row's first, its last row's
  * last): read from the weights in memory, 2 pages a weight. */
-static void use_q8_edges(const struct use_q8w *q, struct embed_pc_tensor *t)
+static void use_q8_edges(const struct use_prod *q, int nq, struct embed_pc_tensor *t)
 {
     int i;
 
-    for (i = 0; i < USE_NQ8; i++) {
+    for (i = 0; i < nq; i++) {
         size_t e = q[i].n < EMBED_PC_EDGE ? (size_t)q[i].n : EMBED_PC_EDGE;
         const float *last = q[i].w + (size_t)(q[i].k - 1) * q[i].ldw + q[i].n - e;
 
@@ -688,6 +866,27 @@ static void use_q8_edges(const struct use_q8w *q, struct embed_pc_tensor *t)
         t[i].k = q[i].k;
         memcpy(t[i].edge, q[i].w, e * sizeof(float));
         memcpy(t[i].edge + EMBED_PC_EDGE, last, e * sizeof(float));
+    }
+}
+
+/* t: the f32 file's shapes and edge values of f's weights, as
+ * embed_pc_edges gives them for w[n][k] (the first output's first 16
+ * inputs, the last output's last 16), read from the [k][n] layout: what
+ * packcache.c checks the panels against. */
+static void use_f32_edges(const struct use_prod *f, int nf, struct embed_pc_tensor *t)
+{
+    int i, c;
+
+    for (i = 0; i < nf; i++) {
+        int e = f[i].k < EMBED_PC_EDGE ? f[i].k : EMBED_PC_EDGE;
+
+        memset(&t[i], 0, sizeof(t[i]));
+        t[i].n = f[i].n;
+        t[i].k = f[i].k;
+        for (c = 0; c < e; c++) {
+            t[i].edge[c] = f[i].w[(size_t)c * f[i].ldw];
+            t[i].edge[e + c] = f[i].w[(size_t)(f[i].k - e + c) * f[i].ldw + f[i].n - 1];
+        }
     }
 }
 
@@ -717,31 +916,39 @@ static void use_q8_edges(const struct use_q8w *q, struct embed_pc_tensor *t)
 static void use_pack(struct use_model *m)
 {
     struct embed_k_packed *(*f32)(const float *, int, int, int) = embed_k_pack_kn;
-    struct use_q8w q[USE_NQ8];
-    struct embed_pc_tensor t[USE_NQ8];
+    struct use_prod q[USE_NQ8], f[USE_NF32];
+    struct embed_pc_tensor t[USE_NQ8], tf[USE_NF32];
+    struct embed_pc_source src = { m->nbytes, 0, 0, m->src_key };
     const void *img[USE_NQ8];
     const struct embed_k_q8 *made[USE_NQ8];
+    const float *panels[USE_NF32];
     char err[256];
-    int i, file = 0;
+    int i, file = 0, pfile = 0, nf, nr = embed_k_pack_width();
 
     m->pack_tried = 1;
     if (!m->int8 && !embed_k_packed_pays())
         return;
     use_q8_list(m, q);
+    nf = use_f32_list(m, f);
     if (m->int8 && (file = use_q8_file_wanted(m))) {
-        use_q8_edges(q, t);
+        use_q8_edges(q, USE_NQ8, t);
         m->q8file = embed_pc_q8_open(m->dir, m->src_key, t, USE_NQ8, img, err, sizeof err);
+        /* the f32 products' panels (their width is the SIMD level's, so
+         * they are in the level's nrNN.bin, not in the int8 file) */
+        if ((pfile = embed_k_packed_pays())) {
+            use_f32_edges(f, nf, tf);
+            m->f32file = embed_pc_open(m->dir, nr, &src, tf, nf, panels, err, sizeof err);
+        }
     }
-    for (i = 0; i < 2; i++) {
-        struct use_layer *L = &m->layer[i];
-        int d = L->d;
-
-        if ((L->wd && !(L->pd = f32(L->wd, L->dout, L->dout, L->din))) ||
-            !(L->pv = f32(L->wqkv + 2 * d, 3 * d, d, L->din)))
+    for (i = 0; i < nf; i++) {
+        *f[i].slot = m->f32file
+                         ? embed_k_packed_view_kn(f[i].w, f[i].ldw, f[i].n, f[i].k, nr, panels[i])
+                         : f32(f[i].w, f[i].ldw, f[i].n, f[i].k);
+        if (!*f[i].slot)
             goto fail;
     }
     for (i = 0; i < USE_NQ8; i++) {
-        const struct use_q8w *w = &q[i];
+        const struct use_prod *w = &q[i];
 
         *w->slot = !m->int8 ? f32(w->w, w->ldw, w->n, w->k)
                    : m->q8file ? embed_k_packed_q8_view(w->w, w->ldw, w->n, w->k, img[i])
@@ -750,11 +957,15 @@ static void use_pack(struct use_model *m)
             goto fail;
         made[i] = embed_k_packed_q8(*w->slot);
     }
-    if (!(m->pt = f32(m->wt, USE_DIM, USE_DIM, USE_DIM)))
-        goto fail;
-    /* best effort: without the file the next process quantises again */
+    /* best effort: without the files the next process packs again */
     if (file && !m->q8file)
         (void)embed_pc_q8_write(m->dir, m->src_key, t, USE_NQ8, made, err, sizeof err);
+    if (pfile && !m->f32file) {
+        for (i = 0; i < nf; i++)
+            panels[i] = embed_k_packed_panels(*f[i].slot);
+        if (embed_k_packed_nr(*f[0].slot) == nr)
+            (void)embed_pc_write(m->dir, nr, &src, tf, nf, panels, err, sizeof err);
+    }
     return;
 fail:
     use_unpack(m);
@@ -771,13 +982,10 @@ void use_int8(struct use_model *m, int on)
 
 void use_free(struct use_model *m)
 {
-    int i;
-
     if (!m)
         return;
     use_unpack(m);
-    for (i = 0; m->piece && i < m->nvocab; i++)
-        free(m->piece[i]);
+    free(m->pieces);
     free(m->piece);
     free(m->plen);
     free(m->u16len);

@@ -1,5 +1,5 @@
 /*
- * test_embed_blas_load.c: without CAIRN_BLAS, the first kernel call loads
+ * test_embed_blas_load.c: without CAIRN_BLAS, the first product through BLAS loads
  * OpenBLAS at run time (kernels.c): embed_k_blas says so, there is no
  * note, and a product through it is right. Its counterpart on the scalar
  * fallback is test_embed_blas_none.c.
@@ -17,7 +17,11 @@ int main(void)
 
     unsetenv("CAIRN_BLAS");
     embed_k_set_threads(1);
+    /* setting the count does not load it (a query on packed products
+     * never does): it is given when OpenBLAS loads */
+    T_EQ_INT(embed_k_blas_tried(), 0);
     T_EQ_INT(embed_k_blas(), 1);
+    T_EQ_INT(embed_k_blas_tried(), 1);
     T_EQ_STR(embed_k_note(), "");
     /* Twice from the same process: the choice is made once. */
     T_EQ_INT(embed_k_blas(), 1);

@@ -446,6 +446,72 @@ static void test_mapped(void)
     g_split_pages = 0;
 }
 
+/* vocab.json's own reader (use.c): the same vocabulary written with JSON
+ * escapes, white space and a null score gives the same ids; malformed
+ * files are refused with a message. */
+static void test_vocab_json(void)
+{
+    static const char *const texts[] = { "the", "a the", "qq", "\xF0\x9F\x8E\x89",
+                                         "x\xF0\x9F\x8E\x89x", "ab", " ", "the\tthe" };
+    /* vocab_json with escapes: \u2581 for U+2581, a surrogate pair for
+     * U+1F389, \ufffd, \/ and exponents, and white space around it all */
+    static const char escaped[] =
+        " [ [\"\\ufffd\", 0] ,[\"<s>\",0e0],[\"<\\/s>\",-0],[\"e1\",0],[\"e2\",0],[\"e3\",null],\n"
+        "[\"\\u2581\",-2],[\"\\u2581the\",-1.0],[\"\\u2581a\",-3],[\"t\",-5E0],"
+        "[\"h\",-5],[\"e\",-0.5e1],[\"the\",-2],[\"\\u2581t\",-4],[\"x\",-6],"
+        "[\"\\ud83c\\udf89\",-3],[\"ab\",-1],[\"\\u0061\",-1],[\"b\",-1]]\r\n";
+    static const char *const bad[][2] = {
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"\\ud83c\",0],[\"f\",0]]", "entry 5" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"\\udf89x\",0],[\"f\",0]]", "entry 5" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"x\\u0000\",0],[\"f\",0]]", "entry 5" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"x\",1e999],[\"f\",0]]", "entry 5" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"x\",--1],[\"f\",0]]", "entry 5" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"x\",0,1],[\"f\",0]]", "entry 5" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"\",0],[\"f\",0]]", "entry 5" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"f\",0]] x", "pairs" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"f\",0]", "pairs" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"f\",0],]", "entry 6" },
+        { "[[\"a\",0],[\"b\",0]]", "pairs" },
+        { "[]", "pairs" },
+        { "", "pairs" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"f\\x\",0]]", "entry 5" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"f\tg\",0]]", "entry 5" },
+        { "[[\"a\",0],[\"b\",0],[\"c\",0],[\"d\",0],[\"e\",0],[\"\\u12\",0]]", "entry 5" },
+    };
+    int32_t want[8][128], got[128];
+    int nwant[8], i, j;
+    char err[256];
+    struct embed_model *m;
+
+    write_model(0, 0, 0, "group1-shard1of2");
+    m = embed_load(tmpdir, err, sizeof(err));
+    T_CHECK(m != NULL);
+    if (!m)
+        return;
+    for (i = 0; i < 8; i++)
+        nwant[i] = embed_tokenize(m, texts[i], 0, want[i], 128);
+    embed_free(m);
+    write_file("vocab.json", escaped, strlen(escaped));
+    m = embed_load(tmpdir, err, sizeof(err));
+    T_CHECK(m != NULL);
+    if (!m) {
+        fprintf(stderr, "escaped vocab: %s\n", err);
+        return;
+    }
+    for (i = 0; i < 8; i++) {
+        int n = embed_tokenize(m, texts[i], 0, got, 128);
+        T_EQ_INT(n, nwant[i]);
+        for (j = 0; j < n && j < nwant[i]; j++)
+            T_EQ_INT(got[j], want[i][j]);
+    }
+    embed_free(m);
+    for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+        write_file("vocab.json", bad[i][0], strlen(bad[i][0]));
+        expect_refused(bad[i][0], bad[i][1]);
+    }
+    write_file("vocab.json", vocab_json, strlen(vocab_json));
+}
+
 /* The real model against its JS implementation. */
 static void test_golden(void)
 {
@@ -636,6 +702,61 @@ static void test_q8_file(void)
     free(old);
 }
 
+/* The f32 products of int8 (Wd, V, Wt) come packed from the level's
+ * nrNN.bin beside the int8 file: written at the first pass, then mapped
+ * (not rewritten), the same bits every time; a damaged or stale file is
+ * ignored and rewritten. */
+static void test_f32_file(void)
+{
+    float ref[3 * 512], out[3 * 512], stale_ref[3 * 512];
+    char path[600], name[64], *good, *now;
+    size_t n = 0, m = 0;
+    struct stat st;
+    ino_t ino;
+
+    if (!embed_k_packed_pays()) {
+        T_SKIP("this CPU runs no packed product (no f32 file)");
+        return;
+    }
+    snprintf(name, sizeof(name), ".cairn-packed/nr%d.bin", embed_k_pack_width());
+    snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+    write_model(0, 0, 0, "group1-shard1of2");
+    unlink(path);
+    setenv("CAIRN_PACK_CACHE", "0", 1);
+    q8_encode(ref);
+    T_CHECK(stat(path, &st) != 0);          /* off: nothing written */
+    unsetenv("CAIRN_PACK_CACHE");
+    q8_encode(out);
+    T_CHECK(memcmp(out, ref, sizeof(out)) == 0);
+    T_CHECK(stat(path, &st) == 0);
+    ino = st.st_ino;
+    good = read_all(path, &n);
+    T_CHECK(good != NULL && n > 128);
+    if (!good)
+        return;
+    q8_encode(out);                         /* mapped: same bits, not rewritten */
+    T_CHECK(memcmp(out, ref, sizeof(out)) == 0);
+    T_CHECK(stat(path, &st) == 0 && st.st_ino == ino);
+    write_file(name, good, n - 1);          /* cut by a byte */
+    q8_encode(out);
+    T_CHECK(memcmp(out, ref, sizeof(out)) == 0);
+    now = read_all(path, &m);
+    T_CHECK(now && m == n && memcmp(now, good, n) == 0);
+    free(now);
+    /* other weights of the same shapes: the old file is stale */
+    write_model(0, 0, 0, "group1-shard1of2");
+    setenv("CAIRN_PACK_CACHE", "0", 1);
+    q8_encode(stale_ref);
+    unsetenv("CAIRN_PACK_CACHE");
+    write_file(name, good, n);
+    q8_encode(out);
+    T_CHECK(memcmp(out, stale_ref, sizeof(out)) == 0);
+    now = read_all(path, &m);
+    T_CHECK(now && m == n && memcmp(now, good, n) != 0);
+    free(now);
+    free(good);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -651,8 +772,10 @@ int main(void)
     T_RUN(test_threads);
     T_RUN(test_hostile);
     T_RUN(test_mapped);
+    T_RUN(test_vocab_json);
     T_RUN(test_golden);
     T_RUN(test_q8_file);
+    T_RUN(test_f32_file);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", tmpdir);
