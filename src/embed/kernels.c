@@ -29,6 +29,7 @@
 #include <cblas.h>          /* enums and blasint only: no symbol is linked */
 #include <math.h>
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define K_X86 1
 #endif
@@ -239,13 +240,28 @@ int embed_k_simd_cpu(void)
 #endif
 }
 
+#ifdef K_X86
+/* AVX-VNNI from CPUID (leaf 7, subleaf 1, EAX bit 4), not
+ * __builtin_cpu_supports("avxvnni"): clang 14 rejects that name, and
+ * `make fuzz` builds the library with clang. The caller has checked AVX2,
+ * so the OS saves the ymm registers this needs. */
+static int k_cpu_avxvnni(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+
+    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d))
+        return 0;
+    return (a >> 4) & 1;
+}
+#endif
+
 int embed_k_simd_vnni(void)
 {
     int v = 0;
 
     pthread_once(&k_simd_once, k_simd_init);
 #ifdef K_X86
-    if (embed_k_simd_cpu() >= 1 && __builtin_cpu_supports("avxvnni"))
+    if (embed_k_simd_cpu() >= 1 && k_cpu_avxvnni())
         v |= 1;
     if (embed_k_simd_cpu() >= 2 && __builtin_cpu_supports("avx512vnni"))
         v |= 2;
