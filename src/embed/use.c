@@ -24,6 +24,7 @@
 #include "embed/packcache.h"
 #include "util/buf.h"
 #include "util/hash.h"
+#include "util/json.h"
 #include "util/utf8.h"
 #include "embed/common.h"
 
@@ -698,12 +699,71 @@ static int load_layer(struct use_model *m, const struct use_manifest *man, int l
     return 0;
 }
 
+static const char *json_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* model.json with only its weightsManifest built: the file is mostly the
+ * graph's topology (247 KB in use-lite-en), which cJSON built as a tree of
+ * thousands of nodes for nothing (~10% of a one-shot query's CPU). The
+ * other members are stepped over by json_scan (json_parse's grammar, no
+ * allocation). The first of repeated keys counts, as in cJSON's lookup.
+ * NULL if the text is not a JSON object. */
+static cJSON *model_manifest(const char *text, size_t len)
+{
+    const char *p = text, *end = text + len, *next;
+    cJSON *out = cJSON_CreateObject(), *key = NULL, *v;
+
+    if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+        p += 3;
+    p = json_ws(p, end);
+    if (!out || p >= end || *p++ != '{')
+        goto bad;
+    p = json_ws(p, end);
+    if (p < end && *p == '}')
+        return out;
+    for (;;) {
+        if (json_scan(p, (size_t)(end - p), &next) != cJSON_String ||
+            !(key = json_parse(p, (size_t)(end - p), &next)))
+            goto bad;
+        p = json_ws(next, end);
+        if (p >= end || *p++ != ':')
+            goto bad;
+        if (strcmp(key->valuestring, "weightsManifest") == 0 &&
+            !cJSON_GetObjectItemCaseSensitive(out, "weightsManifest")) {
+            if (!(v = json_parse(p, (size_t)(end - p), &next)))
+                goto bad;
+            cJSON_AddItemToObject(out, "weightsManifest", v);
+        } else if (!json_scan(p, (size_t)(end - p), &next)) {
+            goto bad;
+        }
+        cJSON_Delete(key);
+        key = NULL;
+        p = json_ws(next, end);
+        if (p < end && *p == ',') {
+            p = json_ws(p + 1, end);
+            continue;
+        }
+        if (p < end && *p == '}')
+            return out;
+        goto bad;
+    }
+bad:
+    cJSON_Delete(key);
+    cJSON_Delete(out);
+    return NULL;
+}
+
 struct use_model *use_load(const char *dir, char *err, size_t errlen)
 {
     struct use_model *m = calloc(1, sizeof(*m));
     struct use_manifest man = { NULL, 0 };
     char *text = NULL, local[256];
     cJSON *model = NULL;
+    size_t len = 0;
     int64_t sh[4];
     int ok = 0;
 
@@ -731,10 +791,10 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
         else
             use_key_add(m, &st);
     }
-    text = embed_read_file(dir, "model.json", USE_MAX_JSON, NULL, NULL, err, errlen);
+    text = embed_read_file(dir, "model.json", USE_MAX_JSON, &len, NULL, err, errlen);
     if (!text)
         goto out;
-    model = cJSON_Parse(text);
+    model = model_manifest(text, len);
     if (!cJSON_IsObject(model)) {
         embed_errf(err, errlen, "model.json is not a JSON object");
         goto out;

@@ -446,6 +446,89 @@ static void test_mapped(void)
     g_split_pages = 0;
 }
 
+/* doc = tmpl with its "%s" replaced by man. */
+static void put_manifest(char *doc, const char *tmpl, const char *man)
+{
+    const char *at = strstr(tmpl, "%s");
+    size_t head = at ? (size_t)(at - tmpl) : strlen(tmpl);
+
+    memcpy(doc, tmpl, head);
+    doc[head] = 0;
+    if (at) {
+        strcat(doc, man);
+        strcat(doc, at + 2);
+    }
+}
+
+/* model.json: only weightsManifest is built (use.c model_manifest); the
+ * other members are stepped over, however they nest, and the first of two
+ * manifests counts; a malformed object is refused. */
+static void test_model_json(void)
+{
+    char err[256], *text, *man, *doc;
+    struct embed_model *m;
+    cJSON *root;
+    size_t n = 0, i;
+    float ref[512], out[512];
+    const char *one[] = { "a the ab x" };
+    static const char *const fmt_ok[] = {
+        "{\"format\": \"graph-model\", \"modelTopology\": {\"node\": [\"}\", {\"weightsManifest\": 1}, "
+        "[[[]]], -1.5e3, true, null, \"\\\"{\"]}, \"weightsManifest\": %s, \"z\": {}}",
+        "\xEF\xBB\xBF {\"weightsManifest\" : %s , \"weightsManifest\": 3}\n",
+    };
+    static const char *const fmt_bad[][2] = {
+        { "{\"a\": [1, 2}, \"weightsManifest\": %s}", "not a JSON object" },
+        { "{\"a\": 1 \"weightsManifest\": %s}", "not a JSON object" },
+        { "{\"weightsManifest\": %s, }", "not a JSON object" },
+        { "[{\"weightsManifest\": %s}]", "not a JSON object" },
+        { "{\"weightsManifest\": %s", "not a JSON object" },
+        { "{\"a\": 1, \"b\": \"%s\"}", "no weightsManifest" },
+    };
+
+    write_model(0, 0, 0, "group1-shard1of2");
+    m = embed_load(tmpdir, err, sizeof(err));
+    T_CHECK(m != NULL);
+    if (!m)
+        return;
+    T_EQ_INT(embed_encode(m, one, 1, 0, ref), 0);
+    embed_free(m);
+    {
+        char path[600];
+        snprintf(path, sizeof(path), "%s/model.json", tmpdir);
+        text = read_all(path, &n);
+    }
+    root = text ? cJSON_Parse(text) : NULL;
+    man = root ? cJSON_PrintUnformatted(cJSON_GetObjectItem(root, "weightsManifest")) : NULL;
+    T_CHECK(man != NULL);
+    if (!man)
+        goto out;
+    doc = malloc(strlen(man) + 512);
+    for (i = 0; doc && i < sizeof(fmt_ok) / sizeof(fmt_ok[0]); i++) {
+        put_manifest(doc, fmt_ok[i], man);
+        write_file("model.json", doc, strlen(doc));
+        m = embed_load(tmpdir, err, sizeof(err));
+        T_CHECK(m != NULL);
+        if (!m) {
+            fprintf(stderr, "model.json %zu: %s\n", i, err);
+            continue;
+        }
+        T_EQ_INT(embed_encode(m, one, 1, 0, out), 0);
+        T_CHECK(memcmp(out, ref, sizeof(out)) == 0);
+        embed_free(m);
+    }
+    for (i = 0; doc && i < sizeof(fmt_bad) / sizeof(fmt_bad[0]); i++) {
+        put_manifest(doc, fmt_bad[i][0], i == 5 ? "x" : man);
+        write_file("model.json", doc, strlen(doc));
+        expect_refused(fmt_bad[i][0], fmt_bad[i][1]);
+    }
+    free(doc);
+out:
+    write_file("model.json", text ? text : "", text ? n : 0);
+    free(man);
+    cJSON_Delete(root);
+    free(text);
+}
+
 /* vocab.json's own reader (use.c): the same vocabulary written with JSON
  * escapes, white space and a null score gives the same ids; malformed
  * files are refused with a message. */
@@ -773,6 +856,7 @@ int main(void)
     T_RUN(test_hostile);
     T_RUN(test_mapped);
     T_RUN(test_vocab_json);
+    T_RUN(test_model_json);
     T_RUN(test_golden);
     T_RUN(test_q8_file);
     T_RUN(test_f32_file);
