@@ -237,7 +237,8 @@ static int pick_passages(const char *s, struct psg *v, int np, int sep, int max_
  * share the most (IDF-weighted) terms with the question, in their order,
  * joined by " … ". Time is linear in n (plus a sort of the passages).
  * Returns a malloc'd string or NULL. */
-char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens, int lead)
+char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens, int lead,
+                   int tail)
 {
     struct psg *v = NULL;
     struct buf b = BUF_INIT;
@@ -252,9 +253,24 @@ char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_token
         v[0].keep = 1;
         used += c0;
     }
+    /* a reply's closing: its last passages, in order, while they fit in
+     * tail tokens (policy.h, PACK_REPLY_TAIL) */
+    if (tail > 0 && v[0].keep) {
+        int t = 0, first = np;
+        for (int i = np - 1; i > 0; i--) {
+            int c = text_count_tokens(s + v[i].a, v[i].b - v[i].a);
+            if (t + c > tail || used + t + c > max_tokens)
+                break;
+            t += c;
+            first = i;
+        }
+        for (int i = first; i < np; i++)
+            v[i].keep = 1;
+        used += t;
+    }
     /* a reply's lead: the passages after the opening, in order, while
      * they fit in lead tokens (policy.h, PACK_REPLY_LEAD) */
-    for (int i = 1; i < np && v[i - 1].keep; i++) {
+    for (int i = 1; i < np && v[i - 1].keep && !v[i].keep; i++) {
         int c = text_count_tokens(s + v[i].a, v[i].b - v[i].a);
         if (used + c > lead)
             break;
@@ -690,6 +706,14 @@ static int reply_lead(const struct rmsg *m, int max)
     return m->role == ROLE_ASSISTANT ? (int)(max * PACK_REPLY_LEAD) : 0;
 }
 
+/* How much of it goes to its closing lines, kept beside the opening: a
+ * coding assistant ends a long reply with a summary of what it changed
+ * (policy.h, PACK_REPLY_TAIL). */
+static int reply_tail(const struct rmsg *m, int max)
+{
+    return m->role == ROLE_ASSISTANT && max >= PACK_REPLY_TAIL_MIN ? (int)(max * PACK_REPLY_TAIL) : 0;
+}
+
 /* Tries to add message i whole, or as an excerpt of at most cap tokens
  * (cap 0: whole only). Returns 1 if added (or a snippet grew). */
 static int try_add(struct packer *k, int i, int cap)
@@ -727,7 +751,8 @@ static int try_add(struct packer *k, int i, int cap)
         m->picked = 1;
     } else if (cap > 0 && limit >= PACK_MIN_EXCERPT) {
         int overhead = line_cost(m, "", 0);
-        char *ex = pack_excerpt(text, len, k->q, limit - overhead, reply_lead(m, limit - overhead));
+        char *ex = pack_excerpt(text, len, k->q, limit - overhead, reply_lead(m, limit - overhead),
+                                 reply_tail(m, limit - overhead));
         if (!ex)
             return 0;
         c = line_cost(m, ex, strlen(ex));
@@ -764,7 +789,8 @@ static int widen(struct packer *k, int i, int cap)
     int c = m->bytes > PACK_SCAN_MAX ? limit + 1 : line_cost(m, text, len);
     if (c > limit) {
         int max = limit - line_cost(m, "", 0);
-        if (cap == 0 || !(ex = pack_excerpt(text, len, k->q, max, reply_lead(m, max))))
+        if (cap == 0 || !(ex = pack_excerpt(text, len, k->q, max, reply_lead(m, max),
+                                           reply_tail(m, max))))
             return 0;
         c = line_cost(m, ex, strlen(ex));
         if (c > limit || c <= old) {
