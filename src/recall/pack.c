@@ -48,11 +48,12 @@ static double reply_lane_share(const char *v)
 }
 
 /* Assistant messages that match the question, best first (caller frees):
- * by reciprocal rank of their own BM25 among the replies and of the rank
- * of their round, so a reply that matches well in a round that ranks well
- * comes first. Its own BM25 alone put long replies that repeat the
- * question's words first (devmem dev, lane share 0.5: the round's rank
- * added gave answer spans for 3 more of 80 questions at 4k, 1 more at 8k). */
+ * the REPLY_LANE_OWN_TOP that match best alone, then by reciprocal rank
+ * of their own BM25 among the replies and of the rank of their round, so
+ * a reply that matches well in a round that ranks well comes first. Its
+ * own BM25 alone put long replies that repeat the question's words first
+ * (devmem dev, lane share 0.5: the round's rank added gave answer spans
+ * for 3 more of 80 questions at 4k, 1 more at 8k). */
 static int *replies_by_score(const struct pool *p)
 {
     struct sort_kv *v = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *v);
@@ -74,6 +75,10 @@ static int *replies_by_score(const struct pool *p)
         int x = (int)v[i].val;
         v[i].key = sort_key_double(1.0 / (RRF_K + i + 1) +
                                    W_REPLY_ROUND / (RRF_K + p->u[p->m[x].unit].rank + 1));
+        /* the replies that match best alone lead, in that order (policy.h,
+         * REPLY_LANE_OWN_TOP); fused scores stay under 2 / (RRF_K + 1) */
+        if (i < REPLY_LANE_OWN_TOP)
+            v[i].key = sort_key_double(1.0 + (REPLY_LANE_OWN_TOP - i));
     }
     if (sort_kv_desc(v, (size_t)n))
         goto fail;

@@ -1122,6 +1122,50 @@ static void test_pack_excerpt_choice(void)
     free(filler);
 }
 
+/* A question about what the assistant said: the reply that matches it
+ * best alone leads the reply lane (REPLY_LANE_OWN_TOP), though its round
+ * ranks last (its user turn pasted an error that shares none of the
+ * question's words) and the fused order put it past what the lane holds. */
+static void test_lane_own_top(void)
+{
+    static const char *const terms[] = { "zebra", "quokka", NULL };
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    char *filler = words("the burrow service reads its config at start and logs it.", 30);
+    char turns[16][400], replies[16][2400];
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    for (int i = 0; i < 16; i++) {
+        snprintf(turns[i], sizeof turns[i], "round %d: the zebra and the quokka burrow, "
+                 "how do they share it, zebra quokka?", i);
+        snprintf(replies[i], sizeof replies[i], "The zebra burrow. %s", filler);
+        tp_msg(&t, ROLE_USER, NULL, turns[i], 1000);
+        tp_msg(&t, ROLE_ASSISTANT, NULL, replies[i], 1000);
+    }
+    char *log = words("error 42 at line 7 of burrow.c in read_config, retrying now.", 40);
+    tp_msg(&t, ROLE_USER, NULL, log, 1000);
+    tp_msg(&t, ROLE_ASSISTANT, NULL, "The quokka flag must be set before the zebra one: "
+           "quokka first, then zebra.", 1000);
+    tp_finish(&t, 0);
+    t.q.asks_reply = 1;
+    rank_default(&t.p, &t.q, 1, NULL);
+    /* its round ranks last; its reply matches best alone */
+    for (int i = 0; i < 32; i++) {
+        T_CHECK(t.p.u[t.p.m[i].unit].score > t.p.u[t.p.m[33].unit].score);
+        if (t.p.m[i].role == ROLE_ASSISTANT)
+            T_CHECK(t.p.m[i].s_msg < t.p.m[33].s_msg);
+    }
+    T_EQ_INT(pack_mem(&t, &ms, 1000, NULL, &r), CAIRN_OK);
+    T_CHECK(r.tokens <= 1000);
+    T_CHECK(item_of(&r, "m34") >= 0);
+    T_CHECK(strstr(r.text, "The quokka flag must be set before the zebra one") != NULL);
+    result_free(&r);
+    tp_free(&t);
+    free(filler);
+    free(log);
+}
+
 /* One round: a question on the aardvark table and its reply, ranked. */
 static void reply_pool(struct tpool *t, const char *reply)
 {
@@ -1333,6 +1377,7 @@ int main(void)
     T_RUN(test_pack_excerpt_choice);
     T_RUN(test_pack_reply_lead);
     T_RUN(test_pack_reply_tail);
+    T_RUN(test_lane_own_top);
     T_RUN(test_pack_cite);
     return T_DONE();
 }
