@@ -855,7 +855,7 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
             x->picked = 2;
             used += head + text_count_tokens(x->shown, k) + 1;
         } else if (room >= NOTE_MIN_CUT) {
-            x->shown = pack_excerpt(s.text, n, q, room - 4, 0);
+            x->shown = pack_excerpt(s.text, n, q, room - 4, 0, 0);
             free(s.text);
             if (!x->shown) {
                 *rc = cairn__err(h, CAIRN_NOMEM, "out of memory");

@@ -48,11 +48,12 @@ static double reply_lane_share(const char *v)
 }
 
 /* Assistant messages that match the question, best first (caller frees):
- * by reciprocal rank of their own BM25 among the replies and of the rank
- * of their round, so a reply that matches well in a round that ranks well
- * comes first. Its own BM25 alone put long replies that repeat the
- * question's words first (devmem dev, lane share 0.5: the round's rank
- * added gave answer spans for 3 more of 80 questions at 4k, 1 more at 8k). */
+ * the REPLY_LANE_OWN_TOP that match best alone, then by reciprocal rank
+ * of their own BM25 among the replies and of the rank of their round, so
+ * a reply that matches well in a round that ranks well comes first. Its
+ * own BM25 alone put long replies that repeat the question's words first
+ * (devmem dev, lane share 0.5: the round's rank added gave answer spans
+ * for 3 more of 80 questions at 4k, 1 more at 8k). */
 static int *replies_by_score(const struct pool *p)
 {
     struct sort_kv *v = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *v);
@@ -74,6 +75,10 @@ static int *replies_by_score(const struct pool *p)
         int x = (int)v[i].val;
         v[i].key = sort_key_double(1.0 / (RRF_K + i + 1) +
                                    W_REPLY_ROUND / (RRF_K + p->u[p->m[x].unit].rank + 1));
+        /* the replies that match best alone lead, in that order (policy.h,
+         * REPLY_LANE_OWN_TOP); fused scores stay under 2 / (RRF_K + 1) */
+        if (i < REPLY_LANE_OWN_TOP)
+            v[i].key = sort_key_double(1.0 + (REPLY_LANE_OWN_TOP - i));
     }
     if (sort_kv_desc(v, (size_t)n))
         goto fail;
@@ -237,7 +242,8 @@ static int pick_passages(const char *s, struct psg *v, int np, int sep, int max_
  * share the most (IDF-weighted) terms with the question, in their order,
  * joined by " … ". Time is linear in n (plus a sort of the passages).
  * Returns a malloc'd string or NULL. */
-char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens, int lead)
+char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens, int lead,
+                   int tail)
 {
     struct psg *v = NULL;
     struct buf b = BUF_INIT;
@@ -252,9 +258,24 @@ char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_token
         v[0].keep = 1;
         used += c0;
     }
+    /* a reply's closing: its last passages, in order, while they fit in
+     * tail tokens (policy.h, PACK_REPLY_TAIL) */
+    if (tail > 0 && v[0].keep) {
+        int t = 0, first = np;
+        for (int i = np - 1; i > 0; i--) {
+            int c = text_count_tokens(s + v[i].a, v[i].b - v[i].a);
+            if (t + c > tail || used + t + c > max_tokens)
+                break;
+            t += c;
+            first = i;
+        }
+        for (int i = first; i < np; i++)
+            v[i].keep = 1;
+        used += t;
+    }
     /* a reply's lead: the passages after the opening, in order, while
      * they fit in lead tokens (policy.h, PACK_REPLY_LEAD) */
-    for (int i = 1; i < np && v[i - 1].keep; i++) {
+    for (int i = 1; i < np && v[i - 1].keep && !v[i].keep; i++) {
         int c = text_count_tokens(s + v[i].a, v[i].b - v[i].a);
         if (used + c > lead)
             break;
@@ -690,6 +711,14 @@ static int reply_lead(const struct rmsg *m, int max)
     return m->role == ROLE_ASSISTANT ? (int)(max * PACK_REPLY_LEAD) : 0;
 }
 
+/* How much of it goes to its closing lines, kept beside the opening: a
+ * coding assistant ends a long reply with a summary of what it changed
+ * (policy.h, PACK_REPLY_TAIL). */
+static int reply_tail(const struct rmsg *m, int max)
+{
+    return m->role == ROLE_ASSISTANT && max >= PACK_REPLY_TAIL_MIN ? (int)(max * PACK_REPLY_TAIL) : 0;
+}
+
 /* Tries to add message i whole, or as an excerpt of at most cap tokens
  * (cap 0: whole only). Returns 1 if added (or a snippet grew). */
 static int try_add(struct packer *k, int i, int cap)
@@ -727,7 +756,8 @@ static int try_add(struct packer *k, int i, int cap)
         m->picked = 1;
     } else if (cap > 0 && limit >= PACK_MIN_EXCERPT) {
         int overhead = line_cost(m, "", 0);
-        char *ex = pack_excerpt(text, len, k->q, limit - overhead, reply_lead(m, limit - overhead));
+        char *ex = pack_excerpt(text, len, k->q, limit - overhead, reply_lead(m, limit - overhead),
+                                 reply_tail(m, limit - overhead));
         if (!ex)
             return 0;
         c = line_cost(m, ex, strlen(ex));
@@ -764,7 +794,8 @@ static int widen(struct packer *k, int i, int cap)
     int c = m->bytes > PACK_SCAN_MAX ? limit + 1 : line_cost(m, text, len);
     if (c > limit) {
         int max = limit - line_cost(m, "", 0);
-        if (cap == 0 || !(ex = pack_excerpt(text, len, k->q, max, reply_lead(m, max))))
+        if (cap == 0 || !(ex = pack_excerpt(text, len, k->q, max, reply_lead(m, max),
+                                           reply_tail(m, max))))
             return 0;
         c = line_cost(m, ex, strlen(ex));
         if (c > limit || c <= old) {

@@ -220,6 +220,27 @@
  * lane orders replies (pack.c replies_by_score). */
 #define W_REPLY_ROUND    1.0
 /*
+ * The lane's first replies are this many that match the question best on
+ * their own (BM25 of the message alone), before the fused order above: a
+ * coding assistant's answer ("the correct attribute is
+ * `models.DEFAULT_MODEL_NAME`") often follows a user turn that pasted a
+ * traceback and shares few of the question's words, so its round ranks
+ * 20th and the fused order put it 9th in the lane, past what 2k holds,
+ * while its own BM25 was the best of all replies. devmem dev at 2k, of
+ * the 5 questions the lane missed, the evidence reply was the best alone
+ * in 1, 2nd or 3rd in 2 (14th and 25th in the others). Tuned on the odd
+ * questions (all evidence / answer spans at 1k/2k/4k/8k), 0 (before):
+ * 80.0/90.0/95.0/95.0 both; 1: 82.5/92.5/95.0/95.0 both; 2 and 3: 80.0/
+ * 92.5/95.0/95.0. Held out (even), spans 65.0/70.0/85.0/95.0: 1 unchanged
+ * (all evidence too); 3: 70.0/75.0/85.0/92.5. Also tried: the own rank's
+ * RRF k at 5/15/30 instead of 60 (odd 2k 87.5: long replies that repeat
+ * the question's words came first, as with BM25 alone), W_REPLY_ROUND
+ * 0.25/0.5/0.75 (odd 2k 87.5/90.0/92.5, even 1k -1 each). BEAM dev
+ * (the cue opens the lane for 7 of 179 questions): one user-only question
+ * lost at 1k (all and strict), 0 better; LoCoMo and MADial identical.
+ */
+#define REPLY_LANE_OWN_TOP 1
+/*
  * A question about what the assistant said or did (query_asks_reply, the
  * cue that opens the reply lane): the replies of the best round
  * (PACK_FULL_ROUNDS) may take this share of the budget each instead of
@@ -261,6 +282,27 @@
  * Evidence found: unchanged but for one question more at 1k.
  */
 #define PACK_REPLY_LEAD  1.0
+/*
+ * An excerpt of an assistant reply of PACK_REPLY_TAIL_MIN tokens or more
+ * also keeps the reply's closing lines, as many of its last passages as
+ * fit in this share of its tokens, beside the opening (pack.c reply_tail;
+ * the lead fills what is left). A coding assistant ends a long reply with
+ * a summary of what it changed ("2. We've added a `parse_json_safely`
+ * function..."), which the opening-first excerpt lost: devmem dev at 8k,
+ * one held-out question had its evidence packed and its span in the
+ * reply's last 600 characters. devmem dev answer spans at 1k/2k/4k/8k,
+ * odd (tuned) / even (held out), before: 80.0/90.0/95.0/95.0 /
+ * 65.0/70.0/85.0/92.5. Share 0.1 to 0.5 with no minimum cost small
+ * excerpts their opening (0.2: odd 72.5 at 1k, evidence found -1; 0.5:
+ * odd 70.0/87.5/90.0/95.0); from 300 tokens, 0.25: odd unchanged, even
+ * 8k 90.0 (-1); 0.4 and 0.5: odd unchanged, even 8k 95.0 (+1, 0 worse);
+ * from 500 tokens nothing moves. No odd question has a span in a closing
+ * summary, so the odd half only says what it costs (nothing at 0.4 from
+ * 300). BEAM dev (all, strict), LoCoMo dev (all, strict), MADial zh/en:
+ * identical per question at every budget.
+ */
+#define PACK_REPLY_TAIL      0.4
+#define PACK_REPLY_TAIL_MIN  300
 /*
  * Reply snippets (issue 15): in user-assistant stores, from PACK_SNIP_MIN
  * tokens on, a round whose lead turn the first pass packs also gives its
@@ -468,9 +510,12 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(REPLY_LANE_MIN) \
     X(REPLY_CUE_SHARE) \
     X(W_REPLY_ROUND) \
+    X(REPLY_LANE_OWN_TOP) \
     X(PACK_CAP_TOP) \
     X(PACK_MIN_EXCERPT) \
     X(PACK_REPLY_LEAD) \
+    X(PACK_REPLY_TAIL) \
+    X(PACK_REPLY_TAIL_MIN) \
     X(PACK_SNIP_MIN) \
     X(PACK_SNIP_EVERY) \
     X(PACK_SUMMARY) \

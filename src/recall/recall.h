@@ -227,7 +227,8 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
 /* An excerpt of s[0..n) within max_tokens: the opening (the passages
  * from the start that fit in lead tokens, at least the first when it is
  * short) and the passages closest to q (malloc'd; NULL on no memory). */
-char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens, int lead);
+char *pack_excerpt(const char *s, size_t n, const struct query *q, int max_tokens, int lead,
+                   int tail);
 
 /* memories.c: the explicit memories a recall may show (docs/MEMORIES.md). */
 struct rmem {

@@ -204,7 +204,7 @@ static void test_same_as_old(void)
         random_text(&text, (size_t)(rand_r(&seed) % 20000), &seed);
         int max = 20 + rand_r(&seed) % 600;
         char *a = old_excerpt(text.p ? text.p : "", text.n, &q, max);
-        char *b = pack_excerpt(text.p ? text.p : "", text.n, &q, max, 0);
+        char *b = pack_excerpt(text.p ? text.p : "", text.n, &q, max, 0, 0);
         if (!text.n) {
             same += a == NULL && b == NULL;     /* nothing to cut: both give up */
         } else if (a && b && !strcmp(a, b)) {

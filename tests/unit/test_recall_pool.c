@@ -1122,13 +1122,68 @@ static void test_pack_excerpt_choice(void)
     free(filler);
 }
 
+/* A question about what the assistant said: the reply that matches it
+ * best alone leads the reply lane (REPLY_LANE_OWN_TOP), though its round
+ * ranks last (its user turn pasted an error that shares none of the
+ * question's words) and the fused order put it past what the lane holds. */
+static void test_lane_own_top(void)
+{
+    static const char *const terms[] = { "zebra", "quokka", NULL };
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    char *filler = words("the burrow service reads its config at start and logs it.", 30);
+    char turns[16][400], replies[16][2400];
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    for (int i = 0; i < 16; i++) {
+        snprintf(turns[i], sizeof turns[i], "round %d: the zebra and the quokka burrow, "
+                 "how do they share it, zebra quokka?", i);
+        snprintf(replies[i], sizeof replies[i], "The zebra burrow. %s", filler);
+        tp_msg(&t, ROLE_USER, NULL, turns[i], 1000);
+        tp_msg(&t, ROLE_ASSISTANT, NULL, replies[i], 1000);
+    }
+    char *log = words("error 42 at line 7 of burrow.c in read_config, retrying now.", 40);
+    tp_msg(&t, ROLE_USER, NULL, log, 1000);
+    tp_msg(&t, ROLE_ASSISTANT, NULL, "The quokka flag must be set before the zebra one: "
+           "quokka first, then zebra.", 1000);
+    tp_finish(&t, 0);
+    t.q.asks_reply = 1;
+    rank_default(&t.p, &t.q, 1, NULL);
+    /* its round ranks last; its reply matches best alone */
+    for (int i = 0; i < 32; i++) {
+        T_CHECK(t.p.u[t.p.m[i].unit].score > t.p.u[t.p.m[33].unit].score);
+        if (t.p.m[i].role == ROLE_ASSISTANT)
+            T_CHECK(t.p.m[i].s_msg < t.p.m[33].s_msg);
+    }
+    T_EQ_INT(pack_mem(&t, &ms, 1000, NULL, &r), CAIRN_OK);
+    T_CHECK(r.tokens <= 1000);
+    T_CHECK(item_of(&r, "m34") >= 0);
+    T_CHECK(strstr(r.text, "The quokka flag must be set before the zebra one") != NULL);
+    result_free(&r);
+    tp_free(&t);
+    free(filler);
+    free(log);
+}
+
+/* One round: a question on the aardvark table and its reply, ranked. */
+static void reply_pool(struct tpool *t, const char *reply)
+{
+    static const char *const terms[] = { "aardvark", NULL };
+    tp_init(t, terms);
+    tp_session(t, "s1", 1000);
+    tp_msg(t, ROLE_USER, NULL, "why does the aardvark table fail?", 1000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, reply, 1000);
+    tp_finish(t, 0);
+    rank_default(&t->p, &t->q, 1, NULL);
+}
+
 /* A reply cut to an excerpt keeps its opening first (PACK_REPLY_LEAD):
  * the answer is in the sentence after "I looked", which holds none of the
  * question's words, while the code after it repeats them on every line.
  * Picking the matching lines alone filled the excerpt with the code. */
 static void test_pack_reply_lead(void)
 {
-    static const char *const terms[] = { "aardvark", NULL };
     struct tpool t;
     struct memsrc ms;
     struct cairn_recall r;
@@ -1140,12 +1195,7 @@ static void test_pack_reply_lead(void)
     for (int i = 0; i < 30; i++)
         buf_adds(&reply, "    total = load(aardvark, table, mode, idx) # the aardvark table\n");
     buf_adds(&reply, "Let me know if the aardvark table loads now.");
-    tp_init(&t, terms);
-    tp_session(&t, "s1", 1000);
-    tp_msg(&t, ROLE_USER, NULL, "why does the aardvark table fail?", 1000);
-    tp_msg(&t, ROLE_ASSISTANT, NULL, reply.p, 1000);
-    tp_finish(&t, 0);
-    rank_default(&t.p, &t.q, 1, NULL);
+    reply_pool(&t, reply.p);
     /* budget 1000: a reply may take 150 tokens, the reply is longer */
     T_CHECK(text_count_tokens(reply.p, reply.n) > 400);
     T_EQ_INT(pack_mem(&t, &ms, 1000, NULL, &r), CAIRN_OK);
@@ -1156,6 +1206,45 @@ static void test_pack_reply_lead(void)
     /* what is left still goes to the lines that match */
     T_CHECK(strstr(r.text, "load(aardvark, table") != NULL);
     T_CHECK(r.tokens <= 1000);
+    result_free(&r);
+    tp_free(&t);
+    buf_release(&reply);
+}
+
+/* A long reply cut to an excerpt with room keeps its closing lines beside
+ * its opening (PACK_REPLY_TAIL): a coding assistant ends with a summary of
+ * what it changed, here a line that holds none of the question's words,
+ * after code that repeats them. With the opening alone the excerpt ran out
+ * inside the code. A small excerpt (under PACK_REPLY_TAIL_MIN) keeps its
+ * opening first, as before. */
+static void test_pack_reply_tail(void)
+{
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    struct buf reply = BUF_INIT;
+    buf_adds(&reply, "I looked at the burrow logs you sent me this morning.\n");
+    for (int i = 0; i < 80; i++)
+        buf_adds(&reply, "    total = load(aardvark, table, mode, idx) # the aardvark table\n");
+    buf_adds(&reply, "These changes add a safe_quokka_parse helper so that a bad burrow "
+                     "file no longer stops the whole run.\n");
+    reply_pool(&t, reply.p);
+    /* budget 8000: a reply may take 400 tokens, the reply is longer */
+    T_CHECK(text_count_tokens(reply.p, reply.n) > 1000);
+    T_EQ_INT(pack_mem(&t, &ms, 8000, NULL, &r), CAIRN_OK);
+    int k = item_of(&r, "m2");
+    T_CHECK(k >= 0 && r.items[k].excerpt);
+    T_CHECK(strstr(r.text, "assistant: I looked at the burrow logs") != NULL);
+    T_CHECK(strstr(r.text, "add a safe_quokka_parse helper") != NULL);
+    T_CHECK(r.tokens <= 8000);
+    result_free(&r);
+    unpack(&t);
+    /* budget 1000: 150 tokens, the opening first and no closing */
+    T_EQ_INT(pack_mem(&t, &ms, 1000, NULL, &r), CAIRN_OK);
+    k = item_of(&r, "m2");
+    T_CHECK(k >= 0 && r.items[k].excerpt);
+    T_CHECK(strstr(r.text, "assistant: I looked at the burrow logs") != NULL);
+    T_CHECK(strstr(r.text, "safe_quokka_parse") == NULL);
     result_free(&r);
     tp_free(&t);
     buf_release(&reply);
@@ -1287,6 +1376,8 @@ int main(void)
     T_RUN(test_pack_summary);
     T_RUN(test_pack_excerpt_choice);
     T_RUN(test_pack_reply_lead);
+    T_RUN(test_pack_reply_tail);
+    T_RUN(test_lane_own_top);
     T_RUN(test_pack_cite);
     return T_DONE();
 }
