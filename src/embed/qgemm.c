@@ -21,7 +21,8 @@
  * to a multiple of 4) a pair holds 128 bytes: columns 0..15 then 16..31,
  * each column's 4 consecutive k values, which is what vpdpbusd and
  * vpmaddubsw multiply against one broadcast 32-bit word of x.
- * x is quantised per block of rows into [k / 4][MR][4] bytes.
+ * x is quantised per block of rows into [k / 4][MR][4] bytes (level 1:
+ * [k / 4][MR][2][4], |x| beside x).
  *
  * Levels (embed_k_q8_level):
  *   3 AVX-512 VNNI  12 x 32 or 10 x 32 tiles, vpdpbusd on zmm
@@ -446,12 +447,12 @@ Q_VNNI static void q_micro_vnni_##MR(int kg, const int32_t *a, const int8_t *b, 
  * pattern that stalled the f32 AVX2 tiles, gemm.c). x comes as (|x|, x)
  * word pairs (q_pack_x), so the sign trick costs one vpsignb per product
  * and no vpabsb: 4 vpsignb, 4 vpmaddubsw, 4 vpmaddwd and 4 vpaddd per row
- * and group, where the 4 x 16 halves took 9 ops per 16 columns. On Zen 5,
- * where those run on 4 pipes, it measured the same as the halves (a query's
- * 72 products 7.6 ms of CPU either way): the cut counts on CPUs whose
- * multiply ports also run vpabsb and vpsignb (Intel's p0/p1). 2 rows: with
- * 3, gcc spilled accumulators in the loop and the batch shape ran 4%
- * slower. acc is indexed by constants only, so it stays in registers. */
+ * and group, where the 4 x 16 halves took 9 ops per 16 columns. A query's
+ * 72 products (m = 20, L12 shapes, cold weights) took 6.1-6.5 ms of CPU
+ * against 7.0-8.1 on the halves (same run, Zen 5 with CAIRN_SIMD=avx2).
+ * 2 rows: with 3, gcc spilled accumulators in the loop and the batch shape
+ * ran 4% slower. acc is indexed by constants only, so it stays in
+ * registers. */
 #define Q_MICRO_AVX2(MR)                                                                \
 Q_AVX2 static void q_micro_avx2_##MR(int kg, const int32_t *a, const int8_t *b,          \
                                      int32_t *out)                                      \
@@ -685,12 +686,12 @@ static int q_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q
             const int8_t *b = q->p + (size_t)jp * Q_NP * q->kq;
             int cols = c1 - jp * Q_NP < Q_NP ? c1 - jp * Q_NP : Q_NP, c = jp * Q_NP;
             const int32_t *corr = level >= 2 ? q->corr + c : zero;
-            /* The next pair is fetched a share per tile while this one is
-             * computed: a query's first tile of each pair otherwise waits
-             * on memory for weights that are read once a pass (21 MB for
-             * L12, past any cache); that was 1 ms of a query's 7.7 at the
-             * AVX2 level, 0.8 of 2.5 on AVX-512 (against the same weights
-             * kept hot). */
+            /* The next pair is fetched (into L2) a share per tile while
+             * this one is computed: a query reads each weight once a pass
+             * (21 MB for L12, past the caches), and its first tile of a
+             * pair waited on memory. AVX2: a query's products 6.1-6.5 ms
+             * of CPU without, 5.7 with (hot weights: 6.6 before this
+             * kernel); AVX-512 VNNI: no change measured. */
             const int8_t *next = (jp + 1) * Q_NP < c1 ? b + (size_t)Q_NP * q->kq : NULL;
             size_t share = ((size_t)Q_NP * q->kq / ((mc + mr - 1) / mr) + 63) & ~(size_t)63;
 
