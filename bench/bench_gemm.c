@@ -9,10 +9,14 @@
  * of 7 timed runs of >= 20 ms each, and the best of them (for a busy
  * machine, where the best is the least disturbed).
  *
- * usage: bench_gemm [--rows M] [--level L]
+ * usage: bench_gemm [--rows M] [--level L] [--q8-query]
  *   --rows M    only m = M rows (default 20, 64, 512 and 2048)
  *   --level L   cap the SIMD level (embed_k_simd_enable), e.g. 1 to see
  *               embed_k_linear as on a CPU without AVX-512
+ *   --q8-query  instead: the int8 products of one L12 query (72 distinct
+ *               weights, as cold as in a pass; m = 20 or --rows) at each
+ *               int8 level from AVX2 up that the CPU has, CPU ms per
+ *               query, median and p10 of 60 (issue 22)
  */
 #include "embed/kernels.h"
 #include "bench.h"
@@ -42,11 +46,58 @@ static void call(int path, const float *x, const float *w, const struct embed_k_
     }
 }
 
+/* --q8-query: embed_k_q8_cols over a whole L12 encoder's products. */
+static void q8_query(int m)
+{
+    static const int shape[6][2] = { { 384, 384 }, { 384, 384 }, { 384, 384 },
+                                     { 384, 384 }, { 1536, 384 }, { 384, 1536 } };
+    struct embed_k_q8 *q[72] = { 0 };
+    float *x = malloc((size_t)m * 1536 * sizeof(float)), *y = malloc((size_t)m * 1536 * sizeof(float));
+    float *b = calloc(1536, sizeof(float)), *w = malloc((size_t)1536 * 384 * sizeof(float));
+    void *work = malloc(embed_k_q8_work(m, 1536));
+    double t[60];
+    int i, l, lv, r;
+
+    for (i = 0; x && i < m * 1536; i++)
+        x[i] = (float)(i % 17) * 0.01f - 0.08f;
+    for (l = 0; w && l < 72; l++) {
+        for (i = 0; i < shape[l % 6][0] * shape[l % 6][1]; i++)
+            w[i] = (float)((i + l) % 13) * 0.01f - 0.06f;
+        q[l] = embed_k_q8_new(w, shape[l % 6][0], shape[l % 6][1]);
+    }
+    for (lv = 1; lv <= embed_k_q8_level_at(embed_k_simd()); lv++) {
+        for (r = 0; r < 60 && x && y && b && work; r++) {
+            double t0 = bench_cpu_ms();
+
+            for (l = 0; l < 72 && q[l]; l++)
+                embed_k_q8_cols(lv, x, shape[l % 6][1], q[l], 0, shape[l % 6][0], b, y,
+                                shape[l % 6][0], m, work);
+            t[r] = bench_cpu_ms() - t0;
+        }
+        if (r == 60) {
+            qsort(t, 60, sizeof(t[0]), cmp_double);
+            printf("bench=gemm_q8_query level=%s m=%d cpu_ms_p50=%.3f cpu_ms_p10=%.3f\n",
+                   embed_k_q8_level_name(lv), m, t[30], t[6]);
+        }
+    }
+    for (l = 0; l < 72; l++)
+        embed_k_q8_free(q[l]);
+    free(x); free(y); free(b); free(w); free(work);
+}
+
 int main(int argc, char **argv)
 {
     static const int nk[3][2] = { { 384, 384 }, { 1536, 384 }, { 384, 1536 } };
     int rows[4] = { 20, 64, 512, 2048 }, nrows = 4, s, r, p, i;
 
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--q8-query") == 0) {
+            for (i = 1; i + 1 < argc; i++)
+                if (strcmp(argv[i], "--rows") == 0)
+                    rows[0] = atoi(argv[i + 1]);
+            q8_query(rows[0] > 0 ? rows[0] : 20);
+            return 0;
+        }
     for (i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--rows") == 0) {
             rows[0] = atoi(argv[i + 1]);

@@ -198,7 +198,26 @@ const char *embed_k_simd_name(int level)
 static int k_simd_max = 2;
 static int k_simd_env = 2;          /* CAIRN_SIMD's cap, read once */
 static int k_vnni_env = 3;          /* CAIRN_SIMD's cap on the VNNI kinds (bits) */
+static int k_cpu_vnni;              /* the CPU's AVX-VNNI (1), read once: see k_cpu_avxvnni */
 static pthread_once_t k_simd_once = PTHREAD_ONCE_INIT;
+
+#ifdef K_X86
+/* AVX-VNNI from CPUID (leaf 7, subleaf 1, EAX bit 4), not
+ * __builtin_cpu_supports("avxvnni"): clang 14 rejects that name, and
+ * `make fuzz` builds the library with clang. Read once (k_simd_init):
+ * CPUID traps to the hypervisor in a VM, and the int8 product asks for the
+ * level at every call (6% of a query's samples when it ran each time).
+ * embed_k_simd_vnni checks AVX2 first, so the OS saves the ymm registers
+ * this needs. */
+static int k_cpu_avxvnni(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+
+    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d))
+        return 0;
+    return (a >> 4) & 1;
+}
+#endif
 
 /* CAIRN_SIMD=avx2 (or portable) caps the level for the whole process, so
  * the AVX2 path can be measured and used on an AVX-512 CPU (bench/
@@ -213,6 +232,9 @@ static void k_simd_init(void)
     const char *env = getenv("CAIRN_SIMD");
     int level;
 
+#ifdef K_X86
+    k_cpu_vnni = k_cpu_avxvnni();
+#endif
     for (level = 0; env && level < 2; level++)
         if (strcmp(env, embed_k_simd_name(level)) == 0) {
             k_simd_env = level;
@@ -240,28 +262,13 @@ int embed_k_simd_cpu(void)
 #endif
 }
 
-#ifdef K_X86
-/* AVX-VNNI from CPUID (leaf 7, subleaf 1, EAX bit 4), not
- * __builtin_cpu_supports("avxvnni"): clang 14 rejects that name, and
- * `make fuzz` builds the library with clang. The caller has checked AVX2,
- * so the OS saves the ymm registers this needs. */
-static int k_cpu_avxvnni(void)
-{
-    unsigned a = 0, b = 0, c = 0, d = 0;
-
-    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d))
-        return 0;
-    return (a >> 4) & 1;
-}
-#endif
-
 int embed_k_simd_vnni(void)
 {
     int v = 0;
 
     pthread_once(&k_simd_once, k_simd_init);
 #ifdef K_X86
-    if (embed_k_simd_cpu() >= 1 && k_cpu_avxvnni())
+    if (embed_k_simd_cpu() >= 1 && k_cpu_vnni)
         v |= 1;
     if (embed_k_simd_cpu() >= 2 && __builtin_cpu_supports("avx512vnni"))
         v |= 2;

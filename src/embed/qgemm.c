@@ -21,12 +21,13 @@
  * to a multiple of 4) a pair holds 128 bytes: columns 0..15 then 16..31,
  * each column's 4 consecutive k values, which is what vpdpbusd and
  * vpmaddubsw multiply against one broadcast 32-bit word of x.
- * x is quantised per block of rows into [k / 4][MR][4] bytes.
+ * x is quantised per block of rows into [k / 4][MR][4] bytes (level 1:
+ * [k / 4][MR][2][4], |x| beside x).
  *
  * Levels (embed_k_q8_level):
  *   3 AVX-512 VNNI  12 x 32 or 10 x 32 tiles, vpdpbusd on zmm
  *   2 AVX-VNNI      6 x 16, 5 x 16 or 4 x 16 on each half of a pair
- *   1 AVX2          4 x 16: vpmaddubsw(|x|, w * sign(x)) then vpmaddwd
+ *   1 AVX2          2 x 32: vpmaddubsw(|x|, w * sign(x)) then vpmaddwd
  *                   by ones (the sign trick: |x| <= 127, |w| <= 127, so a
  *                   pair of products, at most 2 * 127 * 127 = 32258,
  *                   never saturates the 16-bit sums)
@@ -302,14 +303,15 @@ struct embed_k_q8 *embed_k_q8_view(int n, int k, const void *img)
 }
 
 /* Bytes of work for m rows of inner size k: a block's row scales, its
- * quantised rows padded to a whole tile, and one row of quantiser output. */
+ * quantised rows padded to a whole tile (twice: level 1 keeps |x| beside
+ * x), and one row of quantiser output. */
 size_t embed_k_q8_work(int m, int k)
 {
     size_t kq = ((size_t)k + 3) & ~(size_t)3, rows = (size_t)m + 11;
 
     if (rows > Q_MC)
         rows = Q_MC;
-    return 64 + rows * sizeof(float) + 64 + rows * kq + kq + 64;
+    return 64 + rows * sizeof(float) + 64 + 2 * rows * kq + kq + 64;
 }
 
 /* ---- the levels -------------------------------------------------------- */
@@ -440,37 +442,47 @@ Q_VNNI static void q_micro_vnni_##MR(int kg, const int32_t *a, const int8_t *b, 
     q_half_vnni_##MR(kg, a, b + 64, out + 16);                                          \
 }
 
-Q_AVX2 static void q_half_avx2_4(int kg, const int32_t *a, const int8_t *b, int32_t *out)
-{
-    __m256i acc[4][2], ones = _mm256_set1_epi16(1);
-    int g, r;
-
-    for (r = 0; r < 4; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-    for (g = 0; g < kg; g++, a += 4, b += 128) {
-        __m256i b0 = _mm256_load_si256((const __m256i *)b);
-        __m256i b1 = _mm256_load_si256((const __m256i *)(b + 32));
-
-        _Pragma("GCC unroll 4")
-        for (r = 0; r < 4; r++) {
-            __m256i av = _mm256_set1_epi32(a[r]), ax = _mm256_abs_epi8(av);
-            __m256i p0 = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(b0, av));
-            __m256i p1 = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(b1, av));
-
-            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(p0, ones));
-            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
-        }
-    }
-    for (r = 0; r < 4; r++) {
-        _mm256_storeu_si256((__m256i *)(out + r * Q_NP), acc[r][0]);
-        _mm256_storeu_si256((__m256i *)(out + r * Q_NP + 8), acc[r][1]);
-    }
-}
-
-Q_AVX2 static void q_micro_avx2_4(int kg, const int32_t *a, const int8_t *b, int32_t *out)
-{
-    q_half_avx2_4(kg, a, b, out);
-    q_half_avx2_4(kg, a, b + 64, out + 16);
+/* Level 1: MR x 32, the whole pair, so a tile reads its 128 bytes a
+ * group in order (16-column halves read one cache line of every two, the
+ * pattern that stalled the f32 AVX2 tiles, gemm.c). x comes as (|x|, x)
+ * word pairs (q_pack_x), so the sign trick costs one vpsignb per product
+ * and no vpabsb: 4 vpsignb, 4 vpmaddubsw, 4 vpmaddwd and 4 vpaddd per row
+ * and group, where the 4 x 16 halves took 9 ops per 16 columns. A query's
+ * 72 products (m = 20, L12 shapes, cold weights) took 6.1-6.5 ms of CPU
+ * against 7.0-8.1 on the halves (same run, Zen 5 with CAIRN_SIMD=avx2).
+ * 2 rows: with 3, gcc spilled accumulators in the loop and the batch shape
+ * ran 4% slower. acc is indexed by constants only, so it stays in
+ * registers. */
+#define Q_MICRO_AVX2(MR)                                                                \
+Q_AVX2 static void q_micro_avx2_##MR(int kg, const int32_t *a, const int8_t *b,          \
+                                     int32_t *out)                                      \
+{                                                                                       \
+    __m256i acc[MR][4], ones = _mm256_set1_epi16(1);                                    \
+    int g, r, j;                                                                        \
+                                                                                        \
+    _Pragma("GCC unroll 4")                                                             \
+    for (r = 0; r < MR; r++)                                                            \
+        acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = _mm256_setzero_si256();         \
+    for (g = 0; g < kg; g++, a += 2 * MR, b += 128) {                                   \
+        /* row by row, the pair reloaded (L1) per row: few live registers */            \
+        _Pragma("GCC unroll 4")                                                         \
+        for (r = 0; r < MR; r++) {                                                      \
+            __m256i ax = _mm256_set1_epi32(a[2 * r]), av = _mm256_set1_epi32(a[2 * r + 1]); \
+                                                                                        \
+            _Pragma("GCC unroll 4")                                                     \
+            for (j = 0; j < 4; j++) {                                                   \
+                __m256i p = _mm256_load_si256((const __m256i *)(b + 32 * j));           \
+                                                                                        \
+                p = _mm256_maddubs_epi16(ax, _mm256_sign_epi8(p, av));                  \
+                acc[r][j] = _mm256_add_epi32(acc[r][j], _mm256_madd_epi16(p, ones));    \
+            }                                                                           \
+        }                                                                               \
+    }                                                                                   \
+    /* the pair's bytes are columns 0..15 then 16..31, 8 a vector */                    \
+    _Pragma("GCC unroll 4")                                                             \
+    for (r = 0; r < MR; r++)                                                            \
+        for (j = 0; j < 4; j++)                                                         \
+            _mm256_storeu_si256((__m256i *)(out + r * Q_NP + 8 * j), acc[r][j]);        \
 }
 
 Q_MICRO_AVX512(12)
@@ -478,6 +490,7 @@ Q_MICRO_AVX512(10)
 Q_MICRO_VNNI(6)
 Q_MICRO_VNNI(5)
 Q_MICRO_VNNI(4)
+Q_MICRO_AVX2(2)
 
 /* Row r's outputs at level >= 1: y[c] = fma(sum - corr[c], sx * s[c],
  * bias[c]) for cols columns, 8 at a time, then the tail in C (the same
@@ -547,6 +560,35 @@ Q_AVX2 static float q_quant_avx2(const float *r, int k, int kq, int8_t *q)
 }
 #endif
 
+#ifdef Q_X86
+/* Level 1's x: one row's kg words as (|x|, x) pairs, mr pairs apart in
+ * dst. |-127| fits a byte: q8_quant never gives -128. (Byte by byte in
+ * C this was 10% of a query's samples.) */
+Q_AVX2 static void q_pack_abs_avx2(const int8_t *row, int kg, int mr, int32_t *dst)
+{
+    int32_t ab[8];
+    int g = 0, j;
+
+    for (; g + 8 <= kg; g += 8) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(row + 4 * g));
+
+        _mm256_storeu_si256((__m256i *)ab, _mm256_abs_epi8(v));
+        for (j = 0; j < 8; j++) {
+            dst[(size_t)(g + j) * mr * 2] = ab[j];
+            dst[(size_t)(g + j) * mr * 2 + 1] = q_word(row + 4 * (g + j));
+        }
+    }
+    for (; g < kg; g++) {
+        int8_t b[4];
+
+        for (j = 0; j < 4; j++)
+            b[j] = (int8_t)(row[4 * g + j] < 0 ? -row[4 * g + j] : row[4 * g + j]);
+        dst[(size_t)g * mr * 2] = q_word(b);
+        dst[(size_t)g * mr * 2 + 1] = q_word(row + 4 * g);
+    }
+}
+#endif
+
 /* The tile height for m rows at a level (its microkernel in *micro): the
  * one that pads m least, the tallest on a tie. */
 static int q_pick_mr(int level, int m, q_micro_fn **micro)
@@ -555,7 +597,7 @@ static int q_pick_mr(int level, int m, q_micro_fn **micro)
 #ifdef Q_X86
         { 3, 12, q_micro512_12 }, { 3, 10, q_micro512_10 },
         { 2, 6, q_micro_vnni_6 }, { 2, 5, q_micro_vnni_5 }, { 2, 4, q_micro_vnni_4 },
-        { 1, 4, q_micro_avx2_4 },
+        { 1, 2, q_micro_avx2_2 },
 #endif
         { 0, 4, q_micro_c } };
     int i, best = -1;
@@ -573,16 +615,23 @@ static int q_pick_mr(int level, int m, q_micro_fn **micro)
     return k[best].mr;
 }
 
+/* Words of packed x per row and group: level 1 takes (|x|, x) pairs. */
+static int q_xw(int level)
+{
+    return level == 1 ? 2 : 1;
+}
+
 /* Rows [i0, i0 + mc) of x quantised into tiles of mr rows ([kg][mr]
- * words each; rows past m are zero) and their scales into sx; levels 2
- * and 3 add 128 to every byte (unsigned x for vpdpbusd). row: kq bytes. */
+ * words each, [kg][mr][2] at level 1; rows past m are zero) and their
+ * scales into sx; levels 2 and 3 add 128 to every byte (unsigned x for
+ * vpdpbusd). row: kq bytes. */
 static void q_pack_x(int level, const float *x, int ldx, int m, int k, int kq, int i0, int mc,
                      int mr, int32_t *dst, float *sx, int8_t *row)
 {
     int kg = kq / 4, ib, r, g;
     uint32_t flip = level >= 2 ? 0x80808080u : 0;
 
-    for (ib = 0; ib < mc; ib += mr, dst += (size_t)kg * mr)
+    for (ib = 0; ib < mc; ib += mr, dst += (size_t)kg * mr * q_xw(level))
         for (r = 0; r < mr; r++) {
             int i = i0 + ib + r;
 
@@ -597,6 +646,12 @@ static void q_pack_x(int level, const float *x, int ldx, int m, int k, int kq, i
 #endif
                     sx[ib + r] = q8_quant(x + (size_t)i * ldx, k, kq, row);
             }
+#ifdef Q_X86
+            if (level == 1) {
+                q_pack_abs_avx2(row, kg, mr, dst + (size_t)r * 2);
+                continue;
+            }
+#endif
             for (g = 0; g < kg; g++)
                 dst[(size_t)g * mr + r] = (int32_t)((uint32_t)q_word(row + 4 * g) ^ flip);
         }
@@ -622,7 +677,7 @@ static int q_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q
         mcmax = Q_MC;
     sx = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     xq = (int32_t *)(((uintptr_t)(sx + mcmax) + 63) & ~(uintptr_t)63);
-    row = (int8_t *)(xq + (size_t)mcmax * kg);
+    row = (int8_t *)(xq + (size_t)mcmax * kg * q_xw(level));
     for (i0 = 0; i0 < m; i0 += mcmax) {
         int mc = m - i0 < mcmax ? m - i0 : mcmax;
 
@@ -631,9 +686,23 @@ static int q_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q
             const int8_t *b = q->p + (size_t)jp * Q_NP * q->kq;
             int cols = c1 - jp * Q_NP < Q_NP ? c1 - jp * Q_NP : Q_NP, c = jp * Q_NP;
             const int32_t *corr = level >= 2 ? q->corr + c : zero;
+            /* The next pair is fetched (into L2) a share per tile while
+             * this one is computed: a query reads each weight once a pass
+             * (21 MB for L12, past the caches), and its first tile of a
+             * pair waited on memory. AVX2: a query's products 6.1-6.5 ms
+             * of CPU without, 5.7 with (hot weights: 6.6 before this
+             * kernel); AVX-512 VNNI: no change measured. */
+            const int8_t *next = (jp + 1) * Q_NP < c1 ? b + (size_t)Q_NP * q->kq : NULL;
+            size_t share = ((size_t)Q_NP * q->kq / ((mc + mr - 1) / mr) + 63) & ~(size_t)63;
 
             for (ir = 0; ir < mc; ir += mr) {
-                micro(kg, xq + (size_t)ir * kg, b, tile);
+                size_t at;
+
+                for (at = (size_t)(ir / mr) * share;
+                     next && at < (size_t)(ir / mr + 1) * share && at < (size_t)Q_NP * q->kq;
+                     at += 64)
+                    __builtin_prefetch(next + at, 0, 2);
+                micro(kg, xq + (size_t)ir * kg * q_xw(level), b, tile);
                 for (r = 0; r < mr && ir + r < mc; r++) {
                     const int32_t *sum = tile + r * Q_NP;
                     size_t i = (size_t)(i0 + ir + r);
