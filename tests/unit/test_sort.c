@@ -85,6 +85,24 @@ static void test_random_orders(void)
     }
 }
 
+/* Both sides of the size where the merge sort hands over to the radix
+ * sort (SMALL_N in sort.c, 4096): the same stable order either way. */
+static void test_either_side(void)
+{
+    static const size_t sizes[] = { 4095, 4096, 4097, 6000 };
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        size_t n = sizes[s];
+        uint64_t *key = malloc(n * sizeof *key);
+        T_CHECK(key != NULL);
+        if (!key)
+            return;
+        for (size_t i = 0; i < n; i++)
+            key[i] = s % 2 ? sort_key_double(pick_double(1)) : next() % 13;
+        check_sorted(key, n);
+        free(key);
+    }
+}
+
 /* Past the size where os_alloc_big asks for huge pages, and with one
  * digit the same in every key (a pass that is skipped). */
 static void test_big(void)
@@ -161,6 +179,7 @@ static void test_alloc_big(void)
 int main(void)
 {
     T_RUN(test_random_orders);
+    T_RUN(test_either_side);
     T_RUN(test_big);
     T_RUN(test_keys);
     T_RUN(test_alloc_big);
