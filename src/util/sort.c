@@ -40,6 +40,20 @@ uint64_t sort_key_i64(int64_t x)
     return (uint64_t)x ^ (uint64_t)1 << 63;
 }
 
+static void swap_bufs(struct sort_kv **a, struct sort_kv **b)
+{
+    struct sort_kv *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* The sorted pairs back into v, if the last pass left them in the copy. */
+static void settle(struct sort_kv *v, const struct sort_kv *sorted, size_t n)
+{
+    if (sorted != v)
+        memcpy(v, sorted, n * sizeof *v);
+}
+
 /* Bottom-up merge sort, largest first: on a tie the left run's pair
  * goes first, so equal keys keep their order. */
 static int merge_desc(struct sort_kv *v, size_t n)
@@ -58,12 +72,9 @@ static int merge_desc(struct sort_kv *v, size_t n)
             while (b < hi)
                 dst[k++] = src[b++];
         }
-        struct sort_kv *t = src;
-        src = dst;
-        dst = t;
+        swap_bufs(&src, &dst);
     }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
+    settle(v, src, n);
     free(tmp);
     return 0;
 }
@@ -102,12 +113,9 @@ int sort_kv_desc(struct sort_kv *v, size_t n)
             uint64_t k = ~src[i].key;
             dst[c[(k >> (d * DIGIT_BITS)) & (BUCKETS - 1)]++] = src[i];
         }
-        struct sort_kv *t = src;
-        src = dst;
-        dst = t;
+        swap_bufs(&src, &dst);
     }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
+    settle(v, src, n);
     free(tmp);
     free(count);
     return 0;
