@@ -291,7 +291,8 @@ int  mem_unpick_last(struct mem_pool *mp, struct buf *b);
 struct rnote {
     int64_t  sec, doc;
     int      ntok;
-    uint16_t tf[RECALL_MAX_TERMS];
+    uint16_t *tf;          /* per query term: a row of the pool's tf_all, or
+                            * its tf_zero (a section that matched no term) */
     double   score;        /* BM25 of the section, IDF over sections */
     double   share;        /* of the question's IDF weight it holds (0..1) */
     double   weight;       /* that weight in the gate's units (gate.c) */
@@ -316,6 +317,12 @@ struct rnote {
 struct note_pool {
     struct rnote *v;
     int n, cap;
+    /* the matches' counts, nt a match in match order, apart from v: the
+     * hook's one-shot process faults in each fresh page it touches, and
+     * RECALL_MAX_TERMS counts in every note were 128 of its 296 bytes */
+    uint16_t *tf_all;
+    int nt;
+    uint16_t tf_zero[RECALL_MAX_TERMS];
     int64_t nsec, tok;     /* over every vault */
     int *order;            /* picked notes in text order */
     int norder;
