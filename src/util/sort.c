@@ -85,7 +85,7 @@ int sort_kv_desc(struct sort_kv *v, size_t n)
         return 0;
     if (n <= SMALL_N)
         return merge_desc(v, n);
-    struct sort_kv *tmp = os_alloc_big(n * sizeof *tmp);
+    struct sort_kv *tmp = os_alloc_filled(n * sizeof *tmp);
     size_t *count = calloc((size_t)DIGITS * BUCKETS, sizeof *count);
     if (!tmp || !count) {
         free(tmp);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "t.h"
 #include "util/os.h"
@@ -176,6 +177,56 @@ static void test_alloc_big(void)
     }
 }
 
+/* Pages of [a, a + n) in memory now (mincore), of those wholly inside. */
+static size_t resident(const unsigned char *a, size_t n, size_t *whole)
+{
+    uintptr_t s = ((uintptr_t)a + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)a + n) & ~(uintptr_t)4095;
+    size_t np = e > s ? (e - s) / 4096 : 0, in = 0;
+    unsigned char *v = malloc(np ? np : 1);
+    *whole = np;
+    if (!v)
+        return 0;
+    if (np && mincore((void *)s, e - s, v) == 0)
+        for (size_t i = 0; i < np; i++)
+            in += v[i] & 1;
+    free(v);
+    return in;
+}
+
+/* os_alloc_filled: usable as os_alloc_big is, and its whole pages are in
+ * memory before the first write (faulted in by one call, not one a page). */
+static void test_alloc_filled(void)
+{
+    size_t sizes[] = { 0, 1, 65535, 65536, (size_t)600 << 10 | 3, (size_t)4 << 20, (size_t)9 << 20 };
+    int can = 1;
+#ifdef MADV_POPULATE_WRITE
+    void *probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    can = probe != MAP_FAILED && madvise(probe, 4096, MADV_POPULATE_WRITE) == 0;
+    if (probe != MAP_FAILED)
+        munmap(probe, 4096);
+#else
+    can = 0;
+#endif
+    if (!can)
+        T_SKIP("MADV_POPULATE_WRITE not supported here: residency not checked");
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        unsigned char *p = os_alloc_filled(sizes[i]);
+        T_CHECK(p != NULL);
+        if (!p)
+            continue;
+        size_t whole, in = resident(p, sizes[i], &whole);
+        if (can && sizes[i] >= 65536)
+            T_EQ_INT((int)in, (int)whole);
+        if (sizes[i]) {
+            memset(p, 0xcd, sizes[i]);
+            T_CHECK(p[0] == 0xcd && p[sizes[i] - 1] == 0xcd);
+        }
+        unsigned char *q = realloc(p, sizes[i] + 100);
+        T_CHECK(q != NULL);
+        free(q ? q : p);
+    }
+}
+
 int main(void)
 {
     T_RUN(test_random_orders);
@@ -183,5 +234,6 @@ int main(void)
     T_RUN(test_big);
     T_RUN(test_keys);
     T_RUN(test_alloc_big);
+    T_RUN(test_alloc_filled);
     return T_DONE();
 }
