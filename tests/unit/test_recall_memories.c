@@ -283,18 +283,20 @@ static int64_t remember(struct cairn *h, const char *type, const char *text, con
     return id;
 }
 
+/* two sessions of test_store and test_gate_only */
+static const char *const s1[] = {
+    "which compressor should the backup job use?",
+    "zstd at level 19 keeps the nightly backup small",
+    "and the retention of the backup archives?",
+    "keep thirty days of archives, then prune",
+    NULL };
+static const char *const s2[] = {
+    "the garden needs a new hose", "buy a hose of twenty metres", NULL };
+
 static void test_store(void)
 {
     char path[256];
     struct cairn *h = NULL;
-    static const char *const s1[] = {
-        "which compressor should the backup job use?",
-        "zstd at level 19 keeps the nightly backup small",
-        "and the retention of the backup archives?",
-        "keep thirty days of archives, then prune",
-        NULL };
-    static const char *const s2[] = {
-        "the garden needs a new hose", "buy a hose of twenty metres", NULL };
     snprintf(path, sizeof path, "%s/r.db", dir);
     T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
     add_session(h, "s1", "ops", s1, 1760000000);
@@ -394,14 +396,6 @@ static void test_gate_only(void)
 {
     char path[256];
     struct cairn *h = NULL;
-    static const char *const s1[] = {
-        "which compressor should the backup job use?",
-        "zstd at level 19 keeps the nightly backup small",
-        "and the retention of the backup archives?",
-        "keep thirty days of archives, then prune",
-        NULL };
-    static const char *const s2[] = {
-        "the garden needs a new hose", "buy a hose of twenty metres", NULL };
     static const char *const s3[] = {
         "what should we do about the new thing", "we could look at it again next week", NULL };
     static const char *const qs[] = {
