@@ -25,16 +25,8 @@ import subprocess
 import sys
 import tempfile
 
-
-def prompts(path):
-    out = []
-    for line in open(path, encoding="utf-8"):
-        line = line.strip()
-        if line.startswith("{"):
-            line = json.loads(line).get("question", "")
-        if line:
-            out.append(line)
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_vault import read_prompts  # noqa: E402
 
 
 def main():
@@ -46,7 +38,7 @@ def main():
         del a[i:i + 2]
     if len(a) != 4:
         sys.exit(__doc__.split("\n\n")[1])
-    bins, store, qs = a[:2], a[2], prompts(a[3])
+    bins, store, qs = a[:2], a[2], read_prompts(a[3])
     home = tempfile.mkdtemp(prefix="cairn-hook-same.")
     # the injected-once list off: under a regular file, no folder can be
     # made, so neither build writes one (else the first build's injection
