@@ -68,16 +68,21 @@ def copy_store(src, dst):
             shutil.copyfile(src + s, dst + s)
 
 
+def read_prompts(path):
+    """The prompts of a file: one a line, or JSONL with a "question" field."""
+    out = []
+    for line in open(path, encoding="utf-8"):
+        line = line.strip()
+        if line.startswith("{"):
+            line = json.loads(line).get("question", "")
+        if line:
+            out.append(line)
+    return out
+
+
 def prompts(args):
     if args.prompts:
-        out = []
-        for line in open(args.prompts, encoding="utf-8"):
-            line = line.strip()
-            if line.startswith("{"):
-                line = json.loads(line).get("question", "")
-            if line:
-                out.append(line)
-        return out
+        return read_prompts(args.prompts)
     rng = random.Random(20261202)
     titles = sorted(os.path.splitext(f)[0] for _, _, fs in os.walk(args.vault)
                     for f in fs if f.endswith(".md"))

@@ -338,7 +338,10 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
     o.now = q->now;
     o.exclude_session = q->exclude_session;
     o.exclude_items = q->exclude_items;
-    o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST;
+    /* GATE_ONLY: a prompt the gate cannot pass for does not pack (read)
+     * the conversations it would not inject; the log's items and tokens
+     * are then the memories' and notes' alone */
+    o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST | CAIRN_RECALL_GATE_ONLY;
     o.method = inject_method();
     /* the fence is part of the budget */
     o.budget = q->budget - fence_cost(INJECT_INTRO);

@@ -389,6 +389,15 @@ enum cairn_source {
  * each session's header names its id (`· id "..."`), so every excerpt can be
  * fetched whole with the item's position. Items follow the text's order. */
 #define CAIRN_RECALL_CITE 0x4
+/* For a caller that uses the result only when cairn_inject_gate passes
+ * (the prompt hook): when, after the memories and the notes, the gate
+ * cannot pass whatever conversations are packed (no memory first, no
+ * note that opens it, not a question about a period, no cosine over the
+ * model's, and a match or match weight under the gate's), recall stops
+ * there: the conversations are not packed (their texts never read), and
+ * the result says so (gate_stopped; items and text then hold only the
+ * memories and notes). The gate's answer is the same as without it. */
+#define CAIRN_RECALL_GATE_ONLY 0x8
 
 struct cairn_recall_item {
     const char *session;     /* session external id */
@@ -450,6 +459,8 @@ struct cairn_recall {
     double      gate_cosine; /* the cosine at which `cosine` opens the gate alone:
                                 the model's, measured per model (0: this model's
                                 scale was not measured, cosine opens nothing) */
+    int         gate_stopped;/* CAIRN_RECALL_GATE_ONLY stopped before packing the
+                                conversations: the gate cannot pass */
 };
 
 /*

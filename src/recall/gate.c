@@ -196,7 +196,9 @@ int cairn_inject_gate(const struct cairn_recall *r, const char **why)
     const char *dummy;
     if (!why)
         why = &dummy;
-    if (!r || r->n_items == 0) {
+    /* a recall stopped by CAIRN_RECALL_GATE_ONLY has no conversations
+     * packed: its reason is below (a weak match) */
+    if (!r || (r->n_items == 0 && !r->gate_stopped)) {
         *why = "nothing recalled";
         return 0;
     }

@@ -433,7 +433,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     /* The turns' array at its size, filled once: grown by doubling it was
      * copied and paged in again (GROW still covers turns added since). */
     if (sl.n_msgs > 64 && sl.n_msgs < INT_MAX / 2) {
-        if (!(p->m = os_alloc_big((size_t)sl.n_msgs * sizeof *p->m))) {
+        if (!(p->m = os_alloc_filled((size_t)sl.n_msgs * sizeof *p->m))) {
             rc = CAIRN_NOMEM;
             goto out;
         }

@@ -54,6 +54,7 @@ void note_pool_free(struct note_pool *np)
     }
     free(np->v);
     free(np->order);
+    free(np->tf_all);
     memset(np, 0, sizeof *np);
 }
 
@@ -72,18 +73,36 @@ static struct rnote *push(struct note_pool *np, int64_t sec, int64_t doc, int nt
     x->sec = sec;
     x->doc = doc;
     x->ntok = ntok;
+    x->tf = np->tf_zero;
     return x;
 }
 
 static int on_match(void *arg, int64_t sec, int64_t doc, int line, int ntok, const uint16_t *tf)
 {
     struct note_pool *np = arg;
+    size_t nt = (size_t)np->nt;
+    if (np->n == np->cap) {
+        /* the counts grow with the notes (the rows are pointed at once all
+         * are in: matches_done) */
+        size_t cap = np->cap ? (size_t)np->cap * 2 : 64;
+        uint16_t *ntf = realloc(np->tf_all, cap * nt * sizeof *ntf);
+        if (!ntf)
+            return CAIRN_NOMEM;
+        np->tf_all = ntf;
+    }
     struct rnote *x = push(np, sec, doc, ntok);
     if (!x)
         return CAIRN_NOMEM;
-    memcpy(x->tf, tf, sizeof x->tf);
+    memcpy(np->tf_all + (size_t)(np->n - 1) * nt, tf, nt * sizeof *tf);
     x->card = line == 0;
     return 0;
+}
+
+/* Each match's counts: its row of tf_all, in match order. */
+static void matches_done(struct note_pool *np)
+{
+    for (int i = 0; i < np->n; i++)
+        np->v[i].tf = np->tf_all + (size_t)i * (size_t)np->nt;
 }
 
 /* Tokens of s (whole ones, as a question's), each NUL-terminated in one
@@ -572,7 +591,10 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;
         }
-        if ((rc = store_vault_matches(h, expr.p, expr.n, q->nt, on_match, np))) {
+        np->nt = q->nt;                        /* <= RECALL_MAX_TERMS */
+        rc = store_vault_matches(h, expr.p, expr.n, q->nt, on_match, np);
+        matches_done(np);
+        if (rc) {
             if (rc == CAIRN_NOMEM)
                 cairn__err(h, rc, "out of memory");
             goto out;

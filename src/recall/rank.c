@@ -210,7 +210,7 @@ static double window_bm25(const struct pool *p, int u, int span, int nt, double 
  * ranking left out would change the order without a word). */
 static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
 {
-    struct sort_kv *order = os_alloc_big((size_t)(p->nu ? p->nu : 1) * sizeof *order);
+    struct sort_kv *order = os_alloc_filled((size_t)(p->nu ? p->nu : 1) * sizeof *order);
     if (!order)
         return -1;
     int n = 0;
@@ -306,10 +306,10 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     double *w_unit = calloc((size_t)(nt ? nt : 1), sizeof *w_unit);
     /* every unit's four scores are written below */
     size_t nu1 = (size_t)(p->nu ? p->nu : 1);
-    double *s_head = os_alloc_big(nu1 * sizeof *s_head);
-    double *s_round = os_alloc_big(nu1 * sizeof *s_round);
-    double *s_win = os_alloc_big(nu1 * sizeof *s_win);
-    double *s_win2 = os_alloc_big(nu1 * sizeof *s_win2);
+    double *s_head = os_alloc_filled(nu1 * sizeof *s_head);
+    double *s_round = os_alloc_filled(nu1 * sizeof *s_round);
+    double *s_win = os_alloc_filled(nu1 * sizeof *s_win);
+    double *s_win2 = os_alloc_filled(nu1 * sizeof *s_win2);
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
     if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit)
@@ -489,7 +489,7 @@ const int *units_by_rank(struct pool *p)
     if (p->ord)
         return p->ord;       /* the gate and pack.c both ask; scores are final */
     int *ord = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *ord);
-    struct sort_kv *o = os_alloc_big((size_t)(p->nu ? p->nu : 1) * sizeof *o);
+    struct sort_kv *o = os_alloc_filled((size_t)(p->nu ? p->nu : 1) * sizeof *o);
     if (!ord || !o)
         goto fail;
     for (int i = 0; i < p->nu; i++) {

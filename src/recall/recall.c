@@ -128,6 +128,31 @@ static int mem_item(const void *pool, int j, struct cairn_recall_item *it)
     return it->session && it->message && it->memory_type ? 0 : -1;
 }
 
+/* CAIRN_RECALL_GATE_ONLY: whether cairn_inject_gate (gate.c) fails
+ * whatever conversations pack would add. Packing only adds conversation
+ * turns and may take back notes (join_block), never adds a memory or a
+ * note, so with no memory packed and no packed note that opens the gate,
+ * what is left is the question's figures, known before packing. When
+ * units matched but pack would have packed none (all already injected),
+ * the gate's reason reads "weak match" instead of "nothing recalled". */
+static int gate_shut(const struct cairn_recall *r, const struct pool *p,
+                     const struct mem_pool *mp, const struct note_pool *np)
+{
+    if (mp->norder > 0 || r->only_time || (r->gate_cosine > 0 && r->cosine >= r->gate_cosine))
+        return 0;
+    /* nothing matched: pack reads nothing, and the gate says "nothing
+     * recalled" as before */
+    int any = 0;
+    for (int i = 0; i < p->nu && !any; i++)
+        any = p->u[i].score > 0;
+    if (!any)
+        return 0;
+    for (int i = 0; i < np->norder; i++)
+        if (np->v[np->order[i]].gate)
+            return 0;
+    return r->match < CAIRN_GATE_SHARE || r->match_weight < CAIRN_GATE_WEIGHT;
+}
+
 static int note_count(const void *pool)
 {
     return ((const struct note_pool *)pool)->norder;
@@ -334,7 +359,9 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         o.budget -= note_tokens;
     }
     struct pack_src src = pack_src_store(h);
-    if (!notes_only && (rc = pack(&src, &p, &q, &o, raw, r))) {
+    r->gate_stopped = !raw && !notes_only && (o.flags & CAIRN_RECALL_GATE_ONLY) &&
+                      gate_shut(r, &p, &mp, &np);
+    if (!notes_only && !r->gate_stopped && (rc = pack(&src, &p, &q, &o, raw, r))) {
         if (rc == CAIRN_NOMEM)
             cairn__err(h, rc, "out of memory");
         goto out;

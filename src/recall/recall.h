@@ -68,25 +68,28 @@ struct rsession {
 };
 
 struct rmsg {
+    /* 8-byte fields first, then the 4-byte ones: no padding (96 bytes, not
+     * 112); the hook loads every turn of the kept sessions, and each page
+     * of this array is a page fault in a one-shot process */
     int64_t   row;         /* messages.id */
-    int       sess;        /* index into sessions */
-    int       position;
-    int       role;
     char     *speaker;     /* NULL if none */
     char     *ext_id;      /* external id, else the position as text; read by
                             * pack for the turns it tries (NULL before) */
     int64_t   at;          /* message time, else the session's start */
+    uint16_t *tf;          /* per query term; NULL when the message matched none */
+    double    s_msg;       /* BM25 of the message alone */
+    char     *text;        /* filled by pack.c: what is printed for it (whole
+                            * or excerpt) */
+    int       sess;        /* index into sessions */
+    int       position;
+    int       role;
     int       event;       /* speaks of a date in the question's range */
     int       ntok;        /* index tokens */
     int       bytes;       /* content length (read with ext_id; -1 before) */
-    uint16_t *tf;          /* per query term; NULL when the message matched none */
     int       unit;        /* the round it belongs to */
-    double    s_msg;       /* BM25 of the message alone */
+    int       picked;      /* filled by pack.c: 0 no, 1 whole, 2 excerpt */
     float     dense;       /* 1 + cosine when among the dense top-k, else 0 */
     float     prf;         /* the same for the second dense pass (dense_feedback) */
-    /* filled by pack.c */
-    int       picked;      /* 0 no, 1 whole, 2 excerpt */
-    char     *text;        /* what is printed for it (whole or excerpt) */
 };
 
 struct runit {
@@ -289,7 +292,8 @@ int  mem_unpick_last(struct mem_pool *mp, struct buf *b);
 struct rnote {
     int64_t  sec, doc;
     int      ntok;
-    uint16_t tf[RECALL_MAX_TERMS];
+    uint16_t *tf;          /* per query term: a row of the pool's tf_all, or
+                            * its tf_zero (a section that matched no term) */
     double   score;        /* BM25 of the section, IDF over sections */
     double   share;        /* of the question's IDF weight it holds (0..1) */
     double   weight;       /* that weight in the gate's units (gate.c) */
@@ -314,6 +318,12 @@ struct rnote {
 struct note_pool {
     struct rnote *v;
     int n, cap;
+    /* the matches' counts, nt a match in match order, apart from v: the
+     * hook's one-shot process faults in each fresh page it touches, and
+     * RECALL_MAX_TERMS counts in every note were 128 of its 296 bytes */
+    uint16_t *tf_all;
+    int nt;
+    uint16_t tf_zero[RECALL_MAX_TERMS];
     int64_t nsec, tok;     /* over every vault */
     int *order;            /* picked notes in text order */
     int norder;

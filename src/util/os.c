@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,18 @@ void *os_alloc_big(size_t n)
 #ifdef MADV_HUGEPAGE
     /* advice only: a kernel without it, or with THP off, pages as before */
     (void)madvise(p, n & ~(BIG_PAGE - 1), MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+void *os_alloc_filled(size_t n)
+{
+    void *p = os_alloc_big(n);
+#ifdef MADV_POPULATE_WRITE
+    /* the whole pages inside it; small arrays are not worth the call */
+    uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, b = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+    if (p && n >= 64 * 1024 && b > a)
+        (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 #endif
     return p;
 }

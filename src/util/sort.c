@@ -7,6 +7,12 @@
  * high bits of scores of one magnitude often are). Each pass is stable,
  * so the whole is: ties stay in input order. Sorting the complement of
  * each key ascending gives the largest first.
+ *
+ * Up to SMALL_N pairs, a merge sort instead (stable too, so the same
+ * order): the radix sort's histograms are 96 KB, zeroed at each call,
+ * and a one-shot process (the prompt hook) pays a page fault for each
+ * fresh 4 KB page it touches; the hook sorts a few thousand units at a
+ * time, several times a recall (bench/README.md "Page faults").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +23,7 @@
 #define DIGIT_BITS 11
 #define DIGITS     6                   /* 6 * 11 >= 64 */
 #define BUCKETS    (1u << DIGIT_BITS)
+#define SMALL_N    4096                /* below: merge sort (no histogram) */
 
 uint64_t sort_key_double(double x)
 {
@@ -33,11 +40,52 @@ uint64_t sort_key_i64(int64_t x)
     return (uint64_t)x ^ (uint64_t)1 << 63;
 }
 
+static void swap_bufs(struct sort_kv **a, struct sort_kv **b)
+{
+    struct sort_kv *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* The sorted pairs back into v, if the last pass left them in the copy. */
+static void settle(struct sort_kv *v, const struct sort_kv *sorted, size_t n)
+{
+    if (sorted != v)
+        memcpy(v, sorted, n * sizeof *v);
+}
+
+/* Bottom-up merge sort, largest first: on a tie the left run's pair
+ * goes first, so equal keys keep their order. */
+static int merge_desc(struct sort_kv *v, size_t n)
+{
+    struct sort_kv *tmp = malloc(n * sizeof *tmp), *src = v, *dst = tmp;
+    if (!tmp)
+        return -1;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                dst[k++] = src[a].key >= src[b].key ? src[a++] : src[b++];
+            while (a < mid)
+                dst[k++] = src[a++];
+            while (b < hi)
+                dst[k++] = src[b++];
+        }
+        swap_bufs(&src, &dst);
+    }
+    settle(v, src, n);
+    free(tmp);
+    return 0;
+}
+
 int sort_kv_desc(struct sort_kv *v, size_t n)
 {
     if (n < 2)
         return 0;
-    struct sort_kv *tmp = os_alloc_big(n * sizeof *tmp);
+    if (n <= SMALL_N)
+        return merge_desc(v, n);
+    struct sort_kv *tmp = os_alloc_filled(n * sizeof *tmp);
     size_t *count = calloc((size_t)DIGITS * BUCKETS, sizeof *count);
     if (!tmp || !count) {
         free(tmp);
@@ -65,12 +113,9 @@ int sort_kv_desc(struct sort_kv *v, size_t n)
             uint64_t k = ~src[i].key;
             dst[c[(k >> (d * DIGIT_BITS)) & (BUCKETS - 1)]++] = src[i];
         }
-        struct sort_kv *t = src;
-        src = dst;
-        dst = t;
+        swap_bufs(&src, &dst);
     }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
+    settle(v, src, n);
     free(tmp);
     free(count);
     return 0;

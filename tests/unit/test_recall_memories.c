@@ -283,18 +283,20 @@ static int64_t remember(struct cairn *h, const char *type, const char *text, con
     return id;
 }
 
+/* two sessions of test_store and test_gate_only */
+static const char *const s1[] = {
+    "which compressor should the backup job use?",
+    "zstd at level 19 keeps the nightly backup small",
+    "and the retention of the backup archives?",
+    "keep thirty days of archives, then prune",
+    NULL };
+static const char *const s2[] = {
+    "the garden needs a new hose", "buy a hose of twenty metres", NULL };
+
 static void test_store(void)
 {
     char path[256];
     struct cairn *h = NULL;
-    static const char *const s1[] = {
-        "which compressor should the backup job use?",
-        "zstd at level 19 keeps the nightly backup small",
-        "and the retention of the backup archives?",
-        "keep thirty days of archives, then prune",
-        NULL };
-    static const char *const s2[] = {
-        "the garden needs a new hose", "buy a hose of twenty metres", NULL };
     snprintf(path, sizeof path, "%s/r.db", dir);
     T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
     add_session(h, "s1", "ops", s1, 1760000000);
@@ -383,6 +385,72 @@ static void test_store(void)
     T_EQ_INT(cairn_recall(h, "backup compressor", &o, &r), CAIRN_OK);
     T_CHECK(strstr(r->text, "[memory #") == NULL);
     cairn_recall_free(r);
+    cairn_close(h);
+}
+
+/* CAIRN_RECALL_GATE_ONLY (the prompt hook's recall): the gate answers
+ * what it answers without it, with the same reason; a prompt it cannot
+ * pass for stops before the conversations are packed; one it passes for
+ * gets the same text; a memory that matches is never stopped. */
+static void test_gate_only(void)
+{
+    char path[256];
+    struct cairn *h = NULL;
+    static const char *const s3[] = {
+        "what should we do about the new thing", "we could look at it again next week", NULL };
+    static const char *const qs[] = {
+        "zstd level 19 for the nightly backup compressor?", "retention of the backup archives",
+        "should we look at the new thing next week", "what about the garden", "keep it small",
+        "twenty metres of hose", "an unrelated question about quantum chromodynamics",
+    };
+    snprintf(path, sizeof path, "%s/g.db", dir);
+    T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
+    add_session(h, "s1", "ops", s1, 1760000000);
+    add_session(h, "s2", "home", s2, 1760100000);
+    add_session(h, "s3", "misc", s3, 1760200000);
+    int stopped = 0, passed = 0;
+    for (int mem = 0; mem < 2; mem++) {
+        if (mem)
+            remember(h, "fact", "the garden hose is twenty metres long", "", 0);
+        for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+            struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+            struct cairn_recall *r0 = NULL, *r1 = NULL;
+            const char *why0 = NULL, *why1 = NULL;
+            o.budget = 400;
+            o.now = 1770000000;
+            o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST;
+            T_EQ_INT(cairn_recall(h, qs[i], &o, &r0), CAIRN_OK);
+            o.flags |= CAIRN_RECALL_GATE_ONLY;
+            T_EQ_INT(cairn_recall(h, qs[i], &o, &r1), CAIRN_OK);
+            if (!r0 || !r1) {
+                cairn_recall_free(r0);
+                cairn_recall_free(r1);
+                continue;
+            }
+            int g0 = cairn_inject_gate(r0, &why0), g1 = cairn_inject_gate(r1, &why1);
+            T_EQ_INT(g1, g0);
+            T_EQ_STR(why1, why0);
+            T_EQ_INT(r0->gate_stopped, 0);
+            if (g0) {
+                passed++;
+                T_EQ_INT(r1->gate_stopped, 0);
+                T_EQ_STR(r1->text, r0->text);
+                T_EQ_INT((int)r1->n_items, (int)r0->n_items);
+            } else if (r1->gate_stopped) {
+                stopped++;
+                T_EQ_INT((int)r1->n_items, 0);    /* no memory, no note here */
+                T_EQ_STR(r1->text, "");
+                T_CHECK(r0->n_items > 0);          /* what it did not pack */
+            }
+            /* a matching memory comes first and opens the gate: never stopped */
+            if (mem && r1->n_items && r1->items[0].memory)
+                T_EQ_INT(r1->gate_stopped, 0);
+            cairn_recall_free(r0);
+            cairn_recall_free(r1);
+        }
+    }
+    T_CHECK(stopped > 0);
+    T_CHECK(passed > 0);
     cairn_close(h);
 }
 
@@ -501,6 +569,7 @@ int main(void)
     T_RUN(test_dense);
     T_RUN(test_store);
     T_RUN(test_memories_only);
+    T_RUN(test_gate_only);
     T_RUN(test_vectors);
     T_RUN(test_migrate_v8);
     char cmd[320];

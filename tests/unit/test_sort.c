@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "t.h"
 #include "util/os.h"
@@ -80,6 +81,24 @@ static void test_random_orders(void)
             default: key[i] = (next() % 3) << 60 | (next() % 3) << 20; break; /* sparse digits */
             }
         }
+        check_sorted(key, n);
+        free(key);
+    }
+}
+
+/* Both sides of the size where the merge sort hands over to the radix
+ * sort (SMALL_N in sort.c, 4096): the same stable order either way. */
+static void test_either_side(void)
+{
+    static const size_t sizes[] = { 4095, 4096, 4097, 6000 };
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        size_t n = sizes[s];
+        uint64_t *key = malloc(n * sizeof *key);
+        T_CHECK(key != NULL);
+        if (!key)
+            return;
+        for (size_t i = 0; i < n; i++)
+            key[i] = s % 2 ? sort_key_double(pick_double(1)) : next() % 13;
         check_sorted(key, n);
         free(key);
     }
@@ -158,11 +177,63 @@ static void test_alloc_big(void)
     }
 }
 
+/* Pages of [a, a + n) in memory now (mincore), of those wholly inside. */
+static size_t resident(const unsigned char *a, size_t n, size_t *whole)
+{
+    uintptr_t s = ((uintptr_t)a + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)a + n) & ~(uintptr_t)4095;
+    size_t np = e > s ? (e - s) / 4096 : 0, in = 0;
+    unsigned char *v = malloc(np ? np : 1);
+    *whole = np;
+    if (!v)
+        return 0;
+    if (np && mincore((void *)s, e - s, v) == 0)
+        for (size_t i = 0; i < np; i++)
+            in += v[i] & 1;
+    free(v);
+    return in;
+}
+
+/* os_alloc_filled: usable as os_alloc_big is, and its whole pages are in
+ * memory before the first write (faulted in by one call, not one a page). */
+static void test_alloc_filled(void)
+{
+    size_t sizes[] = { 0, 1, 65535, 65536, (size_t)600 << 10 | 3, (size_t)4 << 20, (size_t)9 << 20 };
+    int can = 1;
+#ifdef MADV_POPULATE_WRITE
+    void *probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    can = probe != MAP_FAILED && madvise(probe, 4096, MADV_POPULATE_WRITE) == 0;
+    if (probe != MAP_FAILED)
+        munmap(probe, 4096);
+#else
+    can = 0;
+#endif
+    if (!can)
+        T_SKIP("MADV_POPULATE_WRITE not supported here: residency not checked");
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        unsigned char *p = os_alloc_filled(sizes[i]);
+        T_CHECK(p != NULL);
+        if (!p)
+            continue;
+        size_t whole, in = resident(p, sizes[i], &whole);
+        if (can && sizes[i] >= 65536)
+            T_EQ_INT((int)in, (int)whole);
+        if (sizes[i]) {
+            memset(p, 0xcd, sizes[i]);
+            T_CHECK(p[0] == 0xcd && p[sizes[i] - 1] == 0xcd);
+        }
+        unsigned char *q = realloc(p, sizes[i] + 100);
+        T_CHECK(q != NULL);
+        free(q ? q : p);
+    }
+}
+
 int main(void)
 {
     T_RUN(test_random_orders);
+    T_RUN(test_either_side);
     T_RUN(test_big);
     T_RUN(test_keys);
     T_RUN(test_alloc_big);
+    T_RUN(test_alloc_filled);
     return T_DONE();
 }

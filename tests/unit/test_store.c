@@ -230,6 +230,34 @@ static void test_versions(void)
     cairn_close(db);
 }
 
+static int cache_kib(struct cairn *db)
+{
+    sqlite3_stmt *st = NULL;
+    int kib = 0;
+    if (sqlite3_prepare_v2(db->db, "PRAGMA cache_size", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        kib = -sqlite3_column_int(st, 0);      /* negative: KiB, not pages */
+    sqlite3_finalize(st);
+    return kib;
+}
+
+/* The page cache a handle gets (store/tx.c): 16 MB for a writer, 256 KB
+ * for a one-shot reader (a bigger one is fresh memory to fault in), what
+ * store.cache_mb asks for a long-lived one. */
+static void test_cache_size(void)
+{
+    char path[256];
+    struct cairn *db = open_new("cache.db"), *ro = NULL;
+    T_EQ_INT(cache_kib(db), 16000);
+    cairn_close(db);
+    snprintf(path, sizeof path, "%s/cache.db", dir);
+    T_EQ_INT(t_open(path, CAIRN_OPEN_READONLY, &ro), CAIRN_OK);
+    T_EQ_INT(cache_kib(ro), 256);
+    T_EQ_INT(cairn_set(ro, "store.cache_mb", "64"), CAIRN_OK);
+    T_EQ_INT(cache_kib(ro), 64000);
+    cairn_close(ro);
+}
+
 static void test_budget_property(void)
 {
     /* No output ever exceeds its budget, over many questions and budgets. */
@@ -402,6 +430,7 @@ int main(void)
     T_RUN(test_json);
     T_RUN(test_forget);
     T_RUN(test_versions);
+    T_RUN(test_cache_size);
     T_RUN(test_budget_property);
     T_RUN(test_totals);
     char cmd[300];
