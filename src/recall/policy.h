@@ -53,6 +53,14 @@
  * rank 3 to 95. A question about nothing but the recent past ("what did
  * we do lately?") still lists the period. */
 #define W_TIME_VAGUE    0.5
+/* A question about the first or the last time something happened
+ * (query_ordinal: "the very first thing I asked", "what did we last
+ * decide"): of the ORD_TOP best units, the earliest (latest) gets
+ * W_ORDINAL rank-1 shares, the next half that, and so on (rank.c
+ * order_boost). 0: off. */
+#define ORD_TOP         60
+#define W_ORDINAL       2.0
+#define ORD_BY_DAY      1
 /* A question that only names a period ("what did I do last week?"): the
  * units inside it get this, above any fused score, and come in order. */
 #define W_ONLY_TIME     10.0
@@ -479,6 +487,9 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(W_TIME) \
     X(TIME_EVENTS) \
     X(W_TIME_VAGUE) \
+    X(ORD_TOP) \
+    X(W_ORDINAL) \
+    X(ORD_BY_DAY) \
     X(W_ONLY_TIME) \
     X(SPK_OTHER) \
     X(LABEL_OTHER) \
