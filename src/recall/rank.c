@@ -347,7 +347,8 @@ static int order_boost(struct pool *p, int ordinal)
             r++;
         else if (!by_day)
             r = i;
-        p->u[o[i].val].score += w / (RRF_K + 1) / (r + 1);
+        p->u[o[i].val].ord_bonus = w / (RRF_K + 1) / (r + 1);
+        p->u[o[i].val].score += p->u[o[i].val].ord_bonus;
     }
     free(o);
     return 0;
@@ -418,6 +419,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         struct runit *un = &p->u[u];
         double dl;
         un->score = 0;
+        un->ord_bonus = 0;
         /* the lead turn alone */
         dl = sum_tf(p, un->head, un->head, nt, spk, tf);
         s_head[u] = rank_bm25(tf, nt, dl, avg_msg, w_msg);

@@ -99,6 +99,7 @@ struct runit {
     double  score;         /* fused */
     int     rank;
     int     in_range;      /* inside the question's time range */
+    double  ord_bonus;     /* what order_boost added to score (rank.c) */
 };
 
 struct pool {

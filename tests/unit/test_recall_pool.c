@@ -867,6 +867,24 @@ static void test_gate(void)
     t.p.u[2].score = 0;
     recall_gate(&t.p, &t.q, &share, &weight);
     T_CHECK(share == 0 && weight == 0);
+    /* a question about the first time: the earliest units lead by the
+     * first/last preference alone (ord_bonus), the one the words rank best
+     * is 4th; it is judged all the same, the order being no judgement */
+    double words[4] = { 0.3, 0.2, 0.1, 0.6 };
+    for (int u = 0; u < 4; u++) {
+        t.p.u[u].ord_bonus = u < 3 ? 0.6 : 0;
+        t.p.u[u].score = words[u] + t.p.u[u].ord_bonus;   /* 0.9 0.8 0.7 0.6 */
+    }
+    free(t.p.ord);
+    t.p.ord = NULL;
+    recall_gate(&t.p, &t.q, &share, &weight);
+    T_CHECK(fabs(share - 0.25) < EPS);          /* not cued: the top 3 alone */
+    t.q.ordinal = ORD_FIRST;
+    recall_gate(&t.p, &t.q, &share, &weight);
+    T_CHECK(fabs(share - 1.0) < EPS);
+    t.q.ordinal = 0;
+    for (int u = 0; u < 4; u++)
+        t.p.u[u].ord_bonus = 0;
 
     /* the decisions on those figures: share >= 0.6 and weight >= 1.5 */
     struct cairn_recall r;
