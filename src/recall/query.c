@@ -96,7 +96,8 @@ static int is_past(const char *w, size_t n)
 /* The question's opening words, lower-cased, into buf (a word too long
  * for a cue has length 0: it matches none); returns how many. Bytes over
  * 0x7f are letters ("dijiste", "qué"). */
-static int cue_words(const char *text, size_t len, char buf[][16], size_t *wl)
+static int cue_words(const char *text, size_t len, char buf[][16], size_t *wl,
+                     unsigned char *joined)
 {
     int nw = 0;
     for (size_t i = 0; i < len && nw < CUE_MAX_WORDS;) {
@@ -116,6 +117,8 @@ static int cue_words(const char *text, size_t len, char buf[][16], size_t *wl)
         }
         if (n >= 16)
             n = 0;                        /* too long for a cue word: matches none */
+        if (joined)                       /* "first-class": one word, not two */
+            joined[nw] = i + 1 < len && text[i] == '-' && text[i + 1] != ' ';
         if (i < len && text[i] == '\'')
             i++;                          /* "what's": the s is a word of its own */
         wl[nw++] = n;
@@ -131,7 +134,7 @@ int query_asks_reply(const char *text, size_t len)
     static const char *const cause[] = { "cause", "problem", "issue", "fix", NULL };
     char buf[CUE_MAX_WORDS][16];
     size_t wl[CUE_MAX_WORDS];
-    int nw = cue_words(text, len, buf, wl);
+    int nw = cue_words(text, len, buf, wl, NULL);
 #define W(k, list) ((k) < nw && word_is(buf[k], wl[k], list))
     for (int i = 0; i < nw; i++) {
         const char *w = buf[i];
@@ -197,7 +200,7 @@ int query_asks_summary(const char *text, size_t len)
     static const char *const of[] = { "of", "de", "del", "von", "der", "des", NULL };
     char buf[CUE_MAX_WORDS][16];
     size_t wl[CUE_MAX_WORDS];
-    int nw = cue_words(text, len, buf, wl);
+    int nw = cue_words(text, len, buf, wl, NULL);
     static const char *const order[] = { "order", NULL };
     static const char *const in[] = { "in", NULL };
     static const char *const which[] = { "which", "what", NULL };
@@ -217,6 +220,104 @@ int query_asks_summary(const char *text, size_t len)
     }
 #undef W
     return order_cue ? 2 : 0;
+}
+
+/* ---- questions about the first or the last time ----
+ *
+ * "What was the very first thing I asked you to build?", "the first piece
+ * of documentation I pasted", "when did Joanna first watch...", "what did
+ * we last decide about caching?", "the most recent error": the answer is
+ * the earliest (latest) of the turns about the topic, which the words
+ * alone rank anywhere (devmem dev: 11th to 52nd). rank.c (ORD_TOP) then
+ * prefers the earliest (latest) of the best-ranked units. Strict, because
+ * a wrong cue reorders a good ranking: "first" or "last" counts only as
+ * "the very first", "the first/last time", "the first/last <thing> ..."
+ * with a noun of order (ORD_NOUNS), or right after who does it ("I first
+ * wanted", "did Joanna first watch"); not "first place", "first-class",
+ * "at last", "last name", "last week" (a period: timeexpr.c), "his first
+ * screenplay" (a kind, not an order). Also "earliest", "initially",
+ * "originally", "to begin with", "at the start/beginning" (not "of March":
+ * a period), "latest", "most recent(ly)", "finally"; Chinese 第一次, 最早,
+ * 最初, 最后一次 (not 最近: a vague period, W_TIME_VAGUE). English and
+ * Chinese only. ORD_DAY is added when the order is of a day or a sitting
+ * ("on the last day we worked on X"): then the sessions are ordered, and
+ * which turn of that session answers is left to the words. */
+int query_ordinal(const char *text, size_t len)
+{
+    static const char *const first[] = { "first", NULL };
+    static const char *const last[] = { "last", NULL };
+    static const char *const very[] = { "very", NULL };
+    static const char *const the[] = { "the", NULL };
+    /* "his first screenplay", "my first sprint": a kind, not an order */
+    static const char *const det[] = {
+        "the", "a", "an", "my", "our", "your", "his", "her", "their", "its", NULL
+    };
+    static const char *const nouns[] = {
+        "time", "times", "thing", "things", "day", "session", "sitting", "step", "steps",
+        "version", "plan", "piece", "message", "question", "request", "prompt", "error",
+        "bug", "problem", "issue", "change", "fix", "idea", "attempt", "commit", "decision",
+        "task", "feature", "suggestion", "approach", "draft", "conversation", "chat", NULL
+    };
+    /* "the last day we worked on the frontend": the day is the order, what
+     * was said in it the topic */
+    static const char *const days[] = {
+        "day", "session", "sitting", "conversation", "chat", NULL
+    };
+    static const char *const subj[] = { "i", "we", "you", "he", "she", "they", NULL };
+    static const char *const aux[] = { "did", "do", "does", "have", "has", "had", NULL };
+    static const char *const first_w[] = {
+        "earliest", "initially", "originally", NULL
+    };
+    static const char *const last_w[] = { "latest", "finally", NULL };
+    static const char *const most[] = { "most", NULL };
+    static const char *const recent[] = { "recent", "recently", NULL };
+    static const char *const to[] = { "to", NULL };
+    static const char *const begin[] = { "begin", "start", NULL };
+    static const char *const with[] = { "with", NULL };
+    static const char *const at[] = { "at", "in", NULL };
+    static const char *const start[] = { "start", "beginning", NULL };
+    static const char *const of[] = { "of", NULL };
+    static const char *const this[] = { "the", "this", "our", "my", NULL };
+    static const char *const project[] = {
+        "project", "conversation", "conversations", "chat", "chats", "work", "session", NULL
+    };
+    static const char *const zh_first[] = { "第一次", "最早", "最初", NULL };
+    static const char *const zh_last[] = { "最后一次", "最後一次", NULL };
+    size_t scan = len < 4096 ? len : 4096;      /* the opening is enough */
+    for (int k = 0; zh_first[k]; k++)
+        if (memmem(text, scan, zh_first[k], strlen(zh_first[k])))
+            return ORD_FIRST;
+    for (int k = 0; zh_last[k]; k++)
+        if (memmem(text, scan, zh_last[k], strlen(zh_last[k])))
+            return ORD_LAST;
+    char buf[CUE_MAX_WORDS][16];
+    size_t wl[CUE_MAX_WORDS];
+    unsigned char joined[CUE_MAX_WORDS];
+    int nw = cue_words(text, len, buf, wl, joined);
+#define W(k, list) ((k) >= 0 && (k) < nw && word_is(buf[k], wl[k], list))
+    for (int i = 0; i < nw; i++) {
+        int which = W(i, first) ? ORD_FIRST : W(i, last) ? ORD_LAST : 0;
+        if (which && !joined[i]) {
+            /* "the very first", "the first time", "the last thing we..." */
+            if (W(i - 1, very) || ((W(i - 1, the) && W(i + 1, nouns))))
+                return which | (W(i + 1, days) ? ORD_DAY : 0);
+            /* "I first wanted", "did Joanna first watch", "did we last decide" */
+            if (W(i - 1, subj) || (W(i - 2, aux) && !W(i - 1, det)))
+                return which;
+            continue;
+        }
+        if (W(i, first_w) || (W(i, to) && W(i + 1, begin) && W(i + 2, with)))
+            return ORD_FIRST;
+        /* "at the start", "at the beginning of the project"; not "at the
+         * start of March" (a period the time parser reads) */
+        if (W(i, at) && W(i + 1, this) && W(i + 2, start) &&
+            (!W(i + 3, of) || (W(i + 4, this) && W(i + 5, project)) || W(i + 4, project)))
+            return ORD_FIRST;
+        if (W(i, last_w) || (W(i, most) && W(i + 1, recent)))
+            return ORD_LAST;
+    }
+#undef W
+    return 0;
 }
 
 /* ---- who is talking: a question that is a transcript ----
@@ -357,6 +458,7 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
     }
     q->asks_reply = query_asks_reply(text, n);
     q->asks_summary = query_asks_summary(text, n);
+    q->ordinal = use_time ? query_ordinal(text, n) : 0;
     if (text_tokenize(text, n, 1, add_term, &c))
         return CAIRN_NOMEM;
     /* Keep stop words only when the question has nothing else. */
@@ -379,6 +481,11 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
     }
     if (mark_labels(q, text, n))
         return CAIRN_NOMEM;
+    /* a pasted transcript's "when did you last see it?" is a line of the
+     * talk, not what the user asks of the memory (MADial zh: 最后一次) */
+    for (int i = 0; i < q->nt && q->ordinal; i++)
+        if (q->t[i].label)
+            q->ordinal = 0;
     return CAIRN_OK;
 }
 

@@ -296,6 +296,67 @@ static int prf_rank(struct pool *p, double w)
     return rc;
 }
 
+/* A question about the first (last) time (query_ordinal): of the ORD_TOP
+ * best units, the earliest (latest) gets W_ORDINAL in rank-1 units, the
+ * next half that, and so on: a ranking by time among those the words
+ * chose, so the topic still decides which units compete and time decides
+ * between them. In order of the lead turn's time, then of the session's
+ * start, then of position (a coding store gives every turn of a session
+ * its start); with ORD_DAY the units of one session share its place, and
+ * the words order them. Returns 0, or -1 on no memory. */
+static int order_boost(struct pool *p, int ordinal)
+{
+    int top = ORD_TOP;
+    double w = W_ORDINAL;
+    if (!ordinal || top <= 0 || w <= 0 || p->nu == 0)
+        return 0;
+    struct sort_kv *o = os_alloc_big((size_t)p->nu * sizeof *o);
+    if (!o)
+        return -1;
+    int n = 0;
+    for (int u = 0; u < p->nu; u++) {
+        if (p->u[u].score > 0) {
+            o[n].key = sort_key_double(p->u[u].score);
+            o[n].val = u;
+            n++;
+        }
+    }
+    if (sort_kv_desc(o, (size_t)n))
+        goto fail;
+    if (n > top)
+        n = top;
+    /* three stable passes, the least significant key first; descending
+     * sorts, so the earliest first is the largest negated key */
+    int64_t sign = (ordinal & ORD_FIRST) ? -1 : 1;
+    int by_day = ORD_BY_DAY && (ordinal & ORD_DAY);
+    for (int i = 0; i < n && !by_day; i++)
+        o[i].key = sort_key_i64(sign * p->m[p->u[o[i].val].head].position);
+    if (!by_day && sort_kv_desc(o, (size_t)n))
+        goto fail;
+    for (int i = 0; i < n; i++)
+        o[i].key = sort_key_i64(sign * p->s[p->u[o[i].val].sess].started_at);
+    if (sort_kv_desc(o, (size_t)n))
+        goto fail;
+    for (int i = 0; i < n; i++)
+        o[i].key = sort_key_i64(sign * p->m[p->u[o[i].val].head].at);
+    if (sort_kv_desc(o, (size_t)n))
+        goto fail;
+    /* by day: a session's units share its place (ties keep score order) */
+    for (int i = 0, r = 0; i < n; i++) {
+        if (by_day && i && p->u[o[i].val].sess != p->u[o[i - 1].val].sess)
+            r++;
+        else if (!by_day)
+            r = i;
+        p->u[o[i].val].ord_bonus = w / (RRF_K + 1) / (r + 1);
+        p->u[o[i].val].score += p->u[o[i].val].ord_bonus;
+    }
+    free(o);
+    return 0;
+fail:
+    free(o);
+    return -1;
+}
+
 int rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
 {
     double *s_dhead = NULL, *s_dreply = NULL;
@@ -358,6 +419,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         struct runit *un = &p->u[u];
         double dl;
         un->score = 0;
+        un->ord_bonus = 0;
         /* the lead turn alone */
         dl = sum_tf(p, un->head, un->head, nt, spk, tf);
         s_head[u] = rank_bm25(tf, nt, dl, avg_msg, w_msg);
@@ -443,6 +505,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         un->s_round = s_round[u];
         un->s_window = s_win[u];
     }
+    if (use_time && order_boost(p, q->ordinal))
+        goto out;
     rc = 0;
 out:
     free(tf);

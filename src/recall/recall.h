@@ -53,6 +53,7 @@ struct query {
     int           asks_reply;  /* about what the assistant said or did */
     int           asks_summary; /* 1 a summary, 2 the order things came up in
                                  * (query_asks_summary); packed broad */
+    int           ordinal;     /* ORD_* bits or 0 (query_ordinal) */
     int64_t       from, to;
     int64_t       now;
 };
@@ -101,6 +102,7 @@ struct runit {
     double  score;         /* fused */
     int     rank;
     int     in_range;      /* inside the question's time range */
+    double  ord_bonus;     /* what order_boost added to score (rank.c) */
 };
 
 struct pool {
@@ -130,6 +132,13 @@ int  query_parse(struct query *q, const char *text, int64_t now, int use_time);
  * German. Reads at most the first few hundred words. */
 int  query_asks_reply(const char *text, size_t len);
 int  query_asks_summary(const char *text, size_t len);
+/* Whether a question asks for the first or the last time something
+ * happened ("the very first thing I asked", "what did we last decide"):
+ * ORD_FIRST or ORD_LAST, plus ORD_DAY when a day or sitting is what is
+ * first or last ("on the last day we..."), or 0. Strict word cues,
+ * English and Chinese. */
+enum { ORD_FIRST = 1, ORD_LAST = 2, ORD_DAY = 4 };
+int  query_ordinal(const char *text, size_t len);
 void query_free(struct query *q);
 /* The FTS5 MATCH expression for the query terms into b ("" if none). */
 void query_match_expr(const struct query *q, struct buf *b);

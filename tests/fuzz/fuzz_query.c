@@ -1,6 +1,7 @@
 /*
  * fuzz_query.c: libFuzzer target for the question parser (query_parse:
- * terms, stop words, the time expression; query_match_expr) and for the
+ * terms, stop words, the time expression, the first/last cue;
+ * query_match_expr) and for the
  * whole read path behind it: cairn_recall of the question on a small
  * in-memory store with tiny-bert vectors, so the FTS5 MATCH expression,
  * the dense side and packing all see it.
@@ -48,6 +49,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned opt = data[0];
     char *text = fuzz_strdup((struct fuzz_part){ (const char *)data + 1, size - 1 });
     size_t n = strlen(text);
+
+    /* the first/last cue: one of the two, maybe by day, never both */
+    int ord = query_ordinal(text, n);
+    if ((ord & ~(ORD_FIRST | ORD_LAST | ORD_DAY)) || (ord && !(ord & (ORD_FIRST | ORD_LAST))) ||
+        ((ord & ORD_FIRST) && (ord & ORD_LAST)))
+        abort();
 
     struct query q;
     if (query_parse(&q, text, 1774747800, opt & 1) == CAIRN_OK) {

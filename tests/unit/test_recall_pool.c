@@ -410,6 +410,96 @@ static void test_asks_summary(void)
     }
 }
 
+/* Questions about the first or the last time (query_ordinal), and
+ * questions whose "first" or "last" is no such thing. */
+static void test_ordinal_cue(void)
+{
+    static const char *const first[] = {
+        "What was the very first thing I asked you to build?",
+        "What was your very first plan for structuring the crawler project?",
+        "On the first day of the inventory work in July, where were the files?",
+        "what was the first piece of documentation I pasted in?",
+        "When did Joanna first watch Eternal Sunshine?",
+        "I first wanted a React front end. What did I use instead?",
+        "What was the first error we hit with the websocket?",
+        "When was the first time we talked about caching?",
+        "What did we initially pick for the queue?",
+        "Which database did I originally want?",
+        "What was the earliest version of the parser?",
+        "what did we do to begin with?",
+        "What did I ask for at the start of the project?",
+        "我第一次去北京是什么时候？",
+        NULL
+    };
+    static const char *const last[] = {
+        "What did we last decide about caching?",
+        "When was the last time I ran the migration?",
+        "On the last day we worked on the frontend, what did I want?",
+        "What was the most recent error in the build?",
+        "What did we most recently change in the config?",
+        "What is the latest plan for the release?",
+        "Which library did we finally use?",
+        "我们最后一次讨论缓存是什么时候？",
+        NULL
+    };
+    static const char *const no[] = {
+        "Is the first-class citizen pattern used here?",
+        "What kind of dance piece did Gina's team perform to win first place?",
+        "What genre is Joanna's first screenplay?",
+        "When did John have his first firefighter call-out?",
+        "How long has Nate had his first two turtles?",
+        "When does my first sprint end?",
+        "How many days between finishing my first draft and the deadline?",
+        "What did the first part cover, and what did the later one add?",
+        "At last, the tests pass: what did we change?",
+        "What is my last name in the config?",
+        "What did I do last week?",
+        "What did Melanie see during the camping trip last year?",
+        "At the start of March I asked for a chain class. Which one?",
+        "Was the first half of September a good month?",
+        "Which improvement happened first: the quiz or the test?",
+        "What tokens-per-minute caps did OpenAI report, first with gpt-4 and later gpt-4o?",
+        "Where are the links in the PDF final?",
+        "What should I read first?",
+        "我最近在忙什么？",
+        "",
+        NULL
+    };
+    for (int i = 0; first[i]; i++) {
+        int got = query_ordinal(first[i], strlen(first[i]));
+        T_EQ_INT(got & ~ORD_DAY, ORD_FIRST);
+        T_EQ_INT(!!(got & ORD_DAY), !!strstr(first[i], "first day"));
+        if ((got & ~ORD_DAY) != ORD_FIRST)
+            fprintf(stderr, "  not taken for a first: %s\n", first[i]);
+    }
+    for (int i = 0; last[i]; i++) {
+        int got = query_ordinal(last[i], strlen(last[i]));
+        T_EQ_INT(got & ~ORD_DAY, ORD_LAST);
+        T_EQ_INT(!!(got & ORD_DAY), !!strstr(last[i], "last day"));
+        if ((got & ~ORD_DAY) != ORD_LAST)
+            fprintf(stderr, "  not taken for a last: %s\n", last[i]);
+    }
+    /* query_parse reads it with time on, not off, and not in a pasted
+     * transcript, where it is a line of the talk */
+    struct query q;
+    T_EQ_INT(query_parse(&q, last[0], 1000, 1), 0);
+    T_EQ_INT(q.ordinal, ORD_LAST);
+    query_free(&q);
+    T_EQ_INT(query_parse(&q, last[0], 1000, 0), 0);
+    T_EQ_INT(q.ordinal, 0);
+    query_free(&q);
+    T_EQ_INT(query_parse(&q, "Bart: 我丢了玩具\nAssistant: 你最后一次看到它是在哪里？\n"
+                         "Bart: 在公园", 1000, 1), 0);
+    T_EQ_INT(q.ordinal, 0);
+    query_free(&q);
+    for (int i = 0; no[i]; i++) {
+        int got = query_ordinal(no[i], strlen(no[i]));
+        T_EQ_INT(got, 0);
+        if (got)
+            fprintf(stderr, "  taken for an ordinal: %s\n", no[i]);
+    }
+}
+
 /* Three user-assistant sessions of one round each: the question's terms
  * in the first's user turn, one of them in the second's reply, none in
  * the third. */
@@ -653,6 +743,89 @@ static void test_rank_time(void)
     tp_free(&t);
 }
 
+/* A question about the first (last) time: the earliest (latest) of the
+ * units the words chose comes first, even when the words rank it last
+ * (the words prefer "zebra" said more often: s3, s2, s1 without the cue,
+ * s1 first for ORD_FIRST); it gains W_ORDINAL rank-1 shares, the next in
+ * time order half that; a unit the words did not choose gains nothing. */
+static void ordinal_pool(struct tpool *t, int forward)
+{
+    static const char *const terms[] = { "zebra", NULL };
+    static const char *const text[] = {
+        "a zebra", "a zebra and a zebra", "a zebra, a zebra and a zebra"
+    };
+    tp_init(t, terms);
+    for (int i = 0; i < 3; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "s%d", i + 1);
+        tp_session(t, id, 1000 * (i + 1));
+        tp_msg(t, ROLE_USER, NULL, text[forward ? i : 2 - i], 1000 * (i + 1));
+    }
+    tp_session(t, "s4", 4000);
+    tp_msg(t, ROLE_USER, NULL, "nothing relevant", 4000);
+    tp_finish(t, 0);
+}
+
+static void test_rank_ordinal(void)
+{
+    for (int ord = ORD_FIRST; ord <= ORD_LAST; ord++) {
+        struct tpool t;
+        /* the words rank against the cue: the most "zebra" away from it */
+        ordinal_pool(&t, ord == ORD_FIRST);
+        double before[4];
+        T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+        for (int u = 0; u < 4; u++)
+            before[u] = t.p.u[u].score;
+        int want = ord == ORD_FIRST ? 0 : 2, next = 1, far = ord == ORD_FIRST ? 2 : 0;
+        T_CHECK(before[want] < before[next] && before[next] < before[far]);
+        t.q.ordinal = ord;
+        T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+        const int *o = units_by_rank(&t.p);
+        T_CHECK(o != NULL);
+        if (o)
+            T_EQ_INT(o[0], want);
+        T_CHECK(fabs(t.p.u[want].score - before[want] - W_ORDINAL / 61) < EPS);
+        T_CHECK(fabs(t.p.u[next].score - before[next] - W_ORDINAL / 61 / 2) < EPS);
+        T_CHECK(t.p.u[3].score == 0);           /* a preference, never a match */
+        /* without the time method the cue is not read */
+        T_EQ_INT(rank_default(&t.p, &t.q, 0, NULL), 0);
+        T_CHECK(fabs(t.p.u[want].score - before[want]) < EPS);
+        tp_free(&t);
+    }
+}
+
+/* ORD_DAY ("on the first day we..."): the units of the first session
+ * share its place, whatever their position, and the words order them. */
+static void test_rank_ordinal_day(void)
+{
+    static const char *const terms[] = { "zebra", NULL };
+    if (!ORD_BY_DAY) {
+        T_SKIP("ORD_BY_DAY is 0 in policy.h: days are not ordered apart");
+        return;
+    }
+    struct tpool t;
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    tp_msg(&t, ROLE_USER, NULL, "a zebra", 1000);
+    tp_msg(&t, ROLE_USER, NULL, "a zebra, a zebra and a zebra", 1000);
+    tp_session(&t, "s2", 2000);
+    tp_msg(&t, ROLE_USER, NULL, "a zebra and a zebra", 2000);
+    tp_finish(&t, 0);
+    double before[3];
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    for (int u = 0; u < 3; u++)
+        before[u] = t.p.u[u].score;
+    t.q.ordinal = ORD_FIRST | ORD_DAY;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    T_CHECK(fabs(t.p.u[0].score - before[0] - W_ORDINAL / 61) < EPS);
+    T_CHECK(fabs(t.p.u[1].score - before[1] - W_ORDINAL / 61) < EPS);
+    T_CHECK(fabs(t.p.u[2].score - before[2] - W_ORDINAL / 61 / 2) < EPS);
+    /* the words still order the first day's units */
+    T_EQ_INT(t.p.u[0].score > t.p.u[1].score, before[0] > before[1]);
+    T_CHECK(t.p.u[1].score > t.p.u[2].score && t.p.u[0].score > t.p.u[2].score);
+    tp_free(&t);
+}
+
 /* ---- the gate ---- */
 
 static void test_gate(void)
@@ -694,6 +867,24 @@ static void test_gate(void)
     t.p.u[2].score = 0;
     recall_gate(&t.p, &t.q, &share, &weight);
     T_CHECK(share == 0 && weight == 0);
+    /* a question about the first time: the earliest units lead by the
+     * first/last preference alone (ord_bonus), the one the words rank best
+     * is 4th; it is judged all the same, the order being no judgement */
+    double words[4] = { 0.3, 0.2, 0.1, 0.6 };
+    for (int u = 0; u < 4; u++) {
+        t.p.u[u].ord_bonus = u < 3 ? 0.6 : 0;
+        t.p.u[u].score = words[u] + t.p.u[u].ord_bonus;   /* 0.9 0.8 0.7 0.6 */
+    }
+    free(t.p.ord);
+    t.p.ord = NULL;
+    recall_gate(&t.p, &t.q, &share, &weight);
+    T_CHECK(fabs(share - 0.25) < EPS);          /* not cued: the top 3 alone */
+    t.q.ordinal = ORD_FIRST;
+    recall_gate(&t.p, &t.q, &share, &weight);
+    T_CHECK(fabs(share - 1.0) < EPS);
+    t.q.ordinal = 0;
+    for (int u = 0; u < 4; u++)
+        t.p.u[u].ord_bonus = 0;
 
     /* the decisions on those figures: share >= 0.6 and weight >= 1.5 */
     struct cairn_recall r;
@@ -1361,6 +1552,7 @@ int main(void)
     T_RUN(test_units_reply_runs);
     T_RUN(test_asks_reply);
     T_RUN(test_asks_summary);
+    T_RUN(test_ordinal_cue);
     T_RUN(test_rank_granularity);
     T_RUN(test_rank_dense);
     T_RUN(test_rank_feedback);
@@ -1368,6 +1560,8 @@ int main(void)
     T_RUN(test_query_labels);
     T_RUN(test_rank_label);
     T_RUN(test_rank_time);
+    T_RUN(test_rank_ordinal);
+    T_RUN(test_rank_ordinal_day);
     T_RUN(test_gate);
     T_RUN(test_pack_whole_store);
     T_RUN(test_pack_user_first);
