@@ -152,10 +152,17 @@ struct vscan {
     const char *p, *end;
 };
 
+/* JSON's white space (vocab.json and model.json's top level) */
+static const char *json_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
 static void vs_ws(struct vscan *s)
 {
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
-        s->p++;
+    s->p = json_ws(s->p, s->end);
 }
 
 static int vs_eat(struct vscan *s, char c)
@@ -168,74 +175,16 @@ static int vs_eat(struct vscan *s, char c)
     return 0;
 }
 
-static int vs_hex4(const char *p, uint32_t *v)
-{
-    int i;
-
-    *v = 0;
-    for (i = 0; i < 4; i++) {
-        char c = p[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0)
-            return -1;
-        *v = *v << 4 | (uint32_t)d;
-    }
-    return 0;
-}
-
-/* The JSON string at s->p, decoded to out (room for cap bytes); its
- * length in *n. -1 if malformed or longer than cap. */
+/* The JSON string at s->p (after white space), decoded to out (room for
+ * cap bytes); its length in *n. -1 if malformed or longer than cap. */
 static int vs_string(struct vscan *s, char *out, size_t cap, size_t *n)
 {
-    *n = 0;
-    if (!vs_eat(s, '"'))
-        return -1;
-    while (s->p < s->end && *s->p != '"') {
-        unsigned char c = (unsigned char)*s->p++;
-        uint32_t cp, lo;
+    long len;
 
-        if (c < 0x20)
-            return -1;
-        if (c != '\\') {
-            if (*n >= cap)
-                return -1;
-            out[(*n)++] = (char)c;
-            continue;
-        }
-        if (s->p >= s->end)
-            return -1;
-        switch (c = (unsigned char)*s->p++) {
-        case '"': case '\\': case '/': cp = c; break;
-        case 'b': cp = '\b'; break;
-        case 'f': cp = '\f'; break;
-        case 'n': cp = '\n'; break;
-        case 'r': cp = '\r'; break;
-        case 't': cp = '\t'; break;
-        case 'u':
-            if (s->end - s->p < 4 || vs_hex4(s->p, &cp) != 0 || cp == 0)
-                return -1;
-            s->p += 4;
-            if (cp >= 0xDC00 && cp <= 0xDFFF)
-                return -1;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (s->end - s->p < 6 || s->p[0] != '\\' || s->p[1] != 'u' ||
-                    vs_hex4(s->p + 2, &lo) != 0 || lo < 0xDC00 || lo > 0xDFFF)
-                    return -1;
-                s->p += 6;
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            }
-            break;
-        default:
-            return -1;
-        }
-        if (cap - *n < 4)
-            return -1;
-        *n += utf8_encode(cp, out + *n);
-    }
-    if (s->p >= s->end)
+    vs_ws(s);
+    if ((len = json_string_decode(s->p, s->end, out, cap, &s->p)) < 0)
         return -1;
-    s->p++;
+    *n = (size_t)len;
     return 0;
 }
 
@@ -697,13 +646,6 @@ static int load_layer(struct use_model *m, const struct use_manifest *man, int l
 #undef GET
 #undef NAME
     return 0;
-}
-
-static const char *json_ws(const char *p, const char *end)
-{
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-        p++;
-    return p;
 }
 
 /* model.json with only its weightsManifest built: the file is mostly the

@@ -173,6 +173,62 @@ static int parse_string(struct jp *j, char **out)
     return 0;
 }
 
+long json_string_decode(const char *p, const char *end, char *out, size_t cap,
+                        const char **next)
+{
+    size_t n = 0;
+
+    if (p >= end || *p++ != '"')
+        return -1;
+    while (p < end && *p != '"') {
+        unsigned char c = (unsigned char)*p++;
+        long cp;
+
+        if (c < 0x20)
+            return -1;
+        if (c != '\\') {
+            if (n >= cap)
+                return -1;
+            out[n++] = (char)c;
+            continue;
+        }
+        if (p >= end)
+            return -1;
+        switch (c = (unsigned char)*p++) {
+        case '"': case '\\': case '/': cp = c; break;
+        case 'b': cp = '\b'; break;
+        case 'f': cp = '\f'; break;
+        case 'n': cp = '\n'; break;
+        case 'r': cp = '\r'; break;
+        case 't': cp = '\t'; break;
+        case 'u':
+            /* unicode_escape's rule, less its repairs: what it would
+             * turn into U+FFFD (NUL, half a pair) is refused here */
+            if ((cp = hex4(p, end)) <= 0 || (cp >= 0xDC00 && cp <= 0xDFFF))
+                return -1;
+            p += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                long lo = end - p >= 6 && p[0] == '\\' && p[1] == 'u' ? hex4(p + 2, end) : -1;
+                if (lo < 0xDC00 || lo > 0xDFFF)
+                    return -1;
+                p += 6;
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            break;
+        default:
+            return -1;
+        }
+        if (cap - n < 4)
+            return -1;
+        n += utf8_encode((uint32_t)cp, out + n);
+    }
+    if (p >= end)
+        return -1;
+    if (next)
+        *next = p + 1;
+    return (long)n;
+}
+
 static int is_digit(const struct jp *j, const char *q)
 {
     return q < j->end && *q >= '0' && *q <= '9';

@@ -43,6 +43,18 @@ cJSON *json_parse(const char *p, size_t n, const char **end);
 int json_scan(const char *p, size_t n, const char **end);
 
 /*
+ * Decodes the JSON string whose opening quote is at p (p < end) into
+ * out, which has room for cap bytes (not NUL-terminated), strictly: a raw
+ * control byte, \u0000 or half a surrogate pair is refused, where
+ * json_parse repairs them (a reader of a fixed file format that must
+ * refuse a damaged file rather than guess; no allocation). Returns the
+ * decoded length and sets *next, when next is not NULL, past the closing
+ * quote; -1 if the string is malformed or needs more than cap bytes.
+ */
+long json_string_decode(const char *p, const char *end, char *out, size_t cap,
+                        const char **next);
+
+/*
  * The text of a number used as an id: its exact digits when it is an
  * integer a double cannot hold (json_parse kept them), else the integer
  * or "%.17g" form in buf. Returns buf or the kept digits.

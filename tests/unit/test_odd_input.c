@@ -155,6 +155,42 @@ static void close_tmp(struct cairn *h, const char *dir)
     T_EQ_INT(system(cmd), 0);
 }
 
+/* json_string_decode: json_parse's strings without its repairs, for
+ * readers of fixed formats (vocab.json) that refuse a damaged file */
+static void test_string_strict(void)
+{
+    static const struct { const char *in; const char *out; } ok[] = {
+        { "\"plain\" tail", "plain" },
+        { "\"a\\\"b\\\\c\\/d\\n\"", "a\"b\\c/d\n" },
+        { "\"\\u2581the\"", "\xE2\x96\x81the" },
+        { "\"\\ud83c\\udf89\"", "\xF0\x9F\x8E\x89" },
+        { "\"\"", "" },
+    };
+    static const char *const bad[] = {
+        "\"\\ud83c\"", "\"\\udf89x\"", "\"x\\u0000\"", "\"\\u12\"", "\"\\q\"",
+        "\"raw\ttab\"", "\"unterminated", "noquote\"", "\"\\",
+    };
+    char out[32];
+    const char *next;
+
+    for (size_t i = 0; i < sizeof(ok) / sizeof(*ok); i++) {
+        const char *in = ok[i].in, *end = in + strlen(in);
+        long n = json_string_decode(in, end, out, sizeof(out), &next);
+        T_CHECK(n == (long)strlen(ok[i].out) && memcmp(out, ok[i].out, (size_t)n) == 0);
+        T_CHECK(next > in && next[-1] == '"');
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+        T_CHECK(json_string_decode(bad[i], bad[i] + strlen(bad[i]), out, sizeof(out), NULL) < 0);
+    /* json_parse repairs what is refused here */
+    cJSON *v = json_parse("\"\\ud83c\"", 8, NULL);
+    T_CHECK(v && cJSON_IsString(v) && strcmp(v->valuestring, "\xEF\xBF\xBD") == 0);
+    cJSON_Delete(v);
+    /* the cap: a string needing one byte more is refused, not cut */
+    T_CHECK(json_string_decode("\"abcd\"", "\"abcd\"" + 6, out, 4, NULL) == 4);
+    T_CHECK(json_string_decode("\"abcde\"", "\"abcde\"" + 7, out, 4, NULL) < 0);
+    T_CHECK(json_string_decode("\"\\u2581\"", "\"\\u2581\"" + 8, out, 3, NULL) < 0);
+}
+
 static void test_add_json(void)
 {
     char dir[64];
@@ -248,6 +284,7 @@ int main(void)
     T_RUN(test_refused);
     T_RUN(test_same_as_cjson);
     T_RUN(test_numbers);
+    T_RUN(test_string_strict);
     T_RUN(test_add_json);
     T_RUN(test_repeated_ids);
     T_RUN(test_continues);
