@@ -104,8 +104,10 @@ int embed_packed_from(const struct embed_model *m);
  * for the BERTs, on for USE-lite; CAIRN_EMBED_INT8=1 or 0 in the
  * environment forces it at load. Its vectors
  * are close to the f32 ones (cosine >= 0.999 on the golden texts and dev
- * queries, test_embed_int8), not equal: a store's vectors should come
- * from one path (docs/HYBRID.md).
+ * queries, test_embed_int8), not equal; both are stored under the same
+ * model id (it names the files, not the path), so a store may hold both
+ * and ranks as either alone would bar near-ties (docs/HYBRID.md, "Mixed
+ * vectors"; `cairn reindex` makes it uniform).
  * USE-lite's products likewise (its layers are TensorFlow's [in][out],
  * quantised per output column), but for three that stay f32 (use.c,
  * use_pack: the cosine bar needs it). embed_int8 switches a loaded model
