@@ -348,16 +348,16 @@ static void use_key_add(struct use_model *m, const struct stat *st)
     m->src_key = hash64(v, sizeof v, m->src_key);
 }
 
-/* Maps the shards (groups' paths, in order, total bytes in all, as the
+/* Maps the shards (groups' paths, in order, of sizes sz, total bytes in all, as the
  * first pass of load_manifest measured them) into one range, each shard
  * at the offset it would be read to. 1 if mapped (m->data, m->maplen);
  * 0 and nothing mapped if a shard does not end on a page boundary, changed
  * size since it was measured, or the system refuses: the caller reads. */
 static int map_shards(struct use_model *m, const char *dir, const cJSON *groups,
-                      size_t total)
+                      const size_t *sz, size_t total)
 {
     long pg = sysconf(_SC_PAGESIZE);
-    size_t len, off = 0;
+    size_t len, off = 0, k = 0;
     char *base;
     const cJSON *g, *p;
 
@@ -381,7 +381,7 @@ static int map_shards(struct use_model *m, const char *dir, const cJSON *groups,
             if (fd < 0)
                 goto fail;
             ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && off % (size_t)pg == 0 &&
-                 (uint64_t)st.st_size <= total - off &&
+                 (size_t)st.st_size == sz[k++] && (uint64_t)st.st_size <= total - off &&
                  (st.st_size == 0 ||
                   mmap(base + off, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_FIXED,
                        fd, 0) != MAP_FAILED);
@@ -408,43 +408,52 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
 {
     const cJSON *groups = cJSON_GetObjectItemCaseSensitive(model, "weightsManifest");
     const cJSON *g;
-    size_t total = 0, off = 0, cap = 0;
+    size_t total = 0, off = 0, cap = 0, nsz = 0, k = 0, *sz = NULL;
 
     if (!cJSON_IsArray(groups)) {
         embed_errf(err, errlen, "model.json: no weightsManifest");
-        return -1;
+        goto fail;
     }
     /* First pass: sizes of the shards, so one buffer holds them all. */
     cJSON_ArrayForEach(g, groups) {
         const cJSON *paths = cJSON_GetObjectItemCaseSensitive(g, "paths"), *p;
         if (!cJSON_IsArray(paths) || cJSON_GetArraySize(paths) > USE_MAX_SHARDS) {
             embed_errf(err, errlen, "model.json: a weight group has no paths");
-            return -1;
+            goto fail;
         }
         cJSON_ArrayForEach(p, paths) {
             char path[PATH_MAX];
             struct stat st;
             if (!cJSON_IsString(p) || !plain_name(p->valuestring)) {
                 embed_errf(err, errlen, "model.json: bad shard name");
-                return -1;
+                goto fail;
             }
             if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, p->valuestring) >= sizeof(path) ||
                 stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
                 embed_errf(err, errlen, "weight shard %.64s missing", p->valuestring);
-                return -1;
+                goto fail;
             }
+            if (nsz % 64 == 0) {
+                size_t *grown = realloc(sz, (nsz + 64) * sizeof(*sz));
+                if (!grown) {
+                    embed_errf(err, errlen, "out of memory");
+                    goto fail;
+                }
+                sz = grown;
+            }
+            sz[nsz++] = (size_t)st.st_size;
             total += (size_t)st.st_size;
             use_key_add(m, &st);
             if (total > USE_MAX_WEIGHTS) {
                 embed_errf(err, errlen, "weights larger than %zu bytes", USE_MAX_WEIGHTS);
-                return -1;
+                goto fail;
             }
         }
     }
     m->nbytes = total;
-    if (!map_shards(m, dir, groups, total) && !(m->data = malloc(total ? total : 1))) {
+    if (!map_shards(m, dir, groups, sz, total) && !(m->data = malloc(total ? total : 1))) {
         embed_errf(err, errlen, "out of memory");
-        return -1;
+        goto fail;
     }
     cJSON_ArrayForEach(g, groups) {
         const cJSON *paths = cJSON_GetObjectItemCaseSensitive(g, "paths"), *p;
@@ -452,15 +461,8 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
         size_t gstart = off, gend;
 
         cJSON_ArrayForEach(p, paths) {
-            if (m->maplen) {                        /* mapped: only the sizes */
-                struct stat st;
-                char path[PATH_MAX];
-                snprintf(path, sizeof(path), "%s/%s", dir, p->valuestring);
-                if (stat(path, &st) != 0) {
-                    embed_errf(err, errlen, "%s: %s", path, strerror(errno));
-                    return -1;
-                }
-                off += (size_t)st.st_size;
+            if (m->maplen) {            /* mapped: the sizes measured above */
+                off += sz[k++];
                 continue;
             }
             char path[PATH_MAX];
@@ -470,16 +472,18 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
             f = fopen(path, "rb");
             if (!f) {
                 embed_errf(err, errlen, "%s: %s", path, strerror(errno));
-                return -1;
+                goto fail;
             }
-            n = fread((char *)m->data + off, 1, total - off, f);
+            /* no more than measured: a shard grown since reads short,
+             * which the check of the group's end refuses below */
+            n = fread((char *)m->data + off, 1, sz[k++], f);
             fclose(f);
             off += n;
         }
         gend = off;
         if (!cJSON_IsArray(ws)) {
             embed_errf(err, errlen, "model.json: a weight group has no weights");
-            return -1;
+            goto fail;
         }
         off = gstart;
         cJSON_ArrayForEach(w, ws) {
@@ -493,24 +497,24 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
             if (!cJSON_IsString(nm) || !cJSON_IsArray(shape) || !cJSON_IsString(dt) ||
                 cJSON_GetArraySize(shape) > 4) {
                 embed_errf(err, errlen, "model.json: a weight entry is malformed");
-                return -1;
+                goto fail;
             }
             if (cJSON_GetObjectItemCaseSensitive(w, "quantization")) {
                 embed_errf(err, errlen, "model.json: quantised weights are not supported");
-                return -1;
+                goto fail;
             }
             if (strcmp(dt->valuestring, "float32") != 0 &&
                 strcmp(dt->valuestring, "int32") != 0) {
                 embed_errf(err, errlen, "model.json: weight dtype %.16s not supported",
                       dt->valuestring);
-                return -1;
+                goto fail;
             }
             if (man->n == cap) {
                 size_t nc = cap ? cap * 2 : 64;
                 struct use_w *grown = realloc(man->w, nc * sizeof(*grown));
                 if (!grown) {
                     embed_errf(err, errlen, "out of memory");
-                    return -1;
+                    goto fail;
                 }
                 man->w = grown;
                 cap = nc;
@@ -521,19 +525,19 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
                 if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > (1 << 24) ||
                     d->valuedouble != (int64_t)d->valuedouble) {
                     embed_errf(err, errlen, "model.json: bad shape of %.80s", nm->valuestring);
-                    return -1;
+                    goto fail;
                 }
                 e->shape[nd++] = (int64_t)d->valuedouble;
                 nel *= (uint64_t)d->valuedouble;
                 if (nel > USE_MAX_WEIGHTS) {
                     embed_errf(err, errlen, "model.json: %.80s too large", nm->valuestring);
-                    return -1;
+                    goto fail;
                 }
             }
             if (off + nel * 4 > gend) {
                 embed_errf(err, errlen, "weight shards are shorter than model.json says "
                       "(truncated download?)");
-                return -1;
+                goto fail;
             }
             e->name = nm->valuestring;
             e->ndim = nd;
@@ -545,11 +549,15 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
         if (off != gend) {
             embed_errf(err, errlen, "weight shards hold %zu bytes more than model.json lists",
                   gend - off);
-            return -1;
+            goto fail;
         }
         off = gend;
     }
+    free(sz);
     return 0;
+fail:
+    free(sz);
+    return -1;
 }
 
 /* The float32 weight called name, of the given shape (d < 0: any). */
