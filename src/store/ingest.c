@@ -159,21 +159,12 @@ char *store_clean_meta(const char *meta, struct store_clean *cl)
     return res;
 }
 
-static int count_cb(void *arg, const char *tok, size_t n, size_t start, size_t end,
-                    int colocated)
-{
-    if (!colocated)
-        (*(int *)arg)++;
-    return 0;
-}
-
 /* The document length BM25 normalises by: whole tokens, not the parts of
  * compounds that share their position. */
 int store_index_tokens(const char *s, size_t n)
 {
-    int k = 0;
-    text_tokenize(s, n, 1, count_cb, &k);
-    return k;
+    int k = text_count_words(s, n);
+    return k > 0 ? k : 0;
 }
 
 uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,

@@ -26,6 +26,12 @@ typedef int (*text_token_cb)(void *arg, const char *tok, size_t n,
 int text_tokenize(const char *s, size_t n, int for_query,
                   text_token_cb cb, void *arg);
 
+/* The number of whole tokens text_tokenize emits for s[0..n) (its
+ * positions: colocated parts not counted), the length BM25 normalises by.
+ * Counted without the stemmer, which changes a token's text, never how
+ * many there are. -1 if out of memory. */
+int text_count_words(const char *s, size_t n);
+
 /* 1 if tok (as produced by text_tokenize) is an English or Chinese stop
  * word that carries no topic ("the", "what", "did", "我", "的"...). */
 int text_is_stopword(const char *tok, size_t n);

@@ -438,6 +438,44 @@ static void test_speed(void)
     free(big);
 }
 
+static int count_whole_cb(void *arg, const char *tok, size_t n, size_t s, size_t e, int col)
+{
+    (void)tok, (void)n, (void)s, (void)e;
+    if (!col)
+        (*(int *)arg)++;
+    return 0;
+}
+
+/* text_count_words skips the stemmer: the same count as the whole tokens
+ * text_tokenize emits for a query (what ntok was computed from before) */
+static void test_count_words(void)
+{
+    static const char *const texts[] = {
+        "", "   ", "The running dogs were jumping over fences happily.",
+        "getUserName and snake_case_name in src/store/ingest.c at v1.2.3",
+        "我们昨天讨论了数据库迁移的问题 and the 中文 mixed with English",
+        "don't won't it's John's O'Brien's", "ＦＵＬＬ　ｗｉｄｔｈ ﬁ ligatures",
+        "#tag @user $HOME ~/path a.b.c 3.14159 -42 1e10 0x1F",
+        "emoji 🎉 party 🎉🎉 ends", "naïve café résumé coöperate",
+    };
+    for (size_t i = 0; i < sizeof(texts) / sizeof(*texts); i++) {
+        int k = 0;
+        T_CHECK(text_tokenize(texts[i], strlen(texts[i]), 1, count_whole_cb, &k) == 0);
+        T_CHECK(text_count_words(texts[i], strlen(texts[i])) == k);
+    }
+    /* random printable text and random bytes */
+    unsigned seed = 7;
+    char buf[2048];
+    for (int r = 0; r < 200; r++) {
+        size_t n = (size_t)(rand_r(&seed) % sizeof(buf));
+        for (size_t i = 0; i < n; i++)
+            buf[i] = r % 2 ? (char)(rand_r(&seed) & 0xff) : (char)(' ' + rand_r(&seed) % 95);
+        int k = 0;
+        text_tokenize(buf, n, 1, count_whole_cb, &k);
+        T_CHECK(text_count_words(buf, n) == k);
+    }
+}
+
 int main(void)
 {
     T_RUN(test_words);
@@ -446,6 +484,7 @@ int main(void)
     T_RUN(test_offsets);
     T_RUN(test_bad_input);
     T_RUN(test_stopwords);
+    T_RUN(test_count_words);
     T_RUN(test_fts5);
     T_RUN(test_speed);
     return T_DONE();
