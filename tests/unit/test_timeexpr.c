@@ -585,6 +585,53 @@ static void test_scan(void)
     free(b);
 }
 
+/* The scan's refusal of places no Chinese rule starts at changes no
+ * result: random text of every character the rules name (and digits,
+ * full-width digits, ASCII, other CJK), scanned with it and without. */
+static void test_zh_filter(void)
+{
+    static const char *const atoms[] = {
+        "去年", "今年", "前年", "大前天", "前几天", "前天", "昨天", "昨晚", "昨夜", "昨日",
+        "今天", "今早", "今晨", "今晚", "今日", "早上", "上午", "下午", "晚上", "明天",
+        "上上", "上", "个", "星期", "礼拜", "周", "末", "月", "这", "本", "最近", "过去",
+        "近", "近期", "一段时间", "以来", "里", "内", "以前", "之前", "前", "天", "日",
+        "年", "号", "號", "份", "的", "马", "早", "晚", "零", "一", "二", "三", "四", "五",
+        "六", "七", "八", "九", "十", "两", "几", "起", "些", "下", "我们", "开会",
+        "\xEF\xBC\x91", "\xEF\xBC\x92", "\xEF\xBC\x90", "0", "1", "2", "3", "12", "2023",
+        "20231", "5", " ", " ", ",", "-", "/", "a", "on", "May", "3rd", "ago", "days",
+        "\xE3\x80\x82", "\xFF", "\x80",
+    };
+    const int64_t at = 1701734400;   /* 2023-12-05 */
+    unsigned seed = 11;
+    char buf[256];
+    int found = 0;
+    for (int r = 0; r < 20000; r++) {
+        size_t n = 0;
+        int k = 1 + (int)(rand_r(&seed) % 12);
+        for (int i = 0; i < k; i++) {
+            const char *a = atoms[rand_r(&seed) % (sizeof atoms / sizeof *atoms)];
+            size_t m = strlen(a);
+            if (n + m >= sizeof buf)
+                break;
+            memcpy(buf + n, a, m);
+            n += m;
+        }
+        struct time_range x[8], y[8], px, py;
+        timeexpr_zh_filter = 1;
+        int nx = timeexpr_scan(buf, n, at, x, 8), ox = timeexpr_parse(buf, n, at, &px);
+        timeexpr_zh_filter = 0;
+        int ny = timeexpr_scan(buf, n, at, y, 8), oy = timeexpr_parse(buf, n, at, &py);
+        timeexpr_zh_filter = 1;
+        T_CHECK(nx == ny && ox == oy);
+        for (int i = 0; i < nx && i < ny; i++)
+            T_CHECK(x[i].from == y[i].from && x[i].to == y[i].to && x[i].vague == y[i].vague);
+        if (ox && oy)
+            T_CHECK(px.from == py.from && px.to == py.to && px.vague == py.vague);
+        found += nx > 0;
+    }
+    T_CHECK(found > 5000);   /* the atoms do make expressions */
+}
+
 int main(void)
 {
     set_tz("UTC");
@@ -605,5 +652,6 @@ int main(void)
     T_RUN(test_next);
     T_RUN(test_vague);
     T_RUN(test_scan);
+    T_RUN(test_zh_filter);
     return T_DONE();
 }
