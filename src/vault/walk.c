@@ -63,45 +63,70 @@ static int glob_class(const char *g, char c, const char **end)
     return in != neg;
 }
 
-/* Matching with backtracking to the last star only: linear passes, so a
- * hostile pattern costs O(pattern x name) at worst. */
+/*
+ * Matching as a set of positions: at[i] is 1 when the pattern read so far
+ * can end at name[i]. Each pattern element moves the set along in one
+ * pass over the name, so a hostile pattern costs O(pattern x name) and
+ * no backtracking can go wrong: backtracking to the last star alone (the
+ * first version) lost the '**' when a '*' came after it, so a rule "docs",
+ * "**", "*.tmp" joined by slashes refused docs/a/b.tmp, and it let "a",
+ * "**", "b" joined by slashes take a/xb.
+ *   '*'   any run without '/';        '**'  any run;
+ *   '**' + '/'  nothing, or a run ending in '/' (zero or more folders);
+ *   '?'   one byte but '/';   [...]  a class (never '/');   else itself.
+ */
 int walk_glob(const char *g, const char *s)
 {
-    const char *star_g = NULL, *star_s = NULL;
-    int star_any = 0;
-    while (*s) {
+    size_t n = strlen(s);
+    unsigned char buf[2][PATH_MAX + 1], *at = buf[0], *nx = buf[1];
+
+    if (n > PATH_MAX)
+        return 0;                     /* no such name on this system */
+    memset(at, 0, n + 1);
+    at[0] = 1;
+    while (*g) {
+        int any = 0;
+        memset(nx, 0, n + 1);
         if (*g == '*') {
-            star_any = g[1] == '*';
             while (*g == '*')
+                any++, g++;
+            if (any > 1 && *g == '/') {            /* zero or more folders */
                 g++;
-            if (star_any && *g == '/')      /* "**" + "/": zero or more folders */
-                g++;
-            star_g = g;
-            star_s = s;
-            continue;
+                for (size_t i = 0, seen = 0; i <= n; i++) {
+                    nx[i] = at[i] || (seen && s[i - 1] == '/');
+                    seen |= at[i];
+                }
+            } else {
+                for (size_t i = 0, seen = 0; i <= n; i++) {
+                    if (any == 1 && i > 0 && s[i - 1] == '/')
+                        seen = 0;                  /* '*' stops at '/' */
+                    seen |= at[i];
+                    nx[i] = (unsigned char)seen;
+                }
+            }
+        } else {
+            const char *end = g + 1;
+            for (size_t i = 0; i < n; i++) {
+                int ok;
+                if (!at[i])
+                    continue;
+                if (*g == '?')
+                    ok = s[i] != '/';
+                else if (*g == '[' && (ok = glob_class(g + 1, s[i], &end), end))
+                    ok = ok && s[i] != '/';
+                else
+                    ok = *g == s[i], end = g + 1;
+                nx[i + 1] = (unsigned char)ok;
+            }
+            if (*g == '[')                          /* where the class ends */
+                glob_class(g + 1, 0, &end);
+            g = end ? end : g + 1;
         }
-        const char *end = NULL;
-        int ok;
-        if (*g == '?')
-            ok = *s != '/', end = g + 1;
-        else if (*g == '[' && (ok = glob_class(g + 1, *s, &end), end))
-            ok = ok && *s != '/';
-        else
-            ok = *g == *s, end = g + 1;
-        if (*g && ok) {
-            g = end;
-            s++;
-            continue;
-        }
-        /* back to the last star, which takes one more byte */
-        if (!star_g || (!star_any && *star_s == '/'))
-            return 0;
-        g = star_g;
-        s = ++star_s;
+        unsigned char *t = at;
+        at = nx;
+        nx = t;
     }
-    while (*g == '*')
-        g++;
-    return !*g;
+    return at[n];
 }
 
 static int add_rule(struct walk *w, const char *base, const char *line, size_t n)

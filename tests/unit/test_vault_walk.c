@@ -26,6 +26,15 @@ static void test_glob(void)
     T_CHECK(walk_glob("[a-c]x", "bx"));
     T_CHECK(!walk_glob("[!a-c]x", "bx"));
     T_CHECK(walk_glob("[x", "[x"));                   /* no ']': a literal */
+    /* a '*' after a '**' (the first matcher lost the '**' there) */
+    T_CHECK(walk_glob("docs/**/*.tmp", "docs/a/b.tmp"));
+    T_CHECK(walk_glob("docs/**/*.tmp", "docs/b.tmp"));
+    T_CHECK(walk_glob("**/*.md", "x/y/z.md"));
+    T_CHECK(walk_glob("**/a*/c", "x/ab/a/c"));
+    T_CHECK(!walk_glob("**/*.md", "x/y/z.mdx"));
+    T_CHECK(walk_glob("a/**/b", "a/b"));
+    T_CHECK(walk_glob("a/**/b", "a/x/y/b"));
+    T_CHECK(!walk_glob("a/**/b", "a/xb"));            /* '**' + '/' ends on a folder */
     /* a hostile pattern costs pattern x name, not more */
     char pat[200], name[4000];
     for (int i = 0; i < 199; i++)
@@ -35,6 +44,70 @@ static void test_glob(void)
     name[sizeof name - 2] = 'b';
     name[sizeof name - 1] = 0;
     T_CHECK(!walk_glob(pat, name));
+}
+
+/* The glob syntax by its definition, trying every split (exponential:
+ * small inputs only), for test_glob_random. Classes are [ab] and [!ab]. */
+static int ref_glob(const char *g, const char *s)
+{
+    if (!*g)
+        return !*s;
+    if (*g == '*') {
+        int k = 0;
+        while (g[k] == '*')
+            k++;
+        const char *r = g + k;
+        if (k > 1 && *r == '/') {        /* nothing, or a run ending in '/' */
+            if (ref_glob(r + 1, s))
+                return 1;
+            for (size_t i = 0; s[i]; i++)
+                if (s[i] == '/' && ref_glob(r + 1, s + i + 1))
+                    return 1;
+            return 0;
+        }
+        for (size_t i = 0;; i++) {
+            if (ref_glob(r, s + i))
+                return 1;
+            if (!s[i] || (k == 1 && s[i] == '/'))
+                return 0;
+        }
+    }
+    if (!*s)
+        return 0;
+    if (*g == '?')
+        return *s != '/' && ref_glob(g + 1, s + 1);
+    if (*g == '[') {
+        const char *e = strchr(g, ']');
+        int neg = g[1] == '!', in = memchr(g + 1 + neg, *s, (size_t)(e - g - 1 - neg)) != NULL;
+        return *s != '/' && in != neg && ref_glob(e + 1, s + 1);
+    }
+    return *g == *s && ref_glob(g + 1, s + 1);
+}
+
+/* walk_glob against its definition on random patterns and names */
+static void test_glob_random(void)
+{
+    static const char *const gp[] = { "a", "b", "/", "*", "**", "?", "[ab]", "[!a]", "**/" };
+    static const char sp[] = "ab/";
+    unsigned seed = 5;
+    int yes = 0;
+    for (int r = 0; r < 50000; r++) {
+        char g[64] = "", s[16];
+        int kg = 1 + (int)(rand_r(&seed) % 5), ks = (int)(rand_r(&seed) % 9);
+        for (int i = 0; i < kg; i++)
+            strcat(g, gp[rand_r(&seed) % (sizeof gp / sizeof *gp)]);
+        for (int i = 0; i < ks; i++)
+            s[i] = sp[rand_r(&seed) % 3];
+        s[ks] = 0;
+        int want = ref_glob(g, s);
+        yes += want;
+        if (walk_glob(g, s) != want) {
+            fprintf(stderr, "walk_glob(\"%s\", \"%s\") != %d\n", g, s, want);
+            T_CHECK(0);
+            return;
+        }
+    }
+    T_CHECK(yes > 1000);
 }
 
 static void put(const char *root, const char *rel, const char *text)
@@ -130,6 +203,7 @@ static void test_walk(void)
 int main(void)
 {
     T_RUN(test_glob);
+    T_RUN(test_glob_random);
     T_RUN(test_walk);
     return T_DONE();
 }
