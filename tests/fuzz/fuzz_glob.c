@@ -5,42 +5,12 @@
  *
  * Input: the pattern, a NUL, the name. Checks: no crash, undefined
  * behaviour or leak, and, for short inputs without a class, the same
- * answer as the syntax's definition tried split by split (ref below, as
- * in test_vault_walk).
+ * answer as the syntax's definition tried split by split (tests/unit/
+ * t_glob.h, as in test_vault_walk).
  */
 #include "fuzz.h"
 #include "vault/walk.h"
-
-static int ref(const char *g, const char *s)
-{
-    if (!*g)
-        return !*s;
-    if (*g == '*') {
-        int k = 0;
-        while (g[k] == '*')
-            k++;
-        const char *r = g + k;
-        if (k > 1 && *r == '/') {
-            if (ref(r + 1, s))
-                return 1;
-            for (size_t i = 0; s[i]; i++)
-                if (s[i] == '/' && ref(r + 1, s + i + 1))
-                    return 1;
-            return 0;
-        }
-        for (size_t i = 0;; i++) {
-            if (ref(r, s + i))
-                return 1;
-            if (!s[i] || (k == 1 && s[i] == '/'))
-                return 0;
-        }
-    }
-    if (!*s)
-        return 0;
-    if (*g == '?')
-        return *s != '/' && ref(g + 1, s + 1);
-    return *g == *s && ref(g + 1, s + 1);
-}
+#include "../unit/t_glob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -50,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_split(data, size, part, 2);
     char *g = fuzz_strdup(part[0]), *s = fuzz_strdup(part[1]);
     int got = walk_glob(g, s);
-    if (strlen(g) <= 10 && strlen(s) <= 12 && !strchr(g, '[') && got != ref(g, s))
+    if (strlen(g) <= 10 && strlen(s) <= 12 && !strchr(g, '[') && got != ref_glob(g, s))
         abort();
     free(g);
     free(s);

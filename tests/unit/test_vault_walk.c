@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "t_glob.h"
 #include "vault/walk.h"
 
 static void test_glob(void)
@@ -44,44 +45,6 @@ static void test_glob(void)
     name[sizeof name - 2] = 'b';
     name[sizeof name - 1] = 0;
     T_CHECK(!walk_glob(pat, name));
-}
-
-/* The glob syntax by its definition, trying every split (exponential:
- * small inputs only), for test_glob_random. Classes are [ab] and [!ab]. */
-static int ref_glob(const char *g, const char *s)
-{
-    if (!*g)
-        return !*s;
-    if (*g == '*') {
-        int k = 0;
-        while (g[k] == '*')
-            k++;
-        const char *r = g + k;
-        if (k > 1 && *r == '/') {        /* nothing, or a run ending in '/' */
-            if (ref_glob(r + 1, s))
-                return 1;
-            for (size_t i = 0; s[i]; i++)
-                if (s[i] == '/' && ref_glob(r + 1, s + i + 1))
-                    return 1;
-            return 0;
-        }
-        for (size_t i = 0;; i++) {
-            if (ref_glob(r, s + i))
-                return 1;
-            if (!s[i] || (k == 1 && s[i] == '/'))
-                return 0;
-        }
-    }
-    if (!*s)
-        return 0;
-    if (*g == '?')
-        return *s != '/' && ref_glob(g + 1, s + 1);
-    if (*g == '[') {
-        const char *e = strchr(g, ']');
-        int neg = g[1] == '!', in = memchr(g + 1 + neg, *s, (size_t)(e - g - 1 - neg)) != NULL;
-        return *s != '/' && in != neg && ref_glob(e + 1, s + 1);
-    }
-    return *g == *s && ref_glob(g + 1, s + 1);
 }
 
 /* walk_glob against its definition on random patterns and names */
