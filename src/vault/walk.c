@@ -194,13 +194,14 @@ static int read_ignore(struct walk *w, const char *dir, const char *base)
     struct stat st;
     char *text = NULL;
     ssize_t k = 0;
-    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (text = malloc(WALK_MAX_IGNORE)))
+    int reg = !fstat(fd, &st) && S_ISREG(st.st_mode);
+    if (reg && (text = malloc(WALK_MAX_IGNORE)))
         k = read(fd, text, WALK_MAX_IGNORE);
     close(fd);
     int rc = k > 0 ? add_rules(w, base, text, (size_t)k) : 0;
     free(text);
-    if (!text && S_ISREG(st.st_mode))
-        return -1;
+    if (!text && reg)
+        return -1;                    /* no memory for it */
     return rc;
 }
 
