@@ -130,10 +130,10 @@ static int is_aider(const char *p, const char *end)
 
 int capture_sniff(const char *data, size_t len)
 {
-    const char *p = data, *end = data + len;
-    int kind = 0;
     if (!data)
         return 0;
+    const char *p = data, *end = data + len;
+    int kind = 0;
     if (len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))   /* a byte order mark */
         p += 3;
     p = capture_skip_ws(p, end);

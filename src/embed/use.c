@@ -216,7 +216,7 @@ static int load_vocab(struct use_model *m, const char *dir, char *err,
 {
     size_t len = 0, used = 0, cap = 0;
     char *text = embed_read_file(dir, "vocab.json", USE_MAX_JSON, &len, NULL, err, errlen);
-    struct vscan s = { text, text + len };
+    struct vscan s = { text, text ? text + len : NULL };
     int i, rc = -1;
 
     if (!text)
