@@ -1264,7 +1264,12 @@ static size_t zh_match(const struct te_ctx *c, size_t p, struct te_hit *r)
  * unit, 月). A rule added to zh_match with a new first character adds it
  * here; test_timeexpr compares the scan with and without this filter on
  * random text made of every character the rules name. */
-int timeexpr_zh_filter = 1;
+static int zh_filter = 1;
+
+void timeexpr_zh_filter(int on)
+{
+    zh_filter = on;
+}
 
 static int zh_may_start(const struct te_ctx *c, size_t p)
 {
@@ -1278,7 +1283,7 @@ static int zh_may_start(const struct te_ctx *c, size_t p)
         0x8FC7 /* 过 */, 0x8FD1 /* 近 */, 0x8FD9 /* 这 */,
     };
     unsigned char ch = te_at(c, p);
-    if (!timeexpr_zh_filter)
+    if (!zh_filter)
         return 1;
     if (te_digit(ch)) {
         size_t k = 0;

@@ -39,7 +39,8 @@ int timeexpr_parse(const char *q, size_t n, int64_t now, struct time_range *out)
 int timeexpr_scan(const char *text, size_t n, int64_t at, struct time_range *out, int max);
 
 /* For tests: 0 turns off the cheap refusal of places no Chinese rule can
- * start at (the results must be the same either way). Default 1. */
-extern int timeexpr_zh_filter;
+ * start at (the results must be the same either way); 1, the default, on.
+ * Not thread-safe. */
+void timeexpr_zh_filter(int on);
 
 #endif

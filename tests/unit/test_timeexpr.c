@@ -617,11 +617,11 @@ static void test_zh_filter(void)
             n += m;
         }
         struct time_range x[8], y[8], px, py;
-        timeexpr_zh_filter = 1;
+        timeexpr_zh_filter(1);
         int nx = timeexpr_scan(buf, n, at, x, 8), ox = timeexpr_parse(buf, n, at, &px);
-        timeexpr_zh_filter = 0;
+        timeexpr_zh_filter(0);
         int ny = timeexpr_scan(buf, n, at, y, 8), oy = timeexpr_parse(buf, n, at, &py);
-        timeexpr_zh_filter = 1;
+        timeexpr_zh_filter(1);
         T_CHECK(nx == ny && ox == oy);
         for (int i = 0; i < nx && i < ny; i++)
             T_CHECK(x[i].from == y[i].from && x[i].to == y[i].to && x[i].vague == y[i].vague);
