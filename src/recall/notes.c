@@ -10,7 +10,9 @@
  * per-term counts (cairn_tf), IDF taken over the sections.
  *
  * A section is shown when it holds more than NOTE_FLOOR of the question's
- * IDF weight, or when the question names its page: a title or an alias
+ * IDF weight, when it holds less of a longer question on more rare words
+ * (NOTE_GATE_SHARE_MANY, NOTE_GATE_WEIGHT_MANY: it passes the gate then),
+ * or when the question names its page: a title or an alias
  * (the file's name is one) written in the question, word for word. For
  * the prompt hook's gate a name counts only when it is distinctive: two
  * words or more, or one rare word (in at most NOTE_NAME_DF sections, and

@@ -412,8 +412,8 @@ struct policy_const {
  * of it. Chosen, not tuned. */
 #define NOTE_SHARE      0.5
 /* A section is shown when it holds more than this share of the question's
- * IDF weight (IDF over sections), as a memory (MEM_FLOOR), or when the
- * question names its page. */
+ * IDF weight (IDF over sections), as a memory (MEM_FLOOR), when the
+ * question names its page, or when it passes NOTE_GATE_*_MANY below. */
 #define NOTE_FLOOR      0.5
 /* At most this many sections in one recall, this many of one page, and a
  * section cut to fit keeps at least this many tokens. */
