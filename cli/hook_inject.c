@@ -366,7 +366,12 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
         over = ctxt->err ? 0 : cairn_count_tokens(ctxt->p, ctxt->n) - q->budget;
         if (over <= 0)
             break;
-        o.budget -= over;
+        /* less than what the text cost, not than its budget: a text that
+         * was under its budget by `over` or more (notes' longer intro)
+         * would come back the same, over again */
+        o.budget = ((*r)->tokens < o.budget ? (*r)->tokens : o.budget) - over;
+        if (o.budget < 1)          /* (0 would be recall's default) */
+            break;
     }
     if (over > 0)
         *why = "over the budget once fenced";

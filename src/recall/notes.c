@@ -10,7 +10,9 @@
  * per-term counts (cairn_tf), IDF taken over the sections.
  *
  * A section is shown when it holds more than NOTE_FLOOR of the question's
- * IDF weight, or when the question names its page: a title or an alias
+ * IDF weight, when it holds less of a longer question on more rare words
+ * (NOTE_GATE_SHARE_MANY, NOTE_GATE_WEIGHT_MANY: it passes the gate then),
+ * or when the question names its page: a title or an alias
  * (the file's name is one) written in the question, word for word. For
  * the prompt hook's gate a name counts only when it is distinctive: two
  * words or more, or one rare word (in at most NOTE_NAME_DF sections, and
@@ -698,6 +700,14 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
         double share = total > 0 ? x->held / total : 0, weight = x->held / unit;
         x->pass = x->named || share > NOTE_FLOOR;
         x->gate |= share >= NOTE_GATE_SHARE && weight >= NOTE_GATE_WEIGHT;
+        /* a longer question is answered by a section holding less of it
+         * on more rare words ("the intended layer order from the original
+         * architecture sketch, before masking moved"): shown and gated;
+         * the everyday prompts' best sections hold common words, so
+         * their weight stays low at this share (docs/VAULTS.md) */
+        if (NOTE_GATE_SHARE_MANY > 0 && share >= NOTE_GATE_SHARE_MANY &&
+            weight >= NOTE_GATE_WEIGHT_MANY)
+            x->gate = x->pass = 1;
         if (!nd || !x->has_cos)
             continue;
         /* with vectors: a section close in meaning passes, and the order

@@ -412,8 +412,8 @@ struct policy_const {
  * of it. Chosen, not tuned. */
 #define NOTE_SHARE      0.5
 /* A section is shown when it holds more than this share of the question's
- * IDF weight (IDF over sections), as a memory (MEM_FLOOR), or when the
- * question names its page. */
+ * IDF weight (IDF over sections), as a memory (MEM_FLOOR), when the
+ * question names its page, or when it passes NOTE_GATE_*_MANY below. */
 #define NOTE_FLOOR      0.5
 /* At most this many sections in one recall, this many of one page, and a
  * section cut to fit keeps at least this many tokens. */
@@ -441,6 +441,13 @@ struct policy_const {
  * longer than the average counting less unless it recurs (notes.c). */
 #define NOTE_GATE_SHARE  0.5
 #define NOTE_GATE_WEIGHT 1.5
+/* A longer question is answered by a section holding fewer of its words
+ * but more rare ones: a section passes the gate too (and is shown) when it
+ * holds NOTE_GATE_SHARE_MANY of the question's IDF weight and
+ * NOTE_GATE_WEIGHT_MANY of it in the gate's units (about two rare words).
+ * 0: off. Dev queries, half A: see docs/VAULTS.md. */
+#define NOTE_GATE_SHARE_MANY  0.4
+#define NOTE_GATE_WEIGHT_MANY 1.75
 
 /* With the sections' vectors (a model installed when the vault was
  * indexed, and recall with vectors; notes.c): the best NOTE_DENSE_TOPK
@@ -567,6 +574,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_NAME_MIN_LEN) \
     X(NOTE_GATE_SHARE) \
     X(NOTE_GATE_WEIGHT) \
+    X(NOTE_GATE_SHARE_MANY) \
+    X(NOTE_GATE_WEIGHT_MANY) \
     X(NOTE_DENSE_TOPK) \
     X(NOTE_DENSE_FLOOR) \
     X(NOTE_W_DENSE) \
