@@ -10,6 +10,8 @@
  *             current model in scope: exact top-k by cosine (AVX2)
  *   rank.c    BM25 at several granularities and the dense ranks fused by
  *             reciprocal rank, the time boost, the raw-BM25 baseline
+ *   entity.c  the entity pass: the rare words the best turns share,
+ *             searched again, one more fused ranking (multi-hop)
  *   pack.c    user-first packing into the budget, excerpts, the text; it
  *             reads the texts of the turns it tries in batches (pack_src)
  *   memories.c explicit memories: scored by the same tokenizer, given a
