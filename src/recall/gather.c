@@ -510,6 +510,7 @@ void pool_free(struct pool *p)
     free(p->m);
     free(p->u);
     free(p->ord);
+    free(p->ent);
     memset(p, 0, sizeof *p);
 }
 

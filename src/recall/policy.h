@@ -126,6 +126,38 @@
  * can be fetched on the machines the dev sets were measured on. */
 #define DENSE_CJK_SHARE 0.3
 #define DENSE_CJK_W     0.0
+/* The entity-driven keyword pass (issue 16, multi-hop; entity.c, recall.c
+ * entity_second): the lead turns of the ENT_TOP best units of the first
+ * ranking are read (ENT_READ_MAX bytes each); their words of ENT_MIN_BYTES
+ * bytes or more that are no stop word, not in the question and held by
+ * ENT_MIN_TOP of those turns or more (at most ENT_CAND words read) are
+ * searched in the scope; the ENT_TERMS that weigh most (IDF over messages
+ * times the turns holding them), found in two messages or more and with
+ * an IDF of ENT_MIN_IDF or more, score each unit (BM25 of its best message
+ * over them): one more fused ranking at ENT_W_DIALOG between people and
+ * ENT_W_UA in user-assistant chats (0: off there), from ENT_MIN tokens of
+ * budget, when the second dense pass did not run (keyword recall, no
+ * vectors, a CJK question, a user-assistant store). More than
+ * ENT_MAX_MATCHES matches of its words skips the pass (a cost bound).
+ * Tuned on LoCoMo dev's conv-30 and conv-42 (keyword), the others held
+ * out: keyword all evidence at 8k, tuned 91.4 -> 92.1%, held out 91.0 ->
+ * 92.1% (multi-hop 60.4 -> 64.6 and 68.1 -> 72.3%); ENT_MIN 4000 gained
+ * on the tuned half and cost the held-out half's single-hop and temporal
+ * questions at 4k (4 of them, multi-hop 0), so 8000 was chosen after that
+ * check. In user-assistant chats it cost devmem and BEAM (ENT_W_UA 0).
+ * docs/ARCHITECTURE.md, "Multi-hop: an entity-driven keyword pass", has
+ * the figures and what was tried. */
+#define ENT_TOP         5
+#define ENT_READ_MAX    4096
+#define ENT_MIN_BYTES   3
+#define ENT_MIN_TOP     2
+#define ENT_CAND        48
+#define ENT_TERMS       4
+#define ENT_MIN_IDF     2.0
+#define ENT_W_DIALOG    1.0
+#define ENT_W_UA        0.0
+#define ENT_MIN         8000
+#define ENT_MAX_MATCHES 20000
 
 /* ---- the relevance gate (gate.c, the prompt hook) ---- */
 
@@ -523,6 +555,17 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(DENSE_PRF_MIN) \
     X(DENSE_CJK_SHARE) \
     X(DENSE_CJK_W) \
+    X(ENT_TOP) \
+    X(ENT_READ_MAX) \
+    X(ENT_MIN_BYTES) \
+    X(ENT_MIN_TOP) \
+    X(ENT_CAND) \
+    X(ENT_TERMS) \
+    X(ENT_MIN_IDF) \
+    X(ENT_W_DIALOG) \
+    X(ENT_W_UA) \
+    X(ENT_MIN) \
+    X(ENT_MAX_MATCHES) \
     X(GATE_TOP) \
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \

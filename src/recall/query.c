@@ -498,17 +498,22 @@ void query_free(struct query *q)
     q->nt = 0;
 }
 
+void query_add_phrase(struct buf *b, const char *s)
+{
+    buf_addc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"')
+            buf_addc(b, '"');
+        buf_addc(b, *s);
+    }
+    buf_addc(b, '"');
+}
+
 void query_match_expr(const struct query *q, struct buf *b)
 {
     for (int i = 0; i < q->nt; i++) {
         if (i)
             buf_adds(b, " OR ");
-        buf_addc(b, '"');
-        for (const char *s = q->t[i].surface; *s; s++) {
-            if (*s == '"')
-                buf_addc(b, '"');
-            buf_addc(b, *s);
-        }
-        buf_addc(b, '"');
+        query_add_phrase(b, q->t[i].surface);
     }
 }

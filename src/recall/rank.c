@@ -296,6 +296,15 @@ static int prf_rank(struct pool *p, double w)
     return rc;
 }
 
+/* The entity pass's ranks (entity.c, recall.c entity_second): each unit
+ * by the BM25 of its best message over the rare words the first ranking's
+ * best turns share. Before the pass, or when it did not run, p->ent is
+ * NULL and nothing is added. */
+static int ent_rank(struct pool *p)
+{
+    return p->ent ? rrf(p, p->ent, ENT_W_DIALOG, ENT_W_UA) : 0;
+}
+
 /* A question about the first (last) time (query_ordinal): of the ORD_TOP
  * best units, the earliest (latest) gets W_ORDINAL in rank-1 units, the
  * next half that, and so on: a ranking by time among those the words
@@ -448,7 +457,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         }
     }
     if (rrf(p, s_head, W_HEAD, W_HEAD) || rrf(p, s_round, W_ROUND, W_ROUND) ||
-        rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA) || rrf(p, s_win2, W_WIN2_DIALOG, 0))
+        rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA) || rrf(p, s_win2, W_WIN2_DIALOG, 0) ||
+        ent_rank(p))
         goto out;
     if (dense && dense->n > 0) {
         double wd = 1.0;

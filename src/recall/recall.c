@@ -196,9 +196,10 @@ static char *memory_why(const struct mem_pool *mp, int64_t id)
  * in?": pottery, camping, painting, each in another session). The
  * ranking is made again with the pass's ranks fused in. */
 static int second_pass(struct cairn *h, struct pool *p, struct query *q, int use_time,
-                       const struct dense_result *dr, int budget)
+                       const struct dense_result *dr, int budget, int *ran)
 {
     int rc;
+    *ran = 0;
     /* below DENSE_PRF_MIN tokens only the most precise units fit, and the
      * pass trades precision for breadth; an English model's vectors give
      * a CJK question no dense rank at all (rank.c) */
@@ -206,6 +207,25 @@ static int second_pass(struct cairn *h, struct pool *p, struct query *q, int use
         (dr->cjk >= DENSE_CJK_SHARE && !dr->pol.cjk && DENSE_CJK_W <= 0))
         return CAIRN_OK;
     if ((rc = dense_feedback(h, p, dr)))
+        return rc;
+    *ran = 1;
+    free(p->ord);                   /* the first ranking's order */
+    p->ord = NULL;
+    if (rank_default(p, q, use_time, dr))
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    return CAIRN_OK;
+}
+
+/* The entity pass (issue 16, multi-hop; entity.c): words, so it runs
+ * without vectors too (the prompt hook's keyword recall), where the second
+ * dense pass did not run: on top of that pass it cost LoCoMo dev's tuned
+ * half multi-hop questions at 4k. The ranking is made again with its
+ * ranks fused in. */
+static int entity_second(struct cairn *h, struct pool *p, struct query *q, int use_time,
+                         const struct dense_result *dr, const struct cairn_recall_opts *o)
+{
+    int rc, changed = 0;
+    if ((rc = entity_pass(h, p, q, o, &changed)) || !changed)
         return rc;
     free(p->ord);                   /* the first ranking's order */
     p->ord = NULL;
@@ -306,7 +326,10 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;
         }
-        if (!raw && dr.n && (rc = second_pass(h, &p, &q, use_time, &dr, o.budget)))
+        int prf = 0;
+        if (!raw && dr.n && (rc = second_pass(h, &p, &q, use_time, &dr, o.budget, &prf)))
+            goto out;
+        if (!raw && !prf && (rc = entity_second(h, &p, &q, use_time, dr.n ? &dr : NULL, &o)))
             goto out;
         /* A cut keeps to what matches well: a small store is returned whole
          * only when nothing in it matches. */

@@ -10,6 +10,8 @@
  *             current model in scope: exact top-k by cosine (AVX2)
  *   rank.c    BM25 at several granularities and the dense ranks fused by
  *             reciprocal rank, the time boost, the raw-BM25 baseline
+ *   entity.c  the entity pass: the rare words the best turns share,
+ *             searched again, one more fused ranking (multi-hop)
  *   pack.c    user-first packing into the budget, excerpts, the text; it
  *             reads the texts of the turns it tries in batches (pack_src)
  *   memories.c explicit memories: scored by the same tokenizer, given a
@@ -123,6 +125,7 @@ struct pool {
     int64_t hit_msgs, hit_units;   /* in all sessions with matches */
     int     cite;          /* CAIRN_RECALL_CITE: best session first, ids in headers */
     float   cut_dense;     /* recall_cut: the dense value a hit needs to pass the cut */
+    double *ent;           /* per unit, the entity pass's score (entity.c), or NULL */
 };
 
 /* query.c */
@@ -142,6 +145,8 @@ int  query_ordinal(const char *text, size_t len);
 void query_free(struct query *q);
 /* The FTS5 MATCH expression for the query terms into b ("" if none). */
 void query_match_expr(const struct query *q, struct buf *b);
+/* s as one FTS5 phrase ("..." with its quotes doubled) appended to b. */
+void query_add_phrase(struct buf *b, const char *s);
 
 /* dense.c */
 struct dense_hit { int64_t msg, sess; float cos; };
@@ -183,6 +188,27 @@ float   dense_dot_f32(const float *a, const float *b, int n);
 float   dense_dot_f32_ref(const float *a, const float *b, int n);
 const char *dense_kernel_name(void);   /* "avx2" or "scalar" */
 void    dense_force_scalar(int on);    /* tests and benchmarks */
+
+/* entity.c: the entity-driven keyword pass (issue 16, multi-hop). */
+struct ent_word {
+    char   *norm;          /* as the index holds it */
+    char   *surface;       /* as the turn wrote it (the query's phrase) */
+    int     df;            /* matching messages in scope */
+    double  idf;
+    int     ntop;          /* how many of the texts hold it */
+    int     last;          /* the last text it was seen in */
+};
+/* The distinct words of texts[n] (NULL entries skipped), in order, that
+ * are ENT_MIN_BYTES bytes or more, no stop word and none of q's terms:
+ * at most max into w (malloc'd strings). The count, or -1 on no memory
+ * (nothing left to free). */
+int  entity_words(const struct query *q, const char *const *texts, int ntexts, struct ent_word *w,
+                  int max);
+/* With p ranked: reads the lead turns of the best units, picks their rare
+ * words, searches them in o's scope and sets p->ent (*changed 1: rank
+ * again). Nothing to do is no error. CAIRN_OK or a code with the message. */
+int  entity_pass(struct cairn *h, struct pool *p, struct query *q,
+                 const struct cairn_recall_opts *o, int *changed);
 
 /* gather.c: extra (may be NULL) lists sessions to load besides those the
  * keywords find: the dense hits'. Reads the store (store/recall_read.h)
