@@ -604,7 +604,7 @@ static void test_zh_filter(void)
     const int64_t at = 1701734400;   /* 2023-12-05 */
     unsigned seed = 11;
     char buf[256];
-    int found = 0;
+    int found = 0, bad = 0;
     for (int r = 0; r < 20000; r++) {
         size_t n = 0;
         int k = 1 + (int)(rand_r(&seed) % 12);
@@ -622,13 +622,16 @@ static void test_zh_filter(void)
         timeexpr_zh_filter(0);
         int ny = timeexpr_scan(buf, n, at, y, 8), oy = timeexpr_parse(buf, n, at, &py);
         timeexpr_zh_filter(1);
-        T_CHECK(nx == ny && ox == oy);
-        for (int i = 0; i < nx && i < ny; i++)
-            T_CHECK(x[i].from == y[i].from && x[i].to == y[i].to && x[i].vague == y[i].vague);
-        if (ox && oy)
-            T_CHECK(px.from == py.from && px.to == py.to && px.vague == py.vague);
+        int same = nx == ny && ox == oy;
+        for (int i = 0; same && i < nx; i++)
+            same = x[i].from == y[i].from && x[i].to == y[i].to && x[i].vague == y[i].vague;
+        if (same && ox)
+            same = px.from == py.from && px.to == py.to && px.vague == py.vague;
+        if (!same && !bad++)
+            fprintf(stderr, "zh filter changes the scan of \"%.*s\"\n", (int)n, buf);
         found += nx > 0;
     }
+    T_CHECK(bad == 0);
     T_CHECK(found > 5000);   /* the atoms do make expressions */
 }
 
