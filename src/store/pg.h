@@ -136,6 +136,10 @@ int pg_msync_push(struct pgc *pc, struct cursor *c, const char *scope,
                   const struct cairn_sync_opts *o, struct cairn_sync_report *rep);
 int pg_msync_pull(struct pgc *pc, struct cursor *c, const char *scope,
                   const struct cairn_sync_opts *o, struct cairn_sync_report *rep);
+/* A server store's open: every memory the role sees on the server (its
+ * own, and the non-private ones of projects shared with it), unexpired,
+ * into the handle's in-memory store, as a pull would add them. */
+int pg_msync_load(struct pgc *pc);
 /* Runs sql (no parameters, no rows wanted): 0 or pg_fail. */
 int pg_exec(struct pgc *pc, const char *sql, const char *what);
 

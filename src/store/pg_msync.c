@@ -467,6 +467,28 @@ static int apply_version(struct pgc *pc, PGresult *r, int i, int64_t id)
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "memory_sync");
 }
 
+/* A server store's in-memory copy is written once, at open (pg_msync_load),
+ * where store_begin, which refuses every write on a server handle, does
+ * not serve: a plain transaction on the copy. */
+static int tx_begin(struct cairn *h)
+{
+    if (!h->pg)
+        return store_begin(h);
+    int src = sqlite3_exec(h->db, "BEGIN", NULL, NULL, NULL);
+    return src == SQLITE_OK ? CAIRN_OK : cairn__sqlerr(h, src, "begin");
+}
+
+static int tx_end(struct cairn *h, int rc)
+{
+    if (!h->pg) {
+        if (rc)
+            store_rollback(h);
+        return rc ? rc : store_commit(h);
+    }
+    int src = sqlite3_exec(h->db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+    return rc ? rc : src == SQLITE_OK ? CAIRN_OK : cairn__sqlerr(h, src, "commit");
+}
+
 static int apply_batch(struct pgc *pc, PGresult *r, struct cairn_sync_report *rep)
 {
     struct cairn *h = pc->h;
@@ -475,18 +497,14 @@ static int apply_batch(struct pgc *pc, PGresult *r, struct cairn_sync_report *re
     size_t applied = 0;
     if (!ids)
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
-    if ((rc = store_begin(h)))
+    if ((rc = tx_begin(h)))
         goto out;
     for (int i = 0; !rc && i < n; i++)
         rc = apply_fields(pc, r, i, now, &ids[i]);
     for (int i = 0; !rc && i < n; i++)
         if (ids[i] && !(rc = apply_version(pc, r, i, ids[i])))
             applied++;
-    if (rc) {
-        store_rollback(h);
-        goto out;
-    }
-    if (!(rc = store_commit(h)))
+    if (!(rc = tx_end(h, rc)))
         rep->memories_pulled += applied;
 out:
     free(ids);
@@ -546,4 +564,14 @@ int pg_msync_pull(struct pgc *pc, struct cursor *c, const char *scope,
         return rc;
     snprintf(c->pull_mtx, sizeof c->pull_mtx, "%s", xmin);
     return pg_cursor_save(pc->h, pc->key, scope, c);
+}
+
+int pg_msync_load(struct pgc *pc)
+{
+    struct cursor c = { .pull_tx = "0", .pull_mtx = "0" };
+    struct cairn_sync_opts o = CAIRN_SYNC_OPTS_INIT;
+    struct cairn_sync_report rep = { 0 };
+    o.batch = 1000;
+    /* xmin "0": every row read, no cursor kept (the copy lives with the handle) */
+    return pull_memories(pc, &c, "", "0", &o, &rep);
 }

@@ -6,8 +6,9 @@
 # on A; edits on both sides end on one version everywhere; a removal on A
 # removes A2's copy (no byte left) and A2's stale edit does not bring it
 # back; bob reads alice's shared memory but never her private one, through
-# sync, SQL, the read commands or the MCP server; a push cut by a server
-# error resumes and sends each memory once.
+# sync, SQL, the read commands or the MCP server (on his store and on the
+# server store, which reads the memories the role sees); a push cut by a
+# server error resumes and sends each memory once.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/pg.sh"
 export CAIRN_EMBED_MODEL=none
@@ -105,6 +106,10 @@ eq "2 memories on each side" "$(q "$A" "SELECT count(*) FROM memories")/$(q "$A2
 # 4. who sees what: alice shares project team with bob; one of her team
 # memories is pushed private
 sa "INSERT INTO cairn.shares(project, grantee) VALUES ('team', 'bob')"
+# a shared session too, so that recall has a record to read beside memories
+printf '%s\n' '{"id": "team-1", "project": "team", "messages": [{"role": "user", "content": "how do we ship the release"}, {"role": "assistant", "content": "with the release checklist"}]}' > "$TMP/team.jsonl"
+"$CAIRN" --db "$A" add -q "$TMP/team.jsonl"
+check "alice pushes it, not private" "$CAIRN" --db "$A" sync --push -q --server "$ALICE"
 "$CAIRN" --db "$A" remember --scope team "zanzibar kestrel private plan of alice" >/dev/null
 check "alice pushes a private memory" "$CAIRN" --db "$A" sync --push --private -q --server "$ALICE"
 eq "it is private on the server" "$(sa "SELECT count(*) FROM cairn.memories WHERE private AND text LIKE '%zanzibar%'")" 1
@@ -114,7 +119,10 @@ contains "bob pulls the 2 shared ones" "$out" "pulled 2 memories"
 out=$("$CAIRN" --db "$B" memories list --all 2>&1)
 contains "bob lists alice's shared memory" "$out" "make ship"
 lacks "not her private one" "$out" "zanzibar"
+out=$("$CAIRN" --db "$B" recall "says make ship" 2>&1)
+contains "bob's recall shows alice's shared memory" "$out" "[memory #"
 out=$("$CAIRN" --db "$B" recall "kestrel private plan" 2>&1)
+check "bob's recall answers: $out" test $? -eq 0
 lacks "bob's recall has no private text" "$out" "zanzibar kestrel private"
 out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' \
     '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory","arguments":{"action":"list"}}}' \
@@ -125,9 +133,20 @@ lacks "and not the private one" "$out" "zanzibar"
 out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' \
     '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory","arguments":{"action":"list"}}}' |
     "$CAIRN" --db "$BOB" mcp 2>&1)
-lacks "nor bob's MCP on the server store" "$out" "zanzibar"
+contains "bob's MCP on the server store lists the shared memory" "$out" "make ship"
+lacks "and not the private one" "$out" "zanzibar"
 out=$("$CAIRN" --db "$BOB" memories list --all 2>&1)
-lacks "nor bob's memories list on the server store" "$out" "zanzibar"
+contains "bob's memories list on the server store: the shared one" "$out" "make ship"
+contains "and the shared correction" "$out" "never run npm publish here"
+lacks "not the private one" "$out" "zanzibar"
+out=$("$CAIRN" --db "$BOB" recall "says make ship" 2>&1)
+contains "bob's recall on the server store shows the shared memory" "$out" "[memory #"
+out=$("$CAIRN" --db "$BOB" recall "kestrel private plan" 2>&1)
+check "bob's recall on the server store answers: $out" test $? -eq 0
+lacks "and no private text" "$out" "zanzibar kestrel private"
+out=$("$CAIRN" --db "$ALICE" memories list 2>&1)
+contains "alice's server store lists her private memory" "$out" "zanzibar kestrel private plan of alice"
+check_fails "a server store refuses to remember" "$CAIRN" --db "$ALICE" remember "written on the server" 
 eq "as bob in SQL: alice's shared memories only" "$(sb "SELECT count(*) FROM cairn.memories")" 2
 eq "no private row" "$(sb "SELECT count(*) FROM cairn.memories WHERE private")" 0
 eq "bob's UPDATE reaches none of hers" "$(sb "UPDATE cairn.memories SET text = 'x' RETURNING 1" | grep -c 1)" 0
