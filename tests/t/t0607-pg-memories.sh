@@ -116,37 +116,30 @@ eq "it is private on the server" "$(sa "SELECT count(*) FROM cairn.memories WHER
 out=$("$CAIRN" --db "$B" sync --server "$BOB" 2>&1)
 check "bob's sync: $out" test $? -eq 0
 contains "bob pulls the 2 shared ones" "$out" "pulled 2 memories"
-out=$("$CAIRN" --db "$B" memories list --all 2>&1)
-contains "bob lists alice's shared memory" "$out" "make ship"
-lacks "not her private one" "$out" "zanzibar"
-out=$("$CAIRN" --db "$B" recall "says make ship" 2>&1)
-contains "bob's recall shows alice's shared memory" "$out" "[memory #"
-out=$("$CAIRN" --db "$B" recall "kestrel private plan" 2>&1)
-check "bob's recall answers: $out" test $? -eq 0
-lacks "bob's recall has no private text" "$out" "zanzibar kestrel private"
-out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' \
-    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory","arguments":{"action":"list"}}}' \
-    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"recall","arguments":{"query":"kestrel private plan"}}}' |
-    "$CAIRN" --db "$B" mcp 2>&1)
-contains "bob's MCP lists the shared memory" "$out" "make ship"
-lacks "and not the private one" "$out" "zanzibar"
-out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' \
-    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory","arguments":{"action":"list"}}}' |
-    "$CAIRN" --db "$BOB" mcp 2>&1)
-contains "bob's MCP on the server store lists the shared memory" "$out" "make ship"
-lacks "and not the private one" "$out" "zanzibar"
-out=$("$CAIRN" --db "$BOB" memories list --all 2>&1)
-contains "bob's memories list on the server store: the shared one" "$out" "make ship"
-contains "and the shared correction" "$out" "never run npm publish here"
-lacks "not the private one" "$out" "zanzibar"
-out=$("$CAIRN" --db "$BOB" recall "says make ship" 2>&1)
-contains "bob's recall on the server store shows the shared memory" "$out" "[memory #"
-out=$("$CAIRN" --db "$BOB" recall "kestrel private plan" 2>&1)
-check "bob's recall on the server store answers: $out" test $? -eq 0
-lacks "and no private text" "$out" "zanzibar kestrel private"
+# what bob reads of alice's memories through every read path of a store:
+# his local one (after the pull) and the server store (read at open)
+bob_reads() {  # bob_reads DB WHERE
+    out=$("$CAIRN" --db "$1" memories list --all 2>&1)
+    contains "$2: memories list shows alice's shared memory" "$out" "make ship"
+    contains "$2: and her shared correction" "$out" "never run npm publish here"
+    lacks "$2: not her private one" "$out" "zanzibar"
+    out=$("$CAIRN" --db "$1" recall "says make ship" 2>&1)
+    contains "$2: recall shows the shared memory" "$out" "[memory #"
+    out=$("$CAIRN" --db "$1" recall "kestrel private plan" 2>&1)
+    check "$2: recall answers: $out" test $? -eq 0
+    lacks "$2: recall has no private text" "$out" "zanzibar kestrel private"
+    out=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}' \
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory","arguments":{"action":"list"}}}' \
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"recall","arguments":{"query":"kestrel private plan"}}}' |
+        "$CAIRN" --db "$1" mcp 2>&1)
+    contains "$2: the MCP memory tool lists the shared memory" "$out" "make ship"
+    lacks "$2: MCP shows nothing private" "$out" "zanzibar"
+}
+bob_reads "$B" "bob's store"
+bob_reads "$BOB" "bob's server store"
 out=$("$CAIRN" --db "$ALICE" memories list 2>&1)
 contains "alice's server store lists her private memory" "$out" "zanzibar kestrel private plan of alice"
-check_fails "a server store refuses to remember" "$CAIRN" --db "$ALICE" remember "written on the server" 
+check_fails "a server store refuses to remember" "$CAIRN" --db "$ALICE" remember "written on the server"
 eq "as bob in SQL: alice's shared memories only" "$(sb "SELECT count(*) FROM cairn.memories")" 2
 eq "no private row" "$(sb "SELECT count(*) FROM cairn.memories WHERE private")" 0
 eq "bob's UPDATE reaches none of hers" "$(sb "UPDATE cairn.memories SET text = 'x' RETURNING 1" | grep -c 1)" 0
