@@ -70,6 +70,10 @@ int cmd_sync(int argc, char **argv, struct cli_ctx *ctx)
         printf("pulled %zu memor%s, %zu removal%s\n", r.memories_pulled,
                r.memories_pulled == 1 ? "y" : "ies", r.memory_forgets_pulled,
                cli_s((long long)r.memory_forgets_pulled));
+    if (r.memories_refused)     /* not quiet: something on the server is wrong */
+        fprintf(stderr, "cairn: sync: left out %zu server row%s that %s no valid memory\n",
+                r.memories_refused, cli_s((long long)r.memories_refused),
+                r.memories_refused == 1 ? "is" : "are");
     if (rc)
         rc = cli_fail(db, "sync", rc);
     cairn_close(db);

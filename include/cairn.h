@@ -1053,6 +1053,7 @@ struct cairn_sync_report {
     size_t memory_forgets_pushed;
     size_t memories_pulled;   /* new or newer here */
     size_t memory_forgets_pulled; /* local memories removed for a tombstone */
+    size_t memories_refused;  /* server rows that are no valid memory, left out */
 };
 
 /*

@@ -37,6 +37,11 @@
 #include "util/buf.h"
 
 #define MEM_PUSH_ROWS 250   /* 19 parameters each: far below PostgreSQL's 65535 */
+/* The most characters a pull reads of a memory's text and of its other
+ * fields: one past 4x the limits memory_clean enforces on bytes (so an
+ * oversized value is still refused, not cut and taken). */
+#define TEXT_CAP "65537"
+#define FIELD_CAP "4097"
 
 int memory_version_cmp(int64_t at_a, int64_t rev_a, const char *vid_a, int64_t at_b,
                        int64_t rev_b, const char *vid_b)
@@ -362,37 +367,47 @@ static int set_gid(struct cairn *h, int64_t id, const char *gid)
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "memory_sync");
 }
 
-/* A correction's fields as the server has them, cleaned as every write is. */
-static int store_correction(struct cairn *h, int64_t id, PGresult *r, int i)
+/* A correction's fields as the server has them, cleaned as every write is
+ * (c->severity -1: the row has none). */
+static int correction_fill(struct cairn *h, PGresult *r, int i, struct correction_row *c)
 {
-    struct correction_row c = { 0 };
-    int sev = (int)qint(r, i, Q_SEV), rc;
+    int rc;
+    memset(c, 0, sizeof *c);
+    c->severity = -1;
+    if (!qval(r, i, Q_SEV))
+        return CAIRN_OK;
+    int sev = (int)qint(r, i, Q_SEV);
     if (sev < 0 || sev > 2)
         return cairn__err(h, CAIRN_INVALID, "pulled correction: severity %d", sev);
-    c.severity = sev;
-    if (!(rc = memory_clean(h, "keywords", qval(r, i, Q_KW), CAIRN_MEMORY_TEXT_MAX, &c.keywords)) &&
-        !(rc = memory_clean(h, "paths", qval(r, i, Q_PATHS), CAIRN_MEMORY_TEXT_MAX, &c.paths)) &&
-        !(rc = memory_clean(h, "commands", qval(r, i, Q_CMDS), CAIRN_MEMORY_TEXT_MAX,
-                            &c.commands)))
-        rc = correction_row_store(h, id, &c);
-    correction_row_release(&c);
+    c->severity = sev;
+    if (!(rc = memory_clean(h, "keywords", qval(r, i, Q_KW), CAIRN_MEMORY_TEXT_MAX,
+                            &c->keywords)) &&
+        !(rc = memory_clean(h, "paths", qval(r, i, Q_PATHS), CAIRN_MEMORY_TEXT_MAX, &c->paths)))
+        rc = memory_clean(h, "commands", qval(r, i, Q_CMDS), CAIRN_MEMORY_TEXT_MAX, &c->commands);
     return rc;
 }
 
 /* Pass 1 of a server row: its fields into a new or older local memory.
- * *id: the local memory, 0 when the row was not applied. */
-static int apply_fields(struct pgc *pc, PGresult *r, int i, int64_t now, int64_t *id)
+ * *id: the local memory, 0 when the row was not applied. A row that is no
+ * valid memory (what another role may have written to the server in SQL:
+ * a malformed id, an unknown type, an empty or oversized text, a bad
+ * severity) is left out and counted in *refused, never fails the pull. */
+static int apply_fields(struct pgc *pc, PGresult *r, int i, int64_t now, int64_t *id,
+                        size_t *refused)
 {
     struct cairn *h = pc->h;
-    struct memory_row m;
+    struct memory_row m = { 0 };
+    struct correction_row c = { 0 };
     const char *gid = PQgetvalue(r, i, Q_GID);
     char hash[65], lvid[33] = "";
     int64_t lid = 0, lat = 0, lrev = 0;
     int rc, known;
     *id = 0;
-    if (strlen(gid) != 32)
-        return cairn__err(h, CAIRN_INVALID, "pulled memory: a global id of %zu characters",
-                          strlen(gid));
+    if (strlen(gid) != 32 || strspn(gid, "0123456789abcdef") != 32 ||
+        PQgetlength(r, i, Q_VID) > 32) {
+        (*refused)++;
+        return CAIRN_OK;
+    }
     store_sid_hash(gid, hash);
     if ((known = pg_local_has(h, memory_tombs.known_sql, hash)) != 0)
         return known < 0 ? cairn__sqlerr(h, SQLITE_ERROR, "memories_forgotten") : CAIRN_OK;
@@ -405,8 +420,12 @@ static int apply_fields(struct pgc *pc, PGresult *r, int i, int64_t now, int64_t
         return CAIRN_OK;                        /* this store's is as new or newer */
     if ((rc = memory_row_fill(h, &m, PQgetvalue(r, i, Q_TYPE), PQgetvalue(r, i, Q_TEXT),
                               PQgetvalue(r, i, Q_PROJECT), PQgetvalue(r, i, Q_TAGS),
-                              PQgetvalue(r, i, Q_SESSION), PQgetvalue(r, i, Q_MESSAGE))))
+                              PQgetvalue(r, i, Q_SESSION), PQgetvalue(r, i, Q_MESSAGE))) ||
+        (rc = correction_fill(h, r, i, &c))) {
+        if (rc == CAIRN_INVALID)
+            (*refused)++, rc = CAIRN_OK;
         goto out;
+    }
     m.created = qint(r, i, Q_CREATED);
     m.updated = qint(r, i, Q_UPDATED);
     m.expires = qval(r, i, Q_EXPIRES) ? qint(r, i, Q_EXPIRES) : CAIRN_NO_TIME;
@@ -414,11 +433,12 @@ static int apply_fields(struct pgc *pc, PGresult *r, int i, int64_t now, int64_t
         rc = memory_update_row(h, lid, &m);
     else if (!(rc = memory_insert(h, &m, &lid)))
         rc = set_gid(h, lid, gid);     /* now: pass 2 finds what replaced a memory by it */
-    if (!rc && qval(r, i, Q_SEV))
-        rc = store_correction(h, lid, r, i);
+    if (!rc && c.severity >= 0)
+        rc = correction_row_store(h, lid, &c);
     if (!rc)
         *id = lid;
 out:
+    correction_row_release(&c);
     memory_row_release(&m);
     return rc;
 }
@@ -500,7 +520,7 @@ static int apply_batch(struct pgc *pc, PGresult *r, struct cairn_sync_report *re
     if ((rc = tx_begin(h)))
         goto out;
     for (int i = 0; !rc && i < n; i++)
-        rc = apply_fields(pc, r, i, now, &ids[i]);
+        rc = apply_fields(pc, r, i, now, &ids[i], &rep->memories_refused);
     for (int i = 0; !rc && i < n; i++)
         if (ids[i] && !(rc = apply_version(pc, r, i, ids[i])))
             applied++;
@@ -520,8 +540,13 @@ static int pull_memories(struct pgc *pc, struct cursor *c, const char *scope, co
     for (;;) {
         const char *v[5] = { c->pull_mtx, ltx, lseq, o->project, lim };
         PGresult *r = PQexecParams(pc->c,
-            "SELECT owner, gid, project, type, text, tags, created_at, updated_at, expires_at, "
-            "session, message, superseded_by, rev, vid, severity, keywords, paths, commands, "
+            /* what the client keeps is capped (memory_clean refuses past 4x its
+             * limits): so is what it reads, whatever a row holds */
+            "SELECT owner, left(gid, 33), left(project, " FIELD_CAP "), left(type, 16), "
+            "left(text, " TEXT_CAP "), left(tags, " FIELD_CAP "), created_at, updated_at, "
+            "expires_at, left(session, " FIELD_CAP "), left(message, " FIELD_CAP "), "
+            "left(superseded_by, 33), rev, left(vid, 33), severity, left(keywords, " TEXT_CAP
+            "), left(paths, " TEXT_CAP "), left(commands, " TEXT_CAP "), "
             "tx::text, seq FROM cairn.memories WHERE tx >= $1::xid8 AND (tx, seq) > "
             "($2::xid8, $3::bigint) AND ($4::text IS NULL OR project = $4) ORDER BY tx, seq "
             "LIMIT $5::bigint", 5, NULL, v, NULL, NULL, 0);

@@ -169,8 +169,16 @@ eq "every memory once" "$(sa "SELECT count(*), count(DISTINCT gid) FROM cairn.me
 eq "their gid_hashes are their gids'" \
     "$(sa "SELECT count(*) FROM cairn.memories WHERE gid_hash <> encode(sha256(convert_to(gid, 'UTF8')), 'hex')")" 0
 eq "none left to push on A" "$(q "$A" "SELECT count(*) FROM memory_sync WHERE dirty")" 0
+# rows no cairn wrote (alice in SQL): a bad id, a bad type, an oversized text
+A32=$(printf 'a%.0s' $(seq 32)) B32=$(printf 'b%.0s' $(seq 32))
+sa "INSERT INTO cairn.memories(gid, gid_hash, type, text, created_at, updated_at, rev, vid) VALUES
+    ('not-a-gid', 'x', 'fact', 'a bad id', 1, 1, 0, 'v'), ('$A32', 'y', 'bogus', 'a bad type', 1, 1, 0, 'v'),
+    ('$B32', 'z', 'fact', repeat('x', 70000), 1, 1, 0, 'v')"
 out=$("$CAIRN" --db "$A2" sync --pull --batch 3 --server "$ALICE" 2>&1)
+check "a pull meeting rows that are no memory succeeds: $out" test $? -eq 0
+contains "and says it left them out" "$out" "left out 3 server rows that are no valid memory"
 contains "A2 pulls them in batches" "$out" "pulled 9 memories"
+eq "none of the bad rows is in A2" "$(q "$A2" "SELECT count(*) FROM memories WHERE text LIKE 'a bad%' OR length(text) > 60000")" 0
 eq "A2 has each once" "$(q "$A2" "SELECT count(*) FROM memories WHERE text LIKE 'batch memory%'")" 8
 
 # 6. --project: that scope's memories only, both ways
