@@ -151,6 +151,12 @@ contains "bob cannot insert in her name" "$(sb "INSERT INTO cairn.memories(owner
 "$CAIRN" --db "$B" sync -q --server "$BOB"
 eq "bob's edit of her memory is not pushed as his" "$(sa "SELECT count(*) FROM cairn.memories WHERE text LIKE '%bob rewrites%'")/$(sb "SELECT count(*) FROM cairn.memories WHERE owner = 'bob'")" 0/0
 eq "alice's rows are as before" "$(sa "SELECT count(*) FROM cairn.memories")" 3
+# alice removes her shared correction: it leaves bob's store too
+"$CAIRN" --db "$A" memories rm "$(mid "$A" "never run npm publish")" >/dev/null
+"$CAIRN" --db "$A" sync -q --server "$ALICE"
+out=$("$CAIRN" --db "$B" sync --server "$BOB" 2>&1)
+contains "bob's pull removes alice's removed correction" "$out" "1 removal"
+eq "bob's store has it no more" "$(q "$B" "SELECT count(*) FROM memories WHERE text LIKE '%never run npm publish%'")" 0
 
 # 5. a push cut by a server error resumes: each memory once
 pg_sql cairn_admin "$PG_ADMIN_PW" "CREATE FUNCTION cairn.t_poison() RETURNS trigger LANGUAGE plpgsql AS
