@@ -114,10 +114,7 @@ struct pg_tombs {
     const char *remember_sql; /* ?1 the hash: into the local table */
     int (*drop)(struct cairn *h, const char *key); /* removes the local row (scrubbed) */
 };
-/* Push: the local hashes past *cursor, batch a server transaction; after
- * each commit *cursor moves, *count grows and save(pc, arg) keeps it. */
-int pg_push_tombs(struct pgc *pc, const struct pg_tombs *k, int64_t *cursor, size_t batch,
-                  size_t *count, int (*save)(struct pgc *, void *), void *arg);
+
 /* Pull: the server's tombstones from cursor from: the local rows they name
  * dropped, the others remembered; *count: the rows dropped. */
 int pg_pull_tombs(struct pgc *pc, const struct pg_tombs *k, const char *from, size_t *count);
@@ -130,6 +127,11 @@ struct cursor {
     char    pull_mtx[32];    /* the server transaction memory pull has read up to */
 };
 int pg_cursor_save(struct cairn *h, const char *server, const char *scope, struct cursor *c);
+/* Push: the local hashes past *cursor (a field of c), batch a server
+ * transaction; after each commit *cursor moves, *count grows and c is
+ * saved for scope. */
+int pg_push_tombs(struct pgc *pc, const struct pg_tombs *k, struct cursor *c, int64_t *cursor,
+                  const char *scope, size_t batch, size_t *count);
 /* pg_msync.c: explicit memories and corrections, after the sessions' push
  * and pull of cairn_sync (scope: the project or ""). */
 int pg_msync_push(struct pgc *pc, struct cursor *c, const char *scope,

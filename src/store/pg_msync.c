@@ -22,10 +22,14 @@
  * batch sent twice changes nothing: the server's version is not smaller.
  *
  * Pull: as messages, by the server transaction that wrote a row (xid8),
- * from a cursor kept per server and scope in sync_mem_state, moved after
- * each batch and at the end to the oldest transaction running when the
- * pull began. A tombstone removes the local copy through
- * cairn_memory_remove (store_scrub: no byte left).
+ * from a cursor kept per server and scope (sync_state.pull_mtx), moved
+ * after each batch and at the end to the oldest transaction running when
+ * the pull began. A tombstone removes the local copy through
+ * cairn_memory_remove (store_scrub: no byte left). Tombstones of both
+ * kinds go through pg_push_tombs and pg_pull_tombs (pg_sync.c).
+ *
+ * A server store (pg_read.c) loads every memory the role sees at open
+ * through the same row code (pg_msync_load).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -52,27 +56,6 @@ int memory_version_cmp(int64_t at_a, int64_t rev_a, const char *vid_a, int64_t a
         return rev_a < rev_b ? -1 : 1;
     int c = strcmp(vid_a ? vid_a : "", vid_b ? vid_b : "");
     return (c > 0) - (c < 0);
-}
-
-/* ---- the local side ---------------------------------------------------- */
-
-int memory_sync_forget(struct cairn *h, int64_t id)
-{
-    sqlite3_stmt *st;
-    char hash[65] = "";
-    int rc = store_prepare(h, "SELECT gid FROM memory_sync WHERE memory = ?", &st);
-    if (rc)
-        return rc;
-    sqlite3_bind_int64(st, 1, id);
-    int src = sqlite3_step(st);
-    if (src == SQLITE_ROW)
-        store_sid_hash((const char *)sqlite3_column_text(st, 0), hash);
-    sqlite3_finalize(st);
-    if (src != SQLITE_ROW && src != SQLITE_DONE)
-        return cairn__sqlerr(h, src, "memory_sync");
-    return *hash ? pg_local_exec(h, "INSERT OR IGNORE INTO memories_forgotten(gid_hash, at) VALUES "
-                                 "(?, CAST(strftime('%s') AS INTEGER))", hash, NULL)
-                 : CAIRN_OK;
 }
 
 /* ---- push -------------------------------------------------------------- */
@@ -104,15 +87,23 @@ static const struct pg_tombs memory_tombs = {
     .drop = drop_memory,
 };
 
-struct mtomb_save {
-    struct cursor *c;
-    const char    *scope;
-};
+/* ---- the local side ---------------------------------------------------- */
 
-static int mtomb_save(struct pgc *pc, void *arg)
+int memory_sync_forget(struct cairn *h, int64_t id)
 {
-    struct mtomb_save *a = arg;
-    return pg_cursor_save(pc->h, pc->key, a->scope, a->c);
+    sqlite3_stmt *st;
+    char hash[65] = "";
+    int rc = store_prepare(h, "SELECT gid FROM memory_sync WHERE memory = ?", &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    int src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+        store_sid_hash((const char *)sqlite3_column_text(st, 0), hash);
+    sqlite3_finalize(st);
+    if (src != SQLITE_ROW && src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "memory_sync");
+    return *hash ? pg_local_exec(h, memory_tombs.remember_sql, hash, NULL) : CAIRN_OK;
 }
 
 /* The server statement's parameters of one memory, in this order. */
@@ -310,9 +301,8 @@ static int push_memories(struct pgc *pc, const struct cairn_sync_opts *o,
 int pg_msync_push(struct pgc *pc, struct cursor *c, const char *scope,
                   const struct cairn_sync_opts *o, struct cairn_sync_report *rep)
 {
-    struct mtomb_save a = { c, scope };
-    int rc = pg_push_tombs(pc, &memory_tombs, &c->push_mtomb, o->batch,
-                           &rep->memory_forgets_pushed, mtomb_save, &a);
+    int rc = pg_push_tombs(pc, &memory_tombs, c, &c->push_mtomb, scope, o->batch,
+                           &rep->memory_forgets_pushed);
     return rc ? rc : push_memories(pc, o, rep);
 }
 

@@ -275,8 +275,8 @@ static const struct pg_tombs session_tombs = {
     .drop = forget_session,
 };
 
-int pg_push_tombs(struct pgc *pc, const struct pg_tombs *k, int64_t *cursor, size_t batch,
-                  size_t *count, int (*save)(struct pgc *, void *), void *arg)
+int pg_push_tombs(struct pgc *pc, const struct pg_tombs *k, struct cursor *c, int64_t *cursor,
+                  const char *scope, size_t batch, size_t *count)
 {
     struct cairn *h = pc->h;
     for (;;) {
@@ -309,28 +309,16 @@ int pg_push_tombs(struct pgc *pc, const struct pg_tombs *k, int64_t *cursor, siz
             return CAIRN_OK;
         *cursor = last;
         *count += n;
-        if ((rc = save(pc, arg)))
+        if ((rc = pg_cursor_save(h, pc->key, scope, c)))
             return rc;
     }
-}
-
-struct forgets_save {
-    struct cursor *c;
-    const char    *scope;
-};
-
-static int forgets_save(struct pgc *pc, void *arg)
-{
-    struct forgets_save *a = arg;
-    return pg_cursor_save(pc->h, pc->key, a->scope, a->c);
 }
 
 static int push_forgets(struct pgc *pc, struct cursor *c, const char *scope,
                         const struct cairn_sync_opts *o, struct cairn_sync_report *rep)
 {
-    struct forgets_save a = { c, scope };
-    return pg_push_tombs(pc, &session_tombs, &c->push_tomb, o->batch, &rep->forgets_pushed,
-                         forgets_save, &a);
+    return pg_push_tombs(pc, &session_tombs, c, &c->push_tomb, scope, o->batch,
+                         &rep->forgets_pushed);
 }
 
 /* One local message row as push reads it (strings owned by the row). */
