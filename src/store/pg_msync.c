@@ -270,8 +270,10 @@ static int push_memories(struct pgc *pc, const struct cairn_sync_opts *o,
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
     for (;;) {
         size_t n = 0, changed = 0;
-        if ((rc = read_rows(h, after, o->project, batch, o->private_sessions, rows, &n)) || !n)
+        if ((rc = read_rows(h, after, o->project, batch, o->private_sessions, rows, &n)) || !n) {
+            mrows_free(rows, n);               /* what a failed read had copied */
             break;
+        }
         after = rows[n - 1].id;
         /* in gid order: two machines sending the same memories lock their
          * rows in one order, so they do not deadlock each other */
