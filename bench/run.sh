@@ -167,12 +167,15 @@ if want vault; then
 fi
 
 # 13. cairn sync against a real PostgreSQL 15 (bench/bench_sync.sh), cairn
-# add of the same sessions as the baseline. Not in the default set: it
+# add of the same sessions as the baseline; then what 1,000 memories add
+# (bench/bench_sync_memories.sh). Not in the default set: it
 # starts a server. A tenth of the ingest size.
 if want sync; then
     "$PY" bench/gen_data.py ingest "$TMP/sync.jsonl" --sessions $((SESSIONS / 10)) \
         --messages $((MESSAGES / 10))
     sh bench/bench_sync.sh "$CAIRN" "$TMP/sync.jsonl" $((MESSAGES / 10)) "$RUNS" || status=1
+    # and 1,000 explicit memories on top of the same history, against it
+    sh bench/bench_sync_memories.sh "$CAIRN" "$TMP/sync.jsonl" 1000 "$RUNS" || status=1
     rm -f "$TMP/sync.jsonl"
 fi
 

@@ -61,6 +61,19 @@ int cmd_sync(int argc, char **argv, struct cli_ctx *ctx)
                cli_s((long long)r.sessions_pulled), r.vectors_pulled,
                cli_s((long long)r.vectors_pulled), r.forgets_pulled,
                cli_s((long long)r.forgets_pulled));
+    /* memories: a line of their own, only when one moved */
+    if (!quiet && (r.memories_pushed || r.memories_present || r.memory_forgets_pushed))
+        printf("pushed %zu memor%s (%zu not newer than the server's), %zu removal%s\n",
+               r.memories_pushed, r.memories_pushed == 1 ? "y" : "ies", r.memories_present,
+               r.memory_forgets_pushed, cli_s((long long)r.memory_forgets_pushed));
+    if (!quiet && (r.memories_pulled || r.memory_forgets_pulled))
+        printf("pulled %zu memor%s, %zu removal%s\n", r.memories_pulled,
+               r.memories_pulled == 1 ? "y" : "ies", r.memory_forgets_pulled,
+               cli_s((long long)r.memory_forgets_pulled));
+    if (r.memories_refused)     /* not quiet: something on the server is wrong */
+        fprintf(stderr, "cairn: sync: left out %zu server row%s that %s no valid memory\n",
+                r.memories_refused, cli_s((long long)r.memories_refused),
+                r.memories_refused == 1 ? "is" : "are");
     if (rc)
         rc = cli_fail(db, "sync", rc);
     cairn_close(db);

@@ -105,16 +105,18 @@ static const char usage_sync[] =
     "usage: cairn sync [--push|--pull] [--project P] [--private] [--server URL]\n"
     "                  [--batch N] [-q|--quiet]\n"
     "Syncs the store with a PostgreSQL server (docs/POSTGRES.md): pushes the\n"
-    "sessions, messages, vectors and forgets the server lacks, then pulls what\n"
-    "others pushed that this role may read. Re-running moves nothing; an\n"
-    "interrupted sync is finished by the next one.\n"
+    "sessions, messages, vectors and forgets the server lacks, and the memories\n"
+    "and corrections changed or removed here, then pulls what others pushed that\n"
+    "this role may read (of a memory, its newest version). Re-running moves\n"
+    "nothing; an interrupted sync is finished by the next one.\n"
     "  --push, --pull  one way only (default: both)\n"
-    "  --project P     only project P's sessions\n"
-    "  --private       the sessions pushed now are private: no other role reads\n"
-    "                  them, even in a shared project\n"
+    "  --project P     only project P's sessions and memories\n"
+    "  --private       the sessions and memories pushed now are private: no other\n"
+    "                  role reads them, even in a shared project\n"
     "  --server URL    postgres://USER@HOST/DB (else $CAIRN_SERVER, else libpq's\n"
     "                  PG* variables and ~/.pgpass)\n"
-    "  --batch N       messages per server transaction (default 500)\n";
+    "  --batch N       messages per server transaction (default 500; memories:\n"
+    "                  at most 250)\n";
 
 static const char usage_remember[] =
     "usage: cairn remember [--type T] [--scope P] [--tag X]... [--replaces ID]\n"

@@ -1029,9 +1029,9 @@ CAIRN_API int cairn_model_encode(struct cairn_model *m, const char *text, int is
 struct cairn_sync_opts {
     size_t      size;        /* sizeof(struct cairn_sync_opts): CAIRN_SYNC_OPTS_INIT */
     int         push, pull;  /* which ways; both 0: push, then pull */
-    const char *project;     /* only this project's sessions; NULL: all */
-    int         private_sessions; /* sessions pushed now are private: never
-                                     readable by another role, shared or not */
+    const char *project;     /* only this project's sessions and memories; NULL: all */
+    int         private_sessions; /* sessions and memories pushed now are private:
+                                     never readable by another role, shared or not */
     size_t      batch;       /* messages per server transaction; 0: 500 */
 };
 #define CAIRN_SYNC_OPTS_INIT { sizeof(struct cairn_sync_opts), 0, 0, NULL, 0, 0 }
@@ -1047,6 +1047,13 @@ struct cairn_sync_report {
     size_t messages_pulled;   /* new in the local store */
     size_t vectors_pulled;
     size_t forgets_pulled;    /* local sessions forgotten for a tombstone */
+    /* explicit memories and corrections, by their global ids */
+    size_t memories_pushed;   /* new or newer on the server */
+    size_t memories_present;  /* sent and not newer than the server's */
+    size_t memory_forgets_pushed;
+    size_t memories_pulled;   /* new or newer here */
+    size_t memory_forgets_pulled; /* local memories removed for a tombstone */
+    size_t memories_refused;  /* server rows that are no valid memory, left out */
 };
 
 /*
@@ -1054,9 +1061,13 @@ struct cairn_sync_report {
  * or libpq key=value string (NULL or "": libpq's PG* variables and
  * ~/.pgpass). Push sends what the server lacks (forgets first, as
  * tombstones, then messages by stable ids, masked as stored, with their
- * vectors and model tags), one server transaction per batch, and keeps a
- * cursor per server in the store; pull adds the server's new rows that
- * this role may read and forgets the sessions tombstoned there. Re-running
+ * vectors and model tags), then the explicit memories and corrections
+ * changed or removed here (by global id; removals as tombstones), one
+ * server transaction per batch, and keeps a cursor per server in the
+ * store; pull adds the server's new rows that this role may read, forgets
+ * the sessions tombstoned there, and takes each memory's newest version
+ * (later updated_at, then more changes, then the version id: the same on
+ * every machine) and removes the memories tombstoned there. Re-running
  * moves nothing; a sync cut short anywhere resumes with nothing lost or
  * duplicated. Creates or upgrades the server schema when the role may.
  * CAIRN_IO when the server cannot be reached or went away (the message

@@ -13,9 +13,11 @@
  * Text, scope, tags and provenance are cleaned (store_clean_text) before
  * the write lock is taken, as ingest.c does for sessions.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/random.h>
 
 #include "internal.h"
 #include "mask/redact.h"
@@ -196,7 +198,9 @@ int memory_purge_expired(struct cairn *h)
 {
     int64_t now = (int64_t)time(NULL), any = 0;
     int rc;
-    if (h->readonly)
+    /* a server store's copy is not written after its open (its listings
+     * leave expired rows out by the clock, as a reader's do) */
+    if (h->readonly || h->pg)
         return CAIRN_OK;
     /* the partial index makes this one probe on every open */
     if ((rc = exec_int(h, "SELECT EXISTS(SELECT 1 FROM memories WHERE expires_at <= ?)", now,
@@ -341,14 +345,9 @@ int memory_row_fill(struct cairn *h, struct memory_row *r, const char *type, con
     return CAIRN_OK;
 }
 
-int memory_insert(struct cairn *h, const struct memory_row *r, int64_t *id)
+/* r's columns as ?1-?9 of an INSERT or an UPDATE of memories */
+static void bind_row(sqlite3_stmt *st, const struct memory_row *r)
 {
-    sqlite3_stmt *st;
-    int rc = store_prepare(h, "INSERT INTO memories(type, text, scope, tags, created_at, "
-                              "updated_at, expires_at, session, message) "
-                              "VALUES (?,?,?,?,?,?,?,?,?)", &st);
-    if (rc)
-        return rc;
     sqlite3_bind_text(st, 1, r->type, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, r->text, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, r->scope, -1, SQLITE_STATIC);
@@ -359,11 +358,66 @@ int memory_insert(struct cairn *h, const struct memory_row *r, int64_t *id)
         sqlite3_bind_int64(st, 7, r->expires);
     sqlite3_bind_text(st, 8, r->session, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 9, r->message, -1, SQLITE_STATIC);
+}
+
+int memory_update_row(struct cairn *h, int64_t id, const struct memory_row *r)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "UPDATE memories SET type = ?1, text = ?2, scope = ?3, tags = ?4, "
+                              "created_at = ?5, updated_at = ?6, expires_at = ?7, session = ?8, "
+                              "message = ?9 WHERE id = ?10", &st);
+    if (rc)
+        return rc;
+    bind_row(st, r);
+    sqlite3_bind_int64(st, 10, id);
+    int src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "updating a memory");
+}
+
+int memory_insert(struct cairn *h, const struct memory_row *r, int64_t *id)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "INSERT INTO memories(type, text, scope, tags, created_at, "
+                              "updated_at, expires_at, session, message) "
+                              "VALUES (?,?,?,?,?,?,?,?,?)", &st);
+    if (rc)
+        return rc;
+    bind_row(st, r);
     int src = sqlite3_step(st);
     sqlite3_finalize(st);
     if (src != SQLITE_DONE)
         return cairn__sqlerr(h, src, "adding a memory");
     *id = sqlite3_last_insert_rowid(h->db);
+    /* its global id and first version, from the OS's random source: what
+     * names it on a server and every machine that syncs it */
+    char gid[33], vid[33];
+    if ((rc = memory_gid_new(h, gid)) || (rc = memory_gid_new(h, vid)) ||
+        (rc = store_prepare(h, "INSERT INTO memory_sync(memory, gid, vid) VALUES (?,?,?)", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, *id);
+    sqlite3_bind_text(st, 2, gid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, vid, -1, SQLITE_STATIC);
+    src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "adding a memory");
+}
+
+int memory_gid_new(struct cairn *h, char out[33])
+{
+    unsigned char b[16];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t n = getrandom(b + got, sizeof b - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return cairn__err(h, CAIRN_IO, "no random bytes for a memory's id: %s",
+                              strerror(errno));
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof b; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
     return CAIRN_OK;
 }
 
@@ -627,7 +681,9 @@ int cairn_memory_undo(struct cairn *h, int64_t id)
 
 static int do_remove(struct cairn *h, void *arg)
 {
-    int rc = exec_int(h, "DELETE FROM memories WHERE id = ?", *(int64_t *)arg, NULL);
+    int rc = memory_sync_forget(h, *(int64_t *)arg);
+    if (!rc)
+        rc = exec_int(h, "DELETE FROM memories WHERE id = ?", *(int64_t *)arg, NULL);
     if (!rc && !sqlite3_changes(h->db))
         rc = cairn__err(h, CAIRN_NOTFOUND, "no memory %lld", (long long)*(int64_t *)arg);
     return rc;

@@ -28,6 +28,19 @@ int memory_row_fill(struct cairn *h, struct memory_row *r, const char *type, con
 void memory_row_release(struct memory_row *r);
 /* In a transaction: inserts r, its id into *id. */
 int memory_insert(struct cairn *h, const struct memory_row *r, int64_t *id);
+/* In a transaction: memory id's columns made r's (a pulled version). */
+int memory_update_row(struct cairn *h, int64_t id, const struct memory_row *r);
+/* 32 hex digits of 16 random bytes from the OS (getrandom): a memory's
+ * global id, or a version's. */
+int memory_gid_new(struct cairn *h, char out[33]);
+/* In a transaction, before memory id is deleted: the sha256 of its global
+ * id joins memories_forgotten, so the next sync pushes its tombstone and
+ * no pull brings it back (store/pg_msync.c). */
+int memory_sync_forget(struct cairn *h, int64_t id);
+/* Which of two versions of a memory is newer, the same on every machine:
+ * by updated_at, then rev (its changes), then vid (bytes); <0, 0, >0. */
+int memory_version_cmp(int64_t at_a, int64_t rev_a, const char *vid_a, int64_t at_b,
+                       int64_t rev_b, const char *vid_b);
 /* In a transaction: live memory old is superseded by by (history, link). */
 int memory_supersede(struct cairn *h, int64_t old, int64_t by);
 /* In a transaction: from links to to (contradicts or related_to), in from's history. */

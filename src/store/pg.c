@@ -40,6 +40,9 @@
  * Server version 3: sessions keep their messages' counts and first seq
  * (triggers), so a server store opens on one row a session; events, the
  * dates messages speak of, pushed with them.
+ * Server version 4: pgvector's HNSW index a dimension.
+ * Server version 5: memories (explicit memories and corrections, by their
+ * global id, the newest version) and memory_tombstones.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,6 +338,59 @@ static const char *const pg_migrations[] = {
     "  END LOOP;"
     "  ALTER TABLE cairn.vectors FORCE ROW LEVEL SECURITY;"
     "END $$;",
+    /* 4 -> 5 (issue 21): explicit memories and corrections (store/pg_msync.c).
+     * One row a memory by its global id, the newest version (updated_at,
+     * rev, vid: compared as one row value, the same rule every machine
+     * applies on pull); superseded_by names the replacing memory's gid;
+     * severity to commands are a correction's fields (NULL: none). A
+     * removed memory is a tombstone, the sha256 of its gid with its
+     * project, as for sessions. Who sees what: as sessions, on the row
+     * itself (owner, project, private). */
+    "CREATE TABLE cairn.memories("
+    "  owner name NOT NULL DEFAULT current_user,"
+    "  gid text NOT NULL,"
+    "  gid_hash text NOT NULL,"
+    "  project text NOT NULL DEFAULT '',"
+    "  private boolean NOT NULL DEFAULT false,"
+    "  type text NOT NULL,"
+    "  text text NOT NULL,"
+    "  tags text NOT NULL DEFAULT '',"
+    "  created_at bigint NOT NULL, updated_at bigint NOT NULL, expires_at bigint,"
+    "  session text NOT NULL DEFAULT '', message text NOT NULL DEFAULT '',"
+    "  superseded_by text,"
+    "  rev bigint NOT NULL, vid text NOT NULL,"
+    "  severity integer, keywords text, paths text, commands text,"
+    "  seq bigint GENERATED ALWAYS AS IDENTITY,"
+    "  tx xid8 NOT NULL DEFAULT pg_current_xact_id(),"
+    "  PRIMARY KEY (owner, gid));"
+    "CREATE INDEX memories_pull ON cairn.memories(tx, seq);"
+    "CREATE INDEX memories_hash ON cairn.memories(owner, gid_hash);"
+    "CREATE TABLE cairn.memory_tombstones("
+    "  owner name NOT NULL DEFAULT current_user,"
+    "  gid_hash text NOT NULL,"
+    "  project text NOT NULL DEFAULT '',"
+    "  at timestamptz NOT NULL DEFAULT now(),"
+    "  seq bigint GENERATED ALWAYS AS IDENTITY,"
+    "  tx xid8 NOT NULL DEFAULT pg_current_xact_id(),"
+    "  PRIMARY KEY (owner, gid_hash));"
+    "CREATE INDEX memory_tombstones_pull ON cairn.memory_tombstones(tx, seq);"
+    "ALTER TABLE cairn.memories ENABLE ROW LEVEL SECURITY;"
+    "ALTER TABLE cairn.memories FORCE ROW LEVEL SECURITY;"
+    "CREATE POLICY own ON cairn.memories USING (owner = current_user)"
+    "  WITH CHECK (owner = current_user);"
+    "CREATE POLICY shared ON cairn.memories FOR SELECT USING (owner <> current_user"
+    "  AND NOT private AND (owner, project) IN (SELECT s.owner, s.project FROM cairn.shares s"
+    "  JOIN pg_roles r ON r.rolname = s.grantee"
+    "  WHERE pg_has_role(current_user, r.oid, 'MEMBER')));"
+    "ALTER TABLE cairn.memory_tombstones ENABLE ROW LEVEL SECURITY;"
+    "ALTER TABLE cairn.memory_tombstones FORCE ROW LEVEL SECURITY;"
+    "CREATE POLICY own ON cairn.memory_tombstones USING (owner = current_user)"
+    "  WITH CHECK (owner = current_user);"
+    "CREATE POLICY shared ON cairn.memory_tombstones FOR SELECT USING (owner <> current_user"
+    "  AND (owner, project) IN (SELECT s.owner, s.project FROM cairn.shares s"
+    "  JOIN pg_roles r ON r.rolname = s.grantee"
+    "  WHERE pg_has_role(current_user, r.oid, 'MEMBER')));"
+    "GRANT SELECT, INSERT, UPDATE, DELETE ON cairn.memories, cairn.memory_tombstones TO PUBLIC;",
 };
 #define PG_N_MIGRATIONS ((int)(sizeof pg_migrations / sizeof pg_migrations[0]))
 _Static_assert(PG_N_MIGRATIONS == PG_SCHEMA_VERSION, "PG_SCHEMA_VERSION is not the number of server migrations");

@@ -62,7 +62,7 @@ extern struct pg_lib pg_lib;
 
 /* The server schema version this build creates and reads (the number of
  * server migrations in store/pg.c, checked there at compile time). */
-#define PG_SCHEMA_VERSION 4
+#define PG_SCHEMA_VERSION 5
 
 struct pgc {
     PGconn       *c;
@@ -95,6 +95,53 @@ int pg_retryable(const struct pgc *pc);
  * The braces are the caller's. */
 struct buf;
 void pg_array_elem(struct buf *b, const char *s, int first);
+/* Appends the rows of a multi-row VALUES: "($1,...,$cols),(...)", rows times. */
+void pg_values_sql(struct buf *b, size_t rows, size_t cols);
+/* On the local store: sql with text parameters a (and b unless NULL), no
+ * rows wanted; and whether sql with a gives a row (1, 0; -1 on error). */
+int pg_local_exec(struct cairn *h, const char *sql, const char *a, const char *b);
+int pg_local_has(struct cairn *h, const char *sql, const char *a);
+/* Tombstones of one kind (sessions' or memories'): a local table of the
+ * hashes of what was removed here, pushed past a cursor, and the server's
+ * table of them, pulled. */
+struct pg_tombs {
+    const char *local_sql;    /* SELECT id, hash ... WHERE id > ?1 ORDER BY id LIMIT ?2 */
+    const char *server_sql;   /* $1 the hash: record the tombstone, delete the rows */
+    const char *push_what, *pull_what; /* for errors: "push a forget", "pull forgets" */
+    const char *pull_sql;     /* $1 the pull cursor: the hashes, in (tx, seq) order */
+    const char *known_sql;    /* ?1 the hash: a row when this store has it already */
+    const char *index_sql;    /* the local rows: the key hashed, what drop takes */
+    const char *remember_sql; /* ?1 the hash: into the local table */
+    int (*drop)(struct cairn *h, const char *key); /* removes the local row (scrubbed) */
+};
+
+/* Pull: the server's tombstones from cursor from: the local rows they name
+ * dropped, the others remembered; *count: the rows dropped. */
+int pg_pull_tombs(struct pgc *pc, const struct pg_tombs *k, const char *from, size_t *count);
+/* A sync's local cursors for one server and scope (sync_state's row). */
+struct cursor {
+    int64_t push_msg, push_tomb;
+    int64_t push_seen;       /* push_msg as this run last read or wrote it */
+    char    pull_tx[32];
+    int64_t push_mtomb;      /* memories' tombstones pushed (memories_forgotten.id) */
+    char    pull_mtx[32];    /* the server transaction memory pull has read up to */
+};
+int pg_cursor_save(struct cairn *h, const char *server, const char *scope, struct cursor *c);
+/* Push: the local hashes past *cursor (a field of c), batch a server
+ * transaction; after each commit *cursor moves, *count grows and c is
+ * saved for scope. */
+int pg_push_tombs(struct pgc *pc, const struct pg_tombs *k, struct cursor *c, int64_t *cursor,
+                  const char *scope, size_t batch, size_t *count);
+/* pg_msync.c: explicit memories and corrections, after the sessions' push
+ * and pull of cairn_sync (scope: the project or ""). */
+int pg_msync_push(struct pgc *pc, struct cursor *c, const char *scope,
+                  const struct cairn_sync_opts *o, struct cairn_sync_report *rep);
+int pg_msync_pull(struct pgc *pc, struct cursor *c, const char *scope,
+                  const struct cairn_sync_opts *o, struct cairn_sync_report *rep);
+/* A server store's open: every memory the role sees on the server (its
+ * own, and the non-private ones of projects shared with it), unexpired,
+ * into the handle's in-memory store, as a pull would add them. */
+int pg_msync_load(struct pgc *pc);
 /* Runs sql (no parameters, no rows wanted): 0 or pg_fail. */
 int pg_exec(struct pgc *pc, const char *sql, const char *what);
 

@@ -21,6 +21,11 @@
  *     once a handle and scanned in the client exactly as SQLite's are
  *     (store/vectors.c, recall/dense.c).
  *
+ * Explicit memories and corrections (server version 5) are read whole at
+ * open into the in-memory store's memories, as a pull adds them
+ * (pg_msync_load): memories list, recall and the MCP memory tool read
+ * them there unchanged.
+ *
  * The handle is read-only: store_begin refuses every write with "use cairn
  * sync" (store/tx.c), and the in-memory store is query_only after the load.
  */
@@ -276,7 +281,8 @@ int store_server_open(struct cairn *h, const char *url)
                               ps->pc.schema);
         return rc;
     }
-    if ((rc = load_sessions(h, ps)))
+    if ((rc = load_sessions(h, ps)) ||
+        (ps->pc.schema >= 5 && (rc = pg_msync_load(&ps->pc))))
         return rc;
     /* nothing writes here: the commands that write are refused before */
     sqlite3_exec(h->db, "PRAGMA query_only = 1", NULL, NULL, NULL);

@@ -40,12 +40,6 @@
  * tsvector over 1 MB, and a pasted log needs no more terms than these. */
 #define TSV_MAX (512 * 1024)
 
-struct cursor {
-    int64_t push_msg, push_tomb;
-    int64_t push_seen;       /* push_msg as this run last read or wrote it */
-    char    pull_tx[32];
-};
-
 static void hex_sha256(const char *s, size_t n, char out[65])
 {
     struct sha256 st;
@@ -63,7 +57,7 @@ void store_sid_hash(const char *sid, char out[65])
 
 /* ---- the local side ---------------------------------------------------- */
 
-static int local_exec(struct cairn *h, const char *sql, const char *a, const char *b)
+int pg_local_exec(struct cairn *h, const char *sql, const char *a, const char *b)
 {
     sqlite3_stmt *st;
     int rc = store_prepare(h, sql, &st);
@@ -77,7 +71,7 @@ static int local_exec(struct cairn *h, const char *sql, const char *a, const cha
     return src == SQLITE_DONE || src == SQLITE_ROW ? CAIRN_OK : cairn__sqlerr(h, src, "sync");
 }
 
-static int local_has(struct cairn *h, const char *sql, const char *a)
+int pg_local_has(struct cairn *h, const char *sql, const char *a)
 {
     sqlite3_stmt *st;
     if (store_prepare(h, sql, &st))
@@ -96,15 +90,15 @@ int store_sync_forget(struct cairn *h, const char *session)
     char hash[65];
     int rc;
     store_sid_hash(session, hash);
-    if ((rc = local_exec(h, "INSERT OR IGNORE INTO forgotten(sid_hash, at) VALUES "
+    if ((rc = pg_local_exec(h, "INSERT OR IGNORE INTO forgotten(sid_hash, at) VALUES "
                             "(?, CAST(strftime('%s') AS INTEGER))", hash, NULL)) ||
-        (rc = local_exec(h, "DELETE FROM sync_foreign WHERE sid_hash = ?", hash, NULL)))
+        (rc = pg_local_exec(h, "DELETE FROM sync_foreign WHERE sid_hash = ?", hash, NULL)))
         return rc;
     /* messages.id is a rowid: once the newest rows are deleted SQLite hands
      * their ids out again, below a push cursor past them. Pulling the
      * cursors back to the highest id left makes the next push look at every
      * id a new message can get (what it sends again is already there). */
-    return local_exec(h, "UPDATE sync_state SET push_msg = (SELECT coalesce(max(id), 0) FROM "
+    return pg_local_exec(h, "UPDATE sync_state SET push_msg = (SELECT coalesce(max(id), 0) FROM "
                          "messages) WHERE push_msg > (SELECT coalesce(max(id), 0) FROM messages)",
                       NULL, NULL);
 }
@@ -126,8 +120,9 @@ static int cursor_load(struct cairn *h, const char *server, const char *scope, s
     sqlite3_stmt *st;
     memset(c, 0, sizeof *c);
     snprintf(c->pull_tx, sizeof c->pull_tx, "0");
-    int rc = store_prepare(h, "SELECT push_msg, push_tomb, pull_tx FROM sync_state "
-                              "WHERE server = ? AND scope = ?", &st);
+    snprintf(c->pull_mtx, sizeof c->pull_mtx, "0");
+    int rc = store_prepare(h, "SELECT push_msg, push_tomb, pull_tx, push_mtomb, pull_mtx "
+                              "FROM sync_state WHERE server = ? AND scope = ?", &st);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, server, -1, SQLITE_STATIC);
@@ -137,6 +132,8 @@ static int cursor_load(struct cairn *h, const char *server, const char *scope, s
         c->push_msg = c->push_seen = sqlite3_column_int64(st, 0);
         c->push_tomb = sqlite3_column_int64(st, 1);
         snprintf(c->pull_tx, sizeof c->pull_tx, "%s", (const char *)sqlite3_column_text(st, 2));
+        c->push_mtomb = sqlite3_column_int64(st, 3);
+        snprintf(c->pull_mtx, sizeof c->pull_mtx, "%s", (const char *)sqlite3_column_text(st, 4));
     }
     sqlite3_finalize(st);
     return src == SQLITE_ROW || src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "sync state");
@@ -145,14 +142,15 @@ static int cursor_load(struct cairn *h, const char *server, const char *scope, s
 /* A push cursor below what this run saw was moved back meanwhile (a
  * rewrite or a forget by another process, or by a pull's own adds): it
  * stays there, so the next push sends what it must. */
-static int cursor_save(struct cairn *h, const char *server, const char *scope, struct cursor *c)
+int pg_cursor_save(struct cairn *h, const char *server, const char *scope, struct cursor *c)
 {
     sqlite3_stmt *st;
     int rc = store_prepare(h, "INSERT INTO sync_state(server, scope, push_msg, push_tomb, pull_tx, "
-                              "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, CAST(strftime('%s') AS "
-                              "INTEGER)) ON CONFLICT(server, scope) DO UPDATE SET push_msg = CASE "
-                              "WHEN push_msg < ?6 THEN push_msg ELSE ?3 END, push_tomb = ?4, "
-                              "pull_tx = ?5, updated_at = excluded.updated_at", &st);
+                              "push_mtomb, pull_mtx, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?7, "
+                              "?8, CAST(strftime('%s') AS INTEGER)) ON CONFLICT(server, scope) DO "
+                              "UPDATE SET push_msg = CASE WHEN push_msg < ?6 THEN push_msg ELSE ?3 "
+                              "END, push_tomb = ?4, pull_tx = ?5, push_mtomb = ?7, pull_mtx = ?8, "
+                              "updated_at = excluded.updated_at", &st);
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, server, -1, SQLITE_STATIC);
@@ -161,6 +159,8 @@ static int cursor_save(struct cairn *h, const char *server, const char *scope, s
     sqlite3_bind_int64(st, 4, c->push_tomb);
     sqlite3_bind_text(st, 5, c->pull_tx, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 6, c->push_seen);
+    sqlite3_bind_int64(st, 7, c->push_mtomb);
+    sqlite3_bind_text(st, 8, c->pull_mtx, -1, SQLITE_STATIC);
     int src = sqlite3_step(st);
     sqlite3_finalize(st);
     if (src != SQLITE_DONE)
@@ -196,6 +196,16 @@ static int pq_first(struct pgc *pc, const char *sql, int n, const char *const *v
     snprintf(out, outlen, "%s", PQntuples(r) ? PQgetvalue(r, 0, 0) : "");
     PQclear(r);
     return CAIRN_OK;
+}
+
+void pg_values_sql(struct buf *b, size_t rows, size_t cols)
+{
+    for (size_t i = 0; i < rows; i++) {
+        buf_adds(b, i ? ",(" : "(");
+        for (size_t k = 0; k < cols; k++)
+            buf_printf(b, "%s$%zu", k ? "," : "", i * cols + k + 1);
+        buf_addc(b, ')');
+    }
 }
 
 /* The tsvector literal of cairn's own tokens of text: 'token':position,
@@ -240,19 +250,43 @@ static char *tsv_literal(const char *s, size_t n)
 
 /* ---- push -------------------------------------------------------------- */
 
-static int push_forgets(struct pgc *pc, struct cursor *c, const char *scope,
-                        const struct cairn_sync_opts *o, struct cairn_sync_report *rep)
+static int forget_session(struct cairn *h, const char *sid)
+{
+    return cairn_forget(h, sid);
+}
+
+/* A forgotten session: the sha256 of its id. The server's tombstone takes
+ * the session's project, so that those it was shared with forget it too;
+ * then every row goes (the insert's subquery sees the rows as they were
+ * before the statement). */
+static const struct pg_tombs session_tombs = {
+    .local_sql = "SELECT id, sid_hash FROM forgotten WHERE id > ? ORDER BY id LIMIT ?",
+    .server_sql = "WITH t AS (INSERT INTO cairn.tombstones(sid_hash, project) VALUES ($1, "
+                  "coalesce((SELECT project FROM cairn.sessions WHERE owner = current_user AND "
+                  "sid_hash = $1), '')) ON CONFLICT DO NOTHING) DELETE FROM cairn.sessions "
+                  "WHERE owner = current_user AND sid_hash = $1",
+    .push_what = "push a forget",
+    .pull_what = "pull forgets",
+    .pull_sql = "SELECT sid_hash FROM cairn.tombstones WHERE tx >= $1::xid8 ORDER BY tx, seq",
+    .known_sql = "SELECT 1 FROM forgotten WHERE sid_hash = ?",
+    .index_sql = "SELECT ext_id, ext_id FROM sessions",
+    .remember_sql = "INSERT OR IGNORE INTO forgotten(sid_hash, at) VALUES "
+                    "(?, CAST(strftime('%s') AS INTEGER))",
+    .drop = forget_session,
+};
+
+int pg_push_tombs(struct pgc *pc, const struct pg_tombs *k, struct cursor *c, int64_t *cursor,
+                  const char *scope, size_t batch, size_t *count)
 {
     struct cairn *h = pc->h;
     for (;;) {
         sqlite3_stmt *st;
-        int rc = store_prepare(h, "SELECT id, sid_hash FROM forgotten WHERE id > ? ORDER BY id "
-                                  "LIMIT ?", &st);
+        int rc = store_prepare(h, k->local_sql, &st);
         if (rc)
             return rc;
-        sqlite3_bind_int64(st, 1, c->push_tomb);
-        sqlite3_bind_int64(st, 2, (int64_t)o->batch);
-        int64_t last = c->push_tomb;
+        sqlite3_bind_int64(st, 1, *cursor);
+        sqlite3_bind_int64(st, 2, (int64_t)batch);
+        int64_t last = *cursor;
         size_t n = 0;
         if ((rc = pg_exec(pc, "BEGIN", "begin"))) {
             sqlite3_finalize(st);
@@ -261,15 +295,7 @@ static int push_forgets(struct pgc *pc, struct cursor *c, const char *scope,
         while (!rc && sqlite3_step(st) == SQLITE_ROW) {
             const char *v[1] = { (const char *)sqlite3_column_text(st, 1) };
             last = sqlite3_column_int64(st, 0);
-            /* the tombstone takes the session's project, so that those it
-             * was shared with forget it too; then every row goes */
-            rc = pq(pc, "INSERT INTO cairn.tombstones(sid_hash, project) VALUES ($1, coalesce("
-                        "(SELECT project FROM cairn.sessions WHERE owner = current_user AND "
-                        "sid_hash = $1), '')) ON CONFLICT DO NOTHING", 1, v, NULL, NULL, NULL,
-                    "push a forget");
-            if (!rc)
-                rc = pq(pc, "DELETE FROM cairn.sessions WHERE owner = current_user AND "
-                            "sid_hash = $1", 1, v, NULL, NULL, NULL, "push a forget");
+            rc = pq(pc, k->server_sql, 1, v, NULL, NULL, NULL, k->push_what);
             n++;
         }
         sqlite3_finalize(st);
@@ -281,11 +307,18 @@ static int push_forgets(struct pgc *pc, struct cursor *c, const char *scope,
         }
         if (n == 0)
             return CAIRN_OK;
-        c->push_tomb = last;
-        rep->forgets_pushed += n;
-        if ((rc = cursor_save(h, pc->key, scope, c)))
+        *cursor = last;
+        *count += n;
+        if ((rc = pg_cursor_save(h, pc->key, scope, c)))
             return rc;
     }
+}
+
+static int push_forgets(struct pgc *pc, struct cursor *c, const char *scope,
+                        const struct cairn_sync_opts *o, struct cairn_sync_report *rep)
+{
+    return pg_push_tombs(pc, &session_tombs, c, &c->push_tomb, scope, o->batch,
+                         &rep->forgets_pushed);
 }
 
 /* One local message row as push reads it (strings owned by the row). */
@@ -578,11 +611,8 @@ static int push_chunk(struct pgc *pc, struct prow **rows, size_t n, struct cairn
                                        p->v[M_CONTENT], p->v[M_AT], p->v[M_HASH], ntok[i],
                                        tsv[i] };
         memcpy(v + i * MSG_PARAMS, mv, sizeof mv);
-        buf_adds(&sql, i ? ",(" : "(");
-        for (size_t k = 0; k < MSG_PARAMS; k++)
-            buf_printf(&sql, "%s$%zu", k ? "," : "", i * MSG_PARAMS + k + 1);
-        buf_addc(&sql, ')');
     }
+    pg_values_sql(&sql, n, MSG_PARAMS);
     buf_adds(&sql, ") v(sid, mkey, project, position, ext_id, role, speaker, content, "
                    "created_at, chash, ntok, tsv) WHERE EXISTS (SELECT 1 FROM cairn.sessions s "
                    "WHERE s.owner = current_user AND s.sid = v.sid) ON CONFLICT (owner, sid, "
@@ -669,7 +699,7 @@ static int push_batch(struct pgc *pc, struct prow *rows, size_t n, struct cairn_
                 store_sid_hash(rows[i].v[S_SID], hash);
                 last_sid = rows[i].v[S_SID];
                 last_row = i;
-                foreign = local_has(h, "SELECT 1 FROM sync_foreign WHERE sid_hash = ?", hash);
+                foreign = pg_local_has(h, "SELECT 1 FROM sync_foreign WHERE sid_hash = ?", hash);
                 if (foreign < 0)
                     rc = cairn__sqlerr(h, SQLITE_ERROR, "sync_foreign");
                 else if (!foreign)      /* before any message of it is sent */
@@ -739,7 +769,7 @@ static int push_messages(struct pgc *pc, struct cursor *c, const char *scope,
         if ((rc = push_batch(pc, rows, n, rep)))
             goto done;
         c->push_msg = last;
-        if ((rc = cursor_save(h, pc->key, scope, c)))
+        if ((rc = pg_cursor_save(h, pc->key, scope, c)))
             goto done;
         for (size_t i = 0; i < n; i++)
             prow_free(&rows[i]);
@@ -756,102 +786,106 @@ done:
 
 /* ---- pull -------------------------------------------------------------- */
 
-/* The local sessions by the hash of their ids, built once a pull that
- * meets a tombstone it has not seen (one pass over the sessions, not one
- * per tombstone). */
-struct sid_entry {
+/* The local rows by the hash of a key (sessions by their ids, memories by
+ * their global ids), built once a pull that meets a tombstone it has not
+ * seen (one pass over the rows, not one per tombstone): the index's query
+ * gives the key hashed (column 0) and what the drop callback takes (1). */
+struct hash_entry {
     char  hash[65];
-    char *sid;
+    char *key;
 };
-struct sid_index {
-    struct sid_entry *e;
+struct hash_index {
+    struct hash_entry *e;
     size_t n;
     int built;
 };
 
-static int sid_entry_cmp(const void *a, const void *b)
+static int hash_entry_cmp(const void *a, const void *b)
 {
-    return strcmp(((const struct sid_entry *)a)->hash, ((const struct sid_entry *)b)->hash);
+    return strcmp(((const struct hash_entry *)a)->hash, ((const struct hash_entry *)b)->hash);
 }
 
-static void sid_index_free(struct sid_index *x)
+static void hash_index_free(struct hash_index *x)
 {
     for (size_t i = 0; i < x->n; i++)
-        free(x->e[i].sid);
+        free(x->e[i].key);
     free(x->e);
 }
 
-static int sid_index_build(struct cairn *h, struct sid_index *x)
+static int hash_index_build(struct cairn *h, const char *sql, struct hash_index *x)
 {
     sqlite3_stmt *st;
     size_t cap = 0;
-    int rc = store_prepare(h, "SELECT ext_id FROM sessions", &st), src;
+    int rc = store_prepare(h, sql, &st), src;
     if (rc)
         return rc;
     x->built = 1;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         if (x->n == cap) {
             cap = cap ? 2 * cap : 256;
-            struct sid_entry *e = realloc(x->e, cap * sizeof *e);
+            struct hash_entry *e = realloc(x->e, cap * sizeof *e);
             if (!e)
                 goto nomem;
             x->e = e;
         }
-        const char *sid = (const char *)sqlite3_column_text(st, 0);
-        if (!(x->e[x->n].sid = strdup(sid)))
+        if (!(x->e[x->n].key = strdup((const char *)sqlite3_column_text(st, 1))))
             goto nomem;
-        store_sid_hash(sid, x->e[x->n++].hash);
+        store_sid_hash((const char *)sqlite3_column_text(st, 0), x->e[x->n++].hash);
     }
     sqlite3_finalize(st);
     if (src != SQLITE_DONE)
-        return cairn__sqlerr(h, src, "sessions");
+        return cairn__sqlerr(h, src, "sync");
     if (x->n)
-        qsort(x->e, x->n, sizeof *x->e, sid_entry_cmp);
+        qsort(x->e, x->n, sizeof *x->e, hash_entry_cmp);
     return CAIRN_OK;
 nomem:
     sqlite3_finalize(st);
     return cairn__err(h, CAIRN_NOMEM, "out of memory");
 }
 
-static int pull_forgets(struct pgc *pc, const char *from, struct cairn_sync_report *rep)
+int pg_pull_tombs(struct pgc *pc, const struct pg_tombs *k, const char *from, size_t *count)
 {
     struct cairn *h = pc->h;
     const char *v[1] = { from };
-    struct sid_index idx = { NULL, 0, 0 };
-    PGresult *r = PQexecParams(pc->c, "SELECT sid_hash FROM cairn.tombstones WHERE tx >= $1::xid8 "
-                                      "ORDER BY tx, seq", 1, NULL, v, NULL, NULL, 0);
+    struct hash_index idx = { NULL, 0, 0 };
+    PGresult *r = PQexecParams(pc->c, k->pull_sql, 1, NULL, v, NULL, NULL, 0);
     int rc = CAIRN_OK;
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
-        return pg_fail(pc, r, "pull forgets");
+        return pg_fail(pc, r, k->pull_what);
     for (int i = 0; !rc && i < PQntuples(r); i++) {
-        struct sid_entry key, *hit = NULL;
+        struct hash_entry key, *hit = NULL;
         snprintf(key.hash, sizeof key.hash, "%s", PQgetvalue(r, i, 0));
-        int known = local_has(h, "SELECT 1 FROM forgotten WHERE sid_hash = ?", key.hash);
+        int known = pg_local_has(h, k->known_sql, key.hash);
         if (known < 0) {
-            rc = cairn__sqlerr(h, SQLITE_ERROR, "forgotten");
+            rc = cairn__sqlerr(h, SQLITE_ERROR, "sync");
             break;
         }
         if (known)
             continue;
-        if (!idx.built && (rc = sid_index_build(h, &idx)))
+        if (!idx.built && (rc = hash_index_build(h, k->index_sql, &idx)))
             break;
         if (idx.n)
-            hit = bsearch(&key, idx.e, idx.n, sizeof *idx.e, sid_entry_cmp);
+            hit = bsearch(&key, idx.e, idx.n, sizeof *idx.e, hash_entry_cmp);
         if (hit) {
-            rc = cairn_forget(h, hit->sid);
+            rc = k->drop(h, hit->key);
             if (rc == CAIRN_OK || rc == CAIRN_SCRUB_PENDING)
-                rep->forgets_pulled++;
+                (*count)++;
             if (rc == CAIRN_SCRUB_PENDING)
                 rc = CAIRN_OK;             /* gone for readers; cairn_scrub wipes it later */
         } else {
-            /* never here: remember it, so the session is never pulled */
-            rc = local_exec(h, "INSERT OR IGNORE INTO forgotten(sid_hash, at) VALUES "
-                               "(?, CAST(strftime('%s') AS INTEGER))", key.hash, NULL);
+            /* never here: remember it, so that it is never pulled (the
+             * local table's own insert: forget's or rm's) */
+            rc = pg_local_exec(h, k->remember_sql, key.hash, NULL);
         }
     }
-    sid_index_free(&idx);
+    hash_index_free(&idx);
     PQclear(r);
     return rc;
+}
+
+static int pull_forgets(struct pgc *pc, const char *from, struct cairn_sync_report *rep)
+{
+    return pg_pull_tombs(pc, &session_tombs, from, &rep->forgets_pulled);
 }
 
 /* Columns of the pull query. */
@@ -948,10 +982,10 @@ static int pull_session(struct pgc *pc, PGresult *r, int a, int b, struct cairn_
     char hash[65];
     int rc, known;
     store_sid_hash(sid, hash);
-    if ((known = local_has(h, "SELECT 1 FROM forgotten WHERE sid_hash = ?", hash)) != 0)
+    if ((known = pg_local_has(h, "SELECT 1 FROM forgotten WHERE sid_hash = ?", hash)) != 0)
         return known < 0 ? cairn__sqlerr(h, SQLITE_ERROR, "forgotten") : CAIRN_OK;
     if (strcmp(owner, pc->user) &&
-        (rc = local_exec(h, "INSERT OR IGNORE INTO sync_foreign(sid_hash, owner) VALUES (?, ?)",
+        (rc = pg_local_exec(h, "INSERT OR IGNORE INTO sync_foreign(sid_hash, owner) VALUES (?, ?)",
                          hash, owner)))
         return rc;
     struct cairn_message *m = calloc((size_t)(b - a), sizeof *m);
@@ -1038,7 +1072,7 @@ static int pull_messages(struct pgc *pc, struct cursor *c, const char *scope, co
         uint64_t keep = btx < strtoull(xmin, NULL, 10) ? btx : strtoull(xmin, NULL, 10);
         if (keep > strtoull(c->pull_tx, NULL, 10)) {
             snprintf(c->pull_tx, sizeof c->pull_tx, "%" PRIu64, keep);
-            if ((rc = cursor_save(pc->h, pc->key, scope, c)))
+            if ((rc = pg_cursor_save(pc->h, pc->key, scope, c)))
                 return rc;
         }
     }
@@ -1061,7 +1095,7 @@ static int pull(struct pgc *pc, struct cursor *c, const char *scope,
     if (rc)
         return rc;
     snprintf(c->pull_tx, sizeof c->pull_tx, "%s", xmin);
-    return cursor_save(pc->h, pc->key, scope, c);
+    return pg_cursor_save(pc->h, pc->key, scope, c);
 }
 
 int cairn_sync(struct cairn *h, const char *server, const struct cairn_sync_opts *opts,
@@ -1094,10 +1128,11 @@ int cairn_sync(struct cairn *h, const char *server, const struct cairn_sync_opts
         return rc;
     if ((rc = cursor_load(h, pc.key, scope, &c)))
         goto out;
-    if (o.push && !(rc = push_forgets(&pc, &c, scope, &o, rep)))
-        rc = push_messages(&pc, &c, scope, &o, rep);
-    if (!rc && o.pull)
-        rc = pull(&pc, &c, scope, &o, rep);
+    if (o.push && !(rc = push_forgets(&pc, &c, scope, &o, rep)) &&
+        !(rc = push_messages(&pc, &c, scope, &o, rep)))
+        rc = pg_msync_push(&pc, &c, scope, &o, rep);
+    if (!rc && o.pull && !(rc = pull(&pc, &c, scope, &o, rep)))
+        rc = pg_msync_pull(&pc, &c, scope, &o, rep);
 out:
     pg_close(&pc);
     return rc;

@@ -161,6 +161,14 @@
  *                  its matches' lengths from the runs it merges; ingest.c
  *                  appends to it, a trigger recomputes it when a length
  *                  changes (an extended reply); counts only
+ * Version 20 (branch mem21; issue 21, store/pg_msync.c):
+ *   memory_sync    one row a memory: its global id (gid, 32 hex), the
+ *                  version (rev, a change counter; vid, a random id of the
+ *                  version), dirty (not pushed since its last change),
+ *                  owner ('' this store's user, else whose pulled memory)
+ *   memories_forgotten  the sha256 of a removed memory's gid: its tombstone
+ *   sync_state     push_mtomb, pull_mtx: the memories' push and pull
+ *                  cursors, as push_tomb and pull_tx are the sessions'
  */
 #include "internal.h"
 
@@ -534,6 +542,46 @@ static const char *const migrations[] = {
     "  UPDATE msg_runs SET lens = " RUN_LENS_SQL " WHERE first ="
     "    (SELECT max(first) FROM msg_runs WHERE first <= new.id) AND last >= new.id;"
     "END;",
+    /* 19 -> 20 (branch mem21, issue 21): memories and corrections travel
+     * through `cairn sync` (store/pg_msync.c, docs/POSTGRES.md). Each
+     * memory gets a global id (new ones: 16 bytes of getrandom in
+     * memory_insert; existing ones here: SQLite's randomblob, a ChaCha20
+     * stream the OS seeds) and a version: rev counts its changes, vid (a
+     * random id of the version) breaks ties, dirty says push has not sent
+     * it. A change of what is synced bumps them (the triggers); a pull
+     * writes its version after its own change, over the bump. */
+    "CREATE TABLE memory_sync("
+    "  memory INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,"
+    "  gid TEXT NOT NULL UNIQUE,"
+    "  vid TEXT NOT NULL,"
+    "  rev INTEGER NOT NULL DEFAULT 0,"
+    "  dirty INTEGER NOT NULL DEFAULT 1,"
+    "  owner TEXT NOT NULL DEFAULT '');"
+    "CREATE INDEX memory_sync_dirty ON memory_sync(memory) WHERE dirty;"
+    "INSERT INTO memory_sync(memory, gid, vid) SELECT id, lower(hex(randomblob(16))),"
+    "  lower(hex(randomblob(16))) FROM memories;"
+    "CREATE TRIGGER memory_sync_au AFTER UPDATE OF type, text, scope, tags, expires_at,"
+    "  superseded_by, updated_at ON memories BEGIN"
+    "  UPDATE memory_sync SET rev = rev + 1, vid = lower(hex(randomblob(16))), dirty = 1"
+    "    WHERE memory = new.id;"
+    "END;"
+    "CREATE TRIGGER memory_sync_corr_ai AFTER INSERT ON corrections BEGIN"
+    "  UPDATE memory_sync SET rev = rev + 1, vid = lower(hex(randomblob(16))), dirty = 1"
+    "    WHERE memory = new.memory;"
+    "END;"
+    "CREATE TRIGGER memory_sync_corr_au AFTER UPDATE OF severity, keywords, paths, commands"
+    "  ON corrections BEGIN"
+    "  UPDATE memory_sync SET rev = rev + 1, vid = lower(hex(randomblob(16))), dirty = 1"
+    "    WHERE memory = new.memory;"
+    "END;"
+    /* a removed memory's sha256 of its gid (never the gid), pushed as a
+     * tombstone; and how far push and pull got, beside the sessions' */
+    "CREATE TABLE memories_forgotten("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  gid_hash TEXT NOT NULL UNIQUE,"
+    "  at INTEGER NOT NULL);"
+    "ALTER TABLE sync_state ADD COLUMN push_mtomb INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE sync_state ADD COLUMN pull_mtx TEXT NOT NULL DEFAULT '0';",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
