@@ -967,6 +967,13 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         /* Reply snippets: how many of the rounds packed first may give
          * their best reply as a short excerpt (policy.h) */
         int nsnip = p->any_assistant && o->budget >= PACK_SNIP_MIN ? o->budget / PACK_SNIP_EVERY : 0;
+        /* Reply pairs: below PACK_SNIP_MIN, fewer snippets, each paid
+         * for by a shorter turn (policy.h, PACK_PAIR_*) */
+        int pair_every = PACK_PAIR_EVERY;   /* a variable: 0 (off) divides nothing */
+        int pair = p->any_assistant && o->budget < PACK_SNIP_MIN && pair_every > 0 && !summary;
+        if (pair)
+            nsnip = o->budget / pair_every;
+        int cap_pair = (int)(cap_turn * PACK_PAIR_TURN);
         int nseen = 0;
         /* 1. ranked units: lead turns, the best rounds whole, and the
          * snippets of replies that answer better than their turn */
@@ -977,7 +984,9 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
             if (below_cut(p, q, u, cut))
                 continue;
             const struct rsession *s = &p->s[u->sess];
-            try_add(&k, u->head, cap_turn);
+            int paired = pair && !s->dialog && nfull >= nfull_max && nseen < nsnip &&
+                         snippet_reply(p, u) >= 0;
+            try_add(&k, u->head, paired ? cap_pair : cap_turn);
             if (!s->dialog && nfull < nfull_max && p->m[u->head].picked) {
                 for (int i = u->first; i <= u->last; i++)
                     if (i != u->head)

@@ -375,6 +375,32 @@
  */
 #define PACK_SNIP_MIN   4000
 #define PACK_SNIP_EVERY 500
+/*
+ * Reply pairs (issue 15): below PACK_SNIP_MIN, the first budget /
+ * PACK_PAIR_EVERY rounds the first pass packs (the best round, whole,
+ * among them) give the same snippet of their best reply, and pay for it:
+ * the turn of a round that will give one is cut to PACK_PAIR_TURN of the
+ * turn cap (0.6 of 200 tokens), so the pair costs about what the turn
+ * did and the rounds ranked last are not crowded out. Why: on BEAM dev at
+ * 1k / 2k, 6 of the 11 reply-evidence questions with 1 to 4 evidence
+ * turns had the user turn of a round ranked 2nd to 23rd packed and its
+ * reply, the evidence, dropped (the other 5: 4 questions about what the
+ * assistant recommended whose rounds rank 15th to 55th, the words
+ * paraphrased; 21 of the 32 are summaries of 4 to 16 turns). Snippets
+ * alone, one per 400 tokens, cost user-only evidence 1 to 3 questions.
+ * Tuned on the odd chats (all evidence, cairn, reply / user-only, at
+ * 1k and 2k, +better -worse): every 400, turn 0.7: reply +1 / +2, user
+ * -0 / -1; every 250, turn 0.7 and 0.5: reply +2 / +3, user -2 / -1;
+ * every 300, turn 0.6: reply +1 / +2, user +1-0 / +1-1 (keyword +2 / +2,
+ * user +1-1 / 0). Held out (even chats) at 300 / 0.6: reply 0 / 0, user
+ * -1 / 0 (cairn), 0 / 0 (keyword); by chats 1-5 and 6-10 the reply gain
+ * is on both halves (+1 each, cairn 2k and keyword). devmem dev: cairn
+ * answer spans 2k +1, keyword all evidence +1 / +3, none worse. Strict
+ * (whole turns) loses 1 to 2 per budget: a paired turn is an excerpt
+ * more often. PACK_PAIR_EVERY 0 turns it off.
+ */
+#define PACK_PAIR_EVERY 300
+#define PACK_PAIR_TURN  0.6
 
 /*
  * A question that asks for a summary (query_asks_summary: "summarize",
@@ -593,6 +619,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(PACK_REPLY_TAIL_MIN) \
     X(PACK_SNIP_MIN) \
     X(PACK_SNIP_EVERY) \
+    X(PACK_PAIR_EVERY) \
+    X(PACK_PAIR_TURN) \
     X(PACK_SUMMARY) \
     X(PACK_SUM_MIN) \
     X(PACK_SUM_TURN) \

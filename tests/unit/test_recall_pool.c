@@ -1045,7 +1045,8 @@ static void test_pack_user_first(void)
  * (one in five names the zebra); in round 22 the user only says "go on"
  * and the assistant's reply holds the answer. From PACK_SNIP_MIN tokens on, a round packed early whose
  * reply matches better than its question gives that reply as a short
- * excerpt around the question's words; below it, user turns only. */
+ * excerpt around the question's words; below it, the first rounds only
+ * (PACK_PAIR_EVERY), their turns cut shorter. */
 static void test_pack_reply_snippet(void)
 {
     static const char *const terms[] = { "zebra", "quokka", NULL };
@@ -1110,9 +1111,27 @@ static void test_pack_reply_snippet(void)
     t.q.asks_reply = 0;
     result_free(&r);
     unpack(&t);
-    /* below PACK_SNIP_MIN: user turns first, as before */
-    T_EQ_INT(pack_mem(&t, &ms, 2000, NULL, &r), CAIRN_OK);
-    T_EQ_INT(item_of(&r, "m46"), -1);
+    /* below PACK_SNIP_MIN, reply pairs: the first 3000 / PACK_PAIR_EVERY
+     * rounds packed (round 22 among them) give the snippet too, with
+     * their turn; a reply no better than its question still gives none */
+    int every = PACK_PAIR_EVERY > 0 ? PACK_PAIR_EVERY : 1;
+    T_CHECK(t.p.u[22].rank < 3000 / every);
+    T_EQ_INT(pack_mem(&t, &ms, 3000, NULL, &r), CAIRN_OK);
+    T_CHECK(r.tokens <= 3000);
+    k = item_of(&r, "m46");
+    T_CHECK(k >= 0);
+    if (k >= 0)
+        T_EQ_INT(r.items[k].excerpt, 1);
+    T_CHECK(item_of(&r, "m45") >= 0);
+    T_EQ_INT(item_of(&r, "m4"), -1);
+    T_CHECK(t.p.m[45].text && text_count_tokens(t.p.m[45].text, strlen(t.p.m[45].text)) <= 60);
+    result_free(&r);
+    unpack(&t);
+    /* and a reply of a round ranked past them gives none */
+    T_EQ_INT(pack_mem(&t, &ms, 1000, NULL, &r), CAIRN_OK);
+    T_CHECK(r.tokens <= 1000);
+    if (t.p.u[22].rank >= 1000 / every)
+        T_EQ_INT(item_of(&r, "m46"), -1);
     result_free(&r);
     tp_free(&t);
     for (int i = 0; i < 30; i++)
