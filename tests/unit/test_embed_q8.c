@@ -276,6 +276,33 @@ static void test_kn(void)
     free(w); free(wt); free(x); free(a); free(b); free(ya); free(yb); free(work);
 }
 
+/* A NaN in a row of x makes that row all zeros at every level, wherever
+ * it sits: AVX2's quantiser finds the maximum with max_ps, which drops a
+ * NaN met before the last 8 values, so it tests for NaN on its own (k a
+ * multiple of 8 here, its vector path). */
+static void test_x_nan(void)
+{
+    int m = 4, n = 40, k = 64, lv, i;
+    float *w = rand_array((size_t)n * k, 0.2f), *x = rand_array((size_t)m * k, 1.0f);
+    int32_t *a = malloc((size_t)m * n * sizeof(int32_t)), *b = malloc((size_t)m * n * sizeof(int32_t));
+    struct embed_k_q8 *q = embed_k_q8_new(w, n, k);
+
+    x[1 * k + 3] = NAN;        /* met first: max_ps keeps the later values */
+    x[2 * k + k - 1] = NAN;    /* in the last 8 */
+    T_CHECK(q != NULL);
+    T_EQ_INT(q ? embed_k_q8_sums(0, x, q, a, m) : -1, 0);
+    for (lv = 1; q && lv <= max_level(); lv++) {
+        T_EQ_INT(embed_k_q8_sums(lv, x, q, b, m), 0);
+        T_CHECK(memcmp(a, b, (size_t)m * n * sizeof(int32_t)) == 0);
+        for (i = 0; i < n; i++) {
+            T_CHECK(b[1 * n + i] == 0);
+            T_CHECK(b[2 * n + i] == 0);
+        }
+    }
+    embed_k_q8_free(q);
+    free(w); free(x); free(a); free(b);
+}
+
 int main(void)
 {
     printf("# int8 levels here: up to %s\n", embed_k_q8_level_name(max_level()));
@@ -286,5 +313,6 @@ int main(void)
     T_RUN(test_floats);
     T_RUN(test_packed);
     T_RUN(test_kn);
+    T_RUN(test_x_nan);
     return T_DONE();
 }
