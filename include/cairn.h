@@ -210,6 +210,29 @@ CAIRN_API int cairn_session_continues(struct cairn *db, const char *id,
 CAIRN_API int cairn_add_json(struct cairn *db, const char *json, size_t len,
                              struct cairn_add_stats *stats);
 
+/*
+ * Groups the sessions this handle adds (cairn_add_session, cairn_add_json)
+ * into one transaction until cairn_add_commit, for bulk adds: the
+ * full-text index writes its pending terms out once a transaction, and
+ * once a session that was about a quarter of an add's CPU. on = 0 commits
+ * the open group and returns to one transaction a session (the default).
+ *
+ * Each session stays whole or absent, but a failure while writing one
+ * rolls back the whole open group (every session added since the last
+ * commit; cairn_add_pending then says 0), and a failed commit loses the
+ * group: add them again (adds are idempotent). An add's stats count its
+ * session when written, before the commit. The write lock is held from a
+ * group's first session to its commit, so commit often (`cairn add`
+ * commits every 64 sessions or 250 ms). Any other write on the handle, and
+ * cairn_close, commit an open group first.
+ */
+CAIRN_API int cairn_add_group(struct cairn *db, int on);
+/* Commits the open group, if any: CAIRN_OK, or the commit's error (then
+ * none of the group's sessions is stored). */
+CAIRN_API int cairn_add_commit(struct cairn *db);
+/* Sessions written in the open group and not yet committed (0 if none). */
+CAIRN_API size_t cairn_add_pending(const struct cairn *db);
+
 /* Parses an ISO 8601 date or date-time ("2023-05-08", "2023-05-08T13:56",
  * "2023-05-08 13:56:00.123+02:00", "...Z") into Unix seconds. Without a
  * zone the time is local. Returns CAIRN_OK or CAIRN_INVALID. */

@@ -261,6 +261,8 @@ void cairn_close(struct cairn *db)
     store_server_close(db);
     store_turns_free(db);
     if (db->db) {
+        store_group_commit(db);      /* documented: close lands a group */
+        store_group_free(db);
         store_rollback(db);
         sqlite3_close_v2(db->db);
     }

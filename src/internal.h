@@ -72,6 +72,11 @@ struct cairn {
                                 in-memory store of the sessions it sees */
     struct store_turns *turns; /* every turn's metadata, kept between recalls
                                   ("store.keep_turns": store/recall_read.c) */
+    int      add_group;      /* cairn_add_group: adds share a transaction */
+    int      group_tx;       /* that transaction is open */
+    size_t   group_n;        /* sessions written in it */
+    struct stat_delta *gd;   /* their session_stats, applied at its commit */
+    size_t   gd_n, gd_cap;
 };
 
 /* A setting of h (NULL: h is NULL, or the setting is at its default). */
@@ -119,7 +124,12 @@ int store_server_schema(const struct cairn *h);
 /* ---- Interface to code in store/tx.c ---- */
 /* Registers hook (static storage) on h; CAIRN_ERROR past STORE_TX_HOOKS. */
 int store_tx_hook_add(struct cairn *h, const struct store_tx_hook *hook);
-int store_begin(struct cairn *h);      /* BEGIN IMMEDIATE, waits on locks */
+int store_begin(struct cairn *h);      /* BEGIN IMMEDIATE, waits on locks;
+                                          commits an open add group first */
+/* Commits the open add group (store/ingest.c); CAIRN_OK if none. */
+int store_group_commit(struct cairn *h);
+/* Frees the group's pending totals (cairn_close, after committing). */
+void store_group_free(struct cairn *h);
 int store_commit(struct cairn *h);
 void store_rollback(struct cairn *h);
 /* Prepares sql (cached by SQLite's own statement reuse: we keep none), or

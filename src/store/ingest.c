@@ -276,6 +276,8 @@ static void derive_session_id(const struct cairn_session *s, const struct clean_
  */
 struct extend_st { sqlite3_stmt *sel, *upd; };
 
+static int group_stats_apply(struct cairn *h);
+
 static int extend_message(struct cairn *h, int64_t sess, const char *id,
                           const struct clean_msg *cm, struct extend_st *st)
 {
@@ -295,6 +297,12 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     if (!old || on >= cm->len || memcmp(old, cm->content, on) != 0)
         return 0;
     int64_t row = sqlite3_column_int64(st->sel, 0);
+    /* the update's trigger moves session_stats: a group's pending totals
+     * must be there first */
+    if (group_stats_apply(h)) {
+        sqlite3_reset(st->sel);
+        return -1;
+    }
     if (store_fts_replace(h, row, old, on, cm->content, cm->len)) {
         sqlite3_reset(st->sel);
         return -1;
@@ -315,9 +323,35 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     return res;
 }
 
+/* A session's new totals, kept for its group's commit. */
+struct stat_delta { int64_t sess, n, ntok, nuser, bytes; };
+
+static int put_session_stats(struct cairn *h, int64_t sess, int64_t n, int64_t ntok,
+                             int64_t nuser, int64_t bytes);
+
 /* Adds a batch of new messages to the session's totals (schema v6). Not a
- * trigger on insert: that would make FTS5 flush at every message (v3). */
+ * trigger on insert: that would make FTS5 flush at every message (v3).
+ * In a group (cairn_add_group) they wait for its commit: the statement
+ * opens a savepoint (the totals' trigger), and FTS5 writes out its
+ * pending terms at every savepoint, which is what a group saves. */
 static int add_session_stats(struct cairn *h, int64_t sess, int64_t n, int64_t ntok,
+                             int64_t nuser, int64_t bytes)
+{
+    if (!h->group_tx)
+        return put_session_stats(h, sess, n, ntok, nuser, bytes);
+    if (h->gd_n == h->gd_cap) {
+        size_t cap = h->gd_cap ? 2 * h->gd_cap : 64;
+        struct stat_delta *d = realloc(h->gd, cap * sizeof *d);
+        if (!d)
+            return cairn__err(h, CAIRN_NOMEM, "out of memory");
+        h->gd = d;
+        h->gd_cap = cap;
+    }
+    h->gd[h->gd_n++] = (struct stat_delta){ sess, n, ntok, nuser, bytes };
+    return CAIRN_OK;
+}
+
+static int put_session_stats(struct cairn *h, int64_t sess, int64_t n, int64_t ntok,
                              int64_t nuser, int64_t bytes)
 {
     sqlite3_stmt *st;
@@ -778,18 +812,88 @@ static int touch_session(struct cairn *h, const struct prepared *p, int64_t row)
     return rc;
 }
 
+/* ---- groups: sessions sharing a transaction (cairn_add_group) ---- */
+
+static void group_clear(struct cairn *h)
+{
+    h->group_tx = 0;
+    h->group_n = 0;
+    h->gd_n = 0;
+}
+
+/* Writes the group's pending session totals (before its commit, and
+ * before anything whose trigger reads or moves them). */
+static int group_stats_apply(struct cairn *h)
+{
+    int rc = CAIRN_OK;
+    for (size_t i = 0; i < h->gd_n && !rc; i++)
+        rc = put_session_stats(h, h->gd[i].sess, h->gd[i].n, h->gd[i].ntok, h->gd[i].nuser,
+                               h->gd[i].bytes);
+    h->gd_n = 0;
+    return rc;
+}
+
+int store_group_commit(struct cairn *h)
+{
+    if (!h->group_tx)
+        return CAIRN_OK;
+    h->group_tx = 0;
+    int rc = group_stats_apply(h);
+    if (rc)
+        store_rollback(h);
+    else
+        rc = store_commit(h);        /* rolls back if it fails */
+    group_clear(h);
+    return rc;
+}
+
+int cairn_add_group(struct cairn *h, int on)
+{
+    if (!h)
+        return CAIRN_ERROR;
+    int rc = on ? CAIRN_OK : store_group_commit(h);
+    h->add_group = on != 0;
+    return rc;
+}
+
+int cairn_add_commit(struct cairn *h)
+{
+    return h ? store_group_commit(h) : CAIRN_ERROR;
+}
+
+size_t cairn_add_pending(const struct cairn *h)
+{
+    return h && h->group_tx ? h->group_n : 0;
+}
+
+void store_group_free(struct cairn *h)
+{
+    free(h->gd);
+    h->gd = NULL;
+    h->gd_cap = 0;
+    group_clear(h);
+}
+
 /* Takes the write lock, looks the session up, inserts what is new and
- * commits: one session, one transaction. */
+ * commits: one session, one transaction, or in a group the group's. A
+ * failure rolls the whole transaction back: in a group, the sessions
+ * written since its last commit go with it (cairn_add_pending says 0). */
 static int write_session(struct cairn *h, const struct prepared *p, struct written *w)
 {
     int64_t row = 0;
-    int rc = store_begin(h);
+    int rc = h->group_tx ? CAIRN_OK : store_begin(h);
     if (rc)
         return rc;
+    h->group_tx = h->add_group;
     if ((rc = session_row(h, p, &row, &w->is_new)) || (rc = store_messages(h, p, row, w)) ||
         (!w->is_new && w->added && (rc = touch_session(h, p, row)))) {
         store_rollback(h);
+        group_clear(h);
         return rc;
+    }
+    if (h->group_tx) {
+        h->group_n++;
+        return CAIRN_OK;
     }
     return store_commit(h);
 }

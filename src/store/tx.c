@@ -120,6 +120,11 @@ int store_begin(struct cairn *h)
     if (h->pg)
         return cairn__err(h, CAIRN_INVALID, "not supported on a server store yet: write to a "
                           "local store and share it with `cairn sync --server URL`");
+    /* another write on a handle with sessions pending in a group lands
+     * them first (cairn_add_group) */
+    int rc = h->group_tx ? store_group_commit(h) : CAIRN_OK;
+    if (rc)
+        return rc;
     int src = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (src != SQLITE_OK)
         return cairn__sqlerr(h, src, "begin");

@@ -42,5 +42,8 @@ int timeexpr_scan(const char *text, size_t n, int64_t at, struct time_range *out
  * start at (the results must be the same either way); 1, the default, on.
  * Not thread-safe. */
 void timeexpr_zh_filter(int on);
+/* The same for English: the refusal of words no rule begins with, and of
+ * "the", "a" or a preposition before such a word. */
+void timeexpr_en_filter(int on);
 
 #endif

@@ -129,8 +129,9 @@ with open(sys.argv[1], "w") as f:
 PY
 # the file size limit (512-byte blocks in sh) makes the store's writes fail
 # with EFBIG, as a full disk does with ENOSPC; SIGXFSZ is ignored so the
-# write returns the error instead of killing the process
-sh -c 'ulimit -f 1024; trap "" XFSZ; exec "$0" --db "$1" add "$2"' "$CAIRN" "$TMP/full.db" \
+# write returns the error instead of killing the process. 2 MB: room for a
+# first group of sessions (cairn add commits up to 64 in a transaction)
+sh -c 'ulimit -f 4096; trap "" XFSZ; exec "$0" --db "$1" add "$2"' "$CAIRN" "$TMP/full.db" \
     "$TMP/many.jsonl" >"$TMP/full.out" 2>"$TMP/full.err"; rc=$?
 eq "add fails" "$rc" 1
 eq "one error and one stop line, not one per session" "$(wc -l < "$TMP/full.err" | tr -d ' ')" 2
@@ -139,6 +140,8 @@ n=$("$CAIRN" --db "$TMP/full.db" sessions --json | wc -l | tr -d ' ')
 check "some sessions were stored before the limit" [ "$n" -gt 0 ]
 check "and not all" [ "$n" -lt 400 ]
 contains "the count printed is the count stored" "$(cat "$TMP/full.out")" "added $n sessions"
+contains "the stop names the first line not stored" "$(cat "$TMP/full.err")" \
+    "the sessions before line $((n + 1)) are stored"
 if command -v sqlite3 >/dev/null 2>&1; then
     eq "the store is whole" "$(sqlite3 "$TMP/full.db" 'PRAGMA integrity_check')" "ok"
     eq "every stored session has both turns" \

@@ -336,6 +336,20 @@ static int sum_listed(void *arg, const struct cairn_session_info *si)
     return 0;
 }
 
+/* Sessions of test_totals and test_group: a in a project, b without one,
+ * then b with a reply (appended) and that reply longer (extended). */
+static const char *const tot_a = "{\"id\":\"a\",\"project\":\"/p/one\",\"messages\":[{\"role\":"
+                                 "\"user\",\"content\":\"caf\\u00e9 au lait\"},{\"role\":"
+                                 "\"assistant\",\"content\":\"ok\"}]}";
+static const char *const tot_b = "{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":"
+                                 "\"no project\"}]}";
+static const char *const tot_b2 = "{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":"
+                                  "\"no project\"},{\"id\":\"r\",\"role\":\"assistant\","
+                                  "\"content\":\"half\"}]}";
+static const char *const tot_b3 = "{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":"
+                                  "\"no project\"},{\"id\":\"r\",\"role\":\"assistant\","
+                                  "\"content\":\"half of a longer reply\"}]}";
+
 static void check_totals(struct cairn *db, const char *path, int64_t want_loose, int64_t want_projects)
 {
     struct cairn_stats s;
@@ -364,13 +378,7 @@ static void test_totals(void)
     char path[256];
     struct cairn *db = open_new("tot.db");
     snprintf(path, sizeof path, "%s/tot.db", dir);
-    const char *a = "{\"id\":\"a\",\"project\":\"/p/one\",\"messages\":[{\"role\":\"user\",\"content\":"
-                    "\"caf\\u00e9 au lait\"},{\"role\":\"assistant\",\"content\":\"ok\"}]}";
-    const char *b = "{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"no project\"}]}";
-    const char *b2 = "{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"no project\"},"
-                     "{\"id\":\"r\",\"role\":\"assistant\",\"content\":\"half\"}]}";
-    const char *b3 = "{\"id\":\"b\",\"messages\":[{\"role\":\"user\",\"content\":\"no project\"},"
-                     "{\"id\":\"r\",\"role\":\"assistant\",\"content\":\"half of a longer reply\"}]}";
+    const char *a = tot_a, *b = tot_b, *b2 = tot_b2, *b3 = tot_b3;
     const char *c = "{\"id\":\"c\",\"project\":\"/p/two\",\"messages\":[{\"role\":\"user\",\"content\":"
                     "\"my key is sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"}]}";
     struct cairn_redact_report rep;
@@ -420,6 +428,80 @@ static void test_totals(void)
                         "('sessions_first', 'sessions_last')"), 2);
 }
 
+/* cairn_add_group: sessions share a transaction until the commit, with
+ * the same rows and totals as one transaction each; a failure takes the
+ * open group back whole; another write and cairn_close land it. */
+static void test_group(void)
+{
+    char path[256];
+    struct cairn *db = open_new("grp.db");
+    snprintf(path, sizeof path, "%s/grp.db", dir);
+    const char *a = tot_a, *b = tot_b, *b2 = tot_b2, *b3 = tot_b3;
+    const char *d = "{\"id\":\"d\",\"messages\":[{\"role\":\"user\",\"content\":\"kept\"}]}";
+    const char *e = "{\"id\":\"e\",\"messages\":[{\"role\":\"user\",\"content\":\"boom\"}]}";
+    const char *f = "{\"id\":\"f\",\"messages\":[{\"role\":\"user\",\"content\":\"at close\"}]}";
+    struct cairn_add_stats st = { 0 };
+
+    T_EQ_INT(cairn_add_pending(db), 0);
+    T_EQ_INT(cairn_add_group(db, 1), CAIRN_OK);
+    T_EQ_INT(cairn_add_json(db, a, strlen(a), &st), CAIRN_OK);
+    T_EQ_INT(cairn_add_json(db, b, strlen(b), &st), CAIRN_OK);
+    T_EQ_INT(cairn_add_json(db, b2, strlen(b2), &st), CAIRN_OK);   /* appended */
+    T_EQ_INT(cairn_add_json(db, b3, strlen(b3), &st), CAIRN_OK);   /* extended */
+    T_EQ_INT((int)cairn_add_pending(db), 4);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM messages"), 0);      /* not yet */
+    T_EQ_INT(nmsgs(db, "b"), 2);            /* the handle reads its own group */
+    T_EQ_INT(cairn_add_commit(db), CAIRN_OK);
+    T_EQ_INT(cairn_add_pending(db), 0);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM messages"), 4);
+    T_EQ_INT((int)st.sessions_added, 2);
+    T_EQ_INT((int)st.messages_added, 4);
+    T_EQ_INT((int)st.messages_extended, 1);
+    check_totals(db, path, 1, 1);           /* the deferred session_stats */
+    T_EQ_INT(scan(path, "SELECT n FROM session_stats JOIN sessions s ON s.id = session "
+                        "WHERE s.ext_id = 'b'"), 2);
+
+    /* a failure while writing takes the whole open group back */
+    sqlite3 *raw;
+    T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(raw, "CREATE TRIGGER boom BEFORE INSERT ON messages WHEN "
+                               "NEW.content = 'boom' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+                          NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(cairn_add_json(db, d, strlen(d), NULL), CAIRN_OK);
+    T_EQ_INT((int)cairn_add_pending(db), 1);
+    T_CHECK(cairn_add_json(db, e, strlen(e), NULL) != CAIRN_OK);
+    T_EQ_INT(cairn_add_pending(db), 0);
+    T_EQ_INT(cairn_add_commit(db), CAIRN_OK);                      /* nothing open */
+    T_EQ_INT(scan(path, "SELECT count(*) FROM sessions WHERE ext_id IN ('d', 'e')"), 0);
+    check_totals(db, path, 1, 1);
+    T_EQ_INT(sqlite3_exec(raw, "DROP TRIGGER boom", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    T_EQ_INT(cairn_add_json(db, d, strlen(d), NULL), CAIRN_OK);     /* added again */
+
+    /* another write lands the group first, then does its own */
+    int rc = cairn_forget(db, "a");
+    T_CHECK(rc == CAIRN_OK || rc == CAIRN_SCRUB_PENDING);
+    T_EQ_INT(cairn_add_pending(db), 0);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM sessions WHERE ext_id IN ('a', 'd')"), 1);
+    check_totals(db, path, 2, 0);
+
+    /* cairn_close commits an open group */
+    T_EQ_INT(cairn_add_json(db, f, strlen(f), NULL), CAIRN_OK);
+    T_EQ_INT((int)cairn_add_pending(db), 1);
+    cairn_close(db);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM sessions WHERE ext_id = 'f'"), 1);
+
+    /* off: one transaction a session again */
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(cairn_add_group(db, 1), CAIRN_OK);
+    T_EQ_INT(cairn_add_group(db, 0), CAIRN_OK);
+    T_EQ_INT(cairn_add_json(db, a, strlen(a), NULL), CAIRN_OK);
+    T_EQ_INT(cairn_add_pending(db), 0);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM sessions WHERE ext_id = 'a'"), 1);
+    check_totals(db, path, 3, 1);
+    cairn_close(db);
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -433,6 +515,7 @@ int main(void)
     T_RUN(test_cache_size);
     T_RUN(test_budget_property);
     T_RUN(test_totals);
+    T_RUN(test_group);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -588,6 +588,26 @@ static void test_scan(void)
 /* The scan's refusal of places no Chinese rule starts at changes no
  * result: random text of every character the rules name (and digits,
  * full-width digits, ASCII, other CJK), scanned with it and without. */
+/* Scans and parses buf[0..n) with a filter on and off (toggle): 1 when
+ * both give the same ranges; *found += 1 when there was one. */
+static int same_with_filter(void (*toggle)(int), const char *buf, size_t n, int64_t at,
+                            int *found)
+{
+    struct time_range x[8], y[8], px, py;
+    toggle(1);
+    int nx = timeexpr_scan(buf, n, at, x, 8), ox = timeexpr_parse(buf, n, at, &px);
+    toggle(0);
+    int ny = timeexpr_scan(buf, n, at, y, 8), oy = timeexpr_parse(buf, n, at, &py);
+    toggle(1);
+    int same = nx == ny && ox == oy;
+    for (int i = 0; same && i < nx; i++)
+        same = x[i].from == y[i].from && x[i].to == y[i].to && x[i].vague == y[i].vague;
+    if (same && ox)
+        same = px.from == py.from && px.to == py.to && px.vague == py.vague;
+    *found += nx > 0;
+    return same;
+}
+
 static void test_zh_filter(void)
 {
     static const char *const atoms[] = {
@@ -616,23 +636,55 @@ static void test_zh_filter(void)
             memcpy(buf + n, a, m);
             n += m;
         }
-        struct time_range x[8], y[8], px, py;
-        timeexpr_zh_filter(1);
-        int nx = timeexpr_scan(buf, n, at, x, 8), ox = timeexpr_parse(buf, n, at, &px);
-        timeexpr_zh_filter(0);
-        int ny = timeexpr_scan(buf, n, at, y, 8), oy = timeexpr_parse(buf, n, at, &py);
-        timeexpr_zh_filter(1);
-        int same = nx == ny && ox == oy;
-        for (int i = 0; same && i < nx; i++)
-            same = x[i].from == y[i].from && x[i].to == y[i].to && x[i].vague == y[i].vague;
-        if (same && ox)
-            same = px.from == py.from && px.to == py.to && px.vague == py.vague;
-        if (!same && !bad++)
+        if (!same_with_filter(timeexpr_zh_filter, buf, n, at, &found) && !bad++)
             fprintf(stderr, "zh filter changes the scan of \"%.*s\"\n", (int)n, buf);
-        found += nx > 0;
     }
     T_CHECK(bad == 0);
     T_CHECK(found > 5000);   /* the atoms do make expressions */
+}
+
+/* The English filters refuse only where the rules would: random text of
+ * the rules' words, the commonest words (the leads above all: "the", "a",
+ * "in"), cases, digits and every separator te_lex reads, scanned and
+ * parsed with the filters on and off. */
+static void test_en_filter(void)
+{
+    static const char *const atoms[] = {
+        "the", "The", "THE", "a", "A", "an", "in", "In", "on", "over", "during", "since",
+        "from", "for", "at", "this", "that", "then", "there", "these", "last", "Last", "next",
+        "past", "previous", "other", "few", "couple", "of", "ago", "day", "days", "week",
+        "weeks", "weekend", "month", "months", "year", "years", "today", "tonight",
+        "tomorrow", "yesterday", "lately", "recently", "nowadays", "early", "mid", "late",
+        "one", "two", "three", "ten", "twelve", "twenty", "thirty", "several", "may", "May",
+        "march", "March", "mar", "dec", "december", "sept", "monday", "Friday", "sunday",
+        "code", "file", "theme", "then", "tho", "apple", "and", "to", "is", "was", "we",
+        "new", "more", "most", "sixth", "1st", "2nd", "3rd", "4th", "5", "12", "2023", "1999",
+        "3/4", "2024-05-06", "5/6/2024", "10:30", "the1", "in2", "x", "abcdefghijklmnopq",
+        " ", " ", " ", "  ", "\t", "\n", "\r\n", ",", ", ", "-", " - ", ".", "/", ":",
+        "'s", "(", ")", "\xC3\xA9", "\xE6\x98\xA8\xE5\xA4\xA9",
+    };
+    const int64_t at = 1701734400;   /* 2023-12-05 */
+    unsigned seed = 23;
+    char buf[256];
+    int found = 0, bad = 0;
+    for (int r = 0; r < 40000; r++) {
+        size_t n = 0;
+        int k = 1 + (int)(rand_r(&seed) % 12);
+        for (int i = 0; i < k; i++) {
+            const char *a = atoms[rand_r(&seed) % (sizeof atoms / sizeof *atoms)];
+            size_t m = strlen(a);
+            if (n + m + 1 >= sizeof buf)
+                break;
+            memcpy(buf + n, a, m);
+            n += m;
+            if (rand_r(&seed) % 3)
+                buf[n++] = ' ';
+        }
+        if (!same_with_filter(timeexpr_en_filter, buf, n, at, &found) && !bad++)
+            fprintf(stderr, "en filter changes the scan of \"%.*s\"\n", (int)n, buf);
+    }
+    T_CHECK(bad == 0);
+    T_CHECK(found > 10000);  /* the atoms do make expressions */
 }
 
 int main(void)
@@ -646,6 +698,7 @@ int main(void)
     T_RUN(test_en_dates);
     T_RUN(test_en_weekdays);
     T_RUN(test_zh);
+    T_RUN(test_en_filter);
     T_RUN(test_spans);
     T_RUN(test_only_time);
     T_RUN(test_negatives);

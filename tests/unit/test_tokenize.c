@@ -476,6 +476,71 @@ static void test_count_words(void)
     }
 }
 
+/* The FTS5 tokenizer keeps recent stems (tokenize.c, STEM_SLOTS): its
+ * tokens must be text_tokenize's (no cache) for every document, through
+ * many documents on one instance, so that repeats, slot collisions and
+ * words longer than a slot all pass through the cache. */
+struct fts_col {
+    struct collect c;
+};
+
+static int fts_col_cb(void *arg, int flags, const char *tok, int n, int start, int end)
+{
+    return collect_cb(arg, tok, (size_t)n, (size_t)start, (size_t)end,
+                      (flags & FTS5_TOKEN_COLOCATED) != 0);
+}
+
+static void test_stem_cache(void)
+{
+    static const char *const words[] = {
+        "running", "runs", "ran", "jumping", "happily", "connection", "connections",
+        "connected", "the", "a", "is", "generalization", "generalizations",
+        "internationalization", "internationalizations", "antidisestablishmentarianism",
+        "don't", "John's", "caching", "cached", "caches", "getUserName", "src/store.c",
+        "ab", "abc", "Élan", "naïve", "我们", "v1.2.3", "retrying", "retries", "retried",
+        "organizational", "organization", "organize", "flies", "flying", "fly",
+    };
+    fts5_tokenizer *api = text_fts_tokenizer();
+    Fts5Tokenizer *t = NULL;
+    T_EQ_INT(api->xCreate(NULL, NULL, 0, &t), SQLITE_OK);
+    unsigned seed = 5;
+    char buf[1024];
+    int bad = 0;
+    for (int r = 0; r < 3000; r++) {
+        size_t n = 0;
+        int k = 1 + (int)(rand_r(&seed) % 40);
+        for (int i = 0; i < k; i++) {
+            char w[48];
+            const char *a = words[rand_r(&seed) % (sizeof words / sizeof *words)];
+            /* and made-up words, so that the 2,048 slots collide */
+            if (rand_r(&seed) % 2)
+                snprintf(w, sizeof w, "%s%c%cing", a, 'a' + rand_r(&seed) % 26,
+                         'a' + rand_r(&seed) % 26);
+            else
+                snprintf(w, sizeof w, "%s", a);
+            size_t m = strlen(w);
+            if (n + m + 1 >= sizeof buf)
+                break;
+            memcpy(buf + n, w, m);
+            n += m;
+            buf[n++] = ' ';
+        }
+        static struct collect want;
+        static struct fts_col got;
+        memset(&want, 0, sizeof want);
+        memset(&got, 0, sizeof got);
+        want.src = got.c.src = buf;
+        want.src_n = got.c.src_n = n;
+        text_tokenize(buf, n, 0, collect_cb, &want);
+        T_EQ_INT(api->xTokenize(t, &got.c, FTS5_TOKENIZE_DOCUMENT, buf, (int)n, fts_col_cb),
+                 SQLITE_OK);
+        if (strcmp(want.out, got.c.out) && !bad++)
+            fprintf(stderr, "cached: %s\nplain:  %s\n", got.c.out, want.out);
+    }
+    api->xDelete(t);
+    T_EQ_INT(bad, 0);
+}
+
 int main(void)
 {
     T_RUN(test_words);
@@ -486,6 +551,7 @@ int main(void)
     T_RUN(test_stopwords);
     T_RUN(test_count_words);
     T_RUN(test_fts5);
+    T_RUN(test_stem_cache);
     T_RUN(test_speed);
     return T_DONE();
 }
