@@ -1,10 +1,10 @@
 /*
  * cmd_add.c: `cairn add [FILE|-]`: sessions in the JSON format of
  * docs/FORMAT.md, one object, a JSON array of them, or JSONL (any mix of
- * whitespace-separated objects). Each session is its own transaction: a
- * bad one is reported with its line and column and skipped, the others
- * land, and the exit code says something was wrong. A failure of the
- * store itself (disk full, I/O error) stops the command at once.
+ * whitespace-separated objects). Each session is whole or absent: a bad
+ * one is reported with its line and column and skipped, the others land,
+ * and the exit code says something was wrong. A failure of the store
+ * itself (disk full, I/O error) stops the command at once.
  *
  * The input is parsed once: json_scan finds where each session ends
  * without building anything, and cairn_add_json (src/store/ingest.c, the
@@ -37,7 +37,8 @@
 /* A group's bounds: 64 sessions (20 messages each in the bench file) or
  * a quarter of a second holding the write lock, whichever comes first.
  * Adding 100 bench sessions: 1,288 M instructions one transaction a
- * session, 941 M in one group; a hook that finds the lock held spools. */
+ * session, 972 M in groups (bench/README.md); a hook that finds the lock
+ * held spools its event. */
 #define ADD_GROUP_N 64
 #ifndef ADD_GROUP_MS              /* a bench under valgrind sets it higher */
 #define ADD_GROUP_MS 250
