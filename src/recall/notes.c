@@ -18,7 +18,9 @@
  * words or more, or one rare word (in at most NOTE_NAME_DF sections, and
  * not an everyday word of notes: text/common.c), so
  * "what did we decide about tor" fires on the page "tor" while "the design
- * of it" does not fire on a page called "Design".
+ * of it" does not fire on a page called "Design". A rarer word of the
+ * question that is one word of a page's name (NOTE_NAME_PART_DF) lets a
+ * section of that page holding half of the question through the gate.
  *
  * Rendered in the recall's text after the memories and before the
  * conversations, inside the same fence, one block a section:
@@ -212,6 +214,13 @@ static int names_part(struct names *nm, const char *names)
 {
     char w[NOTE_NAME_MAX];
     struct toks t;
+    /* most pages hold none of the words: their names are not tokenized
+     * (a stem keeps a word's first NOTE_NAME_MIN_LEN bytes) */
+    int maybe = 0;
+    for (int r = 0; r < nm->nrare && !maybe; r++)
+        maybe = memmem(names, strlen(names), nm->rare[r], NOTE_NAME_MIN_LEN) != NULL;
+    if (!maybe)
+        return 0;
     for (const char *a = names; *a;) {
         size_t k = 0;
         for (; *a && *a != '\n'; a++)
