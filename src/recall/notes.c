@@ -18,7 +18,9 @@
  * words or more, or one rare word (in at most NOTE_NAME_DF sections, and
  * not an everyday word of notes: text/common.c), so
  * "what did we decide about tor" fires on the page "tor" while "the design
- * of it" does not fire on a page called "Design".
+ * of it" does not fire on a page called "Design". A rarer word of the
+ * question that is one word of a page's name (NOTE_NAME_PART_DF) lets a
+ * section of that page holding half of the question through the gate.
  *
  * Rendered in the recall's text after the memories and before the
  * conversations, inside the same fence, one block a section:
@@ -146,6 +148,14 @@ struct names {
     int ndocs;
     int64_t docs[256];          /* named pages, distinctive ones flagged */
     int distinct[256];
+    /* the question's rare words (NOTE_NAME_PART_DF), as the query holds
+     * them and stemmed as a name's words are ("AgentRecall" is kept whole
+     * in a question, "agentrecall" in a file's name is stemmed) */
+    int nrare;
+    const char *rare[RECALL_MAX_TERMS];
+    char rare_stem[RECALL_MAX_TERMS][48];
+    int npdocs;                 /* pages whose name holds one of them */
+    int64_t pdocs[256];
 };
 
 /* 1 when the name's tokens stand in the question in a row; *distinct when
@@ -197,6 +207,35 @@ static int named_in(struct names *nm, const char *name, size_t len, int *distinc
     return 1;
 }
 
+/* 1 when a word of one of the page's names (its title, an alias, its
+ * file's name, taken apart at '-', '_' and '.': "002-agentrecall-readme")
+ * is one of the question's rare words. */
+static int names_part(struct names *nm, const char *names)
+{
+    char w[NOTE_NAME_MAX];
+    struct toks t;
+    /* most pages hold none of the words: their names are not tokenized
+     * (a stem keeps a word's first NOTE_NAME_MIN_LEN bytes) */
+    int maybe = 0;
+    for (int r = 0; r < nm->nrare && !maybe; r++)
+        maybe = memmem(names, strlen(names), nm->rare[r], NOTE_NAME_MIN_LEN) != NULL;
+    if (!maybe)
+        return 0;
+    for (const char *a = names; *a;) {
+        size_t k = 0;
+        for (; *a && *a != '\n'; a++)
+            if (k < sizeof w)
+                w[k++] = *a == '-' || *a == '_' || *a == '.' ? ' ' : *a;
+        a += *a == '\n';
+        tokens(w, k, &t);
+        for (int i = 0; i < t.count; i++)
+            for (int r = 0; r < nm->nrare; r++)
+                if (!strcmp(t.at[i], nm->rare[r]) || !strcmp(t.at[i], nm->rare_stem[r]))
+                    return 1;
+    }
+    return 0;
+}
+
 static int on_name(void *arg, int64_t doc, const char *names)
 {
     struct names *nm = arg;
@@ -217,7 +256,10 @@ static int on_name(void *arg, int64_t doc, const char *names)
     if (named && distinct) {
         nm->docs[nm->ndocs] = doc;
         nm->distinct[nm->ndocs++] = distinct;
+        return 0;
     }
+    if (nm->nrare && nm->npdocs < 256 && names && names_part(nm, names))
+        nm->pdocs[nm->npdocs++] = doc;
     return 0;
 }
 
@@ -630,7 +672,37 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
     nm->df = df;
     tokens(q->text, strlen(q->text), &nm->qt);
     double avgdl = np->nsec ? (double)np->tok / (double)np->nsec : 1;
+    /* the gate's share and weight leave out a number found in more than
+     * NOTE_GATE_NUM_DF sections: "line 12", "3 times" name no topic, and a
+     * list of dated entries holds every such number ("fix the typo in the
+     * function name on line 12" on OpenBLAS's contributors); "5432" in a
+     * few sections still counts */
+    int num[RECALL_MAX_TERMS] = { 0 };
+    double gtotal = 0;
+    for (int t = 0; t < q->nt; t++) {
+        const char *c = q->t[t].norm;
+        while (*c >= '0' && *c <= '9')
+            c++;
+        num[t] = NOTE_GATE_NUM_DF > 0 && !*c && df[t] > NOTE_GATE_NUM_DF;
+        if ((!q->t[t].stop || !content) && !num[t])
+            gtotal += idf[t] > 0 ? idf[t] : rank_idf((double)np->nsec, 1);
+    }
     double unit = log(2.0 + (double)np->nsec);
+    /* the question's rare words, for the pages whose names hold one: a
+     * content word of NOTE_NAME_MIN_LEN bytes or more, not an everyday one,
+     * in at most NOTE_NAME_PART_DF sections */
+    for (int t = 0; t < q->nt && NOTE_NAME_PART_DF > 0; t++) {
+        const char *w = q->t[t].norm;
+        size_t n = strlen(w);
+        if (q->t[t].stop || df[t] < 1 || df[t] > NOTE_NAME_PART_DF || n < NOTE_NAME_MIN_LEN ||
+            text_is_common_word(w, n))
+            continue;
+        struct toks st;
+        tokens(w, n, &st);
+        snprintf(nm->rare_stem[nm->nrare], sizeof nm->rare_stem[0], "%s",
+                 st.count == 1 ? st.at[0] : "");
+        nm->rare[nm->nrare++] = w;
+    }
     if ((rc = store_vault_names(h, on_name, nm)))
         goto out;
     for (int i = 0; i < np->n; i++) {
@@ -662,7 +734,7 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
                  * it recurs (BM25's saturation, against a single mention):
                  * a changelog holds every common word once */
                 double len = 1 - BM25_B + BM25_B * x->ntok / (avgdl > 0 ? avgdl : 1);
-                x->held = 0;
+                x->held = x->gheld = 0;
                 for (int t = 0; t < q->nt; t++) {
                     if (q->t[t].stop && content)
                         continue;
@@ -670,10 +742,16 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
                     if (card && card->tf[t])
                         f = 1;
                     x->held += idf[t] * (f < 1 ? f : 1);
+                    if (!num[t])
+                        x->gheld += idf[t] * (f < 1 ? f : 1);
                 }
             }
         }
     }
+    for (int k = 0; k < nm->npdocs; k++)
+        for (int i = 0; i < np->n; i++)
+            if (np->v[i].doc == nm->pdocs[k])
+                np->v[i].part = 1;
     for (int k = 0; k < nm->ndocs; k++) {
         struct rnote *best = NULL;
         for (int i = 0; i < np->n; i++)
@@ -697,9 +775,18 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
     }
     for (int i = 0; i < np->n; i++) {
         struct rnote *x = &np->v[i];
-        double share = total > 0 ? x->held / total : 0, weight = x->held / unit;
-        x->pass = x->named || share > NOTE_FLOOR;
+        double held = total > 0 ? x->held / total : 0;
+        /* the gate's share and weight (numbers aside, above) */
+        double share = gtotal > 0 ? x->gheld / gtotal : 0, weight = x->gheld / unit;
+        x->pass = x->named || held > NOTE_FLOOR;
         x->gate |= share >= NOTE_GATE_SHARE && weight >= NOTE_GATE_WEIGHT;
+        /* a section of a page whose name holds one of the question's rare
+         * words, holding half of the question: "how do I install
+         * AgentRecall with npx?" and seeds/002-agentrecall-readme.md (its
+         * words weigh 1.44 there, under NOTE_GATE_WEIGHT: a short
+         * question) */
+        if (x->part && !x->card && share >= NOTE_GATE_SHARE)
+            x->gate = x->pass = 1;
         /* a longer question is answered by a section holding less of it
          * on more rare words ("the intended layer order from the original
          * architecture sketch, before masking moved"): shown and gated;
@@ -712,12 +799,16 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
             continue;
         /* with vectors: a section close in meaning passes, and the order
          * is what it holds of the question and its cosine together */
-        x->fused = share + NOTE_W_DENSE * x->cos;
+        x->fused = held + NOTE_W_DENSE * x->cos;
         x->pass |= x->cos >= NOTE_DENSE_FLOOR;
         /* a cosine alone does not open the gate (dev set: the must-not-fire
          * prompts reach 0.75, above every right page), but it vouches for
-         * a section that holds the question's share on fewer rare words */
+         * a section that holds the question's share on fewer rare words,
+         * when its vector saw most of it: the vector is of the section's
+         * opening (~128 tokens), and in a longer one the question's words
+         * may stand far past it */
         x->gate |= nd->gate_cosine > 0 && x->cos >= nd->gate_cosine - NOTE_GATE_COS_BELOW &&
+                   (NOTE_GATE_COS_MAXTOK <= 0 || x->ntok <= NOTE_GATE_COS_MAXTOK) &&
                    share >= NOTE_GATE_SHARE && weight >= NOTE_GATE_WEIGHT_COS;
     }
     np->dense = nd != NULL;

@@ -492,6 +492,14 @@ struct policy_const {
  * name of two words or more is distinctive as a phrase. */
 #define NOTE_NAME_DF    3
 #define NOTE_NAME_MIN_LEN 3
+/* A page whose name (title, an alias, its file's name taken apart at
+ * '-', '_', '.') holds one of the question's words that is in at most
+ * NOTE_NAME_PART_DF sections (and of NOTE_NAME_MIN_LEN bytes, not an
+ * everyday word) passes the gate with a section holding NOTE_GATE_SHARE
+ * of the question, whatever its weight: "install AgentRecall with npx"
+ * and seeds/002-agentrecall-readme.md. 0: off. Dev queries, half A: 5 to
+ * 40 the same (+1), 80 a false fire (docs/VAULTS.md). */
+#define NOTE_NAME_PART_DF 10
 
 /* A section passes the injection gate alone when it holds this share of
  * the question's IDF weight and this weight (the gate's units, gate.c),
@@ -499,6 +507,9 @@ struct policy_const {
  * longer than the average counting less unless it recurs (notes.c). */
 #define NOTE_GATE_SHARE  0.5
 #define NOTE_GATE_WEIGHT 1.5
+/* The gate's share and weight leave out a question's number ("line 12")
+ * found in more than this many sections; ranking counts it. 0: off. */
+#define NOTE_GATE_NUM_DF 10
 /* A longer question is answered by a section holding fewer of its words
  * but more rare ones: a section passes the gate too (and is shown) when it
  * holds NOTE_GATE_SHARE_MANY of the question's IDF weight and
@@ -520,6 +531,10 @@ struct policy_const {
 #define NOTE_W_DENSE         0.5
 #define NOTE_GATE_COS_BELOW  0.2
 #define NOTE_GATE_WEIGHT_COS 1.0
+/* ... and only for a section of at most this many index tokens: its
+ * vector is of its opening (about 128 tokens, store/vault_vec.c), four
+ * times that is still mostly what the vector saw. 0: no limit. */
+#define NOTE_GATE_COS_MAXTOK 512
 /* Wiki links and links to .md files: a section of a page linked from the
  * NOTE_LINK_TOP best pages, or linking to one, holds 1 + NOTE_LINK_LIFT
  * times its weight for the order and the floor (not the gate). 0: off,
@@ -643,8 +658,10 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_READS_MAX) \
     X(NOTE_NAME_DF) \
     X(NOTE_NAME_MIN_LEN) \
+    X(NOTE_NAME_PART_DF) \
     X(NOTE_GATE_SHARE) \
     X(NOTE_GATE_WEIGHT) \
+    X(NOTE_GATE_NUM_DF) \
     X(NOTE_GATE_SHARE_MANY) \
     X(NOTE_GATE_WEIGHT_MANY) \
     X(NOTE_DENSE_TOPK) \
@@ -652,6 +669,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_W_DENSE) \
     X(NOTE_GATE_COS_BELOW) \
     X(NOTE_GATE_WEIGHT_COS) \
+    X(NOTE_GATE_COS_MAXTOK) \
     X(NOTE_LINK_TOP) \
     X(NOTE_LINK_LIFT)
 

@@ -334,8 +334,10 @@ struct rnote {
     double   weight;       /* that weight in the gate's units (gate.c) */
     double   held;         /* the IDF weight its page holds (every section
                             * and the card: title, aliases, tags, path) */
+    double   gheld;        /* held less the numbers the gate leaves out */
     int      card;         /* the page's card (line 0): found, never shown */
     int      named;        /* the question names its page (title or alias) */
+    int      part;         /* a word of its page's name is a rare word of the question */
     int      pass;         /* shown: named, or share above NOTE_FLOOR */
     int      gate;         /* passes the injection gate alone */
     int      rank;

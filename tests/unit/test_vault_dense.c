@@ -10,6 +10,7 @@
  * asks passes it when its cosine vouches for it, not when it does not;
  * without the question's vector nothing of that happens. The vectors go
  * with their section (re-index, vault rm) and a v17 store gains the table.
+ * A cosine vouches for no section longer than NOTE_GATE_COS_MAXTOK.
  * The link lift ranks a linked page above an unlinked one that holds as
  * much. With use-lite-en installed: `vault add` embeds every section, a
  * re-index embeds only what changed (nothing with embedding off, as in a
@@ -207,6 +208,64 @@ static void test_dense_notes(void)
     cairn_close(h);
 }
 
+/* The vouched gate and a long section: its vector is of its opening, so a
+ * cosine vouches only for a section of at most NOTE_GATE_COS_MAXTOK index
+ * tokens. long.md holds the question as target.md does above (its words
+ * recur, so its length does not thin them), past that length: no gate;
+ * the same page cut under it, the same vector: the gate. */
+static void long_page(int repeats)
+{
+    char *text = malloc((size_t)repeats * 20 + 32);
+    T_CHECK(text != NULL);
+    if (!text)
+        return;
+    size_t n = (size_t)sprintf(text, "# Long\n\n");
+    for (int i = 0; i < repeats; i++)
+        n += (size_t)sprintf(text + n, "zorbulon lantern. ");
+    put("long/long.md", text);
+    free(text);
+}
+
+static void test_long_section(void)
+{
+    struct cairn *h = NULL;
+    struct note_pool np;
+    char root[128], name[64], text[256];
+    snprintf(root, sizeof root, "%s/long", dir);
+    T_CHECK(mkdir(root, 0700) == 0);
+    for (int i = 0; i < 12; i++) {
+        snprintf(name, sizeof name, "long/filler%02d.md", i);
+        snprintf(text, sizeof text, "# Filler %d\n\n%s %s.\n", i, fillers[i], i < 8 ? "lantern" : "");
+        put(name, text);
+    }
+    float qv[4] = { 1, 0, 0, 0 };
+    struct notes_dense nd = { qv, 4, MODEL, 0.7 };
+    struct vec_ctx c = { NULL, "long.md", { 102, 76, 0, 0 }, { 0, 127, 0, 0 } };  /* cosine 0.80 */
+    const int repeats[2] = { NOTE_GATE_COS_MAXTOK, NOTE_GATE_COS_MAXTOK / 8 };
+    for (int k = 0; k < 2; k++) {
+        long_page(repeats[k]);
+        T_EQ_INT(t_open(":memory:", 0, &h), CAIRN_OK);
+        T_EQ_INT(cairn_vault_add(h, root, "v", NULL, NULL), CAIRN_OK);
+        c.h = h;
+        set_vectors(&c);
+        rank(h, "zorbulon lantern", &nd, &np);
+        const struct rnote *x = find(h, &np, "long.md");
+        T_CHECK(x != NULL);
+        if (x) {
+            /* the premise: the share and weight the cosine vouches for,
+             * under the keyword gate's weight, and the cosine */
+            double w = x->held / log(2.0 + (double)np.nsec);
+            T_CHECK(x->held / np.total >= NOTE_GATE_SHARE);
+            T_CHECK(w >= NOTE_GATE_WEIGHT_COS && w < NOTE_GATE_WEIGHT);
+            T_CHECK(x->cos > 0.79 && x->cos < 0.81);
+            T_EQ_INT(x->ntok > NOTE_GATE_COS_MAXTOK, k == 0);
+            T_EQ_INT(x->gate, k == 1);
+        }
+        note_pool_free(&np);
+        cairn_close(h);
+    }
+}
+
 /* The link lift: two pages hold the question alike; the one the best page
  * links to ranks first once lifted, the other not. */
 static void test_link_lift(void)
@@ -314,6 +373,7 @@ int main(void)
 {
     T_RUN(test_dense_notes);
     T_RUN(test_link_lift);
+    T_RUN(test_long_section);
     T_RUN(test_migration);
     T_RUN(test_with_model);
     if (*dir) {
