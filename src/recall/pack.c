@@ -53,13 +53,21 @@ static double reply_lane_share(const char *v)
  * a reply that matches well in a round that ranks well comes first. Its
  * own BM25 alone put long replies that repeat the question's words first
  * (devmem dev, lane share 0.5: the round's rank added gave answer spans
- * for 3 more of 80 questions at 4k, 1 more at 8k). */
-static int *replies_by_score(const struct pool *p)
+ * for 3 more of 80 questions at 4k, 1 more at 8k). With every > 0, places
+ * every, 2 * every, ... (from 0) go to the best by own BM25 not yet placed
+ * instead: the reply that answers often follows a turn that pasted a log
+ * or an error, its round ranks 20th to 45th and the fused order put it
+ * past what a small lane holds, while it was 2nd or 3rd alone (policy.h,
+ * REPLY_LANE_OWN_EVERY). */
+static int *replies_by_score(const struct pool *p, int every)
 {
-    struct sort_kv *v = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *v);
-    int *out = malloc((size_t)(p->nm ? p->nm : 1) * sizeof *out);
+    size_t nm1 = (size_t)(p->nm ? p->nm : 1);
+    struct sort_kv *v = malloc(nm1 * sizeof *v);
+    int *out = malloc(nm1 * sizeof *out);
+    int *own = malloc(nm1 * sizeof *own);
+    char *taken = calloc(nm1, 1);
     int n = 0;
-    if (!v || !out)
+    if (!v || !out || !own || !taken)
         goto fail;
     for (int i = 0; i < p->nm; i++) {
         if (p->m[i].role == ROLE_ASSISTANT && p->m[i].s_msg > 0) {
@@ -73,6 +81,7 @@ static int *replies_by_score(const struct pool *p)
         goto fail;
     for (int i = 0; i < n; i++) {
         int x = (int)v[i].val;
+        own[i] = x;
         v[i].key = sort_key_double(1.0 / (RRF_K + i + 1) +
                                    W_REPLY_ROUND / (RRF_K + p->u[p->m[x].unit].rank + 1));
         /* the replies that match best alone lead, in that order (policy.h,
@@ -82,15 +91,34 @@ static int *replies_by_score(const struct pool *p)
     }
     if (sort_kv_desc(v, (size_t)n))
         goto fail;
-    for (int i = 0; i < n; i++)
-        out[i] = (int)v[i].val;
+    /* the fused order, with every every-th place given to the own order */
+    for (int j = 0, a = 0, b = 0; j < n; j++) {
+        int x = -1;
+        if (every > 0 && j > 0 && j % every == 0) {
+            while (a < n && taken[own[a]])
+                a++;
+            if (a < n)
+                x = own[a];
+        }
+        if (x < 0) {
+            while (taken[v[b].val])
+                b++;                    /* n places, n replies: one is left */
+            x = (int)v[b].val;
+        }
+        taken[x] = 1;
+        out[j] = x;
+    }
     for (int i = n; i < p->nm; i++)
         out[i] = -1;
     free(v);
+    free(own);
+    free(taken);
     return out;
 fail:
     free(v);
     free(out);
+    free(own);
+    free(taken);
     return NULL;
 }
 /* The most of one message's text that recall reads: a longer one (a
@@ -1010,7 +1038,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         /* 1b. the reply lane, best-matching replies first */
         k.budget = full_budget;
         if (lane > 0) {
-            int *ro = replies_by_score(p);
+            int *ro = replies_by_score(p, o->budget < REPLY_LANE_OWN_MAX ? REPLY_LANE_OWN_EVERY : 0);
             int lane_end = k.used + lane;
             for (int j = 0; ro && j < p->nm && ro[j] >= 0 && k.used < lane_end - 40; j++) {
                 struct rmsg *m = &p->m[ro[j]];

