@@ -170,6 +170,34 @@ static int spk_cb(void *arg, const char *tok, size_t n, size_t s, size_t e, int 
     return 0;
 }
 
+/* Which of q's terms name each turn's speaker, into spk[nm][nt] (NULL:
+ * only counted; hit[nt] is scratch). The turns with a named speaker, or
+ * -1 on no memory (the stemmer's). */
+static int speaker_terms(const struct pool *p, const struct query *q, int *hit, double *spk)
+{
+    const char *last = NULL;
+    int nt = q->nt, named = 0, any = 0;
+    for (int i = 0; i < p->nm; i++) {
+        const char *name = p->m[i].speaker;
+        if (!name)
+            continue;
+        if (!last || strcmp(last, name)) {
+            struct spk_match sm = { q, hit };
+            memset(hit, 0, (size_t)nt * sizeof *hit);
+            if (text_tokenize(name, strlen(name), 1, spk_cb, &sm))
+                return -1;
+            last = name;
+            any = 0;
+            for (int t = 0; t < nt; t++)
+                any |= hit[t];
+        }
+        named += any;
+        for (int t = 0; spk && t < nt; t++)
+            spk[(size_t)i * (size_t)nt + (size_t)t] = hit[t];
+    }
+    return named;
+}
+
 /* Sum of term counts over messages [a, b] into tf; returns the length. */
 static double sum_tf(const struct pool *p, int a, int b, int nt, const double *extra_base,
                      double *tf)
@@ -187,6 +215,28 @@ static double sum_tf(const struct pool *p, int a, int b, int nt, const double *e
                 tf[t] += extra_base[(size_t)i * (size_t)nt + (size_t)t];
     }
     return dl;
+}
+
+/* BM25 of message i alone: sum_tf and rank_bm25 over [i, i], the same
+ * sums in the same order, without them for a message that holds no term
+ * and has no named speaker (0: most of a big pool, where the zeroing
+ * and the calls cost more than the rest). */
+static double msg_bm25(const struct pool *p, int i, int nt, const double *extra_base,
+                       double avgdl, const double *w)
+{
+    const struct rmsg *m = &p->m[i];
+    const double *x = extra_base ? extra_base + (size_t)i * (size_t)nt : NULL;
+    double tf[RECALL_MAX_TERMS];
+    if (!m->tf && !x)
+        return 0;
+    for (int t = 0; t < nt; t++) {
+        tf[t] = 0;
+        if (m->tf)
+            tf[t] += m->tf[t];
+        if (x)
+            tf[t] += x[t];
+    }
+    return rank_bm25(tf, nt, 0.0 + m->ntok, avgdl, w);
 }
 
 void unit_window(const struct pool *p, int u, int span, int *first, int *last)
@@ -411,25 +461,16 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     unit_terms(p, nt, has);
 
     /* Speakers named in the question count as one occurrence of the name
-     * in each of their turns. */
+     * in each of their turns: counted first, and only a pool where some
+     * turn's speaker is named gets the array (all zeros add nothing). */
     if (p->any_dialog && nt) {
-        spk = calloc((size_t)p->nm * (size_t)nt, sizeof *spk);
-        if (!spk)
-            goto out;
-        const char *last = NULL;
-        for (int i = 0; i < p->nm; i++) {
-            const char *name = p->m[i].speaker;
-            if (!name)
-                continue;
-            if (!last || strcmp(last, name)) {
-                struct spk_match sm = { q, hit };
-                memset(hit, 0, (size_t)nt * sizeof *hit);
-                if (text_tokenize(name, strlen(name), 1, spk_cb, &sm))
-                    goto out;               /* no memory for the stemmer */
-                last = name;
-            }
-            for (int t = 0; t < nt; t++)
-                spk[(size_t)i * (size_t)nt + (size_t)t] = hit[t];
+        int named_turns = speaker_terms(p, q, hit, NULL);
+        if (named_turns < 0)
+            goto out;                       /* no memory for the stemmer */
+        if (named_turns > 0) {
+            if (!(spk = calloc((size_t)p->nm * (size_t)nt, sizeof *spk)) ||
+                speaker_terms(p, q, hit, spk) < 0)
+                goto out;
         }
     }
 
@@ -455,15 +496,13 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         un->score = 0;
         un->ord_bonus = 0;
         /* the lead turn alone */
-        dl = sum_tf(p, un->head, un->head, nt, spk, tf);
-        s_head[u] = rank_bm25(tf, nt, dl, avg_msg, w_msg);
+        s_head[u] = msg_bm25(p, un->head, nt, spk, avg_msg, w_msg);
         p->m[un->head].s_msg = s_head[u];
         /* each reply alone, for the reply lane */
         for (int i = un->first; i <= un->last; i++) {
             if (i == un->head || !p->m[i].tf)
                 continue;
-            dl = sum_tf(p, i, i, nt, NULL, tf);
-            p->m[i].s_msg = rank_bm25(tf, nt, dl, avg_msg, w_msg);
+            p->m[i].s_msg = msg_bm25(p, i, nt, NULL, avg_msg, w_msg);
         }
         /* the whole round (none of the terms, no speaker named: 0) */
         if (un->last > un->first && (has[u] || spk)) {
