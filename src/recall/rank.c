@@ -229,10 +229,9 @@ static double msg_bm25(const struct pool *p, int i, int nt, const double *extra_
     double tf[RECALL_MAX_TERMS];
     if (!m->tf && !x)
         return 0;
+    /* 0 + a count is the count exactly (no count is -0): no zeroing */
     for (int t = 0; t < nt; t++) {
-        tf[t] = 0;
-        if (m->tf)
-            tf[t] += m->tf[t];
+        tf[t] = m->tf ? m->tf[t] : 0;
         if (x)
             tf[t] += x[t];
     }
@@ -629,11 +628,12 @@ out:
 }
 
 /* Units by fused score, ties the more recent first, then the earlier in
- * the store: two stable passes, time then score. With no score below 0
- * (the policy's weights), the units that scored come first, in that
- * order, and those at 0 after them by time alone: the second pass sorts
- * only the first part (in a pool of common words, most of it is the
- * second). */
+ * the store: what two stable passes give, time then score, with less
+ * sorting. With no score below 0 (the policy's weights), the units that
+ * scored come first, in that order, and those at 0 after them by time
+ * alone; the scored ones are sorted by score on pool order, then each run
+ * of equal scores (few and short) by time: the same order as the two
+ * passes, one whole-pool sort fewer. */
 const int *units_by_rank(struct pool *p)
 {
     if (p->ord)
@@ -654,12 +654,22 @@ const int *units_by_rank(struct pool *p)
         o[at].key = sort_key_i64(p->m[p->u[i].head].at);
         o[at].val = i;
     }
-    if (sort_kv_desc(o, (size_t)npos) || sort_kv_desc(o + npos, (size_t)(p->nu - npos)))
-        goto fail;
+    /* the scored ones by score, then each run of equal scores by time:
+     * both sorts stable on pool order, as the two passes over all */
     for (int i = 0; i < npos; i++)
         o[i].key = sort_key_double(p->u[o[i].val].score);
-    if (sort_kv_desc(o, (size_t)npos))
+    if (sort_kv_desc(o, (size_t)npos) || sort_kv_desc(o + npos, (size_t)(p->nu - npos)))
         goto fail;
+    for (int i = 0, j; i < npos; i = j) {
+        for (j = i + 1; j < npos && o[j].key == o[i].key; j++)
+            ;
+        if (j - i < 2)
+            continue;
+        for (int r = i; r < j; r++)
+            o[r].key = sort_key_i64(p->m[p->u[o[r].val].head].at);
+        if (sort_kv_desc(o + i, (size_t)(j - i)))
+            goto fail;
+    }
     for (int i = 0; i < p->nu; i++) {
         ord[i] = (int)o[i].val;
         p->u[ord[i]].rank = i;
