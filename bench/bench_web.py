@@ -12,7 +12,11 @@ in the same run: the CLI doing the same work as a whole process
 --json --explain`), which is what a page would cost without a server.
 Prints `bench web.<what> ...` lines with medians and p95 in ms.
 
-usage: bench_web.py CAIRN STORE [--n 40]
+--cpu KIND (recall4000, recall4000_hook or search): only that request, n
+times, and the server process's CPU time per request (user + system, from
+/proc: steadier than wall time on a loaded machine); no CLI baseline.
+
+usage: bench_web.py CAIRN STORE [--n 40] [--cpu KIND]
 """
 import http.client
 import json
@@ -38,6 +42,25 @@ def pct(xs, p):
 def report(name, xs, extra=""):
     print("bench web.%s n=%d median_ms=%.2f p95_ms=%.2f%s" % (name, len(xs), statistics.median(xs),
                                                               pct(xs, 0.95), extra))
+
+
+def server_cpu_ms(pid):
+    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) * 1e3 / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_only(pid, get, kind, questions):
+    args = {"recall4000": ("recall", {"budget": 4000}),
+            "recall4000_hook": ("recall", {"budget": 4000, "hook": 1}),
+            "search": ("search", {})}
+    if kind not in args:
+        raise SystemExit("bench_web: --cpu is one of " + ", ".join(args))
+    path, extra = args[kind]
+    durs, c0 = [], server_cpu_ms(pid)
+    for q in questions:
+        durs.append(get(path, q=q, **extra)[1])
+    cpu = (server_cpu_ms(pid) - c0) / len(questions)
+    report(kind + ".server", durs, " server_cpu_ms_per_request=%.2f" % cpu)
 
 
 def main():
@@ -76,6 +99,9 @@ def main():
                 questions.append(" ".join(rnd.sample(words, 4)))
         for q in questions[:3]:                      # warm the page cache
             get("recall", q=q, budget=4000)
+        kind = opt("--cpu", None)
+        if kind:
+            return cpu_only(srv.pid, get, kind, questions)
         times = {k: ([], []) for k in ("sessions50", "sessions50_project", "session100", "recall4000",
                                        "recall4000_hook", "search")}
         for i in range(n):

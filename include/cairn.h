@@ -127,9 +127,10 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *   "recall.reply_lane" the reply lane's share of a budget, 0..0.5
  *   "store.cache_mb"    the page cache in MB, 1..4096 (default 2 read-only,
  *                       16 writable), set at once: for a long-lived process
- *   "store.keep_turns"  "1": keep every turn's metadata in memory between
- *                       recalls (read again after any commit); for a
- *                       long-lived process (`cairn web`); ~50 bytes a turn
+ *   "store.keep_turns"  "1": keep every turn's and session's metadata in
+ *                       memory between recalls (read again after any
+ *                       commit); for a long-lived process (`cairn web`);
+ *                       ~50 bytes a turn
  *   "pg.dense"          a server store's dense search: "exact" (default:
  *                       every vector of the model scanned in the client,
  *                       as SQLite's) or "index" (pgvector's HNSW index on

@@ -297,6 +297,8 @@ struct msg_load {
     int          nh;
     int          si;      /* the session being filled */
     int          hlo, hhi;  /* its hits: hits[hlo..hhi) */
+    int          cur;     /* its first hit not below last_row */
+    int64_t      last_row;  /* the row of its message before */
 };
 
 static int on_message(void *arg, const struct store_msg_row *r)
@@ -319,6 +321,8 @@ static int on_message(void *arg, const struct store_msg_row *r)
         while (c < ml->nh && ml->hits[c].sess == r->sess)
             c++;
         ml->hhi = c;
+        ml->cur = ml->hlo;
+        ml->last_row = INT64_MIN;
     }
     int si = ml->si;
     GROW(p->m, p->nm, p->cm);
@@ -337,12 +341,23 @@ static int on_message(void *arg, const struct store_msg_row *r)
     p->s[si].n_msgs++;
     if (m->role == ROLE_ASSISTANT)
         p->s[si].dialog = 0;
-    /* the session's hits are sorted by row id (messages come by
-     * position, which row ids need not follow), hence the search */
-    struct hit key = { .row = m->row };
-    struct hit *hh = ml->hhi > ml->hlo ? bsearch(&key, ml->hits + ml->hlo,
-                                                 (size_t)(ml->hhi - ml->hlo), sizeof *ml->hits,
-                                                 cmp_hit) : NULL;
+    /* the session's hits are sorted by row id; messages come by
+     * position, which row ids follow when the session was added in one
+     * go: while they rise, a cursor walks the hits (those it passes have
+     * rows no later message asks for), and a row below the one before
+     * is searched for */
+    struct hit *hh = NULL;
+    if (m->row > ml->last_row) {
+        while (ml->cur < ml->hhi && ml->hits[ml->cur].row < m->row)
+            ml->cur++;
+        if (ml->cur < ml->hhi && ml->hits[ml->cur].row == m->row)
+            hh = &ml->hits[ml->cur];
+    } else if (ml->hhi > ml->hlo) {
+        struct hit key = { .row = m->row };
+        hh = bsearch(&key, ml->hits + ml->hlo, (size_t)(ml->hhi - ml->hlo), sizeof *ml->hits,
+                     cmp_hit);
+    }
+    ml->last_row = m->row;
     if (hh) {
         m->tf = hh->tf;
         hh->tf = NULL;
@@ -439,7 +454,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         }
         p->cm = (int)sl.n_msgs;
     }
-    struct msg_load ml = { p, hs.v, hs.n, -1, 0, 0 };
+    struct msg_load ml = { p, hs.v, hs.n, -1, 0, 0, 0, INT64_MIN };
     p->tf_all = hs.tf;            /* the loaded messages' tf point into it */
     hs.tf = NULL;
     rc = store_messages_meta(h, sess.v, sess.n, on_message, &ml);

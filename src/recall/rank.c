@@ -57,26 +57,38 @@ double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double
     return s;
 }
 
+_Static_assert(RECALL_MAX_TERMS <= 64, "unit_terms keeps a unit's terms in 64 bits");
+
+/* The terms (bit t: term t, nt <= RECALL_MAX_TERMS = 64) some message of
+ * each unit holds, into has[nu]: one read of the pool for every term's
+ * unit count, and the units a window needs to read. */
+static void unit_terms(const struct pool *p, int nt, uint64_t *has)
+{
+    for (int u = 0; u < p->nu; u++) {
+        uint64_t b = 0;
+        for (int i = p->u[u].first; i <= p->u[u].last; i++) {
+            const uint16_t *tf = p->m[i].tf;
+            for (int t = 0; tf && t < nt; t++)
+                b |= (uint64_t)(tf[t] > 0) << t;
+        }
+        has[u] = b;
+    }
+}
+
 /* Units that contain term t in any of their messages. */
-static int unit_df(const struct pool *p, int t)
+static int unit_df(const struct pool *p, const uint64_t *has, int t)
 {
     int df = 0;
-    for (int u = 0; u < p->nu; u++) {
-        for (int i = p->u[u].first; i <= p->u[u].last; i++) {
-            if (p->m[i].tf && p->m[i].tf[t]) {
-                df++;
-                break;
-            }
-        }
-    }
+    for (int u = 0; u < p->nu; u++)
+        df += (int)(has[u] >> t & 1);
     return df;
 }
 
 /* unit_df, with the units of the sessions gather.c left out estimated:
  * their matching messages times the loaded units per matching message. */
-static int unit_df_est(const struct pool *p, const struct query *q, int t)
+static int unit_df_est(const struct pool *p, const uint64_t *has, const struct query *q, int t)
 {
-    int df = unit_df(p, t), left = p->pruned_df[t], loaded = q->t[t].df_msg - left;
+    int df = unit_df(p, has, t), left = p->pruned_df[t], loaded = q->t[t].df_msg - left;
     if (!left)
         return df;
     return df + (loaded > 0 ? (int)((double)left * df / loaded + 0.5) : left);
@@ -158,6 +170,34 @@ static int spk_cb(void *arg, const char *tok, size_t n, size_t s, size_t e, int 
     return 0;
 }
 
+/* Which of q's terms name each turn's speaker, into spk[nm][nt] (NULL:
+ * only counted; hit[nt] is scratch). The turns with a named speaker, or
+ * -1 on no memory (the stemmer's). */
+static int speaker_terms(const struct pool *p, const struct query *q, int *hit, double *spk)
+{
+    const char *last = NULL;
+    int nt = q->nt, named = 0, any = 0;
+    for (int i = 0; i < p->nm; i++) {
+        const char *name = p->m[i].speaker;
+        if (!name)
+            continue;
+        if (!last || strcmp(last, name)) {
+            struct spk_match sm = { q, hit };
+            memset(hit, 0, (size_t)nt * sizeof *hit);
+            if (text_tokenize(name, strlen(name), 1, spk_cb, &sm))
+                return -1;
+            last = name;
+            any = 0;
+            for (int t = 0; t < nt; t++)
+                any |= hit[t];
+        }
+        named += any;
+        for (int t = 0; spk && t < nt; t++)
+            spk[(size_t)i * (size_t)nt + (size_t)t] = hit[t];
+    }
+    return named;
+}
+
 /* Sum of term counts over messages [a, b] into tf; returns the length. */
 static double sum_tf(const struct pool *p, int a, int b, int nt, const double *extra_base,
                      double *tf)
@@ -177,6 +217,27 @@ static double sum_tf(const struct pool *p, int a, int b, int nt, const double *e
     return dl;
 }
 
+/* BM25 of message i alone: sum_tf and rank_bm25 over [i, i], the same
+ * sums in the same order, without them for a message that holds no term
+ * and has no named speaker (0: most of a big pool, where the zeroing
+ * and the calls cost more than the rest). */
+static double msg_bm25(const struct pool *p, int i, int nt, const double *extra_base,
+                       double avgdl, const double *w)
+{
+    const struct rmsg *m = &p->m[i];
+    const double *x = extra_base ? extra_base + (size_t)i * (size_t)nt : NULL;
+    double tf[RECALL_MAX_TERMS];
+    if (!m->tf && !x)
+        return 0;
+    /* 0 + a count is the count exactly (no count is -0): no zeroing */
+    for (int t = 0; t < nt; t++) {
+        tf[t] = m->tf ? m->tf[t] : 0;
+        if (x)
+            tf[t] += x[t];
+    }
+    return rank_bm25(tf, nt, 0.0 + m->ntok, avgdl, w);
+}
+
 void unit_window(const struct pool *p, int u, int span, int *first, int *last)
 {
     const struct runit *un = &p->u[u];
@@ -192,12 +253,23 @@ void unit_window(const struct pool *p, int u, int span, int *first, int *last)
 }
 
 /* BM25 of unit u together with up to `span` units on each side of it in
- * the same session; the average length scales with the window. */
-static double window_bm25(const struct pool *p, int u, int span, int nt, double *tf,
-                          double avg_unit, const double *w)
+ * the same session; the average length scales with the window. A window
+ * whose units hold no term (has, unit_terms) scores 0 unread: BM25 adds
+ * nothing for a term counted 0 times. */
+static double window_bm25(const struct pool *p, const uint64_t *has, int u, int span, int nt,
+                          double *tf, double avg_unit, const double *w)
 {
     const struct runit *un = &p->u[u];
     int a, b;
+    uint64_t any = has[u];
+    for (int d = 1; d <= span && !any; d++) {
+        if (u - d >= 0 && p->u[u - d].sess == un->sess)
+            any |= has[u - d];
+        if (u + d < p->nu && p->u[u + d].sess == un->sess)
+            any |= has[u + d];
+    }
+    if (!any)
+        return 0;
     unit_window(p, u, span, &a, &b);
     double dl = sum_tf(p, a, b, nt, NULL, tf);
     return rank_bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w);
@@ -382,29 +454,22 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     double *s_win2 = os_alloc_filled(nu1 * sizeof *s_win2);
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
-    if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit)
+    uint64_t *has = os_alloc_filled(nu1 * sizeof *has);
+    if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !has)
         goto out;
+    unit_terms(p, nt, has);
 
     /* Speakers named in the question count as one occurrence of the name
-     * in each of their turns. */
+     * in each of their turns: counted first, and only a pool where some
+     * turn's speaker is named gets the array (all zeros add nothing). */
     if (p->any_dialog && nt) {
-        spk = calloc((size_t)p->nm * (size_t)nt, sizeof *spk);
-        if (!spk)
-            goto out;
-        const char *last = NULL;
-        for (int i = 0; i < p->nm; i++) {
-            const char *name = p->m[i].speaker;
-            if (!name)
-                continue;
-            if (!last || strcmp(last, name)) {
-                struct spk_match sm = { q, hit };
-                memset(hit, 0, (size_t)nt * sizeof *hit);
-                if (text_tokenize(name, strlen(name), 1, spk_cb, &sm))
-                    goto out;               /* no memory for the stemmer */
-                last = name;
-            }
-            for (int t = 0; t < nt; t++)
-                spk[(size_t)i * (size_t)nt + (size_t)t] = hit[t];
+        int named_turns = speaker_terms(p, q, hit, NULL);
+        if (named_turns < 0)
+            goto out;                       /* no memory for the stemmer */
+        if (named_turns > 0) {
+            if (!(spk = calloc((size_t)p->nm * (size_t)nt, sizeof *spk)) ||
+                speaker_terms(p, q, hit, spk) < 0)
+                goto out;
         }
     }
 
@@ -416,7 +481,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     double avg_msg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
     for (int t = 0; t < nt; t++) {
-        int df_u = unit_df_est(p, q, t);
+        int df_u = unit_df_est(p, has, q, t);
         q->t[t].idf_msg = rank_idf((double)p->total_msgs, q->t[t].df_msg);
         q->t[t].idf_unit = rank_idf(n_units, df_u);
         w_msg[t] = q->t[t].idf_msg;
@@ -430,25 +495,27 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         un->score = 0;
         un->ord_bonus = 0;
         /* the lead turn alone */
-        dl = sum_tf(p, un->head, un->head, nt, spk, tf);
-        s_head[u] = rank_bm25(tf, nt, dl, avg_msg, w_msg);
+        s_head[u] = msg_bm25(p, un->head, nt, spk, avg_msg, w_msg);
         p->m[un->head].s_msg = s_head[u];
         /* each reply alone, for the reply lane */
         for (int i = un->first; i <= un->last; i++) {
             if (i == un->head || !p->m[i].tf)
                 continue;
-            dl = sum_tf(p, i, i, nt, NULL, tf);
-            p->m[i].s_msg = rank_bm25(tf, nt, dl, avg_msg, w_msg);
+            p->m[i].s_msg = msg_bm25(p, i, nt, NULL, avg_msg, w_msg);
         }
-        /* the whole round */
-        dl = sum_tf(p, un->first, un->last, nt, spk, tf);
-        s_round[u] = un->last > un->first ? rank_bm25(tf, nt, dl, avg_unit, w_unit) : 0;
+        /* the whole round (none of the terms, no speaker named: 0) */
+        if (un->last > un->first && (has[u] || spk)) {
+            dl = sum_tf(p, un->first, un->last, nt, spk, tf);
+            s_round[u] = rank_bm25(tf, nt, dl, avg_unit, w_unit);
+        } else {
+            s_round[u] = 0;
+        }
         /* the window: neighbouring units in the same session */
         int dialog = p->s[un->sess].dialog;
         int span = dialog ? SPAN_DIALOG : SPAN_UA;
-        s_win[u] = window_bm25(p, u, span, nt, tf, avg_unit, w_unit);
+        s_win[u] = window_bm25(p, has, u, span, nt, tf, avg_unit, w_unit);
         /* a wider window: the neighbourhood's topic */
-        s_win2[u] = dialog ? window_bm25(p, u, SPAN2_DIALOG, nt, tf, avg_unit, w_unit) : 0;
+        s_win2[u] = dialog ? window_bm25(p, has, u, SPAN2_DIALOG, nt, tf, avg_unit, w_unit) : 0;
         if (use_time && (q->has_range || q->vague)) {
             int64_t at = p->m[un->head].at;
             un->in_range = at != CAIRN_NO_TIME && at >= q->from && at < q->to;
@@ -530,6 +597,7 @@ out:
     free(s_dreply);
     free(spk);
     free(hit);
+    free(has);
     return rc;
 }
 
@@ -538,12 +606,14 @@ int rank_raw_bm25(struct pool *p, struct query *q)
     int nt = q->nt, rc = -1;
     double *tf = calloc((size_t)(nt ? nt : 1), sizeof *tf);
     double *w = calloc((size_t)(nt ? nt : 1), sizeof *w);
-    if (!tf || !w)
+    uint64_t *has = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *has);
+    if (!tf || !w || !has)
         goto out;
+    unit_terms(p, nt, has);
     double n_units = p->nm ? (double)p->total_msgs * p->nu / p->nm : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
     for (int t = 0; t < nt; t++)
-        w[t] = rank_idf(n_units, unit_df(p, t));
+        w[t] = rank_idf(n_units, unit_df(p, has, t));
     for (int u = 0; u < p->nu; u++) {
         double dl = sum_tf(p, p->u[u].first, p->u[u].last, nt, NULL, tf);
         p->u[u].score = rank_bm25(tf, nt, dl, avg_unit, w);
@@ -553,11 +623,17 @@ int rank_raw_bm25(struct pool *p, struct query *q)
 out:
     free(tf);
     free(w);
+    free(has);
     return rc;
 }
 
 /* Units by fused score, ties the more recent first, then the earlier in
- * the store: two stable passes, time then score. */
+ * the store: what two stable passes give, time then score, with less
+ * sorting. With no score below 0 (the policy's weights), the units that
+ * scored come first, in that order, and those at 0 after them by time
+ * alone; the scored ones are sorted by score on pool order, then each run
+ * of equal scores (few and short) by time: the same order as the two
+ * passes, one whole-pool sort fewer. */
 const int *units_by_rank(struct pool *p)
 {
     if (p->ord)
@@ -566,16 +642,34 @@ const int *units_by_rank(struct pool *p)
     struct sort_kv *o = os_alloc_filled((size_t)(p->nu ? p->nu : 1) * sizeof *o);
     if (!ord || !o)
         goto fail;
+    int npos = 0, k = 0, neg = 0;
     for (int i = 0; i < p->nu; i++) {
-        o[i].key = sort_key_i64(p->m[p->u[i].head].at);
-        o[i].val = i;
+        npos += p->u[i].score > 0;
+        neg |= p->u[i].score < 0;
     }
-    if (sort_kv_desc(o, (size_t)p->nu))
-        goto fail;
-    for (int i = 0; i < p->nu; i++)
+    if (neg)
+        npos = p->nu;        /* a policy with negative weights: sort them all */
+    for (int i = 0, z = npos; i < p->nu; i++) {
+        int at = neg || p->u[i].score > 0 ? k++ : z++;
+        o[at].key = sort_key_i64(p->m[p->u[i].head].at);
+        o[at].val = i;
+    }
+    /* the scored ones by score, then each run of equal scores by time:
+     * both sorts stable on pool order, as the two passes over all */
+    for (int i = 0; i < npos; i++)
         o[i].key = sort_key_double(p->u[o[i].val].score);
-    if (sort_kv_desc(o, (size_t)p->nu))
+    if (sort_kv_desc(o, (size_t)npos) || sort_kv_desc(o + npos, (size_t)(p->nu - npos)))
         goto fail;
+    for (int i = 0, j; i < npos; i = j) {
+        for (j = i + 1; j < npos && o[j].key == o[i].key; j++)
+            ;
+        if (j - i < 2)
+            continue;
+        for (int r = i; r < j; r++)
+            o[r].key = sort_key_i64(p->m[p->u[o[r].val].head].at);
+        if (sort_kv_desc(o + i, (size_t)(j - i)))
+            goto fail;
+    }
     for (int i = 0; i < p->nu; i++) {
         ord[i] = (int)o[i].val;
         p->u[ord[i]].rank = i;

@@ -387,20 +387,25 @@ int store_any_vectors(struct cairn *h, int *any)
     return rc;
 }
 
-int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
-                        int (*fn)(void *arg, const struct store_session_row *r), void *arg)
+/* n < 0: every session of the store. */
+static int sessions_meta_sql(struct cairn *h, const int64_t *sess, int n,
+                             int (*fn)(void *arg, const struct store_session_row *r), void *arg)
 {
     struct buf ids = BUF_INIT;
     sqlite3_stmt *st = NULL;
     int rc, src;
-    if ((rc = ids_json(h, sess, n, &ids)))
+    if (n >= 0 && (rc = ids_json(h, sess, n, &ids)))
         goto out;
-    if ((rc = store_prepare(h, "SELECT s.id, s.ext_id, s.source, s.project, s.title, "
+    if ((rc = store_prepare(h, n < 0 ? "SELECT s.id, s.ext_id, s.source, s.project, s.title, "
+                            "s.started_at, (SELECT st.n FROM session_stats st WHERE "
+                            "st.session = s.id) FROM sessions s ORDER BY s.id"
+                            : "SELECT s.id, s.ext_id, s.source, s.project, s.title, "
                             "s.started_at, (SELECT st.n FROM session_stats st WHERE "
                             "st.session = s.id) FROM sessions s WHERE s.id IN "
                             "(SELECT value FROM json_each(?1)) ORDER BY s.id", &st)))
         goto out;
-    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
+    if (n >= 0)
+        sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         struct store_session_row r = {
             .row = sqlite3_column_int64(st, 0),
@@ -432,7 +437,9 @@ out:
  * metadata in memory, in the order store_messages_meta gives it, and serves
  * it from there: the exact recall of a common word reads nearly every turn
  * of the store (~30 of ~50 ms of CPU at 100,000 messages), the same rows
- * each time. Valid while nothing was committed: PRAGMA data_version moves
+ * each time. The sessions' rows with them (store_sessions_meta: a fifth of
+ * a preview's instructions at 100k, one JSON list and a subquery a
+ * session). Valid while nothing was committed: PRAGMA data_version moves
  * when another connection commits, the connection's own change count when
  * it writes itself; either drops the copy, and the next recall reads again.
  */
@@ -443,6 +450,8 @@ struct store_turns {
     int64_t              *sess;    /* the sessions in order, */
     size_t               *first;   /* where each one's turns begin in m */
     size_t                ns, cs;
+    struct store_session_row *s;   /* every session by id (strings owned) */
+    size_t                nss, css;
 };
 
 void store_turns_free(struct cairn *h)
@@ -452,6 +461,13 @@ void store_turns_free(struct cairn *h)
         return;
     for (size_t i = 0; i < t->n; i++)
         free((char *)t->m[i].speaker);
+    for (size_t i = 0; i < t->nss; i++) {
+        free((char *)t->s[i].ext_id);
+        free((char *)t->s[i].source);
+        free((char *)t->s[i].project);
+        free((char *)t->s[i].title);
+    }
+    free(t->s);
     free(t->m);
     free(t->sess);
     free(t->first);
@@ -513,8 +529,49 @@ static int turns_keep(void *arg, const struct store_msg_row *r)
     return turns_push(a[0], a[1], r);
 }
 
+static char *dup_or_null(const char *s, int *bad)
+{
+    char *d = s ? strdup(s) : NULL;
+    *bad |= s && !d;
+    return d;
+}
+
+static int sessions_keep(void *arg, const struct store_session_row *r)
+{
+    struct store_turns *t = arg;
+    int bad = 0;
+    if (t->nss == t->css) {
+        size_t nc = t->css ? t->css * 2 : 256;
+        struct store_session_row *ns = realloc(t->s, nc * sizeof *ns);
+        if (!ns)
+            return CAIRN_NOMEM;
+        t->s = ns;
+        t->css = nc;
+    }
+    struct store_session_row *k = &t->s[t->nss++];
+    *k = *r;
+    k->ext_id = dup_or_null(r->ext_id, &bad);
+    k->source = dup_or_null(r->source, &bad);
+    k->project = dup_or_null(r->project, &bad);
+    k->title = dup_or_null(r->title, &bad);
+    return bad ? CAIRN_NOMEM : CAIRN_OK;
+}
+
 static int messages_meta_sql(struct cairn *h, const int64_t *sess, int n,
                              int (*fn)(void *arg, const struct store_msg_row *r), void *arg);
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether the kept copy serves the handle's reads. */
+static int keeps(struct cairn *h)
+{
+    const char *keep = cairn__setting(h, CAIRN__SET_KEEP_TURNS);
+    return keep && strcmp(keep, "0");
+}
 
 /* The kept turns, read again if anything was committed since. */
 static int turns_fresh(struct cairn *h, struct store_turns **out)
@@ -537,7 +594,8 @@ static int turns_fresh(struct cairn *h, struct store_turns **out)
     t->version = v;
     t->changes = ch;
     h->turns = t;
-    if ((rc = messages_meta_sql(h, NULL, -1, turns_keep, a))) {
+    if ((rc = messages_meta_sql(h, NULL, -1, turns_keep, a)) ||
+        (rc = sessions_meta_sql(h, NULL, -1, sessions_keep, t))) {
         store_turns_free(h);
         return rc == CAIRN_NOMEM ? nomem(h) : rc;
     }
@@ -550,8 +608,7 @@ int store_messages_meta(struct cairn *h, const int64_t *sess, int n,
 {
     if (h->pg)
         return pg_messages_meta(h, sess, n, fn, arg);
-    const char *keep = cairn__setting(h, CAIRN__SET_KEEP_TURNS);
-    if (!keep || !strcmp(keep, "0"))
+    if (!keeps(h))
         return messages_meta_sql(h, sess, n, fn, arg);
     struct store_turns *t;
     int rc = turns_fresh(h, &t);
@@ -573,6 +630,41 @@ int store_messages_meta(struct cairn *h, const int64_t *sess, int n,
                 return rc;
     }
     return CAIRN_OK;
+}
+
+int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
+                        int (*fn)(void *arg, const struct store_session_row *r), void *arg)
+{
+    if (h->pg || !keeps(h))       /* a server store's sessions: read as before */
+        return sessions_meta_sql(h, sess, n, fn, arg);
+    struct store_turns *t;
+    int rc = turns_fresh(h, &t);
+    if (rc)
+        return rc;
+    /* the rows of the listed ids in id order, each once, as the SQL gives
+     * them: the list (gather's is sorted; another is sorted first) merged
+     * with the kept ones */
+    int64_t *v = NULL;
+    for (int i = 1; i < n && !v; i++) {
+        if (sess[i] < sess[i - 1]) {
+            if (!(v = malloc((size_t)n * sizeof *v)))
+                return nomem(h);
+            memcpy(v, sess, (size_t)n * sizeof *v);
+            qsort(v, (size_t)n, sizeof *v, cmp_id);
+            sess = v;
+        }
+    }
+    size_t j = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        if (i && sess[i] == sess[i - 1])
+            continue;
+        while (j < t->nss && t->s[j].row < sess[i])
+            j++;
+        if (j < t->nss && t->s[j].row == sess[i])
+            rc = fn(arg, &t->s[j]);
+    }
+    free(v);
+    return rc;
 }
 
 /* n < 0: every message of the store. */

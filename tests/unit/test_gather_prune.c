@@ -423,6 +423,15 @@ static void test_random_store(int nsess, int nq, unsigned seed)
     T_EQ_INT(cairn_set(db, "recall.prune_msgs", "1"), CAIRN_OK);
     check_runs(raw, 0);
     check_all(db, raw, 2, nsess);
+    /* sessions whose turns' positions run against their row ids: gather
+     * pairs the matches with them by search, not by its cursor */
+    T_EQ_INT(sqlite3_open(path, &rw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(rw, "UPDATE messages SET position = -1 - position WHERE session % 3 = 0",
+                          NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(rw);
+    /* (the handle reopened above keeps no turns: odd seeds keep them again) */
+    T_EQ_INT(cairn_set(db, "store.keep_turns", seed % 2 ? "1" : NULL), CAIRN_OK);
+    check_all(db, raw, 2, nsess);
     sqlite3_close(raw);
     cairn_close(db);
 }
@@ -444,6 +453,46 @@ static void pool_size(struct cairn *db, const char *question, int *ns, int *nm)
     query_free(&q);
 }
 
+/* What a recall answers, byte for byte: the text and every item. */
+static void recall_sig(struct cairn *db, const char *question, struct buf *out)
+{
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    struct cairn_recall *r = NULL;
+    o.budget = 300;
+    o.explain = 1;
+    buf_reset(out);
+    T_EQ_INT(cairn_recall(db, question, &o, &r), CAIRN_OK);
+    if (!r)
+        return;
+    buf_printf(out, "%d\n%s\n", r->tokens, r->text);
+    for (size_t i = 0; i < r->n_items; i++)
+        buf_printf(out, "%s %s %d %.9f %s\n", r->items[i].session, r->items[i].message,
+                   r->items[i].rank, r->items[i].score, r->items[i].why ? r->items[i].why : "");
+    cairn_recall_free(r);
+}
+
+/* The kept handle's answer is a fresh handle's (opened now), and asking
+ * again on the kept handle gives it once more. */
+static void same_as_fresh(struct cairn *db, const char *path)
+{
+    static const char *const qs[] = { "alpha bravo", "cache eviction", "zulu socket router" };
+    struct cairn *fresh;
+    struct buf a = BUF_INIT, b = BUF_INIT, c = BUF_INIT;
+    T_EQ_INT(cairn_open(path, CAIRN_OPEN_READONLY, &fresh), CAIRN_OK);
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+        recall_sig(db, qs[i], &a);
+        recall_sig(db, qs[i], &b);
+        recall_sig(fresh, qs[i], &c);
+        T_CHECK(a.n > 0);
+        T_CHECK(a.n == b.n && !memcmp(a.p, b.p, a.n));
+        T_CHECK(a.n == c.n && !memcmp(a.p, c.p, a.n));
+    }
+    cairn_close(fresh);
+    buf_release(&a);
+    buf_release(&b);
+    buf_release(&c);
+}
+
 /* "store.keep_turns" (cairn web): the turns kept between recalls are
  * read again after a write through the handle itself (its change count)
  * or a commit by another connection (data_version), so the pool is always
@@ -462,8 +511,10 @@ static void test_keep_turns(void)
         T_EQ_INT(add_session(db, s, 0, 2 + (int)rnd(4), 0), CAIRN_OK);
     pool_size(db, "alpha bravo", &ns, &nm);
     T_CHECK(nm > 30);
+    same_as_fresh(db, path);
     /* a write through the handle */
     T_EQ_INT(add_session(db, 3, 50, 5, 0), CAIRN_OK);
+    same_as_fresh(db, path);
     pool_size(db, "alpha bravo", &ns2, &nm2);
     T_EQ_INT(cairn_open(path, CAIRN_OPEN_READONLY, &fresh), CAIRN_OK);
     pool_size(fresh, "alpha bravo", &ns, &nm);
@@ -474,6 +525,15 @@ static void test_keep_turns(void)
     T_EQ_INT(sqlite3_exec(rw, "INSERT INTO messages(session, position, role, content, hash) "
                           "SELECT id, 999, 'user', 'zzz', 0 FROM sessions WHERE ext_id = 'g3'",
                           NULL, NULL, NULL), SQLITE_OK);
+    same_as_fresh(db, path);
+    /* the sessions are kept too: a session's project and start moved by
+     * another connection, and a session with no turn */
+    T_EQ_INT(sqlite3_exec(rw, "UPDATE sessions SET project = '/p/moved', started_at = 86400 "
+                          "WHERE ext_id IN ('g4', 'g7')", NULL, NULL, NULL), SQLITE_OK);
+    same_as_fresh(db, path);
+    T_EQ_INT(sqlite3_exec(rw, "INSERT INTO sessions(ext_id, source, started_at, stored_at) "
+                          "VALUES ('empty', 'test', 0, 0)", NULL, NULL, NULL), SQLITE_OK);
+    same_as_fresh(db, path);
     sqlite3_close(rw);
     pool_size(db, "alpha bravo", &ns2, &nm2);
     T_EQ_INT(nm2, nm + 1);

@@ -1620,6 +1620,43 @@ static void test_pack_cite(void)
     tp_free(&t);
 }
 
+/* units_by_rank against its definition: by score, ties the more recent
+ * first, then pool order; many ties of both (scores and times from small
+ * sets, zeros among them), a pool under and one over the sort's 4,096
+ * (merge and radix paths), and negative scores (sorted with the rest). */
+static void test_rank_order(void)
+{
+    static const double scores[] = { 0, 0, 0.5, 0.25, 0.125, 1e-9, -0.0 };
+    unsigned seed = 20261203;
+    for (int round = 0; round < 6; round++) {
+        int n = round % 2 ? 9000 : 60 + round * 20, neg = round >= 4;
+        struct pool p;
+        memset(&p, 0, sizeof p);
+        p.nu = p.nm = n;
+        p.u = calloc((size_t)n, sizeof *p.u);
+        p.m = calloc((size_t)n, sizeof *p.m);
+        T_CHECK(p.u && p.m);
+        for (int i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            p.u[i].head = p.u[i].first = p.u[i].last = i;
+            p.u[i].score = scores[(seed >> 8) % 7] * (neg && (seed >> 20) % 3 == 0 ? -1 : 1);
+            p.m[i].at = 1700000000 + (int64_t)((seed >> 12) % 5) * 86400;
+        }
+        const int *o = units_by_rank(&p);
+        T_CHECK(o != NULL);
+        int bad = 0;
+        for (int r = 0; o && r + 1 < n; r++) {
+            const struct runit *a = &p.u[o[r]], *b = &p.u[o[r + 1]];
+            int64_t ta = p.m[a->head].at, tb = p.m[b->head].at;
+            bad += a->score < b->score ||
+                   (a->score == b->score && (ta < tb || (ta == tb && o[r] > o[r + 1])));
+            bad += a->rank != r;
+        }
+        T_EQ_INT(bad, 0);
+        pool_free(&p);
+    }
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -1627,6 +1664,7 @@ int main(void)
     T_RUN(test_bm25_formula);
     T_RUN(test_units);
     T_RUN(test_units_reply_runs);
+    T_RUN(test_rank_order);
     T_RUN(test_asks_reply);
     T_RUN(test_asks_summary);
     T_RUN(test_ordinal_cue);
