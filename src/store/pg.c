@@ -449,7 +449,12 @@ static const char *const pg_migrations[] = {
     "CREATE TRIGGER postings_update_2 AFTER UPDATE ON cairn.messages REFERENCING NEW TABLE AS"
     "  added FOR EACH STATEMENT EXECUTE FUNCTION cairn.postings_added();"
     "CREATE TRIGGER postings_delete AFTER DELETE ON cairn.messages REFERENCING OLD TABLE AS"
-    "  removed FOR EACH STATEMENT EXECUTE FUNCTION cairn.postings_removed();",
+    "  removed FOR EACH STATEMENT EXECUTE FUNCTION cairn.postings_removed();"
+    /* a posting's message key and length from the index on seq alone:
+     * version 2's messages_seq, widened (at 10,000 messages, the join of
+     * 1,864 candidates 35 -> 26 ms) */
+    "CREATE UNIQUE INDEX messages_seq_key ON cairn.messages(seq) INCLUDE (owner, sid, ntok);"
+    "DROP INDEX cairn.messages_seq;",
 };
 #define PG_N_MIGRATIONS ((int)(sizeof pg_migrations / sizeof pg_migrations[0]))
 _Static_assert(PG_N_MIGRATIONS == PG_SCHEMA_VERSION, "PG_SCHEMA_VERSION is not the number of server migrations");

@@ -166,7 +166,8 @@ check "the session is still there" sh -c "'$CAIRN' --db '$ALICE' show deploy-1 >
 # (as they left them) read the same, and the next sync of a role that may
 # migrates them.
 admin() { pg_sql cairn_admin "$PG_ADMIN_PW" "$1"; }
-eq "version 2: messages_seq" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq'")" 1
+eq "version 6: messages by seq, with their key (version 2's messages_seq)" \
+    "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq_key'")" 1
 eq "version 2: @@ is leakproof" "$(admin "SELECT proleakproof FROM pg_proc WHERE proname = 'ts_match_vq'")" t
 plan=$(pg_sql alice alice-pw "EXPLAIN SELECT seq FROM cairn.messages WHERE tsv @@ 'kestrel'::tsquery")
 contains "version 2: a search under row-level security uses the GIN index" "$plan" "messages_tsv"
@@ -184,6 +185,7 @@ eq "version 3: the sessions' counters are their messages'" "$(admin "$counts")" 
 "$CAIRN" --db "$ALICE" recall "kestrel rotation day" > "$TMP/v0.pg" 2>&1
 "$CAIRN" --db "$ALICE" sessions > "$TMP/s0.pg" 2>&1
 admin "SET client_min_messages = warning; DROP TABLE cairn.postings; DROP FUNCTION cairn.postings_added(), cairn.postings_removed() CASCADE;
+       CREATE UNIQUE INDEX messages_seq ON cairn.messages(seq); DROP INDEX cairn.messages_seq_key;
        DROP TABLE cairn.memories; DROP TABLE cairn.memory_tombstones;
        DROP TRIGGER count_insert ON cairn.messages; DROP TRIGGER count_update_1 ON cairn.messages;
        DROP TRIGGER count_update_2 ON cairn.messages; DROP TRIGGER count_delete ON cairn.messages;
@@ -208,7 +210,7 @@ check "a version 1 server reads the same" cmp -s "$TMP/v0.pg" "$TMP/v1.pg"
 "$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")" ||
     bad "the admin's sync migrates"
 eq "migrated to version 6" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 6
-eq "migrated: messages_seq" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq'")" 1
+eq "migrated: messages by seq" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq_key'")" 1
 eq "migrated: @@ is leakproof" "$(admin "SELECT proleakproof FROM pg_proc WHERE proname = 'ts_match_vq'")" t
 contains "migrated: the messages' shared policy tests the owner first" \
     "$(admin "SELECT qual FROM pg_policies WHERE tablename = 'messages' AND policyname = 'shared'")" "<> CURRENT_USER"

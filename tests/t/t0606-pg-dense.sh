@@ -127,6 +127,7 @@ contains "(with vectors)" "$(cat "$TMP/i.out")" "; keywords, vectors for part of
 lacks "index: bob's private session is not found" \
     "$(CAIRN_PG_DENSE=index "$CAIRN" --db "$ALICE" recall "an island falcon scheme" 2>&1)" "private plan"
 admin "SET client_min_messages = warning; DROP TABLE cairn.postings; DROP FUNCTION cairn.postings_added(), cairn.postings_removed() CASCADE;
+       CREATE UNIQUE INDEX messages_seq ON cairn.messages(seq); DROP INDEX cairn.messages_seq_key;
        DROP TABLE cairn.memories; DROP TABLE cairn.memory_tombstones; DROP INDEX cairn.vectors_hnsw_64; DROP FUNCTION cairn.vector_index(integer);
        UPDATE cairn.meta SET value = '3' WHERE key = 'schema_version'" >/dev/null
 q="feline pushing flowerpots over"

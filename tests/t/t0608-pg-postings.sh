@@ -120,12 +120,19 @@ lacks "recall no longer finds it" "$out" "quetzal migration"
 "$CAIRN" --db "$ALICE" recall "config.toml max_retries" > "$TMP/m0.pg" 2>&1
 admin "SET client_min_messages = warning; DROP TABLE cairn.postings;
        DROP FUNCTION cairn.postings_added(), cairn.postings_removed() CASCADE;
+       CREATE UNIQUE INDEX messages_seq ON cairn.messages(seq); DROP INDEX cairn.messages_seq_key;
        UPDATE cairn.meta SET value = '5' WHERE key = 'schema_version'" >/dev/null
 "$CAIRN" --db "$ALICE" recall "config.toml max_retries" > "$TMP/m5.pg" 2>&1
 check "a version 5 server reads the same" cmp -s "$TMP/m0.pg" "$TMP/m5.pg"
 eq "the admin's sync migrates it to version 6" "$(pg_migrate)" 6
 eq "migrated: the postings filled from the rows there" "$(admin "$same")" "0 0"
 check "(every owner's)" test "$(admin "SELECT count(DISTINCT owner) FROM cairn.postings")" -eq 2
+eq "migrated: messages by seq, with their key" \
+    "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname IN ('messages_seq_key', 'messages_seq')")" 1
+admin "VACUUM cairn.messages" >/dev/null
+plan=$(pg_sql alice alice-pw "SET enable_seqscan = off; SET enable_bitmapscan = off;
+       EXPLAIN SELECT owner, sid, ntok FROM cairn.messages WHERE seq = ANY ('{1,2}'::bigint[])")
+contains "(read from that index alone)" "$plan" "Index Only Scan using messages_seq_key"
 eq "migrated: the triggers" "$(admin "SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'postings_%'")" 4
 "$CAIRN" --db "$ALICE" recall "config.toml max_retries" > "$TMP/m6.pg" 2>&1
 check "and reads the same after" cmp -s "$TMP/m0.pg" "$TMP/m6.pg"
