@@ -622,7 +622,9 @@ static void plan_reads(struct packer *k, const int *ord, int raw)
     for (int r0 = 0; r0 < p->nu && p->u[ord[r0]].score > 0; r0++) {
         const struct runit *u = &p->u[ord[r0]];
         cand_add(k, u->head);
-        if (!p->s[u->sess].dialog && nfull++ < PACK_FULL_ROUNDS)
+        /* a server's source (ahead): every round's replies too, since the
+         * snippets and the reply lane try them, each else a round trip */
+        if (!p->s[u->sess].dialog && (nfull++ < PACK_FULL_ROUNDS || k->src->ahead > 1))
             for (int i = u->first; i <= u->last; i++)
                 cand_add(k, i);
     }
@@ -678,7 +680,9 @@ static int fetch(struct packer *k, int i, int want_text)
     if (k->state[i] >= want)
         return 0;
     const struct runit *u = &k->p->u[k->p->m[i].unit];
-    int room = u->last - u->first + 1 > FETCH_BATCH ? u->last - u->first + 1 : FETCH_BATCH;
+    /* a server's reads are round trips: its source reads further ahead */
+    int batch = FETCH_BATCH * (k->src->ahead > 1 ? k->src->ahead : 1);
+    int room = u->last - u->first + 1 > batch ? u->last - u->first + 1 : batch;
     int *idx = malloc(2 * (size_t)room * sizeof *idx), *sel, n = 0;
     if (!idx)
         return -1;
@@ -686,7 +690,7 @@ static int fetch(struct packer *k, int i, int want_text)
     idx[n++] = i;
     if (k->cpos[i] >= 0) {
         /* the first pass: the next turns it will try */
-        for (int c = k->cpos[i] + 1; c < k->ncand && n < FETCH_BATCH; c++)
+        for (int c = k->cpos[i] + 1; c < k->ncand && n < batch; c++)
             if (k->state[k->cand[c]] < want)
                 idx[n++] = k->cand[c];
     } else {
@@ -898,7 +902,8 @@ static int store_text(void *h, struct store_msg_text *v, int n, size_t max)
 
 struct pack_src pack_src_store(struct cairn *h)
 {
-    return (struct pack_src){ store_meta, store_text, h, cairn__setting(h, CAIRN__SET_REPLY_LANE) };
+    return (struct pack_src){ store_meta, store_text, h, cairn__setting(h, CAIRN__SET_REPLY_LANE),
+                              store_read_ahead(h) };
 }
 
 int pack(const struct pack_src *src, struct pool *p, struct query *q,

@@ -256,6 +256,9 @@ struct pack_src {
     void *arg;
     /* The setting recall.reply_lane as given (NULL: the default share). */
     const char *reply_lane;
+    /* How many times FETCH_BATCH messages a read asks for (0 or 1: once):
+     * more where each read is a round trip (store_read_ahead). */
+    int ahead;
 };
 struct pack_src pack_src_store(struct cairn *h);
 /* Chooses, reads and renders into r (text, tokens, items borrowing from

@@ -22,6 +22,10 @@ int pg_event_msgs(struct cairn *h, const struct store_scope *sc, int64_t from, i
                   struct store_ids *msgs, struct store_ids *sess);
 int pg_messages_meta(struct cairn *h, const int64_t *sess, int n,
                      int (*fn)(void *arg, const struct store_msg_row *r), void *arg);
+/* Packing on a server store reads this many times as far ahead as on a
+ * local one (store_read_ahead): each read is a round trip (measured in
+ * docs/POSTGRES.md, version 6); the choice does not depend on it. */
+#define PG_READ_AHEAD 8
 int pg_msgs_meta(struct cairn *h, struct store_msg_text *v, int n);
 int pg_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max);
 /* The phrases of an FTS5 MATCH expression as recall writes it ("a" OR

@@ -603,6 +603,11 @@ static int turns_fresh(struct cairn *h, struct store_turns **out)
     return CAIRN_OK;
 }
 
+int store_read_ahead(const struct cairn *h)
+{
+    return h->pg ? PG_READ_AHEAD : 1;
+}
+
 int store_messages_meta(struct cairn *h, const int64_t *sess, int n,
                         int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
 {

@@ -120,6 +120,10 @@ int store_msgs_meta(struct cairn *h, struct store_msg_text *v, int n);
  * longer than max is read only up to max (incremental blob I/O), so a
  * 50 MB paste costs the pages of its opening only. */
 int store_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max);
+/* How many messages a packing read should ask for at once: 1 (the
+ * default) where a read is a local lookup; more where each read is a round
+ * trip to a server (store/pg_read.c). */
+int store_read_ahead(const struct cairn *h);
 /* The length of s's first n bytes ended on a whole character (s is valid
  * UTF-8 cut at n): where a text cut at max bytes ends. */
 size_t store_utf8_cut(const char *s, size_t n);

@@ -7,7 +7,7 @@
 # questions; sessions, show, export are identical; a role sees only what
 # row-level security lets it (another owner's private session never appears
 # in any read command or MCP tool); write commands are refused clearly; the
-# server's versions 1 and 2 read the same and migrate to 4; a
+# server's versions 1 and 2 read the same and migrate to 6; a
 # wrong password and a down server are clear errors without the password.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/pg.sh"
@@ -105,7 +105,7 @@ check "stats on the server: $st" test $? -eq 0
 contains "stats counts the sessions" "$st" "$("$CAIRN" --db "$A" stats 2>&1 | grep -i '^sessions' | head -1)"
 lacks "no password in stats" "$st" "alice-pw"
 contains "stats names the server as the store" "$st" "alice@"
-contains "and the server's schema version, not the local one" "$st" "(schema 5)"
+contains "and the server's schema version, not the local one" "$st" "(schema 6)"
 
 # 4. who sees what: bob shares his project with alice; his private session
 # stays his
@@ -166,7 +166,8 @@ check "the session is still there" sh -c "'$CAIRN' --db '$ALICE' show deploy-1 >
 # (as they left them) read the same, and the next sync of a role that may
 # migrates them.
 admin() { pg_sql cairn_admin "$PG_ADMIN_PW" "$1"; }
-eq "version 2: messages_seq" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq'")" 1
+eq "version 6: messages by seq, with their key (version 2's messages_seq)" \
+    "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq_key'")" 1
 eq "version 2: @@ is leakproof" "$(admin "SELECT proleakproof FROM pg_proc WHERE proname = 'ts_match_vq'")" t
 plan=$(pg_sql alice alice-pw "EXPLAIN SELECT seq FROM cairn.messages WHERE tsv @@ 'kestrel'::tsquery")
 contains "version 2: a search under row-level security uses the GIN index" "$plan" "messages_tsv"
@@ -183,7 +184,9 @@ aggs="SELECT string_agg(s.sid || ':' || c.n || ',' || c.t || ',' || c.u || ',' |
 eq "version 3: the sessions' counters are their messages'" "$(admin "$counts")" "$(admin "$aggs")"
 "$CAIRN" --db "$ALICE" recall "kestrel rotation day" > "$TMP/v0.pg" 2>&1
 "$CAIRN" --db "$ALICE" sessions > "$TMP/s0.pg" 2>&1
-admin "DROP TABLE cairn.memories; DROP TABLE cairn.memory_tombstones;
+admin "SET client_min_messages = warning; DROP TABLE cairn.postings; DROP FUNCTION cairn.postings_added(), cairn.postings_removed() CASCADE;
+       CREATE UNIQUE INDEX messages_seq ON cairn.messages(seq); DROP INDEX cairn.messages_seq_key;
+       DROP TABLE cairn.memories; DROP TABLE cairn.memory_tombstones;
        DROP TRIGGER count_insert ON cairn.messages; DROP TRIGGER count_update_1 ON cairn.messages;
        DROP TRIGGER count_update_2 ON cairn.messages; DROP TRIGGER count_delete ON cairn.messages;
        DROP FUNCTION cairn.count_added(); DROP FUNCTION cairn.count_removed();
@@ -206,8 +209,8 @@ admin "DROP INDEX cairn.messages_seq; ALTER FUNCTION pg_catalog.ts_match_vq(tsve
 check "a version 1 server reads the same" cmp -s "$TMP/v0.pg" "$TMP/v1.pg"
 "$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")" ||
     bad "the admin's sync migrates"
-eq "migrated to version 5" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 5
-eq "migrated: messages_seq" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq'")" 1
+eq "migrated to version 6" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 6
+eq "migrated: messages by seq" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq_key'")" 1
 eq "migrated: @@ is leakproof" "$(admin "SELECT proleakproof FROM pg_proc WHERE proname = 'ts_match_vq'")" t
 contains "migrated: the messages' shared policy tests the owner first" \
     "$(admin "SELECT qual FROM pg_policies WHERE tablename = 'messages' AND policyname = 'shared'")" "<> CURRENT_USER"

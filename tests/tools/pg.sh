@@ -6,6 +6,7 @@
 #   pg_sql ROLE PASSWORD SQL       runs SQL as ROLE through psql; prints rows
 #   pg_url ROLE PASSWORD           the postgres:// URL cairn is given
 #   pg_login_roles NAME...         login roles (password NAME-pw), then the schema
+#   pg_migrate                     the admin's sync (migrates); prints the version
 #   pg_stop                        stops it now (the EXIT trap also does)
 #   PG_INITDB_EXTRA="..."          more initdb options (set before pg_start)
 #
@@ -96,6 +97,13 @@ pg_login_roles() {
         pg_sql cairn_admin "$PG_ADMIN_PW" "CREATE ROLE $r LOGIN PASSWORD '$r-pw'" >/dev/null || return 1
     done
     "$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")"
+}
+
+# pg_migrate: the admin's sync, which migrates the server; prints its schema
+# version after
+pg_migrate() {
+    "$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")" &&
+    pg_sql cairn_admin "$PG_ADMIN_PW" "SELECT value FROM cairn.meta WHERE key = 'schema_version'"
 }
 
 # pg_bob_sessions DB: bob's two sessions of project `shared` (password

@@ -180,6 +180,9 @@ static void result_free(struct cairn_recall *r)
     memset(r, 0, sizeof *r);
 }
 
+/* pack_src.ahead of the packs below (a server's source reads further). */
+static int pack_ahead;
+
 /* Packs t's ranked pool with options o. */
 static int pack_opts(struct tpool *t, struct memsrc *ms, const struct cairn_recall_opts *o,
                      struct cairn_recall *r)
@@ -187,7 +190,7 @@ static int pack_opts(struct tpool *t, struct memsrc *ms, const struct cairn_reca
     memset(ms, 0, sizeof *ms);
     ms->t = t;
     memset(r, 0, sizeof *r);
-    struct pack_src src = { mem_meta, mem_text, ms, NULL };
+    struct pack_src src = { mem_meta, mem_text, ms, NULL, pack_ahead };
     return pack(&src, &t->p, &t->q, o, 0, r);
 }
 
@@ -1141,6 +1144,62 @@ static void test_pack_reply_snippet(void)
     free(answer);
 }
 
+/* A source whose reads are round trips (a server store: pack_src.ahead,
+ * store_read_ahead) reads further ahead, every ranked round's replies
+ * among what it plans: the same text, items and tokens at every budget,
+ * with and without the reply lane, in fewer reads. */
+static void test_pack_read_ahead(void)
+{
+    static const char *const terms[] = { "zebra", "quokka", NULL };
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r0, r1;
+    char *filler = words("lorem ipsum dolor sit amet.", 30);
+    char *reply = words("stripes and the zebra again.", 60);
+    char *turns[40];
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    for (int i = 0; i < 40; i++) {
+        size_t tn = strlen(filler) + 64;
+        turns[i] = malloc(tn);
+        snprintf(turns[i], tn, "%s question %d? %s", i % 3 ? "another" : "zebra quokka", i, filler);
+        tp_msg(&t, ROLE_USER, NULL, turns[i], 1000);
+        tp_msg(&t, ROLE_ASSISTANT, NULL, i % 4 ? reply : "a quokka", 1000);
+        tp_msg(&t, ROLE_ASSISTANT, NULL, reply, 1000);
+    }
+    tp_finish(&t, 0);
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    static const int budgets[] = { 500, 1000, 3000, 4000, 8000 };
+    int fewer = 0;
+    for (int lane = 0; lane < 2; lane++)
+        for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++) {
+            t.q.asks_reply = lane;
+            pack_ahead = 0;
+            T_EQ_INT(pack_mem(&t, &ms, budgets[b], NULL, &r0), CAIRN_OK);
+            int calls0 = ms.meta_calls + ms.text_calls;
+            unpack(&t);
+            pack_ahead = 8;
+            T_EQ_INT(pack_mem(&t, &ms, budgets[b], NULL, &r1), CAIRN_OK);
+            int calls1 = ms.meta_calls + ms.text_calls;
+            unpack(&t);
+            T_EQ_STR(r1.text, r0.text);
+            T_EQ_INT((int)r1.n_items, (int)r0.n_items);
+            T_EQ_INT(r1.tokens, r0.tokens);
+            T_CHECK(calls1 <= calls0);
+            fewer += calls1 < calls0;
+            result_free(&r0);
+            result_free(&r1);
+        }
+    T_CHECK(fewer >= 5);
+    pack_ahead = 0;
+    t.q.asks_reply = 0;
+    tp_free(&t);
+    for (int i = 0; i < 40; i++)
+        free(turns[i]);
+    free(filler);
+    free(reply);
+}
+
 /* A summary question (issue 15): sixty rounds, each user turn and reply
  * naming the topic once in a long text. User-first packing fills 4000
  * tokens with the best rounds' turns and one round's replies; a summary
@@ -1681,6 +1740,7 @@ int main(void)
     T_RUN(test_pack_whole_store);
     T_RUN(test_pack_user_first);
     T_RUN(test_pack_reply_snippet);
+    T_RUN(test_pack_read_ahead);
     T_RUN(test_pack_top_reply);
     T_RUN(test_pack_summary);
     T_RUN(test_pack_excerpt_choice);
