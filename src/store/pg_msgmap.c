@@ -50,12 +50,14 @@ const struct pg_msg *pg_msgmap_find(const struct pg_msgmap *mm, int64_t seq)
 }
 
 /* The digest of the visible sessions' row versions: their count and an
- * md5 of their xmins in key order (a row the counters rewrote has a new
- * one; a forgotten session's row is gone). */
+ * md5 of their xmins (a row the counters rewrote has a new one; a
+ * forgotten session's row is gone). In the heap's order, not sorted (at
+ * 5,000 sessions 12 -> 5-9 ms): an order that moves without a change only
+ * reads the map again. */
 static int read_stamp(struct pgc *pc, char *out, size_t n)
 {
     PGresult *r = PQexec(pc->c, "SELECT count(*)::text || ':' || md5(coalesce(string_agg("
-                                "xmin::text, ',' ORDER BY owner, sid), '')) FROM cairn.sessions");
+                                "xmin::text, ','), '')) FROM cairn.sessions");
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
         return pg_fail(pc, r, "read sessions' state");
     snprintf(out, n, "%s", PQgetvalue(r, 0, 0));

@@ -13,10 +13,13 @@
  *
  * Messages stay on the server and are read per question, batched by
  * arrays (`= ANY`, `unnest`), never with SQL built from user text:
- *   - candidates: `tsv @@ tsquery` (GIN) with the positions of the query's
- *     lexemes, from which the client counts each phrase as FTS5's
- *     cairn_tf does (same tokenizer, same positions);
- *   - metadata of the pool's sessions' messages, then texts for packing.
+ *   - candidates: the postings of the query's lexemes (version 6; before,
+ *     `tsv @@ tsquery` with their positions), from which the client counts
+ *     each phrase as FTS5's cairn_tf does (same tokenizer, same positions);
+ *   - texts for packing.
+ * Every message's metadata (its session, length, position...) is read
+ * once a handle and again when the server's data moved
+ * (store/pg_msgmap.c).
  *   - vectors of the question's model, for the dense side of recall: read
  *     once a handle and scanned in the client exactly as SQLite's are
  *     (store/vectors.c, recall/dense.c).
@@ -50,6 +53,7 @@ struct pg_store {
     char       **owner, **sid;
     struct skey *by_key;    /* the n sessions in (owner, sid) order */
     struct pg_msgmap mm;    /* their messages' metadata (version 3 on) */
+    int          asked;     /* pool metadata read per question so far */
 };
 
 static int cmp_key(const void *a, const void *b)
@@ -73,14 +77,18 @@ static int64_t sess_of(void *arg, const char *owner, const char *sid)
     return sess_id(arg, owner, sid);
 }
 
-/* The message map, current (store/pg_msgmap.h): from version 3, whose
- * counters rewrite a session's row at every change of its messages. */
+/* The message map, current (store/pg_msgmap.h), or NULL: read the server
+ * per question. From version 3, whose counters rewrite a session's row at
+ * every change of its messages; and from a handle's second question (one
+ * whose pool's metadata was read): a `cairn recall` process asks one, and
+ * the map (every message's row) costs it more than that question's reads
+ * (at 100,000 messages 450 ms a process against ~230). */
 static int msgmap(struct cairn *h, const struct pg_msgmap **out)
 {
     struct pg_store *ps = h->pg;
     int rc;
     *out = NULL;
-    if (ps->pc.schema < 3)
+    if (ps->pc.schema < 3 || !ps->asked)
         return CAIRN_OK;
     if ((rc = pg_msgmap_fresh(&ps->pc, &ps->mm, ps->n, sess_of, ps)))
         return rc;
@@ -664,10 +672,15 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
     int post = ps->pc.schema >= 6 && !long_token(pp);
     if (post && (rc = msgmap(h, &mm)))
         goto out;
-    if (post)
+    if (mm)
         r = PQexecParams(ps->pc.c, "SELECT seq, lexeme, pos FROM cairn.postings"
                          " WHERE lexeme = ANY ($1::text[]) ORDER BY seq, lexeme", 1, NULL,
                          p + 1, NULL, NULL, 0);
+    else if (post)      /* no map (yet): each message's key and length joined */
+        r = PQexecParams(ps->pc.c, "SELECT m.seq, m.owner, m.sid, m.ntok, p.lexeme,"
+                         " p.pos FROM cairn.postings p JOIN cairn.messages m"
+                         " ON m.seq = p.seq WHERE p.lexeme = ANY ($1::text[])"
+                         " ORDER BY p.seq, p.lexeme", 1, NULL, p + 1, NULL, NULL, 0);
     else
         r = PQexecParams(ps->pc.c, "SELECT m.seq, m.owner, m.sid, m.ntok, u.lexeme,"
                          " u.positions::text FROM cairn.messages m CROSS JOIN LATERAL"
@@ -685,7 +698,7 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
             ;
         int64_t row = strtoll(PQgetvalue(r, i, 0), NULL, 10), sess;
         int ntok;
-        if (post) {
+        if (mm) {
             /* a message the map has not (its session not loaded, or pushed
              * during this question) is left out, as an unloaded session's */
             const struct pg_msg *m = pg_msgmap_find(mm, row);
@@ -697,7 +710,7 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
         }
         if (!sess || !bsearch(&sess, scope.v, (size_t)scope.n, sizeof *scope.v, cmp_i64))
             continue;
-        rc = one_match(r, i, j, post ? 1 : 4, row, sess, ntok, pp, tf, fn, arg);
+        rc = one_match(r, i, j, mm ? 1 : 4, row, sess, ntok, pp, tf, fn, arg);
         if (rc == CAIRN_NOMEM)
             nomem(h);
     }
@@ -843,7 +856,9 @@ int pg_messages_meta(struct cairn *h, const int64_t *sess, int n,
         return rc;
     if (mm)
         return map_meta(h, mm, sess, n, fn, arg);
-    /* a server before version 3: the pool's sessions' rows each question */
+    /* a server before version 3, or a handle's first question: the pool's
+     * sessions' rows */
+    ps->asked++;
     if ((rc = sess_arrays(h, sess, n, &a)))
         goto out;
     /* two statements, each on its index (server version 3): the speakers

@@ -5,7 +5,8 @@
 # PostgreSQL 15: two questions read the map once; a push that appends a
 # message to a session the handle holds, extends a reply under its id (a
 # new seq on the server) and forgets a session makes the next question read
-# it again and see all three; the answers are SQLite's before the push.
+# it again and see all three; the answers are SQLite's before the push
+# (the first question read per question, the next ones from the map).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/pg.sh"
 pg_start || t_skip_all "$PG_WHY"
@@ -43,9 +44,15 @@ def log_mark(i):
     subprocess.run(["psql", "-X", "-q", "-c", "SELECT 'mark %d'" % i,
                     "postgresql:///postgres?user=alice&password=alice-pw"], check=True,
                    capture_output=True, env=dict(__import__("os").environ, PGAPPNAME="mark"))
-with Mcp(cairn, env={"CAIRN_DB": url, "PGAPPNAME": "t0609"}, name="t0609") as m:
-    put(1, m.call("recall", {"query": "ocelot harbor"})[1])
-    put(2, m.call("recall", {"query": "ocelot reply"})[1])
+qs = ["ocelot harbor", "ocelot reply", "timeout parser", "harbor plans"]
+with Mcp(cairn, env={"CAIRN_DB": url, "PGAPPNAME": "t0609"}, name="t0609") as m, \
+        Mcp(cairn, env={"CAIRN_DB": db}, name="t0609") as s:
+    # the first question reads per question, the next ones from the map:
+    # each the same text as SQLite's
+    same = [m.call("recall", {"query": q}) == s.call("recall", {"query": q}) for q in qs]
+    put(7, " ".join("same" if x else "differs" for x in same))
+    put(1, m.call("recall", {"query": qs[0]})[1])
+    put(2, m.call("recall", {"query": qs[1]})[1])
     log_mark(1)
     subprocess.run([cairn, "--db", db, "add", "-q", tmp + "/s2.jsonl"], check=True)
     subprocess.run([cairn, "--db", db, "forget", "gone-1"], check=True, capture_output=True)
@@ -57,6 +64,7 @@ with Mcp(cairn, env={"CAIRN_DB": url, "PGAPPNAME": "t0609"}, name="t0609") as m:
     put(6, m.call("recall", {"query": "ocelot lighthouse"})[1])
 EOF
 out() { cat "$TMP/mcp-$1.txt"; }
+eq "before the push: the server's answers are SQLite's" "$(out 7)" "same same same same"
 contains "before the push: the harbor" "$(out 1)" "ocelot plans for the harbor"
 eq "the same text as SQLite's recall" "$(out 1 | grep -c ocelot)" "$(printf '%s\n' "$sqlite_ocelot" | grep -c ocelot)"
 contains "before the push: the reply as it was" "$(out 2)" "the ocelot reply begins"
