@@ -1,10 +1,10 @@
 /*
  * pg_msgmap.h: the metadata of every message a server handle sees, read
  * once a handle and again only when the server's data moved
- * (docs/POSTGRES.md "Reading the server"). Recall asks the server for the
- * postings of a question's lexemes alone and for no metadata: the
- * message's session, length, position, role, time and speaker come from
- * here.
+ * (docs/POSTGRES.md "Reading the server"). From a handle's second
+ * question (store/pg_read.c), recall asks the server for the postings of
+ * a question's lexemes alone and for no metadata: the message's session,
+ * length, position, role, time and speaker come from here.
  *
  * Freshness: every change of a message (an insert, an update, a delete:
  * a push, a rewrite, a forget) rewrites its session's row on the server

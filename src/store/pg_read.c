@@ -17,12 +17,12 @@
  *     `tsv @@ tsquery` with their positions), from which the client counts
  *     each phrase as FTS5's cairn_tf does (same tokenizer, same positions);
  *   - texts for packing.
- * Every message's metadata (its session, length, position...) is read
- * once a handle and again when the server's data moved
- * (store/pg_msgmap.c).
  *   - vectors of the question's model, for the dense side of recall: read
  *     once a handle and scanned in the client exactly as SQLite's are
  *     (store/vectors.c, recall/dense.c).
+ * Every message's metadata (its session, length, position...) is read
+ * from a handle's second question once, and again when the server's data
+ * moved (store/pg_msgmap.c); the first reads it per question.
  *
  * Explicit memories and corrections (server version 5) are read whole at
  * open into the in-memory store's memories, as a pull adds them
