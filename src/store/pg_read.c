@@ -13,13 +13,16 @@
  *
  * Messages stay on the server and are read per question, batched by
  * arrays (`= ANY`, `unnest`), never with SQL built from user text:
- *   - candidates: `tsv @@ tsquery` (GIN) with the positions of the query's
- *     lexemes, from which the client counts each phrase as FTS5's
- *     cairn_tf does (same tokenizer, same positions);
- *   - metadata of the pool's sessions' messages, then texts for packing.
+ *   - candidates: the postings of the query's lexemes (version 6; before,
+ *     `tsv @@ tsquery` with their positions), from which the client counts
+ *     each phrase as FTS5's cairn_tf does (same tokenizer, same positions);
+ *   - texts for packing.
  *   - vectors of the question's model, for the dense side of recall: read
  *     once a handle and scanned in the client exactly as SQLite's are
  *     (store/vectors.c, recall/dense.c).
+ * Every message's metadata (its session, length, position...) is read
+ * from a handle's second question once, and again when the server's data
+ * moved (store/pg_msgmap.c); the first reads it per question.
  *
  * Explicit memories and corrections (server version 5) are read whole at
  * open into the in-memory store's memories, as a pull adds them
@@ -33,6 +36,7 @@
 #include <string.h>
 
 #include "store/pg.h"
+#include "store/pg_msgmap.h"
 #include "store/pg_read.h"
 #include "text/tokenize.h"
 #include "util/buf.h"
@@ -48,6 +52,8 @@ struct pg_store {
     int          n;         /* sessions loaded: local id i+1 is owner[i], sid[i] */
     char       **owner, **sid;
     struct skey *by_key;    /* the n sessions in (owner, sid) order */
+    struct pg_msgmap mm;    /* their messages' metadata (version 3 on) */
+    int          asked;     /* pool metadata read per question so far */
 };
 
 static int cmp_key(const void *a, const void *b)
@@ -64,6 +70,30 @@ static int64_t sess_id(const struct pg_store *ps, const char *owner, const char 
     const struct skey *f = ps->n ? bsearch(&k, ps->by_key, (size_t)ps->n, sizeof k, cmp_key)
                                  : NULL;
     return f ? f->id : 0;
+}
+
+static int64_t sess_of(void *arg, const char *owner, const char *sid)
+{
+    return sess_id(arg, owner, sid);
+}
+
+/* The message map, current (store/pg_msgmap.h), or NULL: read the server
+ * per question. From version 3, whose counters rewrite a session's row at
+ * every change of its messages; and from a handle's second question (one
+ * whose pool's metadata was read): a `cairn recall` process asks one, and
+ * the map (every message's row) costs it more than that question's reads
+ * (at 100,000 messages 450 ms a process against ~230). */
+static int msgmap(struct cairn *h, const struct pg_msgmap **out)
+{
+    struct pg_store *ps = h->pg;
+    int rc;
+    *out = NULL;
+    if (ps->pc.schema < 3 || !ps->asked)
+        return CAIRN_OK;
+    if ((rc = pg_msgmap_fresh(&ps->pc, &ps->mm, ps->n, sess_of, ps)))
+        return rc;
+    *out = &ps->mm;
+    return CAIRN_OK;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -88,6 +118,7 @@ void store_server_close(struct cairn *h)
     if (!ps)
         return;
     pg_close(&ps->pc);
+    pg_msgmap_free(&ps->mm);
     for (int i = 0; i < ps->n; i++) {
         free(ps->owner[i]);
         free(ps->sid[i]);
@@ -566,18 +597,18 @@ int pg_phrases_parse(const char *expr, size_t len, int nt, struct pg_phrases **o
     return CAIRN_OK;
 }
 
-/* Hands one message's rows [from, to) of r (seq, owner, sid, ntok, lexeme,
- * positions) to fn with its counts, as session sess: 0, the callback's
- * value, or CAIRN_NOMEM. */
-static int one_match(PGresult *r, int from, int to, int64_t sess, const struct pg_phrases *pp,
-                     uint16_t *tf, store_match_fn fn, void *arg)
+/* Hands one message's rows [from, to) of r (its lexemes in column lc, their
+ * positions in lc + 1) to fn with its counts, as message row of session
+ * sess with ntok index tokens: 0, the callback's value, or CAIRN_NOMEM. */
+static int one_match(PGresult *r, int from, int to, int lc, int64_t row, int64_t sess, int ntok,
+                     const struct pg_phrases *pp, uint16_t *tf, store_match_fn fn, void *arg)
 {
     int nl = to - from, any;
     const char **lex = malloc((size_t)(nl > 0 ? nl : 1) * sizeof *lex);
     const char **pos = malloc((size_t)(nl > 0 ? nl : 1) * sizeof *pos);
     for (int i = 0; lex && pos && i < nl; i++) {
-        lex[i] = PQgetvalue(r, from + i, 4);
-        pos[i] = PQgetvalue(r, from + i, 5);
+        lex[i] = PQgetvalue(r, from + i, lc);
+        pos[i] = PQgetvalue(r, from + i, lc + 1);
     }
     any = lex && pos ? pg_phrase_tf(pp, lex, pos, nl, tf) : -1;
     free(lex);
@@ -586,8 +617,7 @@ static int one_match(PGresult *r, int from, int to, int64_t sess, const struct p
         return CAIRN_NOMEM;
     /* a lexeme of a phrase met out of its order matches no phrase: FTS5
      * would not have returned the row */
-    return any ? fn(arg, strtoll(PQgetvalue(r, from, 0), NULL, 10), sess,
-                    atoi(PQgetvalue(r, from, 3)), tf) : 0;
+    return any ? fn(arg, row, sess, ntok, tf) : 0;
 }
 
 /* Whether a token of the question is longer than postings hold (the
@@ -631,12 +661,22 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
      * loaded sessions', checked here: the server's whole set of candidates
      * comes in one round trip, not one lookup per session. */
     const char *p[] = { q.p, lex.p };
-    /* Version 6: the postings of the question's lexemes, from their
-     * index, each joined to its message's key and length (FTS5's doclists).
-     * Before, or for a lexeme too long to have postings: each candidate's
-     * tsvector, whose query lexemes setweight marks and ts_filter keeps (in
-     * C, 3x faster than unnesting every lexeme of each candidate in SQL). */
-    if (ps->pc.schema >= 6 && !long_token(pp))
+    /* Version 6: the postings of the question's lexemes alone, from their
+     * index (FTS5's doclists), each message's session and length from the
+     * handle's map (store/pg_msgmap.h; a join to messages for them cost
+     * 20 times the postings' read). Before, or for a lexeme too long to
+     * have postings: each candidate's tsvector, whose query lexemes
+     * setweight marks and ts_filter keeps (in C, 3x faster than unnesting
+     * every lexeme of each candidate in SQL). */
+    const struct pg_msgmap *mm = NULL;
+    int post = ps->pc.schema >= 6 && !long_token(pp);
+    if (post && (rc = msgmap(h, &mm)))
+        goto out;
+    if (mm)
+        r = PQexecParams(ps->pc.c, "SELECT seq, lexeme, pos FROM cairn.postings"
+                         " WHERE lexeme = ANY ($1::text[]) ORDER BY seq, lexeme", 1, NULL,
+                         p + 1, NULL, NULL, 0);
+    else if (post)      /* no map (yet): each message's key and length joined */
         r = PQexecParams(ps->pc.c, "SELECT m.seq, m.owner, m.sid, m.ntok, p.lexeme,"
                          " p.pos FROM cairn.postings p JOIN cairn.messages m"
                          " ON m.seq = p.seq WHERE p.lexeme = ANY ($1::text[])"
@@ -656,10 +696,21 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
     for (int i = 0, j; i < n && !rc; i = j) {
         for (j = i + 1; j < n && !strcmp(PQgetvalue(r, j, 0), PQgetvalue(r, i, 0)); j++)
             ;
-        int64_t sess = sess_id(ps, PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+        int64_t row = strtoll(PQgetvalue(r, i, 0), NULL, 10), sess;
+        int ntok;
+        if (mm) {
+            /* a message the map has not (its session not loaded, or pushed
+             * during this question) is left out, as an unloaded session's */
+            const struct pg_msg *m = pg_msgmap_find(mm, row);
+            sess = m ? m->sess : 0;
+            ntok = m ? m->ntok : 0;
+        } else {
+            sess = sess_id(ps, PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+            ntok = atoi(PQgetvalue(r, i, 3));
+        }
         if (!sess || !bsearch(&sess, scope.v, (size_t)scope.n, sizeof *scope.v, cmp_i64))
             continue;
-        rc = one_match(r, i, j, sess, pp, tf, fn, arg);
+        rc = one_match(r, i, j, mm ? 1 : 4, row, sess, ntok, pp, tf, fn, arg);
         if (rc == CAIRN_NOMEM)
             nomem(h);
     }
@@ -764,6 +815,34 @@ static int cmp_speaker(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* pg_messages_meta from the handle's map: the sessions in increasing
+ * order, each one's messages in position order, as the statements below
+ * return them. */
+static int map_meta(struct cairn *h, const struct pg_msgmap *mm, const int64_t *sess, int n,
+                    int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+{
+    int64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    int rc = CAIRN_OK;
+    if (!v)
+        return nomem(h);
+    memcpy(v, sess, (size_t)n * sizeof *v);
+    qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    for (int i = 0; i < n && !rc; i++) {
+        if (v[i] < 1 || v[i] > mm->nsess)
+            continue;
+        for (int k = mm->first[v[i] - 1]; k < mm->first[v[i]] && !rc; k++) {
+            const struct pg_msg *g = &mm->msg[k];
+            struct store_msg_row m = {
+                .row = g->seq, .sess = g->sess, .position = g->position, .user = g->user,
+                .speaker = g->speaker, .at = g->at, .ntok = g->ntok,
+            };
+            rc = fn(arg, &m);
+        }
+    }
+    free(v);
+    return rc;
+}
+
 int pg_messages_meta(struct cairn *h, const int64_t *sess, int n,
                      int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
 {
@@ -771,8 +850,16 @@ int pg_messages_meta(struct cairn *h, const int64_t *sess, int n,
     struct sess_arrays a;
     struct speaker *sp = NULL;
     PGresult *rs = NULL, *r = NULL;
-    int rc = sess_arrays(h, sess, n, &a), ns = 0;
+    const struct pg_msgmap *mm;
+    int rc = msgmap(h, &mm), ns = 0;
     if (rc)
+        return rc;
+    if (mm)
+        return map_meta(h, mm, sess, n, fn, arg);
+    /* a server before version 3, or a handle's first question: the pool's
+     * sessions' rows */
+    ps->asked++;
+    if ((rc = sess_arrays(h, sess, n, &a)))
         goto out;
     /* two statements, each on its index (server version 3): the speakers
      * of the few messages that have one, then everything else from
