@@ -45,6 +45,9 @@
 #define PATH_MAX_NOTE 4300
 /* a page name's tokens (a name is at most MD_MAX_VALUE bytes) */
 #define NOTE_NAME_MAX 1024
+/* pages whose names hold a word of the question: past this many, the
+ * others are left out (a word of so many pages' names is no page's) */
+#define NOTE_PDOCS_MAX 1024
 
 void note_pool_free(struct note_pool *np)
 {
@@ -153,9 +156,13 @@ struct names {
      * in a question, "agentrecall" in a file's name is stemmed) */
     int nrare;
     const char *rare[RECALL_MAX_TERMS];
+    int rare_t[RECALL_MAX_TERMS];       /* its query term */
     char rare_stem[RECALL_MAX_TERMS][48];
-    int npdocs;                 /* pages whose name holds one of them */
-    int64_t pdocs[256];
+    int npdocs;                 /* pages whose name holds one of them, */
+    struct pdoc {
+        int64_t  doc;
+        uint64_t mask;          /* which of them (bit r: rare[r]) */
+    } pdocs[NOTE_PDOCS_MAX];    /* sorted by doc once all are in */
 };
 
 /* 1 when the name's tokens stand in the question in a row; *distinct when
@@ -207,13 +214,14 @@ static int named_in(struct names *nm, const char *name, size_t len, int *distinc
     return 1;
 }
 
-/* 1 when a word of one of the page's names (its title, an alias, its
- * file's name, taken apart at '-', '_' and '.': "002-agentrecall-readme")
- * is one of the question's rare words. */
-static int names_part(struct names *nm, const char *names)
+/* The question's rare words (bit r: rare[r]) that are a word of one of
+ * the page's names (its title, an alias, its file's name, taken apart at
+ * '-', '_' and '.': "002-agentrecall-readme"). */
+static uint64_t names_part(struct names *nm, const char *names)
 {
     char w[NOTE_NAME_MAX];
     struct toks t;
+    uint64_t mask = 0;
     /* most pages hold none of the words: their names are not tokenized
      * (a stem keeps a word's first NOTE_NAME_MIN_LEN bytes) */
     int maybe = 0;
@@ -231,9 +239,42 @@ static int names_part(struct names *nm, const char *names)
         for (int i = 0; i < t.count; i++)
             for (int r = 0; r < nm->nrare; r++)
                 if (!strcmp(t.at[i], nm->rare[r]) || !strcmp(t.at[i], nm->rare_stem[r]))
-                    return 1;
+                    mask |= (uint64_t)1 << r;
     }
-    return 0;
+    return mask;
+}
+
+static int cmp_pdoc(const void *a, const void *b)
+{
+    const struct pdoc *x = a, *y = b;
+    return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+/* The page doc among those whose names hold a rare word, or NULL. */
+static const struct pdoc *page_of(const struct names *nm, int64_t doc)
+{
+    struct pdoc key = { doc, 0 };
+    return bsearch(&key, nm->pdocs, (size_t)nm->npdocs, sizeof *nm->pdocs, cmp_pdoc);
+}
+
+/* The words of more than NOTE_NAME_PART_DF sections that count (bit r:
+ * rare[r]): those of which at least NOTE_NAME_PART_CONC of the sections
+ * (df, cards included) are in pages whose names hold them. */
+static uint64_t names_conc(const struct names *nm, const struct note_pool *np, const double *df)
+{
+    int in[RECALL_MAX_TERMS] = { 0 };
+    uint64_t keep = 0;
+    for (int i = 0; i < np->n; i++) {
+        const struct pdoc *d = page_of(nm, np->v[i].doc);
+        for (int r = 0; d && r < nm->nrare; r++)
+            in[r] += (d->mask >> r & 1) && np->v[i].tf[nm->rare_t[r]];
+    }
+    for (int r = 0; r < nm->nrare; r++) {
+        double n = df[nm->rare_t[r]];
+        if (n > NOTE_NAME_PART_DF && in[r] >= NOTE_NAME_PART_CONC * n)
+            keep |= (uint64_t)1 << r;
+    }
+    return keep;
 }
 
 static int on_name(void *arg, int64_t doc, const char *names)
@@ -258,8 +299,10 @@ static int on_name(void *arg, int64_t doc, const char *names)
         nm->distinct[nm->ndocs++] = distinct;
         return 0;
     }
-    if (nm->nrare && nm->npdocs < 256 && names && names_part(nm, names))
-        nm->pdocs[nm->npdocs++] = doc;
+    uint64_t mask;
+    if (nm->nrare && nm->npdocs < NOTE_PDOCS_MAX && names && (mask = names_part(nm, names))) {
+        nm->pdocs[nm->npdocs++] = (struct pdoc){ doc, mask };
+    }
     return 0;
 }
 
@@ -694,17 +737,19 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
     for (int t = 0; t < q->nt && NOTE_NAME_PART_DF > 0; t++) {
         const char *w = q->t[t].norm;
         size_t n = strlen(w);
-        if (q->t[t].stop || df[t] < 1 || df[t] > NOTE_NAME_PART_DF || n < NOTE_NAME_MIN_LEN ||
-            text_is_common_word(w, n))
+        if (q->t[t].stop || df[t] < 1 || n < NOTE_NAME_MIN_LEN || text_is_common_word(w, n) ||
+            (df[t] > NOTE_NAME_PART_DF && NOTE_NAME_PART_CONC <= 0))
             continue;
         struct toks st;
         tokens(w, n, &st);
         snprintf(nm->rare_stem[nm->nrare], sizeof nm->rare_stem[0], "%s",
                  st.count == 1 ? st.at[0] : "");
+        nm->rare_t[nm->nrare] = t;
         nm->rare[nm->nrare++] = w;
     }
     if ((rc = store_vault_names(h, on_name, nm)))
         goto out;
+    qsort(nm->pdocs, (size_t)nm->npdocs, sizeof *nm->pdocs, cmp_pdoc);
     for (int i = 0; i < np->n; i++) {
         struct rnote *x = &np->v[i];
         double tf[RECALL_MAX_TERMS], held = 0;
@@ -748,10 +793,22 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
             }
         }
     }
-    for (int k = 0; k < nm->npdocs; k++)
-        for (int i = 0; i < np->n; i++)
-            if (np->v[i].doc == nm->pdocs[k])
-                np->v[i].part = 1;
+    /* which of the words count: a rare one (NOTE_NAME_PART_DF) always; a
+     * commoner one when at least NOTE_NAME_PART_CONC of the sections that
+     * hold it are in the pages whose names hold it: the word is the topic
+     * of those pages ("openblas" in OpenBLAS's usage notes, 27 of its 43
+     * sections), not a word of every page ("push" in 10 of 101 sections
+     * of pages named by it) */
+    uint64_t keep = 0;
+    for (int r = 0; r < nm->nrare; r++)
+        if (df[nm->rare_t[r]] <= NOTE_NAME_PART_DF)
+            keep |= (uint64_t)1 << r;
+    if (NOTE_NAME_PART_CONC > 0 && nm->npdocs)
+        keep |= names_conc(nm, np, df);
+    for (int i = 0; i < np->n && keep; i++) {
+        const struct pdoc *d = page_of(nm, np->v[i].doc);
+        np->v[i].part = d && (d->mask & keep);
+    }
     for (int k = 0; k < nm->ndocs; k++) {
         struct rnote *best = NULL;
         for (int i = 0; i < np->n; i++)
@@ -890,6 +947,35 @@ static size_t trimmed(const char *s)
     return n;
 }
 
+/* The block, counted as one text, is over its budget by `over` tokens
+ * (the pieces were counted apart, and a count is not quite additive): the
+ * last section is cut by that much more, not dropped, when what is left
+ * of it is at least NOTE_MIN_CUT. A whole section dropped for a token or
+ * two was the right page, third in the ranking (dev query q015). Returns
+ * the new count, -1 out of memory, -2 when the last is to be dropped. */
+static int recut_last(struct note_pool *np, const struct query *q, int over, struct buf *b)
+{
+    if (NOTE_RECUT_MARGIN <= 0 || np->norder == 0)
+        return -2;
+    struct rnote *x = &np->v[np->order[np->norder - 1]];
+    size_t n = strlen(x->shown);
+    int want = text_count_tokens(x->shown, n) - over - NOTE_RECUT_MARGIN;
+    if (x->whole || want < NOTE_MIN_CUT)
+        return -2;
+    char *cut = pack_excerpt(x->shown, n, q, want, 0, 0);
+    if (!cut)
+        return -1;
+    /* an excerpt no shorter (one passage longer than want) is dropped */
+    if (text_count_tokens(cut, strlen(cut)) > want) {
+        free(cut);
+        return -2;
+    }
+    free(x->shown);
+    x->shown = cut;
+    x->picked = 2;
+    return render(np, b);
+}
+
 int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int cap,
                const char *exclude, struct buf *b, int *rc)
 {
@@ -993,8 +1079,15 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
         np->order[np->norder++] = i;
     }
     /* the block counted as one text: the budget is a hard limit */
-    while ((tokens = render(np, b)) > cap && np->norder)
-        tokens = notes_unpick_last(np, b);
+    tokens = render(np, b);
+    while (tokens > cap && np->norder) {
+        int t = recut_last(np, q, tokens - cap, b);
+        if (t == -1) {
+            tokens = -1;
+            break;
+        }
+        tokens = t == -2 ? notes_unpick_last(np, b) : t;
+    }
     if (tokens < 0)
         *rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
 out:

@@ -511,6 +511,10 @@ struct policy_const {
  * second or third, and a long first section would fill the budget alone
  * (dev queries, half A: 19 -> 23 of 34; docs/VAULTS.md). */
 #define NOTE_PACK_SPLIT 3
+/* The notes' block over its budget once counted as one text: its last
+ * section is cut by the overshoot and NOTE_RECUT_MARGIN tokens more
+ * instead of dropped (0: dropped, as before). */
+#define NOTE_RECUT_MARGIN 4
 /* Packing reads at most this many candidate sections (each one read is a
  * statement and its text): the bound on its cost. */
 #define NOTE_READS_MAX  24
@@ -528,6 +532,11 @@ struct policy_const {
  * and seeds/002-agentrecall-readme.md. 0: off. Dev queries, half A: 5 to
  * 40 the same (+1), 80 a false fire (docs/VAULTS.md). */
 #define NOTE_NAME_PART_DF 10
+/* A commoner word of the question (in more than NOTE_NAME_PART_DF
+ * sections) counts as the rare word of a page's name when at least this
+ * share of the sections holding it are in the pages whose names hold it:
+ * the topic word of a family of pages ("openblas"). 0 turns it off. */
+#define NOTE_NAME_PART_CONC 0.5
 
 /* A section passes the injection gate alone when it holds this share of
  * the question's IDF weight and this weight (the gate's units, gate.c),
@@ -685,10 +694,12 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_PER_DOC) \
     X(NOTE_MIN_CUT) \
     X(NOTE_PACK_SPLIT) \
+    X(NOTE_RECUT_MARGIN) \
     X(NOTE_READS_MAX) \
     X(NOTE_NAME_DF) \
     X(NOTE_NAME_MIN_LEN) \
     X(NOTE_NAME_PART_DF) \
+    X(NOTE_NAME_PART_CONC) \
     X(NOTE_GATE_SHARE) \
     X(NOTE_GATE_WEIGHT) \
     X(NOTE_GATE_NUM_DF) \
