@@ -686,32 +686,12 @@ int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
     return rc;
 }
 
-/* n < 0: every message of the store. */
-static int messages_meta_sql(struct cairn *h, const int64_t *sess, int n,
-                             int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+/* The rows of st (id, session, position, role, speaker, created_at, ntok
+ * of messages_meta, in order) to fn. */
+static int meta_rows(struct cairn *h, sqlite3_stmt *st,
+                     int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
 {
-    struct buf ids = BUF_INIT;
-    sqlite3_stmt *st = NULL;
     int rc, src;
-    if (n >= 0 && (rc = ids_json(h, sess, n, &ids)))
-        goto out;
-    /* From messages_meta alone: the table's pages hold the text. The
-     * external id and the length are read for the few that pack looks
-     * at (store_msgs_meta). A row costs ~1,600 instructions of SQLite's
-     * VM and a call a column (the hook reads ~17,000 of them at 100,000
-     * messages): the speaker, most often NULL, is only fetched as text
-     * when it is not. (The role compared in SQL, `role = 'user'`, cost
-     * more in the VM than the call and strcmp save.) */
-    if ((rc = store_prepare(h, n < 0 ? "SELECT id, session, position, role, speaker, "
-                            "created_at, ntok FROM messages INDEXED BY messages_meta "
-                            "ORDER BY session, position"
-                            : "SELECT id, session, position, role, speaker, created_at, ntok "
-                            "FROM messages INDEXED BY messages_meta WHERE session IN "
-                            "(SELECT value FROM json_each(?1)) ORDER BY session, position",
-                            &st)))
-        goto out;
-    if (n >= 0)
-        sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         const char *role = (const char *)sqlite3_column_text(st, 3);
         int has_speaker = sqlite3_column_type(st, 4) != SQLITE_NULL;
@@ -724,19 +704,139 @@ static int messages_meta_sql(struct cairn *h, const int64_t *sess, int n,
             .at = col_time(st, 5),
             .ntok = sqlite3_column_int(st, 6),
         };
-        if (!role || (has_speaker && !r.speaker)) {
-            rc = nomem(h);
-            goto out;
+        if (!role || (has_speaker && !r.speaker))
+            return nomem(h);
+        if ((rc = fn(arg, &r)))
+            return rc;
+    }
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "load");
+}
+
+/* Whether a packed row's text holds exactly n turns it can read. */
+static int packed_whole(const char *p, int bytes, int64_t n)
+{
+    struct turns_cur c = { p, p + bytes, 0, 0, 0 };
+    struct store_msg_row r;
+    const char *sp;
+    size_t spn;
+    int64_t k = 0;
+    int got;
+    while (k <= n && (got = store_turns_next(&c, &r, &sp, &spn)) == 1)
+        k++;
+    return k == n && c.p == c.end;
+}
+
+/* The turns of session sess from its packed row p[0..bytes) (whole). */
+static int packed_rows(struct cairn *h, int64_t sess, const char *p, int bytes, struct buf *spk,
+                       int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+{
+    struct turns_cur c = { p, p + bytes, 0, 0, 0 };
+    struct store_msg_row r = { .sess = sess };
+    const char *sp;
+    size_t spn;
+    int rc;
+    while (store_turns_next(&c, &r, &sp, &spn) == 1) {
+        r.speaker = NULL;
+        if (sp) {
+            buf_reset(spk);
+            buf_add(spk, sp, spn);
+            if (spk->err)
+                return nomem(h);
+            r.speaker = spk->p;
         }
         if ((rc = fn(arg, &r)))
-            goto out;
+            return rc;
     }
-    if (src != SQLITE_DONE)
-        rc = cairn__sqlerr(h, src, "load");
+    return CAIRN_OK;
+}
+
+/* The sessions sess[n]: each one's turns from its packed row
+ * (session_turns, schema 21: one row a session instead of a row of
+ * messages_meta a turn, which cost ~1,600 instructions of SQLite's VM
+ * each, ~17,000 of them a hook at 100,000 messages); a session without
+ * a whole row (a delete or a rewrite dropped it) from messages_meta as
+ * before. In session order, each session once, as the one statement over
+ * messages_meta gave them. */
+static int messages_packed(struct cairn *h, const int64_t *sess, int n,
+                           int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+{
+    struct buf ids = BUF_INIT, spk = BUF_INIT;
+    sqlite3_stmt *st = NULL, *one = NULL;
+    int64_t *v = NULL;
+    int rc, src;
+    for (int i = 1; i < n && !v; i++) {
+        if (sess[i] <= sess[i - 1]) {
+            if (!(v = malloc((size_t)n * sizeof *v))) {
+                rc = nomem(h);
+                goto out;
+            }
+            memcpy(v, sess, (size_t)n * sizeof *v);
+            qsort(v, (size_t)n, sizeof *v, cmp_id);
+            int k = 0;
+            for (int j = 0; j < n; j++)
+                if (!k || v[j] != v[k - 1])
+                    v[k++] = v[j];
+            sess = v;
+            n = k;
+        }
+    }
+    if ((rc = ids_json(h, sess, n, &ids)) ||
+        (rc = store_prepare(h, "SELECT session, n, turns FROM session_turns WHERE session IN "
+                            "(SELECT value FROM json_each(?1)) ORDER BY session", &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
+    src = sqlite3_step(st);
+    for (int i = 0; i < n && !rc; i++) {
+        while (src == SQLITE_ROW && sqlite3_column_int64(st, 0) < sess[i])
+            src = sqlite3_step(st);
+        if (src != SQLITE_ROW && src != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, src, "packed turns");
+            break;
+        }
+        const char *p = src == SQLITE_ROW && sqlite3_column_int64(st, 0) == sess[i]
+                        ? (const char *)sqlite3_column_text(st, 2) : NULL;
+        int bytes = p ? sqlite3_column_bytes(st, 2) : 0;
+        if (p && packed_whole(p, bytes, sqlite3_column_int64(st, 1))) {
+            rc = packed_rows(h, sess[i], p, bytes, &spk, fn, arg);
+            continue;
+        }
+        if (!one && (rc = store_prepare(h, "SELECT id, session, position, role, speaker, "
+                                        "created_at, ntok FROM messages INDEXED BY "
+                                        "messages_meta WHERE session = ?1 ORDER BY position",
+                                        &one)))
+            break;
+        sqlite3_reset(one);
+        sqlite3_bind_int64(one, 1, sess[i]);
+        rc = meta_rows(h, one, fn, arg);
+    }
 out:
-    if (st)
-        sqlite3_finalize(st);
+    sqlite3_finalize(st);
+    sqlite3_finalize(one);
     buf_release(&ids);
+    buf_release(&spk);
+    free(v);
+    return rc;
+}
+
+/* n < 0: every message of the store. */
+static int messages_meta_sql(struct cairn *h, const int64_t *sess, int n,
+                             int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (n >= 0)
+        return messages_packed(h, sess, n, fn, arg);
+    /* From messages_meta alone: the table's pages hold the text. The
+     * external id and the length are read for the few that pack looks
+     * at (store_msgs_meta). The speaker, most often NULL, is only
+     * fetched as text when it is not. (The role compared in SQL, `role =
+     * 'user'`, cost more in the VM than the call and strcmp save.) */
+    if ((rc = store_prepare(h, "SELECT id, session, position, role, speaker, "
+                            "created_at, ntok FROM messages INDEXED BY messages_meta "
+                            "ORDER BY session, position", &st)))
+        return rc;
+    rc = meta_rows(h, st, fn, arg);
+    sqlite3_finalize(st);
     return rc;
 }
 
