@@ -712,37 +712,55 @@ static int meta_rows(struct cairn *h, sqlite3_stmt *st,
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "load");
 }
 
-/* Whether a packed row's text holds exactly n turns it can read. */
-static int packed_whole(const char *p, int bytes, int64_t n)
+/* A session's turns read from its packed row, before any is given out:
+ * a row that does not read whole falls back on messages_meta. */
+struct packed {
+    struct store_msg_row *r;
+    size_t               *spn;     /* each speaker's bytes (r[i].speaker not NUL-ended) */
+    size_t                n, cap;
+    struct buf            spk;     /* the speaker given out, NUL-terminated */
+};
+
+/* The turns of session sess from its packed row p[0..bytes) into k: 1 if
+ * the text reads as exactly n turns, 0 if not, CAIRN_NOMEM as -1. */
+static int packed_read(struct packed *k, int64_t sess, const char *p, int bytes, int64_t n)
 {
     struct turns_cur c = { p, p + bytes, 0, 0, 0 };
-    struct store_msg_row r;
-    const char *sp;
-    size_t spn;
-    int64_t k = 0;
-    int got;
-    while (k <= n && (got = store_turns_next(&c, &r, &sp, &spn)) == 1)
-        k++;
-    return k == n && c.p == c.end;
+    int got = 1;
+    k->n = 0;
+    if (n < 0 || n > bytes / 8)      /* a turn is at least "1,1,0,,0,;" */
+        return 0;
+    if ((size_t)n > k->cap) {
+        size_t nc = (size_t)n < 256 ? 256 : (size_t)n;
+        struct store_msg_row *nr = realloc(k->r, nc * sizeof *nr);
+        if (nr)
+            k->r = nr;
+        size_t *ns = realloc(k->spn, nc * sizeof *ns);
+        if (ns)
+            k->spn = ns;
+        if (!nr || !ns)
+            return -1;
+        k->cap = nc;
+    }
+    while (k->n < (size_t)n && (got = store_turns_next(&c, &k->r[k->n], &k->r[k->n].speaker,
+                                                       &k->spn[k->n])) == 1)
+        k->r[k->n++].sess = sess;
+    return k->n == (size_t)n && c.p == c.end;
 }
 
-/* The turns of session sess from its packed row p[0..bytes) (whole). */
-static int packed_rows(struct cairn *h, int64_t sess, const char *p, int bytes, struct buf *spk,
+/* Gives out the turns packed_read read. */
+static int packed_give(struct cairn *h, struct packed *k,
                        int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
 {
-    struct turns_cur c = { p, p + bytes, 0, 0, 0 };
-    struct store_msg_row r = { .sess = sess };
-    const char *sp;
-    size_t spn;
     int rc;
-    while (store_turns_next(&c, &r, &sp, &spn) == 1) {
-        r.speaker = NULL;
-        if (sp) {
-            buf_reset(spk);
-            buf_add(spk, sp, spn);
-            if (spk->err)
+    for (size_t i = 0; i < k->n; i++) {
+        struct store_msg_row r = k->r[i];
+        if (r.speaker) {
+            buf_reset(&k->spk);
+            buf_add(&k->spk, r.speaker, k->spn[i]);
+            if (k->spk.err)
                 return nomem(h);
-            r.speaker = spk->p;
+            r.speaker = k->spk.p;
         }
         if ((rc = fn(arg, &r)))
             return rc;
@@ -760,7 +778,8 @@ static int packed_rows(struct cairn *h, int64_t sess, const char *p, int bytes, 
 static int messages_packed(struct cairn *h, const int64_t *sess, int n,
                            int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
 {
-    struct buf ids = BUF_INIT, spk = BUF_INIT;
+    struct buf ids = BUF_INIT;
+    struct packed k = { NULL, NULL, 0, 0, BUF_INIT };
     sqlite3_stmt *st = NULL, *one = NULL;
     int64_t *v = NULL;
     int rc, src;
@@ -772,12 +791,12 @@ static int messages_packed(struct cairn *h, const int64_t *sess, int n,
             }
             memcpy(v, sess, (size_t)n * sizeof *v);
             qsort(v, (size_t)n, sizeof *v, cmp_id);
-            int k = 0;
+            int u = 0;
             for (int j = 0; j < n; j++)
-                if (!k || v[j] != v[k - 1])
-                    v[k++] = v[j];
+                if (!u || v[j] != v[u - 1])
+                    v[u++] = v[j];
             sess = v;
-            n = k;
+            n = u;
         }
     }
     if ((rc = ids_json(h, sess, n, &ids)) ||
@@ -795,9 +814,14 @@ static int messages_packed(struct cairn *h, const int64_t *sess, int n,
         }
         const char *p = src == SQLITE_ROW && sqlite3_column_int64(st, 0) == sess[i]
                         ? (const char *)sqlite3_column_text(st, 2) : NULL;
-        int bytes = p ? sqlite3_column_bytes(st, 2) : 0;
-        if (p && packed_whole(p, bytes, sqlite3_column_int64(st, 1))) {
-            rc = packed_rows(h, sess[i], p, bytes, &spk, fn, arg);
+        int whole = p ? packed_read(&k, sess[i], p, sqlite3_column_bytes(st, 2),
+                                    sqlite3_column_int64(st, 1)) : 0;
+        if (whole < 0) {
+            rc = nomem(h);
+            break;
+        }
+        if (whole) {
+            rc = packed_give(h, &k, fn, arg);
             continue;
         }
         if (!one && (rc = store_prepare(h, "SELECT id, session, position, role, speaker, "
@@ -813,7 +837,9 @@ out:
     sqlite3_finalize(st);
     sqlite3_finalize(one);
     buf_release(&ids);
-    buf_release(&spk);
+    buf_release(&k.spk);
+    free(k.r);
+    free(k.spn);
     free(v);
     return rc;
 }

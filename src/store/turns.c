@@ -32,7 +32,7 @@ void store_turn_write(struct buf *b, struct turns_cur *prev, int64_t id, int64_t
 
 /* A decimal integer at *p ending at stop, optionally signed: 0 and *v, or
  * -1 (empty, not digits, out of int64's range). */
-static int num(const char **p, const char *end, char stop, int sign, int64_t *v)
+static inline int num(const char **p, const char *end, char stop, int sign, int64_t *v)
 {
     const char *c = *p;
     int neg = 0;
