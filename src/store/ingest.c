@@ -27,6 +27,7 @@
 #include "internal.h"
 #include "mask/private.h"
 #include "mask/redact.h"
+#include "store/recall_read.h"
 #include "store/vectors.h"
 #include "text/tokenize.h"
 #include "util/timeutil.h"
@@ -585,6 +586,8 @@ struct msg_st {
     struct extend_st ext;
     int64_t       run_a, run_b;    /* the ids inserted in a row, not yet in msg_runs */
     struct buf    run_lens;        /* their token counts, "12,5,300" (schema 19) */
+    struct buf    turns;           /* the inserted turns, packed (schema 21) */
+    struct turns_cur tprev;        /* the turn before the next one inserted */
 };
 
 /* Ids a..b of session sess, just inserted, into msg_runs (schema 17) with
@@ -632,6 +635,54 @@ static void msg_st_free(struct msg_st *m)
     sqlite3_finalize(m->ext.sel);
     sqlite3_finalize(m->ext.upd);
     buf_release(&m->run_lens);
+    buf_release(&m->turns);
+}
+
+/* The session's last turn (id, position, time), which the packed turns
+ * of its next inserts follow (schema 21). */
+static int last_turn(struct cairn *h, int64_t row, struct turns_cur *prev)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "SELECT id, position, created_at FROM messages INDEXED BY "
+                           "messages_meta WHERE session = ? ORDER BY position DESC LIMIT 1", &st);
+    if (rc)
+        return rc;
+    sqlite3_bind_int64(st, 1, row);
+    int src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        prev->id = sqlite3_column_int64(st, 0);
+        prev->pos = sqlite3_column_int64(st, 1);
+        prev->at = sqlite3_column_int64(st, 2);       /* 0 when NULL */
+    }
+    sqlite3_finalize(st);
+    return src == SQLITE_ROW || src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "last turn");
+}
+
+/* The session's packed turns (session_turns, schema 21) after its inserts
+ * of added turns: appended to its row, the row written for a new session,
+ * or the whole session packed again (its row was dropped: an extended
+ * reply, a delete), in the same transaction, so the row is always exact. */
+static int turns_add(struct cairn *h, int64_t row, int is_new, size_t added, int repack,
+                     const struct buf *turns)
+{
+    sqlite3_stmt *st;
+    int rc;
+    if (turns->err)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    if (repack)
+        return store_turns_fill(h, row);
+    if ((rc = store_prepare(h, is_new ? "INSERT OR REPLACE INTO session_turns(session, n, turns) "
+                            "VALUES (?1, ?2, ?3)" : "UPDATE session_turns SET n = n + ?2, "
+                            "turns = turns || ?3 WHERE session = ?1", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, row);
+    sqlite3_bind_int64(st, 2, (int64_t)added);
+    sqlite3_bind_text(st, 3, turns->p, (int)turns->n, SQLITE_STATIC);
+    int src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "packed turns");
+    return sqlite3_changes(h->db) > 0 ? CAIRN_OK : store_turns_fill(h, row);
 }
 
 /* The session's row: found by its external id, or inserted. */
@@ -735,6 +786,9 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
             buf_reset(&ms->run_lens);
         }
         buf_printf(&ms->run_lens, "%d", c->ntok);   /* runs_add reports a failure */
+        /* as stored: an empty speaker is NULL (bind_text_or_null) */
+        store_turn_write(&ms->turns, &ms->tprev, mrow, *pos, !strcmp(m->role, "user"), m->at,
+                         c->ntok, c->speaker && *c->speaker ? c->speaker : NULL);
         if ((rc = store_fts_add(h, &ms->ins_f, mrow, c->content, c->len)) ||
             (rc = store_events_add(h, &ms->ins_e, mrow, row, at, c->content, c->len)) ||
             (rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
@@ -765,11 +819,12 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
 static int store_messages(struct cairn *h, const struct prepared *p, int64_t row,
                           struct written *w)
 {
-    struct msg_st ms = { NULL, NULL, NULL, NULL, NULL, { NULL, NULL }, 0, 0, BUF_INIT };
+    struct msg_st ms = { NULL, NULL, NULL, NULL, NULL, { NULL, NULL }, 0, 0, BUF_INIT, BUF_INIT,
+                         { NULL, NULL, 0, 0, 0 } };
     int64_t pos = 0;
     int rc;
     if (!w->is_new &&
-        ((rc = next_position(h, row, &pos)) ||
+        ((rc = next_position(h, row, &pos)) || (rc = last_turn(h, row, &ms.tprev)) ||
          (rc = store_prepare(h, "SELECT count(*) FROM messages WHERE session=? AND hash=? "
                              "AND ext_id IS NULL", &ms.cnt))))
         goto out;
@@ -781,6 +836,8 @@ static int store_messages(struct cairn *h, const struct prepared *p, int64_t row
         rc = store_message(h, p, i, row, &pos, &ms, w);
     if (!rc && ms.run_b)
         rc = runs_add(h, row, ms.run_a, ms.run_b, &ms.run_lens);
+    if (!rc && (w->added || w->extended))
+        rc = turns_add(h, row, w->is_new, w->added, w->extended > 0, &ms.turns);
     if (!rc && w->added)
         rc = add_session_stats(h, row, (int64_t)w->added, w->ntok, w->nuser, w->bytes);
 out:

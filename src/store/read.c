@@ -357,6 +357,10 @@ static int redact_messages(struct cairn *h, struct redact_run *r)
     }
     if (src != SQLITE_DONE)
         rc = cairn__sqlerr(h, src, "read");
+    /* a rewritten speaker dropped its session's packed turns (a trigger,
+     * schema 21): packed again, each session once */
+    else if (rewritten)
+        rc = store_turns_fill(h, -1);
 out:
     free(content);
     free(speaker);

@@ -686,32 +686,12 @@ int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
     return rc;
 }
 
-/* n < 0: every message of the store. */
-static int messages_meta_sql(struct cairn *h, const int64_t *sess, int n,
-                             int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+/* The rows of st (id, session, position, role, speaker, created_at, ntok
+ * of messages_meta, in order) to fn. */
+static int meta_rows(struct cairn *h, sqlite3_stmt *st,
+                     int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
 {
-    struct buf ids = BUF_INIT;
-    sqlite3_stmt *st = NULL;
     int rc, src;
-    if (n >= 0 && (rc = ids_json(h, sess, n, &ids)))
-        goto out;
-    /* From messages_meta alone: the table's pages hold the text. The
-     * external id and the length are read for the few that pack looks
-     * at (store_msgs_meta). A row costs ~1,600 instructions of SQLite's
-     * VM and a call a column (the hook reads ~17,000 of them at 100,000
-     * messages): the speaker, most often NULL, is only fetched as text
-     * when it is not. (The role compared in SQL, `role = 'user'`, cost
-     * more in the VM than the call and strcmp save.) */
-    if ((rc = store_prepare(h, n < 0 ? "SELECT id, session, position, role, speaker, "
-                            "created_at, ntok FROM messages INDEXED BY messages_meta "
-                            "ORDER BY session, position"
-                            : "SELECT id, session, position, role, speaker, created_at, ntok "
-                            "FROM messages INDEXED BY messages_meta WHERE session IN "
-                            "(SELECT value FROM json_each(?1)) ORDER BY session, position",
-                            &st)))
-        goto out;
-    if (n >= 0)
-        sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         const char *role = (const char *)sqlite3_column_text(st, 3);
         int has_speaker = sqlite3_column_type(st, 4) != SQLITE_NULL;
@@ -724,19 +704,165 @@ static int messages_meta_sql(struct cairn *h, const int64_t *sess, int n,
             .at = col_time(st, 5),
             .ntok = sqlite3_column_int(st, 6),
         };
-        if (!role || (has_speaker && !r.speaker)) {
-            rc = nomem(h);
-            goto out;
+        if (!role || (has_speaker && !r.speaker))
+            return nomem(h);
+        if ((rc = fn(arg, &r)))
+            return rc;
+    }
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "load");
+}
+
+/* A session's turns read from its packed row, before any is given out:
+ * a row that does not read whole falls back on messages_meta. */
+struct packed {
+    struct store_msg_row *r;
+    size_t               *spn;     /* each speaker's bytes (r[i].speaker not NUL-ended) */
+    size_t                n, cap;
+    struct buf            spk;     /* the speaker given out, NUL-terminated */
+};
+
+/* The turns of session sess from its packed row p[0..bytes) into k: 1 if
+ * the text reads as exactly n turns, 0 if not, CAIRN_NOMEM as -1. */
+static int packed_read(struct packed *k, int64_t sess, const char *p, int bytes, int64_t n)
+{
+    struct turns_cur c = { p, p + bytes, 0, 0, 0 };
+    int got = 1;
+    k->n = 0;
+    if (n < 0 || n > bytes / 8)      /* a turn is at least "1,1,0,,0,;" */
+        return 0;
+    if ((size_t)n > k->cap) {
+        size_t nc = (size_t)n < 256 ? 256 : (size_t)n;
+        struct store_msg_row *nr = realloc(k->r, nc * sizeof *nr);
+        if (nr)
+            k->r = nr;
+        size_t *ns = realloc(k->spn, nc * sizeof *ns);
+        if (ns)
+            k->spn = ns;
+        if (!nr || !ns)
+            return -1;
+        k->cap = nc;
+    }
+    while (k->n < (size_t)n && (got = store_turns_next(&c, &k->r[k->n], &k->r[k->n].speaker,
+                                                       &k->spn[k->n])) == 1)
+        k->r[k->n++].sess = sess;
+    return k->n == (size_t)n && c.p == c.end;
+}
+
+/* Gives out the turns packed_read read. */
+static int packed_give(struct cairn *h, struct packed *k,
+                       int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+{
+    int rc;
+    for (size_t i = 0; i < k->n; i++) {
+        struct store_msg_row r = k->r[i];
+        if (r.speaker) {
+            buf_reset(&k->spk);
+            buf_add(&k->spk, r.speaker, k->spn[i]);
+            if (k->spk.err)
+                return nomem(h);
+            r.speaker = k->spk.p;
         }
         if ((rc = fn(arg, &r)))
-            goto out;
+            return rc;
     }
-    if (src != SQLITE_DONE)
-        rc = cairn__sqlerr(h, src, "load");
+    return CAIRN_OK;
+}
+
+/* The sessions sess[n]: each one's turns from its packed row
+ * (session_turns, schema 21: one row a session instead of a row of
+ * messages_meta a turn, which cost ~1,600 instructions of SQLite's VM
+ * each, ~17,000 of them a hook at 100,000 messages); a session without
+ * a whole row (a delete or a rewrite dropped it) from messages_meta as
+ * before. In session order, each session once, as the one statement over
+ * messages_meta gave them. */
+static int messages_packed(struct cairn *h, const int64_t *sess, int n,
+                           int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+{
+    struct buf ids = BUF_INIT;
+    struct packed k = { NULL, NULL, 0, 0, BUF_INIT };
+    sqlite3_stmt *st = NULL, *one = NULL;
+    int64_t *v = NULL;
+    int rc, src;
+    for (int i = 1; i < n && !v; i++) {
+        if (sess[i] <= sess[i - 1]) {
+            if (!(v = malloc((size_t)n * sizeof *v))) {
+                rc = nomem(h);
+                goto out;
+            }
+            memcpy(v, sess, (size_t)n * sizeof *v);
+            qsort(v, (size_t)n, sizeof *v, cmp_id);
+            int u = 0;
+            for (int j = 0; j < n; j++)
+                if (!u || v[j] != v[u - 1])
+                    v[u++] = v[j];
+            sess = v;
+            n = u;
+        }
+    }
+    if ((rc = ids_json(h, sess, n, &ids)) ||
+        (rc = store_prepare(h, "SELECT session, n, turns FROM session_turns WHERE session IN "
+                            "(SELECT value FROM json_each(?1)) ORDER BY session", &st)))
+        goto out;
+    sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
+    src = sqlite3_step(st);
+    for (int i = 0; i < n && !rc; i++) {
+        while (src == SQLITE_ROW && sqlite3_column_int64(st, 0) < sess[i])
+            src = sqlite3_step(st);
+        if (src != SQLITE_ROW && src != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, src, "packed turns");
+            break;
+        }
+        const char *p = src == SQLITE_ROW && sqlite3_column_int64(st, 0) == sess[i]
+                        ? (const char *)sqlite3_column_text(st, 2) : NULL;
+        int whole = p ? packed_read(&k, sess[i], p, sqlite3_column_bytes(st, 2),
+                                    sqlite3_column_int64(st, 1)) : 0;
+        if (whole < 0) {
+            rc = nomem(h);
+            break;
+        }
+        if (whole) {
+            rc = packed_give(h, &k, fn, arg);
+            continue;
+        }
+        if (!one && (rc = store_prepare(h, "SELECT id, session, position, role, speaker, "
+                                        "created_at, ntok FROM messages INDEXED BY "
+                                        "messages_meta WHERE session = ?1 ORDER BY position",
+                                        &one)))
+            break;
+        sqlite3_reset(one);
+        sqlite3_bind_int64(one, 1, sess[i]);
+        rc = meta_rows(h, one, fn, arg);
+    }
 out:
-    if (st)
-        sqlite3_finalize(st);
+    sqlite3_finalize(st);
+    sqlite3_finalize(one);
     buf_release(&ids);
+    buf_release(&k.spk);
+    free(k.r);
+    free(k.spn);
+    free(v);
+    return rc;
+}
+
+/* n < 0: every message of the store. */
+static int messages_meta_sql(struct cairn *h, const int64_t *sess, int n,
+                             int (*fn)(void *arg, const struct store_msg_row *r), void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (n >= 0)
+        return messages_packed(h, sess, n, fn, arg);
+    /* From messages_meta alone: the table's pages hold the text. The
+     * external id and the length are read for the few that pack looks
+     * at (store_msgs_meta). The speaker, most often NULL, is only
+     * fetched as text when it is not. (The role compared in SQL, `role =
+     * 'user'`, cost more in the VM than the call and strcmp save.) */
+    if ((rc = store_prepare(h, "SELECT id, session, position, role, speaker, "
+                            "created_at, ntok FROM messages INDEXED BY messages_meta "
+                            "ORDER BY session, position", &st)))
+        return rc;
+    rc = meta_rows(h, st, fn, arg);
+    sqlite3_finalize(st);
     return rc;
 }
 

@@ -82,9 +82,11 @@ int store_scope_sessions_sorted(struct cairn *h, const struct store_scope *sc,
 int store_any_vectors(struct cairn *h, int *any);
 
 /* The metadata of the sessions sess[n] in rowid order, and of their
- * messages in (session, position) order, read from the messages_meta
- * index alone (the table's pages hold the text). Strings are valid only
- * during the call; started_at/at are CAIRN_NO_TIME when unset. */
+ * messages in (session, position) order, each session once: a session's
+ * turns from its packed row (session_turns, schema 21), else from the
+ * messages_meta index alone (the table's pages hold the text). Strings
+ * are valid only during the call; started_at/at are CAIRN_NO_TIME when
+ * unset. */
 struct store_session_row {
     int64_t     row;
     const char *ext_id, *source, *project, *title;
@@ -99,6 +101,24 @@ struct store_msg_row {
     int64_t     at;
     int         ntok;
 };
+/* A session's packed turns (session_turns, schema 21; the text is
+ * TURNS_ROW_SQL's, internal.h), read or written in position order from
+ * { p, end, 0, 0, 0 }: id, pos and at are the previous turn's (at 0 after
+ * one without a time). store_turns_next fills r's row, position, user, at
+ * and ntok, and the speaker's bytes (*sp, *splen: not NUL-terminated; *sp
+ * NULL when none): 1, 0 at the end, -1 when the text there is not a turn.
+ * Never reads outside [p, end) (tests/fuzz/fuzz_turns.c). */
+struct turns_cur {
+    const char *p, *end;
+    int64_t     id, pos, at;
+};
+int store_turns_next(struct turns_cur *c, struct store_msg_row *r, const char **sp,
+                     size_t *splen);
+/* Appends a turn after prev's to b (b->err on failure); prev moves on. */
+struct buf;
+void store_turn_write(struct buf *b, struct turns_cur *prev, int64_t id, int64_t pos, int user,
+                      int64_t at, int ntok, const char *speaker);
+
 int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
                         int (*fn)(void *arg, const struct store_session_row *r), void *arg);
 int store_messages_meta(struct cairn *h, const int64_t *sess, int n,

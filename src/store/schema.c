@@ -169,6 +169,19 @@
  *   memories_forgotten  the sha256 of a removed memory's gid: its tombstone
  *   sync_state     push_mtomb, pull_mtx: the memories' push and pull
  *                  cursors, as push_tomb and pull_tx are the sessions'
+ * Version 21 (branch hook23c; issue 23):
+ *   session_turns  one row a session: what recall reads of each of its
+ *                  turns (id, position, role, time, ntok, speaker), packed
+ *                  as text in position order (TURNS_ROW_SQL) with their
+ *                  count n (a row whose text does not give n turns is not
+ *                  used), so a kept
+ *                  session's turns are one row, not one a message. ingest.c
+ *                  appends its inserts (or packs the session again after an
+ *                  extended reply); a trigger drops a session's row when one
+ *                  of its messages is deleted or one of those fields
+ *                  rewritten, and a session without a row is read from
+ *                  messages_meta as before (store_turns_fill packs those
+ *                  again after a store-wide rewrite)
  */
 #include "internal.h"
 
@@ -177,6 +190,13 @@
  * message of the run (NULL, or a count missing, means look them up). */
 #define RUN_LENS_SQL "(SELECT group_concat(ntok, ',') FROM (SELECT ntok FROM messages " \
     "INDEXED BY messages_hit WHERE id BETWEEN msg_runs.first AND msg_runs.last ORDER BY id))"
+
+/* The packed turns (session_turns, schema 21) of the sessions WHERE picks;
+ * TURNS_ROW_SQL (internal.h) is one turn's text. */
+#define TURNS_FILL_SQL(WHERE) "INSERT OR REPLACE INTO session_turns(session, n, turns) " \
+    "SELECT session, count(*), coalesce(group_concat(t, ''), '') FROM (SELECT session, " TURNS_ROW_SQL " AS t " \
+    "FROM messages INDEXED BY messages_meta WHERE " WHERE " WINDOW w AS (PARTITION BY " \
+    "session ORDER BY position) ORDER BY session, position) GROUP BY session"
 
 static const char *const migrations[] = {
     /* 0 -> 1 */
@@ -582,6 +602,25 @@ static const char *const migrations[] = {
     "  at INTEGER NOT NULL);"
     "ALTER TABLE sync_state ADD COLUMN push_mtomb INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE sync_state ADD COLUMN pull_mtx TEXT NOT NULL DEFAULT '0';",
+    /* 20 -> 21 (branch hook23c, issue 23): each session's turns packed in
+     * one row (recall_read.c reads a kept session's turns from it, not a
+     * row of messages_meta a turn). Filled from the messages in one
+     * ordered scan of messages_meta. A delete or a rewrite of a field it
+     * packs drops the session's row (forget removes whole sessions; a
+     * rewrite's writer packs again: ingest.c, store_turns_fill); a session
+     * without one is read as before, so the answer never depends on it. */
+    "CREATE TABLE session_turns(session INTEGER PRIMARY KEY, n INTEGER NOT NULL,"
+    "  turns TEXT NOT NULL);"
+    TURNS_FILL_SQL("1") ";"
+    "CREATE TRIGGER session_turns_ad AFTER DELETE ON messages BEGIN"
+    "  DELETE FROM session_turns WHERE session = old.session;"
+    "END;"
+    "CREATE TRIGGER session_turns_au AFTER UPDATE OF session, position, role, speaker,"
+    "  created_at, ntok ON messages WHEN old.session IS NOT new.session OR old.position IS NOT"
+    "  new.position OR old.role IS NOT new.role OR old.speaker IS NOT new.speaker OR"
+    "  old.created_at IS NOT new.created_at OR old.ntok IS NOT new.ntok BEGIN"
+    "  DELETE FROM session_turns WHERE session IN (old.session, new.session);"
+    "END;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
@@ -670,6 +709,21 @@ int store_check_upgraded(struct cairn *h)
     return version == N_MIGRATIONS ? CAIRN_OK
            : cairn__err(h, CAIRN_ERROR, "%s: schema version %d after the upgrade, not %d",
                         h->path, version, N_MIGRATIONS);
+}
+
+int store_turns_fill(struct cairn *h, int64_t sess)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, sess >= 0 ? TURNS_FILL_SQL("session = ?1")
+                           : TURNS_FILL_SQL("session NOT IN (SELECT session FROM session_turns)"),
+                           &st);
+    if (rc)
+        return rc;
+    if (sess >= 0)
+        sqlite3_bind_int64(st, 1, sess);
+    int src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "pack turns");
 }
 
 int store_migrate(struct cairn *h, int *old)

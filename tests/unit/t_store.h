@@ -69,13 +69,16 @@
     "  scope TEXT NOT NULL DEFAULT '', push_msg INTEGER NOT NULL DEFAULT 0," \
     "  push_tomb INTEGER NOT NULL DEFAULT 0, pull_tx TEXT NOT NULL DEFAULT '0'," \
     "  updated_at INTEGER NOT NULL, PRIMARY KEY (server, scope));"
+/* What version 21 added (each session's packed turns, branch hook23c). */
+#define SESSION_TURNS_V21_DROP \
+    "DROP TRIGGER session_turns_au; DROP TRIGGER session_turns_ad; DROP TABLE session_turns;"
 /* What version 19 added (runs' token counts, branch fast23b): its trigger
  * (enough below version 17, which drops the table)... */
 #define MSG_RUNS_AU_V19_DROP "DROP TRIGGER msg_runs_au;"
 /* ...and, for a version-18 store, the column, with version 17's trigger on
  * delete again (ALTER TABLE reads the whole schema: a connection with the
  * cairn tokenizer, or one whose schema names no FTS5 trigger). */
-#define MSG_RUNS_LENS_V19_DROP MEMORY_SYNC_V20_DROP MSG_RUNS_AU_V19_DROP \
+#define MSG_RUNS_LENS_V19_DROP SESSION_TURNS_V21_DROP MEMORY_SYNC_V20_DROP MSG_RUNS_AU_V19_DROP \
     "DROP TRIGGER msg_runs_ad; ALTER TABLE msg_runs DROP COLUMN lens;" \
     "CREATE TRIGGER msg_runs_ad AFTER DELETE ON messages BEGIN" \
     "  INSERT INTO msg_runs SELECT old.id + 1, last, session FROM msg_runs WHERE first =" \
@@ -85,7 +88,7 @@
     "    (SELECT max(first) FROM msg_runs WHERE first < old.id) AND last >= old.id;" \
     "END;"
 /* Everything after version 16: a version-16 store has none of it. */
-#define AFTER_V16_DROP MEMORY_SYNC_V20_DROP MSG_RUNS_AU_V19_DROP VAULT_VECTORS_V18_DROP MSG_RUNS_V17_DROP
+#define AFTER_V16_DROP SESSION_TURNS_V21_DROP MEMORY_SYNC_V20_DROP MSG_RUNS_AU_V19_DROP VAULT_VECTORS_V18_DROP MSG_RUNS_V17_DROP
 /* Everything after version 8: a version-8 store has none of it. */
 #define AFTER_V8_DROP AFTER_V16_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP STORE_TOTALS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 
