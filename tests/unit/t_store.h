@@ -57,12 +57,17 @@
 #define VAULT_VECTORS_V18_DROP \
     "DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au;" \
     "DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors;"
+/* What version 21 added ("term tiers", branch tier23), which every store
+ * made older than it drops first (MEMORY_SYNC_V20_DROP starts with it). */
+#define TIER_V21_DROP \
+    "DROP TRIGGER tier_terms_gone; DROP TRIGGER tier_post_au; DROP TRIGGER tier_post_ad;" \
+    "DROP TABLE tier_post; DROP TABLE tier_terms; DROP TABLE tier_state;"
 /* What version 20 added (memory sync, branch mem21). sync_state's two
  * columns go with the table, made again as version 12 made it (a test
  * store has no row in it; ALTER TABLE DROP COLUMN would read the whole
  * schema, which the FTS triggers of versions 1 to 6 stop on a raw
  * connection). */
-#define MEMORY_SYNC_V20_DROP \
+#define MEMORY_SYNC_V20_DROP TIER_V21_DROP \
     "DROP TRIGGER memory_sync_corr_au; DROP TRIGGER memory_sync_corr_ai;" \
     "DROP TRIGGER memory_sync_au; DROP TABLE memory_sync; DROP TABLE memories_forgotten;" \
     "DROP TABLE sync_state; CREATE TABLE sync_state(server TEXT NOT NULL," \
