@@ -380,15 +380,22 @@ static int tiered_matches(struct cairn *h, struct query *q, const struct store_s
             goto out;
     }
     /* only the commonest: of two common words the messages with both
-     * score best, and they are in neither word's tier */
+     * score best, and they are in neither word's tier; and only when it
+     * is at least TIER_SHARE of what the others match (a word without a
+     * row had fewer than TIER_DF_MIN), else the walk of the others with
+     * its counts costs more than its own walk saves */
     int top = -1;
+    double rest = 0;
     for (int t = 0; t < q->nt; t++)
         if (id[t] && (top < 0 || df[t] > df[top]))
             top = t;
-    for (int t = 0; t < q->nt; t++)
+    for (int t = 0; t < q->nt; t++) {
         if (t != top)
             id[t] = 0;
-    nc = top >= 0;
+        if (t != top)
+            rest += df[t] ? (double)df[t] : TIER_DF_MIN;
+    }
+    nc = top >= 0 && (double)df[top] >= TIER_SHARE * rest;
     if (!nc)
         goto out;
     *used = 1;

@@ -33,10 +33,12 @@
 #include "util/buf.h"
 #include "util/sort.h"
 
-/* A word of the vocabulary, copied (its row is gone at the next step). */
+/* A word of the vocabulary, copied (its row is gone at the next step);
+ * spelt: a query of it finds it (else only its df is kept). */
 struct vocab {
     char   **tok;
     int64_t *df;
+    char    *spelt;
     int      n, cap;
 };
 
@@ -60,9 +62,8 @@ static int on_vocab(void *arg, const char *tok, size_t n, int64_t df)
 {
     struct vocab *v = arg;
     struct one_tok o = { tok, n, 0, 0 };
-    if (text_is_stopword(tok, n) || text_tokenize(tok, n, 1, one_tok_cb, &o) || !o.same ||
-        o.count != 1)
-        return 0;                   /* no question asks for it as itself */
+    if (text_is_stopword(tok, n) || text_tokenize(tok, n, 1, one_tok_cb, &o))
+        return 0;                   /* no question asks for it */
     if (v->n == v->cap) {
         int nc = v->cap ? v->cap * 2 : 256;
         char **nt = realloc(v->tok, (size_t)nc * sizeof *nt);
@@ -73,10 +74,15 @@ static int on_vocab(void *arg, const char *tok, size_t n, int64_t df)
         if (!nd)
             return CAIRN_NOMEM;
         v->df = nd;
+        char *ns = realloc(v->spelt, (size_t)nc);
+        if (!ns)
+            return CAIRN_NOMEM;
+        v->spelt = ns;
         v->cap = nc;
     }
     if (!(v->tok[v->n] = strndup(tok, n)))
         return CAIRN_NOMEM;
+    v->spelt[v->n] = o.same && o.count == 1;
     v->df[v->n++] = df;
     return 0;
 }
@@ -191,7 +197,15 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
         goto fail;
     double avg = tot.msgs ? (double)tot.tok / (double)tot.msgs : 1;
     for (int i = 0; i < v.n; i++) {
-        int64_t before = nrows;
+        int64_t before = nrows, id;
+        /* a stem that stems again to another: a question's word comes
+         * to it, but a query of it finds something else; its df tells
+         * the reader the word is common (gather.c weighs the walk) */
+        if (!v.spelt[i]) {
+            if ((rc = store_tier_add_term(h, v.tok[i], strlen(v.tok[i]), v.df[i], &id)))
+                goto fail;
+            continue;
+        }
         if ((rc = build_one(h, v.tok[i], upto, avg, &m, &ins, &nrows)))
             goto fail;
         nterms += nrows > before;
@@ -213,6 +227,7 @@ out:
         free(v.tok[i]);
     free(v.tok);
     free(v.df);
+    free(v.spelt);
     free(m.v);
     if (rc == CAIRN_NOMEM)
         cairn__err(h, rc, "out of memory");

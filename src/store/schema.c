@@ -178,7 +178,8 @@
  *                  of it; message ids, counts and lengths only
  *   tier_state     one row: upto, the newest message id the tiers saw (0:
  *                  none built). Triggers drop a message's rows when it is
- *                  deleted or rewritten, and a word with none left
+ *                  deleted or rewritten, a word with none left, and on
+ *                  forget the words kept with a df and no rows
  */
 #include "internal.h"
 
@@ -617,6 +618,12 @@ static const char *const migrations[] = {
     "CREATE TRIGGER tier_terms_gone AFTER DELETE ON tier_post"
     "  WHEN NOT EXISTS (SELECT 1 FROM tier_post WHERE term = old.term) BEGIN"
     "  DELETE FROM tier_terms WHERE id = old.term;"
+    "END;"
+    /* the words kept with a df and no rows (a stem a query cannot spell)
+     * go with any forget: no word of a forgotten session stays behind */
+    "CREATE TRIGGER tier_terms_forget AFTER DELETE ON sessions BEGIN"
+    "  DELETE FROM tier_terms WHERE NOT EXISTS (SELECT 1 FROM tier_post"
+    "    WHERE term = tier_terms.id);"
     "END;",
 };
 

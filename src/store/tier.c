@@ -43,13 +43,14 @@ int store_tier_upto(struct cairn *h, int64_t *upto)
 int store_tier_term(struct cairn *h, const char *tok, size_t n, int64_t *id, int64_t *df)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(h, "SELECT id, df FROM tier_terms WHERE term = ?1", &st), src;
+    int rc = store_prepare(h, "SELECT id, df, EXISTS (SELECT 1 FROM tier_post WHERE term = "
+                           "tier_terms.id) FROM tier_terms WHERE term = ?1", &st), src;
     if (rc)
         return rc;
     sqlite3_bind_text(st, 1, tok, (int)n, SQLITE_STATIC);
     *id = *df = 0;
     if ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        *id = sqlite3_column_int64(st, 0);
+        *id = sqlite3_column_int(st, 2) ? sqlite3_column_int64(st, 0) : 0;
         *df = sqlite3_column_int64(st, 1);
     } else if (src != SQLITE_DONE) {
         rc = cairn__sqlerr(h, src, "term tier");

@@ -60,7 +60,7 @@
 /* What version 21 added ("term tiers", branch tier23), which every store
  * made older than it drops first (MEMORY_SYNC_V20_DROP starts with it). */
 #define TIER_V21_DROP \
-    "DROP TRIGGER tier_terms_gone; DROP TRIGGER tier_post_au; DROP TRIGGER tier_post_ad;" \
+    "DROP TRIGGER tier_terms_forget; DROP TRIGGER tier_terms_gone; DROP TRIGGER tier_post_au; DROP TRIGGER tier_post_ad;" \
     "DROP TABLE tier_post; DROP TABLE tier_terms; DROP TABLE tier_state;"
 /* What version 20 added (memory sync, branch mem21). sync_state's two
  * columns go with the table, made again as version 12 made it (a test

@@ -3,7 +3,8 @@
  * gather.c's tiered_matches reads them on the pruned path).
  *
  * A store of 60 sessions where "alpha" is in every session and in more
- * than TIER_DF_MIN messages, "zephyr" in a few: fewer sessions than
+ * than TIER_DF_MIN messages, "database" in 1,200, "zephyr" in a few:
+ * fewer sessions than
  * TIER_SESS, so alpha's tier holds every match of it, and the pruned pool
  * read through the tier must be the one the walk gives (recall.tier "0"):
  * each message's counts, each word's df, what was left out. A tier row
@@ -48,6 +49,8 @@ static int add_session(struct cairn *db, int s, int n)
             buf_adds(&b, "alpha ");
         for (int i = 0; i < nf; i++)
             buf_printf(&b, "%s ", filler[rnd(6)]);
+        if (s < 40)
+            buf_adds(&b, "database ");    /* its stem, databas, stems to another */
         if (rnd(13) == 0)
             buf_adds(&b, "zephyr");
         buf_adds(&b, "\"}");
@@ -154,8 +157,14 @@ static void test_tiers(void)
                  "p.tf <> (length(m.content) - length(replace(m.content, 'alpha', ''))) / 5 "
                  "OR p.ntok <> m.ntok OR p.sess <> m.session"), 0);
 
+    /* a common word a query cannot spell: its df, no rows */
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'databas'"), 1200);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post p JOIN tier_terms t ON t.id = p.term "
+                 "WHERE t.term = 'databas'"), 0);
+
     same_pool(db, "alpha");
     same_pool(db, "alpha zephyr");        /* zephyr walked, alpha counted on its rows */
+    same_pool(db, "alpha database");      /* 1,800 >= TIER_SHARE x 1,200: alpha's tier */
     same_pool(db, "zephyr kernel");       /* no tier: the walk */
 
     /* the rows are what is read */
