@@ -3,7 +3,7 @@
  * gather.c's tiered_matches reads them on the pruned path).
  *
  * A store of 60 sessions where "alpha" is in every session and in more
- * than TIER_DF_MIN messages, "database" in 1,200, "zephyr" in a few:
+ * than TIER_DF_MIN messages (3,600), "database" in 2,400, "zephyr" in a few:
  * fewer sessions than
  * TIER_SESS, so alpha's tier holds every match of it, and the pruned pool
  * read through the tier must be the one the walk gives (recall.tier "0"):
@@ -117,13 +117,13 @@ static void same_pool(struct cairn *db, const char *question)
     query_free(&qb);
 }
 
-/* alpha's count in message row, as the pruned pool has it. */
-static int pool_tf(struct cairn *db, int tier, int64_t row)
+/* alpha's count in message row, as the pruned pool of question has it. */
+static int pool_tf(struct cairn *db, int tier, const char *question, int64_t row)
 {
     struct query q;
     struct pool p;
     int tf = -1;
-    pool_of(db, "alpha", tier, &q, &p);
+    pool_of(db, question, tier, &q, &p);
     for (int i = 0; i < p.nm; i++)
         if (p.m[i].row == row)
             tf = p.m[i].tf ? p.m[i].tf[0] : 0;
@@ -140,7 +140,7 @@ static void test_tiers(void)
     snprintf(path, sizeof path, "%s/tier.db", dir);
     T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     for (int s = 0; s < 60; s++)
-        T_EQ_INT(add_session(db, s, 30), CAIRN_OK);
+        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
     T_EQ_INT(cairn_set(db, "recall.prune_msgs", "10"), CAIRN_OK);
 
     /* no tier built: both ways walk */
@@ -149,8 +149,8 @@ static void test_tiers(void)
 
     T_EQ_INT(cairn_tier_build(db, &terms, &rows), CAIRN_OK);
     T_EQ_INT(terms, 1);                   /* alpha only: the rest is under TIER_DF_MIN */
-    T_EQ_INT(rows, 1800);                 /* every match: 60 sessions < TIER_SESS */
-    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 1800);
+    T_EQ_INT(rows, 3600);                 /* every match: 60 sessions < TIER_SESS */
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 3600);
     T_EQ_INT(one(db, "SELECT upto FROM tier_state"), one(db, "SELECT max(id) FROM messages"));
     /* the counts are the tokenizer's */
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post p JOIN messages m ON m.id = p.msg WHERE "
@@ -158,28 +158,32 @@ static void test_tiers(void)
                  "OR p.ntok <> m.ntok OR p.sess <> m.session"), 0);
 
     /* a common word a query cannot spell: its df, no rows */
-    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'databas'"), 1200);
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'databas'"), 2400);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post p JOIN tier_terms t ON t.id = p.term "
                  "WHERE t.term = 'databas'"), 0);
 
     same_pool(db, "alpha");
     same_pool(db, "alpha zephyr");        /* zephyr walked, alpha counted on its rows */
-    same_pool(db, "alpha database");      /* 1,800 >= TIER_SHARE x 1,200: alpha's tier */
+    same_pool(db, "alpha database");      /* 3,600 < TIER_SHARE x 2,400: the walk */
     same_pool(db, "zephyr kernel");       /* no tier: the walk */
 
     /* the rows are what is read */
     int64_t row = one(db, "SELECT min(msg) FROM tier_post");
-    int tf = pool_tf(db, 1, row);
+    int tf = pool_tf(db, 1, "alpha", row);
     T_CHECK(tf >= 1 && tf <= 3);
     T_EQ_INT(sqlite3_exec(db->db, "UPDATE tier_post SET tf = tf + 7 WHERE msg = "
                           "(SELECT min(msg) FROM tier_post)", NULL, NULL, NULL), SQLITE_OK);
-    T_EQ_INT(pool_tf(db, 1, row), tf + 7);
-    T_EQ_INT(pool_tf(db, 0, row), tf);
+    T_EQ_INT(pool_tf(db, 1, "alpha", row), tf + 7);
+    T_EQ_INT(pool_tf(db, 0, "alpha", row), tf);
+    /* zephyr (under TIER_DF_MIN) and alpha: 3,600 >= TIER_SHARE x 1,000,
+     * the tier read; database's 2,400 known: alpha walked */
+    T_EQ_INT(pool_tf(db, 1, "alpha zephyr", row), tf + 7);
+    T_EQ_INT(pool_tf(db, 1, "alpha database", row), tf);
     T_EQ_INT(sqlite3_exec(db->db, "UPDATE tier_post SET tf = tf - 7 WHERE msg = "
                           "(SELECT min(msg) FROM tier_post)", NULL, NULL, NULL), SQLITE_OK);
 
     /* messages added since are walked (the tail) */
-    T_EQ_INT(add_session(db, 60, 30), CAIRN_OK);
+    T_EQ_INT(add_session(db, 60, 60), CAIRN_OK);
     T_CHECK(one(db, "SELECT max(id) FROM messages") > one(db, "SELECT upto FROM tier_state"));
     same_pool(db, "alpha");
     same_pool(db, "alpha zephyr");
@@ -188,7 +192,7 @@ static void test_tiers(void)
     T_EQ_INT(cairn_forget(db, "t3"), CAIRN_OK);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post WHERE sess NOT IN (SELECT id FROM sessions)"),
              0);
-    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 1770);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3540);
     for (int s = 0; s < 60; s++) {
         char id[16];
         snprintf(id, sizeof id, "t%d", s);
