@@ -17,10 +17,10 @@
  * Built whole by cairn_tier_build (`cairn reindex --tiers`), in one
  * transaction; messages added since (ids above tier_state.upto) are walked
  * as before by every recall, deletes and rewrites drop their rows
- * (triggers). Not exact: a question of two common words ranks a session
- * of one word's tier by that word alone where the other's matches lie
- * outside both tiers; docs/ARCHITECTURE.md says how often the injected
- * text changed.
+ * (triggers). Not exact: a session the question's other words bring in
+ * has its matches of the word outside the tier counted 0, so the reader
+ * tiers only a word that outweighs the others (TIER_SHARE);
+ * bench/README.md ("Term tiers") says how often the answer changed.
  */
 #include <stdlib.h>
 #include <string.h>
