@@ -129,7 +129,7 @@ static size_t sess_slot(int64_t sess, int64_t lo, const int64_t *ids, int nids)
 }
 
 static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *hits, int *nhp,
-                 const struct store_totals *tiered)
+                 const struct store_totals *tiered, int *walk)
 {
     double *best = NULL;
     unsigned char *keep = NULL;
@@ -193,19 +193,23 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
         ids[nids] = sorted ? sorted[k] : lo + (int64_t)k;
         c[nids++] = (struct sort_kv){ sort_key_double(best[k]), (int64_t)k };
     }
+    if ((rc = store_sessions_size(h, ids, nids, &pool_msgs, &p->hit_units)))
+        goto out;
+    p->hit_msgs = pool_msgs;
+    const char *lim = cairn__setting(h, CAIRN__SET_RECALL_PRUNE_MSGS);   /* tests: small stores */
+    if (pool_msgs <= (lim && *lim ? strtoll(lim, NULL, 10) : GATHER_PRUNE_MSGS)) {
+        /* tiered: these are some of the sessions with a match; the walk
+         * decides whether the rest makes the pool big enough to prune */
+        if (tiered)
+            *walk = 1;
+        goto out;
+    }
     if (tiered) {
         /* a common word is in most sessions: the scope's sizes stand
-         * for those of the sessions with a match (their ratio is what
-         * rank.c reads), and pruning is certain */
+         * for those of all the sessions with a match (their ratio is
+         * what rank.c reads) */
         p->hit_msgs = tiered->msgs;
         p->hit_units = tiered->units;
-    } else {
-        if ((rc = store_sessions_size(h, ids, nids, &pool_msgs, &p->hit_units)))
-            goto out;
-        p->hit_msgs = pool_msgs;
-        const char *lim = cairn__setting(h, CAIRN__SET_RECALL_PRUNE_MSGS);   /* tests */
-        if (pool_msgs <= (lim && *lim ? strtoll(lim, NULL, 10) : GATHER_PRUNE_MSGS))
-            goto out;
     }
     if (sort_kv_desc(c, (size_t)nids)) {
         rc = CAIRN_NOMEM;
@@ -596,15 +600,25 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
      * sessions' turns bring theirs. */
     int may_prune = !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 &&
                     (o->flags & CAIRN_RECALL_FAST) && !exhaustive(h);
-    int tiered = 0;
+    int tiered = 0, walk = 0;
     if (q->nt > 0 && may_prune && (rc = tiered_matches(h, q, &scope, &hs, &tiered)))
         goto out;
+    for (int i = 0; tiered && i < hs.n; i++)
+        hs.v[i].tf = hs.tf + (size_t)i * (size_t)q->nt;
+    if (tiered && hs.n && (rc = prune(h, q, p, hs.v, &hs.n, &tot, &walk)))
+        goto out;
+    if (walk) {                       /* a pool too small to prune for sure */
+        hs.n = 0;
+        for (int t = 0; t < q->nt; t++)
+            q->t[t].df_msg = 0;
+        tiered = 0;
+    }
     if (q->nt > 0 && !tiered && (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt,
                                                          may_prune, on_match, &hs)))
         goto out;
-    for (int i = 0; i < hs.n; i++)
+    for (int i = 0; !tiered && i < hs.n; i++)
         hs.v[i].tf = hs.tf + (size_t)i * (size_t)q->nt;
-    if (hs.n && may_prune && (rc = prune(h, q, p, hs.v, &hs.n, tiered ? &tot : NULL)))
+    if (!tiered && hs.n && may_prune && (rc = prune(h, q, p, hs.v, &hs.n, NULL, &walk)))
         goto out;
 
     for (int i = 0; i < hs.n; i++) {

@@ -94,7 +94,7 @@ static void same_pool(struct cairn *db, const char *question)
     struct pool a, b;
     pool_of(db, question, 0, &qa, &a);
     pool_of(db, question, 1, &qb, &b);
-    T_CHECK(a.pruned && b.pruned);
+    T_EQ_INT(a.pruned, b.pruned);
     T_EQ_INT(a.nm, b.nm);
     T_EQ_INT(a.ns, b.ns);
     T_EQ_INT(qa.nt, qb.nt);
@@ -165,6 +165,17 @@ static void test_tiers(void)
     same_pool(db, "alpha");
     same_pool(db, "alpha zephyr");        /* zephyr walked, alpha counted on its rows */
     same_pool(db, "alpha database");      /* 3,600 < TIER_SHARE x 2,400: the walk */
+    /* a pool the walk would not prune is not pruned through the tier */
+    struct query q;
+    struct pool p;
+    T_EQ_INT(cairn_set(db, "recall.prune_msgs", "100000"), CAIRN_OK);
+    pool_of(db, "alpha", 1, &q, &p);
+    T_CHECK(!p.pruned);
+    T_EQ_INT(p.nm, 3600);
+    T_EQ_INT(q.t[0].df_msg, 3600);
+    pool_free(&p);
+    query_free(&q);
+    T_EQ_INT(cairn_set(db, "recall.prune_msgs", "10"), CAIRN_OK);
     same_pool(db, "zephyr kernel");       /* no tier: the walk */
 
     /* the rows are what is read */
