@@ -120,7 +120,7 @@ static int cmp_tmatch_sess(const void *a, const void *b)
 /* The tier of one word: its matches up to upto, their sessions by best
  * single-message score, the TIER_SESS best sessions' matches stored. */
 static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
-                     struct tmatches *m, sqlite3_stmt **ins, int64_t *rows)
+                     struct tmatches *m, struct store_tier_writer **ins, int64_t *rows)
 {
     struct buf expr = BUF_INIT;
     struct sort_kv *kv = NULL;
@@ -180,7 +180,7 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
 {
     struct vocab v = { 0 };
     struct tmatches m = { 0 };
-    sqlite3_stmt *ins = NULL;
+    struct store_tier_writer *ins = NULL;
     const struct store_scope all = { NULL, NULL };
     struct store_totals tot;
     int64_t upto = 0, nterms = 0, nrows = 0;
@@ -210,7 +210,7 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
             goto fail;
         nterms += nrows > before;
     }
-    sqlite3_finalize(ins);
+    store_tier_done(ins);
     ins = NULL;
     if ((rc = store_commit(h)))
         goto out;
@@ -220,7 +220,7 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
         *rows = nrows;
     goto out;
 fail:
-    sqlite3_finalize(ins);
+    store_tier_done(ins);
     store_rollback(h);
 out:
     for (int i = 0; i < v.n; i++)

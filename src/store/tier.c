@@ -5,6 +5,7 @@
  * tokens found in at least TIER_DF_MIN messages when built, and a word
  * loses its row with its last match (the triggers of schema 21).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -142,19 +143,36 @@ int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, 
     return rc;
 }
 
-int store_tier_add_post(struct cairn *h, sqlite3_stmt **st, int64_t id, int64_t msg,
+struct store_tier_writer {
+    sqlite3_stmt *st;
+};
+
+int store_tier_add_post(struct cairn *h, struct store_tier_writer **w, int64_t id, int64_t msg,
                         int64_t sess, int tf, int ntok)
 {
     int rc, src;
-    if (!*st && (rc = store_prepare(h, "INSERT INTO tier_post(term, msg, sess, tf, ntok) "
-                                    "VALUES (?, ?, ?, ?, ?)", st)))
-        return rc;
-    sqlite3_reset(*st);
-    sqlite3_bind_int64(*st, 1, id);
-    sqlite3_bind_int64(*st, 2, msg);
-    sqlite3_bind_int64(*st, 3, sess);
-    sqlite3_bind_int(*st, 4, tf);
-    sqlite3_bind_int(*st, 5, ntok);
-    src = sqlite3_step(*st);
+    if (!*w) {
+        if (!(*w = calloc(1, sizeof **w)))
+            return cairn__err(h, CAIRN_NOMEM, "out of memory");
+        if ((rc = store_prepare(h, "INSERT INTO tier_post(term, msg, sess, tf, ntok) "
+                                "VALUES (?, ?, ?, ?, ?)", &(*w)->st)))
+            return rc;
+    }
+    sqlite3_stmt *st = (*w)->st;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, msg);
+    sqlite3_bind_int64(st, 3, sess);
+    sqlite3_bind_int(st, 4, tf);
+    sqlite3_bind_int(st, 5, ntok);
+    src = sqlite3_step(st);
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "term tier row");
+}
+
+void store_tier_done(struct store_tier_writer *w)
+{
+    if (!w)
+        return;
+    sqlite3_finalize(w->st);
+    free(w);
 }

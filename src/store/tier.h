@@ -38,7 +38,11 @@ int store_max_message(struct cairn *h, int64_t *max);
 int store_tier_vocab(struct cairn *h, int64_t df_min,
                      int (*fn)(void *arg, const char *tok, size_t n, int64_t df), void *arg);
 int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, int64_t *id);
-int store_tier_add_post(struct cairn *h, sqlite3_stmt **st, int64_t id, int64_t msg,
+/* Rows go in through a writer (its statement prepared once): *w NULL
+ * before the first row; store_tier_done finalizes it (NULL is fine). */
+struct store_tier_writer;
+int store_tier_add_post(struct cairn *h, struct store_tier_writer **w, int64_t id, int64_t msg,
                         int64_t sess, int tf, int ntok);
+void store_tier_done(struct store_tier_writer *w);
 
 #endif
