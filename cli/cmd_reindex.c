@@ -9,6 +9,10 @@
  * REINDEX_EVENTS_CHUNK, each its own transaction, so a prompt hook waits
  * on the write lock for about half a second at most and an interrupted
  * run keeps what it read; running it again continues.
+ *
+ * `cairn reindex --tiers [--quiet]`: the term tiers rebuilt, every common
+ * word's best sessions for the prompt hook's recall (cairn_tier_build;
+ * docs/ARCHITECTURE.md, "Term tiers"). One transaction.
  */
 #include <string.h>
 #include <unistd.h>
@@ -47,22 +51,43 @@ out:
     return rc;
 }
 
+static int reindex_tiers(struct cli_ctx *ctx, int quiet)
+{
+    struct cairn *db = NULL;
+    int64_t terms = 0, rows = 0;
+    double t0 = os_now_ms();
+    int rc;
+    if ((rc = cli_open(ctx, 0, &db)))
+        return rc;
+    if ((rc = cairn_tier_build(db, &terms, &rows)))
+        rc = cli_fail(db, "reindex --tiers", rc);
+    else if (!quiet)
+        fprintf(stderr, "reindex --tiers: %lld common word%s, %lld row%s, in %.1f s\n",
+                (long long)terms, cli_s(terms), (long long)rows, cli_s(rows),
+                (os_now_ms() - t0) / 1000);
+    cairn_close(db);
+    return rc;
+}
+
 int cmd_reindex(int argc, char **argv, struct cli_ctx *ctx)
 {
-    int events = 0, quiet = 0;
+    int events = 0, tiers = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--events"))
+        if (!strcmp(argv[i], "--tiers"))
+            tiers = 1;
+        else if (!strcmp(argv[i], "--events"))
             events = 1;
         else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
             quiet = 1;
     }
-    if (events) {
+    if (events || tiers) {
         for (int i = 1; i < argc; i++)
-            if (strcmp(argv[i], "--events") && strcmp(argv[i], "--quiet") && strcmp(argv[i], "-q")) {
-                cli_error("usage: cairn reindex [--events] [--quiet]");
+            if (strcmp(argv[i], events ? "--events" : "--tiers") && strcmp(argv[i], "--quiet") &&
+                strcmp(argv[i], "-q")) {
+                cli_error("usage: cairn reindex [--events | --tiers] [--quiet]");
                 return 2;
             }
-        return reindex_events(ctx, quiet);
+        return events ? reindex_events(ctx, quiet) : reindex_tiers(ctx, quiet);
     }
     return cli_backfill(argc, argv, ctx, 1, 1);
 }

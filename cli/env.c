@@ -26,6 +26,7 @@ static const struct { const char *env, *key; } env_settings[] = {
     { "CAIRN_RECALL_PRUNE_MSGS", "recall.prune_msgs" },
     { "CAIRN_REPLY_LANE",        "recall.reply_lane" },
     { "CAIRN_PG_DENSE",          "pg.dense" },
+    { "CAIRN_RECALL_TIER",       "recall.tier" },
 };
 
 static const char *env_value(const char *name)

@@ -79,11 +79,14 @@ static const char usage_embed[] =
     "--backfill embeds the stored messages that have no vector of the current\n"
     "model (docs/HYBRID.md), then the memories (docs/MEMORIES.md).\n";
 static const char usage_reindex[] =
-    "usage: cairn reindex [--events] [--quiet]\n"
+    "usage: cairn reindex [--events | --tiers] [--quiet]\n"
     "Deletes every vector and embeds all messages and memories again with the\n"
     "current model. --events instead reads the dates that messages older than\n"
     "a store's upgrade to schema 15 speak of (the upgrade reads the newest\n"
-    "30,000; cairn doctor says how many are left); it can be interrupted.\n";
+    "30,000; cairn doctor says how many are left); it can be interrupted.\n"
+    "--tiers rebuilds the term tiers: every common word's best sessions, which\n"
+    "the prompt hook reads instead of all its matches (a big store; minutes at\n"
+    "a million messages; messages added later are read as before).\n";
 static const char usage_hook[] =
     "usage: cairn hook stop|session-end|pre-compact|prompt|session-start|pre-tool\n"
     "The Claude Code hooks (docs/CAPTURE.md): the event's JSON on stdin. A hook\n"

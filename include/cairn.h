@@ -125,6 +125,8 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *   "recall.exhaustive" "1": never prune, even with CAIRN_RECALL_FAST
  *   "recall.prune_msgs" turns over which CAIRN_RECALL_FAST prunes (10000)
  *   "recall.reply_lane" the reply lane's share of a budget, 0..0.5
+ *   "recall.tier"       "0": CAIRN_RECALL_FAST walks every word's matches
+ *                       even where a term tier is built (cairn_tier_build)
  *   "store.cache_mb"    the page cache in MB, 1..4096 (default 2 read-only,
  *                       16 writable), set at once: for a long-lived process
  *   "store.keep_turns"  "1": keep every turn's and session's metadata in
@@ -947,6 +949,18 @@ CAIRN_API int cairn_embed_backfill(struct cairn *db, int reindex,
  * *left those still unread. `cairn reindex --events` calls it in chunks.
  */
 CAIRN_API int cairn_events_fill(struct cairn *db, int64_t max, int64_t *done, int64_t *left);
+
+/*
+ * Term tiers (docs/ARCHITECTURE.md, "Term tiers"): for every word of the
+ * index in at least TIER_DF_MIN messages (src/recall/policy.h), its
+ * matches in the sessions where it scores best, so a CAIRN_RECALL_FAST
+ * recall (the prompt hook) of a common word reads those instead of every
+ * match. Rebuilds them all in one transaction (minutes on a million
+ * messages); messages added later are read as before until the next
+ * build. *terms and *rows (either may be NULL) get what was built.
+ * `cairn reindex --tiers` calls it. SQLite stores only.
+ */
+CAIRN_API int cairn_tier_build(struct cairn *db, int64_t *terms, int64_t *rows);
 
 /* Vector coverage (cairn web's stats): for each model the store holds
  * vectors of, in name order, the messages that have at least one; cb

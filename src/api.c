@@ -52,7 +52,7 @@ int cairn_default_path(char *out, size_t n)
 static const char *const setting_names[CAIRN__NSET] = {
     "recall.exhaustive", "recall.prune_msgs", "recall.reply_lane", "embed.model",
     "embed.model_dir", "embed.threads", "embed.max_pieces", "vec.f32", "vec.cache", "redact",
-    "store.cache_mb", "store.keep_turns", "pg.dense",
+    "store.cache_mb", "store.keep_turns", "pg.dense", "recall.tier",
 };
 
 int cairn_set(struct cairn *db, const char *key, const char *value)

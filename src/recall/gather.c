@@ -17,6 +17,8 @@
 #include "recall/recall.h"
 #include "recall/policy.h"
 #include "store/recall_read.h"
+#include "store/tier.h"
+#include "text/tokenize.h"
 #include "util/os.h"
 #include "util/sort.h"
 
@@ -126,7 +128,8 @@ static size_t sess_slot(int64_t sess, int64_t lo, const int64_t *ids, int nids)
     return (size_t)(f - ids);             /* every match's session is there */
 }
 
-static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *hits, int *nhp)
+static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *hits, int *nhp,
+                 const struct store_totals *tiered, int *walk)
 {
     double *best = NULL;
     unsigned char *keep = NULL;
@@ -194,8 +197,20 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
         goto out;
     p->hit_msgs = pool_msgs;
     const char *lim = cairn__setting(h, CAIRN__SET_RECALL_PRUNE_MSGS);   /* tests: small stores */
-    if (pool_msgs <= (lim && *lim ? strtoll(lim, NULL, 10) : GATHER_PRUNE_MSGS))
+    if (pool_msgs <= (lim && *lim ? strtoll(lim, NULL, 10) : GATHER_PRUNE_MSGS)) {
+        /* tiered: these are some of the sessions with a match; the walk
+         * decides whether the rest makes the pool big enough to prune */
+        if (tiered)
+            *walk = 1;
         goto out;
+    }
+    if (tiered) {
+        /* a common word is in most sessions: the scope's sizes stand
+         * for those of all the sessions with a match (their ratio is
+         * what rank.c reads) */
+        p->hit_msgs = tiered->msgs;
+        p->hit_units = tiered->units;
+    }
     if (sort_kv_desc(c, (size_t)nids)) {
         rc = CAIRN_NOMEM;
         goto out;
@@ -211,6 +226,14 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
         }
         for (int t = 0; t < q->nt; t++)
             p->pruned_df[t] += hits[i].tf[t] > 0;
+    }
+    /* tiered: not every match was read; those left out are the rest of
+     * the word's df (a tier keeps all of a kept session's matches) */
+    for (int t = 0; tiered && t < q->nt; t++) {
+        int kept = 0;
+        for (int i = 0; i < k; i++)
+            kept += hits[i].tf[t] > 0;
+        p->pruned_df[t] = q->t[t].df_msg > kept ? q->t[t].df_msg - kept : 0;
     }
     *nhp = k;
     p->pruned = 1;
@@ -231,9 +254,9 @@ struct hits {
     struct query *q;
 };
 
-static int on_match(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
+static int add_hit(struct hits *hs, int64_t row, int64_t sess, int ntok, const uint16_t *tf,
+                   int count_df)
 {
-    struct hits *hs = arg;
     struct query *q = hs->q;
     int rc = CAIRN_OK;
     size_t nt = (size_t)(q->nt ? q->nt : 1);
@@ -253,10 +276,184 @@ static int on_match(void *arg, int64_t row, int64_t sess, int ntok, const uint16
     uint16_t *c = hs->tf + (size_t)hs->n * nt;
     for (int t = 0; t < q->nt; t++) {
         c[t] = tf[t];
-        q->t[t].df_msg += tf[t] > 0;
+        q->t[t].df_msg += count_df && tf[t] > 0;
     }
     hs->n++;
 out:
+    return rc;
+}
+
+static int on_match(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
+{
+    return add_hit(arg, row, sess, ntok, tf, 1);
+}
+
+/*
+ * Term tiers (recall/tier.c, schema 22): on the pruned path, a word of the
+ * question with a tier is not walked below tier_state.upto; its tier's
+ * rows (its matches in the sessions where it scores best) stand for its
+ * matches there. The other words are walked as before, and their matches
+ * below upto count the common words too: "(R) AND (R OR C)" matches what
+ * R does, and cairn_tf counts C's instances in those rows. Messages above
+ * upto (added since the build) are walked with every word.
+ */
+
+/* The one token a question's phrase is, if it is one. */
+struct tok1 {
+    char   t[128];
+    size_t n;
+    int    count;
+};
+
+static int tok1_cb(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
+{
+    (void)start, (void)end, (void)coloc;
+    struct tok1 *o = arg;
+    if (++o->count == 1 && n < sizeof o->t) {
+        memcpy(o->t, tok, n);
+        o->n = n;
+    }
+    return 0;
+}
+
+static int tier_off(const struct cairn *h)
+{
+    const char *v = cairn__setting(h, CAIRN__SET_RECALL_TIER);
+    return !TIER_ON || (v && !strcmp(v, "0"));
+}
+
+/* A tier row: one word's count. */
+struct tier_arg {
+    struct hits *hs;
+    int          t;
+};
+
+static int on_tier(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
+{
+    struct tier_arg *ta = arg;
+    uint16_t c[RECALL_MAX_TERMS] = { 0 };
+    c[ta->t] = tf[0];
+    return add_hit(ta->hs, row, sess, ntok, c, 0);
+}
+
+/* The hits by row, each row once with the larger count of each term (a
+ * row read by the walk and by a tier, or by two tiers). */
+static int merge_rows(struct hits *hs)
+{
+    size_t nt = (size_t)(hs->q->nt ? hs->q->nt : 1);
+    for (int i = 0; i < hs->n; i++)
+        hs->v[i].score = i;             /* where its counts are */
+    qsort(hs->v, (size_t)hs->n, sizeof *hs->v, cmp_hit);
+    uint16_t *tf = malloc((size_t)(hs->n ? hs->n : 1) * nt * sizeof *tf);
+    if (!tf)
+        return CAIRN_NOMEM;
+    int k = 0;
+    for (int i = 0; i < hs->n; i++) {
+        const uint16_t *c = hs->tf + (size_t)hs->v[i].score * nt;
+        if (k && hs->v[k - 1].row == hs->v[i].row) {
+            uint16_t *d = tf + (size_t)(k - 1) * nt;
+            for (size_t t = 0; t < nt; t++)
+                d[t] = c[t] > d[t] ? c[t] : d[t];
+            continue;
+        }
+        memcpy(tf + (size_t)k * nt, c, nt * sizeof *tf);
+        hs->v[k++] = hs->v[i];
+    }
+    free(hs->tf);
+    hs->tf = tf;
+    hs->n = k;
+    hs->cap = k;
+    return CAIRN_OK;
+}
+
+static int tiered_matches(struct cairn *h, struct query *q, const struct store_scope *sc,
+                          struct hits *hs, int *used)
+{
+    struct buf all = BUF_INIT, rare = BUF_INIT;
+    int64_t upto = 0, id[RECALL_MAX_TERMS] = { 0 }, df[RECALL_MAX_TERMS] = { 0 };
+    int map[3 * RECALL_MAX_TERMS], np = 0, nc = 0, nr = 0, rc = CAIRN_OK;
+    *used = 0;
+    if (tier_off(h) || sc->project || (rc = store_tier_upto(h, &upto)) || upto <= 0)
+        goto out;
+    for (int t = 0; t < q->nt; t++) {
+        struct tok1 o = { .count = 0 };
+        const char *su = q->t[t].surface;
+        if (text_tokenize(su, strlen(su), 1, tok1_cb, &o) || o.count != 1 || !o.n)
+            continue;
+        if ((rc = store_tier_term(h, o.t, o.n, &id[t], &df[t])))
+            goto out;
+    }
+    /* only the commonest: of two common words the messages with both
+     * score best, and they are in neither word's tier; and only when it
+     * is at least TIER_SHARE of what the others match (a word without a
+     * row had fewer than TIER_DF_MIN), else the walk of the others with
+     * its counts costs more than its own walk saves */
+    int top = -1;
+    double rest = 0;
+    for (int t = 0; t < q->nt; t++)
+        if (id[t] && (top < 0 || df[t] > df[top]))
+            top = t;
+    for (int t = 0; t < q->nt; t++) {
+        if (t != top)
+            id[t] = 0;
+        if (t != top)
+            rest += df[t] ? (double)df[t] : TIER_DF_MIN;
+    }
+    nc = top >= 0 && (double)df[top] >= TIER_SHARE * rest;
+    if (!nc)
+        goto out;
+    *used = 1;
+    /* 1. the tail: every word, every message added since the build */
+    query_match_expr(q, &all);
+    if (all.err) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    if ((rc = store_term_matches_in(h, sc, all.p, all.n, q->nt, NULL, q->nt, upto, INT64_MAX, 1,
+                                    on_match, hs)))
+        goto out;
+    int64_t tail[RECALL_MAX_TERMS];
+    for (int t = 0; t < q->nt; t++)
+        tail[t] = q->t[t].df_msg;
+    /* 2. below it, the rare words' matches, with the common words' counts */
+    buf_addc(&rare, '(');
+    for (int pass = 0, first = 1; pass < 3; pass++) {
+        if (pass == 1) {
+            buf_adds(&rare, ") AND (");
+            first = 1;
+        }
+        for (int t = 0; t < q->nt; t++) {
+            if ((pass < 2) != !id[t])     /* passes 0, 1: the rare words; 2: the common */
+                continue;
+            if (!first)
+                buf_adds(&rare, " OR ");
+            first = 0;
+            query_add_phrase(&rare, q->t[t].surface);
+            map[np++] = t;
+        }
+        nr += pass == 0 ? np : 0;
+    }
+    buf_addc(&rare, ')');
+    if (rare.err) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    if (nr && (rc = store_term_matches_in(h, sc, rare.p, rare.n, np, map, q->nt, INT64_MIN, upto,
+                                          1, on_match, hs)))
+        goto out;
+    /* 3. the tiers' rows; a common word's df: its tier's and the tail's */
+    for (int t = 0; t < q->nt; t++) {
+        if (!id[t])
+            continue;
+        struct tier_arg ta = { hs, t };
+        if ((rc = store_tier_posts(h, id[t], sc->exclude_session, on_tier, &ta)))
+            goto out;
+        q->t[t].df_msg = (int)(df[t] + tail[t] < INT_MAX ? df[t] + tail[t] : INT_MAX);
+    }
+    rc = merge_rows(hs);
+out:
+    buf_release(&all);
+    buf_release(&rare);
     return rc;
 }
 
@@ -403,13 +600,27 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
      * sessions' turns bring theirs. */
     int may_prune = !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 &&
                     (o->flags & CAIRN_RECALL_FAST) && !exhaustive(h);
-    if (q->nt > 0 && (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt, may_prune,
-                                              on_match, &hs)))
+    int tiered = 0, walk = 0;
+    if (q->nt > 0 && may_prune && (rc = tiered_matches(h, q, &scope, &hs, &tiered)))
         goto out;
-    for (int i = 0; i < hs.n; i++)
+    for (int i = 0; tiered && i < hs.n; i++)
         hs.v[i].tf = hs.tf + (size_t)i * (size_t)q->nt;
-    if (hs.n && may_prune && (rc = prune(h, q, p, hs.v, &hs.n)))
+    if (tiered && hs.n && (rc = prune(h, q, p, hs.v, &hs.n, &tot, &walk)))
         goto out;
+    if (walk) {                       /* a pool too small to prune for sure */
+        hs.n = 0;
+        for (int t = 0; t < q->nt; t++)
+            q->t[t].df_msg = 0;
+        tiered = 0;
+    }
+    if (q->nt > 0 && !tiered && (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt,
+                                                         may_prune, on_match, &hs)))
+        goto out;
+    for (int i = 0; !tiered && i < hs.n; i++)
+        hs.v[i].tf = hs.tf + (size_t)i * (size_t)q->nt;
+    if (!tiered && hs.n && may_prune && (rc = prune(h, q, p, hs.v, &hs.n, NULL, &walk)))
+        goto out;
+
     for (int i = 0; i < hs.n; i++) {
         GROW(sess.v, sess.n, sess.cap);
         sess.v[sess.n++] = hs.v[i].sess;

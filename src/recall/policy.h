@@ -231,6 +231,28 @@
 #define GATHER_PRUNE_MSGS 10000
 #define GATHER_KEEP       500
 
+/* Term tiers (recall/tier.c, schema 22; the pruned path only): a word in
+ * at least TIER_DF_MIN messages when `cairn reindex --tiers` runs gets a
+ * tier, every match of it in the TIER_SESS sessions whose best message
+ * scores highest on it alone, and the pruned recall reads that instead of
+ * its whole posting list (a walk of ~1.3 us a match: 1.3 ms at this df).
+ * TIER_SESS above GATHER_KEEP: a question's other words and the store's
+ * average length at recall move a session across the line. TIER_ON 0
+ * (or recall.tier "0", CAIRN_RECALL_TIER=0) walks every word as before. */
+#define TIER_ON      1
+#define TIER_DF_MIN  1000
+#define TIER_SESS    1000
+/* The commonest word is read from its tier only when its df is at least
+ * this times the others' (their df, else TIER_DF_MIN). At 1.0 walking the
+ * others with its counts cost more than a plain walk (a million messages,
+ * "the migration that failed on the staging database": 216 -> 289 ms),
+ * and the sessions the others bring in lack its matches outside its tier:
+ * 100k store, 70 bench questions x 2 budgets, odd / even halves, answers
+ * identical to the walk's 51/70, 48/70 at 1.0 and 69/70, 67/70 at 3.0 (of
+ * the exact answer's items 90.4 / 89.5% kept at 1.0, 92.2 / 91.5% at 3.0,
+ * 92.2 / 92.0% by the walk). */
+#define TIER_SHARE   3.0
+
 /* ---- packing (pack.c) ---- */
 
 /* How many of the best rounds keep their replies in the first pass. On
@@ -653,6 +675,10 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(DENSE_PIECES_MULT) \
     X(GATHER_PRUNE_MSGS) \
     X(GATHER_KEEP) \
+    X(TIER_ON) \
+    X(TIER_DF_MIN) \
+    X(TIER_SESS) \
+    X(TIER_SHARE) \
     X(PACK_FULL_ROUNDS) \
     X(UNIT_MAX_REPLIES) \
     X(PACK_CAP_TURN) \

@@ -11,6 +11,10 @@
 #include "store/recall_read.h"
 #include "util/buf.h"
 
+/* A session's rounds: its user turns, or every turn between people
+ * (session_stats; store_totals.units is their sum, kept by triggers). */
+#define UNITS_SQL "CASE WHEN nuser = n THEN n ELSE nuser END"
+
 /* The scope of a question, as bound to ?1 and ?2. */
 #define SCOPE_JOIN  " JOIN sessions s ON s.id = m.session "
 #define SCOPE_WHERE " AND (?1 IS NULL OR s.project = ?1) AND (?2 IS NULL OR s.ext_id <> ?2) "
@@ -92,11 +96,13 @@ int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct sto
                            "SELECT t.n - coalesce((SELECT n FROM x), 0), "
                            "t.ntok - coalesce((SELECT ntok FROM x), 0), "
                            "t.nuser - coalesce((SELECT nuser FROM x), 0), "
-                           "t.bytes - coalesce((SELECT bytes FROM x), 0) "
+                           "t.bytes - coalesce((SELECT bytes FROM x), 0), "
+                           "t.units - coalesce((SELECT " UNITS_SQL " FROM x), 0) "
                            "FROM store_totals t", &st);
     else
         rc = store_prepare(h, "SELECT coalesce(sum(st.n),0), coalesce(sum(st.ntok),0), "
-                           "coalesce(sum(st.nuser),0), coalesce(sum(st.bytes),0) "
+                           "coalesce(sum(st.nuser),0), coalesce(sum(st.bytes),0), "
+                           "coalesce(sum(" UNITS_SQL "),0) "
                            "FROM session_stats st JOIN sessions s ON s.id = st.session "
                            "WHERE 1 " SCOPE_WHERE, &st);
     if (rc)
@@ -107,6 +113,7 @@ int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct sto
         t->tok = sqlite3_column_int64(st, 1);
         t->user = sqlite3_column_int64(st, 2);
         t->bytes = sqlite3_column_int64(st, 3);
+        t->units = sqlite3_column_int64(st, 4);
     } else if (src != SQLITE_DONE) {
         rc = cairn__sqlerr(h, src, "scope totals");
     }
@@ -181,6 +188,16 @@ int store_term_matches(struct cairn *h, const struct store_scope *sc, const char
 {
     if (h->pg)
         return pg_term_matches(h, sc, expr, expr_len, nt, fn, arg);
+    return store_term_matches_in(h, sc, expr, expr_len, nt, NULL, nt, INT64_MIN, INT64_MAX,
+                                 want_len, fn, arg);
+}
+
+int store_term_matches_in(struct cairn *h, const struct store_scope *sc, const char *expr,
+                          size_t expr_len, int np, const int *map, int nt, int64_t lo,
+                          int64_t hi, int want_len, store_match_fn fn, void *arg)
+{
+    if (h->pg)
+        return cairn__err(h, CAIRN_INVALID, "term matches by id range: SQLite stores only");
     sqlite3_stmt *st = NULL, *runs = NULL, *len = NULL;
     int rc, src, rsrc = SQLITE_DONE;
     int64_t first = 0, last = -1, sess = 0, prev = INT64_MIN;
@@ -194,11 +211,21 @@ int store_term_matches(struct cairn *h, const struct store_scope *sc, const char
      * word's matches on 100,000 messages). A caller that wants each
      * match's length (the pruning) reads it from its run's counts
      * (schema 19), else from messages_hit. */
-    if ((rc = store_prepare(h, "SELECT rowid, cairn_tf(messages_fts) FROM messages_fts "
+    /* an id range (the term tiers' tail, recall/tier.c): FTS5 seeks to
+     * its start and stops at its end */
+    int ranged = lo != INT64_MIN || hi != INT64_MAX;
+    if ((rc = store_prepare(h, ranged ? "SELECT rowid, cairn_tf(messages_fts) FROM messages_fts "
+                            "WHERE messages_fts MATCH ?3 AND rowid > ?4 AND rowid <= ?5 "
+                            "AND ?1 IS ?1 AND ?2 IS ?2"
+                            : "SELECT rowid, cairn_tf(messages_fts) FROM messages_fts "
                             "WHERE messages_fts MATCH ?3 AND ?1 IS ?1 AND ?2 IS ?2", &st)))
         goto out;
     bind_scope(st, sc);
     sqlite3_bind_text(st, 3, expr, (int)expr_len, SQLITE_STATIC);
+    if (ranged) {
+        sqlite3_bind_int64(st, 4, lo);
+        sqlite3_bind_int64(st, 5, hi);
+    }
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t row = sqlite3_column_int64(st, 0);
         int ntok = -1;
@@ -229,11 +256,17 @@ int store_term_matches(struct cairn *h, const struct store_scope *sc, const char
             continue;                     /* out of scope (or no message) */
         if (want_len && (ntok = store_run_len(&rl, row)) < 0 && (rc = len_of(h, &len, row, &ntok)))
             break;
-        /* cairn_tf: a little-endian uint16 count per phrase */
+        /* cairn_tf: a little-endian uint16 count per phrase; phrase i
+         * counts for term map[i] (map NULL: term i; -1: none) */
         int bytes = sqlite3_column_bytes(st, 1);
         const unsigned char *blob = sqlite3_column_blob(st, 1);
-        for (int t = 0; t < nt; t++)
-            tf[t] = 2 * t + 1 < bytes ? (uint16_t)(blob[2 * t] | blob[2 * t + 1] << 8) : 0;
+        memset(tf, 0, (size_t)(nt > 0 ? nt : 1) * sizeof *tf);
+        for (int i = 0; i < np; i++) {
+            int t = map ? map[i] : i;
+            uint16_t v = 2 * i + 1 < bytes ? (uint16_t)(blob[2 * i] | blob[2 * i + 1] << 8) : 0;
+            if (t >= 0 && t < nt && v > tf[t])
+                tf[t] = v;
+        }
         if ((rc = fn(arg, row, sess, ntok, tf)))
             break;
     }
@@ -247,8 +280,6 @@ out:
     return rc;
 }
 
-/* A session's rounds: its user turns, or every turn between people. */
-#define UNITS_SQL "CASE WHEN nuser = n THEN n ELSE nuser END"
 /* From this many sessions on, session_stats is read in order over their
  * span and merged with the list: one range scan instead of a lookup a
  * session (and the list as JSON), 8 ms instead of ~70 ms for 50,000. */

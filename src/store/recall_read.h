@@ -36,7 +36,7 @@ int store_ids_push(struct cairn *h, struct store_ids *out, int64_t v);
 /* The scope's totals over session_stats: messages, index tokens, user
  * turns, bytes of text. */
 struct store_totals {
-    int64_t msgs, tok, user, bytes;
+    int64_t msgs, tok, user, bytes, units;   /* units: rounds (store_sessions_size) */
 };
 int store_scope_totals(struct cairn *h, const struct store_scope *sc, struct store_totals *t);
 
@@ -58,6 +58,12 @@ typedef int (*store_match_fn)(void *arg, int64_t row, int64_t sess, int ntok,
                               const uint16_t *tf);
 int store_term_matches(struct cairn *h, const struct store_scope *sc, const char *expr,
                        size_t expr_len, int nt, int want_len, store_match_fn fn, void *arg);
+/* The same for the ids in (lo, hi] (SQLite stores only), with expr's np
+ * phrases counted for terms: phrase i for term map[i] (-1: for none; two
+ * phrases of one term: the larger count), tf nt counts. */
+int store_term_matches_in(struct cairn *h, const struct store_scope *sc, const char *expr,
+                          size_t expr_len, int np, const int *map, int nt, int64_t lo,
+                          int64_t hi, int want_len, store_match_fn fn, void *arg);
 
 /* Summed over the sessions sess[n] (session_stats), in increasing order
  * without repeats: their messages, and their rounds (user turns; every

@@ -182,6 +182,17 @@
  *                  rewritten, and a session without a row is read from
  *                  messages_meta as before (store_turns_fill packs those
  *                  again after a store-wide rewrite)
+ * Version 22, "term tiers" (branch tier23; issue 23, recall/tier.c):
+ *   tier_terms     a common word (an index token in at least TIER_DF_MIN
+ *                  messages when built): its id, the token, df (its
+ *                  messages with id <= tier_state.upto when built)
+ *   tier_post      (term, msg, sess, tf, ntok): every match of the word in
+ *                  its TIER_SESS sessions with the best single-message BM25
+ *                  of it; message ids, counts and lengths only
+ *   tier_state     one row: upto, the newest message id the tiers saw (0:
+ *                  none built). Triggers drop a message's rows when it is
+ *                  deleted or rewritten, a word with none left, and on
+ *                  forget the words kept with a df and no rows
  */
 #include "internal.h"
 
@@ -620,6 +631,38 @@ static const char *const migrations[] = {
     "  new.position OR old.role IS NOT new.role OR old.speaker IS NOT new.speaker OR"
     "  old.created_at IS NOT new.created_at OR old.ntok IS NOT new.ntok BEGIN"
     "  DELETE FROM session_turns WHERE session IN (old.session, new.session);"
+    "END;",
+    /* 21 -> 22, "term tiers" (branch tier23, issue 23; recall/tier.c,
+     * store/tier.c): a common word's best sessions, for the pruned recall
+     * (the prompt hook). Empty until `cairn reindex --tiers` builds them
+     * (a walk of every common word: minutes on a million messages, too
+     * long for a migration a hook may run). Messages added later are in
+     * the tail (id > upto) the hook walks itself; a delete or a rewrite
+     * drops the message's rows (the triggers), and a word whose rows are
+     * all gone loses its tier (it is walked whole again). */
+    "CREATE TABLE tier_state(id INTEGER PRIMARY KEY CHECK (id = 1), upto INTEGER NOT NULL);"
+    "INSERT INTO tier_state VALUES (1, 0);"
+    "CREATE TABLE tier_terms(id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE,"
+    "  df INTEGER NOT NULL);"
+    "CREATE TABLE tier_post(term INTEGER NOT NULL, msg INTEGER NOT NULL,"
+    "  sess INTEGER NOT NULL, tf INTEGER NOT NULL, ntok INTEGER NOT NULL,"
+    "  PRIMARY KEY (term, msg)) WITHOUT ROWID;"
+    "CREATE INDEX tier_post_msg ON tier_post(msg);"
+    "CREATE TRIGGER tier_post_ad AFTER DELETE ON messages BEGIN"
+    "  DELETE FROM tier_post WHERE msg = old.id;"
+    "END;"
+    "CREATE TRIGGER tier_post_au AFTER UPDATE OF content, ntok ON messages BEGIN"
+    "  DELETE FROM tier_post WHERE msg = old.id;"
+    "END;"
+    "CREATE TRIGGER tier_terms_gone AFTER DELETE ON tier_post"
+    "  WHEN NOT EXISTS (SELECT 1 FROM tier_post WHERE term = old.term) BEGIN"
+    "  DELETE FROM tier_terms WHERE id = old.term;"
+    "END;"
+    /* the words kept with a df and no rows (a stem a query cannot spell)
+     * go with any forget: no word of a forgotten session stays behind */
+    "CREATE TRIGGER tier_terms_forget AFTER DELETE ON sessions BEGIN"
+    "  DELETE FROM tier_terms WHERE NOT EXISTS (SELECT 1 FROM tier_post"
+    "    WHERE term = tier_terms.id);"
     "END;",
 };
 

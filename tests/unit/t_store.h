@@ -57,28 +57,34 @@
 #define VAULT_VECTORS_V18_DROP \
     "DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au;" \
     "DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors;"
+/* What version 22 added ("term tiers", branch tier23), which every store
+ * made older than it drops first (SESSION_TURNS_V21_DROP starts with it). */
+#define TIER_V22_DROP \
+    "DROP TRIGGER tier_terms_forget; DROP TRIGGER tier_terms_gone; DROP TRIGGER tier_post_au; DROP TRIGGER tier_post_ad;" \
+    "DROP TABLE tier_post; DROP TABLE tier_terms; DROP TABLE tier_state;"
+/* What version 21 added (each session's packed turns, branch hook23c),
+ * with what came after it. */
+#define SESSION_TURNS_V21_DROP TIER_V22_DROP \
+    "DROP TRIGGER session_turns_au; DROP TRIGGER session_turns_ad; DROP TABLE session_turns;"
 /* What version 20 added (memory sync, branch mem21). sync_state's two
  * columns go with the table, made again as version 12 made it (a test
  * store has no row in it; ALTER TABLE DROP COLUMN would read the whole
  * schema, which the FTS triggers of versions 1 to 6 stop on a raw
  * connection). */
-#define MEMORY_SYNC_V20_DROP \
+#define MEMORY_SYNC_V20_DROP SESSION_TURNS_V21_DROP \
     "DROP TRIGGER memory_sync_corr_au; DROP TRIGGER memory_sync_corr_ai;" \
     "DROP TRIGGER memory_sync_au; DROP TABLE memory_sync; DROP TABLE memories_forgotten;" \
     "DROP TABLE sync_state; CREATE TABLE sync_state(server TEXT NOT NULL," \
     "  scope TEXT NOT NULL DEFAULT '', push_msg INTEGER NOT NULL DEFAULT 0," \
     "  push_tomb INTEGER NOT NULL DEFAULT 0, pull_tx TEXT NOT NULL DEFAULT '0'," \
     "  updated_at INTEGER NOT NULL, PRIMARY KEY (server, scope));"
-/* What version 21 added (each session's packed turns, branch hook23c). */
-#define SESSION_TURNS_V21_DROP \
-    "DROP TRIGGER session_turns_au; DROP TRIGGER session_turns_ad; DROP TABLE session_turns;"
 /* What version 19 added (runs' token counts, branch fast23b): its trigger
  * (enough below version 17, which drops the table)... */
 #define MSG_RUNS_AU_V19_DROP "DROP TRIGGER msg_runs_au;"
 /* ...and, for a version-18 store, the column, with version 17's trigger on
  * delete again (ALTER TABLE reads the whole schema: a connection with the
  * cairn tokenizer, or one whose schema names no FTS5 trigger). */
-#define MSG_RUNS_LENS_V19_DROP SESSION_TURNS_V21_DROP MEMORY_SYNC_V20_DROP MSG_RUNS_AU_V19_DROP \
+#define MSG_RUNS_LENS_V19_DROP MEMORY_SYNC_V20_DROP MSG_RUNS_AU_V19_DROP \
     "DROP TRIGGER msg_runs_ad; ALTER TABLE msg_runs DROP COLUMN lens;" \
     "CREATE TRIGGER msg_runs_ad AFTER DELETE ON messages BEGIN" \
     "  INSERT INTO msg_runs SELECT old.id + 1, last, session FROM msg_runs WHERE first =" \
@@ -88,7 +94,7 @@
     "    (SELECT max(first) FROM msg_runs WHERE first < old.id) AND last >= old.id;" \
     "END;"
 /* Everything after version 16: a version-16 store has none of it. */
-#define AFTER_V16_DROP SESSION_TURNS_V21_DROP MEMORY_SYNC_V20_DROP MSG_RUNS_AU_V19_DROP VAULT_VECTORS_V18_DROP MSG_RUNS_V17_DROP
+#define AFTER_V16_DROP MEMORY_SYNC_V20_DROP MSG_RUNS_AU_V19_DROP VAULT_VECTORS_V18_DROP MSG_RUNS_V17_DROP
 /* Everything after version 8: a version-8 store has none of it. */
 #define AFTER_V8_DROP AFTER_V16_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP STORE_TOTALS_V14_DROP VAULT_TABLES_V13_DROP SYNC_TABLES_V12_DROP MEMORY_VECTORS_V11_DROP CORRECTION_TABLES_V10_DROP SCHEMA_V9_DROP
 

@@ -156,7 +156,7 @@ static void test_migrate_v19(void)
     add(h, "decision", "three", 0);
     cairn_close(h);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    T_EQ_INT(sqlite3_exec(raw, SESSION_TURNS_V21_DROP MEMORY_SYNC_V20_DROP "PRAGMA user_version=19", NULL, NULL, NULL),
+    T_EQ_INT(sqlite3_exec(raw, MEMORY_SYNC_V20_DROP "PRAGMA user_version=19", NULL, NULL, NULL),
              SQLITE_OK);
     sqlite3_close(raw);
     T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);

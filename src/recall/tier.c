@@ -1,0 +1,235 @@
+/*
+ * tier.c: term tiers, built (schema 22; docs/ARCHITECTURE.md, "Term
+ * tiers"; the reader is gather.c's tiered_matches).
+ *
+ * The pruned recall (CAIRN_RECALL_FAST, the prompt hook) keeps the
+ * GATHER_KEEP sessions whose best single message scores highest, but to
+ * know them it walked every match of every word of the question: on a
+ * million messages "fix" is in 95,000 of them, ~120 ms, whatever the
+ * answer. A session's best on one word alone, w * f(tf, len), orders the
+ * sessions the same for any IDF w, so the sessions a word would keep can
+ * be chosen once, ahead: a tier holds every match of the word in its
+ * TIER_SESS best sessions by that score (lengths against the store's
+ * average when built), and the recall reads those rows instead of the
+ * walk. The rows of a kept session are all its matches of the word, so
+ * ranking inside it sees the same counts as before.
+ *
+ * Built whole by cairn_tier_build (`cairn reindex --tiers`), in one
+ * transaction; messages added since (ids above tier_state.upto) are walked
+ * as before by every recall, deletes and rewrites drop their rows
+ * (triggers). Not exact: a session the question's other words bring in
+ * has its matches of the word outside the tier counted 0, so the reader
+ * tiers only a word that outweighs the others (TIER_SHARE);
+ * bench/README.md ("Term tiers") says how often the answer changed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "recall/policy.h"
+#include "recall/recall.h"
+#include "store/recall_read.h"
+#include "store/tier.h"
+#include "text/tokenize.h"
+#include "util/buf.h"
+#include "util/sort.h"
+
+/* A word of the vocabulary, copied (its row is gone at the next step);
+ * spelt: a query of it finds it (else only its df is kept). */
+struct vocab {
+    char   **tok;
+    int64_t *df;
+    char    *spelt;
+    int      n, cap;
+};
+
+/* The token a query of tok finds (for_query tokenization): a word whose
+ * stem stems again to something else would find other matches. */
+struct one_tok {
+    const char *want;
+    size_t      n;
+    int         count, same;
+};
+
+static int one_tok_cb(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
+{
+    (void)start, (void)end, (void)coloc;
+    struct one_tok *o = arg;
+    o->same = ++o->count == 1 && n == o->n && !memcmp(tok, o->want, n);
+    return 0;
+}
+
+static int on_vocab(void *arg, const char *tok, size_t n, int64_t df)
+{
+    struct vocab *v = arg;
+    struct one_tok o = { tok, n, 0, 0 };
+    if (text_is_stopword(tok, n) || text_tokenize(tok, n, 1, one_tok_cb, &o))
+        return 0;                   /* no question asks for it */
+    if (v->n == v->cap) {
+        int nc = v->cap ? v->cap * 2 : 256;
+        char **nt = realloc(v->tok, (size_t)nc * sizeof *nt);
+        if (!nt)
+            return CAIRN_NOMEM;
+        v->tok = nt;
+        int64_t *nd = realloc(v->df, (size_t)nc * sizeof *nd);
+        if (!nd)
+            return CAIRN_NOMEM;
+        v->df = nd;
+        char *ns = realloc(v->spelt, (size_t)nc);
+        if (!ns)
+            return CAIRN_NOMEM;
+        v->spelt = ns;
+        v->cap = nc;
+    }
+    if (!(v->tok[v->n] = strndup(tok, n)))
+        return CAIRN_NOMEM;
+    v->spelt[v->n] = o.same && o.count == 1;
+    v->df[v->n++] = df;
+    return 0;
+}
+
+/* One word's matches. */
+struct tmatch { int64_t row, sess; int ntok, tf; };
+struct tmatches {
+    struct tmatch *v;
+    int            n, cap;
+};
+
+static int on_tmatch(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
+{
+    struct tmatches *m = arg;
+    if (m->n == m->cap) {
+        int nc = m->cap ? m->cap * 2 : 4096;
+        struct tmatch *nv = realloc(m->v, (size_t)nc * sizeof *nv);
+        if (!nv)
+            return CAIRN_NOMEM;
+        m->v = nv;
+        m->cap = nc;
+    }
+    m->v[m->n++] = (struct tmatch){ row, sess, ntok, tf[0] };
+    return 0;
+}
+
+static int cmp_tmatch_sess(const void *a, const void *b)
+{
+    const struct tmatch *x = a, *y = b;
+    if (x->sess != y->sess)
+        return x->sess < y->sess ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* The tier of one word: its matches up to upto, their sessions by best
+ * single-message score, the TIER_SESS best sessions' matches stored. */
+static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
+                     struct tmatches *m, struct store_tier_writer **ins, int64_t *rows)
+{
+    struct buf expr = BUF_INIT;
+    struct sort_kv *kv = NULL;
+    const struct store_scope all = { NULL, NULL };
+    int rc = CAIRN_OK, ns = 0;
+    double w = 1, tf;
+    int64_t id;
+    m->n = 0;
+    query_add_phrase(&expr, tok);
+    if (expr.err) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    if ((rc = store_term_matches_in(h, &all, expr.p, expr.n, 1, NULL, 1, INT64_MIN, upto, 1,
+                                    on_tmatch, m)))
+        goto out;
+    if (m->n < TIER_DF_MIN)
+        goto out;
+    qsort(m->v, (size_t)m->n, sizeof *m->v, cmp_tmatch_sess);
+    if (!(kv = malloc((size_t)m->n * sizeof *kv))) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    /* each session's best, keyed; val: the index of its first match */
+    for (int i = 0; i < m->n;) {
+        int j = i;
+        double best = 0;
+        for (; j < m->n && m->v[j].sess == m->v[i].sess; j++) {
+            tf = m->v[j].tf;
+            double s = rank_bm25(&tf, 1, m->v[j].ntok, avg, &w);
+            best = s > best ? s : best;
+        }
+        kv[ns++] = (struct sort_kv){ sort_key_double(best), i };
+        i = j;
+    }
+    if (sort_kv_desc(kv, (size_t)ns)) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    if ((rc = store_tier_add_term(h, tok, strlen(tok), m->n, &id)))
+        goto out;
+    for (int k = 0; k < ns && k < TIER_SESS; k++) {
+        for (int i = (int)kv[k].val; i < m->n && m->v[i].sess == m->v[kv[k].val].sess; i++) {
+            if ((rc = store_tier_add_post(h, ins, id, m->v[i].row, m->v[i].sess, m->v[i].tf,
+                                          m->v[i].ntok)))
+                goto out;
+            ++*rows;
+        }
+    }
+out:
+    free(kv);
+    buf_release(&expr);
+    return rc;
+}
+
+int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
+{
+    struct vocab v = { 0 };
+    struct tmatches m = { 0 };
+    struct store_tier_writer *ins = NULL;
+    const struct store_scope all = { NULL, NULL };
+    struct store_totals tot;
+    int64_t upto = 0, nterms = 0, nrows = 0;
+    int rc;
+    if (!h)
+        return CAIRN_INVALID;
+    if (h->pg)
+        return cairn__err(h, CAIRN_INVALID, "term tiers: SQLite stores only");
+    if ((rc = store_begin(h)))
+        return rc;
+    if ((rc = store_max_message(h, &upto)) || (rc = store_tier_reset(h, upto)) ||
+        (rc = store_scope_totals(h, &all, &tot)) ||
+        (rc = store_tier_vocab(h, TIER_DF_MIN, on_vocab, &v)))
+        goto fail;
+    double avg = tot.msgs ? (double)tot.tok / (double)tot.msgs : 1;
+    for (int i = 0; i < v.n; i++) {
+        int64_t before = nrows, id;
+        /* a stem that stems again to another: a question's word comes
+         * to it, but a query of it finds something else; its df tells
+         * the reader the word is common (gather.c weighs the walk) */
+        if (!v.spelt[i]) {
+            if ((rc = store_tier_add_term(h, v.tok[i], strlen(v.tok[i]), v.df[i], &id)))
+                goto fail;
+            continue;
+        }
+        if ((rc = build_one(h, v.tok[i], upto, avg, &m, &ins, &nrows)))
+            goto fail;
+        nterms += nrows > before;
+    }
+    store_tier_done(ins);
+    ins = NULL;
+    if ((rc = store_commit(h)))
+        goto out;
+    if (terms)
+        *terms = nterms;
+    if (rows)
+        *rows = nrows;
+    goto out;
+fail:
+    store_tier_done(ins);
+    store_rollback(h);
+out:
+    for (int i = 0; i < v.n; i++)
+        free(v.tok[i]);
+    free(v.tok);
+    free(v.df);
+    free(v.spelt);
+    free(m.v);
+    if (rc == CAIRN_NOMEM)
+        cairn__err(h, rc, "out of memory");
+    return rc;
+}

@@ -1,0 +1,178 @@
+/*
+ * tier.c: the term tiers' rows (schema 22; store/tier.h). What goes in
+ * them, and why, is recall/tier.c's; here only the statements. The rows
+ * hold message and session ids, counts and lengths; the words are index
+ * tokens found in at least TIER_DF_MIN messages when built, and a word
+ * loses its row with its last match (the triggers of schema 22).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "store/tier.h"
+
+/* One integer from a statement with no parameter but ?1 (text, may be
+ * NULL) and ?2 (integer). */
+static int one_int(struct cairn *h, const char *sql, const char *t1, size_t n1, int64_t i2,
+                   int64_t *out, const char *what)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, sql, &st), src;
+    if (rc)
+        return rc;
+    if (t1)
+        sqlite3_bind_text(st, 1, t1, (int)n1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, i2);
+    *out = 0;
+    if ((src = sqlite3_step(st)) == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    else if (src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, what);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_tier_upto(struct cairn *h, int64_t *upto)
+{
+    *upto = 0;
+    if (h->pg)
+        return CAIRN_OK;
+    return one_int(h, "SELECT upto FROM tier_state WHERE EXISTS (SELECT 1 FROM tier_terms)",
+                   NULL, 0, 0, upto, "term tiers");
+}
+
+int store_tier_term(struct cairn *h, const char *tok, size_t n, int64_t *id, int64_t *df)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "SELECT id, df, EXISTS (SELECT 1 FROM tier_post WHERE term = "
+                           "tier_terms.id) FROM tier_terms WHERE term = ?1", &st), src;
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, tok, (int)n, SQLITE_STATIC);
+    *id = *df = 0;
+    if ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        *id = sqlite3_column_int(st, 2) ? sqlite3_column_int64(st, 0) : 0;
+        *df = sqlite3_column_int64(st, 1);
+    } else if (src != SQLITE_DONE) {
+        rc = cairn__sqlerr(h, src, "term tier");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_tier_posts(struct cairn *h, int64_t id, const char *exclude, store_match_fn fn,
+                     void *arg)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "SELECT msg, sess, tf, ntok FROM tier_post WHERE term = ?2 "
+                           "AND sess IS NOT (SELECT id FROM sessions WHERE ext_id = ?1) "
+                           "ORDER BY msg", &st), src;
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, exclude, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, id);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        int tf = sqlite3_column_int(st, 2);
+        uint16_t c = (uint16_t)(tf < 0 ? 0 : tf > 65535 ? 65535 : tf);
+        if ((rc = fn(arg, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                     sqlite3_column_int(st, 3), &c)))
+            goto out;
+    }
+    if (src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "term tier rows");
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_tier_reset(struct cairn *h, int64_t upto)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "DELETE FROM tier_post", &st), src;
+    if (rc)
+        return rc;
+    src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "term tiers");
+    int64_t ignored;
+    if ((rc = one_int(h, "DELETE FROM tier_terms", NULL, 0, 0, &ignored, "term tiers")))
+        return rc;
+    return one_int(h, "UPDATE tier_state SET upto = ?2", NULL, 0, upto, &ignored, "term tiers");
+}
+
+int store_max_message(struct cairn *h, int64_t *max)
+{
+    return one_int(h, "SELECT coalesce(max(id), 0) FROM messages", NULL, 0, 0, max, "messages");
+}
+
+int store_tier_vocab(struct cairn *h, int64_t df_min,
+                     int (*fn)(void *arg, const char *tok, size_t n, int64_t df), void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, src;
+    /* fts5vocab reads the index's terms in order with their document
+     * counts: one pass over the index, no table row read */
+    int64_t ignored;
+    if ((rc = one_int(h, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.tier_vocab USING "
+                      "fts5vocab(main, 'messages_fts', 'row')", NULL, 0, 0, &ignored,
+                      "index terms")))
+        return rc;
+    if ((rc = store_prepare(h, "SELECT term, doc FROM temp.tier_vocab WHERE doc >= ?1", &st)))
+        goto out;
+    sqlite3_bind_int64(st, 1, df_min);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        if (t && (rc = fn(arg, t, (size_t)sqlite3_column_bytes(st, 0),
+                          sqlite3_column_int64(st, 1))))
+            goto out;
+    }
+    if (src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "index terms");
+out:
+    sqlite3_finalize(st);
+    int drc = one_int(h, "DROP TABLE IF EXISTS temp.tier_vocab", NULL, 0, 0, &ignored,
+                      "index terms");
+    return rc ? rc : drc;
+}
+
+int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, int64_t *id)
+{
+    int rc = one_int(h, "INSERT INTO tier_terms(term, df) VALUES (?1, ?2) RETURNING id", tok, n,
+                     df, id, "term tier");
+    return rc;
+}
+
+struct store_tier_writer {
+    sqlite3_stmt *st;
+};
+
+int store_tier_add_post(struct cairn *h, struct store_tier_writer **w, int64_t id, int64_t msg,
+                        int64_t sess, int tf, int ntok)
+{
+    int rc, src;
+    if (!*w) {
+        if (!(*w = calloc(1, sizeof **w)))
+            return cairn__err(h, CAIRN_NOMEM, "out of memory");
+        if ((rc = store_prepare(h, "INSERT INTO tier_post(term, msg, sess, tf, ntok) "
+                                "VALUES (?, ?, ?, ?, ?)", &(*w)->st)))
+            return rc;
+    }
+    sqlite3_stmt *st = (*w)->st;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int64(st, 2, msg);
+    sqlite3_bind_int64(st, 3, sess);
+    sqlite3_bind_int(st, 4, tf);
+    sqlite3_bind_int(st, 5, ntok);
+    src = sqlite3_step(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "term tier row");
+}
+
+void store_tier_done(struct store_tier_writer *w)
+{
+    if (!w)
+        return;
+    sqlite3_finalize(w->st);
+    free(w);
+}

@@ -1,0 +1,48 @@
+/*
+ * tier.h: the term tiers' rows (schema 22, store/tier.c): for a common
+ * word, every match of it in the sessions where it scores best, so the
+ * pruned recall (recall/tier.c, the prompt hook) reads those instead of
+ * the word's whole posting list. SQLite stores only.
+ */
+#ifndef CAIRN_STORE_TIER_H
+#define CAIRN_STORE_TIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/recall_read.h"
+
+struct cairn;
+
+/* The newest message id the tiers were built at (tier_state.upto); 0 when
+ * none is built, on a PostgreSQL store, or a store before schema 22. */
+int store_tier_upto(struct cairn *h, int64_t *upto);
+
+/* The tier of index token tok[0..n): *id (0: the token has no rows) and
+ * its df (its matches with id <= upto when built; 0: not a common word).
+ * A common word a query cannot spell as its token (a stem that stems
+ * again to another) has a df and no rows. */
+int store_tier_term(struct cairn *h, const char *tok, size_t n, int64_t *id, int64_t *df);
+
+/* Every row of tier id outside session ext_id exclude (NULL: none), by
+ * message id: fn gets its message, session, length and one count. */
+int store_tier_posts(struct cairn *h, int64_t id, const char *exclude, store_match_fn fn,
+                     void *arg);
+
+/* Building (in the caller's transaction): every tier dropped and upto
+ * set; the newest message id; the index's tokens in at least df_min
+ * messages (fts5vocab), each given to fn with its message count; one
+ * tier's word and its rows. */
+int store_tier_reset(struct cairn *h, int64_t upto);
+int store_max_message(struct cairn *h, int64_t *max);
+int store_tier_vocab(struct cairn *h, int64_t df_min,
+                     int (*fn)(void *arg, const char *tok, size_t n, int64_t df), void *arg);
+int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, int64_t *id);
+/* Rows go in through a writer (its statement prepared once): *w NULL
+ * before the first row; store_tier_done finalizes it (NULL is fine). */
+struct store_tier_writer;
+int store_tier_add_post(struct cairn *h, struct store_tier_writer **w, int64_t id, int64_t msg,
+                        int64_t sess, int tf, int ntok);
+void store_tier_done(struct store_tier_writer *w);
+
+#endif

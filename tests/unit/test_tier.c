@@ -1,0 +1,254 @@
+/*
+ * test_tier.c: term tiers (schema 22; src/recall/tier.c builds them,
+ * gather.c's tiered_matches reads them on the pruned path).
+ *
+ * A store of 60 sessions where "alpha" is in every session and in more
+ * than TIER_DF_MIN messages (3,600), "database" in 2,400, "zephyr" in a few:
+ * fewer sessions than
+ * TIER_SESS, so alpha's tier holds every match of it, and the pruned pool
+ * read through the tier must be the one the walk gives (recall.tier "0"):
+ * each message's counts, each word's df, what was left out. A tier row
+ * changed by hand must show in the pool (the rows are what is read), the
+ * messages added after the build are walked (the tail), and forget
+ * removes a session's rows and, with the last, the word's tier.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "t.h"
+#include "t_open.h"
+#include "internal.h"
+#include "recall/recall.h"
+#include "recall/policy.h"
+#include "t_store.h"
+
+static char dir[] = "/tmp/cairn-tier-XXXXXX";
+static unsigned rng = 4242;
+
+static unsigned rnd(unsigned n)
+{
+    rng = rng * 1103515245u + 12345u;
+    return (rng >> 8) % n;
+}
+
+static const char *const filler[] = { "bravo", "cache", "delta", "kernel", "ledger", "orbit" };
+
+/* Session s: n messages, each with alpha 1-3 times (and zephyr in one of
+ * 13), among filler words. */
+static int add_session(struct cairn *db, int s, int n)
+{
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "{\"id\":\"t%d\",\"messages\":[", s);
+    for (int k = 0; k < n; k++) {
+        buf_printf(&b, "%s{\"id\":\"t%d-%d\",\"role\":\"%s\",\"content\":\"", k ? "," : "", s, k,
+                   k % 2 ? "assistant" : "user");
+        int na = 1 + (int)rnd(3), nf = (int)rnd(3);
+        for (int i = 0; i < na; i++)
+            buf_adds(&b, "alpha ");
+        for (int i = 0; i < nf; i++)
+            buf_printf(&b, "%s ", filler[rnd(6)]);
+        if (s < 40)
+            buf_adds(&b, "database ");    /* its stem, databas, stems to another */
+        if (rnd(13) == 0)
+            buf_adds(&b, "zephyr");
+        buf_adds(&b, "\"}");
+    }
+    buf_adds(&b, "]}");
+    int rc = b.err ? CAIRN_NOMEM : cairn_add_json(db, b.p, b.n, NULL);
+    buf_release(&b);
+    return rc;
+}
+
+static int64_t one(struct cairn *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -2;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* The pruned pool of question, the tiers read or not. */
+static void pool_of(struct cairn *db, const char *question, int tier, struct query *q,
+                    struct pool *p)
+{
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    o.method = CAIRN_METHOD_KEYWORD;
+    o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST;
+    o.budget = 1000;
+    T_EQ_INT(cairn_set(db, "recall.tier", tier ? NULL : "0"), CAIRN_OK);
+    T_EQ_INT(query_parse(q, question, 1700000000, 0), 0);
+    T_EQ_INT(gather(db, q, &o, NULL, p), CAIRN_OK);
+}
+
+/* The two pools hold the same messages with the same counts, and the
+ * same df and left-out counts for every word. */
+static void same_pool(struct cairn *db, const char *question)
+{
+    struct query qa, qb;
+    struct pool a, b;
+    pool_of(db, question, 0, &qa, &a);
+    pool_of(db, question, 1, &qb, &b);
+    T_EQ_INT(a.pruned, b.pruned);
+    T_EQ_INT(a.nm, b.nm);
+    T_EQ_INT(a.ns, b.ns);
+    T_EQ_INT(qa.nt, qb.nt);
+    for (int t = 0; t < qa.nt && t < qb.nt; t++) {
+        T_EQ_INT(qa.t[t].df_msg, qb.t[t].df_msg);
+        T_EQ_INT(a.pruned_df[t], b.pruned_df[t]);
+    }
+    T_EQ_INT(a.hit_msgs, b.hit_msgs);
+    T_EQ_INT(a.hit_units, b.hit_units);
+    int diff = 0;
+    for (int i = 0; i < a.nm && i < b.nm; i++) {
+        diff += a.m[i].row != b.m[i].row || !a.m[i].tf != !b.m[i].tf;
+        for (int t = 0; a.m[i].tf && b.m[i].tf && t < qa.nt; t++)
+            diff += a.m[i].tf[t] != b.m[i].tf[t];
+    }
+    T_EQ_INT(diff, 0);
+    pool_free(&a);
+    pool_free(&b);
+    query_free(&qa);
+    query_free(&qb);
+}
+
+/* alpha's count in message row, as the pruned pool of question has it. */
+static int pool_tf(struct cairn *db, int tier, const char *question, int64_t row)
+{
+    struct query q;
+    struct pool p;
+    int tf = -1;
+    pool_of(db, question, tier, &q, &p);
+    for (int i = 0; i < p.nm; i++)
+        if (p.m[i].row == row)
+            tf = p.m[i].tf ? p.m[i].tf[0] : 0;
+    pool_free(&p);
+    query_free(&q);
+    return tf;
+}
+
+static void test_tiers(void)
+{
+    char path[300];
+    struct cairn *db;
+    int64_t terms = 0, rows = 0;
+    snprintf(path, sizeof path, "%s/tier.db", dir);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    for (int s = 0; s < 60; s++)
+        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "recall.prune_msgs", "10"), CAIRN_OK);
+
+    /* no tier built: both ways walk */
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), 0);
+    same_pool(db, "alpha");
+
+    T_EQ_INT(cairn_tier_build(db, &terms, &rows), CAIRN_OK);
+    T_EQ_INT(terms, 1);                   /* alpha only: the rest is under TIER_DF_MIN */
+    T_EQ_INT(rows, 3600);                 /* every match: 60 sessions < TIER_SESS */
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 3600);
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), one(db, "SELECT max(id) FROM messages"));
+    /* the counts are the tokenizer's */
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post p JOIN messages m ON m.id = p.msg WHERE "
+                 "p.tf <> (length(m.content) - length(replace(m.content, 'alpha', ''))) / 5 "
+                 "OR p.ntok <> m.ntok OR p.sess <> m.session"), 0);
+
+    /* a common word a query cannot spell: its df, no rows */
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'databas'"), 2400);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post p JOIN tier_terms t ON t.id = p.term "
+                 "WHERE t.term = 'databas'"), 0);
+
+    same_pool(db, "alpha");
+    same_pool(db, "alpha zephyr");        /* zephyr walked, alpha counted on its rows */
+    same_pool(db, "alpha database");      /* 3,600 < TIER_SHARE x 2,400: the walk */
+    /* a pool the walk would not prune is not pruned through the tier */
+    struct query q;
+    struct pool p;
+    T_EQ_INT(cairn_set(db, "recall.prune_msgs", "100000"), CAIRN_OK);
+    pool_of(db, "alpha", 1, &q, &p);
+    T_CHECK(!p.pruned);
+    T_EQ_INT(p.nm, 3600);
+    T_EQ_INT(q.t[0].df_msg, 3600);
+    pool_free(&p);
+    query_free(&q);
+    T_EQ_INT(cairn_set(db, "recall.prune_msgs", "10"), CAIRN_OK);
+    same_pool(db, "zephyr kernel");       /* no tier: the walk */
+
+    /* the rows are what is read */
+    int64_t row = one(db, "SELECT min(msg) FROM tier_post");
+    int tf = pool_tf(db, 1, "alpha", row);
+    T_CHECK(tf >= 1 && tf <= 3);
+    T_EQ_INT(sqlite3_exec(db->db, "UPDATE tier_post SET tf = tf + 7 WHERE msg = "
+                          "(SELECT min(msg) FROM tier_post)", NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(pool_tf(db, 1, "alpha", row), tf + 7);
+    T_EQ_INT(pool_tf(db, 0, "alpha", row), tf);
+    /* zephyr (under TIER_DF_MIN) and alpha: 3,600 >= TIER_SHARE x 1,000,
+     * the tier read; database's 2,400 known: alpha walked */
+    T_EQ_INT(pool_tf(db, 1, "alpha zephyr", row), tf + 7);
+    T_EQ_INT(pool_tf(db, 1, "alpha database", row), tf);
+    T_EQ_INT(sqlite3_exec(db->db, "UPDATE tier_post SET tf = tf - 7 WHERE msg = "
+                          "(SELECT min(msg) FROM tier_post)", NULL, NULL, NULL), SQLITE_OK);
+
+    /* messages added since are walked (the tail) */
+    T_EQ_INT(add_session(db, 60, 60), CAIRN_OK);
+    T_CHECK(one(db, "SELECT max(id) FROM messages") > one(db, "SELECT upto FROM tier_state"));
+    same_pool(db, "alpha");
+    same_pool(db, "alpha zephyr");
+
+    /* forget drops a session's rows; the last one's, the tier */
+    T_EQ_INT(cairn_forget(db, "t3"), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post WHERE sess NOT IN (SELECT id FROM sessions)"),
+             0);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3540);
+    for (int s = 0; s < 60; s++) {
+        char id[16];
+        snprintf(id, sizeof id, "t%d", s);
+        if (s != 3)
+            T_EQ_INT(cairn_forget(db, id), CAIRN_OK);
+    }
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 0);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_terms"), 0);
+    same_pool(db, "alpha");               /* t60 alone, walked */
+    cairn_close(db);
+}
+
+/* A version-21 store gets the empty tables, and a build fills them. */
+static void test_migrate_v21(void)
+{
+    char path[300];
+    struct cairn *db;
+    sqlite3 *raw;
+    snprintf(path, sizeof path, "%s/v21.db", dir);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(add_session(db, 0, 5), CAIRN_OK);
+    cairn_close(db);
+    T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(raw, TIER_V22_DROP "PRAGMA user_version=21", NULL, NULL, NULL),
+             SQLITE_OK);
+    sqlite3_close(raw);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(one(db, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), 0);
+    int64_t terms = -1;
+    T_EQ_INT(cairn_tier_build(db, &terms, NULL), CAIRN_OK);
+    T_EQ_INT(terms, 0);                   /* 5 messages: no word is common */
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), 5);
+    cairn_close(db);
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir))
+        return 1;
+    T_RUN(test_tiers);
+    T_RUN(test_migrate_v21);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return 1;
+    return T_DONE();
+}
