@@ -154,11 +154,11 @@ static uint64_t be(const unsigned char *p, int n)
     return v;
 }
 
-/* One session's pack (store/pg.c, version 7) appended to mm->msg; -1 when
- * it is malformed (the server's bytes are not trusted: every length is
- * checked against what is left). */
-static int unpack(struct pg_msgmap *mm, int cap, int64_t sess, const unsigned char *p, size_t n)
+int pg_msgmap_unpack(struct pg_msgmap *mm, int cap, int64_t sess, const unsigned char *p,
+                     size_t n)
 {
+    /* the server's bytes are not trusted: every length is checked
+     * against what is left */
     enum { FIXED = 8 + 4 + 4 + 8 + 1 };
     size_t i = 0;
     while (i < n) {
@@ -233,7 +233,7 @@ static int load_packed(struct pgc *pc, struct pg_msgmap *mm, int nsess, pg_sess_
     }
     for (int k = 0; k < np; k++) {
         int i = pr[k].row, from = mm->n;
-        if (unpack(mm, cap, pr[k].sess, (const unsigned char *)PQgetvalue(r, i, 3),
+        if (pg_msgmap_unpack(mm, cap, pr[k].sess, (const unsigned char *)PQgetvalue(r, i, 3),
                    (size_t)PQgetlength(r, i, 3))) {
             rc = cairn__err(pc->h, CAIRN_ERROR, "server %s: a malformed map of messages (session"
                             " %s)", pc->who, PQgetvalue(r, i, 2));
