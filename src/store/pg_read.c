@@ -666,7 +666,11 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
     PGresult *r = NULL;
     uint16_t *tf = calloc((size_t)(nt > 0 ? nt : 1), sizeof *tf);
     struct pg_phrases *pp = NULL;
-    int rc = store_scope_sessions_sorted(h, sc, &scope);
+    int rc = store_scope_sessions_sorted(h, sc, &scope), found = 0;
+    /* a question whose search reads no map leaves none current for its
+     * pool's metadata (a flag left by an earlier question is not this
+     * one's) */
+    ps->checked = 0;
     if (rc)
         goto out;
     if (!tf || pg_phrases_parse(expr, expr_len, nt, &pp)) {
@@ -698,7 +702,6 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
     int post = ps->pc.schema >= 6 && !long_token(pp);
     if (post && (rc = msgmap(h, 0, &mm)))
         goto out;
-    ps->checked = mm != NULL;
     if (mm)
         r = PQexecParams(ps->pc.c, "SELECT seq, lexeme, pos FROM cairn.postings"
                          " WHERE lexeme = ANY ($1::text[]) ORDER BY seq, lexeme", 1, NULL,
@@ -740,7 +743,11 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
         rc = one_match(r, i, j, mm ? 1 : 4, row, sess, ntok, pp, tf, fn, arg);
         if (rc == CAIRN_NOMEM)
             nomem(h);
+        found = 1;
     }
+    /* a candidate in scope: the pool's metadata follows in this question
+     * and may use the map this search made current */
+    ps->checked = mm && found;
 out:
     PQclear(r);
     free(scope.v);
