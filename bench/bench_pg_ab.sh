@@ -13,11 +13,13 @@
 #                          every statement during the timed questions,
 #                          PGAPPNAME telling the builds apart): the sum, and
 #                          the statements that took most, summed by kind
-#   sh bench/bench_pg_ab.sh MESSAGES RUNS NAME=CAIRN [NAME=CAIRN...]
+#   sh bench/bench_pg_ab.sh MESSAGES RUNS NAME=CAIRN[@V] [NAME=CAIRN[@V]...]
 # The first build writes the stores (add, push), so the server is at its
-# schema version; a build that knows an older version reads it as that
-# version would not (cairn reads any version up to its own). Skips (says
-# why) where no PostgreSQL 15 is installed.
+# schema version. A build that knows an older version refuses a newer
+# server: NAME=CAIRN@V reads it as version V (cairn.meta's schema_version
+# set to V for that build's calls and its mcp's open, outside the timing,
+# and set back after; the newer version's additions stay on the server,
+# unread). Skips (says why) where no PostgreSQL 15 is installed.
 set -u
 M=$1 RUNS=$2
 shift 2
@@ -41,11 +43,26 @@ pg_sql cairn_admin "$PG_ADMIN_PW" "SELECT pg_reload_conf()" >/dev/null
 echo "# pg_ab: $M messages, server version" \
     "$(pg_sql cairn_admin "$PG_ADMIN_PW" "SELECT value FROM cairn.meta WHERE key = 'schema_version'")"
 
+PG_VERSION_NOW=$(pg_sql cairn_admin "$PG_ADMIN_PW" "SELECT value FROM cairn.meta WHERE key = 'schema_version'")
+export PG_SOCK PG_PORT PG_ADMIN_PW PG_VERSION_NOW
 PYTHONPATH="$ROOT/tests/mcp" python3 - "$A" "$ALICE" "$RUNS" "$M" "$PG_DIR/server.log" "$@" <<'EOF' || exit 1
 import collections, os, re, resource, subprocess, sys, time
 from mcp_client import Mcp
 db, url, runs, m, log = sys.argv[1:6]
-builds = [a.split("=", 1) for a in sys.argv[6:]]
+builds, asver = [], {}
+for a in sys.argv[6:]:
+    n, b = a.split("=", 1)
+    b, _, v = b.partition("@")
+    builds.append((n, b))
+    asver[n] = v
+
+def version(v):
+    # the schema version the next calls read the server as (untimed)
+    subprocess.run(["psql", "-X", "-q", "-h", os.environ["PG_SOCK"], "-p", os.environ["PG_PORT"],
+                    "-U", "cairn_admin", "-d", "postgres", "-c",
+                    "UPDATE cairn.meta SET value = '%d' WHERE key = 'schema_version'" % int(v)],
+                   check=True, capture_output=True,
+                   env=dict(os.environ, PGPASSWORD=os.environ["PG_ADMIN_PW"]))
 qs = ["how did we fix the connection timeout in the client",
       "what was the plan for the database migration",
       "request_address",
@@ -74,7 +91,11 @@ for _ in range(int(runs)):
         ref, w, c = proc(builds[0][1], db, q, "sqlite")
         wall["sqlite"].append(w); cpu["sqlite"].append(c)
         for n, b in builds:
+            if asver[n]:
+                version(asver[n])
             out, w, c = proc(b, url, q, n + "-proc")
+            if asver[n]:
+                version(os.environ["PG_VERSION_NOW"])
             if out != ref:
                 sys.exit("# pg_ab: %s: \"%s\" differs from SQLite" % (n, q))
             wall[n].append(w); cpu[n].append(c)
@@ -91,9 +112,13 @@ clients = [("sqlite", Mcp(builds[0][1], env={"CAIRN_DB": db}, name="bench"))] + 
           [(n, Mcp(b, env={"CAIRN_DB": url, "PGAPPNAME": n + "-mcp"}, name="bench"))
            for n, b in builds]
 try:
-    for _, c in clients:
+    for n, c in clients:
         c.__enter__()
+        if asver.get(n):
+            version(asver[n])
         c.call("recall", {"query": qs[0]})          # the store opens on the first call
+        if asver.get(n):
+            version(os.environ["PG_VERSION_NOW"])
     for _ in range(int(runs)):
         for q in qs:
             ref = None

@@ -45,6 +45,8 @@
  * global id, the newest version) and memory_tombstones.
  * Server version 6: postings, a message's lexemes with their positions one
  * row each (triggers on messages), so a search reads its own terms only.
+ * Server version 7: sessions keep their messages' metadata packed (mpack,
+ * triggers on messages), so a reader's map of messages is one statement.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -455,6 +457,42 @@ static const char *const pg_migrations[] = {
      * 1,864 candidates 35 -> 26 ms) */
     "CREATE UNIQUE INDEX messages_seq_key ON cairn.messages(seq) INCLUDE (owner, sid, ntok);"
     "DROP INDEX cairn.messages_seq;",
+    /* 6 -> 7 (issue 21): each session keeps the map of its messages
+     * packed (store/pg_msgmap.c): a reader's whole map is one statement
+     * over the sessions, read at its first question, where it was every
+     * message's row (476 ms at 100,000) and a process read the postings
+     * joined to messages and its pool's metadata instead (~230 ms). Per
+     * message, in (position, seq) order: seq int8, position int4, ntok
+     * int4, created_at int8 (0 when none), a flags byte (1 user, 2 has a
+     * time, 4 has a speaker), then the speaker's length int4 and UTF-8
+     * bytes when it has one: metadata only, no text. Kept by statement
+     * triggers over the changed sessions, as the writing role on its own
+     * rows; the backfill lifts the policies in this transaction, as
+     * version 3's counters. */
+    "CREATE FUNCTION cairn.mpack(o name, s text) RETURNS bytea LANGUAGE sql STABLE AS $$"
+    "  SELECT coalesce(string_agg(int8send(seq) || int4send(position) || int4send(ntok) ||"
+    "    int8send(coalesce(created_at, 0)) || set_byte('\\x00'::bytea, 0, (role = 'user')::int |"
+    "    ((created_at IS NOT NULL)::int << 1) | ((speaker IS NOT NULL)::int << 2)) ||"
+    "    CASE WHEN speaker IS NULL THEN ''::bytea ELSE int4send(octet_length(speaker)) ||"
+    "    convert_to(speaker, 'UTF8') END, ''::bytea ORDER BY position, seq), ''::bytea)"
+    "  FROM cairn.messages WHERE owner = o AND sid = s $$;"
+    "ALTER TABLE cairn.sessions ADD COLUMN mpack bytea NOT NULL DEFAULT ''::bytea;"
+    "ALTER TABLE cairn.sessions NO FORCE ROW LEVEL SECURITY;"
+    "ALTER TABLE cairn.messages NO FORCE ROW LEVEL SECURITY;"
+    "UPDATE cairn.sessions SET mpack = cairn.mpack(owner, sid);"
+    "ALTER TABLE cairn.sessions FORCE ROW LEVEL SECURITY;"
+    "ALTER TABLE cairn.messages FORCE ROW LEVEL SECURITY;"
+    "CREATE FUNCTION cairn.mpack_changed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    "  UPDATE cairn.sessions s SET mpack = cairn.mpack(s.owner, s.sid)"
+    "  FROM (SELECT DISTINCT owner, sid FROM changed) d"
+    "  WHERE s.owner = d.owner AND s.sid = d.sid;"
+    "  RETURN NULL; END $$;"
+    "CREATE TRIGGER mpack_insert AFTER INSERT ON cairn.messages REFERENCING NEW TABLE AS"
+    "  changed FOR EACH STATEMENT EXECUTE FUNCTION cairn.mpack_changed();"
+    "CREATE TRIGGER mpack_update AFTER UPDATE ON cairn.messages REFERENCING NEW TABLE AS"
+    "  changed FOR EACH STATEMENT EXECUTE FUNCTION cairn.mpack_changed();"
+    "CREATE TRIGGER mpack_delete AFTER DELETE ON cairn.messages REFERENCING OLD TABLE AS"
+    "  changed FOR EACH STATEMENT EXECUTE FUNCTION cairn.mpack_changed();",
 };
 #define PG_N_MIGRATIONS ((int)(sizeof pg_migrations / sizeof pg_migrations[0]))
 _Static_assert(PG_N_MIGRATIONS == PG_SCHEMA_VERSION, "PG_SCHEMA_VERSION is not the number of server migrations");
@@ -602,6 +640,7 @@ int pg_open(struct cairn *h, const char *server, int migrate_it, struct pgc *pc)
     const char *const vals[] = { "10", "cairn", server && *server ? server : NULL, NULL };
     int rc;
     char id[64];
+    PGresult *r;
 
     memset(pc, 0, sizeof *pc);
     pc->h = h;
@@ -622,37 +661,49 @@ int pg_open(struct cairn *h, const char *server, int migrate_it, struct pgc *pc)
         return rc;
     }
     PQsetNoticeProcessor(pc->c, no_notice, NULL);
-    /* times and text as cairn writes them, whatever the role's defaults */
-    /* no JIT: a search over many candidates is costed high enough for
-     * it, and compiling took 75 ms of a 100 ms-scale statement */
-    if ((rc = pg_exec(pc, "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; SET jit = off",
-                      "set up")))
+    /* Two round trips before the first question, where there were seven
+     * (each ~1-2 ms on a loaded machine: a `cairn recall` process pays
+     * them all). Times and text as cairn writes them, whatever the role's
+     * defaults; no JIT: a search over many candidates is costed high
+     * enough for it, and compiling took 75 ms of a 100 ms-scale statement.
+     * The last statement's row is PQexec's result. */
+    r = PQexec(pc->c, "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; SET jit = off;"
+                      " SELECT to_regclass('cairn.meta') IS NOT NULL, coalesce((SELECT extversion"
+                      " FROM pg_extension WHERE extname = 'vector'), '')");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        rc = pg_fail(pc, r, "set up");
         goto fail;
-    if ((rc = migrate_it ? migrate(pc) : read_version(pc)))
+    }
+    int has_meta = PQgetvalue(r, 0, 0)[0] == 't';
+    snprintf(pc->pgvector, sizeof pc->pgvector, "%s", PQgetvalue(r, 0, 1));
+    PQclear(r);
+    if (migrate_it && (rc = migrate(pc)))
         goto fail;
-    if ((rc = pg_value(pc, "SELECT coalesce((SELECT extversion FROM pg_extension WHERE extname ="
-                           " 'vector'), '')", pc->pgvector, sizeof pc->pgvector)))
+    if (!migrate_it && !has_meta)
+        return CAIRN_OK;             /* no store: schema 0 */
+    /* the version, the store's id, pgvector's column and version 4's
+     * HNSW indexes (one a dim, store/pg.c: a push asks for its dims'),
+     * in one statement; the catalog itself: information_schema's view
+     * cost 90 ms a connection */
+    r = PQexec(pc->c, "SELECT coalesce((SELECT value FROM cairn.meta WHERE key ="
+                      " 'schema_version'), '0'), coalesce((SELECT value FROM cairn.meta WHERE key ="
+                      " 'server_id'), ''), EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid ="
+                      " to_regclass('cairn.vectors') AND attname = 'emb' AND NOT attisdropped),"
+                      " to_regprocedure('cairn.vector_index(integer)') IS NOT NULL");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        rc = pg_fail(pc, r, "read the schema");
         goto fail;
+    }
+    if (!migrate_it)
+        pc->schema = atoi(PQgetvalue(r, 0, 0));
+    snprintf(id, sizeof id, "%s", PQgetvalue(r, 0, 1));
+    pc->has_emb = PQgetvalue(r, 0, 2)[0] == 't';
+    /* pgvector installed after the migration: no indexes */
+    pc->has_vindex = pc->has_emb && pc->schema >= 4 && PQgetvalue(r, 0, 3)[0] == 't';
+    PQclear(r);
     if (pc->schema == 0)
         return CAIRN_OK;
-    if ((rc = pg_value(pc, "SELECT value FROM cairn.meta WHERE key = 'server_id'", id, sizeof id)))
-        goto fail;
     snprintf(pc->key, sizeof pc->key, "%s/%s", id, pc->user);
-    char emb[8];
-    /* the catalog itself: information_schema's view cost 90 ms a connection */
-    if ((rc = pg_value(pc, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'cairn.vectors'"
-                           "::regclass AND attname = 'emb' AND NOT attisdropped",
-                       emb, sizeof emb)))
-        goto fail;
-    pc->has_emb = emb[0] == '1';
-    /* version 4's HNSW indexes, one a dim (store/pg.c): a push asks for
-     * its dims' (pgvector installed after the migration: none) */
-    if (pc->has_emb && pc->schema >= 4) {
-        if ((rc = pg_value(pc, "SELECT to_regprocedure('cairn.vector_index(integer)') IS NOT NULL",
-                           emb, sizeof emb)))
-            goto fail;
-        pc->has_vindex = emb[0] == 't';
-    }
     return CAIRN_OK;
 fail:
     pg_close(pc);

@@ -62,7 +62,7 @@ extern struct pg_lib pg_lib;
 
 /* The server schema version this build creates and reads (the number of
  * server migrations in store/pg.c, checked there at compile time). */
-#define PG_SCHEMA_VERSION 6
+#define PG_SCHEMA_VERSION 7
 
 struct pgc {
     PGconn       *c;

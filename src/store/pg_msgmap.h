@@ -49,6 +49,12 @@ typedef int64_t (*pg_sess_fn)(void *arg, const char *owner, const char *sid);
  * handle's message set. */
 int pg_msgmap_fresh(struct pgc *pc, struct pg_msgmap *mm, int nsess, pg_sess_fn sess_of,
                     void *arg);
+/* One session's pack (server version 7, store/pg.c: sessions.mpack) of n
+ * bytes appended to mm->msg (room for cap), as session sess's messages:
+ * 0, or -1 when it is malformed or does not fit (what it appended stays,
+ * for pg_msgmap_free). */
+int pg_msgmap_unpack(struct pg_msgmap *mm, int cap, int64_t sess, const unsigned char *p,
+                     size_t n);
 /* The message whose seq is seq, NULL if the map has none. */
 const struct pg_msg *pg_msgmap_find(const struct pg_msgmap *mm, int64_t seq);
 void pg_msgmap_free(struct pg_msgmap *mm);

@@ -41,6 +41,15 @@
 #include "text/tokenize.h"
 #include "util/buf.h"
 
+/* A text read with its message's metadata (pg_msgs_meta), for the
+ * pg_msgs_text that follows: by seq, which a rewrite changes, so the text
+ * of a seq never changes. */
+struct pre {
+    int64_t seq;
+    char   *text;
+    size_t  len;
+};
+
 /* A loaded session by its server key, for the candidates' lookup. */
 struct skey {
     const char *owner, *sid;
@@ -54,6 +63,9 @@ struct pg_store {
     struct skey *by_key;    /* the n sessions in (owner, sid) order */
     struct pg_msgmap mm;    /* their messages' metadata (version 3 on) */
     int          asked;     /* pool metadata read per question so far */
+    int          checked;   /* the map made current by this question's search */
+    struct pre  *pre;       /* the texts the last metadata read brought */
+    int          npre;
 };
 
 static int cmp_key(const void *a, const void *b)
@@ -78,19 +90,23 @@ static int64_t sess_of(void *arg, const char *owner, const char *sid)
 }
 
 /* The message map, current (store/pg_msgmap.h), or NULL: read the server
- * per question. From version 3, whose counters rewrite a session's row at
- * every change of its messages; and from a handle's second question (one
- * whose pool's metadata was read): a `cairn recall` process asks one, and
- * the map (every message's row) costs it more than that question's reads
- * (at 100,000 messages 450 ms a process against ~230). */
-static int msgmap(struct cairn *h, const struct pg_msgmap **out)
+ * per question. From version 7 at a handle's first question (each
+ * session's pack: one statement). From version 3 to 6, whose counters
+ * rewrite a session's row at every change of its messages, from a
+ * handle's second question (one whose pool's metadata was read): there the
+ * map is every message's row, and costs a `cairn recall` process, which
+ * asks one, more than that question's reads (at 100,000 messages 450 ms a
+ * process against ~230). checked: the question's search has just made the
+ * map current (its pool's metadata needs no second digest). */
+static int msgmap(struct cairn *h, int checked, const struct pg_msgmap **out)
 {
     struct pg_store *ps = h->pg;
     int rc;
     *out = NULL;
-    if (ps->pc.schema < 3 || !ps->asked)
+    if (ps->pc.schema < 3 || (ps->pc.schema < 7 && !ps->asked))
         return CAIRN_OK;
-    if ((rc = pg_msgmap_fresh(&ps->pc, &ps->mm, ps->n, sess_of, ps)))
+    if (!(checked && ps->mm.loaded) &&
+        (rc = pg_msgmap_fresh(&ps->pc, &ps->mm, ps->n, sess_of, ps)))
         return rc;
     *out = &ps->mm;
     return CAIRN_OK;
@@ -112,11 +128,21 @@ int store_is_server(const char *path)
     return path && (!strncmp(path, "postgres://", 11) || !strncmp(path, "postgresql://", 13));
 }
 
+static void pre_free(struct pg_store *ps)
+{
+    for (int i = 0; i < ps->npre; i++)
+        free(ps->pre[i].text);
+    free(ps->pre);
+    ps->pre = NULL;
+    ps->npre = 0;
+}
+
 void store_server_close(struct cairn *h)
 {
     struct pg_store *ps = h->pg;
     if (!ps)
         return;
+    pre_free(ps);
     pg_close(&ps->pc);
     pg_msgmap_free(&ps->mm);
     for (int i = 0; i < ps->n; i++) {
@@ -640,7 +666,11 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
     PGresult *r = NULL;
     uint16_t *tf = calloc((size_t)(nt > 0 ? nt : 1), sizeof *tf);
     struct pg_phrases *pp = NULL;
-    int rc = store_scope_sessions_sorted(h, sc, &scope);
+    int rc = store_scope_sessions_sorted(h, sc, &scope), found = 0;
+    /* a question whose search reads no map leaves none current for its
+     * pool's metadata (a flag left by an earlier question is not this
+     * one's) */
+    ps->checked = 0;
     if (rc)
         goto out;
     if (!tf || pg_phrases_parse(expr, expr_len, nt, &pp)) {
@@ -670,7 +700,7 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
      * every lexeme of each candidate in SQL). */
     const struct pg_msgmap *mm = NULL;
     int post = ps->pc.schema >= 6 && !long_token(pp);
-    if (post && (rc = msgmap(h, &mm)))
+    if (post && (rc = msgmap(h, 0, &mm)))
         goto out;
     if (mm)
         r = PQexecParams(ps->pc.c, "SELECT seq, lexeme, pos FROM cairn.postings"
@@ -713,7 +743,11 @@ int pg_term_matches(struct cairn *h, const struct store_scope *sc, const char *e
         rc = one_match(r, i, j, mm ? 1 : 4, row, sess, ntok, pp, tf, fn, arg);
         if (rc == CAIRN_NOMEM)
             nomem(h);
+        found = 1;
     }
+    /* a candidate in scope: the pool's metadata follows in this question
+     * and may use the map this search made current */
+    ps->checked = mm && found;
 out:
     PQclear(r);
     free(scope.v);
@@ -851,7 +885,8 @@ int pg_messages_meta(struct cairn *h, const int64_t *sess, int n,
     struct speaker *sp = NULL;
     PGresult *rs = NULL, *r = NULL;
     const struct pg_msgmap *mm;
-    int rc = msgmap(h, &mm), ns = 0;
+    int rc = msgmap(h, ps->checked, &mm), ns = 0;
+    ps->checked = 0;
     if (rc)
         return rc;
     if (mm)
@@ -953,31 +988,91 @@ out:
     return r;
 }
 
+/* Texts up to this long come with their metadata: packing reads the texts
+ * of the rows whose metadata it just read (store/recall_read.h), and the
+ * second round trip of each pair goes (4 a recall at 10,000 messages). */
+#define PRE_MAX 65536
+
 int pg_msgs_meta(struct cairn *h, struct store_msg_text *v, int n)
 {
+    struct pg_store *ps = h->pg;
     int *idx, rc;
+    char cap[24];
     if (n <= 0)
         return CAIRN_OK;
+    pre_free(ps);
+    snprintf(cap, sizeof cap, "%d", PRE_MAX);
     PGresult *r = by_rows(h, v, n, "SELECT seq, coalesce(ext_id, position::text),"
-                                   " octet_length(content) FROM cairn.messages"
-                                   " WHERE seq = ANY($1::bigint[])", NULL, &idx, &rc);
+                                   " octet_length(content), CASE WHEN octet_length(content) <="
+                                   " $2::integer THEN content END FROM cairn.messages"
+                                   " WHERE seq = ANY($1::bigint[])", cap, &idx, &rc);
+    if (!rc && !(ps->pre = calloc((size_t)n, sizeof *ps->pre)))
+        rc = nomem(h);
     for (int i = 0; i < n && !rc; i++) {
         free(v[i].ext_id);
         if (!(v[i].ext_id = strdup(PQgetvalue(r, idx[i], 1))))
             rc = nomem(h);
         v[i].bytes = atoi(PQgetvalue(r, idx[i], 2));
+        if (rc || PQgetisnull(r, idx[i], 3))
+            continue;
+        struct pre *t = &ps->pre[ps->npre];
+        t->len = (size_t)PQgetlength(r, idx[i], 3);
+        if (!(t->text = malloc(t->len + 1)))
+            rc = nomem(h);
+        else {
+            memcpy(t->text, PQgetvalue(r, idx[i], 3), t->len + 1);
+            t->seq = v[i].row;
+            ps->npre++;
+        }
     }
     free(idx);
     PQclear(r);
     return rc;
 }
 
+/* pg_msgs_text from the texts the metadata brought, when it brought every
+ * one asked for: 1, else 0 (read them). The same bytes as the server's
+ * left(content, max) cut to max bytes: max characters hold max bytes. */
+static int pre_texts(struct cairn *h, struct store_msg_text *v, int n, size_t max, int *rc)
+{
+    struct pg_store *ps = h->pg;
+    int *at = malloc((size_t)n * sizeof *at);
+    *rc = CAIRN_OK;
+    if (!at)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        at[i] = -1;
+        /* a few dozen a batch: a scan is cheaper than a map */
+        for (int k = 0; k < ps->npre && at[i] < 0; k++)
+            if (ps->pre[k].seq == v[i].row)
+                at[i] = k;
+        if (at[i] < 0) {
+            free(at);
+            return 0;
+        }
+    }
+    for (int i = 0; i < n && !*rc; i++) {
+        const struct pre *t = &ps->pre[at[i]];
+        size_t len = t->len > max ? store_utf8_cut(t->text, max) : t->len;
+        free(v[i].text);
+        if (!(v[i].text = malloc(len + 1))) {
+            *rc = nomem(h);
+            break;
+        }
+        memcpy(v[i].text, t->text, len);
+        v[i].text[len] = '\0';
+        v[i].len = len;
+    }
+    free(at);
+    return 1;
+}
+
 int pg_msgs_text(struct cairn *h, struct store_msg_text *v, int n, size_t max)
 {
     int *idx, rc;
     char cap[24];
-    if (n <= 0)
-        return CAIRN_OK;
+    if (n <= 0 || pre_texts(h, v, n, max, &rc))
+        return n <= 0 ? CAIRN_OK : rc;
     /* a long text's opening only: max characters hold max bytes at least */
     snprintf(cap, sizeof cap, "%zu", max > 0x7fffffff ? (size_t)0x7fffffff : max);
     PGresult *r = by_rows(h, v, n, "SELECT seq, left(content, $2::integer) FROM cairn.messages"

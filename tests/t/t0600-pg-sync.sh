@@ -32,9 +32,9 @@ pg_sql cairn_admin "$PG_ADMIN_PW" "CREATE SCHEMA cairn" >/dev/null
 out=$("$CAIRN" --db "$TMP/admin.db" sync --pull --server "$ADMIN" 2>"$TMP/admin.err")
 check "the admin's sync creates the schema: $out" test $? -eq 0
 eq "and prints nothing on stderr (no server notice)" "$(cat "$TMP/admin.err")" ""
-eq "server schema version 6" "$(pg_sql alice alice-pw "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 6
+eq "server schema version 7" "$(pg_sql alice alice-pw "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 7
 out=$("$CAIRN" doctor --server "$ALICE" 2>&1)
-contains "doctor: the schema" "$out" "cairn schema version 6"
+contains "doctor: the schema" "$out" "cairn schema version 7"
 contains "doctor: the clock" "$out" "clock skew"
 if [ -f /usr/share/postgresql/15/extension/vector.control ]; then
     contains "doctor: pgvector" "$out" "pgvector 0.8"

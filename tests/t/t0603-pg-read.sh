@@ -105,7 +105,7 @@ check "stats on the server: $st" test $? -eq 0
 contains "stats counts the sessions" "$st" "$("$CAIRN" --db "$A" stats 2>&1 | grep -i '^sessions' | head -1)"
 lacks "no password in stats" "$st" "alice-pw"
 contains "stats names the server as the store" "$st" "alice@"
-contains "and the server's schema version, not the local one" "$st" "(schema 6)"
+contains "and the server's schema version, not the local one" "$st" "(schema 7)"
 
 # 4. who sees what: bob shares his project with alice; his private session
 # stays his
@@ -186,6 +186,7 @@ eq "version 3: the sessions' counters are their messages'" "$(admin "$counts")" 
 "$CAIRN" --db "$ALICE" sessions > "$TMP/s0.pg" 2>&1
 admin "SET client_min_messages = warning; DROP TABLE cairn.postings; DROP FUNCTION cairn.postings_added(), cairn.postings_removed() CASCADE;
        CREATE UNIQUE INDEX messages_seq ON cairn.messages(seq); DROP INDEX cairn.messages_seq_key;
+       DROP FUNCTION cairn.mpack_changed() CASCADE; DROP FUNCTION cairn.mpack(name, text); ALTER TABLE cairn.sessions DROP COLUMN mpack;
        DROP TABLE cairn.memories; DROP TABLE cairn.memory_tombstones;
        DROP TRIGGER count_insert ON cairn.messages; DROP TRIGGER count_update_1 ON cairn.messages;
        DROP TRIGGER count_update_2 ON cairn.messages; DROP TRIGGER count_delete ON cairn.messages;
@@ -209,7 +210,7 @@ admin "DROP INDEX cairn.messages_seq; ALTER FUNCTION pg_catalog.ts_match_vq(tsve
 check "a version 1 server reads the same" cmp -s "$TMP/v0.pg" "$TMP/v1.pg"
 "$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")" ||
     bad "the admin's sync migrates"
-eq "migrated to version 6" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 6
+eq "migrated to version 7" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 7
 eq "migrated: messages by seq" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'messages_seq_key'")" 1
 eq "migrated: @@ is leakproof" "$(admin "SELECT proleakproof FROM pg_proc WHERE proname = 'ts_match_vq'")" t
 contains "migrated: the messages' shared policy tests the owner first" \

@@ -127,6 +127,7 @@ contains "(with vectors)" "$(cat "$TMP/i.out")" "; keywords, vectors for part of
 lacks "index: bob's private session is not found" \
     "$(CAIRN_PG_DENSE=index "$CAIRN" --db "$ALICE" recall "an island falcon scheme" 2>&1)" "private plan"
 admin "SET client_min_messages = warning; DROP TABLE cairn.postings; DROP FUNCTION cairn.postings_added(), cairn.postings_removed() CASCADE;
+       DROP FUNCTION cairn.mpack_changed() CASCADE; DROP FUNCTION cairn.mpack(name, text); ALTER TABLE cairn.sessions DROP COLUMN mpack;
        CREATE UNIQUE INDEX messages_seq ON cairn.messages(seq); DROP INDEX cairn.messages_seq_key;
        DROP TABLE cairn.memories; DROP TABLE cairn.memory_tombstones; DROP INDEX cairn.vectors_hnsw_64; DROP FUNCTION cairn.vector_index(integer);
        UPDATE cairn.meta SET value = '3' WHERE key = 'schema_version'" >/dev/null
@@ -136,7 +137,7 @@ CAIRN_PG_DENSE=index "$CAIRN" --db "$ALICE" recall --explain "$q" > "$TMP/i.out"
 check "no index (a version 3 server): index falls back to the exact scan" cmp -s "$TMP/x.out" "$TMP/i.out"
 "$CAIRN" --db "$TMP/admin.db" sync --pull -q --server "$(pg_url cairn_admin "$PG_ADMIN_PW")" ||
     bad "the admin's sync migrates"
-eq "migrated to version 6" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 6
+eq "migrated to version 7" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 7
 eq "migrated: the vectors' dim indexed" "$(admin "SELECT count(*) FROM pg_indexes WHERE indexname = 'vectors_hnsw_64'")" 1
 CAIRN_PG_DENSE=index "$CAIRN" --db "$ALICE" recall --explain "$q" > "$TMP/i.out" 2>&1
 check "and searched by it, the same" cmp -s "$TMP/x.out" "$TMP/i.out"

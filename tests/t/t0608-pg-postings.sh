@@ -38,7 +38,7 @@ pg_bob_sessions "$TMP/b.db" || bad "bob's sessions"
 pg_sql bob bob-pw "INSERT INTO cairn.shares(project, grantee) VALUES ('shared', 'alice')" >/dev/null
 
 # 1. filled on push, exactly the tsvectors' lexemes
-eq "version 6" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 6
+eq "version 7" "$(admin "SELECT value FROM cairn.meta WHERE key = 'schema_version'")" 7
 eq "after the pushes the postings are the tsvectors'" "$(admin "$same")" "0 0"
 n0=$(admin "$rows")
 check "(there are postings: $n0)" test "$n0" -gt 1000
@@ -75,7 +75,7 @@ while IFS= read -r q; do
     "$CAIRN" --db "$ALICE" recall "$q" > "$TMP/r$n.v5" 2>&1
     check "recall \"$q\": postings and tsvectors give the same text" cmp -s "$TMP/r$n.v5" "$TMP/r$n.pg"
 done < "$TMP/q"
-admin "UPDATE cairn.meta SET value = '6' WHERE key = 'schema_version'" >/dev/null
+admin "UPDATE cairn.meta SET value = '7' WHERE key = 'schema_version'" >/dev/null
 
 # 3. who sees what: bob's private session's postings never reach alice;
 # his shared one's do; no write in another's name
@@ -120,11 +120,12 @@ lacks "recall no longer finds it" "$out" "quetzal migration"
 "$CAIRN" --db "$ALICE" recall "config.toml max_retries" > "$TMP/m0.pg" 2>&1
 admin "SET client_min_messages = warning; DROP TABLE cairn.postings;
        DROP FUNCTION cairn.postings_added(), cairn.postings_removed() CASCADE;
+       DROP FUNCTION cairn.mpack_changed() CASCADE; DROP FUNCTION cairn.mpack(name, text); ALTER TABLE cairn.sessions DROP COLUMN mpack;
        CREATE UNIQUE INDEX messages_seq ON cairn.messages(seq); DROP INDEX cairn.messages_seq_key;
        UPDATE cairn.meta SET value = '5' WHERE key = 'schema_version'" >/dev/null
 "$CAIRN" --db "$ALICE" recall "config.toml max_retries" > "$TMP/m5.pg" 2>&1
 check "a version 5 server reads the same" cmp -s "$TMP/m0.pg" "$TMP/m5.pg"
-eq "the admin's sync migrates it to version 6" "$(pg_migrate)" 6
+eq "the admin's sync migrates it to version 7" "$(pg_migrate)" 7
 eq "migrated: the postings filled from the rows there" "$(admin "$same")" "0 0"
 check "(every owner's)" test "$(admin "SELECT count(DISTINCT owner) FROM cairn.postings")" -eq 2
 eq "migrated: messages by seq, with their key" \
