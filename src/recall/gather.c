@@ -394,10 +394,10 @@ static int tiered_matches(struct cairn *h, struct query *q, const struct store_s
         if (id[t] && (top < 0 || df[t] > df[top]))
             top = t;
     for (int t = 0; t < q->nt; t++) {
-        if (t != top)
+        if (t != top) {
             id[t] = 0;
-        if (t != top)
             rest += df[t] ? (double)df[t] : TIER_DF_MIN;
+        }
     }
     nc = top >= 0 && (double)df[top] >= TIER_SHARE * rest;
     if (!nc)

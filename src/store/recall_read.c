@@ -757,7 +757,6 @@ struct packed {
 static int packed_read(struct packed *k, int64_t sess, const char *p, int bytes, int64_t n)
 {
     struct turns_cur c = { p, p + bytes, 0, 0, 0 };
-    int got = 1;
     k->n = 0;
     if (n < 0 || n > bytes / 8)      /* a turn is at least "1,1,0,,0,;" */
         return 0;
@@ -773,8 +772,8 @@ static int packed_read(struct packed *k, int64_t sess, const char *p, int bytes,
             return -1;
         k->cap = nc;
     }
-    while (k->n < (size_t)n && (got = store_turns_next(&c, &k->r[k->n], &k->r[k->n].speaker,
-                                                       &k->spn[k->n])) == 1)
+    while (k->n < (size_t)n && store_turns_next(&c, &k->r[k->n], &k->r[k->n].speaker,
+                                                &k->spn[k->n]) == 1)
         k->r[k->n++].sess = sess;
     return k->n == (size_t)n && c.p == c.end;
 }
