@@ -27,6 +27,7 @@ static const struct { const char *env, *key; } env_settings[] = {
     { "CAIRN_REPLY_LANE",        "recall.reply_lane" },
     { "CAIRN_PG_DENSE",          "pg.dense" },
     { "CAIRN_RECALL_TIER",       "recall.tier" },
+    { "CAIRN_TIER_KEEP",         "store.tier_keep" },
 };
 
 static const char *env_value(const char *name)

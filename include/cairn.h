@@ -127,6 +127,9 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *   "recall.reply_lane" the reply lane's share of a budget, 0..0.5
  *   "recall.tier"       "0": CAIRN_RECALL_FAST walks every word's matches
  *                       even where a term tier is built (cairn_tier_build)
+ *   "store.tier_keep"   "0": adds leave built term tiers as they are (the
+ *                       messages added since walked by every fast recall
+ *                       until the next build); default: kept current
  *   "store.cache_mb"    the page cache in MB, 1..4096 (default 2 read-only,
  *                       16 writable), set at once: for a long-lived process
  *   "store.keep_turns"  "1": keep every turn's and session's metadata in

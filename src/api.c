@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "store/tier.h"
 #include "store/vectors.h"
 #include "util/os.h"
 #include "util/timeutil.h"
@@ -53,6 +54,7 @@ static const char *const setting_names[CAIRN__NSET] = {
     "recall.exhaustive", "recall.prune_msgs", "recall.reply_lane", "embed.model",
     "embed.model_dir", "embed.threads", "embed.max_pieces", "vec.f32", "vec.cache", "redact",
     "store.cache_mb", "store.keep_turns", "pg.dense", "recall.tier",
+    "store.tier_keep",
 };
 
 int cairn_set(struct cairn *db, const char *key, const char *value)
@@ -264,6 +266,7 @@ void cairn_close(struct cairn *db)
         store_group_commit(db);      /* documented: close lands a group */
         store_group_free(db);
         store_rollback(db);
+        store_tier_keep_drop(db);    /* its statements, before the close */
         sqlite3_close_v2(db->db);
     }
     for (int i = 0; i < CAIRN__NSET; i++)

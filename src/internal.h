@@ -20,7 +20,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 22
+#define CAIRN_SCHEMA_VERSION 23
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -44,6 +44,7 @@ enum cairn__setting {
     CAIRN__SET_KEEP_TURNS,          /* "store.keep_turns" */
     CAIRN__SET_PG_DENSE,            /* "pg.dense" */
     CAIRN__SET_RECALL_TIER,         /* "recall.tier" */
+    CAIRN__SET_TIER_KEEP,           /* "store.tier_keep" */
     CAIRN__NSET
 };
 
@@ -71,6 +72,8 @@ struct cairn {
     char    *set[CAIRN__NSET]; /* settings: cairn_set, NULL = default */
     struct pg_store *pg;     /* a server store (store/pg_read.c): db is then an
                                 in-memory store of the sessions it sees */
+    struct store_tier_live *tier_live; /* what the write transaction keeps the
+                                          term tiers with (store/tier_keep.c) */
     struct store_turns *turns; /* every turn's metadata, kept between recalls
                                   ("store.keep_turns": store/recall_read.c) */
     int      add_group;      /* cairn_add_group: adds share a transaction */

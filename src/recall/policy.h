@@ -242,6 +242,13 @@
 #define TIER_ON      1
 #define TIER_DF_MIN  1000
 #define TIER_SESS    1000
+/* Tiers kept by the write paths (store/tier_keep.c, schema 23): a new
+ * message's match of a tiered word enters its tier when it scores, alone,
+ * at least the build's last kept session (lengths against the build's
+ * average) or its session is in the tier already; df and upto follow.
+ * TIER_KEEP 0: a build leaves them as built (the tail walked), as
+ * "store.tier_keep" "0" (CAIRN_TIER_KEEP=0) does for one handle. */
+#define TIER_KEEP    1
 /* The commonest word is read from its tier only when its df is at least
  * this times the others' (their df, else TIER_DF_MIN). At 1.0 walking the
  * others with its counts cost more than a plain walk (a million messages,
@@ -678,6 +685,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(TIER_ON) \
     X(TIER_DF_MIN) \
     X(TIER_SESS) \
+    X(TIER_KEEP) \
     X(TIER_SHARE) \
     X(PACK_FULL_ROUNDS) \
     X(UNIT_MAX_REPLIES) \

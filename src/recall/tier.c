@@ -117,6 +117,21 @@ static int cmp_tmatch_sess(const void *a, const void *b)
     return x->row < y->row ? -1 : x->row > y->row;
 }
 
+/* The best single-message score on the word alone of the session whose
+ * matches start at i (sorted by session); *end: where they end. */
+static double sess_best(const struct tmatches *m, int i, double avg, int *end)
+{
+    double best = 0, w = 1, tf;
+    int j = i;
+    for (; j < m->n && m->v[j].sess == m->v[i].sess; j++) {
+        tf = m->v[j].tf;
+        double s = rank_bm25(&tf, 1, m->v[j].ntok, avg, &w);
+        best = s > best ? s : best;
+    }
+    *end = j;
+    return best;
+}
+
 /* The tier of one word: its matches up to upto, their sessions by best
  * single-message score, the TIER_SESS best sessions' matches stored. */
 static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
@@ -126,7 +141,6 @@ static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
     struct sort_kv *kv = NULL;
     const struct store_scope all = { NULL, NULL };
     int rc = CAIRN_OK, ns = 0;
-    double w = 1, tf;
     int64_t id;
     m->n = 0;
     query_add_phrase(&expr, tok);
@@ -147,20 +161,18 @@ static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
     /* each session's best, keyed; val: the index of its first match */
     for (int i = 0; i < m->n;) {
         int j = i;
-        double best = 0;
-        for (; j < m->n && m->v[j].sess == m->v[i].sess; j++) {
-            tf = m->v[j].tf;
-            double s = rank_bm25(&tf, 1, m->v[j].ntok, avg, &w);
-            best = s > best ? s : best;
-        }
-        kv[ns++] = (struct sort_kv){ sort_key_double(best), i };
+        kv[ns++] = (struct sort_kv){ sort_key_double(sess_best(m, i, avg, &j)), i };
         i = j;
     }
     if (sort_kv_desc(kv, (size_t)ns)) {
         rc = CAIRN_NOMEM;
         goto out;
     }
-    if ((rc = store_tier_add_term(h, tok, strlen(tok), m->n, &id)))
+    /* the cut a new match needs to enter (store/tier_keep.c): the last
+     * kept session's score; 0 while the tier holds every session */
+    int end;
+    double cut = ns < TIER_SESS ? 0 : sess_best(m, (int)kv[TIER_SESS - 1].val, avg, &end);
+    if ((rc = store_tier_add_term(h, tok, strlen(tok), m->n, &cut, &id)))
         goto out;
     for (int k = 0; k < ns && k < TIER_SESS; k++) {
         for (int i = (int)kv[k].val; i < m->n && m->v[i].sess == m->v[kv[k].val].sess; i++) {
@@ -191,18 +203,22 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
         return cairn__err(h, CAIRN_INVALID, "term tiers: SQLite stores only");
     if ((rc = store_begin(h)))
         return rc;
-    if ((rc = store_max_message(h, &upto)) || (rc = store_tier_reset(h, upto)) ||
-        (rc = store_scope_totals(h, &all, &tot)) ||
-        (rc = store_tier_vocab(h, TIER_DF_MIN, on_vocab, &v)))
+    if ((rc = store_max_message(h, &upto)) || (rc = store_scope_totals(h, &all, &tot)))
         goto fail;
     double avg = tot.msgs ? (double)tot.tok / (double)tot.msgs : 1;
+    /* what ingest scores a new message with to keep the tiers (avg 0:
+     * not kept, the messages added since are the reader's tail) */
+    const struct store_tier_scoring sc = { TIER_KEEP ? avg : 0, BM25_K1, BM25_B };
+    if ((rc = store_tier_reset(h, upto, &sc)) ||
+        (rc = store_tier_vocab(h, TIER_DF_MIN, on_vocab, &v)))
+        goto fail;
     for (int i = 0; i < v.n; i++) {
         int64_t before = nrows, id;
         /* a stem that stems again to another: a question's word comes
          * to it, but a query of it finds something else; its df tells
          * the reader the word is common (gather.c weighs the walk) */
         if (!v.spelt[i]) {
-            if ((rc = store_tier_add_term(h, v.tok[i], strlen(v.tok[i]), v.df[i], &id)))
+            if ((rc = store_tier_add_term(h, v.tok[i], strlen(v.tok[i]), v.df[i], NULL, &id)))
                 goto fail;
             continue;
         }

@@ -193,6 +193,14 @@
  *                  none built). Triggers drop a message's rows when it is
  *                  deleted or rewritten, a word with none left, and on
  *                  forget the words kept with a df and no rows
+ * Version 23, "tiers kept by the write paths" (branch tier24; issue 23):
+ *   tier_state     + avg, k1, b: the average length and BM25 constants the
+ *                  build scored with (avg 0: ingest leaves the tiers alone)
+ *   tier_terms     + cut: the single-message score of the tier's last
+ *                  session (NULL: a word kept with its df only); ingest
+ *                  adds a new message's match when it scores at least
+ *                  that or its session is in the tier, keeps df current
+ *                  and moves upto
  */
 #include "internal.h"
 
@@ -664,6 +672,16 @@ static const char *const migrations[] = {
     "  DELETE FROM tier_terms WHERE NOT EXISTS (SELECT 1 FROM tier_post"
     "    WHERE term = tier_terms.id);"
     "END;",
+    /* 22 -> 23, "tiers kept by the write paths" (branch tier24, issue 23;
+     * store/tier.c, "Keeping"): what an insert needs to decide alone
+     * whether a new message enters a word's tier. The build writes the
+     * BM25 constants and the average length it scored with (avg 0: not
+     * kept, as a tier built before 23 is until it is rebuilt), and each
+     * tiered word's cut, the score of its tier's last session. */
+    "ALTER TABLE tier_state ADD COLUMN avg REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE tier_state ADD COLUMN k1 REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE tier_state ADD COLUMN b REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE tier_terms ADD COLUMN cut REAL;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -85,7 +85,7 @@ out:
     return rc;
 }
 
-int store_tier_reset(struct cairn *h, int64_t upto)
+int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scoring *sc)
 {
     sqlite3_stmt *st;
     int rc = store_prepare(h, "DELETE FROM tier_post", &st), src;
@@ -98,7 +98,16 @@ int store_tier_reset(struct cairn *h, int64_t upto)
     int64_t ignored;
     if ((rc = one_int(h, "DELETE FROM tier_terms", NULL, 0, 0, &ignored, "term tiers")))
         return rc;
-    return one_int(h, "UPDATE tier_state SET upto = ?2", NULL, 0, upto, &ignored, "term tiers");
+    if ((rc = store_prepare(h, "UPDATE tier_state SET upto = ?1, avg = ?2, k1 = ?3, b = ?4",
+                            &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, upto);
+    sqlite3_bind_double(st, 2, sc->avg);
+    sqlite3_bind_double(st, 3, sc->k1);
+    sqlite3_bind_double(st, 4, sc->b);
+    src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "term tiers");
 }
 
 int store_max_message(struct cairn *h, int64_t *max)
@@ -136,10 +145,24 @@ out:
     return rc ? rc : drc;
 }
 
-int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, int64_t *id)
+int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, const double *cut,
+                        int64_t *id)
 {
-    int rc = one_int(h, "INSERT INTO tier_terms(term, df) VALUES (?1, ?2) RETURNING id", tok, n,
-                     df, id, "term tier");
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "INSERT INTO tier_terms(term, df, cut) VALUES (?1, ?2, ?3) "
+                           "RETURNING id", &st), src;
+    if (rc)
+        return rc;
+    sqlite3_bind_text(st, 1, tok, (int)n, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, df);
+    if (cut)
+        sqlite3_bind_double(st, 3, *cut);
+    *id = 0;
+    if ((src = sqlite3_step(st)) == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    else
+        rc = cairn__sqlerr(h, src, "term tier");
+    sqlite3_finalize(st);
     return rc;
 }
 

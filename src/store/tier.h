@@ -29,20 +29,44 @@ int store_tier_term(struct cairn *h, const char *tok, size_t n, int64_t *id, int
 int store_tier_posts(struct cairn *h, int64_t id, const char *exclude, store_match_fn fn,
                      void *arg);
 
-/* Building (in the caller's transaction): every tier dropped and upto
- * set; the newest message id; the index's tokens in at least df_min
- * messages (fts5vocab), each given to fn with its message count; one
- * tier's word and its rows. */
-int store_tier_reset(struct cairn *h, int64_t upto);
+/* How a build scored (tier_state, schema 23): the average length and the
+ * BM25 constants; avg 0 tells ingest not to keep the tiers. */
+struct store_tier_scoring { double avg, k1, b; };
+
+/* Building (in the caller's transaction): every tier dropped, upto and
+ * the scoring set; the newest message id; the index's tokens in at least
+ * df_min messages (fts5vocab), each given to fn with its message count;
+ * one tier's word (cut: the score a new match needs to enter, NULL for a
+ * word kept with its df only) and its rows. */
+int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scoring *sc);
 int store_max_message(struct cairn *h, int64_t *max);
 int store_tier_vocab(struct cairn *h, int64_t df_min,
                      int (*fn)(void *arg, const char *tok, size_t n, int64_t df), void *arg);
-int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, int64_t *id);
+int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, const double *cut,
+                        int64_t *id);
 /* Rows go in through a writer (its statement prepared once): *w NULL
  * before the first row; store_tier_done finalizes it (NULL is fine). */
 struct store_tier_writer;
 int store_tier_add_post(struct cairn *h, struct store_tier_writer **w, int64_t id, int64_t msg,
                         int64_t sess, int tf, int ntok);
 void store_tier_done(struct store_tier_writer *w);
+
+/*
+ * Keeping (store/tier_keep.c, schema 23): the write paths keep built
+ * tiers current in their own transaction. store_tier_keep_msg, after a
+ * message is inserted (fresh: 1, its words count in df) or its text
+ * rewritten in place (fresh: 0, the extension of a reply: its rows come
+ * back, df as it was), adds its match of each tiered word it enters;
+ * store_tier_keep_flush (store_commit calls it) writes the dfs and
+ * moves upto past what was kept; store_tier_keep_drop (commit, rollback,
+ * close) forgets what the transaction loaded. Nothing is done when no
+ * tier is kept (none built, built before 23, "store.tier_keep" "0") or
+ * when messages were added since the build without being kept: those
+ * stay the tail the reader walks, until the next build.
+ */
+int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
+                        int ntok, int fresh);
+int store_tier_keep_flush(struct cairn *h);
+void store_tier_keep_drop(struct cairn *h);
 
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "store/tier.h"
 #include "util/os.h"
 
 static int exec(struct cairn *h, const char *sql)
@@ -137,6 +138,12 @@ int store_begin(struct cairn *h)
 
 int store_commit(struct cairn *h)
 {
+    /* the term tiers' dfs and upto, for what this transaction added */
+    int krc = store_tier_keep_flush(h);
+    if (krc) {
+        store_rollback(h);
+        return krc;
+    }
     int src = sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL);
     if (src != SQLITE_OK) {
         int rc = cairn__sqlerr(h, src, "commit");
@@ -144,6 +151,7 @@ int store_commit(struct cairn *h)
         return rc;
     }
     h->in_tx = 0;
+    store_tier_keep_drop(h);
     for (int i = 0; i < h->n_tx_hooks; i++)
         if (h->tx_hooks[i]->commit)
             h->tx_hooks[i]->commit(h);
@@ -155,4 +163,5 @@ void store_rollback(struct cairn *h)
     if (h->in_tx)
         sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
     h->in_tx = 0;
+    store_tier_keep_drop(h);
 }

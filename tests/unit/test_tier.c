@@ -193,9 +193,34 @@ static void test_tiers(void)
     T_EQ_INT(sqlite3_exec(db->db, "UPDATE tier_post SET tf = tf - 7 WHERE msg = "
                           "(SELECT min(msg) FROM tier_post)", NULL, NULL, NULL), SQLITE_OK);
 
-    /* messages added since are walked (the tail) */
+    /* kept by the write path (schema 23): alpha's tier holds every
+     * session (cut 0), so the new session's matches all go in, with the
+     * tokenizer's counts; df and upto follow, and the pool is the walk's */
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_terms WHERE term = 'alpha' AND cut = 0"), 1);
     T_EQ_INT(add_session(db, 60, 60), CAIRN_OK);
-    T_CHECK(one(db, "SELECT max(id) FROM messages") > one(db, "SELECT upto FROM tier_state"));
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), one(db, "SELECT max(id) FROM messages"));
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 3660);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3660);
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'databas'"), 2400);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post p JOIN messages m ON m.id = p.msg WHERE "
+                 "p.tf <> (length(m.content) - length(replace(m.content, 'alpha', ''))) / 5 "
+                 "OR p.ntok <> m.ntok OR p.sess <> m.session"), 0);
+    same_pool(db, "alpha");
+    same_pool(db, "alpha zephyr");
+
+    /* "store.tier_keep" "0": messages added are the tail, walked */
+    T_EQ_INT(cairn_set(db, "store.tier_keep", "0"), CAIRN_OK);
+    T_EQ_INT(add_session(db, 61, 30), CAIRN_OK);
+    int64_t upto = one(db, "SELECT upto FROM tier_state");
+    T_CHECK(one(db, "SELECT max(id) FROM messages") > upto);
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 3660);
+    same_pool(db, "alpha");
+    /* and with a tail there, keeping again keeps nothing (upto cannot
+     * move past messages no one kept) until the next build */
+    T_EQ_INT(cairn_set(db, "store.tier_keep", NULL), CAIRN_OK);
+    T_EQ_INT(add_session(db, 62, 30), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), upto);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3660);
     same_pool(db, "alpha");
     same_pool(db, "alpha zephyr");
 
@@ -203,7 +228,8 @@ static void test_tiers(void)
     T_EQ_INT(cairn_forget(db, "t3"), CAIRN_OK);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post WHERE sess NOT IN (SELECT id FROM sessions)"),
              0);
-    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3540);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3600);
+    T_EQ_INT(cairn_forget(db, "t60"), CAIRN_OK);
     for (int s = 0; s < 60; s++) {
         char id[16];
         snprintf(id, sizeof id, "t%d", s);
@@ -212,7 +238,81 @@ static void test_tiers(void)
     }
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 0);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_terms"), 0);
-    same_pool(db, "alpha");               /* t60 alone, walked */
+    same_pool(db, "alpha");               /* t61, t62 alone, walked */
+    cairn_close(db);
+}
+
+/* One session of one message, added (or appended to: same session id). */
+static int add_one(struct cairn *db, const char *sid, const char *mid, const char *text)
+{
+    char js[1024];
+    int n = snprintf(js, sizeof js, "{\"id\":\"%s\",\"messages\":[{\"id\":\"%s\","
+                     "\"role\":\"user\",\"content\":\"%s\"}]}", sid, mid, text);
+    return n < 0 || n >= (int)sizeof js ? CAIRN_TOOBIG : cairn_add_json(db, js, (size_t)n, NULL);
+}
+
+static int64_t rows_of(struct cairn *db, const char *mid)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM tier_post WHERE msg = (SELECT id FROM "
+             "messages WHERE ext_id = '%s')", mid);
+    return one(db, sql);
+}
+
+/* The cut: a new match enters when it scores at least its word's cut
+ * (tf (k1 + 1) / (tf + k1 (1 - b + b len / avg)), the build's avg) or its
+ * session is in the tier; df counts it either way. The cut set by hand
+ * (a full tier's, which takes TIER_SESS sessions to build). */
+static void test_keep_cut(void)
+{
+    char path[300];
+    struct cairn *db;
+    snprintf(path, sizeof path, "%s/cut.db", dir);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    for (int s = 0; s < 60; s++)
+        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
+    T_CHECK(one(db, "SELECT avg * 100 FROM tier_state") > 100);
+    T_EQ_INT(one(db, "SELECT k1 * 100 FROM tier_state"), (int64_t)(BM25_K1 * 100 + 0.5));
+    T_EQ_INT(one(db, "SELECT b * 100 FROM tier_state"), (int64_t)(BM25_B * 100 + 0.5));
+    T_EQ_INT(sqlite3_exec(db->db, "UPDATE tier_terms SET cut = 1.0 WHERE term = 'alpha'", NULL,
+                          NULL, NULL), SQLITE_OK);
+    int64_t rows = one(db, "SELECT count(*) FROM tier_post");
+    /* short, alpha 3 times: 1.6 or so; one alpha among 30 words: ~0.3 */
+    T_EQ_INT(add_one(db, "hi", "hi-1", "alpha alpha alpha"), CAIRN_OK);
+    T_EQ_INT(add_one(db, "lo", "lo-1", "alpha bravo cache delta kernel ledger orbit bravo cache "
+                     "delta kernel ledger orbit bravo cache delta kernel ledger orbit bravo cache "
+                     "delta kernel ledger orbit bravo cache delta"), CAIRN_OK);
+    T_EQ_INT(rows_of(db, "hi-1"), 1);
+    T_EQ_INT(rows_of(db, "lo-1"), 0);
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 3602);
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), one(db, "SELECT max(id) FROM messages"));
+    /* a session in the tier keeps every match: a weak one in "hi" goes in,
+     * in "lo" (not in it) not */
+    T_EQ_INT(add_one(db, "hi", "hi-2", "alpha bravo cache delta kernel ledger orbit bravo cache "
+                     "delta kernel ledger orbit bravo cache delta kernel ledger orbit bravo"),
+             CAIRN_OK);
+    T_EQ_INT(add_one(db, "lo", "lo-2", "alpha bravo cache delta kernel ledger orbit bravo cache "
+                     "delta kernel ledger orbit bravo cache delta kernel ledger orbit bravo"),
+             CAIRN_OK);
+    T_EQ_INT(rows_of(db, "hi-2"), 1);
+    T_EQ_INT(rows_of(db, "lo-2"), 0);
+    /* a reply extended in place: its rows go with the old text (trigger)
+     * and come back for the new one; df as it was */
+    T_EQ_INT(add_one(db, "ext", "ext-1", "kernel"), CAIRN_OK);
+    T_EQ_INT(rows_of(db, "ext-1"), 0);
+    T_EQ_INT(add_one(db, "ext", "ext-1", "kernel alpha alpha alpha"), CAIRN_OK);
+    T_EQ_INT(rows_of(db, "ext-1"), 1);
+    T_EQ_INT(one(db, "SELECT tf FROM tier_post WHERE msg = (SELECT id FROM messages WHERE "
+                 "ext_id = 'ext-1')"), 3);
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 3604);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), rows + 3);
+    /* a tier built before schema 23 (no avg): left as built, the tail */
+    T_EQ_INT(sqlite3_exec(db->db, "UPDATE tier_state SET avg = 0", NULL, NULL, NULL), SQLITE_OK);
+    int64_t upto = one(db, "SELECT upto FROM tier_state");
+    T_EQ_INT(add_one(db, "late", "late-1", "alpha alpha alpha"), CAIRN_OK);
+    T_EQ_INT(rows_of(db, "late-1"), 0);
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), upto);
     cairn_close(db);
 }
 
@@ -245,6 +345,7 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     T_RUN(test_tiers);
+    T_RUN(test_keep_cut);
     T_RUN(test_migrate_v21);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

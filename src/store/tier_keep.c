@@ -1,0 +1,315 @@
+/*
+ * tier_keep.c: the term tiers kept by the write paths (schema 23; the
+ * build is recall/tier.c's, the reader gather.c's tiered_matches).
+ *
+ * A built tier holds every match of a common word in the sessions whose
+ * best message scores highest on the word alone, s = tf (k1 + 1) /
+ * (tf + k1 (1 - b + b len / avg)), a score that needs nothing but the
+ * message itself once the build's avg, k1 and b are kept (tier_state)
+ * with each word's cut, the score of its tier's last session. So an
+ * insert decides alone: a new message's match enters the tier when it
+ * scores at least the cut (its session would now be among the best) or
+ * its session is in the tier already (a kept session keeps all its
+ * matches). The word's df counts it either way, and upto moves past it,
+ * so the reader's tail (the messages it walks with every word) stays
+ * empty instead of growing with every add.
+ *
+ * What stays approximate until the next build: the average length moves
+ * while the cuts and the kept sessions were scored against the build's;
+ * a session that enters through a new message has only its new matches
+ * in the tier (its older ones scored below the cut; the reader counts
+ * them 0); a tier keeps the sessions it has, so it grows past TIER_SESS
+ * by the sessions that enter; a rewritten message (a reply extended in
+ * place) gets its rows back but df stays as it was; a word that becomes
+ * common after the build gets no tier until the next build.
+ *
+ * It keeps nothing unless every message above upto went through here:
+ * messages added while keeping was off, or by a build before schema 23,
+ * stay the tail, and upto stays where it is.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "store/tier.h"
+#include "text/tokenize.h"
+#include "util/hash.h"
+
+/* A tiered word: its id, cut (has_cut 0: df only), the df the
+ * transaction added, and its count in the message being read. */
+struct kword {
+    int64_t id, ddf, stamp;
+    double  cut;
+    int     has_cut, tf;
+    size_t  off, n;              /* its token in the arena */
+};
+
+struct store_tier_live {
+    int      on;
+    double   avg, k1, b;
+    int64_t  upto;               /* the newest message kept */
+    char    *arena;
+    size_t   narena;
+    struct kword *w;
+    int      nw;
+    int32_t *slot;               /* open addressing: index + 1, 0 empty */
+    size_t   mask;
+    int     *touched;            /* the words of the message being read */
+    int      ntouched;
+    int64_t  sess;               /* the session in_sess is of (0: none) */
+    int64_t *in_sess;            /* the words whose tier holds it */
+    int      nin, capin;
+    sqlite3_stmt *ins, *holds;
+};
+
+void store_tier_keep_drop(struct cairn *h)
+{
+    struct store_tier_live *k = h->tier_live;
+    if (!k)
+        return;
+    sqlite3_finalize(k->ins);
+    sqlite3_finalize(k->holds);
+    free(k->arena);
+    free(k->w);
+    free(k->slot);
+    free(k->touched);
+    free(k->in_sess);
+    free(k);
+    h->tier_live = NULL;
+}
+
+static uint64_t word_hash(const char *t, size_t n)
+{
+    return fnv1a64(t, n, 0xcbf29ce484222325ULL);
+}
+
+static int find_word(const struct store_tier_live *k, const char *t, size_t n)
+{
+    for (size_t i = word_hash(t, n) & k->mask;; i = (i + 1) & k->mask) {
+        int32_t s = k->slot[i];
+        if (!s)
+            return -1;
+        const struct kword *w = &k->w[s - 1];
+        if (w->n == n && !memcmp(k->arena + w->off, t, n))
+            return s - 1;
+    }
+}
+
+/* The state and the words, once a transaction; k->on 0 when the tiers
+ * are not kept. */
+static int load(struct cairn *h, int64_t first, struct store_tier_live *k)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, src;
+    const char *v = cairn__setting(h, CAIRN__SET_TIER_KEEP);
+    if ((v && !strcmp(v, "0")) || h->pg)
+        return CAIRN_OK;
+    /* built (a word with a row), scored (schema 23), and no message above
+     * upto but this transaction's (from the first it inserted) */
+    if ((rc = store_prepare(h, "SELECT upto, avg, k1, b FROM tier_state WHERE upto > 0 AND "
+                            "avg > 0 AND EXISTS (SELECT 1 FROM tier_terms) AND NOT EXISTS "
+                            "(SELECT 1 FROM messages WHERE id > upto AND id < ?1)", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, first);
+    if ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        k->upto = sqlite3_column_int64(st, 0);
+        k->avg = sqlite3_column_double(st, 1);
+        k->k1 = sqlite3_column_double(st, 2);
+        k->b = sqlite3_column_double(st, 3);
+        k->on = 1;
+    } else if (src != SQLITE_DONE) {
+        rc = cairn__sqlerr(h, src, "term tiers");
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc || !k->on)
+        return rc;
+    int64_t nw = 0;
+    if ((rc = store_prepare(h, "SELECT count(*), coalesce(sum(length(term)), 0) FROM tier_terms",
+                            &st)))
+        return rc;
+    size_t bytes = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        nw = sqlite3_column_int64(st, 0);
+        bytes = (size_t)sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    size_t cap = 16;
+    while (cap < (size_t)nw * 2)
+        cap *= 2;
+    k->mask = cap - 1;
+    if (nw > INT32_MAX / 2 || !(k->w = calloc((size_t)nw + 1, sizeof *k->w)) ||
+        !(k->slot = calloc(cap, sizeof *k->slot)) ||
+        !(k->touched = malloc(((size_t)nw + 1) * sizeof *k->touched)) ||
+        !(k->arena = malloc(bytes + 1)))
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    if ((rc = store_prepare(h, "SELECT id, term, cut FROM tier_terms", &st)))
+        return rc;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW && k->nw < nw) {
+        const char *t = (const char *)sqlite3_column_text(st, 1);
+        size_t n = (size_t)sqlite3_column_bytes(st, 1);
+        if (!t || k->narena + n > bytes || find_word(k, t, n) >= 0)
+            continue;
+        struct kword *w = &k->w[k->nw];
+        w->id = sqlite3_column_int64(st, 0);
+        w->has_cut = sqlite3_column_type(st, 2) != SQLITE_NULL;
+        w->cut = sqlite3_column_double(st, 2);
+        w->off = k->narena;
+        w->n = n;
+        memcpy(k->arena + k->narena, t, n);
+        k->narena += n;
+        size_t i = word_hash(t, n) & k->mask;
+        while (k->slot[i])
+            i = (i + 1) & k->mask;
+        k->slot[i] = ++k->nw;
+    }
+    if (src != SQLITE_ROW && src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "term tiers");
+    sqlite3_finalize(st);
+    if (!rc && !(rc = store_prepare(h, "INSERT OR IGNORE INTO tier_post(term, msg, sess, tf, ntok)"
+                                    " VALUES (?, ?, ?, ?, ?)", &k->ins)))
+        rc = store_prepare(h, "SELECT DISTINCT p.term FROM messages m JOIN tier_post p "
+                           "ON p.msg = m.id WHERE m.session = ?1", &k->holds);
+    return rc;
+}
+
+static int add_held(struct cairn *h, struct store_tier_live *k, int64_t id)
+{
+    if (k->nin == k->capin) {
+        int nc = k->capin ? 2 * k->capin : 64;
+        int64_t *ni = realloc(k->in_sess, (size_t)nc * sizeof *ni);
+        if (!ni)
+            return cairn__err(h, CAIRN_NOMEM, "out of memory");
+        k->in_sess = ni;
+        k->capin = nc;
+    }
+    k->in_sess[k->nin++] = id;
+    return CAIRN_OK;
+}
+
+/* The words whose tier holds session sess (its rows so far). */
+static int load_session(struct cairn *h, struct store_tier_live *k, int64_t sess)
+{
+    int src, rc = CAIRN_OK;
+    k->sess = sess;
+    k->nin = 0;
+    sqlite3_reset(k->holds);
+    sqlite3_bind_int64(k->holds, 1, sess);
+    while (!rc && (src = sqlite3_step(k->holds)) == SQLITE_ROW)
+        rc = add_held(h, k, sqlite3_column_int64(k->holds, 0));
+    if (!rc && src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "term tier rows");
+    sqlite3_reset(k->holds);
+    return rc;
+}
+
+static int sess_holds(const struct store_tier_live *k, int64_t id)
+{
+    for (int i = 0; i < k->nin; i++)
+        if (k->in_sess[i] == id)
+            return 1;
+    return 0;
+}
+
+/* A token of the message: its count, if it is a tiered word. */
+struct kmsg {
+    struct store_tier_live *k;
+    int64_t msg;
+};
+
+static int on_token(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
+{
+    (void)start, (void)end, (void)coloc;
+    struct kmsg *m = arg;
+    struct store_tier_live *k = m->k;
+    int i = find_word(k, tok, n);
+    if (i < 0)
+        return 0;
+    struct kword *w = &k->w[i];
+    if (w->stamp != m->msg) {
+        w->stamp = m->msg;
+        w->tf = 0;
+        k->touched[k->ntouched++] = i;
+    }
+    w->tf += w->tf < 65535;
+    return 0;
+}
+
+int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
+                        int ntok, int fresh)
+{
+    struct store_tier_live *k = h->tier_live;
+    int rc = CAIRN_OK, src;
+    if (!k) {
+        if (!(k = calloc(1, sizeof *k)))
+            return cairn__err(h, CAIRN_NOMEM, "out of memory");
+        h->tier_live = k;
+        /* a rewrite first: no message may be above upto at all */
+        if ((rc = load(h, fresh ? msg : INT64_MAX, k)))
+            return rc;
+    }
+    /* a rewrite of a message in the tail: the reader walks it anyway */
+    if (!k->on || (!fresh && msg > k->upto))
+        return CAIRN_OK;
+    if (sess != k->sess && (rc = load_session(h, k, sess)))
+        return rc;
+    struct kmsg m = { k, msg };
+    k->ntouched = 0;
+    if (text_tokenize(text, n, 0, on_token, &m))
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    double norm = k->k1 * (1 - k->b + k->b * ntok / k->avg);
+    for (int j = 0; j < k->ntouched; j++) {
+        struct kword *w = &k->w[k->touched[j]];
+        w->stamp = 0;                /* the next message counts afresh */
+        w->ddf += fresh;
+        if (!w->has_cut)
+            continue;
+        double s = w->tf * (k->k1 + 1) / (w->tf + norm);
+        int holds = sess_holds(k, w->id);
+        if (s < w->cut && !holds)
+            continue;
+        sqlite3_reset(k->ins);
+        sqlite3_bind_int64(k->ins, 1, w->id);
+        sqlite3_bind_int64(k->ins, 2, msg);
+        sqlite3_bind_int64(k->ins, 3, sess);
+        sqlite3_bind_int(k->ins, 4, w->tf);
+        sqlite3_bind_int(k->ins, 5, ntok);
+        if ((src = sqlite3_step(k->ins)) != SQLITE_DONE)
+            return cairn__sqlerr(h, src, "term tier row");
+        if (!holds && (rc = add_held(h, k, w->id)))
+            return rc;
+    }
+    if (fresh && msg > k->upto)
+        k->upto = msg;
+    return CAIRN_OK;
+}
+
+int store_tier_keep_flush(struct cairn *h)
+{
+    struct store_tier_live *k = h->tier_live;
+    sqlite3_stmt *st = NULL;
+    int rc = CAIRN_OK, src = SQLITE_DONE;
+    if (!k || !k->on)
+        return CAIRN_OK;
+    if ((rc = store_prepare(h, "UPDATE tier_terms SET df = df + ?2 WHERE id = ?1", &st)))
+        return rc;
+    for (int i = 0; i < k->nw && src == SQLITE_DONE; i++) {
+        if (!k->w[i].ddf)
+            continue;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, k->w[i].id);
+        sqlite3_bind_int64(st, 2, k->w[i].ddf);
+        src = sqlite3_step(st);
+        k->w[i].ddf = 0;
+    }
+    sqlite3_finalize(st);
+    if (src != SQLITE_DONE)
+        return cairn__sqlerr(h, src, "term tiers");
+    if ((rc = store_prepare(h, "UPDATE tier_state SET upto = max(upto, ?1)", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, k->upto);
+    src = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "term tiers");
+}
