@@ -63,6 +63,11 @@ int cli_models_open(struct cairn_models **out);
 /* Reports a library failure: "cairn: <what>: <errmsg>"; returns 1. */
 int cli_fail(struct cairn *db, const char *what, int rc);
 
+/* After `cairn add` or `cairn import` committed: the term tiers built
+ * when due (cairn_tier_due), said on stderr unless quiet. A failure is
+ * reported and changes nothing of what was added. */
+void cli_tiers_when_due(struct cairn *db, const char *what, int quiet);
+
 /* Reads a whole file ("-" or NULL: stdin) into a malloc'd NUL-terminated
  * buffer of at most `cap` bytes. Returns NULL after printing the reason. */
 char *cli_read_file(const char *path, size_t cap, size_t *len);

@@ -220,6 +220,8 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
                bad ? "; some input was refused (see above)" : "");
     if (docs == 0 && !bad)
         cli_error("%s: no sessions in the input", name);
+    if (!stop && st.messages_added)
+        cli_tiers_when_due(db, "add", quiet);
     rc = bad ? 1 : 0;
 out:
     cairn_close(db);

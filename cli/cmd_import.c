@@ -363,6 +363,8 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
     }
     if (failed_files || s.sessions_failed || nothing)
         status = 1;
+    if (s.messages_added)
+        cli_tiers_when_due(db, "import", quiet);
 out:
     cairn_close(db);
     for (size_t i = 0; i < l.n; i++)

@@ -162,3 +162,20 @@ void cli_recall_intro(struct buf *b, const struct cairn_recall *r, const char *t
         b->p[0] = (char)(b->p[0] - 'a' + 'A');
     buf_adds(b, tail);
 }
+
+void cli_tiers_when_due(struct cairn *db, const char *what, int quiet)
+{
+    int due = 0;
+    int64_t msgs = 0, terms = 0, rows = 0;
+    if (cairn_tier_due(db, &due, &msgs) || !due)
+        return;
+    if (!quiet)
+        fprintf(stderr, "%s: %lld messages: building the term tiers the prompt hook reads "
+                "(once; adds keep them; CAIRN_TIER_KEEP=0 skips)\n", what, (long long)msgs);
+    int rc = cairn_tier_build(db, &terms, &rows);
+    if (rc)
+        cli_fail(db, "term tiers", rc);
+    else if (!quiet)
+        fprintf(stderr, "%s: term tiers: %lld common word%s, %lld row%s\n", what,
+                (long long)terms, cli_s(terms), (long long)rows, cli_s(rows));
+}

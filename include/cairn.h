@@ -959,11 +959,22 @@ CAIRN_API int cairn_events_fill(struct cairn *db, int64_t max, int64_t *done, in
  * matches in the sessions where it scores best, so a CAIRN_RECALL_FAST
  * recall (the prompt hook) of a common word reads those instead of every
  * match. Rebuilds them all in one transaction (minutes on a million
- * messages); messages added later are read as before until the next
- * build. *terms and *rows (either may be NULL) get what was built.
+ * messages); messages added later enter them as they are written
+ * (cairn_tier_due, "store.tier_keep"). *terms and *rows (either may be NULL) get what was built.
  * `cairn reindex --tiers` calls it. SQLite stores only.
  */
 CAIRN_API int cairn_tier_build(struct cairn *db, int64_t *terms, int64_t *rows);
+
+/*
+ * Whether the term tiers are due (*due 1), and the store's messages
+ * (*msgs, may be NULL): the store holds at least TIER_AUTO_MSGS messages
+ * and none were built (or only before schema 23), or it has grown
+ * TIER_AUTO_GROW times since the last build. Between builds the write
+ * paths keep them current ("store.tier_keep"; never due when that is
+ * "0", on a server store or read-only). `cairn add` and `cairn import`
+ * build them when due, after their last commit.
+ */
+CAIRN_API int cairn_tier_due(struct cairn *db, int *due, int64_t *msgs);
 
 /* Vector coverage (cairn web's stats): for each model the store holds
  * vectors of, in name order, the messages that have at least one; cb

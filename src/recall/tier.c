@@ -208,7 +208,7 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
     double avg = tot.msgs ? (double)tot.tok / (double)tot.msgs : 1;
     /* what ingest scores a new message with to keep the tiers (avg 0:
      * not kept, the messages added since are the reader's tail) */
-    const struct store_tier_scoring sc = { TIER_KEEP ? avg : 0, BM25_K1, BM25_B };
+    const struct store_tier_scoring sc = { TIER_KEEP ? avg : 0, BM25_K1, BM25_B, tot.msgs };
     if ((rc = store_tier_reset(h, upto, &sc)) ||
         (rc = store_tier_vocab(h, TIER_DF_MIN, on_vocab, &v)))
         goto fail;
@@ -248,4 +248,29 @@ out:
     if (rc == CAIRN_NOMEM)
         cairn__err(h, rc, "out of memory");
     return rc;
+}
+
+int cairn_tier_due(struct cairn *h, int *due, int64_t *msgs)
+{
+    const struct store_scope all = { NULL, NULL };
+    struct store_totals tot;
+    int64_t built = 0;
+    int rc;
+    if (!h || !due)
+        return CAIRN_INVALID;
+    *due = 0;
+    if (msgs)
+        *msgs = 0;
+    const char *v = cairn__setting(h, CAIRN__SET_TIER_KEEP);
+    if (!TIER_KEEP || h->pg || h->readonly || (v && !strcmp(v, "0")))
+        return CAIRN_OK;
+    if ((rc = store_scope_totals(h, &all, &tot)) || (rc = store_tier_built(h, &built)))
+        return rc;
+    if (msgs)
+        *msgs = tot.msgs;
+    /* geometric: all the builds of a growing store cost at most g / (g - 1)
+     * times the last one (g = TIER_AUTO_GROW) */
+    *due = tot.msgs >= TIER_AUTO_MSGS && (!built || (double)tot.msgs >= TIER_AUTO_GROW *
+                                                    (double)built);
+    return CAIRN_OK;
 }

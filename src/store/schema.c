@@ -194,8 +194,10 @@
  *                  deleted or rewritten, a word with none left, and on
  *                  forget the words kept with a df and no rows
  * Version 23, "tiers kept by the write paths" (branch tier24; issue 23):
- *   tier_state     + avg, k1, b: the average length and BM25 constants the
- *                  build scored with (avg 0: ingest leaves the tiers alone)
+ *   tier_state     + built: the messages the store held at the build (0:
+ *                  none since 23); avg, k1, b: the average length and BM25
+ *                  constants the build scored with (avg 0: ingest leaves
+ *                  the tiers alone)
  *   tier_terms     + cut: the single-message score of the tier's last
  *                  session (NULL: a word kept with its df only); ingest
  *                  adds a new message's match when it scores at least
@@ -677,7 +679,10 @@ static const char *const migrations[] = {
      * whether a new message enters a word's tier. The build writes the
      * BM25 constants and the average length it scored with (avg 0: not
      * kept, as a tier built before 23 is until it is rebuilt), and each
-     * tiered word's cut, the score of its tier's last session. */
+     * tiered word's cut, the score of its tier's last session; and how
+     * many messages the store held then (built), which says when the
+     * tiers are due again (cairn_tier_due). */
+    "ALTER TABLE tier_state ADD COLUMN built INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE tier_state ADD COLUMN avg REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE tier_state ADD COLUMN k1 REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE tier_state ADD COLUMN b REAL NOT NULL DEFAULT 0;"

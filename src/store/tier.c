@@ -41,6 +41,14 @@ int store_tier_upto(struct cairn *h, int64_t *upto)
                    NULL, 0, 0, upto, "term tiers");
 }
 
+int store_tier_built(struct cairn *h, int64_t *built)
+{
+    *built = 0;
+    if (h->pg)
+        return CAIRN_OK;
+    return one_int(h, "SELECT built FROM tier_state", NULL, 0, 0, built, "term tiers");
+}
+
 int store_tier_term(struct cairn *h, const char *tok, size_t n, int64_t *id, int64_t *df)
 {
     sqlite3_stmt *st;
@@ -98,9 +106,10 @@ int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scor
     int64_t ignored;
     if ((rc = one_int(h, "DELETE FROM tier_terms", NULL, 0, 0, &ignored, "term tiers")))
         return rc;
-    if ((rc = store_prepare(h, "UPDATE tier_state SET upto = ?1, avg = ?2, k1 = ?3, b = ?4",
-                            &st)))
+    if ((rc = store_prepare(h, "UPDATE tier_state SET upto = ?1, avg = ?2, k1 = ?3, b = ?4, "
+                            "built = ?5", &st)))
         return rc;
+    sqlite3_bind_int64(st, 5, sc->built);
     sqlite3_bind_int64(st, 1, upto);
     sqlite3_bind_double(st, 2, sc->avg);
     sqlite3_bind_double(st, 3, sc->k1);

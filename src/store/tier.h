@@ -30,8 +30,13 @@ int store_tier_posts(struct cairn *h, int64_t id, const char *exclude, store_mat
                      void *arg);
 
 /* How a build scored (tier_state, schema 23): the average length and the
- * BM25 constants; avg 0 tells ingest not to keep the tiers. */
-struct store_tier_scoring { double avg, k1, b; };
+ * BM25 constants (avg 0 tells ingest not to keep the tiers), and the
+ * messages the store held. */
+struct store_tier_scoring { double avg, k1, b; int64_t built; };
+
+/* The messages the store held at the last build (0: none, or one before
+ * schema 23). */
+int store_tier_built(struct cairn *h, int64_t *built);
 
 /* Building (in the caller's transaction): every tier dropped, upto and
  * the scoring set; the newest message id; the index's tokens in at least
