@@ -12,7 +12,9 @@
  *
  * `cairn reindex --tiers [--quiet]`: the term tiers rebuilt, every common
  * word's best sessions for the prompt hook's recall (cairn_tier_build;
- * docs/ARCHITECTURE.md, "Term tiers"). One transaction.
+ * docs/ARCHITECTURE.md, "Term tiers"). One transaction. `cairn add` and
+ * `cairn import` build them too when due (cli_tiers_when_due), and the
+ * write paths keep them current between builds.
  */
 #include <string.h>
 #include <unistd.h>

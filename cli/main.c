@@ -86,7 +86,8 @@ static const char usage_reindex[] =
     "30,000; cairn doctor says how many are left); it can be interrupted.\n"
     "--tiers rebuilds the term tiers: every common word's best sessions, which\n"
     "the prompt hook reads instead of all its matches (a big store; minutes at\n"
-    "a million messages; messages added later are read as before).\n";
+    "a million messages). cairn add and cairn import build them when due and\n"
+    "every add keeps them current (CAIRN_TIER_KEEP=0: neither).\n";
 static const char usage_hook[] =
     "usage: cairn hook stop|session-end|pre-compact|prompt|session-start|pre-tool\n"
     "The Claude Code hooks (docs/CAPTURE.md): the event's JSON on stdin. A hook\n"
