@@ -307,6 +307,22 @@ static void test_keep_cut(void)
                  "ext_id = 'ext-1')"), 3);
     T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 3604);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), rows + 3);
+    /* in a group (one transaction, the rows held until its commit): a
+     * session met again still counts as in the tier, and a reply
+     * extended within the group keeps only its new text's row */
+    T_EQ_INT(cairn_add_group(db, 1), CAIRN_OK);
+    T_EQ_INT(add_one(db, "grp", "grp-1", "alpha alpha alpha"), CAIRN_OK);
+    T_EQ_INT(add_one(db, "other", "other-1", "kernel"), CAIRN_OK);
+    T_EQ_INT(add_one(db, "grp", "grp-2", "alpha bravo cache delta kernel ledger orbit bravo cache "
+                     "delta kernel ledger orbit bravo cache delta kernel ledger orbit bravo"),
+             CAIRN_OK);
+    T_EQ_INT(add_one(db, "grp", "grp-1", "alpha alpha alpha alpha"), CAIRN_OK);
+    T_EQ_INT(cairn_add_group(db, 0), CAIRN_OK);
+    T_EQ_INT(rows_of(db, "grp-1"), 1);
+    T_EQ_INT(rows_of(db, "grp-2"), 1);
+    T_EQ_INT(one(db, "SELECT tf FROM tier_post WHERE msg = (SELECT id FROM messages WHERE "
+                 "ext_id = 'grp-1')"), 4);
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), one(db, "SELECT max(id) FROM messages"));
     /* a tier built before schema 23 (no avg): left as built, the tail */
     T_EQ_INT(sqlite3_exec(db->db, "UPDATE tier_state SET avg = 0", NULL, NULL, NULL), SQLITE_OK);
     int64_t upto = one(db, "SELECT upto FROM tier_state");
