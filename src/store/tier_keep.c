@@ -14,11 +14,14 @@
  * so the reader's tail (the messages it walks with every word) stays
  * empty instead of growing with every add.
  *
- * What stays approximate until the next build: the average length moves
- * while the cuts and the kept sessions were scored against the build's;
- * a session that enters through a new message has only its new matches
- * in the tier (its older ones scored below the cut; the reader counts
- * them 0); a tier keeps the sessions it has, so it grows past TIER_SESS
+ * Every match of a session written waits until the session's messages in
+ * this write are read (settle), so a session added whole gets all its
+ * matches of a word in when any of its messages reaches the cut, as a
+ * build gives it. What stays approximate until the next build: the
+ * average length moves while the cuts and the kept sessions were scored
+ * against the build's; a session that enters through a message added
+ * later has only the matches written since in the tier (its older ones
+ * scored below the cut; the reader counts them 0); a tier keeps the sessions it has, so it grows past TIER_SESS
  * by the sessions that enter; a rewritten message (a reply extended in
  * place) gets its rows back but df stays as it was; a word that becomes
  * common after the build gets no tier until the next build.
@@ -75,7 +78,7 @@ struct store_tier_live {
     int64_t *in_sess;            /* the words whose tier holds it */
     int      nin, capin;
     struct krow *rows;           /* not written yet */
-    size_t   nrows;
+    size_t   nrows, pend;        /* rows[pend..nrows): the session's, undecided */
     sqlite3_stmt *ins, *holds;
 };
 
@@ -243,10 +246,24 @@ static int cmp_krow(const void *a, const void *b)
     return x->msg < y->msg ? -1 : x->msg > y->msg;
 }
 
+/* The session's undecided rows: those of the words that enter its tier
+ * (one message of it scored at least the cut, or it was there) stay. So a
+ * session written whole in one go gets all its matches of a word in, as
+ * the build gives it, not only those from the message that entered. */
+static void settle(struct store_tier_live *k)
+{
+    size_t kept = k->pend;
+    for (size_t i = k->pend; i < k->nrows; i++)
+        if (sess_holds(k, k->rows[i].term))
+            k->rows[kept++] = k->rows[i];
+    k->nrows = k->pend = kept;
+}
+
 /* The rows held, written in the words' order. */
 static int write_rows(struct cairn *h, struct store_tier_live *k)
 {
     int src;
+    settle(k);
     qsort(k->rows, k->nrows, sizeof *k->rows, cmp_krow);
     for (size_t i = 0; i < k->nrows; i++) {
         const struct krow *r = &k->rows[i];
@@ -259,7 +276,7 @@ static int write_rows(struct cairn *h, struct store_tier_live *k)
         if ((src = sqlite3_step(k->ins)) != SQLITE_DONE)
             return cairn__sqlerr(h, src, "term tier row");
     }
-    k->nrows = 0;
+    k->nrows = k->pend = 0;
     return CAIRN_OK;
 }
 
@@ -303,15 +320,22 @@ int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *
     /* a rewrite of a message in the tail: the reader walks it anyway */
     if (!k->on || (!fresh && msg > k->upto))
         return CAIRN_OK;
-    if (sess != k->sess && (rc = load_session(h, k, sess)))
-        return rc;
+    if (sess != k->sess) {
+        settle(k);
+        if ((rc = load_session(h, k, sess)))
+            return rc;
+    }
     /* a rewrite: the trigger dropped its written rows, these its held ones */
-    size_t kept = 0;
-    for (size_t i = 0; !fresh && i < k->nrows; i++)
+    size_t kept = 0, pend = 0;
+    for (size_t i = 0; !fresh && i < k->nrows; i++) {
+        pend += i < k->pend && k->rows[i].msg != msg;
         if (k->rows[i].msg != msg)
             k->rows[kept++] = k->rows[i];
-    if (!fresh)
+    }
+    if (!fresh) {
         k->nrows = kept;
+        k->pend = pend;
+    }
     struct kmsg m = { k, msg };
     k->ntouched = 0;
     if (text_tokenize(text, n, 0, on_token, &m))
@@ -323,14 +347,13 @@ int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *
         w->ddf += fresh;
         if (!w->has_cut)
             continue;
-        double s = w->tf * (k->k1 + 1) / (w->tf + norm);
-        int holds = sess_holds(k, w->id);
-        if (s < w->cut && !holds)
-            continue;
+        /* every match waits for the session's decision (settle); a
+         * session bigger than the buffer is decided in parts */
         if (k->nrows == KEEP_ROWS_MAX && (rc = write_rows(h, k)))
             return rc;
         k->rows[k->nrows++] = (struct krow){ w->id, msg, sess, w->tf, ntok };
-        if (!holds && (rc = add_held(h, k, w->id)))
+        double s = w->tf * (k->k1 + 1) / (w->tf + norm);
+        if (s >= w->cut && !sess_holds(k, w->id) && (rc = add_held(h, k, w->id)))
             return rc;
     }
     if (fresh && msg > k->upto)

@@ -297,6 +297,17 @@ static void test_keep_cut(void)
              CAIRN_OK);
     T_EQ_INT(rows_of(db, "hi-2"), 1);
     T_EQ_INT(rows_of(db, "lo-2"), 0);
+    /* a session written whole: its weak first message goes in with the
+     * strong second one that brings the session in, as a build has it */
+    const char *both = "{\"id\":\"two\",\"messages\":[{\"id\":\"two-1\",\"role\":"
+                       "\"user\",\"content\":\"alpha bravo cache delta kernel ledger orbit "
+                       "bravo cache delta kernel ledger orbit bravo cache delta kernel\"},"
+                       "{\"id\":\"two-2\",\"role\":\"assistant\",\"content\":"
+                       "\"alpha alpha alpha\"}]}";
+    T_EQ_INT(cairn_add_json(db, both, strlen(both), NULL), CAIRN_OK);
+    T_EQ_INT(rows_of(db, "two-1"), 1);
+    T_EQ_INT(rows_of(db, "two-2"), 1);
+    rows += 2;
     /* a reply extended in place: its rows go with the old text (trigger)
      * and come back for the new one; df as it was */
     T_EQ_INT(add_one(db, "ext", "ext-1", "kernel"), CAIRN_OK);
@@ -305,7 +316,7 @@ static void test_keep_cut(void)
     T_EQ_INT(rows_of(db, "ext-1"), 1);
     T_EQ_INT(one(db, "SELECT tf FROM tier_post WHERE msg = (SELECT id FROM messages WHERE "
                  "ext_id = 'ext-1')"), 3);
-    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 3604);
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 3606);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), rows + 3);
     /* in a group (one transaction, the rows held until its commit): a
      * session met again still counts as in the tier, and a reply
