@@ -139,6 +139,19 @@ static void show_events(struct cairn *db)
                "--events`\n", (long long)left, cli_s(left));
 }
 
+/* Term tiers due (cairn_tier_due): a store that grew through the hooks
+ * alone, which never build them (their time is the user's). A note, not
+ * a fault: the prompt hook walks every match until they are built. */
+static void show_tiers(struct cairn *db)
+{
+    int due = 0;
+    int64_t msgs = 0;
+    if (cairn_tier_due(db, &due, &msgs) == CAIRN_OK && due)
+        printf("note:     %lld messages and the term tiers the prompt hook reads are due: run "
+               "`cairn reindex --tiers` (cairn add and cairn import build them when due)\n",
+               (long long)msgs);
+}
+
 /* Each vault's freshness (docs/VAULTS.md): the files added, changed or
  * removed since its last index, by size and mtime (no file is read). A
  * stale vault needs `cairn vault reindex`; the prompt hook never does it. */
@@ -317,6 +330,7 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
                 printf("          schema version %d, %lld sessions, %lld messages\n",
                        cs.schema_version, (long long)cs.sessions, (long long)cs.messages);
             show_events(db);
+            show_tiers(db);
             show_corrections(db);
             show_vaults(db, &att);
         }

@@ -5,7 +5,8 @@
 # were built, and again when the store has doubled since; between builds
 # an add keeps them (upto follows the newest message, the common word's
 # df counts the new ones), so the fast recall walks no tail and answers
-# as a fresh build does; CAIRN_TIER_KEEP=0 neither builds nor keeps.
+# as a fresh build does; CAIRN_TIER_KEEP=0 neither builds nor keeps, and
+# `cairn doctor` says when they are due (a store that grew by hooks).
 . "$(dirname "$0")/lib.sh"
 export CAIRN_EMBED_MODEL=none
 # sessions a..b-1 of 25 messages, "fix" in every one (1 to 3 times)
@@ -57,7 +58,11 @@ cat "$TMP/1.jsonl" "$TMP/2.jsonl" > "$TMP/12.jsonl"
 out=$(CAIRN_TIER_KEEP=0 "$CAIRN" add "$TMP/12.jsonl" 2>&1)
 lacks "CAIRN_TIER_KEEP=0: no build" "$out" "term tiers"
 eq "CAIRN_TIER_KEEP=0: none built" "$(q 'SELECT upto FROM tier_state')" 0
+out=$("$CAIRN" doctor 2>&1)
+contains "doctor: due, says how to build" "$out" "term tiers the prompt hook reads are due"
 "$CAIRN" reindex --tiers --quiet
+out=$("$CAIRN" doctor 2>&1)
+lacks "doctor: built, nothing to say" "$out" "term tiers"
 out=$(CAIRN_TIER_KEEP=0 "$CAIRN" add "$TMP/3.jsonl" 2>&1)
 eq "CAIRN_TIER_KEEP=0: the add leaves upto" "$(q 'SELECT upto FROM tier_state')" 10000
 eq "CAIRN_TIER_KEEP=0: and df" "$(q "SELECT df FROM tier_terms WHERE term = 'fix'")" 10000
