@@ -367,6 +367,47 @@ static void test_migrate_v21(void)
     cairn_close(db);
 }
 
+/* A version-22 store with tiers built (main's): the migration adds the
+ * columns empty (avg 0, built 0), so adds leave the tiers as built (the
+ * tail) and they are due again; a build fills the columns and adds keep. */
+static void test_migrate_v22(void)
+{
+    char path[300];
+    struct cairn *db;
+    sqlite3 *raw;
+    snprintf(path, sizeof path, "%s/v22.db", dir);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    for (int s = 0; s < 20; s++)
+        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
+    cairn_close(db);
+    T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(raw, "ALTER TABLE tier_terms DROP COLUMN cut; ALTER TABLE tier_state "
+                          "DROP COLUMN b; ALTER TABLE tier_state DROP COLUMN k1; ALTER TABLE "
+                          "tier_state DROP COLUMN avg; ALTER TABLE tier_state DROP COLUMN built; "
+                          "PRAGMA user_version=22", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(raw);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(one(db, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
+    T_EQ_INT(one(db, "SELECT avg = 0 AND built = 0 AND k1 = 0 FROM tier_state"), 1);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_terms WHERE cut IS NOT NULL"), 0);
+    int64_t upto = one(db, "SELECT upto FROM tier_state");
+    T_EQ_INT(add_session(db, 20, 10), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), upto);
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 1200);
+    int due = 0;
+    int64_t msgs = 0;
+    T_EQ_INT(cairn_tier_due(db, &due, &msgs), CAIRN_OK);
+    T_EQ_INT(msgs, 1210);
+    T_EQ_INT(due, 0);                     /* under TIER_AUTO_MSGS */
+    T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT built FROM tier_state"), 1210);
+    T_EQ_INT(add_session(db, 21, 10), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT upto FROM tier_state"), one(db, "SELECT max(id) FROM messages"));
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'alpha'"), 1220);
+    cairn_close(db);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -374,6 +415,7 @@ int main(void)
     T_RUN(test_tiers);
     T_RUN(test_keep_cut);
     T_RUN(test_migrate_v21);
+    T_RUN(test_migrate_v22);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
