@@ -66,4 +66,27 @@ lacks "doctor: built, nothing to say" "$out" "term tiers"
 out=$(CAIRN_TIER_KEEP=0 "$CAIRN" add "$TMP/3.jsonl" 2>&1)
 eq "CAIRN_TIER_KEEP=0: the add leaves upto" "$(q 'SELECT upto FROM tier_state')" 10000
 eq "CAIRN_TIER_KEEP=0: and df" "$(q "SELECT df FROM tier_terms WHERE term = 'fix'")" 10000
+# `cairn import` builds them too: a ChatGPT export of 400 conversations x 26
+export CAIRN_DB="$TMP/c.db"
+python3 - "$TMP/gpt.json" <<'PY'
+import json, sys
+convs = []
+for c in range(400):
+    mapping, prev = {}, None
+    for k in range(26):
+        nid = "c%d-%d" % (c, k)
+        mapping[nid] = {"id": nid, "parent": prev, "children": ["c%d-%d" % (c, k + 1)] if k < 25 else [],
+                        "message": {"id": nid, "author": {"role": "user" if k % 2 == 0 else "assistant"},
+                                    "create_time": 1760000000.0 + c * 100 + k,
+                                    "content": {"content_type": "text",
+                                                "parts": ["fix " * (1 + k % 3) + "part%d topic%d" % (k % 5, c % 40)]}}}
+        prev = nid
+    convs.append({"id": "g-%d" % c, "title": "t%d" % c, "create_time": 1760000000.0 + c * 100,
+                  "current_node": prev, "mapping": mapping})
+json.dump(convs, open(sys.argv[1], "w"))
+PY
+out=$("$CAIRN" import chatgpt "$TMP/gpt.json" 2>&1)
+eq "import: exit 0" "$?" 0
+contains "import past 10,000: builds and says so" "$out" "import: 10400 messages: building the term tiers"
+eq "import: built at 10,400" "$(q 'SELECT built FROM tier_state')" 10400
 t_done
