@@ -23,7 +23,8 @@
  * later has only the matches written since in the tier (its older ones
  * scored below the cut; the reader counts them 0); a tier keeps the sessions it has, so it grows past TIER_SESS
  * by the sessions that enter; a rewritten message (a reply extended in
- * place) gets its rows back but df stays as it was; a word that becomes
+ * place) gets its rows back but df stays as it was, as it does for a
+ * forgotten message (df only grows between builds); a word that becomes
  * common after the build gets no tier until the next build.
  *
  * The rows wait in memory (up to KEEP_ROWS_MAX) and go in sorted by word
