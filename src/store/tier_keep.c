@@ -21,14 +21,15 @@
  * average length moves while the cuts and the kept sessions were scored
  * against the build's; a session that enters through a message added
  * later has only the matches written since in the tier (its older ones
- * scored below the cut; the reader counts them 0); a tier keeps the sessions it has, so it grows past TIER_SESS
- * by the sessions that enter; a rewritten message (a reply extended in
- * place) gets its rows back but df stays as it was, as it does for a
- * forgotten message (df only grows between builds); a word that becomes
- * common after the build gets no tier until the next build.
+ * scored below the cut; the reader counts them 0); a tier keeps the
+ * sessions it has, so it grows past TIER_SESS by those that enter; a
+ * rewritten message (a reply extended in place) gets its rows back but
+ * df stays as it was, as it does for a forgotten message (df only grows
+ * between builds); a word that becomes common after the build gets no
+ * tier until the next build (cairn_tier_due: when the store doubled).
  *
  * The rows wait in memory (up to KEEP_ROWS_MAX) and go in sorted by word
- * and message at the commit: ~14 rows a message on the 100k bench store,
+ * and message at the commit: ~18 rows a message on the 100k bench store,
  * each an insert into a B-tree of millions of rows and its index by
  * message, which in the words' order touch each leaf once rather than
  * jumping between ~700 words' ranges for every message.
@@ -147,7 +148,8 @@ static int load(struct cairn *h, int64_t first, struct store_tier_live *k)
     if (rc || !k->on)
         return rc;
     int64_t nw = 0;
-    if ((rc = store_prepare(h, "SELECT count(*), coalesce(sum(length(term)), 0) FROM tier_terms",
+    if ((rc = store_prepare(h, "SELECT count(*), coalesce(sum(length(CAST(term AS BLOB))), 0) "
+                            "FROM tier_terms",
                             &st)))
         return rc;
     size_t bytes = 0;

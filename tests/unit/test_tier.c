@@ -334,6 +334,13 @@ static void test_keep_cut(void)
     T_EQ_INT(one(db, "SELECT tf FROM tier_post WHERE msg = (SELECT id FROM messages WHERE "
                  "ext_id = 'grp-1')"), 4);
     T_EQ_INT(one(db, "SELECT upto FROM tier_state"), one(db, "SELECT max(id) FROM messages"));
+    /* a word of several bytes a character (a CJK bigram, as the
+     * tokenizer gives it), tiered by hand: kept like the others */
+    T_EQ_INT(sqlite3_exec(db->db, "INSERT INTO tier_terms(term, df, cut) VALUES ('数据', 5, 0)",
+                          NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(add_one(db, "zh", "zh-1", "数据"), CAIRN_OK);
+    T_EQ_INT(rows_of(db, "zh-1"), 1);
+    T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = '数据'"), 6);
     /* a tier built before schema 23 (no avg): left as built, the tail */
     T_EQ_INT(sqlite3_exec(db->db, "UPDATE tier_state SET avg = 0", NULL, NULL, NULL), SQLITE_OK);
     int64_t upto = one(db, "SELECT upto FROM tier_state");
