@@ -255,8 +255,9 @@
  * recall starts, GATHER_PRUNE_MSGS) and none were built, or it has grown
  * TIER_AUTO_GROW times since the last build (which refreshes the cuts,
  * the average length and the words that became common since): at 2.0
- * the builds of a growing store cost at most twice the last one, ~85 us
- * of CPU a message (90,000: 8.5 s). cairn_tier_due says when. */
+ * the builds of a growing store cost at most twice the last one, ~0.1-0.2
+ * ms of CPU a message (100,000 on a loaded machine: 12-18 s; bench/README
+ * "Term tiers kept"). cairn_tier_due says when. */
 #define TIER_AUTO_MSGS 10000
 #define TIER_AUTO_GROW 2.0
 /* The commonest word is read from its tier only when its df is at least
