@@ -22,6 +22,16 @@
 #define BM25_B  0.75
 #define RRF_K   60.0
 
+/* A question's word written with one leading '-' ("the -vec file next to
+ * the store", "-exec") is the word for the question's terms (query.c):
+ * the index holds "-vec" whole only where the text writes it apart, and
+ * "vec" in every "STORE-vec", so the whole form found 1 section of the
+ * dev vault and its IDF was missing from every section's share (dev
+ * query q012, docs/VAULTS.md). Only before a word of at least
+ * QUERY_DASH_MIN bytes: "-p", "-it" stay flags. A run of two ("--budget")
+ * is a long option, kept whole. 0: off. */
+#define QUERY_DASH_MIN  3
+
 /*
  * Weights of the fused rankings, in RRF units, measured with `cairn eval`
  * on LoCoMo dev (chats between people) and BEAM dev (user-assistant):
@@ -677,6 +687,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(GATHER_KEEP) \
     X(TIER_ON) \
     X(TIER_DF_MIN) \
+    X(QUERY_DASH_MIN) \
     X(TIER_SESS) \
     X(TIER_SHARE) \
     X(PACK_FULL_ROUNDS) \
