@@ -644,6 +644,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(BM25_K1) \
     X(BM25_B) \
     X(RRF_K) \
+    X(QUERY_DASH_MIN) \
     X(W_HEAD) \
     X(W_ROUND) \
     X(W_WIN_DIALOG) \
@@ -692,7 +693,6 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(GATHER_KEEP) \
     X(TIER_ON) \
     X(TIER_DF_MIN) \
-    X(QUERY_DASH_MIN) \
     X(TIER_SESS) \
     X(TIER_SHARE) \
     X(PACK_FULL_ROUNDS) \
