@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "recall/policy.h"
 #include "recall/recall.h"
 #include "text/tokenize.h"
 #include "text/timeexpr.h"
@@ -434,6 +435,29 @@ static int mark_labels(struct query *q, const char *text, size_t n)
     return 0;
 }
 
+/* A copy of text in which one '-' leading a word of at least
+ * QUERY_DASH_MIN bytes is a space (policy.h): "the -vec file" asks for
+ * "vec". The offsets are text's, so a term's surface and the time
+ * expression's span are the same in both. */
+static char *undashed(const char *text, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, text, n + 1);
+    for (size_t i = 0; QUERY_DASH_MIN > 0 && i < n; i++) {
+        if (text[i] != '-' || (i && !strchr(" \t\n\r(\"'`[{", text[i - 1])))
+            continue;
+        size_t k = i + 1;
+        while (k < n && ((text[k] >= 'a' && text[k] <= 'z') || (text[k] >= 'A' && text[k] <= 'Z') ||
+                         (text[k] >= '0' && text[k] <= '9') || (unsigned char)text[k] >= 0x80))
+            k++;
+        if (k - i > (size_t)QUERY_DASH_MIN)   /* the word after the dash */
+            p[i] = ' ';
+    }
+    return p;
+}
+
 int query_parse(struct query *q, const char *text, int64_t now, int use_time)
 {
     struct collect c = { q, text, 0, 0, 0, 0 };
@@ -459,7 +483,13 @@ int query_parse(struct query *q, const char *text, int64_t now, int use_time)
     q->asks_reply = query_asks_reply(text, n);
     q->asks_summary = query_asks_summary(text, n);
     q->ordinal = use_time ? query_ordinal(text, n) : 0;
-    if (text_tokenize(text, n, 1, add_term, &c))
+    char *plain = undashed(text, n);
+    if (!plain)
+        return CAIRN_NOMEM;
+    c.text = plain;
+    int trc = text_tokenize(plain, n, 1, add_term, &c);
+    free(plain);
+    if (trc)
         return CAIRN_NOMEM;
     /* Keep stop words only when the question has nothing else. */
     int content = 0;

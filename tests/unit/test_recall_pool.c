@@ -691,6 +691,37 @@ static void test_query_labels(void)
     }
 }
 
+/* The question's terms and their surfaces, "norm|surface" apart by
+ * spaces, into out. */
+static void terms_of(const char *question, char *out, size_t n)
+{
+    struct query q;
+    size_t k = 0;
+    T_EQ_INT(query_parse(&q, question, CAIRN_NO_TIME, 0), 0);
+    out[0] = 0;
+    for (int t = 0; t < q.nt && k < n; t++)
+        k += (size_t)snprintf(out + k, n - k, "%s%s|%s", t ? " " : "", q.t[t].norm,
+                              q.t[t].surface);
+    query_free(&q);
+}
+
+/* One '-' leading a word of QUERY_DASH_MIN bytes or more is not part of
+ * it: "the -vec file" asks for "vec" (the index holds "-vec" whole only
+ * where the text writes it apart); a short flag and a long option stay
+ * whole, and a hyphen inside a word is the index's compound. */
+static void test_query_dash(void)
+{
+    char got[512];
+    terms_of("what is in the -vec file?", got, sizeof got);
+    T_EQ_STR(got, "vec|vec file|file");
+    terms_of("(-running) tests", got, sizeof got);
+    T_EQ_STR(got, "run|running test|tests");
+    terms_of("docker run -p 80 --rm", got, sizeof got);
+    T_EQ_STR(got, "docker|docker run|run -p|-p 80|80 --rm|--rm");
+    terms_of("a STORE-vec file, x-vec", got, sizeof got);
+    T_EQ_STR(got, "store-vec|STORE-vec file|file x-vec|x-vec");
+}
+
 /* Two one-turn sessions: Lisa's memory, the better match, then a turn
  * about Bart (by speaker, or NULL: naming him in its text). */
 static void two_people(struct tpool *t, const char *question, const char *speaker,
@@ -1732,6 +1763,7 @@ int main(void)
     T_RUN(test_rank_feedback);
     T_RUN(test_rank_speaker);
     T_RUN(test_query_labels);
+    T_RUN(test_query_dash);
     T_RUN(test_rank_label);
     T_RUN(test_rank_time);
     T_RUN(test_rank_ordinal);
