@@ -99,7 +99,8 @@ static int exhaustive(const struct cairn *h)
  * (bench/README.md measures how often the result differs). Keeping the
  * top sessions by the sum of their matches instead, or besides, agreed
  * less with the exhaustive path. Term counts of the left-out matches go
- * to pool.pruned_df (unit IDF); the unit count comes from session_stats.
+ * to pool.pruned_df (unit IDF); the unit count comes from session_sizes
+ * (schema 23, 128 sessions a row; else session_stats).
  * Only callers that ask for it (CAIRN_RECALL_FAST: the prompt hook, which
  * runs on every prompt) get it; recall, the MCP tool and eval stay exact.
  * The setting recall.exhaustive turns pruning off even then. The two numbers
