@@ -99,7 +99,8 @@ static int exhaustive(const struct cairn *h)
  * (bench/README.md measures how often the result differs). Keeping the
  * top sessions by the sum of their matches instead, or besides, agreed
  * less with the exhaustive path. Term counts of the left-out matches go
- * to pool.pruned_df (unit IDF); the unit count comes from session_stats.
+ * to pool.pruned_df (unit IDF); the unit count comes from session_sizes
+ * (schema 24, 128 sessions a row; else session_stats).
  * Only callers that ask for it (CAIRN_RECALL_FAST: the prompt hook, which
  * runs on every prompt) get it; recall, the MCP tool and eval stay exact.
  * The setting recall.exhaustive turns pruning off even then. The two numbers
@@ -108,10 +109,11 @@ static int exhaustive(const struct cairn *h)
  * The matches stay in the order FTS5 gave them (by row): each session's
  * best is kept in an array indexed by session row id (ids are dense: one
  * a session ever added), so no array of ~100,000 matches is sorted or
- * copied, and the sessions are ordered by a stable radix sort of their
- * bests, which keeps equal bests by session id as the merge sort of the
- * sessions in order did (tests/unit/test_gather_prune.c checks the kept
- * sessions against a brute force).
+ * copied, and the GATHER_KEEP sessions with the best bests are chosen
+ * by a selection (sort_kv_top: linear, no sort), equal bests by session
+ * id as the merge sort of the sessions in order did
+ * (tests/unit/test_gather_prune.c checks the kept sessions against a
+ * brute force).
  */
 
 /* Session row ids spread wider than this many times the matches (a store
@@ -211,11 +213,15 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
         p->hit_msgs = tiered->msgs;
         p->hit_units = tiered->units;
     }
-    if (sort_kv_desc(c, (size_t)nids)) {
+    /* the GATHER_KEEP best, as the stable sort would rank them, but
+     * chosen without sorting the thousands of sessions (only the set is
+     * needed: the matches are dropped in their own order) */
+    long nkeep = sort_kv_top(c, (size_t)nids, GATHER_KEEP);
+    if (nkeep < 0) {
         rc = CAIRN_NOMEM;
         goto out;
     }
-    for (int i = 0; i < nids && i < GATHER_KEEP; i++)
+    for (long i = 0; i < nkeep; i++)
         keep[c[i].val] = 1;
     /* Drop the matches of the sessions left out. */
     int k = 0;

@@ -285,15 +285,91 @@ out:
  * session (and the list as JSON), 8 ms instead of ~70 ms for 50,000. */
 #define SIZE_SCAN_FROM 2048
 
+/* session_sizes (schema 24): 128 sessions a row, each its turns and its
+ * rounds as 8 + 8 hex digits (store/schema.c) */
+#define SIZES_PER_ROW 128
+#define SIZE_DIGITS   16
+
+/* The value of n hex digits, or -1 if one is not a digit. */
+static int64_t hex_field(const unsigned char *p, int n)
+{
+    int64_t v = 0;
+    for (int i = 0; i < n; i++) {
+        int c = p[i], d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+/*
+ * The sizes from session_sizes: the rows of the list's span in order, each
+ * session's slot read where the list has one. *whole is 0 when a row the
+ * list needs is missing or does not read as 128 slots (then the caller
+ * reads session_stats: the answer never depends on the rows). A row a 128
+ * sessions instead of a row a session: 5,000 sessions with a match on
+ * 100,000 messages are 40 rows, 35,000 of 50,000 on a million 391.
+ */
+static int sizes_packed(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                        int64_t *units, int *whole)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, src = SQLITE_DONE, i = 0;
+    int64_t m = 0, u = 0;
+    *whole = 0;
+    if ((rc = store_prepare(h, "SELECT blk, sizes FROM session_sizes "
+                            "WHERE blk BETWEEN ?1 AND ?2 ORDER BY blk", &st)))
+        return rc;
+    sqlite3_bind_int64(st, 1, sess[0] / SIZES_PER_ROW);
+    sqlite3_bind_int64(st, 2, sess[n - 1] / SIZES_PER_ROW);
+    while (i < n && (src = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t blk = sqlite3_column_int64(st, 0);
+        const unsigned char *p = sqlite3_column_text(st, 1);
+        if (sess[i] / SIZES_PER_ROW < blk)
+            goto out;                     /* a row it needs is missing */
+        if (sess[i] / SIZES_PER_ROW > blk)
+            continue;
+        if (!p || sqlite3_column_bytes(st, 1) != SIZES_PER_ROW * SIZE_DIGITS)
+            goto out;
+        for (; i < n && sess[i] / SIZES_PER_ROW == blk; i++) {
+            const unsigned char *f = p + (sess[i] % SIZES_PER_ROW) * SIZE_DIGITS;
+            int64_t a = hex_field(f, SIZE_DIGITS / 2), b = hex_field(f + SIZE_DIGITS / 2,
+                                                                      SIZE_DIGITS / 2);
+            if (a < 0 || b < 0)
+                goto out;
+            m += a;
+            u += b;
+        }
+    }
+    if (src != SQLITE_DONE && src != SQLITE_ROW) {
+        rc = cairn__sqlerr(h, src, "session sizes");
+        goto out;
+    }
+    if (i == n) {
+        *msgs = m;
+        *units = u;
+        *whole = 1;
+    }
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
                         int64_t *units)
 {
     struct buf ids = BUF_INIT;
     sqlite3_stmt *st = NULL;
-    int rc, src = SQLITE_DONE;
+    int rc, src = SQLITE_DONE, whole = 0;
     *msgs = *units = 0;
     if (n <= 0)
         return CAIRN_OK;
+    /* packed rows while the span's rows are no more than the list (a few
+     * sessions spread over a big store are looked up one by one) */
+    if (!h->pg && sess[0] >= 0 && (sess[n - 1] / SIZES_PER_ROW - sess[0] / SIZES_PER_ROW) < n &&
+        ((rc = sizes_packed(h, sess, n, msgs, units, &whole)) || whole))
+        return rc;
     if (n >= SIZE_SCAN_FROM) {
         if ((rc = store_prepare(h, "SELECT session, n, " UNITS_SQL " FROM session_stats "
                                 "WHERE session BETWEEN ?1 AND ?2 ORDER BY session", &st)))

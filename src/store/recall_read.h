@@ -65,9 +65,10 @@ int store_term_matches_in(struct cairn *h, const struct store_scope *sc, const c
                           size_t expr_len, int np, const int *map, int nt, int64_t lo,
                           int64_t hi, int want_len, store_match_fn fn, void *arg);
 
-/* Summed over the sessions sess[n] (session_stats), in increasing order
- * without repeats: their messages, and their rounds (user turns; every
- * turn in a chat between people). For gather's pruning. */
+/* Summed over the sessions sess[n] (session_sizes, 128 sessions a row,
+ * else session_stats), in increasing order without repeats: their
+ * messages, and their rounds (user turns; every turn in a chat between
+ * people). For gather's pruning. */
 int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
                         int64_t *units);
 

@@ -219,6 +219,21 @@
     "FROM messages INDEXED BY messages_meta WHERE " WHERE " WINDOW w AS (PARTITION BY " \
     "session ORDER BY position) ORDER BY session, position) GROUP BY session"
 
+/* Schema 24 (session_sizes): each session's size as the pruning reads it
+ * (its turns and its rounds, UNITS_SQL in recall_read.c), 128 sessions a
+ * row, 16 hex digits a session at (session & 127) * 16; a slot of no
+ * session is zeros. The row a session's slot is in, and its slot text: */
+#define SIZES_BLK(S)   "(" S " >> 7)"
+#define SIZES_SLOT(S, N, NUSER) "substr(sizes, 1, (" S " & 127) * 16) || " \
+    "printf('%08x%08x', " N ", CASE WHEN " NUSER " = " N " THEN " N " ELSE " NUSER " END) || " \
+    "substr(sizes, (" S " & 127) * 16 + 17)"
+/* the row of S, if it has none yet (not INSERT OR IGNORE: in a trigger
+ * the statement's own conflict clause wins, and ingest's upsert aborts) */
+#define SIZES_ROW(S)   "INSERT INTO session_sizes SELECT " SIZES_BLK(S) ", hex(zeroblob(1024)) " \
+    "WHERE NOT EXISTS (SELECT 1 FROM session_sizes WHERE blk = " SIZES_BLK(S) ")"
+#define SIZES_ZERO(S)  "substr(sizes, 1, (" S " & 127) * 16) || '0000000000000000' || " \
+    "substr(sizes, (" S " & 127) * 16 + 17)"
+
 static const char *const migrations[] = {
     /* 0 -> 1 */
     "CREATE TABLE sessions("
@@ -687,6 +702,39 @@ static const char *const migrations[] = {
     "ALTER TABLE tier_state ADD COLUMN k1 REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE tier_state ADD COLUMN b REAL NOT NULL DEFAULT 0;"
     "ALTER TABLE tier_terms ADD COLUMN cut REAL;",
+    /* 23 -> 24, "packed session sizes" (branch hook24, issue 23): the
+     * pruning's sizes of the sessions with a match (recall_read.c,
+     * store_sessions_size) from one row a 128 sessions instead of a row
+     * of session_stats a session (60 M of the hook's ~440 M instructions
+     * on a million messages). Kept by triggers on session_stats, as
+     * store_totals is, so every path that changes a session's totals
+     * changes its slot in the same statement; a row that does not read as
+     * 128 slots of 16 hex digits (a count past 2^32) is not used: the
+     * sizes are read from session_stats as before. */
+    "CREATE TABLE session_sizes(blk INTEGER PRIMARY KEY, sizes TEXT NOT NULL);"
+    "INSERT INTO session_sizes SELECT b, group_concat(v, '') FROM ("
+    "  WITH RECURSIVE slot(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM slot WHERE i < 127)"
+    "  SELECT b.b AS b, coalesce(printf('%08x%08x', st.n, CASE WHEN st.nuser = st.n THEN st.n"
+    "    ELSE st.nuser END), '0000000000000000') AS v"
+    "  FROM (SELECT DISTINCT " SIZES_BLK("session") " AS b FROM session_stats) b"
+    "  CROSS JOIN slot LEFT JOIN session_stats st ON st.session = b.b * 128 + slot.i"
+    "  ORDER BY b.b, slot.i) GROUP BY b;"
+    "CREATE TRIGGER session_sizes_ai AFTER INSERT ON session_stats BEGIN"
+    "  " SIZES_ROW("new.session") ";"
+    "  UPDATE session_sizes SET sizes = " SIZES_SLOT("new.session", "new.n", "new.nuser")
+    "    WHERE blk = " SIZES_BLK("new.session") ";"
+    "END;"
+    "CREATE TRIGGER session_sizes_au AFTER UPDATE OF session, n, nuser ON session_stats BEGIN"
+    "  UPDATE session_sizes SET sizes = " SIZES_ZERO("old.session")
+    "    WHERE blk = " SIZES_BLK("old.session") " AND old.session IS NOT new.session;"
+    "  " SIZES_ROW("new.session") ";"
+    "  UPDATE session_sizes SET sizes = " SIZES_SLOT("new.session", "new.n", "new.nuser")
+    "    WHERE blk = " SIZES_BLK("new.session") ";"
+    "END;"
+    "CREATE TRIGGER session_sizes_ad AFTER DELETE ON session_stats BEGIN"
+    "  UPDATE session_sizes SET sizes = " SIZES_ZERO("old.session")
+    "    WHERE blk = " SIZES_BLK("old.session") ";"
+    "END;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -120,3 +120,87 @@ int sort_kv_desc(struct sort_kv *v, size_t n)
     free(count);
     return 0;
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t median3(uint64_t x, uint64_t y, uint64_t z)
+{
+    if (x > y) {
+        uint64_t t = x;
+        x = y;
+        y = t;
+    }
+    return z <= x ? x : z >= y ? y : z;
+}
+
+/* The key at place r of a[n] sorted ascending (a is reordered). A
+ * three-way partition a round, so runs of equal keys (ties are common
+ * among BM25 scores) end it at once; past SELECT_ROUNDS rounds, which
+ * only keys chosen against the median of three reach, the rest is
+ * sorted: O(n log n) at worst. */
+#define SELECT_ROUNDS 64
+
+static uint64_t select_key(uint64_t *a, size_t n, size_t r)
+{
+    size_t lo = 0, hi = n;
+    for (int round = 0; hi - lo > 1; round++) {
+        if (round == SELECT_ROUNDS) {
+            qsort(a + lo, hi - lo, sizeof *a, cmp_u64);
+            break;
+        }
+        uint64_t piv = median3(a[lo], a[lo + (hi - lo) / 2], a[hi - 1]);
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            uint64_t x = a[i];
+            if (x < piv) {
+                a[i++] = a[lt];
+                a[lt++] = x;
+            } else if (x > piv) {
+                a[i] = a[--gt];
+                a[gt] = x;
+            } else {
+                i++;
+            }
+        }
+        if (r < lt)
+            hi = lt;
+        else if (r >= gt)
+            lo = gt;
+        else
+            return piv;
+    }
+    return a[r];
+}
+
+long sort_kv_top(struct sort_kv *v, size_t n, size_t k)
+{
+    if (k >= n)
+        return (long)n;
+    if (k == 0)
+        return 0;
+    uint64_t *a = malloc(n * sizeof *a);
+    if (!a)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        a[i] = v[i].key;
+    uint64_t kth = select_key(a, n, n - k);       /* the k-th largest */
+    free(a);
+    size_t above = 0;
+    for (size_t i = 0; i < n; i++)
+        above += v[i].key > kth;
+    size_t ties = k - above, j = 0;   /* of the keys equal to it, the first */
+    for (size_t i = 0; i < n && j < k; i++) {
+        int take = v[i].key > kth;
+        if (!take && v[i].key == kth && ties) {
+            ties--;
+            take = 1;
+        }
+        if (take)
+            v[j++] = v[i];
+    }
+    return (long)k;
+}

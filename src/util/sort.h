@@ -29,4 +29,12 @@ uint64_t sort_key_i64(int64_t x);
  * Returns 0, or -1 when the scratch copy cannot be had (v unchanged). */
 int sort_kv_desc(struct sort_kv *v, size_t n);
 
+/* The k pairs sort_kv_desc would put first, moved to the front of v in
+ * their input order (not sorted), without sorting the rest: the k largest
+ * keys, a tie at the k-th key going to the earlier pair. For a caller that
+ * wants the set (the pruning's kept sessions), in time linear in n.
+ * Returns min(k, n), or -1 when the scratch copy cannot be had (v
+ * unchanged). */
+long sort_kv_top(struct sort_kv *v, size_t n, size_t k);
+
 #endif

@@ -57,9 +57,15 @@
 #define VAULT_VECTORS_V18_DROP \
     "DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au;" \
     "DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors;"
-/* What version 22 added ("term tiers", branch tier23), which every store
- * made older than it drops first (SESSION_TURNS_V21_DROP starts with it). */
-#define TIER_V22_DROP \
+/* What version 24 added (packed session sizes, branch hook24; its
+ * triggers are gone already when a test dropped session_stats first),
+ * which every store made older than it drops first. */
+#define SESSION_SIZES_V24_DROP \
+    "DROP TRIGGER IF EXISTS session_sizes_ai; DROP TRIGGER IF EXISTS session_sizes_au;" \
+    "DROP TRIGGER IF EXISTS session_sizes_ad; DROP TABLE session_sizes;"
+/* What version 22 added ("term tiers", branch tier23), with what came
+ * after it (SESSION_TURNS_V21_DROP starts with it). */
+#define TIER_V22_DROP SESSION_SIZES_V24_DROP \
     "DROP TRIGGER tier_terms_forget; DROP TRIGGER tier_terms_gone; DROP TRIGGER tier_post_au; DROP TRIGGER tier_post_ad;" \
     "DROP TABLE tier_post; DROP TABLE tier_terms; DROP TABLE tier_state;"
 /* What version 21 added (each session's packed turns, branch hook23c),

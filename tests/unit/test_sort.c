@@ -128,6 +128,45 @@ out:
     free(v);
 }
 
+/* sort_kv_top picks the set sort_kv_desc puts first, in input order:
+ * checked against the stable sort itself, for k below, at and past n,
+ * keys with many ties (a tie at the k-th key) and keys all distinct,
+ * sizes on both sides of the merge sort's. */
+static void test_top(void)
+{
+    static const size_t sizes[] = { 0, 1, 2, 7, 100, 1000, 5000, 20000 };
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        size_t n = sizes[si];
+        for (int s = 0; s < 4; s++) {
+            size_t k = s == 0 ? 0 : s == 1 ? n / 3 + 1 : s == 2 ? n : (size_t)(next() % (n + 2));
+            struct sort_kv *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+            unsigned char *in = calloc(n ? n : 1, 1);
+            T_CHECK(a && b && in);
+            if (!a || !b || !in) {
+                free(a), free(b), free(in);
+                return;
+            }
+            for (size_t i = 0; i < n; i++) {
+                uint64_t key = s % 2 ? next() % 7 : sort_key_double(pick_double(1));
+                a[i] = b[i] = (struct sort_kv){ key, (int64_t)i };
+            }
+            long m = sort_kv_top(a, n, k);
+            T_EQ_INT(m, (long)(k < n ? k : n));
+            T_EQ_INT(sort_kv_desc(b, n), 0);
+            for (size_t i = 0; i < (size_t)m && i < n; i++)
+                in[b[i].val] = 1;
+            int ok = 1;
+            for (long i = 0; i < m && ok; i++) {
+                ok = in[a[i].val];
+                ok = ok && (i == 0 || a[i - 1].val < a[i].val);   /* input order */
+                in[a[i].val] = 0;                                  /* each once */
+            }
+            T_CHECK(ok);
+            free(a), free(b), free(in);
+        }
+    }
+}
+
 /* The keys order as the numbers do: compared with <, for every pair. */
 static void test_keys(void)
 {
@@ -232,6 +271,7 @@ int main(void)
     T_RUN(test_random_orders);
     T_RUN(test_either_side);
     T_RUN(test_big);
+    T_RUN(test_top);
     T_RUN(test_keys);
     T_RUN(test_alloc_big);
     T_RUN(test_alloc_filled);

@@ -389,7 +389,7 @@ static void test_migrate_v22(void)
     T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
     cairn_close(db);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    T_EQ_INT(sqlite3_exec(raw, "ALTER TABLE tier_terms DROP COLUMN cut; ALTER TABLE tier_state "
+    T_EQ_INT(sqlite3_exec(raw, SESSION_SIZES_V24_DROP "ALTER TABLE tier_terms DROP COLUMN cut; ALTER TABLE tier_state "
                           "DROP COLUMN b; ALTER TABLE tier_state DROP COLUMN k1; ALTER TABLE "
                           "tier_state DROP COLUMN avg; ALTER TABLE tier_state DROP COLUMN built; "
                           "PRAGMA user_version=22", NULL, NULL, NULL), SQLITE_OK);
