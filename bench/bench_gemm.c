@@ -17,8 +17,10 @@
  *               weights, as cold as in a pass; m = 20 or --rows) at each
  *               int8 level from AVX2 up that the CPU has, CPU ms per
  *               query, median and p10 of 60 (issue 22)
- *   --f32-query the same for the f32 packed products (embed_k_gemm_packed_cols),
- *               at each SIMD level from AVX2 up
+ *   --f32-query the same for the f32 products: on the weights in place
+ *               (embed_k_linear, level=in_place: a process's first query)
+ *               and packed (embed_k_gemm_packed_cols) at each SIMD level
+ *               from AVX2 up
  */
 #include "embed/kernels.h"
 #include "bench.h"
@@ -75,12 +77,16 @@ static void query_products(int m, int q8)
         else if (w[l])
             pk[l] = embed_k_pack(w[l], shape[l % 6][0], shape[l % 6][1]);
     }
-    for (lv = 1; lv <= top; lv++) {
+    /* level 0 of f32: embed_k_linear on the weights in place (a process's
+     * first query, before packing), at the CPU's own level */
+    for (lv = q8; lv <= top; lv++) {
         for (r = 0; r < 60 && x && y && b && work; r++) {
             double t0 = bench_cpu_ms();
 
             for (l = 0; l < 72 && (q8 ? (void *)q[l] : (void *)pk[l]); l++) {
-                if (q8)
+                if (!q8 && lv == 0)
+                    embed_k_linear(x, w[l], b, y, m, shape[l % 6][0], shape[l % 6][1]);
+                else if (q8)
                     embed_k_q8_cols(lv, x, shape[l % 6][1], q[l], 0, shape[l % 6][0], b, y,
                                     shape[l % 6][0], m, work);
                 else
@@ -92,7 +98,8 @@ static void query_products(int m, int q8)
         if (r == 60) {
             qsort(t, 60, sizeof(t[0]), cmp_double);
             printf("bench=gemm_%s_query level=%s m=%d cpu_ms_p50=%.3f cpu_ms_p10=%.3f\n",
-                   q8 ? "q8" : "f32", q8 ? embed_k_q8_level_name(lv) : lv >= 2 ? "avx512" : "avx2",
+                   q8 ? "q8" : "f32",
+                   q8 ? embed_k_q8_level_name(lv) : lv >= 2 ? "avx512" : lv ? "avx2" : "in_place",
                    m, t[30], t[6]);
         }
     }
