@@ -9,7 +9,7 @@
  * of 7 timed runs of >= 20 ms each, and the best of them (for a busy
  * machine, where the best is the least disturbed).
  *
- * usage: bench_gemm [--rows M] [--level L] [--q8-query]
+ * usage: bench_gemm [--rows M] [--level L] [--q8-query | --f32-query]
  *   --rows M    only m = M rows (default 20, 64, 512 and 2048)
  *   --level L   cap the SIMD level (embed_k_simd_enable), e.g. 1 to see
  *               embed_k_linear as on a CPU without AVX-512
@@ -17,6 +17,10 @@
  *               weights, as cold as in a pass; m = 20 or --rows) at each
  *               int8 level from AVX2 up that the CPU has, CPU ms per
  *               query, median and p10 of 60 (issue 22)
+ *   --f32-query the same for the f32 products: on the weights in place
+ *               (embed_k_linear, level=in_place: a process's first query)
+ *               and packed (embed_k_gemm_packed_cols) at each SIMD level
+ *               from AVX2 up
  */
 #include "embed/kernels.h"
 #include "bench.h"
@@ -46,43 +50,66 @@ static void call(int path, const float *x, const float *w, const struct embed_k_
     }
 }
 
-/* --q8-query: embed_k_q8_cols over a whole L12 encoder's products. */
-static void q8_query(int m)
+/* --q8-query and --f32-query: the products of one L12 query over 72
+ * distinct weights (as cold as in a pass), int8 (embed_k_q8_cols, each
+ * int8 level) or f32 packed (embed_k_gemm_packed_cols, each SIMD level). */
+static void query_products(int m, int q8)
 {
     static const int shape[6][2] = { { 384, 384 }, { 384, 384 }, { 384, 384 },
                                      { 384, 384 }, { 1536, 384 }, { 384, 1536 } };
     struct embed_k_q8 *q[72] = { 0 };
+    struct embed_k_packed *pk[72] = { 0 };
     float *x = malloc((size_t)m * 1536 * sizeof(float)), *y = malloc((size_t)m * 1536 * sizeof(float));
-    float *b = calloc(1536, sizeof(float)), *w = malloc((size_t)1536 * 384 * sizeof(float));
-    void *work = malloc(embed_k_q8_work(m, 1536));
+    float *b = calloc(1536, sizeof(float)), *w[72];
+    size_t wsz = q8 ? embed_k_q8_work(m, 1536) : embed_k_gemm_work(m, 1536) * sizeof(float);
+    void *work = malloc(wsz);
     double t[60];
-    int i, l, lv, r;
+    int i, l, lv, r, top = q8 ? embed_k_q8_level_at(embed_k_simd()) : embed_k_simd();
 
     for (i = 0; x && i < m * 1536; i++)
         x[i] = (float)(i % 17) * 0.01f - 0.08f;
-    for (l = 0; w && l < 72; l++) {
-        for (i = 0; i < shape[l % 6][0] * shape[l % 6][1]; i++)
-            w[i] = (float)((i + l) % 13) * 0.01f - 0.06f;
-        q[l] = embed_k_q8_new(w, shape[l % 6][0], shape[l % 6][1]);
+    for (l = 0; l < 72; l++) {   /* f32 packing keeps w: its panels point at it */
+        w[l] = malloc((size_t)1536 * 384 * sizeof(float));
+        for (i = 0; w[l] && i < shape[l % 6][0] * shape[l % 6][1]; i++)
+            w[l][i] = (float)((i + l) % 13) * 0.01f - 0.06f;
+        if (w[l] && q8)
+            q[l] = embed_k_q8_new(w[l], shape[l % 6][0], shape[l % 6][1]);
+        else if (w[l])
+            pk[l] = embed_k_pack(w[l], shape[l % 6][0], shape[l % 6][1]);
     }
-    for (lv = 1; lv <= embed_k_q8_level_at(embed_k_simd()); lv++) {
+    /* level 0 of f32: embed_k_linear on the weights in place (a process's
+     * first query, before packing), at the CPU's own level */
+    for (lv = q8; lv <= top; lv++) {
         for (r = 0; r < 60 && x && y && b && work; r++) {
             double t0 = bench_cpu_ms();
 
-            for (l = 0; l < 72 && q[l]; l++)
-                embed_k_q8_cols(lv, x, shape[l % 6][1], q[l], 0, shape[l % 6][0], b, y,
-                                shape[l % 6][0], m, work);
+            for (l = 0; l < 72 && (q8 ? (void *)q[l] : (void *)pk[l]); l++) {
+                if (!q8 && lv == 0)
+                    embed_k_linear(x, w[l], b, y, m, shape[l % 6][0], shape[l % 6][1]);
+                else if (q8)
+                    embed_k_q8_cols(lv, x, shape[l % 6][1], q[l], 0, shape[l % 6][0], b, y,
+                                    shape[l % 6][0], m, work);
+                else
+                    embed_k_gemm_packed_cols(lv, x, shape[l % 6][1], pk[l], 0, shape[l % 6][0],
+                                             b, y, shape[l % 6][0], m, work);
+            }
             t[r] = bench_cpu_ms() - t0;
         }
         if (r == 60) {
             qsort(t, 60, sizeof(t[0]), cmp_double);
-            printf("bench=gemm_q8_query level=%s m=%d cpu_ms_p50=%.3f cpu_ms_p10=%.3f\n",
-                   embed_k_q8_level_name(lv), m, t[30], t[6]);
+            printf("bench=gemm_%s_query level=%s m=%d cpu_ms_p50=%.3f cpu_ms_p10=%.3f\n",
+                   q8 ? "q8" : "f32",
+                   q8 ? embed_k_q8_level_name(lv) : lv >= 2 ? "avx512" : lv ? "avx2" : "in_place",
+                   m, t[30], t[6]);
         }
     }
-    for (l = 0; l < 72; l++)
+    for (l = 0; l < 72; l++) {
         embed_k_q8_free(q[l]);
-    free(x); free(y); free(b); free(w); free(work);
+        if (pk[l])
+            embed_k_packed_free(pk[l]);
+        free(w[l]);
+    }
+    free(x); free(y); free(b); free(work);
 }
 
 int main(int argc, char **argv)
@@ -91,11 +118,13 @@ int main(int argc, char **argv)
     int rows[4] = { 20, 64, 512, 2048 }, nrows = 4, s, r, p, i;
 
     for (i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--q8-query") == 0) {
+        if (strcmp(argv[i], "--q8-query") == 0 || strcmp(argv[i], "--f32-query") == 0) {
+            int q8 = argv[i][2] == 'q';
+
             for (i = 1; i + 1 < argc; i++)
                 if (strcmp(argv[i], "--rows") == 0)
                     rows[0] = atoi(argv[i + 1]);
-            q8_query(rows[0] > 0 ? rows[0] : 20);
+            query_products(rows[0] > 0 ? rows[0] : 20, q8);
             return 0;
         }
     for (i = 1; i + 1 < argc; i += 2) {

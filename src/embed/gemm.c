@@ -307,7 +307,8 @@ size_t embed_k_packed_bytes(const struct embed_k_packed *pk)
  * first k step. first: y = acc + bias (bias may be NULL), else y += acc.
  */
 typedef void g_micro_fn(int kc, const float *a, const float *b, int ldb, float *c, int ldc,
-                        int rows, int cols, const float *bias, int first);
+                        int rows, int cols, const float *bias, int first, const char *pf,
+                        int pfn);
 
 /*
  * The microkernels are written once per tile height MR (a macro: MR must
@@ -320,13 +321,15 @@ typedef void g_micro_fn(int kc, const float *a, const float *b, int ldb, float *
 #define G_MICRO_AVX512(MR)                                                                 \
 G_AVX512 static void g_micro_avx512_##MR(int kc, const float *a, const float *b, int ldb,   \
                                          float *c, int ldc, int rows, int cols,            \
-                                         const float *bias, int first)                     \
+                                         const float *bias, int first, const char *pf,     \
+                                         int pfn)                                          \
 {                                                                                          \
     __m512 acc[MR][2];                                                                     \
     __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);                    \
     __mmask16 m1 = cols >= 32 ? 0xffff : cols <= 16 ? 0 : (__mmask16)((1u << (cols - 16)) - 1); \
     int t, r;                                                                              \
                                                                                            \
+    (void)pf; (void)pfn;    /* not measured on AVX-512: no prefetch */                     \
     _Pragma("GCC unroll 16")                                                               \
     for (r = 0; r < MR; r++)                                                               \
         acc[r][0] = acc[r][1] = _mm512_setzero_ps();                                       \
@@ -367,11 +370,12 @@ G_AVX512 static void g_micro_avx512_##MR(int kc, const float *a, const float *b,
 #define G_MICRO_AVX2(MR)                                                                   \
 G_AVX2 static void g_micro_avx2_half_##MR(int kc, const float *a, const float *b, int ldb,  \
                                           float *c, int ldc, int rows, int cols,           \
-                                          const float *bias, int first)                    \
+                                          const float *bias, int first, const char *pf,    \
+                                          int pfn)                                         \
 {                                                                                          \
     __m256 acc[MR][2];                                                                     \
     float tile[MR][16];                                                                    \
-    int t, r, j;                                                                           \
+    int t, r, j, every = pfn > 0 ? (kc + pfn - 1) / pfn : 0, cd = every;                   \
                                                                                            \
     _Pragma("GCC unroll 6")                                                                \
     for (r = 0; r < MR; r++)                                                               \
@@ -379,6 +383,12 @@ G_AVX2 static void g_micro_avx2_half_##MR(int kc, const float *a, const float *b
     for (t = 0; t < kc; t++, a += MR, b += ldb) {                                          \
         __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);                         \
                                                                                            \
+        if (pfn > 0 && --cd == 0) {    /* one line of the next panel: see g_gemm */        \
+            _mm_prefetch(pf, _MM_HINT_T0);                                                 \
+            pf += 64;                                                                      \
+            pfn--;                                                                         \
+            cd = every;                                                                    \
+        }                                                                                  \
         _Pragma("GCC unroll 6")                                                            \
         for (r = 0; r < MR; r++) {                                                         \
             __m256 av = _mm256_broadcast_ss(a + r);                                        \
@@ -418,13 +428,15 @@ G_AVX2 static void g_micro_avx2_half_##MR(int kc, const float *a, const float *b
                                                                                            \
 G_AVX2 static void g_micro_avx2_##MR(int kc, const float *a, const float *b, int ldb,       \
                                      float *c, int ldc, int rows, int cols,                \
-                                     const float *bias, int first)                         \
+                                     const float *bias, int first, const char *pf,         \
+                                     int pfn)                                              \
 {                                                                                          \
     g_micro_avx2_half_##MR(kc, a, b, ldb, c, ldc, rows, cols < 16 ? cols : 16, bias,       \
-                           first);                                                         \
+                           first, pf, cols > 16 ? pfn / 2 : pfn);                          \
     if (cols > 16)    /* a 32-wide panel (packed at the AVX-512 level) */                  \
         g_micro_avx2_half_##MR(kc, a, b + 16, ldb, c + 16, ldc, rows, cols - 16,           \
-                               bias ? bias + 16 : NULL, first);                            \
+                               bias ? bias + 16 : NULL, first, pf + 64 * (pfn / 2),        \
+                               pfn - pfn / 2);                                             \
 }
 
 G_MICRO_AVX512(12)
@@ -485,15 +497,26 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
         for (i0 = 0; i0 < m; i0 += mcmax) {
             int mc = m - i0 < mcmax ? m - i0 : mcmax;
 
+            int tiles = (mc + mr - 1) / mr, lines = (int)((size_t)kc * nr * sizeof(float) / 64);
+
             g_pack_x(x, ldx, m, i0, mc, t0, kc, mr, 1.0f, xp);
             for (jp = 0; jp * nr < n; jp++) {
                 const float *b = bp + ((size_t)jp * ldp + t0) * nr;
-                int cols = n - jp * nr < nr ? n - jp * nr : nr;
+                const char *next = (jp + 1) * nr < n ? (const char *)(b + (size_t)ldp * nr) : NULL;
+                int cols = n - jp * nr < nr ? n - jp * nr : nr, it;
 
-                for (ir = 0; ir < mc; ir += mr)
+                /* The panel's first pass comes from memory (a query's 85 MB
+                 * of weights are read once), the others from cache; each
+                 * tile prefetches its share of the next panel's lines, so
+                 * that stream overlaps the FMAs instead of stalling them. */
+                for (ir = 0, it = 0; ir < mc; ir += mr, it++) {
+                    int l0 = (int)((long)lines * it / tiles), l1 = (int)((long)lines * (it + 1) / tiles);
+
                     micro(kc, xp + (size_t)ir * kc, b, nr, y + (size_t)(i0 + ir) * ldy + jp * nr,
                           ldy, mc - ir < mr ? mc - ir : mr, cols,
-                          bias ? bias + jp * nr : NULL, t0 == 0);
+                          bias ? bias + jp * nr : NULL, t0 == 0,
+                          next ? next + (size_t)l0 * 64 : NULL, next ? l1 - l0 : 0);
+                }
             }
         }
     }

@@ -492,10 +492,16 @@ K_AVX2 static inline __m128 k_sum4(__m256 p, __m256 q, __m256 s, __m256 v)
 K_AVX2 static void k_linear_small_avx2(const float *x, const float *w, const float *b,
                                        float *y, int m, int n, int k)
 {
-    int kb = k - k % 8, i, j, t, u, r;
+    int kb = k - k % 8, nib = (m + 2) / 3, i, j, t, u, r;
 
     for (j = 0; j < n; j += 4) {
         int nj = n - j < 4 ? n - j : 4;
+        /* the next 4 rows of w, as cache lines: each block of x rows
+         * prefetches its share, so that their first read from memory
+         * overlaps this block's FMAs (see g_gemm in gemm.c) */
+        size_t nrows = n - j - nj < 4 ? (size_t)(n - j - nj) : 4;
+        const char *next = (const char *)(w + (size_t)(j + nj) * k);
+        long lines = (long)(nrows * k * sizeof(float) / 64);
         const float *w0 = w + (size_t)j * k;
         const float *w1 = w + (size_t)(j + (nj > 1)) * k;
         const float *w2 = w + (size_t)(j + (nj > 2) * 2) * k;
@@ -509,11 +515,22 @@ K_AVX2 static void k_linear_small_avx2(const float *x, const float *w, const flo
             __m256 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
             __m128 row[3];
 
+            long l0 = lines * (i / 3) / nib, pfn = lines * (i / 3 + 1) / nib - l0;
+            const char *pf = next + l0 * 64;
+            int every = pfn > 0 ? (int)((kb / 8 + pfn - 1) / pfn) : 0, cd = every;
+
             for (r = 0; r < 3; r++)
                 xr[r] = x + (size_t)(i + (r < ni ? r : 0)) * k;
             for (t = 0; t < kb; t += 8) {
                 __m256 x0 = _mm256_loadu_ps(xr[0] + t), x1 = _mm256_loadu_ps(xr[1] + t);
                 __m256 x2 = _mm256_loadu_ps(xr[2] + t), wv;
+
+                if (pfn > 0 && --cd == 0) {
+                    _mm_prefetch(pf, _MM_HINT_T0);
+                    pf += 64;
+                    pfn--;
+                    cd = every;
+                }
 
                 wv = _mm256_loadu_ps(w0 + t);
                 a00 = _mm256_fmadd_ps(x0, wv, a00);
