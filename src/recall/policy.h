@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "store/vectors.h"      /* VEC_DEFAULT_PIECES: what gets embedded */
+#include "text/markdown.h"       /* NOTE_SPLIT_TOK: how the vault indexer cuts sections */
 
 /* ---- BM25 and fusion (rank.c) ---- */
 
@@ -745,6 +746,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(PACK_SUM_ORDER) \
     X(RECALL_GATE_CJK) \
     X(VEC_DEFAULT_PIECES) \
+    X(NOTE_SPLIT_TOK) \
     X(MEM_SHARE) \
     X(MEM_FLOOR) \
     X(MEM_PAIR_EXTRA) \
