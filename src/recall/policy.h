@@ -544,6 +544,10 @@ struct policy_const {
 
 /* ---- notes: sections of Markdown vaults (notes.c, docs/VAULTS.md) ---- */
 
+/* NOTE_SPLIT_TOK (text/markdown.h, where the vault indexer reads it; in
+ * the table below): a page's text before its first heading longer than
+ * that many index tokens is indexed as pieces cut at blank lines. */
+
 /* With conversations in the same recall, notes take at most this share
  * of the budget (after the memories'); `--source notes` gives them all
  * of it. Chosen, not tuned. */
