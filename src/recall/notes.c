@@ -80,11 +80,13 @@ static struct rnote *push(struct note_pool *np, int64_t sec, int64_t doc, int nt
     x->sec = sec;
     x->doc = doc;
     x->ntok = ntok;
+    x->first = sec;
     x->tf = np->tf_zero;
     return x;
 }
 
-static int on_match(void *arg, int64_t sec, int64_t doc, int line, int ntok, const uint16_t *tf)
+static int on_match(void *arg, int64_t sec, int64_t doc, int line, int ntok, int part,
+                    const uint16_t *tf)
 {
     struct note_pool *np = arg;
     size_t nt = (size_t)np->nt;
@@ -102,6 +104,7 @@ static int on_match(void *arg, int64_t sec, int64_t doc, int line, int ntok, con
         return CAIRN_NOMEM;
     memcpy(np->tf_all + (size_t)(np->n - 1) * nt, tf, nt * sizeof *tf);
     x->card = line == 0;
+    x->first = sec - part;
     return 0;
 }
 
@@ -263,11 +266,19 @@ static const struct pdoc *page_of(const struct names *nm, int64_t doc)
 static uint64_t names_conc(const struct names *nm, const struct note_pool *np, const double *df)
 {
     int in[RECALL_MAX_TERMS] = { 0 };
+    int64_t last[RECALL_MAX_TERMS];
     uint64_t keep = 0;
+    for (int r = 0; r < nm->nrare; r++)
+        last[r] = -1;
     for (int i = 0; i < np->n; i++) {
-        const struct pdoc *d = page_of(nm, np->v[i].doc);
+        const struct rnote *x = &np->v[i];
+        const struct pdoc *d = page_of(nm, x->doc);
+        /* sections as df counts them: a cut one's pieces once */
         for (int r = 0; d && r < nm->nrare; r++)
-            in[r] += (d->mask >> r & 1) && np->v[i].tf[nm->rare_t[r]];
+            if ((d->mask >> r & 1) && x->tf[nm->rare_t[r]] && x->first != last[r]) {
+                in[r]++;
+                last[r] = x->first;
+            }
     }
     for (int r = 0; r < nm->nrare; r++) {
         double n = df[nm->rare_t[r]];
@@ -324,10 +335,14 @@ static int by_rank(const void *a, const void *b)
     return x->sec < y->sec ? -1 : x->sec > y->sec;
 }
 
+/* By page, then section: a cut section's pieces stay in a row (names_conc
+ * counts them once). */
 static int by_doc(const void *a, const void *b)
 {
     const struct rnote *x = a, *y = b;
-    return x->doc < y->doc ? -1 : x->doc > y->doc;
+    if (x->doc != y->doc)
+        return x->doc < y->doc ? -1 : 1;
+    return x->sec < y->sec ? -1 : x->sec > y->sec;
 }
 
 /* The baseline: the matching sections summed into their files, each file
@@ -670,7 +685,7 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
     memset(np, 0, sizeof *np);
     if ((rc = store_vault_any(h, &any)) || !any)
         return rc;
-    if ((rc = store_vault_totals(h, &np->nsec, &np->tok)))
+    if ((rc = store_vault_totals(h, &np->nsec, &np->tok, &np->nwhole)))
         return rc;
     if (q->nt) {
         query_match_expr(q, &expr);
@@ -693,17 +708,28 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
     }
     if (nd && (rc = dense_notes(h, nd, np)))
         goto out;
+    /* a word's sections, a cut one's pieces once (md_split): cutting a
+     * long page does not make its words commoner. The matches come in id
+     * order, a section's pieces in a row; a row the dense search added
+     * matched no word. */
+    int64_t last[RECALL_MAX_TERMS];
+    for (int t = 0; t < q->nt; t++)
+        last[t] = -1;
     for (int i = 0; i < np->n; i++)
         for (int t = 0; t < q->nt; t++)
-            df[t] += np->v[i].tf[t] > 0;
+            if (np->v[i].tf[t] && np->v[i].first != last[t]) {
+                df[t]++;
+                last[t] = np->v[i].first;
+            }
+    double nwhole = (double)np->nwhole;
     int content = 0;
     for (int t = 0; t < q->nt; t++)
         content += !q->t[t].stop;
     for (int t = 0; t < q->nt; t++) {
-        idf[t] = rank_idf((double)np->nsec, df[t]);
+        idf[t] = rank_idf(nwhole, df[t]);
         /* the share is of the content words, unless there are none */
         if (!q->t[t].stop || !content)
-            total += idf[t] > 0 ? idf[t] : rank_idf((double)np->nsec, 1);
+            total += idf[t] > 0 ? idf[t] : rank_idf(nwhole, 1);
     }
     /* pages the question names: their best section, else their first */
     if (!(nm = calloc(1, sizeof *nm))) {
@@ -728,9 +754,9 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
             c++;
         num[t] = NOTE_GATE_NUM_DF > 0 && !*c && df[t] > NOTE_GATE_NUM_DF;
         if ((!q->t[t].stop || !content) && !num[t])
-            gtotal += idf[t] > 0 ? idf[t] : rank_idf((double)np->nsec, 1);
+            gtotal += idf[t] > 0 ? idf[t] : rank_idf(nwhole, 1);
     }
-    double unit = log(2.0 + (double)np->nsec);
+    double unit = log(2.0 + nwhole);
     /* the question's rare words, for the pages whose names hold one: a
      * content word of NOTE_NAME_MIN_LEN bytes or more, not an everyday one,
      * in at most NOTE_NAME_PART_DF sections */

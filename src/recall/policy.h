@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "store/vectors.h"      /* VEC_DEFAULT_PIECES: what gets embedded */
+#include "text/markdown.h"       /* NOTE_SPLIT_TOK: how the vault indexer cuts sections */
 
 /* ---- BM25 and fusion (rank.c) ---- */
 
@@ -543,6 +544,10 @@ struct policy_const {
 
 /* ---- notes: sections of Markdown vaults (notes.c, docs/VAULTS.md) ---- */
 
+/* NOTE_SPLIT_TOK (text/markdown.h, where the vault indexer reads it; in
+ * the table below): a page's text before its first heading longer than
+ * that many index tokens is indexed as pieces cut at blank lines. */
+
 /* With conversations in the same recall, notes take at most this share
  * of the budget (after the memories'); `--source notes` gives them all
  * of it. Chosen, not tuned. */
@@ -745,6 +750,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(PACK_SUM_ORDER) \
     X(RECALL_GATE_CJK) \
     X(VEC_DEFAULT_PIECES) \
+    X(NOTE_SPLIT_TOK) \
     X(MEM_SHARE) \
     X(MEM_FLOOR) \
     X(MEM_PAIR_EXTRA) \

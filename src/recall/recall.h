@@ -329,6 +329,7 @@ int  mem_unpick_last(struct mem_pool *mp, struct buf *b);
 /* notes.c: sections of Markdown vaults (docs/VAULTS.md). */
 struct rnote {
     int64_t  sec, doc;
+    int64_t  first;        /* its section's first piece (md_split): sec if whole */
     int      ntok;
     uint16_t *tf;          /* per query term: a row of the pool's tf_all, or
                             * its tf_zero (a section that matched no term) */
@@ -364,7 +365,8 @@ struct note_pool {
     uint16_t *tf_all;
     int nt;
     uint16_t tf_zero[RECALL_MAX_TERMS];
-    int64_t nsec, tok;     /* over every vault */
+    int64_t nsec, tok;     /* over every vault (a cut section's pieces each) */
+    int64_t nwhole;        /* sections, a cut one once: for IDF */
     int *order;            /* picked notes in text order */
     int norder;
     int dense;             /* the sections' vectors took part */

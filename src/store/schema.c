@@ -112,8 +112,9 @@
  *                  apart by spaces), which recall compares with the question
  *   vault_sections one row a heading's section: heading path, start line,
  *                  text (masked, <private> dropped), index tokens;
- *                  vault_sections_hit (id, doc, line, ntok) is what recall
- *                  reads for a match, without the text
+ *                  its piece's number in its section (part, v25);
+ *                  vault_sections_hit (id, doc, line, ntok, part) is what
+ *                  recall reads for a match, without the text
  *   vault_fts      FTS5 over vault_sections.text with the "cairn" tokenizer,
  *                  external content kept in step by store/vault.c as
  *                  messages_fts is by the code that writes messages
@@ -735,6 +736,19 @@ static const char *const migrations[] = {
     "  UPDATE session_sizes SET sizes = " SIZES_ZERO("old.session")
     "    WHERE blk = " SIZES_BLK("old.session") ";"
     "END;",
+    /* 24 -> 25, "sections cut" (branch vault25, issue 19): the
+     * NOTE_SPLIT_TOK a document's sections were cut with (text/markdown.h,
+     * md_split). A document written before has 0: every vault is stale
+     * until its next re-index, which parses each file again and cuts its
+     * long sections (vault/vault.c), as it will after any change to the
+     * constant. */
+    "ALTER TABLE vault_docs ADD COLUMN cut INTEGER NOT NULL DEFAULT 0;"
+    /* a piece's number in its section (0: a whole section or its first
+     * piece): recall counts a word's sections, not its pieces, for IDF
+     * (recall/notes.c), and reads it with the match, from the index */
+    "ALTER TABLE vault_sections ADD COLUMN part INTEGER NOT NULL DEFAULT 0;"
+    "DROP INDEX vault_sections_hit;"
+    "CREATE INDEX vault_sections_hit ON vault_sections(id, doc, line, ntok, part);",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

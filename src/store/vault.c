@@ -211,7 +211,8 @@ int store_vault_docs(struct cairn *h, int64_t vault, struct store_vdoc **out, in
     *out = NULL;
     *n = 0;
     /* BINARY collation: the order strcmp gives, which the indexer searches */
-    int rc = store_prepare(h, "SELECT id, path, size, mtime, hash, skipped = 'unreadable' "
+    int rc = store_prepare(h, "SELECT id, path, size, mtime, hash, skipped = 'unreadable', "
+                           "skipped != '', cut "
                            "FROM vault_docs WHERE vault = ? ORDER BY path COLLATE BINARY", &st);
     if (rc)
         return rc;
@@ -235,6 +236,8 @@ int store_vault_docs(struct cairn *h, int64_t vault, struct store_vdoc **out, in
         d->mtime = sqlite3_column_int64(st, 3);
         d->hash = (uint64_t)sqlite3_column_int64(st, 4);
         d->unreadable = sqlite3_column_int(st, 5);
+        d->skipped = sqlite3_column_int(st, 6);
+        d->cut = sqlite3_column_int(st, 7);
         if (!d->path) {
             rc = CAIRN_NOMEM;
             break;
@@ -314,10 +317,10 @@ int store_vault_put(struct cairn *h, int64_t vault, int64_t id, const struct sto
         !(names = clean(h, &cl, d->names, d->names ? strlen(d->names) : 0, NULL)))
         goto out;
     if ((rc = store_prepare(h, "INSERT INTO vault_docs(vault, path, size, mtime, hash, title,"
-                            " aliases, tags, links, names) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            " aliases, tags, links, names, cut) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             &doc)) ||
-        (rc = store_prepare(h, "INSERT INTO vault_sections(doc, line, heading, text, ntok) "
-                            "VALUES (?, ?, ?, ?, ?)", &sec)) ||
+        (rc = store_prepare(h, "INSERT INTO vault_sections(doc, line, heading, text, ntok, "
+                            "part) VALUES (?, ?, ?, ?, ?, ?)", &sec)) ||
         (rc = store_prepare(h, "INSERT INTO vault_fts(rowid, text) VALUES (?, ?)", &fts)))
         goto out;
     sqlite3_bind_int64(doc, 1, vault);
@@ -330,6 +333,7 @@ int store_vault_put(struct cairn *h, int64_t vault, int64_t id, const struct sto
     sqlite3_bind_text(doc, 8, tags, -1, SQLITE_STATIC);
     sqlite3_bind_text(doc, 9, links, -1, SQLITE_STATIC);
     sqlite3_bind_text(doc, 10, names, -1, SQLITE_STATIC);
+    sqlite3_bind_int(doc, 11, d->cut);
     int src = sqlite3_step(doc);
     if (src != SQLITE_DONE) {
         rc = cairn__sqlerr(h, src, "add note");
@@ -354,6 +358,7 @@ int store_vault_put(struct cairn *h, int64_t vault, int64_t id, const struct sto
         sqlite3_bind_text(sec, 3, head, -1, SQLITE_STATIC);
         sqlite3_bind_text(sec, 4, text, (int)n, SQLITE_STATIC);
         sqlite3_bind_int(sec, 5, k);
+        sqlite3_bind_int(sec, 6, d->sec[i].part);
         src = sqlite3_step(sec);
         if (src == SQLITE_DONE) {
             sqlite3_reset(fts);
@@ -398,17 +403,19 @@ int store_vault_any(struct cairn *h, int *any)
     return src == SQLITE_ROW ? CAIRN_OK : cairn__sqlerr(h, src, "any note");
 }
 
-int store_vault_totals(struct cairn *h, int64_t *sections, int64_t *tok)
+int store_vault_totals(struct cairn *h, int64_t *sections, int64_t *tok, int64_t *whole)
 {
     sqlite3_stmt *st;
-    *sections = *tok = 0;
-    int rc = store_prepare(h, "SELECT count(*), coalesce(sum(ntok), 0) FROM vault_sections", &st);
+    *sections = *tok = *whole = 0;
+    int rc = store_prepare(h, "SELECT count(*), coalesce(sum(ntok), 0), coalesce(sum(part = 0), 0) "
+                           "FROM vault_sections INDEXED BY vault_sections_hit", &st);
     if (rc)
         return rc;
     int src = sqlite3_step(st);
     if (src == SQLITE_ROW) {
         *sections = sqlite3_column_int64(st, 0);
         *tok = sqlite3_column_int64(st, 1);
+        *whole = sqlite3_column_int64(st, 2);
     }
     sqlite3_finalize(st);
     return src == SQLITE_ROW ? CAIRN_OK : cairn__sqlerr(h, src, "notes' totals");
@@ -423,7 +430,8 @@ int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
         nt = 64;
     /* the match drives the join (CROSS JOIN keeps that order), and
      * vault_sections_hit covers what is read: the text is not */
-    int rc = store_prepare(h, "SELECT s.id, s.doc, s.ntok, cairn_tf(vault_fts), s.line FROM vault_fts "
+    int rc = store_prepare(h, "SELECT s.id, s.doc, s.ntok, cairn_tf(vault_fts), s.line, s.part "
+                           "FROM vault_fts "
                            "CROSS JOIN vault_sections s INDEXED BY vault_sections_hit "
                            "ON s.id = vault_fts.rowid WHERE vault_fts MATCH ?", &st);
     if (rc)
@@ -436,7 +444,8 @@ int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
         for (int i = 0; i < nt; i++)
             tf[i] = b && 2 * i + 1 < bn ? (uint16_t)(b[2 * i] | b[2 * i + 1] << 8) : 0;
         if ((rc = fn(arg, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                     sqlite3_column_int(st, 4), sqlite3_column_int(st, 2), tf)))
+                     sqlite3_column_int(st, 4), sqlite3_column_int(st, 2),
+                     sqlite3_column_int(st, 5), tf)))
             break;
     }
     sqlite3_finalize(st);

@@ -38,6 +38,8 @@ struct store_vdoc {
     int64_t  size, mtime;
     uint64_t hash;
     int      unreadable;   /* left out as unreadable: read again on every re-index */
+    int      skipped;      /* left out (binary, too big, unreadable): no section */
+    int      cut;          /* the NOTE_SPLIT_TOK its sections were cut with */
     int      seen;         /* the indexer's mark: still in the folder */
 };
 /* The vault's documents, sorted by path (strcmp); free with _docs_free. */
@@ -50,6 +52,7 @@ struct store_vsec_in {
     const char *heading;
     const char *text;
     size_t      len;
+    int         part;           /* 0, or its piece's number in its section (md_split) */
 };
 /* A document to write. Lists (aliases, tags, links) are one item a line. */
 struct store_vdoc_in {
@@ -60,6 +63,7 @@ struct store_vdoc_in {
     const char *names;          /* title and aliases as index tokens, a name a line */
     const struct store_vsec_in *sec;
     int         nsec;
+    int         cut;            /* the NOTE_SPLIT_TOK it was cut with (vault_docs.cut) */
 };
 /* Writes document d of vault (replacing doc `id`'s rows, or new when id is
  * 0), its sections cleaned (<private>, secrets) and in vault_fts. Call
@@ -79,13 +83,16 @@ int store_vault_optimize(struct cairn *h);
 /* ---- What recall reads (recall/notes.c) ---- */
 /* 1 when any vault has a section; a store from before v13 has none. */
 int store_vault_any(struct cairn *h, int *any);
-/* Sections and their index tokens over every vault, for IDF and the
- * average length. */
-int store_vault_totals(struct cairn *h, int64_t *sections, int64_t *tok);
-/* Every section that matches the FTS5 expression (terms OR'ed), with its
- * document, index tokens and count of each of the nt phrases (cairn_tf). */
+/* Sections (pieces of a cut one counted each) and their index tokens
+ * over every vault, for the average length, and whole sections (a cut
+ * one counted once), for IDF. */
+int store_vault_totals(struct cairn *h, int64_t *sections, int64_t *tok, int64_t *whole);
+/* Every section that matches the FTS5 expression (terms OR'ed), in id
+ * order, with its document, index tokens, piece number (part: its
+ * section's first piece is id - part) and count of each of the nt phrases
+ * (cairn_tf). */
 typedef int (*store_vmatch_fn)(void *arg, int64_t sec, int64_t doc, int line, int ntok,
-                               const uint16_t *tf);
+                               int part, const uint16_t *tf);
 int store_vault_matches(struct cairn *h, const char *expr, size_t len, int nt,
                         store_vmatch_fn fn, void *arg);
 /* Every document's names (its title and aliases as index tokens, a name a

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "text/markdown.h"
+#include "text/tokenize.h"
 #include "util/utf8.h"
 
 int md_is_binary(const char *s, size_t n)
@@ -285,6 +286,34 @@ static int fence(const char *s, const struct line *l, char *c, size_t *run)
     return 1;
 }
 
+/* Where a fenced code block is: a line inside one, or its opening or
+ * closing fence, is code (1), never a heading or a paragraph's end. */
+struct fence_state {
+    int    in;
+    char   c;
+    size_t run;
+};
+
+static int code_line(const char *s, const struct line *l, struct fence_state *fs)
+{
+    char lc;
+    size_t run;
+    int f = fence(s, l, &lc, &run);
+    if (fs->in) {
+        if (f == 1 && lc == fs->c && run >= fs->run)
+            fs->in = 0;
+        return 1;
+    }
+    /* "```x`" is inline code, not a fence */
+    if (f && !(lc == '`' && memchr(s + l->start + run, '`', l->end - l->start - run))) {
+        fs->in = 1;
+        fs->c = lc;
+        fs->run = run;
+        return 1;
+    }
+    return 0;
+}
+
 /* A setext underline (1: '=', 2: '-'), else 0. */
 static int setext(const char *s, const struct line *l)
 {
@@ -367,6 +396,7 @@ static int close_section(struct cutter *c, size_t end)
     x->len = end - c->off;
     x->line = c->line;
     x->level = c->level;
+    x->part = 0;
     x->heading = c->heading ? c->heading : strdup("");
     c->heading = NULL;
     return x->heading ? 0 : -1;
@@ -484,9 +514,8 @@ int md_parse(const char *s, size_t n, struct md_doc *d)
 {
     struct cutter c;
     struct line l, prev = { 0, 0, 0 };
-    int lines = 0, rc = -1, in_fence = 0, prev_para = 0;
-    char fc = 0;
-    size_t frun = 0;
+    int lines = 0, rc = -1, prev_para = 0;
+    struct fence_state fs = { 0, 0, 0 };
 
     memset(d, 0, sizeof *d);
     memset(&c, 0, sizeof c);
@@ -500,19 +529,7 @@ int md_parse(const char *s, size_t n, struct md_doc *d)
     for (size_t at = d->body; at < n; at = l.next) {
         next_line(s, n, at, &l);
         line++;
-        char lc;
-        size_t run;
-        int f = fence(s, &l, &lc, &run);
-        if (in_fence) {
-            if (f == 1 && lc == fc && run >= frun)
-                in_fence = 0;
-            prev_para = 0;
-            continue;
-        }
-        if (f && !(lc == '`' && memchr(s + l.start + run, '`', l.end - l.start - run))) {
-            in_fence = 1;
-            fc = lc;
-            frun = run;
+        if (code_line(s, &l, &fs)) {
             prev_para = 0;
             continue;
         }
@@ -548,5 +565,132 @@ out:
         free(c.stack[i]);
     if (rc)
         md_doc_free(d);
+    return rc;
+}
+
+/* The sections md_split builds. */
+struct pieces {
+    struct md_section *v;
+    int n, cap;
+};
+
+/* Appends x's piece [off, end) starting on line; the first piece takes
+ * x's heading, the others a copy. */
+static int push_piece(struct pieces *p, struct md_section *x, size_t off, size_t end, int line)
+{
+    if (p->n == p->cap) {
+        int nc = p->cap ? p->cap * 2 : 16;
+        struct md_section *nv = realloc(p->v, (size_t)nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        p->v = nv;
+        p->cap = nc;
+    }
+    struct md_section *y = &p->v[p->n];
+    *y = *x;
+    y->off = off;
+    y->len = end - off;
+    y->line = line;
+    y->part = x->heading ? 0 : p->v[p->n - 1].part + 1;
+    y->heading = x->heading ? x->heading : strdup(p->v[p->n - 1].heading);
+    x->heading = NULL;
+    if (!y->heading)
+        return -1;
+    p->n++;
+    return 0;
+}
+
+/* Section x as it is, or in pieces of about total/k tokens (k the fewest
+ * of at most max_tok): a piece ends after the paragraph that takes it to
+ * that size, or before one that would take it past max_tok; at most room
+ * pieces more than one. */
+static int split_one(const char *s, struct md_section *x, int max_tok, int room, struct pieces *p)
+{
+    /* only the text before a page's first heading (all of a page without
+     * one): a long section under a heading stays whole (docs/VAULTS.md:
+     * cutting those put Docker's API pages, whose pieces then hold every
+     * word of a question, above the right page). A token has a byte at
+     * least: a short section is not counted. */
+    int total = room > 0 && !x->level && x->len > (size_t)max_tok
+                    ? text_count_words(s + x->off, x->len) : 0;
+    if (total < 0)
+        return -1;
+    if (total <= max_tok)
+        return push_piece(p, x, x->off, x->off + x->len, x->line);
+    int k = (total + max_tok - 1) / max_tok, target = (total + k - 1) / k;
+    int acc = 0, made = 0, line = x->line, start_line = x->line, para_line = x->line;
+    int seek = 0, in_para = 0;
+    size_t end = x->off + x->len, start = x->off, para = x->off;
+    struct fence_state fs = { 0, 0, 0 };
+    struct line l;
+    for (size_t at = x->off; at <= end; at = l.next, line++) {
+        int last = at == end, c;
+        if (!last)
+            next_line(s, end, at, &l);
+        int empty = last || blank(s, l.start, l.end), code = !last && code_line(s, &l, &fs);
+        if ((code || !empty) && !in_para) {
+            para = l.start;
+            para_line = line;
+            in_para = 1;
+            if (seek) {
+                /* the next piece starts on its first line with text */
+                start = para;
+                start_line = line;
+                seek = 0;
+            }
+        }
+        /* a blank line outside code (or the end) ends a paragraph */
+        if (code || !empty || !in_para) {
+            if (last)
+                break;
+            continue;
+        }
+        in_para = 0;
+        if ((c = text_count_words(s + para, (last ? end : l.start) - para)) < 0)
+            return -1;
+        if (acc && acc + c > max_tok && made < room) {
+            if (push_piece(p, x, start, para, start_line))
+                return -1;
+            start = para;
+            start_line = para_line;
+            made++;
+            acc = 0;
+        }
+        acc += c;
+        if (acc >= target && !last && made < room) {
+            if (push_piece(p, x, start, l.next, start_line))
+                return -1;
+            made++;
+            acc = 0;
+            seek = 1;
+        }
+        if (last)
+            break;
+    }
+    /* what is left, unless it is only blank lines */
+    return seek ? 0 : push_piece(p, x, start, end, start_line);
+}
+
+int md_split(const char *s, struct md_doc *d, int max_tok)
+{
+    struct pieces p = { NULL, 0, 0 };
+    int rc = -1;
+    if (max_tok <= 0)
+        return 0;
+    for (int i = 0; i < d->nsec; i++)
+        if (split_one(s, &d->sec[i], max_tok, MD_MAX_SECTIONS - p.n - (d->nsec - i), &p))
+            goto out;
+    free(d->sec);
+    d->sec = p.v;
+    d->nsec = p.n;
+    p.v = NULL;
+    p.n = 0;
+    rc = 0;
+out:
+    for (int i = 0; i < p.n; i++)
+        free(p.v[i].heading);
+    free(p.v);
+    if (rc)
+        md_doc_free(d);     /* the headings moved to p are NULL there */
     return rc;
 }

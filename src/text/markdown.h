@@ -28,11 +28,22 @@
 #define MD_MAX_DEPTH    6      /* heading levels */
 #define MD_SNIFF        8192   /* bytes looked at for binary content */
 
+/* A ranking constant (in recall/policy.h's table, so the policy hash
+ * follows it) defined here because the vault indexer, which cannot see
+ * recall/, cuts by it: a section of more than this many index tokens is
+ * cut into pieces at blank lines (md_split) when no heading is above it.
+ * 0: off. Dev vault, half A: 256 and 512 +1 (q035), half B the same;
+ * docs/VAULTS.md. A change to it makes
+ * every vault stale (its documents' `cut`, store/vault.c): the next
+ * re-index cuts them again. Dev vault: docs/VAULTS.md. */
+#define NOTE_SPLIT_TOK 512
+
 struct md_section {
     size_t off, len;     /* bytes of the input: the heading line to the next heading */
     int    line;         /* 1-based line of its first byte */
     int    level;        /* 1..6, 0 for the text before the first heading */
     char  *heading;      /* the path of headings, " > " between them ("" for level 0) */
+    int    part;         /* 0, or the piece's number in its section (md_split) */
 };
 
 struct md_doc {
@@ -50,6 +61,18 @@ int  md_is_binary(const char *s, size_t n);
 /* Parses s[0..n) into d (zeroed first). 0, or -1 on no memory (d is then
  * freed). */
 int  md_parse(const char *s, size_t n, struct md_doc *d);
+/* Cuts the section before a page's first heading (level 0: all of a page
+ * without headings) when it holds more than max_tok index tokens
+ * (text_count_words) into pieces at blank lines outside fenced code, of
+ * about equal size, none over max_tok unless one paragraph is: a long page
+ * without headings is then ranked by its best piece, as a page with
+ * headings is by its best section (docs/VAULTS.md). Each piece keeps its
+ * section's heading path and level, and starts on its own first line (a
+ * blank line before it is left in the piece above). s is the buffer d
+ * was parsed from. At most MD_MAX_SECTIONS in all: past it, sections stay
+ * whole. max_tok 0: nothing cut. Linear in the text. 0, or -1 on no
+ * memory (d is then freed). */
+int  md_split(const char *s, struct md_doc *d, int max_tok);
 void md_doc_free(struct md_doc *d);
 
 #endif

@@ -113,7 +113,7 @@ static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk
     struct store_vsec_in *sec = NULL;
     char name[MD_MAX_VALUE + 1];
     int rc;
-    if (md_parse(text, len, &d))
+    if (md_parse(text, len, &d) || md_split(text, &d, NOTE_SPLIT_TOK))
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
     stem(f->path, name, sizeof name);
     join(&aliases, d.aliases, d.naliases);
@@ -152,15 +152,17 @@ static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
-    sec[0] = (struct store_vsec_in){ 0, "", card.p, card.n };
+    sec[0] = (struct store_vsec_in){ 0, "", card.p, card.n, 0 };
     for (int i = 0; i < d.nsec; i++) {
         sec[i + 1].line = d.sec[i].line;
         sec[i + 1].heading = d.sec[i].heading;
         sec[i + 1].text = text + d.sec[i].off;
         sec[i + 1].len = d.sec[i].len;
+        sec[i + 1].part = d.sec[i].part;
     }
     struct store_vdoc_in in = { f->path, f->size, f->mtime, hash, d.title ? d.title : name,
-                                aliases.p, tags.p, links.p, names.p, sec, d.nsec + 1 };
+                                aliases.p, tags.p, links.p, names.p, sec, d.nsec + 1,
+                                NOTE_SPLIT_TOK };
     rc = store_vault_put(h, vault, id, &in);
     *sections += d.nsec;
 out:
@@ -172,6 +174,13 @@ out:
     buf_release(&links);
     md_doc_free(&d);
     return rc;
+}
+
+/* A document indexed with another cut of its sections (NOTE_SPLIT_TOK, a
+ * store from before schema 25) is parsed again, whatever its bytes. */
+static int recut(const struct store_vdoc *d)
+{
+    return !d->skipped && d->cut != NOTE_SPLIT_TOK;
 }
 
 static int walk_err(struct cairn *h, const char *root, int e)
@@ -204,7 +213,8 @@ static int index_vault(struct cairn *h, const struct store_vault *v,
         struct store_vdoc *old = j < nd && !strcmp(docs[j].path, f->path) ? &docs[j] : NULL;
         /* unchanged by size and mtime; but a file that could not be read
          * is tried again (a chmod changes neither) */
-        if (old && old->size == f->size && old->mtime == f->mtime && !old->unreadable) {
+        if (old && old->size == f->size && old->mtime == f->mtime && !old->unreadable &&
+            !recut(old)) {
             old->seen = 1;
             rep->unchanged++;
             continue;
@@ -244,7 +254,7 @@ static int index_vault(struct cairn *h, const struct store_vault *v,
             continue;
         }
         uint64_t hash = hash64(text, len, 0x7661756c74);   /* "vault" */
-        if (old && old->hash == hash) {
+        if (old && old->hash == hash && !recut(old)) {
             old->seen = 1;
             rep->unchanged++;
             rc = store_vault_touch(h, old->id, f->size, f->mtime);
@@ -460,7 +470,8 @@ int cairn_vault_stale(struct cairn *h, const char *name, int max_files, int64_t 
             j++;
         if (j < nd && !strcmp(docs[j].path, w.f[i].path)) {
             docs[j].seen = 1;
-            if (docs[j].size != w.f[i].size || docs[j].mtime != w.f[i].mtime)
+            if (docs[j].size != w.f[i].size || docs[j].mtime != w.f[i].mtime ||
+                recut(&docs[j]))
                 (*changed)++;
         } else {
             /* new, or left out last time (too big, binary): both count */

@@ -4,6 +4,8 @@
  * its binary sniff, on any bytes. Sections must be non-empty byte ranges
  * of the input, in order and not overlapping, with increasing start
  * lines; every list within its cap and every value within MD_MAX_VALUE.
+ * The same after md_split at a small cut (the input's first byte): pieces
+ * numbered in their section, within the cap.
  * The input's second and third parts (fuzz.h: cut at NULs) are a vault's
  * exclude glob and a path (src/vault/walk.c): the same answer twice, and a
  * path with no glob character matches itself.
@@ -43,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(s, data, size);
     (void)md_is_binary(s, size);
     struct md_doc d;
-    if (md_parse(s, size, &d)) {
+    if (md_parse(s, size, &d) || md_split(s, &d, size ? 1 + data[0] % 64 : 0)) {
         free(s);
         return 0;
     }
@@ -55,7 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int i = 0; i < d.nsec; i++) {
         const struct md_section *x = &d.sec[i];
         if (x->off < end || !x->len || x->off + x->len > size || x->line <= line ||
-            x->level < 0 || x->level > MD_MAX_DEPTH || !x->heading)
+            x->level < 0 || x->level > MD_MAX_DEPTH || !x->heading || x->part < 0 ||
+            (x->part && (!i || d.sec[i - 1].part != x->part - 1 || x->level)))
             abort();
         end = x->off + x->len;
         line = x->line;

@@ -57,10 +57,18 @@
 #define VAULT_VECTORS_V18_DROP \
     "DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au;" \
     "DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors;"
+/* What version 25 added (sections cut in pieces, branch vault25): the
+ * columns, and the index as version 13 made it (ALTER TABLE reads the
+ * whole schema: a connection with the cairn tokenizer, or one whose schema
+ * names no FTS5 trigger). Every store made older than it drops it first. */
+#define VAULT_CUT_V25_DROP \
+    "DROP INDEX vault_sections_hit; ALTER TABLE vault_sections DROP COLUMN part;" \
+    "CREATE INDEX vault_sections_hit ON vault_sections(id, doc, line, ntok);" \
+    "ALTER TABLE vault_docs DROP COLUMN cut;"
 /* What version 24 added (packed session sizes, branch hook24; its
  * triggers are gone already when a test dropped session_stats first),
  * which every store made older than it drops first. */
-#define SESSION_SIZES_V24_DROP \
+#define SESSION_SIZES_V24_DROP VAULT_CUT_V25_DROP \
     "DROP TRIGGER IF EXISTS session_sizes_ai; DROP TRIGGER IF EXISTS session_sizes_au;" \
     "DROP TRIGGER IF EXISTS session_sizes_ad; DROP TABLE session_sizes;"
 /* What version 22 added ("term tiers", branch tier23), with what came

@@ -3,7 +3,8 @@
  * frontmatter lists in both forms, ATX and setext headings with their
  * paths and start lines, fenced code kept inside its section, wiki links
  * and links to .md files,
- * caps on hostile sizes, binary detection.
+ * caps on hostile sizes, binary detection; long sections cut in pieces at
+ * blank lines outside code (md_split).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 
 #include "t.h"
 #include "text/markdown.h"
+#include "text/tokenize.h"
+#include "util/buf.h"
 
 static const char *sec_text(const char *s, const struct md_section *x, char *out, size_t cap)
 {
@@ -180,6 +183,105 @@ static void test_binary(void)
     T_CHECK(!md_is_binary(latin1, strlen(latin1)));
 }
 
+/* A paragraph of n words "wK" and a blank line. */
+static void para(struct buf *b, int n, int *k)
+{
+    for (int i = 0; i < n; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "w%d%s", (*k)++, i % 10 == 9 ? "\n" : " ");
+        buf_adds(b, w);
+    }
+    buf_adds(b, "\n\n");
+}
+
+static int line_of(const char *s, size_t off)
+{
+    int n = 1;
+    for (size_t i = 0; i < off; i++)
+        n += s[i] == '\n';
+    return n;
+}
+
+static void test_split(void)
+{
+    struct buf b = BUF_INIT;
+    int k = 0;
+    buf_adds(&b, "A page without a heading above its text.\n\n");
+    for (int i = 0; i < 6; i++)
+        para(&b, 50, &k);
+    /* a blank line inside code is no paragraph's end */
+    buf_adds(&b, "```\ncode one\n\n\n\ncode two\n```\n\n");
+    for (int i = 0; i < 6; i++)
+        para(&b, 50, &k);
+    /* a long section under a heading stays whole */
+    buf_adds(&b, "## Headed\n\n");
+    for (int i = 0; i < 8; i++)
+        para(&b, 50, &k);
+    T_CHECK(!b.err);
+    struct md_doc d;
+    T_EQ_INT(md_parse(b.p, b.n, &d), 0);
+    T_EQ_INT(d.nsec, 2);
+    int total = text_count_words(b.p + d.sec[0].off, d.sec[0].len);
+    T_CHECK(total > 600);
+    /* 0: off */
+    T_EQ_INT(md_split(b.p, &d, 0), 0);
+    T_EQ_INT(d.nsec, 2);
+    T_EQ_INT(md_split(b.p, &d, 200), 0);
+    int want = (total + 199) / 200;
+    T_EQ_INT(d.nsec, want + 1);
+    size_t end = 0;
+    for (int i = 0; i < d.nsec; i++) {
+        const struct md_section *x = &d.sec[i];
+        int n = text_count_words(b.p + x->off, x->len);
+        T_CHECK(x->off >= end);
+        T_EQ_INT(x->line, line_of(b.p, x->off));
+        if (i < want) {
+            T_CHECK(n <= 200);
+            T_EQ_STR(x->heading, "");
+            T_EQ_INT(x->level, 0);
+            T_EQ_INT(x->part, i);
+            /* a piece starts on a line with text, after a blank one */
+            T_CHECK(b.p[x->off] != '\n');
+            T_CHECK(i == 0 || (b.p[x->off - 1] == '\n' && b.p[x->off - 2] == '\n'));
+            T_CHECK(strncmp(b.p + x->off, "code two", 8) && strncmp(b.p + x->off, "```", 3));
+        }
+        end = x->off + x->len;
+    }
+    T_EQ_STR(d.sec[want].heading, "Headed");
+    T_CHECK(text_count_words(b.p + d.sec[want].off, d.sec[want].len) > 400);
+    T_EQ_INT(d.sec[want].part, 0);
+    T_EQ_INT(d.sec[0].line, 1);
+    md_doc_free(&d);
+
+    /* one paragraph with no blank line stays whole */
+    buf_reset(&b);
+    k = 0;
+    for (int i = 0; i < 400; i++)
+        buf_adds(&b, i % 10 == 9 ? "word\n" : "word ");
+    T_EQ_INT(md_parse(b.p, b.n, &d), 0);
+    T_EQ_INT(md_split(b.p, &d, 100), 0);
+    T_EQ_INT(d.nsec, 1);
+    T_EQ_INT((int)d.sec[0].len, (int)b.n);
+    md_doc_free(&d);
+
+    /* the cap: pieces stop at MD_MAX_SECTIONS */
+    buf_reset(&b);
+    for (int i = 0; i < 100; i++)
+        para(&b, 5, &k);
+    for (int i = 0; i < MD_MAX_SECTIONS - 10; i++)
+        buf_adds(&b, "## h\nx\n");
+    T_CHECK(!b.err);
+    T_EQ_INT(md_parse(b.p, b.n, &d), 0);
+    T_EQ_INT(d.nsec, MD_MAX_SECTIONS - 9);
+    T_EQ_INT(md_split(b.p, &d, 5), 0);
+    T_EQ_INT(d.nsec, MD_MAX_SECTIONS);
+    /* the tenth piece holds the rest of the text, up to the first heading */
+    T_EQ_INT(d.sec[10].level, 2);
+    T_CHECK(d.sec[9].off + d.sec[9].len == d.sec[10].off);
+    md_doc_free(&d);
+    buf_release(&b);
+}
+
 int main(void)
 {
     T_RUN(test_frontmatter);
@@ -187,5 +289,6 @@ int main(void)
     T_RUN(test_caps);
     T_RUN(test_md_links);
     T_RUN(test_binary);
+    T_RUN(test_split);
     return T_DONE();
 }

@@ -166,14 +166,17 @@ static void make_v4(const char *path, const char *journal)
     cairn_close(db);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
     snprintf(sql, sizeof sql, "PRAGMA journal_mode=%s", journal);
-    T_EQ_INT(sqlite3_exec(raw, FTS_TRIGGERS_V1_TO_6, NULL, NULL, NULL), SQLITE_OK);
-    T_EQ_INT(sqlite3_exec(raw, "DROP INDEX messages_meta; DROP INDEX messages_hit;"
+    /* the later versions' tables first and the triggers last: ALTER TABLE
+     * (version 25's columns) reads the whole schema, which a trigger on a
+     * dropped table or an FTS5 one stops on a raw connection */
+    T_EQ_INT(sqlite3_exec(raw, MEMORY_TABLES_V8_DROP "DROP INDEX messages_meta; DROP INDEX messages_hit;"
                           "DROP TRIGGER session_stats_au; DROP TRIGGER session_stats_ad;"
                           "DROP TABLE session_stats;"
                           "DROP TRIGGER vec_stamp_ai; DROP TRIGGER vec_stamp_ad;"
                           "DROP TRIGGER vec_stamp_au; DROP TABLE vec_stamp;"
-                          MEMORY_TABLES_V8_DROP "PRAGMA user_version=4", NULL, NULL, NULL),
+                          "PRAGMA user_version=4", NULL, NULL, NULL),
              SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(raw, FTS_TRIGGERS_V1_TO_6, NULL, NULL, NULL), SQLITE_OK);
     T_EQ_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(raw);
     T_EQ_INT(query(path, "PRAGMA user_version"), 4);
