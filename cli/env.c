@@ -28,6 +28,7 @@ static const struct { const char *env, *key; } env_settings[] = {
     { "CAIRN_PG_DENSE",          "pg.dense" },
     { "CAIRN_RECALL_TIER",       "recall.tier" },
     { "CAIRN_TIER_KEEP",         "store.tier_keep" },
+    { "CAIRN_RECALL_PACKED",     "recall.packed" },
 };
 
 static const char *env_value(const char *name)

@@ -127,6 +127,10 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *   "recall.reply_lane" the reply lane's share of a budget, 0..0.5
  *   "recall.tier"       "0": CAIRN_RECALL_FAST walks every word's matches
  *                       even where a term tier is built (cairn_tier_build)
+ *   "recall.packed"     "0": walk every word's matches in FTS5 even where
+ *                       its postings are packed (schema 26, built with the
+ *                       tiers); default: read the packed blocks (the same
+ *                       matches, counts and answers, less CPU)
  *   "store.tier_keep"   "0": adds leave built term tiers as they are (the
  *                       messages added since walked by every fast recall
  *                       until the next build); default: kept current

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "store/post.h"
 #include "store/tier.h"
 #include "store/vectors.h"
 #include "util/os.h"
@@ -54,7 +55,7 @@ static const char *const setting_names[CAIRN__NSET] = {
     "recall.exhaustive", "recall.prune_msgs", "recall.reply_lane", "embed.model",
     "embed.model_dir", "embed.threads", "embed.max_pieces", "vec.f32", "vec.cache", "redact",
     "store.cache_mb", "store.keep_turns", "pg.dense", "recall.tier",
-    "store.tier_keep",
+    "store.tier_keep", "recall.packed",
 };
 
 int cairn_set(struct cairn *db, const char *key, const char *value)
@@ -267,6 +268,7 @@ void cairn_close(struct cairn *db)
         store_group_free(db);
         store_rollback(db);
         store_tier_keep_drop(db);    /* its statements, before the close */
+        store_post_keep_drop(db);
         sqlite3_close_v2(db->db);
     }
     for (int i = 0; i < CAIRN__NSET; i++)

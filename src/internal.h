@@ -20,7 +20,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 25
+#define CAIRN_SCHEMA_VERSION 26
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -45,6 +45,7 @@ enum cairn__setting {
     CAIRN__SET_PG_DENSE,            /* "pg.dense" */
     CAIRN__SET_RECALL_TIER,         /* "recall.tier" */
     CAIRN__SET_TIER_KEEP,           /* "store.tier_keep" */
+    CAIRN__SET_RECALL_PACKED,       /* "recall.packed" */
     CAIRN__NSET
 };
 
@@ -74,6 +75,7 @@ struct cairn {
                                 in-memory store of the sessions it sees */
     struct store_tier_live *tier_live; /* what the write transaction keeps the
                                           term tiers with (store/tier_keep.c) */
+    struct store_post_live *post_live; /* and the packed postings (store/post.c) */
     struct store_turns *turns; /* every turn's metadata, kept between recalls
                                   ("store.keep_turns": store/recall_read.c) */
     int      add_group;      /* cairn_add_group: adds share a transaction */

@@ -16,6 +16,7 @@
 
 #include "recall/recall.h"
 #include "recall/policy.h"
+#include "store/post.h"
 #include "store/recall_read.h"
 #include "store/tier.h"
 #include "text/tokenize.h"
@@ -463,6 +464,173 @@ out:
     return rc;
 }
 
+/*
+ * Packed postings (store/post.c, schema 26): a word of the question with
+ * blocks that read whole is not walked at or below post_state.upto; its
+ * blocks give what the walk would (row, session, count, length), so the
+ * matches, their counts and the dfs are the walk's, on both paths:
+ *   the other words, walked at or below upto (their counts only);
+ *   the packed words' blocks, less the excluded session and the messages
+ *     rewritten or deleted since (post_dirty), which are walked again with
+ *     the packed words alone;
+ *   every word above upto (the tail, as the term tiers' is).
+ * Each part comes by row; they are merged by row, a row's counts the
+ * larger of each term's (each term is counted by one part only), then the
+ * tail follows. recall.packed "0" (CAIRN_RECALL_PACKED=0) walks as before.
+ */
+static int packed_off(const struct cairn *h)
+{
+    const char *v = cairn__setting(h, CAIRN__SET_RECALL_PACKED);
+    return v && !strcmp(v, "0");
+}
+
+static int on_part(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
+{
+    return add_hit(arg, row, sess, ntok, tf, 0);
+}
+
+/* One merge source: a sorted list of hits (nt counts each) or of one
+ * term's packed matches. */
+struct part {
+    const struct hits     *h;      /* or */
+    const struct post_ent *e;
+    int                    t;      /* e's term */
+    int                    i, n;
+};
+
+static int64_t part_row(const struct part *s)
+{
+    return s->i >= s->n ? INT64_MAX : s->h ? s->h->v[s->i].row : s->e[s->i].row;
+}
+
+/* A walk over rows (lo, hi] of the terms listed in map (np of them; all
+ * when map is NULL). */
+static int walk_part(struct cairn *h, struct query *q, const struct store_scope *sc,
+                     const int *map, int np, int64_t lo, int64_t hi, int want_len,
+                     store_match_fn fn, void *arg)
+{
+    struct buf e = BUF_INIT;
+    int rc = CAIRN_OK;
+    for (int i = 0; i < np; i++) {
+        if (i)
+            buf_adds(&e, " OR ");
+        query_add_phrase(&e, q->t[map ? map[i] : i].surface);
+    }
+    if (e.err)
+        rc = CAIRN_NOMEM;
+    else if (np)
+        rc = store_term_matches_in(h, sc, e.p, e.n, np, map, q->nt, lo, hi, want_len, fn, arg);
+    buf_release(&e);
+    return rc;
+}
+
+static int cmp_dirty(const void *a, const void *b)
+{
+    return cmp_i64(a, b);
+}
+
+static int packed_matches(struct cairn *h, struct query *q, const struct store_scope *sc,
+                          int want_len, struct hits *hs, int *used)
+{
+    struct post_ent *pe[RECALL_MAX_TERMS] = { NULL };
+    int npe[RECALL_MAX_TERMS] = { 0 }, rare[RECALL_MAX_TERMS], packed[RECALL_MAX_TERMS];
+    int nrare = 0, npk = 0, nd = 0, rc = CAIRN_OK;
+    int64_t upto = 0, excl = 0, *dirty = NULL;
+    struct hits walked = { NULL, 0, 0, NULL, q }, redo = { NULL, 0, 0, NULL, q };
+    *used = 0;
+    if (packed_off(h) || h->pg || sc->project || q->nt < 1 ||
+        (rc = store_post_state(h, &upto, &dirty, &nd)) || upto <= 0 || (nd && !dirty))
+        goto out;
+    for (int t = 0; t < q->nt; t++) {
+        struct tok1 o = { .count = 0 };
+        const char *su = q->t[t].surface;
+        if (!text_tokenize(su, strlen(su), 1, tok1_cb, &o) && o.count == 1 && o.n &&
+            (rc = store_post_read(h, o.t, o.n, &pe[t], &npe[t])))
+            goto out;
+        if (pe[t])
+            packed[npk++] = t;
+        else
+            rare[nrare++] = t;
+    }
+    if (!npk || (rc = store_session_row(h, sc->exclude_session, &excl)))
+        goto out;
+    *used = 1;
+    /* the other words, and the dirty messages' packed words */
+    if ((rc = walk_part(h, q, sc, rare, nrare, INT64_MIN, upto, want_len, on_part, &walked)))
+        goto out;
+    for (int i = 0; i < nd; i++) {
+        int j = i;                    /* a run of consecutive ids: one walk */
+        while (j + 1 < nd && dirty[j + 1] == dirty[j] + 1)
+            j++;
+        if ((rc = walk_part(h, q, sc, packed, npk, dirty[i] - 1, dirty[j], want_len, on_part,
+                            &redo)))
+            goto out;
+        i = j;
+    }
+    /* the merge: ~nt + 2 sources, the smallest row of their heads */
+    struct part src[RECALL_MAX_TERMS + 2];
+    int ns = 0;
+    src[ns++] = (struct part){ &walked, NULL, 0, 0, walked.n };
+    src[ns++] = (struct part){ &redo, NULL, 0, 0, redo.n };
+    for (int k = 0; k < npk; k++)
+        src[ns++] = (struct part){ NULL, pe[packed[k]], packed[k], 0, npe[packed[k]] };
+    size_t nt = (size_t)q->nt;
+    uint16_t tf[RECALL_MAX_TERMS];
+    for (;;) {
+        int64_t row = INT64_MAX, sess = 0;
+        int ntok = -1, any = 0;
+        for (int s = 0; s < ns; s++) {
+            struct part *p = &src[s];
+            /* the excluded session's and the dirty messages' packed
+             * matches are not the walk's */
+            while (p->e && p->i < p->n &&
+                   ((excl && p->e[p->i].sess == excl) ||
+                    (nd && bsearch(&p->e[p->i].row, dirty, (size_t)nd, sizeof *dirty,
+                                   cmp_dirty))))
+                p->i++;
+            int64_t r = part_row(p);
+            row = r < row ? r : row;
+        }
+        if (row == INT64_MAX)
+            break;
+        memset(tf, 0, nt * sizeof *tf);
+        for (int s = 0; s < ns; s++) {
+            struct part *p = &src[s];
+            if (part_row(p) != row)
+                continue;
+            if (p->h) {
+                const uint16_t *c = p->h->tf + (size_t)p->i * nt;
+                for (size_t t = 0; t < nt; t++)
+                    tf[t] = c[t] > tf[t] ? c[t] : tf[t];
+                if (!any || ntok < 0)
+                    ntok = p->h->v[p->i].ntok;
+                sess = p->h->v[p->i].sess;
+            } else {
+                const struct post_ent *e = &p->e[p->i];
+                tf[p->t] = (uint16_t)(e->tf > tf[p->t] ? e->tf : tf[p->t]);
+                if (!any || ntok < 0)
+                    ntok = want_len ? e->ntok : -1;
+                sess = e->sess;
+            }
+            any = 1;
+            p->i++;
+        }
+        if ((rc = add_hit(hs, row, sess, ntok, tf, 1)))
+            goto out;
+    }
+    /* every word above upto */
+    rc = walk_part(h, q, sc, NULL, q->nt, upto, INT64_MAX, want_len, on_match, hs);
+out:
+    for (int t = 0; t < RECALL_MAX_TERMS; t++)
+        free(pe[t]);
+    free(dirty);
+    free(walked.v);
+    free(walked.tf);
+    free(redo.v);
+    free(redo.tf);
+    return rc;
+}
+
 /* The sessions read, and how many turns they hold (the pool's size). */
 struct sess_load {
     struct pool *p;
@@ -619,8 +787,11 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             q->t[t].df_msg = 0;
         tiered = 0;
     }
-    if (q->nt > 0 && !tiered && (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt,
-                                                         may_prune, on_match, &hs)))
+    int packed = 0;
+    if (q->nt > 0 && !tiered && (rc = packed_matches(h, q, &scope, may_prune, &hs, &packed)))
+        goto out;
+    if (q->nt > 0 && !tiered && !packed &&
+        (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt, may_prune, on_match, &hs)))
         goto out;
     for (int i = 0; !tiered && i < hs.n; i++)
         hs.v[i].tf = hs.tf + (size_t)i * (size_t)q->nt;

@@ -27,6 +27,7 @@
 
 #include "recall/policy.h"
 #include "recall/recall.h"
+#include "store/post.h"
 #include "store/recall_read.h"
 #include "store/tier.h"
 #include "text/tokenize.h"
@@ -132,6 +133,19 @@ static double sess_best(const struct tmatches *m, int i, double avg, int *end)
     return best;
 }
 
+/* The word's packed postings: what the walk gave, as it gave it. */
+static int post_from_walk(struct cairn *h, const char *tok, const struct tmatches *m)
+{
+    struct post_ent *v = malloc((size_t)(m->n ? m->n : 1) * sizeof *v);
+    if (!v)
+        return CAIRN_NOMEM;
+    for (int i = 0; i < m->n; i++)
+        v[i] = (struct post_ent){ m->v[i].row, m->v[i].sess, m->v[i].tf, m->v[i].ntok };
+    int rc = store_post_add_term(h, tok, strlen(tok), v, m->n);
+    free(v);
+    return rc;
+}
+
 /* The tier of one word: its matches up to upto, their sessions by best
  * single-message score, the TIER_SESS best sessions' matches stored. */
 static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
@@ -152,6 +166,10 @@ static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
                                     on_tmatch, m)))
         goto out;
     if (m->n < TIER_DF_MIN)
+        goto out;
+    /* the walk's matches, by row, packed (store/post.c) before they are
+     * sorted by session */
+    if ((rc = post_from_walk(h, tok, m)))
         goto out;
     qsort(m->v, (size_t)m->n, sizeof *m->v, cmp_tmatch_sess);
     if (!(kv = malloc((size_t)m->n * sizeof *kv))) {
@@ -209,7 +227,7 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
     /* what ingest scores a new message with to keep the tiers (avg 0:
      * not kept, the messages added since are the reader's tail) */
     const struct store_tier_scoring sc = { TIER_KEEP ? avg : 0, BM25_K1, BM25_B, tot.msgs };
-    if ((rc = store_tier_reset(h, upto, &sc)) ||
+    if ((rc = store_tier_reset(h, upto, &sc)) || (rc = store_post_reset(h, upto)) ||
         (rc = store_tier_vocab(h, TIER_DF_MIN, on_vocab, &v)))
         goto fail;
     for (int i = 0; i < v.n; i++) {

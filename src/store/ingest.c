@@ -28,6 +28,7 @@
 #include "mask/private.h"
 #include "mask/redact.h"
 #include "store/recall_read.h"
+#include "store/post.h"
 #include "store/tier.h"
 #include "store/vectors.h"
 #include "text/tokenize.h"
@@ -319,7 +320,8 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     /* the trigger dropped its event dates with the shorter text, and its
      * term tier rows */
     if (res == 1 && (store_events_refresh(h, row) ||
-                     store_tier_keep_msg(h, sess, row, cm->content, cm->len, cm->ntok, 0)))
+                     store_tier_keep_msg(h, sess, row, cm->content, cm->len, cm->ntok, 0) ||
+                     store_post_keep_msg(h, sess, row, cm->content, cm->len, cm->ntok, 0)))
         res = -1;
     /* the server may hold the shorter text: the next push sends this one */
     if (res == 1 && store_sync_rewritten(h, row))
@@ -794,6 +796,7 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
                          c->ntok, c->speaker && *c->speaker ? c->speaker : NULL);
         if ((rc = store_fts_add(h, &ms->ins_f, mrow, c->content, c->len)) ||
             (rc = store_tier_keep_msg(h, row, mrow, c->content, c->len, c->ntok, 1)) ||
+            (rc = store_post_keep_msg(h, row, mrow, c->content, c->len, c->ntok, 1)) ||
             (rc = store_events_add(h, &ms->ins_e, mrow, row, at, c->content, c->len)) ||
             (rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
             return rc;

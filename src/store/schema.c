@@ -204,6 +204,15 @@
  *                  adds a new message's match when it scores at least
  *                  that or its session is in the tier, keeps df current
  *                  and moves upto
+ * Version 26, "packed postings" (branch post26; issue 23, store/post.c):
+ *   post_terms     a tiered word's token, its count of matches and the
+ *                  last one's message id
+ *   post_blocks    (term, lo, hi, n, data): up to POST_BLOCK of its matches
+ *                  with ids in (lo, hi], varint-coded (store/post.h)
+ *   post_state     one row: upto, the newest message id they cover (0:
+ *                  none); ingest appends and moves it
+ *   post_dirty     messages deleted or rewritten since the build (by
+ *                  trigger): the reader walks them
  */
 #include "internal.h"
 
@@ -749,6 +758,32 @@ static const char *const migrations[] = {
     "ALTER TABLE vault_sections ADD COLUMN part INTEGER NOT NULL DEFAULT 0;"
     "DROP INDEX vault_sections_hit;"
     "CREATE INDEX vault_sections_hit ON vault_sections(id, doc, line, ntok, part);",
+    /* 25 -> 26, "packed postings" (branch post26, issue 23; store/post.c):
+     * every match of a common word up to post_state.upto, as the FTS5
+     * walk gives it, POST_BLOCK matches a blob, so recall decodes a row
+     * where it stepped ~500 FTS5 rows and runs. Empty until the tiers are
+     * built again (`cairn reindex --tiers`, or the next automatic build).
+     * A message deleted or rewritten while some are kept goes in
+     * post_dirty (the reader drops its matches from the blocks and walks
+     * it); a plain INSERT, not OR IGNORE: an outer statement's conflict
+     * clause would decide that one. */
+    "CREATE TABLE post_state(id INTEGER PRIMARY KEY CHECK (id = 1), upto INTEGER NOT NULL);"
+    "INSERT INTO post_state VALUES (1, 0);"
+    "CREATE TABLE post_terms(term TEXT PRIMARY KEY, n INTEGER NOT NULL, hi INTEGER NOT NULL)"
+    "  WITHOUT ROWID;"
+    "CREATE TABLE post_blocks(term TEXT NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL,"
+    "  n INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (term, lo)) WITHOUT ROWID;"
+    "CREATE TABLE post_dirty(msg INTEGER PRIMARY KEY);"
+    "CREATE TRIGGER post_dirty_ad AFTER DELETE ON messages"
+    "  WHEN (SELECT upto FROM post_state) > 0 BEGIN"
+    "  INSERT INTO post_dirty SELECT old.id WHERE NOT EXISTS"
+    "    (SELECT 1 FROM post_dirty WHERE msg = old.id);"
+    "END;"
+    "CREATE TRIGGER post_dirty_au AFTER UPDATE OF content, ntok, session ON messages"
+    "  WHEN (SELECT upto FROM post_state) > 0 BEGIN"
+    "  INSERT INTO post_dirty SELECT old.id WHERE NOT EXISTS"
+    "    (SELECT 1 FROM post_dirty WHERE msg = old.id);"
+    "END;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))

@@ -44,7 +44,7 @@
 #include "internal.h"
 #include "store/tier.h"
 #include "text/tokenize.h"
-#include "util/hash.h"
+#include "util/wordset.h"
 
 /* Rows held before they are written (a group of sessions rarely holds
  * more): 32 bytes each. */
@@ -61,19 +61,15 @@ struct kword {
     int64_t id, ddf, stamp;
     double  cut;
     int     has_cut, tf;
-    size_t  off, n;              /* its token in the arena */
 };
 
 struct store_tier_live {
     int      on;
     double   avg, k1, b;
     int64_t  upto;               /* the newest message kept */
-    char    *arena;
-    size_t   narena;
+    struct wordset ws;           /* the words; word i's state is w[i] */
     struct kword *w;
     int      nw;
-    int32_t *slot;               /* open addressing: index + 1, 0 empty */
-    size_t   mask;
     int     *touched;            /* the words of the message being read */
     int      ntouched;
     int64_t  sess;               /* the session in_sess is of (0: none) */
@@ -91,31 +87,13 @@ void store_tier_keep_drop(struct cairn *h)
         return;
     sqlite3_finalize(k->ins);
     sqlite3_finalize(k->holds);
-    free(k->arena);
+    wordset_free(&k->ws);
     free(k->w);
-    free(k->slot);
     free(k->touched);
     free(k->in_sess);
     free(k->rows);
     free(k);
     h->tier_live = NULL;
-}
-
-static uint64_t word_hash(const char *t, size_t n)
-{
-    return fnv1a64(t, n, 0xcbf29ce484222325ULL);
-}
-
-static int find_word(const struct store_tier_live *k, const char *t, size_t n)
-{
-    for (size_t i = word_hash(t, n) & k->mask;; i = (i + 1) & k->mask) {
-        int32_t s = k->slot[i];
-        if (!s)
-            return -1;
-        const struct kword *w = &k->w[s - 1];
-        if (w->n == n && !memcmp(k->arena + w->off, t, n))
-            return s - 1;
-    }
 }
 
 /* The state and the words, once a transaction; k->on 0 when the tiers
@@ -159,34 +137,23 @@ static int load(struct cairn *h, int64_t first, struct store_tier_live *k)
     }
     sqlite3_finalize(st);
     st = NULL;
-    size_t cap = 16;
-    while (cap < (size_t)nw * 2)
-        cap *= 2;
-    k->mask = cap - 1;
-    if (nw > INT32_MAX / 2 || !(k->w = calloc((size_t)nw + 1, sizeof *k->w)) ||
-        !(k->slot = calloc(cap, sizeof *k->slot)) ||
+    if (wordset_init(&k->ws, nw, bytes) || !(k->w = calloc((size_t)nw + 1, sizeof *k->w)) ||
         !(k->touched = malloc(((size_t)nw + 1) * sizeof *k->touched)) ||
-        !(k->arena = malloc(bytes + 1)) || !(k->rows = malloc(KEEP_ROWS_MAX * sizeof *k->rows)))
+        !(k->rows = malloc(KEEP_ROWS_MAX * sizeof *k->rows)))
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
     if ((rc = store_prepare(h, "SELECT id, term, cut FROM tier_terms", &st)))
         return rc;
     while ((src = sqlite3_step(st)) == SQLITE_ROW && k->nw < nw) {
         const char *t = (const char *)sqlite3_column_text(st, 1);
         size_t n = (size_t)sqlite3_column_bytes(st, 1);
-        if (!t || k->narena + n > bytes || find_word(k, t, n) >= 0)
+        int i = t ? wordset_add(&k->ws, t, n) : -1;
+        if (i < 0)
             continue;
-        struct kword *w = &k->w[k->nw];
+        struct kword *w = &k->w[i];
         w->id = sqlite3_column_int64(st, 0);
         w->has_cut = sqlite3_column_type(st, 2) != SQLITE_NULL;
         w->cut = sqlite3_column_double(st, 2);
-        w->off = k->narena;
-        w->n = n;
-        memcpy(k->arena + k->narena, t, n);
-        k->narena += n;
-        size_t i = word_hash(t, n) & k->mask;
-        while (k->slot[i])
-            i = (i + 1) & k->mask;
-        k->slot[i] = ++k->nw;
+        k->nw = k->ws.n;
     }
     if (src != SQLITE_ROW && src != SQLITE_DONE)
         rc = cairn__sqlerr(h, src, "term tiers");
@@ -294,7 +261,7 @@ static int on_token(void *arg, const char *tok, size_t n, size_t start, size_t e
     (void)start, (void)end, (void)coloc;
     struct kmsg *m = arg;
     struct store_tier_live *k = m->k;
-    int i = find_word(k, tok, n);
+    int i = wordset_find(&k->ws, tok, n);
     if (i < 0)
         return 0;
     struct kword *w = &k->w[i];

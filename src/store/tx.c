@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "store/post.h"
 #include "store/tier.h"
 #include "util/os.h"
 
@@ -140,6 +141,8 @@ int store_commit(struct cairn *h)
 {
     /* the term tiers' dfs and upto, for what this transaction added */
     int krc = store_tier_keep_flush(h);
+    if (!krc)
+        krc = store_post_keep_flush(h);      /* and the packed postings' */
     if (krc) {
         store_rollback(h);
         return krc;
@@ -152,6 +155,7 @@ int store_commit(struct cairn *h)
     }
     h->in_tx = 0;
     store_tier_keep_drop(h);
+    store_post_keep_drop(h);
     for (int i = 0; i < h->n_tx_hooks; i++)
         if (h->tx_hooks[i]->commit)
             h->tx_hooks[i]->commit(h);
@@ -164,4 +168,5 @@ void store_rollback(struct cairn *h)
         sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
     h->in_tx = 0;
     store_tier_keep_drop(h);
+    store_post_keep_drop(h);
 }

@@ -57,11 +57,16 @@
 #define VAULT_VECTORS_V18_DROP \
     "DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au;" \
     "DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors;"
+/* What version 26 added (packed postings, branch post26), which every
+ * store made older than it drops first. */
+#define POST_V26_DROP \
+    "DROP TRIGGER post_dirty_ad; DROP TRIGGER post_dirty_au; DROP TABLE post_dirty;" \
+    "DROP TABLE post_blocks; DROP TABLE post_terms; DROP TABLE post_state;"
 /* What version 25 added (sections cut in pieces, branch vault25): the
  * columns, and the index as version 13 made it (ALTER TABLE reads the
  * whole schema: a connection with the cairn tokenizer, or one whose schema
  * names no FTS5 trigger). Every store made older than it drops it first. */
-#define VAULT_CUT_V25_DROP \
+#define VAULT_CUT_V25_DROP POST_V26_DROP \
     "DROP INDEX vault_sections_hit; ALTER TABLE vault_sections DROP COLUMN part;" \
     "CREATE INDEX vault_sections_hit ON vault_sections(id, doc, line, ntok);" \
     "ALTER TABLE vault_docs DROP COLUMN cut;"

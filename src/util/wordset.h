@@ -1,0 +1,34 @@
+/*
+ * wordset.h: a fixed set of short strings (index tokens), each with its
+ * index in the order added, found by hash (FNV-1a, open addressing). The
+ * write paths that keep per-word state (store/tier_keep.c, store/post.c)
+ * look every token of a new message up in one.
+ */
+#ifndef CAIRN_UTIL_WORDSET_H
+#define CAIRN_UTIL_WORDSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct wordset {
+    char     *arena;             /* the words' bytes, back to back */
+    size_t    used, bytes;
+    size_t   *off, *len;         /* word i: arena + off[i], len[i] bytes */
+    int32_t  *slot;              /* index + 1, 0 empty */
+    size_t    mask;
+    int       n, max;
+};
+
+/* Room for max words of bytes bytes in all: 0, or -1 (out of memory or
+ * max out of range; s is then empty, and wordset_free is still fine). */
+int wordset_init(struct wordset *s, int64_t max, size_t bytes);
+void wordset_free(struct wordset *s);
+/* Word t[0..n)'s index, or -1. */
+int wordset_find(const struct wordset *s, const char *t, size_t n);
+/* Adds t[0..n): its index (s->n - 1 after), or -1 when it is there
+ * already or there is no room. */
+int wordset_add(struct wordset *s, const char *t, size_t n);
+/* Word i's bytes (*n of them). */
+const char *wordset_word(const struct wordset *s, int i, size_t *n);
+
+#endif

@@ -1,0 +1,380 @@
+/*
+ * test_post.c: the common words' packed postings (schema 26; store/post.c
+ * writes and reads them, recall/tier.c's build fills them, gather.c's
+ * packed_matches reads them in place of the FTS5 walk).
+ *
+ * A store of 60 sessions where "alpha" is in every message (1-3 times)
+ * and "bravo" in about half: both common (TIER_DF_MIN), "zephyr" and
+ * "kernel" not. After every write path (the build, adds, a group that
+ * adds a message and extends it, a reply extended later, a store-wide
+ * redaction, forget) each packed word's blocks, read whole, are exactly
+ * what the FTS5 walk of the word gives (message, session, count, length)
+ * but for the messages post_dirty lists, and the pools of gather, exact
+ * and pruned, with a session excluded or not, are the walk's (recall.packed
+ * "0"): the same messages, counts, dfs and left-out counts. Blocks damaged,
+ * missing or with a wrong count are not read (the word is walked); past
+ * POST_DIRTY_MAX rewritten messages every word is walked; a version-25
+ * store gets empty tables and walks until the next build.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "t.h"
+#include "t_open.h"
+#include "internal.h"
+#include "recall/recall.h"
+#include "store/post.h"
+#include "store/recall_read.h"
+#include "util/buf.h"
+#include "t_store.h"
+
+static char dir[] = "/tmp/cairn-post-XXXXXX";
+static unsigned rng = 2626;
+
+static unsigned rnd(unsigned n)
+{
+    rng = rng * 1103515245u + 12345u;
+    return (rng >> 8) % n;
+}
+
+static const char *const filler[] = { "cache", "delta", "kernel", "ledger", "orbit" };
+
+/* Session s: n messages (ids from k0 on) of alpha, bravo, filler words. */
+static int add_session(struct cairn *db, int s, int k0, int n)
+{
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "{\"id\":\"p%d\",\"messages\":[", s);
+    for (int k = k0; k < k0 + n; k++) {
+        buf_printf(&b, "%s{\"id\":\"p%d-%d\",\"role\":\"%s\",\"content\":\"", k > k0 ? "," : "",
+                   s, k, k % 2 ? "assistant" : "user");
+        int na = 1 + (int)rnd(3), nb = rnd(2) ? 1 + (int)rnd(2) : 0, nf = (int)rnd(4);
+        for (int i = 0; i < na; i++)
+            buf_adds(&b, "alpha ");
+        for (int i = 0; i < nf; i++)
+            buf_printf(&b, "%s ", filler[rnd(5)]);
+        for (int i = 0; i < nb; i++)
+            buf_adds(&b, "bravo ");
+        if (rnd(13) == 0)
+            buf_adds(&b, "zephyr");
+        buf_adds(&b, "\"}");
+    }
+    buf_adds(&b, "]}");
+    int rc = b.err ? CAIRN_NOMEM : cairn_add_json(db, b.p, b.n, NULL);
+    buf_release(&b);
+    return rc;
+}
+
+static int t_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int64_t one(struct cairn *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -2;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* The walk of one word, as the reader would otherwise take it. */
+struct walk {
+    struct post_ent v[8192];
+    int             n;
+};
+
+static int on_walk(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
+{
+    struct walk *w = arg;
+    if (w->n == 8192)
+        return CAIRN_TOOBIG;
+    w->v[w->n++] = (struct post_ent){ row, sess, tf[0], ntok };
+    return 0;
+}
+
+/* Word tok's blocks read whole (want_whole) and equal the walk of it up
+ * to upto but for the dirty messages; or do not read at all. */
+static void check_word(struct cairn *db, const char *tok, int want_whole)
+{
+    static struct walk w;
+    const struct store_scope all = { NULL, NULL };
+    struct post_ent *v = NULL;
+    int64_t upto = 0, *d = NULL;
+    int nv = 0, nd = 0;
+    char expr[64];
+    T_EQ_INT(store_post_state(db, &upto, &d, &nd), CAIRN_OK);
+    T_EQ_INT(store_post_read(db, tok, strlen(tok), &v, &nv), CAIRN_OK);
+    T_EQ_INT(v != NULL, want_whole);
+    if (v) {
+        snprintf(expr, sizeof expr, "\"%s\"", tok);
+        w.n = 0;
+        T_EQ_INT(store_term_matches_in(db, &all, expr, strlen(expr), 1, NULL, 1, INT64_MIN, upto,
+                                       1, on_walk, &w), CAIRN_OK);
+        int i = 0, j = 0, diff = 0;
+        for (; i < nv; i++) {
+            if (bsearch(&v[i].row, d, (size_t)nd, sizeof *d, t_cmp_i64))
+                continue;             /* the reader drops it and walks it */
+            while (j < w.n && bsearch(&w.v[j].row, d, (size_t)nd, sizeof *d, t_cmp_i64))
+                j++;
+            if (j >= w.n || memcmp(&v[i], &w.v[j], sizeof v[i])) {
+                diff++;
+                break;
+            }
+            j++;
+        }
+        while (j < w.n && bsearch(&w.v[j].row, d, (size_t)nd, sizeof *d, t_cmp_i64))
+            j++;
+        T_EQ_INT(diff, 0);
+        T_EQ_INT(j, w.n);
+        T_CHECK(nv >= 1000);
+    }
+    free(v);
+    free(d);
+}
+
+/* The pool of question, packed postings read or not. */
+static void pool_of(struct cairn *db, const char *question, int packed, int fast,
+                    const char *excl, struct query *q, struct pool *p)
+{
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    o.method = CAIRN_METHOD_KEYWORD;
+    o.flags = CAIRN_RECALL_MATCHED_ONLY | (fast ? CAIRN_RECALL_FAST : 0);
+    o.budget = 1000;
+    o.exclude_session = excl;
+    T_EQ_INT(cairn_set(db, "recall.packed", packed ? NULL : "0"), CAIRN_OK);
+    T_EQ_INT(query_parse(q, question, 1700000000, 0), 0);
+    T_EQ_INT(gather(db, q, &o, NULL, p), CAIRN_OK);
+}
+
+/* The two pools hold the same messages with the same counts, and the
+ * same df and left-out counts for every word. */
+static void same_pool1(struct cairn *db, const char *question, int fast, const char *excl)
+{
+    struct query qa, qb;
+    struct pool a, b;
+    pool_of(db, question, 0, fast, excl, &qa, &a);
+    pool_of(db, question, 1, fast, excl, &qb, &b);
+    T_EQ_INT(a.pruned, b.pruned);
+    T_EQ_INT(a.nm, b.nm);
+    T_EQ_INT(a.ns, b.ns);
+    T_EQ_INT(qa.nt, qb.nt);
+    for (int t = 0; t < qa.nt && t < qb.nt; t++) {
+        T_EQ_INT(qa.t[t].df_msg, qb.t[t].df_msg);
+        T_EQ_INT(a.pruned_df[t], b.pruned_df[t]);
+    }
+    T_EQ_INT(a.hit_msgs, b.hit_msgs);
+    T_EQ_INT(a.hit_units, b.hit_units);
+    int diff = 0, with = 0;
+    for (int i = 0; i < a.nm && i < b.nm; i++) {
+        diff += a.m[i].row != b.m[i].row || !a.m[i].tf != !b.m[i].tf;
+        with += !!a.m[i].tf;
+        for (int t = 0; a.m[i].tf && b.m[i].tf && t < qa.nt; t++)
+            diff += a.m[i].tf[t] != b.m[i].tf[t];
+    }
+    T_EQ_INT(diff, 0);
+    T_CHECK(with > 0);
+    pool_free(&a);
+    pool_free(&b);
+    query_free(&qa);
+    query_free(&qb);
+}
+
+static void same_pools(struct cairn *db)
+{
+    static const char *const qs[] = { "alpha", "alpha bravo", "bravo zephyr", "zephyr kernel",
+                                      "alpha kernel orbit", "bravo" };
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+        for (int fast = 0; fast < 2; fast++) {
+            same_pool1(db, qs[i], fast, NULL);
+            same_pool1(db, qs[i], fast, "p3");
+        }
+    }
+}
+
+static void check_all(struct cairn *db, int whole)
+{
+    check_word(db, "alpha", whole);
+    check_word(db, "bravo", whole);
+    same_pools(db);
+}
+
+static void test_write_paths(void)
+{
+    char path[300];
+    struct cairn *db;
+    struct cairn_redact_report rep;
+    snprintf(path, sizeof path, "%s/post.db", dir);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    /* the tiers decide too on the pruned path: off, so the walk is what
+     * the packed postings replace on both paths */
+    T_EQ_INT(cairn_set(db, "recall.tier", "0"), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "recall.prune_msgs", "10"), CAIRN_OK);
+    for (int s = 0; s < 60; s++)
+        T_EQ_INT(add_session(db, s, 0, 40), CAIRN_OK);
+    /* a secret, for the redaction below */
+    T_EQ_INT(cairn_set(db, "redact", "0"), CAIRN_OK);
+    const char *k1 = "{\"id\":\"k\",\"messages\":[{\"role\":\"user\",\"content\":\"alpha bravo "
+                     "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA alpha\"}]}";
+    T_EQ_INT(cairn_add_json(db, k1, strlen(k1), NULL), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "redact", NULL), CAIRN_OK);
+    /* none built: nothing read */
+    T_EQ_INT(one(db, "SELECT upto FROM post_state"), 0);
+    check_all(db, 0);
+
+    /* the build: both words, every match up to the newest message */
+    T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT upto FROM post_state"), one(db, "SELECT max(id) FROM messages"));
+    T_EQ_INT(one(db, "SELECT count(*) FROM post_terms"), 2);
+    T_EQ_INT(one(db, "SELECT n FROM post_terms WHERE term = 'alpha'"), 2401);
+    T_CHECK(one(db, "SELECT count(*) FROM post_blocks WHERE term = 'alpha'") >= 2401 / POST_BLOCK);
+    check_all(db, 1);
+
+    /* adds: appended, upto moves, nothing left to walk */
+    for (int k = 0; k < 8; k++)
+        T_EQ_INT(add_session(db, (int)rnd(70), 100 + 10 * k, 1 + (int)rnd(6)), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT upto FROM post_state"), one(db, "SELECT max(id) FROM messages"));
+    T_EQ_INT(one(db, "SELECT n FROM post_terms WHERE term = 'alpha'"),
+             one(db, "SELECT count(*) FROM messages WHERE content LIKE '%alpha%'"));
+    check_all(db, 1);
+
+    /* a group: a message added, then extended in the same transaction */
+    const char *e1 = "{\"id\":\"x\",\"messages\":[{\"id\":\"x1\",\"role\":\"user\",\"content\":"
+                     "\"alpha then\"}]}";
+    const char *e2 = "{\"id\":\"x\",\"messages\":[{\"id\":\"x1\",\"role\":\"user\",\"content\":"
+                     "\"alpha then bravo bravo alpha alpha\"},{\"id\":\"x2\",\"role\":"
+                     "\"assistant\",\"content\":\"bravo\"}]}";
+    T_EQ_INT(cairn_add_group(db, 1), CAIRN_OK);
+    T_EQ_INT(cairn_add_json(db, e1, strlen(e1), NULL), CAIRN_OK);
+    T_EQ_INT(cairn_add_json(db, e2, strlen(e2), NULL), CAIRN_OK);
+    T_EQ_INT(cairn_add_group(db, 0), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT count(*) FROM post_dirty"), 0);
+    check_all(db, 1);
+
+    /* a reply extended later: dirty, walked */
+    const char *e3 = "{\"id\":\"x\",\"messages\":[{\"id\":\"x1\",\"role\":\"user\",\"content\":"
+                     "\"alpha then bravo bravo alpha alpha and more bravo\"}]}";
+    T_EQ_INT(cairn_add_json(db, e3, strlen(e3), NULL), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT count(*) FROM post_dirty"), 1);
+    check_all(db, 1);
+
+    /* a store-wide redaction rewrites the secret's message */
+    T_EQ_INT(cairn_redact_store(db, 0, &rep), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT count(*) FROM post_dirty"), 2);
+    check_all(db, 1);
+
+    /* forget: its messages dirty (dropped from the blocks) */
+    int frc = cairn_forget(db, "p7");
+    T_CHECK(frc == CAIRN_OK || frc == CAIRN_SCRUB_PENDING);
+    T_EQ_INT(one(db, "SELECT count(*) FROM post_dirty"), 2 + 40);
+    check_all(db, 1);
+
+    /* the next build starts clean */
+    T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT count(*) FROM post_dirty"), 0);
+    check_all(db, 1);
+
+    /* damage: a block's bytes, a count, a block gone: that word walked */
+    T_EQ_INT(sqlite3_exec(db->db, "UPDATE post_blocks SET data = x'ffffffffffffffffffff' WHERE "
+                          "term = 'alpha' AND lo = (SELECT max(lo) FROM post_blocks WHERE term "
+                          "= 'alpha')", NULL, NULL, NULL), SQLITE_OK);
+    check_word(db, "alpha", 0);
+    check_word(db, "bravo", 1);
+    same_pools(db);
+    /* an add after damage: the word's last block unreadable, the word
+     * dropped (walked), the other kept */
+    T_EQ_INT(add_session(db, 3, 900, 3), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT count(*) FROM post_terms WHERE term = 'alpha'"), 0);
+    check_word(db, "alpha", 0);
+    check_word(db, "bravo", 1);
+    same_pools(db);
+    T_EQ_INT(sqlite3_exec(db->db, "UPDATE post_terms SET n = n + 1 WHERE term = 'bravo'", NULL,
+                          NULL, NULL), SQLITE_OK);
+    check_word(db, "bravo", 0);
+    same_pools(db);
+    T_EQ_INT(sqlite3_exec(db->db, "UPDATE post_terms SET n = n - 1 WHERE term = 'bravo'", NULL,
+                          NULL, NULL), SQLITE_OK);
+    check_word(db, "bravo", 1);
+    T_EQ_INT(sqlite3_exec(db->db, "DELETE FROM post_blocks WHERE term = 'bravo' AND lo = (SELECT "
+                          "min(lo) FROM post_blocks WHERE term = 'bravo' AND lo > 0)", NULL,
+                          NULL, NULL), SQLITE_OK);
+    check_word(db, "bravo", 0);
+    same_pools(db);
+
+    /* past POST_DIRTY_MAX rewritten messages: every word walked */
+    T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
+    check_all(db, 1);
+    T_EQ_INT(sqlite3_exec(db->db, "INSERT INTO post_dirty SELECT id FROM messages ORDER BY id "
+                          "LIMIT 300", NULL, NULL, NULL), SQLITE_OK);
+    int64_t upto = 0, *d = NULL;
+    int nd = 0;
+    T_EQ_INT(store_post_state(db, &upto, &d, &nd), CAIRN_OK);
+    T_CHECK(nd > POST_DIRTY_MAX && !d);
+    same_pools(db);
+    cairn_close(db);
+
+    /* a version-25 store: empty tables, walked until the next build */
+    sqlite3 *rw;
+    T_EQ_INT(sqlite3_open(path, &rw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(rw, POST_V26_DROP "PRAGMA user_version=25", NULL, NULL, NULL),
+             SQLITE_OK);
+    sqlite3_close(rw);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(one(db, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
+    T_EQ_INT(one(db, "SELECT upto FROM post_state"), 0);
+    T_EQ_INT(cairn_set(db, "recall.tier", "0"), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "recall.prune_msgs", "10"), CAIRN_OK);
+    check_all(db, 0);
+    T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
+    check_all(db, 1);
+    cairn_close(db);
+}
+
+/* The blob: what goes in comes out, and damage reads as none. */
+static void test_blob(void)
+{
+    struct buf b = BUF_INIT;
+    struct post_ent in[600], out[600];
+    int64_t row = 5, sess = 0;
+    for (int i = 0; i < 600; i++) {
+        in[i] = (struct post_ent){ row + 1 + (int64_t)rnd(1000) * (i == 7 ? 1000000000 : 1),
+                                   1 + (int64_t)rnd(50) + (i == 9 ? INT64_MAX / 4 : 0),
+                                   1 + (int)rnd(65535), (int)rnd(1u << 31) };
+        post_blob_put(&b, &row, &sess, &in[i]);
+    }
+    T_CHECK(!b.err);
+    T_EQ_INT(post_blob_get((const unsigned char *)b.p, b.n, 5, out, 600), 600);
+    T_CHECK(!memcmp(in, out, sizeof in));
+    T_EQ_INT(post_blob_get((const unsigned char *)b.p, b.n, 5, out, 599), -1);
+    T_EQ_INT(post_blob_get((const unsigned char *)b.p, b.n - 1, 5, out, 600), -1);
+    /* the rows are steps from the block's lo */
+    T_EQ_INT(post_blob_get((const unsigned char *)b.p, b.n, 6, out, 600), 600);
+    T_EQ_INT(out[0].row, in[0].row + 1);
+    T_EQ_INT(post_blob_get((const unsigned char *)b.p, 0, 5, out, 600), 0);
+    const unsigned char zero_step[] = { 0, 2, 1, 1 }, zero_tf[] = { 1, 2, 0, 1 },
+                        long_int[] = { 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1,
+                                       1, 1 },
+                        no_sess[] = { 1, 0, 1, 1 };
+    T_EQ_INT(post_blob_get(zero_step, sizeof zero_step, 0, out, 4), -1);
+    T_EQ_INT(post_blob_get(zero_tf, sizeof zero_tf, 0, out, 4), -1);
+    T_EQ_INT(post_blob_get(long_int, sizeof long_int, 0, out, 4), -1);
+    T_EQ_INT(post_blob_get(no_sess, sizeof no_sess, 0, out, 4), -1);
+    buf_release(&b);
+}
+
+int main(void)
+{
+    T_CHECK(mkdtemp(dir) != NULL);
+    T_RUN(test_blob);
+    T_RUN(test_write_paths);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_CHECK(system(cmd) == 0);
+    return T_DONE();
+}
