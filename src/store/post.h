@@ -18,6 +18,9 @@ struct buf;
 
 /* Matches a block (a blob of ~4-6 bytes a match: a few pages). */
 #define POST_BLOCK 512
+/* An add appends into a word's last block when it holds fewer matches
+ * than this, else writes a block of its own (store/post.c, keep_word). */
+#define POST_MERGE 64
 /* Messages rewritten or deleted since the build (post_dirty) that the
  * reader walks again by FTS5; with more, it walks every word as before
  * until the next build. */

@@ -236,9 +236,12 @@ static void test_write_paths(void)
     T_CHECK(one(db, "SELECT count(*) FROM post_blocks WHERE term = 'alpha'") >= 2401 / POST_BLOCK);
     check_all(db, 1);
 
-    /* adds: appended, upto moves, nothing left to walk */
-    for (int k = 0; k < 8; k++)
+    /* adds: appended, upto moves, nothing left to walk; enough of them
+     * that small blocks fill up to POST_MERGE and new ones start */
+    for (int k = 0; k < 40; k++)
         T_EQ_INT(add_session(db, (int)rnd(70), 100 + 10 * k, 1 + (int)rnd(6)), CAIRN_OK);
+    T_CHECK(one(db, "SELECT count(*) FROM post_blocks WHERE term = 'alpha' AND n >= "
+                "64 AND lo > 2000") >= 1);
     T_EQ_INT(one(db, "SELECT upto FROM post_state"), one(db, "SELECT max(id) FROM messages"));
     T_EQ_INT(one(db, "SELECT n FROM post_terms WHERE term = 'alpha'"),
              one(db, "SELECT count(*) FROM messages WHERE content LIKE '%alpha%'"));
@@ -287,9 +290,18 @@ static void test_write_paths(void)
     check_word(db, "alpha", 0);
     check_word(db, "bravo", 1);
     same_pools(db);
-    /* an add after damage: the word's last block unreadable, the word
-     * dropped (walked), the other kept */
+    /* an add after damage: a full last block is not read, the new
+     * matches get a block of their own, the word still does not read
+     * whole; a small damaged last block drops the word */
     T_EQ_INT(add_session(db, 3, 900, 3), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT count(*) FROM post_terms WHERE term = 'alpha'"), 1);
+    check_word(db, "alpha", 0);
+    check_word(db, "bravo", 1);
+    same_pools(db);
+    T_EQ_INT(sqlite3_exec(db->db, "UPDATE post_blocks SET data = x'00' WHERE term = 'alpha' AND "
+                          "lo = (SELECT max(lo) FROM post_blocks WHERE term = 'alpha')", NULL,
+                          NULL, NULL), SQLITE_OK);
+    T_EQ_INT(add_session(db, 3, 950, 2), CAIRN_OK);
     T_EQ_INT(one(db, "SELECT count(*) FROM post_terms WHERE term = 'alpha'"), 0);
     check_word(db, "alpha", 0);
     check_word(db, "bravo", 1);
