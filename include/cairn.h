@@ -131,9 +131,10 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *                       its postings are packed (schema 26, built with the
  *                       tiers); default: read the packed blocks (the same
  *                       matches, counts and answers, less CPU)
- *   "store.tier_keep"   "0": adds leave built term tiers as they are (the
- *                       messages added since walked by every fast recall
- *                       until the next build); default: kept current
+ *   "store.tier_keep"   "0": adds leave built term tiers and packed
+ *                       postings as they are (the messages added since
+ *                       walked by every recall until the next build);
+ *                       default: kept current
  *   "store.cache_mb"    the page cache in MB, 1..4096 (default 2 read-only,
  *                       16 writable), set at once: for a long-lived process
  *   "store.keep_turns"  "1": keep every turn's and session's metadata in

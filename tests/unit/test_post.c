@@ -72,18 +72,6 @@ static int t_cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int64_t one(struct cairn *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -2;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* The walk of one word, as the reader would otherwise take it. */
 struct walk {
     struct post_ent v[8192];
@@ -225,26 +213,26 @@ static void test_write_paths(void)
     T_EQ_INT(cairn_add_json(db, k1, strlen(k1), NULL), CAIRN_OK);
     T_EQ_INT(cairn_set(db, "redact", NULL), CAIRN_OK);
     /* none built: nothing read */
-    T_EQ_INT(one(db, "SELECT upto FROM post_state"), 0);
+    T_EQ_INT(count(db, "SELECT upto FROM post_state"), 0);
     check_all(db, 0);
 
     /* the build: both words, every match up to the newest message */
     T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
-    T_EQ_INT(one(db, "SELECT upto FROM post_state"), one(db, "SELECT max(id) FROM messages"));
-    T_EQ_INT(one(db, "SELECT count(*) FROM post_terms"), 2);
-    T_EQ_INT(one(db, "SELECT n FROM post_terms WHERE term = 'alpha'"), 2401);
-    T_CHECK(one(db, "SELECT count(*) FROM post_blocks WHERE term = 'alpha'") >= 2401 / POST_BLOCK);
+    T_EQ_INT(count(db, "SELECT upto FROM post_state"), count(db, "SELECT max(id) FROM messages"));
+    T_EQ_INT(count(db, "SELECT count(*) FROM post_terms"), 2);
+    T_EQ_INT(count(db, "SELECT n FROM post_terms WHERE term = 'alpha'"), 2401);
+    T_CHECK(count(db, "SELECT count(*) FROM post_blocks WHERE term = 'alpha'") >= 2401 / POST_BLOCK);
     check_all(db, 1);
 
     /* adds: appended, upto moves, nothing left to walk; enough of them
      * that small blocks fill up to POST_MERGE and new ones start */
     for (int k = 0; k < 40; k++)
         T_EQ_INT(add_session(db, (int)rnd(70), 100 + 10 * k, 1 + (int)rnd(6)), CAIRN_OK);
-    T_CHECK(one(db, "SELECT count(*) FROM post_blocks WHERE term = 'alpha' AND n >= "
+    T_CHECK(count(db, "SELECT count(*) FROM post_blocks WHERE term = 'alpha' AND n >= "
                 "64 AND lo > 2000") >= 1);
-    T_EQ_INT(one(db, "SELECT upto FROM post_state"), one(db, "SELECT max(id) FROM messages"));
-    T_EQ_INT(one(db, "SELECT n FROM post_terms WHERE term = 'alpha'"),
-             one(db, "SELECT count(*) FROM messages WHERE content LIKE '%alpha%'"));
+    T_EQ_INT(count(db, "SELECT upto FROM post_state"), count(db, "SELECT max(id) FROM messages"));
+    T_EQ_INT(count(db, "SELECT n FROM post_terms WHERE term = 'alpha'"),
+             count(db, "SELECT count(*) FROM messages WHERE content LIKE '%alpha%'"));
     check_all(db, 1);
 
     /* a group: a message added, then extended in the same transaction */
@@ -257,30 +245,30 @@ static void test_write_paths(void)
     T_EQ_INT(cairn_add_json(db, e1, strlen(e1), NULL), CAIRN_OK);
     T_EQ_INT(cairn_add_json(db, e2, strlen(e2), NULL), CAIRN_OK);
     T_EQ_INT(cairn_add_group(db, 0), CAIRN_OK);
-    T_EQ_INT(one(db, "SELECT count(*) FROM post_dirty"), 0);
+    T_EQ_INT(count(db, "SELECT count(*) FROM post_dirty"), 0);
     check_all(db, 1);
 
     /* a reply extended later: dirty, walked */
     const char *e3 = "{\"id\":\"x\",\"messages\":[{\"id\":\"x1\",\"role\":\"user\",\"content\":"
                      "\"alpha then bravo bravo alpha alpha and more bravo\"}]}";
     T_EQ_INT(cairn_add_json(db, e3, strlen(e3), NULL), CAIRN_OK);
-    T_EQ_INT(one(db, "SELECT count(*) FROM post_dirty"), 1);
+    T_EQ_INT(count(db, "SELECT count(*) FROM post_dirty"), 1);
     check_all(db, 1);
 
     /* a store-wide redaction rewrites the secret's message */
     T_EQ_INT(cairn_redact_store(db, 0, &rep), CAIRN_OK);
-    T_EQ_INT(one(db, "SELECT count(*) FROM post_dirty"), 2);
+    T_EQ_INT(count(db, "SELECT count(*) FROM post_dirty"), 2);
     check_all(db, 1);
 
     /* forget: its messages dirty (dropped from the blocks) */
     int frc = cairn_forget(db, "p7");
     T_CHECK(frc == CAIRN_OK || frc == CAIRN_SCRUB_PENDING);
-    T_EQ_INT(one(db, "SELECT count(*) FROM post_dirty"), 2 + 40);
+    T_EQ_INT(count(db, "SELECT count(*) FROM post_dirty"), 2 + 40);
     check_all(db, 1);
 
     /* the next build starts clean */
     T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
-    T_EQ_INT(one(db, "SELECT count(*) FROM post_dirty"), 0);
+    T_EQ_INT(count(db, "SELECT count(*) FROM post_dirty"), 0);
     check_all(db, 1);
 
     /* damage: a block's bytes, a count, a block gone: that word walked */
@@ -294,7 +282,7 @@ static void test_write_paths(void)
      * matches get a block of their own, the word still does not read
      * whole; a small damaged last block drops the word */
     T_EQ_INT(add_session(db, 3, 900, 3), CAIRN_OK);
-    T_EQ_INT(one(db, "SELECT count(*) FROM post_terms WHERE term = 'alpha'"), 1);
+    T_EQ_INT(count(db, "SELECT count(*) FROM post_terms WHERE term = 'alpha'"), 1);
     check_word(db, "alpha", 0);
     check_word(db, "bravo", 1);
     same_pools(db);
@@ -302,7 +290,7 @@ static void test_write_paths(void)
                           "lo = (SELECT max(lo) FROM post_blocks WHERE term = 'alpha')", NULL,
                           NULL, NULL), SQLITE_OK);
     T_EQ_INT(add_session(db, 3, 950, 2), CAIRN_OK);
-    T_EQ_INT(one(db, "SELECT count(*) FROM post_terms WHERE term = 'alpha'"), 0);
+    T_EQ_INT(count(db, "SELECT count(*) FROM post_terms WHERE term = 'alpha'"), 0);
     check_word(db, "alpha", 0);
     check_word(db, "bravo", 1);
     same_pools(db);
@@ -338,8 +326,8 @@ static void test_write_paths(void)
              SQLITE_OK);
     sqlite3_close(rw);
     T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
-    T_EQ_INT(one(db, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
-    T_EQ_INT(one(db, "SELECT upto FROM post_state"), 0);
+    T_EQ_INT(count(db, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
+    T_EQ_INT(count(db, "SELECT upto FROM post_state"), 0);
     T_EQ_INT(cairn_set(db, "recall.tier", "0"), CAIRN_OK);
     T_EQ_INT(cairn_set(db, "recall.prune_msgs", "10"), CAIRN_OK);
     check_all(db, 0);
