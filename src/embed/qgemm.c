@@ -725,21 +725,37 @@ static void q_pack_x(int level, const float *x, int ldx, int m, int k, int kq, i
         }
 }
 
-/* Columns [c0, c1) of the product at level, as floats into y or (raw,
- * for the tests) as the exact integer sums into out. */
-static int q_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q, int c0,
-                  int c1, const float *bias, float *y, int ldy, int32_t *out, int m, void *work)
+/* One product of q_cols: columns [c0, c1) of x . q^T + bias into y (rows
+ * ldy apart) or, raw, as the exact integer sums into out (the tests). */
+struct q_prod {
+    const struct embed_k_q8 *q;
+    int c0, c1;
+    const float *bias;
+    float *y;
+    int ldy;
+    int32_t *out;
+};
+
+/* The products pr[0..np) of the same x at level (every q of the same k):
+ * each block of x's rows is quantised once for all of them. */
+static int q_cols(int level, const float *x, int ldx, const struct q_prod *pr, int np, int m,
+                  void *work)
 {
     q_micro_fn *micro;
     q_micro_y_fn *micro_y;
-    int kg = q->kq / 4, mr, mcmax, i0, jp, ir, r;
+    int kg, mr, mcmax, i0, jp, ir, r, p;
     float *sx;
     int32_t *xq, tile[12 * Q_NP];
     int8_t *row;
     static const int32_t zero[Q_NP];
 
-    if (level < 0 || level > 3 || c0 < 0 || c0 % Q_NP || c1 > q->n || m < 1)
+    if (level < 0 || level > 3 || m < 1 || np < 1)
         return -1;
+    for (p = 0; p < np; p++)
+        if (pr[p].c0 < 0 || pr[p].c0 % Q_NP || pr[p].c1 > pr[p].q->n ||
+            pr[p].q->k != pr[0].q->k)
+            return -1;
+    kg = pr[0].q->kq / 4;
     mr = q_pick_mr(level, m < Q_MC ? m : Q_MC, &micro, &micro_y);
     mcmax = (m + mr - 1) / mr * mr;
     if (mcmax > Q_MC)
@@ -750,60 +766,69 @@ static int q_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q
     for (i0 = 0; i0 < m; i0 += mcmax) {
         int mc = m - i0 < mcmax ? m - i0 : mcmax;
 
-        q_pack_x(level, x, ldx, m, q->k, q->kq, i0, (mc + mr - 1) / mr * mr, mr, xq, sx, row);
-        for (jp = c0 / Q_NP; jp * Q_NP < c1; jp++) {
-            const int8_t *b = q->p + (size_t)jp * Q_NP * q->kq;
-            int cols = c1 - jp * Q_NP < Q_NP ? c1 - jp * Q_NP : Q_NP, c = jp * Q_NP;
-            const int32_t *corr = level >= 2 ? q->corr + c : zero;
-            /* The next pair is fetched (into L2) a share per tile while
-             * this one is computed: a query reads each weight once a pass
-             * (21 MB for L12, past the caches), and its first tile of a
-             * pair waited on memory. AVX2: a query's products 6.1-6.5 ms
-             * of CPU without, 5.7 with (hot weights: 6.6 before this
-             * kernel); AVX-512 VNNI: no change measured. */
-            const int8_t *next = (jp + 1) * Q_NP < c1 ? b + (size_t)Q_NP * q->kq : NULL;
-            size_t share = ((size_t)Q_NP * q->kq / ((mc + mr - 1) / mr) + 63) & ~(size_t)63;
+        q_pack_x(level, x, ldx, m, pr[0].q->k, pr[0].q->kq, i0, (mc + mr - 1) / mr * mr, mr, xq,
+                 sx, row);
+        for (p = 0; p < np; p++) {
+            const struct embed_k_q8 *q = pr[p].q;
+            const float *bias = pr[p].bias;
+            float *y = pr[p].y;
+            int32_t *out = pr[p].out;
+            int c1 = pr[p].c1, ldy = pr[p].ldy;
 
-            for (ir = 0; ir < mc; ir += mr) {
-                size_t at;
+            for (jp = pr[p].c0 / Q_NP; jp * Q_NP < c1; jp++) {
+                const int8_t *b = q->p + (size_t)jp * Q_NP * q->kq;
+                int cols = c1 - jp * Q_NP < Q_NP ? c1 - jp * Q_NP : Q_NP, c = jp * Q_NP;
+                const int32_t *corr = level >= 2 ? q->corr + c : zero;
+                /* The next pair is fetched (into L2) a share per tile while
+                 * this one is computed: a query reads each weight once a pass
+                 * (21 MB for L12, past the caches), and its first tile of a
+                 * pair waited on memory. AVX2: a query's products 6.1-6.5 ms
+                 * of CPU without, 5.7 with (hot weights: 6.6 before this
+                 * kernel); AVX-512 VNNI: no change measured. */
+                const int8_t *next = (jp + 1) * Q_NP < c1 ? b + (size_t)Q_NP * q->kq : NULL;
+                size_t share = ((size_t)Q_NP * q->kq / ((mc + mr - 1) / mr) + 63) & ~(size_t)63;
 
-                for (at = (size_t)(ir / mr) * share;
-                     next && at < (size_t)(ir / mr + 1) * share && at < (size_t)Q_NP * q->kq;
-                     at += 64)
-                    __builtin_prefetch(next + at, 0, 2);
-                /* A whole tile of floats goes out from the registers: through
-                 * tile and q_store_avx2 it had been ~7% of an int8 batch's
-                 * samples (q_store_avx2 2.6%, q_cols' row loop 1.4%, perf,
-                 * Zen 3). The same operations, so the same bits. */
-                if (micro_y && !out && cols == Q_NP && ir + mr <= mc) {
-                    struct q_dst d = { q->s + c, sx + ir, bias ? bias + c : NULL,
-                                       y + (size_t)(i0 + ir) * ldy + c, (size_t)ldy };
+                for (ir = 0; ir < mc; ir += mr) {
+                    size_t at, end = (size_t)(ir / mr + 1) * share;
 
-                    micro_y(kg, xq + (size_t)ir * kg * q_xw(level), b, &d);
-                    continue;
-                }
-                micro(kg, xq + (size_t)ir * kg * q_xw(level), b, tile);
-                for (r = 0; r < mr && ir + r < mc; r++) {
-                    const int32_t *sum = tile + r * Q_NP;
-                    size_t i = (size_t)(i0 + ir + r);
-                    int j;
+                    if (end > (size_t)Q_NP * q->kq)
+                        end = (size_t)Q_NP * q->kq;
+                    for (at = (size_t)(ir / mr) * share; next && at < end; at += 64)
+                        __builtin_prefetch(next + at, 0, 2);
+                    /* A whole tile of floats goes out from the registers: through
+                     * tile and q_store_avx2 it had been ~7% of an int8 batch's
+                     * samples (q_store_avx2 2.6%, q_cols' row loop 1.4%, perf,
+                     * Zen 3). The same operations, so the same bits. */
+                    if (micro_y && !out && cols == Q_NP && ir + mr <= mc) {
+                        struct q_dst d = { q->s + c, sx + ir, bias ? bias + c : NULL,
+                                           y + (size_t)(i0 + ir) * ldy + c, (size_t)ldy };
 
-                    if (out) {
-                        for (j = 0; j < cols; j++)
-                            out[i * ldy + c + j] = sum[j] - corr[j];
+                        micro_y(kg, xq + (size_t)ir * kg * q_xw(level), b, &d);
                         continue;
                     }
+                    micro(kg, xq + (size_t)ir * kg * q_xw(level), b, tile);
+                    for (r = 0; r < mr && ir + r < mc; r++) {
+                        const int32_t *sum = tile + r * Q_NP;
+                        size_t i = (size_t)(i0 + ir + r);
+                        int j;
+
+                        if (out) {
+                            for (j = 0; j < cols; j++)
+                                out[i * ldy + c + j] = sum[j] - corr[j];
+                            continue;
+                        }
 #ifdef Q_X86
-                    if (level >= 1) {
-                        q_store_avx2(sum, corr, q->s + c, sx[ir + r], bias ? bias + c : NULL,
-                                     y + i * ldy + c, cols);
-                        continue;
-                    }
+                        if (level >= 1) {
+                            q_store_avx2(sum, corr, q->s + c, sx[ir + r],
+                                         bias ? bias + c : NULL, y + i * ldy + c, cols);
+                            continue;
+                        }
 #endif
-                    for (j = 0; j < cols; j++)
-                        y[i * ldy + c + j] = fmaf((float)(sum[j] - corr[j]),
-                                                  sx[ir + r] * q->s[c + j],
-                                                  bias ? bias[c + j] : 0.0f);
+                        for (j = 0; j < cols; j++)
+                            y[i * ldy + c + j] = fmaf((float)(sum[j] - corr[j]),
+                                                      sx[ir + r] * q->s[c + j],
+                                                      bias ? bias[c + j] : 0.0f);
+                    }
                 }
             }
         }
@@ -814,18 +839,40 @@ static int q_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q
 int embed_k_q8_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q, int c0,
                     int c1, const float *bias, float *y, int ldy, int m, void *work)
 {
-    return q_cols(level, x, ldx, q, c0, c1, bias, y, ldy, NULL, m, work);
+    struct q_prod pr = { q, c0, c1, bias, y, ldy, NULL };
+
+    return q_cols(level, x, ldx, &pr, 1, m, work);
+}
+
+/* Several products of one x (BERT's q, k and v): quantising x had been
+ * ~4.6% of an int8 batch's samples (q_quant_avx2, q_pack_abs_avx2, perf,
+ * Zen 3), a third of it for v and k again. */
+int embed_k_q8_cols_n(int level, const float *x, const struct embed_k_q8 *const *q,
+                      const float *const *bias, float *const *y, int n, int m, void *work)
+{
+    struct q_prod pr[EMBED_K_Q8_MAXN];
+    int p;
+
+    if (n < 1 || n > EMBED_K_Q8_MAXN)
+        return -1;
+    for (p = 0; p < n; p++) {
+        struct q_prod one = { q[p], 0, q[p]->n, bias[p], y[p], q[p]->n, NULL };
+
+        pr[p] = one;
+    }
+    return q_cols(level, x, q[0]->k, pr, n, m, work);
 }
 
 int embed_k_q8_sums(int level, const float *x, const struct embed_k_q8 *q, int32_t *out,
                     int m)
 {
     void *work = malloc(embed_k_q8_work(m, q->k));
+    struct q_prod pr = { q, 0, q->n, NULL, NULL, q->n, out };
     int rc;
 
     if (!work)
         return -1;
-    rc = q_cols(level, x, q->k, q, 0, q->n, NULL, NULL, q->n, out, m, work);
+    rc = q_cols(level, x, q->k, &pr, 1, m, work);
     free(work);
     return rc;
 }
