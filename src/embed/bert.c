@@ -820,6 +820,20 @@ static void activate(const struct embed_model *m, float *f, int T, int ld, int c
     }
 }
 
+/* q, k and v of x in one int8 product (x quantised once: qgemm.c); -1
+ * where the weights are not int8, for three linear() calls. */
+static int qkv(const float *x, const struct embed_layer *L, float *q, float *k, float *v,
+               int rows)
+{
+    const struct embed_k_packed *pk[3] = { L->pq, L->pk, L->pv };
+    const float *b[3] = { L->bq, L->bk, L->bv };
+    float *y[3] = { q, k, v };
+
+    if (!L->pq || !L->pk || !L->pv)
+        return -1;
+    return embed_k_linear_packed_n(x, pk, b, y, 3, rows);
+}
+
 /* A forward pass with more token rows than this packs the weights first,
  * as does a second one with fewer (pack_layers). */
 #define EMBED_QUERY_ROWS 32
@@ -857,9 +871,11 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
     for (l = 0; l < m->layers; l++) {
         const struct embed_layer *L = &m->layer[l];
 
-        linear(x, L->wq, L->pq, L->bq, q, (int)T, H, H);
-        linear(x, L->wk, L->pk, L->bk, k, (int)T, H, H);
-        linear(x, L->wv, L->pv, L->bv, v, (int)T, H, H);
+        if (qkv(x, L, q, k, v, (int)T) != 0) {
+            linear(x, L->wq, L->pq, L->bq, q, (int)T, H, H);
+            linear(x, L->wk, L->pk, L->bk, k, (int)T, H, H);
+            linear(x, L->wv, L->pv, L->bv, v, (int)T, H, H);
+        }
         embed_k_attention(q, k, v, ctx, lens, batch, seq, m->heads, hd, scratch);
         /* q is free now: attention output projection into it */
         linear(ctx, L->wo, L->po, L->bo, q, (int)T, H, H);

@@ -721,6 +721,27 @@ void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
                        embed_k_packed_k(pk));
 }
 
+int embed_k_linear_packed_n(const float *x, const struct embed_k_packed *const *pk,
+                            const float *const *b, float *const *y, int n, int m)
+{
+    const struct embed_k_q8 *q[EMBED_K_Q8_MAXN];
+    void *work;
+    int i, rc;
+
+    if (n < 1 || n > EMBED_K_Q8_MAXN)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (!(q[i] = embed_k_packed_q8(pk[i])) ||
+            embed_k_packed_k(pk[i]) != embed_k_packed_k(pk[0]))
+            return -1;
+    if (!(work = malloc(embed_k_q8_work(m, embed_k_packed_k(pk[0])))))
+        return -1;
+    /* the level embed_k_linear_packed's int8 product runs at */
+    rc = embed_k_q8_cols_n(embed_k_q8_level_at(k_packed_level()), x, q, b, y, n, m, work);
+    free(work);
+    return rc;
+}
+
 void embed_k_linear_ref(const float *x, const float *w, const float *b,
                         float *y, int m, int n, int k)
 {

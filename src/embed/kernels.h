@@ -136,6 +136,12 @@ int embed_k_packed_pays(void);
  * (or embed_k_linear_kn, for embed_k_pack_kn) on the original w. */
 void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
                            const float *b, float *y, int m);
+/* embed_k_linear_packed of the same x[m][k] on n <= EMBED_K_Q8_MAXN
+ * packs, x quantised once, where all are the int8 form of inner size k
+ * (embed_k_q8_cols_n): 0 when done, -1 (nothing written) otherwise, for
+ * the caller to run each. */
+int embed_k_linear_packed_n(const float *x, const struct embed_k_packed *const *pk,
+                            const float *const *b, float *const *y, int n, int m);
 /* The packed product itself at SIMD level 2 (AVX-512) or 1 (AVX2+FMA),
  * whatever the policy: -1 (nothing written) for level 0, a CPU without
  * x86 SIMD, or no memory for its ~256 KB work block. For tests and the
@@ -192,6 +198,14 @@ size_t embed_k_q8_work(int m, int k);
  * bad level or range. */
 int embed_k_q8_cols(int level, const float *x, int ldx, const struct embed_k_q8 *q, int c0,
                     int c1, const float *bias, float *y, int ldy, int m, void *work);
+/* n <= EMBED_K_Q8_MAXN whole products of the same x[m][k] (rows k apart),
+ * y[p][m][n_p] = x . q[p]^T + bias[p] (bias[p] may be NULL), each q[p] of
+ * inner size k: x is quantised once for all (BERT's q, k and v). The same
+ * bits as embed_k_q8_cols on each; -1 (nothing written) for a bad level,
+ * n or k. Work: embed_k_q8_work(m, k) bytes. */
+#define EMBED_K_Q8_MAXN 4
+int embed_k_q8_cols_n(int level, const float *x, const struct embed_k_q8 *const *q,
+                      const float *const *bias, float *const *y, int n, int m, void *work);
 /* For tests: out[m][n] = the exact integer sums sum_t qx[i][t] qw[j][t]
  * the level computes. -1 if no memory or a bad level. */
 int embed_k_q8_sums(int level, const float *x, const struct embed_k_q8 *q, int32_t *out,

@@ -303,6 +303,109 @@ static void test_x_nan(void)
     free(w); free(x); free(a); free(b);
 }
 
+/* Several products of one x (embed_k_q8_cols_n, BERT's q, k and v with x
+ * quantised once): each bit for bit as embed_k_q8_cols alone, at every
+ * level, nothing written past its y; refused (-1, nothing written) for
+ * n = 0, n past EMBED_K_Q8_MAXN and inner sizes that differ. The packed
+ * entry (embed_k_linear_packed_n) the same as embed_k_linear_packed on
+ * each, and -1 when one pack is f32. */
+static void test_cols_n(void)
+{
+    int shapes[][2] = { {20, 384}, {128, 64}, {250, 33}, {1, 8} };
+    int ns[3] = { 96, 70, 32 };
+    size_t s;
+    int lv, top = max_level(), p;
+
+    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        int m = shapes[s][0], k = shapes[s][1];
+        float *x = rand_array((size_t)m * k, 1.5f), *w[3], *b[3], *want[3], *got[3];
+        struct embed_k_q8 *q[3], *odd = NULL;
+        const struct embed_k_q8 *cq[4];
+        const float *cb[4];
+        float *wodd = rand_array((size_t)32 * (k + 1), 0.1f);
+        void *work = malloc(embed_k_q8_work(m, k));
+
+        for (p = 0; p < 3; p++) {
+            w[p] = rand_array((size_t)ns[p] * k, 0.08f);
+            b[p] = p == 1 ? NULL : rand_array((size_t)ns[p], 0.5f);
+            want[p] = malloc((size_t)m * ns[p] * sizeof(float));
+            got[p] = malloc(((size_t)m * ns[p] + 8) * sizeof(float));
+            q[p] = embed_k_q8_new(w[p], ns[p], k);
+            T_CHECK(q[p] != NULL);
+            cq[p] = q[p];
+            cb[p] = b[p];
+        }
+        odd = embed_k_q8_new(wodd, 32, k + 1);
+        for (lv = 0; work && q[0] && q[1] && q[2] && lv <= top; lv++) {
+            int ok = 1;
+            size_t i;
+
+            for (p = 0; p < 3; p++) {
+                T_EQ_INT(embed_k_q8_cols(lv, x, k, q[p], 0, ns[p], b[p], want[p], ns[p], m,
+                                         work), 0);
+                for (i = 0; i < (size_t)m * ns[p] + 8; i++)
+                    got[p][i] = -7.0f;
+            }
+            T_EQ_INT(embed_k_q8_cols_n(lv, x, cq, cb, got, 3, m, work), 0);
+            for (p = 0; p < 3; p++) {
+                ok &= memcmp(got[p], want[p], (size_t)m * ns[p] * sizeof(float)) == 0;
+                for (i = (size_t)m * ns[p]; i < (size_t)m * ns[p] + 8; i++)
+                    ok &= got[p][i] == -7.0f;
+            }
+            if (!ok)
+                fprintf(stderr, "cols_n differs: level %s, m %d, k %d\n",
+                        embed_k_q8_level_name(lv), m, k);
+            T_CHECK(ok);
+            /* refused: nothing written */
+            got[0][0] = -7.0f;
+            T_EQ_INT(embed_k_q8_cols_n(lv, x, cq, cb, got, 0, m, work), -1);
+            cq[3] = q[0];
+            cb[3] = NULL;
+            T_EQ_INT(embed_k_q8_cols_n(lv, x, cq, cb, got, EMBED_K_Q8_MAXN + 1, m, work), -1);
+            cq[1] = odd;
+            T_CHECK(odd != NULL);
+            T_EQ_INT(embed_k_q8_cols_n(lv, x, cq, cb, got, 3, m, work), -1);
+            cq[1] = q[1];
+            T_CHECK(got[0][0] == -7.0f);
+        }
+        /* the packed entry, at the level in force */
+        {
+            struct embed_k_packed *pk[3], *f32 = embed_k_pack(w[2], ns[2], k);
+            const struct embed_k_packed *cpk[3];
+            int ok = 1;
+
+            for (p = 0; p < 3; p++) {
+                pk[p] = embed_k_pack_q8(w[p], ns[p], k);
+                cpk[p] = pk[p];
+                T_CHECK(pk[p] != NULL);
+            }
+            if (pk[0] && pk[1] && pk[2]) {
+                for (p = 0; p < 3; p++)
+                    embed_k_linear_packed(x, pk[p], b[p], want[p], m);
+                T_EQ_INT(embed_k_linear_packed_n(x, cpk, cb, got, 3, m), 0);
+                for (p = 0; p < 3; p++)
+                    ok &= memcmp(got[p], want[p], (size_t)m * ns[p] * sizeof(float)) == 0;
+                T_CHECK(ok);
+                if (f32) {
+                    cpk[2] = f32;
+                    got[0][0] = -7.0f;
+                    T_EQ_INT(embed_k_linear_packed_n(x, cpk, cb, got, 3, m), -1);
+                    T_CHECK(got[0][0] == -7.0f);
+                }
+            }
+            for (p = 0; p < 3; p++)
+                embed_k_packed_free(pk[p]);
+            embed_k_packed_free(f32);
+        }
+        for (p = 0; p < 3; p++) {
+            embed_k_q8_free(q[p]);
+            free(w[p]); free(b[p]); free(want[p]); free(got[p]);
+        }
+        embed_k_q8_free(odd);
+        free(x); free(wodd); free(work);
+    }
+}
+
 int main(void)
 {
     printf("# int8 levels here: up to %s\n", embed_k_q8_level_name(max_level()));
@@ -314,5 +417,6 @@ int main(void)
     T_RUN(test_packed);
     T_RUN(test_kn);
     T_RUN(test_x_nan);
+    T_RUN(test_cols_n);
     return T_DONE();
 }
