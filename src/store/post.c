@@ -564,7 +564,8 @@ int store_post_keep_flush(struct cairn *h)
     int rc = CAIRN_OK;
     if (!k || !k->on)
         return CAIRN_OK;
-    qsort(k->rows, k->nrows, sizeof *k->rows, cmp_pnew);
+    if (k->nrows) /* qsort's base may not be NULL, even for 0 rows */
+        qsort(k->rows, k->nrows, sizeof *k->rows, cmp_pnew);
     if (k->nrows && !(v = malloc(k->nrows * sizeof *v)))
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
     for (size_t i = 0; i < k->nrows && !rc;) {
