@@ -1002,6 +1002,28 @@ static int recut_last(struct note_pool *np, const struct query *q, int over, str
     return render(np, b);
 }
 
+/* How many passing sections after candidate i could still be shown
+ * beside it: at most NOTE_MAX_ITEMS in all, NOTE_PER_DOC of a page
+ * (counting those shown and those before them in the ranking). A bound,
+ * not a promise: one may yet be left out (excluded, a duplicate), and its
+ * share then goes to the ones after it. Quadratic in NOTE_MAX_ITEMS'
+ * reach, not in the candidates: it stops once the items are counted. */
+static int showable_after(const struct note_pool *np, int i)
+{
+    int left = 0;
+    for (int j = i + 1; j < np->n && np->v[j].pass && np->norder + 1 + left < NOTE_MAX_ITEMS;
+         j++) {
+        int64_t doc = np->v[j].doc;
+        int same = np->v[i].doc == doc;
+        for (int k = 0; k < np->norder; k++)
+            same += np->v[np->order[k]].doc == doc;
+        for (int k = i + 1; k < j; k++)
+            same += np->v[k].doc == doc;
+        left += same < NOTE_PER_DOC;
+    }
+    return left;
+}
+
 int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int cap,
                const char *exclude, struct buf *b, int *rc)
 {
@@ -1070,8 +1092,15 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
         int head = text_count_tokens(line.p, line.n), room = cap - used - head, body = room + 1;
         /* one section does not take the whole budget while others passed:
          * the ranking's second and third pages are often the right one, so
-         * the best is cut to its share when a next candidate exists */
-        if (!x->whole && i + 1 < np->n && np->v[i + 1].pass && room > cap / NOTE_PACK_SPLIT)
+         * the best is cut to its share when a next candidate exists (an
+         * even share of what is left with NOTE_PACK_EVEN) */
+        int left = NOTE_PACK_EVEN && !x->whole ? showable_after(np, i) : 0;
+        if (left) {
+            int even = (cap - used) / (1 + left) - head;
+            if (room > even)
+                room = even > NOTE_MIN_CUT ? even : NOTE_MIN_CUT;
+        } else if (!NOTE_PACK_EVEN && !x->whole && i + 1 < np->n && np->v[i + 1].pass &&
+                   room > cap / NOTE_PACK_SPLIT)
             room = cap / NOTE_PACK_SPLIT > NOTE_MIN_CUT ? cap / NOTE_PACK_SPLIT : NOTE_MIN_CUT;
         /* whether it fits, from a prefix: a long section is not counted whole */
         if (room > 0 && text_prefix_within(s.text, n, room) == n)
