@@ -440,6 +440,18 @@ static int by_cos(const void *a, const void *b)
     return x->sec < y->sec ? -1 : x->sec > y->sec;
 }
 
+/* A matched section's id and its place in the pool. */
+struct sec_ix {
+    int64_t sec;
+    int     i;
+};
+
+static int by_sec_ix(const void *a, const void *b)
+{
+    const struct sec_ix *x = a, *y = b;
+    return x->sec < y->sec ? -1 : x->sec > y->sec;
+}
+
 /* The sections' cosines into np: each matched section gets its own, and
  * the best NOTE_DENSE_TOPK join the pool when no word of the question
  * found them (a paraphrase: "come back on its own after a crash" for a
@@ -457,15 +469,34 @@ static int dense_notes(struct cairn *h, const struct notes_dense *nd, struct not
     }
     if (!ds.n)
         return CAIRN_OK;
-    qsort(ds.all, ds.n, sizeof *ds.all, by_cos);
-    for (int i = 0; i < np->n; i++) {
-        for (size_t k = 0; k < ds.n; k++)
-            if (ds.all[k].sec == np->v[i].sec) {
-                np->v[i].has_cos = 1;
-                np->v[i].cos = ds.all[k].cos;
-                break;
+    /* each matched section's cosine: the matches sorted by id, and one
+     * walk of the scan looking each vector's section up among them (a
+     * walk of the scan for each match was a quarter of a hook's
+     * instructions with vectors on 1,000 notes: branch vault26,
+     * docs/VAULTS.md) */
+    if (np->n) {
+        struct sec_ix *ix = malloc((size_t)np->n * sizeof *ix);
+        if (!ix) {
+            free(ds.all);
+            return cairn__err(h, CAIRN_NOMEM, "out of memory");
+        }
+        for (int i = 0; i < np->n; i++)
+            ix[i] = (struct sec_ix){ np->v[i].sec, i };
+        qsort(ix, (size_t)np->n, sizeof *ix, by_sec_ix);
+        for (size_t k = 0; k < ds.n; k++) {
+            struct sec_ix key = { ds.all[k].sec, 0 };
+            const struct sec_ix *m = bsearch(&key, ix, (size_t)np->n, sizeof *ix, by_sec_ix);
+            /* a section is matched once; its rows in a run all the same */
+            while (m && m > ix && m[-1].sec == key.sec)
+                m--;
+            for (; m && m < ix + np->n && m->sec == key.sec; m++) {
+                np->v[m->i].has_cos = 1;
+                np->v[m->i].cos = ds.all[k].cos;
             }
+        }
+        free(ix);
     }
+    qsort(ds.all, ds.n, sizeof *ds.all, by_cos);
     int base = np->n;
     for (size_t k = 0; k < ds.n && k < NOTE_DENSE_TOPK; k++) {
         int found = 0;
