@@ -496,9 +496,21 @@ static int dense_notes(struct cairn *h, const struct notes_dense *nd, struct not
         }
         free(ix);
     }
-    qsort(ds.all, ds.n, sizeof *ds.all, by_cos);
+    /* the best NOTE_DENSE_TOPK in by_cos's order (a total order: ties by
+     * section id), kept in a row at the front by insertion: no sort of
+     * all of them. Position k is read before anything is written at it. */
+    size_t nbest = 0;
+    for (size_t k = 0; k < ds.n && NOTE_DENSE_TOPK > 0; k++) {
+        if (nbest == NOTE_DENSE_TOPK && by_cos(&ds.all[k], &ds.all[nbest - 1]) >= 0)
+            continue;
+        struct dense_sec c = ds.all[k];
+        size_t j = nbest < NOTE_DENSE_TOPK ? nbest++ : nbest - 1;
+        for (; j > 0 && by_cos(&c, &ds.all[j - 1]) < 0; j--)
+            ds.all[j] = ds.all[j - 1];
+        ds.all[j] = c;
+    }
     int base = np->n;
-    for (size_t k = 0; k < ds.n && k < NOTE_DENSE_TOPK; k++) {
+    for (size_t k = 0; k < nbest; k++) {
         int found = 0;
         for (int i = 0; i < base && !found; i++)
             found = np->v[i].sec == ds.all[k].sec;
