@@ -440,6 +440,18 @@ static int by_cos(const void *a, const void *b)
     return x->sec < y->sec ? -1 : x->sec > y->sec;
 }
 
+/* A matched section's id and its place in the pool. */
+struct sec_ix {
+    int64_t sec;
+    int     i;
+};
+
+static int by_sec_ix(const void *a, const void *b)
+{
+    const struct sec_ix *x = a, *y = b;
+    return x->sec < y->sec ? -1 : x->sec > y->sec;
+}
+
 /* The sections' cosines into np: each matched section gets its own, and
  * the best NOTE_DENSE_TOPK join the pool when no word of the question
  * found them (a paraphrase: "come back on its own after a crash" for a
@@ -457,17 +469,48 @@ static int dense_notes(struct cairn *h, const struct notes_dense *nd, struct not
     }
     if (!ds.n)
         return CAIRN_OK;
-    qsort(ds.all, ds.n, sizeof *ds.all, by_cos);
-    for (int i = 0; i < np->n; i++) {
-        for (size_t k = 0; k < ds.n; k++)
-            if (ds.all[k].sec == np->v[i].sec) {
-                np->v[i].has_cos = 1;
-                np->v[i].cos = ds.all[k].cos;
-                break;
+    /* each matched section's cosine: the matches sorted by id, and one
+     * walk of the scan looking each vector's section up among them (a
+     * walk of the scan for each match was a quarter of a hook's
+     * instructions with vectors on 1,000 notes: branch vault26,
+     * docs/VAULTS.md) */
+    if (np->n) {
+        struct sec_ix *ix = malloc((size_t)np->n * sizeof *ix);
+        if (!ix) {
+            free(ds.all);
+            return cairn__err(h, CAIRN_NOMEM, "out of memory");
+        }
+        for (int i = 0; i < np->n; i++)
+            ix[i] = (struct sec_ix){ np->v[i].sec, i };
+        qsort(ix, (size_t)np->n, sizeof *ix, by_sec_ix);
+        for (size_t k = 0; k < ds.n; k++) {
+            struct sec_ix key = { ds.all[k].sec, 0 };
+            const struct sec_ix *m = bsearch(&key, ix, (size_t)np->n, sizeof *ix, by_sec_ix);
+            /* a section is matched once; its rows in a run all the same */
+            while (m && m > ix && m[-1].sec == key.sec)
+                m--;
+            for (; m && m < ix + np->n && m->sec == key.sec; m++) {
+                np->v[m->i].has_cos = 1;
+                np->v[m->i].cos = ds.all[k].cos;
             }
+        }
+        free(ix);
+    }
+    /* the best NOTE_DENSE_TOPK in by_cos's order (a total order: ties by
+     * section id), kept in a row at the front by insertion: no sort of
+     * all of them. Position k is read before anything is written at it. */
+    size_t nbest = 0;
+    for (size_t k = 0; k < ds.n && NOTE_DENSE_TOPK > 0; k++) {
+        if (nbest == NOTE_DENSE_TOPK && by_cos(&ds.all[k], &ds.all[nbest - 1]) >= 0)
+            continue;
+        struct dense_sec c = ds.all[k];
+        size_t j = nbest < NOTE_DENSE_TOPK ? nbest++ : nbest - 1;
+        for (; j > 0 && by_cos(&c, &ds.all[j - 1]) < 0; j--)
+            ds.all[j] = ds.all[j - 1];
+        ds.all[j] = c;
     }
     int base = np->n;
-    for (size_t k = 0; k < ds.n && k < NOTE_DENSE_TOPK; k++) {
+    for (size_t k = 0; k < nbest; k++) {
         int found = 0;
         for (int i = 0; i < base && !found; i++)
             found = np->v[i].sec == ds.all[k].sec;
@@ -1002,6 +1045,28 @@ static int recut_last(struct note_pool *np, const struct query *q, int over, str
     return render(np, b);
 }
 
+/* How many passing sections after candidate i could still be shown
+ * beside it: at most NOTE_MAX_ITEMS in all, NOTE_PER_DOC of a page
+ * (counting those shown and those before them in the ranking). A bound,
+ * not a promise: one may yet be left out (excluded, a duplicate), and its
+ * share then goes to the ones after it. Quadratic in NOTE_MAX_ITEMS'
+ * reach, not in the candidates: it stops once the items are counted. */
+static int showable_after(const struct note_pool *np, int i)
+{
+    int left = 0;
+    for (int j = i + 1; j < np->n && np->v[j].pass && np->norder + 1 + left < NOTE_MAX_ITEMS;
+         j++) {
+        int64_t doc = np->v[j].doc;
+        int same = np->v[i].doc == doc;
+        for (int k = 0; k < np->norder; k++)
+            same += np->v[np->order[k]].doc == doc;
+        for (int k = i + 1; k < j; k++)
+            same += np->v[k].doc == doc;
+        left += same < NOTE_PER_DOC;
+    }
+    return left;
+}
+
 int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int cap,
                const char *exclude, struct buf *b, int *rc)
 {
@@ -1070,8 +1135,15 @@ int notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int
         int head = text_count_tokens(line.p, line.n), room = cap - used - head, body = room + 1;
         /* one section does not take the whole budget while others passed:
          * the ranking's second and third pages are often the right one, so
-         * the best is cut to its share when a next candidate exists */
-        if (!x->whole && i + 1 < np->n && np->v[i + 1].pass && room > cap / NOTE_PACK_SPLIT)
+         * the best is cut to its share when a next candidate exists (an
+         * even share of what is left with NOTE_PACK_EVEN) */
+        int left = NOTE_PACK_EVEN && !x->whole ? showable_after(np, i) : 0;
+        if (left) {
+            int even = (cap - used) / (1 + left) - head;
+            if (room > even)
+                room = even > NOTE_MIN_CUT ? even : NOTE_MIN_CUT;
+        } else if (!NOTE_PACK_EVEN && !x->whole && i + 1 < np->n && np->v[i + 1].pass &&
+                   room > cap / NOTE_PACK_SPLIT)
             room = cap / NOTE_PACK_SPLIT > NOTE_MIN_CUT ? cap / NOTE_PACK_SPLIT : NOTE_MIN_CUT;
         /* whether it fits, from a prefix: a long section is not counted whole */
         if (room > 0 && text_prefix_within(s.text, n, room) == n)

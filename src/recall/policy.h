@@ -556,16 +556,25 @@ struct policy_const {
  * IDF weight (IDF over sections), as a memory (MEM_FLOOR), when the
  * question names its page, or when it passes NOTE_GATE_*_MANY below. */
 #define NOTE_FLOOR      0.5
-/* At most this many sections in one recall, this many of one page, and a
- * section cut to fit keeps at least this many tokens. */
+/* At most this many sections in one recall, this many of one page (one:
+ * a note is cited as path:line, and a second section of a page kept a
+ * next page out; branch vault26, docs/VAULTS.md), and a section cut to
+ * fit keeps at least this many tokens. */
 #define NOTE_MAX_ITEMS  6
-#define NOTE_PER_DOC    2
+#define NOTE_PER_DOC    1
 #define NOTE_MIN_CUT    24
 /* A section takes at most 1/NOTE_PACK_SPLIT of the notes' budget while a
  * next passing section waits (notes_pack): the right page is often the
  * second or third, and a long first section would fill the budget alone
  * (dev queries, half A: 19 -> 23 of 34; docs/VAULTS.md). */
 #define NOTE_PACK_SPLIT 3
+/* 1: a section takes at most an even share of what is left of the notes'
+ * budget, shared with the passing sections after it that can still be
+ * shown (up to NOTE_MAX_ITEMS, NOTE_PER_DOC of a page), rather than the
+ * fixed 1/NOTE_PACK_SPLIT: the right page ranked fifth is shown as an
+ * excerpt instead of left out by longer excerpts of the first four
+ * (branch vault26). 0: the fixed cap, as before. */
+#define NOTE_PACK_EVEN  1
 /* The notes' block over its budget once counted as one text: its last
  * section is cut by the overshoot and NOTE_RECUT_MARGIN tokens more
  * instead of dropped (0: dropped, as before). */
@@ -763,6 +772,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_PER_DOC) \
     X(NOTE_MIN_CUT) \
     X(NOTE_PACK_SPLIT) \
+    X(NOTE_PACK_EVEN) \
     X(NOTE_RECUT_MARGIN) \
     X(NOTE_READS_MAX) \
     X(NOTE_NAME_DF) \

@@ -397,7 +397,9 @@ int  notes_rank(struct cairn *h, const struct query *q, int files, const struct 
 int  notes_link_lift(struct cairn *h, struct note_pool *np, double w);
 /* Picks the notes that pass, best first, at most NOTE_MAX_ITEMS and
  * NOTE_PER_DOC of a page, within cap tokens, none listed as "\tnote:..."
- * in exclude; reads their text and renders them into b. Returns the tokens
+ * in exclude, each cut to its share of what is left (NOTE_PACK_EVEN, else
+ * 1/NOTE_PACK_SPLIT) while others wait; reads their text and renders them
+ * into b. Returns the tokens
  * b costs, or -1 (CAIRN_* in *rc, with the handle's message). */
 int  notes_pack(struct cairn *h, struct note_pool *np, const struct query *q, int cap,
                 const char *exclude, struct buf *b, int *rc);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t0556-vault-pack: one long section does not take the whole notes budget
-# while another section passed (NOTE_PACK_SPLIT, docs/VAULTS.md): the
+# while another section passed (NOTE_PACK_EVEN, or NOTE_PACK_SPLIT; docs/VAULTS.md): the
 # best section is cut to its share, so the second page is shown whole. The
 # long page holds every word of the question, many times, so it ranks
 # first; the short one holds two of three, enough to pass. Never skipped.
