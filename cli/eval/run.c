@@ -156,8 +156,9 @@ static void add_id(struct buf *b, const struct eval_conv *c, const char *session
  * all; matched-only, so the pool is the one a budgeted recall ranks:
  * loading the whole store would change the unit IDF's estimate) gives
  * every packed turn its unit's rank. rank[e] is 1-based, 0 when the
- * turn's unit matched nothing; score[e] its fused score. Appends
- * "METHOD":[{"rank":R,"score":S}|null, ...] to line. Returns 0, or 1
+ * turn's unit matched nothing; score[e] its fused score; in_session its
+ * unit's 1-based rank among its session's units. Appends
+ * "METHOD":[{"rank":R,"score":S,"in_session":I}|null, ...] to line. Returns 0, or 1
  * after printing the failure. */
 static int explain_ranks(struct eval_run *r, struct cairn *db, const struct eval_conv *c,
                          const struct eval_q *q, size_t m, int *rank, struct buf *line)
@@ -185,8 +186,21 @@ static int explain_ranks(struct eval_run *r, struct cairn *db, const struct eval
         rank[e] = hit && hit->score > 0 ? hit->rank + 1 : 0;
         if (e)
             buf_addc(line, ',');
+        /* where it stands inside its own session: 1 = its session's
+         * best unit (a session-coverage rule can only reach those) */
+        int in_sess = 1, last = -1;
+        for (size_t j = 0; rank[e] && j < res->n_items; j++) {
+            const struct cairn_recall_item *it = &res->items[j];
+            if (it->score <= 0 || !it->session || strcmp(it->session, q->ev[e].session))
+                continue;
+            /* a unit's messages come together (text order): each unit once */
+            if (it->rank + 1 < rank[e] && it->rank != last)
+                in_sess++;
+            last = it->rank;
+        }
         if (rank[e])
-            buf_printf(line, "{\"rank\":%d,\"score\":%.5g}", rank[e], hit->score);
+            buf_printf(line, "{\"rank\":%d,\"score\":%.5g,\"in_session\":%d}", rank[e], hit->score,
+                       in_sess);
         else
             buf_adds(line, "null");
     }

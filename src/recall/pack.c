@@ -26,6 +26,7 @@
  *     Melanie: ...
  */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -906,12 +907,82 @@ struct pack_src pack_src_store(struct cairn *h)
                               store_read_ahead(h) };
 }
 
+
+/* Session spread (policy.h, PACK_SPREAD_*; off as shipped: measured and
+ * not kept, docs/ARCHITECTURE.md "Multi-hop: session spread"): a
+ * multi-hop question's evidence is spread over sessions of different
+ * dates, while the best units often come from a few sessions. The first
+ * `top` units that matched are taken greedily by their score times
+ * decay^k, k the units of their session already taken beyond the first
+ * `nfree` (with `step`, k is at most 1: one factor for every unit past
+ * them); the rest follow in rank order. A new array of p->nu units, or
+ * NULL (out of memory). O(top x sessions among them). */
+int *pack_spread_order(const struct pool *p, const int *ord, int top, double decay, int nfree,
+                       int step)
+{
+    size_t nu1 = (size_t)(p->nu ? p->nu : 1), ns1 = (size_t)(p->ns ? p->ns : 1);
+    int *out = malloc(nu1 * sizeof *out), *nxt = malloc(nu1 * sizeof *nxt);
+    int *head = malloc(ns1 * sizeof *head), *cnt = calloc(ns1, sizeof *cnt);
+    int *ss = malloc(nu1 * sizeof *ss);
+    int m = 0, nss = 0;
+    if (!out || !nxt || !head || !cnt || !ss) {
+        free(out);
+        out = NULL;
+        goto out;
+    }
+    while (m < p->nu && m < top && p->u[ord[m]].score > 0)
+        m++;
+    for (int s = 0; s < p->ns; s++)
+        head[s] = -1;
+    /* each session's units among the first m, best first, as a list */
+    for (int j = m - 1; j >= 0; j--) {
+        int s = p->u[ord[j]].sess;
+        nxt[j] = head[s];
+        head[s] = j;
+    }
+    for (int j = 0; j < m; j++) {
+        int s = p->u[ord[j]].sess;
+        if (head[s] == j)
+            ss[nss++] = s;       /* sessions in order of their best unit */
+    }
+    for (int k = 0; k < m; k++) {
+        int bs = -1;
+        double be = 0;
+        for (int t = 0; t < nss; t++) {
+            int s = ss[t];
+            if (head[s] < 0)
+                continue;
+            int over = cnt[s] - nfree + 1;
+            if (over > 1 && step)
+                over = 1;
+            double e = p->u[ord[head[s]]].score * (over > 0 ? pow(decay, over) : 1.0);
+            /* ties: the better rank */
+            if (bs < 0 || e > be || (e == be && head[s] < head[bs])) {
+                bs = s;
+                be = e;
+            }
+        }
+        out[k] = ord[head[bs]];
+        head[bs] = nxt[head[bs]];
+        cnt[bs]++;
+    }
+    for (int j = m; j < p->nu; j++)
+        out[j] = ord[j];
+out:
+    free(nxt);
+    free(head);
+    free(cnt);
+    free(ss);
+    return out;
+}
+
 int pack(const struct pack_src *src, struct pool *p, struct query *q,
          const struct cairn_recall_opts *o, int raw, struct cairn_recall *r)
 {
     struct packer k = { .src = src, .p = p, .q = q, .budget = o->budget };
     struct buf b = BUF_INIT;
     const int *ord = NULL;
+    int *spread = NULL;
     int rc = CAIRN_OK;
     size_t nm1 = (size_t)(p->nm ? p->nm : 1);
     k.sess_open = calloc((size_t)(p->ns ? p->ns : 1), 1);
@@ -1008,10 +1079,23 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
             nsnip = o->budget / pair_every;
         int cap_pair = (int)(cap_turn * PACK_PAIR_TURN);
         int nseen = 0;
+        /* Session spread: between people, the first pass's order gives a
+         * session not yet held a place before more of one that is */
+        const int *ord1 = ord;
+        double decay = PACK_SPREAD_DECAY;   /* a variable: 1.0 (off) compares as a value */
+        if (decay < 1.0 && p->any_dialog && !p->any_assistant && o->budget >= PACK_SPREAD_MIN &&
+            o->budget < PACK_SPREAD_MAX) {
+            if (!(spread = pack_spread_order(p, ord, PACK_SPREAD_TOP, decay, PACK_SPREAD_FREE,
+                                             PACK_SPREAD_STEP))) {
+                rc = CAIRN_NOMEM;
+                goto out;
+            }
+            ord1 = spread;
+        }
         /* 1. ranked units: lead turns, the best rounds whole, and the
          * snippets of replies that answer better than their turn */
         for (int r0 = 0; r0 < p->nu; r0++) {
-            struct runit *u = &p->u[ord[r0]];
+            struct runit *u = &p->u[ord1[r0]];
             if (u->score <= 0)
                 break;
             if (below_cut(p, q, u, cut))
@@ -1141,6 +1225,7 @@ out:
     free(k.cpos);
     free(k.hdr);
     free(k.snip);
+    free(spread);
     free(k.sess_open);
     free(k.order);
     for (int i = 0; i < k.nexcl; i++)

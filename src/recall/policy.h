@@ -290,6 +290,28 @@
  * what the user said. Leftover budget makes more rounds whole later. */
 #define PACK_FULL_ROUNDS 1
 
+/* Session spread (issue 16, multi-hop; `pack_spread_order` in pack.c): between
+ * people, from PACK_SPREAD_MIN to below PACK_SPREAD_MAX tokens, the first
+ * pass takes the best PACK_SPREAD_TOP units in the order of their score
+ * times PACK_SPREAD_DECAY for each unit of their session already taken
+ * beyond the first PACK_SPREAD_FREE (PACK_SPREAD_STEP 1: one factor for
+ * all of them): a session the pack already holds gives way to the best
+ * unit of one it does not. 1.0: off, as shipped. Tuned on LoCoMo dev
+ * conv-30 and conv-42, conv-26/41/43 held out (cairn hybrid, all
+ * evidence at 1k/2k/4k/8k): no setting gained on both halves. Step 0.9
+ * after 1 unit: tuned 74.3/82.9/89.3/92.5 -> 74.6/82.1/89.3/92.5%
+ * (multi-hop 1k 22.9 -> 29.2), held out 79.0/84.4/89.2/93.3 ->
+ * 77.7/84.0/89.0/93.3% (multi-hop 1k 36.2 -> 33.0); graded 0.93 a unit:
+ * all 760 77.2/83.8 -> 74.6/81.7%. Why: the missed multi-hop turns rank
+ * deep inside their own sessions, so a session's best unit is rarely the
+ * evidence (docs/ARCHITECTURE.md, "Multi-hop: session spread"). */
+#define PACK_SPREAD_DECAY 1.0
+#define PACK_SPREAD_FREE  1
+#define PACK_SPREAD_STEP  1
+#define PACK_SPREAD_TOP   300
+#define PACK_SPREAD_MIN   1000
+#define PACK_SPREAD_MAX   8000
+
 /* A round whose replies run longer than this many messages (an agent's
  * steps after one prompt: Claude Code writes one message per step) is
  * split: each reply after the first leads a unit of its own. No dev set
@@ -731,6 +753,12 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(TIER_AUTO_GROW) \
     X(TIER_SHARE) \
     X(PACK_FULL_ROUNDS) \
+    X(PACK_SPREAD_DECAY) \
+    X(PACK_SPREAD_FREE) \
+    X(PACK_SPREAD_STEP) \
+    X(PACK_SPREAD_TOP) \
+    X(PACK_SPREAD_MIN) \
+    X(PACK_SPREAD_MAX) \
     X(UNIT_MAX_REPLIES) \
     X(PACK_CAP_TURN) \
     X(PACK_CAP_REPLY) \

@@ -261,6 +261,13 @@ struct pack_src {
     int ahead;
 };
 struct pack_src pack_src_store(struct cairn *h);
+/* The first pass's order with session spread (policy.h, PACK_SPREAD_*):
+ * the first `top` units of ord that matched, taken greedily by score
+ * times decay^k (k: units of their session already taken beyond
+ * `nfree`, at most 1 with `step`), then the rest of ord. A new array of
+ * p->nu units (the caller frees it), or NULL: out of memory. */
+int *pack_spread_order(const struct pool *p, const int *ord, int top, double decay, int nfree,
+                       int step);
 /* Chooses, reads and renders into r (text, tokens, items borrowing from
  * the pool). CAIRN_NOMEM with no message set (the caller sets it). */
 int pack(const struct pack_src *src, struct pool *p, struct query *q,

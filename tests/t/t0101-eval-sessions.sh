@@ -73,8 +73,8 @@ contains "5 evidence turns missed at 50 tokens, all ranked 1-10" "$out" \
     "| raw-bm25 | evidence in a reply | 50 | 5 | 0 | 0 | 0 | 0 |"
 contains "none missed at 2000" "$out" "| raw-bm25 | evidence in a reply | 2000 | 0 | 0 | 0 | 0 | 0 |"
 line=$(grep '"question_id":"proj#4"' "$TMP/x.jsonl")
-contains "ranks per evidence turn, in evidence order" "$line" \
-    '"ranks":{"raw-bm25":[{"rank":1,"score":1.163},{"rank":2,"score":0.94412}]}'
+contains "ranks per evidence turn, in evidence order; each its session's best (S2, S1)" "$line" \
+    '"ranks":{"raw-bm25":[{"rank":1,"score":1.163,"in_session":1},{"rank":2,"score":0.94412,"in_session":1}]}'
 line=$(grep '"question_id":"proj#4"' "$TMP/s.jsonl")
 lacks "no ranks without --explain" "$line" '"ranks"'
 lacks "no explain table without --explain" "$(cat "$TMP/s.md")" "Missed evidence by rank"

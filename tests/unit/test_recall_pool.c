@@ -1747,6 +1747,38 @@ static void test_rank_order(void)
     }
 }
 
+/* Session spread (pack_spread_order): the orders worked out by hand from
+ * its definition. Units (session, score), in rank order: A 1.0, A 0.9,
+ * A 0.8, B 0.6, C 0.3, B 0.2, D 0 (matched nothing). */
+static void test_pack_spread(void)
+{
+    struct runit u[7] = {
+        { .sess = 0, .score = 1.0 }, { .sess = 0, .score = 0.9 }, { .sess = 0, .score = 0.8 },
+        { .sess = 1, .score = 0.6 }, { .sess = 2, .score = 0.3 }, { .sess = 1, .score = 0.2 },
+        { .sess = 3, .score = 0 },
+    };
+    struct pool p = { .u = u, .nu = 7, .ns = 4 };
+    static const int ord[7] = { 0, 1, 2, 3, 4, 5, 6 };
+    static const struct { double decay; int nfree, step, top; int want[7]; } c[] = {
+        { 1.0, 1, 1, 300, { 0, 1, 2, 3, 4, 5, 6 } },   /* off: the ranking */
+        /* step: A's 2nd and 3rd at 0.45 and 0.4, B's 2nd at 0.1 */
+        { 0.5, 1, 1, 300, { 0, 3, 1, 2, 4, 5, 6 } },
+        /* graded: A's 3rd at 0.8 x 0.25 = 0.2 falls behind C's 0.3 */
+        { 0.5, 1, 0, 300, { 0, 3, 1, 4, 2, 5, 6 } },
+        /* two free units a session: A's 2nd at 0.9 beats B */
+        { 0.5, 2, 1, 300, { 0, 1, 3, 2, 4, 5, 6 } },
+        /* only the first 2 reordered, the rest in rank order */
+        { 0.5, 1, 1, 2, { 0, 1, 2, 3, 4, 5, 6 } },
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        int *o = pack_spread_order(&p, ord, c[k].top, c[k].decay, c[k].nfree, c[k].step);
+        T_CHECK(o != NULL);
+        for (int i = 0; o && i < 7; i++)
+            T_CHECK(o[i] == c[k].want[i]);
+        free(o);
+    }
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -1781,5 +1813,6 @@ int main(void)
     T_RUN(test_lane_own_top);
     T_RUN(test_lane_own_every);
     T_RUN(test_pack_cite);
+    T_RUN(test_pack_spread);
     return T_DONE();
 }
