@@ -13,12 +13,12 @@ mkdir "$TMP/vault"
 # 30 pages of filler and four everyday words each; then the pages the
 # queries are about (no rare word in a page's name: the name rule is
 # t0559's)
-python3 - "$TMP/vault" <<'PY'
+python3 - "$TMP/vault" "$(dirname "$0")" <<'PY'
 import random, sys
 
 rng = random.Random(7)
-everyday = "harbor lantern weather copper meadow river stone candle".split()
-pad = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
+sys.path.insert(0, sys.argv[2])
+from vault_words import EVERYDAY as everyday, PAD as pad
 
 def filler(n):
     return " ".join(rng.choice(pad) for _ in range(n))
