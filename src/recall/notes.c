@@ -340,6 +340,8 @@ static int on_heading(void *arg, int i, const char *heading)
     struct heads *hs = arg;
     struct rnote *x = &hs->np->v[hs->idx[i]];
     struct toks t = { .n = 0, .count = 0 };
+    /* as the index tokenizes it (for_query 0): whole tokens only missed
+     * a compound's part ("-vec" in "STORE-vec", dev query q012) */
     text_tokenize(heading, strlen(heading), 0, tok_all_cb, &t);
     for (int r = 0; r < hs->nrare && !x->gate; r++) {
         int qt = hs->rare_t[r];
