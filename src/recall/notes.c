@@ -317,6 +317,94 @@ static int on_name(void *arg, int64_t doc, const char *names)
     return 0;
 }
 
+/* The gate's heading rule (NOTE_GATE_HEAD): the question's rare words,
+ * and the sections whose headings are read for them. */
+struct heads {
+    const struct query *q;
+    struct note_pool *np;
+    int nrare;
+    int rare_t[RECALL_MAX_TERMS];       /* its query term */
+    char rare_stem[RECALL_MAX_TERMS][48];
+    int idx[NOTE_HEAD_READS];           /* the sections read, in np */
+    int opened;
+};
+
+/* As tok_cb, a compound's parts kept too ("STORE-vec": "vec"). */
+static int tok_all_cb(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
+{
+    return tok_cb(arg, tok, n, start, end, 0);
+}
+
+static int on_heading(void *arg, int i, const char *heading)
+{
+    struct heads *hs = arg;
+    struct rnote *x = &hs->np->v[hs->idx[i]];
+    struct toks t = { .n = 0, .count = 0 };
+    /* as the index tokenizes it (for_query 0): whole tokens only missed
+     * a compound's part ("-vec" in "STORE-vec", dev query q012) */
+    text_tokenize(heading, strlen(heading), 0, tok_all_cb, &t);
+    for (int r = 0; r < hs->nrare && !x->gate; r++) {
+        int qt = hs->rare_t[r];
+        if (!x->tf[qt])         /* a word of its text too, not of a parent's only */
+            continue;
+        for (int k = 0; k < t.count; k++)
+            if (!strcmp(t.at[k], hs->q->t[qt].norm) || !strcmp(t.at[k], hs->rare_stem[r])) {
+                x->gate = x->pass = 1;
+                hs->opened = 1;
+                break;
+            }
+    }
+    return 0;
+}
+
+/* A section holding NOTE_GATE_SHARE of the question whose heading path
+ * holds one of its rare words passes the gate (policy.h): the best
+ * NOTE_HEAD_READS such sections (np in rank order) have their headings
+ * read; none when the question has no rare word. *opened: one passed. */
+static int head_gate(struct cairn *h, const struct query *q, const double *idf, const int *num,
+                     double unit, double gtotal, struct note_pool *np, int *opened)
+{
+    struct heads hs;
+    int64_t secs[NOTE_HEAD_READS];
+    int n = 0;
+    *opened = 0;
+    if (NOTE_GATE_HEAD <= 0 || gtotal <= 0 || unit <= 0)
+        return CAIRN_OK;
+    hs.q = q;
+    hs.np = np;
+    hs.nrare = 0;
+    hs.opened = 0;
+    for (int t = 0; t < q->nt; t++) {
+        const char *w = q->t[t].norm;
+        size_t len = strlen(w);
+        if (q->t[t].stop || num[t] || len < NOTE_NAME_MIN_LEN || text_is_common_word(w, len) ||
+            idf[t] / unit < NOTE_GATE_HEAD)
+            continue;
+        struct toks st;
+        tokens(w, len, &st);
+        snprintf(hs.rare_stem[hs.nrare], sizeof hs.rare_stem[0], "%s",
+                 st.count == 1 ? st.at[0] : "");
+        hs.rare_t[hs.nrare++] = t;
+    }
+    for (int i = 0; i < np->n && hs.nrare && n < NOTE_HEAD_READS; i++) {
+        const struct rnote *x = &np->v[i];
+        int holds = 0;
+        if (x->card || x->gate || x->gheld / gtotal < NOTE_GATE_SHARE)
+            continue;
+        for (int r = 0; r < hs.nrare && !holds; r++)
+            holds = x->tf[hs.rare_t[r]] > 0;
+        if (!holds)
+            continue;
+        hs.idx[n] = i;
+        secs[n++] = x->sec;
+    }
+    if (!n)
+        return CAIRN_OK;
+    int rc = store_vault_headings(h, secs, n, on_heading, &hs);
+    *opened = hs.opened;
+    return rc;
+}
+
 static int by_rank(const void *a, const void *b)
 {
     const struct rnote *x = a, *y = b;
@@ -939,6 +1027,11 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
     }
     np->dense = nd != NULL;
     if (np->n)
+        qsort(np->v, (size_t)np->n, sizeof *np->v, by_rank);
+    int opened = 0;
+    if (np->n && (rc = head_gate(h, q, idf, num, unit, gtotal, np, &opened)))
+        goto out;
+    if (opened)
         qsort(np->v, (size_t)np->n, sizeof *np->v, by_rank);
     np->total = total;
     if (NOTE_LINK_LIFT > 0 && (rc = notes_link_lift(h, np, NOTE_LINK_LIFT)))

@@ -630,6 +630,16 @@ struct policy_const {
  * longer than the average counting less unless it recurs (notes.c). */
 #define NOTE_GATE_SHARE  0.5
 #define NOTE_GATE_WEIGHT 1.5
+/* A section whose heading path holds a rare word of the question (one of
+ * at least NOTE_GATE_HEAD in the gate's units: its IDF over log(2 +
+ * sections), content, NOTE_NAME_MIN_LEN bytes, not an everyday word), a
+ * word its text holds too, passes the gate with NOTE_GATE_SHARE of the
+ * question, whatever its weight: the heading says what the section is
+ * about, as a page's name says what the page is ("mount a tmpfs inside a
+ * container" and "### Mount tmpfs (--tmpfs)"). At most NOTE_HEAD_READS
+ * sections' headings are read, best first. 0 turns it off. */
+#define NOTE_GATE_HEAD  0.55
+#define NOTE_HEAD_READS 24
 /* The gate's share and weight leave out a question's number ("line 12")
  * found in more than this many sections; ranking counts it. 0: off. */
 #define NOTE_GATE_NUM_DF 10
@@ -809,6 +819,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_NAME_PART_CONC) \
     X(NOTE_GATE_SHARE) \
     X(NOTE_GATE_WEIGHT) \
+    X(NOTE_GATE_HEAD) \
+    X(NOTE_HEAD_READS) \
     X(NOTE_GATE_NUM_DF) \
     X(NOTE_GATE_SHARE_MANY) \
     X(NOTE_GATE_WEIGHT_MANY) \

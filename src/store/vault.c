@@ -504,6 +504,28 @@ int store_vault_first_section(struct cairn *h, int64_t doc, int64_t *sec, int *n
                                                    : cairn__sqlerr(h, src, "note section");
 }
 
+int store_vault_headings(struct cairn *h, const int64_t *secs, int n, store_vhead_fn fn,
+                         void *arg)
+{
+    sqlite3_stmt *st;
+    int rc = store_prepare(h, "SELECT heading FROM vault_sections WHERE id = ?", &st);
+    if (rc)
+        return rc;
+    for (int i = 0; i < n && !rc; i++) {
+        sqlite3_bind_int64(st, 1, secs[i]);
+        int src = sqlite3_step(st);
+        if (src == SQLITE_ROW) {
+            const char *hd = (const char *)sqlite3_column_text(st, 0);
+            rc = fn(arg, i, hd ? hd : "");
+        } else if (src != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, src, "note heading");
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 void store_vault_section_release(struct store_vsec *s)
 {
     free(s->vault);

@@ -108,6 +108,11 @@ int store_vault_first_section(struct cairn *h, int64_t doc, int64_t *sec, int *n
 /* For the whole-file baseline (files-bm25): files indexed and their
  * index tokens, and one file's sections joined, as a section of line 1. */
 int store_vault_doc_totals(struct cairn *h, int64_t *docs, int64_t *tok);
+/* The heading paths of sections secs[0..n) ("Setup > Linux"), one
+ * statement for all: fn(arg, i, heading) for each found, in secs' order. */
+typedef int (*store_vhead_fn)(void *arg, int i, const char *heading);
+int store_vault_headings(struct cairn *h, const int64_t *secs, int n, store_vhead_fn fn,
+                         void *arg);
 struct store_vsec;
 int store_vault_doc_text(struct cairn *h, int64_t doc, struct store_vsec *out);
 /* One section to show; strings malloc'd, free with _section_release. */

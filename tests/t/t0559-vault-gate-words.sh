@@ -14,12 +14,12 @@ export CAIRN_EMBED_MODEL=none
 mkdir "$TMP/vault"
 # 30 pages of filler and four everyday words each, "12" in eleven of them,
 # the rare words of "number" in one; then the two pages the queries are about
-python3 - "$TMP/vault" <<'PY'
+python3 - "$TMP/vault" "$(dirname "$0")" <<'PY'
 import random, sys
 
 rng = random.Random(11)
-everyday = "harbor lantern weather copper meadow river stone candle".split()
-pad = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
+sys.path.insert(0, sys.argv[2])
+from vault_words import EVERYDAY as everyday, PAD as pad
 
 def page(name, head, words):
     with open(f"{sys.argv[1]}/{name}", "w") as f:

@@ -10,12 +10,12 @@
 . "$(dirname "$0")/lib.sh"
 export CAIRN_EMBED_MODEL=none
 mkdir "$TMP/vault"
-python3 - "$TMP/vault" <<'PY'
+python3 - "$TMP/vault" "$(dirname "$0")" <<'PY'
 import random, sys
 
 rng = random.Random(7)
-everyday = "harbor lantern weather copper meadow river stone candle".split()
-pad = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
+sys.path.insert(0, sys.argv[2])
+from vault_words import EVERYDAY as everyday, PAD as pad
 
 def page(name, title, sections):
     with open(f"{sys.argv[1]}/{name}", "w") as f:
