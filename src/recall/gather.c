@@ -646,16 +646,28 @@ static int on_session(void *arg, const struct store_session_row *r)
     struct rsession *rs = &p->s[p->ns];
     memset(rs, 0, sizeof *rs);
     rs->row = r->row;
-    rs->ext_id = strdup(r->ext_id);
-    rs->source = r->source ? strdup(r->source) : NULL;
-    rs->project = r->project ? strdup(r->project) : NULL;
-    rs->title = r->title ? strdup(r->title) : NULL;
+    /* the four strings in one block: the exact recall of a common word
+     * loads nearly every session of the store (50,000 at a million
+     * messages), and four allocations and frees each were ~3% of it */
+    const char *src[4] = { r->ext_id, r->source, r->project, r->title };
+    char **dst[4] = { &rs->ext_id, &rs->source, &rs->project, &rs->title };
+    size_t len[4], all = 0;
+    for (int k = 0; k < 4; k++) {
+        len[k] = src[k] ? strlen(src[k]) + 1 : 0;
+        all += len[k];
+    }
+    rs->strs = malloc(all ? all : 1);
+    for (size_t k = 0, at = 0; rs->strs && k < 4; at += len[k], k++) {
+        if (src[k]) {
+            memcpy(rs->strs + at, src[k], len[k]);
+            *dst[k] = rs->strs + at;
+        }
+    }
     rs->started_at = r->started_at;
     rs->dialog = 1;
     p->ns++;
     sl->n_msgs += r->n_msgs > 0 ? r->n_msgs : 0;
-    if (!rs->ext_id || (r->source && !rs->source) || (r->project && !rs->project) ||
-        (r->title && !rs->title))
+    if (!rs->strs || !rs->ext_id)
         rc = CAIRN_NOMEM;
 out:
     return rc;
@@ -896,17 +908,29 @@ out:
 void pool_free(struct pool *p)
 {
     for (int i = 0; i < p->ns; i++) {
-        free(p->s[i].ext_id);
-        free(p->s[i].source);
-        free(p->s[i].project);
-        free(p->s[i].title);
+        struct rsession *s = &p->s[i];
+        if (s->strs) {
+            free(s->strs);
+            continue;
+        }
+        free(s->ext_id);
+        free(s->source);
+        free(s->project);
+        free(s->title);
     }
+    /* most of a big pool's turns hold none of these: a call to free a
+     * NULL each was ~40 M instructions of the exact recall at a million
+     * messages */
     for (int i = 0; i < p->nm; i++) {
-        free(p->m[i].speaker);
-        free(p->m[i].ext_id);
+        struct rmsg *m = &p->m[i];
+        /* one test for the four (a compiler drops `if (x) free(x)`) */
+        if (!m->speaker && !m->ext_id && !m->text && (p->tf_all || !m->tf))
+            continue;
+        free(m->speaker);
+        free(m->ext_id);
         if (!p->tf_all)           /* a pool made by hand (tests) */
-            free(p->m[i].tf);
-        free(p->m[i].text);
+            free(m->tf);
+        free(m->text);
     }
     free(p->tf_all);
     free(p->s);

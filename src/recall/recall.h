@@ -65,6 +65,8 @@ enum { ROLE_USER = 0, ROLE_ASSISTANT = 1 };
 struct rsession {
     int64_t row;
     char   *ext_id, *source, *project, *title;
+    char   *strs;          /* gather's one block holding the four (NULL: each
+                            * its own allocation, as a pool made by hand) */
     int64_t started_at;
     int     dialog;        /* every turn is a "user": a chat between people */
     int     first_msg, n_msgs;  /* range in the message array */
