@@ -251,12 +251,12 @@ static double msg_bm25(const struct pool *p, int i, int nt, const double *extra_
     double tf[RECALL_MAX_TERMS];
     if (!m->tf && !x)
         return 0;
-    /* 0 + a count is the count exactly (no count is -0): no zeroing */
-    if (x && SPK_FIELD) {
+    if (x && SPK_FIELD) {           /* the named speaker as a field of its own */
         for (int t = 0; t < nt; t++)
             tf[t] = m->tf ? m->tf[t] : 0;
         return rank_bm25f(tf, x, nt, 0.0 + m->ntok, avgdl, w);
     }
+    /* 0 + a count is the count exactly (no count is -0): no zeroing */
     for (int t = 0; t < nt; t++) {
         tf[t] = m->tf ? m->tf[t] : 0;
         if (x)
