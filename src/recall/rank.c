@@ -57,6 +57,28 @@ double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double
     return s;
 }
 
+/* A turn whose speaker the question names (SPK_FIELD): the speaker is a
+ * field of its own, counted without the text's length normalisation, so
+ * each of the person's turns holds the name alike and a short "Hey
+ * Caroline!" does not outrank, on the name alone, a long turn telling what
+ * she did. The text's counts are normalised as in rank_bm25, the fields'
+ * counts added and saturated once (BM25F: Robertson, Zaragoza and Taylor,
+ * CIKM 2004). */
+double rank_bm25f(const double *tf, const double *x, int nt, double dl, double avgdl,
+                  const double *w)
+{
+    double s = 0;
+    if (avgdl <= 0)
+        avgdl = 1;
+    double norm = 1 - BM25_B + BM25_B * dl / avgdl;
+    for (int t = 0; t < nt; t++) {
+        double f = tf[t] / norm + x[t];
+        if (f > 0)
+            s += w[t] * f * (BM25_K1 + 1) / (f + BM25_K1);
+    }
+    return s;
+}
+
 _Static_assert(RECALL_MAX_TERMS <= 64, "unit_terms keeps a unit's terms in 64 bits");
 
 /* The terms (bit t: term t, nt <= RECALL_MAX_TERMS = 64) some message of
@@ -229,6 +251,11 @@ static double msg_bm25(const struct pool *p, int i, int nt, const double *extra_
     double tf[RECALL_MAX_TERMS];
     if (!m->tf && !x)
         return 0;
+    if (x && SPK_FIELD) {           /* the named speaker as a field of its own */
+        for (int t = 0; t < nt; t++)
+            tf[t] = m->tf ? m->tf[t] : 0;
+        return rank_bm25f(tf, x, nt, 0.0 + m->ntok, avgdl, w);
+    }
     /* 0 + a count is the count exactly (no count is -0): no zeroing */
     for (int t = 0; t < nt; t++) {
         tf[t] = m->tf ? m->tf[t] : 0;
@@ -375,6 +402,33 @@ static int prf_rank(struct pool *p, double w)
 static int ent_rank(struct pool *p)
 {
     return p->ent ? rrf(p, p->ent, ENT_W_DIALOG, ENT_W_UA) : 0;
+}
+
+/* A length prior between people (W_LEN_DIALOG; 0: off): the units that
+ * matched something (a word, a window, a dense hit) ranked by their lead
+ * turn's length, longest first, as one more fused ranking. Why it was
+ * tried: of LoCoMo's multi-hop evidence turns missed at 2k, most are
+ * longer than the turns of their session ranked above them (docs/
+ * ARCHITECTURE.md, "Multi-hop: ranking a turn within its session").
+ * Returns 0, or -1 on no memory. */
+static int len_rank(struct pool *p, const double *s_head, const double *s_win,
+                    const double *s_win2, const struct dense_result *dense)
+{
+    double w = W_LEN_DIALOG;       /* a variable: 0.0 (off) compares as a value */
+    if (w <= 0 || !p->any_dialog)
+        return 0;
+    double *s = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s);
+    if (!s)
+        return -1;
+    for (int u = 0; u < p->nu; u++) {
+        const struct runit *un = &p->u[u];
+        int matched = s_head[u] > 0 || s_win[u] > 0 || s_win2[u] > 0 ||
+                      (dense && p->m[un->head].dense > 0);
+        s[u] = p->s[un->sess].dialog && matched ? p->m[un->head].ntok : 0;
+    }
+    int rc = rrf(p, s, w, 0);
+    free(s);
+    return rc;
 }
 
 /* A question about the first (last) time (query_ordinal): of the ORD_TOP
@@ -526,6 +580,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     if (rrf(p, s_head, W_HEAD, W_HEAD) || rrf(p, s_round, W_ROUND, W_ROUND) ||
         rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA) || rrf(p, s_win2, W_WIN2_DIALOG, 0) ||
         ent_rank(p))
+        goto out;
+    if (len_rank(p, s_head, s_win, s_win2, dense))
         goto out;
     if (dense && dense->n > 0) {
         double wd = 1.0;

@@ -223,6 +223,11 @@ void pool_free(struct pool *p);
 double rank_idf(double n, double df);
 /* BM25 of counts tf[nt] in a text of dl tokens, term weights w. */
 double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double *w);
+/* BM25F with a second field x[nt] (a named speaker, rank.c SPK_FIELD)
+ * that is not length-normalised: tf / norm + x, saturated once. With x
+ * all 0 it is rank_bm25. */
+double rank_bm25f(const double *tf, const double *x, int nt, double dl, double avgdl,
+                  const double *w);
 void build_units(struct pool *p, int raw_rounds);
 /* dense may be NULL (keyword only: the ranking is exactly the keyword
  * pipeline's). Both return 0, or -1 on no memory (scores then unusable). */

@@ -238,6 +238,15 @@ static void test_bm25_formula(void)
     tf[1] = 3;
     T_CHECK(fabs(rank_bm25(tf, 2, 5, 10, w) - (2 * 2.2 / (1 + 1.2 * 0.625) +
                                                 5 * 3 * 2.2 / (3 + 1.2 * 0.625))) < EPS);
+    /* BM25F: no second field is BM25; a speaker occurrence alone scores
+     * the same at any length; with the text's count, tf / norm + 1 */
+    double none[2] = { 0, 0 }, spk[2] = { 1, 0 }, zero[2] = { 0, 0 };
+    T_CHECK(fabs(rank_bm25f(tf, none, 2, 5, 10, w) - rank_bm25(tf, 2, 5, 10, w)) < EPS);
+    T_CHECK(fabs(rank_bm25f(zero, spk, 2, 5, 10, w) - 2.0) < EPS);
+    T_CHECK(fabs(rank_bm25f(zero, spk, 2, 80, 10, w) - 2.0) < EPS);
+    tf[1] = 0;
+    double f = 1 / (0.25 + 0.75 * 2) + 1;
+    T_CHECK(fabs(rank_bm25f(tf, spk, 2, 20, 10, w) - 2 * f * 2.2 / (f + 1.2)) < EPS);
 }
 
 static void test_units(void)
