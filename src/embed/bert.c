@@ -860,8 +860,10 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
     size_t T = (size_t)batch * seq, r0;
     float *x = NULL, *q = NULL, *k = NULL, *v = NULL, *ctx = NULL, *f = NULL;
     float *scratch = NULL, *tmp;
-    int l, rc = -1, q8 = m->layers > 0 && m->layer[0].pi && embed_k_packed_is_q8(m->layer[0].pi) &&
-                         m->layer[0].po2 && embed_k_packed_is_q8(m->layer[0].po2);
+    const struct embed_layer *L0 = m->layers > 0 ? &m->layer[0] : NULL;
+    int l, rc = -1, q8 = L0 && L0->pi && embed_k_packed_is_q8(L0->pi) && L0->po2 &&
+                         embed_k_packed_is_q8(L0->po2);
+    /* f32 keeps one block: its tile heights follow the row count */
     size_t fr = q8 && T > EMBED_FFN_ROWS ? EMBED_FFN_ROWS : T;
 
     x = malloc(T * H * sizeof(float));

@@ -517,9 +517,9 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
                 for (ir = 0, it = 0; ir < mc; ir += mr, it++) {
                     int l0 = (int)((long)lines * it / tiles), l1 = (int)((long)lines * (it + 1) / tiles);
 
-                    micro(kc, xp + (size_t)ir * kc, b, ldb ? ldb : nr, y + (size_t)(i0 + ir) * ldy + jp * nr,
-                          ldy, mc - ir < mr ? mc - ir : mr, cols,
-                          bias ? bias + jp * nr : NULL, t0 == 0,
+                    micro(kc, xp + (size_t)ir * kc, b, ldb ? ldb : nr,
+                          y + (size_t)(i0 + ir) * ldy + jp * nr, ldy,
+                          mc - ir < mr ? mc - ir : mr, cols, bias ? bias + jp * nr : NULL, t0 == 0,
                           next ? next + (size_t)l0 * 64 : NULL, next ? l1 - l0 : 0);
                 }
             }
