@@ -360,7 +360,8 @@ G_AVX512 static void g_micro_avx512_##MR(int kc, const float *a, const float *b,
     }                                                                                      \
 }
 
-/* MR x 16 on one half of a panel (b's k steps stay 32 floats apart). A
+/* MR x 16 on one half of a panel (b's k steps ldb floats apart: 32 or
+ * 16 in panels; attention's v read in place, not 32-byte aligned). A
  * whole half (16 columns) is stored from the registers, each value
  * acc + bias (or + y, or + 0: the same single add as the scalar edge, so
  * the same bits, -0 included); a narrower one goes out through a buffer,
@@ -381,7 +382,7 @@ G_AVX2 static void g_micro_avx2_half_##MR(int kc, const float *a, const float *b
     for (r = 0; r < MR; r++)                                                               \
         acc[r][0] = acc[r][1] = _mm256_setzero_ps();                                       \
     for (t = 0; t < kc; t++, a += MR, b += ldb) {                                          \
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);                         \
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);                       \
                                                                                            \
         if (pfn > 0 && --cd == 0) {    /* one line of the next panel: see g_gemm */        \
             _mm_prefetch(pf, _MM_HINT_T0);                                                 \
@@ -480,9 +481,11 @@ static void g_xblock(int k, int *mcmax, int *kcmax)
 
 /* y[m][n] (rows ldy apart) = x[m][k] (rows ldx apart) . b + bias, b in
  * panels of nr columns at bp, ldp k steps apart (ldp >= k: the first k
- * steps of longer panels); xp holds a block of packed x (g_xblock). */
+ * steps of longer panels), or with ldb > 0 (the AVX2 tiles only: level 1,
+ * nr 16, n a multiple of it) b as it is, [k][n] rows ldb apart, each run
+ * of nr columns a panel already; xp holds a block of packed x (g_xblock). */
 static void g_gemm(int level, const float *x, int ldx, int m, int k, const float *bp, int ldp,
-                   int nr, int n, const float *bias, float *y, int ldy, float *xp)
+                   int ldb, int nr, int n, const float *bias, float *y, int ldy, float *xp)
 {
     g_micro_fn *micro;
     int mr, mcmax, kcmax, t0, i0, jp, ir;
@@ -501,8 +504,10 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
 
             g_pack_x(x, ldx, m, i0, mc, t0, kc, mr, 1.0f, xp);
             for (jp = 0; jp * nr < n; jp++) {
-                const float *b = bp + ((size_t)jp * ldp + t0) * nr;
-                const char *next = (jp + 1) * nr < n ? (const char *)(b + (size_t)ldp * nr) : NULL;
+                const float *b = ldb ? bp + (size_t)jp * nr + (size_t)t0 * ldb
+                                     : bp + ((size_t)jp * ldp + t0) * nr;
+                const char *next = !ldb && (jp + 1) * nr < n
+                                   ? (const char *)(b + (size_t)ldp * nr) : NULL;
                 int cols = n - jp * nr < nr ? n - jp * nr : nr, it;
 
                 /* The panel's first pass comes from memory (a query's 85 MB
@@ -512,9 +517,9 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
                 for (ir = 0, it = 0; ir < mc; ir += mr, it++) {
                     int l0 = (int)((long)lines * it / tiles), l1 = (int)((long)lines * (it + 1) / tiles);
 
-                    micro(kc, xp + (size_t)ir * kc, b, nr, y + (size_t)(i0 + ir) * ldy + jp * nr,
-                          ldy, mc - ir < mr ? mc - ir : mr, cols,
-                          bias ? bias + jp * nr : NULL, t0 == 0,
+                    micro(kc, xp + (size_t)ir * kc, b, ldb ? ldb : nr,
+                          y + (size_t)(i0 + ir) * ldy + jp * nr, ldy,
+                          mc - ir < mr ? mc - ir : mr, cols, bias ? bias + jp * nr : NULL, t0 == 0,
                           next ? next + (size_t)l0 * 64 : NULL, next ? l1 - l0 : 0);
                 }
             }
@@ -556,7 +561,7 @@ int embed_k_gemm_packed_cols(int level, const float *x, int ldx,
         return -1;
     if (c1 > c0)
         g_gemm(level, x, ldx, m, pk->k, pk->p + (size_t)(c0 / pk->nr) * pk->k * pk->nr, pk->k,
-               pk->nr, c1 - c0, bias ? bias + c0 : NULL, y + c0, ldy, work);
+               0, pk->nr, c1 - c0, bias ? bias + c0 : NULL, y + c0, ldy, work);
     return 0;
 #else
     (void)level; (void)x; (void)ldx; (void)pk; (void)c0; (void)c1; (void)bias; (void)y;
@@ -618,11 +623,20 @@ int embed_k_attention_packed(int level, const float *q, const float *k, const fl
     if (level < 1)
         return -1;
     g_pack_w(k, ld, 0, n, hd, scale, nr, kp);
-    g_gemm(level, q, ld, n, hd, kp, hd, nr, n, NULL, scores, n, xp);
+    g_gemm(level, q, ld, n, hd, kp, hd, 0, nr, n, NULL, scores, n, xp);
     for (i = 0; i < n; i++)
         embed_k_softmax(scores + (size_t)i * n, n);
+    /* On the AVX2 tiles v's rows are the panels' k steps already (packed,
+     * they were times 1: the same values, so the same bits): packing v at
+     * every head had been ~7% of attention's samples (perf, Zen 3), and
+     * reading it in place ran attention ~12% faster. Not with AVX-512's
+     * tiles, which read 32-wide panels 64 bytes apart. */
+    if (level == 1 && nr == G_NR / 2 && hd % nr == 0) {
+        g_gemm(level, scores, n, n, n, v, n, ld, nr, hd, NULL, ctx, ld, xp);
+        return 0;
+    }
     g_pack_w(v, ld, 1, hd, n, 1.0f, nr, vp);
-    g_gemm(level, scores, n, n, n, vp, n, nr, hd, NULL, ctx, ld, xp);
+    g_gemm(level, scores, n, n, n, vp, n, 0, nr, hd, NULL, ctx, ld, xp);
     return 0;
 #else
     (void)level; (void)q; (void)k; (void)v; (void)ctx; (void)ld; (void)n; (void)hd;

@@ -574,10 +574,17 @@ Q_AVX2 static void q_store_avx2(const int32_t *sum, const int32_t *corr, const f
         y[c] = fmaf((float)(sum[c] - corr[c]), sx * s[c], bias ? bias[c] : 0.0f);
 }
 
+Q_AVX2 static void q_pack_abs_avx2(const int8_t *row, int kg, int mr, int32_t *dst);
+
 /* x's block quantised at level >= 1: 8 floats at a time for the maximum
  * and the rounding (cvtps rounds to nearest even, as lrintf does in the
- * default mode), so the bytes are q8_quant's. */
-Q_AVX2 static float q_quant_avx2(const float *r, int k, int kq, int8_t *q)
+ * default mode), so the bytes are q8_quant's. With pk (level 1), the
+ * bytes go straight into the tile layout instead of q: each group's
+ * (|x|, x) words as one 8-byte pair, mr pairs apart in pk (what
+ * q_pack_abs_avx2 makes of q). q_pack_abs_avx2 read back and scattered a
+ * word at a time what this had just stored: ~2% of an int8 batch. A k
+ * off 32, or a row q8_quant decides, still goes through q. */
+Q_AVX2 static float q_quant_avx2(const float *r, int k, int kq, int8_t *q, int mr, int32_t *pk)
 {
     __m256 mx8 = _mm256_setzero_ps(), nan8 = _mm256_setzero_ps(), sign = _mm256_set1_ps(-0.0f);
     __m256 inv8;
@@ -599,8 +606,13 @@ Q_AVX2 static float q_quant_avx2(const float *r, int k, int kq, int8_t *q)
         mx = fabsf(r[t]) > mx ? fabsf(r[t]) : mx;
     /* a row with a NaN (max_ps may drop it), an infinity or no non-zero
      * value, or a k off the vector width: q8_quant decides */
-    if (!(mx > 0.0f) || !isfinite(mx) || k % 8 || _mm256_movemask_ps(nan8))
-        return q8_quant(r, k, kq, q);
+    if (!(mx > 0.0f) || !isfinite(mx) || k % 8 || _mm256_movemask_ps(nan8) ||
+        (pk && k % 32)) {
+        inv = q8_quant(r, k, kq, q);
+        if (pk)
+            q_pack_abs_avx2(q, kq / 4, mr, pk);
+        return inv;
+    }
     inv = 127.0f / mx;
     inv8 = _mm256_set1_ps(inv);
     for (t = 0; t + 32 <= k; t += 32) {
@@ -614,6 +626,29 @@ Q_AVX2 static float q_quant_avx2(const float *r, int k, int kq, int8_t *q)
 
         v = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
         v = _mm256_max_epi8(v, _mm256_set1_epi8(-127));
+        if (pk) {
+            /* groups t/4 .. t/4 + 7: words (|x|, x) interleaved, pairs for
+             * groups 0 1 4 5 in lo, 2 3 6 7 in hi (unpack works per lane) */
+            __m256i av = _mm256_abs_epi8(v);
+            __m128i lo0, lo1, hi0, hi1;
+            __m256i lo = _mm256_unpacklo_epi32(av, v), hi = _mm256_unpackhi_epi32(av, v);
+            int32_t *o = pk + (size_t)(t / 4) * mr * 2;
+            size_t st = (size_t)mr * 2;
+
+            lo0 = _mm256_castsi256_si128(lo);
+            lo1 = _mm256_extracti128_si256(lo, 1);
+            hi0 = _mm256_castsi256_si128(hi);
+            hi1 = _mm256_extracti128_si256(hi, 1);
+            _mm_storel_epi64((__m128i *)o, lo0);
+            _mm_storeh_pd((double *)(o + st), _mm_castsi128_pd(lo0));
+            _mm_storel_epi64((__m128i *)(o + 2 * st), hi0);
+            _mm_storeh_pd((double *)(o + 3 * st), _mm_castsi128_pd(hi0));
+            _mm_storel_epi64((__m128i *)(o + 4 * st), lo1);
+            _mm_storeh_pd((double *)(o + 5 * st), _mm_castsi128_pd(lo1));
+            _mm_storel_epi64((__m128i *)(o + 6 * st), hi1);
+            _mm_storeh_pd((double *)(o + 7 * st), _mm_castsi128_pd(hi1));
+            continue;
+        }
         _mm256_storeu_si256((__m256i *)(q + t), v);
     }
     for (; t < k; t++) {
@@ -708,8 +743,12 @@ static void q_pack_x(int level, const float *x, int ldx, int m, int k, int kq, i
                 sx[ib + r] = 0.0f;
             } else {
 #ifdef Q_X86
-                if (level >= 1)
-                    sx[ib + r] = q_quant_avx2(x + (size_t)i * ldx, k, kq, row);
+                if (level == 1) {
+                    sx[ib + r] = q_quant_avx2(x + (size_t)i * ldx, k, kq, row, mr,
+                                              dst + (size_t)r * 2);
+                    continue;
+                } else if (level >= 1)
+                    sx[ib + r] = q_quant_avx2(x + (size_t)i * ldx, k, kq, row, 0, NULL);
                 else
 #endif
                     sx[ib + r] = q8_quant(x + (size_t)i * ldx, k, kq, row);

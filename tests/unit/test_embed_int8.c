@@ -140,6 +140,40 @@ fail:
     return -2.0;
 }
 
+/* A batch of many more token rows than the int8 FFN's row block (bert.c,
+ * EMBED_FFN_ROWS: the golden texts 8 times over, padded to a 60-word
+ * text, ~4,000 rows; a last block part full): each text's vector has the
+ * bits it has alone (one[], the texts' vectors one at a time). */
+static void test_tiny_long_batch(struct embed_model *m, const struct texts *T, const float *one)
+{
+    enum { REP = 8 };
+    const char *t[REP * MAX_TEXTS / 8 + 1];
+    char longtext[1024] = "";
+    int D = embed_dim(m), n = T->n < MAX_TEXTS / 8 ? T->n : MAX_TEXTS / 8, i, same = 1;
+    float *all = malloc((size_t)(REP * n + 1) * D * sizeof(float));
+    float *lone = malloc((size_t)D * sizeof(float));
+
+    for (i = 0; i < 60; i++)
+        strcat(longtext, i % 3 ? "memory " : "recall ");
+    for (i = 0; i < REP * n; i++)
+        t[i] = T->t[i % n];
+    t[REP * n] = longtext;
+    T_CHECK(all && lone);
+    if (!all || !lone)
+        goto out;
+    T_EQ_INT(embed_encode(m, t, (size_t)(REP * n + 1), 0, all), 0);
+    for (i = 0; i < REP * n; i++)
+        if (memcmp(all + (size_t)i * D, one + (size_t)(i % n) * D, (size_t)D * sizeof(float)))
+            same = 0;
+    T_EQ_INT(embed_encode(m, &t[REP * n], 1, 0, lone), 0);
+    if (memcmp(all + (size_t)REP * n * D, lone, (size_t)D * sizeof(float)))
+        same = 0;
+    T_CHECK(same);
+out:
+    free(all);
+    free(lone);
+}
+
 static void test_tiny(void)
 {
     struct texts T = { { 0 }, 0 };
@@ -178,6 +212,7 @@ static void test_tiny(void)
     T_CHECK(memcmp(one, all, (size_t)n * D * sizeof(float)) == 0);
     T_CHECK(memcmp(one, two, (size_t)n * D * sizeof(float)) == 0);
     T_CHECK(memcmp(one, f32, (size_t)n * D * sizeof(float)) != 0);   /* it is int8 */
+    test_tiny_long_batch(m, &T, one);
     embed_int8(m, 0);
     T_EQ_INT(embed_encode(m, (const char *const *)T.t, (size_t)n, 0, back), 0);
     T_CHECK(memcmp(back, f32, (size_t)n * D * sizeof(float)) == 0);
