@@ -206,7 +206,7 @@ static int connect_store(const char *path, unsigned flags, struct cairn **out)
         return rc;
     sqlite3_extended_result_codes(h->db, 0);
     sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
-    src = store_fts_register(h->db);
+    src = store_fts_register_tap(h->db, &h->fts_tap);
     if (src != SQLITE_OK)
         return cairn__sqlerr(h, src, "cannot register the tokenizer");
     if (!h->readonly && !is_memory) {

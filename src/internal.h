@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "cairn.h"
+#include "text/tokenize.h"
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
@@ -74,6 +75,8 @@ struct cairn {
                                 in-memory store of the sessions it sees */
     struct store_tier_live *tier_live; /* what the write transaction keeps the
                                           term tiers with (store/tier_keep.c) */
+    struct text_fts_tap fts_tap; /* the connection's FTS5 tokenizer's listener
+                                    (tier_keep.c sets it around an insert) */
     struct store_turns *turns; /* every turn's metadata, kept between recalls
                                   ("store.keep_turns": store/recall_read.c) */
     int      add_group;      /* cairn_add_group: adds share a transaction */
@@ -219,6 +222,9 @@ uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,
 /* Registers the FTS5 tokenizer "cairn" and the cairn_tf() auxiliary
  * function on db (every connection). Returns a SQLite result code. */
 int store_fts_register(sqlite3 *db);
+/* The same, with a listener to the documents' tokens (tokenize.h); tap
+ * must outlive the connection (a handle's own: h->fts_tap). */
+int store_fts_register_tap(sqlite3 *db, struct text_fts_tap *tap);
 /* messages_fts follows messages through these, called in the transaction
  * that writes the message (schema v7 has no FTS triggers). Adds message
  * row's text; *st caches the statement (finalize it). */

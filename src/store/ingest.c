@@ -792,8 +792,8 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         /* as stored: an empty speaker is NULL (bind_text_or_null) */
         store_turn_write(&ms->turns, &ms->tprev, mrow, *pos, !strcmp(m->role, "user"), m->at,
                          c->ntok, c->speaker && *c->speaker ? c->speaker : NULL);
-        if ((rc = store_fts_add(h, &ms->ins_f, mrow, c->content, c->len)) ||
-            (rc = store_tier_keep_msg(h, row, mrow, c->content, c->len, c->ntok, 1)) ||
+        if ((rc = store_tier_keep_insert(h, &ms->ins_f, row, mrow, c->content, c->len,
+                                         c->ntok)) ||
             (rc = store_events_add(h, &ms->ins_e, mrow, row, at, c->content, c->len)) ||
             (rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
             return rc;

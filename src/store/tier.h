@@ -71,6 +71,11 @@ void store_tier_done(struct store_tier_writer *w);
  */
 int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
                         int ntok, int fresh);
+/* A new message's FTS row (store_fts_add with *ins_f) and its tier rows
+ * (store_tier_keep_msg, fresh) from one tokenization: the index's
+ * tokenizer hands the tiers its tokens (tokenize.h, text_fts_tap). */
+int store_tier_keep_insert(struct cairn *h, sqlite3_stmt **ins_f, int64_t sess, int64_t msg,
+                           const char *text, size_t n, int ntok);
 int store_tier_keep_flush(struct cairn *h);
 void store_tier_keep_drop(struct cairn *h);
 

@@ -680,12 +680,14 @@ int text_count_words(const char *s, size_t n)
  * (then a fresh context is made for it). */
 struct fts_tok {
     int busy;
+    const struct text_fts_tap *tap;   /* the user data; NULL: none */
     struct tok_ctx ctx;
 };
 
 struct fts_call {
     void *pCtx;
     int (*xToken)(void *, int, const char *, int, int, int);
+    const struct text_fts_tap *tap;   /* set: a document's tokens to it too */
 };
 
 static int fts_emit(void *arg, const char *tok, size_t n, size_t start,
@@ -696,7 +698,15 @@ static int fts_emit(void *arg, const char *tok, size_t n, size_t start,
                       (int)start, (int)end);
 }
 
-static int fts_create(void *pUnused, const char **azArg, int nArg,
+static int fts_emit_tap(void *arg, const char *tok, size_t n, size_t start,
+                        size_t end, int colocated)
+{
+    struct fts_call *fc = arg;
+    fc->tap->cb(fc->tap->arg, tok, n, start, end, colocated);
+    return fts_emit(arg, tok, n, start, end, colocated);
+}
+
+static int fts_create(void *pUserData, const char **azArg, int nArg,
                       Fts5Tokenizer **ppOut)
 {
     struct fts_tok *t = sqlite3_malloc(sizeof *t);
@@ -704,6 +714,7 @@ static int fts_create(void *pUnused, const char **azArg, int nArg,
     if (!t)
         return SQLITE_NOMEM;
     t->busy = 0;
+    t->tap = pUserData;
     if (ctx_init(&t->ctx)) {
         sqlite3_free(t);
         return SQLITE_NOMEM;
@@ -727,7 +738,7 @@ static int fts_tokenize(Fts5Tokenizer *p, void *pCtx, int flags,
                         int (*xToken)(void *, int, const char *, int, int, int))
 {
     struct fts_tok *t = (struct fts_tok *)p;
-    struct fts_call fc = { pCtx, xToken };
+    struct fts_call fc = { pCtx, xToken, NULL };
     struct tok_ctx *ctx = &t->ctx, *own = NULL;
     int rc;
 
@@ -753,6 +764,10 @@ static int fts_tokenize(Fts5Tokenizer *p, void *pCtx, int flags,
     t->busy++;
     ctx->for_query = (flags & FTS5_TOKENIZE_QUERY) != 0;
     ctx->emit = fts_emit;
+    if (!(flags & FTS5_TOKENIZE_QUERY) && t->tap && t->tap->cb) {
+        fc.tap = t->tap;
+        ctx->emit = fts_emit_tap;
+    }
     ctx->arg = &fc;
     rc = tok_run(ctx, pText, (size_t)nText);
     t->busy--;

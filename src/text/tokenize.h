@@ -51,4 +51,16 @@ void text_name_tokens(const char *s, size_t n, struct buf *b);
  * which store_fts_register (store/fts.c) registers on every connection. */
 fts5_tokenizer *text_fts_tokenizer(void);
 
+/* A listener beside the FTS5 tokenizer: while cb is set, every token it
+ * emits for a document (not a query) goes to cb too, as text_tokenize(s,
+ * n, 0, cb, arg) would give it, before FTS5 gets it (cb's return value is
+ * ignored). store/tier_keep.c reads a new message's words from the
+ * index's own pass instead of tokenizing it a second time. Given as the
+ * tokenizer's user data (store_fts_register_tap), it must outlive the
+ * connection. */
+struct text_fts_tap {
+    text_token_cb cb;
+    void         *arg;
+};
+
 #endif

@@ -541,6 +541,90 @@ static void test_stem_cache(void)
     T_EQ_INT(bad, 0);
 }
 
+/* The FTS5 tokenizer's listener (text_fts_tap): while set, a document's
+ * tokens reach it as text_tokenize gives them (text, span, colocated),
+ * through the index's own pass; a query's never do. Each token folded
+ * into a hash with its span. */
+struct tap_rec {
+    uint64_t h;
+    int      count;
+};
+
+static int tap_rec_cb(void *arg, const char *tok, size_t n, size_t start, size_t end,
+                      int colocated)
+{
+    struct tap_rec *r = arg;
+    char pre[64];
+    int k = snprintf(pre, sizeof pre, "|%zu-%zu%c", start, end, colocated ? '+' : ' ');
+    r->h = fnv1a64(pre, (size_t)k, r->h);
+    r->h = fnv1a64(tok, n, r->h);
+    r->count++;
+    return 0;
+}
+
+static void test_fts_tap(void)
+{
+    static const char *const fixed[] = {
+        "The running dogs were jumping over fences happily.",
+        "getUserName and snake_case_name in src/store/ingest.c at v1.2.3",
+        "我们昨天讨论了数据库迁移的问题 and the 中文 mixed with English",
+        "don't won't it's John's O'Brien's", "ＦＵＬＬ　ｗｉｄｔｈ ﬁ ligatures",
+        "#tag @user $HOME ~/path a.b.c 3.14159 -42 1e10 0x1F",
+        "emoji 🎉 party 🎉🎉 ends", "naïve café résumé coöperate", "running running runs",
+    };
+    struct text_fts_tap tap = { NULL, NULL };
+    sqlite3 *db = NULL;
+    sqlite3_stmt *ins = NULL, *q = NULL;
+    T_EQ_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
+    T_EQ_INT(store_fts_register_tap(db, &tap), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(db, "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cairn')",
+                          NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(sqlite3_prepare_v2(db, "INSERT INTO t(rowid, x) VALUES (?1, ?2)", -1, &ins, NULL),
+             SQLITE_OK);
+    T_EQ_INT(sqlite3_prepare_v2(db, "SELECT count(*) FROM t WHERE t MATCH 'running'", -1, &q,
+                                NULL), SQLITE_OK);
+    unsigned seed = 11;
+    char buf[2048];
+    int bad = 0, seen = 0;
+    for (int r = 0; r < 400; r++) {
+        const char *s = buf;
+        size_t n;
+        if (r < (int)(sizeof fixed / sizeof *fixed)) {
+            s = fixed[r];
+            n = strlen(s);
+        } else {
+            /* random printable text, random bytes, runs of the fixed texts */
+            n = (size_t)(rand_r(&seed) % sizeof buf);
+            for (size_t i = 0; i < n; i++)
+                buf[i] = r % 3 == 0 ? (char)(rand_r(&seed) & 0xff)
+                         : r % 3 == 1 ? (char)(' ' + rand_r(&seed) % 95)
+                         : fixed[(i / 61) % (sizeof fixed / sizeof *fixed)][i % 8 + 1];
+        }
+        struct tap_rec want = { 0xcbf29ce484222325ULL, 0 }, got = want;
+        text_tokenize(s, n, 0, tap_rec_cb, &want);
+        tap = (struct text_fts_tap){ tap_rec_cb, &got };
+        sqlite3_reset(ins);
+        sqlite3_bind_int(ins, 1, r + 1);
+        sqlite3_bind_text(ins, 2, s, (int)n, SQLITE_STATIC);
+        T_EQ_INT(sqlite3_step(ins), SQLITE_DONE);
+        /* a query while it is set: not a document */
+        int before = got.count;
+        sqlite3_reset(q);
+        T_EQ_INT(sqlite3_step(q), SQLITE_ROW);
+        T_EQ_INT(got.count, before);
+        tap = (struct text_fts_tap){ NULL, NULL };
+        bad += want.h != got.h || want.count != got.count;
+        seen += got.count;
+    }
+    T_EQ_INT(bad, 0);
+    T_CHECK(seen > 10000);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(q);
+    T_EQ_INT(sqlite3_exec(db, "INSERT INTO t(t) VALUES ('integrity-check')", NULL, NULL, NULL),
+             SQLITE_OK);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     T_RUN(test_words);
@@ -552,6 +636,7 @@ int main(void)
     T_RUN(test_count_words);
     T_RUN(test_fts5);
     T_RUN(test_stem_cache);
+    T_RUN(test_fts_tap);
     T_RUN(test_speed);
     return T_DONE();
 }
