@@ -165,6 +165,9 @@ int store_pragmas(struct cairn *h);
  * for a read-only handle and 16 MB for a writer (setting "store.cache_mb"). */
 #define STORE_CACHE_MB_MAX 4096
 int store_cache_size(struct cairn *h, int mb);
+/* PRAGMA temp_store set to mode (0 default, 1 file, 2 memory), outside a
+ * transaction; *was (if not NULL) gets the mode it had. */
+int store_temp_store(struct cairn *h, int mode, int *was);
 /* Frees what "store.keep_turns" kept (store/recall_read.c). */
 void store_turns_free(struct cairn *h);
 /* Reads the schema once and returns the SQLite result code: how
