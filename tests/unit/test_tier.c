@@ -132,6 +132,17 @@ static int pool_tf(struct cairn *db, int tier, const char *question, int64_t row
     return tf;
 }
 
+/* Forgets sessions t0..t59 but t<except> (forgotten already). */
+static void forget_but(struct cairn *db, int except)
+{
+    for (int s = 0; s < 60; s++) {
+        char id[16];
+        snprintf(id, sizeof id, "t%d", s);
+        if (s != except)
+            T_EQ_INT(cairn_forget(db, id), CAIRN_OK);
+    }
+}
+
 static void test_tiers(void)
 {
     char path[300];
@@ -230,12 +241,7 @@ static void test_tiers(void)
              0);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3600);
     T_EQ_INT(cairn_forget(db, "t60"), CAIRN_OK);
-    for (int s = 0; s < 60; s++) {
-        char id[16];
-        snprintf(id, sizeof id, "t%d", s);
-        if (s != 3)
-            T_EQ_INT(cairn_forget(db, id), CAIRN_OK);
-    }
+    forget_but(db, 3);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 0);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_terms"), 0);
     same_pool(db, "alpha");               /* t61, t62 alone, walked */
@@ -292,12 +298,7 @@ static void test_rebuild(void)
     /* the triggers again: a forgotten session's rows go, the last takes the word */
     T_EQ_INT(cairn_forget(db, "t5"), CAIRN_OK);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3540);
-    for (int s = 0; s < 60; s++) {
-        char id[16];
-        snprintf(id, sizeof id, "t%d", s);
-        if (s != 5)
-            T_EQ_INT(cairn_forget(db, id), CAIRN_OK);
-    }
+    forget_but(db, 5);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_terms"), 0);
     /* the temporary storage the build switched is the connection's again */
     T_EQ_INT(one(db, "PRAGMA temp_store"), 2);
