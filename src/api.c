@@ -267,6 +267,8 @@ void cairn_close(struct cairn *db)
         store_group_free(db);
         store_rollback(db);
         store_tier_keep_drop(db);    /* its statements, before the close */
+        text_tokenizer_free(db->rec);
+        text_toks_free(&db->rec_toks);
         sqlite3_close_v2(db->db);
     }
     for (int i = 0; i < CAIRN__NSET; i++)

@@ -77,6 +77,8 @@ struct cairn {
                                           term tiers with (store/tier_keep.c) */
     struct text_fts_tap fts_tap; /* the connection's FTS5 tokenizer's listener
                                     (tier_keep.c sets it around an insert) */
+    struct text_tokenizer *rec;  /* ingest's: a new message recorded once */
+    struct text_toks rec_toks;   /* (its length, then the index's tokens) */
     struct store_turns *turns; /* every turn's metadata, kept between recalls
                                   ("store.keep_turns": store/recall_read.c) */
     int      add_group;      /* cairn_add_group: adds share a transaction */

@@ -391,10 +391,13 @@ int store_tier_keep_insert(struct cairn *h, sqlite3_stmt **ins_f, int64_t sess, 
         return rc;
     /* the index's tokenizer hands its tokens to on_token as it goes: the
      * tokens text_tokenize would give (tokenize.h), for one pass */
-    if (k)
-        h->fts_tap = (struct text_fts_tap){ on_token, k };
+    if (k) {
+        h->fts_tap.cb = on_token;
+        h->fts_tap.arg = k;
+    }
     rc = store_fts_add(h, ins_f, msg, text, n);
-    h->fts_tap = (struct text_fts_tap){ NULL, NULL };
+    h->fts_tap.cb = NULL;
+    h->fts_tap.arg = NULL;
     if (rc || !k)
         return rc;
     return keep_decide(h, k, sess, msg, ntok, 1);
