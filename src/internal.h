@@ -75,8 +75,9 @@ struct cairn {
                                 in-memory store of the sessions it sees */
     struct store_tier_live *tier_live; /* what the write transaction keeps the
                                           term tiers with (store/tier_keep.c) */
-    struct text_fts_tap fts_tap; /* the connection's FTS5 tokenizer's listener
-                                    (tier_keep.c sets it around an insert) */
+    struct text_fts_tap fts_tap; /* the connection's FTS5 tokenizer's tap: around
+                                    a message's insert, ingest sets its record,
+                                    tier_keep.c its listener */
     struct text_tokenizer *rec;  /* ingest's: a new message recorded once */
     struct text_toks rec_toks;   /* (its length, then the index's tokens) */
     struct store_turns *turns; /* every turn's metadata, kept between recalls
