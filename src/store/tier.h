@@ -43,17 +43,24 @@ int store_tier_built(struct cairn *h, int64_t *built);
  * df_min messages (fts5vocab), each given to fn with its message count;
  * one tier's word (cut: the score a new match needs to enter, NULL for a
  * word kept with its df only) and its rows. */
-int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scoring *sc);
+struct store_tier_writer;
+int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scoring *sc,
+                     struct store_tier_writer **w);
 int store_max_message(struct cairn *h, int64_t *max);
 int store_tier_vocab(struct cairn *h, int64_t df_min,
                      int (*fn)(void *arg, const char *tok, size_t n, int64_t df), void *arg);
 int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, const double *cut,
                         int64_t *id);
-/* Rows go in through a writer (its statement prepared once): *w NULL
- * before the first row; store_tier_done finalizes it (NULL is fine). */
-struct store_tier_writer;
-int store_tier_add_post(struct cairn *h, struct store_tier_writer **w, int64_t id, int64_t msg,
+/* Rows go in through the writer store_tier_reset made (*w, set even
+ * when it fails): tier_post's indexes and triggers are dropped from the
+ * reset on (the table rewritten whole: truncated, not deleted row by
+ * row, and indexed once by a sort); store_tier_finish makes them again
+ * from their saved CREATE statements, before the commit, and frees w;
+ * store_tier_done frees it without (a failed build: its rollback
+ * restores them). NULL is fine for both. */
+int store_tier_add_post(struct cairn *h, struct store_tier_writer *w, int64_t id, int64_t msg,
                         int64_t sess, int tf, int ntok);
+int store_tier_finish(struct cairn *h, struct store_tier_writer *w);
 void store_tier_done(struct store_tier_writer *w);
 
 /*
@@ -71,6 +78,11 @@ void store_tier_done(struct store_tier_writer *w);
  */
 int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
                         int ntok, int fresh);
+/* A new message's FTS row (store_fts_add with *ins_f) and its tier rows
+ * (store_tier_keep_msg, fresh) from one tokenization: the index's
+ * tokenizer hands the tiers its tokens (tokenize.h, text_fts_tap). */
+int store_tier_keep_insert(struct cairn *h, sqlite3_stmt **ins_f, int64_t sess, int64_t msg,
+                           const char *text, size_t n, int ntok);
 int store_tier_keep_flush(struct cairn *h);
 void store_tier_keep_drop(struct cairn *h);
 

@@ -73,6 +73,7 @@ struct store_tier_live {
     int     *touched;            /* the words of the message being read */
     int      ntouched;
     int64_t  sess;               /* the session in_sess is of (0: none) */
+    int64_t  msg;                /* the message being read (on_token) */
     int64_t *in_sess;            /* the words whose tier holds it */
     int      nin, capin;
     struct krow *rows;           /* not written yet */
@@ -250,23 +251,16 @@ static int write_rows(struct cairn *h, struct store_tier_live *k)
     return CAIRN_OK;
 }
 
-/* A token of the message: its count, if it is a tiered word. */
-struct kmsg {
-    struct store_tier_live *k;
-    int64_t msg;
-};
-
 static int on_token(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
 {
     (void)start, (void)end, (void)coloc;
-    struct kmsg *m = arg;
-    struct store_tier_live *k = m->k;
+    struct store_tier_live *k = arg;
     int i = wordset_find(&k->ws, tok, n);
     if (i < 0)
         return 0;
     struct kword *w = &k->w[i];
-    if (w->stamp != m->msg) {
-        w->stamp = m->msg;
+    if (w->stamp != k->msg) {
+        w->stamp = k->msg;
         w->tf = 0;
         k->touched[k->ntouched++] = i;
     }
@@ -274,11 +268,14 @@ static int on_token(void *arg, const char *tok, size_t n, size_t start, size_t e
     return 0;
 }
 
-int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
-                        int ntok, int fresh)
+/* Ready to read message msg of session sess: *out is k when its tokens
+ * are to go to on_token, NULL when the tiers are not kept. */
+static int keep_start(struct cairn *h, int64_t sess, int64_t msg, int fresh,
+                      struct store_tier_live **out)
 {
     struct store_tier_live *k = h->tier_live;
     int rc = CAIRN_OK;
+    *out = NULL;
     if (!k) {
         if (!(k = calloc(1, sizeof *k)))
             return cairn__err(h, CAIRN_NOMEM, "out of memory");
@@ -306,10 +303,18 @@ int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *
         k->nrows = kept;
         k->pend = pend;
     }
-    struct kmsg m = { k, msg };
+    k->msg = msg;
     k->ntouched = 0;
-    if (text_tokenize(text, n, 0, on_token, &m))
-        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    *out = k;
+    return CAIRN_OK;
+}
+
+/* The tiered words on_token found in the message: their df, and their
+ * rows held for the session's decision. */
+static int keep_decide(struct cairn *h, struct store_tier_live *k, int64_t sess, int64_t msg,
+                       int ntok, int fresh)
+{
+    int rc;
     double norm = k->k1 * (1 - k->b + k->b * ntok / k->avg);
     for (int j = 0; j < k->ntouched; j++) {
         struct kword *w = &k->w[k->touched[j]];
@@ -326,9 +331,43 @@ int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *
         if (s >= w->cut && !sess_holds(k, w->id) && (rc = add_held(h, k, w->id)))
             return rc;
     }
+    k->ntouched = 0;
     if (fresh && msg > k->upto)
         k->upto = msg;
     return CAIRN_OK;
+}
+
+int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
+                        int ntok, int fresh)
+{
+    struct store_tier_live *k;
+    int rc = keep_start(h, sess, msg, fresh, &k);
+    if (rc || !k)
+        return rc;
+    if (text_tokenize(text, n, 0, on_token, k))
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    return keep_decide(h, k, sess, msg, ntok, fresh);
+}
+
+int store_tier_keep_insert(struct cairn *h, sqlite3_stmt **ins_f, int64_t sess, int64_t msg,
+                           const char *text, size_t n, int ntok)
+{
+    struct store_tier_live *k;
+    int rc = keep_start(h, sess, msg, 1, &k);
+    if (rc)
+        return rc;
+    /* the index's tokenizer hands its tokens to on_token as it goes: the
+     * tokens text_tokenize would give (tokenize.h), for one pass */
+    if (k) {
+        h->fts_tap.cb = on_token;
+        h->fts_tap.arg = k;
+    }
+    rc = store_fts_add(h, ins_f, msg, text, n);
+    h->fts_tap.cb = NULL;
+    h->fts_tap.arg = NULL;
+    if (rc || !k)
+        return rc;
+    return keep_decide(h, k, sess, msg, ntok, 1);
 }
 
 int store_tier_keep_flush(struct cairn *h)

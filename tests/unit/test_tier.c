@@ -132,6 +132,17 @@ static int pool_tf(struct cairn *db, int tier, const char *question, int64_t row
     return tf;
 }
 
+/* Forgets sessions t0..t59 but t<except> (forgotten already). */
+static void forget_but(struct cairn *db, int except)
+{
+    for (int s = 0; s < 60; s++) {
+        char id[16];
+        snprintf(id, sizeof id, "t%d", s);
+        if (s != except)
+            T_EQ_INT(cairn_forget(db, id), CAIRN_OK);
+    }
+}
+
 static void test_tiers(void)
 {
     char path[300];
@@ -230,15 +241,67 @@ static void test_tiers(void)
              0);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3600);
     T_EQ_INT(cairn_forget(db, "t60"), CAIRN_OK);
-    for (int s = 0; s < 60; s++) {
-        char id[16];
-        snprintf(id, sizeof id, "t%d", s);
-        if (s != 3)
-            T_EQ_INT(cairn_forget(db, id), CAIRN_OK);
-    }
+    forget_but(db, 3);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 0);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_terms"), 0);
     same_pool(db, "alpha");               /* t61, t62 alone, walked */
+    cairn_close(db);
+}
+
+/* A text result of sql, copied into out. */
+static void text_of(struct cairn *db, const char *sql, char *out, size_t cap)
+{
+    sqlite3_stmt *st = NULL;
+    out[0] = '\0';
+    T_EQ_INT(sqlite3_prepare_v2(db->db, sql, -1, &st, NULL), SQLITE_OK);
+    if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+}
+
+/* A build over built tiers: tier_post's index and triggers are dropped
+ * for it (the table truncated, the index sorted once) and made again from
+ * their own CREATE statements, so the schema is as before, the rows those
+ * of the first build, and the triggers and the index work after it. */
+static void test_rebuild(void)
+{
+    static const char *const schema_sql = "SELECT group_concat(type || ' ' || name || ' ' || "
+        "sql, char(10)) FROM (SELECT * FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name)";
+    static const char *const rows_sql = "SELECT count(*) || ' ' || sum(term * 1000003 + msg) || "
+        "' ' || sum(sess * 7 + tf * 131 + ntok) FROM tier_post";
+    char path[300], schema1[16384], schema2[16384], rows1[128], rows2[128];
+    struct cairn *db;
+    int64_t terms = 0, rows = 0;
+    snprintf(path, sizeof path, "%s/rebuild.db", dir);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    for (int s = 0; s < 60; s++)
+        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    text_of(db, schema_sql, schema1, sizeof schema1);
+    T_CHECK(strstr(schema1, "tier_post_msg") && strstr(schema1, "tier_terms_gone"));
+    T_EQ_INT(cairn_tier_build(db, &terms, &rows), CAIRN_OK);
+    T_EQ_INT(rows, 3600);
+    text_of(db, rows_sql, rows1, sizeof rows1);
+    text_of(db, schema_sql, schema2, sizeof schema2);
+    T_EQ_STR(schema2, schema1);
+    /* again, over its own rows */
+    T_EQ_INT(cairn_tier_build(db, &terms, &rows), CAIRN_OK);
+    T_EQ_INT(rows, 3600);
+    text_of(db, rows_sql, rows2, sizeof rows2);
+    T_EQ_STR(rows2, rows1);
+    text_of(db, schema_sql, schema2, sizeof schema2);
+    T_EQ_STR(schema2, schema1);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post INDEXED BY tier_post_msg WHERE msg = "
+                 "(SELECT min(msg) FROM tier_post)"), 1);
+    char ok[64];
+    text_of(db, "PRAGMA integrity_check", ok, sizeof ok);
+    T_EQ_STR(ok, "ok");
+    /* the triggers again: a forgotten session's rows go, the last takes the word */
+    T_EQ_INT(cairn_forget(db, "t5"), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3540);
+    forget_but(db, 5);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_terms"), 0);
+    /* the temporary storage the build switched is the connection's again */
+    T_EQ_INT(one(db, "PRAGMA temp_store"), 2);
     cairn_close(db);
 }
 
@@ -421,6 +484,7 @@ int main(void)
         return 1;
     T_RUN(test_tiers);
     T_RUN(test_keep_cut);
+    T_RUN(test_rebuild);
     T_RUN(test_migrate_v21);
     T_RUN(test_migrate_v22);
     char cmd[300];
