@@ -78,8 +78,8 @@ struct cairn {
                                           term tiers with (store/tier_keep.c) */
     struct store_post_live *post_live; /* and the packed postings (store/post.c) */
     struct text_fts_tap fts_tap; /* the connection's FTS5 tokenizer's tap: around
-                                    a message's insert, ingest sets its record,
-                                    tier_keep.c its listener */
+                                    a message's insert, store/keep.c sets its
+                                    record and the keepers' listener */
     struct text_tokenizer *rec;  /* ingest's: a new message recorded once */
     struct text_toks rec_toks;   /* (its length, then the index's tokens) */
     struct store_turns *turns; /* every turn's metadata, kept between recalls

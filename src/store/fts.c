@@ -11,7 +11,8 @@
  * store_fts_register puts it and the tokenizer "cairn" (text/tokenize.c)
  * on a connection: the one statement that reaches the FTS5 API. A handle's
  * connection gets its tap (struct text_fts_tap, h->fts_tap), through which
- * store/tier_keep.c reads the tokens of the message being indexed.
+ * store/keep.c hands the tokens of the message being indexed to the
+ * term tiers and the packed postings (tier_keep.c, post.c).
  *
  * messages_fts is an external-content index of messages.content, kept in
  * step by the code that writes messages, in the same transaction, through

@@ -27,9 +27,8 @@
 #include "internal.h"
 #include "mask/private.h"
 #include "mask/redact.h"
+#include "store/keep.h"
 #include "store/recall_read.h"
-#include "store/post.h"
-#include "store/tier.h"
 #include "store/vectors.h"
 #include "text/tokenize.h"
 #include "util/timeutil.h"
@@ -280,6 +279,24 @@ struct extend_st { sqlite3_stmt *sel, *upd; };
 
 static int group_stats_apply(struct cairn *h);
 
+/* The index tokens of a message about to be inserted or extended, its
+ * length (BM25's): recorded once (h->rec_toks, *rec 1), then handed to the
+ * index's tokenizer (text_fts_tap) and the keepers (store/keep.c) instead
+ * of a pass each; or, past TEXT_TOKS_MAX tokens or out of memory, counted
+ * (*rec 0) and tokenized again by the index as before. After the dedup
+ * check, so a message the session holds is not tokenized at all. */
+static int message_tokens(struct cairn *h, const struct clean_msg *c, int *rec)
+{
+    *rec = 0;
+    if (!h->rec)
+        h->rec = text_tokenizer_new();
+    if (h->rec && !text_record(h->rec, c->content, c->len, &h->rec_toks)) {
+        *rec = 1;
+        return h->rec_toks.words;
+    }
+    return store_index_tokens(c->content, c->len);
+}
+
 static int extend_message(struct cairn *h, int64_t sess, const char *id,
                           const struct clean_msg *cm, struct extend_st *st)
 {
@@ -305,14 +322,19 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
         sqlite3_reset(st->sel);
         return -1;
     }
-    if (store_fts_replace(h, row, old, on, cm->content, cm->len)) {
+    /* the new text recorded once: its length, its index tokens (FTS5
+     * makes the old text's again, to delete them) and the keepers' */
+    int rec, ntok = message_tokens(h, cm, &rec);
+    store_keep_replay(h, cm->content, cm->len, rec ? &h->rec_toks : NULL);
+    int frc = store_fts_replace(h, row, old, on, cm->content, cm->len);
+    store_keep_replay(h, NULL, 0, NULL);
+    if (frc) {
         sqlite3_reset(st->sel);
         return -1;
     }
     sqlite3_reset(st->upd);
     sqlite3_bind_text(st->upd, 1, cm->content, (int)cm->len, SQLITE_STATIC);
     sqlite3_bind_int64(st->upd, 2, (int64_t)cm->hash);
-    int ntok = store_index_tokens(cm->content, cm->len);
     sqlite3_bind_int(st->upd, 3, ntok);
     sqlite3_bind_int64(st->upd, 4, row);
     res = sqlite3_step(st->upd) == SQLITE_DONE ? 1 : -1;
@@ -320,8 +342,8 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     /* the trigger dropped its event dates with the shorter text, and its
      * term tier rows */
     if (res == 1 && (store_events_refresh(h, row) ||
-                     store_tier_keep_msg(h, sess, row, cm->content, cm->len, ntok, 0) ||
-                     store_post_keep_msg(h, sess, row, cm->content, cm->len, ntok, 0)))
+                     store_keep_rewrite(h, sess, row, cm->content, cm->len, ntok,
+                                        rec ? &h->rec_toks : NULL)))
         res = -1;
     /* the server may hold the shorter text: the next push sends this one */
     if (res == 1 && store_sync_rewritten(h, row))
@@ -751,24 +773,6 @@ static int next_position(struct cairn *h, int64_t row, int64_t *pos)
     return CAIRN_OK;
 }
 
-/* The index tokens of a message about to be inserted, its length (BM25's):
- * recorded once (h->rec_toks, *rec 1), then handed to the index's
- * tokenizer (text_fts_tap) instead of a second pass; or, past
- * TEXT_TOKS_MAX tokens or out of memory, counted (*rec 0) and tokenized
- * again by the index as before. After the dedup check, so a message the
- * session holds is not tokenized at all. */
-static int message_tokens(struct cairn *h, const struct clean_msg *c, int *rec)
-{
-    *rec = 0;
-    if (!h->rec)
-        h->rec = text_tokenizer_new();
-    if (h->rec && !text_record(h->rec, c->content, c->len, &h->rec_toks)) {
-        *rec = 1;
-        return h->rec_toks.words;
-    }
-    return store_index_tokens(c->content, c->len);
-}
-
 /* Message i of p, unless the session holds it already: inserted at *pos
  * with its FTS row and vectors, or an extension of the stored text, or
  * skipped; w counts which. */
@@ -818,15 +822,8 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         /* as stored: an empty speaker is NULL (bind_text_or_null) */
         store_turn_write(&ms->turns, &ms->tprev, mrow, *pos, !strcmp(m->role, "user"), m->at,
                          ntok, c->speaker && *c->speaker ? c->speaker : NULL);
-        if (rec) {
-            h->fts_tap.rtext = c->content;
-            h->fts_tap.rn = c->len;
-            h->fts_tap.rtoks = &h->rec_toks;
-        }
-        rc = store_tier_keep_insert(h, &ms->ins_f, row, mrow, c->content, c->len, ntok);
-        h->fts_tap.rtoks = NULL;
-        if (rc ||
-            (rc = store_post_keep_msg(h, row, mrow, c->content, c->len, ntok, 1)) ||
+        if ((rc = store_keep_insert(h, &ms->ins_f, row, mrow, c->content, c->len, ntok,
+                                    rec ? &h->rec_toks : NULL)) ||
             (rc = store_events_add(h, &ms->ins_e, mrow, row, at, c->content, c->len)) ||
             (rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
             return rc;

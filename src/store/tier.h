@@ -65,24 +65,24 @@ void store_tier_done(struct store_tier_writer *w);
 
 /*
  * Keeping (store/tier_keep.c, schema 23): the write paths keep built
- * tiers current in their own transaction. store_tier_keep_msg, after a
- * message is inserted (fresh: 1, its words count in df) or its text
+ * tiers current in their own transaction, through store/keep.c. For a
+ * message inserted (fresh: 1, its words count in df) or its text
  * rewritten in place (fresh: 0, the extension of a reply: its rows come
- * back, df as it was), adds its match of each tiered word it enters;
- * store_tier_keep_flush (store_commit calls it) writes the dfs and
- * moves upto past what was kept; store_tier_keep_drop (commit, rollback,
- * close) forgets what the transaction loaded. Nothing is done when no
- * tier is kept (none built, built before 23, "store.tier_keep" "0") or
- * when messages were added since the build without being kept: those
- * stay the tail the reader walks, until the next build.
+ * back, df as it was), store_tier_keep_begin gives the set of tiered
+ * words (*ws; NULL: nothing to keep) whose tally (wordset_count) the
+ * message's tokens go to, and store_tier_keep_end (called only after a
+ * set was given) adds its match of each tiered word it enters and clears
+ * the tally; store_tier_keep_flush (store_commit calls it) writes the
+ * dfs and moves upto past what was kept; store_tier_keep_drop (commit,
+ * rollback, close) forgets what the transaction loaded. Nothing is done
+ * when no tier is kept (none built, built before 23, "store.tier_keep"
+ * "0") or when messages were added since the build without being kept:
+ * those stay the tail the reader walks, until the next build.
  */
-int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
-                        int ntok, int fresh);
-/* A new message's FTS row (store_fts_add with *ins_f) and its tier rows
- * (store_tier_keep_msg, fresh) from one tokenization: the index's
- * tokenizer hands the tiers its tokens (tokenize.h, text_fts_tap). */
-int store_tier_keep_insert(struct cairn *h, sqlite3_stmt **ins_f, int64_t sess, int64_t msg,
-                           const char *text, size_t n, int ntok);
+struct wordset;
+int store_tier_keep_begin(struct cairn *h, int64_t sess, int64_t msg, int fresh,
+                          struct wordset **ws);
+int store_tier_keep_end(struct cairn *h, int64_t sess, int64_t msg, int ntok, int fresh);
 int store_tier_keep_flush(struct cairn *h);
 void store_tier_keep_drop(struct cairn *h);
 

@@ -55,7 +55,7 @@ fts5_tokenizer *text_fts_tokenizer(void);
 /* A listener beside the FTS5 tokenizer: while cb is set, every token it
  * emits for a document (not a query) goes to cb too, as text_tokenize(s,
  * n, 0, cb, arg) would give it, before FTS5 gets it (cb's return value is
- * ignored). store/tier_keep.c reads a new message's words from the
+ * ignored). store/keep.c reads a new message's words from the
  * index's own pass instead of tokenizing it a second time. Given as the
  * tokenizer's user data (store_fts_register_tap), it must outlive the
  * connection. */

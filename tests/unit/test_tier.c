@@ -35,30 +35,38 @@ static unsigned rnd(unsigned n)
 
 static const char *const filler[] = { "bravo", "cache", "delta", "kernel", "ledger", "orbit" };
 
-/* Session s: n messages, each with alpha 1-3 times (and zephyr in one of
- * 13), among filler words. */
+/* Message k of session s: alpha 1-3 times (and zephyr in one of 13),
+ * among filler words. */
+static void fill(struct buf *b, int s, int k)
+{
+    (void)k;
+    int na = 1 + (int)rnd(3), nf = (int)rnd(3);
+    for (int i = 0; i < na; i++)
+        buf_adds(b, "alpha ");
+    for (int i = 0; i < nf; i++)
+        buf_printf(b, "%s ", filler[rnd(6)]);
+    if (s < 40)
+        buf_adds(b, "database ");    /* its stem, databas, stems to another */
+    if (rnd(13) == 0)
+        buf_adds(b, "zephyr");
+}
+
+/* Session s: n messages. */
 static int add_session(struct cairn *db, int s, int n)
 {
-    struct buf b = BUF_INIT;
-    buf_printf(&b, "{\"id\":\"t%d\",\"messages\":[", s);
-    for (int k = 0; k < n; k++) {
-        buf_printf(&b, "%s{\"id\":\"t%d-%d\",\"role\":\"%s\",\"content\":\"", k ? "," : "", s, k,
-                   k % 2 ? "assistant" : "user");
-        int na = 1 + (int)rnd(3), nf = (int)rnd(3);
-        for (int i = 0; i < na; i++)
-            buf_adds(&b, "alpha ");
-        for (int i = 0; i < nf; i++)
-            buf_printf(&b, "%s ", filler[rnd(6)]);
-        if (s < 40)
-            buf_adds(&b, "database ");    /* its stem, databas, stems to another */
-        if (rnd(13) == 0)
-            buf_adds(&b, "zephyr");
-        buf_adds(&b, "\"}");
-    }
-    buf_adds(&b, "]}");
-    int rc = b.err ? CAIRN_NOMEM : cairn_add_json(db, b.p, b.n, NULL);
-    buf_release(&b);
-    return rc;
+    return add_json_session(db, "t", s, 0, n, fill);
+}
+
+/* A new store dir/name of sessions t0 to t<ns - 1>, 60 messages each
+ * (*path gets its file, cap bytes). */
+static struct cairn *open_sessions(const char *name, int ns, char *path, size_t cap)
+{
+    struct cairn *db = NULL;
+    snprintf(path, cap, "%s/%s", dir, name);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    for (int s = 0; db && s < ns; s++)
+        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    return db;
 }
 
 static int64_t one(struct cairn *db, const char *sql)
@@ -148,10 +156,7 @@ static void test_tiers(void)
     char path[300];
     struct cairn *db;
     int64_t terms = 0, rows = 0;
-    snprintf(path, sizeof path, "%s/tier.db", dir);
-    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
-    for (int s = 0; s < 60; s++)
-        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    db = open_sessions("tier.db", 60, path, sizeof path);
     T_EQ_INT(cairn_set(db, "recall.prune_msgs", "10"), CAIRN_OK);
 
     /* no tier built: both ways walk */
@@ -272,10 +277,7 @@ static void test_rebuild(void)
     char path[300], schema1[16384], schema2[16384], rows1[128], rows2[128];
     struct cairn *db;
     int64_t terms = 0, rows = 0;
-    snprintf(path, sizeof path, "%s/rebuild.db", dir);
-    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
-    for (int s = 0; s < 60; s++)
-        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    db = open_sessions("rebuild.db", 60, path, sizeof path);
     text_of(db, schema_sql, schema1, sizeof schema1);
     T_CHECK(strstr(schema1, "tier_post_msg") && strstr(schema1, "tier_terms_gone"));
     T_EQ_INT(cairn_tier_build(db, &terms, &rows), CAIRN_OK);
@@ -330,10 +332,7 @@ static void test_keep_cut(void)
 {
     char path[300];
     struct cairn *db;
-    snprintf(path, sizeof path, "%s/cut.db", dir);
-    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
-    for (int s = 0; s < 60; s++)
-        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    db = open_sessions("cut.db", 60, path, sizeof path);
     T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
     T_CHECK(one(db, "SELECT avg * 100 FROM tier_state") > 100);
     T_EQ_INT(one(db, "SELECT k1 * 100 FROM tier_state"), (int64_t)(BM25_K1 * 100 + 0.5));
@@ -445,10 +444,7 @@ static void test_migrate_v22(void)
     char path[300];
     struct cairn *db;
     sqlite3 *raw;
-    snprintf(path, sizeof path, "%s/v22.db", dir);
-    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
-    for (int s = 0; s < 20; s++)
-        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    db = open_sessions("v22.db", 20, path, sizeof path);
     T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
     cairn_close(db);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
