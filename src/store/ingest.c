@@ -279,26 +279,10 @@ struct extend_st { sqlite3_stmt *sel, *upd; };
 
 static int group_stats_apply(struct cairn *h);
 
-/* The index tokens of a message about to be inserted or extended, its
- * length (BM25's): recorded once (h->rec_toks, *rec 1), then handed to the
- * index's tokenizer (text_fts_tap) and the keepers (store/keep.c) instead
- * of a pass each; or, past TEXT_TOKS_MAX tokens or out of memory, counted
- * (*rec 0) and tokenized again by the index as before. After the dedup
- * check, so a message the session holds is not tokenized at all. */
-static int message_tokens(struct cairn *h, const struct clean_msg *c, int *rec)
-{
-    *rec = 0;
-    if (!h->rec)
-        h->rec = text_tokenizer_new();
-    if (h->rec && !text_record(h->rec, c->content, c->len, &h->rec_toks)) {
-        *rec = 1;
-        return h->rec_toks.words;
-    }
-    return store_index_tokens(c->content, c->len);
-}
-
+/* Message id of session sess extended to cm (its length ntok; rec: its
+ * tokens are h->rec_toks, message_tokens'). */
 static int extend_message(struct cairn *h, int64_t sess, const char *id,
-                          const struct clean_msg *cm, struct extend_st *st)
+                          const struct clean_msg *cm, int ntok, int rec, struct extend_st *st)
 {
     int res = 0;
     if (!st->sel && (store_prepare(h, "SELECT id, content FROM messages WHERE session = ? "
@@ -322,9 +306,9 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
         sqlite3_reset(st->sel);
         return -1;
     }
-    /* the new text recorded once: its length, its index tokens (FTS5
-     * makes the old text's again, to delete them) and the keepers' */
-    int rec, ntok = message_tokens(h, cm, &rec);
+    /* the new text's record (store_message made it for the insert the
+     * stored id refused): FTS5's tokens (it makes the old text's again,
+     * to delete them) and the keepers' */
     store_keep_replay(h, cm->content, cm->len, rec ? &h->rec_toks : NULL);
     int frc = store_fts_replace(h, row, old, on, cm->content, cm->len);
     store_keep_replay(h, NULL, 0, NULL);
@@ -773,6 +757,24 @@ static int next_position(struct cairn *h, int64_t row, int64_t *pos)
     return CAIRN_OK;
 }
 
+/* The index tokens of a message about to be inserted or extended, its
+ * length (BM25's): recorded once (h->rec_toks, *rec 1), then handed to the
+ * index's tokenizer (text_fts_tap) and the keepers (store/keep.c) instead
+ * of a pass each; or, past TEXT_TOKS_MAX tokens or out of memory, counted
+ * (*rec 0) and tokenized again by the index as before. After the dedup
+ * check, so a message the session holds is not tokenized at all. */
+static int message_tokens(struct cairn *h, const struct clean_msg *c, int *rec)
+{
+    *rec = 0;
+    if (!h->rec)
+        h->rec = text_tokenizer_new();
+    if (h->rec && !text_record(h->rec, c->content, c->len, &h->rec_toks)) {
+        *rec = 1;
+        return h->rec_toks.words;
+    }
+    return store_index_tokens(c->content, c->len);
+}
+
 /* Message i of p, unless the session holds it already: inserted at *pos
  * with its FTS row and vectors, or an extension of the stored text, or
  * skipped; w counts which. */
@@ -836,7 +838,7 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         /* The id is there. A transcript read while a reply was still
          * being written gives its first blocks; when the whole reply
          * comes, it starts with what was stored: keep the longer. */
-        int r2 = extend_message(h, row, m->id, c, &ms->ext);
+        int r2 = extend_message(h, row, m->id, c, ntok, rec, &ms->ext);
         if (r2 < 0)
             return cairn__sqlerr(h, SQLITE_ERROR, "extend message");
         if (r2 > 0)
