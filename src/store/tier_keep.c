@@ -54,8 +54,9 @@ struct krow {
     int32_t tf, ntok;
 };
 
-/* A tiered word: its id, cut (has_cut 0: df only), the df the
- * transaction added, and its count in the message being read. */
+/* A tiered word: its id, cut (has_cut 0: df only) and the df the
+ * transaction added (its count in the message being read is the set's
+ * tally, ws.tf). */
 struct kword {
     int64_t id, ddf;
     double  cut;
