@@ -207,7 +207,7 @@ static int connect_store(const char *path, unsigned flags, struct cairn **out)
         return rc;
     sqlite3_extended_result_codes(h->db, 0);
     sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
-    src = store_fts_register(h->db);
+    src = store_fts_register_tap(h->db, &h->fts_tap);
     if (src != SQLITE_OK)
         return cairn__sqlerr(h, src, "cannot register the tokenizer");
     if (!h->readonly && !is_memory) {
@@ -269,6 +269,8 @@ void cairn_close(struct cairn *db)
         store_rollback(db);
         store_tier_keep_drop(db);    /* its statements, before the close */
         store_post_keep_drop(db);
+        text_tokenizer_free(db->rec);
+        text_toks_free(&db->rec_toks);
         sqlite3_close_v2(db->db);
     }
     for (int i = 0; i < CAIRN__NSET; i++)

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "cairn.h"
+#include "text/tokenize.h"
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
@@ -76,6 +77,11 @@ struct cairn {
     struct store_tier_live *tier_live; /* what the write transaction keeps the
                                           term tiers with (store/tier_keep.c) */
     struct store_post_live *post_live; /* and the packed postings (store/post.c) */
+    struct text_fts_tap fts_tap; /* the connection's FTS5 tokenizer's tap: around
+                                    a message's insert, store/keep.c sets its
+                                    record and the keepers' listener */
+    struct text_tokenizer *rec;  /* ingest's: a new message recorded once */
+    struct text_toks rec_toks;   /* (its length, then the index's tokens) */
     struct store_turns *turns; /* every turn's metadata, kept between recalls
                                   ("store.keep_turns": store/recall_read.c) */
     int      add_group;      /* cairn_add_group: adds share a transaction */
@@ -164,6 +170,9 @@ int store_pragmas(struct cairn *h);
  * for a read-only handle and 16 MB for a writer (setting "store.cache_mb"). */
 #define STORE_CACHE_MB_MAX 4096
 int store_cache_size(struct cairn *h, int mb);
+/* PRAGMA temp_store set to mode (0 default, 1 file, 2 memory), outside a
+ * transaction; *was (if not NULL) gets the mode it had. */
+int store_temp_store(struct cairn *h, int mode, int *was);
 /* Frees what "store.keep_turns" kept (store/recall_read.c). */
 void store_turns_free(struct cairn *h);
 /* Reads the schema once and returns the SQLite result code: how
@@ -221,6 +230,9 @@ uint64_t store_message_hash(const char *role, const char *speaker, int64_t at,
 /* Registers the FTS5 tokenizer "cairn" and the cairn_tf() auxiliary
  * function on db (every connection). Returns a SQLite result code. */
 int store_fts_register(sqlite3 *db);
+/* The same, with a listener to the documents' tokens (tokenize.h); tap
+ * must outlive the connection (a handle's own: h->fts_tap). */
+int store_fts_register_tap(sqlite3 *db, struct text_fts_tap *tap);
 /* messages_fts follows messages through these, called in the transaction
  * that writes the message (schema v7 has no FTS triggers). Adds message
  * row's text; *st caches the statement (finalize it). */

@@ -118,6 +118,12 @@ static int cmp_tmatch_sess(const void *a, const void *b)
     return x->row < y->row ? -1 : x->row > y->row;
 }
 
+static int cmp_tmatch_row(const void *a, const void *b)
+{
+    const struct tmatch *x = a, *y = b;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
 /* The best single-message score on the word alone of the session whose
  * matches start at i (sorted by session); *end: where they end. */
 static double sess_best(const struct tmatches *m, int i, double avg, int *end)
@@ -149,12 +155,13 @@ static int post_from_walk(struct cairn *h, const char *tok, const struct tmatche
 /* The tier of one word: its matches up to upto, their sessions by best
  * single-message score, the TIER_SESS best sessions' matches stored. */
 static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
-                     struct tmatches *m, struct store_tier_writer **ins, int64_t *rows)
+                     struct tmatches *m, struct store_tier_writer *ins, int64_t *rows)
 {
     struct buf expr = BUF_INIT;
     struct sort_kv *kv = NULL;
+    struct tmatch *keep = NULL;
     const struct store_scope all = { NULL, NULL };
-    int rc = CAIRN_OK, ns = 0;
+    int rc = CAIRN_OK, ns = 0, nkeep = 0;
     int64_t id;
     m->n = 0;
     query_add_phrase(&expr, tok);
@@ -192,15 +199,26 @@ static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
     double cut = ns < TIER_SESS ? 0 : sess_best(m, (int)kv[TIER_SESS - 1].val, avg, &end);
     if ((rc = store_tier_add_term(h, tok, strlen(tok), m->n, &cut, &id)))
         goto out;
-    for (int k = 0; k < ns && k < TIER_SESS; k++) {
-        for (int i = (int)kv[k].val; i < m->n && m->v[i].sess == m->v[kv[k].val].sess; i++) {
-            if ((rc = store_tier_add_post(h, ins, id, m->v[i].row, m->v[i].sess, m->v[i].tf,
-                                          m->v[i].ntok)))
-                goto out;
-            ++*rows;
-        }
+    /* the kept sessions' matches, written in message order: the word's
+     * rows are the newest of the table's key (its id the largest yet),
+     * so each goes in after the last, where SQLite appends without a
+     * search; in the sessions' order each searched the word's range */
+    if (!(keep = malloc((size_t)m->n * sizeof *keep))) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    for (int k = 0; k < ns && k < TIER_SESS; k++)
+        for (int i = (int)kv[k].val; i < m->n && m->v[i].sess == m->v[kv[k].val].sess; i++)
+            keep[nkeep++] = m->v[i];
+    qsort(keep, (size_t)nkeep, sizeof *keep, cmp_tmatch_row);
+    for (int i = 0; i < nkeep; i++) {
+        if ((rc = store_tier_add_post(h, ins, id, keep[i].row, keep[i].sess, keep[i].tf,
+                                      keep[i].ntok)))
+            goto out;
+        ++*rows;
     }
 out:
+    free(keep);
     free(kv);
     buf_release(&expr);
     return rc;
@@ -219,15 +237,24 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
         return CAIRN_INVALID;
     if (h->pg)
         return cairn__err(h, CAIRN_INVALID, "term tiers: SQLite stores only");
+    /* the index by message is made again by a sort (store_tier_finish):
+     * with temporary storage in memory (store_pragmas) its runs would be
+     * held whole, ~60 bytes a row (112 MB of peak RSS at 100,000
+     * messages); in files, a page cache's worth at a time. Only memory
+     * depends on it: a handle that cannot switch (a temporary table open
+     * in a transaction) builds as before */
+    int temp = -1;
+    if (store_temp_store(h, 1, &temp))
+        temp = -1;
     if ((rc = store_begin(h)))
-        return rc;
+        goto out;
     if ((rc = store_max_message(h, &upto)) || (rc = store_scope_totals(h, &all, &tot)))
         goto fail;
     double avg = tot.msgs ? (double)tot.tok / (double)tot.msgs : 1;
     /* what ingest scores a new message with to keep the tiers (avg 0:
      * not kept, the messages added since are the reader's tail) */
     const struct store_tier_scoring sc = { TIER_KEEP ? avg : 0, BM25_K1, BM25_B, tot.msgs };
-    if ((rc = store_tier_reset(h, upto, &sc)) || (rc = store_post_reset(h, upto)) ||
+    if ((rc = store_tier_reset(h, upto, &sc, &ins)) || (rc = store_post_reset(h, upto)) ||
         (rc = store_tier_vocab(h, TIER_DF_MIN, on_vocab, &v)))
         goto fail;
     for (int i = 0; i < v.n; i++) {
@@ -240,12 +267,14 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
                 goto fail;
             continue;
         }
-        if ((rc = build_one(h, v.tok[i], upto, avg, &m, &ins, &nrows)))
+        if ((rc = build_one(h, v.tok[i], upto, avg, &m, ins, &nrows)))
             goto fail;
         nterms += nrows > before;
     }
-    store_tier_done(ins);
+    rc = store_tier_finish(h, ins);
     ins = NULL;
+    if (rc)
+        goto fail;
     if ((rc = store_commit(h)))
         goto out;
     if (terms)
@@ -257,6 +286,8 @@ fail:
     store_tier_done(ins);
     store_rollback(h);
 out:
+    if (temp >= 0 && temp != 1)
+        store_temp_store(h, temp, NULL);     /* as above: memory only */
     for (int i = 0; i < v.n; i++)
         free(v.tok[i]);
     free(v.tok);

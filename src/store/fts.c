@@ -9,7 +9,10 @@
  * FTS5's built-in bm25() cannot do.
  *
  * store_fts_register puts it and the tokenizer "cairn" (text/tokenize.c)
- * on a connection: the one statement that reaches the FTS5 API.
+ * on a connection: the one statement that reaches the FTS5 API. A handle's
+ * connection gets its tap (struct text_fts_tap, h->fts_tap), through which
+ * store/keep.c hands the tokens of the message being indexed to the
+ * term tiers and the packed postings (tier_keep.c, post.c).
  *
  * messages_fts is an external-content index of messages.content, kept in
  * step by the code that writes messages, in the same transaction, through
@@ -92,6 +95,11 @@ int store_fts_replace(struct cairn *h, int64_t row, const char *old, size_t on,
 
 int store_fts_register(sqlite3 *db)
 {
+    return store_fts_register_tap(db, NULL);
+}
+
+int store_fts_register_tap(sqlite3 *db, struct text_fts_tap *tap)
+{
     fts5_api *api = NULL;
     sqlite3_stmt *st;
     /* the documented way to reach the FTS5 API: a pointer bound to fts5() */
@@ -107,7 +115,7 @@ int store_fts_register(sqlite3 *db)
     src = sqlite3_finalize(st);
     if (src != SQLITE_OK || !api || api->iVersion < 2)
         return src ? src : SQLITE_ERROR;
-    src = api->xCreateTokenizer(api, "cairn", NULL, text_fts_tokenizer(), NULL);
+    src = api->xCreateTokenizer(api, "cairn", tap, text_fts_tokenizer(), NULL);
     if (src != SQLITE_OK)
         return src;
     return api->xCreateFunction(api, "cairn_tf", NULL, tf_func, NULL);

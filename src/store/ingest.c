@@ -27,9 +27,8 @@
 #include "internal.h"
 #include "mask/private.h"
 #include "mask/redact.h"
+#include "store/keep.h"
 #include "store/recall_read.h"
-#include "store/post.h"
-#include "store/tier.h"
 #include "store/vectors.h"
 #include "text/tokenize.h"
 #include "util/timeutil.h"
@@ -43,7 +42,6 @@ struct clean_msg {
     size_t   len;
     char    *speaker;      /* cleaned like content; NULL if none */
     uint64_t hash;
-    int      ntok;         /* index tokens, for BM25 length normalisation */
     int      occurrence;   /* 1 for the first message with this hash (no id) */
 };
 
@@ -281,8 +279,10 @@ struct extend_st { sqlite3_stmt *sel, *upd; };
 
 static int group_stats_apply(struct cairn *h);
 
+/* Message id of session sess extended to cm (its length ntok; rec: its
+ * tokens are h->rec_toks, message_tokens'). */
 static int extend_message(struct cairn *h, int64_t sess, const char *id,
-                          const struct clean_msg *cm, struct extend_st *st)
+                          const struct clean_msg *cm, int ntok, int rec, struct extend_st *st)
 {
     int res = 0;
     if (!st->sel && (store_prepare(h, "SELECT id, content FROM messages WHERE session = ? "
@@ -306,22 +306,28 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
         sqlite3_reset(st->sel);
         return -1;
     }
-    if (store_fts_replace(h, row, old, on, cm->content, cm->len)) {
+    /* the new text's record (store_message made it for the insert the
+     * stored id refused): FTS5's tokens (it makes the old text's again,
+     * to delete them) and the keepers' */
+    store_keep_replay(h, cm->content, cm->len, rec ? &h->rec_toks : NULL);
+    int frc = store_fts_replace(h, row, old, on, cm->content, cm->len);
+    store_keep_replay(h, NULL, 0, NULL);
+    if (frc) {
         sqlite3_reset(st->sel);
         return -1;
     }
     sqlite3_reset(st->upd);
     sqlite3_bind_text(st->upd, 1, cm->content, (int)cm->len, SQLITE_STATIC);
     sqlite3_bind_int64(st->upd, 2, (int64_t)cm->hash);
-    sqlite3_bind_int(st->upd, 3, cm->ntok);
+    sqlite3_bind_int(st->upd, 3, ntok);
     sqlite3_bind_int64(st->upd, 4, row);
     res = sqlite3_step(st->upd) == SQLITE_DONE ? 1 : -1;
     sqlite3_reset(st->sel);
     /* the trigger dropped its event dates with the shorter text, and its
      * term tier rows */
     if (res == 1 && (store_events_refresh(h, row) ||
-                     store_tier_keep_msg(h, sess, row, cm->content, cm->len, cm->ntok, 0) ||
-                     store_post_keep_msg(h, sess, row, cm->content, cm->len, cm->ntok, 0)))
+                     store_keep_rewrite(h, sess, row, cm->content, cm->len, ntok,
+                                        rec ? &h->rec_toks : NULL)))
         res = -1;
     /* the server may hold the shorter text: the next push sends this one */
     if (res == 1 && store_sync_rewritten(h, row))
@@ -332,8 +338,8 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
 /* A session's new totals, kept for its group's commit. */
 struct stat_delta { int64_t sess, n, ntok, nuser, bytes; };
 
-static int put_session_stats(struct cairn *h, int64_t sess, int64_t n, int64_t ntok,
-                             int64_t nuser, int64_t bytes);
+static int put_session_stats(struct cairn *h, sqlite3_stmt **st, int64_t sess, int64_t n,
+                             int64_t ntok, int64_t nuser, int64_t bytes);
 
 /* Adds a batch of new messages to the session's totals (schema v6). Not a
  * trigger on insert: that would make FTS5 flush at every message (v3).
@@ -343,8 +349,12 @@ static int put_session_stats(struct cairn *h, int64_t sess, int64_t n, int64_t n
 static int add_session_stats(struct cairn *h, int64_t sess, int64_t n, int64_t ntok,
                              int64_t nuser, int64_t bytes)
 {
-    if (!h->group_tx)
-        return put_session_stats(h, sess, n, ntok, nuser, bytes);
+    if (!h->group_tx) {
+        sqlite3_stmt *st = NULL;
+        int rc = put_session_stats(h, &st, sess, n, ntok, nuser, bytes);
+        sqlite3_finalize(st);
+        return rc;
+    }
     if (h->gd_n == h->gd_cap) {
         size_t cap = h->gd_cap ? 2 * h->gd_cap : 64;
         struct stat_delta *d = realloc(h->gd, cap * sizeof *d);
@@ -357,25 +367,27 @@ static int add_session_stats(struct cairn *h, int64_t sess, int64_t n, int64_t n
     return CAIRN_OK;
 }
 
-static int put_session_stats(struct cairn *h, int64_t sess, int64_t n, int64_t ntok,
-                             int64_t nuser, int64_t bytes)
+/* *st: the upsert, prepared at the first call (the caller finalizes it),
+ * so that a group's sessions share it: with its triggers (store_totals,
+ * session_sizes) compiled in, preparing it cost ~540,000 instructions, a
+ * session's tenth when it was prepared for each. */
+static int put_session_stats(struct cairn *h, sqlite3_stmt **st, int64_t sess, int64_t n,
+                             int64_t ntok, int64_t nuser, int64_t bytes)
 {
-    sqlite3_stmt *st;
-    int rc = store_prepare(h, "INSERT INTO session_stats(session, n, ntok, nuser, bytes) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(session) DO UPDATE SET "
-                           "n = n + ?2, ntok = ntok + ?3, nuser = nuser + ?4, bytes = bytes + ?5",
-                           &st);
-    if (rc)
+    int rc;
+    if (!*st && (rc = store_prepare(h, "INSERT INTO session_stats(session, n, ntok, nuser, "
+                                    "bytes) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(session) DO "
+                                    "UPDATE SET n = n + ?2, ntok = ntok + ?3, nuser = nuser + ?4, "
+                                    "bytes = bytes + ?5", st)))
         return rc;
-    sqlite3_bind_int64(st, 1, sess);
-    sqlite3_bind_int64(st, 2, n);
-    sqlite3_bind_int64(st, 3, ntok);
-    sqlite3_bind_int64(st, 4, nuser);
-    sqlite3_bind_int64(st, 5, bytes);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        rc = cairn__sqlerr(h, SQLITE_ERROR, "session totals");
-    sqlite3_finalize(st);
-    return rc;
+    sqlite3_reset(*st);
+    sqlite3_bind_int64(*st, 1, sess);
+    sqlite3_bind_int64(*st, 2, n);
+    sqlite3_bind_int64(*st, 3, ntok);
+    sqlite3_bind_int64(*st, 4, nuser);
+    sqlite3_bind_int64(*st, 5, bytes);
+    return sqlite3_step(*st) == SQLITE_DONE ? CAIRN_OK
+                                             : cairn__sqlerr(h, SQLITE_ERROR, "session totals");
 }
 
 static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
@@ -534,7 +546,6 @@ static int prepare_messages(struct cairn *h, struct prepared *p)
         if (!c->content || clean_field(m->speaker, &p->cl, &c->speaker))
             return cairn__err(h, CAIRN_NOMEM, "out of memory");
         c->hash = store_message_hash(m->role, c->speaker, m->at, c->content, c->len);
-        c->ntok = store_index_tokens(c->content, c->len);
         if (m->at != CAIRN_NO_TIME) {
             if (s->started_at == CAIRN_NO_TIME && (p->started == CAIRN_NO_TIME ||
                                                    m->at < p->started))
@@ -746,6 +757,24 @@ static int next_position(struct cairn *h, int64_t row, int64_t *pos)
     return CAIRN_OK;
 }
 
+/* The index tokens of a message about to be inserted or extended, its
+ * length (BM25's): recorded once (h->rec_toks, *rec 1), then handed to the
+ * index's tokenizer (text_fts_tap) and the keepers (store/keep.c) instead
+ * of a pass each; or, past TEXT_TOKS_MAX tokens or out of memory, counted
+ * (*rec 0) and tokenized again by the index as before. After the dedup
+ * check, so a message the session holds is not tokenized at all. */
+static int message_tokens(struct cairn *h, const struct clean_msg *c, int *rec)
+{
+    *rec = 0;
+    if (!h->rec)
+        h->rec = text_tokenizer_new();
+    if (h->rec && !text_record(h->rec, c->content, c->len, &h->rec_toks)) {
+        *rec = 1;
+        return h->rec_toks.words;
+    }
+    return store_index_tokens(c->content, c->len);
+}
+
 /* Message i of p, unless the session holds it already: inserted at *pos
  * with its FTS row and vectors, or an extension of the stored text, or
  * skipped; w counts which. */
@@ -754,7 +783,7 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
 {
     const struct cairn_message *m = &p->s->messages[i];
     const struct clean_msg *c = &p->cm[i];
-    int has_id = m->id && *m->id, rc, src;
+    int has_id = m->id && *m->id, rc, src, rec, ntok;
     if (!w->is_new && !has_id) {
         sqlite3_reset(ms->cnt);
         sqlite3_bind_int64(ms->cnt, 1, row);
@@ -765,6 +794,7 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
             return CAIRN_OK;
         }
     }
+    ntok = message_tokens(h, c, &rec);
     sqlite3_reset(ms->ins_m);
     sqlite3_bind_int64(ms->ins_m, 1, row);
     sqlite3_bind_int64(ms->ins_m, 2, *pos);
@@ -774,7 +804,7 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
     sqlite3_bind_text(ms->ins_m, 6, c->content, (int)c->len, SQLITE_STATIC);
     bind_time(ms->ins_m, 7, m->at);
     sqlite3_bind_int64(ms->ins_m, 8, (int64_t)c->hash);
-    sqlite3_bind_int(ms->ins_m, 9, c->ntok);
+    sqlite3_bind_int(ms->ins_m, 9, ntok);
     src = sqlite3_step(ms->ins_m);
     if (src != SQLITE_DONE)
         return cairn__sqlerr(h, src, "insert message");
@@ -790,17 +820,16 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
             ms->run_a = ms->run_b = mrow;
             buf_reset(&ms->run_lens);
         }
-        buf_printf(&ms->run_lens, "%d", c->ntok);   /* runs_add reports a failure */
+        buf_printf(&ms->run_lens, "%d", ntok);   /* runs_add reports a failure */
         /* as stored: an empty speaker is NULL (bind_text_or_null) */
         store_turn_write(&ms->turns, &ms->tprev, mrow, *pos, !strcmp(m->role, "user"), m->at,
-                         c->ntok, c->speaker && *c->speaker ? c->speaker : NULL);
-        if ((rc = store_fts_add(h, &ms->ins_f, mrow, c->content, c->len)) ||
-            (rc = store_tier_keep_msg(h, row, mrow, c->content, c->len, c->ntok, 1)) ||
-            (rc = store_post_keep_msg(h, row, mrow, c->content, c->len, c->ntok, 1)) ||
+                         ntok, c->speaker && *c->speaker ? c->speaker : NULL);
+        if ((rc = store_keep_insert(h, &ms->ins_f, row, mrow, c->content, c->len, ntok,
+                                    rec ? &h->rec_toks : NULL)) ||
             (rc = store_events_add(h, &ms->ins_e, mrow, row, at, c->content, c->len)) ||
             (rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
             return rc;
-        w->ntok += c->ntok;
+        w->ntok += ntok;
         w->nuser += !strcmp(m->role, "user");
         w->bytes += (int64_t)c->len;
         w->added++;
@@ -809,7 +838,7 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         /* The id is there. A transcript read while a reply was still
          * being written gives its first blocks; when the whole reply
          * comes, it starts with what was stored: keep the longer. */
-        int r2 = extend_message(h, row, m->id, c, &ms->ext);
+        int r2 = extend_message(h, row, m->id, c, ntok, rec, &ms->ext);
         if (r2 < 0)
             return cairn__sqlerr(h, SQLITE_ERROR, "extend message");
         if (r2 > 0)
@@ -889,10 +918,12 @@ static void group_clear(struct cairn *h)
  * before anything whose trigger reads or moves them). */
 static int group_stats_apply(struct cairn *h)
 {
+    sqlite3_stmt *st = NULL;
     int rc = CAIRN_OK;
     for (size_t i = 0; i < h->gd_n && !rc; i++)
-        rc = put_session_stats(h, h->gd[i].sess, h->gd[i].n, h->gd[i].ntok, h->gd[i].nuser,
-                               h->gd[i].bytes);
+        rc = put_session_stats(h, &st, h->gd[i].sess, h->gd[i].n, h->gd[i].ntok,
+                               h->gd[i].nuser, h->gd[i].bytes);
+    sqlite3_finalize(st);
     h->gd_n = 0;
     return rc;
 }

@@ -13,16 +13,17 @@
  * or deleted at or below it (post_dirty, by trigger) has its matches
  * dropped from the blocks and walked again.
  *
- * Kept by ingest: a new message's tokens are counted (the tokenizer FTS5
- * indexes with), and at the commit each packed word's new matches go on
- * its last block; upto moves past them.
+ * Kept by ingest: a new message's packed words are counted from the
+ * tokens the FTS5 tokenizer indexes, handed on as it goes (store/keep.c:
+ * the one pass the term tiers count theirs from too), and at the commit
+ * each packed word's new matches go on its last block; upto moves past
+ * them.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "store/post.h"
-#include "text/tokenize.h"
 #include "util/buf.h"
 #include "util/wordset.h"
 
@@ -320,11 +321,6 @@ int store_post_add_term(struct cairn *h, const char *tok, size_t n, const struct
 
 /* ---- keeping ---- */
 
-struct pword {
-    int64_t stamp;               /* the message it was last counted in */
-    int     tf;
-};
-
 struct pnew {
     int             w;
     struct post_ent e;
@@ -333,10 +329,8 @@ struct pnew {
 struct store_post_live {
     int      on;
     int64_t  upto, upto0;        /* the newest message kept; upto when loaded */
-    struct wordset ws;           /* the words; word i's state is w[i] */
-    struct pword *w;
-    int     *touched;
-    int      ntouched;
+    struct wordset ws;           /* the words, and their counts in the message
+                                    being read */
     struct pnew *rows;           /* the matches written at the commit */
     size_t   nrows, caprows;
     int64_t *redone;             /* messages of this transaction rewritten */
@@ -349,8 +343,6 @@ void store_post_keep_drop(struct cairn *h)
     if (!k)
         return;
     wordset_free(&k->ws);
-    free(k->w);
-    free(k->touched);
     free(k->rows);
     free(k->redone);
     free(k);
@@ -385,15 +377,14 @@ static int load(struct cairn *h, int64_t first, struct store_post_live *k)
     st = NULL;
     if (rc || !k->on)
         return rc;
-    if (wordset_init(&k->ws, nw, (size_t)bytes) || !(k->w = calloc((size_t)nw + 1, sizeof *k->w)) ||
-        !(k->touched = malloc(((size_t)nw + 1) * sizeof *k->touched)))
+    if (wordset_init(&k->ws, nw, (size_t)bytes))
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
     if ((rc = store_prepare(h, "SELECT term FROM post_terms", &st)))
         return rc;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(st, 0);
         if (t)
-            wordset_add(&k->ws, t, (size_t)sqlite3_column_bytes(st, 0));   /* w[] is zeroed */
+            wordset_add(&k->ws, t, (size_t)sqlite3_column_bytes(st, 0));
     }
     if (src != SQLITE_ROW && src != SQLITE_DONE)
         rc = cairn__sqlerr(h, src, "packed postings");
@@ -401,34 +392,11 @@ static int load(struct cairn *h, int64_t first, struct store_post_live *k)
     return rc;
 }
 
-struct pmsg {
-    struct store_post_live *k;
-    int64_t msg;
-};
-
-static int on_token(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
-{
-    (void)start, (void)end, (void)coloc;
-    struct pmsg *m = arg;
-    struct store_post_live *k = m->k;
-    int i = wordset_find(&k->ws, tok, n);
-    if (i < 0)
-        return 0;
-    struct pword *w = &k->w[i];
-    if (w->stamp != m->msg) {
-        w->stamp = m->msg;
-        w->tf = 0;
-        k->touched[k->ntouched++] = i;
-    }
-    w->tf += w->tf < 65535;           /* cairn_tf saturates there too */
-    return 0;
-}
-
-int store_post_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
-                        int ntok, int fresh)
+int store_post_keep_begin(struct cairn *h, int64_t msg, int ntok, int fresh, struct wordset **ws)
 {
     struct store_post_live *k = h->post_live;
     int rc;
+    *ws = NULL;
     if (!k) {
         if (!fresh)
             return CAIRN_OK;          /* a rewrite alone: post_dirty has it */
@@ -459,13 +427,16 @@ int store_post_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *
         }
         k->redone[k->nredone++] = msg;
     }
-    struct pmsg m = { k, msg };
-    k->ntouched = 0;
-    if (text_tokenize(text, n, 0, on_token, &m))
-        return cairn__err(h, CAIRN_NOMEM, "out of memory");
-    for (int j = 0; j < k->ntouched; j++) {
-        struct pword *w = &k->w[k->touched[j]];
-        w->stamp = 0;
+    wordset_count_clear(&k->ws);     /* (empty, unless a read failed midway) */
+    *ws = &k->ws;
+    return CAIRN_OK;
+}
+
+int store_post_keep_end(struct cairn *h, int64_t sess, int64_t msg, int ntok, int fresh)
+{
+    struct store_post_live *k = h->post_live;
+    struct wordset *ws = &k->ws;
+    for (int j = 0; j < ws->nin; j++) {
         if (k->nrows == k->caprows) {
             size_t nc = k->caprows ? 2 * k->caprows : 1024;
             struct pnew *nr = realloc(k->rows, nc * sizeof *nr);
@@ -474,8 +445,10 @@ int store_post_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *
             k->rows = nr;
             k->caprows = nc;
         }
-        k->rows[k->nrows++] = (struct pnew){ k->touched[j], { msg, sess, w->tf, ntok } };
+        int i = ws->in[j];
+        k->rows[k->nrows++] = (struct pnew){ i, { msg, sess, ws->tf[i], ntok } };
     }
+    wordset_count_clear(ws);
     if (fresh && msg > k->upto)
         k->upto = msg;
     return CAIRN_OK;

@@ -68,17 +68,20 @@ int store_post_add_term(struct cairn *h, const char *tok, size_t n, const struct
                         int nv);
 
 /*
- * Keeping (the write paths): store_post_keep_msg, after a new message's
- * insert (fresh) or a rewrite of one of this transaction's, counts the
- * packed words it holds; store_post_keep_flush
- * (store_commit) appends them to the words' last blocks and moves upto;
- * store_post_keep_drop frees the state. Nothing is kept unless every
- * message above upto was (a tail the reader walks instead), nor with
- * "store.tier_keep" "0". A rewrite or delete at or below upto is put in
- * post_dirty by trigger.
+ * Keeping (the write paths, through store/keep.c): for a new message
+ * (fresh) or a rewrite of one of this transaction's, store_post_keep_begin
+ * gives the set of packed words (*ws; NULL: nothing to keep) whose tally
+ * (wordset_count) its tokens go to, and store_post_keep_end (called only
+ * after a set was given) holds a match for each it counted and clears the
+ * tally; store_post_keep_flush (store_commit) appends them to the words'
+ * last blocks and moves upto; store_post_keep_drop frees the state.
+ * Nothing is kept unless every message above upto was (a tail the reader
+ * walks instead), nor with "store.tier_keep" "0". A rewrite or delete at
+ * or below upto is put in post_dirty by trigger.
  */
-int store_post_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
-                        int ntok, int fresh);
+struct wordset;
+int store_post_keep_begin(struct cairn *h, int64_t msg, int ntok, int fresh, struct wordset **ws);
+int store_post_keep_end(struct cairn *h, int64_t sess, int64_t msg, int ntok, int fresh);
 int store_post_keep_flush(struct cairn *h);
 void store_post_keep_drop(struct cairn *h);
 

@@ -93,11 +93,96 @@ out:
     return rc;
 }
 
-int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scoring *sc)
+/* A build's writer: the insert, and tier_post's own indexes and triggers
+ * as the schema holds them (their CREATE statements), dropped while the
+ * build rewrites the table whole and made again before its commit. With
+ * them, the reset deleted row by row (a trigger on the table forbids
+ * SQLite's truncation, and tier_terms_gone ran its lookup a row) and
+ * every row went into the index by message at a random place; without,
+ * the table is truncated, and CREATE INDEX sorts once. */
+struct store_tier_writer {
+    sqlite3_stmt *st;
+    char        **ddl;
+    int           nddl;
+};
+
+void store_tier_done(struct store_tier_writer *w)
+{
+    if (!w)
+        return;
+    sqlite3_finalize(w->st);
+    for (int i = 0; i < w->nddl; i++)
+        sqlite3_free(w->ddl[i]);
+    free(w->ddl);
+    free(w);
+}
+
+/* Runs sql (built by sqlite3_mprintf; NULL: out of memory) and frees it. */
+static int exec_free(struct cairn *h, char *sql)
+{
+    if (!sql)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    int src = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
+    return src == SQLITE_OK ? CAIRN_OK : cairn__sqlerr(h, src, "term tiers' schema");
+}
+
+/* Saves then drops tier_post's indexes and triggers (its primary key is
+ * the table itself), in the schema's order. */
+static int drop_post_ddl(struct cairn *h, struct store_tier_writer *w)
 {
     sqlite3_stmt *st;
-    int rc = store_prepare(h, "DELETE FROM tier_post", &st), src;
+    char **drops = NULL;
+    int rc = store_prepare(h, "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = "
+                           "'tier_post' AND type IN ('index', 'trigger') AND sql IS NOT NULL "
+                           "ORDER BY rowid", &st), src, n = 0;
     if (rc)
+        return rc;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *type = (const char *)sqlite3_column_text(st, 0);
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        const char *sql = (const char *)sqlite3_column_text(st, 2);
+        char **nd = realloc(w->ddl, (size_t)(n + 1) * sizeof *nd), **nx;
+        if (nd)
+            w->ddl = nd;
+        nx = realloc(drops, (size_t)(n + 1) * sizeof *nx);
+        if (nx)
+            drops = nx;
+        if (!nd || !nx || !type || !name || !sql ||
+            !(w->ddl[n] = sqlite3_mprintf("%s", sql))) {
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            break;
+        }
+        drops[n] = sqlite3_mprintf("DROP %s \"%w\"", strcmp(type, "index") ? "TRIGGER" : "INDEX",
+                                   name);
+        w->nddl = ++n;
+    }
+    if (!rc && src != SQLITE_DONE)
+        rc = cairn__sqlerr(h, src, "term tiers' schema");
+    sqlite3_finalize(st);
+    for (int i = 0; i < n; i++)        /* exec_free frees each, run or not */
+        rc = rc ? (sqlite3_free(drops[i]), rc) : exec_free(h, drops[i]);
+    free(drops);
+    return rc;
+}
+
+int store_tier_finish(struct cairn *h, struct store_tier_writer *w)
+{
+    int rc = CAIRN_OK;
+    for (int i = 0; w && !rc && i < w->nddl; i++)
+        rc = exec_free(h, sqlite3_mprintf("%s", w->ddl[i]));
+    store_tier_done(w);
+    return rc;
+}
+
+int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scoring *sc,
+                     struct store_tier_writer **w)
+{
+    sqlite3_stmt *st;
+    int rc, src;
+    if (!(*w = calloc(1, sizeof **w)))
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    if ((rc = drop_post_ddl(h, *w)) || (rc = store_prepare(h, "DELETE FROM tier_post", &st)))
         return rc;
     src = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -175,22 +260,14 @@ int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, 
     return rc;
 }
 
-struct store_tier_writer {
-    sqlite3_stmt *st;
-};
-
-int store_tier_add_post(struct cairn *h, struct store_tier_writer **w, int64_t id, int64_t msg,
+int store_tier_add_post(struct cairn *h, struct store_tier_writer *w, int64_t id, int64_t msg,
                         int64_t sess, int tf, int ntok)
 {
     int rc, src;
-    if (!*w) {
-        if (!(*w = calloc(1, sizeof **w)))
-            return cairn__err(h, CAIRN_NOMEM, "out of memory");
-        if ((rc = store_prepare(h, "INSERT INTO tier_post(term, msg, sess, tf, ntok) "
-                                "VALUES (?, ?, ?, ?, ?)", &(*w)->st)))
-            return rc;
-    }
-    sqlite3_stmt *st = (*w)->st;
+    if (!w->st && (rc = store_prepare(h, "INSERT INTO tier_post(term, msg, sess, tf, ntok) "
+                                      "VALUES (?, ?, ?, ?, ?)", &w->st)))
+        return rc;
+    sqlite3_stmt *st = w->st;
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int64(st, 2, msg);
@@ -201,10 +278,3 @@ int store_tier_add_post(struct cairn *h, struct store_tier_writer **w, int64_t i
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "term tier row");
 }
 
-void store_tier_done(struct store_tier_writer *w)
-{
-    if (!w)
-        return;
-    sqlite3_finalize(w->st);
-    free(w);
-}

@@ -43,34 +43,46 @@ int store_tier_built(struct cairn *h, int64_t *built);
  * df_min messages (fts5vocab), each given to fn with its message count;
  * one tier's word (cut: the score a new match needs to enter, NULL for a
  * word kept with its df only) and its rows. */
-int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scoring *sc);
+struct store_tier_writer;
+int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scoring *sc,
+                     struct store_tier_writer **w);
 int store_max_message(struct cairn *h, int64_t *max);
 int store_tier_vocab(struct cairn *h, int64_t df_min,
                      int (*fn)(void *arg, const char *tok, size_t n, int64_t df), void *arg);
 int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, const double *cut,
                         int64_t *id);
-/* Rows go in through a writer (its statement prepared once): *w NULL
- * before the first row; store_tier_done finalizes it (NULL is fine). */
-struct store_tier_writer;
-int store_tier_add_post(struct cairn *h, struct store_tier_writer **w, int64_t id, int64_t msg,
+/* Rows go in through the writer store_tier_reset made (*w, set even
+ * when it fails): tier_post's indexes and triggers are dropped from the
+ * reset on (the table rewritten whole: truncated, not deleted row by
+ * row, and indexed once by a sort); store_tier_finish makes them again
+ * from their saved CREATE statements, before the commit, and frees w;
+ * store_tier_done frees it without (a failed build: its rollback
+ * restores them). NULL is fine for both. */
+int store_tier_add_post(struct cairn *h, struct store_tier_writer *w, int64_t id, int64_t msg,
                         int64_t sess, int tf, int ntok);
+int store_tier_finish(struct cairn *h, struct store_tier_writer *w);
 void store_tier_done(struct store_tier_writer *w);
 
 /*
  * Keeping (store/tier_keep.c, schema 23): the write paths keep built
- * tiers current in their own transaction. store_tier_keep_msg, after a
- * message is inserted (fresh: 1, its words count in df) or its text
+ * tiers current in their own transaction, through store/keep.c. For a
+ * message inserted (fresh: 1, its words count in df) or its text
  * rewritten in place (fresh: 0, the extension of a reply: its rows come
- * back, df as it was), adds its match of each tiered word it enters;
- * store_tier_keep_flush (store_commit calls it) writes the dfs and
- * moves upto past what was kept; store_tier_keep_drop (commit, rollback,
- * close) forgets what the transaction loaded. Nothing is done when no
- * tier is kept (none built, built before 23, "store.tier_keep" "0") or
- * when messages were added since the build without being kept: those
- * stay the tail the reader walks, until the next build.
+ * back, df as it was), store_tier_keep_begin gives the set of tiered
+ * words (*ws; NULL: nothing to keep) whose tally (wordset_count) the
+ * message's tokens go to, and store_tier_keep_end (called only after a
+ * set was given) adds its match of each tiered word it enters and clears
+ * the tally; store_tier_keep_flush (store_commit calls it) writes the
+ * dfs and moves upto past what was kept; store_tier_keep_drop (commit,
+ * rollback, close) forgets what the transaction loaded. Nothing is done
+ * when no tier is kept (none built, built before 23, "store.tier_keep"
+ * "0") or when messages were added since the build without being kept:
+ * those stay the tail the reader walks, until the next build.
  */
-int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
-                        int ntok, int fresh);
+struct wordset;
+int store_tier_keep_begin(struct cairn *h, int64_t sess, int64_t msg, int fresh,
+                          struct wordset **ws);
+int store_tier_keep_end(struct cairn *h, int64_t sess, int64_t msg, int ntok, int fresh);
 int store_tier_keep_flush(struct cairn *h);
 void store_tier_keep_drop(struct cairn *h);
 

@@ -43,7 +43,6 @@
 
 #include "internal.h"
 #include "store/tier.h"
-#include "text/tokenize.h"
 #include "util/wordset.h"
 
 /* Rows held before they are written (a group of sessions rarely holds
@@ -55,23 +54,23 @@ struct krow {
     int32_t tf, ntok;
 };
 
-/* A tiered word: its id, cut (has_cut 0: df only), the df the
- * transaction added, and its count in the message being read. */
+/* A tiered word: its id, cut (has_cut 0: df only) and the df the
+ * transaction added (its count in the message being read is the set's
+ * tally, ws.tf). */
 struct kword {
-    int64_t id, ddf, stamp;
+    int64_t id, ddf;
     double  cut;
-    int     has_cut, tf;
+    int     has_cut;
 };
 
 struct store_tier_live {
     int      on;
     double   avg, k1, b;
     int64_t  upto;               /* the newest message kept */
-    struct wordset ws;           /* the words; word i's state is w[i] */
+    struct wordset ws;           /* the words, and their counts in the message
+                                    being read; word i's state is w[i] */
     struct kword *w;
     int      nw;
-    int     *touched;            /* the words of the message being read */
-    int      ntouched;
     int64_t  sess;               /* the session in_sess is of (0: none) */
     int64_t *in_sess;            /* the words whose tier holds it */
     int      nin, capin;
@@ -89,7 +88,6 @@ void store_tier_keep_drop(struct cairn *h)
     sqlite3_finalize(k->holds);
     wordset_free(&k->ws);
     free(k->w);
-    free(k->touched);
     free(k->in_sess);
     free(k->rows);
     free(k);
@@ -138,7 +136,6 @@ static int load(struct cairn *h, int64_t first, struct store_tier_live *k)
     sqlite3_finalize(st);
     st = NULL;
     if (wordset_init(&k->ws, nw, bytes) || !(k->w = calloc((size_t)nw + 1, sizeof *k->w)) ||
-        !(k->touched = malloc(((size_t)nw + 1) * sizeof *k->touched)) ||
         !(k->rows = malloc(KEEP_ROWS_MAX * sizeof *k->rows)))
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
     if ((rc = store_prepare(h, "SELECT id, term, cut FROM tier_terms", &st)))
@@ -250,35 +247,12 @@ static int write_rows(struct cairn *h, struct store_tier_live *k)
     return CAIRN_OK;
 }
 
-/* A token of the message: its count, if it is a tiered word. */
-struct kmsg {
-    struct store_tier_live *k;
-    int64_t msg;
-};
-
-static int on_token(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
-{
-    (void)start, (void)end, (void)coloc;
-    struct kmsg *m = arg;
-    struct store_tier_live *k = m->k;
-    int i = wordset_find(&k->ws, tok, n);
-    if (i < 0)
-        return 0;
-    struct kword *w = &k->w[i];
-    if (w->stamp != m->msg) {
-        w->stamp = m->msg;
-        w->tf = 0;
-        k->touched[k->ntouched++] = i;
-    }
-    w->tf += w->tf < 65535;
-    return 0;
-}
-
-int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *text, size_t n,
-                        int ntok, int fresh)
+int store_tier_keep_begin(struct cairn *h, int64_t sess, int64_t msg, int fresh,
+                          struct wordset **ws)
 {
     struct store_tier_live *k = h->tier_live;
     int rc = CAIRN_OK;
+    *ws = NULL;
     if (!k) {
         if (!(k = calloc(1, sizeof *k)))
             return cairn__err(h, CAIRN_NOMEM, "out of memory");
@@ -306,14 +280,20 @@ int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *
         k->nrows = kept;
         k->pend = pend;
     }
-    struct kmsg m = { k, msg };
-    k->ntouched = 0;
-    if (text_tokenize(text, n, 0, on_token, &m))
-        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    wordset_count_clear(&k->ws);     /* (empty, unless a read failed midway) */
+    *ws = &k->ws;
+    return CAIRN_OK;
+}
+
+int store_tier_keep_end(struct cairn *h, int64_t sess, int64_t msg, int ntok, int fresh)
+{
+    struct store_tier_live *k = h->tier_live;
+    struct wordset *ws = &k->ws;
+    int rc;
     double norm = k->k1 * (1 - k->b + k->b * ntok / k->avg);
-    for (int j = 0; j < k->ntouched; j++) {
-        struct kword *w = &k->w[k->touched[j]];
-        w->stamp = 0;                /* the next message counts afresh */
+    for (int j = 0; j < ws->nin; j++) {
+        struct kword *w = &k->w[ws->in[j]];
+        int tf = ws->tf[ws->in[j]];
         w->ddf += fresh;
         if (!w->has_cut)
             continue;
@@ -321,11 +301,12 @@ int store_tier_keep_msg(struct cairn *h, int64_t sess, int64_t msg, const char *
          * session bigger than the buffer is decided in parts */
         if (k->nrows == KEEP_ROWS_MAX && (rc = write_rows(h, k)))
             return rc;
-        k->rows[k->nrows++] = (struct krow){ w->id, msg, sess, w->tf, ntok };
-        double s = w->tf * (k->k1 + 1) / (w->tf + norm);
+        k->rows[k->nrows++] = (struct krow){ w->id, msg, sess, tf, ntok };
+        double s = tf * (k->k1 + 1) / (tf + norm);
         if (s >= w->cut && !sess_holds(k, w->id) && (rc = add_held(h, k, w->id)))
             return rc;
     }
+    wordset_count_clear(ws);         /* the next message counts afresh */
     if (fresh && msg > k->upto)
         k->upto = msg;
     return CAIRN_OK;

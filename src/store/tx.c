@@ -90,6 +90,21 @@ int store_cache_size(struct cairn *h, int mb)
     return exec(h, sql);
 }
 
+int store_temp_store(struct cairn *h, int mode, int *was)
+{
+    sqlite3_stmt *st;
+    char sql[32];
+    int rc;
+    if (was) {
+        if ((rc = store_prepare(h, "PRAGMA temp_store", &st)))
+            return rc;
+        *was = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+        sqlite3_finalize(st);
+    }
+    snprintf(sql, sizeof sql, "PRAGMA temp_store=%d", mode);
+    return exec(h, sql);
+}
+
 int store_probe(struct cairn *h)
 {
     return sqlite3_exec(h->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);

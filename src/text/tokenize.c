@@ -673,6 +673,87 @@ int text_count_words(const char *s, size_t n)
     return k;
 }
 
+/* ---- recorded documents (text_record) ---------------------------------- */
+
+struct text_tokenizer {
+    struct tok_ctx ctx;
+};
+
+struct text_tokenizer *text_tokenizer_new(void)
+{
+    struct text_tokenizer *t = malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    if (ctx_init(&t->ctx)) {
+        free(t);
+        return NULL;
+    }
+    if (!(t->ctx.cache = calloc(STEM_SLOTS, sizeof *t->ctx.cache))) {
+        sb_stemmer_delete(t->ctx.stem);
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void text_tokenizer_free(struct text_tokenizer *t)
+{
+    if (!t)
+        return;
+    sb_stemmer_delete(t->ctx.stem);
+    free(t->ctx.cache);
+    free(t);
+}
+
+void text_toks_free(struct text_toks *t)
+{
+    free(t->v);
+    free(t->b);
+    memset(t, 0, sizeof *t);
+}
+
+static int record_cb(void *arg, const char *tok, size_t n, size_t start, size_t end,
+                     int colocated)
+{
+    struct text_toks *r = arg;
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 1024;
+        struct text_tok *v;
+        if (r->n >= TEXT_TOKS_MAX || !(v = realloc(r->v, cap * sizeof *v)))
+            return 1;
+        r->v = v;
+        r->cap = cap;
+    }
+    if (r->nb + n > r->capb) {
+        size_t cap = r->capb ? 2 * r->capb : 8192;
+        while (cap < r->nb + n)
+            cap *= 2;
+        char *b = realloc(r->b, cap);
+        if (!b)
+            return 1;
+        r->b = b;
+        r->capb = cap;
+    }
+    if (end > UINT32_MAX || r->nb + n > UINT32_MAX)
+        return 1;
+    r->v[r->n++] = (struct text_tok){ (uint32_t)r->nb, (uint32_t)n, (uint32_t)start,
+                                      (uint32_t)end, colocated != 0 };
+    memcpy(r->b + r->nb, tok, n);
+    r->nb += n;
+    r->words += !colocated;
+    return 0;
+}
+
+int text_record(struct text_tokenizer *t, const char *s, size_t n, struct text_toks *out)
+{
+    out->n = out->nb = 0;
+    out->words = 0;
+    t->ctx.for_query = 0;
+    t->ctx.emit = record_cb;
+    t->ctx.arg = out;
+    return tok_run(&t->ctx, s, n) ? -1 : 0;
+}
+
 /* ---- FTS5 glue --------------------------------------------------------- */
 
 /* The FTS5 tokenizer instance: one context, reused by every xTokenize
@@ -680,12 +761,14 @@ int text_count_words(const char *s, size_t n)
  * (then a fresh context is made for it). */
 struct fts_tok {
     int busy;
+    const struct text_fts_tap *tap;   /* the user data; NULL: none */
     struct tok_ctx ctx;
 };
 
 struct fts_call {
     void *pCtx;
     int (*xToken)(void *, int, const char *, int, int, int);
+    const struct text_fts_tap *tap;   /* set: a document's tokens to it too */
 };
 
 static int fts_emit(void *arg, const char *tok, size_t n, size_t start,
@@ -696,7 +779,15 @@ static int fts_emit(void *arg, const char *tok, size_t n, size_t start,
                       (int)start, (int)end);
 }
 
-static int fts_create(void *pUnused, const char **azArg, int nArg,
+static int fts_emit_tap(void *arg, const char *tok, size_t n, size_t start,
+                        size_t end, int colocated)
+{
+    struct fts_call *fc = arg;
+    fc->tap->cb(fc->tap->arg, tok, n, start, end, colocated);
+    return fts_emit(arg, tok, n, start, end, colocated);
+}
+
+static int fts_create(void *pUserData, const char **azArg, int nArg,
                       Fts5Tokenizer **ppOut)
 {
     struct fts_tok *t = sqlite3_malloc(sizeof *t);
@@ -704,6 +795,7 @@ static int fts_create(void *pUnused, const char **azArg, int nArg,
     if (!t)
         return SQLITE_NOMEM;
     t->busy = 0;
+    t->tap = pUserData;
     if (ctx_init(&t->ctx)) {
         sqlite3_free(t);
         return SQLITE_NOMEM;
@@ -727,12 +819,28 @@ static int fts_tokenize(Fts5Tokenizer *p, void *pCtx, int flags,
                         int (*xToken)(void *, int, const char *, int, int, int))
 {
     struct fts_tok *t = (struct fts_tok *)p;
-    struct fts_call fc = { pCtx, xToken };
+    struct fts_call fc = { pCtx, xToken, NULL };
     struct tok_ctx *ctx = &t->ctx, *own = NULL;
     int rc;
 
     if (nText <= 0 || !pText)
         return SQLITE_OK;
+    if (!(flags & FTS5_TOKENIZE_QUERY) && t->tap && t->tap->rtoks &&
+        (size_t)nText == t->tap->rn && !memcmp(pText, t->tap->rtext, t->tap->rn)) {
+        /* the document text_record made these tokens from */
+        const struct text_toks *r = t->tap->rtoks;
+        text_token_cb emit = fts_emit;
+        if (t->tap->cb) {
+            fc.tap = t->tap;
+            emit = fts_emit_tap;
+        }
+        for (size_t i = 0; i < r->n; i++) {
+            const struct text_tok *k = &r->v[i];
+            if ((rc = emit(&fc, r->b + k->off, k->n, k->start, k->end, (int)k->colocated)))
+                return rc;
+        }
+        return SQLITE_OK;
+    }
     if (t->busy) {
         own = sqlite3_malloc(sizeof *own);
         if (!own)
@@ -753,6 +861,10 @@ static int fts_tokenize(Fts5Tokenizer *p, void *pCtx, int flags,
     t->busy++;
     ctx->for_query = (flags & FTS5_TOKENIZE_QUERY) != 0;
     ctx->emit = fts_emit;
+    if (!(flags & FTS5_TOKENIZE_QUERY) && t->tap && t->tap->cb) {
+        fc.tap = t->tap;
+        ctx->emit = fts_emit_tap;
+    }
     ctx->arg = &fc;
     rc = tok_run(ctx, pText, (size_t)nText);
     t->busy--;

@@ -25,7 +25,9 @@ int wordset_init(struct wordset *s, int64_t max, size_t bytes)
     s->bytes = bytes;
     if (!(s->slot = calloc(cap, sizeof *s->slot)) ||
         !(s->off = malloc(((size_t)max + 1) * sizeof *s->off)) ||
-        !(s->len = malloc(((size_t)max + 1) * sizeof *s->len)) || !(s->arena = malloc(bytes + 1))) {
+        !(s->len = malloc(((size_t)max + 1) * sizeof *s->len)) || !(s->arena = malloc(bytes + 1)) ||
+        !(s->tf = calloc((size_t)max + 1, sizeof *s->tf)) ||
+        !(s->in = malloc(((size_t)max + 1) * sizeof *s->in))) {
         wordset_free(s);
         return -1;
     }
@@ -38,6 +40,8 @@ void wordset_free(struct wordset *s)
     free(s->off);
     free(s->len);
     free(s->slot);
+    free(s->tf);
+    free(s->in);
     memset(s, 0, sizeof *s);
 }
 
@@ -73,4 +77,24 @@ const char *wordset_word(const struct wordset *s, int i, size_t *n)
 {
     *n = s->len[i];
     return s->arena + s->off[i];
+}
+
+int wordset_count(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
+{
+    (void)start, (void)end, (void)coloc;
+    struct wordset *s = arg;
+    int i = wordset_find(s, tok, n);
+    if (i < 0)
+        return 0;
+    if (!s->tf[i])
+        s->in[s->nin++] = i;          /* at most once a word: nin <= n */
+    s->tf[i] += s->tf[i] < 65535;
+    return 0;
+}
+
+void wordset_count_clear(struct wordset *s)
+{
+    for (int j = 0; j < s->nin; j++)
+        s->tf[s->in[j]] = 0;
+    s->nin = 0;
 }

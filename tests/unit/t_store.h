@@ -1,6 +1,7 @@
 /*
  * t_store.h: helpers for unit tests that work on a store: one number from
- * a query, a chat of n short messages added as a session, and the FTS
+ * a query, a chat of n short messages added as a session, a chat of
+ * generated texts added as JSON, and the FTS
  * triggers of schema versions 1 to 6 and the tables of 8 (to make an older store).
  * Include after t.h and internal.h.
  */
@@ -9,6 +10,8 @@
 
 #include <stdint.h>
 #include <string.h>
+
+#include "util/buf.h"
 
 /* What versions 1 to 6 kept messages_fts in step with (7 dropped them). */
 #define FTS_TRIGGERS_V1_TO_6 \
@@ -150,6 +153,27 @@ static inline void add_chat(struct cairn *h, const char *id, int n)
     s.messages = m;
     s.n_messages = (size_t)n;
     T_EQ_INT(cairn_add_session(h, &s, NULL), CAIRN_OK);
+}
+
+/* Session "<pre><s>": messages k0 to k0 + n - 1 (ids "<pre><s>-<k>", a
+ * user's when k is even, else an assistant's), each text written by
+ * fill(b, s, k) (JSON string content), added as cairn_add_json takes a
+ * chat: what the tests of the write paths (test_tier, test_post) add. */
+static inline int add_json_session(struct cairn *db, const char *pre, int s, int k0, int n,
+                                   void (*fill)(struct buf *b, int s, int k))
+{
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "{\"id\":\"%s%d\",\"messages\":[", pre, s);
+    for (int k = k0; k < k0 + n; k++) {
+        buf_printf(&b, "%s{\"id\":\"%s%d-%d\",\"role\":\"%s\",\"content\":\"",
+                   k > k0 ? "," : "", pre, s, k, k % 2 ? "assistant" : "user");
+        fill(&b, s, k);
+        buf_adds(&b, "\"}");
+    }
+    buf_adds(&b, "]}");
+    int rc = b.err ? CAIRN_NOMEM : cairn_add_json(db, b.p, b.n, NULL);
+    buf_release(&b);
+    return rc;
 }
 
 #endif

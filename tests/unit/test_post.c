@@ -41,29 +41,25 @@ static unsigned rnd(unsigned n)
 
 static const char *const filler[] = { "cache", "delta", "kernel", "ledger", "orbit" };
 
-/* Session s: n messages (ids from k0 on) of alpha, bravo, filler words. */
+/* A message of alpha, filler words and bravo (and zephyr in one of 13). */
+static void fill(struct buf *b, int s, int k)
+{
+    (void)s, (void)k;
+    int na = 1 + (int)rnd(3), nb = rnd(2) ? 1 + (int)rnd(2) : 0, nf = (int)rnd(4);
+    for (int i = 0; i < na; i++)
+        buf_adds(b, "alpha ");
+    for (int i = 0; i < nf; i++)
+        buf_printf(b, "%s ", filler[rnd(5)]);
+    for (int i = 0; i < nb; i++)
+        buf_adds(b, "bravo ");
+    if (rnd(13) == 0)
+        buf_adds(b, "zephyr");
+}
+
+/* Session s: n messages (ids from k0 on). */
 static int add_session(struct cairn *db, int s, int k0, int n)
 {
-    struct buf b = BUF_INIT;
-    buf_printf(&b, "{\"id\":\"p%d\",\"messages\":[", s);
-    for (int k = k0; k < k0 + n; k++) {
-        buf_printf(&b, "%s{\"id\":\"p%d-%d\",\"role\":\"%s\",\"content\":\"", k > k0 ? "," : "",
-                   s, k, k % 2 ? "assistant" : "user");
-        int na = 1 + (int)rnd(3), nb = rnd(2) ? 1 + (int)rnd(2) : 0, nf = (int)rnd(4);
-        for (int i = 0; i < na; i++)
-            buf_adds(&b, "alpha ");
-        for (int i = 0; i < nf; i++)
-            buf_printf(&b, "%s ", filler[rnd(5)]);
-        for (int i = 0; i < nb; i++)
-            buf_adds(&b, "bravo ");
-        if (rnd(13) == 0)
-            buf_adds(&b, "zephyr");
-        buf_adds(&b, "\"}");
-    }
-    buf_adds(&b, "]}");
-    int rc = b.err ? CAIRN_NOMEM : cairn_add_json(db, b.p, b.n, NULL);
-    buf_release(&b);
-    return rc;
+    return add_json_session(db, "p", s, k0, n, fill);
 }
 
 static int t_cmp_i64(const void *a, const void *b)

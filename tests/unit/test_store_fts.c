@@ -94,6 +94,39 @@ static void exercise(struct cairn *h)
     T_EQ_INT(count(h, "SELECT count(*) FROM messages"), rows + 1);
 }
 
+/* A message too long to record (TEXT_TOKS_MAX tokens: ingest counts it
+ * and the index tokenizes it, two passes) and one just under: the same
+ * length and index either way. */
+static void test_long_message(void)
+{
+    char path[256];
+    struct cairn *h;
+    snprintf(path, sizeof path, "%s/long.db", dir);
+    T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
+    static const int words[2] = { TEXT_TOKS_MAX + 10, TEXT_TOKS_MAX - 10 };
+    for (int k = 0; k < 2; k++) {
+        size_t n = (size_t)words[k] * 6;
+        char *text = malloc(n + 1), sid[16], sql[128];
+        T_CHECK(text != NULL);
+        if (!text)
+            break;
+        for (int i = 0; i < words[k]; i++)
+            memcpy(text + (size_t)i * 6, i % 2 ? "kiwi  " : "tuis  ", 6);
+        text[n] = '\0';
+        snprintf(sid, sizeof sid, "long%d", k);
+        T_EQ_INT(add(h, sid, NULL, text, NULL), CAIRN_OK);
+        snprintf(sql, sizeof sql, "SELECT ntok FROM messages m JOIN sessions s ON s.id = "
+                 "m.session WHERE s.ext_id = '%s'", sid);
+        T_EQ_INT(count(h, sql), words[k]);
+        T_EQ_INT(count(h, sql), text_count_words(text, n));
+        free(text);
+    }
+    check_in_step(h, "long messages");
+    T_EQ_INT(matches(h, "kiwi"), 2);
+    T_EQ_INT(matches(h, "tuis"), 2);
+    cairn_close(h);
+}
+
 static void test_new_store(void)
 {
     char path[256];
@@ -141,6 +174,7 @@ int main(void)
         return 1;
     T_RUN(test_new_store);
     T_RUN(test_migrated_store);
+    T_RUN(test_long_message);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

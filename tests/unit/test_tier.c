@@ -35,30 +35,38 @@ static unsigned rnd(unsigned n)
 
 static const char *const filler[] = { "bravo", "cache", "delta", "kernel", "ledger", "orbit" };
 
-/* Session s: n messages, each with alpha 1-3 times (and zephyr in one of
- * 13), among filler words. */
+/* Message k of session s: alpha 1-3 times (and zephyr in one of 13),
+ * among filler words. */
+static void fill(struct buf *b, int s, int k)
+{
+    (void)k;
+    int na = 1 + (int)rnd(3), nf = (int)rnd(3);
+    for (int i = 0; i < na; i++)
+        buf_adds(b, "alpha ");
+    for (int i = 0; i < nf; i++)
+        buf_printf(b, "%s ", filler[rnd(6)]);
+    if (s < 40)
+        buf_adds(b, "database ");    /* its stem, databas, stems to another */
+    if (rnd(13) == 0)
+        buf_adds(b, "zephyr");
+}
+
+/* Session s: n messages. */
 static int add_session(struct cairn *db, int s, int n)
 {
-    struct buf b = BUF_INIT;
-    buf_printf(&b, "{\"id\":\"t%d\",\"messages\":[", s);
-    for (int k = 0; k < n; k++) {
-        buf_printf(&b, "%s{\"id\":\"t%d-%d\",\"role\":\"%s\",\"content\":\"", k ? "," : "", s, k,
-                   k % 2 ? "assistant" : "user");
-        int na = 1 + (int)rnd(3), nf = (int)rnd(3);
-        for (int i = 0; i < na; i++)
-            buf_adds(&b, "alpha ");
-        for (int i = 0; i < nf; i++)
-            buf_printf(&b, "%s ", filler[rnd(6)]);
-        if (s < 40)
-            buf_adds(&b, "database ");    /* its stem, databas, stems to another */
-        if (rnd(13) == 0)
-            buf_adds(&b, "zephyr");
-        buf_adds(&b, "\"}");
-    }
-    buf_adds(&b, "]}");
-    int rc = b.err ? CAIRN_NOMEM : cairn_add_json(db, b.p, b.n, NULL);
-    buf_release(&b);
-    return rc;
+    return add_json_session(db, "t", s, 0, n, fill);
+}
+
+/* A new store dir/name of sessions t0 to t<ns - 1>, 60 messages each
+ * (*path gets its file, cap bytes). */
+static struct cairn *open_sessions(const char *name, int ns, char *path, size_t cap)
+{
+    struct cairn *db = NULL;
+    snprintf(path, cap, "%s/%s", dir, name);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    for (int s = 0; db && s < ns; s++)
+        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    return db;
 }
 
 static int64_t one(struct cairn *db, const char *sql)
@@ -132,15 +140,23 @@ static int pool_tf(struct cairn *db, int tier, const char *question, int64_t row
     return tf;
 }
 
+/* Forgets sessions t0..t59 but t<except> (forgotten already). */
+static void forget_but(struct cairn *db, int except)
+{
+    for (int s = 0; s < 60; s++) {
+        char id[16];
+        snprintf(id, sizeof id, "t%d", s);
+        if (s != except)
+            T_EQ_INT(cairn_forget(db, id), CAIRN_OK);
+    }
+}
+
 static void test_tiers(void)
 {
     char path[300];
     struct cairn *db;
     int64_t terms = 0, rows = 0;
-    snprintf(path, sizeof path, "%s/tier.db", dir);
-    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
-    for (int s = 0; s < 60; s++)
-        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    db = open_sessions("tier.db", 60, path, sizeof path);
     T_EQ_INT(cairn_set(db, "recall.prune_msgs", "10"), CAIRN_OK);
 
     /* no tier built: both ways walk */
@@ -230,15 +246,64 @@ static void test_tiers(void)
              0);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3600);
     T_EQ_INT(cairn_forget(db, "t60"), CAIRN_OK);
-    for (int s = 0; s < 60; s++) {
-        char id[16];
-        snprintf(id, sizeof id, "t%d", s);
-        if (s != 3)
-            T_EQ_INT(cairn_forget(db, id), CAIRN_OK);
-    }
+    forget_but(db, 3);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 0);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_terms"), 0);
     same_pool(db, "alpha");               /* t61, t62 alone, walked */
+    cairn_close(db);
+}
+
+/* A text result of sql, copied into out. */
+static void text_of(struct cairn *db, const char *sql, char *out, size_t cap)
+{
+    sqlite3_stmt *st = NULL;
+    out[0] = '\0';
+    T_EQ_INT(sqlite3_prepare_v2(db->db, sql, -1, &st, NULL), SQLITE_OK);
+    if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(out, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+}
+
+/* A build over built tiers: tier_post's index and triggers are dropped
+ * for it (the table truncated, the index sorted once) and made again from
+ * their own CREATE statements, so the schema is as before, the rows those
+ * of the first build, and the triggers and the index work after it. */
+static void test_rebuild(void)
+{
+    static const char *const schema_sql = "SELECT group_concat(type || ' ' || name || ' ' || "
+        "sql, char(10)) FROM (SELECT * FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name)";
+    static const char *const rows_sql = "SELECT count(*) || ' ' || sum(term * 1000003 + msg) || "
+        "' ' || sum(sess * 7 + tf * 131 + ntok) FROM tier_post";
+    char path[300], schema1[16384], schema2[16384], rows1[128], rows2[128];
+    struct cairn *db;
+    int64_t terms = 0, rows = 0;
+    db = open_sessions("rebuild.db", 60, path, sizeof path);
+    text_of(db, schema_sql, schema1, sizeof schema1);
+    T_CHECK(strstr(schema1, "tier_post_msg") && strstr(schema1, "tier_terms_gone"));
+    T_EQ_INT(cairn_tier_build(db, &terms, &rows), CAIRN_OK);
+    T_EQ_INT(rows, 3600);
+    text_of(db, rows_sql, rows1, sizeof rows1);
+    text_of(db, schema_sql, schema2, sizeof schema2);
+    T_EQ_STR(schema2, schema1);
+    /* again, over its own rows */
+    T_EQ_INT(cairn_tier_build(db, &terms, &rows), CAIRN_OK);
+    T_EQ_INT(rows, 3600);
+    text_of(db, rows_sql, rows2, sizeof rows2);
+    T_EQ_STR(rows2, rows1);
+    text_of(db, schema_sql, schema2, sizeof schema2);
+    T_EQ_STR(schema2, schema1);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post INDEXED BY tier_post_msg WHERE msg = "
+                 "(SELECT min(msg) FROM tier_post)"), 1);
+    char ok[64];
+    text_of(db, "PRAGMA integrity_check", ok, sizeof ok);
+    T_EQ_STR(ok, "ok");
+    /* the triggers again: a forgotten session's rows go, the last takes the word */
+    T_EQ_INT(cairn_forget(db, "t5"), CAIRN_OK);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_post"), 3540);
+    forget_but(db, 5);
+    T_EQ_INT(one(db, "SELECT count(*) FROM tier_terms"), 0);
+    /* the temporary storage the build switched is the connection's again */
+    T_EQ_INT(one(db, "PRAGMA temp_store"), 2);
     cairn_close(db);
 }
 
@@ -267,10 +332,7 @@ static void test_keep_cut(void)
 {
     char path[300];
     struct cairn *db;
-    snprintf(path, sizeof path, "%s/cut.db", dir);
-    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
-    for (int s = 0; s < 60; s++)
-        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    db = open_sessions("cut.db", 60, path, sizeof path);
     T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
     T_CHECK(one(db, "SELECT avg * 100 FROM tier_state") > 100);
     T_EQ_INT(one(db, "SELECT k1 * 100 FROM tier_state"), (int64_t)(BM25_K1 * 100 + 0.5));
@@ -382,10 +444,7 @@ static void test_migrate_v22(void)
     char path[300];
     struct cairn *db;
     sqlite3 *raw;
-    snprintf(path, sizeof path, "%s/v22.db", dir);
-    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
-    for (int s = 0; s < 20; s++)
-        T_EQ_INT(add_session(db, s, 60), CAIRN_OK);
+    db = open_sessions("v22.db", 20, path, sizeof path);
     T_EQ_INT(cairn_tier_build(db, NULL, NULL), CAIRN_OK);
     cairn_close(db);
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
@@ -421,6 +480,7 @@ int main(void)
         return 1;
     T_RUN(test_tiers);
     T_RUN(test_keep_cut);
+    T_RUN(test_rebuild);
     T_RUN(test_migrate_v21);
     T_RUN(test_migrate_v22);
     char cmd[300];

@@ -541,6 +541,185 @@ static void test_stem_cache(void)
     T_EQ_INT(bad, 0);
 }
 
+/* Text r of a run: the fixed texts first, then random bytes, random
+ * printable text and runs of the fixed texts' bytes in turn. */
+static size_t some_text(int r, unsigned *seed, const char *const *fixed, size_t nf, char *buf,
+                        size_t cap, const char **s)
+{
+    if ((size_t)r < nf) {
+        *s = fixed[r];
+        return strlen(fixed[r]);
+    }
+    size_t n = (size_t)(rand_r(seed) % cap);
+    for (size_t i = 0; i < n; i++) {
+        const char *f = fixed[(i / 53) % nf];
+        size_t fl = strlen(f);
+        buf[i] = r % 3 == 0 ? (char)(rand_r(seed) & 0xff)
+                 : r % 3 == 1 ? (char)(' ' + rand_r(seed) % 95) : fl ? f[i % fl] : ' ';
+    }
+    *s = buf;
+    return n;
+}
+
+/* The FTS5 tokenizer's listener (text_fts_tap): while set, a document's
+ * tokens reach it as text_tokenize gives them (text, span, colocated),
+ * through the index's own pass; a query's never do. Each token folded
+ * into a hash with its span. */
+struct tap_rec {
+    uint64_t h;
+    int      count;
+};
+
+static int tap_rec_cb(void *arg, const char *tok, size_t n, size_t start, size_t end,
+                      int colocated)
+{
+    struct tap_rec *r = arg;
+    char pre[64];
+    int k = snprintf(pre, sizeof pre, "|%zu-%zu%c", start, end, colocated ? '+' : ' ');
+    r->h = fnv1a64(pre, (size_t)k, r->h);
+    r->h = fnv1a64(tok, n, r->h);
+    r->count++;
+    return 0;
+}
+
+static void test_fts_tap(void)
+{
+    static const char *const fixed[] = {
+        "The running dogs were jumping over fences happily.",
+        "getUserName and snake_case_name in src/store/ingest.c at v1.2.3",
+        "我们昨天讨论了数据库迁移的问题 and the 中文 mixed with English",
+        "don't won't it's John's O'Brien's", "ＦＵＬＬ　ｗｉｄｔｈ ﬁ ligatures",
+        "#tag @user $HOME ~/path a.b.c 3.14159 -42 1e10 0x1F",
+        "emoji 🎉 party 🎉🎉 ends", "naïve café résumé coöperate", "running running runs",
+    };
+    struct text_fts_tap tap = { NULL, NULL, NULL, 0, NULL };
+    sqlite3 *db = NULL;
+    sqlite3_stmt *ins = NULL, *q = NULL;
+    T_EQ_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
+    T_EQ_INT(store_fts_register_tap(db, &tap), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(db, "CREATE VIRTUAL TABLE t USING fts5(x, tokenize='cairn')",
+                          NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(sqlite3_prepare_v2(db, "INSERT INTO t(rowid, x) VALUES (?1, ?2)", -1, &ins, NULL),
+             SQLITE_OK);
+    T_EQ_INT(sqlite3_prepare_v2(db, "SELECT count(*) FROM t WHERE t MATCH 'running'", -1, &q,
+                                NULL), SQLITE_OK);
+    unsigned seed = 11;
+    char buf[2048];
+    int bad = 0, seen = 0;
+    for (int r = 0; r < 400; r++) {
+        const char *s;
+        size_t n = some_text(r, &seed, fixed, sizeof fixed / sizeof *fixed, buf, sizeof buf, &s);
+        struct tap_rec want = { 0xcbf29ce484222325ULL, 0 }, got = want;
+        text_tokenize(s, n, 0, tap_rec_cb, &want);
+        tap = (struct text_fts_tap){ tap_rec_cb, &got, NULL, 0, NULL };
+        sqlite3_reset(ins);
+        sqlite3_bind_int(ins, 1, r + 1);
+        sqlite3_bind_text(ins, 2, s, (int)n, SQLITE_STATIC);
+        T_EQ_INT(sqlite3_step(ins), SQLITE_DONE);
+        /* a query while it is set: not a document */
+        int before = got.count;
+        sqlite3_reset(q);
+        T_EQ_INT(sqlite3_step(q), SQLITE_ROW);
+        T_EQ_INT(got.count, before);
+        tap = (struct text_fts_tap){ NULL, NULL, NULL, 0, NULL };
+        bad += want.h != got.h || want.count != got.count;
+        seen += got.count;
+    }
+    T_EQ_INT(bad, 0);
+    T_CHECK(seen > 10000);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(q);
+    T_EQ_INT(sqlite3_exec(db, "INSERT INTO t(t) VALUES ('integrity-check')", NULL, NULL, NULL),
+             SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* text_record: the tokens text_tokenize gives (text, span, colocated),
+ * words as text_count_words counts them, through one tokenizer for many
+ * documents (its stem cache); handed to the FTS5 tokenizer, the index a
+ * document gets is the one its own pass gives (the same vocabulary and
+ * positions: fts5vocab's instances of two tables compared), and a record
+ * of other bytes is not used. */
+static void test_record(void)
+{
+    static const char *const fixed[] = {
+        "", "The running dogs were jumping over fences happily.",
+        "getUserName and snake_case_name in src/store/ingest.c at v1.2.3",
+        "我们昨天讨论了数据库迁移的问题 and the 中文 mixed with English",
+        "don't won't it's John's O'Brien's", "ＦＵＬＬ　ｗｉｄｔｈ ﬁ ligatures",
+        "#tag @user $HOME ~/path a.b.c 3.14159 -42 1e10 0x1F",
+        "emoji 🎉 party 🎉🎉 ends", "naïve café résumé coöperate",
+    };
+    struct text_tokenizer *tk = text_tokenizer_new();
+    struct text_toks rec = { 0 };
+    struct text_fts_tap tap = { NULL, NULL, NULL, 0, NULL };
+    sqlite3 *db = NULL;
+    sqlite3_stmt *ins[2] = { NULL, NULL };
+    T_CHECK(tk != NULL);
+    T_EQ_INT(sqlite3_open(":memory:", &db), SQLITE_OK);
+    T_EQ_INT(store_fts_register_tap(db, &tap), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(db, "CREATE VIRTUAL TABLE a USING fts5(x, tokenize='cairn');"
+                          "CREATE VIRTUAL TABLE b USING fts5(x, tokenize='cairn');"
+                          "CREATE VIRTUAL TABLE va USING fts5vocab(a, 'instance');"
+                          "CREATE VIRTUAL TABLE vb USING fts5vocab(b, 'instance');",
+                          NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(sqlite3_prepare_v2(db, "INSERT INTO a(rowid, x) VALUES (?1, ?2)", -1, &ins[0],
+                                NULL), SQLITE_OK);
+    T_EQ_INT(sqlite3_prepare_v2(db, "INSERT INTO b(rowid, x) VALUES (?1, ?2)", -1, &ins[1],
+                                NULL), SQLITE_OK);
+    unsigned seed = 23;
+    char buf[3000], other[3000];
+    int bad = 0, badw = 0, words = 0;
+    for (int r = 0; r < 600 && tk; r++) {
+        const char *s;
+        size_t n = some_text(r, &seed, fixed, sizeof fixed / sizeof *fixed, buf, sizeof buf, &s);
+        struct tap_rec want = { 0xcbf29ce484222325ULL, 0 }, got = want;
+        text_tokenize(s, n, 0, tap_rec_cb, &want);
+        T_EQ_INT(text_record(tk, s, n, &rec), 0);
+        for (size_t i = 0; i < rec.n; i++)
+            tap_rec_cb(&got, rec.b + rec.v[i].off, rec.v[i].n, rec.v[i].start, rec.v[i].end,
+                       (int)rec.v[i].colocated);
+        bad += want.h != got.h || want.count != got.count;
+        badw += rec.words != text_count_words(s, n);
+        words += rec.words;
+        /* a: its own pass; b: the record, or (every fifth) a record of
+         * other bytes of the same length, which must not be used */
+        memcpy(other, s, n);
+        if (n && r % 5 == 0)
+            other[n / 2] = other[n / 2] == 'q' ? 'z' : 'q';
+        for (int t = 0; t < 2; t++) {
+            if (t == 1) {
+                if (r % 5 == 0 && n)
+                    T_EQ_INT(text_record(tk, other, n, &rec), 0);
+                tap = (struct text_fts_tap){ NULL, NULL, other, n, &rec };
+            }
+            sqlite3_reset(ins[t]);
+            sqlite3_bind_int(ins[t], 1, r + 1);
+            sqlite3_bind_text(ins[t], 2, s, (int)n, SQLITE_STATIC);
+            T_EQ_INT(sqlite3_step(ins[t]), SQLITE_DONE);
+            tap = (struct text_fts_tap){ NULL, NULL, NULL, 0, NULL };
+        }
+    }
+    T_EQ_INT(bad, 0);
+    T_EQ_INT(badw, 0);
+    T_CHECK(words > 20000);
+    sqlite3_stmt *q = NULL;
+    T_EQ_INT(sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM va), (SELECT count(*) FROM "
+                                "(SELECT * FROM va EXCEPT SELECT * FROM vb)), (SELECT count(*) "
+                                "FROM (SELECT * FROM vb EXCEPT SELECT * FROM va))", -1, &q, NULL),
+             SQLITE_OK);
+    T_EQ_INT(sqlite3_step(q), SQLITE_ROW);
+    T_CHECK(sqlite3_column_int(q, 0) > 20000);
+    T_EQ_INT(sqlite3_column_int(q, 1), 0);
+    T_EQ_INT(sqlite3_column_int(q, 2), 0);
+    sqlite3_finalize(q);
+    sqlite3_finalize(ins[0]);
+    sqlite3_finalize(ins[1]);
+    sqlite3_close(db);
+    text_toks_free(&rec);
+    text_tokenizer_free(tk);
+}
+
 int main(void)
 {
     T_RUN(test_words);
@@ -552,6 +731,8 @@ int main(void)
     T_RUN(test_count_words);
     T_RUN(test_fts5);
     T_RUN(test_stem_cache);
+    T_RUN(test_fts_tap);
+    T_RUN(test_record);
     T_RUN(test_speed);
     return T_DONE();
 }
