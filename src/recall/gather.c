@@ -574,16 +574,28 @@ static int packed_matches(struct cairn *h, struct query *q, const struct store_s
     src[ns++] = (struct part){ &redo, NULL, 0, 0, redo.n };
     for (int k = 0; k < npk; k++)
         src[ns++] = (struct part){ NULL, pe[packed[k]], packed[k], 0, npe[packed[k]] };
+    /* only the sources with rows (in their order, which the counts'
+     * merge does not depend on but keeps); one is dropped as it ends */
+    int live = 0;
+    for (int s = 0; s < ns; s++)
+        if (src[s].n > 0)
+            src[live++] = src[s];
+    ns = live;
     size_t nt = (size_t)q->nt;
     uint16_t tf[RECALL_MAX_TERMS];
+    /* a row of the merge cost ~200 instructions, ~150,000 rows a hook of
+     * a common word at a million messages: the filter only when there is
+     * something to drop, the counts cleared by a loop of nt (issue 23,
+     * hook28) */
+    int filter = excl || nd;
     for (;;) {
         int64_t row = INT64_MAX, sess = 0;
-        int ntok = -1, any = 0;
+        int ntok = -1, any = 0, ended = 0;
         for (int s = 0; s < ns; s++) {
             struct part *p = &src[s];
             /* the excluded session's and the dirty messages' packed
              * matches are not the walk's */
-            while (p->e && p->i < p->n &&
+            while (filter && p->e && p->i < p->n &&
                    ((excl && p->e[p->i].sess == excl) ||
                     (nd && bsearch(&p->e[p->i].row, dirty, (size_t)nd, sizeof *dirty,
                                    cmp_dirty))))
@@ -593,7 +605,8 @@ static int packed_matches(struct cairn *h, struct query *q, const struct store_s
         }
         if (row == INT64_MAX)
             break;
-        memset(tf, 0, nt * sizeof *tf);
+        for (size_t t = 0; t < nt; t++)
+            tf[t] = 0;
         for (int s = 0; s < ns; s++) {
             struct part *p = &src[s];
             if (part_row(p) != row)
@@ -613,8 +626,14 @@ static int packed_matches(struct cairn *h, struct query *q, const struct store_s
                 sess = e->sess;
             }
             any = 1;
-            p->i++;
+            ended |= ++p->i >= p->n;
         }
+        for (int s = 0; ended && s < ns; s++)
+            if (src[s].i >= src[s].n) {
+                memmove(&src[s], &src[s + 1], (size_t)(ns - s - 1) * sizeof *src);
+                ns--;
+                s--;
+            }
         if ((rc = add_hit(hs, row, sess, ntok, tf, 1)))
             goto out;
     }

@@ -294,17 +294,29 @@ out:
 #define SIZES_PER_ROW 128
 #define SIZE_DIGITS   16
 
+/* Each lowercase hex digit's value with bit 4 set, 0 for any other byte:
+ * a lookup, an AND and an OR a digit, the bit tested once a field. The
+ * compares a digit cost ~110 instructions a field, 61,000 fields a hook
+ * at a million messages (issue 23, hook28). */
+#define HX(c, v) [c] = 16 | (v)
+static const unsigned char hex_val[256] = {
+    HX('0', 0), HX('1', 1), HX('2', 2), HX('3', 3), HX('4', 4), HX('5', 5), HX('6', 6),
+    HX('7', 7), HX('8', 8), HX('9', 9), HX('a', 10), HX('b', 11), HX('c', 12), HX('d', 13),
+    HX('e', 14), HX('f', 15),
+};
+#undef HX
+
 /* The value of n hex digits, or -1 if one is not a digit. */
 static int64_t hex_field(const unsigned char *p, int n)
 {
     int64_t v = 0;
+    unsigned all = 16;
     for (int i = 0; i < n; i++) {
-        int c = p[i], d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0)
-            return -1;
-        v = v << 4 | d;
+        unsigned d = hex_val[p[i]];
+        all &= d;
+        v = v << 4 | (d & 15);
     }
-    return v;
+    return all ? v : -1;
 }
 
 /*
