@@ -96,7 +96,8 @@
  * store are affected. */
 #define SPK_OTHER       0.6
 /* Ranking a turn within its session (issue 16, multi-hop; rank.c
- * rank_bm25f, len_rank), both off: of LoCoMo dev's multi-hop evidence
+ * rank_bm25f, len_rank), SPK_FIELD off, W_LEN_DIALOG on from 8k only
+ * (below): of LoCoMo dev's multi-hop evidence
  * turns missed at 2k, 118 of 146 match the question by the named person's
  * name alone and 74% of the turns of their session ranked above them are
  * shorter (docs/ARCHITECTURE.md, "Multi-hop: ranking a turn within its
@@ -106,14 +107,23 @@
  *    1k/2k/4k/8k, all 760: 77.2/83.8/89.2/93.0 -> 77.5/83.8/89.3/93.2
  *    (adversarial 4k -0.9, single-hop 2k -0.5): noise.
  *  - W_LEN_DIALOG: between people, the matched units by their lead turn's
- *    length, longest first, as one more fused ranking. 0.5: tuned
+ *    length, longest first, as one more fused ranking. At every budget,
+ *    0.5: tuned
  *    (conv-30, conv-42) 74.3/82.9/89.3/92.5 -> 74.3/83.6/89.3/92.5, held
  *    out 79.0/84.4/89.2/93.3 -> 78.3/84.0/88.8/93.5; with SPK_FIELD 1,
  *    all 760 76.8/84.3/89.3/93.8 (multi-hop 31.7/44.4/62.0/74.6 ->
  *    31.0/47.9/62.7/78.2) but adversarial 1k 76.8 -> 75.1 and 4k 97.5 ->
  *    96.2, and the multi-hop gain mostly the tuned half's. */
 #define SPK_FIELD       0
-#define W_LEN_DIALOG    0.0
+/* The length prior gated by budget (issue 16, branch rank28): only from
+ * LEN_DIALOG_MIN_BUDGET tokens, where a longer turn costs the budget
+ * less. Chosen on the tuned half (conv-30, conv-42) alone, 0.1 to 1.0
+ * from 4k and 8k; 0.25 from 8k: tuned 8k 92.5 -> 92.9 (1 better, 0
+ * worse), held out, run once, 93.3 -> 94.0 (multi-hop 78.7 -> 81.9, 3
+ * better, 0 worse), 1k-4k identical (docs/ARCHITECTURE.md, "Multi-hop:
+ * a length prior from 8k"). */
+#define W_LEN_DIALOG    0.25
+#define LEN_DIALOG_MIN_BUDGET 8000
 /* A question that is a pasted transcript ("Bart: ...\nBart: ...", two
  * lines or more headed by a short name; query.c): a unit whose lead turn
  * neither names nor is said by one of those speakers keeps this share of
@@ -731,6 +741,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(W_HEAD) \
     X(SPK_FIELD) \
     X(W_LEN_DIALOG) \
+    X(LEN_DIALOG_MIN_BUDGET) \
     X(W_ROUND) \
     X(W_WIN_DIALOG) \
     X(SPAN_DIALOG) \

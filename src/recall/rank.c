@@ -404,7 +404,8 @@ static int ent_rank(struct pool *p)
     return p->ent ? rrf(p, p->ent, ENT_W_DIALOG, ENT_W_UA) : 0;
 }
 
-/* A length prior between people (W_LEN_DIALOG; 0: off): the units that
+/* A length prior between people (W_LEN_DIALOG; 0: off), from a budget
+ * of LEN_DIALOG_MIN_BUDGET tokens (pool.budget): the units that
  * matched something (a word, a window, a dense hit) ranked by their lead
  * turn's length, longest first, as one more fused ranking. Why it was
  * tried: of LoCoMo's multi-hop evidence turns missed at 2k, most are
@@ -415,7 +416,9 @@ static int len_rank(struct pool *p, const double *s_head, const double *s_win,
                     const double *s_win2, const struct dense_result *dense)
 {
     double w = W_LEN_DIALOG;       /* a variable: 0.0 (off) compares as a value */
-    if (w <= 0 || !p->any_dialog)
+    /* below the gate the budget holds only the most precise units, and a
+     * long turn costs it what it gains in rank */
+    if (w <= 0 || !p->any_dialog || p->budget < LEN_DIALOG_MIN_BUDGET)
         return 0;
     double *s = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s);
     if (!s)

@@ -318,6 +318,7 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         if ((rc = gather(h, &q, &o, dr.n ? &dr : NULL, &p)))
             goto out;
         build_units(&p, raw);
+        p.budget = o.budget;
         if (p.nm && !p.u) {
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;

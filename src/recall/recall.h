@@ -128,6 +128,8 @@ struct pool {
     int     cite;          /* CAIRN_RECALL_CITE: best session first, ids in headers */
     float   cut_dense;     /* recall_cut: the dense value a hit needs to pass the cut */
     double *ent;           /* per unit, the entity pass's score (entity.c), or NULL */
+    int     budget;        /* the recall's budget in tokens (0: unknown), for
+                            * the signals gated by it (rank.c len_rank) */
 };
 
 /* query.c */

@@ -869,6 +869,45 @@ static void test_rank_ordinal_day(void)
     tp_free(&t);
 }
 
+/* The length prior (len_rank): from LEN_DIALOG_MIN_BUDGET tokens the
+ * matched units between people get one more fused ranking, longest lead
+ * turn first; below it, and for a turn that matched nothing, nothing is
+ * added. */
+static void test_rank_length_gate(void)
+{
+    static const char *const terms[] = { "kite", NULL };
+    if (W_LEN_DIALOG <= 0) {
+        T_SKIP("W_LEN_DIALOG is 0 in policy.h: no length prior");
+        return;
+    }
+    struct tpool t;
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    tp_msg(&t, ROLE_USER, NULL, "a kite!", 1000);
+    tp_msg(&t, ROLE_USER, NULL, "we flew the red kite on the beach all afternoon with the kids", 1000);
+    tp_session(&t, "s2", 2000);     /* out of the first session's windows */
+    tp_msg(&t, ROLE_USER, NULL, "nothing about it at all, only a much longer turn of other words", 2000);
+    tp_finish(&t, 0);
+    double off[3], below[3];
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);         /* budget 0 */
+    for (int u = 0; u < 3; u++)
+        off[u] = t.p.u[u].score;
+    t.p.budget = LEN_DIALOG_MIN_BUDGET - 1;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    for (int u = 0; u < 3; u++)
+        below[u] = t.p.u[u].score;
+    t.p.budget = LEN_DIALOG_MIN_BUDGET;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    for (int u = 0; u < 3; u++)
+        T_CHECK(fabs(below[u] - off[u]) < EPS);
+    /* the long turn ranks first, the short one second, the third matched
+     * nothing and gets nothing */
+    T_CHECK(fabs(t.p.u[1].score - off[1] - W_LEN_DIALOG / (RRF_K + 1)) < EPS);
+    T_CHECK(fabs(t.p.u[0].score - off[0] - W_LEN_DIALOG / (RRF_K + 2)) < EPS);
+    T_CHECK(fabs(t.p.u[2].score - off[2]) < EPS);
+    tp_free(&t);
+}
+
 /* ---- the gate ---- */
 
 static void test_gate(void)
@@ -1809,6 +1848,7 @@ int main(void)
     T_RUN(test_rank_time);
     T_RUN(test_rank_ordinal);
     T_RUN(test_rank_ordinal_day);
+    T_RUN(test_rank_length_gate);
     T_RUN(test_gate);
     T_RUN(test_pack_whole_store);
     T_RUN(test_pack_user_first);
