@@ -14,11 +14,13 @@
  *
  * Output: one line per measurement, key=value, machine-readable:
  *   bench=embed model=L12 threads=1 batch=1 seq=20 ms_p50=.. tokens_per_s=.. gflops=..
- *   cpu_ms_p50=..
+ *   cpu_ms_p50=.. proc_cpu_ms_p50=.. faults_p50=..
  * cpu_ms_p50 is the calling thread's CPU time per pass (bench_cpu_ms): at
  * 1 thread, on a machine busy with other jobs, a steadier measure of the
  * code than the wall time (it leaves out the time the thread waited for a
  * core); at 2 threads it leaves out the pool's other thread.
+ * proc_cpu_ms_p50 is the whole process's CPU time per pass (every
+ * thread's), faults_p50 its minor page faults per pass.
  *
  * usage: bench_embed [--layers N] [--quick] [--threads N] [--only query|batch]
  *                    [--first N]
@@ -188,6 +190,26 @@ static double sgemm_baseline(int threads)
     return 2.0 * m * n * k * reps / ((t1 - t0) / 1e3) / 1e9;
 }
 
+/* The process's minor page faults so far (every thread's). */
+static double minflt(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_minflt;
+}
+
+/* The whole process's CPU time in milliseconds: at 2 threads the calling
+ * thread's (bench_cpu_ms) leaves out the other thread's half of a pass,
+ * and any time one thread spent that the other did not. */
+static double proc_cpu_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static int run(struct embed_model *m, int layers, int threads, int batch, int seq,
                int reps)
 {
@@ -195,6 +217,7 @@ static int run(struct embed_model *m, int layers, int threads, int batch, int se
     int *lens = malloc((size_t)batch * sizeof(*lens));
     float *out = malloc((size_t)batch * H * sizeof(*out));
     double *ms = malloc((size_t)reps * sizeof(*ms)), *cpu = malloc((size_t)reps * sizeof(*cpu));
+    double *pcpu = malloc((size_t)reps * sizeof(*pcpu)), *flt = malloc((size_t)reps * sizeof(*flt));
     double med, flop;
     int i, r, rc = 0;
 
@@ -205,11 +228,13 @@ static int run(struct embed_model *m, int layers, int threads, int batch, int se
     embed_set_threads(m, threads);
     embed_forward_ids(m, ids, lens, batch, seq, out);      /* warm-up */
     for (r = 0; r < reps; r++) {
-        double t0 = os_now_ms(), c0 = bench_cpu_ms();
+        double t0 = os_now_ms(), c0 = bench_cpu_ms(), p0 = proc_cpu_ms(), f0 = minflt();
         if (embed_forward_ids(m, ids, lens, batch, seq, out) != 0)
             rc = -1;
         ms[r] = os_now_ms() - t0;
         cpu[r] = bench_cpu_ms() - c0;
+        pcpu[r] = proc_cpu_ms() - p0;
+        flt[r] = minflt() - f0;
     }
     qsort(ms, (size_t)reps, sizeof(*ms), cmp_double);
     med = ms[reps / 2];
@@ -217,24 +242,18 @@ static int run(struct embed_model *m, int layers, int threads, int batch, int se
     flop = (double)batch * seq * layers *
            (8.0 * H * H + 4.0 * H * INTER + 4.0 * seq * H);
     printf("bench=embed model=L%d threads=%d batch=%d seq=%d reps=%d ms_p50=%.3f "
-           "ms_p90=%.3f tokens_per_s=%.0f gflops=%.1f cpu_ms_p50=%.3f\n", layers, threads,
+           "ms_p90=%.3f tokens_per_s=%.0f gflops=%.1f cpu_ms_p50=%.3f proc_cpu_ms_p50=%.3f "
+           "faults_p50=%.0f\n", layers, threads,
            batch, seq, reps, med, ms[(reps * 9) / 10], batch * seq / (med / 1e3),
-           flop / (med / 1e3) / 1e9, bench_median(cpu, reps));
-    free(ids); free(lens); free(out); free(ms); free(cpu);
+           flop / (med / 1e3) / 1e9, bench_median(cpu, reps), bench_median(pcpu, reps),
+           bench_median(flt, reps));
+    free(ids); free(lens); free(out); free(ms); free(cpu); free(pcpu); free(flt);
     return rc;
 }
 
 /* In a child process: CAIRN_PACK_CACHE=0 unless file, load dir, one
  * 1 x 20 pass at threads; writes load ms, query ms, query CPU ms to fd.
  * -1 if it failed. */
-static double minflt(void)
-{
-    struct rusage ru;
-
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_minflt;
-}
-
 static int first_child(const char *dir, int file, int threads, double out[5])
 {
     int fds[2], st, ok;
