@@ -1,5 +1,5 @@
 #!/bin/sh
-# t0511-env: the library reads only the environment variables that
+# t0512-env: the library reads only the environment variables that
 # docs/ARCHITECTURE.md lists (issue 14): every other setting reaches it
 # through cairn_set, from the CLI's one reader cli/env.c. A getenv in
 # src/ of a variable not in the list, or of a name the source does not
