@@ -21,6 +21,9 @@
  * of it" does not fire on a page called "Design". A rarer word of the
  * question that is one word of a page's name (NOTE_NAME_PART_DF) lets a
  * section of that page holding half of the question through the gate.
+ * A section whose page's card holds none of the question's words passes
+ * the share-and-weight rules only at a higher weight
+ * (NOTE_GATE_WEIGHT_OFFPAGE): the words found there may be in passing.
  *
  * Rendered in the recall's text after the memories and before the
  * conversations, inside the same fence, one block a section:
@@ -944,7 +947,7 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
                     double f = x->tf[t] * (BM25_K1 + 1) / (x->tf[t] + BM25_K1 * len);
                     if (card && card->tf[t]) {
                         f = 1;
-                        x->oncard |= !num[t];
+                        x->oncard |= !num[t] && idf[t] / unit >= NOTE_GATE_CARD_W;
                     }
                     x->held += idf[t] * (f < 1 ? f : 1);
                     if (!num[t])

@@ -11,11 +11,13 @@ def filler(rng, n):
     return " ".join(rng.choice(PAD) for _ in range(n))
 
 
-def filler_pages(root, rng, n=30):
+def filler_pages(root, rng, n=30, extra=None):
     """n pages of padding and four everyday words each (page00.md ...):
-    each everyday word in about half of them, too common for the gate."""
+    each everyday word in about half of them, too common for the gate.
+    extra: {word: k}, the word added to the first k pages."""
     for i in range(n):
         words = [rng.choice(PAD) for _ in range(60)] + rng.sample(EVERYDAY, 4)
+        words += [w for w, k in (extra or {}).items() if i < k]
         rng.shuffle(words)
         with open(f"{root}/page{i:02d}.md", "w") as f:
             f.write(f"# Page {i}\n\n{' '.join(words)}\n")
