@@ -21,6 +21,9 @@
  * of it" does not fire on a page called "Design". A rarer word of the
  * question that is one word of a page's name (NOTE_NAME_PART_DF) lets a
  * section of that page holding half of the question through the gate.
+ * A section whose page's card holds none of the question's words passes
+ * the share-and-weight rules only at a higher weight
+ * (NOTE_GATE_WEIGHT_OFFPAGE): the words found there may be in passing.
  *
  * Rendered in the recall's text after the memories and before the
  * conversations, inside the same fence, one block a section:
@@ -937,12 +940,15 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
                  * a changelog holds every common word once */
                 double len = 1 - BM25_B + BM25_B * x->ntok / (avgdl > 0 ? avgdl : 1);
                 x->held = x->gheld = 0;
+                x->oncard = 0;
                 for (int t = 0; t < q->nt; t++) {
                     if (q->t[t].stop && content)
                         continue;
                     double f = x->tf[t] * (BM25_K1 + 1) / (x->tf[t] + BM25_K1 * len);
-                    if (card && card->tf[t])
+                    if (card && card->tf[t]) {
                         f = 1;
+                        x->oncard |= !num[t] && idf[t] / unit >= NOTE_GATE_CARD_W;
+                    }
                     x->held += idf[t] * (f < 1 ? f : 1);
                     if (!num[t])
                         x->gheld += idf[t] * (f < 1 ? f : 1);
@@ -993,7 +999,10 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
         /* the gate's share and weight (numbers aside, above) */
         double share = gtotal > 0 ? x->gheld / gtotal : 0, weight = x->gheld / unit;
         x->pass = x->named || held > NOTE_FLOOR;
-        x->gate |= share >= NOTE_GATE_SHARE && weight >= NOTE_GATE_WEIGHT;
+        /* a page whose names hold none of the question's words needs more
+         * weight: its words may be the question's in passing (policy.h) */
+        double need = x->oncard ? NOTE_GATE_WEIGHT : fmax(NOTE_GATE_WEIGHT, NOTE_GATE_WEIGHT_OFFPAGE);
+        x->gate |= share >= NOTE_GATE_SHARE && weight >= need;
         /* a section of a page whose name holds one of the question's rare
          * words, holding half of the question: "how do I install
          * AgentRecall with npx?" and seeds/002-agentrecall-readme.md (its
@@ -1007,7 +1016,7 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
          * the everyday prompts' best sections hold common words, so
          * their weight stays low at this share (docs/VAULTS.md) */
         if (NOTE_GATE_SHARE_MANY > 0 && share >= NOTE_GATE_SHARE_MANY &&
-            weight >= NOTE_GATE_WEIGHT_MANY)
+            weight >= fmax(NOTE_GATE_WEIGHT_MANY, need))
             x->gate = x->pass = 1;
         if (!nd || !x->has_cos)
             continue;

@@ -659,6 +659,24 @@ struct policy_const {
  * longer than the average counting less unless it recurs (notes.c). */
 #define NOTE_GATE_SHARE  0.5
 #define NOTE_GATE_WEIGHT 1.5
+/* A section whose page's card (title, aliases, tags, path) holds none of
+ * the question's words (numbers the gate leaves out aside) passes those
+ * two rules (this one and NOTE_GATE_*_MANY) only with this weight, the
+ * longer question's (about two rare words): on a page about something
+ * else the question's words stand in passing ("the tests pass locally but
+ * fail in CI" on a page about Windows builds: common words and one rare
+ * one reach 1.5), where a page about the question's topic names part of
+ * it. Branch vault28, dev half A (docs/VAULTS.md): 1.75 is the strictest
+ * value in steps of 0.05 that keeps A's fires in both recalls (keyword to
+ * 1.8; with use-lite-en, 1.8 loses q023). NOTE_GATE_WEIGHT or less: off. */
+#define NOTE_GATE_WEIGHT_OFFPAGE 1.75
+/* A word of the card counts for that only at this weight in the gate's
+ * units (IDF over log(2 + sections)): "docker", in half of the dev vault's
+ * sections and in every Docker page's path, names no page (dev query
+ * q053 fired on a wrong page by it). Half A: 0.2 to 0.3 keep A's fires and
+ * quiet q053; 0.35 loses q015 ("recall" in its page's name, 0.35). 0: any
+ * word of the card. */
+#define NOTE_GATE_CARD_W 0.3
 /* A section whose heading path holds a rare word of the question (one of
  * at least NOTE_GATE_HEAD in the gate's units: its IDF over log(2 +
  * sections), content, NOTE_NAME_MIN_LEN bytes, not an everyday word), a
@@ -856,6 +874,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_GATE_NUM_DF) \
     X(NOTE_GATE_SHARE_MANY) \
     X(NOTE_GATE_WEIGHT_MANY) \
+    X(NOTE_GATE_WEIGHT_OFFPAGE) \
+    X(NOTE_GATE_CARD_W) \
     X(NOTE_DENSE_TOPK) \
     X(NOTE_DENSE_FLOOR) \
     X(NOTE_W_DENSE) \

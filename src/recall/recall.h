@@ -356,6 +356,7 @@ struct rnote {
                             * and the card: title, aliases, tags, path) */
     double   gheld;        /* held less the numbers the gate leaves out */
     int      card;         /* the page's card (line 0): found, never shown */
+    int      oncard;       /* its page's card holds a content word of the question */
     int      named;        /* the question names its page (title or alias) */
     int      part;         /* a word of its page's name is a rare word of the question */
     int      pass;         /* shown: named, or share above NOTE_FLOOR */

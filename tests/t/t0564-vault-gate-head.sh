@@ -18,16 +18,13 @@ import random, sys
 
 rng = random.Random(7)
 sys.path.insert(0, sys.argv[2])
-from vault_words import EVERYDAY as everyday, PAD as pad
+import vault_words
+from vault_words import filler_pages
 
 def filler(n):
-    return " ".join(rng.choice(pad) for _ in range(n))
+    return vault_words.filler(rng, n)
 
-for i in range(30):
-    words = [rng.choice(pad) for _ in range(60)] + rng.sample(everyday, 4)
-    rng.shuffle(words)
-    with open(f"{sys.argv[1]}/page{i:02d}.md", "w") as f:
-        f.write(f"# Page {i}\n\n{' '.join(words)}\n")
+filler_pages(sys.argv[1], rng)
 with open(f"{sys.argv[1]}/guide.md", "w") as f:
     f.write(f"# Guide\n\n{filler(40)}\n\n## Zorblax setup\n\n"
             f"Start with harbor lantern and then {filler(40)}\n")
