@@ -899,9 +899,9 @@ static int packed_read(struct packed *k, int64_t sess, const char *p, int bytes,
             return -1;
         k->cap = nc;
     }
-    while (k->n < (size_t)n && store_turns_next(&c, &k->r[k->n], &k->r[k->n].speaker,
-                                                &k->spn[k->n]) == 1)
-        k->r[k->n++].sess = sess;
+    k->n = store_turns_read(&c, k->r, k->spn, (size_t)n);
+    for (size_t i = 0; i < k->n; i++)
+        k->r[i].sess = sess;
     return k->n == (size_t)n && c.p == c.end;
 }
 

@@ -121,6 +121,14 @@ struct turns_cur {
 };
 int store_turns_next(struct turns_cur *c, struct store_msg_row *r, const char **sp,
                      size_t *splen);
+/* store_turns_next with the checked digit loop on any text: the
+ * reference the faster loop is tested against (test_session_turns.c). */
+int store_turns_next_checked(struct turns_cur *c, struct store_msg_row *r, const char **sp,
+                             size_t *splen);
+/* Up to n turns from c into r[i] (the speaker's bytes in r[i].speaker,
+ * splen[i]) as store_turns_next reads them one by one: how many were read
+ * before the end, a bad turn or n; c is past them, as after as many calls. */
+size_t store_turns_read(struct turns_cur *c, struct store_msg_row *r, size_t *splen, size_t n);
 /* Appends a turn after prev's to b (b->err on failure); prev moves on. */
 struct buf;
 void store_turn_write(struct buf *b, struct turns_cur *prev, int64_t id, int64_t pos, int user,
