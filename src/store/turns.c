@@ -94,8 +94,15 @@ turns_next(struct turns_cur *c, struct store_msg_row *r, const char **sp, size_t
         return 0;
 #define num(p_, end_, stop_, sign_, v_) \
     (fast ? num_unbounded(p_, end_, stop_, sign_, v_) : num_checked(p_, end_, stop_, sign_, v_))
-    if (num(&p, c->end, ',', 1, &did) || num(&p, c->end, ',', 1, &dpos) || p + 2 > c->end ||
-        (p[0] != '0' && p[0] != '1') || p[1] != ',')
+    /* the next message of the session at the next position, the common
+     * turn (a session added in one go): "1,1," read as num would read it */
+    if (fast && c->end - p >= 4 && !memcmp(p, "1,1,", 4)) {
+        did = dpos = 1;
+        p += 4;
+    } else if (num(&p, c->end, ',', 1, &did) || num(&p, c->end, ',', 1, &dpos)) {
+        return -1;
+    }
+    if (p + 2 > c->end || (p[0] != '0' && p[0] != '1') || p[1] != ',')
         return -1;
     int user = p[0] == '1';
     p += 2;
