@@ -173,8 +173,8 @@
  * Version 21 (branch hook23c; issue 23):
  *   session_turns  one row a session: what recall reads of each of its
  *                  turns (id, position, role, time, ntok, speaker), packed
- *                  as text in position order (TURNS_ROW_SQL) with their
- *                  count n (a row whose text does not give n turns is not
+ *                  in position order (as text until 26; store/turns.c) with
+ *                  their count n (a row whose text does not give n turns is not
  *                  used), so a kept
  *                  session's turns are one row, not one a message. ingest.c
  *                  appends its inserts (or packs the session again after an
@@ -213,6 +213,10 @@
  *                  none); ingest appends and moves it
  *   post_dirty     messages deleted or rewritten since the build (by
  *                  trigger): the reader walks them
+ * Version 27, "binary packed turns" (branch exact28; issue 23):
+ *   session_turns  turns: STORE_TURNS_MARK, then a head byte and varints a
+ *                  turn (store/turns.c), not text; every row packed again
+ *                  by the migration (store_turns_fill, in C)
  */
 #include "internal.h"
 #include "store/recall_read.h"
