@@ -4,9 +4,9 @@
  *
  * After every write path (add, more turns added to a session in later
  * adds and in a group, an extended reply, forget, a store-wide redaction
- * of speakers) each session with messages has exactly one row, and its
- * text is byte for byte what TURNS_ROW_SQL makes of the messages now (the
- * migration's fill): what ingest appends in C equals what SQL packs. What
+ * of speakers) each session with messages has exactly one row, and it is
+ * byte for byte what store_turns_fill (the migration's and repacking's
+ * writer) packs of the messages now: what ingest appends equals it. What
  * store_messages_meta gives for a list of sessions equals the messages'
  * rows read one by one, speakers (with the separators of the format in
  * them, and non-ASCII), times (none, going back) and all; so does it where
@@ -66,71 +66,60 @@ static void add_session(struct cairn *db, int s, int k0, int n)
     buf_release(&b);
 }
 
-/* One session's expected row against the stored one. */
-static void row_vs(sqlite3_stmt *row, int64_t sess, int64_t n, const struct buf *want,
-                   int *missing, int *differ)
-{
-    sqlite3_reset(row);
-    sqlite3_bind_int64(row, 1, sess);
-    if (sqlite3_step(row) != SQLITE_ROW) {
-        (*missing)++;
-        return;
-    }
-    const void *have = sqlite3_column_blob(row, 1);
-    int bytes = sqlite3_column_bytes(row, 1);
-    *differ += sqlite3_column_int64(row, 0) != n || bytes != (int)want->n ||
-               (bytes && memcmp(have, want->p, want->n));
-}
-
-/* The rows, byte for byte, against the messages packed again by the
- * writer (store_turn_write) in (session, position) order: missing
- * sessions (without a row) counted, none that differs, none of a session
- * without messages. */
-static void check_rows(sqlite3 *raw, int want_missing)
+/* The rows, byte for byte, against each session packed again from its
+ * messages (store_turns_fill, the migration's and repacking's writer:
+ * what ingest appends equals what a fill packs; check_read reads the
+ * rows against the messages): missing sessions (without a row) counted,
+ * none that differs, none of a session without messages. */
+static void check_rows(struct cairn *db, sqlite3 *raw, int want_missing)
 {
     sqlite3_stmt *st, *row;
-    struct buf want = BUF_INIT;
-    struct turns_cur prev = { NULL, NULL, 0, 0, 0 };
-    int64_t cur = 0, n = 0;
-    int any = 0, missing = 0, differ = 0;
-    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT session, id, position, role = 'user', created_at, "
-                                "ntok, speaker FROM messages ORDER BY session, position", -1,
+    struct buf have = BUF_INIT;
+    struct store_ids ids = { NULL, 0, 0 };
+    int rows = 0, differ = 0;
+    /* the ids first: a statement left running would hold raw's snapshot,
+     * and the second read below would see the row from before the fill */
+    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT session FROM session_turns ORDER BY session", -1,
                                 &st, NULL), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        T_EQ_INT(store_ids_push(db, &ids, sqlite3_column_int64(st, 0)), CAIRN_OK);
+    sqlite3_finalize(st);
     T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT n, turns FROM session_turns WHERE session = ?1",
                                 -1, &row, NULL), SQLITE_OK);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t s = sqlite3_column_int64(st, 0);
-        if (!any || s != cur) {
-            if (any)
-                row_vs(row, cur, n, &want, &missing, &differ);
-            any = 1;
-            cur = s;
-            n = 0;
-            prev = (struct turns_cur){ NULL, NULL, 0, 0, 0 };
-            buf_reset(&want);
-            buf_addc(&want, (char)STORE_TURNS_MARK);
+    for (int i = 0; i < ids.n; i++) {
+        int64_t s = ids.v[i];
+        int64_t n[2] = { -1, -1 };
+        for (int k = 0; k < 2; k++) {
+            sqlite3_reset(row);
+            sqlite3_bind_int64(row, 1, s);
+            T_EQ_INT(sqlite3_step(row), SQLITE_ROW);
+            n[k] = sqlite3_column_int64(row, 0);
+            const void *p = sqlite3_column_blob(row, 1);
+            size_t bytes = (size_t)sqlite3_column_bytes(row, 1);
+            if (k == 0) {
+                buf_reset(&have);
+                buf_add(&have, p, bytes);
+                sqlite3_reset(row);       /* no read lock held across the fill */
+                T_EQ_INT(store_turns_fill(db, s), CAIRN_OK);
+            } else {
+                differ += n[0] != n[1] || bytes != have.n || (bytes && memcmp(p, have.p, bytes));
+            }
+            sqlite3_reset(row);
         }
-        const char *sp = (const char *)sqlite3_column_text(st, 6);
-        store_turn_write(&want, &prev, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                         sqlite3_column_int(st, 3),
-                         sqlite3_column_type(st, 4) == SQLITE_NULL ? CAIRN_NO_TIME
-                         : sqlite3_column_int64(st, 4), sqlite3_column_int(st, 5), sp,
-                         sp ? (size_t)sqlite3_column_bytes(st, 6) : 0);
-        n++;
+        rows++;
     }
-    if (any)
-        row_vs(row, cur, n, &want, &missing, &differ);
-    T_CHECK(!want.err);
-    sqlite3_finalize(st);
+    T_CHECK(!have.err);
     sqlite3_finalize(row);
-    buf_release(&want);
-    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT (SELECT count(*) FROM session_turns WHERE session "
-                                "NOT IN (SELECT session FROM messages)), (SELECT count(*) FROM "
-                                "session_turns)", -1, &st, NULL), SQLITE_OK);
+    free(ids.v);
+    buf_release(&have);
+    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT (SELECT count(DISTINCT session) FROM messages WHERE "
+                                "session NOT IN (SELECT session FROM session_turns)), (SELECT "
+                                "count(*) FROM session_turns WHERE session NOT IN (SELECT session "
+                                "FROM messages))", -1, &st, NULL), SQLITE_OK);
     T_EQ_INT(sqlite3_step(st), SQLITE_ROW);
-    T_EQ_INT(missing, want_missing);
-    T_EQ_INT(differ + sqlite3_column_int(st, 0), 0);
-    T_CHECK(sqlite3_column_int(st, 1) > 0);
+    T_EQ_INT(sqlite3_column_int(st, 0), want_missing);
+    T_EQ_INT(differ + sqlite3_column_int(st, 1), 0);
+    T_CHECK(rows > 0);
     sqlite3_finalize(st);
 }
 
@@ -209,19 +198,19 @@ static void test_write_paths(void)
     T_EQ_INT(sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     for (int s = 0; s < 40; s++)
         add_session(db, s, 0, 1 + (int)rnd(9));
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* more turns in later adds: appended after the last stored turn */
     for (int k = 0; k < 30; k++)
         add_session(db, (int)rnd(40), 20 + k * 10, 1 + (int)rnd(4));
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* a group: sessions and their later turns in one transaction */
     T_EQ_INT(cairn_add_group(db, 1), CAIRN_OK);
     for (int k = 0; k < 10; k++)
         add_session(db, k < 5 ? 40 + k : (int)rnd(45), 500 + k * 10, 1 + (int)rnd(4));
     T_EQ_INT(cairn_add_group(db, 0), CAIRN_OK);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* an extended reply (a longer ntok), then new turns after it */
     const char *e1 = "{\"id\":\"x\",\"messages\":[{\"id\":\"x1\",\"role\":\"user\",\"speaker\":"
@@ -236,7 +225,7 @@ static void test_write_paths(void)
     T_EQ_INT(cairn_add_json(db, e2, strlen(e2), NULL), CAIRN_OK);
     T_EQ_INT(count(db, "SELECT n FROM session_turns WHERE session = (SELECT id FROM sessions "
                        "WHERE ext_id = 'x')"), 2);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* forget: the row goes with the session */
     for (int k = 0; k < 5; k++) {
@@ -247,7 +236,7 @@ static void test_write_paths(void)
     }
     T_EQ_INT(count(db, "SELECT count(*) FROM session_turns WHERE session NOT IN (SELECT "
                        "session FROM messages)"), 0);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* a store-wide redaction rewrites a speaker: its session packed again */
     T_EQ_INT(cairn_set(db, "redact", "0"), CAIRN_OK);
@@ -257,7 +246,7 @@ static void test_write_paths(void)
     T_EQ_INT(cairn_set(db, "redact", NULL), CAIRN_OK);
     T_EQ_INT(cairn_redact_store(db, 0, &rep), CAIRN_OK);
     T_EQ_INT(count(db, "SELECT count(*) FROM session_turns WHERE turns LIKE '%sk-ant%'"), 0);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* no write path deletes one message of a session, but where one goes
      * its session has no row, and is read from messages_meta */
@@ -265,7 +254,7 @@ static void test_write_paths(void)
     T_EQ_INT(sqlite3_exec(rw, "DELETE FROM messages WHERE id IN (SELECT max(id) FROM messages "
                           "GROUP BY session HAVING count(*) > 2 LIMIT 3)", NULL, NULL, NULL),
              SQLITE_OK);
-    check_rows(raw, 3);
+    check_rows(db, raw, 3);
     check_read(db, raw);
     /* a damaged row or a wrong count: not used */
     T_EQ_INT(sqlite3_exec(rw, "UPDATE session_turns SET turns = '1,0,1,,5,9:ab;' WHERE session = "
@@ -277,7 +266,7 @@ static void test_write_paths(void)
                           "(SELECT count(*) FROM messages m WHERE m.session = "
                           "session_turns.session)", NULL, NULL, NULL), SQLITE_OK);
     T_EQ_INT(sqlite3_changes(rw), 2);
-    check_rows(raw, 5);
+    check_rows(db, raw, 5);
     /* the next add to a session without a row packs it again */
     int64_t lost = count(db, "SELECT min(session) FROM messages WHERE session NOT IN (SELECT "
                              "session FROM session_turns)");
@@ -288,7 +277,7 @@ static void test_write_paths(void)
     snprintf(q, sizeof q, "SELECT count(*) FROM session_turns WHERE session = %lld",
              (long long)lost);
     T_EQ_INT(count(db, q), 1);
-    check_rows(raw, 4);
+    check_rows(db, raw, 4);
     check_read(db, raw);
     /* a version-20 store: the migration packs every session */
     cairn_close(db);
@@ -297,7 +286,7 @@ static void test_write_paths(void)
     sqlite3_close(rw);
     T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     T_EQ_INT(count(db, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* a version-26 store, its rows text as 21-26 packed them (TURNS_V26):
      * opened read-only it is not migrated, its rows (no mark) are not
@@ -318,7 +307,7 @@ static void test_write_paths(void)
     cairn_close(db);
     T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     T_EQ_INT(count(db, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     sqlite3_close(raw);
     cairn_close(db);
