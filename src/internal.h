@@ -21,7 +21,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 26
+#define CAIRN_SCHEMA_VERSION 27
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -119,17 +119,6 @@ int cairn__opts(struct cairn *h, void *out, size_t out_size, const void *in, siz
 int store_migrate(struct cairn *h, int *old);
 int store_check_upgraded(struct cairn *h);
 int store_check_foreign(struct cairn *h);
-/* One turn of a session's packed row (session_turns, schema 21), in SQL
- * over messages with the window w (PARTITION BY session ORDER BY
- * position): "did,dpos,user,dat,ntok,speaker;" where did, dpos and dat
- * are the id, position and time less the previous turn's (0 before the
- * first; a NULL time is empty and counts as 0 for the next), user is 1
- * for role 'user', and speaker is empty when NULL, else its byte length,
- * ':' and its bytes. store/turns.c writes and reads the same text. */
-#define TURNS_ROW_SQL "(id - lag(id, 1, 0) OVER w) || ',' || (position - lag(position, 1, 0) " \
-    "OVER w) || ',' || (role = 'user') || ',' || CASE WHEN created_at IS NULL THEN '' ELSE " \
-    "created_at - coalesce(lag(created_at) OVER w, 0) END || ',' || ntok || ',' || CASE WHEN " \
-    "speaker IS NULL THEN '' ELSE length(CAST(speaker AS BLOB)) || ':' || speaker END || ';'"
 /* Packs session sess's turns again (sess < 0: every session without a
  * row), in the caller's transaction. */
 int store_turns_fill(struct cairn *h, int64_t sess);

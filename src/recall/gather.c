@@ -729,14 +729,18 @@ static int on_message(void *arg, const struct store_msg_row *r)
     int si = ml->si;
     GROW(p->m, p->nm, p->cm);
     struct rmsg *m = &p->m[p->nm];
-    memset(m, 0, sizeof *m);
-    m->row = r->row;
-    m->sess = si;
-    m->position = r->position;
-    m->role = r->user ? ROLE_USER : ROLE_ASSISTANT;
-    m->at = r->at == CAIRN_NO_TIME ? p->s[si].started_at : r->at;
-    m->ntok = r->ntok;
-    m->bytes = -1;
+    /* one initialiser, not a memset call and the fields after: the
+     * compiler writes the 96 bytes once, inline (a turn of every session
+     * with a match goes through here: ~916,000 at a million messages) */
+    *m = (struct rmsg){
+        .row = r->row,
+        .sess = si,
+        .position = r->position,
+        .role = r->user ? ROLE_USER : ROLE_ASSISTANT,
+        .at = r->at == CAIRN_NO_TIME ? p->s[si].started_at : r->at,
+        .ntok = r->ntok,
+        .bytes = -1,
+    };
     p->nm++;
     if (r->speaker && !(m->speaker = strdup(r->speaker)))
         return CAIRN_NOMEM;

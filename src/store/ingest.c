@@ -687,13 +687,19 @@ static int turns_add(struct cairn *h, int64_t row, int is_new, size_t added, int
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
     if (repack)
         return store_turns_fill(h, row);
+    /* binary (schema 27): a new row begins with the mark; || of two
+     * blobs is their bytes, typed text, so cast back */
     if ((rc = store_prepare(h, is_new ? "INSERT OR REPLACE INTO session_turns(session, n, turns) "
-                            "VALUES (?1, ?2, ?3)" : "UPDATE session_turns SET n = n + ?2, "
-                            "turns = turns || ?3 WHERE session = ?1", &st)))
+                            "VALUES (?1, ?2, CAST(?4 || ?3 AS BLOB))"
+                            : "UPDATE session_turns SET n = n + ?2, "
+                            "turns = CAST(turns || ?3 AS BLOB) WHERE session = ?1", &st)))
         return rc;
+    static const unsigned char mark = STORE_TURNS_MARK;
     sqlite3_bind_int64(st, 1, row);
     sqlite3_bind_int64(st, 2, (int64_t)added);
-    sqlite3_bind_text(st, 3, turns->p, (int)turns->n, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 3, turns->n ? turns->p : "", (int)turns->n, SQLITE_STATIC);
+    if (is_new)
+        sqlite3_bind_blob(st, 4, &mark, 1, SQLITE_STATIC);
     int src = sqlite3_step(st);
     sqlite3_finalize(st);
     if (src != SQLITE_DONE)
@@ -822,8 +828,9 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         }
         buf_printf(&ms->run_lens, "%d", ntok);   /* runs_add reports a failure */
         /* as stored: an empty speaker is NULL (bind_text_or_null) */
+        const char *spk = c->speaker && *c->speaker ? c->speaker : NULL;
         store_turn_write(&ms->turns, &ms->tprev, mrow, *pos, !strcmp(m->role, "user"), m->at,
-                         ntok, c->speaker && *c->speaker ? c->speaker : NULL);
+                         ntok, spk, spk ? strlen(spk) : 0);
         if ((rc = store_keep_insert(h, &ms->ins_f, row, mrow, c->content, c->len, ntok,
                                     rec ? &h->rec_toks : NULL)) ||
             (rc = store_events_add(h, &ms->ins_e, mrow, row, at, c->content, c->len)) ||

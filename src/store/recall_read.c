@@ -880,12 +880,15 @@ struct packed {
 };
 
 /* The turns of session sess from its packed row p[0..bytes) into k: 1 if
- * the text reads as exactly n turns, 0 if not, CAIRN_NOMEM as -1. */
+ * the row reads as exactly n turns, 0 if not, CAIRN_NOMEM as -1. A row
+ * without the mark (a schema-26 store's text, opened read-only) does not. */
 static int packed_read(struct packed *k, int64_t sess, const char *p, int bytes, int64_t n)
 {
-    struct turns_cur c = { p, p + bytes, 0, 0, 0 };
     k->n = 0;
-    if (n < 0 || n > bytes / 8)      /* a turn is at least "1,1,0,,0,;" */
+    if (bytes < 1 || (unsigned char)p[0] != STORE_TURNS_MARK)
+        return 0;
+    struct turns_cur c = { p + 1, p + bytes, 0, 0, 0 };
+    if (n < 0 || n > (bytes - 1) / 4)   /* a turn is at least 4 bytes */
         return 0;
     if ((size_t)n > k->cap) {
         size_t nc = (size_t)n < 256 ? 256 : (size_t)n;
@@ -899,9 +902,9 @@ static int packed_read(struct packed *k, int64_t sess, const char *p, int bytes,
             return -1;
         k->cap = nc;
     }
-    while (k->n < (size_t)n && store_turns_next(&c, &k->r[k->n], &k->r[k->n].speaker,
-                                                &k->spn[k->n]) == 1)
-        k->r[k->n++].sess = sess;
+    k->n = store_turns_read(&c, k->r, k->spn, (size_t)n);
+    for (size_t i = 0; i < k->n; i++)
+        k->r[i].sess = sess;
     return k->n == (size_t)n && c.p == c.end;
 }
 
@@ -980,7 +983,7 @@ static int messages_packed(struct cairn *h, const int64_t *sess, int n,
             break;
         }
         const char *p = src == SQLITE_ROW && sqlite3_column_int64(st, 0) == sess[i]
-                        ? (const char *)sqlite3_column_text(st, 2) : NULL;
+                        ? (const char *)sqlite3_column_blob(st, 2) : NULL;
         int whole = p ? packed_read(&k, sess[i], p, sqlite3_column_bytes(st, 2),
                                     sqlite3_column_int64(st, 1)) : 0;
         if (whole < 0) {

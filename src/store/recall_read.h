@@ -108,23 +108,30 @@ struct store_msg_row {
     int64_t     at;
     int         ntok;
 };
-/* A session's packed turns (session_turns, schema 21; the text is
- * TURNS_ROW_SQL's, internal.h), read or written in position order from
- * { p, end, 0, 0, 0 }: id, pos and at are the previous turn's (at 0 after
- * one without a time). store_turns_next fills r's row, position, user, at
- * and ntok, and the speaker's bytes (*sp, *splen: not NUL-terminated; *sp
- * NULL when none): 1, 0 at the end, -1 when the text there is not a turn.
- * Never reads outside [p, end) (tests/fuzz/fuzz_turns.c). */
+/* A session's packed turns (session_turns, schema 21, binary since 27:
+ * the format is in turns.c): a row is STORE_TURNS_MARK, then its turns,
+ * read or written in position order from { p, end, 0, 0, 0 } (p past the
+ * mark): id, pos and at are the previous turn's (at 0 after one without a
+ * time). store_turns_next fills r's row, position, user, at and ntok, and
+ * the speaker's bytes (*sp, *splen: not NUL-terminated; *sp NULL when
+ * none): 1, 0 at the end, -1 when the bytes there are not a turn. Never
+ * reads outside [p, end) (tests/fuzz/fuzz_turns.c). */
+#define STORE_TURNS_MARK 0xC7     /* a text row (schema 21-26) began with a digit */
 struct turns_cur {
     const char *p, *end;
     int64_t     id, pos, at;
 };
 int store_turns_next(struct turns_cur *c, struct store_msg_row *r, const char **sp,
                      size_t *splen);
-/* Appends a turn after prev's to b (b->err on failure); prev moves on. */
+/* Up to n turns from c into r[i] (the speaker's bytes in r[i].speaker,
+ * splen[i]) as store_turns_next reads them one by one: how many were read
+ * before the end, a bad turn or n; c is past them, as after as many calls. */
+size_t store_turns_read(struct turns_cur *c, struct store_msg_row *r, size_t *splen, size_t n);
+/* Appends a turn after prev's to b (b->err on failure); prev moves on.
+ * speaker: NULL, or its splen bytes. */
 struct buf;
 void store_turn_write(struct buf *b, struct turns_cur *prev, int64_t id, int64_t pos, int user,
-                      int64_t at, int ntok, const char *speaker);
+                      int64_t at, int ntok, const char *speaker, size_t splen);
 
 int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
                         int (*fn)(void *arg, const struct store_session_row *r), void *arg);

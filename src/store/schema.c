@@ -173,8 +173,8 @@
  * Version 21 (branch hook23c; issue 23):
  *   session_turns  one row a session: what recall reads of each of its
  *                  turns (id, position, role, time, ntok, speaker), packed
- *                  as text in position order (TURNS_ROW_SQL) with their
- *                  count n (a row whose text does not give n turns is not
+ *                  in position order (as text until 26; store/turns.c) with
+ *                  their count n (a row whose text does not give n turns is not
  *                  used), so a kept
  *                  session's turns are one row, not one a message. ingest.c
  *                  appends its inserts (or packs the session again after an
@@ -213,21 +213,20 @@
  *                  none); ingest appends and moves it
  *   post_dirty     messages deleted or rewritten since the build (by
  *                  trigger): the reader walks them
+ * Version 27, "binary packed turns" (branch exact28; issue 23):
+ *   session_turns  turns: STORE_TURNS_MARK, then a head byte and varints a
+ *                  turn (store/turns.c), not text; every row packed again
+ *                  by the migration (store_turns_fill, in C)
  */
 #include "internal.h"
+#include "store/recall_read.h"
+#include "util/buf.h"
 
 /* A run's token counts, in id order, comma-separated ("12,5,300"): read
  * by store_term_matches, which takes them only when there is one a
  * message of the run (NULL, or a count missing, means look them up). */
 #define RUN_LENS_SQL "(SELECT group_concat(ntok, ',') FROM (SELECT ntok FROM messages " \
     "INDEXED BY messages_hit WHERE id BETWEEN msg_runs.first AND msg_runs.last ORDER BY id))"
-
-/* The packed turns (session_turns, schema 21) of the sessions WHERE picks;
- * TURNS_ROW_SQL (internal.h) is one turn's text. */
-#define TURNS_FILL_SQL(WHERE) "INSERT OR REPLACE INTO session_turns(session, n, turns) " \
-    "SELECT session, count(*), coalesce(group_concat(t, ''), '') FROM (SELECT session, " TURNS_ROW_SQL " AS t " \
-    "FROM messages INDEXED BY messages_meta WHERE " WHERE " WINDOW w AS (PARTITION BY " \
-    "session ORDER BY position) ORDER BY session, position) GROUP BY session"
 
 /* Schema 24 (session_sizes): each session's size as the pruning reads it
  * (its turns and its rounds, UNITS_SQL in recall_read.c), 128 sessions a
@@ -656,8 +655,7 @@ static const char *const migrations[] = {
      * rewrite's writer packs again: ingest.c, store_turns_fill); a session
      * without one is read as before, so the answer never depends on it. */
     "CREATE TABLE session_turns(session INTEGER PRIMARY KEY, n INTEGER NOT NULL,"
-    "  turns TEXT NOT NULL);"
-    TURNS_FILL_SQL("1") ";"
+    "  turns TEXT NOT NULL);"            /* filled in C since 27 (below) */
     "CREATE TRIGGER session_turns_ad AFTER DELETE ON messages BEGIN"
     "  DELETE FROM session_turns WHERE session = old.session;"
     "END;"
@@ -784,6 +782,12 @@ static const char *const migrations[] = {
     "  INSERT INTO post_dirty SELECT old.id WHERE NOT EXISTS"
     "    (SELECT 1 FROM post_dirty WHERE msg = old.id);"
     "END;",
+    /* 26 -> 27, "binary packed turns" (branch exact28, issue 23;
+     * store/turns.c): session_turns' rows as varints, not text (reading
+     * the text was ~250 M instructions of a million-message exact recall).
+     * The rows are dropped here and every session packed again in C
+     * (store_turns_fill, after the SQL steps, as 21 -> 22 filled them). */
+    "DELETE FROM session_turns;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
@@ -874,19 +878,77 @@ int store_check_upgraded(struct cairn *h)
                         h->path, version, N_MIGRATIONS);
 }
 
+/* One session's packed row, n turns in b. */
+static int turns_put(struct cairn *h, sqlite3_stmt *ins, int64_t sess, int64_t n,
+                     const struct buf *b)
+{
+    if (b->err)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    sqlite3_reset(ins);
+    sqlite3_bind_int64(ins, 1, sess);
+    sqlite3_bind_int64(ins, 2, n);
+    sqlite3_bind_blob(ins, 3, b->p, (int)b->n, SQLITE_STATIC);
+    int src = sqlite3_step(ins);
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "pack turns");
+}
+
 int store_turns_fill(struct cairn *h, int64_t sess)
 {
-    sqlite3_stmt *st;
-    int rc = store_prepare(h, sess >= 0 ? TURNS_FILL_SQL("session = ?1")
-                           : TURNS_FILL_SQL("session NOT IN (SELECT session FROM session_turns)"),
-                           &st);
-    if (rc)
-        return rc;
+    sqlite3_stmt *st = NULL, *ins = NULL;
+    struct buf b = BUF_INIT;
+    struct turns_cur prev = { NULL, NULL, 0, 0, 0 };
+    int64_t cur = 0, n = 0;
+    int rc, src, any = 0;
+    /* one ordered scan of messages_meta (it holds every field packed) */
+    if ((rc = store_prepare(h, sess >= 0
+                            ? "SELECT session, id, position, role = 'user', created_at, ntok, "
+                              "speaker FROM messages INDEXED BY messages_meta WHERE session = ?1 "
+                              "ORDER BY position"
+                            : "SELECT session, id, position, role = 'user', created_at, ntok, "
+                              "speaker FROM messages INDEXED BY messages_meta WHERE session NOT "
+                              "IN (SELECT session FROM session_turns) ORDER BY session, position",
+                            &st)) ||
+        (rc = store_prepare(h, "INSERT OR REPLACE INTO session_turns(session, n, turns) "
+                            "VALUES (?1, ?2, ?3)", &ins)))
+        goto out;
     if (sess >= 0)
         sqlite3_bind_int64(st, 1, sess);
-    int src = sqlite3_step(st);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t s = sqlite3_column_int64(st, 0);
+        if (!any || s != cur) {
+            if (any && (rc = turns_put(h, ins, cur, n, &b)))
+                goto out;
+            any = 1;
+            cur = s;
+            n = 0;
+            prev = (struct turns_cur){ NULL, NULL, 0, 0, 0 };
+            buf_reset(&b);
+            buf_addc(&b, (char)STORE_TURNS_MARK);
+        }
+        int has_sp = sqlite3_column_type(st, 6) != SQLITE_NULL;
+        const char *sp = has_sp ? (const char *)sqlite3_column_text(st, 6) : NULL;
+        if (has_sp && !sp) {
+            rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+            goto out;
+        }
+        store_turn_write(&b, &prev, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                         sqlite3_column_int(st, 3),
+                         sqlite3_column_type(st, 4) == SQLITE_NULL ? CAIRN_NO_TIME
+                         : sqlite3_column_int64(st, 4), sqlite3_column_int(st, 5), sp,
+                         sp ? (size_t)sqlite3_column_bytes(st, 6) : 0);
+        n++;
+    }
+    if (src != SQLITE_DONE) {
+        rc = cairn__sqlerr(h, src, "pack turns");
+        goto out;
+    }
+    if (any)
+        rc = turns_put(h, ins, cur, n, &b);
+out:
     sqlite3_finalize(st);
-    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "pack turns");
+    sqlite3_finalize(ins);
+    buf_release(&b);
+    return rc;
 }
 
 int store_migrate(struct cairn *h, int *old)
@@ -933,6 +995,9 @@ int store_migrate(struct cairn *h, int *old)
     }
     /* 14 -> 15 derives rows from the stored text, which SQL cannot */
     if (version > 0 && version < 15 && (rc = store_events_fill(h)))
+        goto fail;
+    /* 26 -> 27 (and 20 -> 21): the packed turns are written in C */
+    if (version > 0 && version < 27 && (rc = store_turns_fill(h, -1)))
         goto fail;
     snprintf(sql, sizeof sql, "PRAGMA user_version=%d", N_MIGRATIONS);
     if (sqlite3_exec(h->db, sql, NULL, NULL, NULL) != SQLITE_OK) {

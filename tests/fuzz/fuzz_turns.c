@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             s = sp;
         }
         store_turn_write(&b, &w, t[i].r.row, t[i].r.position, t[i].r.user, t[i].r.at,
-                         t[i].r.ntok, s);
+                         t[i].r.ntok, s, s ? strlen(s) : 0);
     }
     if (b.err)
         abort();

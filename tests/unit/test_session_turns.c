@@ -4,16 +4,18 @@
  *
  * After every write path (add, more turns added to a session in later
  * adds and in a group, an extended reply, forget, a store-wide redaction
- * of speakers) each session with messages has exactly one row, and its
- * text is byte for byte what TURNS_ROW_SQL makes of the messages now (the
- * migration's fill): what ingest appends in C equals what SQL packs. What
+ * of speakers) each session with messages has exactly one row, and it is
+ * byte for byte what store_turns_fill (the migration's and repacking's
+ * writer) packs of the messages now: what ingest appends equals it. What
  * store_messages_meta gives for a list of sessions equals the messages'
  * rows read one by one, speakers (with the separators of the format in
  * them, and non-ASCII), times (none, going back) and all; so does it where
  * a session has no row (a delete of one message dropped it), a damaged
  * row or a wrong count (read from messages_meta instead). A version-20
  * store is filled by the migration; a session whose row went gets it back
- * with its next add.
+ * with its next add. A version-26 store (text rows) is read without
+ * them until it is migrated, then packed again in binary (schema 27).
+ * Rows written read back as written; cut or damaged, a prefix at most.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,24 +66,60 @@ static void add_session(struct cairn *db, int s, int k0, int n)
     buf_release(&b);
 }
 
-/* The rows, byte for byte, against the messages packed again in SQL:
- * missing sessions (without a row) counted, none that differs. */
-static void check_rows(sqlite3 *raw, int want_missing)
+/* The rows, byte for byte, against each session packed again from its
+ * messages (store_turns_fill, the migration's and repacking's writer:
+ * what ingest appends equals what a fill packs; check_read reads the
+ * rows against the messages): missing sessions (without a row) counted,
+ * none that differs, none of a session without messages. */
+static void check_rows(struct cairn *db, sqlite3 *raw, int want_missing)
 {
-    sqlite3_stmt *st;
-    T_EQ_INT(sqlite3_prepare_v2(raw, "WITH p AS (SELECT session, count(*) AS n, group_concat(t, "
-                                "'') AS turns FROM (SELECT session, " TURNS_ROW_SQL " AS t FROM "
-                                "messages WINDOW w AS (PARTITION BY session ORDER BY position) "
-                                "ORDER BY session, position) GROUP BY session) SELECT "
-                                "(SELECT count(*) FROM p WHERE session NOT IN (SELECT session "
-                                "FROM session_turns)), (SELECT count(*) FROM session_turns t "
-                                "WHERE NOT EXISTS (SELECT 1 FROM p WHERE p.session = t.session "
-                                "AND p.n = t.n AND p.turns = t.turns)), (SELECT count(*) FROM "
-                                "session_turns)", -1, &st, NULL), SQLITE_OK);
+    sqlite3_stmt *st, *row;
+    struct buf have = BUF_INIT;
+    struct store_ids ids = { NULL, 0, 0 };
+    int rows = 0, differ = 0;
+    /* the ids first: a statement left running would hold raw's snapshot,
+     * and the second read below would see the row from before the fill */
+    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT session FROM session_turns ORDER BY session", -1,
+                                &st, NULL), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        T_EQ_INT(store_ids_push(db, &ids, sqlite3_column_int64(st, 0)), CAIRN_OK);
+    sqlite3_finalize(st);
+    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT n, turns FROM session_turns WHERE session = ?1",
+                                -1, &row, NULL), SQLITE_OK);
+    for (int i = 0; i < ids.n; i++) {
+        int64_t s = ids.v[i];
+        int64_t n[2] = { -1, -1 };
+        for (int k = 0; k < 2; k++) {
+            sqlite3_reset(row);
+            sqlite3_bind_int64(row, 1, s);
+            T_EQ_INT(sqlite3_step(row), SQLITE_ROW);
+            n[k] = sqlite3_column_int64(row, 0);
+            const void *p = sqlite3_column_blob(row, 1);
+            size_t bytes = (size_t)sqlite3_column_bytes(row, 1);
+            if (k == 0) {
+                buf_reset(&have);
+                buf_add(&have, p, bytes);
+                sqlite3_reset(row);       /* no read lock held across the fill */
+                T_EQ_INT(store_turns_fill(db, s), CAIRN_OK);
+            } else {
+                differ += n[0] != n[1] || bytes != have.n || (bytes && memcmp(p, have.p, bytes));
+            }
+            sqlite3_reset(row);
+        }
+        rows++;
+    }
+    T_CHECK(!have.err);
+    sqlite3_finalize(row);
+    free(ids.v);
+    buf_release(&have);
+    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT (SELECT count(DISTINCT session) FROM messages WHERE "
+                                "session NOT IN (SELECT session FROM session_turns)), (SELECT "
+                                "count(*) FROM session_turns WHERE session NOT IN (SELECT session "
+                                "FROM messages))", -1, &st, NULL), SQLITE_OK);
     T_EQ_INT(sqlite3_step(st), SQLITE_ROW);
     T_EQ_INT(sqlite3_column_int(st, 0), want_missing);
-    T_EQ_INT(sqlite3_column_int(st, 1), 0);
-    T_CHECK(sqlite3_column_int(st, 2) > 0);
+    T_EQ_INT(differ + sqlite3_column_int(st, 1), 0);
+    T_CHECK(rows > 0);
     sqlite3_finalize(st);
 }
 
@@ -131,6 +169,24 @@ static void check_read(struct cairn *db, sqlite3 *raw)
     buf_release(&want);
 }
 
+/* One turn's text as schemas 21-26 packed it (internal.h's TURNS_ROW_SQL
+ * then), over messages with the window w (PARTITION BY session ORDER BY
+ * position): the rows of a version-26 store. */
+#define TURNS_V26 "(id - lag(id, 1, 0) OVER w) || ',' || (position - lag(position, 1, 0) " \
+    "OVER w) || ',' || (role = 'user') || ',' || CASE WHEN created_at IS NULL THEN '' ELSE " \
+    "created_at - coalesce(lag(created_at) OVER w, 0) END || ',' || ntok || ',' || CASE WHEN " \
+    "speaker IS NULL THEN '' ELSE length(CAST(speaker AS BLOB)) || ':' || speaker END || ';'"
+
+static int64_t count_raw(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
 static void test_write_paths(void)
 {
     char path[256];
@@ -142,19 +198,19 @@ static void test_write_paths(void)
     T_EQ_INT(sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     for (int s = 0; s < 40; s++)
         add_session(db, s, 0, 1 + (int)rnd(9));
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* more turns in later adds: appended after the last stored turn */
     for (int k = 0; k < 30; k++)
         add_session(db, (int)rnd(40), 20 + k * 10, 1 + (int)rnd(4));
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* a group: sessions and their later turns in one transaction */
     T_EQ_INT(cairn_add_group(db, 1), CAIRN_OK);
     for (int k = 0; k < 10; k++)
         add_session(db, k < 5 ? 40 + k : (int)rnd(45), 500 + k * 10, 1 + (int)rnd(4));
     T_EQ_INT(cairn_add_group(db, 0), CAIRN_OK);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* an extended reply (a longer ntok), then new turns after it */
     const char *e1 = "{\"id\":\"x\",\"messages\":[{\"id\":\"x1\",\"role\":\"user\",\"speaker\":"
@@ -169,7 +225,7 @@ static void test_write_paths(void)
     T_EQ_INT(cairn_add_json(db, e2, strlen(e2), NULL), CAIRN_OK);
     T_EQ_INT(count(db, "SELECT n FROM session_turns WHERE session = (SELECT id FROM sessions "
                        "WHERE ext_id = 'x')"), 2);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* forget: the row goes with the session */
     for (int k = 0; k < 5; k++) {
@@ -180,7 +236,7 @@ static void test_write_paths(void)
     }
     T_EQ_INT(count(db, "SELECT count(*) FROM session_turns WHERE session NOT IN (SELECT "
                        "session FROM messages)"), 0);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* a store-wide redaction rewrites a speaker: its session packed again */
     T_EQ_INT(cairn_set(db, "redact", "0"), CAIRN_OK);
@@ -190,7 +246,7 @@ static void test_write_paths(void)
     T_EQ_INT(cairn_set(db, "redact", NULL), CAIRN_OK);
     T_EQ_INT(cairn_redact_store(db, 0, &rep), CAIRN_OK);
     T_EQ_INT(count(db, "SELECT count(*) FROM session_turns WHERE turns LIKE '%sk-ant%'"), 0);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     /* no write path deletes one message of a session, but where one goes
      * its session has no row, and is read from messages_meta */
@@ -198,7 +254,7 @@ static void test_write_paths(void)
     T_EQ_INT(sqlite3_exec(rw, "DELETE FROM messages WHERE id IN (SELECT max(id) FROM messages "
                           "GROUP BY session HAVING count(*) > 2 LIMIT 3)", NULL, NULL, NULL),
              SQLITE_OK);
-    check_rows(raw, 3);
+    check_rows(db, raw, 3);
     check_read(db, raw);
     /* a damaged row or a wrong count: not used */
     T_EQ_INT(sqlite3_exec(rw, "UPDATE session_turns SET turns = '1,0,1,,5,9:ab;' WHERE session = "
@@ -210,7 +266,7 @@ static void test_write_paths(void)
                           "(SELECT count(*) FROM messages m WHERE m.session = "
                           "session_turns.session)", NULL, NULL, NULL), SQLITE_OK);
     T_EQ_INT(sqlite3_changes(rw), 2);
-    check_rows(raw, 5);
+    check_rows(db, raw, 5);
     /* the next add to a session without a row packs it again */
     int64_t lost = count(db, "SELECT min(session) FROM messages WHERE session NOT IN (SELECT "
                              "session FROM session_turns)");
@@ -221,7 +277,7 @@ static void test_write_paths(void)
     snprintf(q, sizeof q, "SELECT count(*) FROM session_turns WHERE session = %lld",
              (long long)lost);
     T_EQ_INT(count(db, q), 1);
-    check_rows(raw, 4);
+    check_rows(db, raw, 4);
     check_read(db, raw);
     /* a version-20 store: the migration packs every session */
     cairn_close(db);
@@ -230,15 +286,130 @@ static void test_write_paths(void)
     sqlite3_close(rw);
     T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     T_EQ_INT(count(db, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
-    check_rows(raw, 0);
+    check_rows(db, raw, 0);
+    check_read(db, raw);
+    /* a version-26 store, its rows text as 21-26 packed them (TURNS_V26):
+     * opened read-only it is not migrated, its rows (no mark) are not
+     * used, the turns come from messages_meta; opened to write, every
+     * session is packed again in binary */
+    cairn_close(db);
+    T_EQ_INT(sqlite3_open(path, &rw), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(rw, "DELETE FROM session_turns; INSERT INTO session_turns(session, n, "
+                          "turns) SELECT session, count(*), group_concat(t, '') FROM (SELECT "
+                          "session, " TURNS_V26 " AS t FROM messages WINDOW w AS (PARTITION BY "
+                          "session ORDER BY position) ORDER BY session, position) GROUP BY "
+                          "session; PRAGMA user_version=26", NULL, NULL, NULL), SQLITE_OK);
+    T_EQ_INT(count_raw(rw, "SELECT count(*) FROM session_turns WHERE substr(turns, 1, 1) "
+                           "NOT BETWEEN '0' AND '9'"), 0);
+    sqlite3_close(rw);
+    T_EQ_INT(t_open(path, CAIRN_OPEN_READONLY, &db), CAIRN_OK);
+    check_read(db, raw);
+    cairn_close(db);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    T_EQ_INT(count(db, "PRAGMA user_version"), CAIRN_SCHEMA_VERSION);
+    check_rows(db, raw, 0);
     check_read(db, raw);
     sqlite3_close(raw);
     cairn_close(db);
 }
 
+/* Values at the edges of what a turn holds. */
+static const int64_t odd[] = {
+    0, 1, -1, 63, 64, 127, 128, -64, -65, 16383, 16384, INT32_MAX, INT32_MIN,
+    (int64_t)INT32_MAX + 1, INT64_MAX, INT64_MIN, INT64_MIN + 1, 1672533899,
+};
+
+static int64_t pick(int64_t plain)
+{
+    return rnd(8) ? plain : odd[rnd(sizeof odd / sizeof *odd)];
+}
+
+/* Rows written by store_turn_write, fields at the edges included, read
+ * back by store_turns_next (a turn at a time) and store_turns_read (a row
+ * at a time) as written; the same rows damaged (cut anywhere, bytes
+ * changed) read a prefix of the turns written, then stop, and never
+ * outside the row (a buffer of exactly its size: valgrind would say). */
+static void test_round_trip(void)
+{
+    enum { ROUNDS = 20000, MAXN = 40 };
+    int same = 0, cut_prefix = 0, cuts = 0, refused = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        struct buf b = BUF_INIT;
+        struct turns_cur w = { NULL, NULL, 0, 0, 0 };
+        struct store_msg_row want[MAXN];
+        const char *wsp[MAXN];
+        size_t ends[MAXN];
+        int n = (int)rnd(MAXN), m = 0;
+        int64_t id = rnd(1000), at = 1672533899;
+        for (int i = 0; i < n; i++) {
+            id += rnd(3) ? 1 : (int64_t)rnd(100000) - 50000;
+            at += rnd(4) ? (int64_t)rnd(400) : -(int64_t)rnd(100000);
+            int64_t tid = pick(id), tat = rnd(6) ? pick(at) : CAIRN_NO_TIME;
+            int64_t pos = rnd(8) ? i : pick(i);
+            int ntok = (int)(rnd(8) ? (int64_t)rnd(70000) : pick(5));
+            const char *sp = speakers[rnd(sizeof speakers / sizeof *speakers)];
+            store_turn_write(&b, &w, tid, pos, (int)rnd(2), tat, ntok, sp, sp ? strlen(sp) : 0);
+            /* out of the reader's range (a position past int, a
+             * negative count): it stops at that turn */
+            want[m] = (struct store_msg_row){ .row = tid, .position = (int)pos,
+                                              .user = 0, .at = tat, .ntok = ntok };
+            wsp[m] = sp;
+            ends[m++] = b.n;
+        }
+        T_CHECK(!b.err);
+        char *text = malloc(b.n ? b.n : 1);
+        T_CHECK(text != NULL);
+        if (b.n)
+            memcpy(text, b.p, b.n);
+        /* whole: every turn back, unless a field was out of the reader's
+         * range (then it stops there) */
+        struct turns_cur c1 = { text, text + b.n, 0, 0, 0 }, c2 = c1;
+        struct store_msg_row got[MAXN];
+        size_t gspn[MAXN];
+        int k = 0, r;
+        const char *xs;
+        size_t xn;
+        struct store_msg_row x;
+        while ((r = store_turns_next(&c1, &x, &xs, &xn)) == 1 && k < n) {
+            if (x.row != want[k].row || x.position != want[k].position || x.at != want[k].at ||
+                x.ntok != want[k].ntok || !xs != !wsp[k] ||
+                (xs && (xn != strlen(wsp[k]) || memcmp(xs, wsp[k], xn))))
+                break;
+            k++;
+        }
+        size_t g = store_turns_read(&c2, got, gspn, MAXN);
+        int whole = k == n && r == 0;
+        refused += !whole;
+        same += (size_t)k == g && c1.p == c2.p && (whole || r == -1);
+        /* cut anywhere: the turns that end before the cut, then a stop */
+        size_t cut = b.n ? rnd((unsigned)b.n) : 0;
+        struct turns_cur c3 = { text, text + cut, 0, 0, 0 };
+        size_t gc = store_turns_read(&c3, got, gspn, MAXN);
+        size_t before = 0;
+        while (before < (size_t)k && ends[before] <= cut)
+            before++;
+        cuts++;
+        cut_prefix += gc == before;
+        /* bytes changed: a prefix at most, inside the row */
+        if (b.n) {
+            for (int z = (int)rnd(3) + 1; z > 0; z--)
+                text[rnd((unsigned)b.n)] = (char)rnd(256);
+            struct turns_cur c4 = { text, text + b.n, 0, 0, 0 };
+            store_turns_read(&c4, got, gspn, MAXN);
+            T_CHECK(c4.p >= text && c4.p <= text + b.n);
+        }
+        free(text);
+        buf_release(&b);
+    }
+    T_EQ_INT(same, ROUNDS);
+    T_EQ_INT(cut_prefix, cuts);
+    T_CHECK(refused > 0 && refused < ROUNDS / 2);   /* the edges were met */
+}
+
 int main(void)
 {
     T_CHECK(mkdtemp(dir) != NULL);
+    T_RUN(test_round_trip);
     T_RUN(test_write_paths);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
