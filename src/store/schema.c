@@ -213,6 +213,10 @@
  *                  none); ingest appends and moves it
  *   post_dirty     messages deleted or rewritten since the build (by
  *                  trigger): the reader walks them
+ * Version 27, "stems packed" (branch hook29; issue 23, recall/tier.c): no
+ *                  table changes; tier_state.built set to 0, so the tier
+ *                  build (which now packs a stem a query of it would not
+ *                  find, by a word that is it alone) is due again
  */
 #include "internal.h"
 
@@ -784,6 +788,14 @@ static const char *const migrations[] = {
     "  INSERT INTO post_dirty SELECT old.id WHERE NOT EXISTS"
     "    (SELECT 1 FROM post_dirty WHERE msg = old.id);"
     "END;",
+    /* 26 -> 27, "stems packed" (branch hook29, issue 23; recall/tier.c):
+     * the tier build packs the postings of a common stem that a query of
+     * it would not find ("databas") under a word that is it alone
+     * ("database"), which the reader then decodes instead of walking. No
+     * table changes: a store built before holds none, so its build is due
+     * again (cairn_tier_due: none built), at the next `cairn add` or
+     * import, as schema 23's was; until then it is walked as before. */
+    "UPDATE tier_state SET built = 0;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
