@@ -210,9 +210,11 @@ static int pruner_init(struct pruner *pr, const struct pool *p, const struct que
     return CAIRN_OK;
 }
 
-static size_t pruner_slot(const struct pruner *pr, int64_t sess)
+/* (inline: a call a match was ~2 M instructions of a hook at a million) */
+static inline __attribute__((always_inline)) size_t pruner_slot(const struct pruner *pr,
+                                                                int64_t sess)
 {
-    return sess_slot(sess, pr->lo, pr->sorted, (int)pr->span);
+    return pr->sorted ? sess_slot(sess, pr->lo, pr->sorted, (int)pr->span) : (size_t)(sess - pr->lo);
 }
 
 /* A match's BM25 alone (rank_bm25's sum, term by term in order, from
@@ -288,7 +290,7 @@ out:
     return rc;
 }
 
-static int pruner_keeps(const struct pruner *pr, int64_t sess)
+static inline int pruner_keeps(const struct pruner *pr, int64_t sess)
 {
     return pr->keep[pruner_slot(pr, sess)];
 }
