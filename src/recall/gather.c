@@ -131,70 +131,128 @@ static size_t sess_slot(int64_t sess, int64_t lo, const int64_t *ids, int nids)
     return (size_t)(f - ids);             /* every match's session is there */
 }
 
-static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *hits, int *nhp,
-                 const struct store_totals *tiered, int *walk)
+/* The sessions of a list of matches: n of them, the session of match i an
+ * int64_t at base + i * stride (a struct hit array's, or a packed word's
+ * struct post_ent array's). */
+struct sess_src {
+    const char *base;
+    size_t      stride;
+    int         n;
+};
+
+#define SESS_AT(s, i) (*(const int64_t *)(const void *)((s)->base + (size_t)(i) * (s)->stride))
+
+/*
+ * The pruning in three steps, so that a caller with its matches in
+ * several sorted lists (packed_matches) scores them as it merges them,
+ * without an array of every match (issue 23, hook29): pruner_init sizes
+ * the sessions' slots from every list's sessions, pruner_add takes a
+ * match's BM25 alone (the IDF of q's dfs, which must be final) into its
+ * session's best, pruner_select decides whether the pool is big enough
+ * and marks the GATHER_KEEP sessions kept.
+ */
+struct pruner {
+    double        *best;
+    unsigned char *keep;
+    int64_t       *sorted;     /* the sessions in order, when too sparse for slots */
+    int64_t        lo;
+    size_t         span;
+    int            nids;       /* sessions with a match */
+    int            nt;
+    double         avg, w[RECALL_MAX_TERMS];
+};
+
+static void pruner_free(struct pruner *pr)
 {
-    double *best = NULL;
-    unsigned char *keep = NULL;
-    int64_t *ids = NULL, *sorted = NULL;
-    struct sort_kv *c = NULL;
-    double tf[RECALL_MAX_TERMS], w[RECALL_MAX_TERMS];
-    int nh = *nhp, nids = 0, rc = CAIRN_OK;
-    int64_t pool_msgs = 0, lo = INT64_MAX, hi = INT64_MIN;
-    size_t span;
+    free(pr->best);
+    free(pr->keep);
+    free(pr->sorted);
+}
 
-    for (int i = 0; i < nh; i++) {
-        lo = hits[i].sess < lo ? hits[i].sess : lo;
-        hi = hits[i].sess > hi ? hits[i].sess : hi;
-    }
-    if (hi - lo < (int64_t)nh * PRUNE_SPAN_PER_HIT + 1024) {
-        span = (size_t)(hi - lo + 1);
-    } else {
-        if (!(sorted = malloc((size_t)nh * sizeof *sorted))) {
-            rc = CAIRN_NOMEM;
-            goto out;
+static int pruner_init(struct pruner *pr, const struct pool *p, const struct query *q,
+                       const struct sess_src *src, int nsrc)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN, nh = 0;
+    memset(pr, 0, sizeof *pr);
+    for (int k = 0; k < nsrc; k++) {
+        for (int i = 0; i < src[k].n; i++) {
+            int64_t s = SESS_AT(&src[k], i);
+            lo = s < lo ? s : lo;
+            hi = s > hi ? s : hi;
         }
-        for (int i = 0; i < nh; i++)
-            sorted[i] = hits[i].sess;
-        qsort(sorted, (size_t)nh, sizeof *sorted, cmp_i64);
-        int n = 0;
-        for (int i = 0; i < nh; i++)
-            if (!n || sorted[n - 1] != sorted[i])
-                sorted[n++] = sorted[i];
-        span = (size_t)n;
+        nh += src[k].n;
     }
-    if (!(best = malloc(span * sizeof *best)) || !(keep = calloc(span, 1))) {
-        rc = CAIRN_NOMEM;
-        goto out;
+    pr->lo = lo;
+    if (hi - lo < nh * PRUNE_SPAN_PER_HIT + 1024) {
+        pr->span = (size_t)(hi - lo + 1);
+    } else {
+        if (!(pr->sorted = malloc((size_t)nh * sizeof *pr->sorted)))
+            return CAIRN_NOMEM;
+        size_t n = 0;
+        for (int k = 0; k < nsrc; k++)
+            for (int i = 0; i < src[k].n; i++)
+                pr->sorted[n++] = SESS_AT(&src[k], i);
+        qsort(pr->sorted, n, sizeof *pr->sorted, cmp_i64);
+        size_t u = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!u || pr->sorted[u - 1] != pr->sorted[i])
+                pr->sorted[u++] = pr->sorted[i];
+        pr->span = u;
     }
-    for (size_t k = 0; k < span; k++)
-        best[k] = -1;                     /* no match (a match's BM25 is >= 0) */
-
-    /* Each match's BM25 alone, and per session the best. */
-    double avg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
+    if (!(pr->best = malloc(pr->span * sizeof *pr->best)) || !(pr->keep = calloc(pr->span, 1)))
+        return CAIRN_NOMEM;
+    for (size_t k = 0; k < pr->span; k++)
+        pr->best[k] = -1;                 /* no match (a match's BM25 is >= 0) */
+    pr->nt = q->nt;
+    pr->avg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
     for (int t = 0; t < q->nt; t++)
-        w[t] = rank_idf((double)p->total_msgs, q->t[t].df_msg);
-    for (int i = 0; i < nh; i++) {
-        for (int t = 0; t < q->nt; t++)
-            tf[t] = hits[i].tf[t];
-        double sc = rank_bm25(tf, q->nt, hits[i].ntok, avg, w);
-        double *b = &best[sess_slot(hits[i].sess, lo, sorted, (int)span)];
-        if (*b < 0)
-            nids++;
-        if (sc > *b)
-            *b = sc;
-    }
+        pr->w[t] = rank_idf((double)p->total_msgs, q->t[t].df_msg);
+    return CAIRN_OK;
+}
+
+/* (inline: a call a match was ~2 M instructions of a hook at a million) */
+static inline __attribute__((always_inline)) size_t pruner_slot(const struct pruner *pr,
+                                                                int64_t sess)
+{
+    return pr->sorted ? sess_slot(sess, pr->lo, pr->sorted, (int)pr->span) : (size_t)(sess - pr->lo);
+}
+
+/* A match's BM25 alone (rank_bm25's sum, term by term in order, from
+ * the counts as they are) into its session's best. */
+static inline __attribute__((always_inline)) void
+pruner_add(struct pruner *pr, int64_t sess, int ntok, const uint16_t *c)
+{
+    double norm = rank_bm25_norm(ntok, pr->avg), sc = 0;
+    for (int t = 0; t < pr->nt; t++)
+        if (c[t])
+            sc += rank_bm25_term(pr->w[t], c[t], norm);
+    double *b = &pr->best[pruner_slot(pr, sess)];
+    if (*b < 0)
+        pr->nids++;
+    if (sc > *b)
+        *b = sc;
+}
+
+/* Whether to prune (*on), and if so the kept sessions marked in keep;
+ * the pool's sizes set either way (tiered as prune says). */
+static int pruner_select(struct cairn *h, struct pruner *pr, struct pool *p,
+                         const struct store_totals *tiered, int *walk, int *on)
+{
+    int64_t *ids = NULL, pool_msgs = 0;
+    struct sort_kv *c = NULL;
+    int nids = 0, rc = CAIRN_OK;
+    *on = 0;
     /* the sessions in order, with their bests */
-    if (!(ids = malloc((size_t)nids * sizeof *ids)) || !(c = malloc((size_t)nids * sizeof *c))) {
+    if (!(ids = malloc((size_t)(pr->nids ? pr->nids : 1) * sizeof *ids)) ||
+        !(c = malloc((size_t)(pr->nids ? pr->nids : 1) * sizeof *c))) {
         rc = CAIRN_NOMEM;
         goto out;
     }
-    nids = 0;
-    for (size_t k = 0; k < span; k++) {
-        if (best[k] < 0)
+    for (size_t k = 0; k < pr->span; k++) {
+        if (pr->best[k] < 0)
             continue;
-        ids[nids] = sorted ? sorted[k] : lo + (int64_t)k;
-        c[nids++] = (struct sort_kv){ sort_key_double(best[k]), (int64_t)k };
+        ids[nids] = pr->sorted ? pr->sorted[k] : pr->lo + (int64_t)k;
+        c[nids++] = (struct sort_kv){ sort_key_double(pr->best[k]), (int64_t)k };
     }
     if ((rc = store_sessions_size(h, ids, nids, &pool_msgs, &p->hit_units)))
         goto out;
@@ -223,11 +281,38 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
         goto out;
     }
     for (long i = 0; i < nkeep; i++)
-        keep[c[i].val] = 1;
+        pr->keep[c[i].val] = 1;
+    *on = 1;
+    p->pruned = 1;
+out:
+    free(ids);
+    free(c);
+    return rc;
+}
+
+static inline int pruner_keeps(const struct pruner *pr, int64_t sess)
+{
+    return pr->keep[pruner_slot(pr, sess)];
+}
+
+static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *hits, int *nhp,
+                 const struct store_totals *tiered, int *walk)
+{
+    struct pruner pr;
+    int nh = *nhp, on = 0, rc;
+    struct sess_src src = { (const char *)&hits[0].sess, sizeof *hits, nh };
+
+    if ((rc = pruner_init(&pr, p, q, &src, 1)))
+        goto out;
+    /* Each match's BM25 alone, and per session the best. */
+    for (int i = 0; i < nh; i++)
+        pruner_add(&pr, hits[i].sess, hits[i].ntok, hits[i].tf);
+    if ((rc = pruner_select(h, &pr, p, tiered, walk, &on)) || !on)
+        goto out;
     /* Drop the matches of the sessions left out. */
     int k = 0;
     for (int i = 0; i < nh; i++) {
-        if (keep[sess_slot(hits[i].sess, lo, sorted, (int)span)]) {
+        if (pruner_keeps(&pr, hits[i].sess)) {
             hits[k++] = hits[i];
             continue;
         }
@@ -243,13 +328,8 @@ static int prune(struct cairn *h, struct query *q, struct pool *p, struct hit *h
         p->pruned_df[t] = q->t[t].df_msg > kept ? q->t[t].df_msg - kept : 0;
     }
     *nhp = k;
-    p->pruned = 1;
 out:
-    free(best);
-    free(keep);
-    free(ids);
-    free(sorted);
-    free(c);
+    pruner_free(&pr);
     return rc;
 }
 
@@ -492,15 +572,107 @@ static int on_part(void *arg, int64_t row, int64_t sess, int ntok, const uint16_
 /* One merge source: a sorted list of hits (nt counts each) or of one
  * term's packed matches. */
 struct part {
-    const struct hits     *h;      /* or */
-    const struct post_ent *e;
-    int                    t;      /* e's term */
-    int                    i, n;
+    struct hits     *h;      /* or */
+    struct post_ent *e;
+    int              t;      /* e's term */
+    int              i, n;
 };
 
 static int64_t part_row(const struct part *s)
 {
     return s->i >= s->n ? INT64_MAX : s->h ? s->h->v[s->i].row : s->e[s->i].row;
+}
+
+/* The parts merged by row, each row once with each term's count from the
+ * part that counts it (the larger, were there two). The row of each
+ * part's next match is kept beside it (head), so a step reads ns rows
+ * rather than asking each part twice (a row cost ~140 instructions, ~150,000
+ * rows a hook of a common word at a million messages; issue 23, hook29);
+ * a part is dropped as it ends. */
+#define MERGE_MAX (RECALL_MAX_TERMS + 3)
+struct merge {
+    struct part p[MERGE_MAX];
+    int64_t     head[MERGE_MAX];
+    int         ns, want_len;
+    size_t      nt;
+};
+
+/* The parts with rows, from their first, in their order (which the
+ * counts do not depend on but the lengths' choice keeps). */
+static void merge_start(struct merge *m, const struct part *src, int ns, size_t nt, int want_len)
+{
+    m->ns = 0;
+    m->nt = nt;
+    m->want_len = want_len;
+    for (int s = 0; s < ns; s++) {
+        if (src[s].n <= 0)
+            continue;
+        m->p[m->ns] = src[s];
+        m->p[m->ns].i = 0;
+        m->head[m->ns] = part_row(&m->p[m->ns]);
+        m->ns++;
+    }
+}
+
+/* The next row: its session, length (-1: not read) and nt counts into
+ * tf; 0 when every part has ended. */
+static inline __attribute__((always_inline)) int
+merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp, uint16_t *tf)
+{
+    int ns = m->ns, ntok = -1, any = 0, ended = 0;
+    int64_t row = INT64_MAX, sess = 0;
+    if (!ns)
+        return 0;
+    for (int s = 0; s < ns; s++)
+        row = m->head[s] < row ? m->head[s] : row;
+    for (size_t t = 0; t < m->nt; t++)
+        tf[t] = 0;
+    for (int s = 0; s < ns; s++) {
+        if (m->head[s] != row)
+            continue;
+        struct part *p = &m->p[s];
+        if (p->h) {
+            const uint16_t *c = p->h->tf + (size_t)p->i * m->nt;
+            for (size_t t = 0; t < m->nt; t++)
+                tf[t] = c[t] > tf[t] ? c[t] : tf[t];
+            if (!any || ntok < 0)
+                ntok = p->h->v[p->i].ntok;
+            sess = p->h->v[p->i].sess;
+        } else {
+            const struct post_ent *e = &p->e[p->i];
+            tf[p->t] = (uint16_t)(e->tf > tf[p->t] ? e->tf : tf[p->t]);
+            if (!any || ntok < 0)
+                ntok = m->want_len ? e->ntok : -1;
+            sess = e->sess;
+        }
+        any = 1;
+        p->i++;
+        m->head[s] = part_row(p);
+        ended |= m->head[s] == INT64_MAX;
+    }
+    for (int s = 0; ended && s < m->ns; s++) {
+        if (m->head[s] != INT64_MAX)
+            continue;
+        memmove(&m->p[s], &m->p[s + 1], (size_t)(m->ns - s - 1) * sizeof *m->p);
+        memmove(&m->head[s], &m->head[s + 1], (size_t)(m->ns - s - 1) * sizeof *m->head);
+        m->ns--;
+        s--;
+    }
+    *rowp = row;
+    *sessp = sess;
+    *ntokp = ntok;
+    return 1;
+}
+
+/* Every row of the merge into hs. */
+static int merge_into(struct merge *m, struct hits *hs, int count_df)
+{
+    int64_t row, sess;
+    int ntok, rc = CAIRN_OK;
+    uint16_t tf[RECALL_MAX_TERMS];
+    while (!rc && merge_next(m, &row, &sess, &ntok, tf))
+        rc = add_hit(hs, row, sess, ntok, tf, count_df);
+    return rc;
 }
 
 /* A walk over rows (lo, hi] of the terms listed in map (np of them; all
@@ -529,14 +701,107 @@ static int cmp_dirty(const void *a, const void *b)
     return cmp_i64(a, b);
 }
 
+/* A part's matches of the sessions kept (keep) or not excluded (excl,
+ * dirty: the matches the walk would not give), in place. */
+static void part_filter(struct part *s, const struct pruner *keep, int64_t excl,
+                        const int64_t *dirty, int nd, size_t nt)
+{
+    int k = 0;
+    for (int i = 0; i < s->n; i++) {
+        int64_t sess = s->h ? s->h->v[i].sess : s->e[i].sess;
+        if (keep && !pruner_keeps(keep, sess))
+            continue;
+        if (!keep && ((excl && sess == excl) ||
+                      (nd && bsearch(&s->e[i].row, dirty, (size_t)nd, sizeof *dirty, cmp_dirty))))
+            continue;
+        if (s->h) {
+            s->h->v[k] = s->h->v[i];
+            for (size_t t = 0; t < nt; t++)       /* k <= i: in place */
+                s->h->tf[(size_t)k * nt + t] = s->h->tf[(size_t)i * nt + t];
+        } else {
+            s->e[k] = s->e[i];
+        }
+        k++;
+    }
+    s->n = k;
+    if (s->h)
+        s->h->n = k;
+}
+
+/*
+ * The pruned path's merge (gather's prune, fused; issue 23, hook29): each
+ * term's df is what the merge would count (each term is counted by one
+ * part a row: the packed words by their blocks and the dirty messages'
+ * walk, the others by theirs, every word above upto by the tail), so the
+ * IDF is known first; the merge then only scores each row into its
+ * session's best, and the kept sessions' matches, filtered part by part,
+ * are merged again into hs, a few thousand rows instead of every match
+ * held in an array and walked twice more. The same values as prune()
+ * over the merged hits: the same BM25 of the same counts and lengths,
+ * the same selection, the left-out counts the df less the kept.
+ */
+static int merge_pruned(struct cairn *h, struct query *q, struct pool *p, struct part *src, int ns,
+                        struct hits *hs)
+{
+    struct pruner pr = { 0 };
+    struct sess_src ss[MERGE_MAX];
+    struct merge m;
+    int64_t df[RECALL_MAX_TERMS] = { 0 }, row, sess, total = 0;
+    int ntok, on = 0, walk = 0, rc = CAIRN_OK;
+    uint16_t tf[RECALL_MAX_TERMS];
+    size_t nt = (size_t)q->nt;
+
+    for (int s = 0; s < ns; s++) {
+        const struct part *x = &src[s];
+        for (int i = 0; x->h && i < x->n; i++)
+            for (size_t t = 0; t < nt; t++)
+                df[t] += x->h->tf[(size_t)i * nt + t] > 0;
+        if (x->e)
+            df[x->t] += x->n;             /* a packed count is at least 1 */
+        ss[s] = (struct sess_src){ NULL, 0, 0 };
+        if (x->n > 0)
+            ss[s] = x->h ? (struct sess_src){ (const char *)&x->h->v[0].sess, sizeof *x->h->v, x->n }
+                         : (struct sess_src){ (const char *)&x->e[0].sess, sizeof *x->e, x->n };
+        total += x->n;
+    }
+    if (!total)
+        goto out;
+    for (size_t t = 0; t < nt; t++)
+        q->t[t].df_msg += (int)(df[t] < INT_MAX ? df[t] : INT_MAX);
+    if ((rc = pruner_init(&pr, p, q, ss, ns)))
+        goto out;
+    merge_start(&m, src, ns, nt, 1);
+    while (merge_next(&m, &row, &sess, &ntok, tf))
+        pruner_add(&pr, sess, ntok, tf);
+    if ((rc = pruner_select(h, &pr, p, NULL, &walk, &on)))
+        goto out;
+    for (int s = 0; on && s < ns; s++)
+        part_filter(&src[s], &pr, 0, NULL, 0, nt);
+    merge_start(&m, src, ns, nt, 1);
+    if ((rc = merge_into(&m, hs, 0)) || !on)
+        goto out;
+    for (size_t t = 0; t < nt; t++) {
+        int64_t kept = 0;
+        for (int i = 0; i < hs->n; i++)
+            kept += hs->tf[(size_t)i * nt + t] > 0;
+        p->pruned_df[t] = (int)(df[t] - kept);
+    }
+out:
+    pruner_free(&pr);
+    return rc;
+}
+
+/* p: the pruned path's pool (the matches pruned here, p->pruned says
+ * whether any were left out), else NULL. */
 static int packed_matches(struct cairn *h, struct query *q, const struct store_scope *sc,
-                          int want_len, struct hits *hs, int *used)
+                          int want_len, struct pool *p, struct hits *hs, int *used)
 {
     struct post_ent *pe[RECALL_MAX_TERMS] = { NULL };
     int npe[RECALL_MAX_TERMS] = { 0 }, rare[RECALL_MAX_TERMS], packed[RECALL_MAX_TERMS];
     int nrare = 0, npk = 0, nd = 0, rc = CAIRN_OK;
     int64_t upto = 0, excl = 0, *dirty = NULL;
     struct hits walked = { NULL, 0, 0, NULL, q }, redo = { NULL, 0, 0, NULL, q };
+    struct hits tail = { NULL, 0, 0, NULL, q };
     *used = 0;
     if (packed_off(h) || h->pg || sc->project || q->nt < 1 ||
         (rc = store_post_state(h, &upto, &dirty, &nd)) || upto <= 0 || (nd && !dirty))
@@ -567,78 +832,29 @@ static int packed_matches(struct cairn *h, struct query *q, const struct store_s
             goto out;
         i = j;
     }
-    /* the merge: ~nt + 2 sources, the smallest row of their heads */
-    struct part src[RECALL_MAX_TERMS + 2];
+    /* every word above upto (the tail): after the rest by row */
+    if ((rc = walk_part(h, q, sc, NULL, q->nt, upto, INT64_MAX, want_len, on_part, &tail)))
+        goto out;
+    /* the merge: ~nt + 3 sources; the excluded session's and the dirty
+     * messages' packed matches are not the walk's */
+    struct part src[MERGE_MAX];
     int ns = 0;
     src[ns++] = (struct part){ &walked, NULL, 0, 0, walked.n };
     src[ns++] = (struct part){ &redo, NULL, 0, 0, redo.n };
-    for (int k = 0; k < npk; k++)
-        src[ns++] = (struct part){ NULL, pe[packed[k]], packed[k], 0, npe[packed[k]] };
-    /* only the sources with rows (in their order, which the counts'
-     * merge does not depend on but keeps); one is dropped as it ends */
-    int live = 0;
-    for (int s = 0; s < ns; s++)
-        if (src[s].n > 0)
-            src[live++] = src[s];
-    ns = live;
-    size_t nt = (size_t)q->nt;
-    uint16_t tf[RECALL_MAX_TERMS];
-    /* a row of the merge cost ~200 instructions, ~150,000 rows a hook of
-     * a common word at a million messages: the filter only when there is
-     * something to drop, the counts cleared by a loop of nt (issue 23,
-     * hook28) */
-    int filter = excl || nd;
-    for (;;) {
-        int64_t row = INT64_MAX, sess = 0;
-        int ntok = -1, any = 0, ended = 0;
-        for (int s = 0; s < ns; s++) {
-            struct part *p = &src[s];
-            /* the excluded session's and the dirty messages' packed
-             * matches are not the walk's */
-            while (filter && p->e && p->i < p->n &&
-                   ((excl && p->e[p->i].sess == excl) ||
-                    (nd && bsearch(&p->e[p->i].row, dirty, (size_t)nd, sizeof *dirty,
-                                   cmp_dirty))))
-                p->i++;
-            int64_t r = part_row(p);
-            row = r < row ? r : row;
-        }
-        if (row == INT64_MAX)
-            break;
-        for (size_t t = 0; t < nt; t++)
-            tf[t] = 0;
-        for (int s = 0; s < ns; s++) {
-            struct part *p = &src[s];
-            if (part_row(p) != row)
-                continue;
-            if (p->h) {
-                const uint16_t *c = p->h->tf + (size_t)p->i * nt;
-                for (size_t t = 0; t < nt; t++)
-                    tf[t] = c[t] > tf[t] ? c[t] : tf[t];
-                if (!any || ntok < 0)
-                    ntok = p->h->v[p->i].ntok;
-                sess = p->h->v[p->i].sess;
-            } else {
-                const struct post_ent *e = &p->e[p->i];
-                tf[p->t] = (uint16_t)(e->tf > tf[p->t] ? e->tf : tf[p->t]);
-                if (!any || ntok < 0)
-                    ntok = want_len ? e->ntok : -1;
-                sess = e->sess;
-            }
-            any = 1;
-            ended |= ++p->i >= p->n;
-        }
-        for (int s = 0; ended && s < ns; s++)
-            if (src[s].i >= src[s].n) {
-                memmove(&src[s], &src[s + 1], (size_t)(ns - s - 1) * sizeof *src);
-                ns--;
-                s--;
-            }
-        if ((rc = add_hit(hs, row, sess, ntok, tf, 1)))
-            goto out;
+    for (int k = 0; k < npk; k++) {
+        src[ns] = (struct part){ NULL, pe[packed[k]], packed[k], 0, npe[packed[k]] };
+        if (excl || nd)
+            part_filter(&src[ns], NULL, excl, dirty, nd, 0);
+        ns++;
     }
-    /* every word above upto */
-    rc = walk_part(h, q, sc, NULL, q->nt, upto, INT64_MAX, want_len, on_match, hs);
+    src[ns++] = (struct part){ &tail, NULL, 0, 0, tail.n };
+    if (p) {
+        rc = merge_pruned(h, q, p, src, ns, hs);
+    } else {
+        struct merge m;
+        merge_start(&m, src, ns, (size_t)q->nt, want_len);
+        rc = merge_into(&m, hs, 1);
+    }
 out:
     for (int t = 0; t < RECALL_MAX_TERMS; t++)
         free(pe[t]);
@@ -647,6 +863,8 @@ out:
     free(walked.tf);
     free(redo.v);
     free(redo.tf);
+    free(tail.v);
+    free(tail.tf);
     return rc;
 }
 
@@ -823,14 +1041,16 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         tiered = 0;
     }
     int packed = 0;
-    if (q->nt > 0 && !tiered && (rc = packed_matches(h, q, &scope, may_prune, &hs, &packed)))
+    if (q->nt > 0 && !tiered &&
+        (rc = packed_matches(h, q, &scope, may_prune, may_prune ? p : NULL, &hs, &packed)))
         goto out;
     if (q->nt > 0 && !tiered && !packed &&
         (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt, may_prune, on_match, &hs)))
         goto out;
     for (int i = 0; !tiered && i < hs.n; i++)
         hs.v[i].tf = hs.tf + (size_t)i * (size_t)q->nt;
-    if (!tiered && hs.n && may_prune && (rc = prune(h, q, p, hs.v, &hs.n, NULL, &walk)))
+    /* (packed: pruned as they were merged) */
+    if (!tiered && !packed && hs.n && may_prune && (rc = prune(h, q, p, hs.v, &hs.n, NULL, &walk)))
         goto out;
 
     for (int i = 0; i < hs.n; i++) {

@@ -47,12 +47,13 @@ double rank_idf(double n, double df)
 double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double *w)
 {
     double s = 0;
-    if (avgdl <= 0)
-        avgdl = 1;
+    /* the length's part once, not a term (the same value, a division a
+     * term fewer; issue 23, hook29) */
+    double norm = rank_bm25_norm(dl, avgdl);
     for (int t = 0; t < nt; t++) {
         if (tf[t] <= 0)
             continue;
-        s += w[t] * tf[t] * (BM25_K1 + 1) / (tf[t] + BM25_K1 * (1 - BM25_B + BM25_B * dl / avgdl));
+        s += rank_bm25_term(w[t], tf[t], norm);
     }
     return s;
 }

@@ -225,6 +225,17 @@ void pool_free(struct pool *p);
 double rank_idf(double n, double df);
 /* BM25 of counts tf[nt] in a text of dl tokens, term weights w. */
 double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double *w);
+/* Its parts, for a caller whose counts are not doubles (gather's pruning
+ * scores every match): the length's part of a text of dl tokens, and one
+ * term's score; rank_bm25 is the sum of the terms with a count, in order. */
+static inline double rank_bm25_norm(double dl, double avgdl)
+{
+    return BM25_K1 * (1 - BM25_B + BM25_B * dl / (avgdl > 0 ? avgdl : 1));
+}
+static inline double rank_bm25_term(double w, double tf, double norm)
+{
+    return w * tf * (BM25_K1 + 1) / (tf + norm);
+}
 /* BM25F with a second field x[nt] (a named speaker, rank.c SPK_FIELD)
  * that is not length-normalised: tf / norm + x, saturated once. With x
  * all 0 it is rank_bm25. */

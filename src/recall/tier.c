@@ -35,9 +35,12 @@
 #include "util/sort.h"
 
 /* A word of the vocabulary, copied (its row is gone at the next step);
- * spelt: a query of it finds it (else only its df is kept). */
+ * spelt: 1, a query of it finds it; 2, a query of spell[i] (another word
+ * that is this token alone) finds it: its postings are packed, its tier
+ * keeps only its df; 0: only its df is kept. */
 struct vocab {
     char   **tok;
+    char   **spell;
     int64_t *df;
     char    *spelt;
     int      n, cap;
@@ -59,18 +62,51 @@ static int one_tok_cb(void *arg, const char *tok, size_t n, size_t start, size_t
     return 0;
 }
 
+/* Endings a stem's words commonly add ("databas": "database"), tried in
+ * turn when the stem itself does not stem to itself; a doubled last
+ * letter is tried before "ing" and "ed" too ("embed": "embedding"). */
+static const char *const spell_end[] = { "e", "s", "es", "ing", "ed", "y", "er", "ion", "al" };
+
+/* A word a query of which is token tok[0..n) alone (for_query
+ * tokenization, as gather.c's reader tokenizes a question's word), into
+ * out (cap bytes); 0 if none of the endings gives one. */
+static int spell_of(const char *tok, size_t n, char *out, size_t cap)
+{
+    for (int dbl = 0; dbl < 2; dbl++) {
+        for (size_t k = 0; k < sizeof spell_end / sizeof spell_end[0]; k++) {
+            const char *e = spell_end[k];
+            if (dbl && e[0] != 'i' && !(e[0] == 'e' && e[1] == 'd'))
+                continue;
+            char last[2] = { dbl ? tok[n - 1] : 0, 0 };
+            int w = snprintf(out, cap, "%.*s%s%s", (int)n, tok, last, e);
+            if (w < 0 || (size_t)w >= cap)
+                continue;
+            struct one_tok o = { tok, n, 0, 0 };
+            if (!text_tokenize(out, (size_t)w, 1, one_tok_cb, &o) && o.same && o.count == 1)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 static int on_vocab(void *arg, const char *tok, size_t n, int64_t df)
 {
     struct vocab *v = arg;
     struct one_tok o = { tok, n, 0, 0 };
-    if (text_is_stopword(tok, n) || text_tokenize(tok, n, 1, one_tok_cb, &o))
+    char sp[160];
+    if (!n || text_is_stopword(tok, n) || text_tokenize(tok, n, 1, one_tok_cb, &o))
         return 0;                   /* no question asks for it */
+    int spelt = o.same && o.count == 1 ? 1 : spell_of(tok, n, sp, sizeof sp) ? 2 : 0;
     if (v->n == v->cap) {
         int nc = v->cap ? v->cap * 2 : 256;
         char **nt = realloc(v->tok, (size_t)nc * sizeof *nt);
         if (!nt)
             return CAIRN_NOMEM;
         v->tok = nt;
+        char **nsp = realloc(v->spell, (size_t)nc * sizeof *nsp);
+        if (!nsp)
+            return CAIRN_NOMEM;
+        v->spell = nsp;
         int64_t *nd = realloc(v->df, (size_t)nc * sizeof *nd);
         if (!nd)
             return CAIRN_NOMEM;
@@ -81,9 +117,12 @@ static int on_vocab(void *arg, const char *tok, size_t n, int64_t df)
         v->spelt = ns;
         v->cap = nc;
     }
-    if (!(v->tok[v->n] = strndup(tok, n)))
+    v->spell[v->n] = NULL;
+    if (!(v->tok[v->n] = strndup(tok, n)) || (spelt == 2 && !(v->spell[v->n] = strdup(sp)))) {
+        free(v->tok[v->n]);
         return CAIRN_NOMEM;
-    v->spelt[v->n] = o.same && o.count == 1;
+    }
+    v->spelt[v->n] = (char)spelt;
     v->df[v->n++] = df;
     return 0;
 }
@@ -152,31 +191,42 @@ static int post_from_walk(struct cairn *h, const char *tok, const struct tmatche
     return rc;
 }
 
+/* The walk of a query of word (one token) up to upto, and if it matches
+ * at least TIER_DF_MIN messages (*common), its matches packed as token
+ * tok's (store/post.c), by row. */
+static int walk_word(struct cairn *h, const char *tok, const char *word, int64_t upto,
+                     struct tmatches *m, int *common)
+{
+    struct buf expr = BUF_INIT;
+    const struct store_scope all = { NULL, NULL };
+    int rc;
+    m->n = 0;
+    *common = 0;
+    query_add_phrase(&expr, word);
+    if (expr.err)
+        rc = CAIRN_NOMEM;
+    else
+        rc = store_term_matches_in(h, &all, expr.p, expr.n, 1, NULL, 1, INT64_MIN, upto, 1,
+                                   on_tmatch, m);
+    if (!rc && m->n >= TIER_DF_MIN) {
+        *common = 1;
+        rc = post_from_walk(h, tok, m);
+    }
+    buf_release(&expr);
+    return rc;
+}
+
 /* The tier of one word: its matches up to upto, their sessions by best
  * single-message score, the TIER_SESS best sessions' matches stored. */
 static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
                      struct tmatches *m, struct store_tier_writer *ins, int64_t *rows)
 {
-    struct buf expr = BUF_INIT;
     struct sort_kv *kv = NULL;
     struct tmatch *keep = NULL;
-    const struct store_scope all = { NULL, NULL };
-    int rc = CAIRN_OK, ns = 0, nkeep = 0;
+    int rc = CAIRN_OK, ns = 0, nkeep = 0, common = 0;
     int64_t id;
-    m->n = 0;
-    query_add_phrase(&expr, tok);
-    if (expr.err) {
-        rc = CAIRN_NOMEM;
-        goto out;
-    }
-    if ((rc = store_term_matches_in(h, &all, expr.p, expr.n, 1, NULL, 1, INT64_MIN, upto, 1,
-                                    on_tmatch, m)))
-        goto out;
-    if (m->n < TIER_DF_MIN)
-        goto out;
-    /* the walk's matches, by row, packed (store/post.c) before they are
-     * sorted by session */
-    if ((rc = post_from_walk(h, tok, m)))
+    /* the walk's matches, packed before they are sorted by session */
+    if ((rc = walk_word(h, tok, tok, upto, m, &common)) || !common)
         goto out;
     qsort(m->v, (size_t)m->n, sizeof *m->v, cmp_tmatch_sess);
     if (!(kv = malloc((size_t)m->n * sizeof *kv))) {
@@ -220,7 +270,6 @@ static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
 out:
     free(keep);
     free(kv);
-    buf_release(&expr);
     return rc;
 }
 
@@ -261,9 +310,15 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
         int64_t before = nrows, id;
         /* a stem that stems again to another: a question's word comes
          * to it, but a query of it finds something else; its df tells
-         * the reader the word is common (gather.c weighs the walk) */
-        if (!v.spelt[i]) {
-            if ((rc = store_tier_add_term(h, v.tok[i], strlen(v.tok[i]), v.df[i], NULL, &id)))
+         * the reader the word is common (gather.c weighs the walk). A
+         * word that is the stem alone ("database" for "databas") finds
+         * it: its postings are packed (the walk's, whichever word the
+         * question spells it with; issue 23, hook29), its tier is not
+         * built (a tier changes the pruned answer; not measured here) */
+        if (v.spelt[i] != 1) {
+            int common;
+            if ((rc = store_tier_add_term(h, v.tok[i], strlen(v.tok[i]), v.df[i], NULL, &id)) ||
+                (v.spelt[i] == 2 && (rc = walk_word(h, v.tok[i], v.spell[i], upto, &m, &common))))
                 goto fail;
             continue;
         }
@@ -288,9 +343,12 @@ fail:
 out:
     if (temp >= 0 && temp != 1)
         store_temp_store(h, temp, NULL);     /* as above: memory only */
-    for (int i = 0; i < v.n; i++)
+    for (int i = 0; i < v.n; i++) {
         free(v.tok[i]);
+        free(v.spell[i]);
+    }
     free(v.tok);
+    free(v.spell);
     free(v.df);
     free(v.spelt);
     free(m.v);

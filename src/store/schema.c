@@ -217,6 +217,10 @@
  *   session_turns  turns: STORE_TURNS_MARK, then a head byte and varints a
  *                  turn (store/turns.c), not text; every row packed again
  *                  by the migration (store_turns_fill, in C)
+ * Version 28, "stems packed" (branch hook29; issue 23, recall/tier.c): no
+ *                  table changes; tier_state.built set to 0, so the tier
+ *                  build (which now packs a stem a query of it would not
+ *                  find, by a word that is it alone) is due again
  */
 #include "internal.h"
 #include "store/recall_read.h"
@@ -788,6 +792,14 @@ static const char *const migrations[] = {
      * The rows are dropped here and every session packed again in C
      * (store_turns_fill, after the SQL steps, as 21 -> 22 filled them). */
     "DELETE FROM session_turns;",
+    /* 27 -> 28, "stems packed" (branch hook29, issue 23; recall/tier.c):
+     * the tier build packs the postings of a common stem that a query of
+     * it would not find ("databas") under a word that is it alone
+     * ("database"), which the reader then decodes instead of walking. No
+     * table changes: a store built before holds none, so its build is due
+     * again (cairn_tier_due: none built), at the next `cairn add` or
+     * import, as schema 23's was; until then it is walked as before. */
+    "UPDATE tier_state SET built = 0;",
 };
 
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
