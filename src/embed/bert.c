@@ -846,10 +846,26 @@ static int qkv(const float *x, const struct embed_layer *L, float *q, float *k, 
  * as does a second one with fewer (pack_layers). */
 #define EMBED_QUERY_ROWS 32
 
+/* An int8 pass runs each layer a group of whole sequences at a time, of
+ * at most this many token rows (at least one sequence): q, k, v, ctx and
+ * the FFN block of a group (~1.5 MB at 256 rows of an L12 model) then stay
+ * in cache from the product that writes them to the one that reads them,
+ * where a share's 16 sequences (2,048 rows) made them 3 MB each, read back
+ * from past L2 by attention, Wo and the quantiser. The layer's weights
+ * (1.8 MB of int8) are read once per group, as the tile reads them once
+ * per row block anyway. Every step of a layer is row-local but attention,
+ * which is per sequence, so the bits do not depend on the grouping; f32
+ * keeps one group (its tile heights follow the row count). */
+#define EMBED_GROUP_ROWS 256
+
 /*
  * The forward pass of `batch` sequences (ids rows `stride` apart, seq <=
  * stride token rows each) into out[batch][H]; validated input. Allocates
  * its own work space, so several can run at once on disjoint sequences.
+ *
+ * Per layer and group of sequences g (rows x_g of x):
+ *   q, k, v = x_g W | ctx = attention | h = LN(ctx Wo + x_g)   (into q)
+ *   x_g = LN(FFN(h) + h)   (x_g is dead once h is made: FFN down writes it)
  */
 static int forward_part(const void *model, const int32_t *ids, int stride,
                         const int *lens, int batch, int seq, float *out,
@@ -859,18 +875,25 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
     int H = m->hidden, I = m->inter, hd = H / m->heads;
     size_t T = (size_t)batch * seq, r0;
     float *x = NULL, *q = NULL, *k = NULL, *v = NULL, *ctx = NULL, *f = NULL;
-    float *scratch = NULL, *tmp;
+    float *scratch = NULL;
     const struct embed_layer *L0 = m->layers > 0 ? &m->layer[0] : NULL;
-    int l, rc = -1, q8 = L0 && L0->pi && embed_k_packed_is_q8(L0->pi) && L0->po2 &&
-                         embed_k_packed_is_q8(L0->po2);
-    /* f32 keeps one block: its tile heights follow the row count */
-    size_t fr = q8 && T > EMBED_FFN_ROWS ? EMBED_FFN_ROWS : T;
+    int l, g0, rc = -1, q8 = L0 && L0->pi && embed_k_packed_is_q8(L0->pi) && L0->po2 &&
+                             embed_k_packed_is_q8(L0->po2);
+    /* sequences a group; f32 keeps one group and one FFN block */
+    int gb = q8 ? EMBED_GROUP_ROWS / seq : batch;
+    size_t gT, fr;
 
+    if (gb < 1)
+        gb = 1;
+    if (gb > batch)
+        gb = batch;
+    gT = (size_t)gb * seq;
+    fr = q8 && gT > EMBED_FFN_ROWS ? EMBED_FFN_ROWS : gT;
     x = malloc(T * H * sizeof(float));
-    q = malloc(T * H * sizeof(float));
-    k = malloc(T * H * sizeof(float));
-    v = malloc(T * H * sizeof(float));
-    ctx = malloc(T * H * sizeof(float));
+    q = malloc(gT * H * sizeof(float));
+    k = malloc(gT * H * sizeof(float));
+    v = malloc(gT * H * sizeof(float));
+    ctx = malloc(gT * H * sizeof(float));
     f = malloc(fr * I * sizeof(float));
     scratch = malloc((size_t)seq * seq * sizeof(float));
     if (!x || !q || !k || !v || !ctx || !f || !scratch) {
@@ -883,25 +906,28 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
     for (l = 0; l < m->layers; l++) {
         const struct embed_layer *L = &m->layer[l];
 
-        if (qkv(x, L, q, k, v, (int)T) != 0) {
-            linear(x, L->wq, L->pq, L->bq, q, (int)T, H, H);
-            linear(x, L->wk, L->pk, L->bk, k, (int)T, H, H);
-            linear(x, L->wv, L->pv, L->bv, v, (int)T, H, H);
-        }
-        embed_k_attention(q, k, v, ctx, lens, batch, seq, m->heads, hd, scratch);
-        /* q is free now: attention output projection into it */
-        linear(ctx, L->wo, L->po, L->bo, q, (int)T, H, H);
-        embed_k_add_layernorm(q, x, L->ln1_g, L->ln1_b, (int)T, H, m->eps);
-        tmp = x; x = q; q = tmp;
-        for (r0 = 0; r0 < T; r0 += fr) {
-            int rows = (int)(T - r0 < fr ? T - r0 : fr);
+        for (g0 = 0; g0 < batch; g0 += gb) {
+            int nb = batch - g0 < gb ? batch - g0 : gb, rows = nb * seq;
+            float *xg = x + (size_t)g0 * seq * H;
 
-            linear(x + r0 * H, L->wi, L->pi, L->bi, f, rows, I, H);
-            activate(m, f, rows, I, 0, I);
-            linear(f, L->wo2, L->po2, L->bo2, q + r0 * H, rows, H, I);
+            if (qkv(xg, L, q, k, v, rows) != 0) {
+                linear(xg, L->wq, L->pq, L->bq, q, rows, H, H);
+                linear(xg, L->wk, L->pk, L->bk, k, rows, H, H);
+                linear(xg, L->wv, L->pv, L->bv, v, rows, H, H);
+            }
+            embed_k_attention(q, k, v, ctx, lens + g0, nb, seq, m->heads, hd, scratch);
+            /* q is free now: attention output projection into it */
+            linear(ctx, L->wo, L->po, L->bo, q, rows, H, H);
+            embed_k_add_layernorm(q, xg, L->ln1_g, L->ln1_b, rows, H, m->eps);
+            for (r0 = 0; r0 < (size_t)rows; r0 += fr) {
+                int fn = (int)((size_t)rows - r0 < fr ? (size_t)rows - r0 : fr);
+
+                linear(q + r0 * H, L->wi, L->pi, L->bi, f, fn, I, H);
+                activate(m, f, fn, I, 0, I);
+                linear(f, L->wo2, L->po2, L->bo2, xg + r0 * H, fn, H, I);
+            }
+            embed_k_add_layernorm(xg, q, L->ln2_g, L->ln2_b, rows, H, m->eps);
         }
-        embed_k_add_layernorm(q, x, L->ln2_g, L->ln2_b, (int)T, H, m->eps);
-        tmp = x; x = q; q = tmp;
     }
     if (m->pooling == POOL_CLS)
         embed_k_cls_pool(x, batch, seq, H, out);
