@@ -720,6 +720,17 @@ struct policy_const {
  * vector is of its opening (about 128 tokens, store/vault_vec.c), four
  * times that is still mostly what the vector saw. 0: no limit. */
 #define NOTE_GATE_COS_MAXTOK 512
+/* ... and the weight it needs is NOTE_GATE_WEIGHT less NOTE_GATE_COS_Z
+ * times how far the cosine stands above the question's own cosines with
+ * every section of the vaults (its z-score: the cosine less their mean,
+ * over their standard deviation), never under NOTE_GATE_WEIGHT_COS. A
+ * small model's cosines of unrelated short texts run high (use-lite-en:
+ * everyday prompts reach 0.50-0.67 with some section, and their mean over
+ * the dev vault's sections is 0.29-0.59 from one question to the next), so
+ * an absolute cosine says little; a section that stands out among the
+ * question's cosines does. 0: the absolute rule alone (branch vault30,
+ * docs/VAULTS.md). */
+#define NOTE_GATE_COS_Z      0.03
 /* Wiki links and links to .md files: a section of a page linked from the
  * NOTE_LINK_TOP best pages, or linking to one, holds 1 + NOTE_LINK_LIFT
  * times its weight for the order and the floor (not the gate). 0: off,
@@ -881,6 +892,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_W_DENSE) \
     X(NOTE_GATE_COS_BELOW) \
     X(NOTE_GATE_WEIGHT_COS) \
+    X(NOTE_GATE_COS_Z) \
     X(NOTE_GATE_COS_MAXTOK) \
     X(NOTE_LINK_TOP) \
     X(NOTE_LINK_LIFT)
