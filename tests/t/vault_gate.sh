@@ -1,12 +1,15 @@
 # tests/t/vault_gate.sh: the opening and closing the vault gate tests
 # (t0559, t0561, t0564, t0565) share, sourced after lib.sh: keyword-only
 # recall, an empty $TMP/vault, and
-#   vault_pages SEED <<'PY' ... PY   runs the here-document's Python with
-#       root (the vault folder), rng (random.Random(SEED)), vault_words and
-#       its EVERYDAY, PAD, filler_pages and filler already there
-#   vault_eval <<'Q' ... Q           puts the here-document's queries
-#       (`cairn eval vault` JSONL) to the hook's gate over $TMP/vault (a
-#       check); then line ID is the cairn line of query ID
+#   vault_pages SEED   runs the Python on its standard input (a
+#       here-document) with root (the vault folder), rng
+#       (random.Random(SEED)), vault_words and its EVERYDAY (as everyday),
+#       PAD (as pad) and filler_pages already there
+#   vault_eval         puts the queries on its standard input (`cairn eval
+#       vault` JSONL) to the hook's gate over $TMP/vault (a check); then
+#       line ID is the cairn line of query ID
+# (no here-document opener in these comments: tests/tools/deps_check.py
+# would read the rest of the file as one)
 export CAIRN_EMBED_MODEL=none
 mkdir "$TMP/vault"
 
