@@ -495,6 +495,7 @@ struct dense_sec {
 struct dense_scan {
     const struct notes_dense *nd;
     double qnorm;
+    double sum, sum2;             /* of the cosines: their mean and spread */
     struct dense_sec *all;
     size_t n, cap;
 };
@@ -517,9 +518,10 @@ static int on_vec(void *arg, int64_t sec, int64_t doc, int ntok, const void *v8)
         ds->cap = nc;
     }
     /* int8 with one scale: the scale cancels in the cosine */
-    ds->all[ds->n++] = (struct dense_sec){ sec, doc, ntok,
-                                           nn > 0 && ds->qnorm > 0 ? dot / (sqrt(nn) * ds->qnorm)
-                                                                   : 0 };
+    double c = nn > 0 && ds->qnorm > 0 ? dot / (sqrt(nn) * ds->qnorm) : 0;
+    ds->all[ds->n++] = (struct dense_sec){ sec, doc, ntok, c };
+    ds->sum += c;
+    ds->sum2 += c * c;
     return 0;
 }
 
@@ -529,6 +531,19 @@ static int by_cos(const void *a, const void *b)
     if (x->cos != y->cos)
         return x->cos < y->cos ? 1 : -1;
     return x->sec < y->sec ? -1 : x->sec > y->sec;
+}
+
+/* The gate's weight for a section its cosine vouches for: NOTE_GATE_WEIGHT
+ * less NOTE_GATE_COS_Z for each standard deviation its cosine stands above
+ * the mean of the question's cosines with every section, never under
+ * NOTE_GATE_WEIGHT_COS. An everyday prompt's best cosines stand little
+ * above the rest of the vault's, however high they are (policy.h). */
+static double cos_need(const struct note_pool *np, double cos)
+{
+    if (NOTE_GATE_COS_Z <= 0)
+        return NOTE_GATE_WEIGHT_COS;
+    double z = np->cos_sd > 0 ? (cos - np->cos_mean) / np->cos_sd : 0;
+    return fmax(NOTE_GATE_WEIGHT_COS, NOTE_GATE_WEIGHT - NOTE_GATE_COS_Z * z);
 }
 
 /* A matched section's id and its place in the pool. */
@@ -549,7 +564,7 @@ static int by_sec_ix(const void *a, const void *b)
  * page on restart policies). */
 static int dense_notes(struct cairn *h, const struct notes_dense *nd, struct note_pool *np)
 {
-    struct dense_scan ds = { nd, 0, NULL, 0, 0 };
+    struct dense_scan ds = { nd, 0, 0, 0, NULL, 0, 0 };
     int rc;
     for (int i = 0; i < nd->dim; i++)
         ds.qnorm += (double)nd->qv[i] * nd->qv[i];
@@ -560,6 +575,9 @@ static int dense_notes(struct cairn *h, const struct notes_dense *nd, struct not
     }
     if (!ds.n)
         return CAIRN_OK;
+    np->cos_mean = ds.sum / (double)ds.n;
+    double var = ds.sum2 / (double)ds.n - np->cos_mean * np->cos_mean;
+    np->cos_sd = var > 0 ? sqrt(var) : 0;
     /* each matched section's cosine: the matches sorted by id, and one
      * walk of the scan looking each vector's section up among them (a
      * walk of the scan for each match was a quarter of a hook's
@@ -1029,10 +1047,12 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
          * a section that holds the question's share on fewer rare words,
          * when its vector saw most of it: the vector is of the section's
          * opening (~128 tokens), and in a longer one the question's words
-         * may stand far past it */
+         * may stand far past it; the fewer rare words it holds, the
+         * further its cosine must stand above the question's cosines
+         * with the rest of the vault (cos_need) */
         x->gate |= nd->gate_cosine > 0 && x->cos >= nd->gate_cosine - NOTE_GATE_COS_BELOW &&
                    (NOTE_GATE_COS_MAXTOK <= 0 || x->ntok <= NOTE_GATE_COS_MAXTOK) &&
-                   share >= NOTE_GATE_SHARE && weight >= NOTE_GATE_WEIGHT_COS;
+                   share >= NOTE_GATE_SHARE && weight >= cos_need(np, x->cos);
     }
     np->dense = nd != NULL;
     if (np->n)

@@ -709,8 +709,9 @@ struct policy_const {
  * least NOTE_DENSE_FLOOR is shown, and the order is its share of the
  * question's weight plus NOTE_W_DENSE times its cosine. A cosine alone
  * opens no gate; a section holding NOTE_GATE_SHARE of the question passes
- * it with NOTE_GATE_WEIGHT_COS of weight (not NOTE_GATE_WEIGHT) when its
- * cosine is at least the model's gate_cosine less NOTE_GATE_COS_BELOW. */
+ * it with less weight than NOTE_GATE_WEIGHT (down to NOTE_GATE_WEIGHT_COS,
+ * by NOTE_GATE_COS_Z below) when its cosine is at least the model's
+ * gate_cosine less NOTE_GATE_COS_BELOW. */
 #define NOTE_DENSE_TOPK      10
 #define NOTE_DENSE_FLOOR     0.5
 #define NOTE_W_DENSE         0.5
@@ -720,6 +721,21 @@ struct policy_const {
  * vector is of its opening (about 128 tokens, store/vault_vec.c), four
  * times that is still mostly what the vector saw. 0: no limit. */
 #define NOTE_GATE_COS_MAXTOK 512
+/* ... and the weight it needs is NOTE_GATE_WEIGHT less NOTE_GATE_COS_Z
+ * times how far the cosine stands above the question's own cosines with
+ * every section of the vaults (its z-score: the cosine less their mean,
+ * over their standard deviation), never under NOTE_GATE_WEIGHT_COS. A
+ * small model's cosines of unrelated short texts run high (use-lite-en:
+ * everyday prompts reach 0.50-0.67 with some section, and their mean over
+ * the dev vault's sections is 0.29-0.59 from one question to the next), so
+ * an absolute cosine says little; a section that stands out among the
+ * question's cosines does. Chosen on half A of the dev queries and
+ * nofire-more.jsonl with use-lite-en: 0.02 loses A's q019 (its right
+ * section 4.15 deviations out at a weight of 1.40), 0.025 to 0.05 keep
+ * A and fire on none of the 8 everyday prompts the rule let through at
+ * 0, 0.06 fires on one again. 0: the weight NOTE_GATE_WEIGHT_COS at any
+ * cosine over the floor, the rule before branch vault30 (docs/VAULTS.md). */
+#define NOTE_GATE_COS_Z      0.03
 /* Wiki links and links to .md files: a section of a page linked from the
  * NOTE_LINK_TOP best pages, or linking to one, holds 1 + NOTE_LINK_LIFT
  * times its weight for the order and the floor (not the gate). 0: off,
@@ -881,6 +897,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_W_DENSE) \
     X(NOTE_GATE_COS_BELOW) \
     X(NOTE_GATE_WEIGHT_COS) \
+    X(NOTE_GATE_COS_Z) \
     X(NOTE_GATE_COS_MAXTOK) \
     X(NOTE_LINK_TOP) \
     X(NOTE_LINK_LIFT)

@@ -399,6 +399,8 @@ struct note_pool {
     int norder;
     int dense;             /* the sections' vectors took part */
     double total;          /* the question's IDF weight (its content words) */
+    double cos_mean, cos_sd; /* the question's cosines with every section (the
+                              * gate's z-score, NOTE_GATE_COS_Z); 0 keyword */
 };
 /* Scores the sections that match q's terms, and the pages q names: reads
  * the store (store/vault.h); nothing at all when no vault has a section.

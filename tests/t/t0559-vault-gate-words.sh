@@ -10,20 +10,12 @@
 # weight, while a rare number ("4711", in one page) still counts. Without
 # the rules "part" stays quiet and "number" fires. Never skipped.
 . "$(dirname "$0")/lib.sh"
-export CAIRN_EMBED_MODEL=none
-mkdir "$TMP/vault"
+. "$(dirname "$0")/vault_gate.sh"
 # 30 pages of filler and four everyday words each, "12" in eleven of them,
 # the rare words of "number" in one; then the two pages the queries are about
-python3 - "$TMP/vault" "$(dirname "$0")" <<'PY'
-import random, sys
-
-rng = random.Random(11)
-sys.path.insert(0, sys.argv[2])
-from vault_words import EVERYDAY as everyday, PAD as pad
-
+vault_pages 11 <<'PY'
 def page(name, head, words):
-    with open(f"{sys.argv[1]}/{name}", "w") as f:
-        f.write(f"# {head}\n\n{' '.join(words)}\n")
+    vault_words.write_page(root, name, head, words)
 
 for i in range(30):
     words = [rng.choice(pad) for _ in range(60)] + rng.sample(everyday, 4)
@@ -35,14 +27,12 @@ page("setup-zorblax.md", "Setup",
 page("target.md", "Target",
      "The quindle fennimore list: 12 and 4711.".split() + [rng.choice(pad) for _ in range(40)])
 PY
-cat > "$TMP/q.jsonl" <<'Q'
+vault_eval <<'Q'
 {"id":"part","question":"zorblax harbor lantern","pages":["setup-zorblax.md"],"fire":true}
 {"id":"nopart","question":"quindle harbor lantern","fire":false}
 {"id":"number","question":"quindle fennimore 12","fire":false}
 {"id":"rarenumber","question":"quindle fennimore 4711","pages":["target.md"],"fire":true}
 Q
-check "eval vault" "$CAIRN" eval vault "$TMP/vault" "$TMP/q.jsonl" --out "$TMP/run.jsonl"
-line() { grep "\"id\":\"$1\",\"method\":\"cairn\"" "$TMP/run.jsonl"; }
 contains "a rare word of the page's file name fires on it" "$(line part)" '"fired":true,"hit":true'
 contains "a rare word of the text alone does not" "$(line nopart)" '"fired":false'
 contains "a number of many sections does not lift the gate" "$(line number)" '"fired":false'

@@ -8,20 +8,10 @@
 # named by it hold ("gizmo": 4 of its 20 sections in gizmo-notes.md) does
 # not fire. Without the rule "topic" stays quiet. Never skipped.
 . "$(dirname "$0")/lib.sh"
-export CAIRN_EMBED_MODEL=none
-mkdir "$TMP/vault"
-python3 - "$TMP/vault" "$(dirname "$0")" <<'PY'
-import random, sys
-
-rng = random.Random(7)
-sys.path.insert(0, sys.argv[2])
-from vault_words import EVERYDAY as everyday, PAD as pad
-
+. "$(dirname "$0")/vault_gate.sh"
+vault_pages 7 <<'PY'
 def page(name, title, sections):
-    with open(f"{sys.argv[1]}/{name}", "w") as f:
-        f.write(f"# {title}\n\n")
-        for i, words in enumerate(sections):
-            f.write(f"## Part {i}\n\n{' '.join(words)}\n\n")
+    vault_words.write_page(root, name, title, *sections)
 
 def filler(n=40):
     return [rng.choice(pad) for _ in range(n)] + rng.sample(everyday, 3)
@@ -42,12 +32,10 @@ secs = [filler() + ["gizmo"] for _ in range(3)]
 secs[1] = "Gizmo tuning: the harbor setting.".split() + [rng.choice(pad) for _ in range(20)]
 page("gizmo-notes.md", "Notes", secs)
 PY
-cat > "$TMP/q.jsonl" <<'Q'
+vault_eval <<'Q'
 {"id":"topic","question":"widgetron harbor setting","pages":["widgetron-tuning.md"],"fire":true}
 {"id":"spread","question":"gizmo harbor setting","fire":false}
 Q
-check "eval vault" "$CAIRN" eval vault "$TMP/vault" "$TMP/q.jsonl" --out "$TMP/run.jsonl"
-line() { grep "\"id\":\"$1\",\"method\":\"cairn\"" "$TMP/run.jsonl"; }
 contains "the topic word of a family of pages fires on one of them" "$(line topic)" '"fired":true,"hit":true'
 contains "a word as common, spread over other pages, does not" "$(line spread)" '"fired":false'
 t_done

@@ -8,38 +8,28 @@
 # rare word in the heading of a section that holds too little of the
 # question. Without the rule "head" stays quiet. Never skipped.
 . "$(dirname "$0")/lib.sh"
-export CAIRN_EMBED_MODEL=none
-mkdir "$TMP/vault"
+. "$(dirname "$0")/vault_gate.sh"
 # 30 pages of filler and four everyday words each; then the pages the
 # queries are about (no rare word in a page's name: the name rule is
 # t0559's)
-python3 - "$TMP/vault" "$(dirname "$0")" <<'PY'
-import random, sys
-
-rng = random.Random(7)
-sys.path.insert(0, sys.argv[2])
-import vault_words
-from vault_words import filler_pages
-
+vault_pages 7 <<'PY'
 def filler(n):
     return vault_words.filler(rng, n)
 
-filler_pages(sys.argv[1], rng)
-with open(f"{sys.argv[1]}/guide.md", "w") as f:
+filler_pages(root, rng)
+with open(f"{root}/guide.md", "w") as f:
     f.write(f"# Guide\n\n{filler(40)}\n\n## Zorblax setup\n\n"
             f"Start with harbor lantern and then {filler(40)}\n")
-with open(f"{sys.argv[1]}/notes.md", "w") as f:
+with open(f"{root}/notes.md", "w") as f:
     f.write(f"# Notes\n\n{filler(40)}\n\n## Harbor\n\n"
             f"The quindle is by the harbor lantern {filler(40)}\n\n"
             f"## Wibbleton\n\nwibbleton {filler(40)}\n")
 PY
-cat > "$TMP/q.jsonl" <<'Q'
+vault_eval <<'Q'
 {"id":"head","question":"zorblax harbor lantern","pages":["guide.md"],"fire":true}
 {"id":"nohead","question":"quindle harbor lantern","fire":false}
 {"id":"thin","question":"wibbleton harbor lantern weather copper meadow","fire":false}
 Q
-check "eval vault" "$CAIRN" eval vault "$TMP/vault" "$TMP/q.jsonl" --out "$TMP/run.jsonl"
-line() { grep "\"id\":\"$1\",\"method\":\"cairn\"" "$TMP/run.jsonl"; }
 contains "a rare word of a section's heading fires on it" "$(line head)" '"fired":true,"hit":true'
 contains "a rare word of the text under an everyday heading does not" "$(line nohead)" '"fired":false'
 contains "a rare heading word in a section holding too little does not" "$(line thin)" '"fired":false'

@@ -10,37 +10,28 @@
 # NOTE_GATE_WEIGHT_OFFPAGE) do. Without the rule "offpage" and "common"
 # fire; with every card word counting, "common" fires. Never skipped.
 . "$(dirname "$0")/lib.sh"
-export CAIRN_EMBED_MODEL=none
-mkdir "$TMP/vault"
+. "$(dirname "$0")/vault_gate.sh"
 # 60 pages of filler and four everyday words each (harbor and lantern in
 # about half of them), "quarry" in 11: too common for the name rules
 # (t0559, t0561), rare enough to say what a page is about
-python3 - "$TMP/vault" "$(dirname "$0")" <<'PY'
-import random, sys
-
-rng = random.Random(7)
-sys.path.insert(0, sys.argv[2])
-import vault_words
-
+vault_pages 7 <<'PY'
 def page(name, title, words):
     text = " ".join(vault_words.filler(rng, 10) + " " + w for w in words)
-    with open(f"{sys.argv[1]}/{name}", "w") as f:
+    with open(f"{root}/{name}", "w") as f:
         f.write(f"# {title}\n\n{text} {vault_words.filler(rng, 10)}\n")
 
-vault_words.filler_pages(sys.argv[1], rng, 60, {"quarry": 11})
+vault_words.filler_pages(root, rng, 60, {"quarry": 11})
 page("quarry-log.md", "Quarry log", ["zorblax", "quarry", "harbor", "lantern"])
 page("misc.md", "Misc", ["wibbleton", "quarry", "harbor", "lantern"])
 page("other.md", "Other", ["gristle", "tolliver", "quarry", "harbor", "lantern"])
 page("harbor-notes.md", "Harbor notes", ["fennimore", "quarry", "harbor", "lantern"])
 PY
-cat > "$TMP/q.jsonl" <<'Q'
+vault_eval <<'Q'
 {"id":"onpage","question":"zorblax quarry harbor lantern","pages":["quarry-log.md"],"fire":true}
 {"id":"offpage","question":"wibbleton quarry harbor lantern","fire":false}
 {"id":"common","question":"fennimore quarry harbor lantern","fire":false}
 {"id":"offpage2","question":"gristle tolliver quarry harbor lantern","pages":["other.md"],"fire":true}
 Q
-check "eval vault" "$CAIRN" eval vault "$TMP/vault" "$TMP/q.jsonl" --out "$TMP/run.jsonl"
-line() { grep "\"id\":\"$1\",\"method\":\"cairn\"" "$TMP/run.jsonl"; }
 contains "words of the question on a page named by one of them fire" "$(line onpage)" '"fired":true,"hit":true'
 contains "the same weight on a page named by none of them does not" "$(line offpage)" '"fired":false'
 contains "nor on a page named by an everyday word of them" "$(line common)" '"fired":false'

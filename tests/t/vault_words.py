@@ -21,3 +21,15 @@ def filler_pages(root, rng, n=30, extra=None):
         rng.shuffle(words)
         with open(f"{root}/page{i:02d}.md", "w") as f:
             f.write(f"# Page {i}\n\n{' '.join(words)}\n")
+
+
+def write_page(root, name, title, *sections):
+    """root/name: "# title", then each section's words (a list), alone
+    under the title, or under "## Part 0", "## Part 1"... when several."""
+    with open(f"{root}/{name}", "w") as f:
+        if len(sections) == 1:
+            f.write(f"# {title}\n\n{' '.join(sections[0])}\n")
+            return
+        f.write(f"# {title}\n\n")
+        for i, words in enumerate(sections):
+            f.write(f"## Part {i}\n\n{' '.join(words)}\n\n")

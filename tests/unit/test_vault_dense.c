@@ -10,7 +10,9 @@
  * asks passes it when its cosine vouches for it, not when it does not;
  * without the question's vector nothing of that happens. The vectors go
  * with their section (re-index, vault rm) and a v17 store gains the table.
- * A cosine vouches for no section longer than NOTE_GATE_COS_MAXTOK.
+ * A cosine vouches for no section longer than NOTE_GATE_COS_MAXTOK, nor
+ * for one whose cosine every section shares (NOTE_GATE_COS_Z: a pad of
+ * 400 pages far from the question makes the vouched one stand out).
  * The link lift ranks a linked page above an unlinked one that holds as
  * much. With use-lite-en installed: `vault add` embeds every section, a
  * re-index embeds only what changed (nothing with embedding off, as in a
@@ -54,14 +56,34 @@ static const char *const fillers[] = {
     "saffron cumin thyme", "glacier tundra steppe", "harbor pier jetty",
 };
 
-/* A vault of twelve filler pages, and: restart.md (no word of the
- * questions), target.md (one rare word and one common one of the gate's
- * question), and pages holding that common word. */
+/* NPAD pages under sub/pad/ holding no word of the questions: a
+ * vault's worth of sections whose vectors the question is far from, so a
+ * section near it stands out among its cosines (NOTE_GATE_COS_Z: one
+ * outlier among n stands sqrt(n - 1) standard deviations above the mean;
+ * 400 pages put it past where the vouched weight reaches
+ * NOTE_GATE_WEIGHT_COS). */
+#define NPAD 400
+static void pad_pages(const char *sub, const char *words)
+{
+    char name[96], text[64];
+    snprintf(name, sizeof name, "%s/%s%spad", dir, sub, *sub ? "/" : "");
+    T_CHECK(mkdir(name, 0700) == 0);
+    for (int i = 0; i < NPAD; i++) {
+        snprintf(name, sizeof name, "%s%spad/pad%03d.md", sub, *sub ? "/" : "", i);
+        snprintf(text, sizeof text, "# Pad %d\n\n%s.\n", i, words);
+        put(name, text);
+    }
+}
+
+/* A vault of twelve filler pages and the pad, and: restart.md (no word of
+ * the questions), target.md (one rare word and one common one of the
+ * gate's question), and pages holding that common word. */
 static void make_vault(void)
 {
     char name[32], text[256];
     snprintf(dir, sizeof dir, "/tmp/cairn-vdense-XXXXXX");
     T_CHECK(mkdtemp(dir) != NULL);
+    pad_pages("", "quartz pebble gravel");
     for (int i = 0; i < 12; i++) {
         snprintf(name, sizeof name, "filler%02d.md", i);
         snprintf(text, sizeof text, "# Filler %d\n\n%s %s.\n", i, fillers[i], i < 8 ? "lantern" : "");
@@ -170,6 +192,18 @@ static void test_dense_notes(void)
     x = find(h, &np, "target.md");
     T_CHECK(x && x->gate == 1 && x->cos > 0.79 && x->cos < 0.81);
     note_pool_free(&np);
+    /* the same cosine for every section: 0.80 stands out from none of
+     * the vault's (a z-score of 0), so it vouches for nothing: the
+     * weight asked is NOTE_GATE_WEIGHT's (NOTE_GATE_COS_Z) */
+    memcpy(c.off, c.on, sizeof c.off);
+    set_vectors(&c);
+    rank(h, ask, &nd, &np);
+    x = find(h, &np, "target.md");
+    T_CHECK(x && x->gate == 0 && x->cos > 0.79 && x->cos < 0.81);
+    T_CHECK(np.cos_sd < 1e-6);
+    note_pool_free(&np);
+    memcpy(c.off, (int8_t[4]){ 0, 127, 0, 0 }, sizeof c.off);
+    set_vectors(&c);
     struct notes_dense nogate = { qv, 4, MODEL, 0 };   /* a model with no gate_cosine */
     rank(h, ask, &nogate, &np);
     x = find(h, &np, "target.md");
@@ -233,6 +267,9 @@ static void test_long_section(void)
     char root[128], name[64], text[256];
     snprintf(root, sizeof root, "%s/long", dir);
     T_CHECK(mkdir(root, 0700) == 0);
+    /* "lantern" in the pad too: the question's weight on long.md stays
+     * under the keyword gate's with the pad's sections */
+    pad_pages("long", "quartz lantern gravel");
     for (int i = 0; i < 12; i++) {
         snprintf(name, sizeof name, "long/filler%02d.md", i);
         snprintf(text, sizeof text, "# Filler %d\n\n%s %s.\n", i, fillers[i], i < 8 ? "lantern" : "");
