@@ -306,13 +306,14 @@ static double window_bm25(const struct pool *p, const uint64_t *has, int u, int 
 /* Adds w / (k + rank) to each unit's fused score by the ranking in s[];
  * w_dialog for units of chats between people, w_ua for user-assistant.
  * Units with equal scores rank in their order in the pool (sort.h keeps
- * ties as the merge sort before it did). Returns 0, or -1 on no memory (a
- * ranking left out would change the order without a word). */
-static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
+ * ties as the merge sort before it did). kv: 2 * nu pairs of scratch,
+ * one allocation for all of rank_default's rankings (each its own was
+ * 15 MB of fresh pages at a million messages; issue 23, exact30).
+ * Returns 0, or -1 on no memory (a ranking left out would change the
+ * order without a word). */
+static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, struct sort_kv *kv)
 {
-    struct sort_kv *order = os_alloc_filled((size_t)(p->nu ? p->nu : 1) * sizeof *order);
-    if (!order)
-        return -1;
+    struct sort_kv *order = kv, *tmp = kv + p->nu;
     int n = 0;
     for (int i = 0; i < p->nu; i++) {
         if (s[i] > 0) {
@@ -321,15 +322,12 @@ static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
             n++;
         }
     }
-    if (sort_kv_desc(order, (size_t)n)) {
-        free(order);
+    if (sort_kv_desc_tmp(order, (size_t)n, tmp))
         return -1;
-    }
     for (int r = 0; r < n; r++) {
         struct runit *u = &p->u[order[r].val];
         u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + r + 1);
     }
-    free(order);
     return 0;
 }
 
@@ -382,7 +380,7 @@ static int label_demote(struct pool *p, const struct query *q)
  * unit by its lead turn's cosine to the question moved towards the first
  * ranking's best turns, between people only. Before that pass, or when it
  * did not run, no message has one and nothing is added. */
-static int prf_rank(struct pool *p, double w)
+static int prf_rank(struct pool *p, double w, struct sort_kv *kv)
 {
     if (w <= 0)
         return 0;
@@ -391,7 +389,7 @@ static int prf_rank(struct pool *p, double w)
         return -1;
     for (int u = 0; u < p->nu; u++)
         s[u] = p->s[p->u[u].sess].dialog ? p->m[p->u[u].head].prf : 0;
-    int rc = rrf(p, s, w, 0);
+    int rc = rrf(p, s, w, 0, kv);
     free(s);
     return rc;
 }
@@ -400,9 +398,9 @@ static int prf_rank(struct pool *p, double w)
  * by the BM25 of its best message over the rare words the first ranking's
  * best turns share. Before the pass, or when it did not run, p->ent is
  * NULL and nothing is added. */
-static int ent_rank(struct pool *p)
+static int ent_rank(struct pool *p, struct sort_kv *kv)
 {
-    return p->ent ? rrf(p, p->ent, ENT_W_DIALOG, ENT_W_UA) : 0;
+    return p->ent ? rrf(p, p->ent, ENT_W_DIALOG, ENT_W_UA, kv) : 0;
 }
 
 /* A length prior between people (W_LEN_DIALOG; 0: off), from a budget
@@ -414,7 +412,7 @@ static int ent_rank(struct pool *p)
  * ARCHITECTURE.md, "Multi-hop: ranking a turn within its session").
  * Returns 0, or -1 on no memory. */
 static int len_rank(struct pool *p, const double *s_head, const double *s_win,
-                    const double *s_win2, const struct dense_result *dense)
+                    const double *s_win2, const struct dense_result *dense, struct sort_kv *kv)
 {
     double w = W_LEN_DIALOG;       /* a variable: 0.0 (off) compares as a value */
     /* below the gate the budget holds only the most precise units, and a
@@ -430,7 +428,7 @@ static int len_rank(struct pool *p, const double *s_head, const double *s_win,
                       (dense && p->m[un->head].dense > 0);
         s[u] = p->s[un->sess].dialog && matched ? p->m[un->head].ntok : 0;
     }
-    int rc = rrf(p, s, w, 0);
+    int rc = rrf(p, s, w, 0, kv);
     free(s);
     return rc;
 }
@@ -513,7 +511,9 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
     uint64_t *has = os_alloc_filled(nu1 * sizeof *has);
-    if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !has)
+    struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv);    /* rrf's scratch */
+    if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !has ||
+        !kv)
         goto out;
     unit_terms(p, nt, has);
 
@@ -581,11 +581,11 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                 un->in_range = p->m[i].event;
         }
     }
-    if (rrf(p, s_head, W_HEAD, W_HEAD) || rrf(p, s_round, W_ROUND, W_ROUND) ||
-        rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA) || rrf(p, s_win2, W_WIN2_DIALOG, 0) ||
-        ent_rank(p))
+    if (rrf(p, s_head, W_HEAD, W_HEAD, kv) || rrf(p, s_round, W_ROUND, W_ROUND, kv) ||
+        rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA, kv) || rrf(p, s_win2, W_WIN2_DIALOG, 0, kv) ||
+        ent_rank(p, kv))
         goto out;
-    if (len_rank(p, s_head, s_win, s_win2, dense))
+    if (len_rank(p, s_head, s_win, s_win2, dense, kv))
         goto out;
     if (dense && dense->n > 0) {
         double wd = 1.0;
@@ -606,8 +606,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                         s_dreply[u] = p->m[i].dense;
             }
             double wh = wd * W_DENSE_HEAD, wr = wd * W_DENSE_REPLY;
-            if (rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh) || rrf(p, s_dreply, wr, wr) ||
-                prf_rank(p, wd * DENSE_PRF_W))
+            if (rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh, kv) ||
+                rrf(p, s_dreply, wr, wr, kv) || prf_rank(p, wd * DENSE_PRF_W, kv))
                 goto out;
         }
     }
@@ -658,6 +658,7 @@ out:
     free(spk);
     free(hit);
     free(has);
+    free(kv);
     return rc;
 }
 

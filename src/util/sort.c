@@ -56,9 +56,9 @@ static void settle(struct sort_kv *v, const struct sort_kv *sorted, size_t n)
 
 /* Bottom-up merge sort, largest first: on a tie the left run's pair
  * goes first, so equal keys keep their order. */
-static int merge_desc(struct sort_kv *v, size_t n)
+static int merge_desc(struct sort_kv *v, size_t n, struct sort_kv *given)
 {
-    struct sort_kv *tmp = malloc(n * sizeof *tmp), *src = v, *dst = tmp;
+    struct sort_kv *tmp = given ? given : malloc(n * sizeof *tmp), *src = v, *dst = tmp;
     if (!tmp)
         return -1;
     for (size_t w = 1; w < n; w *= 2) {
@@ -75,20 +75,27 @@ static int merge_desc(struct sort_kv *v, size_t n)
         swap_bufs(&src, &dst);
     }
     settle(v, src, n);
-    free(tmp);
+    if (!given)
+        free(tmp);
     return 0;
 }
 
 int sort_kv_desc(struct sort_kv *v, size_t n)
 {
+    return sort_kv_desc_tmp(v, n, NULL);
+}
+
+int sort_kv_desc_tmp(struct sort_kv *v, size_t n, struct sort_kv *given)
+{
     if (n < 2)
         return 0;
     if (n <= SMALL_N)
-        return merge_desc(v, n);
-    struct sort_kv *tmp = os_alloc_filled(n * sizeof *tmp);
+        return merge_desc(v, n, given);
+    struct sort_kv *tmp = given ? given : os_alloc_filled(n * sizeof *tmp);
     size_t *count = calloc((size_t)DIGITS * BUCKETS, sizeof *count);
     if (!tmp || !count) {
-        free(tmp);
+        if (!given)
+            free(tmp);
         free(count);
         return -1;
     }
@@ -116,7 +123,8 @@ int sort_kv_desc(struct sort_kv *v, size_t n)
         swap_bufs(&src, &dst);
     }
     settle(v, src, n);
-    free(tmp);
+    if (!given)
+        free(tmp);
     free(count);
     return 0;
 }

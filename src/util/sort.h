@@ -28,6 +28,10 @@ uint64_t sort_key_i64(int64_t x);
 /* Sorts v[n] by key, largest first; equal keys keep their order.
  * Returns 0, or -1 when the scratch copy cannot be had (v unchanged). */
 int sort_kv_desc(struct sort_kv *v, size_t n);
+/* sort_kv_desc with the scratch copy given: tmp[n], or NULL (allocated).
+ * For a caller sorting big arrays several times in a row, which pays for
+ * fresh pages at each allocation (issue 23, exact30). */
+int sort_kv_desc_tmp(struct sort_kv *v, size_t n, struct sort_kv *tmp);
 
 /* The k pairs sort_kv_desc would put first, moved to the front of v in
  * their input order (not sorted), without sorting the rest: the k largest
