@@ -25,21 +25,6 @@
 #define BUCKETS    (1u << DIGIT_BITS)
 #define SMALL_N    4096                /* below: merge sort (no histogram) */
 
-uint64_t sort_key_double(double x)
-{
-    uint64_t b;
-    if (x == 0)
-        x = 0;                         /* -0 compares equal to +0 */
-    memcpy(&b, &x, sizeof b);
-    /* IEEE 754: flip every bit of a negative, only the sign of the rest */
-    return b >> 63 ? ~b : b | (uint64_t)1 << 63;
-}
-
-uint64_t sort_key_i64(int64_t x)
-{
-    return (uint64_t)x ^ (uint64_t)1 << 63;
-}
-
 static void swap_bufs(struct sort_kv **a, struct sort_kv **b)
 {
     struct sort_kv *t = *a;
@@ -99,16 +84,27 @@ int sort_kv_desc_tmp(struct sort_kv *v, size_t n, struct sort_kv *given)
         free(count);
         return -1;
     }
+    /* each key complemented once, here, and back at the end (not at
+     * every pass); the six digits' counts unrolled (the loop over them
+     * cost as much as the counting: issue 23, exact30) */
+    _Static_assert(DIGITS == 6, "the histogram below counts six digits");
+    size_t *c0 = count, *c1 = c0 + BUCKETS, *c2 = c1 + BUCKETS, *c3 = c2 + BUCKETS,
+           *c4 = c3 + BUCKETS, *c5 = c4 + BUCKETS;
     for (size_t i = 0; i < n; i++) {
         uint64_t k = ~v[i].key;
-        for (int d = 0; d < DIGITS; d++)
-            count[(size_t)d * BUCKETS + ((k >> (d * DIGIT_BITS)) & (BUCKETS - 1))]++;
+        v[i].key = k;
+        c0[k & (BUCKETS - 1)]++;
+        c1[(k >> DIGIT_BITS) & (BUCKETS - 1)]++;
+        c2[(k >> 2 * DIGIT_BITS) & (BUCKETS - 1)]++;
+        c3[(k >> 3 * DIGIT_BITS) & (BUCKETS - 1)]++;
+        c4[(k >> 4 * DIGIT_BITS) & (BUCKETS - 1)]++;
+        c5[(k >> 5 * DIGIT_BITS) & (BUCKETS - 1)]++;
     }
     struct sort_kv *src = v, *dst = tmp;
     for (int d = 0; d < DIGITS; d++) {
         size_t *c = count + (size_t)d * BUCKETS;
-        uint64_t k0 = ~src[0].key;
-        if (c[(k0 >> (d * DIGIT_BITS)) & (BUCKETS - 1)] == n)
+        int sh = d * DIGIT_BITS;
+        if (c[(src[0].key >> sh) & (BUCKETS - 1)] == n)
             continue;                  /* one digit value in every key */
         size_t sum = 0;
         for (size_t b = 0; b < BUCKETS; b++) {
@@ -116,12 +112,12 @@ int sort_kv_desc_tmp(struct sort_kv *v, size_t n, struct sort_kv *given)
             c[b] = sum;
             sum += t;
         }
-        for (size_t i = 0; i < n; i++) {
-            uint64_t k = ~src[i].key;
-            dst[c[(k >> (d * DIGIT_BITS)) & (BUCKETS - 1)]++] = src[i];
-        }
+        for (size_t i = 0; i < n; i++)
+            dst[c[(src[i].key >> sh) & (BUCKETS - 1)]++] = src[i];
         swap_bufs(&src, &dst);
     }
+    for (size_t i = 0; i < n; i++)
+        src[i].key = ~src[i].key;
     settle(v, src, n);
     if (!given)
         free(tmp);
