@@ -288,17 +288,23 @@ static double window_bm25(const struct pool *p, const uint64_t *has, int u, int 
                           double *tf, double avg_unit, const double *w)
 {
     const struct runit *un = &p->u[u];
-    int a, b;
+    /* the window's ends found in the same loop as its terms (unit_window's
+     * a and b: a unit's head is its first message) */
+    int ua = u, ub = u;
     uint64_t any = has[u];
-    for (int d = 1; d <= span && !any; d++) {
-        if (u - d >= 0 && p->u[u - d].sess == un->sess)
+    for (int d = 1; d <= span; d++) {
+        if (u - d >= 0 && p->u[u - d].sess == un->sess) {
+            ua = u - d;
             any |= has[u - d];
-        if (u + d < p->nu && p->u[u + d].sess == un->sess)
+        }
+        if (u + d < p->nu && p->u[u + d].sess == un->sess) {
+            ub = u + d;
             any |= has[u + d];
+        }
     }
     if (!any)
         return 0;
-    unit_window(p, u, span, &a, &b);
+    int a = p->u[ua].head, b = p->u[ub].last;
     double dl = sum_tf(p, a, b, nt, NULL, tf);
     return rank_bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w);
 }
@@ -555,8 +561,9 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         /* the lead turn alone */
         s_head[u] = msg_bm25(p, un->head, nt, spk, avg_msg, w_msg);
         p->m[un->head].s_msg = s_head[u];
-        /* each reply alone, for the reply lane */
-        for (int i = un->first; i <= un->last; i++) {
+        /* each reply alone, for the reply lane (a unit without a term
+         * has none to score) */
+        for (int i = un->first; has[u] && i <= un->last; i++) {
             if (i == un->head || !p->m[i].tf)
                 continue;
             p->m[i].s_msg = msg_bm25(p, i, nt, NULL, avg_msg, w_msg);
