@@ -60,7 +60,7 @@ static double reply_lane_share(const char *v)
  * or an error, its round ranks 20th to 45th and the fused order put it
  * past what a small lane holds, while it was 2nd or 3rd alone (policy.h,
  * REPLY_LANE_OWN_EVERY). */
-static int *replies_by_score(const struct pool *p, int every)
+static int *replies_by_score(struct pool *p, int every)
 {
     size_t nm1 = (size_t)(p->nm ? p->nm : 1);
     struct sort_kv *v = malloc(nm1 * sizeof *v);
@@ -80,6 +80,14 @@ static int *replies_by_score(const struct pool *p, int every)
     /* stable, as the merge sort before: ties keep the first order */
     if (sort_kv_desc(v, (size_t)n))
         goto fail;
+    /* the fused key reads each reply's unit rank: a unit at score 0
+     * (rank.c units_by_rank) is ranked first */
+    for (int i = 0; i < n; i++)
+        if (p->u[p->m[v[i].val].unit].rank < 0) {
+            if (units_rank_all(p))
+                goto fail;
+            break;
+        }
     for (int i = 0; i < n; i++) {
         int x = (int)v[i].val;
         own[i] = x;
@@ -1157,6 +1165,17 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         }
     }
 
+    /* A picked message's unit rank is shown (the items, render's best
+     * session first): a unit at score 0 is ranked first (rank.c
+     * units_by_rank leaves them unranked) */
+    for (int j = 0; j < k.norder; j++)
+        if (p->u[p->m[k.order[j]].unit].rank < 0) {
+            if (units_rank_all(p)) {
+                rc = CAIRN_NOMEM;
+                goto out;
+            }
+            break;
+        }
     /* Render, and hold the hard limit: drop the latest picks until the
      * counted text fits (sums of line costs can differ from the count of
      * the joined text at the edges). */

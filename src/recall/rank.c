@@ -288,17 +288,23 @@ static double window_bm25(const struct pool *p, const uint64_t *has, int u, int 
                           double *tf, double avg_unit, const double *w)
 {
     const struct runit *un = &p->u[u];
-    int a, b;
+    /* the window's ends found in the same loop as its terms (unit_window's
+     * a and b: a unit's head is its first message) */
+    int ua = u, ub = u;
     uint64_t any = has[u];
-    for (int d = 1; d <= span && !any; d++) {
-        if (u - d >= 0 && p->u[u - d].sess == un->sess)
+    for (int d = 1; d <= span; d++) {
+        if (u - d >= 0 && p->u[u - d].sess == un->sess) {
+            ua = u - d;
             any |= has[u - d];
-        if (u + d < p->nu && p->u[u + d].sess == un->sess)
+        }
+        if (u + d < p->nu && p->u[u + d].sess == un->sess) {
+            ub = u + d;
             any |= has[u + d];
+        }
     }
     if (!any)
         return 0;
-    unit_window(p, u, span, &a, &b);
+    int a = p->u[ua].head, b = p->u[ub].last;
     double dl = sum_tf(p, a, b, nt, NULL, tf);
     return rank_bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w);
 }
@@ -306,13 +312,14 @@ static double window_bm25(const struct pool *p, const uint64_t *has, int u, int 
 /* Adds w / (k + rank) to each unit's fused score by the ranking in s[];
  * w_dialog for units of chats between people, w_ua for user-assistant.
  * Units with equal scores rank in their order in the pool (sort.h keeps
- * ties as the merge sort before it did). Returns 0, or -1 on no memory (a
- * ranking left out would change the order without a word). */
-static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
+ * ties as the merge sort before it did). kv: 2 * nu pairs of scratch,
+ * one allocation for all of rank_default's rankings (each its own was
+ * 15 MB of fresh pages at a million messages; issue 23, exact30).
+ * Returns 0, or -1 on no memory (a ranking left out would change the
+ * order without a word). */
+static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, struct sort_kv *kv)
 {
-    struct sort_kv *order = os_alloc_filled((size_t)(p->nu ? p->nu : 1) * sizeof *order);
-    if (!order)
-        return -1;
+    struct sort_kv *order = kv, *tmp = kv + p->nu;
     int n = 0;
     for (int i = 0; i < p->nu; i++) {
         if (s[i] > 0) {
@@ -321,15 +328,12 @@ static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua)
             n++;
         }
     }
-    if (sort_kv_desc(order, (size_t)n)) {
-        free(order);
+    if (sort_kv_desc_tmp(order, (size_t)n, tmp))
         return -1;
-    }
     for (int r = 0; r < n; r++) {
         struct runit *u = &p->u[order[r].val];
         u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + r + 1);
     }
-    free(order);
     return 0;
 }
 
@@ -382,7 +386,7 @@ static int label_demote(struct pool *p, const struct query *q)
  * unit by its lead turn's cosine to the question moved towards the first
  * ranking's best turns, between people only. Before that pass, or when it
  * did not run, no message has one and nothing is added. */
-static int prf_rank(struct pool *p, double w)
+static int prf_rank(struct pool *p, double w, struct sort_kv *kv)
 {
     if (w <= 0)
         return 0;
@@ -391,7 +395,7 @@ static int prf_rank(struct pool *p, double w)
         return -1;
     for (int u = 0; u < p->nu; u++)
         s[u] = p->s[p->u[u].sess].dialog ? p->m[p->u[u].head].prf : 0;
-    int rc = rrf(p, s, w, 0);
+    int rc = rrf(p, s, w, 0, kv);
     free(s);
     return rc;
 }
@@ -400,9 +404,9 @@ static int prf_rank(struct pool *p, double w)
  * by the BM25 of its best message over the rare words the first ranking's
  * best turns share. Before the pass, or when it did not run, p->ent is
  * NULL and nothing is added. */
-static int ent_rank(struct pool *p)
+static int ent_rank(struct pool *p, struct sort_kv *kv)
 {
-    return p->ent ? rrf(p, p->ent, ENT_W_DIALOG, ENT_W_UA) : 0;
+    return p->ent ? rrf(p, p->ent, ENT_W_DIALOG, ENT_W_UA, kv) : 0;
 }
 
 /* A length prior between people (W_LEN_DIALOG; 0: off), from a budget
@@ -414,7 +418,7 @@ static int ent_rank(struct pool *p)
  * ARCHITECTURE.md, "Multi-hop: ranking a turn within its session").
  * Returns 0, or -1 on no memory. */
 static int len_rank(struct pool *p, const double *s_head, const double *s_win,
-                    const double *s_win2, const struct dense_result *dense)
+                    const double *s_win2, const struct dense_result *dense, struct sort_kv *kv)
 {
     double w = W_LEN_DIALOG;       /* a variable: 0.0 (off) compares as a value */
     /* below the gate the budget holds only the most precise units, and a
@@ -430,7 +434,7 @@ static int len_rank(struct pool *p, const double *s_head, const double *s_win,
                       (dense && p->m[un->head].dense > 0);
         s[u] = p->s[un->sess].dialog && matched ? p->m[un->head].ntok : 0;
     }
-    int rc = rrf(p, s, w, 0);
+    int rc = rrf(p, s, w, 0, kv);
     free(s);
     return rc;
 }
@@ -513,7 +517,9 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
     uint64_t *has = os_alloc_filled(nu1 * sizeof *has);
-    if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !has)
+    struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv);    /* rrf's scratch */
+    if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !has ||
+        !kv)
         goto out;
     unit_terms(p, nt, has);
 
@@ -555,8 +561,9 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         /* the lead turn alone */
         s_head[u] = msg_bm25(p, un->head, nt, spk, avg_msg, w_msg);
         p->m[un->head].s_msg = s_head[u];
-        /* each reply alone, for the reply lane */
-        for (int i = un->first; i <= un->last; i++) {
+        /* each reply alone, for the reply lane (a unit without a term
+         * has none to score) */
+        for (int i = un->first; has[u] && i <= un->last; i++) {
             if (i == un->head || !p->m[i].tf)
                 continue;
             p->m[i].s_msg = msg_bm25(p, i, nt, NULL, avg_msg, w_msg);
@@ -581,11 +588,11 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                 un->in_range = p->m[i].event;
         }
     }
-    if (rrf(p, s_head, W_HEAD, W_HEAD) || rrf(p, s_round, W_ROUND, W_ROUND) ||
-        rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA) || rrf(p, s_win2, W_WIN2_DIALOG, 0) ||
-        ent_rank(p))
+    if (rrf(p, s_head, W_HEAD, W_HEAD, kv) || rrf(p, s_round, W_ROUND, W_ROUND, kv) ||
+        rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA, kv) || rrf(p, s_win2, W_WIN2_DIALOG, 0, kv) ||
+        ent_rank(p, kv))
         goto out;
-    if (len_rank(p, s_head, s_win, s_win2, dense))
+    if (len_rank(p, s_head, s_win, s_win2, dense, kv))
         goto out;
     if (dense && dense->n > 0) {
         double wd = 1.0;
@@ -606,8 +613,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                         s_dreply[u] = p->m[i].dense;
             }
             double wh = wd * W_DENSE_HEAD, wr = wd * W_DENSE_REPLY;
-            if (rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh) || rrf(p, s_dreply, wr, wr) ||
-                prf_rank(p, wd * DENSE_PRF_W))
+            if (rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh, kv) ||
+                rrf(p, s_dreply, wr, wr, kv) || prf_rank(p, wd * DENSE_PRF_W, kv))
                 goto out;
         }
     }
@@ -658,6 +665,7 @@ out:
     free(spk);
     free(hit);
     free(has);
+    free(kv);
     return rc;
 }
 
@@ -693,7 +701,11 @@ out:
  * scored come first, in that order, and those at 0 after them by time
  * alone; the scored ones are sorted by score on pool order, then each run
  * of equal scores (few and short) by time: the same order as the two
- * passes, one whole-pool sort fewer. */
+ * passes, one whole-pool sort fewer. The units at 0 (172,759 of 478,170
+ * in an exact recall of a common word at a million messages) are left in
+ * pool order, unranked, until units_rank_all: every reader of the order
+ * stops at the first unit at 0, and only a picked unit's rank is shown
+ * (issue 23, exact30). */
 const int *units_by_rank(struct pool *p)
 {
     if (p->ord)
@@ -710,15 +722,16 @@ const int *units_by_rank(struct pool *p)
     if (neg)
         npos = p->nu;        /* a policy with negative weights: sort them all */
     for (int i = 0, z = npos; i < p->nu; i++) {
-        int at = neg || p->u[i].score > 0 ? k++ : z++;
-        o[at].key = sort_key_i64(p->m[p->u[i].head].at);
-        o[at].val = i;
+        if (neg || p->u[i].score > 0) {
+            o[k].key = sort_key_double(p->u[i].score);
+            o[k++].val = i;
+        } else {
+            ord[z++] = i;    /* pool order, ranked by units_rank_all */
+        }
     }
     /* the scored ones by score, then each run of equal scores by time:
      * both sorts stable on pool order, as the two passes over all */
-    for (int i = 0; i < npos; i++)
-        o[i].key = sort_key_double(p->u[o[i].val].score);
-    if (sort_kv_desc(o, (size_t)npos) || sort_kv_desc(o + npos, (size_t)(p->nu - npos)))
+    if (sort_kv_desc(o, (size_t)npos))
         goto fail;
     for (int i = 0, j; i < npos; i = j) {
         for (j = i + 1; j < npos && o[j].key == o[i].key; j++)
@@ -730,15 +743,49 @@ const int *units_by_rank(struct pool *p)
         if (sort_kv_desc(o + i, (size_t)(j - i)))
             goto fail;
     }
-    for (int i = 0; i < p->nu; i++) {
+    for (int i = 0; i < npos; i++) {
         ord[i] = (int)o[i].val;
         p->u[ord[i]].rank = i;
     }
+    for (int i = npos; i < p->nu; i++)
+        p->u[ord[i]].rank = -1;
     free(o);
     p->ord = ord;
+    p->ord_tail = p->nu - npos;
+    /* a pool that may be packed whole shows every unit's rank */
+    if (p->all_mode && units_rank_all(p))
+        return NULL;
     return ord;
 fail:
     free(ord);
     free(o);
     return NULL;
+}
+
+int units_rank_all(struct pool *p)
+{
+    if (!p->ord && !units_by_rank(p))
+        return -1;
+    int n = p->ord_tail, npos = p->nu - n;
+    if (n == 0)
+        return 0;
+    struct sort_kv *o = os_alloc_filled((size_t)n * sizeof *o);
+    if (!o)
+        return -1;
+    /* by time alone, stable on pool order (the tail is in pool order) */
+    for (int i = 0; i < n; i++) {
+        o[i].key = sort_key_i64(p->m[p->u[p->ord[npos + i]].head].at);
+        o[i].val = p->ord[npos + i];
+    }
+    if (sort_kv_desc(o, (size_t)n)) {
+        free(o);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        p->ord[npos + i] = (int)o[i].val;
+        p->u[o[i].val].rank = npos + i;
+    }
+    free(o);
+    p->ord_tail = 0;
+    return 0;
 }

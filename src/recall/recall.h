@@ -116,6 +116,8 @@ struct pool {
     uint16_t        *tf_all;  /* the matches' counts, which m[].tf point into
                                * (gather.c); NULL: each m[].tf is its own */
     int             *ord;  /* units by rank (units_by_rank), or NULL */
+    int     ord_tail;      /* units at ord's end not yet ranked: those at
+                            * score 0, in pool order, rank -1 (units_rank_all) */
     int64_t total_msgs, total_tok, total_user;  /* whole scope, for IDF */
     int64_t total_bytes;                        /* text in scope */
     int     all_mode;      /* the scope may fit the budget: load it all */
@@ -250,8 +252,13 @@ int  rank_raw_bm25(struct pool *p, struct query *q);
  * it in the same session (its window). */
 void unit_window(const struct pool *p, int u, int span, int *first, int *last);
 /* Units in rank order, computed once when the ranking is final (the
- * pool owns it). */
+ * pool owns it). The units at score 0 (with no score below 0) come last
+ * and every reader stops at them, so their order by time is left for
+ * units_rank_all: until then they are in pool order with rank -1. */
 const int *units_by_rank(struct pool *p);
+/* units_by_rank with the units at score 0 ordered and ranked too (for a
+ * reader of the rank of any unit). 0, or -1 on no memory. */
+int units_rank_all(struct pool *p);
 
 /* gate.c: the share of the question's IDF weight the best of the top
  * units holds (0..1), and that weight. Needs rank_default's IDFs. */

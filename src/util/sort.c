@@ -25,21 +25,6 @@
 #define BUCKETS    (1u << DIGIT_BITS)
 #define SMALL_N    4096                /* below: merge sort (no histogram) */
 
-uint64_t sort_key_double(double x)
-{
-    uint64_t b;
-    if (x == 0)
-        x = 0;                         /* -0 compares equal to +0 */
-    memcpy(&b, &x, sizeof b);
-    /* IEEE 754: flip every bit of a negative, only the sign of the rest */
-    return b >> 63 ? ~b : b | (uint64_t)1 << 63;
-}
-
-uint64_t sort_key_i64(int64_t x)
-{
-    return (uint64_t)x ^ (uint64_t)1 << 63;
-}
-
 static void swap_bufs(struct sort_kv **a, struct sort_kv **b)
 {
     struct sort_kv *t = *a;
@@ -56,9 +41,9 @@ static void settle(struct sort_kv *v, const struct sort_kv *sorted, size_t n)
 
 /* Bottom-up merge sort, largest first: on a tie the left run's pair
  * goes first, so equal keys keep their order. */
-static int merge_desc(struct sort_kv *v, size_t n)
+static int merge_desc(struct sort_kv *v, size_t n, struct sort_kv *given)
 {
-    struct sort_kv *tmp = malloc(n * sizeof *tmp), *src = v, *dst = tmp;
+    struct sort_kv *tmp = given ? given : malloc(n * sizeof *tmp), *src = v, *dst = tmp;
     if (!tmp)
         return -1;
     for (size_t w = 1; w < n; w *= 2) {
@@ -75,33 +60,51 @@ static int merge_desc(struct sort_kv *v, size_t n)
         swap_bufs(&src, &dst);
     }
     settle(v, src, n);
-    free(tmp);
+    if (!given)
+        free(tmp);
     return 0;
 }
 
 int sort_kv_desc(struct sort_kv *v, size_t n)
 {
+    return sort_kv_desc_tmp(v, n, NULL);
+}
+
+int sort_kv_desc_tmp(struct sort_kv *v, size_t n, struct sort_kv *given)
+{
     if (n < 2)
         return 0;
     if (n <= SMALL_N)
-        return merge_desc(v, n);
-    struct sort_kv *tmp = os_alloc_filled(n * sizeof *tmp);
+        return merge_desc(v, n, given);
+    struct sort_kv *tmp = given ? given : os_alloc_filled(n * sizeof *tmp);
     size_t *count = calloc((size_t)DIGITS * BUCKETS, sizeof *count);
     if (!tmp || !count) {
-        free(tmp);
+        if (!given)
+            free(tmp);
         free(count);
         return -1;
     }
+    /* each key complemented once, here, and back at the end (not at
+     * every pass); the six digits' counts unrolled (the loop over them
+     * cost as much as the counting: issue 23, exact30) */
+    _Static_assert(DIGITS == 6, "the histogram below counts six digits");
+    size_t *c0 = count, *c1 = c0 + BUCKETS, *c2 = c1 + BUCKETS, *c3 = c2 + BUCKETS,
+           *c4 = c3 + BUCKETS, *c5 = c4 + BUCKETS;
     for (size_t i = 0; i < n; i++) {
         uint64_t k = ~v[i].key;
-        for (int d = 0; d < DIGITS; d++)
-            count[(size_t)d * BUCKETS + ((k >> (d * DIGIT_BITS)) & (BUCKETS - 1))]++;
+        v[i].key = k;
+        c0[k & (BUCKETS - 1)]++;
+        c1[(k >> DIGIT_BITS) & (BUCKETS - 1)]++;
+        c2[(k >> 2 * DIGIT_BITS) & (BUCKETS - 1)]++;
+        c3[(k >> 3 * DIGIT_BITS) & (BUCKETS - 1)]++;
+        c4[(k >> 4 * DIGIT_BITS) & (BUCKETS - 1)]++;
+        c5[(k >> 5 * DIGIT_BITS) & (BUCKETS - 1)]++;
     }
     struct sort_kv *src = v, *dst = tmp;
     for (int d = 0; d < DIGITS; d++) {
         size_t *c = count + (size_t)d * BUCKETS;
-        uint64_t k0 = ~src[0].key;
-        if (c[(k0 >> (d * DIGIT_BITS)) & (BUCKETS - 1)] == n)
+        int sh = d * DIGIT_BITS;
+        if (c[(src[0].key >> sh) & (BUCKETS - 1)] == n)
             continue;                  /* one digit value in every key */
         size_t sum = 0;
         for (size_t b = 0; b < BUCKETS; b++) {
@@ -109,14 +112,15 @@ int sort_kv_desc(struct sort_kv *v, size_t n)
             c[b] = sum;
             sum += t;
         }
-        for (size_t i = 0; i < n; i++) {
-            uint64_t k = ~src[i].key;
-            dst[c[(k >> (d * DIGIT_BITS)) & (BUCKETS - 1)]++] = src[i];
-        }
+        for (size_t i = 0; i < n; i++)
+            dst[c[(src[i].key >> sh) & (BUCKETS - 1)]++] = src[i];
         swap_bufs(&src, &dst);
     }
+    for (size_t i = 0; i < n; i++)
+        src[i].key = ~src[i].key;
     settle(v, src, n);
-    free(tmp);
+    if (!given)
+        free(tmp);
     free(count);
     return 0;
 }

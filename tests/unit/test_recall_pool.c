@@ -559,6 +559,92 @@ static void test_rank_granularity(void)
     tp_free(&t);
 }
 
+/* The units at score 0 are left unranked by units_by_rank (every reader
+ * of the order stops at them) and ranked by units_rank_all; both against
+ * a brute force of the order they must end in: score, highest first,
+ * then time, latest first, then pool order (rank.c's two stable passes). */
+static const struct pool *g_rank_pool;
+
+static int cmp_rank_ref(const void *a, const void *b)
+{
+    const struct pool *p = g_rank_pool;
+    int x = *(const int *)a, y = *(const int *)b;
+    double sx = p->u[x].score, sy = p->u[y].score;
+    int64_t tx = p->m[p->u[x].head].at, ty = p->m[p->u[y].head].at;
+    if (sx != sy)
+        return sx > sy ? -1 : 1;
+    if (tx != ty)
+        return tx > ty ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static void test_rank_zero_tail(void)
+{
+    static const char *const terms[] = { "zebra", NULL };
+    /* session start, and the times of its two rounds; zebra in three */
+    static const int64_t at[8][2] = { { 5000, 5100 }, { 1000, 1200 }, { 5000, 5100 },
+                                      { 3000, 3000 }, { 9000, 9500 }, { 4000, 4100 },
+                                      { 7000, 7000 }, { 2000, 2500 } };
+    static const int zebra[8] = { 0, 1, 0, 0, 1, 0, 1, 0 };
+    struct tpool t;
+    tp_init(&t, terms);
+    for (int s = 0; s < 8; s++) {
+        char ext[16];
+        snprintf(ext, sizeof ext, "s%d", s);
+        tp_session(&t, ext, at[s][0]);
+        for (int r = 0; r < 2; r++) {
+            tp_msg(&t, ROLE_USER, NULL, zebra[s] && r ? "what about the zebra" : "hello there",
+                   at[s][r]);
+            tp_msg(&t, ROLE_ASSISTANT, NULL, "an answer", at[s][r]);
+        }
+    }
+    tp_finish(&t, 0);
+    struct pool *p = &t.p;
+    T_EQ_INT(p->nu, 16);
+    T_EQ_INT(rank_default(p, &t.q, 1, NULL), 0);
+    int ref[16], npos = 0;
+    for (int u = 0; u < p->nu; u++) {
+        ref[u] = u;
+        npos += p->u[u].score > 0;
+    }
+    g_rank_pool = p;
+    qsort(ref, (size_t)p->nu, sizeof *ref, cmp_rank_ref);
+    T_EQ_INT(npos, 6);                       /* both rounds of the three */
+    const int *ord = units_by_rank(p);
+    T_CHECK(ord != NULL);
+    if (!ord)
+        goto out;
+    T_EQ_INT(p->ord_tail, 10);
+    for (int r = 0; r < npos; r++) {
+        T_EQ_INT(ord[r], ref[r]);
+        T_EQ_INT(p->u[ord[r]].rank, r);
+    }
+    for (int r = npos; r < p->nu; r++) {
+        T_EQ_INT(p->u[ord[r]].rank, -1);
+        if (r > npos)
+            T_CHECK(ord[r] > ord[r - 1]);    /* pool order until ranked */
+    }
+    T_EQ_INT(units_rank_all(p), 0);
+    T_CHECK(units_by_rank(p) == ord);        /* the same order, completed */
+    for (int r = 0; r < p->nu; r++) {
+        T_EQ_INT(ord[r], ref[r]);
+        T_EQ_INT(p->u[ord[r]].rank, r);
+    }
+    T_EQ_INT(units_rank_all(p), 0);          /* once */
+    /* a pool that may be packed whole is ranked whole at once */
+    free(p->ord);
+    p->ord = NULL;
+    p->all_mode = 1;
+    ord = units_by_rank(p);
+    T_CHECK(ord != NULL);
+    for (int r = 0; ord && r < p->nu; r++) {
+        T_EQ_INT(ord[r], ref[r]);
+        T_EQ_INT(p->u[ord[r]].rank, r);
+    }
+out:
+    tp_free(&t);
+}
+
 static void test_rank_dense(void)
 {
     struct tpool t;
@@ -1782,7 +1868,19 @@ static void test_rank_order(void)
         }
         const int *o = units_by_rank(&p);
         T_CHECK(o != NULL);
-        int bad = 0;
+        /* the units at 0 unranked, after the rest (none with a score
+         * below 0: those sort them all), until units_rank_all */
+        int bad = 0, npos = 0;
+        for (int i = 0; i < n; i++)
+            npos += p.u[i].score > 0;
+        if (neg)
+            npos = n;
+        T_EQ_INT(p.ord_tail, n - npos);
+        for (int r = 0; o && r < n; r++)
+            bad += r < npos ? !neg && p.u[o[r]].score == 0 : p.u[o[r]].rank != -1;
+        T_EQ_INT(bad, 0);
+        T_EQ_INT(units_rank_all(&p), 0);
+        bad = 0;
         for (int r = 0; o && r + 1 < n; r++) {
             const struct runit *a = &p.u[o[r]], *b = &p.u[o[r + 1]];
             int64_t ta = p.m[a->head].at, tb = p.m[b->head].at;
@@ -1839,6 +1937,7 @@ int main(void)
     T_RUN(test_asks_summary);
     T_RUN(test_ordinal_cue);
     T_RUN(test_rank_granularity);
+    T_RUN(test_rank_zero_tail);
     T_RUN(test_rank_dense);
     T_RUN(test_rank_feedback);
     T_RUN(test_rank_speaker);

@@ -61,6 +61,19 @@ static void check_sorted(const uint64_t *key, size_t n)
     for (size_t i = 0; i < n && ok; i++)
         ok = place(key, n, (size_t)v[i].val) == i && v[i].key == key[v[i].val];
     T_CHECK(ok);
+    /* the same through a scratch the caller gives, holding rubbish */
+    struct sort_kv *w = malloc((n ? n : 1) * sizeof *w), *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    T_CHECK(w && tmp);
+    if (w && tmp) {
+        for (size_t i = 0; i < n; i++) {
+            w[i] = (struct sort_kv){ key[i], (int64_t)i };
+            tmp[i] = (struct sort_kv){ next(), -1 };
+        }
+        T_EQ_INT(sort_kv_desc_tmp(w, n, tmp), 0);
+        T_CHECK(!memcmp(w, v, n * sizeof *v));
+    }
+    free(w);
+    free(tmp);
     free(v);
 }
 
@@ -123,6 +136,18 @@ static void test_big(void)
     for (size_t i = 1; i < n && ok; i++)
         ok = v[i - 1].key > v[i].key || (v[i - 1].key == v[i].key && v[i - 1].val < v[i].val);
     T_CHECK(ok);
+    /* the radix sort through a scratch the caller gives: the same */
+    struct sort_kv *w = malloc(2 * n * sizeof *w);
+    T_CHECK(w != NULL);
+    if (w) {
+        for (size_t i = 0; i < n; i++) {
+            w[i] = (struct sort_kv){ key[i], (int64_t)i };
+            w[n + i] = (struct sort_kv){ next(), -1 };
+        }
+        T_EQ_INT(sort_kv_desc_tmp(w, n, w + n), 0);
+        T_CHECK(!memcmp(w, v, n * sizeof *v));
+    }
+    free(w);
 out:
     free(key);
     free(v);
