@@ -615,9 +615,10 @@ static void merge_start(struct merge *m, const struct part *src, int ns, size_t 
 }
 
 /* The next row: its session, length (-1: not read) and nt counts into
- * tf; 0 when every part has ended. */
+ * tf (RECALL_MAX_TERMS of them, the rest 0); 0 when every part has ended. */
 static inline __attribute__((always_inline)) int
-merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp, uint16_t *tf)
+merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp,
+           uint16_t tf[static RECALL_MAX_TERMS])
 {
     int ns = m->ns, ntok = -1, any = 0, ended = 0;
     int64_t row = INT64_MAX, sess = 0;
@@ -625,7 +626,12 @@ merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp, uint16_t 
         return 0;
     for (int s = 0; s < ns; s++)
         row = m->head[s] < row ? m->head[s] : row;
-    for (size_t t = 0; t < m->nt; t++)
+    /* the first eight counts by one 16-byte store, inline (a question of
+     * more words has the rest by a loop): a loop of nt was a memset call
+     * a row, ~2 M instructions of a hook at a million messages, and all
+     * RECALL_MAX_TERMS by a constant memset ~3 M */
+    memset(tf, 0, 8 * sizeof *tf);
+    for (size_t t = 8; t < m->nt; t++)
         tf[t] = 0;
     for (int s = 0; s < ns; s++) {
         if (m->head[s] != row)
@@ -707,6 +713,17 @@ static void part_filter(struct part *s, const struct pruner *keep, int64_t excl,
                         const int64_t *dirty, int nd, size_t nt)
 {
     int k = 0;
+    if (keep && !s->h) {
+        /* a packed word's matches to the kept sessions: the bulk of the
+         * rows a hook filters, so a loop of its own (one slot test a
+         * match, not the three cases' tests: 4.0 -> 1.9 M instructions
+         * at a million messages) */
+        for (int i = 0; i < s->n; i++)
+            if (pruner_keeps(keep, s->e[i].sess))
+                s->e[k++] = s->e[i];
+        s->n = k;
+        return;
+    }
     for (int i = 0; i < s->n; i++) {
         int64_t sess = s->h ? s->h->v[i].sess : s->e[i].sess;
         if (keep && !pruner_keeps(keep, sess))
