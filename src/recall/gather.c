@@ -218,19 +218,33 @@ static inline __attribute__((always_inline)) size_t pruner_slot(const struct pru
 }
 
 /* A match's BM25 alone (rank_bm25's sum, term by term in order, from
- * the counts as they are) into its session's best. */
+ * the counts as they are) into its session's best; has: the terms whose
+ * count is not 0, bit t term t. The bits are taken in increasing order,
+ * so the sum is the same doubles as a loop over every term skipping the
+ * zeros, without a test a term a row (a packed word's row has one term:
+ * ~4.5 M instructions at a million messages; issue 23, hook30). */
 static inline __attribute__((always_inline)) void
-pruner_add(struct pruner *pr, int64_t sess, int ntok, const uint16_t *c)
+pruner_add_has(struct pruner *pr, int64_t sess, int ntok, const uint16_t *c, uint64_t has)
 {
     double norm = rank_bm25_norm(ntok, pr->avg), sc = 0;
-    for (int t = 0; t < pr->nt; t++)
-        if (c[t])
-            sc += rank_bm25_term(pr->w[t], c[t], norm);
+    for (; has; has &= has - 1) {
+        int t = __builtin_ctzll(has);
+        sc += rank_bm25_term(pr->w[t], c[t], norm);
+    }
     double *b = &pr->best[pruner_slot(pr, sess)];
     if (*b < 0)
         pr->nids++;
     if (sc > *b)
         *b = sc;
+}
+
+static inline __attribute__((always_inline)) void
+pruner_add(struct pruner *pr, int64_t sess, int ntok, const uint16_t *c)
+{
+    uint64_t has = 0;
+    for (int t = 0; t < pr->nt; t++)
+        has |= (uint64_t)(c[t] != 0) << t;
+    pruner_add_has(pr, sess, ntok, c, has);
 }
 
 /* Whether to prune (*on), and if so the kept sessions marked in keep;
@@ -615,17 +629,25 @@ static void merge_start(struct merge *m, const struct part *src, int ns, size_t 
 }
 
 /* The next row: its session, length (-1: not read) and nt counts into
- * tf; 0 when every part has ended. */
+ * tf (RECALL_MAX_TERMS of them, the rest 0), the terms whose count is
+ * not 0 as bits in *hasp; 0 when every part has ended. */
 static inline __attribute__((always_inline)) int
-merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp, uint16_t *tf)
+merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp,
+           uint16_t tf[static RECALL_MAX_TERMS], uint64_t *hasp)
 {
     int ns = m->ns, ntok = -1, any = 0, ended = 0;
     int64_t row = INT64_MAX, sess = 0;
+    uint64_t has = 0;
     if (!ns)
         return 0;
     for (int s = 0; s < ns; s++)
         row = m->head[s] < row ? m->head[s] : row;
-    for (size_t t = 0; t < m->nt; t++)
+    /* the first eight counts by one 16-byte store, inline (a question of
+     * more words has the rest by a loop): a loop of nt was a memset call
+     * a row, ~2 M instructions of a hook at a million messages, and all
+     * RECALL_MAX_TERMS by a constant memset ~3 M */
+    memset(tf, 0, 8 * sizeof *tf);
+    for (size_t t = 8; t < m->nt; t++)
         tf[t] = 0;
     for (int s = 0; s < ns; s++) {
         if (m->head[s] != row)
@@ -633,14 +655,17 @@ merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp, uint16_t 
         struct part *p = &m->p[s];
         if (p->h) {
             const uint16_t *c = p->h->tf + (size_t)p->i * m->nt;
-            for (size_t t = 0; t < m->nt; t++)
+            for (size_t t = 0; t < m->nt; t++) {
                 tf[t] = c[t] > tf[t] ? c[t] : tf[t];
+                has |= (uint64_t)(c[t] != 0) << t;
+            }
             if (!any || ntok < 0)
                 ntok = p->h->v[p->i].ntok;
             sess = p->h->v[p->i].sess;
         } else {
             const struct post_ent *e = &p->e[p->i];
             tf[p->t] = (uint16_t)(e->tf > tf[p->t] ? e->tf : tf[p->t]);
+            has |= (uint64_t)1 << p->t;       /* a packed count is at least 1 */
             if (!any || ntok < 0)
                 ntok = m->want_len ? e->ntok : -1;
             sess = e->sess;
@@ -661,6 +686,7 @@ merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp, uint16_t 
     *rowp = row;
     *sessp = sess;
     *ntokp = ntok;
+    *hasp = has;
     return 1;
 }
 
@@ -670,7 +696,8 @@ static int merge_into(struct merge *m, struct hits *hs, int count_df)
     int64_t row, sess;
     int ntok, rc = CAIRN_OK;
     uint16_t tf[RECALL_MAX_TERMS];
-    while (!rc && merge_next(m, &row, &sess, &ntok, tf))
+    uint64_t has;
+    while (!rc && merge_next(m, &row, &sess, &ntok, tf, &has))
         rc = add_hit(hs, row, sess, ntok, tf, count_df);
     return rc;
 }
@@ -707,6 +734,17 @@ static void part_filter(struct part *s, const struct pruner *keep, int64_t excl,
                         const int64_t *dirty, int nd, size_t nt)
 {
     int k = 0;
+    if (keep && !s->h) {
+        /* a packed word's matches to the kept sessions: the bulk of the
+         * rows a hook filters, so a loop of its own (one slot test a
+         * match, not the three cases' tests: 4.0 -> 1.9 M instructions
+         * at a million messages) */
+        for (int i = 0; i < s->n; i++)
+            if (pruner_keeps(keep, s->e[i].sess))
+                s->e[k++] = s->e[i];
+        s->n = k;
+        return;
+    }
     for (int i = 0; i < s->n; i++) {
         int64_t sess = s->h ? s->h->v[i].sess : s->e[i].sess;
         if (keep && !pruner_keeps(keep, sess))
@@ -749,6 +787,7 @@ static int merge_pruned(struct cairn *h, struct query *q, struct pool *p, struct
     int64_t df[RECALL_MAX_TERMS] = { 0 }, row, sess, total = 0;
     int ntok, on = 0, walk = 0, rc = CAIRN_OK;
     uint16_t tf[RECALL_MAX_TERMS];
+    uint64_t has;
     size_t nt = (size_t)q->nt;
 
     for (int s = 0; s < ns; s++) {
@@ -771,8 +810,8 @@ static int merge_pruned(struct cairn *h, struct query *q, struct pool *p, struct
     if ((rc = pruner_init(&pr, p, q, ss, ns)))
         goto out;
     merge_start(&m, src, ns, nt, 1);
-    while (merge_next(&m, &row, &sess, &ntok, tf))
-        pruner_add(&pr, sess, ntok, tf);
+    while (merge_next(&m, &row, &sess, &ntok, tf, &has))
+        pruner_add_has(&pr, sess, ntok, tf, has);
     if ((rc = pruner_select(h, &pr, p, NULL, &walk, &on)))
         goto out;
     for (int s = 0; on && s < ns; s++)

@@ -65,6 +65,12 @@ int store_term_matches_in(struct cairn *h, const struct store_scope *sc, const c
                           size_t expr_len, int np, const int *map, int nt, int64_t lo,
                           int64_t hi, int want_len, store_match_fn fn, void *arg);
 
+/* Eight lowercase hex digits' value (a session_sizes field), or -1 when
+ * one byte of p[0..8) is not one: store_hex8 all eight at once,
+ * store_hex_field (n digits, one at a time) its reference. */
+int64_t store_hex8(const unsigned char *p);
+int64_t store_hex_field(const unsigned char *p, int n);
+
 /* Summed over the sessions sess[n] (session_sizes, 128 sessions a row,
  * else session_stats), in increasing order without repeats: their
  * messages, and their rounds (user turns; every turn in a chat between

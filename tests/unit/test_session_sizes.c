@@ -11,7 +11,8 @@
  * that is damaged (short, not hex) or missing is not used (the sums stay
  * right); a slot changed to other valid digits changes the sum, so the
  * rows are what is read. A version-23 store gets its rows from the
- * migration.
+ * migration. store_hex8, which reads a field's eight digits at once, gives
+ * its reference's value for every byte at every place.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,9 +172,46 @@ static void test_sizes(void)
     sqlite3_close(raw);
 }
 
+/* store_hex8 against its reference, store_hex_field(p, 8): random fields
+ * of digits, each with every byte value at each of its eight places (the
+ * edges of both ranges, bytes with the top bit set, upper case), and
+ * random bytes; every one the same value or the same -1. A bound off by
+ * one in either range (0x2f, 0x3a, 0x60, 0x67 taken) fails it. */
+static void test_hex8(void)
+{
+    static const char hx[] = "0123456789abcdef";
+    unsigned char f[8];
+    long bad = 0, valid = 0;
+    for (int r = 0; r < 2000; r++) {
+        for (int i = 0; i < 8; i++)
+            f[i] = (unsigned char)hx[pick(16)];
+        if (store_hex8(f) != store_hex_field(f, 8))
+            bad++;
+        valid += store_hex8(f) >= 0;
+        for (int at = 0; r < 40 && at < 8; at++) {
+            unsigned char keep = f[at];
+            for (int c = 0; c < 256; c++) {
+                f[at] = (unsigned char)c;
+                bad += store_hex8(f) != store_hex_field(f, 8);
+            }
+            f[at] = keep;
+        }
+        for (int i = 0; i < 8; i++)
+            f[i] = (unsigned char)pick(256);
+        bad += store_hex8(f) != store_hex_field(f, 8);
+    }
+    T_EQ_INT(bad, 0);
+    T_EQ_INT(valid, 2000);
+    memcpy(f, "ffffffff", 8);
+    T_CHECK(store_hex8(f) == 0xffffffffll);
+    memcpy(f, "0000001a", 8);
+    T_CHECK(store_hex8(f) == 26);
+}
+
 int main(void)
 {
     T_CHECK(mkdtemp(dir) != NULL);
+    T_RUN(test_hex8);
     T_RUN(test_sizes);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
