@@ -834,13 +834,14 @@ static int qkv(const float *x, const struct embed_layer *L, float *q, float *k, 
     return embed_k_linear_packed_n(x, pk, b, y, 3, rows);
 }
 
-/* The FFN of an int8 pass runs this many token rows at a time (a multiple
- * of qgemm.c's row block; every row's int8 product is its own, so the
- * bits do not depend on it): the [rows][I] intermediate, 25 MB for a 32 x
- * 128 batch of an L12 model, is then 1.4 MB that stays in cache between
- * the two products and GELU, and is not mapped and faulted in afresh by
- * every pass. */
-#define EMBED_FFN_ROWS 240
+/* The FFN of an int8 pass runs this many token rows at a time (every
+ * row's int8 product is its own, so the bits do not depend on it): the
+ * [rows][I] intermediate, 25 MB for a 32 x 128 batch of an L12 model, is
+ * then 1.5 MB that stays in cache between the two products and GELU, and
+ * is not mapped and faulted in afresh by every pass. A group's rows
+ * (EMBED_GROUP_ROWS) in one block: at 240, a 256-row group's last 16 rows
+ * were a block of their own, which read W1 and W2 again. */
+#define EMBED_FFN_ROWS 256
 
 /* A forward pass with more token rows than this packs the weights first,
  * as does a second one with fewer (pack_layers). */

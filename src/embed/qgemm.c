@@ -47,7 +47,14 @@
 #endif
 
 #define Q_NP  32      /* columns per pair of panels */
-#define Q_MC  120     /* rows per block of quantised x: a multiple of every MR */
+#define Q_MC  120     /* the tile height is picked for this many rows at most */
+/* Bytes of quantised x a row block may hold: each pair of panels is read
+ * once a block (from L3: an L12 layer's 1.8 MB of int8 weights do not stay
+ * in L2), and the block's quantised x once a pair (from L2), so a block
+ * is as tall as keeps it, with one 48 KB pair (k = 1536), within a core's
+ * 512 KB L2 (Zen 3): 133 rows at k = 1536, 533 at k = 384 (level 1's
+ * (|x|, x) pairs, 2 bytes a k step). See q_block_rows. */
+#define Q_XQ_BYTES (400 * 1024)
 
 struct embed_k_q8 {
     int8_t *p;        /* ceil(n / 32) pairs of kq / 4 groups of 128 bytes */
@@ -302,16 +309,41 @@ struct embed_k_q8 *embed_k_q8_view(int n, int k, const void *img)
     return q;
 }
 
+/* The rows of each block of x for m rows of kq bytes, xw words a k group,
+ * tiles of mr rows: as few blocks as keep a block's quantised x within
+ * Q_XQ_BYTES, of even heights (a multiple of mr). A group of 256 rows at
+ * k = 1536 is 2 blocks of 128; at 120 rows a block it was 120 + 120 + 16,
+ * which read every pair of panels a third time for 16 rows. */
+static int q_block_rows(int m, int kq, int xw, int mr)
+{
+    int cap = Q_XQ_BYTES / (kq * xw) / mr * mr, nb;
+
+    if (cap < mr)
+        cap = mr;
+    nb = (m + cap - 1) / cap;
+    return ((m + nb - 1) / nb + mr - 1) / mr * mr;
+}
+
+/* At most the rows q_block_rows gives at xw words a group, any tile. */
+static size_t q_block_max(int m, size_t kq, int xw)
+{
+    size_t cap = Q_XQ_BYTES / (kq * (size_t)xw), rows = (size_t)m + 11;
+
+    if (cap < 12)
+        cap = 12;
+    return rows < cap ? rows : cap;
+}
+
 /* Bytes of work for m rows of inner size k: a block's row scales, its
- * quantised rows padded to a whole tile (twice: level 1 keeps |x| beside
- * x), and one row of quantiser output. */
+ * quantised rows padded to a whole tile (twice the bytes at level 1,
+ * which keeps |x| beside x), and one row of quantiser output. */
 size_t embed_k_q8_work(int m, int k)
 {
-    size_t kq = ((size_t)k + 3) & ~(size_t)3, rows = (size_t)m + 11;
+    size_t kq = ((size_t)k + 3) & ~(size_t)3;
+    size_t r1 = q_block_max(m, kq, 1), r2 = q_block_max(m, kq, 2);
+    size_t rows = r1 > r2 ? r1 : r2, xq = r1 * kq > 2 * r2 * kq ? r1 * kq : 2 * r2 * kq;
 
-    if (rows > Q_MC)
-        rows = Q_MC;
-    return 64 + rows * sizeof(float) + 64 + 2 * rows * kq + kq + 64;
+    return 64 + rows * sizeof(float) + 64 + xq + kq + 64;
 }
 
 /* ---- the levels -------------------------------------------------------- */
@@ -796,9 +828,7 @@ static int q_cols(int level, const float *x, int ldx, const struct q_prod *pr, i
             return -1;
     kg = pr[0].q->kq / 4;
     mr = q_pick_mr(level, m < Q_MC ? m : Q_MC, &micro, &micro_y);
-    mcmax = (m + mr - 1) / mr * mr;
-    if (mcmax > Q_MC)
-        mcmax = Q_MC;
+    mcmax = q_block_rows(m, pr[0].q->kq, q_xw(level), mr);
     sx = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     xq = (int32_t *)(((uintptr_t)(sx + mcmax) + 63) & ~(uintptr_t)63);
     row = (int8_t *)(xq + (size_t)mcmax * kg * q_xw(level));

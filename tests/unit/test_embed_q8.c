@@ -96,11 +96,14 @@ static void want_sums(const float *x, const float *w, int m, int n, int k, long 
 static void test_sums(void)
 {
     /* m: 1, a query's 20, tile edges (4, 5, 6, 10, 12) and past one block
-     * of 120 rows; n: within one pair of 32 and across; k: off 4 and 8,
-     * and 1536 (the FFN's; sums up to 127^2 * 1536 = 2.5e7) */
+     * of rows (qgemm.c's q_block_rows: 300 x 1536 is 3 blocks of 100 at
+     * AVX2, 2 of 152 in C; 600 x 384, 2 of 300 at AVX2); n: within one
+     * pair of 32 and across; k: off 4 and 8, and 1536 (the FFN's; sums
+     * up to 127^2 * 1536 = 2.5e7) */
     int shapes[][3] = { {1, 1, 1}, {3, 5, 7}, {20, 384, 384}, {4, 33, 13}, {5, 64, 100},
                         {6, 31, 1536}, {10, 70, 9}, {12, 32, 32}, {13, 40, 385},
-                        {121, 65, 64}, {250, 96, 128}, {7, 3, 2} };
+                        {121, 65, 64}, {250, 96, 128}, {7, 3, 2}, {300, 40, 1536},
+                        {600, 33, 384} };
     size_t s;
     int lv, top = max_level();
 
@@ -144,8 +147,10 @@ static void test_sums(void)
  * the f32 product. */
 static void test_floats(void)
 {
+    /* 270 x 1536: 3 row blocks of 90 at AVX2 (whole tiles stored from the
+     * registers in each) */
     int shapes[][3] = { {1, 32, 384}, {20, 384, 384}, {20, 1536, 384}, {20, 384, 1536},
-                        {9, 70, 33}, {128, 96, 384}, {3, 7, 5} };
+                        {9, 70, 33}, {128, 96, 384}, {3, 7, 5}, {270, 64, 1536} };
     size_t s;
     int lv, top = max_level();
 
@@ -311,7 +316,7 @@ static void test_x_nan(void)
  * each, and -1 when one pack is f32. */
 static void test_cols_n(void)
 {
-    int shapes[][2] = { {20, 384}, {128, 64}, {250, 33}, {1, 8} };
+    int shapes[][2] = { {20, 384}, {128, 64}, {250, 33}, {1, 8}, {300, 1536} };
     int ns[3] = { 96, 70, 32 };
     size_t s;
     int lv, top = max_level(), p;
