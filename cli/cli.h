@@ -232,6 +232,8 @@ int spool_put(const struct cairn *db, const char *event, const char *sid, const 
               const char *cwd, const char *project);
 int spool_drain(struct cairn *db, int max);
 void cli_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* glibc's heap kept by a one-shot process: fewer page faults (common.c). */
+void cli_one_shot_heap(void);
 /* open(path, flags) (O_CLOEXEC added, mode 0600) for a regular file only,
  * without blocking on a FIFO: the fd, or -1 with errno set. The hooks'
  * own files (log, injection state) go through it. */

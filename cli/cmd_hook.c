@@ -26,7 +26,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -227,18 +226,7 @@ int cmd_hook(int argc, char **argv, struct cli_ctx *ctx)
         goto out;
     }
     if (inject || pretool) {
-        /* A one-shot process: memory it frees is worth keeping for its
-         * next arrays rather than handing back. glibc serves an array of
-         * 128 KB or more by its own mmap and unmaps it when freed, so each
-         * such array is fresh pages, each a fault (the packed postings'
-         * matches, ~5.6 MB at a million messages, freed just before the
-         * pool's 1.7 MB is populated). From the heap, and with the heap
-         * not trimmed, the pool reuses their pages: 2,520 -> 1,750 faults
-         * a hook at a million (bench/README.md, "The hook at 100,000:
-         * fixed costs, faults and five cuts"). Advice only: a failed
-         * mallopt changes nothing but the faults. */
-        (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);      /* glibc's largest */
-        (void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
+        cli_one_shot_heap();
         if (out_fd >= 0 && inject)
             hook_inject(event, j, ctx, out_fd);
         else if (out_fd >= 0)

@@ -359,6 +359,7 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
             return 2;
         }
     }
+    cli_one_shot_heap();    /* one process, one question or a batch */
     if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
     if (batch) {

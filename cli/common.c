@@ -2,6 +2,7 @@
  * common.c: helpers the command files share (cli.h).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,4 +179,21 @@ void cli_tiers_when_due(struct cairn *db, const char *what, int quiet)
     else if (!quiet)
         fprintf(stderr, "%s: term tiers: %lld common word%s, %lld row%s\n", what,
                 (long long)terms, cli_s(terms), (long long)rows, cli_s(rows));
+}
+
+/* A one-shot process (a hook, `cairn recall`): memory it frees is worth
+ * keeping for its next arrays rather than handing back. glibc serves an
+ * array of 128 KB or more by its own mmap and unmaps it when freed, so each
+ * such array is fresh pages, each a fault (the packed postings' matches,
+ * ~5.6 MB at a million messages, freed just before the pool's 1.7 MB is
+ * populated). From the heap, and with the heap not trimmed, the next arrays
+ * reuse their pages: 2,520 -> 1,750 faults a hook at a million
+ * (bench/README.md, "The hook at 100,000: fixed costs, faults and five
+ * cuts"). Not for `cairn mcp` or `cairn web`, which live long and should
+ * give memory back. Advice only: a failed mallopt changes nothing but the
+ * faults. */
+void cli_one_shot_heap(void)
+{
+    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);      /* glibc's largest */
+    (void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
