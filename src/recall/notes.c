@@ -909,6 +909,15 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
             gtotal += idf[t] > 0 ? idf[t] : rank_idf(nwhole, 1);
     }
     double unit = log(2.0 + nwhole);
+    /* an everyday word of the question (common.c) names no page by the
+     * card, and counts less in what a section holds for the gate: in a
+     * small vault "test" or "api" is as rare as a topic (policy.h) */
+    double gw[RECALL_MAX_TERMS];
+    int everyday[RECALL_MAX_TERMS];
+    for (int t = 0; t < q->nt; t++) {
+        everyday[t] = text_is_common_word(q->t[t].norm, strlen(q->t[t].norm));
+        gw[t] = num[t] ? 0 : everyday[t] ? NOTE_GATE_EVERYDAY_W : 1;
+    }
     /* the question's rare words, for the pages whose names hold one: a
      * content word of NOTE_NAME_MIN_LEN bytes or more, not an everyday one,
      * in at most NOTE_NAME_PART_DF sections */
@@ -957,7 +966,7 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
                  * it recurs (BM25's saturation, against a single mention):
                  * a changelog holds every common word once */
                 double len = 1 - BM25_B + BM25_B * x->ntok / (avgdl > 0 ? avgdl : 1);
-                x->held = x->gheld = 0;
+                x->held = x->gheld = x->gfull = 0;
                 x->oncard = 0;
                 for (int t = 0; t < q->nt; t++) {
                     if (q->t[t].stop && content)
@@ -965,11 +974,13 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
                     double f = x->tf[t] * (BM25_K1 + 1) / (x->tf[t] + BM25_K1 * len);
                     if (card && card->tf[t]) {
                         f = 1;
-                        x->oncard |= !num[t] && idf[t] / unit >= NOTE_GATE_CARD_W;
+                        x->oncard |= !num[t] && idf[t] / unit >= NOTE_GATE_CARD_W &&
+                                     (NOTE_GATE_CARD_EVERYDAY || !everyday[t]);
                     }
                     x->held += idf[t] * (f < 1 ? f : 1);
+                    x->gheld += gw[t] * idf[t] * (f < 1 ? f : 1);
                     if (!num[t])
-                        x->gheld += idf[t] * (f < 1 ? f : 1);
+                        x->gfull += idf[t] * (f < 1 ? f : 1);
                 }
             }
         }
@@ -1050,9 +1061,12 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
          * may stand far past it; the fewer rare words it holds, the
          * further its cosine must stand above the question's cosines
          * with the rest of the vault (cos_need) */
+        /* (every word whole: the cosine says the section is about the
+         * question, so its everyday words are not in passing) */
+        double cshare = gtotal > 0 ? x->gfull / gtotal : 0, cweight = x->gfull / unit;
         x->gate |= nd->gate_cosine > 0 && x->cos >= nd->gate_cosine - NOTE_GATE_COS_BELOW &&
                    (NOTE_GATE_COS_MAXTOK <= 0 || x->ntok <= NOTE_GATE_COS_MAXTOK) &&
-                   share >= NOTE_GATE_SHARE && weight >= cos_need(np, x->cos);
+                   cshare >= NOTE_GATE_SHARE && cweight >= cos_need(np, x->cos);
     }
     np->dense = nd != NULL;
     if (np->n)

@@ -677,6 +677,25 @@ struct policy_const {
  * quiet q053; 0.35 loses q015 ("recall" in its page's name, 0.35). 0: any
  * word of the card. */
 #define NOTE_GATE_CARD_W 0.3
+/* An everyday word of the question (text_is_common_word: "api", "test",
+ * "session", "workflow") is no card word when this is 0: the name rules
+ * already say such a word names no page, and a folder or a title holding
+ * it ("api/v1.24.md") does not make a page the question's topic (branch
+ * vault31: "the API returns 500 ..." fired on Docker's api/v1.24.md at
+ * 1.51). Dev set keyword and use-lite-en: no line of a graded query
+ * moved. 1: it counts, the rule before. */
+#define NOTE_GATE_CARD_EVERYDAY 0
+/* ... and it counts this much of its IDF in what a section holds of the
+ * question for the gate (its share and weight; the question's total keeps
+ * it whole): four common words and one rare one on a page about Windows
+ * builds reached 1.80, "test" among them. Branch vault31 (docs/VAULTS.md):
+ * 1 (off) to 0.85 leave that fire, 0.8 quiets it and keeps every graded
+ * query, 0.75 loses B's q066 (its section's "set", "develop" and
+ * "environ" are not everyday, "docker" is, and the page's name holds
+ * "contribut"), 0.5 and 0 lose more of A and B. The cosine rule (with
+ * vectors) reads every word whole: applied there too, 0.8 lost A's q019,
+ * whose section a cosine vouches for. 1: off. */
+#define NOTE_GATE_EVERYDAY_W 0.8
 /* A section whose heading path holds a rare word of the question (one of
  * at least NOTE_GATE_HEAD in the gate's units: its IDF over log(2 +
  * sections), content, NOTE_NAME_MIN_LEN bytes, not an everyday word), a
@@ -892,6 +911,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_GATE_WEIGHT_MANY) \
     X(NOTE_GATE_WEIGHT_OFFPAGE) \
     X(NOTE_GATE_CARD_W) \
+    X(NOTE_GATE_CARD_EVERYDAY) \
+    X(NOTE_GATE_EVERYDAY_W) \
     X(NOTE_DENSE_TOPK) \
     X(NOTE_DENSE_FLOOR) \
     X(NOTE_W_DENSE) \

@@ -372,7 +372,9 @@ struct rnote {
     double   weight;       /* that weight in the gate's units (gate.c) */
     double   held;         /* the IDF weight its page holds (every section
                             * and the card: title, aliases, tags, path) */
-    double   gheld;        /* held less the numbers the gate leaves out */
+    double   gheld;        /* held less the numbers the gate leaves out, an
+                            * everyday word at NOTE_GATE_EVERYDAY_W */
+    double   gfull;        /* gheld with every word whole: the cosine rule's */
     int      card;         /* the page's card (line 0): found, never shown */
     int      oncard;       /* its page's card holds a content word of the question */
     int      named;        /* the question names its page (title or alias) */

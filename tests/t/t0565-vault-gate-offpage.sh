@@ -16,9 +16,7 @@
 # (t0559, t0561), rare enough to say what a page is about
 vault_pages 7 <<'PY'
 def page(name, title, words):
-    text = " ".join(vault_words.filler(rng, 10) + " " + w for w in words)
-    with open(f"{root}/{name}", "w") as f:
-        f.write(f"# {title}\n\n{text} {vault_words.filler(rng, 10)}\n")
+    vault_words.spaced_page(root, rng, name, title, words)
 
 vault_words.filler_pages(root, rng, 60, {"quarry": 11})
 page("quarry-log.md", "Quarry log", ["zorblax", "quarry", "harbor", "lantern"])

@@ -1,5 +1,5 @@
 # tests/t/vault_gate.sh: the opening and closing the vault gate tests
-# (t0559, t0561, t0564, t0565) share, sourced after lib.sh: keyword-only
+# (t0559, t0561, t0564, t0565, t0566) share, sourced after lib.sh: keyword-only
 # recall, an empty $TMP/vault, and
 #   vault_pages SEED   runs the Python on its standard input (a
 #       here-document) with root (the vault folder), rng

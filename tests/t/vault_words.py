@@ -1,5 +1,5 @@
 """vault_words.py: the made-up words the vault gate tests (t0559, t0561,
-t0564, t0565) build their pages from: everyday words that many pages hold,
+t0564, t0565, t0566) build their pages from: everyday words that many pages hold,
 so they weigh little, and padding that carries no topic. One list, so the
 tests' pages stay alike and a change to the words is made once."""
 EVERYDAY = "harbor lantern weather copper meadow river stone candle".split()
@@ -33,3 +33,11 @@ def write_page(root, name, title, *sections):
         f.write(f"# {title}\n\n")
         for i, words in enumerate(sections):
             f.write(f"## Part {i}\n\n{' '.join(words)}\n\n")
+
+
+def spaced_page(root, rng, name, title, words):
+    """root/name: "# title", then words, each after ten words of padding
+    (and ten after the last): one section, its words apart."""
+    text = " ".join(filler(rng, 10) + " " + w for w in words)
+    with open(f"{root}/{name}", "w") as f:
+        f.write(f"# {title}\n\n{text} {filler(rng, 10)}\n")
