@@ -21,7 +21,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 28
+#define CAIRN_SCHEMA_VERSION 29
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31

@@ -142,6 +142,20 @@ contains "no note matches: said so" "$("$CAIRN" recall nyxbridge --source notes 
 contains "no vault: said so" "$(CAIRN_DB="$TMP/none.db" "$CAIRN" recall nyxbridge --source notes 2>&1)" "no Markdown vault in this store"
 contains "reindex: the new text is in it" "$("$CAIRN" recall quobridge --source notes)" "quobridge"
 eq "reindex: the removed file left" "$(q "SELECT count(*) FROM vault_docs WHERE path = 'wiki/Design.md'")" 0
+# the sections' totals (schema 29), kept by triggers: the sums of the rows
+totals_ok() {
+    eq "$1" "$(q "SELECT sections || ',' || tok || ',' || whole FROM vault_totals")" \
+        "$(q "SELECT count(*) || ',' || coalesce(sum(ntok), 0) || ',' || coalesce(sum(part = 0), 0) FROM vault_sections")"
+}
+totals_ok "totals after a change and a removal"
+check "totals: the vault has sections" test "$(q "SELECT sections FROM vault_totals")" -gt 0
+# a store of schema 28 gets them filled by the upgrade
+cp "$CAIRN_DB" "$TMP/v28.db"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript("DROP TRIGGER vault_totals_ai; DROP TRIGGER vault_totals_au; DROP TRIGGER vault_totals_ad; DROP TABLE vault_totals; PRAGMA user_version=28;"); c.close()' "$TMP/v28.db"
+CAIRN_DB="$TMP/v28.db" "$CAIRN" vault list >/dev/null 2>&1
+eq "v28 store: the upgrade fills the totals" \
+    "$(sqlite3 "$TMP/v28.db" "SELECT sections || ',' || tok || ',' || whole FROM vault_totals")" \
+    "$(q "SELECT sections || ',' || tok || ',' || whole FROM vault_totals")"
 
 # freshness: doctor tells, the Stop hook (write side) follows
 printf '# New page\n\nzentriquon\n' > "$V/wiki/new.md"
@@ -152,6 +166,7 @@ printf '{"session_id":"s9","transcript_path":"%s","cwd":"/tmp","hook_event_name"
     "$TMP/t.jsonl" > "$TMP/stop.json"
 "$CAIRN" hook stop < "$TMP/stop.json"
 contains "the Stop hook re-indexed it" "$("$CAIRN" recall zentriquon --source notes)" "zentriquon"
+totals_ok "totals after the Stop hook's re-index"
 out=$("$CAIRN" doctor 2>&1)
 contains "doctor: up to date again" "$out" "up to date"
 eq "the folder is still not written" "$(cd "$V" && find . -newer "$V/wiki/new.md" | grep -v '^\.$' | wc -l)" 0
@@ -165,10 +180,11 @@ for m in quobridge Braintree "obfs4 bridges" qwvelquist; do
     eq "after vault rm: $m in no file" "$(found "$m")" ""
 done
 "$CAIRN" vault list >/dev/null 2>&1; eq "vault list: none left (exit 3)" "$?" 3
+eq "totals after vault rm: none" "$(q "SELECT sections || ',' || tok || ',' || whole FROM vault_totals")" "0,0,0"
 
 # a store of schema v12 (before vaults) takes a vault after the upgrade
 cp "$CAIRN_DB" "$TMP/v12.db"
-python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript("DROP TRIGGER post_dirty_ad; DROP TRIGGER post_dirty_au; DROP TABLE post_dirty; DROP TABLE post_blocks; DROP TABLE post_terms; DROP TABLE post_state; DROP TRIGGER session_sizes_ai; DROP TRIGGER session_sizes_au; DROP TRIGGER session_sizes_ad; DROP TABLE session_sizes; DROP TRIGGER tier_terms_forget; DROP TRIGGER tier_terms_gone; DROP TRIGGER tier_post_au; DROP TRIGGER tier_post_ad; DROP TABLE tier_post; DROP TABLE tier_terms; DROP TABLE tier_state; DROP TRIGGER session_turns_au; DROP TRIGGER session_turns_ad; DROP TABLE session_turns; DROP TRIGGER memory_sync_corr_au; DROP TRIGGER memory_sync_corr_ai; DROP TRIGGER memory_sync_au; DROP TABLE memory_sync; DROP TABLE memories_forgotten; ALTER TABLE sync_state DROP COLUMN pull_mtx; ALTER TABLE sync_state DROP COLUMN push_mtomb; DROP TRIGGER msg_runs_au; DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au; DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors; DROP TRIGGER msg_runs_ad; DROP TABLE msg_runs; DROP TABLE events_fill; DROP TRIGGER message_events_au; DROP TRIGGER message_events_ad; DROP TABLE message_events; DROP TRIGGER store_totals_ai; DROP TRIGGER store_totals_au; DROP TRIGGER store_totals_ad; DROP TABLE store_totals; PRAGMA writable_schema=ON; DELETE FROM sqlite_master WHERE name = '"'"'vault_fts'"'"'; PRAGMA writable_schema=OFF; DROP TABLE vault_fts_data; DROP TABLE vault_fts_idx; DROP TABLE vault_fts_docsize; DROP TABLE vault_fts_config; DROP TABLE vault_sections; DROP TABLE vault_docs; DROP TABLE vaults; PRAGMA user_version=12;"); c.close()' "$TMP/v12.db"
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript("DROP TRIGGER vault_totals_ai; DROP TRIGGER vault_totals_au; DROP TRIGGER vault_totals_ad; DROP TABLE vault_totals; DROP TRIGGER post_dirty_ad; DROP TRIGGER post_dirty_au; DROP TABLE post_dirty; DROP TABLE post_blocks; DROP TABLE post_terms; DROP TABLE post_state; DROP TRIGGER session_sizes_ai; DROP TRIGGER session_sizes_au; DROP TRIGGER session_sizes_ad; DROP TABLE session_sizes; DROP TRIGGER tier_terms_forget; DROP TRIGGER tier_terms_gone; DROP TRIGGER tier_post_au; DROP TRIGGER tier_post_ad; DROP TABLE tier_post; DROP TABLE tier_terms; DROP TABLE tier_state; DROP TRIGGER session_turns_au; DROP TRIGGER session_turns_ad; DROP TABLE session_turns; DROP TRIGGER memory_sync_corr_au; DROP TRIGGER memory_sync_corr_ai; DROP TRIGGER memory_sync_au; DROP TABLE memory_sync; DROP TABLE memories_forgotten; ALTER TABLE sync_state DROP COLUMN pull_mtx; ALTER TABLE sync_state DROP COLUMN push_mtomb; DROP TRIGGER msg_runs_au; DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au; DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors; DROP TRIGGER msg_runs_ad; DROP TABLE msg_runs; DROP TABLE events_fill; DROP TRIGGER message_events_au; DROP TRIGGER message_events_ad; DROP TABLE message_events; DROP TRIGGER store_totals_ai; DROP TRIGGER store_totals_au; DROP TRIGGER store_totals_ad; DROP TABLE store_totals; PRAGMA writable_schema=ON; DELETE FROM sqlite_master WHERE name = '"'"'vault_fts'"'"'; PRAGMA writable_schema=OFF; DROP TABLE vault_fts_data; DROP TABLE vault_fts_idx; DROP TABLE vault_fts_docsize; DROP TABLE vault_fts_config; DROP TABLE vault_sections; DROP TABLE vault_docs; DROP TABLE vaults; PRAGMA user_version=12;"); c.close()' "$TMP/v12.db"
 eq "a v12 store has no vault table" "$(sqlite3 "$TMP/v12.db" "SELECT count(*) FROM sqlite_master WHERE name LIKE 'vault%'")" 0
 out=$(CAIRN_DB="$TMP/v12.db" "$CAIRN" vault add "$V" --name again 2>/dev/null); rc=$?
 eq "v12 store: vault add works after the upgrade" "$rc" 0

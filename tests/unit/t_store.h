@@ -60,9 +60,14 @@
 #define VAULT_VECTORS_V18_DROP \
     "DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au;" \
     "DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors;"
+/* What version 29 added (vault totals, branch vault31), which every
+ * store made older than it drops first. */
+#define VAULT_TOTALS_V29_DROP \
+    "DROP TRIGGER vault_totals_ai; DROP TRIGGER vault_totals_au;" \
+    "DROP TRIGGER vault_totals_ad; DROP TABLE vault_totals;"
 /* What version 26 added (packed postings, branch post26), which every
  * store made older than it drops first. */
-#define POST_V26_DROP \
+#define POST_V26_DROP VAULT_TOTALS_V29_DROP \
     "DROP TRIGGER post_dirty_ad; DROP TRIGGER post_dirty_au; DROP TABLE post_dirty;" \
     "DROP TABLE post_blocks; DROP TABLE post_terms; DROP TABLE post_state;"
 /* What version 25 added (sections cut in pieces, branch vault25): the
