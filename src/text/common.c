@@ -10,8 +10,10 @@
  * section frequency says so (NOTE_NAME_DF); in a small one everything is
  * rare, so this list says it instead. The words are the generic nouns and
  * verbs of notes and work (plans, ideas, setup, meetings), written in
- * their natural form and put through text_tokenize() once, so the table
- * holds what the index holds ("memory" -> "memori").
+ * their natural form and put through text_tokenize() once, as one text,
+ * so the table holds what the index holds ("memory" -> "memori"). The
+ * gate of notes also counts such a word of a question less (policy.h,
+ * NOTE_GATE_EVERYDAY_W).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -48,20 +50,37 @@ static char **table;
 static size_t ntable;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-struct one {
-    char tok[64];
-    int  n;
+/* The words are tokenized as one text (a tokenizer's call costs a stemmer
+ * made and freed: 186 calls were 1.3 M instructions of every prompt hook
+ * with a vault); each word's first token is its entry, as a call of its
+ * own would give it. */
+struct all {
+    const size_t *off;     /* each word's first byte in the text; off[n]: its end */
+    size_t n, cur;
+    char **t;
+    size_t k;
+    int taken;             /* word cur has its entry */
 };
 
-static int first_tok(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
+static int word_tok(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
 {
-    struct one *o = arg;
-    if (o->n || n >= sizeof o->tok)
-        return 1;
-    memcpy(o->tok, tok, n);
-    o->tok[n] = 0;
-    o->n = (int)n;
-    return 1;
+    struct all *a = arg;
+    while (a->cur < a->n && start >= a->off[a->cur + 1]) {
+        a->cur++;
+        a->taken = 0;
+    }
+    if (a->cur >= a->n || a->taken)
+        return 0;
+    a->taken = 1;
+    if (n >= 64)
+        return 0;           /* as text_is_common_word's key: never found */
+    char *c = malloc(n + 1);
+    if (c) {
+        memcpy(c, tok, n);
+        c[n] = 0;
+        a->t[a->k++] = c;
+    }
+    return 0;
 }
 
 static int by_bytes(const void *a, const void *b)
@@ -71,20 +90,35 @@ static int by_bytes(const void *a, const void *b)
 
 static void build(void)
 {
-    size_t n = sizeof words / sizeof words[0];
-    char **t = calloc(n, sizeof *t);
-    if (!t)
-        return;             /* no table: no word is common (the df rule stays) */
-    size_t k = 0;
+    size_t n = sizeof words / sizeof words[0], len = 0;
+    char **t = calloc(n, sizeof *t), *text = NULL;
+    size_t *off = calloc(n + 1, sizeof *off);
+    if (!t || !off)
+        goto out;           /* no table: no word is common (the df rule stays) */
+    for (size_t i = 0; i < n; i++)
+        len += strlen(words[i]) + 1;
+    if (!(text = malloc(len + 1)))
+        goto out;
+    len = 0;
     for (size_t i = 0; i < n; i++) {
-        struct one o = { "", 0 };
-        text_tokenize(words[i], strlen(words[i]), 1, first_tok, &o);
-        if (o.n && (t[k] = strdup(o.tok)))
-            k++;
+        size_t w = strlen(words[i]);
+        off[i] = len;
+        memcpy(text + len, words[i], w);
+        text[len + w] = ' ';
+        len += w + 1;
     }
-    qsort(t, k, sizeof *t, by_bytes);
+    off[n] = len;
+    text[len] = 0;
+    struct all a = { off, n, 0, t, 0, 0 };
+    text_tokenize(text, len, 1, word_tok, &a);
+    qsort(t, a.k, sizeof *t, by_bytes);
     table = t;
-    ntable = k;
+    ntable = a.k;
+    t = NULL;
+out:
+    free(t);
+    free(off);
+    free(text);
 }
 
 int text_is_common_word(const char *tok, size_t n)

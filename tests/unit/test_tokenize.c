@@ -720,6 +720,40 @@ static void test_record(void)
     text_tokenizer_free(tk);
 }
 
+/* The everyday words (common.c), tokenized as one text when first asked:
+ * each word's stem is found, the first and the last of the list included
+ * (the word boundaries of that one text), and other words are not. */
+static int stem_of(void *arg, const char *tok, size_t n, size_t start, size_t end, int coloc)
+{
+    char *out = arg;
+    if (!*out && n < 64) {
+        memcpy(out, tok, n);
+        out[n] = 0;
+    }
+    return 0;
+}
+
+static void test_common_words(void)
+{
+    static const char *const yes[] = { "about", "account", "api", "memory", "session",
+                                       "troubleshooting", "workflow", "writing", "year",
+                                       "Memory", "sessions" };
+    static const char *const no[] = { "quarry", "tor", "orbstack", "cookie", "zorblax", "" };
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        char st[64] = "";
+        text_tokenize(yes[i], strlen(yes[i]), 1, stem_of, st);
+        T_CHECK(st[0] && text_is_common_word(st, strlen(st)));
+    }
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+        char st[64] = "";
+        text_tokenize(no[i], strlen(no[i]), 1, stem_of, st);
+        T_CHECK(!text_is_common_word(st, strlen(st)));
+    }
+    char big[80];
+    memset(big, 'a', sizeof big);
+    T_CHECK(!text_is_common_word(big, sizeof big));
+}
+
 int main(void)
 {
     T_RUN(test_words);
@@ -728,6 +762,7 @@ int main(void)
     T_RUN(test_offsets);
     T_RUN(test_bad_input);
     T_RUN(test_stopwords);
+    T_RUN(test_common_words);
     T_RUN(test_count_words);
     T_RUN(test_fts5);
     T_RUN(test_stem_cache);
