@@ -47,6 +47,7 @@ enum cairn__setting {
     CAIRN__SET_RECALL_TIER,         /* "recall.tier" */
     CAIRN__SET_TIER_KEEP,           /* "store.tier_keep" */
     CAIRN__SET_RECALL_PACKED,       /* "recall.packed" */
+    CAIRN__SET_TIER_WALK,           /* "store.tier_walk" */
     CAIRN__NSET
 };
 

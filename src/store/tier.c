@@ -258,6 +258,33 @@ int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scor
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "term tiers");
 }
 
+int store_tier_reader(struct cairn *h, struct cairn **r)
+{
+    sqlite3_stmt *st;
+    int wal = 0;
+    *r = NULL;
+    /* a reader sees what a writer committed only through the WAL; without
+     * it (an in-memory store, another journal mode) the build walks alone */
+    const char *v = cairn__setting(h, CAIRN__SET_TIER_WALK);
+    if ((v && !strcmp(v, "0")) || h->pg || !h->path || !strcmp(h->path, ":memory:") ||
+        !h->path[0] ||
+        store_prepare(h, "PRAGMA journal_mode", &st))
+        return CAIRN_OK;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *m = (const char *)sqlite3_column_text(st, 0);
+        wal = m && !strcmp(m, "wal");
+    }
+    sqlite3_finalize(st);
+    /* a writer's page cache, not a one-shot reader's 256 KB: the walks
+     * read msg_runs again for every word */
+    if (wal && (cairn_open(h->path, CAIRN_OPEN_READONLY | CAIRN_OPEN_NOCREATE, r) ||
+                store_cache_size(*r, 16))) {
+        cairn_close(*r);           /* no reader: the build walks alone */
+        *r = NULL;
+    }
+    return CAIRN_OK;
+}
+
 int store_max_message(struct cairn *h, int64_t *max)
 {
     return one_int(h, "SELECT coalesce(max(id), 0) FROM messages", NULL, 0, 0, max, "messages");
