@@ -290,6 +290,7 @@ out:
 #define WALK_AHEAD 2
 
 struct walker {
+    struct cairn      *h;        /* the build's handle */
     struct cairn      *r;        /* the reader; NULL: the build walks alone */
     const struct vocab *v;
     int64_t            upto;
@@ -344,6 +345,7 @@ static void *walker_run(void *arg)
 static void walker_start(struct cairn *h, struct walker *w, const struct vocab *v, int64_t upto)
 {
     memset(w, 0, sizeof *w);
+    w->h = h;
     w->v = v;
     w->upto = upto;
     for (int k = 0; k < WALK_AHEAD; k++)
@@ -363,7 +365,7 @@ static void walker_start(struct cairn *h, struct walker *w, const struct vocab *
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
 alone:
-    cairn_close(w->r);
+    store_tier_reader_close(h, w->r);
     w->r = NULL;
 }
 
@@ -411,7 +413,7 @@ static void walker_end(struct walker *w)
         pthread_cond_destroy(&w->cv);
         pthread_mutex_destroy(&w->mu);
     }
-    cairn_close(w->r);
+    store_tier_reader_close(w->h, w->r);
     for (int k = 0; k < WALK_AHEAD; k++)
         free(w->slot[k].v);
     free(w->own.v);

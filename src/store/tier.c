@@ -267,7 +267,7 @@ int store_tier_reader(struct cairn *h, struct cairn **r)
      * it (an in-memory store, another journal mode) the build walks alone */
     const char *v = cairn__setting(h, CAIRN__SET_TIER_WALK);
     if ((v && !strcmp(v, "0")) || h->pg || !h->path || !strcmp(h->path, ":memory:") ||
-        !h->path[0] ||
+        !h->path[0] || !h->open_reader || !h->close_reader ||
         store_prepare(h, "PRAGMA journal_mode", &st))
         return CAIRN_OK;
     if (sqlite3_step(st) == SQLITE_ROW) {
@@ -277,12 +277,17 @@ int store_tier_reader(struct cairn *h, struct cairn **r)
     sqlite3_finalize(st);
     /* a writer's page cache, not a one-shot reader's 256 KB: the walks
      * read msg_runs again for every word */
-    if (wal && (cairn_open(h->path, CAIRN_OPEN_READONLY | CAIRN_OPEN_NOCREATE, r) ||
-                store_cache_size(*r, 16))) {
-        cairn_close(*r);           /* no reader: the build walks alone */
+    if (wal && (h->open_reader(h, r) || store_cache_size(*r, 16))) {
+        h->close_reader(*r);       /* no reader: the build walks alone */
         *r = NULL;
     }
     return CAIRN_OK;
+}
+
+void store_tier_reader_close(struct cairn *h, struct cairn *r)
+{
+    if (r)
+        h->close_reader(r);
 }
 
 int store_max_message(struct cairn *h, int64_t *max)
