@@ -29,6 +29,7 @@ static const struct { const char *env, *key; } env_settings[] = {
     { "CAIRN_RECALL_TIER",       "recall.tier" },
     { "CAIRN_TIER_KEEP",         "store.tier_keep" },
     { "CAIRN_RECALL_PACKED",     "recall.packed" },
+    { "CAIRN_TIER_WALK",         "store.tier_walk" },
 };
 
 static const char *env_value(const char *name)

@@ -135,6 +135,10 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *                       postings as they are (the messages added since
  *                       walked by every recall until the next build);
  *                       default: kept current
+ *   "store.tier_walk"   "0": the tier build (cairn_tier_build) walks each
+ *                       common word itself; default: a second thread on a
+ *                       read-only handle walks the next words while the
+ *                       build writes (the same rows; a WAL store on disk)
  *   "store.cache_mb"    the page cache in MB, 1..4096 (default 2 read-only,
  *                       16 writable), set at once: for a long-lived process
  *   "store.keep_turns"  "1": keep every turn's and session's metadata in

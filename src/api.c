@@ -55,7 +55,7 @@ static const char *const setting_names[CAIRN__NSET] = {
     "recall.exhaustive", "recall.prune_msgs", "recall.reply_lane", "embed.model",
     "embed.model_dir", "embed.threads", "embed.max_pieces", "vec.f32", "vec.cache", "redact",
     "store.cache_mb", "store.keep_turns", "pg.dense", "recall.tier",
-    "store.tier_keep", "recall.packed",
+    "store.tier_keep", "recall.packed", "store.tier_walk",
 };
 
 int cairn_set(struct cairn *db, const char *key, const char *value)
@@ -159,6 +159,11 @@ static int open_unwritable(struct cairn *h)
 
 /* A new handle on the store at path, its connection set up; the schema
  * is not looked at (cairn_open migrates). */
+static int open_reader(struct cairn *h, struct cairn **r)
+{
+    return cairn_open(h->path, CAIRN_OPEN_READONLY | CAIRN_OPEN_NOCREATE, r);
+}
+
 static int connect_store(const char *path, unsigned flags, struct cairn **out)
 {
     char def[4096];
@@ -168,6 +173,8 @@ static int connect_store(const char *path, unsigned flags, struct cairn **out)
     if (!h)
         return CAIRN_NOMEM;
     h->readonly = (flags & CAIRN_OPEN_READONLY) != 0;
+    h->open_reader = open_reader;
+    h->close_reader = cairn_close;
     if (!path || !*path) {
         rc = cairn_default_path(def, sizeof def);
         if (rc)

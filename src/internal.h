@@ -47,6 +47,7 @@ enum cairn__setting {
     CAIRN__SET_RECALL_TIER,         /* "recall.tier" */
     CAIRN__SET_TIER_KEEP,           /* "store.tier_keep" */
     CAIRN__SET_RECALL_PACKED,       /* "recall.packed" */
+    CAIRN__SET_TIER_WALK,           /* "store.tier_walk" */
     CAIRN__NSET
 };
 
@@ -81,6 +82,11 @@ struct cairn {
                                     a message's insert, store/keep.c sets its
                                     record and the keepers' listener */
     struct text_tokenizer *rec;  /* ingest's: a new message recorded once */
+    /* Another handle on the same store, read-only, and its close: the api
+     * layer's cairn_open and cairn_close, set there, for the term tiers'
+     * walks in a thread of their own (store_tier_reader); NULL: none. */
+    int    (*open_reader)(struct cairn *h, struct cairn **r);
+    void   (*close_reader)(struct cairn *r);
     struct text_toks rec_toks;   /* (its length, then the index's tokens) */
     struct store_turns *turns; /* every turn's metadata, kept between recalls
                                   ("store.keep_turns": store/recall_read.c) */

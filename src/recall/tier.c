@@ -22,6 +22,7 @@
  * tiers only a word that outweighs the others (TIER_SHARE);
  * bench/README.md ("Term tiers") says how often the answer changed.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,42 +192,44 @@ static int post_from_walk(struct cairn *h, const char *tok, const struct tmatche
     return rc;
 }
 
-/* The walk of a query of word (one token) up to upto, and if it matches
- * at least TIER_DF_MIN messages (*common), its matches packed as token
- * tok's (store/post.c), by row. */
-static int walk_word(struct cairn *h, const char *tok, const char *word, int64_t upto,
-                     struct tmatches *m, int *common)
+/* The walk of a query of word (one token) up to upto on handle r (the
+ * build's own, or its walker's reader: the same snapshot). */
+static int walk_word(struct cairn *r, const char *word, int64_t upto, struct tmatches *m)
 {
     struct buf expr = BUF_INIT;
     const struct store_scope all = { NULL, NULL };
     int rc;
     m->n = 0;
-    *common = 0;
     query_add_phrase(&expr, word);
     if (expr.err)
         rc = CAIRN_NOMEM;
     else
-        rc = store_term_matches_in(h, &all, expr.p, expr.n, 1, NULL, 1, INT64_MIN, upto, 1,
+        rc = store_term_matches_in(r, &all, expr.p, expr.n, 1, NULL, 1, INT64_MIN, upto, 1,
                                    on_tmatch, m);
-    if (!rc && m->n >= TIER_DF_MIN) {
-        *common = 1;
-        rc = post_from_walk(h, tok, m);
-    }
     buf_release(&expr);
     return rc;
 }
 
-/* The tier of one word: its matches up to upto, their sessions by best
- * single-message score, the TIER_SESS best sessions' matches stored. */
-static int build_one(struct cairn *h, const char *tok, int64_t upto, double avg,
-                     struct tmatches *m, struct store_tier_writer *ins, int64_t *rows)
+/* A walk's matches, if at least TIER_DF_MIN (*common), packed as token
+ * tok's (store/post.c), by row. */
+static int pack_word(struct cairn *h, const char *tok, const struct tmatches *m, int *common)
+{
+    *common = m->n >= TIER_DF_MIN;
+    return *common ? post_from_walk(h, tok, m) : CAIRN_OK;
+}
+
+/* The tier of one word from its walk m (its matches up to upto): their
+ * sessions by best single-message score, the TIER_SESS best sessions'
+ * matches stored. */
+static int build_one(struct cairn *h, const char *tok, double avg, struct tmatches *m,
+                     struct store_tier_writer *ins, int64_t *rows)
 {
     struct sort_kv *kv = NULL;
     struct tmatch *keep = NULL;
     int rc = CAIRN_OK, ns = 0, nkeep = 0, common = 0;
     int64_t id;
     /* the walk's matches, packed before they are sorted by session */
-    if ((rc = walk_word(h, tok, tok, upto, m, &common)) || !common)
+    if ((rc = pack_word(h, tok, m, &common)) || !common)
         goto out;
     qsort(m->v, (size_t)m->n, sizeof *m->v, cmp_tmatch_sess);
     if (!(kv = malloc((size_t)m->n * sizeof *kv))) {
@@ -273,10 +276,154 @@ out:
     return rc;
 }
 
+/*
+ * The walks ahead, in a thread of their own. A build is a walk of each
+ * common word through FTS5 (~40% of its CPU) then writes (its packed
+ * postings, its tier's rows): the walks only read, so a second thread
+ * walks the next words on a reader of the same store (store_tier_reader)
+ * while the build writes this one's, on the machine's second core. Each
+ * word's matches are the same whichever handle walks them; the build
+ * takes them in the vocabulary's order, so the rows go in as before.
+ * WALK_AHEAD slots bound the memory: a slot is a word's matches (24
+ * bytes each), refilled only once the build is done with it.
+ */
+#define WALK_AHEAD 2
+
+struct walker {
+    struct cairn      *h;        /* the build's handle */
+    struct cairn      *r;        /* the reader; NULL: the build walks alone */
+    const struct vocab *v;
+    int64_t            upto;
+    pthread_t          th;
+    int                started;
+    pthread_mutex_t    mu;
+    pthread_cond_t     cv;
+    struct tmatches    slot[WALK_AHEAD];
+    int                word[WALK_AHEAD]; /* the word a slot holds; -1: empty */
+    int                rc[WALK_AHEAD];   /* its walk's code (then the walks stop) */
+    int                stop;             /* the build gave up */
+    int                taken;            /* the words the build has taken */
+    struct tmatches    own;              /* the build's, walking alone */
+};
+
+/* The word a query finds word i by: itself, or the word that is it alone;
+ * NULL: not walked (its df only). */
+static const char *walk_spell(const struct vocab *v, int i)
+{
+    return v->spelt[i] == 1 ? v->tok[i] : v->spelt[i] == 2 ? v->spell[i] : NULL;
+}
+
+static void *walker_run(void *arg)
+{
+    struct walker *w = arg;
+    for (int i = 0, seq = 0; i < w->v->n; i++) {
+        const char *word = walk_spell(w->v, i);
+        if (!word)
+            continue;
+        int k = seq++ % WALK_AHEAD, stop;
+        pthread_mutex_lock(&w->mu);
+        while (w->word[k] >= 0 && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        stop = w->stop;
+        pthread_mutex_unlock(&w->mu);
+        if (stop)
+            break;
+        int rc = walk_word(w->r, word, w->upto, &w->slot[k]);
+        pthread_mutex_lock(&w->mu);
+        w->word[k] = i;
+        w->rc[k] = rc;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        if (rc)
+            break;
+    }
+    return NULL;
+}
+
+/* Starts the walks ahead when a reader opens (else the build walks each
+ * word itself, as before). */
+static void walker_start(struct cairn *h, struct walker *w, const struct vocab *v, int64_t upto)
+{
+    memset(w, 0, sizeof *w);
+    w->h = h;
+    w->v = v;
+    w->upto = upto;
+    for (int k = 0; k < WALK_AHEAD; k++)
+        w->word[k] = -1;
+    if (store_tier_reader(h, &w->r) || !w->r)
+        return;
+    if (pthread_mutex_init(&w->mu, NULL))
+        goto alone;
+    if (pthread_cond_init(&w->cv, NULL)) {
+        pthread_mutex_destroy(&w->mu);
+        goto alone;
+    }
+    if (!pthread_create(&w->th, NULL, walker_run, w)) {
+        w->started = 1;
+        return;
+    }
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+alone:
+    store_tier_reader_close(h, w->r);
+    w->r = NULL;
+}
+
+/* Word i's walk (*m), walked here or waited for; walker_done gives its
+ * slot back. */
+static int walker_take(struct cairn *h, struct walker *w, int i, struct tmatches **m)
+{
+    if (!w->started) {
+        *m = &w->own;
+        return walk_word(h, walk_spell(w->v, i), w->upto, &w->own);
+    }
+    int k = w->taken % WALK_AHEAD, rc;
+    pthread_mutex_lock(&w->mu);
+    while (w->word[k] != i)
+        pthread_cond_wait(&w->cv, &w->mu);
+    rc = w->rc[k];
+    pthread_mutex_unlock(&w->mu);
+    *m = &w->slot[k];
+    if (rc && rc != CAIRN_NOMEM)
+        rc = cairn__err(h, rc, "term tiers: %s", cairn_errmsg(w->r));
+    return rc;
+}
+
+static void walker_done(struct walker *w)
+{
+    if (!w->started)
+        return;
+    int k = w->taken++ % WALK_AHEAD;
+    pthread_mutex_lock(&w->mu);
+    w->word[k] = -1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Stops the walks (those left are not needed, or the build failed) and
+ * frees them. */
+static void walker_end(struct walker *w)
+{
+    if (w->started) {
+        pthread_mutex_lock(&w->mu);
+        w->stop = 1;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->th, NULL);
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+    }
+    store_tier_reader_close(w->h, w->r);
+    for (int k = 0; k < WALK_AHEAD; k++)
+        free(w->slot[k].v);
+    free(w->own.v);
+}
+
 int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
 {
     struct vocab v = { 0 };
-    struct tmatches m = { 0 };
+    struct walker wk;
+    int walking = 0;
     struct store_tier_writer *ins = NULL;
     const struct store_scope all = { NULL, NULL };
     struct store_totals tot;
@@ -306,8 +453,12 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
     if ((rc = store_tier_reset(h, upto, &sc, &ins)) || (rc = store_post_reset(h, upto)) ||
         (rc = store_tier_vocab(h, TIER_DF_MIN, on_vocab, &v)))
         goto fail;
+    walker_start(h, &wk, &v, upto);
+    walking = 1;
     for (int i = 0; i < v.n; i++) {
         int64_t before = nrows, id;
+        struct tmatches *m = NULL;
+        int common;
         /* a stem that stems again to another: a question's word comes
          * to it, but a query of it finds something else; its df tells
          * the reader the word is common (gather.c weighs the walk). A
@@ -316,16 +467,22 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
          * question spells it with; issue 23, hook29), its tier is not
          * built (a tier changes the pruned answer; not measured here) */
         if (v.spelt[i] != 1) {
-            int common;
-            if ((rc = store_tier_add_term(h, v.tok[i], strlen(v.tok[i]), v.df[i], NULL, &id)) ||
-                (v.spelt[i] == 2 && (rc = walk_word(h, v.tok[i], v.spell[i], upto, &m, &common))))
+            if ((rc = store_tier_add_term(h, v.tok[i], strlen(v.tok[i]), v.df[i], NULL, &id)))
                 goto fail;
+            if (v.spelt[i] == 2) {
+                if ((rc = walker_take(h, &wk, i, &m)) || (rc = pack_word(h, v.tok[i], m, &common)))
+                    goto fail;
+                walker_done(&wk);
+            }
             continue;
         }
-        if ((rc = build_one(h, v.tok[i], upto, avg, &m, ins, &nrows)))
+        if ((rc = walker_take(h, &wk, i, &m)) || (rc = build_one(h, v.tok[i], avg, m, ins, &nrows)))
             goto fail;
+        walker_done(&wk);
         nterms += nrows > before;
     }
+    walker_end(&wk);
+    walking = 0;
     rc = store_tier_finish(h, ins);
     ins = NULL;
     if (rc)
@@ -341,6 +498,8 @@ fail:
     store_tier_done(ins);
     store_rollback(h);
 out:
+    if (walking)
+        walker_end(&wk);
     if (temp >= 0 && temp != 1)
         store_temp_store(h, temp, NULL);     /* as above: memory only */
     for (int i = 0; i < v.n; i++) {
@@ -351,7 +510,6 @@ out:
     free(v.spell);
     free(v.df);
     free(v.spelt);
-    free(m.v);
     if (rc == CAIRN_NOMEM)
         cairn__err(h, rc, "out of memory");
     return rc;

@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "store/tier.h"
+#include "util/buf.h"
 
 /* One integer from a statement with no parameter but ?1 (text, may be
  * NULL) and ?2 (integer). */
@@ -100,8 +101,18 @@ out:
  * SQLite's truncation, and tier_terms_gone ran its lookup a row) and
  * every row went into the index by message at a random place; without,
  * the table is truncated, and CREATE INDEX sorts once. */
+/* Rows go in TIER_ROWS_BATCH a statement: a one-row INSERT spent about as
+ * many instructions in its statement's start and end (the VDBE's program,
+ * the row's record, the statement journal's checks) as in the B-tree's
+ * append (bench/README.md, "The tier build's rows, many a statement"). */
+#define TIER_ROWS_BATCH 64
+
+struct tier_row { int64_t term, msg, sess; int tf, ntok; };
+
 struct store_tier_writer {
-    sqlite3_stmt *st;
+    sqlite3_stmt *st;            /* TIER_ROWS_BATCH rows */
+    struct tier_row rows[TIER_ROWS_BATCH];
+    int           nrows;
     char        **ddl;
     int           nddl;
 };
@@ -166,9 +177,52 @@ static int drop_post_ddl(struct cairn *h, struct store_tier_writer *w)
     return rc;
 }
 
+/* The statement inserting n rows ("(?, ?, ?, ?, ?)" n times). */
+static int prepare_rows(struct cairn *h, int n, sqlite3_stmt **st)
+{
+    struct buf sql = BUF_INIT;
+    buf_adds(&sql, "INSERT INTO tier_post(term, msg, sess, tf, ntok) VALUES ");
+    for (int i = 0; i < n; i++)
+        buf_adds(&sql, i ? ", (?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?)");
+    int rc = sql.err ? cairn__err(h, CAIRN_NOMEM, "out of memory")
+                     : store_prepare(h, sql.p, st);
+    buf_release(&sql);
+    return rc;
+}
+
+/* The rows held written, in the order they came. */
+static int flush_rows(struct cairn *h, struct store_tier_writer *w)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = CAIRN_OK, src, n = w->nrows;
+    if (!n)
+        return CAIRN_OK;
+    if (n == TIER_ROWS_BATCH) {
+        if (!w->st && (rc = prepare_rows(h, n, &w->st)))
+            return rc;
+        st = w->st;
+        sqlite3_reset(st);
+    } else if ((rc = prepare_rows(h, n, &st))) {
+        return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct tier_row *r = &w->rows[i];
+        sqlite3_bind_int64(st, 5 * i + 1, r->term);
+        sqlite3_bind_int64(st, 5 * i + 2, r->msg);
+        sqlite3_bind_int64(st, 5 * i + 3, r->sess);
+        sqlite3_bind_int(st, 5 * i + 4, r->tf);
+        sqlite3_bind_int(st, 5 * i + 5, r->ntok);
+    }
+    src = sqlite3_step(st);
+    if (st != w->st)
+        sqlite3_finalize(st);
+    w->nrows = 0;
+    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "term tier rows");
+}
+
 int store_tier_finish(struct cairn *h, struct store_tier_writer *w)
 {
-    int rc = CAIRN_OK;
+    int rc = w ? flush_rows(h, w) : CAIRN_OK;
     for (int i = 0; w && !rc && i < w->nddl; i++)
         rc = exec_free(h, sqlite3_mprintf("%s", w->ddl[i]));
     store_tier_done(w);
@@ -202,6 +256,38 @@ int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scor
     src = sqlite3_step(st);
     sqlite3_finalize(st);
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "term tiers");
+}
+
+int store_tier_reader(struct cairn *h, struct cairn **r)
+{
+    sqlite3_stmt *st;
+    int wal = 0;
+    *r = NULL;
+    /* a reader sees what a writer committed only through the WAL; without
+     * it (an in-memory store, another journal mode) the build walks alone */
+    const char *v = cairn__setting(h, CAIRN__SET_TIER_WALK);
+    if ((v && !strcmp(v, "0")) || h->pg || !h->path || !strcmp(h->path, ":memory:") ||
+        !h->path[0] || !h->open_reader || !h->close_reader ||
+        store_prepare(h, "PRAGMA journal_mode", &st))
+        return CAIRN_OK;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *m = (const char *)sqlite3_column_text(st, 0);
+        wal = m && !strcmp(m, "wal");
+    }
+    sqlite3_finalize(st);
+    /* a writer's page cache, not a one-shot reader's 256 KB: the walks
+     * read msg_runs again for every word */
+    if (wal && (h->open_reader(h, r) || store_cache_size(*r, 16))) {
+        h->close_reader(*r);       /* no reader: the build walks alone */
+        *r = NULL;
+    }
+    return CAIRN_OK;
+}
+
+void store_tier_reader_close(struct cairn *h, struct cairn *r)
+{
+    if (r)
+        h->close_reader(r);
 }
 
 int store_max_message(struct cairn *h, int64_t *max)
@@ -263,18 +349,6 @@ int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, 
 int store_tier_add_post(struct cairn *h, struct store_tier_writer *w, int64_t id, int64_t msg,
                         int64_t sess, int tf, int ntok)
 {
-    int rc, src;
-    if (!w->st && (rc = store_prepare(h, "INSERT INTO tier_post(term, msg, sess, tf, ntok) "
-                                      "VALUES (?, ?, ?, ?, ?)", &w->st)))
-        return rc;
-    sqlite3_stmt *st = w->st;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_int64(st, 2, msg);
-    sqlite3_bind_int64(st, 3, sess);
-    sqlite3_bind_int(st, 4, tf);
-    sqlite3_bind_int(st, 5, ntok);
-    src = sqlite3_step(st);
-    return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "term tier row");
+    w->rows[w->nrows++] = (struct tier_row){ id, msg, sess, tf, ntok };
+    return w->nrows == TIER_ROWS_BATCH ? flush_rows(h, w) : CAIRN_OK;
 }
-

@@ -47,6 +47,16 @@ struct store_tier_writer;
 int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scoring *sc,
                      struct store_tier_writer **w);
 int store_max_message(struct cairn *h, int64_t *max);
+/* A read-only handle on h's store (*r; NULL when there can be none: an
+ * in-memory store, one not in WAL mode, a failed open, the setting
+ * "store.tier_walk" "0") for the build's
+ * walks in a thread of their own: opened inside h's write transaction, it
+ * reads what h read at its start (h holds the write lock, so nothing is
+ * committed meanwhile, and the build writes only the tiers and the packed
+ * postings, which the walks do not read). Opened and closed through the
+ * handle's open_reader and close_reader (the api layer's). */
+int store_tier_reader(struct cairn *h, struct cairn **r);
+void store_tier_reader_close(struct cairn *h, struct cairn *r);
 int store_tier_vocab(struct cairn *h, int64_t df_min,
                      int (*fn)(void *arg, const char *tok, size_t n, int64_t df), void *arg);
 int store_tier_add_term(struct cairn *h, const char *tok, size_t n, int64_t df, const double *cut,

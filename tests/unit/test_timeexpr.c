@@ -588,6 +588,42 @@ static void test_scan(void)
 /* The scan's refusal of places no Chinese rule starts at changes no
  * result: random text of every character the rules name (and digits,
  * full-width digits, ASCII, other CJK), scanned with it and without. */
+/* te_mk's cache of mktime's answers: each phrase at each of 3,000 random
+ * times (days and hours over two years of Europe/Berlin, its DST changes
+ * included) read once with the cache warm from the phrases before it, then
+ * again each with the cache emptied ($TZ alternating between two
+ * spellings of the zone, ":Europe/Berlin" and "Europe/Berlin", empties it
+ * at every call): the same ranges. */
+#define MK_N 3000
+static void test_mk_cache(void)
+{
+    static const char *const q[] = { "yesterday", "today", "last week", "this month",
+                                     "3 days ago", "last night", "two weeks ago", "last year",
+                                     "this morning", "上周", "昨天", "in March", "last friday" };
+    static struct time_range warm[MK_N];
+    static int got[MK_N];
+    const int nq = (int)(sizeof q / sizeof q[0]);
+    unsigned seed = 12345;
+    int same = 0, found = 0;
+    set_tz("Europe/Berlin");
+    int64_t base = at(2023, 1, 1, 0), now[MK_N];
+    for (int i = 0; i < MK_N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        now[i] = base + (int64_t)(seed >> 8) % (2 * 366 * 24) * 3600;
+        got[i] = timeexpr_parse(q[i % nq], strlen(q[i % nq]), now[i], &warm[i]);
+        found += got[i];
+    }
+    for (int i = 0; i < MK_N; i++) {
+        struct time_range cold;
+        set_tz(i % 2 ? "Europe/Berlin" : ":Europe/Berlin");
+        int b = timeexpr_parse(q[i % nq], strlen(q[i % nq]), now[i], &cold);
+        same += b == got[i] && (!b || (warm[i].from == cold.from && warm[i].to == cold.to));
+    }
+    T_EQ_INT(same, MK_N);
+    T_CHECK(found > MK_N / 2);
+    set_tz("UTC");
+}
+
 /* Scans and parses buf[0..n) with a filter on and off (toggle): 1 when
  * both give the same ranges; *found += 1 when there was one. */
 static int same_with_filter(void (*toggle)(int), const char *buf, size_t n, int64_t at,
@@ -709,5 +745,6 @@ int main(void)
     T_RUN(test_vague);
     T_RUN(test_scan);
     T_RUN(test_zh_filter);
+    T_RUN(test_mk_cache);
     return T_DONE();
 }
