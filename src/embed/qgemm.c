@@ -343,8 +343,7 @@ size_t embed_k_q8_work(int m, int k)
     size_t r1 = q_block_max(m, kq, 1), r2 = q_block_max(m, kq, 2);
     size_t rows = r1 > r2 ? r1 : r2, xq = r1 * kq > 2 * r2 * kq ? r1 * kq : 2 * r2 * kq;
 
-    /* + the split product's carried sums (q_cols), 32 a row */
-    return 64 + rows * sizeof(float) + 64 + xq + 64 + rows * Q_NP * sizeof(int32_t) + kq + 64;
+    return 64 + rows * sizeof(float) + 64 + xq + kq + 64;
 }
 
 /* ---- the levels -------------------------------------------------------- */
@@ -387,12 +386,7 @@ struct q_dst {
     float *y;
     size_t ldy;
 };
-typedef void q_micro_y_fn(int kg, const int32_t *a, const int8_t *b, const int32_t *init,
-                          const struct q_dst *d);
-/* A tile's sums over kg groups going on from init's (NULL: from zero)
- * into out[MR][32] (init may be out): a k block of a split product. */
-typedef void q_micro_acc_fn(int kg, const int32_t *a, const int8_t *b, const int32_t *init,
-                            int32_t *out);
+typedef void q_micro_y_fn(int kg, const int32_t *a, const int8_t *b, const struct q_dst *d);
 
 static int32_t q_word(const int8_t *p)
 {
@@ -526,26 +520,12 @@ Q_VNNI static void q_micro_vnni_##MR(int kg, const int32_t *a, const int8_t *b, 
  * buffer). Only the instructions' order and registers differ, so the
  * sums are the same. */
 Q_AVX2 static inline __attribute__((always_inline)) void
-q_sums_avx2_2(int kg, const int32_t *a, const int8_t *b, const int32_t *init,
-              __m256i acc[2][4])
+q_sums_avx2_2(int kg, const int32_t *a, const int8_t *b, __m256i acc[2][4])
 {
     __m256i c00 = _mm256_setzero_si256(), c01 = c00, c02 = c00, c03 = c00;
     __m256i c10 = c00, c11 = c00, c12 = c00, c13 = c00;
     __m256i ones = _mm256_set1_epi16(1), w0, w1, w2, w3, ax, av, t;
     int g;
-
-    /* a later k block goes on from the sums of the ones before (integer
-     * adds, so the order of the blocks does not change a bit) */
-    if (init) {
-        c00 = _mm256_loadu_si256((const __m256i *)init);
-        c01 = _mm256_loadu_si256((const __m256i *)(init + 8));
-        c02 = _mm256_loadu_si256((const __m256i *)(init + 16));
-        c03 = _mm256_loadu_si256((const __m256i *)(init + 24));
-        c10 = _mm256_loadu_si256((const __m256i *)(init + Q_NP));
-        c11 = _mm256_loadu_si256((const __m256i *)(init + Q_NP + 8));
-        c12 = _mm256_loadu_si256((const __m256i *)(init + Q_NP + 16));
-        c13 = _mm256_loadu_si256((const __m256i *)(init + Q_NP + 24));
-    }
 
     for (g = 0; g < kg; g++, a += 4, b += 128)
         __asm__("vmovdqa (%[b]), %[w0]\n\tvmovdqa 32(%[b]), %[w1]\n\t"
@@ -562,15 +542,12 @@ q_sums_avx2_2(int kg, const int32_t *a, const int8_t *b, const int32_t *init,
     acc[1][0] = c10; acc[1][1] = c11; acc[1][2] = c12; acc[1][3] = c13;
 }
 
-/* The sums into out[2][32], going on from init's (NULL: from zero; init
- * may be out). */
-Q_AVX2 static void q_acc_avx2_2(int kg, const int32_t *a, const int8_t *b, const int32_t *init,
-                                int32_t *out)
+Q_AVX2 static void q_micro_avx2_2(int kg, const int32_t *a, const int8_t *b, int32_t *out)
 {
     __m256i acc[2][4];
     int r, j;
 
-    q_sums_avx2_2(kg, a, b, init, acc);
+    q_sums_avx2_2(kg, a, b, acc);
     /* the pair's bytes are columns 0..15 then 16..31, 8 a vector */
     _Pragma("GCC unroll 4")
     for (r = 0; r < 2; r++)
@@ -578,18 +555,13 @@ Q_AVX2 static void q_acc_avx2_2(int kg, const int32_t *a, const int8_t *b, const
             _mm256_storeu_si256((__m256i *)(out + r * Q_NP + 8 * j), acc[r][j]);
 }
 
-Q_AVX2 static void q_micro_avx2_2(int kg, const int32_t *a, const int8_t *b, int32_t *out)
-{
-    q_acc_avx2_2(kg, a, b, NULL, out);
-}
-
 Q_AVX2 static void q_micro_avx2_y_2(int kg, const int32_t *a, const int8_t *b,
-                                    const int32_t *init, const struct q_dst *d)
+                                    const struct q_dst *d)
 {
     __m256i acc[2][4];
     int r, j;
 
-    q_sums_avx2_2(kg, a, b, init, acc);
+    q_sums_avx2_2(kg, a, b, acc);
     /* q_store_avx2's operations on a whole tile, from the registers */
     _Pragma("GCC unroll 4")
     for (r = 0; r < 2; r++) {
@@ -752,22 +724,16 @@ Q_AVX2 static void q_pack_abs_avx2(const int8_t *row, int kg, int mr, int32_t *d
 
 /* The tile height for m rows at a level (its microkernel in *micro): the
  * one that pads m least, the tallest on a tie. */
-static int q_pick_mr(int level, int m, q_micro_fn **micro, q_micro_y_fn **micro_y,
-                     q_micro_acc_fn **micro_acc)
+static int q_pick_mr(int level, int m, q_micro_fn **micro, q_micro_y_fn **micro_y)
 {
-    static const struct {
-        int level, mr;
-        q_micro_fn *fn;
-        q_micro_y_fn *fy;
-        q_micro_acc_fn *fa;
-    } k[] = {
+    static const struct { int level, mr; q_micro_fn *fn; q_micro_y_fn *fy; } k[] = {
 #ifdef Q_X86
-        { 3, 12, q_micro512_12, NULL, NULL }, { 3, 10, q_micro512_10, NULL, NULL },
-        { 2, 6, q_micro_vnni_6, NULL, NULL }, { 2, 5, q_micro_vnni_5, NULL, NULL },
-        { 2, 4, q_micro_vnni_4, NULL, NULL },
-        { 1, 2, q_micro_avx2_2, q_micro_avx2_y_2, q_acc_avx2_2 },
+        { 3, 12, q_micro512_12, NULL }, { 3, 10, q_micro512_10, NULL },
+        { 2, 6, q_micro_vnni_6, NULL }, { 2, 5, q_micro_vnni_5, NULL },
+        { 2, 4, q_micro_vnni_4, NULL },
+        { 1, 2, q_micro_avx2_2, q_micro_avx2_y_2 },
 #endif
-        { 0, 4, q_micro_c, NULL, NULL } };
+        { 0, 4, q_micro_c, NULL } };
     int i, best = -1;
     long pad = 0;
 
@@ -781,7 +747,6 @@ static int q_pick_mr(int level, int m, q_micro_fn **micro, q_micro_y_fn **micro_
     }
     *micro = k[best].fn;
     *micro_y = k[best].fy;
-    *micro_acc = k[best].fa;
     return k[best].mr;
 }
 
@@ -842,15 +807,6 @@ struct q_prod {
     int32_t *out;
 };
 
-/* The k groups of each block of a split product (q_cols): a pair of
- * panels at k = 1536 is 48 KB, past Zen 3's 32 KB L1, so a 2-row tile
- * read all of it from L2, once per tile (64 times a 128-row block): 110 M
- * of a batch's 157 M L1 misses were W2's (enc30). In k blocks of at most
- * Q_KG_L1 groups, a block of the pair stays in L1 while every tile of the
- * row block goes over it, the tiles' int32 sums carried between blocks
- * in a [rows][32] buffer (exact, so the same bits). */
-#define Q_KG_L1 (16 * 1024 / 128)
-
 /* The products pr[0..np) of the same x at level (every q of the same k):
  * each block of x's rows is quantised once for all of them. */
 static int q_cols(int level, const float *x, int ldx, const struct q_prod *pr, int np, int m,
@@ -858,10 +814,9 @@ static int q_cols(int level, const float *x, int ldx, const struct q_prod *pr, i
 {
     q_micro_fn *micro;
     q_micro_y_fn *micro_y;
-    q_micro_acc_fn *micro_acc;
-    int kg, mr, mcmax, i0, jp, ir, r, p, kc, g0;
+    int kg, mr, mcmax, i0, jp, ir, r, p;
     float *sx;
-    int32_t *xq, *part, tile[12 * Q_NP];
+    int32_t *xq, tile[12 * Q_NP];
     int8_t *row;
     static const int32_t zero[Q_NP];
 
@@ -872,18 +827,11 @@ static int q_cols(int level, const float *x, int ldx, const struct q_prod *pr, i
             pr[p].q->k != pr[0].q->k)
             return -1;
     kg = pr[0].q->kq / 4;
-    mr = q_pick_mr(level, m < Q_MC ? m : Q_MC, &micro, &micro_y, &micro_acc);
+    mr = q_pick_mr(level, m < Q_MC ? m : Q_MC, &micro, &micro_y);
     mcmax = q_block_rows(m, pr[0].q->kq, q_xw(level), mr);
-    /* k blocks of even sizes, each at most Q_KG_L1 groups; one where the
-     * level has no carrying tile */
-    kc = micro_acc && kg > Q_KG_L1 ? (kg + (kg + Q_KG_L1 - 1) / Q_KG_L1 - 1) /
-                                         ((kg + Q_KG_L1 - 1) / Q_KG_L1)
-                                   : kg;
     sx = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
     xq = (int32_t *)(((uintptr_t)(sx + mcmax) + 63) & ~(uintptr_t)63);
-    part = (int32_t *)(((uintptr_t)(xq + (size_t)mcmax * kg * q_xw(level)) + 63) &
-                       ~(uintptr_t)63);
-    row = (int8_t *)(part + (kc < kg ? (size_t)mcmax * Q_NP : 0));
+    row = (int8_t *)(xq + (size_t)mcmax * kg * q_xw(level));
     for (i0 = 0; i0 < m; i0 += mcmax) {
         int mc = m - i0 < mcmax ? m - i0 : mcmax;
 
@@ -896,78 +844,62 @@ static int q_cols(int level, const float *x, int ldx, const struct q_prod *pr, i
             int32_t *out = pr[p].out;
             int c1 = pr[p].c1, ldy = pr[p].ldy;
 
-            for (jp = pr[p].c0 / Q_NP; jp * Q_NP < c1; jp++)
-                for (g0 = 0; g0 < kg; g0 += kc) {
-                    const int8_t *b = q->p + (size_t)jp * Q_NP * q->kq;
-                    int cols = c1 - jp * Q_NP < Q_NP ? c1 - jp * Q_NP : Q_NP, c = jp * Q_NP;
-                    int kn = kg - g0 < kc ? kg - g0 : kc, last = g0 + kn == kg;
-                    const int32_t *corr = level >= 2 ? q->corr + c : zero;
-                    /* The next pair is fetched (into L2) a share per tile while
-                     * this one is computed: a query reads each weight once a pass
-                     * (21 MB for L12, past the caches), and its first tile of a
-                     * pair waited on memory. AVX2: a query's products 6.1-6.5 ms
-                     * of CPU without, 5.7 with (hot weights: 6.6 before this
-                     * kernel); AVX-512 VNNI: no change measured. Split: during
-                     * the first k block. */
-                    const int8_t *next = (jp + 1) * Q_NP < c1 && g0 == 0
-                                             ? b + (size_t)Q_NP * q->kq : NULL;
-                    size_t share = ((size_t)Q_NP * q->kq / ((mc + mr - 1) / mr) + 63) & ~(size_t)63;
+            for (jp = pr[p].c0 / Q_NP; jp * Q_NP < c1; jp++) {
+                const int8_t *b = q->p + (size_t)jp * Q_NP * q->kq;
+                int cols = c1 - jp * Q_NP < Q_NP ? c1 - jp * Q_NP : Q_NP, c = jp * Q_NP;
+                const int32_t *corr = level >= 2 ? q->corr + c : zero;
+                /* The next pair is fetched (into L2) a share per tile while
+                 * this one is computed: a query reads each weight once a pass
+                 * (21 MB for L12, past the caches), and its first tile of a
+                 * pair waited on memory. AVX2: a query's products 6.1-6.5 ms
+                 * of CPU without, 5.7 with (hot weights: 6.6 before this
+                 * kernel); AVX-512 VNNI: no change measured. */
+                const int8_t *next = (jp + 1) * Q_NP < c1 ? b + (size_t)Q_NP * q->kq : NULL;
+                size_t share = ((size_t)Q_NP * q->kq / ((mc + mr - 1) / mr) + 63) & ~(size_t)63;
 
-                    for (ir = 0; ir < mc; ir += mr) {
-                        size_t at, end = (size_t)(ir / mr + 1) * share;
-                        const int32_t *a = xq + ((size_t)ir * kg + (size_t)g0 * mr) * q_xw(level);
-                        const int8_t *bk = b + (size_t)g0 * 128;
-                        int32_t *pt = part + (size_t)ir * Q_NP;
-                        const int32_t *sums = tile;
+                for (ir = 0; ir < mc; ir += mr) {
+                    size_t at, end = (size_t)(ir / mr + 1) * share;
 
-                        if (end > (size_t)Q_NP * q->kq)
-                            end = (size_t)Q_NP * q->kq;
-                        for (at = (size_t)(ir / mr) * share; next && at < end; at += 64)
-                            __builtin_prefetch(next + at, 0, 2);
-                        if (!last) {
-                            micro_acc(kn, a, bk, g0 ? pt : NULL, pt);
-                            continue;
-                        }
-                        /* A whole tile of floats goes out from the registers: through
-                         * tile and q_store_avx2 it had been ~7% of an int8 batch's
-                         * samples (q_store_avx2 2.6%, q_cols' row loop 1.4%, perf,
-                         * Zen 3). The same operations, so the same bits. */
-                        if (micro_y && !out && cols == Q_NP && ir + mr <= mc) {
-                            struct q_dst d = { q->s + c, sx + ir, bias ? bias + c : NULL,
-                                               y + (size_t)(i0 + ir) * ldy + c, (size_t)ldy };
+                    if (end > (size_t)Q_NP * q->kq)
+                        end = (size_t)Q_NP * q->kq;
+                    for (at = (size_t)(ir / mr) * share; next && at < end; at += 64)
+                        __builtin_prefetch(next + at, 0, 2);
+                    /* A whole tile of floats goes out from the registers: through
+                     * tile and q_store_avx2 it had been ~7% of an int8 batch's
+                     * samples (q_store_avx2 2.6%, q_cols' row loop 1.4%, perf,
+                     * Zen 3). The same operations, so the same bits. */
+                    if (micro_y && !out && cols == Q_NP && ir + mr <= mc) {
+                        struct q_dst d = { q->s + c, sx + ir, bias ? bias + c : NULL,
+                                           y + (size_t)(i0 + ir) * ldy + c, (size_t)ldy };
 
-                            micro_y(kn, a, bk, g0 ? pt : NULL, &d);
-                            continue;
-                        }
-                        if (g0) {
-                            micro_acc(kn, a, bk, pt, pt);
-                            sums = pt;
-                        } else
-                            micro(kg, a, b, tile);
-                        for (r = 0; r < mr && ir + r < mc; r++) {
-                            const int32_t *sum = sums + r * Q_NP;
-                            size_t i = (size_t)(i0 + ir + r);
-                            int j;
+                        micro_y(kg, xq + (size_t)ir * kg * q_xw(level), b, &d);
+                        continue;
+                    }
+                    micro(kg, xq + (size_t)ir * kg * q_xw(level), b, tile);
+                    for (r = 0; r < mr && ir + r < mc; r++) {
+                        const int32_t *sum = tile + r * Q_NP;
+                        size_t i = (size_t)(i0 + ir + r);
+                        int j;
 
-                            if (out) {
-                                for (j = 0; j < cols; j++)
-                                    out[i * ldy + c + j] = sum[j] - corr[j];
-                                continue;
-                            }
-#ifdef Q_X86
-                            if (level >= 1) {
-                                q_store_avx2(sum, corr, q->s + c, sx[ir + r],
-                                             bias ? bias + c : NULL, y + i * ldy + c, cols);
-                                continue;
-                            }
-#endif
+                        if (out) {
                             for (j = 0; j < cols; j++)
-                                y[i * ldy + c + j] = fmaf((float)(sum[j] - corr[j]),
-                                                          sx[ir + r] * q->s[c + j],
-                                                          bias ? bias[c + j] : 0.0f);
+                                out[i * ldy + c + j] = sum[j] - corr[j];
+                            continue;
                         }
+#ifdef Q_X86
+                        if (level >= 1) {
+                            q_store_avx2(sum, corr, q->s + c, sx[ir + r],
+                                         bias ? bias + c : NULL, y + i * ldy + c, cols);
+                            continue;
+                        }
+#endif
+                        for (j = 0; j < cols; j++)
+                            y[i * ldy + c + j] = fmaf((float)(sum[j] - corr[j]),
+                                                      sx[ir + r] * q->s[c + j],
+                                                      bias ? bias[c + j] : 0.0f);
                     }
                 }
+            }
         }
     }
     return 0;
