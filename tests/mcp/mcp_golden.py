@@ -116,6 +116,9 @@ class Server:
         except subprocess.TimeoutExpired:
             self.p.kill()
             rc = "timeout"
+        # the reader thread may not have stored stderr yet when the process
+        # has exited (a loaded machine): wait for it before anyone reads it
+        self.err_thread.join(timeout)
         rest = []
         while True:
             m = self.recv(2)
