@@ -48,6 +48,20 @@ static double reply_lane_share(const char *v)
     return x < 0 ? 0 : x > 0.5 ? 0.5 : x;
 }
 
+/* A picked or ordered message's unit rank is read: a unit at score 0
+ * (rank.c units_by_rank leaves them unranked, rank -1) gets the whole
+ * order ranked first. After that every rank is known and the test is all
+ * a call costs. Returns 0, or -1 on no memory. */
+static int unit_ranked(struct pool *p, int64_t msg)
+{
+    return p->u[p->m[msg].unit].rank < 0 ? units_rank_all(p) : 0;
+}
+
+/* How many places of the lane's fused order pack_replies_by_score sorts at
+ * first: the lane reads a few dozen replies (its share of the budget,
+ * each reply at most cap_reply); past this many it asks for all. Not a
+ * policy: any value gives the same order, only the work differs. */
+#define LANE_PREFIX 512
 /* Assistant messages that match the question, best first (caller frees):
  * the REPLY_LANE_OWN_TOP that match best alone, then by reciprocal rank
  * of their own BM25 among the replies and of the rank of their round, so
@@ -59,8 +73,18 @@ static double reply_lane_share(const char *v)
  * instead: the reply that answers often follows a turn that pasted a log
  * or an error, its round ranks 20th to 45th and the fused order put it
  * past what a small lane holds, while it was 2nd or 3rd alone (policy.h,
- * REPLY_LANE_OWN_EVERY). */
-static int *replies_by_score(struct pool *p, int every)
+ * REPLY_LANE_OWN_EVERY).
+ *
+ * limit > 0: only the places the first `limit` of the fused order fill
+ * are computed, the rest are PACK_LANE_LATER (issue 23, exact31: the lane reads
+ * a few dozen of ~130,000 matching replies at a million messages, and the
+ * fused sort of them all was 13 M instructions). Exact by construction:
+ * sort_kv_top moves the pairs a stable sort puts first to the front in
+ * their input order, and a stable sort of them is that sort's first
+ * `limit` places; the loop below takes fused places in order, so it stops
+ * at the first place that would need one past them. The own order (the
+ * first sort) stays whole: each reply's own place is in its fused key. */
+int *pack_replies_by_score(struct pool *p, int every, int limit)
 {
     size_t nm1 = (size_t)(p->nm ? p->nm : 1);
     struct sort_kv *v = malloc(nm1 * sizeof *v);
@@ -80,14 +104,10 @@ static int *replies_by_score(struct pool *p, int every)
     /* stable, as the merge sort before: ties keep the first order */
     if (sort_kv_desc(v, (size_t)n))
         goto fail;
-    /* the fused key reads each reply's unit rank: a unit at score 0
-     * (rank.c units_by_rank) is ranked first */
+    /* the fused key reads each reply's unit rank */
     for (int i = 0; i < n; i++)
-        if (p->u[p->m[v[i].val].unit].rank < 0) {
-            if (units_rank_all(p))
-                goto fail;
-            break;
-        }
+        if (unit_ranked(p, v[i].val))
+            goto fail;
     for (int i = 0; i < n; i++) {
         int x = (int)v[i].val;
         own[i] = x;
@@ -98,10 +118,14 @@ static int *replies_by_score(struct pool *p, int every)
         if (i < REPLY_LANE_OWN_TOP)
             v[i].key = sort_key_double(1.0 + (REPLY_LANE_OWN_TOP - i));
     }
-    if (sort_kv_desc(v, (size_t)n))
+    int nf = n;                         /* fused places sorted */
+    if (limit > 0 && limit < n && (nf = (int)sort_kv_top(v, (size_t)n, (size_t)limit)) < 0)
+        goto fail;
+    if (sort_kv_desc(v, (size_t)nf))
         goto fail;
     /* the fused order, with every every-th place given to the own order */
-    for (int j = 0, a = 0, b = 0; j < n; j++) {
+    int j = 0;
+    for (int a = 0, b = 0; j < n; j++) {
         int x = -1;
         if (every > 0 && j > 0 && j % every == 0) {
             while (a < n && taken[own[a]])
@@ -110,13 +134,17 @@ static int *replies_by_score(struct pool *p, int every)
                 x = own[a];
         }
         if (x < 0) {
-            while (taken[v[b].val])
+            while (b < nf && taken[v[b].val])
                 b++;                    /* n places, n replies: one is left */
+            if (b == nf)
+                break;                  /* past the sorted places (limit) */
             x = (int)v[b].val;
         }
         taken[x] = 1;
         out[j] = x;
     }
+    for (int i = j; i < n; i++)
+        out[i] = PACK_LANE_LATER;
     for (int i = n; i < p->nm; i++)
         out[i] = -1;
     free(v);
@@ -1135,9 +1163,23 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         /* 1b. the reply lane, best-matching replies first */
         k.budget = full_budget;
         if (lane > 0) {
-            int *ro = replies_by_score(p, o->budget < REPLY_LANE_OWN_MAX ? REPLY_LANE_OWN_EVERY : 0);
+            int every = o->budget < REPLY_LANE_OWN_MAX ? REPLY_LANE_OWN_EVERY : 0;
+            int *ro = pack_replies_by_score(p, every, LANE_PREFIX);
+            if (!ro) {
+                rc = CAIRN_NOMEM;
+                goto out;
+            }
             int lane_end = k.used + lane;
-            for (int j = 0; ro && j < p->nm && ro[j] >= 0 && k.used < lane_end - 40; j++) {
+            for (int j = 0; j < p->nm && ro[j] != -1 && k.used < lane_end - 40; j++) {
+                if (ro[j] == PACK_LANE_LATER) {
+                    /* past the places sorted first: all of them (the
+                     * same order, so j's place is the same) */
+                    free(ro);
+                    if (!(ro = pack_replies_by_score(p, every, 0))) {
+                        rc = CAIRN_NOMEM;
+                        goto out;
+                    }
+                }
                 struct rmsg *m = &p->m[ro[j]];
                 if (m->s_msg <= 0)
                     break;
@@ -1169,12 +1211,9 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
      * session first): a unit at score 0 is ranked first (rank.c
      * units_by_rank leaves them unranked) */
     for (int j = 0; j < k.norder; j++)
-        if (p->u[p->m[k.order[j]].unit].rank < 0) {
-            if (units_rank_all(p)) {
-                rc = CAIRN_NOMEM;
-                goto out;
-            }
-            break;
+        if (unit_ranked(p, k.order[j])) {
+            rc = CAIRN_NOMEM;
+            goto out;
         }
     /* Render, and hold the hard limit: drop the latest picks until the
      * counted text fits (sums of line costs can differ from the count of
