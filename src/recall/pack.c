@@ -418,11 +418,11 @@ static size_t session_stamp(const struct pool *p, int si, int64_t at, char *ts)
     return n + 1;
 }
 
-static void session_header(const struct pool *p, int si, int64_t at, struct buf *b)
+/* session_header after its opening, ts[tn] (session_stamp's) */
+static void header_rest(const struct pool *p, int si, const char *ts, size_t tn, struct buf *b)
 {
     const struct rsession *s = &p->s[si];
-    char ts[48];
-    buf_add(b, ts, session_stamp(p, si, at, ts));
+    buf_add(b, ts, tn);
     if (s->source && *s->source) {
         buf_adds(b, " · ");
         fence_line(b, s->source, strlen(s->source));
@@ -448,6 +448,12 @@ static void session_header(const struct pool *p, int si, int64_t at, struct buf 
         buf_release(&id);
     }
     buf_adds(b, "]\n");
+}
+
+static void session_header(const struct pool *p, int si, int64_t at, struct buf *b)
+{
+    char ts[48];
+    header_rest(p, si, ts, session_stamp(p, si, at, ts), b);
 }
 
 static void message_line(const struct rmsg *m, struct buf *b)
@@ -620,13 +626,20 @@ static int line_cost(const struct rmsg *m, const char *t, size_t n)
     return c;
 }
 
-int pack_header_cost(const struct pool *p, int si)
+/* pack_header_cost with its opening given (ts[tn], session_stamp's) */
+static int header_cost_of(const struct pool *p, int si, const char *ts, size_t tn)
 {
     struct buf b = BUF_INIT;
-    session_header(p, si, CAIRN_NO_TIME, &b);
+    header_rest(p, si, ts, tn, &b);
     int c = text_count_tokens(b.p, b.n) + 2;   /* + the blank line and a gap mark */
     buf_release(&b);
     return c;
+}
+
+int pack_header_cost(const struct pool *p, int si)
+{
+    char ts[48];
+    return header_cost_of(p, si, ts, session_stamp(p, si, CAIRN_NO_TIME, ts));
 }
 
 /* The least pack_header_cost can be, without the title, the source and
@@ -642,6 +655,23 @@ int pack_header_floor(const struct pool *p, int si)
 {
     char ts[48];
     return text_count_tokens(ts, session_stamp(p, si, CAIRN_NO_TIME, ts)) + 2;
+}
+
+/* try_add's header: its cost into *hdr, or 0 (nothing costed) when the
+ * floor alone leaves less than 8 tokens of room. The opening is made
+ * once for both (strftime and localtime_r were most of the floor). */
+static int header_or_refuse(const struct packer *k, int si, int *hdr)
+{
+    char ts[48];
+    size_t tn = session_stamp(k->p, si, CAIRN_NO_TIME, ts);
+    /* counted only where it may refuse: an opening of ASCII bytes costs a
+     * token a byte at most (a guess, not a bound: it decides only whether
+     * the floor is asked, never what is refused) */
+    int left = k->budget - k->used;
+    if (left < 8 + 2 + (int)tn && left - (text_count_tokens(ts, tn) + 2) < 8)
+        return 0;
+    *hdr = header_cost_of(k->p, si, ts, tn);
+    return 1;
 }
 
 /* ---- reading the texts ----
@@ -831,9 +861,8 @@ static int try_add(struct packer *k, int i, int cap)
     if (!k->sess_open[m->sess] && !k->hdr[m->sess]) {
         /* refused whatever its title: not costed (the same as below,
          * room < 8, since the floor is at most the cost) */
-        if (k->budget - k->used - pack_header_floor(k->p, m->sess) < 8)
+        if (!header_or_refuse(k, m->sess, &k->hdr[m->sess]))
             return 0;
-        k->hdr[m->sess] = pack_header_cost(k->p, m->sess);
     }
     int hdr = k->sess_open[m->sess] ? 2 : k->hdr[m->sess];
     int room = k->budget - k->used - hdr;
