@@ -48,6 +48,20 @@ static double reply_lane_share(const char *v)
     return x < 0 ? 0 : x > 0.5 ? 0.5 : x;
 }
 
+/* A picked or ordered message's unit rank is read: a unit at score 0
+ * (rank.c units_by_rank leaves them unranked, rank -1) gets the whole
+ * order ranked first. After that every rank is known and the test is all
+ * a call costs. Returns 0, or -1 on no memory. */
+static int unit_ranked(struct pool *p, int64_t msg)
+{
+    return p->u[p->m[msg].unit].rank < 0 ? units_rank_all(p) : 0;
+}
+
+/* How many places of the lane's fused order pack_replies_by_score sorts at
+ * first: the lane reads a few dozen replies (its share of the budget,
+ * each reply at most cap_reply); past this many it asks for all. Not a
+ * policy: any value gives the same order, only the work differs. */
+#define LANE_PREFIX 512
 /* Assistant messages that match the question, best first (caller frees):
  * the REPLY_LANE_OWN_TOP that match best alone, then by reciprocal rank
  * of their own BM25 among the replies and of the rank of their round, so
@@ -59,8 +73,18 @@ static double reply_lane_share(const char *v)
  * instead: the reply that answers often follows a turn that pasted a log
  * or an error, its round ranks 20th to 45th and the fused order put it
  * past what a small lane holds, while it was 2nd or 3rd alone (policy.h,
- * REPLY_LANE_OWN_EVERY). */
-static int *replies_by_score(struct pool *p, int every)
+ * REPLY_LANE_OWN_EVERY).
+ *
+ * limit > 0: only the places the first `limit` of the fused order fill
+ * are computed, the rest are PACK_LANE_LATER (issue 23, exact31: the lane reads
+ * a few dozen of ~130,000 matching replies at a million messages, and the
+ * fused sort of them all was 13 M instructions). Exact by construction:
+ * sort_kv_top moves the pairs a stable sort puts first to the front in
+ * their input order, and a stable sort of them is that sort's first
+ * `limit` places; the loop below takes fused places in order, so it stops
+ * at the first place that would need one past them. The own order (the
+ * first sort) stays whole: each reply's own place is in its fused key. */
+int *pack_replies_by_score(struct pool *p, int every, int limit)
 {
     size_t nm1 = (size_t)(p->nm ? p->nm : 1);
     struct sort_kv *v = malloc(nm1 * sizeof *v);
@@ -80,14 +104,10 @@ static int *replies_by_score(struct pool *p, int every)
     /* stable, as the merge sort before: ties keep the first order */
     if (sort_kv_desc(v, (size_t)n))
         goto fail;
-    /* the fused key reads each reply's unit rank: a unit at score 0
-     * (rank.c units_by_rank) is ranked first */
+    /* the fused key reads each reply's unit rank */
     for (int i = 0; i < n; i++)
-        if (p->u[p->m[v[i].val].unit].rank < 0) {
-            if (units_rank_all(p))
-                goto fail;
-            break;
-        }
+        if (unit_ranked(p, v[i].val))
+            goto fail;
     for (int i = 0; i < n; i++) {
         int x = (int)v[i].val;
         own[i] = x;
@@ -98,10 +118,14 @@ static int *replies_by_score(struct pool *p, int every)
         if (i < REPLY_LANE_OWN_TOP)
             v[i].key = sort_key_double(1.0 + (REPLY_LANE_OWN_TOP - i));
     }
-    if (sort_kv_desc(v, (size_t)n))
+    int nf = n;                         /* fused places sorted */
+    if (limit > 0 && limit < n && (nf = (int)sort_kv_top(v, (size_t)n, (size_t)limit)) < 0)
+        goto fail;
+    if (sort_kv_desc(v, (size_t)nf))
         goto fail;
     /* the fused order, with every every-th place given to the own order */
-    for (int j = 0, a = 0, b = 0; j < n; j++) {
+    int j = 0;
+    for (int a = 0, b = 0; j < n; j++) {
         int x = -1;
         if (every > 0 && j > 0 && j % every == 0) {
             while (a < n && taken[own[a]])
@@ -110,13 +134,17 @@ static int *replies_by_score(struct pool *p, int every)
                 x = own[a];
         }
         if (x < 0) {
-            while (taken[v[b].val])
+            while (b < nf && taken[v[b].val])
                 b++;                    /* n places, n replies: one is left */
+            if (b == nf)
+                break;                  /* past the sorted places (limit) */
             x = (int)v[b].val;
         }
         taken[x] = 1;
         out[j] = x;
     }
+    for (int i = j; i < n; i++)
+        out[i] = PACK_LANE_LATER;
     for (int i = n; i < p->nm; i++)
         out[i] = -1;
     free(v);
@@ -369,18 +397,32 @@ out:
 
 /* ---- rendering ---- */
 
-static void session_header(const struct pool *p, int si, int64_t at, struct buf *b)
+/* A session header's opening: "[" and the session's time (else at's),
+ * or "[undated", into ts[48]; its length. */
+static size_t session_stamp(const struct pool *p, int si, int64_t at, char *ts)
 {
     const struct rsession *s = &p->s[si];
-    char ts[40] = "";
     int64_t t = s->started_at != CAIRN_NO_TIME ? s->started_at : at;
+    size_t n = 0;
+    ts[0] = '[';
     if (t != CAIRN_NO_TIME) {
         struct tm tm;
         time_t tt = (time_t)t;
         if (localtime_r(&tt, &tm))
-            strftime(ts, sizeof ts, "%Y-%m-%d %a %H:%M", &tm);
+            n = strftime(ts + 1, 40, "%Y-%m-%d %a %H:%M", &tm);   /* the 40 it had */
     }
-    buf_printf(b, "[%s", *ts ? ts : "undated");
+    if (n == 0) {
+        memcpy(ts + 1, "undated", 8);
+        n = 7;
+    }
+    return n + 1;
+}
+
+/* session_header after its opening, ts[tn] (session_stamp's) */
+static void header_rest(const struct pool *p, int si, const char *ts, size_t tn, struct buf *b)
+{
+    const struct rsession *s = &p->s[si];
+    buf_add(b, ts, tn);
     if (s->source && *s->source) {
         buf_adds(b, " · ");
         fence_line(b, s->source, strlen(s->source));
@@ -406,6 +448,12 @@ static void session_header(const struct pool *p, int si, int64_t at, struct buf 
         buf_release(&id);
     }
     buf_adds(b, "]\n");
+}
+
+static void session_header(const struct pool *p, int si, int64_t at, struct buf *b)
+{
+    char ts[48];
+    header_rest(p, si, ts, session_stamp(p, si, at, ts), b);
 }
 
 static void message_line(const struct rmsg *m, struct buf *b)
@@ -578,13 +626,52 @@ static int line_cost(const struct rmsg *m, const char *t, size_t n)
     return c;
 }
 
-static int header_cost(const struct pool *p, int si)
+/* pack_header_cost with its opening given (ts[tn], session_stamp's) */
+static int header_cost_of(const struct pool *p, int si, const char *ts, size_t tn)
 {
     struct buf b = BUF_INIT;
-    session_header(p, si, CAIRN_NO_TIME, &b);
+    header_rest(p, si, ts, tn, &b);
     int c = text_count_tokens(b.p, b.n) + 2;   /* + the blank line and a gap mark */
     buf_release(&b);
     return c;
+}
+
+int pack_header_cost(const struct pool *p, int si)
+{
+    char ts[48];
+    return header_cost_of(p, si, ts, session_stamp(p, si, CAIRN_NO_TIME, ts));
+}
+
+/* The least pack_header_cost can be, without the title, the source and
+ * their fencing (issue 23, exact31: an exact recall at a million messages
+ * whose budget is nearly spent tried 83,525 lead turns of 30,200 sessions,
+ * each refused for want of room, and costing their headers was 487 M of
+ * its 1,552 M instructions). The header's opening, "[" and its time, is
+ * whole runs of the header (what follows it, a space or "]", starts
+ * another), and the count is a sum over runs, each costed on its own
+ * bytes and the runs before it (docs/TOKENS.md), so the whole header costs
+ * at least as much; test_recall_pool checks it on many headers. */
+int pack_header_floor(const struct pool *p, int si)
+{
+    char ts[48];
+    return text_count_tokens(ts, session_stamp(p, si, CAIRN_NO_TIME, ts)) + 2;
+}
+
+/* try_add's header: its cost into *hdr, or 0 (nothing costed) when the
+ * floor alone leaves less than 8 tokens of room. The opening is made
+ * once for both (strftime and localtime_r were most of the floor). */
+static int header_or_refuse(const struct packer *k, int si, int *hdr)
+{
+    char ts[48];
+    size_t tn = session_stamp(k->p, si, CAIRN_NO_TIME, ts);
+    /* counted only where it may refuse: an opening of ASCII bytes costs a
+     * token a byte at most (a guess, not a bound: it decides only whether
+     * the floor is asked, never what is refused) */
+    int left = k->budget - k->used;
+    if (left < 8 + 2 + (int)tn && left - (text_count_tokens(ts, tn) + 2) < 8)
+        return 0;
+    *hdr = header_cost_of(k->p, si, ts, tn);
+    return 1;
 }
 
 /* ---- reading the texts ----
@@ -771,8 +858,12 @@ static int try_add(struct packer *k, int i, int cap)
         return 0;
     /* a session's header is costed once: once the budget is nearly spent,
      * every unit left is tried and refused for want of room */
-    if (!k->sess_open[m->sess] && !k->hdr[m->sess])
-        k->hdr[m->sess] = header_cost(k->p, m->sess);
+    if (!k->sess_open[m->sess] && !k->hdr[m->sess]) {
+        /* refused whatever its title: not costed (the same as below,
+         * room < 8, since the floor is at most the cost) */
+        if (!header_or_refuse(k, m->sess, &k->hdr[m->sess]))
+            return 0;
+    }
     int hdr = k->sess_open[m->sess] ? 2 : k->hdr[m->sess];
     int room = k->budget - k->used - hdr;
     if (room < 8 || fetch(k, i, 0) || is_excluded(k, m))
@@ -1135,9 +1226,23 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         /* 1b. the reply lane, best-matching replies first */
         k.budget = full_budget;
         if (lane > 0) {
-            int *ro = replies_by_score(p, o->budget < REPLY_LANE_OWN_MAX ? REPLY_LANE_OWN_EVERY : 0);
+            int every = o->budget < REPLY_LANE_OWN_MAX ? REPLY_LANE_OWN_EVERY : 0;
+            int *ro = pack_replies_by_score(p, every, LANE_PREFIX);
+            if (!ro) {
+                rc = CAIRN_NOMEM;
+                goto out;
+            }
             int lane_end = k.used + lane;
-            for (int j = 0; ro && j < p->nm && ro[j] >= 0 && k.used < lane_end - 40; j++) {
+            for (int j = 0; j < p->nm && ro[j] != -1 && k.used < lane_end - 40; j++) {
+                if (ro[j] == PACK_LANE_LATER) {
+                    /* past the places sorted first: all of them (the
+                     * same order, so j's place is the same) */
+                    free(ro);
+                    if (!(ro = pack_replies_by_score(p, every, 0))) {
+                        rc = CAIRN_NOMEM;
+                        goto out;
+                    }
+                }
                 struct rmsg *m = &p->m[ro[j]];
                 if (m->s_msg <= 0)
                     break;
@@ -1169,12 +1274,9 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
      * session first): a unit at score 0 is ranked first (rank.c
      * units_by_rank leaves them unranked) */
     for (int j = 0; j < k.norder; j++)
-        if (p->u[p->m[k.order[j]].unit].rank < 0) {
-            if (units_rank_all(p)) {
-                rc = CAIRN_NOMEM;
-                goto out;
-            }
-            break;
+        if (unit_ranked(p, k.order[j])) {
+            rc = CAIRN_NOMEM;
+            goto out;
         }
     /* Render, and hold the hard limit: drop the latest picks until the
      * counted text fits (sums of line costs can differ from the count of

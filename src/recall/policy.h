@@ -373,7 +373,7 @@
  * questions; user-only evidence moved by one question at 1k. */
 #define REPLY_CUE_SHARE  0.6
 /* The weight of a reply's round rank beside its own BM25 rank when the
- * lane orders replies (pack.c replies_by_score). */
+ * lane orders replies (pack.c pack_replies_by_score). */
 #define W_REPLY_ROUND    1.0
 /*
  * The lane's first replies are this many that match the question best on
@@ -400,7 +400,7 @@
  * Below REPLY_LANE_OWN_MAX tokens, every REPLY_LANE_OWN_EVERY-th place of
  * the lane after the first (places 3, 6, 9... from 0) goes to the best
  * reply by its own BM25 not yet placed, the rest keep the fused order
- * (pack.c replies_by_score). devmem dev at 2k, of the 4 questions the
+ * (pack.c pack_replies_by_score). devmem dev at 2k, of the 4 questions the
  * cue opened the lane for whose evidence reply was not packed at all, 2
  * had it 2nd or 3rd of all replies alone (storm-es#2, auryn#2) in a round
  * ranked 45th and 19th (the turn before it pasted an error or asked in

@@ -295,6 +295,18 @@ struct pack_src pack_src_store(struct cairn *h);
  * p->nu units (the caller frees it), or NULL: out of memory. */
 int *pack_spread_order(const struct pool *p, const int *ord, int top, double decay, int nfree,
                        int step);
+/* What a session's header costs in the packed text (pack.c: its line,
+ * the blank line and a gap mark), and the least that can be from its
+ * opening alone (never more than the cost). */
+int pack_header_cost(const struct pool *p, int si);
+int pack_header_floor(const struct pool *p, int si);
+/* The reply lane's order (pack.c): p->nm places, the assistant messages
+ * that match best first, then -1; with limit > 0 only the places the
+ * first `limit` of its fused order fill are computed and the rest of its
+ * replies' places are PACK_LANE_LATER (the same order as limit 0 up to
+ * them). A new array (the caller frees it), or NULL: out of memory. */
+#define PACK_LANE_LATER (-2)
+int *pack_replies_by_score(struct pool *p, int every, int limit);
 /* Chooses, reads and renders into r (text, tokens, items borrowing from
  * the pool). CAIRN_NOMEM with no message set (the caller sets it). */
 int pack(const struct pack_src *src, struct pool *p, struct query *q,

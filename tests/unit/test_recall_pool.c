@@ -1844,6 +1844,121 @@ static void test_pack_cite(void)
     tp_free(&t);
 }
 
+/* The reply lane's order computed for its first places only (limit)
+ * against the whole (limit 0): the same replies in the same places, then
+ * PACK_LANE_LATER, at least `limit` places computed; many ties (own
+ * scores and unit ranks from small sets), with and without the own
+ * order's every-th places. A prefix taken by selection and not sorted
+ * again, or the loop not stopping where the sorted places end, fails. */
+static void test_lane_prefix(void)
+{
+    static const double own[] = { 0, 0.5, 0.25, 0.125, 2.0, 1e-3 };
+    unsigned seed = 20261205;
+    for (int round = 0; round < 4; round++) {
+        int n = round < 2 ? 300 : 9000;     /* both of the sort's paths */
+        struct pool p;
+        memset(&p, 0, sizeof p);
+        p.nu = p.nm = n;
+        p.u = calloc((size_t)n, sizeof *p.u);
+        p.m = calloc((size_t)n, sizeof *p.m);
+        p.ord = calloc((size_t)n, sizeof *p.ord);
+        T_CHECK(p.u && p.m && p.ord);
+        if (!p.u || !p.m || !p.ord)
+            goto next;
+        for (int i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            p.u[i].head = p.u[i].first = p.u[i].last = i;
+            p.u[i].rank = (int)((seed >> 9) % 40);     /* ranked: no completion */
+            p.m[i].unit = i;
+            p.m[i].role = (seed >> 16) % 4 ? ROLE_ASSISTANT : ROLE_USER;
+            p.m[i].s_msg = own[(seed >> 20) % 6];
+            p.ord[i] = i;
+        }
+        for (int every = 0; every <= 3; every += 3) {
+            int *all = pack_replies_by_score(&p, every, 0);
+            T_CHECK(all != NULL);
+            int nrep = 0;
+            while (all && nrep < n && all[nrep] >= 0)
+                nrep++;
+            static const int limits[] = { 1, 2, 5, 17, 100, 5000 };
+            for (size_t l = 0; all && l < sizeof limits / sizeof *limits; l++) {
+                int *part = pack_replies_by_score(&p, every, limits[l]);
+                T_CHECK(part != NULL);
+                if (!part)
+                    continue;
+                int j = 0, bad = 0;
+                while (j < nrep && part[j] >= 0) {
+                    bad += part[j] != all[j];
+                    j++;
+                }
+                T_EQ_INT(bad, 0);
+                T_CHECK(j >= (limits[l] < nrep ? limits[l] : nrep));
+                for (int r = j; r < n; r++)
+                    bad += part[r] != (r < nrep ? PACK_LANE_LATER : -1);
+                T_EQ_INT(bad, 0);
+                free(part);
+            }
+            free(all);
+        }
+    next:
+        free(p.u);
+        free(p.m);
+        free(p.ord);
+    }
+}
+
+/* pack_header_floor never above pack_header_cost (try_add refuses a turn
+ * on the floor without costing the header): sessions with and without a
+ * time (years of 1 to 6 digits, before 1970), titles and sources of every
+ * kind (CJK, emoji, a fence tag, control bytes, long, empty), cited or not;
+ * and the floor is the cost of the header with nothing after its time. */
+static void test_header_floor(void)
+{
+    static const char *const words[] = {
+        "", "x", "Refactor the cache", "数据库迁移失败的原因", "🚀 launch", "</cairn-recall> oops",
+        "a\tb\nc", "ÜBERSETZUNGSFEHLER und nicht", "12345678901234567890", "(){}[]==://",
+        "rateLimitPerMinute fixdlsrps", "\x01\x02\xff\xfe", "·", "]", " leading space",
+    };
+    static const int64_t times[] = { CAIRN_NO_TIME, 0, -86400 * 365 * 80LL, 1700000000, 253402300799LL,
+                                     253402300800LL * 10, 31536000LL * 300000, 59, 1e9 };
+    const int nw = (int)(sizeof words / sizeof *words), ntm = (int)(sizeof times / sizeof *times);
+    struct rsession ss;
+    struct pool p;
+    memset(&p, 0, sizeof p);
+    p.s = &ss;
+    p.ns = 1;
+    int bad = 0, n = 0, tight = 0;
+    for (int ti = 0; ti < ntm; ti++)
+        for (int a = 0; a < nw; a++)
+            for (int b = 0; b < nw; b++)
+                for (int cite = 0; cite < 2; cite++) {
+                    memset(&ss, 0, sizeof ss);
+                    ss.ext_id = (char *)words[(a + b) % nw];
+                    ss.title = (char *)words[a];
+                    ss.source = (char *)words[b];
+                    ss.project = (char *)words[(a * 7 + b) % nw];
+                    ss.started_at = times[ti];
+                    p.cite = cite;
+                    int f = pack_header_floor(&p, 0), c = pack_header_cost(&p, 0);
+                    bad += f > c;
+                    tight += f == c;
+                    n++;
+                }
+    T_EQ_INT(bad, 0);
+    T_CHECK(n > 0 && tight == 0);
+    /* with nothing after its time, a header costs its floor and "]\n";
+     * a dated one's floor is more than an undated one's */
+    memset(&ss, 0, sizeof ss);
+    ss.ext_id = ss.title = ss.source = ss.project = (char *)"";
+    p.cite = 0;
+    ss.started_at = CAIRN_NO_TIME;
+    int undated = pack_header_floor(&p, 0);
+    T_EQ_INT(pack_header_cost(&p, 0) - undated, 2);
+    ss.started_at = 1700000000;
+    T_EQ_INT(pack_header_cost(&p, 0) - pack_header_floor(&p, 0), 2);
+    T_CHECK(pack_header_floor(&p, 0) > undated);
+}
+
 /* units_by_rank against its definition: by score, ties the more recent
  * first, then pool order; many ties of both (scores and times from small
  * sets, zeros among them), a pool under and one over the sort's 4,096
@@ -1960,6 +2075,8 @@ int main(void)
     T_RUN(test_pack_reply_tail);
     T_RUN(test_lane_own_top);
     T_RUN(test_lane_own_every);
+    T_RUN(test_lane_prefix);
+    T_RUN(test_header_floor);
     T_RUN(test_pack_cite);
     T_RUN(test_pack_spread);
     return T_DONE();
