@@ -560,7 +560,7 @@ struct packer {
     char *state;         /* per message: FETCH_* */
     int  *cand, ncand;   /* messages in the order pack is likely to try them */
     int  *cpos;          /* each message's place in cand, or -1 */
-    int  *hdr;           /* per session: header_cost, 0 until asked */
+    int  *hdr;           /* per session: header_or_refuse's cost, minus its floor, or 0 */
     char *snip;          /* per message: packed as a reply snippet (may grow) */
 };
 
@@ -646,32 +646,50 @@ int pack_header_cost(const struct pool *p, int si)
  * their fencing (issue 23, exact31: an exact recall at a million messages
  * whose budget is nearly spent tried 83,525 lead turns of 30,200 sessions,
  * each refused for want of room, and costing their headers was 487 M of
- * its 1,552 M instructions). The header's opening, "[" and its time, is
- * whole runs of the header (what follows it, a space or "]", starts
- * another), and the count is a sum over runs, each costed on its own
- * bytes and the runs before it (docs/TOKENS.md), so the whole header costs
- * at least as much; test_recall_pool checks it on many headers. */
+ * its 1,552 M instructions). The count is a sum over runs, each costed on
+ * its own bytes and the runs before it (docs/TOKENS.md), so whole runs of
+ * the header cost at most what it does. Counted: the opening, "[" and its
+ * time (what follows it, a space or "]", starts another run); then 1 for
+ * the run with the closing "]" and 1 for the "\n" after it, two runs
+ * after the opening whatever comes between (exact32: without them the
+ * floor of "the migration that failed on the staging database" refused
+ * none of its 33,760 sessions); and the 2 of the blank line and the gap
+ * mark. test_recall_pool checks it on many headers. */
+static int header_floor_of(const char *ts, size_t tn)
+{
+    return text_count_tokens(ts, tn) + 2 + 2;
+}
+
 int pack_header_floor(const struct pool *p, int si)
 {
     char ts[48];
-    return text_count_tokens(ts, session_stamp(p, si, CAIRN_NO_TIME, ts)) + 2;
+    return header_floor_of(ts, session_stamp(p, si, CAIRN_NO_TIME, ts));
 }
 
-/* try_add's header: its cost into *hdr, or 0 (nothing costed) when the
- * floor alone leaves less than 8 tokens of room. The opening is made
- * once for both (strftime and localtime_r were most of the floor). */
-static int header_or_refuse(const struct packer *k, int si, int *hdr)
+/* try_add's header: its cost, or 0 (nothing costed) when the session's
+ * floor leaves less than 8 tokens of room. k->hdr[si] keeps what was
+ * asked: the cost (> 0), minus the floor (< 0), or 0. Both are the
+ * session's own, the same all through a pack, and each call weighs them
+ * against the room left then, so each is counted once a pack (exact31
+ * floored a session again for each of its refused turns). */
+static int header_or_refuse(struct packer *k, int si)
 {
+    int *h = &k->hdr[si], left = k->budget - k->used;
+    if (*h > 0)
+        return *h;
+    if (*h < 0 && left + *h < 8)
+        return 0;
     char ts[48];
     size_t tn = session_stamp(k->p, si, CAIRN_NO_TIME, ts);
-    /* counted only where it may refuse: an opening of ASCII bytes costs a
+    /* floored only where it may refuse: an opening of ASCII bytes costs a
      * token a byte at most (a guess, not a bound: it decides only whether
      * the floor is asked, never what is refused) */
-    int left = k->budget - k->used;
-    if (left < 8 + 2 + (int)tn && left - (text_count_tokens(ts, tn) + 2) < 8)
-        return 0;
-    *hdr = header_cost_of(k->p, si, ts, tn);
-    return 1;
+    if (*h == 0 && left < 8 + 4 + (int)tn) {
+        *h = -header_floor_of(ts, tn);
+        if (left + *h < 8)
+            return 0;
+    }
+    return *h = header_cost_of(k->p, si, ts, tn);
 }
 
 /* ---- reading the texts ----
@@ -857,14 +875,12 @@ static int try_add(struct packer *k, int i, int cap)
     if (m->picked)
         return 0;
     /* a session's header is costed once: once the budget is nearly spent,
-     * every unit left is tried and refused for want of room */
-    if (!k->sess_open[m->sess] && !k->hdr[m->sess]) {
-        /* refused whatever its title: not costed (the same as below,
-         * room < 8, since the floor is at most the cost) */
-        if (!header_or_refuse(k, m->sess, &k->hdr[m->sess]))
-            return 0;
-    }
-    int hdr = k->sess_open[m->sess] ? 2 : k->hdr[m->sess];
+     * every unit left is tried and refused for want of room; refused on
+     * its floor, whatever its title, it is not costed (the same as below,
+     * room < 8, since the floor is at most the cost) */
+    int hdr = 2;
+    if (!k->sess_open[m->sess] && !(hdr = header_or_refuse(k, m->sess)))
+        return 0;
     int room = k->budget - k->used - hdr;
     if (room < 8 || fetch(k, i, 0) || is_excluded(k, m))
         return 0;
