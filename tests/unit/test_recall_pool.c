@@ -1966,6 +1966,43 @@ static void test_header_floor(void)
     T_CHECK(pack_header_cost(&p, 0) > pack_header_floor(&p, 0));
 }
 
+/* A session refused on its floor is weighed again against the room of a
+ * later try (exact32: try_add keeps each session's floor for the pack):
+ * the whole store does not fit, pack_everything takes s1's long turn and
+ * refuses s2's on s2's floor (7 tokens of room left after it, 8 needed),
+ * then takes everything back; the ranked pass, the budget whole again,
+ * packs s2's matching turn. A pack that kept "refused" instead of the
+ * floor would leave it out. */
+static void test_pack_floor_kept(void)
+{
+    static const char *const terms[] = { "zebra", NULL };
+    struct tpool t;
+    struct memsrc ms;
+    struct cairn_recall r;
+    char *filler = words("stripes", 60);
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    tp_msg(&t, ROLE_USER, NULL, filler, 1000);
+    tp_session(&t, "s2", 2000);
+    tp_msg(&t, ROLE_USER, NULL, "zebra zebra", 2000);
+    tp_finish(&t, 0);
+    t.p.all_mode = 1;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+    /* s1's header and line (the text, its newline and "user:"), then
+     * s2's floor and 7 */
+    int budget = pack_header_cost(&t.p, 0) + text_count_tokens(filler, strlen(filler)) + 3 +
+                 pack_header_floor(&t.p, 1) + 7;
+    T_EQ_INT(pack_mem(&t, &ms, budget, NULL, &r), CAIRN_OK);
+    int s2 = 0;
+    for (size_t i = 0; i < r.n_items; i++)
+        s2 += strcmp(r.items[i].session, "s2") == 0;
+    T_EQ_INT(s2, 1);
+    T_CHECK(r.n_items < 2);          /* not the whole store */
+    result_free(&r);
+    free(filler);
+    tp_free(&t);
+}
+
 /* units_by_rank against its definition: by score, ties the more recent
  * first, then pool order; many ties of both (scores and times from small
  * sets, zeros among them), a pool under and one over the sort's 4,096
@@ -2072,6 +2109,7 @@ int main(void)
     T_RUN(test_rank_length_gate);
     T_RUN(test_gate);
     T_RUN(test_pack_whole_store);
+    T_RUN(test_pack_floor_kept);
     T_RUN(test_pack_user_first);
     T_RUN(test_pack_reply_snippet);
     T_RUN(test_pack_read_ahead);
