@@ -39,7 +39,7 @@ struct store_vdoc {
     uint64_t hash;
     int      unreadable;   /* left out as unreadable: read again on every re-index */
     int      skipped;      /* left out (binary, too big, unreadable): no section */
-    int      cut;          /* the NOTE_SPLIT_TOK its sections were cut with */
+    int      cut;          /* how it was read: VAULT_READ (vault/vault.c), the cut and reader */
     int      seen;         /* the indexer's mark: still in the folder */
 };
 /* The vault's documents, sorted by path (strcmp); free with _docs_free. */
@@ -63,7 +63,7 @@ struct store_vdoc_in {
     const char *names;          /* title and aliases as index tokens, a name a line */
     const struct store_vsec_in *sec;
     int         nsec;
-    int         cut;            /* the NOTE_SPLIT_TOK it was cut with (vault_docs.cut) */
+    int         cut;            /* how it was read (vault_docs.cut): VAULT_READ, vault/vault.c */
 };
 /* Writes document d of vault (replacing doc `id`'s rows, or new when id is
  * 0), its sections cleaned (<private>, secrets) and in vault_fts. Call

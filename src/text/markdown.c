@@ -3,6 +3,7 @@
  * note (markdown.h). One pass over the lines; nothing here allocates more
  * than the capped lists and one heading path a section.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -372,6 +373,7 @@ struct cutter {
     size_t off;        /* the open section */
     int line, level;
     char *heading;
+    int h1;            /* a level-1 heading was seen: the title's place is taken */
 };
 
 /* Closes the open section at byte `end` (kept when it holds text). */
@@ -402,6 +404,139 @@ static int close_section(struct cutter *c, size_t end)
     return x->heading ? 0 : -1;
 }
 
+/* How far a link's target or a reference is looked for: as md_links. */
+#define VIS_REACH (2 * MD_MAX_VALUE)
+#define VIS_DEPTH 16           /* nested brackets tracked; deeper ones stay text */
+
+/* Where the bracket or parenthesis opened at s[i] closes (nesting counted,
+ * no newline crossed), within VIS_REACH bytes; 0 when it does not. */
+static size_t vis_close(const char *s, size_t n, size_t i, char o, char c)
+{
+    size_t lim = i + VIS_REACH < n ? i + VIS_REACH : n;
+    int depth = 0;
+    for (size_t j = i; j < lim && s[j] != '\n'; j++) {
+        if (s[j] == o)
+            depth++;
+        else if (s[j] == c && !--depth)
+            return j;
+    }
+    return 0;
+}
+
+/* The length of a URL scheme ending just before s[i] ("https" of
+ * "https://"), 0 when s[i..] is not "://" after one. */
+static size_t vis_scheme(const char *s, size_t n, size_t i, size_t from)
+{
+    if (i + 3 > n || memcmp(s + i, "://", 3))
+        return 0;
+    size_t b = i;
+    while (b > from && (isalnum((unsigned char)s[b - 1]) || s[b - 1] == '+' ||
+                        s[b - 1] == '-' || s[b - 1] == '.'))
+        b--;
+    return b < i && isalpha((unsigned char)s[b]) ? i - b : 0;
+}
+
+size_t md_visible(const char *s, size_t n, char *out)
+{
+    size_t w = 0, open[VIS_DEPTH];
+    int depth = 0, deep = 0;
+    /* one pass; a '[' is written and remembered, and dropped (marked \1,
+     * squeezed out at the end) when its ']' turns out to close a link's
+     * text: no byte is moved twice, so the pass stays linear */
+    for (size_t i = 0; i < n;) {
+        char ch = s[i];
+        if (ch == '`') {       /* a code span is shown as written */
+            size_t run = 0;
+            while (i + run < n && s[i + run] == '`')
+                run++;
+            size_t j = i + run, end = 0;
+            for (size_t k = j; k + run <= n && k < j + VIS_REACH; k++)
+                if (!memcmp(s + k, s + i, run) && (k + run == n || s[k + run] != '`')) {
+                    end = k;
+                    break;
+                }
+            size_t to = end ? end + run : i + run;
+            memcpy(out + w, s + i, to - i);
+            w += to - i;
+            i = to;
+            continue;
+        }
+        if (ch == '<' && i + 1 < n &&
+            (isalpha((unsigned char)s[i + 1]) || s[i + 1] == '/' || s[i + 1] == '!')) {
+            /* an HTML tag or an autolink <https://...>: no visible word */
+            const char *gt = memchr(s + i, '>', (n - i < VIS_REACH ? n - i : VIS_REACH));
+            if (gt && !memchr(s + i, '\n', (size_t)(gt - s) - i)) {
+                out[w++] = ' ';
+                i = (size_t)(gt - s) + 1;
+                continue;
+            }
+        }
+        size_t sch = vis_scheme(s, n, i, 0);
+        if (sch && w >= sch) {
+            /* a bare URL: its scheme was written already, take it back
+             * and skip to the next space or bracket */
+            w -= sch;
+            i += 3;
+            while (i < n && !isspace((unsigned char)s[i]) && s[i] != ']' && s[i] != ')' &&
+                   s[i] != '>')
+                i++;
+            continue;
+        }
+        if (ch == '[') {
+            if (depth < VIS_DEPTH)
+                open[depth++] = w;
+            else
+                deep++;
+            out[w++] = ch;
+            i++;
+            continue;
+        }
+        if (ch == ']' && deep) {
+            deep--;
+        } else if (ch == ']' && depth >= 2 && open[depth - 1] == open[depth - 2] + 1 &&
+                   i + 1 < n && s[i + 1] == ']') {
+            /* a wiki link [[Page|shown]]: the shown name, else the page */
+            size_t at = open[depth - 2];
+            depth -= 2;
+            out[at] = out[at + 1] = 1;
+            for (size_t k = at + 2; k < w; k++)
+                if (out[k] == '|') {
+                    memset(out + at + 2, 1, k + 1 - (at + 2));
+                    break;
+                }
+            i += 2;
+            continue;
+        } else if (ch == ']' && depth) {
+            size_t at = open[--depth], end = 0;
+            if (i + 1 < n && s[i + 1] == '(')
+                end = vis_close(s, n, i + 1, '(', ')');
+            else if (i + 1 < n && s[i + 1] == '[')
+                end = vis_close(s, n, i + 1, '[', ']');
+            if (end) {         /* a link's text or an image's alt text */
+                out[at] = 1;
+                if (at && out[at - 1] == '!')
+                    out[at - 1] = 1;
+                i = end + 1;
+                continue;
+            }
+        }
+        out[w++] = ch;
+        i++;
+    }
+    /* squeeze out the dropped bytes and runs of space */
+    size_t k = 0;
+    for (size_t r = 0; r < w; r++) {
+        char c = out[r] == '\t' ? ' ' : out[r];
+        if (c == 1 || (c == ' ' && (!k || out[k - 1] == ' ')))
+            continue;
+        out[k++] = c;
+    }
+    while (k && out[k - 1] == ' ')
+        k--;
+    out[k] = 0;
+    return k;
+}
+
 /* A heading of `level` with text t starts a section at byte off, line. */
 static int open_section(struct cutter *c, size_t off, int line, int level, const char *t,
                         size_t tn)
@@ -415,7 +550,15 @@ static int open_section(struct cutter *c, size_t off, int line, int level, const
         free(c->stack[i]);
         c->stack[i] = NULL;
     }
-    if (!(c->stack[level - 1] = copy_value(t, tn)))
+    /* the heading's visible words: a badge's or a link's URL names no
+     * section (docs/VAULTS.md, branch vault32) */
+    char *vis = malloc(tn + 1);
+    if (!vis)
+        return -1;
+    size_t vn = md_visible(t, tn, vis);
+    c->stack[level - 1] = copy_value(vis, vn);
+    free(vis);
+    if (!c->stack[level - 1])
         return -1;
     size_t len = 0;
     for (int i = 0; i < level; i++)
@@ -440,7 +583,10 @@ static int open_section(struct cutter *c, size_t off, int line, int level, const
     c->off = off;
     c->line = line;
     c->level = level;
-    if (level == 1 && !c->d->title && !(c->d->title = copy_value(t, tn)))
+    /* the first level-1 heading is the title; one with no visible word
+     * (a badge alone) leaves the file's name to name the page */
+    if (level == 1 && !c->h1++ && !c->d->title && *c->stack[0] &&
+        !(c->d->title = strdup(c->stack[0])))
         return -1;
     return 0;
 }

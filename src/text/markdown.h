@@ -38,6 +38,12 @@
  * re-index cuts them again. Dev vault: docs/VAULTS.md. */
 #define NOTE_SPLIT_TOK 512
 
+/* The reader's version: bumped when what md_parse makes of a page
+ * changes, so existing stores read every page again (stamped with the
+ * cut into vault_docs.cut by vault/vault.c). 1: a heading's words are its
+ * visible text (md_visible), no link's URL (branch vault32). */
+#define MD_READER 1
+
 struct md_section {
     size_t off, len;     /* bytes of the input: the heading line to the next heading */
     int    line;         /* 1-based line of its first byte */
@@ -73,6 +79,12 @@ int  md_parse(const char *s, size_t n, struct md_doc *d);
  * whole. max_tok 0: nothing cut. Linear in the text. 0, or -1 on no
  * memory (d is then freed). */
 int  md_split(const char *s, struct md_doc *d, int max_tok);
+/* The visible text of a heading s[0..n) into out (room for n + 1 bytes,
+ * NUL-terminated; its length returned): a link's text, an image's alt
+ * text, a wiki link's shown name, code spans as written; no link target,
+ * reference, URL, autolink or HTML tag; runs of space made one, trimmed.
+ * Linear: each bracket's target is looked for at most 512 bytes on. */
+size_t md_visible(const char *s, size_t n, char *out);
 void md_doc_free(struct md_doc *d);
 
 #endif

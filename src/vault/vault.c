@@ -104,6 +104,11 @@ static void stem(const char *path, char *out, size_t cap)
     out[n] = 0;
 }
 
+/* What vault_docs.cut holds: the cut and the reader's version in one
+ * number (no schema change), 100,000 x MD_READER + NOTE_SPLIT_TOK
+ * (100512 since vault32; 512 before it, 0 before schema 25). */
+#define VAULT_READ (100000 * MD_READER + NOTE_SPLIT_TOK)
+
 /* Parses and writes one file's bytes as document id (0: new). */
 static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk_file *f,
                    const char *text, size_t len, uint64_t hash, int64_t *sections)
@@ -162,7 +167,7 @@ static int put_doc(struct cairn *h, int64_t vault, int64_t id, const struct walk
     }
     struct store_vdoc_in in = { f->path, f->size, f->mtime, hash, d.title ? d.title : name,
                                 aliases.p, tags.p, links.p, names.p, sec, d.nsec + 1,
-                                NOTE_SPLIT_TOK };
+                                VAULT_READ };
     rc = store_vault_put(h, vault, id, &in);
     *sections += d.nsec;
 out:
@@ -177,10 +182,12 @@ out:
 }
 
 /* A document indexed with another cut of its sections (NOTE_SPLIT_TOK, a
- * store from before schema 25) is parsed again, whatever its bytes. */
+ * store from before schema 25) or by another version of the reader
+ * (MD_READER: a store from before branch vault32, whose titles may hold a
+ * link's URL) is parsed again, whatever its bytes. */
 static int recut(const struct store_vdoc *d)
 {
-    return !d->skipped && d->cut != NOTE_SPLIT_TOK;
+    return !d->skipped && d->cut != VAULT_READ;
 }
 
 static int walk_err(struct cairn *h, const char *root, int e)

@@ -282,6 +282,56 @@ static void test_split(void)
     buf_release(&b);
 }
 
+/* A heading's words are what a reader sees: link text, alt text, a wiki
+ * link's shown name; never a URL or a link's target (pkgconf's README: a
+ * badge's URL made "github", "actions", "workflows" words of its title). */
+static const char *vis(const char *s, char *out)
+{
+    size_t n = md_visible(s, strlen(s), out);
+    T_EQ_INT((int)n, (int)strlen(out));
+    return out;
+}
+
+static void test_visible(void)
+{
+    char o[512];
+    T_EQ_STR(vis("pkgconf [![test](https://github.com/pkgconf/pkgconf/actions/workflows/"
+                 "test.yml/badge.svg)](https://github.com/pkgconf/pkgconf/actions/workflows/"
+                 "test.yml)", o), "pkgconf test");
+    T_EQ_STR(vis("See [the guide](docs/guide.md#setup \"Guide\") now", o), "See the guide now");
+    T_EQ_STR(vis("![logo](a(b)c.png) Title", o), "logo Title");
+    T_EQ_STR(vis("A [ref link][r1] and [empty][]", o), "A ref link and empty");
+    T_EQ_STR(vis("[[Payments Service#Fees|fees]] and [[Other Page]]", o), "fees and Other Page");
+    T_EQ_STR(vis("Docs at https://example.com/x/y?z=1 and <https://a.b/c> here", o),
+             "Docs at and here");
+    T_EQ_STR(vis("<img src=\"https://x/y.svg\" alt=\"x\"> <b>Bold</b>", o), "Bold");
+    T_EQ_STR(vis("`[a](b)` stays, a < b > c, x[1] and f(x)", o),
+             "`[a](b)` stays, a < b > c, x[1] and f(x)");
+    T_EQ_STR(vis("[unclosed (paren](never", o), "[unclosed (paren](never");
+    T_EQ_STR(vis("  [![](https://ci/badge.svg)](https://ci)  ", o), "");
+    /* deeper than the tracked nesting: text, not lost */
+    T_CHECK(strchr(vis("[[[[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]]]", o), 'x') != NULL);
+
+    /* the title and the heading path are the visible words */
+    const char *s = "# pkgconf [![test](https://github.com/p/p/actions/workflows/t.yml/"
+                    "badge.svg)](https://github.com/p/p/actions)\n"
+                    "intro\n"
+                    "## Using [meson](https://mesonbuild.com)\n"
+                    "text\n";
+    struct md_doc d;
+    T_EQ_INT(md_parse(s, strlen(s), &d), 0);
+    T_EQ_STR(d.title, "pkgconf test");
+    T_EQ_INT(d.nsec, 2);
+    T_EQ_STR(d.sec[1].heading, "pkgconf test > Using meson");
+    md_doc_free(&d);
+    /* a first level-1 heading with no visible word is no title, and no
+     * later one takes its place: the file's name names the page */
+    s = "# [![](https://ci/badge.svg)](https://ci)\n\nx\n\n# Later\n\ny\n";
+    T_EQ_INT(md_parse(s, strlen(s), &d), 0);
+    T_CHECK(d.title == NULL);
+    md_doc_free(&d);
+}
+
 int main(void)
 {
     T_RUN(test_frontmatter);
@@ -290,5 +340,6 @@ int main(void)
     T_RUN(test_md_links);
     T_RUN(test_binary);
     T_RUN(test_split);
+    T_RUN(test_visible);
     return T_DONE();
 }
