@@ -238,4 +238,5 @@ def main():
     count("length 2-4 found", length_all, OTHER, False)
 
 
-main()
+if __name__ == '__main__':
+    main()

@@ -33,12 +33,14 @@
 # docker-doc, libbenchmark-dev: Markdown documentation in /usr/share/doc,
 # part of the development vault scripts/vault-dev.sh builds (docs/VAULTS-EVAL.md;
 # docker-doc depends on nothing, libbenchmark-dev on its small library).
+# wordnet-base: WordNet 3.0's plain-text database (/usr/share/wordnet), read by
+# bench/wordnet_probe.py (issue 16's hypernym probe; no Python WordNet module).
 set -e
 PKGS="build-essential pkg-config libsqlite3-dev libcjson-dev libpcre2-dev libutf8proc-dev \
 libstemmer-dev libopenblas-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev sqlite3 valgrind python3 \
 groff-base libcurl4 libopenblas0 libzip4 libmicrohttpd12 chromium fonts-wqy-microhei python3-sentencepiece python3-protobuf nodejs iproute2 ca-certificates \
 manpages-fr manpages-de manpages-es manpages-pt-br manpages-pl manpages-ru manpages-ja debian-faq-ko \
-docker-doc libbenchmark-dev \
+docker-doc libbenchmark-dev wordnet-base \
 postgresql-15 postgresql-server-dev-15 libpq-dev libpq5"
 if ! command -v npm >/dev/null 2>&1 ||
    dpkg-query -W -f='${Status}' npm 2>/dev/null | grep -q "install ok installed"; then
