@@ -45,7 +45,8 @@ import os
 import re
 import sys
 
-import softmatch_probe   # bench/, beside this script
+sys.dont_write_bytecode = True   # no bench/__pycache__ left in the tree
+import softmatch_probe   # noqa: E402 (bench/, beside this script)
 
 # softmatch_probe's stop words (rank29), and the generic nouns that are no
 # topic ("what kind of", "things"): bridging from them marks everything.
