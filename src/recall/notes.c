@@ -1054,8 +1054,8 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
         /* a page whose sections hold nearly all of the question between
          * them, on about two rare words, is about it though no one section
          * weighs enough: its sections holding half of the question pass
-         * ("Chinese" in a page's stop words, "split" and "characters" in
-         * its sections on splitting; dev query q019, policy.h) */
+         * (a page's section on one detail holds two of the words, its
+         * other sections the rest; dev query q019, policy.h) */
         if (NOTE_GATE_PAGE_SHARE > 0 && !x->card && gtotal > 0 && share >= NOTE_GATE_SHARE &&
             x->pheld / gtotal >= NOTE_GATE_PAGE_SHARE && x->pheld / unit >= NOTE_GATE_PAGE_WEIGHT)
             x->gate = x->pass = 1;

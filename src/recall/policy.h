@@ -727,9 +727,9 @@ struct policy_const {
  * of it in the gate's units (about two rare words more than one section
  * needs to pass alone): a section of it holding NOTE_GATE_SHARE of the
  * question passes the gate, whatever its own weight (branch vault33, dev
- * query q019: a page's "Stop words" section holds "Chinese" and
- * "characters" at 1.32, its other sections "split", "keyword" and "index":
- * the page 0.97 of the question at 2.29). The must-not-fire prompts'
+ * query q019: one section of its page holds two of its five words at
+ * 1.32, off the page (1.75 asked), the page's other sections the other
+ * three: the page 0.97 of the question at 2.29). The must-not-fire prompts'
  * pages: a long page holding 0.82 at 2.35 (x006), short questions whose
  * page holds all of them on commoner words at 1.45-1.89 (n034, m014,
  * m002). Tried on the dev vault (keyword; docs/VAULTS.md): share 0.85 to
