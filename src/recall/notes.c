@@ -24,6 +24,9 @@
  * A section whose page's card holds none of the question's words passes
  * the share-and-weight rules only at a higher weight
  * (NOTE_GATE_WEIGHT_OFFPAGE): the words found there may be in passing.
+ * A page whose sections hold nearly all of the question between them
+ * (NOTE_GATE_PAGE_SHARE, NOTE_GATE_PAGE_WEIGHT) lets its section holding
+ * half of it through: the page is about the question.
  *
  * Rendered in the recall's text after the memories and before the
  * conversations, inside the same fence, one block a section:
@@ -959,6 +962,7 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
             for (b = a; b < np->n && np->v[b].doc == np->v[a].doc; b++)
                 if (np->v[b].card)
                     card = &np->v[b];
+            double best[RECALL_MAX_TERMS] = { 0 }, page = 0;
             for (int i = a; i < b; i++) {
                 struct rnote *x = &np->v[i];
                 /* a word counts in full in the card or in a section of
@@ -977,12 +981,20 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
                         x->oncard |= !num[t] && idf[t] / unit >= NOTE_GATE_CARD_W &&
                                      (NOTE_GATE_CARD_EVERYDAY || !everyday[t]);
                     }
+                    double g = gw[t] * idf[t] * (f < 1 ? f : 1);
                     x->held += idf[t] * (f < 1 ? f : 1);
-                    x->gheld += gw[t] * idf[t] * (f < 1 ? f : 1);
+                    x->gheld += g;
                     if (!num[t])
                         x->gfull += idf[t] * (f < 1 ? f : 1);
+                    best[t] = fmax(best[t], g);
                 }
             }
+            /* what the page holds of the question across its sections,
+             * for the page rule of the gate (NOTE_GATE_PAGE_*) */
+            for (int t = 0; t < q->nt; t++)
+                page += best[t];
+            for (int i = a; i < b; i++)
+                np->v[i].pheld = page;
         }
     }
     /* which of the words count: a rare one (NOTE_NAME_PART_DF) always; a
@@ -1038,6 +1050,14 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
          * words weigh 1.44 there, under NOTE_GATE_WEIGHT: a short
          * question) */
         if (x->part && !x->card && share >= NOTE_GATE_SHARE)
+            x->gate = x->pass = 1;
+        /* a page whose sections hold nearly all of the question between
+         * them, on about two rare words, is about it though no one section
+         * weighs enough: its sections holding half of the question pass
+         * (a page's section on one detail holds two of the words, its
+         * other sections the rest; dev query q019, policy.h) */
+        if (NOTE_GATE_PAGE_SHARE > 0 && !x->card && gtotal > 0 && share >= NOTE_GATE_SHARE &&
+            x->pheld / gtotal >= NOTE_GATE_PAGE_SHARE && x->pheld / unit >= NOTE_GATE_PAGE_WEIGHT)
             x->gate = x->pass = 1;
         /* a longer question is answered by a section holding less of it
          * on more rare words ("the intended layer order from the original

@@ -721,6 +721,24 @@ struct policy_const {
  * query (half A moves at no value), so B is not held out for it. */
 #define NOTE_GATE_SHARE_MANY  0.35
 #define NOTE_GATE_WEIGHT_MANY 1.75
+/* A page is about the question when its sections (and card) hold at least
+ * NOTE_GATE_PAGE_SHARE of the question between them, each word counted as
+ * much as the section holding most of it does, and NOTE_GATE_PAGE_WEIGHT
+ * of it in the gate's units (about two rare words more than one section
+ * needs to pass alone): a section of it holding NOTE_GATE_SHARE of the
+ * question passes the gate, whatever its own weight (branch vault33, dev
+ * query q019: one section of its page holds two of its five words at
+ * 1.32, off the page (1.75 asked), the page's other sections the other
+ * three: the page 0.97 of the question at 2.29). The must-not-fire prompts'
+ * pages: a long page holding 0.82 at 2.35 (x006), short questions whose
+ * page holds all of them on commoner words at 1.45-1.89 (n034, m014,
+ * m002). Tried on the dev vault (keyword; docs/VAULTS.md): share 0.85 to
+ * 0.95 at weight 2.0 and weight 1.9 to 2.2 at share 0.9 gain q019 alone
+ * and fire on no must-not-fire prompt; share 0.8 fires x006, weight 2.3
+ * loses q019, weight 1.75 (a section weight of 1.2 asked besides) fires
+ * m002. Chosen on one query: a thin base. 0: off. */
+#define NOTE_GATE_PAGE_SHARE  0.9
+#define NOTE_GATE_PAGE_WEIGHT 2.0
 
 /* With the sections' vectors (a model installed when the vault was
  * indexed, and recall with vectors; notes.c): the best NOTE_DENSE_TOPK
@@ -909,6 +927,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(NOTE_GATE_NUM_DF) \
     X(NOTE_GATE_SHARE_MANY) \
     X(NOTE_GATE_WEIGHT_MANY) \
+    X(NOTE_GATE_PAGE_SHARE) \
+    X(NOTE_GATE_PAGE_WEIGHT) \
     X(NOTE_GATE_WEIGHT_OFFPAGE) \
     X(NOTE_GATE_CARD_W) \
     X(NOTE_GATE_CARD_EVERYDAY) \

@@ -387,6 +387,8 @@ struct rnote {
     double   gheld;        /* held less the numbers the gate leaves out, an
                             * everyday word at NOTE_GATE_EVERYDAY_W */
     double   gfull;        /* gheld with every word whole: the cosine rule's */
+    double   pheld;        /* gheld of its page: each word as much as the
+                            * page's section (or card) holding most of it */
     int      card;         /* the page's card (line 0): found, never shown */
     int      oncard;       /* its page's card holds a content word of the question */
     int      named;        /* the question names its page (title or alias) */

@@ -263,55 +263,167 @@ static int atx(const char *s, const struct line *l, const char **t, size_t *tn)
     return level;
 }
 
-/* A fence line: up to 3 spaces, then 3 or more ` or ~. Its char and run. */
-static int fence(const char *s, const struct line *l, char *c, size_t *run)
+/* Fenced code inside containers (CommonMark 0.31, "Container blocks"): a
+ * fence may open in a block quote ("> ```") or in a list item, indented to
+ * the item's content ("1. x" then "   ```": 3 columns; "10. x" then
+ * "    ```": 4), and ends with its container as well as at its closing
+ * fence. The reader keeps the open list items' content columns and the
+ * quote depth they are in; nothing else of the containers is read. */
+#define MD_LIST_DEPTH 16       /* nested list items tracked; deeper ones read as text */
+#define MD_QUOTE_DEPTH 16
+
+struct fence_state {
+    int    in;                 /* inside a fenced code block */
+    char   c;                  /* its fence's char and run */
+    size_t run;
+    int    q, ind;             /* its quote depth, its container's content column */
+    int    nl, lq;             /* open list items, and the quote depth they are in */
+    int    li[MD_LIST_DEPTH];  /* their content columns */
+    int    text;               /* the line above was text (a lazy line may follow) */
+};
+
+/* Skips spaces and tabs from s[i], counting columns from col (a tab to the
+ * next multiple of 4); the first other byte's place. */
+static size_t skip_blank(const char *s, size_t i, size_t end, int *col)
 {
-    size_t i = l->start, ind = 0;
-    while (i < l->end && s[i] == ' ' && ind < 4) {
-        i++;
-        ind++;
+    for (; i < end && (s[i] == ' ' || s[i] == '\t'); i++)
+        *col = s[i] == '\t' ? (*col + 4) & ~3 : *col + 1;
+    return i;
+}
+
+/* Block quote markers at the start of l, at most max: each up to 3 columns
+ * in, '>' and one space or tab. Their count; *at and *col where the
+ * quoted content starts. */
+static int quote_marks(const char *s, const struct line *l, int max, size_t *at, int *col)
+{
+    int q = 0;
+    size_t i = l->start;
+    *col = 0;
+    while (q < max) {
+        int c = *col;
+        size_t j = skip_blank(s, i, l->end, &c);
+        if (j >= l->end || s[j] != '>' || c - *col > 3)
+            break;
+        i = j + 1;
+        *col = c + 1;
+        if (i < l->end && (s[i] == ' ' || s[i] == '\t')) {
+            *col = s[i] == '\t' ? (*col + 4) & ~3 : *col + 1;
+            i++;
+        }
+        q++;
     }
-    if (ind > 3 || i >= l->end || (s[i] != '`' && s[i] != '~'))
+    *at = i;
+    return q;
+}
+
+/* A list item's marker at s[i] ("-", "+", "*", or 1-9 digits and "." or
+ * ")"), then a space, a tab or the line's end: the column its content
+ * starts at (CommonMark: the marker's width and 1-4 spaces after it; 1
+ * when 5 or more follow, or nothing), and *at where that content is.
+ * 0 when s[i] starts no list item. */
+static int list_marker(const char *s, size_t i, size_t end, int col, size_t *at)
+{
+    size_t k = i;
+    if (k < end && (s[k] == '-' || s[k] == '+' || s[k] == '*')) {
+        k++;
+    } else {
+        while (k < end && k - i < 9 && s[k] >= '0' && s[k] <= '9')
+            k++;
+        if (k == i || k >= end || (s[k] != '.' && s[k] != ')'))
+            return 0;
+        k++;
+    }
+    if (k < end && s[k] != ' ' && s[k] != '\t')
+        return 0;
+    int mc = col + (int)(k - i), c = mc;
+    size_t j = skip_blank(s, k, end, &c);
+    if (j == end || c - mc > 4) {
+        *at = k < end ? k + 1 : k;        /* one space is the marker's */
+        return mc + 1;
+    }
+    *at = j;
+    return c;
+}
+
+/* A fence at s[i]: 3 or more ` or ~ (a backtick fence's info string holds
+ * no backtick: "```x`" is inline code). 1 when nothing follows the run (it
+ * can close a block), 2 when something does, 0 when it is no fence. */
+static int fence_at(const char *s, size_t i, size_t end, char *c, size_t *run)
+{
+    if (i >= end || (s[i] != '`' && s[i] != '~'))
         return 0;
     size_t k = i;
-    while (k < l->end && s[k] == s[i])
+    while (k < end && s[k] == s[i])
         k++;
-    if (k - i < 3)
+    if (k - i < 3 || (s[i] == '`' && memchr(s + k, '`', end - k)))
         return 0;
     *c = s[i];
     *run = k - i;
-    /* what follows a closing fence is blank */
-    for (size_t j = k; j < l->end; j++)
+    for (size_t j = k; j < end; j++)
         if (!is_space(s[j]))
             return 2;
     return 1;
 }
 
-/* Where a fenced code block is: a line inside one, or its opening or
- * closing fence, is code (1), never a heading or a paragraph's end. */
-struct fence_state {
-    int    in;
-    char   c;
-    size_t run;
-};
-
+/* A line inside a fenced code block, or its opening or closing fence, is
+ * code (1), never a heading or a paragraph's end. fs carries the block and
+ * the containers from line to line. Linear: a line is read once, and at
+ * most MD_LIST_DEPTH markers of it. */
 static int code_line(const char *s, const struct line *l, struct fence_state *fs)
 {
+    size_t at;
+    int col, q = quote_marks(s, l, fs->in ? fs->q : MD_QUOTE_DEPTH, &at, &col);
+    size_t p = skip_blank(s, at, l->end, &col);
+    int empty = p == l->end;
     char lc;
     size_t run;
-    int f = fence(s, l, &lc, &run);
     if (fs->in) {
-        if (f == 1 && lc == fs->c && run >= fs->run)
-            fs->in = 0;
-        return 1;
+        /* the block goes on while its container does: as many quote
+         * markers, and a blank line or one indented to the item's content */
+        if (q == fs->q && (empty || col >= fs->ind)) {
+            if (!empty && col - fs->ind <= 3 && fence_at(s, p, l->end, &lc, &run) == 1 &&
+                lc == fs->c && run >= fs->run)
+                fs->in = 0;
+            return 1;
+        }
+        fs->in = 0;            /* its container ended: so did the block */
     }
-    /* "```x`" is inline code, not a fence */
-    if (f && !(lc == '`' && memchr(s + l->start + run, '`', l->end - l->start - run))) {
+    if (q != fs->lq) {         /* another quote: the list items were in the old one */
+        fs->nl = 0;
+        fs->lq = q;
+    }
+    if (empty) {
+        fs->text = 0;
+        return 0;
+    }
+    /* the items this line is outside of; a lazy line of a paragraph (text
+     * less indented than its item's content) leaves them open */
+    int lazy = fs->text && s[p] != '`' && s[p] != '~' && s[p] != '#' && s[p] != '>' &&
+               !list_marker(s, p, l->end, col, &at);
+    while (!lazy && fs->nl && col < fs->li[fs->nl - 1])
+        fs->nl--;
+    int base = fs->nl ? fs->li[fs->nl - 1] : 0, ci;
+    /* new items ("- x", "1. - x"), each content column the next's base */
+    while (col - base <= 3 && fs->nl < MD_LIST_DEPTH && (ci = list_marker(s, p, l->end, col, &at))) {
+        fs->li[fs->nl++] = base = ci;
+        col = ci;
+        p = at;
+        if (p == l->end) {
+            fs->text = 0;
+            return 0;
+        }
+    }
+    int f = col - base <= 3 ? fence_at(s, p, l->end, &lc, &run) : 0;
+    if (f) {
         fs->in = 1;
         fs->c = lc;
         fs->run = run;
+        fs->q = q;
+        fs->ind = base;
+        fs->text = 0;
         return 1;
     }
+    fs->text = s[p] != '#';
     return 0;
 }
 
@@ -661,7 +773,7 @@ int md_parse(const char *s, size_t n, struct md_doc *d)
     struct cutter c;
     struct line l, prev = { 0, 0, 0 };
     int lines = 0, rc = -1, prev_para = 0;
-    struct fence_state fs = { 0, 0, 0 };
+    struct fence_state fs = { 0 };
 
     memset(d, 0, sizeof *d);
     memset(&c, 0, sizeof c);
@@ -767,7 +879,7 @@ static int split_one(const char *s, struct md_section *x, int max_tok, int room,
     int acc = 0, made = 0, line = x->line, start_line = x->line, para_line = x->line;
     int seek = 0, in_para = 0;
     size_t end = x->off + x->len, start = x->off, para = x->off;
-    struct fence_state fs = { 0, 0, 0 };
+    struct fence_state fs = { 0 };
     struct line l;
     for (size_t at = x->off; at <= end; at = l.next, line++) {
         int last = at == end, c;

@@ -7,7 +7,8 @@
  * body into sections, one a heading, each with its heading path ("Setup >
  * Linux") and the line it starts on (1-based, counting the frontmatter), so
  * a recalled passage cites path:line. A fenced code block (``` or ~~~)
- * stays inside its section: a `#` line in it is code, not a heading. Wiki
+ * stays inside its section: a `#` line in it is code, not a heading,
+ * also in a list item (indented to the item's content) or a block quote. Wiki
  * links `[[Page]]`, `[[Page|alias]]`, `[[Page#Heading]]` give their page,
  * and so do links to Markdown files, `[text](dir/Page.md#h)`: "Page".
  *
@@ -41,8 +42,11 @@
 /* The reader's version: bumped when what md_parse makes of a page
  * changes, so existing stores read every page again (stamped with the
  * cut into vault_docs.cut by vault/vault.c). 1: a heading's words are its
- * visible text (md_visible), no link's URL (branch vault32). */
-#define MD_READER 1
+ * visible text (md_visible), no link's URL (branch vault32). 2: a fence
+ * in a list item or a block quote, or indented 1-3 columns, is read as a
+ * fence (branch vault33; before, such a backtick fence was taken for
+ * inline code and a '#' line in it for a heading). */
+#define MD_READER 2
 
 struct md_section {
     size_t off, len;     /* bytes of the input: the heading line to the next heading */

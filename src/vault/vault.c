@@ -106,7 +106,8 @@ static void stem(const char *path, char *out, size_t cap)
 
 /* What vault_docs.cut holds: the cut and the reader's version in one
  * number (no schema change), 100,000 x MD_READER + NOTE_SPLIT_TOK
- * (100512 since vault32; 512 before it, 0 before schema 25). */
+ * (200512 since vault33, 100512 since vault32; 512 before it, 0 before
+ * schema 25). */
 #define VAULT_READ (100000 * MD_READER + NOTE_SPLIT_TOK)
 
 /* Parses and writes one file's bytes as document id (0: new). */
@@ -184,7 +185,8 @@ out:
 /* A document indexed with another cut of its sections (NOTE_SPLIT_TOK, a
  * store from before schema 25) or by another version of the reader
  * (MD_READER: a store from before branch vault32, whose titles may hold a
- * link's URL) is parsed again, whatever its bytes. */
+ * link's URL, or before vault33, which read a '#' line of a fence in a
+ * list item as a heading) is parsed again, whatever its bytes. */
 static int recut(const struct store_vdoc *d)
 {
     return !d->skipped && d->cut != VAULT_READ;

@@ -40,7 +40,7 @@ max=$(q "SELECT max(ntok) FROM vault_sections WHERE line > 0")
 check "no piece over the cut ($max)" [ "$max" -le 512 ]
 eq "no piece starts inside the code block" \
    "$(q "SELECT count(*) FROM vault_sections WHERE text LIKE 'more code%' OR text LIKE '\`\`\`%'")" 0
-eq "the documents record their cut" "$(q "SELECT group_concat(cut) FROM vault_docs")" 100512,100512
+eq "the documents record their cut" "$(q "SELECT group_concat(cut) FROM vault_docs")" 200512,200512
 # IDF counts a cut section once: "plonk", in every piece of the essay, is as
 # rare as "zappo" and "quib", in one page's one section, so that page holds
 # two thirds of the question (counted by piece, "plonk" would weigh less

@@ -332,10 +332,88 @@ static void test_visible(void)
     md_doc_free(&d);
 }
 
+/* Parses s into d and checks its sections, one "LINE HEADING" a line. */
+static void parse_expect(const char *s, struct md_doc *d, const char *want)
+{
+    char got[512];
+    size_t w = 0;
+    T_EQ_INT(md_parse(s, strlen(s), d), 0);
+    for (int i = 0; i < d->nsec && w < sizeof got; i++)
+        w += (size_t)snprintf(got + w, sizeof got - w, "%d %s\n", d->sec[i].line, d->sec[i].heading);
+    got[w < sizeof got ? w : sizeof got - 1] = 0;
+    T_EQ_STR(got, want);
+}
+
+/* Fenced code inside list items and block quotes (CommonMark's container
+ * indentation): a '#' line in it is code, no heading, and the lines after
+ * it keep their numbers. Docker's contributing/set-up-dev-env.md has fences
+ * indented 3 columns under "6." whose '#' lines were headings before. */
+static void test_fence_in_containers(void)
+{
+    const char *s = "# Setup\n"                  /* 1 */
+                    "\n"                         /* 2 */
+                    "6. Make a binary.\n"        /* 3 */
+                    "\n"                         /* 4 */
+                    "   ```none\n"               /* 5: 3 columns, the item's content */
+                    "   # hack/make.sh binary\n" /* 6 */
+                    "   ```\n"                   /* 7 */
+                    "\n"                         /* 8 */
+                    "10. Run it.\n"              /* 9 */
+                    "\n"                         /* 10 */
+                    "    ```bash\n"              /* 11: 4 columns under "10." */
+                    "    # dockerd --help\n"     /* 12 */
+                    "\n"                         /* 13: a blank line stays inside */
+                    "    ```\n"                  /* 14 */
+                    "- item\n"                   /* 15 */
+                    "  - nested\n"               /* 16 */
+                    "    ~~~\n"                  /* 17: the nested item's content */
+                    "    # still code\n"         /* 18 */
+                    "    ~~~\n"                  /* 19 */
+                    "> quoted:\n"                /* 20 */
+                    "> ```\n"                    /* 21 */
+                    "> # code in a quote\n"      /* 22 */
+                    "> ```\n"                    /* 23 */
+                    "## Next\n"                  /* 24 */
+                    "text\n";                    /* 25 */
+    struct md_doc d;
+    char buf[512];
+    parse_expect(s, &d, "1 Setup\n24 Setup > Next\n");
+    sec_text(s, &d.sec[0], buf, sizeof buf);
+    T_CHECK(strstr(buf, "# hack/make.sh binary") != NULL);
+    T_CHECK(strstr(buf, "# still code") != NULL);
+    md_doc_free(&d);
+
+    /* an unclosed fence ends with its list item: the heading after the
+     * list is read; "```x`" (a backtick in the info string) is no fence,
+     * indented or not */
+    s = "1. step\n"                 /* 1 */
+        "   ```\n"                  /* 2 */
+        "   # code\n"               /* 3 */
+        "# Heading after\n"         /* 4 */
+        "  ```x`\n"                 /* 5 */
+        "## Sub\n";                 /* 6 */
+    parse_expect(s, &d, "1 \n4 Heading after\n6 Heading after > Sub\n");
+    md_doc_free(&d);
+
+    /* a fence indented 4 columns outside any list is indented code, not a
+     * fence: the '#' line under it at 0 columns is a heading; a quote's
+     * fence ends with the quote */
+    s = "text\n"                    /* 1 */
+        "\n"                        /* 2 */
+        "    ```\n"                 /* 3 */
+        "# Real\n"                  /* 4 */
+        "> ```\n"                   /* 5 */
+        "> # code\n"                /* 6 */
+        "# Also real\n";            /* 7 */
+    parse_expect(s, &d, "1 \n4 Real\n7 Also real\n");
+    md_doc_free(&d);
+}
+
 int main(void)
 {
     T_RUN(test_frontmatter);
     T_RUN(test_headings);
+    T_RUN(test_fence_in_containers);
     T_RUN(test_caps);
     T_RUN(test_md_links);
     T_RUN(test_binary);
