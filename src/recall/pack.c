@@ -548,6 +548,7 @@ static int render(const struct pool *p, struct buf *b)
 struct pack_stamps {
     struct stamp_days days;    /* session_stamp's day names, read once a pack */
     struct tc_memo counts;     /* the floors' openings counted, by shape */
+    int least;                 /* least_floor's: 0 not yet, -1 none */
 };
 
 struct packer {
@@ -677,25 +678,76 @@ int pack_header_floor(const struct pool *p, int si)
     return header_floor_of(&m, ts, session_stamp(p, si, CAIRN_NO_TIME, ts, &d));
 }
 
+/* The least floor of a session whose stamp has a year of four digits
+ * (STAMP_YEAR4_LO-HI; exact33): header_floor_of "[0000-00-00 N 00:00" for
+ * the cheapest of the locale's day names N. Such a stamp is that shape
+ * with other digits (time_stamp_minute writes its fields by hand, no
+ * other bytes), and digits cost by their runs' lengths alone
+ * (text_count_tokens_memo), so no such session floors lower. 0 when a
+ * day name cannot be read (those stamps go through strftime). */
+static int least_floor(struct pack_stamps *st)
+{
+    if (st->least == 0) {
+        int best = INT_MAX;
+        st->least = -1;
+        for (int w = 0; w < 7; w++) {
+            size_t dn = stamp_day(&st->days, w);
+            char s[48];
+            if (!dn)
+                return 0;
+            memcpy(s, "[0000-00-00 ", 12);
+            memcpy(s + 12, st->days.name[w], dn);
+            memcpy(s + 12 + dn, " 00:00", 6);
+            int c = header_floor_of(&st->counts, s, 12 + dn + 6);
+            best = c < best ? c : best;
+        }
+        st->least = best;
+    }
+    return st->least > 0 ? st->least : 0;
+}
+
+/* least_floor of session si when its time has a four-digit year, else 0 */
+static int session_least(const struct pool *p, int si, struct pack_stamps *st)
+{
+    int64_t t = p->s[si].started_at;
+    return t >= STAMP_YEAR4_LO && t <= STAMP_YEAR4_HI ? least_floor(st) : 0;
+}
+
+int pack_header_least(const struct pool *p, int si)
+{
+    struct pack_stamps st = { 0 };
+    return session_least(p, si, &st);
+}
+
 /* try_add's header: its cost, or 0 (nothing costed) when the session's
  * floor leaves less than 8 tokens of room. k->hdr[si] keeps what was
- * asked: the cost (> 0), minus the floor (< 0), or 0. Both are the
+ * asked: the cost (> 0), minus a floor (< 0), or 0. Both are the
  * session's own, the same all through a pack, and each call weighs them
  * against the room left then, so each is counted once a pack (exact31
- * floored a session again for each of its refused turns). */
+ * floored a session again for each of its refused turns). The first
+ * floor asked is the least of the session's year (exact33: refused on it,
+ * the stamp is not written: localtime_r and the count were ~30 M of a
+ * million-message recall); one that leaves room is asked its own. */
 static int header_or_refuse(struct packer *k, int si)
 {
-    int *h = &k->hdr[si], left = k->budget - k->used;
+    int *h = &k->hdr[si], left = k->budget - k->used, least;
     if (*h > 0)
         return *h;
     if (*h < 0 && left + *h < 8)
         return 0;
+    /* asked only near a full pack: 24 bytes the longest C-locale stamp
+     * (a guess like the one below, never what is refused) */
+    if (*h == 0 && left < 8 + 4 + 24 && (least = session_least(k->p, si, k->st)) &&
+        left - least < 8) {
+        *h = -least;
+        return 0;
+    }
     char ts[48];
     size_t tn = session_stamp(k->p, si, CAIRN_NO_TIME, ts, &k->st->days);
     /* floored only where it may refuse: an opening of ASCII bytes costs a
      * token a byte at most (a guess, not a bound: it decides only whether
      * the floor is asked, never what is refused) */
-    if (*h == 0 && left < 8 + 4 + (int)tn) {
+    if (*h <= 0 && left < 8 + 4 + (int)tn) {
         *h = -header_floor_of(&k->st->counts, ts, tn);
         if (left + *h < 8)
             return 0;

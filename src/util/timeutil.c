@@ -138,6 +138,19 @@ static char *two(char *o, int v)
     return o + 2;
 }
 
+size_t stamp_day(struct stamp_days *d, int w)
+{
+    if (w < 0 || w > 6)
+        return 0;
+    if (d->len[w] == 0) {
+        /* "%a" reads only tm_wday: the name of the locale in use now */
+        struct tm tm = { .tm_wday = w };
+        size_t n = strftime(d->name[w], sizeof d->name[w], "%a", &tm);
+        d->len[w] = n ? (signed char)n : -1;
+    }
+    return d->len[w] > 0 ? (size_t)d->len[w] : 0;
+}
+
 size_t time_stamp_minute(int64_t t, struct stamp_days *d, char *out)
 {
     struct tm tm;
@@ -147,12 +160,7 @@ size_t time_stamp_minute(int64_t t, struct stamp_days *d, char *out)
     int y = tm.tm_year + 1900, w = tm.tm_wday;
     if (y < 1000 || y > 9999 || w < 0 || w > 6)
         return stamp_strftime(&tm, out);
-    if (d->len[w] == 0) {
-        /* "%a" reads only tm_wday: the name of the locale in use now */
-        size_t n = strftime(d->name[w], sizeof d->name[w], "%a", &tm);
-        d->len[w] = n ? (signed char)n : -1;
-    }
-    size_t dn = d->len[w] > 0 ? (size_t)d->len[w] : 0;
+    size_t dn = stamp_day(d, w);
     /* "YYYY-MM-DD " + name + " HH:MM" and the NUL must fit in 40 */
     if (!dn || 11 + dn + 6 + 1 > 40)
         return stamp_strftime(&tm, out);

@@ -30,6 +30,18 @@ struct stamp_days {
     signed char len[7];
 };
 
+/* The name of day w (0 Sunday) as "%a" writes it, read into d if it was
+ * not; its length, or 0 when strftime writes nothing or too much. */
+size_t stamp_day(struct stamp_days *d, int w);
+
+/* The times whose stamp has a year of four digits in any zone: years
+ * 1000-9999 in UTC, less 2^31 seconds at each end (a zone's offset is a
+ * 32-bit count of seconds in a TZif file, at most 24:59:59 in a POSIX
+ * rule), and where localtime_r cannot fail (it fails only past int's
+ * years). */
+#define STAMP_YEAR4_LO (-30610224000LL + 2147483648LL)
+#define STAMP_YEAR4_HI (253402300800LL - 2147483648LL - 1)
+
 /* strftime(out, 40, "%Y-%m-%d %a %H:%M", localtime(t)) and its return (0
  * when localtime fails or the stamp does not fit): a pack costs the
  * header of every session it weighs (issue 23, exact33: strftime was 31 M
