@@ -2,7 +2,8 @@
  * timeutil.c: ISO 8601 dates in and out (iso8601_parse, iso8601_format;
  * the public cairn_parse_time and cairn_format_time in api.c call them).
  * Without a zone a time is local, as a person writing "2023-05-08 13:56"
- * means it; with Z or +HH:MM it is exact.
+ * means it; with Z or +HH:MM it is exact. And a packed session header's
+ * time (time_stamp_minute), strftime's bytes without strftime.
  */
 #include <ctype.h>
 #include <stdio.h>

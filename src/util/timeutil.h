@@ -1,7 +1,8 @@
 /*
- * timeutil.h: ISO 8601 dates in and out. The library's own callers and
- * the public cairn_parse_time / cairn_format_time (api.c) share these, so
- * util stays free of the public header.
+ * timeutil.h: ISO 8601 dates in and out, and the session stamps of a
+ * pack. The library's own callers and the public cairn_parse_time /
+ * cairn_format_time (api.c) share these, so util stays free of the
+ * public header.
  */
 #ifndef CAIRN_UTIL_TIMEUTIL_H
 #define CAIRN_UTIL_TIMEUTIL_H
