@@ -29,7 +29,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "recall/recall.h"
 #include "recall/policy.h"
@@ -38,6 +37,7 @@
 #include "text/tokenize.h"
 #include "util/fence.h"
 #include "util/sort.h"
+#include "util/timeutil.h"
 
 
 /* The setting recall.reply_lane: the reply lane's share of the budget (0
@@ -398,19 +398,17 @@ out:
 /* ---- rendering ---- */
 
 /* A session header's opening: "[" and the session's time (else at's),
- * or "[undated", into ts[48]; its length. */
-static size_t session_stamp(const struct pool *p, int si, int64_t at, char *ts)
+ * or "[undated", into ts[48]; its length. d: the day names read so far
+ * (a packer's, kept for the pack; else the caller's own). */
+static size_t session_stamp(const struct pool *p, int si, int64_t at, char *ts,
+                            struct stamp_days *d)
 {
     const struct rsession *s = &p->s[si];
     int64_t t = s->started_at != CAIRN_NO_TIME ? s->started_at : at;
     size_t n = 0;
     ts[0] = '[';
-    if (t != CAIRN_NO_TIME) {
-        struct tm tm;
-        time_t tt = (time_t)t;
-        if (localtime_r(&tt, &tm))
-            n = strftime(ts + 1, 40, "%Y-%m-%d %a %H:%M", &tm);   /* the 40 it had */
-    }
+    if (t != CAIRN_NO_TIME)
+        n = time_stamp_minute(t, d, ts + 1);   /* strftime's 40 bytes */
     if (n == 0) {
         memcpy(ts + 1, "undated", 8);
         n = 7;
@@ -453,7 +451,8 @@ static void header_rest(const struct pool *p, int si, const char *ts, size_t tn,
 static void session_header(const struct pool *p, int si, int64_t at, struct buf *b)
 {
     char ts[48];
-    header_rest(p, si, ts, session_stamp(p, si, at, ts), b);
+    struct stamp_days d = { 0 };
+    header_rest(p, si, ts, session_stamp(p, si, at, ts, &d), b);
 }
 
 static void message_line(const struct rmsg *m, struct buf *b)
@@ -545,6 +544,13 @@ static int render(const struct pool *p, struct buf *b)
 
 /* ---- choosing ---- */
 
+/* What a pack keeps of the session stamps it wrote (exact33) */
+struct pack_stamps {
+    struct stamp_days days;    /* session_stamp's day names, read once a pack */
+    struct tc_memo counts;     /* the floors' openings counted, by shape */
+    int least;                 /* least_floor's: 0 not yet, -1 none */
+};
+
 struct packer {
     const struct pack_src *src;
     struct pool  *p;
@@ -561,6 +567,8 @@ struct packer {
     int  *cand, ncand;   /* messages in the order pack is likely to try them */
     int  *cpos;          /* each message's place in cand, or -1 */
     int  *hdr;           /* per session: header_or_refuse's cost, minus its floor, or 0 */
+    struct pack_stamps *st;    /* the headers' openings (a pointer: the packer
+                                * held whole made pack()'s loops ~4 M slower) */
     char *snip;          /* per message: packed as a reply snippet (may grow) */
 };
 
@@ -639,7 +647,8 @@ static int header_cost_of(const struct pool *p, int si, const char *ts, size_t t
 int pack_header_cost(const struct pool *p, int si)
 {
     char ts[48];
-    return header_cost_of(p, si, ts, session_stamp(p, si, CAIRN_NO_TIME, ts));
+    struct stamp_days d = { 0 };
+    return header_cost_of(p, si, ts, session_stamp(p, si, CAIRN_NO_TIME, ts, &d));
 }
 
 /* The least pack_header_cost can be, without the title, the source and
@@ -654,38 +663,92 @@ int pack_header_cost(const struct pool *p, int si)
  * after the opening whatever comes between (exact32: without them the
  * floor of "the migration that failed on the staging database" refused
  * none of its 33,760 sessions); and the 2 of the blank line and the gap
- * mark. test_recall_pool checks it on many headers. */
-static int header_floor_of(const char *ts, size_t tn)
+ * mark. test_recall_pool checks it on many headers. The opening is
+ * counted by its shape (m: exact33; one count a pack for most stamps). */
+static int header_floor_of(struct tc_memo *m, const char *ts, size_t tn)
 {
-    return text_count_tokens(ts, tn) + 2 + 2;
+    return text_count_tokens_memo(m, ts, tn) + 2 + 2;
 }
 
 int pack_header_floor(const struct pool *p, int si)
 {
     char ts[48];
-    return header_floor_of(ts, session_stamp(p, si, CAIRN_NO_TIME, ts));
+    struct stamp_days d = { 0 };
+    struct tc_memo m = { 0 };
+    return header_floor_of(&m, ts, session_stamp(p, si, CAIRN_NO_TIME, ts, &d));
+}
+
+/* The least floor of a session whose stamp has a year of four digits
+ * (STAMP_YEAR4_LO-HI; exact33): header_floor_of "[0000-00-00 N 00:00" for
+ * the cheapest of the locale's day names N. Such a stamp is that shape
+ * with other digits (time_stamp_minute writes its fields by hand, no
+ * other bytes), and digits cost by their runs' lengths alone
+ * (text_count_tokens_memo), so no such session floors lower. 0 when a
+ * day name cannot be read (those stamps go through strftime). */
+static int least_floor(struct pack_stamps *st)
+{
+    if (st->least == 0) {
+        int best = INT_MAX;
+        st->least = -1;
+        for (int w = 0; w < 7; w++) {
+            size_t dn = stamp_day(&st->days, w);
+            char s[48];
+            if (!dn)
+                return 0;
+            memcpy(s, "[0000-00-00 ", 12);
+            memcpy(s + 12, st->days.name[w], dn);
+            memcpy(s + 12 + dn, " 00:00", 6);
+            int c = header_floor_of(&st->counts, s, 12 + dn + 6);
+            best = c < best ? c : best;
+        }
+        st->least = best;
+    }
+    return st->least > 0 ? st->least : 0;
+}
+
+/* least_floor of session si when its time has a four-digit year, else 0 */
+static int session_least(const struct pool *p, int si, struct pack_stamps *st)
+{
+    int64_t t = p->s[si].started_at;
+    return t >= STAMP_YEAR4_LO && t <= STAMP_YEAR4_HI ? least_floor(st) : 0;
+}
+
+int pack_header_least(const struct pool *p, int si)
+{
+    struct pack_stamps st = { 0 };
+    return session_least(p, si, &st);
 }
 
 /* try_add's header: its cost, or 0 (nothing costed) when the session's
  * floor leaves less than 8 tokens of room. k->hdr[si] keeps what was
- * asked: the cost (> 0), minus the floor (< 0), or 0. Both are the
+ * asked: the cost (> 0), minus a floor (< 0), or 0. Both are the
  * session's own, the same all through a pack, and each call weighs them
  * against the room left then, so each is counted once a pack (exact31
- * floored a session again for each of its refused turns). */
+ * floored a session again for each of its refused turns). The first
+ * floor asked is the least of the session's year (exact33: refused on it,
+ * the stamp is not written: localtime_r and the count were ~30 M of a
+ * million-message recall); one that leaves room is asked its own. */
 static int header_or_refuse(struct packer *k, int si)
 {
-    int *h = &k->hdr[si], left = k->budget - k->used;
+    int *h = &k->hdr[si], left = k->budget - k->used, least;
     if (*h > 0)
         return *h;
     if (*h < 0 && left + *h < 8)
         return 0;
+    /* asked only near a full pack: 24 bytes the longest C-locale stamp
+     * (a guess like the one below, never what is refused) */
+    if (*h == 0 && left < 8 + 4 + 24 && (least = session_least(k->p, si, k->st)) &&
+        left - least < 8) {
+        *h = -least;
+        return 0;
+    }
     char ts[48];
-    size_t tn = session_stamp(k->p, si, CAIRN_NO_TIME, ts);
+    size_t tn = session_stamp(k->p, si, CAIRN_NO_TIME, ts, &k->st->days);
     /* floored only where it may refuse: an opening of ASCII bytes costs a
      * token a byte at most (a guess, not a bound: it decides only whether
      * the floor is asked, never what is refused) */
-    if (*h == 0 && left < 8 + 4 + (int)tn) {
-        *h = -header_floor_of(ts, tn);
+    if (*h <= 0 && left < 8 + 4 + (int)tn) {
+        *h = -header_floor_of(&k->st->counts, ts, tn);
         if (left + *h < 8)
             return 0;
     }
@@ -1095,6 +1158,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
          const struct cairn_recall_opts *o, int raw, struct cairn_recall *r)
 {
     struct packer k = { .src = src, .p = p, .q = q, .budget = o->budget };
+    struct pack_stamps stamps = { 0 };
     struct buf b = BUF_INIT;
     const int *ord = NULL;
     int *spread = NULL;
@@ -1107,6 +1171,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     k.cand = malloc(nm1 * sizeof *k.cand);
     k.cpos = malloc(nm1 * sizeof *k.cpos);
     k.hdr = calloc((size_t)(p->ns ? p->ns : 1), sizeof *k.hdr);
+    k.st = &stamps;
     k.snip = calloc(nm1, 1);
     ord = units_by_rank(p);
     if (!k.sess_open || !k.order || !k.ld || !k.state || !k.cand || !k.cpos || !k.hdr ||

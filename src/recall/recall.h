@@ -300,6 +300,10 @@ int *pack_spread_order(const struct pool *p, const int *ord, int top, double dec
  * opening alone (never more than the cost). */
 int pack_header_cost(const struct pool *p, int si);
 int pack_header_floor(const struct pool *p, int si);
+/* The least floor of any session whose time has a four-digit year in any
+ * zone, or 0 for si's when it has none (exact33: try_add refuses on it
+ * before writing the stamp); never above pack_header_floor. */
+int pack_header_least(const struct pool *p, int si);
 /* The reply lane's order (pack.c): p->nm places, the assistant messages
  * that match best first, then -1; with limit > 0 only the places the
  * first `limit` of its fused order fill are computed and the rest of its

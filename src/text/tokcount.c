@@ -490,6 +490,26 @@ int text_count_tokens(const char *s, size_t n)
     return (int)total;
 }
 
+int text_count_tokens_memo(struct tc_memo *m, const char *s, size_t n)
+{
+    char key[TC_MEMO_LEN];
+    if (!s || n == 0 || n > TC_MEMO_LEN)
+        return text_count_tokens(s, n);
+    for (size_t i = 0; i < n; i++)
+        key[i] = s[i] >= '0' && s[i] <= '9' ? '0' : s[i];
+    for (int j = 0; j < TC_MEMO; j++)
+        if (m->e[j].len == n && memcmp(m->e[j].key, key, n) == 0)
+            return m->e[j].cost;
+    /* the shape itself is counted: what is kept is its count, whichever
+     * text of the shape came first */
+    int c = text_count_tokens(key, n);
+    unsigned j = m->next++ % TC_MEMO;
+    m->e[j].len = (unsigned char)n;
+    m->e[j].cost = c;
+    memcpy(m->e[j].key, key, n);
+    return c;
+}
+
 /* How much of the run s[i..j) of class k fits in room tokens: the end of
  * its longest prefix that does, on a character boundary. The prefix is
  * measured as text_count_tokens() measures it when it ends the text. */

@@ -2,7 +2,8 @@
  * timeutil.c: ISO 8601 dates in and out (iso8601_parse, iso8601_format;
  * the public cairn_parse_time and cairn_format_time in api.c call them).
  * Without a zone a time is local, as a person writing "2023-05-08 13:56"
- * means it; with Z or +HH:MM it is exact.
+ * means it; with Z or +HH:MM it is exact. And a packed session header's
+ * time (time_stamp_minute), strftime's bytes without strftime.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -122,4 +123,62 @@ void iso8601_format(int64_t t, int utc, char *out, size_t n)
         return;
     }
     strftime(out, n, utc ? "%Y-%m-%dT%H:%M:%SZ" : "%Y-%m-%dT%H:%M:%S", &tm);
+}
+
+/* The reference for time_stamp_minute: what it writes is this, byte for
+ * byte (test_util compares them across years and zones). */
+static size_t stamp_strftime(const struct tm *tm, char *out)
+{
+    return strftime(out, 40, "%Y-%m-%d %a %H:%M", tm);
+}
+
+static char *two(char *o, int v)
+{
+    o[0] = (char)('0' + v / 10);
+    o[1] = (char)('0' + v % 10);
+    return o + 2;
+}
+
+size_t stamp_day(struct stamp_days *d, int w)
+{
+    if (w < 0 || w > 6)
+        return 0;
+    if (d->len[w] == 0) {
+        /* "%a" reads only tm_wday: the name of the locale in use now */
+        struct tm tm = { .tm_wday = w };
+        size_t n = strftime(d->name[w], sizeof d->name[w], "%a", &tm);
+        d->len[w] = n ? (signed char)n : -1;
+    }
+    return d->len[w] > 0 ? (size_t)d->len[w] : 0;
+}
+
+size_t time_stamp_minute(int64_t t, struct stamp_days *d, char *out)
+{
+    struct tm tm;
+    time_t tt = (time_t)t;
+    if (!localtime_r(&tt, &tm))
+        return 0;
+    int y = tm.tm_year + 1900, w = tm.tm_wday;
+    if (y < 1000 || y > 9999 || w < 0 || w > 6)
+        return stamp_strftime(&tm, out);
+    size_t dn = stamp_day(d, w);
+    /* "YYYY-MM-DD " + name + " HH:MM" and the NUL must fit in 40 */
+    if (!dn || 11 + dn + 6 + 1 > 40)
+        return stamp_strftime(&tm, out);
+    char *o = out;
+    o = two(o, y / 100);
+    o = two(o, y % 100);
+    *o++ = '-';
+    o = two(o, tm.tm_mon + 1);
+    *o++ = '-';
+    o = two(o, tm.tm_mday);
+    *o++ = ' ';
+    memcpy(o, d->name[w], dn);
+    o += dn;
+    *o++ = ' ';
+    o = two(o, tm.tm_hour);
+    *o++ = ':';
+    o = two(o, tm.tm_min);
+    *o = '\0';
+    return (size_t)(o - out);
 }

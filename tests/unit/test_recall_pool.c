@@ -9,12 +9,14 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "t.h"
 #include "recall/recall.h"
 #include "text/tokcount.h"
 #include "text/tokenize.h"
 #include "util/buf.h"
+#include "util/timeutil.h"
 
 #define CAP 128
 #define EPS 1e-12
@@ -1966,6 +1968,55 @@ static void test_header_floor(void)
     T_CHECK(pack_header_cost(&p, 0) > pack_header_floor(&p, 0));
 }
 
+/* pack_header_least never above pack_header_floor (exact33: try_add
+ * refuses on it before writing the stamp): 4,000 random times from years
+ * 1000 to 9999 and past both ends, in zones with odd offsets (Monrovia's
+ * -0:44:30, Chatham's +12:45, a POSIX rule with seconds); 0 outside the
+ * four-digit years and for a session without a time; and equal to the
+ * floor for this century's times (the C locale's day names cost alike),
+ * so it refuses what the floor does there. */
+static void test_header_least(void)
+{
+    static const char *const zones[] = { "UTC", "Africa/Monrovia", "Pacific/Chatham",
+                                         "XST-5:30:15XDT,M3.5.0,M10.5.0/3", "America/New_York" };
+    struct rsession ss;
+    struct pool p;
+    memset(&p, 0, sizeof p);
+    memset(&ss, 0, sizeof ss);
+    ss.ext_id = ss.title = ss.source = ss.project = (char *)"";
+    p.s = &ss;
+    p.ns = 1;
+    unsigned seed = 99;
+    int above = 0, outside = 0, tight = 0, now = 0, n = 0;
+    for (int z = 0; z < 5; z++) {
+        setenv("TZ", zones[z], 1);
+        tzset();
+        for (int i = 0; i < 800; i++) {
+            seed = seed * 1103515245u + 12345u;
+            uint64_t r = ((uint64_t)seed << 20) ^ (uint64_t)seed * 2654435761u;
+            int64_t t = i % 4 == 0 ? 1600000000LL + (int64_t)(r % 400000000ULL)
+                        : -40000000000LL + (int64_t)(r % 300000000000ULL);
+            ss.started_at = t;
+            int l = pack_header_least(&p, 0), f = pack_header_floor(&p, 0);
+            above += l > f;
+            outside += (l > 0) != (t >= STAMP_YEAR4_LO && t <= STAMP_YEAR4_HI);
+            if (i % 4 == 0) {
+                tight += l == f;
+                now++;
+            }
+            n++;
+        }
+    }
+    T_EQ_INT(above, 0);
+    T_EQ_INT(outside, 0);
+    T_EQ_INT(tight, now);
+    T_CHECK(n == 4000);
+    ss.started_at = CAIRN_NO_TIME;
+    T_EQ_INT(pack_header_least(&p, 0), 0);
+    setenv("TZ", "UTC", 1);
+    tzset();
+}
+
 /* A session refused on its floor is weighed again against the room of a
  * later try (exact32: try_add keeps each session's floor for the pack):
  * the whole store does not fit, pack_everything takes s1's long turn and
@@ -2122,6 +2173,7 @@ int main(void)
     T_RUN(test_lane_own_every);
     T_RUN(test_lane_prefix);
     T_RUN(test_header_floor);
+    T_RUN(test_header_least);
     T_RUN(test_pack_cite);
     T_RUN(test_pack_spread);
     return T_DONE();

@@ -274,6 +274,54 @@ static void test_prefix_random(void)
     T_EQ_INT(total, 20000);
 }
 
+/* text_count_tokens_memo counts as text_count_tokens does (exact33: a
+ * pack's stamps counted by their shape, digits as '0'): texts from
+ * templates whose '#' are random digits (so many share a shape with
+ * other digits), among them words that heat the text ("und", accents)
+ * and camelCase, and random texts cut to 1-48 bytes (the memo's 40 and
+ * past it), through one memo that fills and is overwritten. A counter
+ * whose digits cost by their value, or set the heat, fails this; so does
+ * a memo keyed on anything less than the whole shape. */
+static void test_count_memo(void)
+{
+    static const char *const tpl[] = {
+        "[####-##-## Tue ##:##", "[####-##-## Sat ##:##", "[###-##-## Mon ##:##",
+        "[#####-##-## Wed ##:##", "und ## nicht #", "é### dans ##", "x#y#Z#", "#.#.##",
+        "Größe ##ab", "rateLimit#PerMinute#", "## 北京 #", "[undated", "  ##\t#\n",
+    };
+    const int nt = (int)(sizeof tpl / sizeof tpl[0]);
+    struct tc_memo m = { 0 };
+    unsigned seed = 4242;
+    char buf[1024];
+    int bad = 0, total = 0;
+    for (int iter = 0; iter < 20000; iter++) {
+        size_t n;
+        if (iter % 4) {
+            const char *t = tpl[rand_r(&seed) % (unsigned)nt];
+            n = strlen(t);
+            for (size_t i = 0; i < n; i++)
+                buf[i] = t[i] == '#' ? (char)('0' + rand_r(&seed) % 10) : t[i];
+        } else {
+            n = rand_text(buf, sizeof buf, &seed);
+            n = n < 48 ? n : 1 + (size_t)(rand_r(&seed) % 48);
+        }
+        bad += text_count_tokens_memo(&m, buf, n) != text_count_tokens(buf, n);
+        total++;
+    }
+    T_EQ_INT(bad, 0);
+    T_EQ_INT(total, 20000);
+    /* a shape already kept answers without counting: a kept count changed
+     * by hand comes back (the memo is used, not bypassed) */
+    struct tc_memo k = { 0 };
+    int c = text_count_tokens_memo(&k, S("[2024-03-05 Tue 14:07"));
+    T_CHECK(c > 0);
+    for (int j = 0; j < TC_MEMO; j++)
+        if (k.e[j].len)
+            k.e[j].cost = c + 100;
+    T_EQ_INT(text_count_tokens_memo(&k, S("[1999-12-31 Tue 23:59")), c + 100);
+    T_EQ_INT(text_count_tokens_memo(&k, S("[1999-12-31 Wed 23:59")), c);
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -322,6 +370,7 @@ int main(int argc, char **argv)
     T_RUN(test_bad_input);
     T_RUN(test_prefix_simple);
     T_RUN(test_prefix_random);
+    T_RUN(test_count_memo);
     T_RUN(test_speed);
     return T_DONE();
 }

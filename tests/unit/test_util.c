@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/os.h"
+#include "util/timeutil.h"
 #include "util/utf8.h"
 
 static void test_buf(void)
@@ -128,6 +130,66 @@ static void test_time(void)
     tzset();
 }
 
+/* time_stamp_minute writes what strftime(40, "%Y-%m-%d %a %H:%M") of
+ * localtime does (exact33: a pack's session stamps written by hand):
+ * 20,000 random times from 1600 to 2200 and 200 past each end of the hand
+ * path (years below 1000 and above 9999, negative, strftime's own), in
+ * zones with DST, half-hour, 45-minute and historical offsets with
+ * seconds (Monrovia's -0:44:30), a POSIX rule with seconds, and hours
+ * either side of Berlin's 2023 changes; one set of day names for all,
+ * read in the C locale and again in C.UTF-8. */
+static void test_stamp(void)
+{
+    static const char *const zones[] = {
+        "UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe",
+        "Pacific/Chatham", "America/St_Johns", "Africa/Monrovia", "XST-5:30:15XDT,M3.5.0,M10.5.0/3",
+    };
+    static const char *const locales[] = { "C", "C.UTF-8" };
+    const int nz = (int)(sizeof zones / sizeof *zones);
+    unsigned seed = 2333;
+    int bad = 0, total = 0, hand = 0;
+    for (int l = 0; l < 2; l++) {
+        if (!setlocale(LC_TIME, locales[l]))
+            continue;
+        struct stamp_days d;
+        memset(&d, 0, sizeof d);
+        for (int z = 0; z < nz; z++) {
+            setenv("TZ", zones[z], 1);
+            tzset();
+            for (int i = 0; i < 2400; i++) {
+                int64_t t;
+                seed = seed * 1103515245u + 12345u;
+                uint64_t r = ((uint64_t)seed << 16) ^ (uint64_t)(seed >> 3) * 2654435761u;
+                if (i < 2000)       /* 1600-2200 */
+                    t = -11676096000LL + (int64_t)(r % 18934560000ULL);
+                else if (i < 2100)  /* years 0-999 and before */
+                    t = -62167219200LL - 86400LL * 400 + (int64_t)(r % 31622400000ULL);
+                else if (i < 2200)  /* 9999 and past it */
+                    t = 253402300800LL - 86400LL * 400 + (int64_t)(r % 63244800ULL);
+                else                /* either side of Berlin's 2023 changes */
+                    t = (i % 2 ? 1679792400LL : 1698541200LL) - 7200 + (int64_t)(r % 14400);
+                char a[48], b[48];
+                struct tm tm;
+                time_t tt = (time_t)t;
+                memset(a, 'x', sizeof a);
+                memset(b, 'y', sizeof b);
+                size_t na = time_stamp_minute(t, &d, a), nb = 0;
+                if (localtime_r(&tt, &tm))
+                    nb = strftime(b, 40, "%Y-%m-%d %a %H:%M", &tm);
+                hand += nb && tm.tm_year + 1900 >= 1000 && tm.tm_year + 1900 <= 9999;
+                bad += na != nb || (nb && memcmp(a, b, nb + 1) != 0);
+                total++;
+            }
+        }
+    }
+    T_EQ_INT(bad, 0);
+    T_CHECK(total >= 2400 * nz);
+    T_CHECK(hand > total / 2 && hand < total);
+    setlocale(LC_TIME, "C");
+    setenv("TZ", "UTC", 1);
+    tzset();
+}
+
 static void test_hash(void)
 {
     T_CHECK(hash64("abc", 3, 0) == hash64("abc", 3, 0));
@@ -210,6 +272,7 @@ int main(void)
     T_RUN(test_buf);
     T_RUN(test_utf8);
     T_RUN(test_time);
+    T_RUN(test_stamp);
     T_RUN(test_hash);
     T_RUN(test_os);
     return T_DONE();
