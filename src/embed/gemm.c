@@ -57,8 +57,6 @@
  * 168 rows at k = 384, 36 at k = 1536 (the row count barely mattered
  * between 48 and 192 rows at k = 1536). */
 #define G_XBLOCK (256 * 1024)
-/* Queries per block in attention (embed_k_attention_packed). */
-#define G_ATT_QB 32
 
 struct embed_k_packed {
     const float *w;   /* the original, for the other paths */
@@ -378,35 +376,26 @@ G_AVX2 static void g_micro_avx2_half_##MR(int kc, const float *a, const float *b
 {                                                                                          \
     __m256 acc[MR][2];                                                                     \
     float tile[MR][16];                                                                    \
-    int t, t1, r, j, every = pfn > 0 ? (kc + pfn - 1) / pfn : 0;                           \
+    int t, r, j, every = pfn > 0 ? (kc + pfn - 1) / pfn : 0, cd = every;                   \
                                                                                            \
     _Pragma("GCC unroll 6")                                                                \
     for (r = 0; r < MR; r++)                                                               \
         acc[r][0] = acc[r][1] = _mm256_setzero_ps();                                       \
-    /* k in runs of `every` steps, one line of the next panel prefetched  \
-     * at each run's start (see g_gemm), the steps unrolled by 2: the     \
-     * countdown and the loop's own adds had been ~40% of the 4 x 16      \
-     * tile's instructions on attention's k = 32 (callgrind). The same     \
-     * FMAs in the same order, so the same bits. */                       \
-    for (t = 0; t < kc; t = t1) {                                                          \
-        t1 = pfn > 0 && kc - t > every ? t + every : kc;                               \
+    for (t = 0; t < kc; t++, a += MR, b += ldb) {                                          \
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);                       \
                                                                                            \
-        if (pfn > 0) {                                                                     \
+        if (pfn > 0 && --cd == 0) {    /* one line of the next panel: see g_gemm */        \
             _mm_prefetch(pf, _MM_HINT_T0);                                                 \
             pf += 64;                                                                      \
             pfn--;                                                                         \
+            cd = every;                                                                    \
         }                                                                                  \
-        _Pragma("GCC unroll 2")                                                            \
-        for (j = t; j < t1; j++, a += MR, b += ldb) {                                      \
-            __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);                   \
+        _Pragma("GCC unroll 6")                                                            \
+        for (r = 0; r < MR; r++) {                                                         \
+            __m256 av = _mm256_broadcast_ss(a + r);                                        \
                                                                                            \
-            _Pragma("GCC unroll 6")                                                        \
-            for (r = 0; r < MR; r++) {                                                     \
-                __m256 av = _mm256_broadcast_ss(a + r);                                    \
-                                                                                           \
-                acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);                            \
-                acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);                            \
-            }                                                                              \
+            acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);                                \
+            acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);                                \
         }                                                                                  \
     }                                                                                      \
     if (cols == 16) {    /* a whole half: stored from the registers */                    \
@@ -490,38 +479,6 @@ static void g_xblock(int k, int *mcmax, int *kcmax)
         *mcmax = G_MB;
 }
 
-/* One packed block of x (xp: mc rows, k steps [t0, t0 + kc), tiles of mr
- * rows for micro) times every panel of b into y's rows (ldy apart): see
- * g_gemm for b's forms. */
-static void g_block(g_micro_fn *micro, int mr, const float *xp, int mc, int t0, int kc,
-                    const float *bp, int ldp, int ldb, int nr, int n, const float *bias,
-                    float *y, int ldy)
-{
-    int tiles = (mc + mr - 1) / mr, lines = (int)((size_t)kc * nr * sizeof(float) / 64);
-    int jp, ir;
-
-    for (jp = 0; jp * nr < n; jp++) {
-        const float *b = ldb ? bp + (size_t)jp * nr + (size_t)t0 * ldb
-                             : bp + ((size_t)jp * ldp + t0) * nr;
-        const char *next = !ldb && (jp + 1) * nr < n
-                           ? (const char *)(b + (size_t)ldp * nr) : NULL;
-        int cols = n - jp * nr < nr ? n - jp * nr : nr, it;
-
-        /* The panel's first pass comes from memory (a query's 85 MB
-         * of weights are read once), the others from cache; each
-         * tile prefetches its share of the next panel's lines, so
-         * that stream overlaps the FMAs instead of stalling them. */
-        for (ir = 0, it = 0; ir < mc; ir += mr, it++) {
-            int l0 = (int)((long)lines * it / tiles), l1 = (int)((long)lines * (it + 1) / tiles);
-
-            micro(kc, xp + (size_t)ir * kc, b, ldb ? ldb : nr,
-                  y + (size_t)ir * ldy + jp * nr, ldy,
-                  mc - ir < mr ? mc - ir : mr, cols, bias ? bias + jp * nr : NULL, t0 == 0,
-                  next ? next + (size_t)l0 * 64 : NULL, next ? l1 - l0 : 0);
-        }
-    }
-}
-
 /* y[m][n] (rows ldy apart) = x[m][k] (rows ldx apart) . b + bias, b in
  * panels of nr columns at bp, ldp k steps apart (ldp >= k: the first k
  * steps of longer panels), or with ldb > 0 (the AVX2 tiles only: level 1,
@@ -531,7 +488,7 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
                    int ldb, int nr, int n, const float *bias, float *y, int ldy, float *xp)
 {
     g_micro_fn *micro;
-    int mr, mcmax, kcmax, t0, i0;
+    int mr, mcmax, kcmax, t0, i0, jp, ir;
 
     g_xblock(k, &mcmax, &kcmax);
     /* a height off the block's multiple of 12 only where m is one block;
@@ -543,9 +500,29 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
         for (i0 = 0; i0 < m; i0 += mcmax) {
             int mc = m - i0 < mcmax ? m - i0 : mcmax;
 
+            int tiles = (mc + mr - 1) / mr, lines = (int)((size_t)kc * nr * sizeof(float) / 64);
+
             g_pack_x(x, ldx, m, i0, mc, t0, kc, mr, 1.0f, xp);
-            g_block(micro, mr, xp, mc, t0, kc, bp, ldp, ldb, nr, n, bias,
-                    y + (size_t)i0 * ldy, ldy);
+            for (jp = 0; jp * nr < n; jp++) {
+                const float *b = ldb ? bp + (size_t)jp * nr + (size_t)t0 * ldb
+                                     : bp + ((size_t)jp * ldp + t0) * nr;
+                const char *next = !ldb && (jp + 1) * nr < n
+                                   ? (const char *)(b + (size_t)ldp * nr) : NULL;
+                int cols = n - jp * nr < nr ? n - jp * nr : nr, it;
+
+                /* The panel's first pass comes from memory (a query's 85 MB
+                 * of weights are read once), the others from cache; each
+                 * tile prefetches its share of the next panel's lines, so
+                 * that stream overlaps the FMAs instead of stalling them. */
+                for (ir = 0, it = 0; ir < mc; ir += mr, it++) {
+                    int l0 = (int)((long)lines * it / tiles), l1 = (int)((long)lines * (it + 1) / tiles);
+
+                    micro(kc, xp + (size_t)ir * kc, b, ldb ? ldb : nr,
+                          y + (size_t)(i0 + ir) * ldy + jp * nr, ldy,
+                          mc - ir < mr ? mc - ir : mr, cols, bias ? bias + jp * nr : NULL, t0 == 0,
+                          next ? next + (size_t)l0 * 64 : NULL, next ? l1 - l0 : 0);
+                }
+            }
         }
     }
 }
@@ -646,30 +623,6 @@ int embed_k_attention_packed(int level, const float *q, const float *k, const fl
     if (level < 1)
         return -1;
     g_pack_w(k, ld, 0, n, hd, scale, nr, kp);
-    if (level == 1 && nr == G_NR / 2 && hd % nr == 0 && n <= G_KC) {
-        /* A block of G_ATT_QB queries at a time: its scores (16 KB at
-         * n = 128) stay in L1 from the product that writes them through
-         * softmax, which writes them packed as the next product's left
-         * side (embed_k_softmax_pack), to that product on v in place
-         * (below). Every value is the one the whole-head form computes:
-         * each score and each output is its own k loop, whatever the
-         * block, so the bits are the same. */
-        int i0;
-
-        /* n <= G_KC: one k block, and a block of packed x holds at least
-         * 36 rows of it (g_xblock), so G_ATT_QB rows fit xp */
-        for (i0 = 0; i0 < n; i0 += G_ATT_QB) {
-            int mq = n - i0 < G_ATT_QB ? n - i0 : G_ATT_QB, mr;
-            g_micro_fn *micro;
-
-            g_gemm(level, q + (size_t)i0 * ld, ld, mq, hd, kp, hd, 0, nr, n, NULL, scores, n,
-                   xp);
-            mr = g_pick_mr(level, mq, &micro);
-            embed_k_softmax_pack(scores, n, mq, n, mr, xp);
-            g_block(micro, mr, xp, mq, 0, n, v, n, ld, nr, hd, NULL, ctx + (size_t)i0 * ld, ld);
-        }
-        return 0;
-    }
     g_gemm(level, q, ld, n, hd, kp, hd, 0, nr, n, NULL, scores, n, xp);
     for (i = 0; i < n; i++)
         embed_k_softmax(scores + (size_t)i * n, n);

@@ -395,12 +395,11 @@ K_AVX2 static void k_gelu_avx2(float *x, size_t n)
         k_store_tail(x + i, k_gelu8(k_load_tail(x + i, (int)(n - i), 0.0f)), (int)(n - i));
 }
 
-/* The first two passes of softmax over x[n]: x = e^(x - max) in place;
- * returns the sum's reciprocal, which the last pass multiplies by. */
-K_AVX2 static float k_softmax_exp_avx2(float *x, int n)
+K_AVX2 static void k_softmax_avx2(float *x, int n)
 {
-    __m256 mx = _mm256_set1_ps(-INFINITY), sum = _mm256_setzero_ps(), m;
+    __m256 mx = _mm256_set1_ps(-INFINITY), sum = _mm256_setzero_ps(), m, inv;
     int i, tail = n % 8, body = n - tail;
+    float s;
 
     for (i = 0; i < body; i += 8)
         mx = _mm256_max_ps(mx, _mm256_loadu_ps(x + i));
@@ -418,49 +417,12 @@ K_AVX2 static float k_softmax_exp_avx2(float *x, int n)
         k_store_tail(x + body, e, tail);
         sum = _mm256_add_ps(sum, k_load_tail(x + body, tail, 0.0f));
     }
-    return 1.0f / k_hsum8(sum);
-}
-
-K_AVX2 static void k_softmax_avx2(float *x, int n)
-{
-    float s = k_softmax_exp_avx2(x, n);
-    __m256 inv = _mm256_set1_ps(s);
-    int i, body = n - n % 8;
-
+    s = k_hsum8(sum);
+    inv = _mm256_set1_ps(1.0f / s);
     for (i = 0; i < body; i += 8)
         _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
     for (i = body; i < n; i++)
-        x[i] *= s;
-}
-
-/* Rows r..r+3 of e (rows lde apart) times their factors f[0..3], as four
- * rows of a packed block (dst[t][mr], at column r of each k step): 4 x 4
- * SSE transposes, as g_pack_x (gemm.c) packs a product's left side. */
-K_AVX2 static void k_scale_pack4(const float *e, size_t lde, int n, const float *f, int mr,
-                                 float *dst)
-{
-    __m128 f0 = _mm_set1_ps(f[0]), f1 = _mm_set1_ps(f[1]), f2 = _mm_set1_ps(f[2]),
-           f3 = _mm_set1_ps(f[3]);
-    int t;
-
-    for (t = 0; t + 4 <= n; t += 4) {
-        __m128 s0 = _mm_mul_ps(_mm_loadu_ps(e + t), f0);
-        __m128 s1 = _mm_mul_ps(_mm_loadu_ps(e + lde + t), f1);
-        __m128 s2 = _mm_mul_ps(_mm_loadu_ps(e + 2 * lde + t), f2);
-        __m128 s3 = _mm_mul_ps(_mm_loadu_ps(e + 3 * lde + t), f3);
-
-        _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
-        _mm_storeu_ps(dst + (size_t)t * mr, s0);
-        _mm_storeu_ps(dst + (size_t)(t + 1) * mr, s1);
-        _mm_storeu_ps(dst + (size_t)(t + 2) * mr, s2);
-        _mm_storeu_ps(dst + (size_t)(t + 3) * mr, s3);
-    }
-    for (; t < n; t++) {
-        dst[(size_t)t * mr] = e[t] * f[0];
-        dst[(size_t)t * mr + 1] = e[lde + t] * f[1];
-        dst[(size_t)t * mr + 2] = e[2 * lde + t] * f[2];
-        dst[(size_t)t * mr + 3] = e[3 * lde + t] * f[3];
-    }
+        x[i] *= 1.0f / s;
 }
 
 K_AVX2 static void k_add_layernorm_avx2(float *x, const float *res, const float *g,
@@ -936,30 +898,9 @@ void embed_k_tanh(float *x, size_t n)
 
 /* ---- softmax --------------------------------------------------------- */
 
-/* The first two passes of the portable softmax: x = e^(x - max) in
- * place; returns the factor the last pass multiplies by. */
-static float k_softmax_exp(float *x, int n)
-{
-    float mx = x[0], sum = 0.0f;
-    int i;
-
-#ifdef K_X86
-    if (embed_k_simd())
-        return k_softmax_exp_avx2(x, n);
-#endif
-    for (i = 1; i < n; i++)
-        if (x[i] > mx)
-            mx = x[i];
-    for (i = 0; i < n; i++) {
-        x[i] = expf(x[i] - mx);
-        sum += x[i];
-    }
-    return 1.0f / sum;
-}
-
 void embed_k_softmax(float *x, int n)
 {
-    float inv;
+    float mx = x[0], sum = 0.0f, inv;
     int i;
 
 #ifdef K_X86
@@ -968,42 +909,16 @@ void embed_k_softmax(float *x, int n)
         return;
     }
 #endif
-    inv = k_softmax_exp(x, n);
+    for (i = 1; i < n; i++)
+        if (x[i] > mx)
+            mx = x[i];
+    for (i = 0; i < n; i++) {
+        x[i] = expf(x[i] - mx);
+        sum += x[i];
+    }
+    inv = 1.0f / sum;
     for (i = 0; i < n; i++)
         x[i] *= inv;
-}
-
-/*
- * Why: attention's second product (scores times v) packs its left side,
- * the scores, right after softmax has rewritten them, so the rows made
- * one more trip through the cache (g_pack_x in gemm.c: ~1% of an int8
- * batch on Zen 3, beside softmax's ~2.8%). Here softmax's last pass (the
- * multiply by 1 / sum) writes the packed block itself. Each value is
- * e * (1 / sum), as embed_k_softmax computes it (and g_pack_x's times 1
- * changes nothing), so the product gets the same bits.
- */
-void embed_k_softmax_pack(float *s, int lds, int rows, int n, int mr, float *dst)
-{
-    float f[64];
-    int ib, r, t;
-
-    for (ib = 0; ib < rows; ib += mr, dst += (size_t)n * mr) {
-        for (r = 0; r < mr && ib + r < rows; r++)
-            f[r] = k_softmax_exp(s + (size_t)(ib + r) * lds, n);
-        for (r = 0; r < mr; r++) {
-            const float *e = ib + r < rows ? s + (size_t)(ib + r) * lds : NULL;
-
-#ifdef K_X86
-            if (embed_k_simd() && r % 4 == 0 && r + 3 < mr && ib + r + 3 < rows) {
-                k_scale_pack4(e, (size_t)lds, n, f + r, mr, dst + r);
-                r += 3;
-                continue;
-            }
-#endif
-            for (t = 0; t < n; t++)
-                dst[(size_t)t * mr + r] = e ? e[t] * f[r] : 0.0f;
-        }
-    }
 }
 
 void embed_k_softmax_ref(float *x, int n)

@@ -245,11 +245,6 @@ void embed_k_tanh(float *x, size_t n);
 /* Softmax of x[n] in place (max-subtracted). n must be >= 1. */
 void embed_k_softmax(float *x, int n);
 void embed_k_softmax_ref(float *x, int n);
-/* Softmax of rows [rows][n] of s (rows lds apart; s is left holding
- * e^(x - max)) into dst as the packed left side of a product: ceil(rows /
- * mr) blocks of [n][mr] (gemm.c's g_pack_x layout), rows past `rows`
- * zero; 1 <= mr <= 64. The same values as embed_k_softmax row by row. */
-void embed_k_softmax_pack(float *s, int lds, int rows, int n, int mr, float *dst);
 
 /*
  * Multi-head self-attention over a padded batch.

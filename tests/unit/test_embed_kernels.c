@@ -558,43 +558,6 @@ static void test_softmax_lengths(void)
     T_CHECK(ok);
 }
 
-/* Softmax written as a packed left side (attention's scores): every value
- * must be embed_k_softmax's bit for bit, at its packed place (dst[block][t]
- * [r]), and the rows past `rows` zero; row counts off the tile height
- * (the 4-row transposes and the scalar rows), lengths off 4 and 8. Fails
- * if a row's factor, the layout or the zero rows are wrong. */
-static void test_softmax_pack(void)
-{
-    int shapes[][3] = { {32, 128, 4}, {7, 13, 4}, {13, 40, 5}, {20, 21, 6}, {3, 1, 4},
-                        {25, 33, 12} };
-    size_t s;
-
-    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
-        int rows = shapes[s][0], n = shapes[s][1], mr = shapes[s][2], lds = n + 3, r, t;
-        int blocks = (rows + mr - 1) / mr, same = 1, zero = 1;
-        float *a = rand_array((size_t)rows * lds, 30.0f);
-        float *c = malloc((size_t)rows * lds * sizeof(float));
-        float *dst = rand_array((size_t)blocks * mr * n, 1.0f);
-
-        memcpy(c, a, (size_t)rows * lds * sizeof(float));
-        embed_k_softmax_pack(a, lds, rows, n, mr, dst);
-        for (r = 0; r < rows; r++)
-            embed_k_softmax(c + (size_t)r * lds, n);
-        for (r = 0; r < blocks * mr; r++)
-            for (t = 0; t < n; t++) {
-                float got = dst[(size_t)(r / mr) * n * mr + (size_t)t * mr + r % mr];
-
-                if (r >= rows)
-                    zero &= got == 0.0f;
-                else
-                    same &= memcmp(&got, c + (size_t)r * lds + t, sizeof(float)) == 0;
-            }
-        T_CHECK(same);
-        T_CHECK(zero);
-        free(a); free(c); free(dst);
-    }
-}
-
 /* Layer norm with widths that are not multiples of 8. */
 static void test_layernorm_widths(void)
 {
@@ -656,7 +619,6 @@ int main(void)
         T_RUN(test_gelu_accuracy);
         T_RUN(test_softmax);
         T_RUN(test_softmax_lengths);
-        T_RUN(test_softmax_pack);
         T_RUN(test_attention);
         T_RUN(test_attention_packed);
         T_RUN(test_attention_work_bound);
