@@ -539,6 +539,26 @@ static void test_gelu_accuracy(void)
     free(a);
 }
 
+/* GELU over an array (the AVX2 form runs 16 floats at a time in two
+ * chains, then 8, then a tail) gives each value the bits GELU of it alone
+ * gives (a tail of one): the widths are the same operations per lane.
+ * Fails if the two chains' values are crossed or one step differs. */
+static void test_gelu_lanes(void)
+{
+    size_t n = 1000, i;
+    float *a = rand_array(n, 6.0f), *c = malloc(n * sizeof(float));
+    int same = 1;
+
+    memcpy(c, a, n * sizeof(float));
+    embed_k_gelu(a, n);
+    for (i = 0; i < n; i++) {
+        embed_k_gelu(c + i, 1);
+        same &= memcmp(a + i, c + i, sizeof(float)) == 0;
+    }
+    T_CHECK(same);
+    free(a); free(c);
+}
+
 /* Softmax rows of every length 1..40 (tails of the 8-wide form), with
  * large and tiny spreads. */
 static void test_softmax_lengths(void)
@@ -617,6 +637,7 @@ int main(void)
         T_RUN(test_layernorm_widths);
         T_RUN(test_activations);
         T_RUN(test_gelu_accuracy);
+        T_RUN(test_gelu_lanes);
         T_RUN(test_softmax);
         T_RUN(test_softmax_lengths);
         T_RUN(test_attention);
