@@ -478,50 +478,62 @@ K_AVX2 static void k_softmax_avx2(float *x, int n)
         x[i] *= 1.0f / s;
 }
 
+/* Residual add and layer norm of w rows (w = 1 or 2) at row, dim apart:
+ * each pass written for all w rows (K_EACH), as the mean's and the
+ * variance's sums are each one chain of dim / 8 dependent adds per row;
+ * every row's own operations and order are unchanged, so the same bits. */
+K_INLINE void k_layernorm_rows(float *row, const float *rr, const float *g, const float *b,
+                               int dim, float eps, int w)
+{
+    int i, tail = dim % 8, body = dim - tail;
+    __m256 acc[2], vm[2], vi[2];
+    float mean[2], var[2], inv[2];
+
+    if (rr) {
+        K_EACH(w, for (i = 0; i < body; i += 8)
+                      _mm256_storeu_ps(row + (size_t)j_ * dim + i,
+                                       _mm256_add_ps(_mm256_loadu_ps(row + (size_t)j_ * dim + i),
+                                                     _mm256_loadu_ps(rr + (size_t)j_ * dim + i)));
+                  for (; i < dim; i++)
+                      row[(size_t)j_ * dim + i] += rr[(size_t)j_ * dim + i]);
+    }
+    K_EACH(w, acc[j_] = _mm256_setzero_ps());
+    for (i = 0; i < body; i += 8)
+        K_EACH(w, acc[j_] = _mm256_add_ps(acc[j_], _mm256_loadu_ps(row + (size_t)j_ * dim + i)));
+    K_EACH(w, mean[j_] = k_hsum8(acc[j_]));
+    K_EACH(w, for (i = body; i < dim; i++) mean[j_] += row[(size_t)j_ * dim + i]);
+    K_EACH(w, mean[j_] /= (float)dim; vm[j_] = _mm256_set1_ps(mean[j_]);
+              acc[j_] = _mm256_setzero_ps());
+    for (i = 0; i < body; i += 8)
+        K_EACH(w, __m256 d = _mm256_sub_ps(_mm256_loadu_ps(row + (size_t)j_ * dim + i), vm[j_]);
+                  acc[j_] = _mm256_fmadd_ps(d, d, acc[j_]));
+    K_EACH(w, var[j_] = k_hsum8(acc[j_]));
+    K_EACH(w, for (i = body; i < dim; i++)
+                  var[j_] += (row[(size_t)j_ * dim + i] - mean[j_]) *
+                             (row[(size_t)j_ * dim + i] - mean[j_]));
+    K_EACH(w, var[j_] /= (float)dim; inv[j_] = 1.0f / sqrtf(var[j_] + eps);
+              vi[j_] = _mm256_set1_ps(inv[j_]));
+    K_EACH(w, float *o = row + (size_t)j_ * dim;
+              for (i = 0; i < body; i += 8) {
+                  __m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(o + i), vm[j_]), vi[j_]);
+                  _mm256_storeu_ps(o + i, _mm256_fmadd_ps(d, _mm256_loadu_ps(g + i),
+                                                          _mm256_loadu_ps(b + i)));
+              }
+              for (; i < dim; i++)
+                  o[i] = (o[i] - mean[j_]) * inv[j_] * g[i] + b[i]);
+}
+
 K_AVX2 static void k_add_layernorm_avx2(float *x, const float *res, const float *g,
                                         const float *b, int rows, int dim, float eps)
 {
-    int r, i, tail = dim % 8, body = dim - tail;
+    int r;
 
-    for (r = 0; r < rows; r++) {
-        float *row = x + (size_t)r * dim;
-        __m256 acc = _mm256_setzero_ps(), vm, vi;
-        float mean, var, inv;
-
-        if (res) {
-            const float *rr = res + (size_t)r * dim;
-            for (i = 0; i < body; i += 8)
-                _mm256_storeu_ps(row + i, _mm256_add_ps(_mm256_loadu_ps(row + i),
-                                                        _mm256_loadu_ps(rr + i)));
-            for (; i < dim; i++)
-                row[i] += rr[i];
-        }
-        for (i = 0; i < body; i += 8)
-            acc = _mm256_add_ps(acc, _mm256_loadu_ps(row + i));
-        mean = k_hsum8(acc);
-        for (; i < dim; i++)
-            mean += row[i];
-        mean /= (float)dim;
-        vm = _mm256_set1_ps(mean);
-        acc = _mm256_setzero_ps();
-        for (i = 0; i < body; i += 8) {
-            __m256 d = _mm256_sub_ps(_mm256_loadu_ps(row + i), vm);
-            acc = _mm256_fmadd_ps(d, d, acc);
-        }
-        var = k_hsum8(acc);
-        for (; i < dim; i++)
-            var += (row[i] - mean) * (row[i] - mean);
-        var /= (float)dim;
-        inv = 1.0f / sqrtf(var + eps);
-        vi = _mm256_set1_ps(inv);
-        for (i = 0; i < body; i += 8) {
-            __m256 d = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(row + i), vm), vi);
-            _mm256_storeu_ps(row + i, _mm256_fmadd_ps(d, _mm256_loadu_ps(g + i),
-                                                      _mm256_loadu_ps(b + i)));
-        }
-        for (; i < dim; i++)
-            row[i] = (row[i] - mean) * inv * g[i] + b[i];
-    }
+    for (r = 0; r + 2 <= rows; r += 2)
+        k_layernorm_rows(x + (size_t)r * dim, res ? res + (size_t)r * dim : NULL, g, b, dim,
+                         eps, 2);
+    if (r < rows)
+        k_layernorm_rows(x + (size_t)r * dim, res ? res + (size_t)r * dim : NULL, g, b, dim,
+                         eps, 1);
 }
 /* Four 8-lane sums as one 4-vector: [sum p, sum q, sum s, sum v]. */
 K_AVX2 static inline __m128 k_sum4(__m256 p, __m256 q, __m256 s, __m256 v)

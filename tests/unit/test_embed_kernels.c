@@ -600,6 +600,35 @@ static void test_layernorm_widths(void)
     T_CHECK(ok);
 }
 
+/* Layer norm of many rows (the AVX2 form runs two rows side by side, then
+ * a last odd one) gives each row the bits it gets alone, with and without
+ * the residual, at widths on and off 8. Fails if the two rows' sums or
+ * factors are crossed. */
+static void test_layernorm_pairs(void)
+{
+    int dims[3] = { 384, 13, 389 }, i, r, same = 1;
+
+    for (i = 0; i < 3; i++) {
+        int rows = 7, dim = dims[i], with;
+        size_t nn = (size_t)rows * dim;
+        float *x0 = rand_array(nn, 3.0f), *x1 = malloc(nn * sizeof(float));
+        float *x2 = malloc(nn * sizeof(float)), *res = rand_array(nn, 1.0f);
+        float *g = rand_array((size_t)dim, 1.0f), *b = rand_array((size_t)dim, 1.0f);
+
+        for (with = 0; with < 2; with++) {
+            memcpy(x1, x0, nn * sizeof(float));
+            memcpy(x2, x0, nn * sizeof(float));
+            embed_k_add_layernorm(x1, with ? res : NULL, g, b, rows, dim, 1e-12f);
+            for (r = 0; r < rows; r++)
+                embed_k_add_layernorm(x2 + (size_t)r * dim, with ? res + (size_t)r * dim : NULL,
+                                      g, b, 1, dim, 1e-12f);
+            same &= memcmp(x1, x2, nn * sizeof(float)) == 0;
+        }
+        free(x0); free(x1); free(x2); free(res); free(g); free(b);
+    }
+    T_CHECK(same);
+}
+
 static void test_pool_norm(void)
 {
     /* batch 2, seq 3, dim 2 */
@@ -635,6 +664,7 @@ int main(void)
         T_RUN(test_linear_packed_kn);
         T_RUN(test_layernorm);
         T_RUN(test_layernorm_widths);
+        T_RUN(test_layernorm_pairs);
         T_RUN(test_activations);
         T_RUN(test_gelu_accuracy);
         T_RUN(test_gelu_lanes);
