@@ -295,10 +295,11 @@ int embed_k_simd(void)
  * before the next: the steps of one vector are a chain of ~50 dependent
  * operations (GELU: a division, 9 FMAs, e^x's 8), and the CPU's
  * scheduler holds too few of them to overlap one vector's chain with the
- * next one's; two chains side by side in the code run GELU ~11% faster
- * (Zen 3: 15.7 -> 13.9 ns per 8 floats, best of 2,000 rows of 1,536; 4
- * chains spill registers and ran 17.4). Each lane gets the same
- * operations, so the same bits. */
+ * next one's; two chains side by side in the code run GELU ~9% faster
+ * (Zen 3: 15.7 -> 14.3 ns per 8 floats, best of 2,000 rows of 1,536; 4
+ * chains spill registers and ran 17.4) and softmax's e^x ~7%. Each lane
+ * gets the same operations, so the same bits (docs/EMBED.md, "The int8
+ * batch's activation side"). */
 #define K_EACH(w, stmt)                                                      \
     do {                                                                     \
         int j_;                                                              \
