@@ -539,6 +539,26 @@ static void test_gelu_accuracy(void)
     free(a);
 }
 
+/* GELU over an array (the AVX2 form runs 16 floats at a time in two
+ * chains, then 8, then a tail) gives each value the bits GELU of it alone
+ * gives (a tail of one): the widths are the same operations per lane.
+ * Fails if the two chains' values are crossed or one step differs. */
+static void test_gelu_lanes(void)
+{
+    size_t n = 1000, i;
+    float *a = rand_array(n, 6.0f), *c = malloc(n * sizeof(float));
+    int same = 1;
+
+    memcpy(c, a, n * sizeof(float));
+    embed_k_gelu(a, n);
+    for (i = 0; i < n; i++) {
+        embed_k_gelu(c + i, 1);
+        same &= memcmp(a + i, c + i, sizeof(float)) == 0;
+    }
+    T_CHECK(same);
+    free(a); free(c);
+}
+
 /* Softmax rows of every length 1..40 (tails of the 8-wide form), with
  * large and tiny spreads. */
 static void test_softmax_lengths(void)
@@ -580,6 +600,35 @@ static void test_layernorm_widths(void)
     T_CHECK(ok);
 }
 
+/* Layer norm of many rows (the AVX2 form runs two rows side by side, then
+ * a last odd one) gives each row the bits it gets alone, with and without
+ * the residual, at widths on and off 8. Fails if the two rows' sums or
+ * factors are crossed. */
+static void test_layernorm_pairs(void)
+{
+    int dims[3] = { 384, 13, 389 }, i, r, same = 1;
+
+    for (i = 0; i < 3; i++) {
+        int rows = 7, dim = dims[i], with;
+        size_t nn = (size_t)rows * dim;
+        float *x0 = rand_array(nn, 3.0f), *x1 = malloc(nn * sizeof(float));
+        float *x2 = malloc(nn * sizeof(float)), *res = rand_array(nn, 1.0f);
+        float *g = rand_array((size_t)dim, 1.0f), *b = rand_array((size_t)dim, 1.0f);
+
+        for (with = 0; with < 2; with++) {
+            memcpy(x1, x0, nn * sizeof(float));
+            memcpy(x2, x0, nn * sizeof(float));
+            embed_k_add_layernorm(x1, with ? res : NULL, g, b, rows, dim, 1e-12f);
+            for (r = 0; r < rows; r++)
+                embed_k_add_layernorm(x2 + (size_t)r * dim, with ? res + (size_t)r * dim : NULL,
+                                      g, b, 1, dim, 1e-12f);
+            same &= memcmp(x1, x2, nn * sizeof(float)) == 0;
+        }
+        free(x0); free(x1); free(x2); free(res); free(g); free(b);
+    }
+    T_CHECK(same);
+}
+
 static void test_pool_norm(void)
 {
     /* batch 2, seq 3, dim 2 */
@@ -615,8 +664,10 @@ int main(void)
         T_RUN(test_linear_packed_kn);
         T_RUN(test_layernorm);
         T_RUN(test_layernorm_widths);
+        T_RUN(test_layernorm_pairs);
         T_RUN(test_activations);
         T_RUN(test_gelu_accuracy);
+        T_RUN(test_gelu_lanes);
         T_RUN(test_softmax);
         T_RUN(test_softmax_lengths);
         T_RUN(test_attention);
