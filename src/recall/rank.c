@@ -313,25 +313,41 @@ static double window_bm25(const struct pool *p, const uint64_t *has, int u, int 
  * w_dialog for units of chats between people, w_ua for user-assistant.
  * Units with equal scores rank in their order in the pool (sort.h keeps
  * ties as the merge sort before it did). kv: 2 * nu pairs of scratch,
- * one allocation for all of rank_default's rankings (each its own was
- * 15 MB of fresh pages at a million messages; issue 23, exact30).
+ * then nu places (uint32_t), one allocation for all of rank_default's
+ * rankings (each its own was 15 MB of fresh pages at a million messages;
+ * issue 23, exact30).
  * Returns 0, or -1 on no memory (a ranking left out would change the
  * order without a word). */
 static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, struct sort_kv *kv)
 {
-    struct sort_kv *order = kv, *tmp = kv + p->nu;
+    struct sort_kv *keys = kv, *tmp = kv + p->nu;
+    uint32_t *place = (uint32_t *)(kv + 2 * (size_t)p->nu);
     int n = 0;
     for (int i = 0; i < p->nu; i++) {
         if (s[i] > 0) {
-            order[n].key = sort_key_double(s[i]);
-            order[n].val = i;
+            keys[n].key = sort_key_double(s[i]);
+            keys[n].val = i;
             n++;
         }
     }
-    if (sort_kv_desc_tmp(order, (size_t)n, tmp))
+    /* each unit's place, not the order: a ranking's scores repeat, and
+     * the places of its few distinct scores cost less than the sort of
+     * every unit (issue 23, exact34); the order added in changes no sum,
+     * each unit getting one term of this ranking */
+    int rc = sort_kv_places_desc(keys, (size_t)n, tmp, (size_t)p->nu, place);
+    if (rc < 0)
+        return -1;
+    for (int k = 0; rc == 0 && k < n; k++) {
+        struct runit *u = &p->u[keys[k].val];
+        u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + place[k] + 1);
+    }
+    if (rc == 0)
+        return 0;
+    /* few, or mostly distinct: sorted */
+    if (sort_kv_desc_tmp(keys, (size_t)n, tmp))
         return -1;
     for (int r = 0; r < n; r++) {
-        struct runit *u = &p->u[order[r].val];
+        struct runit *u = &p->u[keys[r].val];
         u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + r + 1);
     }
     return 0;
@@ -517,7 +533,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
     uint64_t *has = os_alloc_filled(nu1 * sizeof *has);
-    struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv);    /* rrf's scratch */
+    /* rrf's scratch: 2 * nu pairs, then nu places */
+    struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv + nu1 * sizeof(uint32_t));
     if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !has ||
         !kv)
         goto out;
