@@ -98,20 +98,24 @@ static void unit_terms(const struct pool *p, int nt, uint64_t *has)
     }
 }
 
-/* Units that contain term t in any of their messages. */
-static int unit_df(const struct pool *p, const uint64_t *has, int t)
+/* For each term, the units that contain it in any of their messages,
+ * into df[nt]: one pass over has[] for all terms, visiting only the set
+ * bits (most units of a big pool hold no term; a pass a term read all of
+ * them: issue 23, exact34). */
+static void unit_dfs(const struct pool *p, const uint64_t *has, int nt, int *df)
 {
-    int df = 0;
+    memset(df, 0, (size_t)nt * sizeof *df);
     for (int u = 0; u < p->nu; u++)
-        df += (int)(has[u] >> t & 1);
-    return df;
+        for (uint64_t b = has[u]; b; b &= b - 1)
+            df[__builtin_ctzll(b)]++;
 }
 
-/* unit_df, with the units of the sessions gather.c left out estimated:
- * their matching messages times the loaded units per matching message. */
-static int unit_df_est(const struct pool *p, const uint64_t *has, const struct query *q, int t)
+/* A unit count, with the units of the sessions gather.c left out
+ * estimated: their matching messages times the loaded units per matching
+ * message. */
+static int unit_df_est(const struct pool *p, int df, const struct query *q, int t)
 {
-    int df = unit_df(p, has, t), left = p->pruned_df[t], loaded = q->t[t].df_msg - left;
+    int left = p->pruned_df[t], loaded = q->t[t].df_msg - left;
     if (!left)
         return df;
     return df + (loaded > 0 ? (int)((double)left * df / loaded + 0.5) : left);
@@ -561,8 +565,10 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         n_units = (double)p->total_msgs * p->hit_units / p->hit_msgs;
     double avg_msg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
+    int dfs[RECALL_MAX_TERMS];
+    unit_dfs(p, has, nt, dfs);
     for (int t = 0; t < nt; t++) {
-        int df_u = unit_df_est(p, has, q, t);
+        int df_u = unit_df_est(p, dfs[t], q, t);
         q->t[t].idf_msg = rank_idf((double)p->total_msgs, q->t[t].df_msg);
         q->t[t].idf_unit = rank_idf(n_units, df_u);
         w_msg[t] = q->t[t].idf_msg;
@@ -697,8 +703,10 @@ int rank_raw_bm25(struct pool *p, struct query *q)
     unit_terms(p, nt, has);
     double n_units = p->nm ? (double)p->total_msgs * p->nu / p->nm : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
+    int dfs[RECALL_MAX_TERMS];
+    unit_dfs(p, has, nt, dfs);
     for (int t = 0; t < nt; t++)
-        w[t] = rank_idf(n_units, unit_df(p, has, t));
+        w[t] = rank_idf(n_units, dfs[t]);
     for (int u = 0; u < p->nu; u++) {
         double dl = sum_tf(p, p->u[u].first, p->u[u].last, nt, NULL, tf);
         p->u[u].score = rank_bm25(tf, nt, dl, avg_unit, w);
