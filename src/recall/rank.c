@@ -98,20 +98,24 @@ static void unit_terms(const struct pool *p, int nt, uint64_t *has)
     }
 }
 
-/* Units that contain term t in any of their messages. */
-static int unit_df(const struct pool *p, const uint64_t *has, int t)
+/* For each term, the units that contain it in any of their messages,
+ * into df[nt]: one pass over has[] for all terms, visiting only the set
+ * bits (most units of a big pool hold no term; a pass a term read all of
+ * them: issue 23, exact34). */
+static void unit_dfs(const struct pool *p, const uint64_t *has, int nt, int *df)
 {
-    int df = 0;
+    memset(df, 0, (size_t)nt * sizeof *df);
     for (int u = 0; u < p->nu; u++)
-        df += (int)(has[u] >> t & 1);
-    return df;
+        for (uint64_t b = has[u]; b; b &= b - 1)
+            df[__builtin_ctzll(b)]++;
 }
 
-/* unit_df, with the units of the sessions gather.c left out estimated:
- * their matching messages times the loaded units per matching message. */
-static int unit_df_est(const struct pool *p, const uint64_t *has, const struct query *q, int t)
+/* A unit count, with the units of the sessions gather.c left out
+ * estimated: their matching messages times the loaded units per matching
+ * message. */
+static int unit_df_est(const struct pool *p, int df, const struct query *q, int t)
 {
-    int df = unit_df(p, has, t), left = p->pruned_df[t], loaded = q->t[t].df_msg - left;
+    int left = p->pruned_df[t], loaded = q->t[t].df_msg - left;
     if (!left)
         return df;
     return df + (loaded > 0 ? (int)((double)left * df / loaded + 0.5) : left);
@@ -313,25 +317,41 @@ static double window_bm25(const struct pool *p, const uint64_t *has, int u, int 
  * w_dialog for units of chats between people, w_ua for user-assistant.
  * Units with equal scores rank in their order in the pool (sort.h keeps
  * ties as the merge sort before it did). kv: 2 * nu pairs of scratch,
- * one allocation for all of rank_default's rankings (each its own was
- * 15 MB of fresh pages at a million messages; issue 23, exact30).
+ * then nu places (uint32_t), one allocation for all of rank_default's
+ * rankings (each its own was 15 MB of fresh pages at a million messages;
+ * issue 23, exact30).
  * Returns 0, or -1 on no memory (a ranking left out would change the
  * order without a word). */
 static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, struct sort_kv *kv)
 {
-    struct sort_kv *order = kv, *tmp = kv + p->nu;
+    struct sort_kv *keys = kv, *tmp = kv + p->nu;
+    uint32_t *place = (uint32_t *)(kv + 2 * (size_t)p->nu);
     int n = 0;
     for (int i = 0; i < p->nu; i++) {
         if (s[i] > 0) {
-            order[n].key = sort_key_double(s[i]);
-            order[n].val = i;
+            keys[n].key = sort_key_double(s[i]);
+            keys[n].val = i;
             n++;
         }
     }
-    if (sort_kv_desc_tmp(order, (size_t)n, tmp))
+    /* each unit's place, not the order: a ranking's scores repeat, and
+     * the places of its few distinct scores cost less than the sort of
+     * every unit (issue 23, exact34); the order added in changes no sum,
+     * each unit getting one term of this ranking */
+    int rc = sort_kv_places_desc(keys, (size_t)n, tmp, (size_t)p->nu, place);
+    if (rc < 0)
+        return -1;
+    for (int k = 0; rc == 0 && k < n; k++) {
+        struct runit *u = &p->u[keys[k].val];
+        u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + place[k] + 1);
+    }
+    if (rc == 0)
+        return 0;
+    /* few, or mostly distinct: sorted */
+    if (sort_kv_desc_tmp(keys, (size_t)n, tmp))
         return -1;
     for (int r = 0; r < n; r++) {
-        struct runit *u = &p->u[order[r].val];
+        struct runit *u = &p->u[keys[r].val];
         u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + r + 1);
     }
     return 0;
@@ -517,7 +537,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
     uint64_t *has = os_alloc_filled(nu1 * sizeof *has);
-    struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv);    /* rrf's scratch */
+    /* rrf's scratch: 2 * nu pairs, then nu places */
+    struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv + nu1 * sizeof(uint32_t));
     if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !has ||
         !kv)
         goto out;
@@ -544,8 +565,10 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         n_units = (double)p->total_msgs * p->hit_units / p->hit_msgs;
     double avg_msg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
+    int dfs[RECALL_MAX_TERMS];
+    unit_dfs(p, has, nt, dfs);
     for (int t = 0; t < nt; t++) {
-        int df_u = unit_df_est(p, has, q, t);
+        int df_u = unit_df_est(p, dfs[t], q, t);
         q->t[t].idf_msg = rank_idf((double)p->total_msgs, q->t[t].df_msg);
         q->t[t].idf_unit = rank_idf(n_units, df_u);
         w_msg[t] = q->t[t].idf_msg;
@@ -680,8 +703,10 @@ int rank_raw_bm25(struct pool *p, struct query *q)
     unit_terms(p, nt, has);
     double n_units = p->nm ? (double)p->total_msgs * p->nu / p->nm : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
+    int dfs[RECALL_MAX_TERMS];
+    unit_dfs(p, has, nt, dfs);
     for (int t = 0; t < nt; t++)
-        w[t] = rank_idf(n_units, unit_df(p, has, t));
+        w[t] = rank_idf(n_units, dfs[t]);
     for (int u = 0; u < p->nu; u++) {
         double dl = sum_tf(p, p->u[u].first, p->u[u].last, nt, NULL, tf);
         p->u[u].score = rank_bm25(tf, nt, dl, avg_unit, w);

@@ -56,4 +56,17 @@ int sort_kv_desc_tmp(struct sort_kv *v, size_t n, struct sort_kv *tmp);
  * unchanged). */
 long sort_kv_top(struct sort_kv *v, size_t n, size_t k);
 
+/* The place each pair of v[n] takes in sort_kv_desc's order (larger keys
+ * first, equal keys in input order), into place[n] (place[i]: v[i]'s),
+ * when its keys repeat: a fused ranking needs only each unit's place, and
+ * its scores do (a tenth of them distinct at a million messages). The
+ * distinct keys are counted in a hash table kept in tmp[ntmp] (scratch
+ * pairs: n / 2 rounded up to a power of two), only they are sorted, and
+ * a pair's place is the count of the larger keys plus the equal ones
+ * before it. Returns 0; 1 when it is not worth it or the scratch is
+ * short (fewer than 65,536 pairs, more than n / 4 distinct keys: sort v
+ * instead; place is scratch then); -1 on no memory. */
+int sort_kv_places_desc(const struct sort_kv *v, size_t n, struct sort_kv *tmp, size_t ntmp,
+                        uint32_t *place);
+
 #endif

@@ -291,12 +291,79 @@ static void test_alloc_filled(void)
     }
 }
 
+/* sort_kv_places_desc against the places sort_kv_desc gives (itself
+ * checked by brute force above) and, small, against the brute force: keys
+ * drawn from d distinct values, d from one to every key, across the
+ * bound on pairs (65,536) and on distinct keys (n / 4): counted within
+ * them, declined (1) past them or with too little scratch for the table;
+ * v untouched. */
+static void check_places(size_t n, size_t d)
+{
+    uint64_t *pool = malloc((d ? d : 1) * sizeof *pool);
+    uint64_t *key = malloc((n ? n : 1) * sizeof *key);
+    struct sort_kv *v = malloc((n ? n : 1) * sizeof *v), *w = malloc((n ? n : 1) * sizeof *w);
+    struct sort_kv *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    uint32_t *got = malloc((n ? n : 1) * sizeof *got), *want = malloc((n ? n : 1) * sizeof *want);
+    T_CHECK(pool && key && v && w && tmp && got && want);
+    if (!pool || !key || !v || !w || !tmp || !got || !want)
+        goto out;
+    for (size_t j = 0; j < d; j++)       /* the edges too: 0 and all ones */
+        pool[j] = j == 0 ? 0 : j == 1 ? UINT64_MAX : next();
+    size_t seen = 0;
+    for (size_t i = 0; i < n; i++) {     /* every value used: d distinct */
+        key[i] = pool[seen < d && next() % 2 ? seen++ : next() % (seen ? seen : 1)];
+        v[i] = w[i] = (struct sort_kv){ key[i], (int64_t)(next() >> 1) };
+    }
+    int counted = n >= 65536 && seen <= n / 4;
+    /* the table's scratch: short of it, declined */
+    T_EQ_INT(sort_kv_places_desc(v, n, tmp, n / 8, got), 1);
+    T_EQ_INT(sort_kv_places_desc(v, n, tmp, n, got), counted ? 0 : 1);
+    int same = 1;
+    for (size_t i = 0; i < n; i++)
+        same &= v[i].key == w[i].key && v[i].val == w[i].val;
+    T_CHECK(same);
+    if (!counted)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        w[i].val = (int64_t)i;
+    T_EQ_INT(sort_kv_desc(w, n), 0);
+    for (size_t r = 0; r < n; r++)
+        want[w[r].val] = (uint32_t)r;
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += got[i] != want[i] || (n <= 6000 && got[i] != place(key, n, i));
+    if (bad)
+        fprintf(stderr, "places n=%zu d=%zu: %zu wrong\n", n, d, bad);
+    T_EQ_INT(bad, 0);
+out:
+    free(pool);
+    free(key);
+    free(v);
+    free(w);
+    free(tmp);
+    free(got);
+    free(want);
+}
+
+static void test_places(void)
+{
+    static const size_t ns[] = { 0, 1, 2, 100, 4097, 65535, 65536, 100000, 262145 };
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++) {
+        size_t n = ns[a];
+        const size_t ds[] = { 1, 2, 7, 50, 3000, n / 8, n / 4, n / 4 + 1, n };
+        for (size_t b = 0; b < sizeof ds / sizeof *ds; b++)
+            if (ds[b] >= 1 && ds[b] <= (n ? n : 1))
+                check_places(n, ds[b]);
+    }
+}
+
 int main(void)
 {
     T_RUN(test_random_orders);
     T_RUN(test_either_side);
     T_RUN(test_big);
     T_RUN(test_top);
+    T_RUN(test_places);
     T_RUN(test_keys);
     T_RUN(test_alloc_big);
     T_RUN(test_alloc_filled);
