@@ -95,6 +95,8 @@ struct cairn {
     int      group_tx;       /* that transaction is open */
     size_t   group_n;        /* sessions written in it */
     struct stat_delta *gd;   /* their session_stats, applied at its commit */
+    sqlite3_stmt *gst[10];   /* the write path's statements, kept from one session of
+                                the group to the next (store/ingest.c, get_st) */
     size_t   gd_n, gd_cap;
 };
 
