@@ -19,6 +19,13 @@
  * sessions or ADD_GROUP_MS of writing a transaction, each session still
  * whole or absent. A store failure rolls back the open group, so the
  * message at the stop names the first line not stored.
+ *
+ * Two threads (add_piped): a second thread reads the input and prepares
+ * each session (cairn_prepare_json: the JSON, masking, the messages'
+ * tokens and dates, all that needs no store) up to ADD_AHEAD sessions
+ * ahead, while this one writes (cairn_add_prepared) and reports every step
+ * in the input's order, as one thread does (add_serial, with
+ * CAIRN_ADD_THREAD=0 or the setting "store.add_thread" "0").
  */
 #include <errno.h>
 #include <limits.h>
