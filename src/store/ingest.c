@@ -483,12 +483,6 @@ out:
 
 /* ---- prepare: everything that needs no lock ------------------------- */
 
-/*
- * A session made ready to store: every string cleaned, every message
- * hashed and counted, the messages the store lacks embedded. Made by
- * prepare_session without the write lock and without writing; read by
- * write_session inside it.
- */
 /* What the preparing thread (cairn_prepare_json) did for message i: its
  * dates (pre_ev[2 * ev_off ..], ev_n pairs) and whether pre_toks[i] is its
  * record. */
@@ -497,6 +491,12 @@ struct pre_msg {
     unsigned char ev_n, recd;
 };
 
+/*
+ * A session made ready to store: every string cleaned, every message
+ * hashed and counted, the messages the store lacks embedded. Made by
+ * prepare_session without the write lock and without writing; read by
+ * write_session inside it.
+ */
 struct prepared {
     const struct cairn_session *s;
     struct clean_msg *cm;                  /* [s->n_messages] */
@@ -613,8 +613,8 @@ static int prepare_session(struct cairn *h, const struct cairn_session *s, struc
 
 /* The write path's statements, kept in a group (h->gst) from one session
  * to the next and finalized with it (group_clear): prepared a session,
- * they cost ~340,000 instructions of SQLite's parser a session, a fifth
- * of what the writing thread did besides SQLite's own steps. */
+ * they cost ~355,000 instructions a session (callgrind, the writing
+ * thread of 100 bench sessions: 316.9 M -> 281.4 M, bench/README.md). */
 enum { GST_INS_M, GST_INS_F, GST_INS_E, GST_INS_V, GST_FIND, GST_INS_S, GST_RUN_UPD,
        GST_RUN_INS, GST_TURN_NEW, GST_TURN_ADD, GST_N };
 _Static_assert(GST_N <= sizeof ((struct cairn *)0)->gst / sizeof (sqlite3_stmt *),
