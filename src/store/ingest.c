@@ -1274,10 +1274,56 @@ struct cairn_prepared {
 };
 
 /* A handle of its own, never opened: its message, its copy of the
- * settings prepare_cpu reads, its tokenizer. */
+ * settings prepare_cpu reads, its tokenizer; and a read-only handle on the
+ * store (rd, when it is a WAL file) to ask whether a session is stored. */
 struct cairn_preparer {
     struct cairn h;
+    struct cairn *rd;
+    sqlite3_stmt *find;
+    void (*close_reader)(struct cairn *r);
 };
+
+/* The reader: only on a WAL store on disk (a reader there never blocks
+ * the writer's commit), as the tier build's walks (store_tier_reader). */
+static void preparer_reader(struct cairn *db, struct cairn_preparer *pp)
+{
+    sqlite3_stmt *st;
+    int wal = 0;
+    if (db->pg || !db->path || !db->path[0] || !strcmp(db->path, ":memory:") ||
+        !db->open_reader || !db->close_reader || store_prepare(db, "PRAGMA journal_mode", &st))
+        return;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *m = (const char *)sqlite3_column_text(st, 0);
+        wal = m && !strcmp(m, "wal");
+    }
+    sqlite3_finalize(st);
+    if (!wal)
+        return;
+    pp->close_reader = db->close_reader;
+    if (db->open_reader(db, &pp->rd) ||
+        sqlite3_prepare_v2(pp->rd->db, "SELECT 1 FROM sessions WHERE ext_id = ?", -1, &pp->find,
+                           NULL) != SQLITE_OK) {
+        sqlite3_finalize(pp->find);
+        pp->find = NULL;
+        if (pp->rd)
+            pp->close_reader(pp->rd);
+        pp->rd = NULL;
+    }
+}
+
+/* 1 if the store's last commit holds session sid: its messages are
+ * likely there already (a re-add), so the writer tokenizes only those it
+ * lacks, as on one thread, rather than this thread all of them. A
+ * session written by the open group is not seen: prepared in full. */
+static int preparer_stored(struct cairn_preparer *pp, const char *sid)
+{
+    if (!pp->find)
+        return 0;
+    sqlite3_bind_text(pp->find, 1, sid, -1, SQLITE_STATIC);
+    int found = sqlite3_step(pp->find) == SQLITE_ROW;
+    sqlite3_reset(pp->find);                  /* ends the read: the next sees new commits */
+    return found;
+}
 
 int cairn_preparer_new(struct cairn *db, struct cairn_preparer **out)
 {
@@ -1293,6 +1339,7 @@ int cairn_preparer_new(struct cairn *db, struct cairn_preparer **out)
         free(pp);
         return cairn__err(db, CAIRN_NOMEM, "out of memory");
     }
+    preparer_reader(db, pp);
     *out = pp;
     return CAIRN_OK;
 }
@@ -1301,6 +1348,9 @@ void cairn_preparer_free(struct cairn_preparer *pp)
 {
     if (!pp)
         return;
+    sqlite3_finalize(pp->find);
+    if (pp->rd)
+        pp->close_reader(pp->rd);
     free(pp->h.set[CAIRN__SET_REDACT]);
     text_tokenizer_free(pp->h.rec);
     free(pp);
@@ -1360,9 +1410,10 @@ struct cairn_prepared *cairn_prepare_json(struct cairn_preparer *pp, const char 
         pr->p_set = 1;
         rc = prepare_cpu(h, &pr->ps.s, &pr->p);
     }
-    if (!rc)
+    /* a re-add: the writer tokenizes what the store lacks, as on one thread */
+    if (!rc && !preparer_stored(pp, pr->p.sid))
         rc = prepare_tokens(h, pr);
-    if (!rc) {
+    if (!rc && pr->mm) {
         pr->p.pre = pr->mm;
         pr->p.pre_toks = pr->toks;
         pr->p.pre_ev = pr->ev;
