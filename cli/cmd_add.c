@@ -362,8 +362,11 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
     struct adder a = { .db = db, .name = name };
     struct cairn_preparer *pp = NULL;
     int ended = 1;
-    if ((rc = cairn_preparer_new(db, &pp)))
+    if ((rc = cairn_preparer_new(db, &pp))) {
+        cli_error("add: %s", cairn_errmsg(db));
+        rc = 1;
         goto out;
+    }
     if (!pp || (rc = add_piped(&a, &r, pp, &ended)) < 0)
         rc = add_serial(&a, &r);
     cairn_preparer_free(pp);
