@@ -19,9 +19,17 @@
  * sessions or ADD_GROUP_MS of writing a transaction, each session still
  * whole or absent. A store failure rolls back the open group, so the
  * message at the stop names the first line not stored.
+ *
+ * Two threads (add_piped): a second thread reads the input and prepares
+ * each session (cairn_prepare_json: the JSON, masking, the messages'
+ * tokens and dates, all that needs no store) up to ADD_AHEAD sessions
+ * ahead, while this one writes (cairn_add_prepared) and reports every step
+ * in the input's order, as one thread does (add_serial, with
+ * CAIRN_ADD_THREAD=0 or the setting "store.add_thread" "0").
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -109,36 +117,221 @@ static int group_step(struct cairn *db, struct group *g, size_t line, int rc,
     return 0;
 }
 
-/* Adds each session of an array document b[start..end) as written (not
+/* The sessions of an array document b[start..end), each as written (not
  * re-printed from a tree, which would round numeric ids past 2^53): the
- * array was scanned whole, so a broken one adds nothing. */
-static int add_array(struct cairn *db, const char *name, size_t line, const char *q,
-                     const char *qe, struct cairn_add_stats *st, size_t *docs, int *bad,
-                     struct group *g, size_t *lost_line)
+ * array was scanned whole, so a broken one gives none. */
+struct arr_it {
+    const char *q, *qe;
+};
+
+static void arr_init(struct arr_it *it, const char *doc, const char *qe)
 {
-    int rc = 0;
-    q = (const char *)memchr(q, '[', (size_t)(qe - q)) + 1;
-    for (int k = 1;; k++) {
-        const char *e1 = NULL, *r = q;
-        while (r < qe && (unsigned char)*r <= ' ')
-            r++;
-        if (*r == ']')
-            break;                       /* [] holds no session */
-        json_scan(q, (size_t)(qe - q), &e1);
-        (*docs)++;
-        struct cairn_add_stats pre = *st;
-        if ((rc = cairn_add_json(db, q, (size_t)(e1 - q), st))) {
-            cli_error("%s:%zu: session %d of the array: %s", name, line, k, cairn_errmsg(db));
-            (*bad)++;
+    it->q = (const char *)memchr(doc, '[', (size_t)(qe - doc)) + 1;
+    it->qe = qe;
+}
+
+/* 1 with [*s, *e) the next session, 0 after the last. */
+static int arr_next(struct arr_it *it, const char **s, const char **e)
+{
+    const char *r = it->q, *e1 = NULL;
+    if (!r)
+        return 0;
+    while (r < it->qe && (unsigned char)*r <= ' ')
+        r++;
+    if (*r == ']')
+        return 0;                        /* [] holds no session */
+    json_scan(it->q, (size_t)(it->qe - it->q), &e1);
+    *s = it->q;
+    *e = e1;
+    it->q = memchr(e1, ',', (size_t)(it->qe - e1));
+    if (it->q)
+        it->q++;
+    return 1;
+}
+
+/* The add's state, on the writing thread. */
+struct adder {
+    struct cairn *db;
+    const char *name;
+    struct cairn_add_stats st;
+    struct group g;
+    size_t docs, lost_line;
+    int bad;
+};
+
+/* One session, found at `line` (k > 0: the k-th of an array there): its
+ * JSON doc[0..n) added, or (doc NULL) pr, prepared by the reading thread.
+ * Returns 0, or a store failure (group_step). */
+static int add_one(struct adder *a, size_t line, int k, struct cairn_prepared *pr,
+                   const char *doc, size_t n)
+{
+    struct cairn_add_stats pre = a->st;
+    int rc = doc ? cairn_add_json(a->db, doc, n, &a->st) : cairn_add_prepared(a->db, pr, &a->st);
+    a->docs++;
+    if (rc && k)
+        cli_error("%s:%zu: session %d of the array: %s", a->name, line, k, cairn_errmsg(a->db));
+    else if (rc)
+        cli_error("%s:%zu: %s", a->name, line, cairn_errmsg(a->db));
+    a->bad += rc != 0;
+    return group_step(a->db, &a->g, line, rc, &pre, &a->st, &a->lost_line);
+}
+
+static void bad_doc(struct adder *a, size_t line, size_t col)
+{
+    cli_error("%s:%zu:%zu: malformed JSON; skipping to the next session", a->name, line, col);
+    a->bad++;
+}
+
+/* One thread: reads, parses and writes each session in turn. Returns 0,
+ * or the store failure that stopped it. */
+static int add_serial(struct adder *a, struct add_stream *r)
+{
+    size_t l, c, n;
+    const char *doc, *s, *e;
+    int type, got, rc = 0;
+    while (!rc && (got = add_stream_next(r, &doc, &n, &type, &l, &c)) >= 0) {
+        if (!got) {
+            bad_doc(a, l, c);
+        } else if (type == cJSON_Array) {
+            struct arr_it it;
+            arr_init(&it, doc, doc + n);
+            for (int k = 1; !rc && arr_next(&it, &s, &e); k++)
+                rc = add_one(a, l, k, NULL, s, (size_t)(e - s));
+        } else {
+            rc = add_one(a, l, 0, NULL, doc, n);
         }
-        if ((rc = group_step(db, g, line, rc, &pre, st, lost_line)))
-            return rc;
-        q = memchr(e1, ',', (size_t)(qe - e1));
-        if (!q)
-            break;
-        q++;
     }
-    return 0;
+    return rc;
+}
+
+/* ---- two threads: one reads and prepares, the other writes ---------- */
+
+/* The input's steps in its order: a malformed document (line, col), a
+ * prepared session (k > 0: the k-th of an array at line), the end. */
+enum { ITEM_BAD, ITEM_SESSION, ITEM_END };
+struct item {
+    int kind, k;
+    size_t line, col;
+    struct cairn_prepared *pr;
+};
+
+/* A few sessions ahead: memory stays a few sessions', not the input's,
+ * and the writer seldom waits. */
+#define ADD_AHEAD 8
+
+struct pipeline {
+    pthread_mutex_t mu;
+    pthread_cond_t can_put, can_take;
+    struct item q[ADD_AHEAD];
+    size_t head, n;
+    int stop;                            /* the writer stopped: the reader ends */
+    struct add_stream *r;
+    struct cairn_preparer *pp;
+};
+
+/* Queues it for the writer; -1 (it freed) once the writer has stopped. */
+static int put(struct pipeline *p, struct item it)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->n == ADD_AHEAD && !p->stop)
+        pthread_cond_wait(&p->can_put, &p->mu);
+    int stop = p->stop;
+    if (!stop) {
+        p->q[(p->head + p->n) % ADD_AHEAD] = it;
+        p->n++;
+        pthread_cond_signal(&p->can_take);
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (stop)
+        cairn_prepared_free(it.pr);
+    return stop ? -1 : 0;
+}
+
+static struct item take(struct pipeline *p)
+{
+    pthread_mutex_lock(&p->mu);
+    while (!p->n)
+        pthread_cond_wait(&p->can_take, &p->mu);
+    struct item it = p->q[p->head];
+    p->head = (p->head + 1) % ADD_AHEAD;
+    p->n--;
+    pthread_cond_signal(&p->can_put);
+    pthread_mutex_unlock(&p->mu);
+    return it;
+}
+
+/* The reading thread: the stream cut into sessions, each prepared
+ * (cairn_prepare_json: JSON, masking, tokens, dates) and queued in the
+ * input's order; then the end. It prints nothing: the writer reports
+ * every step in order, as add_serial does. */
+static void *reader_main(void *arg)
+{
+    struct pipeline *p = arg;
+    size_t l, c, n;
+    const char *doc, *s, *e;
+    int type, got, stop = 0;
+    while (!stop && (got = add_stream_next(p->r, &doc, &n, &type, &l, &c)) >= 0) {
+        if (!got) {
+            stop = put(p, (struct item){ ITEM_BAD, 0, l, c, NULL });
+        } else if (type == cJSON_Array) {
+            struct arr_it it;
+            arr_init(&it, doc, doc + n);
+            for (int k = 1; !stop && arr_next(&it, &s, &e); k++)
+                stop = put(p, (struct item){ ITEM_SESSION, k, l, 0,
+                                             cairn_prepare_json(p->pp, s, (size_t)(e - s)) });
+        } else {
+            stop = put(p, (struct item){ ITEM_SESSION, 0, l, 0,
+                                         cairn_prepare_json(p->pp, doc, n) });
+        }
+    }
+    if (!stop)
+        put(p, (struct item){ ITEM_END, 0, 0, 0, NULL });
+    return NULL;
+}
+
+/* add_serial's work in two threads: this one writes session N while the
+ * reader prepares N + 1 and on. The same rows and messages, in the same
+ * order (tests/t/t0236-add-thread.sh). Returns 0, or the store failure
+ * that stopped it; *ended: the input was read to its end (a read error
+ * ahead of a stop is not the add's). -1: no thread (add serially). */
+static int add_piped(struct adder *a, struct add_stream *r, struct cairn_preparer *pp,
+                     int *ended)
+{
+    struct pipeline p = { .r = r, .pp = pp };
+    pthread_t t;
+    int rc = 0;
+    *ended = 0;
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.can_put, NULL);
+    pthread_cond_init(&p.can_take, NULL);
+    if (pthread_create(&t, NULL, reader_main, &p)) {
+        rc = -1;
+        goto out;
+    }
+    while (!rc) {
+        struct item it = take(&p);
+        if (it.kind == ITEM_END) {
+            *ended = 1;
+            break;
+        }
+        if (it.kind == ITEM_BAD)
+            bad_doc(a, it.line, it.col);
+        else
+            rc = add_one(a, it.line, it.k, it.pr, NULL, 0);
+        cairn_prepared_free(it.pr);
+    }
+    pthread_mutex_lock(&p.mu);
+    p.stop = 1;
+    pthread_cond_broadcast(&p.can_put);
+    pthread_mutex_unlock(&p.mu);
+    pthread_join(t, NULL);
+    for (; p.n; p.n--, p.head = (p.head + 1) % ADD_AHEAD)
+        cairn_prepared_free(p.q[p.head].pr);   /* read past a stop */
+out:
+    pthread_cond_destroy(&p.can_take);
+    pthread_cond_destroy(&p.can_put);
+    pthread_mutex_destroy(&p.mu);
+    return rc;
 }
 
 int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
@@ -166,29 +359,22 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
         goto out;
     spool_drain(db, INT_MAX);            /* hook events that found the store locked */
     cairn_add_group(db, 1);
-    struct cairn_add_stats st = { 0 };
-    struct group g = { 0 };
-    size_t docs = 0, l, c, n, lost_line = 0;
-    const char *doc;
-    int type, got;
-    while (!stop && (got = add_stream_next(&r, &doc, &n, &type, &l, &c)) >= 0) {
-        if (!got) {
-            cli_error("%s:%zu:%zu: malformed JSON; skipping to the next session", name, l, c);
-            bad++;
-        } else if (type == cJSON_Array) {
-            rc = add_array(db, name, l, doc, doc + n, &st, &docs, &bad, &g, &lost_line);
-            stop = rc != 0;
-        } else {
-            docs++;
-            struct cairn_add_stats pre = st;
-            if ((rc = cairn_add_json(db, doc, n, &st))) {
-                cli_error("%s:%zu: %s", name, l, cairn_errmsg(db));
-                bad++;
-            }
-            rc = group_step(db, &g, l, rc, &pre, &st, &lost_line);
-            stop = rc != 0;
-        }
+    struct adder a = { .db = db, .name = name };
+    struct cairn_preparer *pp = NULL;
+    int ended = 1;
+    if ((rc = cairn_preparer_new(db, &pp))) {
+        cli_error("add: %s", cairn_errmsg(db));
+        rc = 1;
+        goto out;
     }
+    if (!pp || (rc = add_piped(&a, &r, pp, &ended)) < 0)
+        rc = add_serial(&a, &r);
+    cairn_preparer_free(pp);
+    stop = rc != 0;
+    bad = a.bad;
+    struct cairn_add_stats st = a.st;
+    struct group g = a.g;
+    size_t docs = a.docs, lost_line = a.lost_line;
     int crc = cairn_add_group(db, 0);    /* the last group, also after a stop */
     if (crc) {
         g.commit_failed = 1;
@@ -197,7 +383,7 @@ int cmd_add(int argc, char **argv, struct cli_ctx *ctx)
     }
     if (g.commit_failed)
         cli_error("%s:%zu: %s", name, lost_line, cairn_errmsg(db));
-    if (r.err) {
+    if (r.err && ended) {
         cli_error("cannot read %s: %s", name, r.msg);
         bad++;
     }

@@ -30,6 +30,7 @@ static const struct { const char *env, *key; } env_settings[] = {
     { "CAIRN_TIER_KEEP",         "store.tier_keep" },
     { "CAIRN_RECALL_PACKED",     "recall.packed" },
     { "CAIRN_TIER_WALK",         "store.tier_walk" },
+    { "CAIRN_ADD_THREAD",        "store.add_thread" },
 };
 
 static const char *env_value(const char *name)

@@ -139,6 +139,10 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *                       common word itself; default: a second thread on a
  *                       read-only handle walks the next words while the
  *                       build writes (the same rows; a WAL store on disk)
+ *   "store.add_thread"  "0": cairn_preparer_new gives no preparer, so
+ *                       `cairn add` reads, parses and tokenizes on the
+ *                       thread that writes; default: a second thread
+ *                       prepares the next sessions while one is written
  *   "store.cache_mb"    the page cache in MB, 1..4096 (default 2 read-only,
  *                       16 writable), set at once: for a long-lived process
  *   "store.keep_turns"  "1": keep every turn's and session's metadata in
@@ -247,6 +251,33 @@ CAIRN_API int cairn_add_group(struct cairn *db, int on);
 CAIRN_API int cairn_add_commit(struct cairn *db);
 /* Sessions written in the open group and not yet committed (0 if none). */
 CAIRN_API size_t cairn_add_pending(const struct cairn *db);
+
+/*
+ * An add in two halves, for a pipeline (`cairn add`: one thread reads and
+ * prepares the next sessions while another writes): cairn_prepare_json
+ * does all of cairn_add_json's work that needs no store (the JSON,
+ * validation, <private> spans, masking, hashing, the messages' tokens and
+ * the dates they name) on a preparer, which touches no handle;
+ * cairn_add_prepared writes its result on the handle as cairn_add_json
+ * would have (the same rows, the same result and message; a session the
+ * preparation refused is refused here with its message). One preparer
+ * is used by one thread at a time; a prepared session may be handed to
+ * another thread.
+ *
+ * cairn_preparer_new makes one with db's settings as they are now
+ * (*out NULL when "store.add_thread" is "0": add on one thread then).
+ * cairn_prepare_json returns NULL only when out of memory (which
+ * cairn_add_prepared(db, NULL, ...) reports as CAIRN_NOMEM).
+ */
+struct cairn_preparer;
+struct cairn_prepared;
+CAIRN_API int cairn_preparer_new(struct cairn *db, struct cairn_preparer **out);
+CAIRN_API void cairn_preparer_free(struct cairn_preparer *pp);
+CAIRN_API struct cairn_prepared *cairn_prepare_json(struct cairn_preparer *pp, const char *json,
+                                                    size_t len);
+CAIRN_API int cairn_add_prepared(struct cairn *db, struct cairn_prepared *p,
+                                 struct cairn_add_stats *stats);
+CAIRN_API void cairn_prepared_free(struct cairn_prepared *p);
 
 /* Parses an ISO 8601 date or date-time ("2023-05-08", "2023-05-08T13:56",
  * "2023-05-08 13:56:00.123+02:00", "...Z") into Unix seconds. Without a

@@ -48,6 +48,7 @@ enum cairn__setting {
     CAIRN__SET_TIER_KEEP,           /* "store.tier_keep" */
     CAIRN__SET_RECALL_PACKED,       /* "recall.packed" */
     CAIRN__SET_TIER_WALK,           /* "store.tier_walk" */
+    CAIRN__SET_ADD_THREAD,          /* "store.add_thread" */
     CAIRN__NSET
 };
 
@@ -94,6 +95,8 @@ struct cairn {
     int      group_tx;       /* that transaction is open */
     size_t   group_n;        /* sessions written in it */
     struct stat_delta *gd;   /* their session_stats, applied at its commit */
+    sqlite3_stmt *gst[10];   /* the write path's statements, kept from one session of
+                                the group to the next (store/ingest.c, get_st) */
     size_t   gd_n, gd_cap;
 };
 
@@ -254,6 +257,14 @@ int store_fts_replace(struct cairn *h, int64_t row, const char *old, size_t on,
  * the message. */
 int store_events_add(struct cairn *h, sqlite3_stmt **st, int64_t msg, int64_t sess, int64_t at,
                      const char *text, size_t n);
+/* store_events_add in two steps, so that the scan needs no handle (a
+ * second thread of `cairn add` runs it: cairn_prepare_json): the ranges
+ * text names against `at`, as kept, into ft (from, to pairs; room for
+ * STORE_EVENTS_MAX), their count returned; then their rows written. */
+#define STORE_EVENTS_MAX 16
+int store_events_scan(const char *text, size_t n, int64_t at, int64_t *ft);
+int store_events_put(struct cairn *h, sqlite3_stmt **st, int64_t msg, int64_t sess,
+                     const int64_t *ft, int k);
 /* Message msg's rows made again from its stored text (after a rewrite). */
 int store_events_refresh(struct cairn *h, int64_t msg);
 /* The rows of the newest EVENTS_FILL_MAX messages by id (the migration to

@@ -35,7 +35,7 @@
 
 /* Events kept per message (EVENT_MAX_SPAN, the longest range kept, is in
  * internal.h: recall's lookup relies on it). */
-#define EVENTS_PER_MSG 16
+#define EVENTS_PER_MSG STORE_EVENTS_MAX
 
 static int event_keep(const struct time_range *r, int64_t at)
 {
@@ -44,13 +44,12 @@ static int event_keep(const struct time_range *r, int64_t at)
     return !(at >= r->from && at < r->to);
 }
 
-int store_events_add(struct cairn *h, sqlite3_stmt **st, int64_t msg, int64_t sess, int64_t at,
-                     const char *text, size_t n)
+int store_events_scan(const char *text, size_t n, int64_t at, int64_t *ft)
 {
     struct time_range r[EVENTS_PER_MSG];
-    int k, rc, src;
+    int k, kept = 0;
     if (at == CAIRN_NO_TIME || !text)
-        return CAIRN_OK;   /* nothing to read "yesterday" against */
+        return 0;          /* nothing to read "yesterday" against */
     k = timeexpr_scan(text, n, at, r, EVENTS_PER_MSG);
     for (int i = 0; i < k; i++) {
         int dup = 0;
@@ -60,18 +59,37 @@ int store_events_add(struct cairn *h, sqlite3_stmt **st, int64_t msg, int64_t se
             dup = event_keep(&r[j], at) && r[j].from == r[i].from && r[j].to == r[i].to;
         if (dup)
             continue;
+        ft[2 * kept] = r[i].from;
+        ft[2 * kept + 1] = r[i].to;
+        kept++;
+    }
+    return kept;
+}
+
+int store_events_put(struct cairn *h, sqlite3_stmt **st, int64_t msg, int64_t sess,
+                     const int64_t *ft, int k)
+{
+    int rc, src;
+    for (int i = 0; i < k; i++) {
         if (!*st && (rc = store_prepare(h, "INSERT INTO message_events(msg, session, t_from, "
                                         "t_to) VALUES (?,?,?,?)", st)))
             return rc;
         sqlite3_reset(*st);
         sqlite3_bind_int64(*st, 1, msg);
         sqlite3_bind_int64(*st, 2, sess);
-        sqlite3_bind_int64(*st, 3, r[i].from);
-        sqlite3_bind_int64(*st, 4, r[i].to);
+        sqlite3_bind_int64(*st, 3, ft[2 * i]);
+        sqlite3_bind_int64(*st, 4, ft[2 * i + 1]);
         if ((src = sqlite3_step(*st)) != SQLITE_DONE)
             return cairn__sqlerr(h, src, "store event date");
     }
     return CAIRN_OK;
+}
+
+int store_events_add(struct cairn *h, sqlite3_stmt **st, int64_t msg, int64_t sess, int64_t at,
+                     const char *text, size_t n)
+{
+    int64_t ft[2 * STORE_EVENTS_MAX];
+    return store_events_put(h, st, msg, sess, ft, store_events_scan(text, n, at, ft));
 }
 
 /* Reads messages from `sel` (id, session, time, text) and adds their

@@ -279,10 +279,11 @@ struct extend_st { sqlite3_stmt *sel, *upd; };
 
 static int group_stats_apply(struct cairn *h);
 
-/* Message id of session sess extended to cm (its length ntok; rec: its
- * tokens are h->rec_toks, message_tokens'). */
+/* Message id of session sess extended to cm (its length ntok; rt: its
+ * tokens as text_record made them, or NULL). */
 static int extend_message(struct cairn *h, int64_t sess, const char *id,
-                          const struct clean_msg *cm, int ntok, int rec, struct extend_st *st)
+                          const struct clean_msg *cm, int ntok, const struct text_toks *rt,
+                          struct extend_st *st)
 {
     int res = 0;
     if (!st->sel && (store_prepare(h, "SELECT id, content FROM messages WHERE session = ? "
@@ -309,7 +310,7 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     /* the new text's record (store_message made it for the insert the
      * stored id refused): FTS5's tokens (it makes the old text's again,
      * to delete them) and the keepers' */
-    store_keep_replay(h, cm->content, cm->len, rec ? &h->rec_toks : NULL);
+    store_keep_replay(h, cm->content, cm->len, rt);
     int frc = store_fts_replace(h, row, old, on, cm->content, cm->len);
     store_keep_replay(h, NULL, 0, NULL);
     if (frc) {
@@ -326,8 +327,7 @@ static int extend_message(struct cairn *h, int64_t sess, const char *id,
     /* the trigger dropped its event dates with the shorter text, and its
      * term tier rows */
     if (res == 1 && (store_events_refresh(h, row) ||
-                     store_keep_rewrite(h, sess, row, cm->content, cm->len, ntok,
-                                        rec ? &h->rec_toks : NULL)))
+                     store_keep_rewrite(h, sess, row, cm->content, cm->len, ntok, rt)))
         res = -1;
     /* the server may hold the shorter text: the next push sends this one */
     if (res == 1 && store_sync_rewritten(h, row))
@@ -483,6 +483,14 @@ out:
 
 /* ---- prepare: everything that needs no lock ------------------------- */
 
+/* What the preparing thread (cairn_prepare_json) did for message i: its
+ * dates (pre_ev[2 * ev_off ..], ev_n pairs) and whether pre_toks[i] is its
+ * record. */
+struct pre_msg {
+    size_t        ev_off;
+    unsigned char ev_n, recd;
+};
+
 /*
  * A session made ready to store: every string cleaned, every message
  * hashed and counted, the messages the store lacks embedded. Made by
@@ -498,6 +506,11 @@ struct prepared {
     int64_t started, ended;                /* the session's, else its messages' range */
     struct store_clean cl;
     struct vec_batch vb;
+    /* set by cairn_prepare_json: what its thread did a message, which the
+     * writer takes instead of doing it (NULL: the writer does it all) */
+    const struct pre_msg *pre;             /* [s->n_messages] */
+    const struct text_toks *pre_toks;      /* [s->n_messages] */
+    const int64_t *pre_ev;
 };
 
 static void prepared_free(struct prepared *p)
@@ -558,10 +571,11 @@ static int prepare_messages(struct cairn *h, struct prepared *p)
     return CAIRN_OK;
 }
 
-/* Validates, cleans, masks, hashes, counts and embeds: all the CPU work
- * of an add, with no lock taken and nothing written. p is set up (and
- * must be freed with prepared_free) whatever the result. */
-static int prepare_session(struct cairn *h, const struct cairn_session *s, struct prepared *p)
+/* Validates, cleans, masks, hashes and counts: the CPU work of an add
+ * that reads nothing of the store (h only for its message and settings:
+ * cairn_prepare_json runs it on a handle of its own in another thread). p
+ * is set up (and must be freed with prepared_free) whatever the result. */
+static int prepare_cpu(struct cairn *h, const struct cairn_session *s, struct prepared *p)
 {
     int rc;
     memset(p, 0, sizeof *p);
@@ -584,10 +598,62 @@ static int prepare_session(struct cairn *h, const struct cairn_session *s, struc
         derive_session_id(s, p->cm, p->autoid, sizeof p->autoid);
         p->sid = p->autoid;
     }
-    return embed_new(h, p->sid, s, p->cm, &p->vb);
+    return CAIRN_OK;
+}
+
+/* prepare_cpu, then the messages the store lacks embedded: all the CPU
+ * work of an add, with no lock taken and nothing written. */
+static int prepare_session(struct cairn *h, const struct cairn_session *s, struct prepared *p)
+{
+    int rc = prepare_cpu(h, s, p);
+    return rc ? rc : embed_new(h, p->sid, s, p->cm, &p->vb);
 }
 
 /* ---- write: one transaction ------------------------------------------ */
+
+/* The write path's statements, kept in a group (h->gst) from one session
+ * to the next and finalized with it (group_clear): prepared a session,
+ * they cost ~355,000 instructions a session (callgrind, the writing
+ * thread of 100 bench sessions: 316.9 M -> 281.4 M, bench/README.md). */
+enum { GST_INS_M, GST_INS_F, GST_INS_E, GST_INS_V, GST_FIND, GST_INS_S, GST_RUN_UPD,
+       GST_RUN_INS, GST_TURN_NEW, GST_TURN_ADD, GST_N };
+_Static_assert(GST_N <= sizeof ((struct cairn *)0)->gst / sizeof (sqlite3_stmt *),
+               "room for the group's statements");
+
+/* Statement k: the group's (taken from its slot), or sql prepared. */
+static int get_st(struct cairn *h, int k, const char *sql, sqlite3_stmt **st)
+{
+    if (h->group_tx && h->gst[k]) {
+        *st = h->gst[k];
+        h->gst[k] = NULL;
+        sqlite3_reset(*st);
+        sqlite3_clear_bindings(*st);
+        return CAIRN_OK;
+    }
+    return store_prepare(h, sql, st);
+}
+
+/* Statement k back into the group's slot, or finalized outside a group. */
+static void put_st(struct cairn *h, int k, sqlite3_stmt *st)
+{
+    if (!st)
+        return;
+    if (h->group_tx && !h->gst[k]) {
+        sqlite3_reset(st);
+        h->gst[k] = st;
+    } else {
+        sqlite3_finalize(st);
+    }
+}
+
+/* A statement a callee prepares when it finds NULL: the group's, if kept. */
+static sqlite3_stmt *take_st(struct cairn *h, int k)
+{
+    sqlite3_stmt *st = h->group_tx ? h->gst[k] : NULL;
+    if (st)
+        h->gst[k] = NULL;
+    return st;
+}
 
 /* What write_session did, for the caller's stats and session_stats. */
 struct written {
@@ -624,7 +690,7 @@ static int runs_add(struct cairn *h, int64_t sess, int64_t a, int64_t b, const s
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
     for (int k = 0; k < 2; k++) {
         sqlite3_stmt *st;
-        int rc = store_prepare(h, sql[k], &st);
+        int rc = get_st(h, GST_RUN_UPD + k, sql[k], &st);
         if (rc)
             return rc;
         sqlite3_bind_int64(st, 1, a);
@@ -632,7 +698,7 @@ static int runs_add(struct cairn *h, int64_t sess, int64_t a, int64_t b, const s
         sqlite3_bind_int64(st, 3, sess);
         sqlite3_bind_text(st, 4, lens->p, (int)lens->n, SQLITE_STATIC);
         int src = sqlite3_step(st);
-        sqlite3_finalize(st);
+        put_st(h, GST_RUN_UPD + k, st);
         if (src != SQLITE_DONE)
             return cairn__sqlerr(h, src, "message runs");
         if (sqlite3_changes(h->db) > 0)
@@ -641,13 +707,13 @@ static int runs_add(struct cairn *h, int64_t sess, int64_t a, int64_t b, const s
     return cairn__err(h, CAIRN_ERROR, "message runs: nothing written");
 }
 
-static void msg_st_free(struct msg_st *m)
+static void msg_st_free(struct cairn *h, struct msg_st *m)
 {
     sqlite3_finalize(m->cnt);
-    sqlite3_finalize(m->ins_m);
-    sqlite3_finalize(m->ins_f);
-    sqlite3_finalize(m->ins_e);
-    sqlite3_finalize(m->ins_v);
+    put_st(h, GST_INS_M, m->ins_m);
+    put_st(h, GST_INS_F, m->ins_f);
+    put_st(h, GST_INS_E, m->ins_e);
+    put_st(h, GST_INS_V, m->ins_v);
     sqlite3_finalize(m->ext.sel);
     sqlite3_finalize(m->ext.upd);
     buf_release(&m->run_lens);
@@ -689,7 +755,8 @@ static int turns_add(struct cairn *h, int64_t row, int is_new, size_t added, int
         return store_turns_fill(h, row);
     /* binary (schema 27): a new row begins with the mark; || of two
      * blobs is their bytes, typed text, so cast back */
-    if ((rc = store_prepare(h, is_new ? "INSERT OR REPLACE INTO session_turns(session, n, turns) "
+    if ((rc = get_st(h, is_new ? GST_TURN_NEW : GST_TURN_ADD,
+                     is_new ? "INSERT OR REPLACE INTO session_turns(session, n, turns) "
                             "VALUES (?1, ?2, CAST(?4 || ?3 AS BLOB))"
                             : "UPDATE session_turns SET n = n + ?2, "
                             "turns = CAST(turns || ?3 AS BLOB) WHERE session = ?1", &st)))
@@ -701,7 +768,7 @@ static int turns_add(struct cairn *h, int64_t row, int is_new, size_t added, int
     if (is_new)
         sqlite3_bind_blob(st, 4, &mark, 1, SQLITE_STATIC);
     int src = sqlite3_step(st);
-    sqlite3_finalize(st);
+    put_st(h, is_new ? GST_TURN_NEW : GST_TURN_ADD, st);
     if (src != SQLITE_DONE)
         return cairn__sqlerr(h, src, "packed turns");
     return sqlite3_changes(h->db) > 0 ? CAIRN_OK : store_turns_fill(h, row);
@@ -712,8 +779,8 @@ static int session_row(struct cairn *h, const struct prepared *p, int64_t *row, 
 {
     sqlite3_stmt *find = NULL, *ins = NULL;
     int rc, src;
-    if ((rc = store_prepare(h, "SELECT id, started_at, ended_at FROM sessions WHERE ext_id=?",
-                            &find)))
+    if ((rc = get_st(h, GST_FIND, "SELECT id, started_at, ended_at FROM sessions WHERE ext_id=?",
+                     &find)))
         return rc;
     sqlite3_bind_text(find, 1, p->sid, -1, SQLITE_STATIC);
     src = sqlite3_step(find);
@@ -726,7 +793,7 @@ static int session_row(struct cairn *h, const struct prepared *p, int64_t *row, 
         goto out;
     }
     *is_new = 1;
-    if ((rc = store_prepare(h, "INSERT INTO sessions(ext_id, source, project, title, "
+    if ((rc = get_st(h, GST_INS_S, "INSERT INTO sessions(ext_id, source, project, title, "
                             "started_at, ended_at, meta, stored_at) VALUES (?,?,?,?,?,?,?,?)",
                             &ins)))
         goto out;
@@ -743,8 +810,8 @@ static int session_row(struct cairn *h, const struct prepared *p, int64_t *row, 
     else
         *row = sqlite3_last_insert_rowid(h->db);
 out:
-    sqlite3_finalize(find);
-    sqlite3_finalize(ins);
+    put_st(h, GST_FIND, find);
+    put_st(h, GST_INS_S, ins);
     return rc;
 }
 
@@ -790,6 +857,7 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
     const struct cairn_message *m = &p->s->messages[i];
     const struct clean_msg *c = &p->cm[i];
     int has_id = m->id && *m->id, rc, src, rec, ntok;
+    const struct text_toks *rt = NULL;
     if (!w->is_new && !has_id) {
         sqlite3_reset(ms->cnt);
         sqlite3_bind_int64(ms->cnt, 1, row);
@@ -800,7 +868,13 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
             return CAIRN_OK;
         }
     }
-    ntok = message_tokens(h, c, &rec);
+    if (p->pre && p->pre[i].recd) {
+        rt = &p->pre_toks[i];            /* recorded by the preparing thread */
+        ntok = rt->words;
+    } else {
+        ntok = message_tokens(h, c, &rec);
+        rt = rec ? &h->rec_toks : NULL;
+    }
     sqlite3_reset(ms->ins_m);
     sqlite3_bind_int64(ms->ins_m, 1, row);
     sqlite3_bind_int64(ms->ins_m, 2, *pos);
@@ -831,9 +905,11 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         const char *spk = c->speaker && *c->speaker ? c->speaker : NULL;
         store_turn_write(&ms->turns, &ms->tprev, mrow, *pos, !strcmp(m->role, "user"), m->at,
                          ntok, spk, spk ? strlen(spk) : 0);
-        if ((rc = store_keep_insert(h, &ms->ins_f, row, mrow, c->content, c->len, ntok,
-                                    rec ? &h->rec_toks : NULL)) ||
-            (rc = store_events_add(h, &ms->ins_e, mrow, row, at, c->content, c->len)) ||
+        const struct pre_msg *pm = p->pre ? &p->pre[i] : NULL;
+        if ((rc = store_keep_insert(h, &ms->ins_f, row, mrow, c->content, c->len, ntok, rt)) ||
+            (rc = pm ? store_events_put(h, &ms->ins_e, mrow, row, p->pre_ev + 2 * pm->ev_off,
+                                        pm->ev_n)
+                     : store_events_add(h, &ms->ins_e, mrow, row, at, c->content, c->len)) ||
             (rc = vec_batch_store(h, &p->vb, i, mrow, row, &ms->ins_v)))
             return rc;
         w->ntok += ntok;
@@ -845,7 +921,7 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         /* The id is there. A transcript read while a reply was still
          * being written gives its first blocks; when the whole reply
          * comes, it starts with what was stored: keep the longer. */
-        int r2 = extend_message(h, row, m->id, c, ntok, rec, &ms->ext);
+        int r2 = extend_message(h, row, m->id, c, ntok, rt, &ms->ext);
         if (r2 < 0)
             return cairn__sqlerr(h, SQLITE_ERROR, "extend message");
         if (r2 > 0)
@@ -871,7 +947,10 @@ static int store_messages(struct cairn *h, const struct prepared *p, int64_t row
          (rc = store_prepare(h, "SELECT count(*) FROM messages WHERE session=? AND hash=? "
                              "AND ext_id IS NULL", &ms.cnt))))
         goto out;
-    if ((rc = store_prepare(h, "INSERT OR IGNORE INTO messages(session, position, ext_id, "
+    ms.ins_f = take_st(h, GST_INS_F);
+    ms.ins_e = take_st(h, GST_INS_E);
+    ms.ins_v = take_st(h, GST_INS_V);
+    if ((rc = get_st(h, GST_INS_M, "INSERT OR IGNORE INTO messages(session, position, ext_id, "
                             "role, speaker, content, created_at, hash, ntok) "
                             "VALUES (?,?,?,?,?,?,?,?,?)", &ms.ins_m)))
         goto out;
@@ -884,7 +963,7 @@ static int store_messages(struct cairn *h, const struct prepared *p, int64_t row
     if (!rc && w->added)
         rc = add_session_stats(h, row, (int64_t)w->added, w->ntok, w->nuser, w->bytes);
 out:
-    msg_st_free(&ms);
+    msg_st_free(h, &ms);
     return rc;
 }
 
@@ -916,6 +995,10 @@ static int touch_session(struct cairn *h, const struct prepared *p, int64_t row)
 
 static void group_clear(struct cairn *h)
 {
+    for (int k = 0; k < GST_N; k++) {
+        sqlite3_finalize(h->gst[k]);
+        h->gst[k] = NULL;
+    }
     h->group_tx = 0;
     h->group_n = 0;
     h->gd_n = 0;
@@ -1000,6 +1083,20 @@ static int write_session(struct cairn *h, const struct prepared *p, struct writt
     return store_commit(h);
 }
 
+/* What a session's write adds to the caller's stats (NULL: none). */
+static void add_stats(struct cairn_add_stats *stats, const struct prepared *p,
+                      const struct written *w)
+{
+    if (!stats)
+        return;
+    stats->sessions_added += (size_t)w->is_new;
+    stats->sessions_updated += (size_t)(!w->is_new && (w->added > 0 || w->extended > 0));
+    stats->messages_added += w->added;
+    stats->messages_extended += w->extended;
+    stats->messages_skipped += w->skipped;
+    stats->secrets_masked += w->is_new || w->added ? p->cl.masked : 0;
+}
+
 int cairn_add_session(struct cairn *h, const struct cairn_session *s,
                       struct cairn_add_stats *stats)
 {
@@ -1010,14 +1107,7 @@ int cairn_add_session(struct cairn *h, const struct cairn_session *s,
         return CAIRN_ERROR;
     if ((rc = prepare_session(h, s, &p)) || (rc = write_session(h, &p, &w)))
         goto out;
-    if (stats) {
-        stats->sessions_added += (size_t)w.is_new;
-        stats->sessions_updated += (size_t)(!w.is_new && (w.added > 0 || w.extended > 0));
-        stats->messages_added += w.added;
-        stats->messages_extended += w.extended;
-        stats->messages_skipped += w.skipped;
-        stats->secrets_masked += w.is_new || w.added ? p.cl.masked : 0;
-    }
+    add_stats(stats, &p, &w);
 out:
     prepared_free(&p);
     return rc;
@@ -1065,98 +1155,306 @@ static int get_time(struct cairn *h, const cJSON *o, const char *name, const cha
                       cJSON_IsString(v) ? v->valuestring : "(not a string)");
 }
 
-int cairn_add_json(struct cairn *h, const char *json, size_t len,
-                   struct cairn_add_stats *stats)
+/* A session read from its JSON: s, whose strings point into root (and
+ * sidbuf, msgs, idbuf, meta, which it owns). */
+struct parsed {
+    cJSON *root;
+    struct cairn_message *msgs;
+    char (*idbuf)[32];
+    char *meta;
+    char sidbuf[32];
+    struct cairn_session s;
+};
+
+static void parsed_free(struct parsed *ps)
+{
+    cJSON_Delete(ps->root);
+    free(ps->msgs);
+    free(ps->idbuf);
+    if (ps->meta)
+        cJSON_free(ps->meta);
+}
+
+/* Reads json[0..len) into ps (zeroed here; parsed_free it whatever the
+ * result). h: for the message only. */
+static int parse_session(struct cairn *h, const char *json, size_t len, struct parsed *ps)
 {
     const char *end = NULL;
-    cJSON *root = NULL;
-    struct cairn_message *msgs = NULL;
-    char *meta = NULL;
-    char (*idbuf)[32] = NULL;
-    char sidbuf[32];
     int rc = CAIRN_OK;
-    struct cairn_session s;
+    struct cairn_session *s = &ps->s;
 
-    memset(&s, 0, sizeof s);
-    root = json_parse(json, len, &end);
+    memset(ps, 0, sizeof *ps);
+    ps->root = json_parse(json, len, &end);
+    cJSON *root = ps->root;
     if (!root) {
         size_t off = end && end >= json && end <= json + len ? (size_t)(end - json) : 0, l, c;
         utf8_line_col(json, off, &l, &c);
         return cairn__err(h, CAIRN_INVALID, "malformed JSON at line %zu, column %zu", l, c);
     }
-    if (!cJSON_IsObject(root)) {
-        rc = cairn__err(h, CAIRN_INVALID, "a session must be a JSON object");
-        goto out;
-    }
+    if (!cJSON_IsObject(root))
+        return cairn__err(h, CAIRN_INVALID, "a session must be a JSON object");
 #define STR_FIELD(obj, name, dst, nb, where) \
-    if (get_str(obj, name, dst, nb, sizeof sidbuf) < 0) { \
-        rc = cairn__err(h, CAIRN_INVALID, "%s\"%s\" must be a string", where, name); \
-        goto out; \
-    }
-    STR_FIELD(root, "id", &s.id, sidbuf, "");
-    STR_FIELD(root, "source", &s.source, NULL, "");
-    STR_FIELD(root, "project", &s.project, NULL, "");
-    STR_FIELD(root, "title", &s.title, NULL, "");
-    if ((rc = get_time(h, root, "started_at", "", &s.started_at)) ||
-        (rc = get_time(h, root, "ended_at", "", &s.ended_at)))
-        goto out;
+    if (get_str(obj, name, dst, nb, sizeof ps->sidbuf) < 0) \
+        return cairn__err(h, CAIRN_INVALID, "%s\"%s\" must be a string", where, name);
+    STR_FIELD(root, "id", &s->id, ps->sidbuf, "");
+    STR_FIELD(root, "source", &s->source, NULL, "");
+    STR_FIELD(root, "project", &s->project, NULL, "");
+    STR_FIELD(root, "title", &s->title, NULL, "");
+#undef STR_FIELD
+    if ((rc = get_time(h, root, "started_at", "", &s->started_at)) ||
+        (rc = get_time(h, root, "ended_at", "", &s->ended_at)))
+        return rc;
     const cJSON *mj = cJSON_GetObjectItemCaseSensitive(root, "meta");
     if (mj && !cJSON_IsNull(mj)) {
-        if (!cJSON_IsObject(mj)) {
-            rc = cairn__err(h, CAIRN_INVALID, "\"meta\" must be an object");
-            goto out;
-        }
-        meta = cJSON_PrintUnformatted(mj);
-        s.meta = meta;
+        if (!cJSON_IsObject(mj))
+            return cairn__err(h, CAIRN_INVALID, "\"meta\" must be an object");
+        ps->meta = cJSON_PrintUnformatted(mj);
+        s->meta = ps->meta;
     }
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "messages");
-    if (!arr || !cJSON_IsArray(arr)) {
-        rc = cairn__err(h, CAIRN_INVALID, "a session needs a \"messages\" array");
-        goto out;
-    }
+    if (!arr || !cJSON_IsArray(arr))
+        return cairn__err(h, CAIRN_INVALID, "a session needs a \"messages\" array");
     int n = cJSON_GetArraySize(arr);
-    msgs = calloc(n ? (size_t)n : 1, sizeof *msgs);
-    idbuf = calloc(n ? (size_t)n : 1, sizeof *idbuf);
-    if (!msgs || !idbuf) {
-        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-        goto out;
-    }
+    struct cairn_message *msgs = ps->msgs = calloc(n ? (size_t)n : 1, sizeof *msgs);
+    char (*idbuf)[32] = ps->idbuf = calloc(n ? (size_t)n : 1, sizeof *idbuf);
+    if (!msgs || !idbuf)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
     int i = 0;
     const cJSON *m;
     cJSON_ArrayForEach(m, arr) {
         char where[48];
         snprintf(where, sizeof where, "message %d: ", i + 1);
-        if (!cJSON_IsObject(m)) {
-            rc = cairn__err(h, CAIRN_INVALID, "message %d must be an object", i + 1);
-            goto out;
-        }
+        if (!cJSON_IsObject(m))
+            return cairn__err(h, CAIRN_INVALID, "message %d must be an object", i + 1);
         if (get_str(m, "id", &msgs[i].id, idbuf[i], sizeof idbuf[i]) < 0 ||
             get_str(m, "role", &msgs[i].role, NULL, 0) < 0 ||
-            get_str(m, "speaker", &msgs[i].speaker, NULL, 0) < 0) {
-            rc = cairn__err(h, CAIRN_INVALID, "%sid, role and speaker must be strings", where);
-            goto out;
-        }
+            get_str(m, "speaker", &msgs[i].speaker, NULL, 0) < 0)
+            return cairn__err(h, CAIRN_INVALID, "%sid, role and speaker must be strings", where);
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
-        if (!c || !cJSON_IsString(c)) {
-            rc = cairn__err(h, CAIRN_INVALID, "%s\"content\" must be a string", where);
-            goto out;
-        }
+        if (!c || !cJSON_IsString(c))
+            return cairn__err(h, CAIRN_INVALID, "%s\"content\" must be a string", where);
         msgs[i].content = c->valuestring;
         if ((rc = get_time(h, m, "at", where, &msgs[i].at)))
-            goto out;
+            return rc;
         i++;
     }
-    s.messages = msgs;
-    s.n_messages = (size_t)i;
-    rc = cairn_add_session(h, &s, stats);
-#undef STR_FIELD
-out:
-    cJSON_Delete(root);
-    free(msgs);
-    free(idbuf);
-    if (meta)
-        cJSON_free(meta);
+    s->messages = msgs;
+    s->n_messages = (size_t)i;
+    return CAIRN_OK;
+}
+
+int cairn_add_json(struct cairn *h, const char *json, size_t len,
+                   struct cairn_add_stats *stats)
+{
+    struct parsed ps;
+    int rc = parse_session(h, json, len, &ps);
+    if (!rc)
+        rc = cairn_add_session(h, &ps.s, stats);
+    parsed_free(&ps);
     return rc;
+}
+
+/* ---- a session prepared in another thread (cairn_prepare_json) ------- */
+
+/* A record of a session's tokens costs ~5 times its text; past this many
+ * bytes of records a session, the rest of its messages are tokenized by
+ * the writer as before, so a prepared session stays within a bound. */
+#define PREP_TOKS_BYTES ((size_t)64 << 20)
+
+struct cairn_prepared {
+    int            rc;              /* the preparation's result, errmsg its message */
+    char           errmsg[512];
+    int            p_set;           /* p was set up by prepare_cpu */
+    struct parsed  ps;
+    struct prepared p;
+    struct pre_msg *mm;             /* [n_messages] */
+    struct text_toks *toks;         /* [n_messages] */
+    int64_t       *ev;
+    size_t         ev_n, ev_cap;    /* pairs */
+};
+
+/* A handle of its own, never opened: its message, its copy of the
+ * settings prepare_cpu reads, its tokenizer; and a read-only handle on the
+ * store (rd, when it is a WAL file) to ask whether a session is stored. */
+struct cairn_preparer {
+    struct cairn h;
+    struct cairn *rd;
+    sqlite3_stmt *find;
+    void (*close_reader)(struct cairn *r);
+};
+
+/* The reader: only on a WAL store on disk (a reader there never blocks
+ * the writer's commit), as the tier build's walks (store_tier_reader). */
+static void preparer_reader(struct cairn *db, struct cairn_preparer *pp)
+{
+    sqlite3_stmt *st;
+    int wal = 0;
+    if (db->pg || !db->path || !db->path[0] || !strcmp(db->path, ":memory:") ||
+        !db->open_reader || !db->close_reader || store_prepare(db, "PRAGMA journal_mode", &st))
+        return;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *m = (const char *)sqlite3_column_text(st, 0);
+        wal = m && !strcmp(m, "wal");
+    }
+    sqlite3_finalize(st);
+    if (!wal)
+        return;
+    pp->close_reader = db->close_reader;
+    if (db->open_reader(db, &pp->rd) ||
+        sqlite3_prepare_v2(pp->rd->db, "SELECT 1 FROM sessions WHERE ext_id = ?", -1, &pp->find,
+                           NULL) != SQLITE_OK) {
+        sqlite3_finalize(pp->find);
+        pp->find = NULL;
+        if (pp->rd)
+            pp->close_reader(pp->rd);
+        pp->rd = NULL;
+    }
+}
+
+/* 1 if the store's last commit holds session sid: its messages are
+ * likely there already (a re-add), so the writer tokenizes only those it
+ * lacks, as on one thread, rather than this thread all of them. A
+ * session written by the open group is not seen: prepared in full. */
+static int preparer_stored(struct cairn_preparer *pp, const char *sid)
+{
+    if (!pp->find)
+        return 0;
+    sqlite3_bind_text(pp->find, 1, sid, -1, SQLITE_STATIC);
+    int found = sqlite3_step(pp->find) == SQLITE_ROW;
+    sqlite3_reset(pp->find);                  /* ends the read: the next sees new commits */
+    return found;
+}
+
+int cairn_preparer_new(struct cairn *db, struct cairn_preparer **out)
+{
+    *out = NULL;
+    if (!db)
+        return CAIRN_ERROR;
+    const char *v = cairn__setting(db, CAIRN__SET_ADD_THREAD);
+    if (v && !strcmp(v, "0"))
+        return CAIRN_OK;                  /* one thread: the caller adds as before */
+    struct cairn_preparer *pp = calloc(1, sizeof *pp);
+    const char *r = cairn__setting(db, CAIRN__SET_REDACT);
+    if (!pp || (r && !(pp->h.set[CAIRN__SET_REDACT] = strdup(r)))) {
+        free(pp);
+        return cairn__err(db, CAIRN_NOMEM, "out of memory");
+    }
+    preparer_reader(db, pp);
+    *out = pp;
+    return CAIRN_OK;
+}
+
+void cairn_preparer_free(struct cairn_preparer *pp)
+{
+    if (!pp)
+        return;
+    sqlite3_finalize(pp->find);
+    if (pp->rd)
+        pp->close_reader(pp->rd);
+    free(pp->h.set[CAIRN__SET_REDACT]);
+    text_tokenizer_free(pp->h.rec);
+    free(pp);
+}
+
+/* Every message's dates, and its tokens recorded while the records stay
+ * under PREP_TOKS_BYTES; a message not recorded is tokenized by the
+ * writer (message_tokens), as it was. */
+static int prepare_tokens(struct cairn *h, struct cairn_prepared *pr)
+{
+    const struct cairn_session *s = &pr->ps.s;
+    size_t n = s->n_messages, used = 0;
+    pr->mm = calloc(n ? n : 1, sizeof *pr->mm);
+    pr->toks = calloc(n ? n : 1, sizeof *pr->toks);
+    if (!pr->mm || !pr->toks)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    if (!h->rec)
+        h->rec = text_tokenizer_new();
+    for (size_t i = 0; i < n; i++) {
+        const struct cairn_message *m = &s->messages[i];
+        const struct clean_msg *c = &pr->p.cm[i];
+        if (pr->ev_cap - pr->ev_n < STORE_EVENTS_MAX) {
+            size_t cap = pr->ev_cap ? 2 * pr->ev_cap : 4 * STORE_EVENTS_MAX;
+            int64_t *ev = realloc(pr->ev, cap * 2 * sizeof *ev);
+            if (!ev)
+                return cairn__err(h, CAIRN_NOMEM, "out of memory");
+            pr->ev = ev;
+            pr->ev_cap = cap;
+        }
+        int64_t at = m->at != CAIRN_NO_TIME ? m->at : pr->p.started;   /* as store_message */
+        pr->mm[i].ev_off = pr->ev_n;
+        pr->mm[i].ev_n = (unsigned char)store_events_scan(c->content, c->len, at,
+                                                          pr->ev + 2 * pr->ev_n);
+        pr->ev_n += pr->mm[i].ev_n;
+        struct text_toks *t = &pr->toks[i];
+        if (used < PREP_TOKS_BYTES && h->rec && !text_record(h->rec, c->content, c->len, t)) {
+            pr->mm[i].recd = 1;
+            used += t->cap * sizeof *t->v + t->capb;
+        } else {
+            text_toks_free(t);          /* unusable after a failed record */
+        }
+    }
+    return CAIRN_OK;
+}
+
+struct cairn_prepared *cairn_prepare_json(struct cairn_preparer *pp, const char *json,
+                                          size_t len)
+{
+    struct cairn_prepared *pr = calloc(1, sizeof *pr);
+    if (!pp || !pr) {
+        free(pr);
+        return NULL;
+    }
+    struct cairn *h = &pp->h;
+    int rc = parse_session(h, json, len, &pr->ps);
+    if (!rc) {
+        pr->p_set = 1;
+        rc = prepare_cpu(h, &pr->ps.s, &pr->p);
+    }
+    /* a re-add: the writer tokenizes what the store lacks, as on one thread */
+    if (!rc && !preparer_stored(pp, pr->p.sid))
+        rc = prepare_tokens(h, pr);
+    if (!rc && pr->mm) {
+        pr->p.pre = pr->mm;
+        pr->p.pre_toks = pr->toks;
+        pr->p.pre_ev = pr->ev;
+    }
+    if ((pr->rc = rc))
+        memcpy(pr->errmsg, h->errmsg, sizeof pr->errmsg);
+    return pr;
+}
+
+int cairn_add_prepared(struct cairn *h, struct cairn_prepared *pr, struct cairn_add_stats *stats)
+{
+    struct written w = { 0 };
+    int rc;
+    if (!h)
+        return CAIRN_ERROR;
+    if (!pr)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    if (pr->rc)
+        return cairn__err(h, pr->rc, "%s", pr->errmsg);
+    struct prepared *p = &pr->p;
+    /* the embedding reads the store (which messages it lacks): here, on
+     * the writer's handle, not in the preparing thread */
+    if ((rc = embed_new(h, p->sid, p->s, p->cm, &p->vb)) || (rc = write_session(h, p, &w)))
+        return rc;
+    add_stats(stats, p, &w);
+    return CAIRN_OK;
+}
+
+void cairn_prepared_free(struct cairn_prepared *pr)
+{
+    if (!pr)
+        return;
+    if (pr->p_set)
+        prepared_free(&pr->p);
+    for (size_t i = 0; pr->toks && i < pr->ps.s.n_messages; i++)
+        text_toks_free(&pr->toks[i]);
+    free(pr->toks);
+    free(pr->mm);
+    free(pr->ev);
+    parsed_free(&pr->ps);
+    free(pr);
 }
 
 /* ---- continuation --------------------------------------------------- */

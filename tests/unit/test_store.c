@@ -502,6 +502,82 @@ static void test_group(void)
     cairn_close(db);
 }
 
+/* cairn_prepare_json (on a preparer, as `cairn add`'s second thread runs
+ * it) then cairn_add_prepared, against cairn_add_json: the same results,
+ * messages, stats and rows, refused sessions included, in a group. */
+static void test_prepared(void)
+{
+    char p1[256], p2[256];
+    struct cairn *d1 = open_new("prep1.db"), *d2 = open_new("prep2.db"), *d3 = open_new("prep3.db");
+    snprintf(p1, sizeof p1, "%s/prep1.db", dir);
+    snprintf(p2, sizeof p2, "%s/prep2.db", dir);
+    const char *in[] = {
+        tot_a, tot_b, tot_b2, tot_b3,
+        "{\"id\":\"m\",\"messages\":[",
+        "[1]",
+        "{\"id\":\"r\",\"messages\":[{\"role\":\"system\",\"content\":\"x\"}]}",
+        "{\"id\":\"t\",\"messages\":[{\"role\":\"user\",\"content\":\"x\",\"at\":\"soon\"}]}",
+        "{\"id\":\"i\",\"messages\":[{\"id\":\"1\",\"role\":\"user\",\"content\":\"a\"},"
+        "{\"id\":\"1\",\"role\":\"user\",\"content\":\"b\"}]}",
+        "{\"id\":\"k\",\"title\":\"ghp_T1tleT0kenAbCdEfGhIjKlMnOpQrStUv9876\",\"messages\":[{\"role\":"
+        "\"user\",\"content\":\"mine <private>hidden</private> yesterday at noon\",\"at\":"
+        "\"2026-03-05T10:00:00Z\"},{\"role\":\"assistant\",\"content\":\"last week, the fix\"}]}",
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"no id two days ago\",\"at\":1700000000}]}",
+        tot_b3,
+    };
+    struct cairn_add_stats s1 = { 0 }, s2 = { 0 };
+    struct cairn_preparer *pp = NULL;
+    T_EQ_INT(cairn_preparer_new(d2, &pp), CAIRN_OK);
+    T_CHECK(pp != NULL);
+    T_EQ_INT(cairn_add_group(d1, 1), CAIRN_OK);
+    T_EQ_INT(cairn_add_group(d2, 1), CAIRN_OK);
+    for (size_t i = 0; pp && i < sizeof in / sizeof in[0]; i++) {
+        int r1 = cairn_add_json(d1, in[i], strlen(in[i]), &s1);
+        char m1[512];
+        snprintf(m1, sizeof m1, "%s", cairn_errmsg(d1));
+        struct cairn_prepared *pr = cairn_prepare_json(pp, in[i], strlen(in[i]));
+        T_CHECK(pr != NULL);
+        int r2 = cairn_add_prepared(d2, pr, &s2);
+        cairn_prepared_free(pr);
+        T_EQ_INT(r2, r1);
+        if (r1)
+            T_EQ_STR(cairn_errmsg(d2), m1);
+    }
+    cairn_preparer_free(pp);
+    T_EQ_INT(cairn_add_group(d1, 0), CAIRN_OK);
+    T_EQ_INT(cairn_add_group(d2, 0), CAIRN_OK);
+    T_EQ_INT((int)s2.sessions_added, (int)s1.sessions_added);
+    T_EQ_INT((int)s2.sessions_updated, (int)s1.sessions_updated);
+    T_EQ_INT((int)s2.messages_added, (int)s1.messages_added);
+    T_EQ_INT((int)s2.messages_extended, (int)s1.messages_extended);
+    T_EQ_INT((int)s2.messages_skipped, (int)s1.messages_skipped);
+    T_EQ_INT((int)s2.secrets_masked, (int)s1.secrets_masked);
+    T_CHECK(s1.messages_added >= 6 && s1.secrets_masked >= 1 && s1.messages_extended >= 1);
+    const char *q[] = {
+        "SELECT count(*) FROM messages",
+        "SELECT sum(id * 7 + position * 3 + ntok + length(content) + hash % 1000) FROM messages",
+        "SELECT count(*) FROM message_events",
+        "SELECT sum(msg * 5 + (t_from % 100000) + (t_to % 1000)) FROM message_events",
+        "SELECT sum(session * 3 + n * 5 + ntok) FROM session_stats",
+        "SELECT sum(first + last * 3 + length(lens)) FROM msg_runs",
+        "SELECT sum(id + length(ext_id) + length(title) * 7) FROM sessions",
+        "SELECT count(*) FROM messages WHERE content LIKE '%hidden%' OR content LIKE '%ghp_%'",
+    };
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+        T_EQ_INT(scan(p2, q[i]), scan(p1, q[i]));
+    T_CHECK(scan(p1, "SELECT count(*) FROM message_events") > 0);
+    /* out of memory in the preparing thread is the writer's NOMEM */
+    T_EQ_INT(cairn_add_prepared(d2, NULL, NULL), CAIRN_NOMEM);
+    /* "store.add_thread" "0": no preparer, the caller adds on one thread */
+    T_EQ_INT(cairn_set(d3, "store.add_thread", "0"), CAIRN_OK);
+    pp = (struct cairn_preparer *)1;
+    T_EQ_INT(cairn_preparer_new(d3, &pp), CAIRN_OK);
+    T_CHECK(pp == NULL);
+    cairn_close(d1);
+    cairn_close(d2);
+    cairn_close(d3);
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -516,6 +592,7 @@ int main(void)
     T_RUN(test_budget_property);
     T_RUN(test_totals);
     T_RUN(test_group);
+    T_RUN(test_prepared);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
