@@ -128,12 +128,29 @@ static int on_vocab(void *arg, const char *tok, size_t n, int64_t df)
     return 0;
 }
 
-/* One word's matches. */
+/* One word's matches (v, by row, as the walk gives them) and, once
+ * chosen (tier_choose), its tier: the kept sessions' matches by row and
+ * the cut. idx and kv are the choice's scratch, kept for the next word. */
 struct tmatch { int64_t row, sess; int ntok, tf; };
 struct tmatches {
-    struct tmatch *v;
-    int            n, cap;
+    struct tmatch  *v;
+    int             n, cap;
+    struct tmatch  *keep;
+    int             nkeep, capkeep;
+    int            *idx;
+    int             capidx;
+    struct sort_kv *kv;
+    int             capkv;
+    double          cut;
 };
+
+static void tmatches_free(struct tmatches *m)
+{
+    free(m->v);
+    free(m->keep);
+    free(m->idx);
+    free(m->kv);
+}
 
 static int on_tmatch(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
 {
@@ -150,9 +167,12 @@ static int on_tmatch(void *arg, int64_t row, int64_t sess, int ntok, const uint1
     return 0;
 }
 
-static int cmp_tmatch_sess(const void *a, const void *b)
+/* The matches' order by session then row, through their places in m->v
+ * (qsort_r's argument): the match records stay in the row order the
+ * packing needs, and a place is 4 bytes where a record is 24. */
+static int cmp_idx_sess(const void *a, const void *b, void *arg)
 {
-    const struct tmatch *x = a, *y = b;
+    const struct tmatch *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
     if (x->sess != y->sess)
         return x->sess < y->sess ? -1 : 1;
     return x->row < y->row ? -1 : x->row > y->row;
@@ -165,18 +185,84 @@ static int cmp_tmatch_row(const void *a, const void *b)
 }
 
 /* The best single-message score on the word alone of the session whose
- * matches start at i (sorted by session); *end: where they end. */
+ * matches start at idx[i] (idx by session); *end: where they end. */
 static double sess_best(const struct tmatches *m, int i, double avg, int *end)
 {
     double best = 0, w = 1, tf;
     int j = i;
-    for (; j < m->n && m->v[j].sess == m->v[i].sess; j++) {
-        tf = m->v[j].tf;
-        double s = rank_bm25(&tf, 1, m->v[j].ntok, avg, &w);
+    int64_t sess = m->v[m->idx[i]].sess;
+    for (; j < m->n && m->v[m->idx[j]].sess == sess; j++) {
+        const struct tmatch *t = &m->v[m->idx[j]];
+        tf = t->tf;
+        double s = rank_bm25(&tf, 1, t->ntok, avg, &w);
         best = s > best ? s : best;
     }
     *end = j;
     return best;
+}
+
+/* Grows *p (of *cap elements of size sz) to hold n. */
+static int grow(void *p, int *cap, int n, size_t sz)
+{
+    if (n <= *cap)
+        return 0;
+    void *np = realloc(*(void **)p, (size_t)n * sz);
+    if (!np)
+        return CAIRN_NOMEM;
+    *(void **)p = np;
+    *cap = n;
+    return 0;
+}
+
+/* The word's tier from its walk m (its matches by row): its sessions by
+ * best single-message score, the TIER_SESS best sessions' matches into
+ * m->keep by row, and the cut a new match needs to enter
+ * (store/tier_keep.c): the last kept session's score, 0 while the tier
+ * holds every session. Needs no store, so the walker's thread chooses
+ * while the build writes the word before (issue 23, add33). */
+static int tier_choose(struct tmatches *m, double avg)
+{
+    int ns = 0;
+    m->nkeep = 0;
+    m->cut = 0;
+    if (grow(&m->idx, &m->capidx, m->n, sizeof *m->idx))
+        return CAIRN_NOMEM;
+    for (int i = 0; i < m->n; i++)
+        m->idx[i] = i;
+    qsort_r(m->idx, (size_t)m->n, sizeof *m->idx, cmp_idx_sess, m->v);
+    /* a key a session, not a match (a slot keeps its arrays) */
+    for (int i = 0; i < m->n; i++)
+        ns += !i || m->v[m->idx[i]].sess != m->v[m->idx[i - 1]].sess;
+    if (grow(&m->kv, &m->capkv, ns, sizeof *m->kv))
+        return CAIRN_NOMEM;
+    ns = 0;
+    /* each session's best, keyed; val: the place of its first match */
+    for (int i = 0; i < m->n;) {
+        int j = i;
+        m->kv[ns++] = (struct sort_kv){ sort_key_double(sess_best(m, i, avg, &j)), i };
+        i = j;
+    }
+    if (sort_kv_desc(m->kv, (size_t)ns))
+        return CAIRN_NOMEM;
+    int end;
+    if (ns >= TIER_SESS)
+        m->cut = sess_best(m, (int)m->kv[TIER_SESS - 1].val, avg, &end);
+    /* the kept sessions' matches, to be written in message order: the
+     * word's rows are the newest of the table's key (its id the largest
+     * yet), so each goes in after the last, where SQLite appends without
+     * a search; in the sessions' order each searched the word's range */
+    for (int k = 0; k < ns && k < TIER_SESS; k++) {
+        int from = (int)m->kv[k].val;
+        int64_t sess = m->v[m->idx[from]].sess;
+        for (end = from + 1; end < m->n && m->v[m->idx[end]].sess == sess; end++)
+            ;
+        if (grow(&m->keep, &m->capkeep, m->nkeep + (end - from), sizeof *m->keep))
+            return CAIRN_NOMEM;
+        for (int i = from; i < end; i++)
+            m->keep[m->nkeep++] = m->v[m->idx[i]];
+    }
+    qsort(m->keep, (size_t)m->nkeep, sizeof *m->keep, cmp_tmatch_row);
+    return CAIRN_OK;
 }
 
 /* The word's packed postings: what the walk gave, as it gave it. */
@@ -218,62 +304,25 @@ static int pack_word(struct cairn *h, const char *tok, const struct tmatches *m,
     return *common ? post_from_walk(h, tok, m) : CAIRN_OK;
 }
 
-/* The tier of one word from its walk m (its matches up to upto): their
- * sessions by best single-message score, the TIER_SESS best sessions'
- * matches stored. */
-static int build_one(struct cairn *h, const char *tok, double avg, struct tmatches *m,
+/* The tier of one word from its walk m (its matches up to upto, its
+ * tier chosen by tier_choose): its packed postings, its cut and its kept
+ * sessions' matches stored. */
+static int build_one(struct cairn *h, const char *tok, struct tmatches *m,
                      struct store_tier_writer *ins, int64_t *rows)
 {
-    struct sort_kv *kv = NULL;
-    struct tmatch *keep = NULL;
-    int rc = CAIRN_OK, ns = 0, nkeep = 0, common = 0;
+    int rc, common = 0;
     int64_t id;
-    /* the walk's matches, packed before they are sorted by session */
     if ((rc = pack_word(h, tok, m, &common)) || !common)
-        goto out;
-    qsort(m->v, (size_t)m->n, sizeof *m->v, cmp_tmatch_sess);
-    if (!(kv = malloc((size_t)m->n * sizeof *kv))) {
-        rc = CAIRN_NOMEM;
-        goto out;
-    }
-    /* each session's best, keyed; val: the index of its first match */
-    for (int i = 0; i < m->n;) {
-        int j = i;
-        kv[ns++] = (struct sort_kv){ sort_key_double(sess_best(m, i, avg, &j)), i };
-        i = j;
-    }
-    if (sort_kv_desc(kv, (size_t)ns)) {
-        rc = CAIRN_NOMEM;
-        goto out;
-    }
-    /* the cut a new match needs to enter (store/tier_keep.c): the last
-     * kept session's score; 0 while the tier holds every session */
-    int end;
-    double cut = ns < TIER_SESS ? 0 : sess_best(m, (int)kv[TIER_SESS - 1].val, avg, &end);
-    if ((rc = store_tier_add_term(h, tok, strlen(tok), m->n, &cut, &id)))
-        goto out;
-    /* the kept sessions' matches, written in message order: the word's
-     * rows are the newest of the table's key (its id the largest yet),
-     * so each goes in after the last, where SQLite appends without a
-     * search; in the sessions' order each searched the word's range */
-    if (!(keep = malloc((size_t)m->n * sizeof *keep))) {
-        rc = CAIRN_NOMEM;
-        goto out;
-    }
-    for (int k = 0; k < ns && k < TIER_SESS; k++)
-        for (int i = (int)kv[k].val; i < m->n && m->v[i].sess == m->v[kv[k].val].sess; i++)
-            keep[nkeep++] = m->v[i];
-    qsort(keep, (size_t)nkeep, sizeof *keep, cmp_tmatch_row);
-    for (int i = 0; i < nkeep; i++) {
-        if ((rc = store_tier_add_post(h, ins, id, keep[i].row, keep[i].sess, keep[i].tf,
-                                      keep[i].ntok)))
-            goto out;
+        return rc;
+    if ((rc = store_tier_add_term(h, tok, strlen(tok), m->n, &m->cut, &id)))
+        return rc;
+    for (int i = 0; i < m->nkeep; i++) {
+        const struct tmatch *k = &m->keep[i];
+        if ((rc = store_tier_add_post(h, ins, id, k->row, k->sess, k->tf, k->ntok)))
+            return rc;
         ++*rows;
     }
-out:
-    free(keep);
-    free(kv);
-    return rc;
+    return CAIRN_OK;
 }
 
 /*
@@ -284,8 +333,13 @@ out:
  * while the build writes this one's, on the machine's second core. Each
  * word's matches are the same whichever handle walks them; the build
  * takes them in the vocabulary's order, so the rows go in as before.
+ * The walker also chooses each word's tier (tier_choose: the sort by
+ * session, the sessions' best scores and their order, the kept matches
+ * by row), which needs no store: the build's thread only writes.
  * WALK_AHEAD slots bound the memory: a slot is a word's matches (24
- * bytes each), refilled only once the build is done with it.
+ * bytes each), their places by session (4), its sessions' keys (16 a
+ * session) and its tier's matches (24 each, TIER_SESS sessions' worth),
+ * refilled only once the build is done with it.
  */
 #define WALK_AHEAD 2
 
@@ -294,6 +348,7 @@ struct walker {
     struct cairn      *r;        /* the reader; NULL: the build walks alone */
     const struct vocab *v;
     int64_t            upto;
+    double             avg;      /* the build's average length (tier_choose) */
     pthread_t          th;
     int                started;
     pthread_mutex_t    mu;
@@ -313,6 +368,17 @@ static const char *walk_spell(const struct vocab *v, int i)
     return v->spelt[i] == 1 ? v->tok[i] : v->spelt[i] == 2 ? v->spell[i] : NULL;
 }
 
+/* Word i's walk into m and, for a word whose tier is built (spelt 1,
+ * common), its tier chosen: on the walker's thread, all of a word's work
+ * that needs no write. */
+static int walk_choose(struct cairn *r, const struct walker *w, int i, struct tmatches *m)
+{
+    int rc = walk_word(r, walk_spell(w->v, i), w->upto, m);
+    if (!rc && w->v->spelt[i] == 1 && m->n >= TIER_DF_MIN)
+        rc = tier_choose(m, w->avg);
+    return rc;
+}
+
 static void *walker_run(void *arg)
 {
     struct walker *w = arg;
@@ -328,7 +394,7 @@ static void *walker_run(void *arg)
         pthread_mutex_unlock(&w->mu);
         if (stop)
             break;
-        int rc = walk_word(w->r, word, w->upto, &w->slot[k]);
+        int rc = walk_choose(w->r, w, i, &w->slot[k]);
         pthread_mutex_lock(&w->mu);
         w->word[k] = i;
         w->rc[k] = rc;
@@ -342,12 +408,14 @@ static void *walker_run(void *arg)
 
 /* Starts the walks ahead when a reader opens (else the build walks each
  * word itself, as before). */
-static void walker_start(struct cairn *h, struct walker *w, const struct vocab *v, int64_t upto)
+static void walker_start(struct cairn *h, struct walker *w, const struct vocab *v, int64_t upto,
+                         double avg)
 {
     memset(w, 0, sizeof *w);
     w->h = h;
     w->v = v;
     w->upto = upto;
+    w->avg = avg;
     for (int k = 0; k < WALK_AHEAD; k++)
         w->word[k] = -1;
     if (store_tier_reader(h, &w->r) || !w->r)
@@ -375,7 +443,7 @@ static int walker_take(struct cairn *h, struct walker *w, int i, struct tmatches
 {
     if (!w->started) {
         *m = &w->own;
-        return walk_word(h, walk_spell(w->v, i), w->upto, &w->own);
+        return walk_choose(h, w, i, &w->own);
     }
     int k = w->taken % WALK_AHEAD, rc;
     pthread_mutex_lock(&w->mu);
@@ -415,8 +483,8 @@ static void walker_end(struct walker *w)
     }
     store_tier_reader_close(w->h, w->r);
     for (int k = 0; k < WALK_AHEAD; k++)
-        free(w->slot[k].v);
-    free(w->own.v);
+        tmatches_free(&w->slot[k]);
+    tmatches_free(&w->own);
 }
 
 int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
@@ -453,7 +521,7 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
     if ((rc = store_tier_reset(h, upto, &sc, &ins)) || (rc = store_post_reset(h, upto)) ||
         (rc = store_tier_vocab(h, TIER_DF_MIN, on_vocab, &v)))
         goto fail;
-    walker_start(h, &wk, &v, upto);
+    walker_start(h, &wk, &v, upto, avg);
     walking = 1;
     for (int i = 0; i < v.n; i++) {
         int64_t before = nrows, id;
@@ -476,7 +544,7 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
             }
             continue;
         }
-        if ((rc = walker_take(h, &wk, i, &m)) || (rc = build_one(h, v.tok[i], avg, m, ins, &nrows)))
+        if ((rc = walker_take(h, &wk, i, &m)) || (rc = build_one(h, v.tok[i], m, ins, &nrows)))
             goto fail;
         walker_done(&wk);
         nterms += nrows > before;
