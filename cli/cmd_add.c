@@ -23,7 +23,7 @@
  * Two threads (add_piped): a second thread reads the input and prepares
  * each session (cairn_prepare_json: the JSON, masking, the messages'
  * tokens and dates, all that needs no store) up to ADD_AHEAD sessions
- * ahead, while this one writes (cairn_add_prepared) and reports every step
+ * (and ADD_AHEAD_BYTES) ahead, while this one writes (cairn_add_prepared) and reports every step
  * in the input's order, as one thread does (add_serial, with
  * CAIRN_ADD_THREAD=0 or the setting "store.add_thread" "0").
  */
@@ -216,14 +216,19 @@ struct item {
 };
 
 /* A few sessions ahead: memory stays a few sessions', not the input's,
- * and the writer seldom waits. */
+ * and the writer seldom waits. And at most ADD_AHEAD_BYTES of them
+ * (cairn_prepared_bytes; one session always goes in, whatever its size):
+ * a prepared session may hold up to 64 MB of token records, and eight
+ * such would be 512 MB (issue 23, add33). */
 #define ADD_AHEAD 8
+#define ADD_AHEAD_BYTES ((size_t)64 << 20)
 
 struct pipeline {
     pthread_mutex_t mu;
     pthread_cond_t can_put, can_take;
     struct item q[ADD_AHEAD];
     size_t head, n;
+    size_t bytes;                        /* the queued sessions' (cairn_prepared_bytes) */
     int stop;                            /* the writer stopped: the reader ends */
     struct add_stream *r;
     struct cairn_preparer *pp;
@@ -232,13 +237,15 @@ struct pipeline {
 /* Queues it for the writer; -1 (it freed) once the writer has stopped. */
 static int put(struct pipeline *p, struct item it)
 {
+    size_t b = cairn_prepared_bytes(it.pr);
     pthread_mutex_lock(&p->mu);
-    while (p->n == ADD_AHEAD && !p->stop)
+    while ((p->n == ADD_AHEAD || (p->n && p->bytes + b > ADD_AHEAD_BYTES)) && !p->stop)
         pthread_cond_wait(&p->can_put, &p->mu);
     int stop = p->stop;
     if (!stop) {
         p->q[(p->head + p->n) % ADD_AHEAD] = it;
         p->n++;
+        p->bytes += b;
         pthread_cond_signal(&p->can_take);
     }
     pthread_mutex_unlock(&p->mu);
@@ -255,6 +262,7 @@ static struct item take(struct pipeline *p)
     struct item it = p->q[p->head];
     p->head = (p->head + 1) % ADD_AHEAD;
     p->n--;
+    p->bytes -= cairn_prepared_bytes(it.pr);
     pthread_cond_signal(&p->can_put);
     pthread_mutex_unlock(&p->mu);
     return it;

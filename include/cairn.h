@@ -278,6 +278,10 @@ CAIRN_API struct cairn_prepared *cairn_prepare_json(struct cairn_preparer *pp, c
 CAIRN_API int cairn_add_prepared(struct cairn *db, struct cairn_prepared *p,
                                  struct cairn_add_stats *stats);
 CAIRN_API void cairn_prepared_free(struct cairn_prepared *p);
+/* About the memory p holds (its records of tokens, its dates, and an
+ * estimate for its parsed JSON and texts): what a queue of prepared
+ * sessions bounds itself by. 0 for NULL. */
+CAIRN_API size_t cairn_prepared_bytes(const struct cairn_prepared *p);
 
 /* Parses an ISO 8601 date or date-time ("2023-05-08", "2023-05-08T13:56",
  * "2023-05-08 13:56:00.123+02:00", "...Z") into Unix seconds. Without a

@@ -1271,6 +1271,7 @@ struct cairn_prepared {
     struct text_toks *toks;         /* [n_messages] */
     int64_t       *ev;
     size_t         ev_n, ev_cap;    /* pairs */
+    size_t         bytes;           /* what it holds (cairn_prepared_bytes) */
 };
 
 /* A handle of its own, never opened: its message, its copy of the
@@ -1362,7 +1363,7 @@ void cairn_preparer_free(struct cairn_preparer *pp)
 static int prepare_tokens(struct cairn *h, struct cairn_prepared *pr)
 {
     const struct cairn_session *s = &pr->ps.s;
-    size_t n = s->n_messages, used = 0;
+    size_t n = s->n_messages;
     pr->mm = calloc(n ? n : 1, sizeof *pr->mm);
     pr->toks = calloc(n ? n : 1, sizeof *pr->toks);
     if (!pr->mm || !pr->toks)
@@ -1386,9 +1387,9 @@ static int prepare_tokens(struct cairn *h, struct cairn_prepared *pr)
                                                           pr->ev + 2 * pr->ev_n);
         pr->ev_n += pr->mm[i].ev_n;
         struct text_toks *t = &pr->toks[i];
-        if (used < PREP_TOKS_BYTES && h->rec && !text_record(h->rec, c->content, c->len, t)) {
+        if (pr->bytes < PREP_TOKS_BYTES && h->rec && !text_record(h->rec, c->content, c->len, t)) {
             pr->mm[i].recd = 1;
-            used += t->cap * sizeof *t->v + t->capb;
+            pr->bytes += t->cap * sizeof *t->v + t->capb;
         } else {
             text_toks_free(t);          /* unusable after a failed record */
         }
@@ -1413,6 +1414,10 @@ struct cairn_prepared *cairn_prepare_json(struct cairn_preparer *pp, const char 
     /* a re-add: the writer tokenizes what the store lacks, as on one thread */
     if (!rc && !preparer_stored(pp, pr->p.sid))
         rc = prepare_tokens(h, pr);
+    /* its size, told the queue (cairn_prepared_bytes): the records (so
+     * far in bytes), the dates, and ~3 times the input for the JSON's
+     * tree, the session and the cleaned texts (estimated, not counted) */
+    pr->bytes += 3 * len + pr->ev_cap * 2 * sizeof *pr->ev;
     if (!rc && pr->mm) {
         pr->p.pre = pr->mm;
         pr->p.pre_toks = pr->toks;
@@ -1440,6 +1445,11 @@ int cairn_add_prepared(struct cairn *h, struct cairn_prepared *pr, struct cairn_
         return rc;
     add_stats(stats, p, &w);
     return CAIRN_OK;
+}
+
+size_t cairn_prepared_bytes(const struct cairn_prepared *pr)
+{
+    return pr ? sizeof *pr + pr->bytes : 0;
 }
 
 void cairn_prepared_free(struct cairn_prepared *pr)

@@ -110,4 +110,27 @@ python3 -c 'import json; print(json.dumps([{"id": "q%d" % i, "messages": [{"role
 "content": "q %d" % i}]} for i in range(100)]))' > "$TMP/arr.json"
 CAIRN_DB="$TMP/three.db" "$CAIRN" add - < "$TMP/arr.json" > "$TMP/o3" 2>&1
 contains "an array of 100 sessions" "$(cat "$TMP/o3")" "added 100 sessions"
+# Sessions of ~5 MB each (~30 MB prepared: token records, the parse): the
+# queue between the threads holds at most 64 MB of them, not 8 sessions
+# (~240 MB), so the two threads' peak RSS stays within ~100 MB of one
+# thread's (the writer's session, the queue's 64 MB, the one being
+# prepared). Before the bound: 190 MB more.
+python3 -c 'import json, random
+random.seed(3)
+w = "alpha beta gamma delta websocket reconnect deploy token rotation fixed".split()
+for i in range(12):
+    print(json.dumps({"id": "h%d" % i, "messages": [{"role": "user" if k % 2 == 0 else "assistant",
+        "content": " ".join(random.choice(w) + str(random.randrange(1000)) for _ in range(12000))}
+        for k in range(40)]}))' > "$TMP/huge.jsonl"
+rss() {
+    CAIRN_DB="$TMP/huge$1.db" CAIRN_ADD_THREAD=$1 CAIRN_TIER_KEEP=0 python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$CAIRN" add "$TMP/huge.jsonl"
+}
+one=$(rss 0)
+two=$(rss 1)
+check "huge sessions added on one thread and two ($one KB, $two KB)" [ -n "$one" -a -n "$two" ]
+check "huge sessions: two threads hold at most ~100 MB more ($one KB, $two KB)" \
+    [ $((${two:-999999} - ${one:-0})) -lt 150000 ]
+rm -f "$TMP/huge.jsonl" "$TMP"/huge*.db*
 t_done

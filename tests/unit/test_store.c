@@ -12,6 +12,7 @@
 #include "t_open.h"
 #include "cairn.h"
 #include "internal.h"
+#include "util/buf.h"
 #include "t_store.h"   /* AFTER_V8_DROP: what each migration after 8 added */
 
 static char dir[] = "/tmp/cairn-test-store-XXXXXX";
@@ -537,11 +538,34 @@ static void test_prepared(void)
         snprintf(m1, sizeof m1, "%s", cairn_errmsg(d1));
         struct cairn_prepared *pr = cairn_prepare_json(pp, in[i], strlen(in[i]));
         T_CHECK(pr != NULL);
+        /* what `cairn add`'s queue bounds itself by: at least its input */
+        T_CHECK(cairn_prepared_bytes(pr) >= strlen(in[i]));
         int r2 = cairn_add_prepared(d2, pr, &s2);
         cairn_prepared_free(pr);
         T_EQ_INT(r2, r1);
         if (r1)
             T_EQ_STR(cairn_errmsg(d2), m1);
+    }
+    /* a session's records counted: ten times the text, well over ten times the size */
+    if (pp) {
+        struct buf big = BUF_INIT, one = BUF_INIT;
+        buf_adds(&big, "{\"id\":\"z\",\"messages\":[{\"role\":\"user\",\"content\":\"");
+        buf_adds(&one, "{\"id\":\"z\",\"messages\":[{\"role\":\"user\",\"content\":\"");
+        for (int i = 0; i < 2000; i++)
+            buf_adds(&big, "websocket reconnect ");
+        for (int i = 0; i < 200; i++)
+            buf_adds(&one, "websocket reconnect ");
+        buf_adds(&big, "\"}]}");
+        buf_adds(&one, "\"}]}");
+        struct cairn_prepared *pb = cairn_prepare_json(pp, big.p, big.n);
+        struct cairn_prepared *po = cairn_prepare_json(pp, one.p, one.n);
+        T_CHECK(pb && po && cairn_prepared_bytes(pb) > 3 * big.n);
+        T_CHECK(pb && po && cairn_prepared_bytes(pb) > 9 * cairn_prepared_bytes(po) / 2);
+        T_EQ_INT((int)cairn_prepared_bytes(NULL), 0);
+        cairn_prepared_free(pb);
+        cairn_prepared_free(po);
+        buf_release(&big);
+        buf_release(&one);
     }
     cairn_preparer_free(pp);
     T_EQ_INT(cairn_add_group(d1, 0), CAIRN_OK);
