@@ -127,10 +127,16 @@ rss() {
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$CAIRN" add "$TMP/huge.jsonl"
 }
-one=$(rss 0)
-two=$(rss 1)
-check "huge sessions added on one thread and two ($one KB, $two KB)" [ -n "$one" -a -n "$two" ]
-check "huge sessions: two threads hold at most ~100 MB more ($one KB, $two KB)" \
-    [ $((${two:-999999} - ${one:-0})) -lt 150000 ]
+if grep -q __asan_init "$CAIRN"; then
+    # ASan keeps freed memory in its quarantine (256 MB by default): the
+    # peak RSS of a sanitizer build measures that, not the queue (t0225 too)
+    t_skip "peak memory of the queue: a sanitizer build (its quarantine holds freed memory)"
+else
+    one=$(rss 0)
+    two=$(rss 1)
+    check "huge sessions added on one thread and two ($one KB, $two KB)" [ -n "$one" -a -n "$two" ]
+    check "huge sessions: two threads hold at most ~100 MB more ($one KB, $two KB)" \
+        [ $((${two:-999999} - ${one:-0})) -lt 150000 ]
+fi
 rm -f "$TMP/huge.jsonl" "$TMP"/huge*.db*
 t_done
