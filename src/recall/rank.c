@@ -739,38 +739,50 @@ const int *units_by_rank(struct pool *p)
     struct sort_kv *o = os_alloc_filled((size_t)(p->nu ? p->nu : 1) * sizeof *o);
     if (!ord || !o)
         goto fail;
-    int npos = 0, k = 0, neg = 0;
+    /* one pass over the units (a count first was a second pass: ~5.7 M
+     * instructions at a million messages; issue 23, exact35): the scored
+     * ones' keys into o, those at 0 to ord's front in pool order, moved
+     * to its end once their number is known */
+    int npos = 0, nzero = 0, neg = 0;
     for (int i = 0; i < p->nu; i++) {
-        npos += p->u[i].score > 0;
-        neg |= p->u[i].score < 0;
-    }
-    if (neg)
-        npos = p->nu;        /* a policy with negative weights: sort them all */
-    for (int i = 0, z = npos; i < p->nu; i++) {
-        if (neg || p->u[i].score > 0) {
-            o[k].key = sort_key_double(p->u[i].score);
-            o[k++].val = i;
+        double s = p->u[i].score;
+        if (s > 0) {
+            o[npos].key = sort_key_double(s);
+            o[npos++].val = i;
         } else {
-            ord[z++] = i;    /* pool order, ranked by units_rank_all */
+            neg |= s < 0;
+            ord[nzero++] = i;  /* pool order, ranked by units_rank_all */
         }
     }
+    if (neg) {               /* a policy with negative weights: sort them all */
+        for (int i = 0; i < p->nu; i++) {
+            o[i].key = sort_key_double(p->u[i].score);
+            o[i].val = i;
+        }
+        npos = p->nu;
+        nzero = 0;
+    }
+    memmove(ord + npos, ord, (size_t)nzero * sizeof *ord);
     /* the scored ones by score, then each run of equal scores by time:
-     * both sorts stable on pool order, as the two passes over all */
+     * both sorts stable on pool order, as the two passes over all. A run
+     * is found where it begins, in the loop that writes the order (a pass
+     * of its own to find the runs, few and short, was ~6 M) */
     if (sort_kv_desc(o, (size_t)npos))
         goto fail;
-    for (int i = 0, j; i < npos; i = j) {
-        for (j = i + 1; j < npos && o[j].key == o[i].key; j++)
-            ;
-        if (j - i < 2)
-            continue;
-        for (int r = i; r < j; r++)
-            o[r].key = sort_key_i64(p->m[p->u[o[r].val].head].at);
-        if (sort_kv_desc(o + i, (size_t)(j - i)))
-            goto fail;
-    }
-    for (int i = 0; i < npos; i++) {
-        ord[i] = (int)o[i].val;
-        p->u[ord[i]].rank = i;
+    for (int i = 0; i < npos;) {
+        int j = i + 1;
+        if (j < npos && o[j].key == o[i].key) {
+            while (j < npos && o[j].key == o[i].key)
+                j++;
+            for (int r = i; r < j; r++)
+                o[r].key = sort_key_i64(p->m[p->u[o[r].val].head].at);
+            if (sort_kv_desc(o + i, (size_t)(j - i)))
+                goto fail;
+        }
+        for (; i < j; i++) {
+            ord[i] = (int)o[i].val;
+            p->u[ord[i]].rank = i;
+        }
     }
     for (int i = npos; i < p->nu; i++)
         p->u[ord[i]].rank = -1;

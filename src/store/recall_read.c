@@ -588,16 +588,16 @@ static int sessions_meta_sql(struct cairn *h, const int64_t *sess, int n,
     int rc, src, range = n >= 0 && ids_dense(sess, n), next = 0;
     if (n >= 0 && !range && (rc = ids_json(h, sess, n, &ids)))
         goto out;
-    if ((rc = store_prepare(h, n < 0 ? "SELECT s.id, s.ext_id, s.source, s.project, s.title, "
-                            "s.started_at, (SELECT st.n FROM session_stats st WHERE "
-                            "st.session = s.id) FROM sessions s ORDER BY s.id"
-                            : range ? "SELECT s.id, s.ext_id, s.source, s.project, s.title, "
-                            "s.started_at, st.n FROM sessions s LEFT JOIN session_stats st "
-                            "ON st.session = s.id WHERE s.id BETWEEN ?1 AND ?2 ORDER BY s.id"
-                            : "SELECT s.id, s.ext_id, s.source, s.project, s.title, "
-                            "s.started_at, (SELECT st.n FROM session_stats st WHERE "
-                            "st.session = s.id) FROM sessions s WHERE s.id IN "
-                            "(SELECT value FROM json_each(?1)) ORDER BY s.id", &st)))
+    /* `sessions` alone: the turns' count (session_stats) is not read here,
+     * the pool is sized from store_sessions_size (a LEFT JOIN a row was
+     * ~30 M of 148 M at a million messages; issue 23, exact35) */
+    if ((rc = store_prepare(h, n < 0 ? "SELECT id, ext_id, source, project, title, started_at "
+                            "FROM sessions ORDER BY id"
+                            : range ? "SELECT id, ext_id, source, project, title, started_at "
+                            "FROM sessions WHERE id BETWEEN ?1 AND ?2 ORDER BY id"
+                            : "SELECT id, ext_id, source, project, title, started_at "
+                            "FROM sessions WHERE id IN (SELECT value FROM json_each(?1)) "
+                            "ORDER BY id", &st)))
         goto out;
     if (range) {
         sqlite3_bind_int64(st, 1, sess[0]);
@@ -624,7 +624,6 @@ static int sessions_meta_sql(struct cairn *h, const int64_t *sess, int n,
             .project = (const char *)sqlite3_column_text(st, 3),
             .title = (const char *)sqlite3_column_text(st, 4),
             .started_at = col_time(st, 5),
-            .n_msgs = sqlite3_column_int64(st, 6),
         };
         if (!r.ext_id) {          /* NOT NULL in the schema: no memory */
             rc = nomem(h);

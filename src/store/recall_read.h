@@ -99,12 +99,11 @@ int store_any_vectors(struct cairn *h, int *any);
  * turns from its packed row (session_turns, schema 21), else from the
  * messages_meta index alone (the table's pages hold the text). Strings
  * are valid only during the call; started_at/at are CAIRN_NO_TIME when
- * unset. */
+ * unset. A session's turns are not counted here: store_sessions_size. */
 struct store_session_row {
     int64_t     row;
     const char *ext_id, *source, *project, *title;
     int64_t     started_at;
-    int64_t     n_msgs;     /* its turns (session_stats), to size the pool */
 };
 struct store_msg_row {
     int64_t     row, sess;

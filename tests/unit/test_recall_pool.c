@@ -2089,6 +2089,18 @@ static void test_rank_order(void)
         for (int r = 0; o && r < n; r++)
             bad += r < npos ? !neg && p.u[o[r]].score == 0 : p.u[o[r]].rank != -1;
         T_EQ_INT(bad, 0);
+        /* every unit once, and the tail in pool order (exact35 gathers it
+         * at the array's front in the pass that picks the scored ones) */
+        char *seen = calloc((size_t)n, 1);
+        T_CHECK(seen != NULL);
+        for (int r = 0; o && seen && r < n; r++) {
+            bad += o[r] < 0 || o[r] >= n || seen[o[r]];
+            if (o[r] >= 0 && o[r] < n)
+                seen[o[r]] = 1;
+            bad += r > npos && o[r] <= o[r - 1];
+        }
+        free(seen);
+        T_EQ_INT(bad, 0);
         T_EQ_INT(units_rank_all(&p), 0);
         bad = 0;
         for (int r = 0; o && r + 1 < n; r++) {

@@ -12,6 +12,9 @@
  * (forgotten ones, past the end), unsorted and with a repeat, a session
  * without its packed row and one without its session_stats row, both
  * calls give, row for row, what plain SQL gives for each listed session.
+ * The rows carry no turns' count (exact35: gather sizes its pool from
+ * store_sessions_size instead): that call's count for the list is the
+ * sum of the listed sessions' session_stats.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +34,9 @@ static char dir[] = "/tmp/cairn-sdense-XXXXXX";
 
 static int sess_cb(void *arg, const struct store_session_row *r)
 {
-    buf_printf(arg, "%lld %s|%s|%s|%s %lld %lld\n", (long long)r->row, r->ext_id,
+    buf_printf(arg, "%lld %s|%s|%s|%s %lld\n", (long long)r->row, r->ext_id,
                r->source ? r->source : "(null)", r->project ? r->project : "(null)",
-               r->title ? r->title : "(null)", (long long)r->started_at, (long long)r->n_msgs);
+               r->title ? r->title : "(null)", (long long)r->started_at);
     return 0;
 }
 
@@ -52,7 +55,8 @@ static int cmp_i64(const void *a, const void *b)
 
 /* What each call should give for the list: its distinct ids in order,
  * each read alone by plain SQL. */
-static void want_for(sqlite3 *raw, const int64_t *list, int n, struct buf *ws, struct buf *wm)
+static void want_for(sqlite3 *raw, const int64_t *list, int n, struct buf *ws, struct buf *wm,
+                     int64_t *turns)
 {
     int64_t *v = malloc((size_t)(n ? n : 1) * sizeof *v);
     T_CHECK(v != NULL);
@@ -74,11 +78,11 @@ static void want_for(sqlite3 *raw, const int64_t *list, int n, struct buf *ws, s
             const char *c[4];
             for (int k = 0; k < 4; k++)
                 c[k] = (const char *)sqlite3_column_text(s, 1 + k);
-            buf_printf(ws, "%lld %s|%s|%s|%s %lld %lld\n", sqlite3_column_int64(s, 0), c[0],
+            buf_printf(ws, "%lld %s|%s|%s|%s %lld\n", sqlite3_column_int64(s, 0), c[0],
                        c[1] ? c[1] : "(null)", c[2] ? c[2] : "(null)", c[3] ? c[3] : "(null)",
                        sqlite3_column_type(s, 5) == SQLITE_NULL ? (long long)CAIRN_NO_TIME
-                                                                : sqlite3_column_int64(s, 5),
-                       sqlite3_column_int64(s, 6));
+                                                                : sqlite3_column_int64(s, 5));
+            *turns += sqlite3_column_int64(s, 6);
         }
         sqlite3_reset(m);
         sqlite3_bind_int64(m, 1, v[i]);
@@ -101,7 +105,21 @@ static void check_list(struct cairn *db, sqlite3 *raw, const int64_t *list, int 
     struct buf hs = BUF_INIT, hm = BUF_INIT, ws = BUF_INIT, wm = BUF_INIT;
     T_EQ_INT(store_sessions_meta(db, list, n, sess_cb, &hs), CAIRN_OK);
     T_EQ_INT(store_messages_meta(db, list, n, msg_cb, &hm), CAIRN_OK);
-    want_for(raw, list, n, &ws, &wm);
+    int64_t turns = 0, msgs = -1, units;
+    want_for(raw, list, n, &ws, &wm, &turns);
+    /* the turns' count gather sizes the pool from, now that the rows
+     * above do not carry it: the list sorted, each id once */
+    int64_t *v = malloc((size_t)n * sizeof *v);
+    int nv = 0;
+    T_CHECK(v != NULL);
+    memcpy(v, list, (size_t)n * sizeof *v);
+    qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    for (int i = 0; i < n; i++)
+        if (!nv || v[nv - 1] != v[i])
+            v[nv++] = v[i];
+    T_EQ_INT(store_sessions_size(db, v, nv, &msgs, &units), CAIRN_OK);
+    T_EQ_INT(msgs, turns);
+    free(v);
     T_CHECK(ws.n > 0 && wm.n > 0);
     T_EQ_INT((int64_t)hs.n, (int64_t)ws.n);
     T_CHECK(hs.n == ws.n && !memcmp(hs.p, ws.p, ws.n));
