@@ -207,7 +207,10 @@ static int vs_score(struct vscan *s, double *v)
     num[n] = 0;
     if (n == 0 || n == sizeof(num) - 1)
         return -1;
-    *v = strtod(num, &e);
+    /* the same double as strtod's, mostly without it (json_decimal) */
+    if (json_decimal(num, n, v) == 0)
+        return isfinite(*v) ? 0 : -1;
+    *v = strtod(num, &e);   /* what JSON's grammar does not take ("+1", "1.") */
     return *e || !isfinite(*v) ? -1 : 0;
 }
 

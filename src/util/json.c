@@ -461,3 +461,74 @@ const char *json_number_text(const cJSON *v, char *buf, size_t nb)
         snprintf(buf, nb, "%.17g", d);
     return buf;
 }
+
+int json_decimal(const char *s, size_t n, double *v)
+{
+    /* 10^0 .. 10^22: the powers of ten a double holds exactly */
+    static const double p10[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+    const char *p = s, *end = s + n;
+    uint64_t m = 0;
+    int neg = 0, sig = 0, e10 = 0, ok = 1;
+
+    if (p < end && *p == '-') {
+        neg = 1;
+        p++;
+    }
+    if (p == end || *p < '0' || *p > '9' || (*p == '0' && p + 1 < end && p[1] >= '0' &&
+                                            p[1] <= '9'))
+        return -1;
+    for (; p < end && *p >= '0' && *p <= '9'; p++) {
+        if (m || *p != '0')
+            sig++;
+        if (sig > 19)              /* m would overflow: strtod */
+            ok = 0;
+        else
+            m = m * 10 + (uint64_t)(*p - '0');
+    }
+    if (p < end && *p == '.') {
+        p++;
+        if (p == end || *p < '0' || *p > '9')
+            return -1;
+        for (; p < end && *p >= '0' && *p <= '9'; p++) {
+            if (m || *p != '0')
+                sig++;
+            if (sig > 19)
+                ok = 0;
+            else {
+                m = m * 10 + (uint64_t)(*p - '0');
+                e10--;
+            }
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        int eneg = 0, x = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-'))
+            eneg = *p++ == '-';
+        if (p == end || *p < '0' || *p > '9')
+            return -1;
+        for (; p < end && *p >= '0' && *p <= '9'; p++)
+            if (x < 100000)
+                x = x * 10 + (*p - '0');
+        e10 += eneg ? -x : x;
+    }
+    if (p != end)
+        return -1;
+    if (ok && m <= (UINT64_C(1) << 53) && e10 >= -22 && e10 <= 22) {
+        double d = (double)m;      /* exact: m <= 2^53 */
+        d = e10 < 0 ? d / p10[-e10] : d * p10[e10];
+        *v = neg ? -d : d;
+        return 0;
+    }
+    char small[64], *tmp = n < sizeof small ? small : malloc(n + 1);
+    if (!tmp)
+        return -1;
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    *v = strtod(tmp, NULL);
+    if (tmp != small)
+        free(tmp);
+    return 0;
+}

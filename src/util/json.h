@@ -61,4 +61,16 @@ long json_string_decode(const char *p, const char *end, char *out, size_t cap,
  */
 const char *json_number_text(const cJSON *v, char *buf, size_t nb);
 
+/*
+ * The double strtod gives for the JSON number s[0..n) (-?int(.frac)?(e[+-]?exp)?),
+ * bit for bit, in *v: 0, or -1 when s is not such a number. Exact
+ * without strtod when it can be (Clinger's fast path: at most 2^53 as an
+ * integer significand and a power of ten at most 10^22, both exact
+ * doubles, so one rounded multiply or divide is the correctly rounded
+ * value); strtod otherwise. use-lite-en's 8,000 vocabulary scores
+ * ("-3.28450870514") took strtod 8.2 million instructions of a one-shot
+ * query's 60 million (callgrind); this path takes a tenth of that.
+ */
+int json_decimal(const char *s, size_t n, double *v);
+
 #endif

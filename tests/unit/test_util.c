@@ -17,6 +17,7 @@
 #include "internal.h"
 #include "util/buf.h"
 #include "util/hash.h"
+#include "util/json.h"
 #include "util/os.h"
 #include "util/timeutil.h"
 #include "util/utf8.h"
@@ -265,6 +266,69 @@ static void test_os(void)
     T_CHECK(system(cmd) == 0);
 }
 
+
+/* json_decimal gives strtod's double bit for bit: fixed cases on both
+ * sides of the fast path's limits, then random decimals shaped like
+ * vocabulary scores and wider ones. */
+static int same_as_strtod(const char *s)
+{
+    double a = 0, b = strtod(s, NULL);
+    if (json_decimal(s, strlen(s), &a) != 0)
+        return 0;
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void test_json_decimal(void)
+{
+    static const char *const ok[] = {
+        "0", "-0", "1", "-3.28450870514", "0.1", "0.000123", "1e22", "1e23", "9007199254740992",
+        "9007199254740993", "12345678901234567890", "1.7976931348623157e308", "4.9e-324",
+        "1e-400", "2.2250738585072011e-308", "0.30000000000000004", "123456789012345678e-5",
+        "1E+2", "5e-22", "5e-23", "-0.0", "1.00000000000000000000000001",
+    };
+    static const char *const bad[] = { "", "-", "+1", "1.", ".5", "01", "1e", "1e+", "--1",
+                                       "1x", "0x10", "nan", "inf", " 1" };
+    double v;
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        if (!same_as_strtod(ok[i]))
+            fprintf(stderr, "json_decimal(%s) differs from strtod\n", ok[i]);
+        T_CHECK(same_as_strtod(ok[i]));
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        T_CHECK(json_decimal(bad[i], strlen(bad[i]), &v) == -1);
+    /* n bounds the text: "1.5" read as "1." is refused, as "1" is 1 */
+    T_CHECK(json_decimal("1.5", 2, &v) == -1);
+    T_CHECK(json_decimal("1.5", 1, &v) == 0 && v == 1.0);
+    uint64_t x = 88172645463325252ull;
+    int differ = 0;
+    for (int i = 0; i < 200000; i++) {
+        char s[64];
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int digits = 1 + (int)(x % 19), point = (int)((x >> 8) % (uint64_t)(digits + 1));
+        unsigned long long mant = (x >> 16) % 10000000000000000000ull;
+        char d[32];
+        snprintf(d, sizeof d, "%019llu", mant);
+        size_t k = 0;
+        if (x >> 63)
+            s[k++] = '-';
+        const char *dd = d + 19 - digits;
+        while (digits > 1 && *dd == '0')      /* no leading zero before the point */
+            dd++, digits--;
+        if (point >= digits)
+            point = digits - 1;
+        for (int j = 0; j < digits; j++) {
+            s[k++] = dd[j];
+            if (j == digits - 1 - point && point > 0)
+                s[k++] = '.';
+        }
+        if ((x >> 40) % 4 == 0)
+            k += (size_t)snprintf(s + k, sizeof s - k, "e%d", (int)((x >> 44) % 61) - 30);
+        s[k] = 0;
+        differ += !same_as_strtod(s);
+    }
+    T_CHECK(differ == 0);
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -275,5 +339,6 @@ int main(void)
     T_RUN(test_stamp);
     T_RUN(test_hash);
     T_RUN(test_os);
+    T_RUN(test_json_decimal);
     return T_DONE();
 }
