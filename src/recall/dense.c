@@ -399,8 +399,64 @@ int dense_query_vec(struct cairn *h, const char *query, struct dense_result *r)
     return CAIRN_OK;
 }
 
+/* The model named "none", "off" or "0": keyword only, no model loaded. */
+static int model_off(const char *named)
+{
+    return named && (!strcmp(named, "none") || !strcmp(named, "off") || !strcmp(named, "0"));
+}
+
+static void *dense_pre_run(void *arg)
+{
+    struct dense_pre *pre = arg;
+    pre->vm = vec_model_current(pre->h, pre->why, sizeof pre->why);
+    if (pre->vm && (pre->qv = malloc((size_t)vec_model_dim(pre->vm) * sizeof *pre->qv))) {
+        size_t qlen = strlen(pre->query);
+        if (vec_encode(pre->h, pre->vm, &pre->query, &qlen, 1, 1, pre->qv) != 0) {
+            free(pre->qv);
+            pre->qv = NULL;
+        }
+    }
+    return NULL;
+}
+
+int dense_pre_start(struct cairn *h, const char *query, struct dense_pre *pre)
+{
+    int any = 0, rc;
+    memset(pre, 0, sizeof *pre);
+    pre->h = h;
+    pre->query = query;
+    if (model_off(cairn__setting(h, CAIRN__SET_EMBED_MODEL)))
+        return CAIRN_OK;
+    /* no vector anywhere: dense_search loads no model, nor will this */
+    if ((rc = store_any_vectors(h, &any)) || !any)
+        return rc;
+    pre->started = pthread_create(&pre->tid, NULL, dense_pre_run, pre) == 0;
+    return CAIRN_OK;
+}
+
+/* Waits for the thread: its vm, qv and why are final after. */
+static void dense_pre_join(struct dense_pre *pre)
+{
+    if (pre->started && !pre->done)
+        pthread_join(pre->tid, NULL);
+    pre->done = 1;
+}
+
+void dense_pre_free(struct dense_pre *pre)
+{
+    dense_pre_join(pre);
+    free(pre->qv);
+    pre->qv = NULL;
+}
+
 int dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
                  struct dense_result *r)
+{
+    return dense_search_pre(h, query, o, NULL, r);
+}
+
+int dense_search_pre(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
+                     struct dense_pre *pre, struct dense_result *r)
 {
     char why[600];
     const struct vec_set *set = NULL;
@@ -413,7 +469,9 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
     /* A store without any vector needs no model: loading one costs a
      * process tens of milliseconds (a hook pays that on every prompt). */
     const char *named = cairn__setting(h, CAIRN__SET_EMBED_MODEL);
-    if (!(named && (!strcmp(named, "none") || !strcmp(named, "off") || !strcmp(named, "0")))) {
+    if (pre && !pre->started)
+        pre = NULL;                 /* dense_search on its own */
+    if (!model_off(named)) {
         int any = 0;
         if ((rc = store_any_vectors(h, &any)))
             return rc;
@@ -427,7 +485,14 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
             return CAIRN_OK;
         }
     }
-    struct vec_model *vm = vec_model_current(h, why, sizeof why);
+    struct vec_model *vm;
+    if (pre) {
+        dense_pre_join(pre);
+        vm = pre->vm;
+        snprintf(why, sizeof why, "%s", pre->why);
+    } else {
+        vm = vec_model_current(h, why, sizeof why);
+    }
     if (!vm) {
         /* No model at all is the keyword-only setup, not news; a model
          * that failed to load or was named and is missing is. */
@@ -466,13 +531,15 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
         goto out;
     }
     size_t qlen = strlen(query);
-    if (vec_encode(h, vm, &query, &qlen, 1, 1, qv) != 0) {
+    if (pre ? !pre->qv : vec_encode(h, vm, &query, &qlen, 1, 1, qv) != 0) {
         /* the encoder failing is not the user's problem: keyword only */
         r->status = CAIRN_DENSE_OFF;
         snprintf(r->note, sizeof r->note, "keyword-only recall: the question could not be "
                  "embedded");
         goto out;
     }
+    if (pre)
+        memcpy(qv, pre->qv, (size_t)vec_model_dim(vm) * sizeof *qv);
     /* a server store searched by its index: the pieces it finds nearest,
      * twice as many as the scan keeps (the index ranks by the float
      * vectors, the scan by the quantised question), scored exactly */

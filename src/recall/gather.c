@@ -1022,7 +1022,8 @@ out:
 }
 
 int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
-           const struct dense_result *extra, struct pool *p)
+           const struct dense_result *extra, gather_late_fn late, void *late_arg,
+           struct pool *p)
 {
     struct buf expr = BUF_INIT;
     struct hits hs = { NULL, 0, 0, NULL, q };
@@ -1082,6 +1083,10 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         hs.v[i].tf = hs.tf + (size_t)i * (size_t)q->nt;
     /* (packed: pruned as they were merged) */
     if (!tiered && !packed && hs.n && may_prune && (rc = prune(h, q, p, hs.v, &hs.n, NULL, &walk)))
+        goto out;
+    /* the keyword matches are read: the caller's late work (the dense
+     * search) before the sessions it may add are loaded */
+    if (late && (rc = late(late_arg, &extra)))
         goto out;
 
     for (int i = 0; i < hs.n; i++) {

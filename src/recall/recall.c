@@ -234,6 +234,39 @@ static int entity_second(struct cairn *h, struct pool *p, struct query *q, int u
     return CAIRN_OK;
 }
 
+/* The dense search, between gather's keyword matches and its sessions
+ * (gather_late_fn), with the question's vector from the thread started
+ * before gather; its figures go into r as they always did. */
+struct dense_late {
+    struct cairn *h;
+    const char *query;
+    const struct cairn_recall_opts *o;
+    struct dense_pre *pre;
+    struct dense_result *dr;
+    struct cairn_recall *r;
+    int ran;
+};
+
+static int dense_late(void *arg, const struct dense_result **extra)
+{
+    struct dense_late *dl = arg;
+    struct dense_result *dr = dl->dr;
+    int rc;
+    dl->ran = 1;
+    if ((rc = dense_search_pre(dl->h, dl->query, dl->o, dl->pre, dr)))
+        return rc;
+    dl->r->dense = dr->status;
+    if (dr->n > 0 && (dr->cjk < RECALL_GATE_CJK || dr->pol.cjk)) {
+        dl->r->cosine = dr->hits[0].cos;
+        dl->r->gate_cosine = dr->pol.gate_cosine;
+    }
+    if (dr->note[0] && !(dl->r->note = strdup(dr->note)))
+        return cairn__err(dl->h, CAIRN_NOMEM, "out of memory");
+    if (extra)
+        *extra = dr->n ? dr : NULL;
+    return CAIRN_OK;
+}
+
 int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_opts *opts,
                  struct cairn_recall **out)
 {
@@ -242,6 +275,7 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     struct query q;
     struct pool p;
     struct dense_result dr;
+    struct dense_pre pre = { 0 };
     struct mem_pool mp;
     struct note_pool np;
     struct buf mb = BUF_INIT, nb = BUF_INIT;
@@ -301,21 +335,21 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     if (!notes_only) {
         /* Dense retrieval: every method but the keyword-only ones. */
         /* (A question that only names a period is answered by the period:
-         * its words "what did I do" mean nothing to a vector.) */
+         * its words "what did I do" mean nothing to a vector.) The model's
+         * load and the question's encoding run on a thread while gather
+         * reads the keyword matches; the search itself runs at gather's
+         * call (dense_late), or after it when gather ended early. */
+        struct dense_late dl = { h, query, &o, &pre, &dr, r, 0 };
         if (!raw && o.method != CAIRN_METHOD_KEYWORD && !q.only_time) {
-            if ((rc = dense_search(h, query, &o, &dr)))
+            if ((rc = dense_pre_start(h, query, &pre)))
                 goto out;
-            r->dense = dr.status;
-            if (dr.n > 0 && (dr.cjk < RECALL_GATE_CJK || dr.pol.cjk)) {
-                r->cosine = dr.hits[0].cos;
-                r->gate_cosine = dr.pol.gate_cosine;
-            }
-            if (dr.note[0] && !(r->note = strdup(dr.note))) {
-                rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-                goto out;
-            }
+            rc = gather(h, &q, &o, NULL, dense_late, &dl, &p);
+            if (!rc && !dl.ran)
+                rc = dense_late(&dl, NULL);
+        } else {
+            rc = gather(h, &q, &o, NULL, NULL, NULL, &p);
         }
-        if ((rc = gather(h, &q, &o, dr.n ? &dr : NULL, &p)))
+        if (rc)
             goto out;
         build_units(&p, raw);
         p.budget = o.budget;
@@ -444,6 +478,7 @@ out:
     buf_release(&mb);
     buf_release(&nb);
     query_free(&q);
+    dense_pre_free(&pre);
     dense_result_free(&dr);
     if (rc) {
         cairn_recall_free(r);

@@ -26,6 +26,7 @@
 #ifndef CAIRN_RECALL_H
 #define CAIRN_RECALL_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include "internal.h"
 #include "util/buf.h"
@@ -171,6 +172,31 @@ struct dense_result {
  * scope (store/recall_read.h); the vectors come from store/vectors.h. */
 int  dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
                   struct dense_result *r);
+/* The question's vector made on a thread of its own (issue 16, the hybrid
+ * prompt hook): loading the model and encoding the question are CPU work
+ * that reads no store, so recall starts them first and reads the keyword
+ * matches meanwhile (recall.c). The thread takes only the process's model
+ * (vec_model_current, vec_encode: locked) and h's settings (read only). */
+struct dense_pre {
+    const struct cairn *h;
+    const char *query;
+    struct vec_model *vm;  /* the current model, or NULL (why) */
+    float  *qv;            /* the question's vector, or NULL: not encoded */
+    char    why[600];
+    pthread_t tid;
+    int     started;       /* a thread runs (or ran) dense_pre_run */
+    int     done;          /* vm, qv and why are final */
+};
+/* Starts the thread when dense_search would embed the question: a model is
+ * named or installed and some message has a vector. Not starting is no
+ * error (dense_search then does it all itself). CAIRN_OK or a code. */
+int  dense_pre_start(struct cairn *h, const char *query, struct dense_pre *pre);
+/* Waits for it (if started) and frees what dense_search did not take. */
+void dense_pre_free(struct dense_pre *pre);
+/* dense_search with the question's vector from pre (NULL or not started:
+ * as dense_search): the same hits and notes. */
+int  dense_search_pre(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
+                      struct dense_pre *pre, struct dense_result *r);
 void dense_result_free(struct dense_result *r);
 /* The second dense pass (issue 16, multi-hop): the question's vector moved
  * towards the vectors of the lead turns of the best DENSE_PRF_TOP units of
@@ -218,9 +244,16 @@ int  entity_pass(struct cairn *h, struct pool *p, struct query *q,
 
 /* gather.c: extra (may be NULL) lists sessions to load besides those the
  * keywords find: the dense hits'. Reads the store (store/recall_read.h)
- * and fills p with metadata only: no text, no ext_id of a message. */
+ * and fills p with metadata only: no text, no ext_id of a message.
+ * When late is not NULL, gather calls late(late_arg) once it has read the
+ * keyword matches and before it loads any session, and takes extra from
+ * its result (recall.c: the dense search waits there for the question's
+ * vector, made meanwhile on another thread); an error it returns is
+ * gather's. A gather that ends early never calls it. */
+typedef int (*gather_late_fn)(void *arg, const struct dense_result **extra);
 int  gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
-            const struct dense_result *extra, struct pool *p);
+            const struct dense_result *extra, gather_late_fn late, void *late_arg,
+            struct pool *p);
 void pool_free(struct pool *p);
 
 /* rank.c */

@@ -286,6 +286,67 @@ out:
     cairn_close(h);
 }
 
+
+/* gather's late call (recall.c runs the dense search there, while the
+ * question's vector was made on another thread): called once, after the
+ * keyword matches and before the sessions are loaded, and the sessions of
+ * the extra hits it gives are loaded with their dense score; its error
+ * is gather's. */
+struct late { int calls, fail; struct dense_result dr; };
+
+static int late_cb(void *arg, const struct dense_result **extra)
+{
+    struct late *l = arg;
+    l->calls++;
+    if (l->fail)
+        return CAIRN_NOMEM;
+    *extra = l->dr.n ? &l->dr : NULL;
+    return CAIRN_OK;
+}
+
+static void test_gather_late(void)
+{
+    struct cairn *h = NULL;
+    struct query q;
+    struct pool p;
+    struct dense_hit hit = { 0, 0, 0.5f };
+    struct late l = { 0, 0, { 0 } };
+    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+    T_EQ_INT(t_open(":memory:", 0, &h), CAIRN_OK);
+    add_chat(h, "alpha", 3);
+    add_chat(h, "bravo", 3);
+    hit.msg = count(h, "SELECT min(m.id) FROM messages m JOIN sessions s ON s.id = m.session "
+                       "WHERE s.ext_id = 'bravo'");
+    hit.sess = count(h, "SELECT id FROM sessions WHERE ext_id = 'bravo'");
+    o.flags = CAIRN_RECALL_MATCHED_ONLY;       /* not the whole store */
+    o.budget = 1000;
+    memset(&q, 0, sizeof q);
+    T_EQ_INT(query_parse(&q, "alpha", 0, 0), CAIRN_OK);
+    /* no extra hit: the keyword's session alone */
+    T_EQ_INT(gather(h, &q, &o, NULL, late_cb, &l, &p), CAIRN_OK);
+    T_EQ_INT(l.calls, 1);
+    T_EQ_INT(p.ns, 1);
+    pool_free(&p);
+    /* the late hit's session is loaded, its message scored */
+    l.dr.hits = &hit;
+    l.dr.n = 1;
+    T_EQ_INT(gather(h, &q, &o, NULL, late_cb, &l, &p), CAIRN_OK);
+    T_EQ_INT(l.calls, 2);
+    T_EQ_INT(p.ns, 2);
+    int scored = 0;
+    for (int j = 0; j < p.nm; j++)
+        scored += p.m[j].row == hit.msg && p.m[j].dense == 1.5f;
+    T_EQ_INT(scored, 1);
+    pool_free(&p);
+    /* its error is gather's */
+    l.fail = 1;
+    T_EQ_INT(gather(h, &q, &o, NULL, late_cb, &l, &p), CAIRN_NOMEM);
+    T_EQ_INT(l.calls, 3);
+    pool_free(&p);
+    query_free(&q);
+    cairn_close(h);
+}
+
 /* With a real model: ingest embeds, recall is hybrid; another model id
  * in the store is never read. Skipped when use-lite-en is not installed. */
 static void test_with_model(void)
@@ -322,6 +383,29 @@ static void test_with_model(void)
     T_CHECK(r->note == NULL);
     T_CHECK(r->n_items > 0 && strstr(r->text, "Rex") != NULL);
     cairn_recall_free(r);
+    /* The question's vector made on a thread (dense_pre_start, what
+     * recall does) gives the search made without it: the same hits, bit
+     * for bit, and the same status. */
+    static const char *const qs[] = { "which animal do I own?", "motorbike engine repair",
+                                      "a happy puppy in the park" };
+    for (size_t k = 0; k < sizeof qs / sizeof *qs; k++) {
+        struct dense_result a, b;
+        struct dense_pre pre;
+        T_EQ_INT(dense_search(h, qs[k], &o, &a), CAIRN_OK);
+        T_EQ_INT(dense_pre_start(h, qs[k], &pre), CAIRN_OK);
+        T_CHECK(pre.started);
+        T_EQ_INT(dense_search_pre(h, qs[k], &o, &pre, &b), CAIRN_OK);
+        T_CHECK(pre.done && pre.qv != NULL);
+        T_EQ_INT(a.status, b.status);
+        T_EQ_INT(a.n, b.n);
+        T_CHECK(a.n > 0 && a.qv && b.qv);
+        for (int i = 0; i < a.n && i < b.n; i++)
+            T_CHECK(a.hits[i].msg == b.hits[i].msg && a.hits[i].cos == b.hits[i].cos);
+        T_CHECK(a.qv && b.qv && !memcmp(a.qv, b.qv, (size_t)a.qdim * sizeof *a.qv));
+        dense_pre_free(&pre);
+        dense_result_free(&a);
+        dense_result_free(&b);
+    }
     o.method = CAIRN_METHOD_KEYWORD;
     T_EQ_INT(cairn_recall(h, "which animal do I own?", &o, &r), CAIRN_OK);
     T_EQ_INT(r->dense, CAIRN_DENSE_OFF);
@@ -375,6 +459,7 @@ int main(void)
     T_RUN(test_quantize);
     T_RUN(test_two_models);
     T_RUN(test_feedback);
+    T_RUN(test_gather_late);
     T_RUN(test_with_model);
     return T_DONE();
 }

@@ -146,7 +146,7 @@ static void pool_of(struct cairn *db, const char *question, int packed, int fast
     o.exclude_session = excl;
     T_EQ_INT(cairn_set(db, "recall.packed", packed ? NULL : "0"), CAIRN_OK);
     T_EQ_INT(query_parse(q, question, 1700000000, 0), 0);
-    T_EQ_INT(gather(db, q, &o, NULL, p), CAIRN_OK);
+    T_EQ_INT(gather(db, q, &o, NULL, NULL, NULL, p), CAIRN_OK);
 }
 
 /* The pools of question with and without the packed postings are the same. */

@@ -92,7 +92,7 @@ static void pool_of(struct cairn *db, const char *question, int tier, struct que
     o.budget = 1000;
     T_EQ_INT(cairn_set(db, "recall.tier", tier ? NULL : "0"), CAIRN_OK);
     T_EQ_INT(query_parse(q, question, 1700000000, 0), 0);
-    T_EQ_INT(gather(db, q, &o, NULL, p), CAIRN_OK);
+    T_EQ_INT(gather(db, q, &o, NULL, NULL, NULL, p), CAIRN_OK);
 }
 
 /* The pruned pools of question with and without the tiers are the same. */
