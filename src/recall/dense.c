@@ -49,6 +49,15 @@ float dense_dot_f32_ref(const float *a, const float *b, int n)
     return s;
 }
 
+/* The sum of x's eight int32 lanes. */
+__attribute__((target("avx2"))) static inline int32_t hsum_i32_avx2(__m256i x)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
 __attribute__((target("avx2"))) static int32_t dot_i8_avx2(const int8_t *a, const int8_t *b,
                                                            int n)
 {
@@ -69,13 +78,43 @@ __attribute__((target("avx2"))) static int32_t dot_i8_avx2(const int8_t *a, cons
         __m256i y0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + i)));
         acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(x0, y0));
     }
-    acc0 = _mm256_add_epi32(acc0, acc1);
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc0), _mm256_extracti128_si256(acc0, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-    int32_t r = _mm_cvtsi128_si32(s);
+    int32_t r = hsum_i32_avx2(_mm256_add_epi32(acc0, acc1));
     for (; i < n; i++)
         r += (int32_t)a[i] * (int32_t)b[i];
+    return r;
+}
+
+/* The scan's kernel (dense_dot_i8q): q, the question as vec_quantize
+ * makes it, never holds -128, so vpmaddubsw can multiply |v| (unsigned,
+ * up to 128 for a stored -128) by q * sign(v) (signed, -127..127) and add
+ * pairs into int16: |a pair| <= 2 * 128 * 127 = 32512, never saturated.
+ * Five instructions a 32 bytes against dot_i8_avx2's twelve (it widens
+ * both sides to int16 first); the same exact integer sum. */
+__attribute__((target("avx2"))) static int32_t dot_i8q_avx2(const int8_t *q, const int8_t *v,
+                                                            int n)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
+    int i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)(v + i));
+        __m256i v1 = _mm256_loadu_si256((const __m256i *)(v + i + 32));
+        __m256i q0 = _mm256_loadu_si256((const __m256i *)(q + i));
+        __m256i q1 = _mm256_loadu_si256((const __m256i *)(q + i + 32));
+        __m256i p0 = _mm256_maddubs_epi16(_mm256_abs_epi8(v0), _mm256_sign_epi8(q0, v0));
+        __m256i p1 = _mm256_maddubs_epi16(_mm256_abs_epi8(v1), _mm256_sign_epi8(q1, v1));
+        acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(p0, ones));
+        acc1 = _mm256_add_epi32(acc1, _mm256_madd_epi16(p1, ones));
+    }
+    for (; i + 32 <= n; i += 32) {
+        __m256i v0 = _mm256_loadu_si256((const __m256i *)(v + i));
+        __m256i q0 = _mm256_loadu_si256((const __m256i *)(q + i));
+        __m256i p0 = _mm256_maddubs_epi16(_mm256_abs_epi8(v0), _mm256_sign_epi8(q0, v0));
+        acc0 = _mm256_add_epi32(acc0, _mm256_madd_epi16(p0, ones));
+    }
+    int32_t r = hsum_i32_avx2(_mm256_add_epi32(acc0, acc1));
+    for (; i < n; i++)
+        r += (int32_t)q[i] * (int32_t)v[i];
     return r;
 }
 
@@ -101,6 +140,7 @@ __attribute__((target("avx2,fma"))) static float dot_f32_avx2(const float *a, co
 }
 
 static int32_t (*dot_i8)(const int8_t *, const int8_t *, int);
+static int32_t (*dot_i8q)(const int8_t *, const int8_t *, int);
 static float (*dot_f32)(const float *, const float *, int);
 static int forced_scalar;
 static pthread_once_t kernels_once = PTHREAD_ONCE_INIT;
@@ -110,9 +150,10 @@ static void pick_kernels(void)
     __builtin_cpu_init();
     if (!forced_scalar && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         dot_i8 = dot_i8_avx2;
+        dot_i8q = dot_i8q_avx2;
         dot_f32 = dot_f32_avx2;
     } else {
-        dot_i8 = dense_dot_i8_ref;
+        dot_i8 = dot_i8q = dense_dot_i8_ref;
         dot_f32 = dense_dot_f32_ref;
     }
 }
@@ -126,6 +167,12 @@ int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n)
 {
     kernels();
     return dot_i8(a, b, n);
+}
+
+int32_t dense_dot_i8q(const int8_t *q, const int8_t *v, int n)
+{
+    kernels();
+    return dot_i8q(q, v, n);
 }
 
 float dense_dot_f32(const float *a, const float *b, int n)
@@ -145,7 +192,7 @@ void dense_force_scalar(int on)
     kernels();
     forced_scalar = on;
     if (on) {
-        dot_i8 = dense_dot_i8_ref;
+        dot_i8 = dot_i8q = dense_dot_i8_ref;
         dot_f32 = dense_dot_f32_ref;
     } else {
         pick_kernels();
@@ -223,7 +270,7 @@ static void *scan_run(void *arg)
         if (s->f32)
             cs = dot_f32(sc->qf, s->vf + i * (size_t)dim, dim);
         else
-            cs = (float)dot_i8(sc->q8, s->v8 + i * (size_t)dim, dim);
+            cs = (float)dot_i8q(sc->q8, s->v8 + i * (size_t)dim, dim);
         cs *= s->inv_norm[i] * sc->q_inv;
         if (sc->h.n == sc->h.k && cs <= sc->h.s[0])
             continue;

@@ -216,6 +216,9 @@ int  dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed,
 /* The kernels: run-time dispatch, and the scalar references. */
 int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n);
 int32_t dense_dot_i8_ref(const int8_t *a, const int8_t *b, int n);
+/* The scan's: q (the quantised question) in -127..127, v any int8; the
+ * same sum as dense_dot_i8_ref. */
+int32_t dense_dot_i8q(const int8_t *q, const int8_t *v, int n);
 float   dense_dot_f32(const float *a, const float *b, int n);
 float   dense_dot_f32_ref(const float *a, const float *b, int n);
 const char *dense_kernel_name(void);   /* "avx2" or "scalar" */

@@ -54,6 +54,25 @@ static void test_kernels(void)
         float x = dense_dot_f32(fa, fb, n), y = dense_dot_f32_ref(fa, fb, n);
         T_CHECK(fabsf(x - y) <= 1e-3f * (1 + fabsf(y)));
     }
+    /* the scan's kernel: the question in -127..127, a stored vector any
+     * int8, -128 (a damaged cache file's) included, on every tail length */
+    int8_t v[1100];
+    for (int i = 0; i < 1100; i++)
+        v[i] = (int8_t)(rnd() % 256 - 128);
+    v[0] = v[1] = -128;
+    a[1] = 127;
+    static const int lens2[] = { 0, 1, 31, 32, 33, 63, 64, 65, 95, 96, 127, 512, 1099, 1100 };
+    for (size_t k = 0; k < sizeof lens2 / sizeof lens2[0]; k++) {
+        int n = lens2[k];
+        T_EQ_INT(dense_dot_i8q(a, v, n), dense_dot_i8_ref(a, v, n));
+        T_EQ_INT(dense_dot_i8q(a + 3, v + 5, n - (n > 5 ? 5 : n)),
+                 dense_dot_i8_ref(a + 3, v + 5, n - (n > 5 ? 5 : n)));   /* unaligned */
+    }
+    /* the extremes: every product 128 * 127 or 127 * 127, pairs summed */
+    int8_t qmax[512], vmin[512];
+    for (int i = 0; i < 512; i++)
+        qmax[i] = (int8_t)(i % 3 ? -127 : 127), vmin[i] = (int8_t)(i % 2 ? -128 : 127);
+    T_EQ_INT(dense_dot_i8q(qmax, vmin, 512), dense_dot_i8_ref(qmax, vmin, 512));
     const char *name = dense_kernel_name();
     T_CHECK(!strcmp(name, "avx2") || !strcmp(name, "scalar"));
     dense_force_scalar(1);
