@@ -124,8 +124,10 @@ int inject_method(void)
      * gate, tuned on keyword ranks, fires more often with vectors both
      * with memory and without it (BEAM dev: 72.1% / 55.3% against 49.7% /
      * 40.8%), and injects all the evidence less often on BEAM (50.4%
-     * against 55.1%); and the model load makes the hook a 41 ms process
-     * instead of 7 ms. */
+     * against 55.1%); measured again (2026-12-05, docs/EMBED.md "The
+     * hybrid hook at 100,000 messages"): more fires without memory on
+     * LoCoMo dev and devmem dev too, and at 100,000 messages a hook of
+     * 26.6 ms of CPU instead of 11.8 ms. */
     const char *dense = getenv("CAIRN_INJECT_DENSE");
     return dense && !strcmp(dense, "1") ? CAIRN_METHOD_DEFAULT : CAIRN_METHOD_KEYWORD;
 }
