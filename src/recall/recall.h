@@ -132,6 +132,8 @@ struct pool {
     double *ent;           /* per unit, the entity pass's score (entity.c), or NULL */
     int     budget;        /* the recall's budget in tokens (0: unknown), for
                             * the signals gated by it (rank.c len_rank) */
+    int     split;         /* gather loaded half the sessions on a second
+                            * thread (load_split; tests read it) */
 };
 
 /* query.c */
