@@ -1337,6 +1337,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     p->tf_all = hs.tf;            /* the loaded messages' tf point into it */
     hs.tf = NULL;
     if (sess.n >= 2 && n_msgs >= split_min(h) && n_msgs < INT_MAX / 2) {
+        p->threads = 2;
         if ((rc = load_split(h, p, sess.v, sess.n, hs.v, hs.n, n_msgs)))
             goto out;
         goto loaded;

@@ -134,6 +134,9 @@ struct pool {
                             * the signals gated by it (rank.c len_rank) */
     int     split;         /* gather loaded half the sessions on a second
                             * thread (load_split; tests read it) */
+    int     threads;       /* 2: a pool big enough for a second thread
+                            * (gather's recall.split_msgs): rank.c scores
+                            * half its units on one; else 0 */
 };
 
 /* query.c */
