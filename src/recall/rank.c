@@ -538,40 +538,44 @@ struct unit_job {
 
 static void score_units(struct unit_job *j)
 {
+    /* the job's fields as locals: tf's stores could otherwise be taken
+     * to change them, and each read again a unit */
     struct pool *p = j->p;
     const struct query *q = j->q;
     const uint64_t *has = j->has;
-    int nt = j->nt;
+    const double *spk = j->spk, *w_msg = j->w_msg, *w_unit = j->w_unit;
+    double *s_head = j->s_head, *s_round = j->s_round, *s_win = j->s_win, *s_win2 = j->s_win2;
+    double *tf = j->tf, avg_msg = j->avg_msg, avg_unit = j->avg_unit;
+    int nt = j->nt, use_time = j->use_time;
     for (int u = j->lo; u < j->hi; u++) {
         struct runit *un = &p->u[u];
         double dl;
         un->score = 0;
         un->ord_bonus = 0;
         /* the lead turn alone */
-        j->s_head[u] = msg_bm25(p, un->head, nt, j->spk, j->avg_msg, j->w_msg);
-        p->m[un->head].s_msg = j->s_head[u];
+        s_head[u] = msg_bm25(p, un->head, nt, spk, avg_msg, w_msg);
+        p->m[un->head].s_msg = s_head[u];
         /* each reply alone, for the reply lane (a unit without a term
          * has none to score) */
         for (int i = un->first; has[u] && i <= un->last; i++) {
             if (i == un->head || !p->m[i].tf)
                 continue;
-            p->m[i].s_msg = msg_bm25(p, i, nt, NULL, j->avg_msg, j->w_msg);
+            p->m[i].s_msg = msg_bm25(p, i, nt, NULL, avg_msg, w_msg);
         }
         /* the whole round (none of the terms, no speaker named: 0) */
-        if (un->last > un->first && (has[u] || j->spk)) {
-            dl = sum_tf(p, un->first, un->last, nt, j->spk, j->tf);
-            j->s_round[u] = rank_bm25(j->tf, nt, dl, j->avg_unit, j->w_unit);
+        if (un->last > un->first && (has[u] || spk)) {
+            dl = sum_tf(p, un->first, un->last, nt, spk, tf);
+            s_round[u] = rank_bm25(tf, nt, dl, avg_unit, w_unit);
         } else {
-            j->s_round[u] = 0;
+            s_round[u] = 0;
         }
         /* the window: neighbouring units in the same session */
         int dialog = p->s[un->sess].dialog;
         int span = dialog ? SPAN_DIALOG : SPAN_UA;
-        j->s_win[u] = window_bm25(p, has, u, span, nt, j->tf, j->avg_unit, j->w_unit);
+        s_win[u] = window_bm25(p, has, u, span, nt, tf, avg_unit, w_unit);
         /* a wider window: the neighbourhood's topic */
-        j->s_win2[u] = dialog ? window_bm25(p, has, u, SPAN2_DIALOG, nt, j->tf, j->avg_unit,
-                                            j->w_unit) : 0;
-        if (j->use_time && (q->has_range || q->vague)) {
+        s_win2[u] = dialog ? window_bm25(p, has, u, SPAN2_DIALOG, nt, tf, avg_unit, w_unit) : 0;
+        if (use_time && (q->has_range || q->vague)) {
             int64_t at = p->m[un->head].at;
             un->in_range = at != CAIRN_NO_TIME && at >= q->from && at < q->to;
             for (int i = un->first; i <= un->last && TIME_EVENTS && !un->in_range; i++)
