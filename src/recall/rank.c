@@ -592,7 +592,7 @@ static void *score_units_run(void *arg)
 
 /* Every unit's scores: a pool gather loaded in two halves (pool.threads)
  * has the second half of its units scored on a second thread while this
- * one scores the first (~140 M instructions at a million messages, the
+ * one scores the first (~180 M instructions at a million messages, the
  * windows' most of them); else, or when no thread starts, all here. */
 static void score_all_units(const struct unit_job *proto)
 {

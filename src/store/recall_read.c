@@ -848,8 +848,10 @@ int store_messages_meta(struct cairn *h, const int64_t *sess, int n,
 
 int store_split_ok(const struct cairn *h)
 {
-    return !h->pg && !keeps(h) && h->path && h->path[0] &&
-           strcmp(h->path, ":memory:") && h->open_reader && h->close_reader;
+    /* a transaction open on h (an add group's, a caller's): h reads its
+     * own uncommitted rows, which another connection does not see */
+    return !h->pg && !keeps(h) && h->path && h->path[0] && strcmp(h->path, ":memory:") &&
+           h->open_reader && h->close_reader && sqlite3_get_autocommit(h->db);
 }
 
 int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,

@@ -18,8 +18,9 @@
  * the first half leaves a gap in its share of the array; counted low, a
  * share overflows into an array of its own; either way the halves are
  * copied together and the second half's indices moved, and the pools
- * must still be equal. An in-memory store has no second handle: both
- * halves load on the caller's thread, and its pool must be equal too.
+ * must still be equal. An in-memory store has no second handle, nor a
+ * handle with an add group open (its rows not yet committed): both
+ * halves load on the caller's thread, and the pools must be equal too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +190,15 @@ static void test_split_file(void)
         T_EQ_INT(add_session(db, s), CAIRN_OK);
     for (int i = 0; i < NQ; i++)
         check_question(db, questions[i], 1);
+
+    /* an add group open: the handle reads its uncommitted sessions, a
+     * reader would not, so the pool loads on the caller's thread */
+    T_EQ_INT(cairn_add_group(db, 1), CAIRN_OK);
+    for (int s = 400; s < 440; s++)
+        T_EQ_INT(add_session(db, s), CAIRN_OK);
+    check_question(db, questions[0], 0);
+    T_EQ_INT(cairn_add_group(db, 0), CAIRN_OK);
+    check_question(db, questions[0], 1);
 
     /* the sizes wrong: from session_stats, counted high, then low */
     sqlite3 *raw = NULL;
