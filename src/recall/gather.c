@@ -1163,7 +1163,7 @@ static int halves_join(struct pool *p, struct rmsg *base, int n1, int mid, int b
     if (borrowed1 && w->ml.borrowed && nm1 == n1) {
         p->m = base;                  /* the halves already in place */
         p->nm = nm1 + nm2;
-        p->cm = p->nm;
+        p->cm = n1 + w->p.cm;
         return CAIRN_OK;
     }
     struct rmsg *m = malloc((size_t)(nm1 + nm2 ? nm1 + nm2 : 1) * sizeof *m);
