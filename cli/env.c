@@ -31,6 +31,8 @@ static const struct { const char *env, *key; } env_settings[] = {
     { "CAIRN_RECALL_PACKED",     "recall.packed" },
     { "CAIRN_TIER_WALK",         "store.tier_walk" },
     { "CAIRN_ADD_THREAD",        "store.add_thread" },
+    { "CAIRN_RECALL_THREADS",    "recall.threads" },
+    { "CAIRN_RECALL_SPLIT_MSGS", "recall.split_msgs" },
 };
 
 static const char *env_value(const char *name)

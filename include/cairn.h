@@ -143,6 +143,12 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *                       `cairn add` reads, parses and tokenizes on the
  *                       thread that writes; default: a second thread
  *                       prepares the next sessions while one is written
+ *   "recall.threads"    "1": the exact recall loads its pool on one thread;
+ *                       default: a pool of at least recall.split_msgs
+ *                       turns is loaded in two halves, the second on a
+ *                       thread of its own with a read-only handle of the
+ *                       same store (the same answer; a store on disk)
+ *   "recall.split_msgs" the turns from which it does (200000; tests)
  *   "store.cache_mb"    the page cache in MB, 1..4096 (default 2 read-only,
  *                       16 writable), set at once: for a long-lived process
  *   "store.keep_turns"  "1": keep every turn's and session's metadata in

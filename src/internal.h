@@ -49,6 +49,8 @@ enum cairn__setting {
     CAIRN__SET_RECALL_PACKED,       /* "recall.packed" */
     CAIRN__SET_TIER_WALK,           /* "store.tier_walk" */
     CAIRN__SET_ADD_THREAD,          /* "store.add_thread" */
+    CAIRN__SET_RECALL_THREADS,      /* "recall.threads" */
+    CAIRN__SET_RECALL_SPLIT_MSGS,   /* "recall.split_msgs" */
     CAIRN__NSET
 };
 

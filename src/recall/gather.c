@@ -10,6 +10,7 @@
  * "what did I do yesterday?" finds turns that share no word with it.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -950,11 +951,37 @@ struct msg_load {
     int          hlo, hhi;  /* its hits: hits[hlo..hhi) */
     int          cur;     /* its first hit not below last_row */
     int64_t      last_row;  /* the row of its message before */
+    /* a half of a pool loaded in two (load_split): where its sessions and
+     * turns will sit in the whole pool, and whether p->m is its share of
+     * the pool's one array (grown: copied to an array of its own) */
+    int          sess_base, msg_base, borrowed;
 };
 
-static int on_message(void *arg, const struct store_msg_row *r)
+/* A half's share of the pool's array is full (turns added since it was
+ * sized): its turns go on in an array of their own, never a realloc of
+ * the share (the other half's turns follow it). */
+static int unborrow(struct msg_load *ml)
 {
-    struct msg_load *ml = arg;
+    struct pool *p = ml->p;
+    int nc = p->cm ? p->cm * 2 : 64;
+    struct rmsg *m = malloc((size_t)nc * sizeof *m);
+    if (!m)
+        return CAIRN_NOMEM;
+    if (p->nm)
+        memcpy(m, p->m, (size_t)p->nm * sizeof *m);
+    p->m = m;
+    p->cm = nc;
+    ml->borrowed = 0;
+    return CAIRN_OK;
+}
+
+/* half: a half of a split load (its offsets and its share of the array
+ * read); a constant in each caller, so the one-thread load is compiled
+ * without them (a test and two adds a turn were ~0.5 M instructions of
+ * a recall at 100,000 messages) */
+static inline __attribute__((always_inline)) int
+msg_add(struct msg_load *ml, const struct store_msg_row *r, const int half)
+{
     struct pool *p = ml->p;
     int rc = CAIRN_OK;
     if (ml->si < 0 || p->s[ml->si].row != r->sess) {
@@ -963,7 +990,7 @@ static int on_message(void *arg, const struct store_msg_row *r)
             ml->si++;
         if (ml->si >= p->ns)
             return -1;                 /* cannot happen: both ordered by session */
-        p->s[ml->si].first_msg = p->nm;
+        p->s[ml->si].first_msg = (half ? ml->msg_base : 0) + p->nm;
         /* sessions come in order, as the hits: the next run is its own */
         int c = ml->hhi;
         while (c < ml->nh && ml->hits[c].sess < r->sess)
@@ -976,6 +1003,8 @@ static int on_message(void *arg, const struct store_msg_row *r)
         ml->last_row = INT64_MIN;
     }
     int si = ml->si;
+    if (half && p->nm == p->cm && ml->borrowed && unborrow(ml))
+        return CAIRN_NOMEM;
     GROW(p->m, p->nm, p->cm);
     struct rmsg *m = &p->m[p->nm];
     /* one initialiser, not a memset call and the fields after: the
@@ -983,7 +1012,7 @@ static int on_message(void *arg, const struct store_msg_row *r)
      * with a match goes through here: ~916,000 at a million messages) */
     *m = (struct rmsg){
         .row = r->row,
-        .sess = si,
+        .sess = (half ? ml->sess_base : 0) + si,
         .position = r->position,
         .role = r->user ? ROLE_USER : ROLE_ASSISTANT,
         .at = r->at == CAIRN_NO_TIME ? p->s[si].started_at : r->at,
@@ -1019,6 +1048,201 @@ static int on_message(void *arg, const struct store_msg_row *r)
     }
 out:
     return rc;
+}
+
+static int on_message(void *arg, const struct store_msg_row *r)
+{
+    return msg_add(arg, r, 0);
+}
+
+static int on_message_half(void *arg, const struct store_msg_row *r)
+{
+    return msg_add(arg, r, 1);
+}
+
+/*
+ * The pool's load on two threads (issue 23, exact36). The exact recall of
+ * a common word at a million messages loads ~40,000 sessions and ~900,000
+ * turns: the sessions' rows and the turns' packed rows read and put in
+ * the pool were ~320 M of its ~980 M instructions, all on one core. From
+ * GATHER_SPLIT_MSGS turns (recall.split_msgs) the sessions are split in
+ * two halves by count: the first is loaded here on h, the second on a
+ * thread of its own through a read-only handle of the same store (each
+ * SQLite connection used by one thread), into its own pool of sessions
+ * and its share of one array of turns, sized for both halves from
+ * store_sessions_size. The halves are then joined in pool order: the
+ * second's sessions after the first's, its turns after the first's in
+ * the same array, so the pool is the one-thread pool, value for value.
+ * The second half writes its turns' session index and its sessions'
+ * first turn as if the first half held every session listed and every
+ * turn sized (true unless the store changed between the reads: then
+ * they are moved, and a share that overflowed is copied together).
+ * The two reads are separate statements, as the one-thread path's are
+ * (each sees the store as committed when it runs). recall.threads "1"
+ * loads on one thread; a store another handle cannot read the same
+ * (store_split_ok) or a reader that does not open loads both halves here.
+ */
+#define GATHER_SPLIT_MSGS 200000
+
+static int64_t split_min(const struct cairn *h)
+{
+    const char *t = cairn__setting(h, CAIRN__SET_RECALL_THREADS);
+    const char *v = cairn__setting(h, CAIRN__SET_RECALL_SPLIT_MSGS);
+    if (t && !strcmp(t, "1"))
+        return INT64_MAX;
+    return v && *v ? strtoll(v, NULL, 10) : GATHER_SPLIT_MSGS;
+}
+
+/* The second half, and the thread that loads it. */
+struct half {
+    struct cairn  *h;        /* the recall's handle (opens the reader) */
+    struct cairn  *r;        /* the reader; NULL: loaded on h */
+    const int64_t *sess;
+    int            n;
+    struct pool    p;        /* its sessions, and its turns (p.m: its share) */
+    struct msg_load ml;
+    int            rc;
+};
+
+static int half_load(struct half *w, struct cairn *on)
+{
+    int rc;
+    os_populate(w->p.m, (size_t)w->p.cm * sizeof *w->p.m);
+    if ((rc = store_sessions_meta(on, w->sess, w->n, on_session, &w->p)))
+        return rc;
+    rc = store_messages_meta(on, w->sess, w->n, on_message_half, &w->ml);
+    return rc == -1 ? CAIRN_OK : rc;        /* stopped early: nothing is wrong */
+}
+
+/* The second thread: the half on a reader of its own, or nothing when
+ * none opens (then the first thread loads it on h, after its own). */
+static void *half_run(void *arg)
+{
+    struct half *w = arg;
+    if (w->h->open_reader(w->h, &w->r)) {
+        if (w->r)
+            w->h->close_reader(w->r);
+        w->r = NULL;
+        return NULL;
+    }
+    w->rc = half_load(w, w->r);
+    return NULL;
+}
+
+/* What is left of the second half when it is not joined: its strings
+ * and an array of its own. */
+static void half_free(struct half *w)
+{
+    for (int i = 0; i < w->p.ns; i++)
+        free(w->p.s[i].strs);
+    for (int i = 0; i < w->p.nm; i++)
+        free(w->p.m[i].speaker);
+    if (!w->ml.borrowed)
+        free(w->p.m);
+    free(w->p.s);
+}
+
+/* The second half after the first (p, whose turns began at base; n1 and
+ * mid: what the second half took the first to hold). */
+static int halves_join(struct pool *p, struct rmsg *base, int n1, int mid, int borrowed1,
+                       struct half *w)
+{
+    int ns1 = p->ns, nm1 = p->nm, nm2 = w->p.nm;
+    /* p->s was sized for every listed session: the first half's at most
+     * mid, the second's at most the rest */
+    if (w->p.ns)
+        memcpy(p->s + ns1, w->p.s, (size_t)w->p.ns * sizeof *p->s);
+    for (int i = ns1; i < ns1 + w->p.ns; i++)
+        p->s[i].first_msg += nm1 - n1;
+    p->ns += w->p.ns;
+    free(w->p.s);
+    w->p.s = NULL;
+    w->p.ns = 0;
+    for (int i = 0; ns1 != mid && i < nm2; i++)
+        w->p.m[i].sess += ns1 - mid;
+    if (borrowed1 && w->ml.borrowed && nm1 == n1) {
+        p->m = base;                  /* the halves already in place */
+        p->nm = nm1 + nm2;
+        p->cm = n1 + w->p.cm;
+        return CAIRN_OK;
+    }
+    struct rmsg *m = malloc((size_t)(nm1 + nm2 ? nm1 + nm2 : 1) * sizeof *m);
+    if (!m) {
+        half_free(w);
+        if (!borrowed1)
+            free(base);
+        return CAIRN_NOMEM;
+    }
+    if (nm1)
+        memcpy(m, p->m, (size_t)nm1 * sizeof *m);
+    if (nm2)
+        memcpy(m + nm1, w->p.m, (size_t)nm2 * sizeof *m);
+    if (!borrowed1)
+        free(p->m);
+    if (!w->ml.borrowed)
+        free(w->p.m);
+    free(base);
+    p->m = m;
+    p->nm = p->cm = nm1 + nm2;
+    return CAIRN_OK;
+}
+
+/* Sessions sess[n] and their turns into p, in two halves (hits[nh]: by
+ * session then row; n_msgs: the sessions' turns). */
+static int load_split(struct cairn *h, struct pool *p, const int64_t *sess, int n,
+                      struct hit *hits, int nh, int64_t n_msgs)
+{
+    int mid = n / 2, h1 = 0, started = 0, rc;
+    int64_t n1 = 0, u1 = 0;
+    struct half w;
+    pthread_t th;
+
+    memset(&w, 0, sizeof w);
+    if ((rc = store_sessions_size(h, sess, mid, &n1, &u1)))
+        return rc;
+    if (n1 > n_msgs)                  /* (a change between the two counts) */
+        n1 = n_msgs;
+    while (h1 < nh && hits[h1].sess < sess[mid])
+        h1++;
+    struct rmsg *base = os_alloc_big((size_t)n_msgs * sizeof *base);
+    p->s = malloc((size_t)n * sizeof *p->s);
+    if (!base || !p->s) {
+        free(base);
+        return CAIRN_NOMEM;
+    }
+    p->cs = n;
+    p->m = base;
+    p->cm = (int)n1;
+    w.h = h;
+    w.sess = sess + mid;
+    w.n = n - mid;
+    w.p.m = base + n1;
+    w.p.cm = (int)(n_msgs - n1);
+    w.ml = (struct msg_load){ &w.p, hits + h1, nh - h1, -1, 0, 0, 0, INT64_MIN,
+                              mid, (int)n1, 1 };
+    if (store_split_ok(h) && !pthread_create(&th, NULL, half_run, &w))
+        started = 1;
+    struct msg_load ml = { p, hits, h1, -1, 0, 0, 0, INT64_MIN, 0, 0, 1 };
+    os_populate(base, (size_t)n1 * sizeof *base);
+    rc = store_sessions_meta(h, sess, mid, on_session, p);
+    if (!rc && (rc = store_messages_meta(h, sess, mid, on_message_half, &ml)) == -1)
+        rc = CAIRN_OK;
+    int loaded = 0;
+    if (started) {
+        pthread_join(th, NULL);
+        loaded = w.r != NULL;
+        p->split = loaded;
+        /* the reader's message onto h, as the one thread's read gives it
+         * (NOMEM has none: gather's end writes it) */
+        if (!rc && w.rc)
+            rc = w.rc == CAIRN_NOMEM ? w.rc : cairn__err(h, w.rc, "%s", cairn_errmsg(w.r));
+        if (w.r)
+            h->close_reader(w.r);
+    }
+    if (!rc && !loaded)               /* no thread, or no reader */
+        rc = half_load(&w, h);
+    int jrc = halves_join(p, base, (int)n1, mid, ml.borrowed, &w);
+    return rc ? rc : jrc;
 }
 
 int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
@@ -1120,16 +1344,24 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     if (hs.n)
         sort_if_needed(hs.v, (size_t)hs.n, sizeof *hs.v, cmp_hit_sess_row);
 
-    /* 3. Sessions and their messages (metadata), in order. */
-    if ((rc = store_sessions_meta(h, sess.v, sess.n, on_session, p)))
-        goto out;
-    /* The turns' array at its size, filled once: grown by doubling it was
-     * copied and paged in again (GROW still covers turns added since). The
-     * size from session_sizes (128 sessions a row), not from a join of
-     * session_stats to every session's row: at a million messages ~9 M
-     * instructions for ~41,000 sessions against ~30 M. */
+    /* 3. Sessions and their messages (metadata), in order. The turns'
+     * array at its size, filled once: grown by doubling it was copied and
+     * paged in again (GROW still covers turns added since). The size from
+     * session_sizes (128 sessions a row), not from a join of session_stats
+     * to every session's row: at a million messages ~9 M instructions for
+     * ~41,000 sessions against ~30 M. */
     int64_t n_msgs = 0, n_units;
     if ((rc = store_sessions_size(h, sess.v, sess.n, &n_msgs, &n_units)))
+        goto out;
+    p->tf_all = hs.tf;            /* the loaded messages' tf point into it */
+    hs.tf = NULL;
+    if (sess.n >= 2 && n_msgs >= split_min(h) && n_msgs < INT_MAX / 2) {
+        p->threads = 2;
+        if ((rc = load_split(h, p, sess.v, sess.n, hs.v, hs.n, n_msgs)))
+            goto out;
+        goto loaded;
+    }
+    if ((rc = store_sessions_meta(h, sess.v, sess.n, on_session, p)))
         goto out;
     if (n_msgs > 64 && n_msgs < INT_MAX / 2) {
         if (!(p->m = os_alloc_filled((size_t)n_msgs * sizeof *p->m))) {
@@ -1138,14 +1370,13 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         }
         p->cm = (int)n_msgs;
     }
-    struct msg_load ml = { p, hs.v, hs.n, -1, 0, 0, 0, INT64_MIN };
-    p->tf_all = hs.tf;            /* the loaded messages' tf point into it */
-    hs.tf = NULL;
+    struct msg_load ml = { p, hs.v, hs.n, -1, 0, 0, 0, INT64_MIN, 0, 0, 0 };
     rc = store_messages_meta(h, sess.v, sess.n, on_message, &ml);
     if (rc == -1)                     /* stopped early: nothing is wrong */
         rc = CAIRN_OK;
     if (rc)
         goto out;
+loaded:
     /* Event dates onto the loaded messages (rank.c reads them). */
     if (evm.n) {
         sort_if_needed(evm.v, (size_t)evm.n, sizeof *evm.v, cmp_i64);

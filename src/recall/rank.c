@@ -26,6 +26,7 @@
  */
 #include <stdio.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -520,12 +521,102 @@ fail:
     return -1;
 }
 
+/* The four scores of units [lo, hi), each unit's from its own turns and
+ * its session's neighbours alone (a turn's s_msg written by the unit that
+ * holds it): any range of units can be scored apart from the rest, and
+ * the scores are the same doubles whichever thread computes them. */
+struct unit_job {
+    struct pool       *p;
+    const struct query *q;
+    int                use_time, nt, lo, hi;
+    const double      *spk, *w_msg, *w_unit;
+    double             avg_msg, avg_unit;
+    const uint64_t    *has;
+    double            *s_head, *s_round, *s_win, *s_win2;
+    double             tf[RECALL_MAX_TERMS];   /* the range's scratch */
+};
+
+static void score_units(struct unit_job *j)
+{
+    /* the job's fields as locals: tf's stores could otherwise be taken
+     * to change them, and each read again a unit */
+    struct pool *p = j->p;
+    const struct query *q = j->q;
+    const uint64_t *has = j->has;
+    const double *spk = j->spk, *w_msg = j->w_msg, *w_unit = j->w_unit;
+    double *s_head = j->s_head, *s_round = j->s_round, *s_win = j->s_win, *s_win2 = j->s_win2;
+    double *tf = j->tf, avg_msg = j->avg_msg, avg_unit = j->avg_unit;
+    int nt = j->nt, use_time = j->use_time;
+    for (int u = j->lo; u < j->hi; u++) {
+        struct runit *un = &p->u[u];
+        double dl;
+        un->score = 0;
+        un->ord_bonus = 0;
+        /* the lead turn alone */
+        s_head[u] = msg_bm25(p, un->head, nt, spk, avg_msg, w_msg);
+        p->m[un->head].s_msg = s_head[u];
+        /* each reply alone, for the reply lane (a unit without a term
+         * has none to score) */
+        for (int i = un->first; has[u] && i <= un->last; i++) {
+            if (i == un->head || !p->m[i].tf)
+                continue;
+            p->m[i].s_msg = msg_bm25(p, i, nt, NULL, avg_msg, w_msg);
+        }
+        /* the whole round (none of the terms, no speaker named: 0) */
+        if (un->last > un->first && (has[u] || spk)) {
+            dl = sum_tf(p, un->first, un->last, nt, spk, tf);
+            s_round[u] = rank_bm25(tf, nt, dl, avg_unit, w_unit);
+        } else {
+            s_round[u] = 0;
+        }
+        /* the window: neighbouring units in the same session */
+        int dialog = p->s[un->sess].dialog;
+        int span = dialog ? SPAN_DIALOG : SPAN_UA;
+        s_win[u] = window_bm25(p, has, u, span, nt, tf, avg_unit, w_unit);
+        /* a wider window: the neighbourhood's topic */
+        s_win2[u] = dialog ? window_bm25(p, has, u, SPAN2_DIALOG, nt, tf, avg_unit, w_unit) : 0;
+        if (use_time && (q->has_range || q->vague)) {
+            int64_t at = p->m[un->head].at;
+            un->in_range = at != CAIRN_NO_TIME && at >= q->from && at < q->to;
+            for (int i = un->first; i <= un->last && TIME_EVENTS && !un->in_range; i++)
+                un->in_range = p->m[i].event;
+        }
+    }
+}
+
+static void *score_units_run(void *arg)
+{
+    score_units(arg);
+    return NULL;
+}
+
+/* Every unit's scores: a pool gather loaded in two halves (pool.threads)
+ * has the second half of its units scored on a second thread while this
+ * one scores the first (~180 M instructions at a million messages, the
+ * windows' most of them); else, or when no thread starts, all here. */
+static void score_all_units(const struct unit_job *proto)
+{
+    struct unit_job a = *proto, b = *proto;
+    pthread_t th;
+    int two = proto->p->threads >= 2 && proto->p->nu >= 2;
+    a.lo = 0;
+    a.hi = two ? proto->p->nu / 2 : proto->p->nu;
+    b.lo = a.hi;
+    b.hi = proto->p->nu;
+    if (two && !pthread_create(&th, NULL, score_units_run, &b)) {
+        score_units(&a);
+        pthread_join(th, NULL);
+        return;
+    }
+    a.hi = proto->p->nu;
+    score_units(&a);
+}
+
 int rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
 {
     double *s_dhead = NULL, *s_dreply = NULL;
     int rc = -1;
     int nt = q->nt;
-    double *tf = calloc((size_t)(nt ? nt : 1), sizeof *tf);
     double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
     double *w_unit = calloc((size_t)(nt ? nt : 1), sizeof *w_unit);
     /* every unit's four scores are written below */
@@ -539,7 +630,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     uint64_t *has = os_alloc_filled(nu1 * sizeof *has);
     /* rrf's scratch: 2 * nu pairs, then nu places */
     struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv + nu1 * sizeof(uint32_t));
-    if (!tf || !w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !has ||
+    if (!w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !has ||
         !kv)
         goto out;
     unit_terms(p, nt, has);
@@ -576,41 +667,11 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     }
 
 
-    for (int u = 0; u < p->nu; u++) {
-        struct runit *un = &p->u[u];
-        double dl;
-        un->score = 0;
-        un->ord_bonus = 0;
-        /* the lead turn alone */
-        s_head[u] = msg_bm25(p, un->head, nt, spk, avg_msg, w_msg);
-        p->m[un->head].s_msg = s_head[u];
-        /* each reply alone, for the reply lane (a unit without a term
-         * has none to score) */
-        for (int i = un->first; has[u] && i <= un->last; i++) {
-            if (i == un->head || !p->m[i].tf)
-                continue;
-            p->m[i].s_msg = msg_bm25(p, i, nt, NULL, avg_msg, w_msg);
-        }
-        /* the whole round (none of the terms, no speaker named: 0) */
-        if (un->last > un->first && (has[u] || spk)) {
-            dl = sum_tf(p, un->first, un->last, nt, spk, tf);
-            s_round[u] = rank_bm25(tf, nt, dl, avg_unit, w_unit);
-        } else {
-            s_round[u] = 0;
-        }
-        /* the window: neighbouring units in the same session */
-        int dialog = p->s[un->sess].dialog;
-        int span = dialog ? SPAN_DIALOG : SPAN_UA;
-        s_win[u] = window_bm25(p, has, u, span, nt, tf, avg_unit, w_unit);
-        /* a wider window: the neighbourhood's topic */
-        s_win2[u] = dialog ? window_bm25(p, has, u, SPAN2_DIALOG, nt, tf, avg_unit, w_unit) : 0;
-        if (use_time && (q->has_range || q->vague)) {
-            int64_t at = p->m[un->head].at;
-            un->in_range = at != CAIRN_NO_TIME && at >= q->from && at < q->to;
-            for (int i = un->first; i <= un->last && TIME_EVENTS && !un->in_range; i++)
-                un->in_range = p->m[i].event;
-        }
-    }
+    struct unit_job job = { .p = p, .q = q, .use_time = use_time, .nt = nt, .spk = spk,
+                            .w_msg = w_msg, .w_unit = w_unit, .avg_msg = avg_msg,
+                            .avg_unit = avg_unit, .has = has, .s_head = s_head,
+                            .s_round = s_round, .s_win = s_win, .s_win2 = s_win2 };
+    score_all_units(&job);
     if (rrf(p, s_head, W_HEAD, W_HEAD, kv) || rrf(p, s_round, W_ROUND, W_ROUND, kv) ||
         rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA, kv) || rrf(p, s_win2, W_WIN2_DIALOG, 0, kv) ||
         ent_rank(p, kv))
@@ -676,7 +737,6 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         goto out;
     rc = 0;
 out:
-    free(tf);
     free(w_msg);
     free(w_unit);
     free(s_head);

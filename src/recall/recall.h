@@ -133,6 +133,11 @@ struct pool {
     double *ent;           /* per unit, the entity pass's score (entity.c), or NULL */
     int     budget;        /* the recall's budget in tokens (0: unknown), for
                             * the signals gated by it (rank.c len_rank) */
+    int     split;         /* gather loaded half the sessions on a second
+                            * thread (load_split; tests read it) */
+    int     threads;       /* 2: a pool big enough for a second thread
+                            * (gather's recall.split_msgs): rank.c scores
+                            * half its units on one; else 0 */
 };
 
 /* query.c */

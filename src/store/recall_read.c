@@ -776,7 +776,7 @@ static int cmp_id(const void *a, const void *b)
 }
 
 /* Whether the kept copy serves the handle's reads. */
-static int keeps(struct cairn *h)
+static int keeps(const struct cairn *h)
 {
     const char *keep = cairn__setting(h, CAIRN__SET_KEEP_TURNS);
     return keep && strcmp(keep, "0");
@@ -844,6 +844,14 @@ int store_messages_meta(struct cairn *h, const int64_t *sess, int n,
                 return rc;
     }
     return CAIRN_OK;
+}
+
+int store_split_ok(const struct cairn *h)
+{
+    /* a transaction open on h (an add group's, a caller's): h reads its
+     * own uncommitted rows, which another connection does not see */
+    return !h->pg && !keeps(h) && h->path && h->path[0] && strcmp(h->path, ":memory:") &&
+           h->open_reader && h->close_reader && sqlite3_get_autocommit(h->db);
 }
 
 int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,

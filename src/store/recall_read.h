@@ -142,6 +142,13 @@ int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
                         int (*fn)(void *arg, const struct store_session_row *r), void *arg);
 int store_messages_meta(struct cairn *h, const int64_t *sess, int n,
                         int (*fn)(void *arg, const struct store_msg_row *r), void *arg);
+/* Whether a second handle on h's store (h->open_reader) reads the same
+ * sessions and turns as these two on h: a SQLite file on disk, not a
+ * server store, not one whose turns h keeps in memory (store.keep_turns),
+ * nor an in-memory one (another handle would be another store), and no
+ * transaction open on h (its uncommitted rows are its own). Reads no
+ * table. */
+int store_split_ok(const struct cairn *h);
 
 /* One batch of messages to read for packing: set row, get the rest. */
 struct store_msg_text {

@@ -37,15 +37,22 @@ void *os_alloc_big(size_t n)
     return p;
 }
 
-void *os_alloc_filled(size_t n)
+void os_populate(void *p, size_t n)
 {
-    void *p = os_alloc_big(n);
 #ifdef MADV_POPULATE_WRITE
     /* the whole pages inside it; small arrays are not worth the call */
     uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, b = ((uintptr_t)p + n) & ~(uintptr_t)4095;
     if (p && n >= 64 * 1024 && b > a)
         (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+#else
+    (void)p, (void)n;
 #endif
+}
+
+void *os_alloc_filled(size_t n)
+{
+    void *p = os_alloc_big(n);
+    os_populate(p, n);
     return p;
 }
 

@@ -36,6 +36,9 @@ void *os_alloc_big(size_t n);
  * machines measured (23 against 10 us a 4 KB page; bench/README.md "Page
  * faults"). Not for an array sized for the worst case and filled less. */
 void *os_alloc_filled(size_t n);
+/* os_alloc_filled's faulting-in of p[0..n) alone: for an array whose
+ * parts are written by different threads, each faults in its own. */
+void os_populate(void *p, size_t n);
 
 /* write(2) of all n bytes, again after EINTR and short writes: 0, or -1
  * with errno set (ENOSPC, EIO, ...). */
