@@ -133,9 +133,9 @@ static void check_question(struct cairn *db, const char *question, int want_spli
     T_EQ_INT(query_parse(&q1, question, 1800000000, 0), 0);
     T_EQ_INT(query_parse(&q2, question, 1800000000, 0), 0);
     T_EQ_INT(set_split(db, 0), CAIRN_OK);
-    T_EQ_INT(gather(db, &q1, &o, NULL, &p1), CAIRN_OK);
+    T_EQ_INT(gather(db, &q1, &o, NULL, NULL, NULL, &p1), CAIRN_OK);
     T_EQ_INT(set_split(db, 1), CAIRN_OK);
-    T_EQ_INT(gather(db, &q2, &o, NULL, &p2), CAIRN_OK);
+    T_EQ_INT(gather(db, &q2, &o, NULL, NULL, NULL, &p2), CAIRN_OK);
     T_EQ_INT(p1.split, 0);
     T_EQ_INT(p2.split, want_split);
     T_CHECK(p1.ns > 100);              /* the halves hold many sessions each */
