@@ -128,28 +128,13 @@ static int on_vocab(void *arg, const char *tok, size_t n, int64_t df)
     return 0;
 }
 
-/* One word's matches (v, by row, as the walk gives them) and, once
- * chosen (tier_choose), its tier: the kept sessions' matches by row and
- * the cut. idx and kv are the choice's scratch, kept for the next word. */
-struct tmatch { int64_t row, sess; int ntok, tf; };
-struct tmatches {
-    struct tmatch  *v;
-    int             n, cap;
-    struct tmatch  *keep;
-    int             nkeep, capkeep;
-    int            *idx;
-    int             capidx;
-    struct sort_kv *kv;
-    int             capkv;
-    double          cut;
-};
-
 static void tmatches_free(struct tmatches *m)
 {
     free(m->v);
     free(m->keep);
     free(m->idx);
     free(m->kv);
+    free(m->mark);
 }
 
 static int on_tmatch(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
@@ -175,12 +160,6 @@ static int cmp_idx_sess(const void *a, const void *b, void *arg)
     const struct tmatch *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
     if (x->sess != y->sess)
         return x->sess < y->sess ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
-}
-
-static int cmp_tmatch_row(const void *a, const void *b)
-{
-    const struct tmatch *x = a, *y = b;
     return x->row < y->row ? -1 : x->row > y->row;
 }
 
@@ -219,17 +198,31 @@ static int grow(void *p, int *cap, int n, size_t sz)
  * m->keep by row, and the cut a new match needs to enter
  * (store/tier_keep.c): the last kept session's score, 0 while the tier
  * holds every session. Needs no store, so the walker's thread chooses
- * while the build writes the word before (issue 23, add33). */
-static int tier_choose(struct tmatches *m, double avg)
+ * while the build writes the word before (issue 23, add33).
+ * Branch add34: no sort a fresh add does not need. The places by session
+ * are sorted only when the sessions are not already in row order (an add
+ * of whole sessions gives each its run of ids: at a million messages the
+ * sort was ~a third of the walker's instructions); of the sessions' keys
+ * only the set of the TIER_SESS best is needed (sort_kv_top, linear: the
+ * set sort_kv_desc's first TIER_SESS is), and their matches are taken
+ * from m->v, which is by row, by a mark a match, instead of being sorted
+ * by row again. The same rows and cut as the sorts (test_tier
+ * test_choose: against them, on matches in and out of session order). */
+int tier_choose(struct tmatches *m, double avg)
 {
-    int ns = 0;
+    int ns = 0, in_order = 1;
     m->nkeep = 0;
     m->cut = 0;
     if (grow(&m->idx, &m->capidx, m->n, sizeof *m->idx))
         return CAIRN_NOMEM;
-    for (int i = 0; i < m->n; i++)
+    for (int i = 0; i < m->n; i++) {
         m->idx[i] = i;
-    qsort_r(m->idx, (size_t)m->n, sizeof *m->idx, cmp_idx_sess, m->v);
+        in_order &= !i || m->v[i].sess >= m->v[i - 1].sess;
+    }
+    /* by session then row: rows are unique and rise, so sessions that
+     * never fall are that order already */
+    if (!in_order)
+        qsort_r(m->idx, (size_t)m->n, sizeof *m->idx, cmp_idx_sess, m->v);
     /* a key a session, not a match (a slot keeps its arrays) */
     for (int i = 0; i < m->n; i++)
         ns += !i || m->v[m->idx[i]].sess != m->v[m->idx[i - 1]].sess;
@@ -242,26 +235,37 @@ static int tier_choose(struct tmatches *m, double avg)
         m->kv[ns++] = (struct sort_kv){ sort_key_double(sess_best(m, i, avg, &j)), i };
         i = j;
     }
-    if (sort_kv_desc(m->kv, (size_t)ns))
+    int nk = ns < TIER_SESS ? ns : TIER_SESS, end;
+    if (ns > TIER_SESS && sort_kv_top(m->kv, (size_t)ns, TIER_SESS) < 0)
         return CAIRN_NOMEM;
-    int end;
-    if (ns >= TIER_SESS)
-        m->cut = sess_best(m, (int)m->kv[TIER_SESS - 1].val, avg, &end);
-    /* the kept sessions' matches, to be written in message order: the
+    if (ns >= TIER_SESS) {
+        /* the last of the kept in sort_kv_desc's order: the least key
+         * (equal keys, equal scores) */
+        int low = 0;
+        for (int k = 1; k < nk; k++)
+            low = m->kv[k].key < m->kv[low].key ? k : low;
+        m->cut = sess_best(m, (int)m->kv[low].val, avg, &end);
+    }
+    /* the kept sessions' matches marked, then taken in message order: the
      * word's rows are the newest of the table's key (its id the largest
      * yet), so each goes in after the last, where SQLite appends without
      * a search; in the sessions' order each searched the word's range */
-    for (int k = 0; k < ns && k < TIER_SESS; k++) {
+    if (grow(&m->mark, &m->capmark, m->n, 1))
+        return CAIRN_NOMEM;
+    memset(m->mark, 0, (size_t)m->n);
+    int nkeep = 0;
+    for (int k = 0; k < nk; k++) {
         int from = (int)m->kv[k].val;
         int64_t sess = m->v[m->idx[from]].sess;
-        for (end = from + 1; end < m->n && m->v[m->idx[end]].sess == sess; end++)
-            ;
-        if (grow(&m->keep, &m->capkeep, m->nkeep + (end - from), sizeof *m->keep))
-            return CAIRN_NOMEM;
-        for (int i = from; i < end; i++)
-            m->keep[m->nkeep++] = m->v[m->idx[i]];
+        for (end = from; end < m->n && m->v[m->idx[end]].sess == sess; end++)
+            m->mark[m->idx[end]] = 1;
+        nkeep += end - from;
     }
-    qsort(m->keep, (size_t)m->nkeep, sizeof *m->keep, cmp_tmatch_row);
+    if (grow(&m->keep, &m->capkeep, nkeep, sizeof *m->keep))
+        return CAIRN_NOMEM;
+    for (int i = 0; i < m->n; i++)
+        if (m->mark[i])
+            m->keep[m->nkeep++] = m->v[i];
     return CAIRN_OK;
 }
 

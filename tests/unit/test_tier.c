@@ -23,6 +23,7 @@
 #include "recall/recall.h"
 #include "recall/policy.h"
 #include "t_store.h"
+#include "util/sort.h"
 #include "t_pool.h"
 
 static char dir[] = "/tmp/cairn-tier-XXXXXX";
@@ -504,6 +505,101 @@ static void test_migrate_v22(void)
     cairn_close(db);
 }
 
+/* tier_choose's reference: the sorts it replaced (add33's choice) */
+static int ref_cmp_sess(const void *a, const void *b, void *arg)
+{
+    const struct tmatch *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
+    if (x->sess != y->sess)
+        return x->sess < y->sess ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static int ref_cmp_row(const void *a, const void *b)
+{
+    const struct tmatch *x = a, *y = b;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static double ref_best(const struct tmatch *v, const int *idx, int n, int i, double avg, int *end)
+{
+    double best = 0, w = 1, tf;
+    int j = i;
+    for (; j < n && v[idx[j]].sess == v[idx[i]].sess; j++) {
+        tf = v[idx[j]].tf;
+        double s = rank_bm25(&tf, 1, v[idx[j]].ntok, avg, &w);
+        best = s > best ? s : best;
+    }
+    *end = j;
+    return best;
+}
+
+/* Every session's matches sorted by session, the sessions by best score
+ * (stable), the first TIER_SESS kept, their matches sorted by row. */
+static int ref_choose(const struct tmatch *v, int n, double avg, struct tmatch *keep,
+                      double *cut)
+{
+    int *idx = malloc((size_t)n * sizeof *idx), ns = 0, nkeep = 0, end;
+    struct sort_kv *kv = malloc((size_t)n * sizeof *kv);
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    qsort_r(idx, (size_t)n, sizeof *idx, ref_cmp_sess, (void *)v);
+    for (int i = 0; i < n;) {
+        int j;
+        kv[ns++] = (struct sort_kv){ sort_key_double(ref_best(v, idx, n, i, avg, &j)), i };
+        i = j;
+    }
+    T_EQ_INT(sort_kv_desc(kv, (size_t)ns), 0);
+    *cut = ns >= TIER_SESS ? ref_best(v, idx, n, (int)kv[TIER_SESS - 1].val, avg, &end) : 0;
+    for (int k = 0; k < ns && k < TIER_SESS; k++)
+        for (int i = (int)kv[k].val; i < n && v[idx[i]].sess == v[idx[kv[k].val]].sess; i++)
+            keep[nkeep++] = v[idx[i]];
+    qsort(keep, (size_t)nkeep, sizeof *keep, ref_cmp_row);
+    free(idx);
+    free(kv);
+    return nkeep;
+}
+
+/* tier_choose against the sorts it replaced (branch add34): matches whose
+ * sessions come in row order (a fresh add: no sort) and interleaved (the
+ * sort by session), more sessions than TIER_SESS (the selection) with
+ * scores that tie (the same count and length), and fewer. The kept rows
+ * and the cut must be the same: an order that took ties from the later
+ * session, or kept a session short of a match, fails it. */
+static void test_choose(void)
+{
+    for (int c = 0; c < 4; c++) {
+        int nsess = c & 1 ? 600 : 2500, interleave = c >= 2, n = 0;
+        struct tmatches m = { 0 };
+        m.cap = nsess * 6;
+        m.v = calloc((size_t)m.cap, sizeof *m.v);
+        struct tmatch *keep = calloc((size_t)m.cap, sizeof *keep);
+        double cut = -1;
+        for (int64_t row = 1; n < m.cap - 4; row += 1 + rnd(3)) {
+            /* in order: session = row / 5; interleaved: any session */
+            int64_t sess = interleave ? 1 + rnd((unsigned)nsess) : 1 + (row * nsess) / (m.cap * 2);
+            m.v[n++] = (struct tmatch){ row, sess, 5 + (int)rnd(4) * 10, 1 + (int)rnd(3) };
+        }
+        m.n = n;
+        T_EQ_INT(tier_choose(&m, 20.0), CAIRN_OK);
+        int nref = ref_choose(m.v, m.n, 20.0, keep, &cut);
+        T_EQ_INT(m.nkeep, nref);
+        T_CHECK(m.cut == cut);
+        T_CHECK(c & 1 ? cut == 0 : cut > 0);
+        int same = m.nkeep == nref;
+        for (int i = 0; same && i < nref; i++)
+            same = m.keep[i].row == keep[i].row && m.keep[i].sess == keep[i].sess &&
+                   m.keep[i].tf == keep[i].tf && m.keep[i].ntok == keep[i].ntok;
+        T_CHECK(same);
+        T_CHECK(c & 1 ? m.nkeep == m.n : m.nkeep < m.n);
+        free(m.v);
+        free(m.keep);
+        free(m.idx);
+        free(m.kv);
+        free(m.mark);
+        free(keep);
+    }
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -512,6 +608,7 @@ int main(void)
     T_RUN(test_keep_cut);
     T_RUN(test_rebuild);
     T_RUN(test_walk_thread);
+    T_RUN(test_choose);
     T_RUN(test_migrate_v21);
     T_RUN(test_migrate_v22);
     char cmd[300];
