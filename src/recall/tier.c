@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "recall/policy.h"
 #include "recall/recall.h"
@@ -283,8 +284,10 @@ static int post_from_walk(struct cairn *h, const char *tok, const struct tmatche
 }
 
 /* The walk of a query of word (one token) up to upto on handle r (the
- * build's own, or its walker's reader: the same snapshot). */
-static int walk_word(struct cairn *r, const char *word, int64_t upto, struct tmatches *m)
+ * build's own, or a walker's reader: the same snapshot); runs (NULL:
+ * none held) gives each match's session and length (add34). */
+static int walk_word(struct cairn *r, const char *word, int64_t upto,
+                     const struct store_runs *runs, struct tmatches *m)
 {
     struct buf expr = BUF_INIT;
     const struct store_scope all = { NULL, NULL };
@@ -293,6 +296,8 @@ static int walk_word(struct cairn *r, const char *word, int64_t upto, struct tma
     query_add_phrase(&expr, word);
     if (expr.err)
         rc = CAIRN_NOMEM;
+    else if (runs)
+        rc = store_term_matches_runs(r, runs, expr.p, expr.n, upto, on_tmatch, m);
     else
         rc = store_term_matches_in(r, &all, expr.p, expr.n, 1, NULL, 1, INT64_MIN, upto, 1,
                                    on_tmatch, m);
@@ -345,21 +350,39 @@ static int build_one(struct cairn *h, const char *tok, struct tmatches *m,
  * session) and its tier's matches (24 each, TIER_SESS sessions' worth),
  * refilled only once the build is done with it.
  */
-#define WALK_AHEAD 2
+#define WALK_AHEAD 4
+/* Branch add34: at a million messages the walks were the tier build's
+ * wall (the walker's thread ~45 s of CPU while the build's waited for it
+ * ~85% of the time: bench/README.md, "The tier build's walks on two
+ * threads"), so WALK_THREADS walkers take the words in turn, seq % 2,
+ * each on a reader of its own, and the build's thread writes between. A
+ * slot is seq % WALK_AHEAD; a walker fills it only once the build has
+ * given back the word WALK_AHEAD before (taken), so the slots are filled
+ * and taken in the vocabulary's order whichever walker is first. */
+#define WALK_THREADS 2
+
+struct walker;
+struct walker_arg {
+    struct walker *w;
+    int            t;            /* this walker: words seq % nth == t */
+};
 
 struct walker {
     struct cairn      *h;        /* the build's handle */
-    struct cairn      *r;        /* the reader; NULL: the build walks alone */
+    struct cairn      *r[WALK_THREADS]; /* readers; none: the build walks alone */
     const struct vocab *v;
     int64_t            upto;
+    const struct store_runs *runs; /* the messages' sessions and lengths, or NULL */
     double             avg;      /* the build's average length (tier_choose) */
-    pthread_t          th;
-    int                started;
+    pthread_t          th[WALK_THREADS];
+    struct walker_arg  arg[WALK_THREADS];
+    int                nth;      /* walkers running (0: the build walks alone) */
     pthread_mutex_t    mu;
     pthread_cond_t     cv;
     struct tmatches    slot[WALK_AHEAD];
     int                word[WALK_AHEAD]; /* the word a slot holds; -1: empty */
     int                rc[WALK_AHEAD];   /* its walk's code (then the walks stop) */
+    int                who[WALK_AHEAD];  /* the walker that filled it */
     int                stop;             /* the build gave up */
     int                taken;            /* the words the build has taken */
     struct tmatches    own;              /* the build's, walking alone */
@@ -377,7 +400,7 @@ static const char *walk_spell(const struct vocab *v, int i)
  * that needs no write. */
 static int walk_choose(struct cairn *r, const struct walker *w, int i, struct tmatches *m)
 {
-    int rc = walk_word(r, walk_spell(w->v, i), w->upto, m);
+    int rc = walk_word(r, walk_spell(w->v, i), w->upto, w->runs, m);
     if (!rc && w->v->spelt[i] == 1 && m->n >= TIER_DF_MIN)
         rc = tier_choose(m, w->avg);
     return rc;
@@ -385,23 +408,27 @@ static int walk_choose(struct cairn *r, const struct walker *w, int i, struct tm
 
 static void *walker_run(void *arg)
 {
-    struct walker *w = arg;
+    struct walker_arg *a = arg;
+    struct walker *w = a->w;
     for (int i = 0, seq = 0; i < w->v->n; i++) {
-        const char *word = walk_spell(w->v, i);
-        if (!word)
+        if (!walk_spell(w->v, i))
             continue;
-        int k = seq++ % WALK_AHEAD, stop;
+        int s = seq++, stop;
+        if (s % w->nth != a->t)
+            continue;                  /* another walker's */
+        int k = s % WALK_AHEAD;
         pthread_mutex_lock(&w->mu);
-        while (w->word[k] >= 0 && !w->stop)
+        while (w->taken + WALK_AHEAD <= s && !w->stop)
             pthread_cond_wait(&w->cv, &w->mu);
         stop = w->stop;
         pthread_mutex_unlock(&w->mu);
         if (stop)
             break;
-        int rc = walk_choose(w->r, w, i, &w->slot[k]);
+        int rc = walk_choose(w->r[a->t], w, i, &w->slot[k]);
         pthread_mutex_lock(&w->mu);
         w->word[k] = i;
         w->rc[k] = rc;
+        w->who[k] = a->t;
         pthread_cond_broadcast(&w->cv);
         pthread_mutex_unlock(&w->mu);
         if (rc)
@@ -410,19 +437,25 @@ static void *walker_run(void *arg)
     return NULL;
 }
 
-/* Starts the walks ahead when a reader opens (else the build walks each
- * word itself, as before). */
+/* Starts the walks ahead on as many readers as open, up to WALK_THREADS
+ * (one on a single processor: a second walker would only take turns with
+ * the build's writes), else the build walks each word itself, as before. */
 static void walker_start(struct cairn *h, struct walker *w, const struct vocab *v, int64_t upto,
-                         double avg)
+                         const struct store_runs *runs, double avg)
 {
     memset(w, 0, sizeof *w);
     w->h = h;
     w->v = v;
     w->upto = upto;
+    w->runs = runs;
     w->avg = avg;
     for (int k = 0; k < WALK_AHEAD; k++)
         w->word[k] = -1;
-    if (store_tier_reader(h, &w->r) || !w->r)
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int want = cpus > 1 ? WALK_THREADS : 1, nr = 0;
+    while (nr < want && !store_tier_reader(h, &w->r[nr]) && w->r[nr])
+        nr++;
+    if (!nr)
         return;
     if (pthread_mutex_init(&w->mu, NULL))
         goto alone;
@@ -430,22 +463,38 @@ static void walker_start(struct cairn *h, struct walker *w, const struct vocab *
         pthread_mutex_destroy(&w->mu);
         goto alone;
     }
-    if (!pthread_create(&w->th, NULL, walker_run, w)) {
-        w->started = 1;
-        return;
+    /* nth is read by every walker: set before the first starts; a walker
+     * that fails to start leaves its words to none, so all or nothing */
+    w->nth = nr;
+    int t = 0;
+    for (; t < nr; t++) {
+        w->arg[t] = (struct walker_arg){ w, t };
+        if (pthread_create(&w->th[t], NULL, walker_run, &w->arg[t]))
+            break;
     }
+    if (t == nr)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    while (t-- > 0)
+        pthread_join(w->th[t], NULL);
+    w->nth = 0;
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
 alone:
-    store_tier_reader_close(h, w->r);
-    w->r = NULL;
+    for (int k = 0; k < nr; k++) {
+        store_tier_reader_close(h, w->r[k]);
+        w->r[k] = NULL;
+    }
 }
 
 /* Word i's walk (*m), walked here or waited for; walker_done gives its
  * slot back. */
 static int walker_take(struct cairn *h, struct walker *w, int i, struct tmatches **m)
 {
-    if (!w->started) {
+    if (!w->nth) {
         *m = &w->own;
         return walk_choose(h, w, i, &w->own);
     }
@@ -457,17 +506,16 @@ static int walker_take(struct cairn *h, struct walker *w, int i, struct tmatches
     pthread_mutex_unlock(&w->mu);
     *m = &w->slot[k];
     if (rc && rc != CAIRN_NOMEM)
-        rc = cairn__err(h, rc, "term tiers: %s", cairn_errmsg(w->r));
+        rc = cairn__err(h, rc, "term tiers: %s", cairn_errmsg(w->r[w->who[k]]));
     return rc;
 }
 
 static void walker_done(struct walker *w)
 {
-    if (!w->started)
+    if (!w->nth)
         return;
-    int k = w->taken++ % WALK_AHEAD;
     pthread_mutex_lock(&w->mu);
-    w->word[k] = -1;
+    w->word[w->taken++ % WALK_AHEAD] = -1;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
@@ -476,16 +524,18 @@ static void walker_done(struct walker *w)
  * frees them. */
 static void walker_end(struct walker *w)
 {
-    if (w->started) {
+    if (w->nth) {
         pthread_mutex_lock(&w->mu);
         w->stop = 1;
         pthread_cond_broadcast(&w->cv);
         pthread_mutex_unlock(&w->mu);
-        pthread_join(w->th, NULL);
+        for (int t = 0; t < w->nth; t++)
+            pthread_join(w->th[t], NULL);
         pthread_cond_destroy(&w->cv);
         pthread_mutex_destroy(&w->mu);
     }
-    store_tier_reader_close(w->h, w->r);
+    for (int t = 0; t < WALK_THREADS; t++)
+        store_tier_reader_close(w->h, w->r[t]);
     for (int k = 0; k < WALK_AHEAD; k++)
         tmatches_free(&w->slot[k]);
     tmatches_free(&w->own);
@@ -495,7 +545,8 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
 {
     struct vocab v = { 0 };
     struct walker wk;
-    int walking = 0;
+    struct store_runs runs = { 0 };
+    int walking = 0, have_runs = 0;
     struct store_tier_writer *ins = NULL;
     const struct store_scope all = { NULL, NULL };
     struct store_totals tot;
@@ -525,7 +576,11 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
     if ((rc = store_tier_reset(h, upto, &sc, &ins)) || (rc = store_post_reset(h, upto)) ||
         (rc = store_tier_vocab(h, TIER_DF_MIN, on_vocab, &v)))
         goto fail;
-    walker_start(h, &wk, &v, upto, avg);
+    /* the runs once for every word's walk (add34); too sparse: each walk
+     * reads them, as before */
+    if ((rc = store_runs_load(h, upto, &runs, &have_runs)))
+        goto fail;
+    walker_start(h, &wk, &v, upto, have_runs ? &runs : NULL, avg);
     walking = 1;
     for (int i = 0; i < v.n; i++) {
         int64_t before = nrows, id;
@@ -572,6 +627,7 @@ fail:
 out:
     if (walking)
         walker_end(&wk);
+    store_runs_free(&runs);
     if (temp >= 0 && temp != 1)
         store_temp_store(h, temp, NULL);     /* as above: memory only */
     for (int i = 0; i < v.n; i++) {

@@ -505,6 +505,57 @@ static void test_migrate_v22(void)
     cairn_close(db);
 }
 
+/* A walk's matches, kept whole to be compared. */
+struct walked { int64_t v[4 * 8192]; int n; };
+
+static int on_walked(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
+{
+    struct walked *w = arg;
+    if (w->n + 4 > (int)(sizeof w->v / sizeof w->v[0]))
+        return CAIRN_TOOBIG;
+    w->v[w->n++] = row;
+    w->v[w->n++] = sess;
+    w->v[w->n++] = ntok;
+    w->v[w->n++] = tf[0];
+    return 0;
+}
+
+/* The build's walk from the runs held by id (store_term_matches_runs,
+ * branch add34) gives what the walk through msg_runs gives: the same
+ * matches, sessions, lengths and counts, with a run whose counts are gone
+ * (a lookup a match), a run gone (its ids in no walk) and an upto short
+ * of the last message. A length taken from the wrong id, or a hole
+ * walked, fails it. */
+static void test_runs_walk(void)
+{
+    char path[300];
+    struct cairn *db = open_sessions("runs.db", 60, path, sizeof path);
+    static struct walked a, b;
+    static const char *const words[] = { "\"alpha\"", "\"bravo\"", "\"zephyr\"" };
+    const struct store_scope all = { NULL, NULL };
+    struct store_runs runs;
+    int loaded = 0;
+    T_EQ_INT(sqlite3_exec(db->db, "UPDATE msg_runs SET lens = NULL WHERE first = (SELECT first "
+                          "FROM msg_runs ORDER BY first LIMIT 1 OFFSET 3); DELETE FROM msg_runs "
+                          "WHERE first = (SELECT first FROM msg_runs ORDER BY first LIMIT 1 "
+                          "OFFSET 7)", NULL, NULL, NULL), SQLITE_OK);
+    int64_t upto = one(db, "SELECT max(id) - 25 FROM messages");
+    T_EQ_INT(store_runs_load(db, upto, &runs, &loaded), CAIRN_OK);
+    T_EQ_INT(loaded, 1);
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++) {
+        a.n = b.n = 0;
+        T_EQ_INT(store_term_matches_in(db, &all, words[k], strlen(words[k]), 1, NULL, 1,
+                                       INT64_MIN, upto, 1, on_walked, &a), CAIRN_OK);
+        T_EQ_INT(store_term_matches_runs(db, &runs, words[k], strlen(words[k]), upto, on_walked,
+                                         &b), CAIRN_OK);
+        T_CHECK(a.n > 0);
+        T_EQ_INT(b.n, a.n);
+        T_CHECK(!memcmp(a.v, b.v, (size_t)a.n * sizeof a.v[0]));
+    }
+    store_runs_free(&runs);
+    cairn_close(db);
+}
+
 /* tier_choose's reference: the sorts it replaced (add33's choice) */
 static int ref_cmp_sess(const void *a, const void *b, void *arg)
 {
@@ -609,6 +660,7 @@ int main(void)
     T_RUN(test_rebuild);
     T_RUN(test_walk_thread);
     T_RUN(test_choose);
+    T_RUN(test_runs_walk);
     T_RUN(test_migrate_v21);
     T_RUN(test_migrate_v22);
     char cmd[300];
