@@ -31,6 +31,7 @@
 #include "util/buf.h"
 #include "store/vectors.h"
 #include "store/recall_read.h"
+#include "store/post.h"
 #include "recall/policy.h"
 
 #define RECALL_MAX_TERMS 64
@@ -52,6 +53,9 @@ struct tmatches {
     unsigned char  *mark;
     int             capmark;
     double          cut;
+    struct post_ent *pe;         /* the matches as post_encode takes them */
+    int             cappe;
+    struct post_enc enc;         /* the packed blocks, encoded by the walker */
 };
 
 /* The word's tier from its matches m->v (by row): the TIER_SESS sessions

@@ -136,6 +136,8 @@ static void tmatches_free(struct tmatches *m)
     free(m->idx);
     free(m->kv);
     free(m->mark);
+    free(m->pe);
+    post_enc_free(&m->enc);
 }
 
 static int on_tmatch(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
@@ -270,17 +272,16 @@ int tier_choose(struct tmatches *m, double avg)
     return CAIRN_OK;
 }
 
-/* The word's packed postings: what the walk gave, as it gave it. */
-static int post_from_walk(struct cairn *h, const char *tok, const struct tmatches *m)
+/* The word's packed postings, encoded: what the walk gave, as it gave
+ * it. Needs no store: on the walker's thread (add34), the build's only
+ * writes the blocks (store_post_put). */
+static int post_encode_walk(struct tmatches *m)
 {
-    struct post_ent *v = malloc((size_t)(m->n ? m->n : 1) * sizeof *v);
-    if (!v)
+    if (grow(&m->pe, &m->cappe, m->n, sizeof *m->pe))
         return CAIRN_NOMEM;
     for (int i = 0; i < m->n; i++)
-        v[i] = (struct post_ent){ m->v[i].row, m->v[i].sess, m->v[i].tf, m->v[i].ntok };
-    int rc = store_post_add_term(h, tok, strlen(tok), v, m->n);
-    free(v);
-    return rc;
+        m->pe[i] = (struct post_ent){ m->v[i].row, m->v[i].sess, m->v[i].tf, m->v[i].ntok };
+    return post_encode(&m->enc, m->pe, m->n);
 }
 
 /* The walk of a query of word (one token) up to upto on handle r (the
@@ -306,11 +307,11 @@ static int walk_word(struct cairn *r, const char *word, int64_t upto,
 }
 
 /* A walk's matches, if at least TIER_DF_MIN (*common), packed as token
- * tok's (store/post.c), by row. */
+ * tok's (store/post.c), by row: the blocks walk_choose encoded. */
 static int pack_word(struct cairn *h, const char *tok, const struct tmatches *m, int *common)
 {
     *common = m->n >= TIER_DF_MIN;
-    return *common ? post_from_walk(h, tok, m) : CAIRN_OK;
+    return *common ? store_post_put(h, tok, strlen(tok), &m->enc) : CAIRN_OK;
 }
 
 /* The tier of one word from its walk m (its matches up to upto, its
@@ -401,6 +402,8 @@ static const char *walk_spell(const struct vocab *v, int i)
 static int walk_choose(struct cairn *r, const struct walker *w, int i, struct tmatches *m)
 {
     int rc = walk_word(r, walk_spell(w->v, i), w->upto, w->runs, m);
+    if (!rc && m->n >= TIER_DF_MIN)
+        rc = post_encode_walk(m);
     if (!rc && w->v->spelt[i] == 1 && m->n >= TIER_DF_MIN)
         rc = tier_choose(m, w->avg);
     return rc;
