@@ -37,14 +37,14 @@
 #define RECALL_MAX_TERMS 64
 
 /* One word's matches in the tier build (recall/tier.c): v, by row, as the
- * walk gives them and, once chosen (tier_choose), its tier: the kept
- * sessions' matches by row and the cut. idx, kv and mark are the
- * choice's scratch, kept for the next word. */
-struct tmatch { int64_t row, sess; int ntok, tf; };
+ * walk gives them (as the packed blocks take them: post_encode reads v
+ * itself) and, once chosen (tier_choose), its tier: the kept sessions'
+ * matches by row and the cut. idx, kv and mark are the choice's scratch,
+ * kept for the next word. */
 struct tmatches {
-    struct tmatch  *v;
+    struct post_ent *v;
     int             n, cap;
-    struct tmatch  *keep;
+    struct post_ent *keep;
     int             nkeep, capkeep;
     int            *idx;
     int             capidx;
@@ -53,8 +53,6 @@ struct tmatches {
     unsigned char  *mark;
     int             capmark;
     double          cut;
-    struct post_ent *pe;         /* the matches as post_encode takes them */
-    int             cappe;
     struct post_enc enc;         /* the packed blocks, encoded by the walker */
 };
 

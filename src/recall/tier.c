@@ -136,7 +136,6 @@ static void tmatches_free(struct tmatches *m)
     free(m->idx);
     free(m->kv);
     free(m->mark);
-    free(m->pe);
     post_enc_free(&m->enc);
 }
 
@@ -145,13 +144,13 @@ static int on_tmatch(void *arg, int64_t row, int64_t sess, int ntok, const uint1
     struct tmatches *m = arg;
     if (m->n == m->cap) {
         int nc = m->cap ? m->cap * 2 : 4096;
-        struct tmatch *nv = realloc(m->v, (size_t)nc * sizeof *nv);
+        struct post_ent *nv = realloc(m->v, (size_t)nc * sizeof *nv);
         if (!nv)
             return CAIRN_NOMEM;
         m->v = nv;
         m->cap = nc;
     }
-    m->v[m->n++] = (struct tmatch){ row, sess, ntok, tf[0] };
+    m->v[m->n++] = (struct post_ent){ row, sess, tf[0], ntok };
     return 0;
 }
 
@@ -160,7 +159,7 @@ static int on_tmatch(void *arg, int64_t row, int64_t sess, int ntok, const uint1
  * packing needs, and a place is 4 bytes where a record is 24. */
 static int cmp_idx_sess(const void *a, const void *b, void *arg)
 {
-    const struct tmatch *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
+    const struct post_ent *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
     if (x->sess != y->sess)
         return x->sess < y->sess ? -1 : 1;
     return x->row < y->row ? -1 : x->row > y->row;
@@ -174,7 +173,7 @@ static double sess_best(const struct tmatches *m, int i, double avg, int *end)
     int j = i;
     int64_t sess = m->v[m->idx[i]].sess;
     for (; j < m->n && m->v[m->idx[j]].sess == sess; j++) {
-        const struct tmatch *t = &m->v[m->idx[j]];
+        const struct post_ent *t = &m->v[m->idx[j]];
         tf = t->tf;
         double s = rank_bm25(&tf, 1, t->ntok, avg, &w);
         best = s > best ? s : best;
@@ -272,18 +271,6 @@ int tier_choose(struct tmatches *m, double avg)
     return CAIRN_OK;
 }
 
-/* The word's packed postings, encoded: what the walk gave, as it gave
- * it. Needs no store: on the walker's thread (add34), the build's only
- * writes the blocks (store_post_put). */
-static int post_encode_walk(struct tmatches *m)
-{
-    if (grow(&m->pe, &m->cappe, m->n, sizeof *m->pe))
-        return CAIRN_NOMEM;
-    for (int i = 0; i < m->n; i++)
-        m->pe[i] = (struct post_ent){ m->v[i].row, m->v[i].sess, m->v[i].tf, m->v[i].ntok };
-    return post_encode(&m->enc, m->pe, m->n);
-}
-
 /* The walk of a query of word (one token) up to upto on handle r (the
  * build's own, or a walker's reader: the same snapshot); runs (NULL:
  * none held) gives each match's session and length (add34). */
@@ -327,7 +314,7 @@ static int build_one(struct cairn *h, const char *tok, struct tmatches *m,
     if ((rc = store_tier_add_term(h, tok, strlen(tok), m->n, &m->cut, &id)))
         return rc;
     for (int i = 0; i < m->nkeep; i++) {
-        const struct tmatch *k = &m->keep[i];
+        const struct post_ent *k = &m->keep[i];
         if ((rc = store_tier_add_post(h, ins, id, k->row, k->sess, k->tf, k->ntok)))
             return rc;
         ++*rows;
@@ -403,7 +390,7 @@ static int walk_choose(struct cairn *r, const struct walker *w, int i, struct tm
 {
     int rc = walk_word(r, walk_spell(w->v, i), w->upto, w->runs, m);
     if (!rc && m->n >= TIER_DF_MIN)
-        rc = post_encode_walk(m);
+        rc = post_encode(&m->enc, m->v, m->n);
     if (!rc && w->v->spelt[i] == 1 && m->n >= TIER_DF_MIN)
         rc = tier_choose(m, w->avg);
     return rc;
@@ -456,7 +443,12 @@ static void walker_start(struct cairn *h, struct walker *w, const struct vocab *
         w->word[k] = -1;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int want = cpus > 1 ? WALK_THREADS : 1, nr = 0;
-    while (nr < want && !store_tier_reader(h, &w->r[nr]) && w->r[nr])
+    /* a reader's page cache: 16 MB when each walk steps msg_runs again,
+     * 4 when the runs are held (runs): then a walk reads its word's
+     * doclist once, and two readers' 16 MB took the million's add past
+     * 100 MB of peak RSS (108 MB with 4 slots; bench/README.md) */
+    int mb = runs ? 4 : 16;
+    while (nr < want && !store_tier_reader(h, mb, &w->r[nr]) && w->r[nr])
         nr++;
     if (!nr)
         return;

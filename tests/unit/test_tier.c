@@ -559,7 +559,7 @@ static void test_runs_walk(void)
 /* tier_choose's reference: the sorts it replaced (add33's choice) */
 static int ref_cmp_sess(const void *a, const void *b, void *arg)
 {
-    const struct tmatch *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
+    const struct post_ent *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
     if (x->sess != y->sess)
         return x->sess < y->sess ? -1 : 1;
     return x->row < y->row ? -1 : x->row > y->row;
@@ -567,11 +567,11 @@ static int ref_cmp_sess(const void *a, const void *b, void *arg)
 
 static int ref_cmp_row(const void *a, const void *b)
 {
-    const struct tmatch *x = a, *y = b;
+    const struct post_ent *x = a, *y = b;
     return x->row < y->row ? -1 : x->row > y->row;
 }
 
-static double ref_best(const struct tmatch *v, const int *idx, int n, int i, double avg, int *end)
+static double ref_best(const struct post_ent *v, const int *idx, int n, int i, double avg, int *end)
 {
     double best = 0, w = 1, tf;
     int j = i;
@@ -586,7 +586,7 @@ static double ref_best(const struct tmatch *v, const int *idx, int n, int i, dou
 
 /* Every session's matches sorted by session, the sessions by best score
  * (stable), the first TIER_SESS kept, their matches sorted by row. */
-static int ref_choose(const struct tmatch *v, int n, double avg, struct tmatch *keep,
+static int ref_choose(const struct post_ent *v, int n, double avg, struct post_ent *keep,
                       double *cut)
 {
     int *idx = malloc((size_t)n * sizeof *idx), ns = 0, nkeep = 0, end;
@@ -623,12 +623,12 @@ static void test_choose(void)
         struct tmatches m = { 0 };
         m.cap = nsess * 6;
         m.v = calloc((size_t)m.cap, sizeof *m.v);
-        struct tmatch *keep = calloc((size_t)m.cap, sizeof *keep);
+        struct post_ent *keep = calloc((size_t)m.cap, sizeof *keep);
         double cut = -1;
         for (int64_t row = 1; n < m.cap - 4; row += 1 + rnd(3)) {
             /* in order: session = row / 5; interleaved: any session */
             int64_t sess = interleave ? 1 + rnd((unsigned)nsess) : 1 + (row * nsess) / (m.cap * 2);
-            m.v[n++] = (struct tmatch){ row, sess, 5 + (int)rnd(4) * 10, 1 + (int)rnd(3) };
+            m.v[n++] = (struct post_ent){ row, sess, 1 + (int)rnd(3), 5 + (int)rnd(4) * 10 };
         }
         m.n = n;
         T_EQ_INT(tier_choose(&m, 20.0), CAIRN_OK);
