@@ -334,9 +334,10 @@ static int build_one(struct cairn *h, const char *tok, struct tmatches *m,
  * session, the sessions' best scores and their order, the kept matches
  * by row), which needs no store: the build's thread only writes.
  * WALK_AHEAD slots bound the memory: a slot is a word's matches (24
- * bytes each), their places by session (4), its sessions' keys (16 a
- * session) and its tier's matches (24 each, TIER_SESS sessions' worth),
- * refilled only once the build is done with it.
+ * bytes each), their places by session (4) and marks (1), its sessions'
+ * keys (16 a session), its tier's matches (24 each, TIER_SESS sessions'
+ * worth) and its packed blocks (~5 bytes a match: the walker encodes
+ * them too, add34), refilled only once the build is done with it.
  */
 #define WALK_AHEAD 4
 /* Branch add34: at a million messages the walks were the tier build's
