@@ -32,9 +32,36 @@
 #include "util/buf.h"
 #include "store/vectors.h"
 #include "store/recall_read.h"
+#include "store/post.h"
 #include "recall/policy.h"
 
 #define RECALL_MAX_TERMS 64
+
+/* One word's matches in the tier build (recall/tier.c): v, by row, as the
+ * walk gives them (as the packed blocks take them: post_encode reads v
+ * itself) and, once chosen (tier_choose), its tier: the kept sessions'
+ * matches by row and the cut. idx, kv and mark are the choice's scratch,
+ * kept for the next word. */
+struct tmatches {
+    struct post_ent *v;
+    int             n, cap;
+    struct post_ent *keep;
+    int             nkeep, capkeep;
+    int            *idx;
+    int             capidx;
+    struct sort_kv *kv;
+    int             capkv;
+    unsigned char  *mark;
+    int             capmark;
+    double          cut;
+    struct post_enc enc;         /* the packed blocks, encoded by the walker */
+};
+
+/* The word's tier from its matches m->v (by row): the TIER_SESS sessions
+ * whose best message scores highest on the word alone (lengths against
+ * avg), all their matches into m->keep by row, the cut into m->cut.
+ * CAIRN_OK or CAIRN_NOMEM. */
+int tier_choose(struct tmatches *m, double avg);
 
 struct qterm {
     char  *norm;        /* token as the index holds it */

@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "recall/policy.h"
 #include "recall/recall.h"
@@ -128,28 +129,14 @@ static int on_vocab(void *arg, const char *tok, size_t n, int64_t df)
     return 0;
 }
 
-/* One word's matches (v, by row, as the walk gives them) and, once
- * chosen (tier_choose), its tier: the kept sessions' matches by row and
- * the cut. idx and kv are the choice's scratch, kept for the next word. */
-struct tmatch { int64_t row, sess; int ntok, tf; };
-struct tmatches {
-    struct tmatch  *v;
-    int             n, cap;
-    struct tmatch  *keep;
-    int             nkeep, capkeep;
-    int            *idx;
-    int             capidx;
-    struct sort_kv *kv;
-    int             capkv;
-    double          cut;
-};
-
 static void tmatches_free(struct tmatches *m)
 {
     free(m->v);
     free(m->keep);
     free(m->idx);
     free(m->kv);
+    free(m->mark);
+    post_enc_free(&m->enc);
 }
 
 static int on_tmatch(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
@@ -157,13 +144,13 @@ static int on_tmatch(void *arg, int64_t row, int64_t sess, int ntok, const uint1
     struct tmatches *m = arg;
     if (m->n == m->cap) {
         int nc = m->cap ? m->cap * 2 : 4096;
-        struct tmatch *nv = realloc(m->v, (size_t)nc * sizeof *nv);
+        struct post_ent *nv = realloc(m->v, (size_t)nc * sizeof *nv);
         if (!nv)
             return CAIRN_NOMEM;
         m->v = nv;
         m->cap = nc;
     }
-    m->v[m->n++] = (struct tmatch){ row, sess, ntok, tf[0] };
+    m->v[m->n++] = (struct post_ent){ row, sess, tf[0], ntok };
     return 0;
 }
 
@@ -172,15 +159,9 @@ static int on_tmatch(void *arg, int64_t row, int64_t sess, int ntok, const uint1
  * packing needs, and a place is 4 bytes where a record is 24. */
 static int cmp_idx_sess(const void *a, const void *b, void *arg)
 {
-    const struct tmatch *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
+    const struct post_ent *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
     if (x->sess != y->sess)
         return x->sess < y->sess ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
-}
-
-static int cmp_tmatch_row(const void *a, const void *b)
-{
-    const struct tmatch *x = a, *y = b;
     return x->row < y->row ? -1 : x->row > y->row;
 }
 
@@ -192,7 +173,7 @@ static double sess_best(const struct tmatches *m, int i, double avg, int *end)
     int j = i;
     int64_t sess = m->v[m->idx[i]].sess;
     for (; j < m->n && m->v[m->idx[j]].sess == sess; j++) {
-        const struct tmatch *t = &m->v[m->idx[j]];
+        const struct post_ent *t = &m->v[m->idx[j]];
         tf = t->tf;
         double s = rank_bm25(&tf, 1, t->ntok, avg, &w);
         best = s > best ? s : best;
@@ -219,17 +200,31 @@ static int grow(void *p, int *cap, int n, size_t sz)
  * m->keep by row, and the cut a new match needs to enter
  * (store/tier_keep.c): the last kept session's score, 0 while the tier
  * holds every session. Needs no store, so the walker's thread chooses
- * while the build writes the word before (issue 23, add33). */
-static int tier_choose(struct tmatches *m, double avg)
+ * while the build writes the word before (issue 23, add33).
+ * Branch add34: no sort a fresh add does not need. The places by session
+ * are sorted only when the sessions are not already in row order (an add
+ * of whole sessions gives each its run of ids: at a million messages the
+ * sort was ~a third of the walker's instructions); of the sessions' keys
+ * only the set of the TIER_SESS best is needed (sort_kv_top, linear: the
+ * set sort_kv_desc's first TIER_SESS is), and their matches are taken
+ * from m->v, which is by row, by a mark a match, instead of being sorted
+ * by row again. The same rows and cut as the sorts (test_tier
+ * test_choose: against them, on matches in and out of session order). */
+int tier_choose(struct tmatches *m, double avg)
 {
-    int ns = 0;
+    int ns = 0, in_order = 1;
     m->nkeep = 0;
     m->cut = 0;
     if (grow(&m->idx, &m->capidx, m->n, sizeof *m->idx))
         return CAIRN_NOMEM;
-    for (int i = 0; i < m->n; i++)
+    for (int i = 0; i < m->n; i++) {
         m->idx[i] = i;
-    qsort_r(m->idx, (size_t)m->n, sizeof *m->idx, cmp_idx_sess, m->v);
+        in_order &= !i || m->v[i].sess >= m->v[i - 1].sess;
+    }
+    /* by session then row: rows are unique and rise, so sessions that
+     * never fall are that order already */
+    if (!in_order)
+        qsort_r(m->idx, (size_t)m->n, sizeof *m->idx, cmp_idx_sess, m->v);
     /* a key a session, not a match (a slot keeps its arrays) */
     for (int i = 0; i < m->n; i++)
         ns += !i || m->v[m->idx[i]].sess != m->v[m->idx[i - 1]].sess;
@@ -242,45 +237,45 @@ static int tier_choose(struct tmatches *m, double avg)
         m->kv[ns++] = (struct sort_kv){ sort_key_double(sess_best(m, i, avg, &j)), i };
         i = j;
     }
-    if (sort_kv_desc(m->kv, (size_t)ns))
+    int nk = ns < TIER_SESS ? ns : TIER_SESS, end;
+    if (ns > TIER_SESS && sort_kv_top(m->kv, (size_t)ns, TIER_SESS) < 0)
         return CAIRN_NOMEM;
-    int end;
-    if (ns >= TIER_SESS)
-        m->cut = sess_best(m, (int)m->kv[TIER_SESS - 1].val, avg, &end);
-    /* the kept sessions' matches, to be written in message order: the
+    if (ns >= TIER_SESS) {
+        /* the last of the kept in sort_kv_desc's order: the least key
+         * (equal keys, equal scores) */
+        int low = 0;
+        for (int k = 1; k < nk; k++)
+            low = m->kv[k].key < m->kv[low].key ? k : low;
+        m->cut = sess_best(m, (int)m->kv[low].val, avg, &end);
+    }
+    /* the kept sessions' matches marked, then taken in message order: the
      * word's rows are the newest of the table's key (its id the largest
      * yet), so each goes in after the last, where SQLite appends without
      * a search; in the sessions' order each searched the word's range */
-    for (int k = 0; k < ns && k < TIER_SESS; k++) {
+    if (grow(&m->mark, &m->capmark, m->n, 1))
+        return CAIRN_NOMEM;
+    memset(m->mark, 0, (size_t)m->n);
+    int nkeep = 0;
+    for (int k = 0; k < nk; k++) {
         int from = (int)m->kv[k].val;
         int64_t sess = m->v[m->idx[from]].sess;
-        for (end = from + 1; end < m->n && m->v[m->idx[end]].sess == sess; end++)
-            ;
-        if (grow(&m->keep, &m->capkeep, m->nkeep + (end - from), sizeof *m->keep))
-            return CAIRN_NOMEM;
-        for (int i = from; i < end; i++)
-            m->keep[m->nkeep++] = m->v[m->idx[i]];
+        for (end = from; end < m->n && m->v[m->idx[end]].sess == sess; end++)
+            m->mark[m->idx[end]] = 1;
+        nkeep += end - from;
     }
-    qsort(m->keep, (size_t)m->nkeep, sizeof *m->keep, cmp_tmatch_row);
+    if (grow(&m->keep, &m->capkeep, nkeep, sizeof *m->keep))
+        return CAIRN_NOMEM;
+    for (int i = 0; i < m->n; i++)
+        if (m->mark[i])
+            m->keep[m->nkeep++] = m->v[i];
     return CAIRN_OK;
 }
 
-/* The word's packed postings: what the walk gave, as it gave it. */
-static int post_from_walk(struct cairn *h, const char *tok, const struct tmatches *m)
-{
-    struct post_ent *v = malloc((size_t)(m->n ? m->n : 1) * sizeof *v);
-    if (!v)
-        return CAIRN_NOMEM;
-    for (int i = 0; i < m->n; i++)
-        v[i] = (struct post_ent){ m->v[i].row, m->v[i].sess, m->v[i].tf, m->v[i].ntok };
-    int rc = store_post_add_term(h, tok, strlen(tok), v, m->n);
-    free(v);
-    return rc;
-}
-
 /* The walk of a query of word (one token) up to upto on handle r (the
- * build's own, or its walker's reader: the same snapshot). */
-static int walk_word(struct cairn *r, const char *word, int64_t upto, struct tmatches *m)
+ * build's own, or a walker's reader: the same snapshot); runs (NULL:
+ * none held) gives each match's session and length (add34). */
+static int walk_word(struct cairn *r, const char *word, int64_t upto,
+                     const struct store_runs *runs, struct tmatches *m)
 {
     struct buf expr = BUF_INIT;
     const struct store_scope all = { NULL, NULL };
@@ -289,6 +284,8 @@ static int walk_word(struct cairn *r, const char *word, int64_t upto, struct tma
     query_add_phrase(&expr, word);
     if (expr.err)
         rc = CAIRN_NOMEM;
+    else if (runs)
+        rc = store_term_matches_runs(r, runs, expr.p, expr.n, upto, on_tmatch, m);
     else
         rc = store_term_matches_in(r, &all, expr.p, expr.n, 1, NULL, 1, INT64_MIN, upto, 1,
                                    on_tmatch, m);
@@ -297,11 +294,11 @@ static int walk_word(struct cairn *r, const char *word, int64_t upto, struct tma
 }
 
 /* A walk's matches, if at least TIER_DF_MIN (*common), packed as token
- * tok's (store/post.c), by row. */
+ * tok's (store/post.c), by row: the blocks walk_choose encoded. */
 static int pack_word(struct cairn *h, const char *tok, const struct tmatches *m, int *common)
 {
     *common = m->n >= TIER_DF_MIN;
-    return *common ? post_from_walk(h, tok, m) : CAIRN_OK;
+    return *common ? store_post_put(h, tok, strlen(tok), &m->enc) : CAIRN_OK;
 }
 
 /* The tier of one word from its walk m (its matches up to upto, its
@@ -317,7 +314,7 @@ static int build_one(struct cairn *h, const char *tok, struct tmatches *m,
     if ((rc = store_tier_add_term(h, tok, strlen(tok), m->n, &m->cut, &id)))
         return rc;
     for (int i = 0; i < m->nkeep; i++) {
-        const struct tmatch *k = &m->keep[i];
+        const struct post_ent *k = &m->keep[i];
         if ((rc = store_tier_add_post(h, ins, id, k->row, k->sess, k->tf, k->ntok)))
             return rc;
         ++*rows;
@@ -337,25 +334,44 @@ static int build_one(struct cairn *h, const char *tok, struct tmatches *m,
  * session, the sessions' best scores and their order, the kept matches
  * by row), which needs no store: the build's thread only writes.
  * WALK_AHEAD slots bound the memory: a slot is a word's matches (24
- * bytes each), their places by session (4), its sessions' keys (16 a
- * session) and its tier's matches (24 each, TIER_SESS sessions' worth),
- * refilled only once the build is done with it.
+ * bytes each), their places by session (4) and marks (1), its sessions'
+ * keys (16 a session), its tier's matches (24 each, TIER_SESS sessions'
+ * worth) and its packed blocks (~5 bytes a match: the walker encodes
+ * them too, add34), refilled only once the build is done with it.
  */
-#define WALK_AHEAD 2
+#define WALK_AHEAD 4
+/* Branch add34: at a million messages the walks were the tier build's
+ * wall (the walker's thread ~45 s of CPU while the build's waited for it
+ * ~85% of the time: bench/README.md, "The tier build's walks on two
+ * threads"), so WALK_THREADS walkers take the words in turn, seq % 2,
+ * each on a reader of its own, and the build's thread writes between. A
+ * slot is seq % WALK_AHEAD; a walker fills it only once the build has
+ * given back the word WALK_AHEAD before (taken), so the slots are filled
+ * and taken in the vocabulary's order whichever walker is first. */
+#define WALK_THREADS 2
+
+struct walker;
+struct walker_arg {
+    struct walker *w;
+    int            t;            /* this walker: words seq % nth == t */
+};
 
 struct walker {
     struct cairn      *h;        /* the build's handle */
-    struct cairn      *r;        /* the reader; NULL: the build walks alone */
+    struct cairn      *r[WALK_THREADS]; /* readers; none: the build walks alone */
     const struct vocab *v;
     int64_t            upto;
+    const struct store_runs *runs; /* the messages' sessions and lengths, or NULL */
     double             avg;      /* the build's average length (tier_choose) */
-    pthread_t          th;
-    int                started;
+    pthread_t          th[WALK_THREADS];
+    struct walker_arg  arg[WALK_THREADS];
+    int                nth;      /* walkers running (0: the build walks alone) */
     pthread_mutex_t    mu;
     pthread_cond_t     cv;
     struct tmatches    slot[WALK_AHEAD];
     int                word[WALK_AHEAD]; /* the word a slot holds; -1: empty */
     int                rc[WALK_AHEAD];   /* its walk's code (then the walks stop) */
+    int                who[WALK_AHEAD];  /* the walker that filled it */
     int                stop;             /* the build gave up */
     int                taken;            /* the words the build has taken */
     struct tmatches    own;              /* the build's, walking alone */
@@ -373,7 +389,9 @@ static const char *walk_spell(const struct vocab *v, int i)
  * that needs no write. */
 static int walk_choose(struct cairn *r, const struct walker *w, int i, struct tmatches *m)
 {
-    int rc = walk_word(r, walk_spell(w->v, i), w->upto, m);
+    int rc = walk_word(r, walk_spell(w->v, i), w->upto, w->runs, m);
+    if (!rc && m->n >= TIER_DF_MIN)
+        rc = post_encode(&m->enc, m->v, m->n);
     if (!rc && w->v->spelt[i] == 1 && m->n >= TIER_DF_MIN)
         rc = tier_choose(m, w->avg);
     return rc;
@@ -381,23 +399,27 @@ static int walk_choose(struct cairn *r, const struct walker *w, int i, struct tm
 
 static void *walker_run(void *arg)
 {
-    struct walker *w = arg;
+    struct walker_arg *a = arg;
+    struct walker *w = a->w;
     for (int i = 0, seq = 0; i < w->v->n; i++) {
-        const char *word = walk_spell(w->v, i);
-        if (!word)
+        if (!walk_spell(w->v, i))
             continue;
-        int k = seq++ % WALK_AHEAD, stop;
+        int s = seq++, stop;
+        if (s % w->nth != a->t)
+            continue;                  /* another walker's */
+        int k = s % WALK_AHEAD;
         pthread_mutex_lock(&w->mu);
-        while (w->word[k] >= 0 && !w->stop)
+        while (w->taken + WALK_AHEAD <= s && !w->stop)
             pthread_cond_wait(&w->cv, &w->mu);
         stop = w->stop;
         pthread_mutex_unlock(&w->mu);
         if (stop)
             break;
-        int rc = walk_choose(w->r, w, i, &w->slot[k]);
+        int rc = walk_choose(w->r[a->t], w, i, &w->slot[k]);
         pthread_mutex_lock(&w->mu);
         w->word[k] = i;
         w->rc[k] = rc;
+        w->who[k] = a->t;
         pthread_cond_broadcast(&w->cv);
         pthread_mutex_unlock(&w->mu);
         if (rc)
@@ -406,19 +428,30 @@ static void *walker_run(void *arg)
     return NULL;
 }
 
-/* Starts the walks ahead when a reader opens (else the build walks each
- * word itself, as before). */
+/* Starts the walks ahead on as many readers as open, up to WALK_THREADS
+ * (one on a single processor: a second walker would only take turns with
+ * the build's writes), else the build walks each word itself, as before. */
 static void walker_start(struct cairn *h, struct walker *w, const struct vocab *v, int64_t upto,
-                         double avg)
+                         const struct store_runs *runs, double avg)
 {
     memset(w, 0, sizeof *w);
     w->h = h;
     w->v = v;
     w->upto = upto;
+    w->runs = runs;
     w->avg = avg;
     for (int k = 0; k < WALK_AHEAD; k++)
         w->word[k] = -1;
-    if (store_tier_reader(h, &w->r) || !w->r)
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int want = cpus > 1 ? WALK_THREADS : 1, nr = 0;
+    /* a reader's page cache: 16 MB when each walk steps msg_runs again,
+     * 4 when the runs are held (runs): then a walk reads its word's
+     * doclist once, and two readers' 16 MB took the million's add past
+     * 100 MB of peak RSS (108 MB with 4 slots; bench/README.md) */
+    int mb = runs ? 4 : 16;
+    while (nr < want && !store_tier_reader(h, mb, &w->r[nr]) && w->r[nr])
+        nr++;
+    if (!nr)
         return;
     if (pthread_mutex_init(&w->mu, NULL))
         goto alone;
@@ -426,22 +459,38 @@ static void walker_start(struct cairn *h, struct walker *w, const struct vocab *
         pthread_mutex_destroy(&w->mu);
         goto alone;
     }
-    if (!pthread_create(&w->th, NULL, walker_run, w)) {
-        w->started = 1;
-        return;
+    /* nth is read by every walker: set before the first starts; a walker
+     * that fails to start leaves its words to none, so all or nothing */
+    w->nth = nr;
+    int t = 0;
+    for (; t < nr; t++) {
+        w->arg[t] = (struct walker_arg){ w, t };
+        if (pthread_create(&w->th[t], NULL, walker_run, &w->arg[t]))
+            break;
     }
+    if (t == nr)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    while (t-- > 0)
+        pthread_join(w->th[t], NULL);
+    w->nth = 0;
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
 alone:
-    store_tier_reader_close(h, w->r);
-    w->r = NULL;
+    for (int k = 0; k < nr; k++) {
+        store_tier_reader_close(h, w->r[k]);
+        w->r[k] = NULL;
+    }
 }
 
 /* Word i's walk (*m), walked here or waited for; walker_done gives its
  * slot back. */
 static int walker_take(struct cairn *h, struct walker *w, int i, struct tmatches **m)
 {
-    if (!w->started) {
+    if (!w->nth) {
         *m = &w->own;
         return walk_choose(h, w, i, &w->own);
     }
@@ -453,17 +502,16 @@ static int walker_take(struct cairn *h, struct walker *w, int i, struct tmatches
     pthread_mutex_unlock(&w->mu);
     *m = &w->slot[k];
     if (rc && rc != CAIRN_NOMEM)
-        rc = cairn__err(h, rc, "term tiers: %s", cairn_errmsg(w->r));
+        rc = cairn__err(h, rc, "term tiers: %s", cairn_errmsg(w->r[w->who[k]]));
     return rc;
 }
 
 static void walker_done(struct walker *w)
 {
-    if (!w->started)
+    if (!w->nth)
         return;
-    int k = w->taken++ % WALK_AHEAD;
     pthread_mutex_lock(&w->mu);
-    w->word[k] = -1;
+    w->word[w->taken++ % WALK_AHEAD] = -1;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
@@ -472,16 +520,18 @@ static void walker_done(struct walker *w)
  * frees them. */
 static void walker_end(struct walker *w)
 {
-    if (w->started) {
+    if (w->nth) {
         pthread_mutex_lock(&w->mu);
         w->stop = 1;
         pthread_cond_broadcast(&w->cv);
         pthread_mutex_unlock(&w->mu);
-        pthread_join(w->th, NULL);
+        for (int t = 0; t < w->nth; t++)
+            pthread_join(w->th[t], NULL);
         pthread_cond_destroy(&w->cv);
         pthread_mutex_destroy(&w->mu);
     }
-    store_tier_reader_close(w->h, w->r);
+    for (int t = 0; t < WALK_THREADS; t++)
+        store_tier_reader_close(w->h, w->r[t]);
     for (int k = 0; k < WALK_AHEAD; k++)
         tmatches_free(&w->slot[k]);
     tmatches_free(&w->own);
@@ -491,7 +541,8 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
 {
     struct vocab v = { 0 };
     struct walker wk;
-    int walking = 0;
+    struct store_runs runs = { 0 };
+    int walking = 0, have_runs = 0;
     struct store_tier_writer *ins = NULL;
     const struct store_scope all = { NULL, NULL };
     struct store_totals tot;
@@ -521,7 +572,11 @@ int cairn_tier_build(struct cairn *h, int64_t *terms, int64_t *rows)
     if ((rc = store_tier_reset(h, upto, &sc, &ins)) || (rc = store_post_reset(h, upto)) ||
         (rc = store_tier_vocab(h, TIER_DF_MIN, on_vocab, &v)))
         goto fail;
-    walker_start(h, &wk, &v, upto, avg);
+    /* the runs once for every word's walk (add34); too sparse: each walk
+     * reads them, as before */
+    if ((rc = store_runs_load(h, upto, &runs, &have_runs)))
+        goto fail;
+    walker_start(h, &wk, &v, upto, have_runs ? &runs : NULL, avg);
     walking = 1;
     for (int i = 0; i < v.n; i++) {
         int64_t before = nrows, id;
@@ -568,6 +623,7 @@ fail:
 out:
     if (walking)
         walker_end(&wk);
+    store_runs_free(&runs);
     if (temp >= 0 && temp != 1)
         store_temp_store(h, temp, NULL);     /* as above: memory only */
     for (int i = 0; i < v.n; i++) {

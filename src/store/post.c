@@ -309,12 +309,19 @@ static int set_term(struct cairn *h, sqlite3_stmt **st, const char *tok, size_t 
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "packed postings");
 }
 
-int store_post_add_term(struct cairn *h, const char *tok, size_t n, const struct post_ent *v,
-                        int nv)
+/* The matches' blocks as append() cuts them from no block: POST_BLOCK
+ * matches a block, each block's lo the row before its first (0 for the
+ * first), the ids and sessions stepped on from the block before. */
+int post_encode(struct post_enc *e, const struct post_ent *v, int nv)
 {
-    struct buf data = BUF_INIT;
-    sqlite3_stmt *st = NULL;
-    int rc = CAIRN_OK;
+    int64_t row = 0, sess = 0, lo = 0;
+    int nb = 0;
+    size_t off = 0;
+    e->nb = e->nv = 0;
+    e->hi = 0;
+    if (!e->data.cap)
+        buf_init(&e->data, SIZE_MAX / 2);
+    buf_reset(&e->data);
     if (nv < 1)
         return CAIRN_OK;
     /* a walk's rows only go up; anything else is not kept (never so) */
@@ -323,13 +330,70 @@ int store_post_add_term(struct cairn *h, const char *tok, size_t n, const struct
             return CAIRN_OK;
     if (v[0].row < 1 || v[0].tf < 1 || v[0].ntok < 0)
         return CAIRN_OK;
-    buf_init(&data, SIZE_MAX / 2);
-    sqlite3_stmt *ts = NULL;
-    if (!(rc = append(h, &st, tok, n, 0, &data, 0, 0, 0, v, nv)))
-        rc = set_term(h, &ts, tok, n, nv, v[nv - 1].row);
+    for (int i = 0; i <= nv; i++) {
+        if (nb == POST_BLOCK || (i == nv && nb)) {
+            if (e->nb == e->capb) {
+                int nc = e->capb ? e->capb * 2 : 64;
+                struct post_enc_block *nbk = realloc(e->b, (size_t)nc * sizeof *nbk);
+                if (!nbk)
+                    return CAIRN_NOMEM;
+                e->b = nbk;
+                e->capb = nc;
+            }
+            e->b[e->nb++] = (struct post_enc_block){ lo, row, nb, off, e->data.n - off };
+            off = e->data.n;
+            lo = row;
+            sess = 0;
+            nb = 0;
+        }
+        if (i == nv)
+            break;
+        post_blob_put(&e->data, &row, &sess, &v[i]);
+        nb++;
+    }
+    if (e->data.err)
+        return CAIRN_NOMEM;
+    e->nv = nv;
+    e->hi = v[nv - 1].row;
+    return CAIRN_OK;
+}
+
+void post_enc_free(struct post_enc *e)
+{
+    if (e->data.cap)                 /* else never set up (post_encode) */
+        buf_release(&e->data);
+    free(e->b);
+    memset(e, 0, sizeof *e);
+}
+
+int store_post_put(struct cairn *h, const char *tok, size_t n, const struct post_enc *e)
+{
+    sqlite3_stmt *st = NULL, *ts = NULL;
+    int rc = CAIRN_OK;
+    if (!e->nv)
+        return CAIRN_OK;
+    for (int i = 0; !rc && i < e->nb; i++) {
+        const struct post_enc_block *k = &e->b[i];
+        struct buf one = { e->data.p + k->off, k->len, 0, k->len, BUF_OK };
+        rc = put_block(h, &st, tok, n, k->lo, k->hi, k->n, &one);
+    }
+    if (!rc)
+        rc = set_term(h, &ts, tok, n, e->nv, e->hi);
     sqlite3_finalize(st);
     sqlite3_finalize(ts);
-    buf_release(&data);
+    return rc;
+}
+
+int store_post_add_term(struct cairn *h, const char *tok, size_t n, const struct post_ent *v,
+                        int nv)
+{
+    struct post_enc e = { 0 };
+    int rc = post_encode(&e, v, nv);
+    if (rc)
+        rc = cairn__err(h, rc, "out of memory");
+    else
+        rc = store_post_put(h, tok, n, &e);
+    post_enc_free(&e);
     return rc;
 }
 

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/buf.h"
+
 struct cairn;
 struct buf;
 
@@ -66,6 +68,22 @@ int store_session_row(struct cairn *h, const char *ext_id, int64_t *row);
 int store_post_reset(struct cairn *h, int64_t upto);
 int store_post_add_term(struct cairn *h, const char *tok, size_t n, const struct post_ent *v,
                         int nv);
+/* store_post_add_term in two steps (branch add34): the blocks encoded with
+ * no store (a tier build's walker thread), then written (the build's).
+ * post_encode leaves e->nv 0 (nothing to write) for matches not strictly
+ * by row or with a count below 1 or a length below 0, as the one step
+ * writes nothing for them; e keeps its arrays for the next word. */
+struct post_enc_block { int64_t lo, hi; int n; size_t off, len; };
+struct post_enc {
+    struct buf             data;    /* the blocks' blobs, one after another */
+    struct post_enc_block *b;
+    int                    nb, capb;
+    int                    nv;      /* the word's matches (0: nothing to write) */
+    int64_t                hi;      /* its last row */
+};
+int post_encode(struct post_enc *e, const struct post_ent *v, int nv);
+int store_post_put(struct cairn *h, const char *tok, size_t n, const struct post_enc *e);
+void post_enc_free(struct post_enc *e);
 
 /*
  * Keeping (the write paths, through store/keep.c): for a new message

@@ -65,6 +65,28 @@ int store_term_matches_in(struct cairn *h, const struct store_scope *sc, const c
                           size_t expr_len, int np, const int *map, int nt, int64_t lo,
                           int64_t hi, int want_len, store_match_fn fn, void *arg);
 
+/* Every message's session and length by id, from msg_runs, read once
+ * for a walk of many words (the tier build, recall/tier.c): the walk of a
+ * word stepped every run from its first match on, the same ~50,000 runs
+ * (and their counts) again for each of ~2,800 words at a million
+ * messages. sess[id - base] (0: in no run, so in no walk), ntok[id -
+ * base] (-1: its run has no count; a lookup then, as the walk does). */
+struct store_runs {
+    int64_t  base, n;            /* ids base .. base + n - 1 */
+    int64_t *sess;
+    int32_t *ntok;
+};
+/* Loads the runs of the ids up to upto. *loaded 0 (nothing held) when the
+ * ids are too sparse for an array (more than STORE_RUNS_SPARSE times the
+ * messages): the caller walks as before. */
+int store_runs_load(struct cairn *h, int64_t upto, struct store_runs *runs, int *loaded);
+void store_runs_free(struct store_runs *runs);
+/* store_term_matches_in of a one-phrase expr over every session, the ids
+ * up to upto, each match's length wanted: the same matches, sessions,
+ * lengths and counts, from runs instead of msg_runs. */
+int store_term_matches_runs(struct cairn *h, const struct store_runs *runs, const char *expr,
+                            size_t expr_len, int64_t upto, store_match_fn fn, void *arg);
+
 /* Eight lowercase hex digits' value (a session_sizes field), or -1 when
  * one byte of p[0..8) is not one: store_hex8 all eight at once,
  * store_hex_field (n digits, one at a time) its reference. */

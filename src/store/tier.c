@@ -258,7 +258,7 @@ int store_tier_reset(struct cairn *h, int64_t upto, const struct store_tier_scor
     return src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "term tiers");
 }
 
-int store_tier_reader(struct cairn *h, struct cairn **r)
+int store_tier_reader(struct cairn *h, int cache_mb, struct cairn **r)
 {
     sqlite3_stmt *st;
     int wal = 0;
@@ -275,9 +275,9 @@ int store_tier_reader(struct cairn *h, struct cairn **r)
         wal = m && !strcmp(m, "wal");
     }
     sqlite3_finalize(st);
-    /* a writer's page cache, not a one-shot reader's 256 KB: the walks
-     * read msg_runs again for every word */
-    if (wal && (h->open_reader(h, r) || store_cache_size(*r, 16))) {
+    /* a writer's page cache, not a one-shot reader's 256 KB, when the
+     * walks read msg_runs again for every word (the caller's choice) */
+    if (wal && (h->open_reader(h, r) || store_cache_size(*r, cache_mb))) {
         h->close_reader(*r);       /* no reader: the build walks alone */
         *r = NULL;
     }

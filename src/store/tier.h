@@ -54,8 +54,9 @@ int store_max_message(struct cairn *h, int64_t *max);
  * reads what h read at its start (h holds the write lock, so nothing is
  * committed meanwhile, and the build writes only the tiers and the packed
  * postings, which the walks do not read). Opened and closed through the
- * handle's open_reader and close_reader (the api layer's). */
-int store_tier_reader(struct cairn *h, struct cairn **r);
+ * handle's open_reader and close_reader (the api layer's); its page
+ * cache cache_mb MB. */
+int store_tier_reader(struct cairn *h, int cache_mb, struct cairn **r);
 void store_tier_reader_close(struct cairn *h, struct cairn *r);
 int store_tier_vocab(struct cairn *h, int64_t df_min,
                      int (*fn)(void *arg, const char *tok, size_t n, int64_t df), void *arg);

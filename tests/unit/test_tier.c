@@ -23,6 +23,7 @@
 #include "recall/recall.h"
 #include "recall/policy.h"
 #include "t_store.h"
+#include "util/sort.h"
 #include "t_pool.h"
 
 static char dir[] = "/tmp/cairn-tier-XXXXXX";
@@ -504,6 +505,152 @@ static void test_migrate_v22(void)
     cairn_close(db);
 }
 
+/* A walk's matches, kept whole to be compared. */
+struct walked { int64_t v[4 * 8192]; int n; };
+
+static int on_walked(void *arg, int64_t row, int64_t sess, int ntok, const uint16_t *tf)
+{
+    struct walked *w = arg;
+    if (w->n + 4 > (int)(sizeof w->v / sizeof w->v[0]))
+        return CAIRN_TOOBIG;
+    w->v[w->n++] = row;
+    w->v[w->n++] = sess;
+    w->v[w->n++] = ntok;
+    w->v[w->n++] = tf[0];
+    return 0;
+}
+
+/* The build's walk from the runs held by id (store_term_matches_runs,
+ * branch add34) gives what the walk through msg_runs gives: the same
+ * matches, sessions, lengths and counts, with a run whose counts are gone
+ * (a lookup a match), a run gone (its ids in no walk) and an upto short
+ * of the last message. A length taken from the wrong id, or a hole
+ * walked, fails it. */
+static void test_runs_walk(void)
+{
+    char path[300];
+    struct cairn *db = open_sessions("runs.db", 60, path, sizeof path);
+    static struct walked a, b;
+    static const char *const words[] = { "\"alpha\"", "\"bravo\"", "\"zephyr\"" };
+    const struct store_scope all = { NULL, NULL };
+    struct store_runs runs;
+    int loaded = 0;
+    T_EQ_INT(sqlite3_exec(db->db, "UPDATE msg_runs SET lens = NULL WHERE first = (SELECT first "
+                          "FROM msg_runs ORDER BY first LIMIT 1 OFFSET 3); DELETE FROM msg_runs "
+                          "WHERE first = (SELECT first FROM msg_runs ORDER BY first LIMIT 1 "
+                          "OFFSET 7)", NULL, NULL, NULL), SQLITE_OK);
+    int64_t upto = one(db, "SELECT max(id) - 25 FROM messages");
+    T_EQ_INT(store_runs_load(db, upto, &runs, &loaded), CAIRN_OK);
+    T_EQ_INT(loaded, 1);
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++) {
+        a.n = b.n = 0;
+        T_EQ_INT(store_term_matches_in(db, &all, words[k], strlen(words[k]), 1, NULL, 1,
+                                       INT64_MIN, upto, 1, on_walked, &a), CAIRN_OK);
+        T_EQ_INT(store_term_matches_runs(db, &runs, words[k], strlen(words[k]), upto, on_walked,
+                                         &b), CAIRN_OK);
+        T_CHECK(a.n > 0);
+        T_EQ_INT(b.n, a.n);
+        T_CHECK(!memcmp(a.v, b.v, (size_t)a.n * sizeof a.v[0]));
+    }
+    store_runs_free(&runs);
+    cairn_close(db);
+}
+
+/* tier_choose's reference: the sorts it replaced (add33's choice) */
+static int ref_cmp_sess(const void *a, const void *b, void *arg)
+{
+    const struct post_ent *v = arg, *x = &v[*(const int *)a], *y = &v[*(const int *)b];
+    if (x->sess != y->sess)
+        return x->sess < y->sess ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static int ref_cmp_row(const void *a, const void *b)
+{
+    const struct post_ent *x = a, *y = b;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static double ref_best(const struct post_ent *v, const int *idx, int n, int i, double avg, int *end)
+{
+    double best = 0, w = 1, tf;
+    int j = i;
+    for (; j < n && v[idx[j]].sess == v[idx[i]].sess; j++) {
+        tf = v[idx[j]].tf;
+        double s = rank_bm25(&tf, 1, v[idx[j]].ntok, avg, &w);
+        best = s > best ? s : best;
+    }
+    *end = j;
+    return best;
+}
+
+/* Every session's matches sorted by session, the sessions by best score
+ * (stable), the first TIER_SESS kept, their matches sorted by row. */
+static int ref_choose(const struct post_ent *v, int n, double avg, struct post_ent *keep,
+                      double *cut)
+{
+    int *idx = malloc((size_t)n * sizeof *idx), ns = 0, nkeep = 0, end;
+    struct sort_kv *kv = malloc((size_t)n * sizeof *kv);
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    qsort_r(idx, (size_t)n, sizeof *idx, ref_cmp_sess, (void *)v);
+    for (int i = 0; i < n;) {
+        int j;
+        kv[ns++] = (struct sort_kv){ sort_key_double(ref_best(v, idx, n, i, avg, &j)), i };
+        i = j;
+    }
+    T_EQ_INT(sort_kv_desc(kv, (size_t)ns), 0);
+    *cut = ns >= TIER_SESS ? ref_best(v, idx, n, (int)kv[TIER_SESS - 1].val, avg, &end) : 0;
+    for (int k = 0; k < ns && k < TIER_SESS; k++)
+        for (int i = (int)kv[k].val; i < n && v[idx[i]].sess == v[idx[kv[k].val]].sess; i++)
+            keep[nkeep++] = v[idx[i]];
+    qsort(keep, (size_t)nkeep, sizeof *keep, ref_cmp_row);
+    free(idx);
+    free(kv);
+    return nkeep;
+}
+
+/* tier_choose against the sorts it replaced (branch add34): matches whose
+ * sessions come in row order (a fresh add: no sort) and interleaved (the
+ * sort by session), more sessions than TIER_SESS (the selection) with
+ * scores that tie (the same count and length), and fewer. The kept rows
+ * and the cut must be the same: an order that took ties from the later
+ * session, or kept a session short of a match, fails it. */
+static void test_choose(void)
+{
+    for (int c = 0; c < 4; c++) {
+        int nsess = c & 1 ? 600 : 2500, interleave = c >= 2, n = 0;
+        struct tmatches m = { 0 };
+        m.cap = nsess * 6;
+        m.v = calloc((size_t)m.cap, sizeof *m.v);
+        struct post_ent *keep = calloc((size_t)m.cap, sizeof *keep);
+        double cut = -1;
+        for (int64_t row = 1; n < m.cap - 4; row += 1 + rnd(3)) {
+            /* in order: session = row / 5; interleaved: any session */
+            int64_t sess = interleave ? 1 + rnd((unsigned)nsess) : 1 + (row * nsess) / (m.cap * 2);
+            m.v[n++] = (struct post_ent){ row, sess, 1 + (int)rnd(3), 5 + (int)rnd(4) * 10 };
+        }
+        m.n = n;
+        T_EQ_INT(tier_choose(&m, 20.0), CAIRN_OK);
+        int nref = ref_choose(m.v, m.n, 20.0, keep, &cut);
+        T_EQ_INT(m.nkeep, nref);
+        T_CHECK(m.cut == cut);
+        T_CHECK(c & 1 ? cut == 0 : cut > 0);
+        int same = m.nkeep == nref;
+        for (int i = 0; same && i < nref; i++)
+            same = m.keep[i].row == keep[i].row && m.keep[i].sess == keep[i].sess &&
+                   m.keep[i].tf == keep[i].tf && m.keep[i].ntok == keep[i].ntok;
+        T_CHECK(same);
+        T_CHECK(c & 1 ? m.nkeep == m.n : m.nkeep < m.n);
+        free(m.v);
+        free(m.keep);
+        free(m.idx);
+        free(m.kv);
+        free(m.mark);
+        free(keep);
+    }
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -512,6 +659,8 @@ int main(void)
     T_RUN(test_keep_cut);
     T_RUN(test_rebuild);
     T_RUN(test_walk_thread);
+    T_RUN(test_choose);
+    T_RUN(test_runs_walk);
     T_RUN(test_migrate_v21);
     T_RUN(test_migrate_v22);
     char cmd[300];
