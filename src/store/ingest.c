@@ -1034,7 +1034,6 @@ static int fts_bulk_end(struct cairn *h)
 {
     if (!h->fts_bulk)
         return CAIRN_OK;
-    h->fts_bulk = 0;
     int rc = store_begin(h), src;
     if (rc)
         return rc;
@@ -1049,7 +1048,9 @@ out:
         store_rollback(h);
         return rc;
     }
-    return store_commit(h);
+    if (!(rc = store_commit(h)))
+        h->fts_bulk = 0;
+    return rc;
 }
 
 static void group_clear(struct cairn *h)
@@ -1097,8 +1098,11 @@ int cairn_add_group(struct cairn *h, int on)
         return CAIRN_ERROR;
     int rc = on ? CAIRN_OK : store_group_commit(h);
     h->add_group = on != 0;
+    /* the group's sessions are stored: a failure to take the setting out
+     * (the lock held past the timeout) is not theirs, and leaves what a
+     * killed add leaves; cairn_close tries again */
     if (!on && !rc)
-        rc = fts_bulk_end(h);
+        (void)fts_bulk_end(h);
     return rc;
 }
 
