@@ -213,6 +213,7 @@ struct item {
     int kind, k;
     size_t line, col;
     struct cairn_prepared *pr;
+    size_t bytes;                        /* cairn_prepared_bytes(pr), when queued */
 };
 
 /* A few sessions ahead: memory stays a few sessions', not the input's,
@@ -223,26 +224,62 @@ struct item {
 #define ADD_AHEAD 8
 #define ADD_AHEAD_BYTES ((size_t)64 << 20)
 
+/* Sessions the writer is done with, handed back for the reader to free:
+ * freeing a session (its JSON tree, texts and token records, ~5% of the
+ * writer's instructions) needs no store, and memory is best freed by the
+ * thread whose malloc arena it came from (bench/README.md, add35). Full,
+ * the writer frees them itself. */
+#define ADD_DONE (2 * ADD_AHEAD)
+
 struct pipeline {
     pthread_mutex_t mu;
     pthread_cond_t can_put, can_take;
     struct item q[ADD_AHEAD];
     size_t head, n;
-    size_t bytes;                        /* the queued sessions' (cairn_prepared_bytes) */
+    size_t bytes;                        /* the queued and the done sessions' (cairn_prepared_bytes) */
+    struct cairn_prepared *done[ADD_DONE];
+    size_t done_bytes[ADD_DONE], ndone;
     int stop;                            /* the writer stopped: the reader ends */
     struct add_stream *r;
     struct cairn_preparer *pp;
 };
 
-/* Queues it for the writer; -1 (it freed) once the writer has stopped. */
+/* Frees the sessions the writer handed back (p->mu held: it is released
+ * while they are freed, and held again on return). */
+static void free_done(struct pipeline *p)
+{
+    struct cairn_prepared *d[ADD_DONE];
+    size_t nd = p->ndone, b = 0;
+    for (size_t i = 0; i < nd; i++) {
+        d[i] = p->done[i];
+        b += p->done_bytes[i];
+    }
+    p->ndone = 0;
+    pthread_mutex_unlock(&p->mu);
+    for (size_t i = 0; i < nd; i++)
+        cairn_prepared_free(d[i]);
+    pthread_mutex_lock(&p->mu);
+    p->bytes -= b;
+}
+
+/* Queues it for the writer; -1 (it freed) once the writer has stopped.
+ * Frees what the writer is done with first, and while it waits. */
 static int put(struct pipeline *p, struct item it)
 {
     size_t b = cairn_prepared_bytes(it.pr);
     pthread_mutex_lock(&p->mu);
-    while ((p->n == ADD_AHEAD || (p->n && p->bytes + b > ADD_AHEAD_BYTES)) && !p->stop)
+    for (;;) {
+        if (p->ndone) {
+            free_done(p);
+            continue;
+        }
+        if (!(p->n == ADD_AHEAD || (p->n && p->bytes + b > ADD_AHEAD_BYTES)) || p->stop)
+            break;
         pthread_cond_wait(&p->can_put, &p->mu);
+    }
     int stop = p->stop;
     if (!stop) {
+        it.bytes = b;
         p->q[(p->head + p->n) % ADD_AHEAD] = it;
         p->n++;
         p->bytes += b;
@@ -262,10 +299,29 @@ static struct item take(struct pipeline *p)
     struct item it = p->q[p->head];
     p->head = (p->head + 1) % ADD_AHEAD;
     p->n--;
-    p->bytes -= cairn_prepared_bytes(it.pr);
     pthread_cond_signal(&p->can_put);
     pthread_mutex_unlock(&p->mu);
     return it;
+}
+
+/* The writer is done with it: back to the reader to free (its bytes stay
+ * counted until then), or freed here when the list is full. */
+static void give_back(struct pipeline *p, struct item it)
+{
+    if (!it.pr)
+        return;
+    pthread_mutex_lock(&p->mu);
+    int mine = p->ndone == ADD_DONE;
+    if (mine) {
+        p->bytes -= it.bytes;
+    } else {
+        p->done[p->ndone] = it.pr;
+        p->done_bytes[p->ndone++] = it.bytes;
+        pthread_cond_signal(&p->can_put);
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (mine)
+        cairn_prepared_free(it.pr);
 }
 
 /* The reading thread: the stream cut into sessions, each prepared
@@ -280,20 +336,20 @@ static void *reader_main(void *arg)
     int type, got, stop = 0;
     while (!stop && (got = add_stream_next(p->r, &doc, &n, &type, &l, &c)) >= 0) {
         if (!got) {
-            stop = put(p, (struct item){ ITEM_BAD, 0, l, c, NULL });
+            stop = put(p, (struct item){ ITEM_BAD, 0, l, c, NULL, 0 });
         } else if (type == cJSON_Array) {
             struct arr_it it;
             arr_init(&it, doc, doc + n);
             for (int k = 1; !stop && arr_next(&it, &s, &e); k++)
                 stop = put(p, (struct item){ ITEM_SESSION, k, l, 0,
-                                             cairn_prepare_json(p->pp, s, (size_t)(e - s)) });
+                                             cairn_prepare_json(p->pp, s, (size_t)(e - s)), 0 });
         } else {
             stop = put(p, (struct item){ ITEM_SESSION, 0, l, 0,
-                                         cairn_prepare_json(p->pp, doc, n) });
+                                         cairn_prepare_json(p->pp, doc, n), 0 });
         }
     }
     if (!stop)
-        put(p, (struct item){ ITEM_END, 0, 0, 0, NULL });
+        put(p, (struct item){ ITEM_END, 0, 0, 0, NULL, 0 });
     return NULL;
 }
 
@@ -326,7 +382,7 @@ static int add_piped(struct adder *a, struct add_stream *r, struct cairn_prepare
             bad_doc(a, it.line, it.col);
         else
             rc = add_one(a, it.line, it.k, it.pr, NULL, 0);
-        cairn_prepared_free(it.pr);
+        give_back(&p, it);
     }
     pthread_mutex_lock(&p.mu);
     p.stop = 1;
@@ -335,6 +391,8 @@ static int add_piped(struct adder *a, struct add_stream *r, struct cairn_prepare
     pthread_join(t, NULL);
     for (; p.n; p.n--, p.head = (p.head + 1) % ADD_AHEAD)
         cairn_prepared_free(p.q[p.head].pr);   /* read past a stop */
+    for (size_t i = 0; i < p.ndone; i++)
+        cairn_prepared_free(p.done[i]);        /* handed back after the reader's last put */
 out:
     pthread_cond_destroy(&p.can_take);
     pthread_cond_destroy(&p.can_put);

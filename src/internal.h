@@ -96,6 +96,8 @@ struct cairn {
     int      add_group;      /* cairn_add_group: adds share a transaction */
     int      group_tx;       /* that transaction is open */
     size_t   group_n;        /* sessions written in it */
+    int      fts_bulk;       /* FTS5's merge settings for a bulk add are in
+                                messages_fts_config (store/ingest.c, fts_bulk_begin) */
     struct stat_delta *gd;   /* their session_stats, applied at its commit */
     sqlite3_stmt *gst[10];   /* the write path's statements, kept from one session of
                                 the group to the next (store/ingest.c, get_st) */

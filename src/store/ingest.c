@@ -278,6 +278,7 @@ static void derive_session_id(const struct cairn_session *s, const struct clean_
 struct extend_st { sqlite3_stmt *sel, *upd; };
 
 static int group_stats_apply(struct cairn *h);
+static int fts_bulk_begin(struct cairn *h);
 
 /* Message id of session sess extended to cm (its length ntok; rt: its
  * tokens as text_record made them, or NULL). */
@@ -906,6 +907,8 @@ static int store_message(struct cairn *h, const struct prepared *p, size_t i, in
         store_turn_write(&ms->turns, &ms->tprev, mrow, *pos, !strcmp(m->role, "user"), m->at,
                          ntok, spk, spk ? strlen(spk) : 0);
         const struct pre_msg *pm = p->pre ? &p->pre[i] : NULL;
+        if (h->group_tx && !h->fts_bulk && (rc = fts_bulk_begin(h)))
+            return rc;
         if ((rc = store_keep_insert(h, &ms->ins_f, row, mrow, c->content, c->len, ntok, rt)) ||
             (rc = pm ? store_events_put(h, &ms->ins_e, mrow, row, p->pre_ev + 2 * pm->ev_off,
                                         pm->ev_n)
@@ -993,6 +996,63 @@ static int touch_session(struct cairn *h, const struct prepared *p, int64_t row)
 
 /* ---- groups: sessions sharing a transaction (cairn_add_group) ---- */
 
+/* FTS5 merges its segments while a bulk add writes them: by default
+ * (automerge 4) it merges 4 segments of a level into one of the next, so
+ * a group's segment is read and written again about log4(groups) times
+ * (~5 at a million messages, 780 groups). For a group add the store's
+ * index merges 16 at a time (FTS5_BULK_AUTOMERGE; crisismerge, 16, is the
+ * same bound), about half the levels: the writer's instructions for 20,000
+ * messages 3,376 -> 3,244 M (bench/README.md, add35). The setting is a row
+ * of messages_fts_config, written in the group's transaction with its first
+ * message and taken out again when the group add ends (fts_bulk_end), so
+ * the stored rows are the same; the answers are, whatever the segments.
+ * An add killed in between leaves the row: the index then merges 16 at a
+ * time until the next group add ends, which is slower to read at most. */
+#define FTS5_BULK_AUTOMERGE 16
+
+static int fts_automerge(struct cairn *h, int n)
+{
+    char sql[96];
+    snprintf(sql, sizeof sql, "INSERT INTO messages_fts(messages_fts, rank) VALUES "
+             "('automerge', %d)", n);
+    int src = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+    return src == SQLITE_OK ? CAIRN_OK : cairn__sqlerr(h, src, "full-text merge setting");
+}
+
+/* In the open group's transaction, before its first message's FTS row. */
+static int fts_bulk_begin(struct cairn *h)
+{
+    h->fts_bulk = 1;
+    return fts_automerge(h, FTS5_BULK_AUTOMERGE);
+}
+
+/* The default back, in a transaction of its own after the last group:
+ * FTS5's own command first (it tells the other connections, by the
+ * index's cookie, to read the settings again), then the row it wrote
+ * taken out, as a store that never had it. */
+static int fts_bulk_end(struct cairn *h)
+{
+    if (!h->fts_bulk)
+        return CAIRN_OK;
+    int rc = store_begin(h), src;
+    if (rc)
+        return rc;
+    if ((rc = fts_automerge(h, 4)))
+        goto out;
+    src = sqlite3_exec(h->db, "DELETE FROM messages_fts_config WHERE k = 'automerge'", NULL,
+                       NULL, NULL);
+    if (src != SQLITE_OK)
+        rc = cairn__sqlerr(h, src, "full-text merge setting");
+out:
+    if (rc) {
+        store_rollback(h);
+        return rc;
+    }
+    if (!(rc = store_commit(h)))
+        h->fts_bulk = 0;
+    return rc;
+}
+
 static void group_clear(struct cairn *h)
 {
     for (int k = 0; k < GST_N; k++) {
@@ -1038,6 +1098,11 @@ int cairn_add_group(struct cairn *h, int on)
         return CAIRN_ERROR;
     int rc = on ? CAIRN_OK : store_group_commit(h);
     h->add_group = on != 0;
+    /* the group's sessions are stored: a failure to take the setting out
+     * (the lock held past the timeout) is not theirs, and leaves what a
+     * killed add leaves; cairn_close tries again */
+    if (!on && !rc)
+        (void)fts_bulk_end(h);
     return rc;
 }
 
@@ -1053,6 +1118,7 @@ size_t cairn_add_pending(const struct cairn *h)
 
 void store_group_free(struct cairn *h)
 {
+    (void)fts_bulk_end(h);     /* cairn_close: an add that did not end its group mode */
     free(h->gd);
     h->gd = NULL;
     h->gd_cap = 0;

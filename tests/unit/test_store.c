@@ -461,6 +461,9 @@ static void test_group(void)
     check_totals(db, path, 1, 1);           /* the deferred session_stats */
     T_EQ_INT(scan(path, "SELECT n FROM session_stats JOIN sessions s ON s.id = session "
                         "WHERE s.ext_id = 'b'"), 2);
+    /* a group add merges FTS5's segments 16 at a time (ingest.c,
+     * fts_bulk_begin), a setting stored with its first commit */
+    T_EQ_INT(scan(path, "SELECT v FROM messages_fts_config WHERE k = 'automerge'"), 16);
 
     /* a failure while writing takes the whole open group back */
     sqlite3 *raw;
@@ -491,15 +494,23 @@ static void test_group(void)
     T_EQ_INT((int)cairn_add_pending(db), 1);
     cairn_close(db);
     T_EQ_INT(scan(path, "SELECT count(*) FROM sessions WHERE ext_id = 'f'"), 1);
+    /* and takes the setting out again, as cairn_add_group(db, 0) does */
+    T_EQ_INT(scan(path, "SELECT count(*) FROM messages_fts_config WHERE k <> 'version'"), 0);
 
-    /* off: one transaction a session again */
+    /* off: one transaction a session again, the setting gone with the group mode */
+    const char *g = "{\"id\":\"g\",\"messages\":[{\"role\":\"user\",\"content\":\"grouped\"}]}";
     T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
     T_EQ_INT(cairn_add_group(db, 1), CAIRN_OK);
+    T_EQ_INT(cairn_add_json(db, g, strlen(g), NULL), CAIRN_OK);
+    T_EQ_INT(cairn_add_commit(db), CAIRN_OK);
+    T_EQ_INT(scan(path, "SELECT v FROM messages_fts_config WHERE k = 'automerge'"), 16);
     T_EQ_INT(cairn_add_group(db, 0), CAIRN_OK);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM messages_fts_config WHERE k <> 'version'"), 0);
     T_EQ_INT(cairn_add_json(db, a, strlen(a), NULL), CAIRN_OK);
     T_EQ_INT(cairn_add_pending(db), 0);
     T_EQ_INT(scan(path, "SELECT count(*) FROM sessions WHERE ext_id = 'a'"), 1);
-    check_totals(db, path, 3, 1);
+    T_EQ_INT(scan(path, "SELECT count(*) FROM messages_fts_config WHERE k <> 'version'"), 0);
+    check_totals(db, path, 4, 1);
     cairn_close(db);
 }
 
