@@ -337,7 +337,8 @@ void embed_pc_close(struct embed_pc *pc)
     free(pc);
 }
 
-/* Removes writers' temporary files (nrNN.bin.XXXXXX, q8.bin.XXXXXX) in folder pdir last
+/* Removes writers' temporary files (nrNN.bin.XXXXXX, q8.bin.XXXXXX,
+ * vocab.bin.XXXXXX) in folder pdir last
  * changed at least PC_TEMP_STALE_S seconds ago. */
 static void pc_remove_temps(const char *pdir)
 {
@@ -352,7 +353,9 @@ static void pc_remove_temps(const char *pdir)
     while ((e = readdir(d))) {
         const char *dot = strstr(e->d_name, ".bin.");
 
-        if ((strncmp(e->d_name, "nr", 2) != 0 && strncmp(e->d_name, "q8", 2) != 0) || !dot ||
+        if ((strncmp(e->d_name, "nr", 2) != 0 && strncmp(e->d_name, "q8", 2) != 0 &&
+             strncmp(e->d_name, "vo", 2) != 0) ||
+            !dot ||
             strlen(dot) != 11)
             continue;
         snprintf(p, sizeof p, "%s/%s", pdir, e->d_name);
@@ -577,4 +580,90 @@ out:
     free(part);
     free(len);
     return rc;
+}
+
+/* ---- a caller's bytes (embed_pc_blob_*) -----------------------------------
+ *
+ * For data that is not weights (USE-lite's vocabulary, use.c): the body
+ * is the caller's, so it cannot be checked against anything here but
+ * itself; the header's `shapes` holds hash64 of the whole body (a few
+ * hundred KB: ~0.2 M instructions), so a file torn or damaged anywhere
+ * is refused, and the caller still bounds every offset it reads from it. */
+
+#define PC_BLOB_MAX ((uint64_t)64 << 20)
+
+static int pc_blob_name(const char *dir, const char *name, char *path, size_t n)
+{
+    size_t i;
+
+    for (i = 0; name[i]; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+              name[i] == '.'))
+            return -1;
+    if (i == 0 || name[0] == '.')
+        return -1;
+    return (size_t)snprintf(path, n, "%s/" PC_DIR "/%s", dir, name) < n ? 0 : -1;
+}
+
+static void pc_blob_head(struct pc_head *hd, const char *magic, uint64_t src_key,
+                         uint64_t body_hash, uint64_t size)
+{
+    pc_head(hd, magic, PC_VERSION, 0, 1, body_hash, size);
+    hd->src_hash = src_key;
+    pc_seal(hd);
+}
+
+int embed_pc_blob_check(const void *img, size_t size, const char *magic, uint64_t src_key,
+                        const void **body, size_t *len, char *err, size_t errlen)
+{
+    struct pc_head want;
+    uint64_t h = 0;
+
+    if (size > PC_BLOB_MAX) {
+        embed_errf(err, errlen, "packed file too large");
+        return -1;
+    }
+    if (size >= PC_HEAD)
+        h = hash64((const char *)img + PC_HEAD, size - PC_HEAD, 0xb10b);
+    pc_blob_head(&want, magic, src_key, h, size);
+    if (pc_head_check(img, size, &want, err, errlen) != 0)
+        return -1;
+    *body = (const char *)img + PC_HEAD;
+    *len = size - PC_HEAD;
+    return 0;
+}
+
+struct embed_pc *embed_pc_blob_open(const char *dir, const char *name, const char *magic,
+                                    uint64_t src_key, const void **body, size_t *len,
+                                    char *err, size_t errlen)
+{
+    char path[4200];
+    struct embed_pc *pc;
+
+    if (pc_blob_name(dir, name, path, sizeof path) != 0) {
+        embed_errf(err, errlen, "bad packed file name or path too long");
+        return NULL;
+    }
+    if (!(pc = pc_map(path, err, errlen)))
+        return NULL;
+    if (embed_pc_blob_check(pc->map, pc->size, magic, src_key, body, len, err, errlen) != 0) {
+        embed_pc_close(pc);
+        return NULL;
+    }
+    return pc;
+}
+
+int embed_pc_blob_write(const char *dir, const char *name, const char *magic,
+                        uint64_t src_key, const void *body, size_t len,
+                        char *err, size_t errlen)
+{
+    struct pc_head hd;
+    char path[4200];
+
+    if (pc_blob_name(dir, name, path, sizeof path) != 0 || len > PC_BLOB_MAX - PC_HEAD) {
+        embed_errf(err, errlen, "bad packed file name, path too long or body too large");
+        return -1;
+    }
+    pc_blob_head(&hd, magic, src_key, hash64(body, len, 0xb10b), PC_HEAD + len);
+    return pc_write(dir, name, &hd, &body, &len, 1, err, errlen);
 }

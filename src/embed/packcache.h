@@ -90,6 +90,25 @@ int embed_pc_q8_check(const void *img, size_t size, uint64_t src_key,
 int embed_pc_q8_write(const char *dir, uint64_t src_key, const struct embed_pc_tensor *t,
                       int nt, const struct embed_k_q8 *const *q, char *err, size_t errlen);
 
+/* A file of bytes only the caller reads, dir/.cairn-packed/NAME (a
+ * plain name of letters, digits and '.'): USE-lite's vocabulary
+ * (vocab.bin, use.c). Keyed by magic (8 bytes: the caller's format and
+ * version) and src_key (the caller's hash of its sources' sizes and
+ * change times); its header holds a hash of the whole body, so a torn,
+ * truncated or damaged body is refused, not only a stale one. Maps it:
+ * *body (64-byte aligned) and *len until embed_pc_close. NULL and why
+ * when absent, not ours, of another magic or key, or damaged. */
+struct embed_pc *embed_pc_blob_open(const char *dir, const char *name, const char *magic,
+                                    uint64_t src_key, const void **body, size_t *len,
+                                    char *err, size_t errlen);
+/* The same checks on an image in memory (64-byte aligned). */
+int embed_pc_blob_check(const void *img, size_t size, const char *magic, uint64_t src_key,
+                        const void **body, size_t *len, char *err, size_t errlen);
+/* Writes body (len bytes) as dir's file name, as embed_pc_write does. */
+int embed_pc_blob_write(const char *dir, const char *name, const char *magic,
+                        uint64_t src_key, const void *body, size_t len,
+                        char *err, size_t errlen);
+
 /* Bytes of t's panels at width nr. */
 size_t embed_pc_tensor_bytes(const struct embed_pc_tensor *t, int nr);
 

@@ -75,15 +75,19 @@ struct use_model {
     size_t  nbytes;
     size_t  maplen;                   /* > 0: data is our mapping of that length */
     /* vocabulary */
-    int      nvocab;
-    char   **piece;                   /* UTF-8, NUL-terminated, in pieces */
-    char    *pieces;                  /* every piece, one block */
-    int     *plen;                    /* bytes */
-    int     *u16len;                  /* UTF-16 code units (JS .length) */
-    double  *score;
-    int32_t *slot;                    /* hash: id + 1, 0 = empty */
-    size_t   nslot;                   /* power of two */
-    int      max_cp;                  /* longest piece, in code points */
+    /* vocabulary: views of one image (struct vocab_bin), the mapped
+     * vocab.bin or vocab_buf built from vocab.json (load_vocab) */
+    int             nvocab;
+    const char     *pieces;           /* every piece, UTF-8, NUL-terminated */
+    const uint32_t *poff;             /* piece id's offset in pieces */
+    const int32_t  *plen;             /* bytes */
+    const int32_t  *u16len;           /* UTF-16 code units (JS .length) */
+    const double   *score;
+    const int32_t  *slot;             /* hash: id + 1, 0 = empty */
+    size_t          nslot;            /* power of two */
+    int             max_cp;           /* longest piece, in code points */
+    void           *vocab_buf;        /* the image when built here */
+    struct embed_pc *vocab_file;      /* the image when mapped */
     /* weights */
     int          vocab_rows, demb;    /* Embeddings_en [rows][demb] */
     const float *emb;
@@ -122,6 +126,8 @@ int use_is_model_dir(const char *dir)
     return dir && file_exists(dir, "model.json") && file_exists(dir, "vocab.json");
 }
 
+static int use_q8_file_wanted(const struct use_model *m);
+
 /* ---- vocabulary --------------------------------------------------------- */
 
 /* The id of the piece s[0..n), or -1. */
@@ -131,7 +137,7 @@ static int vocab_find(const struct use_model *m, const char *s, size_t n)
 
     while (m->slot[i]) {
         int id = m->slot[i] - 1;
-        if ((size_t)m->plen[id] == n && memcmp(m->piece[id], s, n) == 0)
+        if ((size_t)m->plen[id] == n && memcmp(m->pieces + m->poff[id], s, n) == 0)
             return id;
         i = (i + 1) & (m->nslot - 1);
     }
@@ -214,18 +220,87 @@ static int vs_score(struct vscan *s, double *v)
     return *e || !isfinite(*v) ? -1 : 0;
 }
 
-static int load_vocab(struct use_model *m, const char *dir, char *err,
-                      size_t errlen)
-{
-    size_t len = 0, used = 0, cap = 0;
-    char *text = embed_read_file(dir, "vocab.json", USE_MAX_JSON, &len, NULL, err, errlen);
-    struct vscan s = { text, text ? text + len : NULL };
-    int i, rc = -1;
+/*
+ * The vocabulary's image, the same bytes in memory and in
+ * .cairn-packed/vocab.bin: parsing vocab.json (8,000 pieces, their scores
+ * and the hash of pieces) was ~12 M of a one-shot query's ~27 M
+ * instructions (docs/EMBED.md), so it is done once and mapped after.
+ * Both ways go through vocab_view, so a query tokenizes with the same
+ * arrays either way. Layout (host byte order; the file's header, with its
+ * endian mark, refuses another host's):
+ *   struct vocab_bin, then double score[nvocab], int32 plen[nvocab],
+ *   int32 u16len[nvocab], uint32 poff[nvocab], int32 slot[nslot],
+ *   char pieces[npb] (each piece NUL-terminated).
+ */
+#define USE_VOCAB_FILE  "vocab.bin"
+#define USE_VOCAB_MAGIC "cairnvo1"   /* bump with the layout or the tokenizer's tables */
+#define USE_MAX_VOCAB   (1 << 20)
 
-    if (!text)
-        goto out;
+struct vocab_bin {
+    uint32_t nvocab, nslot, max_cp, npb;
+};
+
+static size_t vocab_bytes(size_t nvocab, size_t nslot, size_t npb)
+{
+    return sizeof(struct vocab_bin) + nvocab * (sizeof(double) + 3 * sizeof(int32_t)) +
+           nslot * sizeof(int32_t) + npb;
+}
+
+/* Points m's vocabulary at the image img (len bytes, 8-byte aligned)
+ * after checking everything a lookup reads through: sizes, every piece
+ * inside the block and terminated, lengths and hash slots in range. An
+ * image that passes with other values tokenizes oddly, never reads
+ * outside itself. 0, or -1. */
+static int vocab_view(struct use_model *m, const void *img, size_t len)
+{
+    struct vocab_bin h;
+    const char *p = img;
+    size_t nv, ns, i;
+
+    if (len < sizeof h)
+        return -1;
+    memcpy(&h, img, sizeof h);
+    nv = h.nvocab;
+    ns = h.nslot;
+    if (nv <= USE_RESERVED || nv > USE_MAX_VOCAB || ns < 2 * nv || ns > 4 * (size_t)USE_MAX_VOCAB ||
+        (ns & (ns - 1)) || h.max_cp < 1 || h.max_cp > 256 || len != vocab_bytes(nv, ns, h.npb))
+        return -1;
+    m->score = (const double *)(const void *)(p + sizeof h);
+    m->plen = (const int32_t *)(const void *)(m->score + nv);
+    m->u16len = m->plen + nv;
+    m->poff = (const uint32_t *)(const void *)(m->u16len + nv);
+    m->slot = (const int32_t *)(const void *)(m->poff + nv);
+    m->pieces = (const char *)(m->slot + ns);
+    for (i = 0; i < nv; i++)
+        if (m->plen[i] < 1 || m->plen[i] > 256 || m->u16len[i] < 1 ||
+            m->u16len[i] > m->plen[i] || m->poff[i] >= h.npb ||
+            h.npb - m->poff[i] <= (uint32_t)m->plen[i] ||
+            m->pieces[m->poff[i] + (uint32_t)m->plen[i]] != 0)
+            return -1;
+    for (i = 0; i < ns; i++)
+        if (m->slot[i] < 0 || (uint32_t)m->slot[i] > nv)
+            return -1;
+    m->nvocab = (int)nv;
+    m->nslot = ns;
+    m->max_cp = (int)h.max_cp;
+    return 0;
+}
+
+/* Parses vocab.json's text into the image *out (malloc'd, *outlen bytes). */
+static int vocab_parse(const char *text, size_t len, void **out, size_t *outlen, char *err,
+                       size_t errlen)
+{
+    struct vscan s = { text, text + len };
+    struct vocab_bin h = { 0, 16, 0, 0 };
+    char *pieces = malloc(len + 1), *img = NULL;
+    uint32_t *poff = NULL;
+    int32_t *plen = NULL, *u16 = NULL, *slot;
+    double *score = NULL;
+    size_t used = 0, cap = 0, nv = 0, i;
+    int rc = -1;
+
     /* decoded pieces are never longer than their JSON text */
-    if (!(m->pieces = malloc(len + 1))) {
+    if (!pieces) {
         embed_errf(err, errlen, "out of memory");
         goto out;
     }
@@ -233,89 +308,153 @@ static int load_vocab(struct use_model *m, const char *dir, char *err,
         goto bad;
     for (i = 0; !(i == 0 && vs_eat(&s, ']')); i++) {
         size_t n = 0, k, cps = 0;
-        double score;
+        double sc;
 
         if (i > 0 && !vs_eat(&s, ','))
             goto bad;
-        if (i >= (1 << 20)) {
-            embed_errf(err, errlen, "vocab.json has more than %d pieces", 1 << 20);
+        if (i >= USE_MAX_VOCAB) {
+            embed_errf(err, errlen, "vocab.json has more than %d pieces", USE_MAX_VOCAB);
             goto out;
         }
-        if (i == (int)cap) {
+        if (i == cap) {
             size_t nc = cap ? cap * 2 : 1024;
-            char **p1 = realloc(m->piece, nc * sizeof(*m->piece));
-            int *p2 = p1 ? realloc(m->plen, nc * sizeof(*m->plen)) : NULL;
-            int *p3 = p2 ? realloc(m->u16len, nc * sizeof(*m->u16len)) : NULL;
-            double *p4 = p3 ? realloc(m->score, nc * sizeof(*m->score)) : NULL;
+            uint32_t *p1 = realloc(poff, nc * sizeof(*poff));
+            int32_t *p2 = p1 ? realloc(plen, nc * sizeof(*plen)) : NULL;
+            int32_t *p3 = p2 ? realloc(u16, nc * sizeof(*u16)) : NULL;
+            double *p4 = p3 ? realloc(score, nc * sizeof(*score)) : NULL;
 
             if (p1)
-                m->piece = p1;
+                poff = p1;
             if (p2)
-                m->plen = p2;
+                plen = p2;
             if (p3)
-                m->u16len = p3;
+                u16 = p3;
             if (!p4) {
                 embed_errf(err, errlen, "out of memory");
                 goto out;
             }
-            m->score = p4;
+            score = p4;
             cap = nc;
         }
-        if (!vs_eat(&s, '[') || vs_string(&s, m->pieces + used, len - used, &n) != 0 ||
-            !vs_eat(&s, ',') || vs_score(&s, &score) != 0 || !vs_eat(&s, ']')) {
-            embed_errf(err, errlen, "vocab.json: entry %d is not [piece, score]", i);
+        if (!vs_eat(&s, '[') || vs_string(&s, pieces + used, len - used, &n) != 0 ||
+            !vs_eat(&s, ',') || vs_score(&s, &sc) != 0 || !vs_eat(&s, ']')) {
+            embed_errf(err, errlen, "vocab.json: entry %zu is not [piece, score]", i);
             goto out;
         }
-        if (n == 0 || n > 256 || !utf8_valid(m->pieces + used, n)) {
-            embed_errf(err, errlen, "vocab.json: entry %d is empty, too long or not UTF-8", i);
+        if (n == 0 || n > 256 || !utf8_valid(pieces + used, n)) {
+            embed_errf(err, errlen, "vocab.json: entry %zu is empty, too long or not UTF-8", i);
             goto out;
         }
-        m->piece[i] = m->pieces + used;
-        m->pieces[used + n] = 0;   /* room: the closing quote's byte at least */
-        used += n + 1;
-        m->plen[i] = (int)n;
-        m->score[i] = score;
-        m->u16len[i] = 0;
+        poff[i] = (uint32_t)used;
+        pieces[used + n] = 0;   /* room: the closing quote's byte at least */
+        plen[i] = (int32_t)n;
+        score[i] = sc;
+        u16[i] = 0;
         for (k = 0; k < n;) {
             uint32_t cp;
-            k += utf8_decode(m->piece[i] + k, n - k, &cp);
-            m->u16len[i] += cp >= 0x10000 ? 2 : 1;
+            k += utf8_decode(pieces + used + k, n - k, &cp);
+            u16[i] += cp >= 0x10000 ? 2 : 1;
             cps++;
         }
-        if (i >= USE_RESERVED && (int)cps > m->max_cp)
-            m->max_cp = (int)cps;
-        m->nvocab = i + 1;
+        used += n + 1;
+        if (i >= USE_RESERVED && cps > h.max_cp)
+            h.max_cp = (uint32_t)cps;
+        nv = i + 1;
         if (vs_eat(&s, ']'))
             break;
     }
     vs_ws(&s);
-    if (s.p != s.end)
-        goto bad;   /* something after the array */
-    if (m->nvocab <= USE_RESERVED)
-        goto bad;
-    for (m->nslot = 16; m->nslot < (size_t)m->nvocab * 2; m->nslot *= 2)
-        ;
-    if (!(m->slot = calloc(m->nslot, sizeof(*m->slot)))) {
+    if (s.p != s.end || nv <= USE_RESERVED)
+        goto bad;   /* something after the array, or no pieces */
+    h.nvocab = (uint32_t)nv;
+    h.npb = (uint32_t)used;
+    while (h.nslot < 2 * nv)
+        h.nslot *= 2;
+    *outlen = vocab_bytes(nv, h.nslot, used);
+    if (!(img = calloc(1, *outlen))) {
         embed_errf(err, errlen, "out of memory");
         goto out;
     }
-    for (i = USE_RESERVED; i < m->nvocab; i++) {
-        /* A repeated piece: the JS trie keeps the later entry. */
-        size_t n = (size_t)m->plen[i];
-        size_t h = (size_t)fnv1a64(m->piece[i], n, FNV1A64_BASIS) & (m->nslot - 1);
-
-        while (m->slot[h]) {
-            int id = m->slot[h] - 1;
-            if (m->plen[id] == (int)n && memcmp(m->piece[id], m->piece[i], n) == 0)
-                break;
-            h = (h + 1) & (m->nslot - 1);
-        }
-        m->slot[h] = i + 1;
+    memcpy(img, &h, sizeof h);
+    {
+        char *q = img + sizeof h;
+        memcpy(q, score, nv * sizeof(*score)); q += nv * sizeof(*score);
+        memcpy(q, plen, nv * sizeof(*plen));   q += nv * sizeof(*plen);
+        memcpy(q, u16, nv * sizeof(*u16));     q += nv * sizeof(*u16);
+        memcpy(q, poff, nv * sizeof(*poff));   q += nv * sizeof(*poff);
+        slot = (int32_t *)(void *)q;           q += h.nslot * sizeof(*slot);
+        memcpy(q, pieces, used);
     }
+    for (i = USE_RESERVED; i < nv; i++) {
+        /* A repeated piece: the JS trie keeps the later entry. */
+        size_t n = (size_t)plen[i];
+        const char *pc = pieces + poff[i];
+        size_t hs = (size_t)fnv1a64(pc, n, FNV1A64_BASIS) & (h.nslot - 1);
+
+        while (slot[hs]) {
+            int id = slot[hs] - 1;
+            if (plen[id] == (int32_t)n && memcmp(pieces + poff[id], pc, n) == 0)
+                break;
+            hs = (hs + 1) & (h.nslot - 1);
+        }
+        slot[hs] = (int32_t)i + 1;
+    }
+    *out = img;
+    img = NULL;
     rc = 0;
     goto out;
 bad:
     embed_errf(err, errlen, "vocab.json is not an array of [piece, score] pairs");
+out:
+    free(img);
+    free(pieces);
+    free(poff);
+    free(plen);
+    free(u16);
+    free(score);
+    return rc;
+}
+
+/* The vocabulary from vocab.bin when it is there and made from vocab.json
+ * as it is now (file: CAIRN_PACK_CACHE not 0), else from vocab.json, then
+ * written to vocab.bin for later processes (best effort: a folder we
+ * cannot write changes nothing). Keyed by a hash of vocab.json's bytes,
+ * not its size and change time as the weights' files are: reading and
+ * hashing its 218 KB costs ~0.2 M instructions, and a file rewritten
+ * within the clock's tick at the same size cannot pass for the old one. */
+static int load_vocab(struct use_model *m, const char *dir, int file, char *err,
+                      size_t errlen)
+{
+    char ferr[256];
+    uint64_t key;
+    const void *body;
+    size_t len = 0, blen;
+    char *text = embed_read_file(dir, "vocab.json", USE_MAX_JSON, &len, NULL, err, errlen);
+    int rc = -1;
+
+    if (!text)
+        goto out;
+    key = hash64(text, len, 0x70cab);
+    if (file) {
+        m->vocab_file = embed_pc_blob_open(dir, USE_VOCAB_FILE, USE_VOCAB_MAGIC, key, &body,
+                                           &blen, ferr, sizeof ferr);
+        if (m->vocab_file && vocab_view(m, body, blen) == 0) {
+            rc = 0;
+            goto out;
+        }
+        embed_pc_close(m->vocab_file);   /* refused: built again below */
+        m->vocab_file = NULL;
+    }
+    if (vocab_parse(text, len, &m->vocab_buf, &blen, err, errlen) != 0)
+        goto out;
+    if (vocab_view(m, m->vocab_buf, blen) != 0) {
+        embed_errf(err, errlen, "vocab.json: the vocabulary does not fit its limits");
+        goto out;
+    }
+    if (file)
+        (void)embed_pc_blob_write(dir, USE_VOCAB_FILE, USE_VOCAB_MAGIC, key, m->vocab_buf,
+                                  blen, ferr, sizeof ferr);
+    rc = 0;
 out:
     free(text);
     return rc;
@@ -730,10 +869,12 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
         return NULL;
     }
     m->threads = 1;
-    if (!dir || load_vocab(m, dir, err, errlen) != 0)
+    if (!dir)
         goto out;
     if ((size_t)snprintf(m->dir, sizeof m->dir, "%s", dir) >= sizeof m->dir)
         m->dir[0] = 0;   /* no int8 file then */
+    if (load_vocab(m, dir, use_q8_file_wanted(m), err, errlen) != 0)
+        goto out;
     {
         char path[PATH_MAX];
         struct stat st;
@@ -998,12 +1139,8 @@ void use_free(struct use_model *m)
     if (!m)
         return;
     use_unpack(m);
-    free(m->pieces);
-    free(m->piece);
-    free(m->plen);
-    free(m->u16len);
-    free(m->score);
-    free(m->slot);
+    free(m->vocab_buf);
+    embed_pc_close(m->vocab_file);
     if (m->maplen)
         munmap(m->data, m->maplen);
     else

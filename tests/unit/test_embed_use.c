@@ -21,11 +21,19 @@
  * header byte changed (magic, version, the source key, the header's own
  * hash), an edge value changed, or left from other weights: ignored, the
  * same vectors, and rewritten whole.
+ *
+ * The vocabulary's file (.cairn-packed/vocab.bin): written at the first
+ * load, mapped by the next (not rewritten), the same ids and vector bits
+ * as parsing vocab.json (CAIRN_PACK_CACHE=0, which writes nothing); cut
+ * (a byte, to the header, empty), a header or body byte changed, a body
+ * sealed with a fresh hash but an out-of-range length, or left from
+ * another vocab.json: ignored, the same ids and vectors, rewritten whole.
  */
 #include "t.h"
 #include "embed/embed.h"
 #include "embed/use.h"
 #include "embed/kernels.h"
+#include "embed/packcache.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -841,6 +849,151 @@ static void test_f32_file(void)
     free(good);
 }
 
+static const char *const vtexts[] = { "the ab", "a the ab x the", "x", "\xF0\x9F\x8E\x89 tab", "qq the" };
+#define NVT (sizeof(vtexts) / sizeof(vtexts[0]))
+
+/* One load: every vtexts' ids and the first one's vector (int8 off, so
+ * that no other file is read or written). */
+struct vout {
+    int32_t ids[NVT][128];
+    int n[NVT];
+    float vec[512];
+};
+
+static void vocab_encode(struct vout *o)
+{
+    char err[256];
+    struct embed_model *m = embed_load(tmpdir, err, sizeof(err));
+    size_t i;
+
+    memset(o, 0, sizeof(*o));
+    T_CHECK(m != NULL);
+    if (!m)
+        return;
+    embed_int8(m, 0);
+    for (i = 0; i < NVT; i++)
+        o->n[i] = tok(m, vtexts[i], o->ids[i]);
+    T_EQ_INT(embed_encode(m, &vtexts[0], 1, 1, o->vec), 0);
+    embed_free(m);
+}
+
+static ino_t vocab_inode(void)
+{
+    char path[600];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/.cairn-packed/vocab.bin", tmpdir);
+    return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+/* Writes len bytes of img as vocab.bin, loads, and checks the ids and
+ * vector are ref's and the file was rewritten as good. */
+static void vocab_damaged(const char *what, const char *img, size_t len,
+                          const struct vout *ref, const char *good, size_t good_len)
+{
+    struct vout o;
+    char path[600], *now;
+    size_t n = 0;
+
+    write_file(".cairn-packed/vocab.bin", img, len);
+    vocab_encode(&o);
+    snprintf(path, sizeof(path), "%s/.cairn-packed/vocab.bin", tmpdir);
+    now = read_all(path, &n);
+    if (memcmp(&o, ref, sizeof(o)) != 0 || !now || n != good_len ||
+        memcmp(now, good, n) != 0) {
+        fprintf(stderr, "vocab file %s: not ignored and rewritten\n", what);
+        T_CHECK(0);
+    }
+    free(now);
+}
+
+static void test_vocab_file(void)
+{
+    /* vocab_json with "the" at -7 instead of -2: other ids for "the" */
+    static const char other[] =
+        "[[\"\xEF\xBF\xBD\",0],[\"<s>\",0],[\"</s>\",0],[\"e1\",0],[\"e2\",0],[\"e3\",0],"
+        "[\"\xE2\x96\x81\",-2],[\"\xE2\x96\x81the\",-9],[\"\xE2\x96\x81" "a\",-3],[\"t\",-5],"
+        "[\"h\",-5],[\"e\",-5],[\"the\",-7],[\"\xE2\x96\x81t\",-4],[\"x\",-6],"
+        "[\"\xF0\x9F\x8E\x89\",-3],[\"ab\",-1],[\"a\",-1],[\"b\",-1]]";
+    static const struct { const char *what; size_t at; } flips[] = {
+        { "magic", 0 }, { "source key", 72 }, { "header hash", 120 },
+        { "a score", 128 + 16 + 8 * 7 + 6 }, { "a piece's byte", 0 },
+    };
+    struct vout ref, o, stale_ref;
+    char path[600], *good, *bad, *now;
+    const void *body;
+    size_t n = 0, m = 0, i, blen;
+    uint64_t key;
+    ino_t ino;
+
+    write_model(0, 0, 0, "group1-shard1of2");
+    snprintf(path, sizeof(path), "%s/.cairn-packed/vocab.bin", tmpdir);
+    unlink(path);               /* the earlier tests' */
+    setenv("CAIRN_PACK_CACHE", "0", 1);
+    vocab_encode(&ref);
+    T_CHECK(vocab_inode() == 0);   /* off: nothing written */
+    unsetenv("CAIRN_PACK_CACHE");
+    T_CHECK(ref.n[0] > 0 && ref.n[3] > 0);
+    vocab_encode(&o);              /* parsed, then written */
+    T_CHECK(memcmp(&o, &ref, sizeof(o)) == 0);
+    T_CHECK((good = read_all(path, &n)) != NULL && n > 128);
+    if (!good)
+        return;
+    ino = vocab_inode();
+    vocab_encode(&o);              /* mapped: the same, not rewritten */
+    T_CHECK(memcmp(&o, &ref, sizeof(o)) == 0);
+    T_CHECK(vocab_inode() == ino);
+    vocab_damaged("cut by a byte", good, n - 1, &ref, good, n);
+    vocab_damaged("cut to its header", good, 128, &ref, good, n);
+    vocab_damaged("empty", good, 0, &ref, good, n);
+    bad = malloc(n);
+    T_CHECK(bad != NULL);
+    for (i = 0; bad && i < sizeof(flips) / sizeof(flips[0]); i++) {
+        memcpy(bad, good, n);
+        bad[flips[i].at ? flips[i].at : n - 3] ^= 0x10;
+        vocab_damaged(flips[i].what, bad, n, &ref, good, n);
+    }
+    /* sealed by the writer (a good hash and key) but piece 7's length out
+     * of range: the bounds checks refuse it */
+    T_CHECK(embed_pc_blob_check(good, n, "cairnvo1", 0, &body, &blen, NULL, 0) != 0);
+    memcpy(&key, good + 72, sizeof key);
+    T_CHECK(embed_pc_blob_check(good, n, "cairnvo1", key, &body, &blen, NULL, 0) == 0 &&
+            blen == n - 128);
+    if (bad) {
+        char err[256];
+        int32_t big = 100000;
+        uint32_t nv;
+        char *again;
+        size_t an = 0;
+
+        memcpy(&nv, good + 128, sizeof nv);
+        memcpy(bad, good + 128, n - 128);
+        memcpy(bad + 16 + (size_t)nv * 8 + 7 * 4, &big, sizeof big);
+        T_EQ_INT(embed_pc_blob_write(tmpdir, "vocab.bin", "cairnvo1", key, bad, n - 128, err,
+                                     sizeof err), 0);
+        again = read_all(path, &an);
+        T_CHECK(again && an == n && memcmp(again, good, n) != 0);
+        if (again)
+            vocab_damaged("sealed with a bad length", again, an, &ref, good, n);
+        free(again);
+    }
+    free(bad);
+    /* another vocab.json: the old file is stale */
+    write_file("vocab.json", other, strlen(other));
+    setenv("CAIRN_PACK_CACHE", "0", 1);
+    vocab_encode(&stale_ref);
+    unsetenv("CAIRN_PACK_CACHE");
+    T_CHECK(memcmp(&stale_ref, &ref, sizeof(ref)) != 0);
+    write_file(".cairn-packed/vocab.bin", good, n);
+    vocab_encode(&o);
+    T_CHECK(memcmp(&o, &stale_ref, sizeof(o)) == 0);
+    now = read_all(path, &m);
+    T_CHECK(now && memcmp(now, good, m < n ? m : n) != 0);
+    free(now);
+    free(good);
+    write_file("vocab.json", vocab_json, strlen(vocab_json));
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -861,6 +1014,7 @@ int main(void)
     T_RUN(test_golden);
     T_RUN(test_q8_file);
     T_RUN(test_f32_file);
+    T_RUN(test_vocab_file);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", tmpdir);
