@@ -17,6 +17,8 @@
  *   - one file per panel width (nr16.bin for AVX2, nr32.bin for AVX-512):
  *     the width follows the SIMD level, and each level runs fastest on
  *     its own;
+ *   - beside them, q8.bin (the int8 forms) and files of bytes only their
+ *     caller reads (embed_pc_blob_*: USE-lite's vocab.bin);
  *   - it is never trusted blindly: its owner must be us, its size must be
  *     exactly what the shapes give, its header carries a hash of itself,
  *     the weights file's size and change time and a hash of every
