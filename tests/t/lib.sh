@@ -30,6 +30,10 @@ t_done() { echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"; [ "$T_FAIL" -
 t_skip() { T_SKIP=$((T_SKIP + 1)); echo "SKIP $T_NAME: $*"; }
 # t_skip_all REASON: nothing (more) of this test can run: skip, end it
 t_skip_all() { t_skip "$@"; t_done; exit; }
+# t_sanitized: $CAIRN is a sanitizer build (ASan maps terabytes of shadow
+# and keeps freed memory in a quarantine, 256 MB by default: address space
+# limits and peak RSS figures mean something else there)
+t_sanitized() { grep -q __asan_init "$CAIRN"; }
 # need_bin PATH: a test program this test runs; not built is a failure
 need_bin() { [ -x "$1" ] && return 0; bad "$1 not built (make all and the test programs first)"; t_done; exit 1; }
 

@@ -47,7 +47,7 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED, compresslevel=1) as
 PY
 size=$(wc -c < "$TMP/bomb.zip")
 check "the archive is small ($size bytes)" test "$size" -lt 10000000
-if grep -q __asan_init "$CAIRN"; then
+if t_sanitized; then
     # AddressSanitizer maps terabytes of shadow: no address space limit;
     # the peak RSS is checked instead
     out=$(python3 -c 'import resource, subprocess, sys

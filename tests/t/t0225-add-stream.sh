@@ -68,9 +68,8 @@ import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$CAIRN" add "$TMP/big.jsonl"
 }
-if grep -q __asan_init "$CAIRN"; then
-    # ASan keeps freed memory in its quarantine (256 MB by default): the
-    # peak RSS of a sanitizer build measures that, not the reader
+if t_sanitized; then
+    # the peak RSS of a sanitizer build measures its quarantine, not the reader
     t_skip "peak memory: a sanitizer build (its quarantine holds freed memory)"
 else
     small=$(rss 1)

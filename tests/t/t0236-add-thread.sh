@@ -127,9 +127,8 @@ rss() {
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$CAIRN" add "$TMP/huge.jsonl"
 }
-if grep -q __asan_init "$CAIRN"; then
-    # ASan keeps freed memory in its quarantine (256 MB by default): the
-    # peak RSS of a sanitizer build measures that, not the queue (t0225 too)
+if t_sanitized; then
+    # the peak RSS of a sanitizer build measures its quarantine, not the queue
     t_skip "peak memory of the queue: a sanitizer build (its quarantine holds freed memory)"
 else
     one=$(rss 0)
