@@ -36,6 +36,22 @@
 #include "util/os.h"
 #include "util/sort.h"
 
+/* fn(a) on a second thread while this one runs fn(b), when two (a pool
+ * gather loaded in two halves: pool.threads), else both here, a first.
+ * Every caller gives a and b disjoint outputs, so the values are the same
+ * whichever thread computes them. */
+static void run_two(int two, void *(*fn)(void *), void *a, void *b)
+{
+    pthread_t th;
+    if (two && !pthread_create(&th, NULL, fn, a)) {
+        fn(b);
+        pthread_join(th, NULL);
+        return;
+    }
+    fn(a);
+    fn(b);
+}
+
 double rank_idf(double n, double df)
 {
     if (df <= 0)
@@ -86,9 +102,19 @@ _Static_assert(RECALL_MAX_TERMS <= 64, "unit_terms keeps a unit's terms in 64 bi
 /* The terms (bit t: term t, nt <= RECALL_MAX_TERMS = 64) some message of
  * each unit holds, into has[nu]: one read of the pool for every term's
  * unit count, and the units a window needs to read. */
-static void unit_terms(const struct pool *p, int nt, uint64_t *has)
+struct terms_job {
+    const struct pool *p;
+    int                nt, lo, hi;
+    uint64_t          *has;
+};
+
+static void *unit_terms_run(void *arg)
 {
-    for (int u = 0; u < p->nu; u++) {
+    const struct terms_job *j = arg;
+    const struct pool *p = j->p;
+    int nt = j->nt;
+    uint64_t *has = j->has;
+    for (int u = j->lo; u < j->hi; u++) {
         uint64_t b = 0;
         for (int i = p->u[u].first; i <= p->u[u].last; i++) {
             const uint16_t *tf = p->m[i].tf;
@@ -97,6 +123,16 @@ static void unit_terms(const struct pool *p, int nt, uint64_t *has)
         }
         has[u] = b;
     }
+    return NULL;
+}
+
+/* On two threads for a pool loaded in two (each unit's bits its own). */
+static void unit_terms(const struct pool *p, int nt, uint64_t *has)
+{
+    int two = p->threads >= 2 && p->nu >= 2;
+    struct terms_job a = { p, nt, 0, two ? p->nu / 2 : 0, has };
+    struct terms_job b = { p, nt, a.hi, p->nu, has };
+    run_two(two, unit_terms_run, &a, &b);
 }
 
 /* For each term, the units that contain it in any of their messages,
@@ -131,18 +167,22 @@ static int reply_run(const struct pool *p, const struct rsession *s, int i)
     return n;
 }
 
-void build_units(struct pool *p, int raw_rounds)
+/* The units of sessions [slo, shi) into out[], their turns' m->unit the
+ * index in out (build_units moves a second half's into place). */
+struct units_job {
+    struct pool  *p;
+    int           raw, slo, shi;
+    struct runit *out;
+    int           n;
+};
+
+static void *units_run(void *arg)
 {
-    free(p->u);
-    p->u = NULL;
-    free(p->ord);
-    p->ord = NULL;
-    p->nu = p->cu = 0;
-    p->u = os_alloc_big((size_t)(p->nm ? p->nm : 1) * sizeof *p->u);
-    if (!p->u)
-        return;
-    p->cu = p->nm;
-    for (int si = 0; si < p->ns; si++) {
+    struct units_job *j = arg;
+    struct pool *p = j->p;
+    struct runit *out = j->out;
+    int raw_rounds = j->raw, nu = 0;
+    for (int si = j->slo; si < j->shi; si++) {
         struct rsession *s = &p->s[si];
         const char *first_spk = s->n_msgs ? p->m[s->first_msg].speaker : NULL;
         int run_first = -1, run_long = 0;
@@ -173,16 +213,63 @@ void build_units(struct pool *p, int raw_rounds)
                 start = is_first && !prev_first;
             }
             if (start) {
-                struct runit *u = &p->u[p->nu++];
+                struct runit *u = &out[nu++];
                 memset(u, 0, sizeof *u);
                 u->sess = si;
                 u->first = u->last = u->head = i;
             } else {
-                p->u[p->nu - 1].last = i;
+                out[nu - 1].last = i;
             }
-            m->unit = p->nu - 1;
+            m->unit = nu - 1;
         }
     }
+    j->n = nu;
+    return NULL;
+}
+
+/* A pool gather loaded in two (pool.threads) has the units of its second
+ * half of sessions built on a second thread (~43 M instructions at a
+ * million messages, one core's before; issue 23, exact38): written after
+ * the first half's turns' count in p->u (a session has no more units than
+ * turns, so the first half's cannot reach them), then moved down behind
+ * the first half's units and their turns' unit indices offset. The units
+ * and indices are those of one pass over every session. */
+void build_units(struct pool *p, int raw_rounds)
+{
+    free(p->u);
+    p->u = NULL;
+    free(p->ord);
+    p->ord = NULL;
+    p->nu = p->cu = 0;
+    p->u = os_alloc_big((size_t)(p->nm ? p->nm : 1) * sizeof *p->u);
+    if (!p->u)
+        return;
+    p->cu = p->nm;
+    int two = p->threads >= 2 && p->ns >= 2, mid = two ? p->ns / 2 : p->ns;
+    /* the second half's turns: from its first session's on, every first
+     * half's turn before them (as gather fills the pool; else one pass) */
+    int mb = p->nm;
+    for (int si = mid; si < p->ns; si++)
+        if (p->s[si].n_msgs) {
+            mb = p->s[si].first_msg;
+            break;
+        }
+    for (int si = 0; two && si < p->ns; si++)
+        if (p->s[si].n_msgs && (si < mid ? p->s[si].first_msg + p->s[si].n_msgs > mb
+                                         : p->s[si].first_msg < mb))
+            two = 0;
+    if (!two)
+        mid = p->ns, mb = p->nm;
+    struct units_job a = { p, raw_rounds, 0, mid, p->u, 0 };
+    struct units_job b = { p, raw_rounds, mid, p->ns, p->u + mb, 0 };
+    run_two(two, units_run, &b, &a);
+    if (b.n) {
+        if (mb != a.n)
+            memmove(p->u + a.n, p->u + mb, (size_t)b.n * sizeof *p->u);
+        for (int i = mb; i < p->nm; i++)
+            p->m[i].unit += a.n;
+    }
+    p->nu = a.n + b.n;
 }
 
 /* For each message, whether its speaker is named in the question. */
@@ -314,19 +401,37 @@ static double window_bm25(const struct pool *p, const uint64_t *has, int u, int 
     return rank_bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w);
 }
 
-/* Adds w / (k + rank) to each unit's fused score by the ranking in s[];
- * w_dialog for units of chats between people, w_ua for user-assistant.
- * Units with equal scores rank in their order in the pool (sort.h keeps
- * ties as the merge sort before it did). kv: 2 * nu pairs of scratch,
- * then nu places (uint32_t), one allocation for all of rank_default's
- * rankings (each its own was 15 MB of fresh pages at a million messages;
- * issue 23, exact30).
- * Returns 0, or -1 on no memory (a ranking left out would change the
- * order without a word). */
-static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, struct sort_kv *kv)
+/* One fused ranking's places: the units that scored in s[] (keys[k].val,
+ * k < n) and each one's place among them (place[k]; ties by pool order:
+ * sort.h keeps ties as the merge sort before it did). kv: 2 * nu pairs of
+ * scratch, then nu places (uint32_t), one allocation for all of
+ * rank_default's rankings (each its own was 15 MB of fresh pages at a
+ * million messages; issue 23, exact30). rc -1 on no memory (a ranking
+ * left out would change the order without a word). */
+struct rrf_job {
+    const struct pool *p;
+    const double      *s;
+    struct sort_kv    *kv;     /* NULL: allocated by the job (a second thread's) */
+    int                n, rc, own;
+};
+
+static void *rrf_places(void *arg)
 {
-    struct sort_kv *keys = kv, *tmp = kv + p->nu;
-    uint32_t *place = (uint32_t *)(kv + 2 * (size_t)p->nu);
+    struct rrf_job *j = arg;
+    const struct pool *p = j->p;
+    size_t nu1 = (size_t)(p->nu ? p->nu : 1);
+    if (!j->kv) {
+        /* on the thread that fills it: its fresh pages fault in there */
+        j->kv = os_alloc_filled(2 * nu1 * sizeof *j->kv + nu1 * sizeof(uint32_t));
+        j->own = 1;
+        if (!j->kv) {
+            j->rc = -1;
+            return NULL;
+        }
+    }
+    struct sort_kv *keys = j->kv, *tmp = j->kv + p->nu;
+    uint32_t *place = (uint32_t *)(j->kv + 2 * (size_t)p->nu);
+    const double *s = j->s;
     int n = 0;
     for (int i = 0; i < p->nu; i++) {
         if (s[i] > 0) {
@@ -335,27 +440,74 @@ static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, st
             n++;
         }
     }
+    j->n = n;
     /* each unit's place, not the order: a ranking's scores repeat, and
      * the places of its few distinct scores cost less than the sort of
-     * every unit (issue 23, exact34); the order added in changes no sum,
-     * each unit getting one term of this ranking */
+     * every unit (issue 23, exact34) */
     int rc = sort_kv_places_desc(keys, (size_t)n, tmp, (size_t)p->nu, place);
-    if (rc < 0)
-        return -1;
-    for (int k = 0; rc == 0 && k < n; k++) {
+    if (rc == 1) {                 /* few, or mostly distinct: sorted */
+        rc = sort_kv_desc_tmp(keys, (size_t)n, tmp);
+        for (int r = 0; rc == 0 && r < n; r++)
+            place[r] = (uint32_t)r;
+    }
+    j->rc = rc < 0 ? -1 : 0;
+    return NULL;
+}
+
+/* Adds w / (k + place + 1) to each unit's fused score by the ranking j
+ * placed: w_dialog for units of chats between people, w_ua for
+ * user-assistant. The order of the additions changes no sum, each unit
+ * getting one term of this ranking; the rankings are added in a fixed
+ * order (rank_default), so each unit's sum is the same double. */
+static void rrf_add(struct pool *p, const struct rrf_job *j, double w_dialog, double w_ua)
+{
+    const struct sort_kv *keys = j->kv;
+    const uint32_t *place = (const uint32_t *)(j->kv + 2 * (size_t)p->nu);
+    for (int k = 0; k < j->n; k++) {
         struct runit *u = &p->u[keys[k].val];
         u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + place[k] + 1);
     }
-    if (rc == 0)
-        return 0;
-    /* few, or mostly distinct: sorted */
-    if (sort_kv_desc_tmp(keys, (size_t)n, tmp))
+}
+
+/* A fused ranking by s[], placed and added on this thread. Returns 0, or
+ * -1 on no memory. */
+static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, struct sort_kv *kv)
+{
+    struct rrf_job j = { p, s, kv, 0, 0, 0 };
+    rrf_places(&j);
+    if (j.rc)
         return -1;
-    for (int r = 0; r < n; r++) {
-        struct runit *u = &p->u[keys[r].val];
-        u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + r + 1);
-    }
+    rrf_add(p, &j, w_dialog, w_ua);
     return 0;
+}
+
+/* The three keyword rankings that every recall fuses, head, round and
+ * window, then the wider window (between people). A pool loaded in two
+ * (pool.threads) has the window's places (the largest ranking: ~300,000
+ * units at a million messages) counted on a second thread while this one
+ * places and adds the head's and the round's; the window's are added
+ * after them, so every unit's sum is added in the one-thread order.
+ * Returns 0, or -1 on no memory. */
+static int rrf_keyword(struct pool *p, const double *s_head, const double *s_round,
+                       const double *s_win, const double *s_win2, struct sort_kv *kv)
+{
+    struct rrf_job win = { p, s_win, NULL, 0, 0, 0 };
+    pthread_t th;
+    int two = p->threads >= 2 && !pthread_create(&th, NULL, rrf_places, &win);
+    if (!two)
+        win.kv = kv;
+    int rc = rrf(p, s_head, W_HEAD, W_HEAD, kv) || rrf(p, s_round, W_ROUND, W_ROUND, kv) ? -1 : 0;
+    if (two)
+        pthread_join(th, NULL);
+    else if (!rc)
+        rrf_places(&win);
+    if (!rc && !win.rc)
+        rrf_add(p, &win, W_WIN_DIALOG, W_WIN_UA);
+    if (win.own)
+        free(win.kv);
+    if (rc || win.rc)
+        return -1;
+    return rrf(p, s_win2, W_WIN2_DIALOG, 0, kv);
 }
 
 /* The question is a transcript whose lines are headed by who speaks
@@ -597,19 +749,12 @@ static void *score_units_run(void *arg)
 static void score_all_units(const struct unit_job *proto)
 {
     struct unit_job a = *proto, b = *proto;
-    pthread_t th;
     int two = proto->p->threads >= 2 && proto->p->nu >= 2;
     a.lo = 0;
     a.hi = two ? proto->p->nu / 2 : proto->p->nu;
     b.lo = a.hi;
     b.hi = proto->p->nu;
-    if (two && !pthread_create(&th, NULL, score_units_run, &b)) {
-        score_units(&a);
-        pthread_join(th, NULL);
-        return;
-    }
-    a.hi = proto->p->nu;
-    score_units(&a);
+    run_two(two, score_units_run, &b, &a);
 }
 
 int rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
@@ -672,9 +817,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                             .avg_unit = avg_unit, .has = has, .s_head = s_head,
                             .s_round = s_round, .s_win = s_win, .s_win2 = s_win2 };
     score_all_units(&job);
-    if (rrf(p, s_head, W_HEAD, W_HEAD, kv) || rrf(p, s_round, W_ROUND, W_ROUND, kv) ||
-        rrf(p, s_win, W_WIN_DIALOG, W_WIN_UA, kv) || rrf(p, s_win2, W_WIN2_DIALOG, 0, kv) ||
-        ent_rank(p, kv))
+    if (rrf_keyword(p, s_head, s_round, s_win, s_win2, kv) || ent_rank(p, kv))
         goto out;
     if (len_rank(p, s_head, s_win, s_win2, dense, kv))
         goto out;
@@ -827,7 +970,7 @@ const int *units_by_rank(struct pool *p)
      * both sorts stable on pool order, as the two passes over all. A run
      * is found where it begins, in the loop that writes the order (a pass
      * of its own to find the runs, few and short, was ~6 M) */
-    if (sort_kv_desc(o, (size_t)npos))
+    if (sort_kv_desc_two(o, (size_t)npos, p->threads >= 2))
         goto fail;
     for (int i = 0; i < npos;) {
         int j = i + 1;

@@ -14,6 +14,7 @@
  * fresh 4 KB page it touches; the hook sorts a few thousand units at a
  * time, several times a recall (bench/README.md "Page faults").
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,6 +123,56 @@ int sort_kv_desc_tmp(struct sort_kv *v, size_t n, struct sort_kv *given)
     if (!given)
         free(tmp);
     free(count);
+    return 0;
+}
+
+/* sort_kv_desc_two's second half, on its thread. */
+struct half_sort {
+    struct sort_kv *v;
+    size_t          n;
+    int             rc;
+};
+
+static void *half_sort_run(void *arg)
+{
+    struct half_sort *h = arg;
+    h->rc = sort_kv_desc(h->v, h->n);
+    return NULL;
+}
+
+int sort_kv_desc_two(struct sort_kv *v, size_t n, int two)
+{
+    if (!two || n < SORT_TWO_MIN)
+        return sort_kv_desc(v, n);
+    size_t h = n / 2;
+    struct half_sort b = { v + h, n - h, 0 };
+    pthread_t th;
+    struct sort_kv *out = os_alloc_big(n * sizeof *out);
+    if (!out)
+        return -1;
+    if (pthread_create(&th, NULL, half_sort_run, &b)) {
+        free(out);
+        return sort_kv_desc(v, n);
+    }
+    int rc = sort_kv_desc(v, h);
+    pthread_join(th, NULL);
+    if (rc || b.rc) {
+        /* a half not sorted (no memory): v is a permutation of its
+         * pairs, not their order; the caller fails, as sort_kv_desc's */
+        free(out);
+        return -1;
+    }
+    /* merged, the first half's pair first on equal keys: it came first
+     * in the input, so the order is the stable sort's */
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        out[k++] = v[j].key > v[i].key ? v[j++] : v[i++];
+    while (i < h)
+        out[k++] = v[i++];
+    while (j < n)
+        out[k++] = v[j++];
+    memcpy(v, out, n * sizeof *v);
+    free(out);
     return 0;
 }
 

@@ -48,6 +48,15 @@ int sort_kv_desc(struct sort_kv *v, size_t n);
  * fresh pages at each allocation (issue 23, exact30). */
 int sort_kv_desc_tmp(struct sort_kv *v, size_t n, struct sort_kv *tmp);
 
+/* sort_kv_desc on two threads when two and n >= SORT_TWO_MIN: each half
+ * sorted on its own thread, then merged (the first half's pair first on
+ * equal keys: the same order, value for value). For a recall whose pool
+ * gather loaded in two (issue 23, exact38: the fused order of ~300,000
+ * units at a million messages). Returns 0, or -1 on no memory (v then
+ * holds its pairs in some order: the caller fails). */
+#define SORT_TWO_MIN 65536
+int sort_kv_desc_two(struct sort_kv *v, size_t n, int two);
+
 /* The k pairs sort_kv_desc would put first, moved to the front of v in
  * their input order (not sorted), without sorting the rest: the k largest
  * keys, a tie at the k-th key going to the earlier pair. For a caller that
