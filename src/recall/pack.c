@@ -101,8 +101,9 @@ int *pack_replies_by_score(struct pool *p, int every, int limit)
             n++;
         }
     }
-    /* stable, as the merge sort before: ties keep the first order */
-    if (sort_kv_desc(v, (size_t)n))
+    /* stable, as the merge sort before: ties keep the first order (on
+     * both threads for a pool loaded in two: the same order) */
+    if (sort_kv_desc_two(v, (size_t)n, p->threads >= 2))
         goto fail;
     /* the fused key reads each reply's unit rank */
     for (int i = 0; i < n; i++)

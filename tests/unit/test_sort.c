@@ -153,6 +153,37 @@ out:
     free(v);
 }
 
+/* sort_kv_desc_two, each half on a thread and merged, gives sort_kv_desc's
+ * order pair for pair (checked by brute force above): on both sides of
+ * SORT_TWO_MIN, with ties across the halves (few values: a merge taking
+ * the second half's pair first on a tie fails), scores and all bits. */
+static void test_two(void)
+{
+    const size_t sizes[] = { 1000, SORT_TWO_MIN - 1, SORT_TWO_MIN, SORT_TWO_MIN + 1, 200001 };
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        for (int kind = 0; kind < 3; kind++) {
+            size_t n = sizes[s];
+            struct sort_kv *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+            T_CHECK(v && w);
+            if (!v || !w) {
+                free(v);
+                free(w);
+                return;
+            }
+            for (size_t i = 0; i < n; i++) {
+                uint64_t k = kind == 0 ? next() % 5
+                             : kind == 1 ? sort_key_double(pick_double(1)) : next();
+                v[i] = w[i] = (struct sort_kv){ k, (int64_t)i };
+            }
+            T_EQ_INT(sort_kv_desc(v, n), 0);
+            T_EQ_INT(sort_kv_desc_two(w, n, 1), 0);
+            T_CHECK(!memcmp(w, v, n * sizeof *v));
+            free(v);
+            free(w);
+        }
+    }
+}
+
 /* sort_kv_top picks the set sort_kv_desc puts first, in input order:
  * checked against the stable sort itself, for k below, at and past n,
  * keys with many ties (a tie at the k-th key) and keys all distinct,
@@ -362,6 +393,7 @@ int main(void)
     T_RUN(test_random_orders);
     T_RUN(test_either_side);
     T_RUN(test_big);
+    T_RUN(test_two);
     T_RUN(test_top);
     T_RUN(test_places);
     T_RUN(test_keys);
