@@ -248,13 +248,18 @@ int  dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed,
 /* The kernels: run-time dispatch, and the scalar references. */
 int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n);
 int32_t dense_dot_i8_ref(const int8_t *a, const int8_t *b, int n);
-/* The scan's: q (the quantised question) in -127..127, v any int8; the
- * same sum as dense_dot_i8_ref. */
+/* The scan's, at the level in use: q (the quantised question) in
+ * -127..127, v any int8; the same sum as dense_dot_i8_ref. */
 int32_t dense_dot_i8q(const int8_t *q, const int8_t *v, int n);
 float   dense_dot_f32(const float *a, const float *b, int n);
 float   dense_dot_f32_ref(const float *a, const float *b, int n);
-const char *dense_kernel_name(void);   /* "avx2" or "scalar" */
-void    dense_force_scalar(int on);    /* tests and benchmarks */
+/* The scan's level: "scalar", "avx2", "avxvnni" (AVX-VNNI) or
+ * "avx512vnni"; the best the CPU has, capped by CAIRN_SIMD. */
+const char *dense_kernel_name(void);
+/* Tests and benchmarks (not thread-safe): the scan at the level named,
+ * NULL the default. -1, and no change, if the CPU or CAIRN_SIMD does not
+ * allow that level. */
+int     dense_kernel_set(const char *name);
 
 /* entity.c: the entity-driven keyword pass (issue 16, multi-hop). */
 struct ent_word {
