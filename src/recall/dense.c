@@ -292,6 +292,12 @@ int32_t dense_dot_i8q(const int8_t *q, const int8_t *v, int n)
     return r;
 }
 
+void dense_dots_i8q(const int8_t *q, const int8_t *v, int dim, size_t count, int32_t *out)
+{
+    kernels();
+    dk[dk_level].dots(q, v, dim, count, out);
+}
+
 float dense_dot_f32(const float *a, const float *b, int n)
 {
     kernels();

@@ -251,6 +251,9 @@ int32_t dense_dot_i8_ref(const int8_t *a, const int8_t *b, int n);
 /* The scan's, at the level in use: q (the quantised question) in
  * -127..127, v any int8; the same sum as dense_dot_i8_ref. */
 int32_t dense_dot_i8q(const int8_t *q, const int8_t *v, int n);
+/* The scan's kernel itself: out[j] = dense_dot_i8q(q, v + j * dim, dim)
+ * for count vectors stored one after the other. */
+void    dense_dots_i8q(const int8_t *q, const int8_t *v, int dim, size_t count, int32_t *out);
 float   dense_dot_f32(const float *a, const float *b, int n);
 float   dense_dot_f32_ref(const float *a, const float *b, int n);
 /* The scan's level: "scalar", "avx2", "avxvnni" (AVX-VNNI) or
