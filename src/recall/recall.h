@@ -245,6 +245,10 @@ int  dense_query_vec(struct cairn *h, const char *query, struct dense_result *r)
  * the count written to out[k], or -1 on no memory. */
 int  dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
                 int k, int threads, struct dense_hit *out);
+/* The same over every session but the row except (0: every session):
+ * dense_topk's hits with `allowed` all the others. */
+int  dense_topk_except(const struct vec_set *s, const float *q, int64_t except, int k,
+                       int threads, struct dense_hit *out);
 /* The kernels: run-time dispatch, and the scalar references. */
 int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n);
 int32_t dense_dot_i8_ref(const int8_t *a, const int8_t *b, int n);

@@ -9,6 +9,8 @@
  *    messages, sessions and bit-identical cosines, on one thread and on
  *    two, with and without a session scope: integer dots are exact, so
  *    the ranking is the same at every level;
+ *  - dense_topk_except (the hook's scope: every session but one) returns
+ *    dense_topk's hits with every other session listed;
  *  - CAIRN_SIMD caps the level as it caps the encoder's (avx2: no VNNI,
  *    portable: scalar), each setting in a fresh process.
  * A level the CPU (or CAIRN_SIMD) does not have is a SKIP with its reason.
@@ -175,6 +177,30 @@ static void test_topk_same(void)
                 }
             }
         }
+        /* every session but one: dense_topk_except is dense_topk with
+         * the others listed (the hook's scope) */
+        int64_t ns = (int64_t)(s.n - 1) / 10 + 1, ex = ns > 1 ? 2 : 1;
+        int64_t *others = malloc((size_t)ns * sizeof *others);
+        int no = 0;
+        for (int64_t id = 1; id <= ns && others; id++)
+            if (id != ex)
+                others[no++] = id;
+        for (int l = 0; l < NLEVELS && qv && others; l++) {
+            if (dense_kernel_set(levels[l]) != 0)
+                continue;
+            for (int threads = 1; threads <= 2; threads++) {
+                int nref = no ? dense_topk(&s, qv, others, no, K, threads, ref) : 0;
+                int n = dense_topk_except(&s, qv, ex, K, threads, got);
+                T_CHECK(same_hits(ref, nref, got, n));
+                for (int i = 0; i < n; i++)
+                    T_CHECK(got[i].sess != ex);
+                /* 0: every session */
+                nref = dense_topk(&s, qv, NULL, 0, K, threads, ref);
+                n = dense_topk_except(&s, qv, 0, K, threads, got);
+                T_CHECK(same_hits(ref, nref, got, n));
+            }
+        }
+        free(others);
         free(qv);
         free_set(&s);
     }
