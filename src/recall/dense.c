@@ -8,13 +8,15 @@
  * when the set is read out of SQLite, and kept in the cache file:
  * store/vectors.c, store/veccache.c). A message's score is its best
  * piece's. The scan is exact, not approximate: at a
- * million 512-d int8 vectors it reads 512 MB, which the AVX2 kernel does
+ * million 512-d int8 vectors it reads 512 MB, which the SIMD kernels do
  * at memory speed, split over threads when the set is large
  * (bench/bench_dense.c).
  *
- * Kernels: a scalar reference and an AVX2 version of the int8 and f32
- * dot products, chosen once at run time with __builtin_cpu_supports;
- * tests/unit/test_dense.c checks they agree.
+ * Kernels: the scan's int8 dot at four levels (scalar reference, AVX2,
+ * AVX-VNNI, AVX-512 VNNI), the f32 one and the general int8 one at two
+ * (scalar, AVX2), chosen once at run time from the CPU and CAIRN_SIMD;
+ * the int8 sums are exact at every level, so every level ranks the same
+ * (tests/unit/test_dense_levels.c, test_hybrid.c).
  */
 #include <math.h>
 #include <pthread.h>
