@@ -31,8 +31,6 @@
 #include "store/recall_read.h"
 #include "util/utf8.h"
 
-/* Sets smaller than this are scanned on one thread. */
-#define DENSE_MT_MIN      65536
 #define DENSE_THREADS     2
 /* Vectors scored a kernel call: 256 int32 on the stack, and the
  * question's bias share (VNNI) summed once for them. */

@@ -240,6 +240,11 @@ int  dense_feedback(struct cairn *h, struct pool *p, const struct dense_result *
  * none (no message has a vector) and a model is current: for the
  * memories' vectors. No vector is no error. */
 int  dense_query_vec(struct cairn *h, const char *query, struct dense_result *r);
+/* Sets smaller than this are scanned on one thread. A second thread
+ * waits for a free core: at load 13 on 2 cores a 100,000-vector scan took
+ * 9.7-10.6 ms p50 on two threads against 2.9-3.2 ms on one (bench_dense,
+ * 2026-12-05; it was 65,536, so a 100k store's hook paid it). */
+#define DENSE_MT_MIN 262144
 /* Exact top-k messages (best piece each) of set by cosine with q (unit
  * or not), sessions limited to the sorted `allowed` (NULL: all). Returns
  * the count written to out[k], or -1 on no memory. */
