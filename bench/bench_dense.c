@@ -3,13 +3,13 @@
  *
  *   1. top-50 by cosine over N int8 vectors of DIM dimensions (default
  *      1,000,000 x 512, use-lite-en's width), the way recall runs it
- *      (dense_topk, two threads), at every kernel level the CPU allows
+ *      (dense_topk asked for two threads, which it takes from
+ *      DENSE_MT_MIN vectors on), at every kernel level the CPU allows
  *      (scalar, avx2, avxvnni, avx512vnni: recall/dense.c), the levels
  *      taking turns query by query in the same run; each level on one
  *      thread too; CPU time per search (the process's at two threads, the
- *      calling thread's at one). Every level's
- *      hits must be the scalar level's, bit for bit. The goal is p50
- *      under 50 ms at 1M at the default level;
+ *      calling thread's at one). Every level's hits must be the same, bit
+ *      for bit. The goal is p50 under 50 ms at 1M at the default level;
  *   2. hot: the scan's kernel alone (dense_dots_i8q) over the first
  *      2,048 vectors (1 MB at 512-d, held in L2), repeated: each level's
  *      own speed, ns a vector, best of 5 rounds of CPU time, one thread,
