@@ -8,13 +8,15 @@
  * when the set is read out of SQLite, and kept in the cache file:
  * store/vectors.c, store/veccache.c). A message's score is its best
  * piece's. The scan is exact, not approximate: at a
- * million 512-d int8 vectors it reads 512 MB, which the AVX2 kernel does
+ * million 512-d int8 vectors it reads 512 MB, which the SIMD kernels do
  * at memory speed, split over threads when the set is large
  * (bench/bench_dense.c).
  *
- * Kernels: a scalar reference and an AVX2 version of the int8 and f32
- * dot products, chosen once at run time with __builtin_cpu_supports;
- * tests/unit/test_dense.c checks they agree.
+ * Kernels: the scan's int8 dot at four levels (scalar reference, AVX2,
+ * AVX-VNNI, AVX-512 VNNI), the f32 one and the general int8 one at two
+ * (scalar, AVX2), chosen once at run time from the CPU and CAIRN_SIMD;
+ * the int8 sums are exact at every level, so every level ranks the same
+ * (tests/unit/test_dense_levels.c, test_hybrid.c).
  */
 #include <math.h>
 #include <pthread.h>
@@ -22,14 +24,17 @@
 #include <string.h>
 #include <immintrin.h>
 
+#include "embed/kernels.h"
 #include "recall/recall.h"
 #include "recall/policy.h"
+#include "store/post.h"
 #include "store/recall_read.h"
 #include "util/utf8.h"
 
-/* Sets smaller than this are scanned on one thread. */
-#define DENSE_MT_MIN      65536
 #define DENSE_THREADS     2
+/* Vectors scored a kernel call: 256 int32 on the stack, and the
+ * question's bias share (VNNI) summed once for them. */
+#define DENSE_BLOCK       256
 
 /* ---- kernels -------------------------------------------------------- */
 
@@ -47,6 +52,15 @@ float dense_dot_f32_ref(const float *a, const float *b, int n)
     for (int i = 0; i < n; i++)
         s += a[i] * b[i];
     return s;
+}
+
+/* The scan's kernels score count vectors of dim bytes, one after the
+ * other at v, against the question q: out[j] = q . v[j], exactly, so
+ * every level ranks the same. */
+static void dots_i8q_ref(const int8_t *q, const int8_t *v, int dim, size_t count, int32_t *out)
+{
+    for (size_t j = 0; j < count; j++)
+        out[j] = dense_dot_i8_ref(q, v + j * (size_t)dim, dim);
 }
 
 /* The sum of x's eight int32 lanes. */
@@ -84,14 +98,14 @@ __attribute__((target("avx2"))) static int32_t dot_i8_avx2(const int8_t *a, cons
     return r;
 }
 
-/* The scan's kernel (dense_dot_i8q): q, the question as vec_quantize
- * makes it, never holds -128, so vpmaddubsw can multiply |v| (unsigned,
- * up to 128 for a stored -128) by q * sign(v) (signed, -127..127) and add
+/* The AVX2 scan (dense_dot_i8q): q, the question as vec_quantize makes
+ * it, never holds -128, so vpmaddubsw can multiply |v| (unsigned, up to
+ * 128 for a stored -128) by q * sign(v) (signed, -127..127) and add
  * pairs into int16: |a pair| <= 2 * 128 * 127 = 32512, never saturated.
  * Five instructions a 32 bytes against dot_i8_avx2's twelve (it widens
  * both sides to int16 first); the same exact integer sum. */
-__attribute__((target("avx2"))) static int32_t dot_i8q_avx2(const int8_t *q, const int8_t *v,
-                                                            int n)
+__attribute__((target("avx2"))) static inline int32_t dot_i8q_avx2(const int8_t *q,
+                                                                   const int8_t *v, int n)
 {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
@@ -118,6 +132,89 @@ __attribute__((target("avx2"))) static int32_t dot_i8q_avx2(const int8_t *q, con
     return r;
 }
 
+__attribute__((target("avx2"))) static void dots_i8q_avx2(const int8_t *q, const int8_t *v,
+                                                          int dim, size_t count, int32_t *out)
+{
+    for (size_t j = 0; j < count; j++)
+        out[j] = dot_i8q_avx2(q, v + j * (size_t)dim, dim);
+}
+
+/* The VNNI scans: vpdpbusd multiplies unsigned bytes by signed ones and
+ * adds each four products into an int32 lane, without saturating. The
+ * stored byte v is made unsigned by flipping its top bit (v ^ 0x80 =
+ * v + 128, 0..255), so each lane sums (v + 128) * q, and 128 * sum(q),
+ * the same for every vector, comes off at the end: two instructions a
+ * register (AVX2's sign trick needs five), any int8 on either side
+ * (|4 * 255 * 128| fits an int32 lane easily), and the exact sum. */
+static int32_t bias_share(const int8_t *q, int dim)
+{
+    int32_t s = 0;
+    for (int i = 0; i < dim; i++)
+        s += q[i];
+    return 128 * s;
+}
+
+#define DK_VNNI __attribute__((target("avx2,avxvnni")))
+DK_VNNI static void dots_i8q_avxvnni(const int8_t *q, const int8_t *v, int dim, size_t count,
+                                     int32_t *out)
+{
+    const __m256i bias = _mm256_set1_epi8((char)0x80);
+    const int body = dim & ~31;
+    const int32_t share = bias_share(q, body);
+    for (size_t j = 0; j < count; j++) {
+        const int8_t *x = v + j * (size_t)dim;
+        __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
+        int i = 0;
+        for (; i + 64 <= body; i += 64) {
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)(x + i));
+            __m256i x1 = _mm256_loadu_si256((const __m256i *)(x + i + 32));
+            a0 = _mm256_dpbusd_avx_epi32(a0, _mm256_xor_si256(x0, bias),
+                                         _mm256_loadu_si256((const __m256i *)(q + i)));
+            a1 = _mm256_dpbusd_avx_epi32(a1, _mm256_xor_si256(x1, bias),
+                                         _mm256_loadu_si256((const __m256i *)(q + i + 32)));
+        }
+        if (i < body)
+            a0 = _mm256_dpbusd_avx_epi32(
+                a0, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(x + i)), bias),
+                _mm256_loadu_si256((const __m256i *)(q + i)));
+        int32_t r = hsum_i32_avx2(_mm256_add_epi32(a0, a1)) - share;
+        for (i = body; i < dim; i++)
+            r += (int32_t)q[i] * (int32_t)x[i];
+        out[j] = r;
+    }
+}
+
+#define DK_512 __attribute__((target("avx512f,avx512bw,avx512vnni")))
+DK_512 static void dots_i8q_avx512(const int8_t *q, const int8_t *v, int dim, size_t count,
+                                   int32_t *out)
+{
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    const int32_t share = bias_share(q, dim);
+    const int body = dim & ~63;
+    /* the last dim % 64 bytes by a masked load: its other lanes read as
+     * 0 in q, so they add nothing */
+    const __mmask64 tail = (dim & 63) ? (1ULL << (dim & 63)) - 1 : 0;
+    for (size_t j = 0; j < count; j++) {
+        const int8_t *x = v + j * (size_t)dim;
+        __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+        int i = 0;
+        for (; i + 128 <= body; i += 128) {
+            a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(x + i), bias),
+                                     _mm512_loadu_si512(q + i));
+            a1 = _mm512_dpbusd_epi32(a1, _mm512_xor_si512(_mm512_loadu_si512(x + i + 64), bias),
+                                     _mm512_loadu_si512(q + i + 64));
+        }
+        if (i < body)
+            a0 = _mm512_dpbusd_epi32(a0, _mm512_xor_si512(_mm512_loadu_si512(x + i), bias),
+                                     _mm512_loadu_si512(q + i));
+        if (tail)
+            a1 = _mm512_dpbusd_epi32(
+                a1, _mm512_xor_si512(_mm512_maskz_loadu_epi8(tail, x + body), bias),
+                _mm512_maskz_loadu_epi8(tail, q + body));
+        out[j] = _mm512_reduce_add_epi32(_mm512_add_epi32(a0, a1)) - share;
+    }
+}
+
 __attribute__((target("avx2,fma"))) static float dot_f32_avx2(const float *a, const float *b,
                                                               int n)
 {
@@ -139,23 +236,42 @@ __attribute__((target("avx2,fma"))) static float dot_f32_avx2(const float *a, co
     return r;
 }
 
-static int32_t (*dot_i8)(const int8_t *, const int8_t *, int);
-static int32_t (*dot_i8q)(const int8_t *, const int8_t *, int);
-static float (*dot_f32)(const float *, const float *, int);
-static int forced_scalar;
+/* The levels, each with its scan kernel. Which ones may run is what the
+ * CPU has capped by CAIRN_SIMD, read by the encoder's kernels
+ * (embed/kernels.h) so that one variable caps both: avx2 or portable
+ * allow no VNNI, avxvnni no AVX-512. The f32 scan (the setting vec.f32,
+ * for measuring) and dense_dot_i8 stay at AVX2 above it. */
+enum { DK_SCALAR, DK_AVX2, DK_AVXVNNI, DK_AVX512, DK_LEVELS };
+typedef void (*dots_fn)(const int8_t *, const int8_t *, int, size_t, int32_t *);
+static const struct dk {
+    const char *name;
+    dots_fn dots;
+} dk[DK_LEVELS] = {
+    { "scalar", dots_i8q_ref },
+    { "avx2", dots_i8q_avx2 },
+    { "avxvnni", dots_i8q_avxvnni },
+    { "avx512vnni", dots_i8q_avx512 },
+};
+static int dk_allowed;              /* bit per level */
+static int dk_level;                /* in use */
 static pthread_once_t kernels_once = PTHREAD_ONCE_INIT;
 
 static void pick_kernels(void)
 {
+    int simd = embed_k_simd(), vnni = embed_k_simd_vnni();
+
     __builtin_cpu_init();
-    if (!forced_scalar && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-        dot_i8 = dot_i8_avx2;
-        dot_i8q = dot_i8q_avx2;
-        dot_f32 = dot_f32_avx2;
-    } else {
-        dot_i8 = dot_i8q = dense_dot_i8_ref;
-        dot_f32 = dense_dot_f32_ref;
+    dk_allowed = 1 << DK_SCALAR;
+    if (simd >= 1) {
+        dk_allowed |= 1 << DK_AVX2;
+        if (vnni & 1)
+            dk_allowed |= 1 << DK_AVXVNNI;
+        if ((vnni & 2) && __builtin_cpu_supports("avx512bw"))
+            dk_allowed |= 1 << DK_AVX512;
     }
+    for (int l = 0; l < DK_LEVELS; l++)
+        if (dk_allowed >> l & 1)
+            dk_level = l;
 }
 
 static void kernels(void)
@@ -166,37 +282,45 @@ static void kernels(void)
 int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n)
 {
     kernels();
-    return dot_i8(a, b, n);
+    return dk_level >= DK_AVX2 ? dot_i8_avx2(a, b, n) : dense_dot_i8_ref(a, b, n);
 }
 
 int32_t dense_dot_i8q(const int8_t *q, const int8_t *v, int n)
 {
+    int32_t r;
     kernels();
-    return dot_i8q(q, v, n);
+    dk[dk_level].dots(q, v, n, 1, &r);
+    return r;
+}
+
+void dense_dots_i8q(const int8_t *q, const int8_t *v, int dim, size_t count, int32_t *out)
+{
+    kernels();
+    dk[dk_level].dots(q, v, dim, count, out);
 }
 
 float dense_dot_f32(const float *a, const float *b, int n)
 {
     kernels();
-    return dot_f32(a, b, n);
+    return dk_level >= DK_AVX2 ? dot_f32_avx2(a, b, n) : dense_dot_f32_ref(a, b, n);
 }
 
 const char *dense_kernel_name(void)
 {
     kernels();
-    return dot_i8 == dot_i8_avx2 ? "avx2" : "scalar";
+    return dk[dk_level].name;
 }
 
-void dense_force_scalar(int on)
+int dense_kernel_set(const char *name)
 {
     kernels();
-    forced_scalar = on;
-    if (on) {
-        dot_i8 = dot_i8q = dense_dot_i8_ref;
-        dot_f32 = dense_dot_f32_ref;
-    } else {
-        pick_kernels();
-    }
+    for (int l = 0; l < DK_LEVELS; l++)
+        if (name ? !strcmp(name, dk[l].name) && (dk_allowed >> l & 1) : dk_allowed >> l & 1) {
+            dk_level = l;
+            if (name)
+                return 0;
+        }
+    return name ? -1 : 0;
 }
 
 /* ---- top-k ---------------------------------------------------------- */
@@ -256,6 +380,7 @@ struct scan {
     float q_inv;                  /* 1 / |query as stored| */
     const int64_t *allowed;       /* sorted session rows, or NULL: all */
     int n_allowed;
+    int64_t except;               /* a session row left out (0: none) */
     size_t from, to;
     struct heap h;
 };
@@ -264,20 +389,27 @@ static void *scan_run(void *arg)
 {
     struct scan *sc = arg;
     const struct vec_set *s = sc->set;
+    const dots_fn dots = dk[dk_level].dots;
     int dim = s->dim;
-    for (size_t i = sc->from; i < sc->to; i++) {
-        float cs;
-        if (s->f32)
-            cs = dot_f32(sc->qf, s->vf + i * (size_t)dim, dim);
-        else
-            cs = (float)dot_i8q(sc->q8, s->v8 + i * (size_t)dim, dim);
-        cs *= s->inv_norm[i] * sc->q_inv;
-        if (sc->h.n == sc->h.k && cs <= sc->h.s[0])
-            continue;
-        if (sc->allowed && !bsearch(&s->sess[i], sc->allowed, (size_t)sc->n_allowed,
-                                    sizeof *sc->allowed, cmp_i64))
-            continue;
-        heap_push(&sc->h, cs, (int64_t)i);
+    int32_t d[DENSE_BLOCK];
+    for (size_t b = sc->from; b < sc->to; b += DENSE_BLOCK) {
+        size_t cnt = sc->to - b < DENSE_BLOCK ? sc->to - b : DENSE_BLOCK;
+        if (!s->f32)
+            dots(sc->q8, s->v8 + b * (size_t)dim, dim, cnt, d);
+        for (size_t j = 0; j < cnt; j++) {
+            size_t i = b + j;
+            float cs = s->f32 ? dense_dot_f32(sc->qf, s->vf + i * (size_t)dim, dim)
+                              : (float)d[j];
+            cs *= s->inv_norm[i] * sc->q_inv;
+            if (sc->h.n == sc->h.k && cs <= sc->h.s[0])
+                continue;
+            if (sc->allowed && !bsearch(&s->sess[i], sc->allowed, (size_t)sc->n_allowed,
+                                        sizeof *sc->allowed, cmp_i64))
+                continue;
+            if (s->sess[i] == sc->except && sc->except)
+                continue;
+            heap_push(&sc->h, cs, (int64_t)i);
+        }
     }
     return NULL;
 }
@@ -290,8 +422,8 @@ static int cmp_hit_desc(const void *a, const void *b)
     return x->msg < y->msg ? -1 : x->msg > y->msg;
 }
 
-int dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
-               int k, int threads, struct dense_hit *out)
+static int topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
+                int64_t except, int k, int threads, struct dense_hit *out)
 {
     int kp = k * DENSE_PIECES_MULT, nt, got = 0;
     struct scan sc[DENSE_THREADS];
@@ -326,6 +458,7 @@ int dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed, 
         sc[t].q_inv = (float)(1.0 / sqrt(qn));
         sc[t].allowed = allowed;
         sc[t].n_allowed = n_allowed;
+        sc[t].except = except;
         sc[t].from = s->n * (size_t)t / (size_t)nt;
         sc[t].to = s->n * (size_t)(t + 1) / (size_t)nt;
         sc[t].h.k = kp;
@@ -382,6 +515,18 @@ out:
         free(sc[t].h.i);
     }
     return rc;
+}
+
+int dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
+               int k, int threads, struct dense_hit *out)
+{
+    return topk(s, q, allowed, n_allowed, 0, k, threads, out);
+}
+
+int dense_topk_except(const struct vec_set *s, const float *q, int64_t except, int k,
+                      int threads, struct dense_hit *out)
+{
+    return topk(s, q, NULL, 0, except, k, threads, out);
 }
 
 /* ---- recall's use of it ------------------------------------------- */
@@ -566,10 +711,18 @@ int dense_search_pre(struct cairn *h, const char *query, const struct cairn_reca
                  "matched by keywords only; run `cairn %s`",
                  (long long)(set->msgs_total - set->msgs_with), (long long)set->msgs_total,
                  vec_model_id(vm), set->other[0] ? "reindex" : "embed --backfill");
-    if (o->project || o->exclude_session) {
+    /* The hook's scope, every session but the current one, is that one
+     * session's row, skipped by the scan: listing the others cost ~1,000
+     * instructions a session (1.2 M of the hook's 69 M at 25,000
+     * messages). A server's index is asked for the nearest in scope, so
+     * it gets the list. */
+    int64_t except = 0;
+    if (o->project || (o->exclude_session && set->by_index)) {
         const struct store_scope scope = { o->project, o->exclude_session };
         if ((rc = store_scope_sessions_sorted(h, &scope, &allowed)) || !allowed.n)
             goto out;
+    } else if (o->exclude_session && (rc = store_session_row(h, o->exclude_session, &except))) {
+        goto out;
     }
     qv = malloc((size_t)vec_model_dim(vm) * sizeof *qv);
     r->hits = malloc(DENSE_TOPK * sizeof *r->hits);
@@ -594,7 +747,9 @@ int dense_search_pre(struct cairn *h, const char *query, const struct cairn_reca
     if ((rc = vec_set_near(h, set, qv, 2 * DENSE_TOPK * DENSE_PIECES_MULT,
                            allowed.v, allowed.n, &scan)))
         goto out;
-    int n = dense_topk(scan, qv, allowed.v, allowed.n, DENSE_TOPK, DENSE_THREADS, r->hits);
+    int n = allowed.v ? dense_topk(scan, qv, allowed.v, allowed.n, DENSE_TOPK, DENSE_THREADS,
+                                   r->hits)
+                      : dense_topk_except(scan, qv, except, DENSE_TOPK, DENSE_THREADS, r->hits);
     if (n < 0) {
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;

@@ -240,21 +240,38 @@ int  dense_feedback(struct cairn *h, struct pool *p, const struct dense_result *
  * none (no message has a vector) and a model is current: for the
  * memories' vectors. No vector is no error. */
 int  dense_query_vec(struct cairn *h, const char *query, struct dense_result *r);
+/* Sets smaller than this are scanned on one thread. A second thread
+ * waits for a free core: at load 13 on 2 cores a 100,000-vector scan took
+ * 9.7-10.6 ms p50 on two threads against 2.9-3.2 ms on one (bench_dense,
+ * 2026-12-05; it was 65,536, so a 100k store's hook paid it). */
+#define DENSE_MT_MIN 262144
 /* Exact top-k messages (best piece each) of set by cosine with q (unit
  * or not), sessions limited to the sorted `allowed` (NULL: all). Returns
  * the count written to out[k], or -1 on no memory. */
 int  dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
                 int k, int threads, struct dense_hit *out);
+/* The same over every session but the row except (0: every session):
+ * dense_topk's hits with `allowed` all the others. */
+int  dense_topk_except(const struct vec_set *s, const float *q, int64_t except, int k,
+                       int threads, struct dense_hit *out);
 /* The kernels: run-time dispatch, and the scalar references. */
 int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n);
 int32_t dense_dot_i8_ref(const int8_t *a, const int8_t *b, int n);
-/* The scan's: q (the quantised question) in -127..127, v any int8; the
- * same sum as dense_dot_i8_ref. */
+/* The scan's, at the level in use: q (the quantised question) in
+ * -127..127, v any int8; the same sum as dense_dot_i8_ref. */
 int32_t dense_dot_i8q(const int8_t *q, const int8_t *v, int n);
+/* The scan's kernel itself: out[j] = dense_dot_i8q(q, v + j * dim, dim)
+ * for count vectors stored one after the other. */
+void    dense_dots_i8q(const int8_t *q, const int8_t *v, int dim, size_t count, int32_t *out);
 float   dense_dot_f32(const float *a, const float *b, int n);
 float   dense_dot_f32_ref(const float *a, const float *b, int n);
-const char *dense_kernel_name(void);   /* "avx2" or "scalar" */
-void    dense_force_scalar(int on);    /* tests and benchmarks */
+/* The scan's level: "scalar", "avx2", "avxvnni" (AVX-VNNI) or
+ * "avx512vnni"; the best the CPU has, capped by CAIRN_SIMD. */
+const char *dense_kernel_name(void);
+/* Tests and benchmarks (not thread-safe): the scan at the level named,
+ * NULL the default. -1, and no change, if the CPU or CAIRN_SIMD does not
+ * allow that level. */
+int     dense_kernel_set(const char *name);
 
 /* entity.c: the entity-driven keyword pass (issue 16, multi-hop). */
 struct ent_word {
