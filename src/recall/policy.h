@@ -199,6 +199,24 @@
 #define ENT_MIN         8000
 #define ENT_MAX_MATCHES 20000
 
+/* Topical segments (issue 16, multi-hop; segment.c, rank.c seg_rank):
+ * between people, in hybrid recall, from SEG_MIN_BUDGET tokens, each
+ * session's turns are cut into runs on one topic from their vectors (the
+ * mean of SEG_BLOCK turns before a gap against SEG_BLOCK after it; a cut
+ * where that dips SEG_DEPTH below its peaks, no segment under SEG_MIN
+ * turns). Segments are ranked as units of their own, by the question's
+ * cosine to their mean vector (SEG_W_DENSE) and by the BM25 of their
+ * words (SEG_W_BM25), each unit taking its segment's place; SEG_LIFT adds
+ * that share of the best fused score among a unit's segment's other
+ * units. 0: off. */
+#define SEG_W_DENSE     0.0
+#define SEG_W_BM25      0.0
+#define SEG_LIFT        0.0
+#define SEG_BLOCK       8
+#define SEG_DEPTH       0.1
+#define SEG_MIN         3
+#define SEG_MIN_BUDGET  4000
+
 /* ---- the relevance gate (gate.c, the prompt hook) ---- */
 
 /* How many of the best units are looked at. */
@@ -849,6 +867,13 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(ENT_W_UA) \
     X(ENT_MIN) \
     X(ENT_MAX_MATCHES) \
+    X(SEG_W_DENSE) \
+    X(SEG_W_BM25) \
+    X(SEG_LIFT) \
+    X(SEG_BLOCK) \
+    X(SEG_DEPTH) \
+    X(SEG_MIN) \
+    X(SEG_MIN_BUDGET) \
     X(GATE_TOP) \
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \
