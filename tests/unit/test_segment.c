@@ -24,6 +24,7 @@
 #include "store/vectors.h"
 #include "t_store.h"
 #include "t_open.h"
+#include "t_vec.h"
 
 enum { D = 16 };
 
@@ -112,25 +113,6 @@ static void test_cuts_random(void)
     }
 }
 
-/* Writes one vector row directly (as vec_batch_store would). */
-static void put_vec(struct cairn *h, const char *model, int64_t msg, const float *v)
-{
-    sqlite3_stmt *st;
-    int8_t q[D];
-    float sc;
-    vec_quantize(v, D, q, &sc);
-    T_EQ_INT(sqlite3_prepare_v2(h->db, "INSERT INTO vectors(model,msg,piece,session,dim,scale,v)"
-                                " SELECT ?,id,0,session,?,?,? FROM messages WHERE id = ?", -1,
-                                &st, NULL), SQLITE_OK);
-    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, D);
-    sqlite3_bind_double(st, 3, sc);
-    sqlite3_bind_blob(st, 4, q, D, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 5, msg);
-    T_EQ_INT(sqlite3_step(st), SQLITE_DONE);
-    sqlite3_finalize(st);
-}
-
 static void test_pool(void)
 {
     struct cairn *h = NULL;
@@ -145,7 +127,7 @@ static void test_pool(void)
     T_EQ_INT(t_open(":memory:", 0, &h), CAIRN_OK);
     add_chat(h, "s1", N);
     for (int i = 0; i < N; i++)
-        put_vec(h, "model-a:1", i + 1, v + i * D);
+        put_vec(h, "model-a:1", i + 1, 0, v + i * D, D);
     p.ns = 1;
     p.nm = p.nu = N;
     p.any_dialog = 1;
