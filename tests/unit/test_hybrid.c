@@ -31,10 +31,7 @@
 static uint64_t rng = 88172645463325252ULL;
 static uint32_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)rng;
+    return t_xorshift(&rng);
 }
 
 static void test_kernels(void)
