@@ -1453,6 +1453,8 @@ void pool_free(struct pool *p)
     free(p->u);
     free(p->ord);
     free(p->ent);
+    free(p->seg);
+    free(p->seg_cos);
     memset(p, 0, sizeof *p);
 }
 

@@ -199,6 +199,30 @@
 #define ENT_MIN         8000
 #define ENT_MAX_MATCHES 20000
 
+/* Topical segments (issue 16, multi-hop; segment.c, rank.c
+ * rank_segments, seg_lift), off: between people, in hybrid recall, from
+ * SEG_MIN_BUDGET tokens, each session's turns are cut into runs on one
+ * topic from their vectors (the mean of SEG_BLOCK turns before a gap
+ * against SEG_BLOCK after it; a cut in a valley of that similarity
+ * SEG_DEPTH deep, no segment under SEG_MIN turns). Segments are ranked as
+ * units of their own, by the question's cosine to their mean vector
+ * (SEG_W_DENSE) and by the BM25 of their turns (SEG_W_BM25), each unit
+ * taking its segment's place; SEG_LIFT adds that share of the best fused
+ * score among a unit's segment's other units. 0: off. The values below
+ * are the tuned half's choice (LoCoMo dev conv-30, conv-42, use-lite-en)
+ * with SEG_W_DENSE 1.0: tuned 2k/4k/8k 82.9/89.3/92.9 -> 83.6/89.6/94.6;
+ * held out (conv-26, conv-41, conv-43) 84.4/89.2/94.0 -> 84.4/89.4/94.0
+ * with adversarial -2.0 at 2k and 4k. The BM25 and the lift did worse
+ * on the tuned half. docs/ARCHITECTURE.md, "Multi-hop: topical segments",
+ * has every figure. */
+#define SEG_W_DENSE     0.0
+#define SEG_W_BM25      0.0
+#define SEG_LIFT        0.0
+#define SEG_BLOCK       5
+#define SEG_DEPTH       0.2
+#define SEG_MIN         3
+#define SEG_MIN_BUDGET  2000
+
 /* ---- the relevance gate (gate.c, the prompt hook) ---- */
 
 /* How many of the best units are looked at. */
@@ -849,6 +873,13 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(ENT_W_UA) \
     X(ENT_MIN) \
     X(ENT_MAX_MATCHES) \
+    X(SEG_W_DENSE) \
+    X(SEG_W_BM25) \
+    X(SEG_LIFT) \
+    X(SEG_BLOCK) \
+    X(SEG_DEPTH) \
+    X(SEG_MIN) \
+    X(SEG_MIN_BUDGET) \
     X(GATE_TOP) \
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \

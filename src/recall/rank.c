@@ -612,6 +612,106 @@ static int len_rank(struct pool *p, const double *s_head, const double *s_win,
     return rc;
 }
 
+/* Topical segments (segment.c, issue 16): the segments ranked as units
+ * of their own, each unit taking its segment's place (not one place a
+ * unit: a segment's turns tie, and sort order would rank its first turns
+ * above its last). The BM25 of a segment uses IDF over units and an
+ * average length scaled with the segment, as a window's. */
+int rank_segments(struct pool *p, int nt, const double *w_unit, double avg_unit,
+                  double w_dense, double w_bm25)
+{
+    if (!p->seg || !p->nseg || (w_dense <= 0 && w_bm25 <= 0))
+        return 0;
+    int ns = p->nseg, rc = -1;
+    double *bm = calloc((size_t)ns, sizeof *bm), *len = calloc((size_t)ns, sizeof *len);
+    double *tf = calloc((size_t)ns * (size_t)(nt ? nt : 1), sizeof *tf);
+    int *place = malloc((size_t)ns * sizeof *place);
+    struct sort_kv *o = malloc((size_t)ns * sizeof *o);
+    if (!bm || !len || !tf || !place || !o)
+        goto out;
+    for (int i = 0; i < p->nm; i++) {
+        int g = p->seg[i];
+        if (g < 0)
+            continue;
+        len[g] += 1;
+        bm[g] += p->m[i].ntok;      /* the length, until the scores below */
+        for (int t = 0; p->m[i].tf && t < nt; t++)
+            tf[(size_t)g * (size_t)nt + (size_t)t] += p->m[i].tf[t];
+    }
+    for (int g = 0; g < ns; g++)
+        bm[g] = rank_bm25(tf + (size_t)g * (size_t)nt, nt, bm[g], avg_unit * len[g], w_unit);
+    for (int pass = 0; pass < 2; pass++) {
+        double w = pass ? w_bm25 : w_dense;
+        int n = 0;
+        if (w <= 0)
+            continue;
+        for (int g = 0; g < ns; g++) {
+            double sc = pass ? bm[g] : p->seg_cos[g];
+            if (sc > 0) {
+                o[n].key = sort_key_double(sc);
+                o[n++].val = g;
+            }
+        }
+        if (sort_kv_desc(o, (size_t)n))
+            goto out;
+        for (int g = 0; g < ns; g++)
+            place[g] = -1;
+        for (int r = 0; r < n; r++)
+            place[o[r].val] = r;
+        for (int u = 0; u < p->nu; u++) {
+            int g = p->seg[p->u[u].head];
+            if (g >= 0 && place[g] >= 0)
+                p->u[u].score += w / (RRF_K + place[g] + 1);
+        }
+    }
+    rc = 0;
+out:
+    free(bm);
+    free(len);
+    free(tf);
+    free(place);
+    free(o);
+    return rc;
+}
+
+/* SEG_LIFT: each unit gains lift times the best fused score among the
+ * other units of its segment (a turn deep in a segment whose other turns
+ * match). Returns 0, or -1 on no memory. */
+static int seg_lift(struct pool *p, double lift)
+{
+    if (!p->seg || !p->nseg || lift <= 0)
+        return 0;
+    double *b1 = calloc((size_t)p->nseg, sizeof *b1), *b2 = calloc((size_t)p->nseg, sizeof *b2);
+    if (!b1 || !b2) {
+        free(b1);
+        free(b2);
+        return -1;
+    }
+    for (int u = 0; u < p->nu; u++) {
+        int g = p->seg[p->u[u].head];
+        double sc = p->u[u].score;
+        if (g < 0)
+            continue;
+        if (sc > b1[g]) {
+            b2[g] = b1[g];
+            b1[g] = sc;
+        } else if (sc > b2[g]) {
+            b2[g] = sc;
+        }
+    }
+    for (int u = 0; u < p->nu; u++) {
+        int g = p->seg[p->u[u].head];
+        if (g < 0)
+            continue;
+        /* the best of the others: the second best when this is the best */
+        double other = p->u[u].score >= b1[g] ? b2[g] : b1[g];
+        p->u[u].score += lift * other;
+    }
+    free(b1);
+    free(b2);
+    return 0;
+}
+
 /* A question about the first (last) time (query_ordinal): of the ORD_TOP
  * best units, the earliest (latest) gets W_ORDINAL in rank-1 units, the
  * next half that, and so on: a ranking by time among those the words
@@ -845,6 +945,10 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                 goto out;
         }
     }
+    /* topical segments, when recall.c cut them (SEG_*: off) */
+    if (rank_segments(p, nt, w_unit, avg_unit, SEG_W_DENSE, SEG_W_BM25) ||
+        seg_lift(p, SEG_LIFT))
+        goto out;
     int named = 0;
     if (spk) {
         double other = SPK_OTHER;

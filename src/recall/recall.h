@@ -158,6 +158,10 @@ struct pool {
     int     cite;          /* CAIRN_RECALL_CITE: best session first, ids in headers */
     float   cut_dense;     /* recall_cut: the dense value a hit needs to pass the cut */
     double *ent;           /* per unit, the entity pass's score (entity.c), or NULL */
+    int    *seg;           /* per message, its topical segment (segment.c), -1
+                            * none; NULL: no segments */
+    float  *seg_cos;       /* per segment, 1 + the question's cosine to it */
+    int     nseg;
     int     budget;        /* the recall's budget in tokens (0: unknown), for
                             * the signals gated by it (rank.c len_rank) */
     int     split;         /* gather loaded half the sessions on a second
@@ -294,6 +298,23 @@ int  entity_words(const struct query *q, const char *const *texts, int ntexts, s
 int  entity_pass(struct cairn *h, struct pool *p, struct query *q,
                  const struct cairn_recall_opts *o, int *changed);
 
+/* segment.c: topical segments (issue 16, multi-hop). The turns of each
+ * of n consecutive unit vectors v[n][dim] into segments: a cut at a gap
+ * whose similarity (the mean of the block turns before it against the
+ * block after) dips by depth or more below its peaks on both sides,
+ * deepest first, no segment shorter than min_len. seg[i]: turn i's
+ * segment, 0 up, in order. The count, or -1 on no memory. */
+int  segment_cuts(const float *v, int n, int dim, int block, double depth, int min_len,
+                  int *seg);
+/* Between people, with the question's vector (hybrid recall): cuts each
+ * dialog session of p into segments from its turns' stored vectors and
+ * sets p->seg, p->seg_cos (else leaves them NULL). Nothing to do is no
+ * error. CAIRN_OK or a code with the message. */
+int  segment_pool(struct cairn *h, struct pool *p, const struct dense_result *r);
+/* Whether a recall of this budget uses segments (policy.h SEG_*: a weight
+ * above 0, from SEG_MIN_BUDGET tokens). */
+int  segment_on(int budget);
+
 /* gather.c: extra (may be NULL) lists sessions to load besides those the
  * keywords find: the dense hits'. Reads the store (store/recall_read.h)
  * and fills p with metadata only: no text, no ext_id of a message.
@@ -310,6 +331,13 @@ void pool_free(struct pool *p);
 
 /* rank.c */
 double rank_idf(double n, double df);
+/* The segments of p (segment.c; none: nothing added) ranked as units of
+ * their own, by the question's cosine to their mean vector (w_dense) and
+ * by the BM25 of their turns' counts of q's nt terms (w_unit weights,
+ * the average length avg_unit scaled with the segment; w_bm25), each
+ * unit adding w / (RRF_K + its segment's place + 1). 0, -1 on no memory. */
+int    rank_segments(struct pool *p, int nt, const double *w_unit, double avg_unit,
+                     double w_dense, double w_bm25);
 /* BM25 of counts tf[nt] in a text of dl tokens, term weights w. */
 double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double *w);
 /* Its parts, for a caller whose counts are not doubles (gather's pruning

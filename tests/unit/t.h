@@ -54,6 +54,15 @@ static const char *t_current = "";
 
 #define T_RUN(fn) do { t_current = #fn; fn(); } while (0)
 
+/* xorshift64: a test's repeatable random numbers from its own state *s. */
+static inline uint32_t t_xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (uint32_t)*s;
+}
+
 /* Cosine similarity of two float vectors, in double; 0 when either is all
  * zeros (the encoder tests compare vectors with it). */
 static inline double t_cosine(const float *a, const float *b, int n)

@@ -26,15 +26,13 @@
 #include "store/vectors.h"
 #include "t_store.h"
 #include "t_open.h"
+#include "t_vec.h"
 #include "embed/registry.h"
 
 static uint64_t rng = 88172645463325252ULL;
 static uint32_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)rng;
+    return t_xorshift(&rng);
 }
 
 static void test_kernels(void)
@@ -142,27 +140,6 @@ static void test_quantize(void)
     float z[8] = { 0 };
     vec_quantize(z, 8, q, &sc);
     T_CHECK(sc == 0 && q[0] == 0);
-}
-
-/* Writes one vector row directly (as vec_batch_store would). */
-static void put_vec(struct cairn *h, const char *model, int64_t msg, int piece, const float *v,
-                    int dim)
-{
-    sqlite3_stmt *st;
-    int8_t q[64];
-    float sc;
-    vec_quantize(v, dim, q, &sc);
-    T_EQ_INT(sqlite3_prepare_v2(h->db, "INSERT INTO vectors(model,msg,piece,session,dim,scale,v)"
-                                " SELECT ?,id,?,session,?,?,? FROM messages WHERE id = ?", -1,
-                                &st, NULL), SQLITE_OK);
-    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 2, piece);
-    sqlite3_bind_int(st, 3, dim);
-    sqlite3_bind_double(st, 4, sc);
-    sqlite3_bind_blob(st, 5, q, dim, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 6, msg);
-    T_EQ_INT(sqlite3_step(st), SQLITE_DONE);
-    sqlite3_finalize(st);
 }
 
 static void test_two_models(void)
