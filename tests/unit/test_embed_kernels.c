@@ -599,6 +599,38 @@ static void test_gelu_levels(void)
     free(a); free(c);
 }
 
+/* The AVX-512 softmax (e^x on 16 lanes, the sum kept in AVX2's order)
+ * gives each row the AVX2 form's bits: rows of every length 1..300 (the
+ * 32-, 16- and 8-wide steps and the tail), with large and tiny spreads
+ * and -inf (a masked score). Fails if the sum's order or one step of
+ * e^x differs. */
+static void test_softmax_levels(void)
+{
+    float a[300], c[300];
+    int n, i, same = 1;
+
+    if (embed_k_simd_cpu() < 2) {
+        T_SKIP("softmax at AVX-512 against AVX2: this CPU has no AVX-512");
+        return;
+    }
+    for (n = 1; n <= 300; n++) {
+        float spread = n % 3 == 0 ? 200.0f : n % 3 == 1 ? 5.0f : 0.01f;
+
+        for (i = 0; i < n; i++)
+            a[i] = spread * frand();
+        if (n % 7 == 0)
+            a[n / 2] = -INFINITY;
+        memcpy(c, a, (size_t)n * sizeof(float));
+        embed_k_simd_enable(2);
+        embed_k_softmax(a, n);
+        embed_k_simd_enable(1);
+        embed_k_softmax(c, n);
+        same &= memcmp(a, c, (size_t)n * sizeof(float)) == 0;
+    }
+    embed_k_simd_enable(2);
+    T_CHECK(same);
+}
+
 /* Softmax rows of every length 1..40 (tails of the 8-wide form), with
  * large and tiny spreads. */
 static void test_softmax_lengths(void)
@@ -716,6 +748,7 @@ int main(void)
     }
     embed_k_simd_enable(2);
     T_RUN(test_gelu_levels);
+    T_RUN(test_softmax_levels);
     T_RUN(test_packed_cross_level);
     T_RUN(test_pool_norm);
     return T_DONE();
