@@ -419,12 +419,15 @@ static void q_micro_c(int kg, const int32_t *a, const int8_t *b, int32_t *out)
 #define Q_VNNI   __attribute__((target("avx2,fma,avxvnni")))
 #define Q_AVX2   __attribute__((target("avx2,fma")))
 
-/* Level 3: the MR x 32 sums of one tile in acc (q_sums512), stored as
- * integers (q_micro512) or as floats (q_micro512_y). */
-#define Q_MICRO_AVX512(MR)                                                               \
-Q_AVX512 static inline __attribute__((always_inline)) void                              \
-q_sums512_##MR(int kg, const int32_t *a, const int8_t *b, __m512i acc[MR][2])           \
+static const float q_zero_f[16];
+
+/* Level 3: the MR x 32 sums of one tile, stored as integers (q_micro512)
+ * or, through them, as floats (q_micro512_y). */
+#define Q_MICRO_AVX512(MR)                                                              \
+Q_AVX512 static void q_micro512_##MR(int kg, const int32_t *a, const int8_t *b,          \
+                                     int32_t *out)                                      \
 {                                                                                       \
+    __m512i acc[MR][2];                                                                 \
     int g, r;                                                                           \
                                                                                         \
     _Pragma("GCC unroll 16")                                                            \
@@ -441,15 +444,6 @@ q_sums512_##MR(int kg, const int32_t *a, const int8_t *b, __m512i acc[MR][2])   
             acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, b1);                         \
         }                                                                               \
     }                                                                                   \
-}                                                                                       \
-                                                                                        \
-Q_AVX512 static void q_micro512_##MR(int kg, const int32_t *a, const int8_t *b,          \
-                                     int32_t *out)                                      \
-{                                                                                       \
-    __m512i acc[MR][2];                                                                 \
-    int r;                                                                              \
-                                                                                        \
-    q_sums512_##MR(kg, a, b, acc);                                                      \
     _Pragma("GCC unroll 16")                                                            \
     for (r = 0; r < MR; r++) {                                                          \
         _mm512_storeu_si512(out + r * Q_NP, acc[r][0]);                                 \
@@ -458,32 +452,34 @@ Q_AVX512 static void q_micro512_##MR(int kg, const int32_t *a, const int8_t *b, 
 }                                                                                       \
                                                                                         \
 /* q_store_avx2's operations on a whole tile (sum - corr, scale, bias),     \
- * 16 lanes at a time from the registers, so the same bits: through tile   \
- * and q_store_avx2 the stores had been ~14% of an AVX-512 int8 batch's    \
- * products (q_store_avx2 4.8% and q_cols 4.3% of the samples against      \
- * 23% in this kernel, perf, `bench_embed --only batch --layers 4`). */    \
+ * 16 lanes at a time, so the same bits, in the kernel instead of q_cols'   \
+ * row loop and q_store_avx2's 8 lanes (together ~40% of this kernel's     \
+ * samples in an AVX-512 int8 batch, perf, `bench_embed --only batch        \
+ * --layers 4`). The sums come through the tile on the stack (in L1):       \
+ * with the sums' loop inlined here, gcc kept a copy of every accumulator   \
+ * on the stack inside it, and the int8 batch ran ~40% slower. */           \
 Q_AVX512 static void q_micro512_y_##MR(int kg, const int32_t *a, const int8_t *b,        \
                                        const struct q_dst *d)                           \
 {                                                                                       \
-    __m512i acc[MR][2];                                                                 \
-    __m512 s0 = _mm512_loadu_ps(d->s), s1 = _mm512_loadu_ps(d->s + 16);                  \
-    __m512i c0 = _mm512_loadu_si512(d->corr), c1 = _mm512_loadu_si512(d->corr + 16);      \
-    __m512 b0 = d->bias ? _mm512_loadu_ps(d->bias) : _mm512_setzero_ps();                 \
-    __m512 b1 = d->bias ? _mm512_loadu_ps(d->bias + 16) : _mm512_setzero_ps();            \
+    int32_t tile[MR * Q_NP] __attribute__((aligned(64)));                               \
+    __m512i c0 = _mm512_loadu_si512(d->corr), c1 = _mm512_loadu_si512(d->corr + 16);    \
+    __m512 s0 = _mm512_loadu_ps(d->s), s1 = _mm512_loadu_ps(d->s + 16);                 \
+    __m512 b0 = _mm512_loadu_ps(d->bias ? d->bias : q_zero_f);                          \
+    __m512 b1 = _mm512_loadu_ps(d->bias ? d->bias + 16 : q_zero_f);                     \
     int r;                                                                              \
                                                                                         \
-    q_sums512_##MR(kg, a, b, acc);                                                      \
-    _Pragma("GCC unroll 16")                                                            \
+    q_micro512_##MR(kg, a, b, tile);                                                    \
     for (r = 0; r < MR; r++) {                                                          \
         __m512 vx = _mm512_set1_ps(d->sx[r]);                                           \
         float *y = d->y + (size_t)r * d->ldy;                                           \
+        __m512i t0 = _mm512_load_si512(tile + r * Q_NP);                                \
+        __m512i t1 = _mm512_load_si512(tile + r * Q_NP + 16);                           \
                                                                                         \
-        _mm512_storeu_ps(y, _mm512_fmadd_ps(_mm512_cvtepi32_ps(                         \
-                                                _mm512_sub_epi32(acc[r][0], c0)),        \
-                                            _mm512_mul_ps(vx, s0), b0));                 \
+        _mm512_storeu_ps(y, _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(t0, c0)), \
+                                            _mm512_mul_ps(vx, s0), b0));                \
         _mm512_storeu_ps(y + 16, _mm512_fmadd_ps(_mm512_cvtepi32_ps(                    \
-                                                     _mm512_sub_epi32(acc[r][1], c1)),   \
-                                                 _mm512_mul_ps(vx, s1), b1));            \
+                                                     _mm512_sub_epi32(t1, c1)),         \
+                                                 _mm512_mul_ps(vx, s1), b1));           \
     }                                                                                   \
 }
 
