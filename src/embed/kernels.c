@@ -315,28 +315,40 @@ int embed_k_simd(void)
  * ~1 ulp. Below -87.3 the result is 0 (where expf would give a denormal
  * or 0), above 88.3 it stays at e^88.3 ~ 2e38 (inputs here never get
  * there). */
+/* e^x's steps shared by the 8- and 16-lane forms (W = 256 or 512, the
+ * same operations per lane): x clamped, n = round(x log2 e), r = x - n ln 2,
+ * the polynomial in p, 2^n in e; the caller zeroes the lanes that were
+ * below -87.3. */
+#define K_RNE256(v) _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define K_RNE512(v) _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define K_EXP_STEPS(W, w, x, n, r, r2, p, e)                                              \
+    do {                                                                                  \
+        K_EACH(w, x[j_] = _mm##W##_min_ps(_mm##W##_max_ps(x[j_], _mm##W##_set1_ps(-87.3f)), \
+                                          _mm##W##_set1_ps(88.3f)));                      \
+        K_EACH(w, n[j_] = K_RNE##W(_mm##W##_mul_ps(x[j_],                                 \
+                                                   _mm##W##_set1_ps(1.44269504088896341f)))); \
+        K_EACH(w, r[j_] = _mm##W##_fnmadd_ps(n[j_], _mm##W##_set1_ps(0.693359375f), x[j_])); \
+        K_EACH(w, r[j_] = _mm##W##_fnmadd_ps(n[j_], _mm##W##_set1_ps(-2.12194440e-4f), r[j_])); \
+        K_EACH(w, r2[j_] = _mm##W##_mul_ps(r[j_], r[j_]));                                \
+        K_EACH(w, p[j_] = _mm##W##_fmadd_ps(_mm##W##_set1_ps(1.9875691500e-4f), r[j_],    \
+                                            _mm##W##_set1_ps(1.3981999507e-3f)));         \
+        K_EACH(w, p[j_] = _mm##W##_fmadd_ps(p[j_], r[j_], _mm##W##_set1_ps(8.3334519073e-3f))); \
+        K_EACH(w, p[j_] = _mm##W##_fmadd_ps(p[j_], r[j_], _mm##W##_set1_ps(4.1665795894e-2f))); \
+        K_EACH(w, p[j_] = _mm##W##_fmadd_ps(p[j_], r[j_], _mm##W##_set1_ps(1.6666665459e-1f))); \
+        K_EACH(w, p[j_] = _mm##W##_fmadd_ps(p[j_], r[j_], _mm##W##_set1_ps(5.0000001201e-1f))); \
+        K_EACH(w, p[j_] = _mm##W##_fmadd_ps(p[j_], r2[j_],                                \
+                                            _mm##W##_add_ps(r[j_], _mm##W##_set1_ps(1.0f)))); \
+        K_EACH(w, e[j_] = _mm##W##_slli_epi32(_mm##W##_add_epi32(_mm##W##_cvtps_epi32(n[j_]), \
+                                                                 _mm##W##_set1_epi32(127)), 23)); \
+    } while (0)
+
 K_INLINE void k_exp8w(__m256 *x, int w)
 {
     __m256 n[2], r[2], r2[2], p[2], under[2];
     __m256i e[2];
 
     K_EACH(w, under[j_] = _mm256_cmp_ps(x[j_], _mm256_set1_ps(-87.3f), _CMP_LT_OQ));
-    K_EACH(w, x[j_] = _mm256_min_ps(_mm256_max_ps(x[j_], _mm256_set1_ps(-87.3f)),
-                                    _mm256_set1_ps(88.3f)));
-    K_EACH(w, n[j_] = _mm256_round_ps(_mm256_mul_ps(x[j_], _mm256_set1_ps(1.44269504088896341f)),
-                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    K_EACH(w, r[j_] = _mm256_fnmadd_ps(n[j_], _mm256_set1_ps(0.693359375f), x[j_]));
-    K_EACH(w, r[j_] = _mm256_fnmadd_ps(n[j_], _mm256_set1_ps(-2.12194440e-4f), r[j_]));
-    K_EACH(w, r2[j_] = _mm256_mul_ps(r[j_], r[j_]));
-    K_EACH(w, p[j_] = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500e-4f), r[j_],
-                                      _mm256_set1_ps(1.3981999507e-3f)));
-    K_EACH(w, p[j_] = _mm256_fmadd_ps(p[j_], r[j_], _mm256_set1_ps(8.3334519073e-3f)));
-    K_EACH(w, p[j_] = _mm256_fmadd_ps(p[j_], r[j_], _mm256_set1_ps(4.1665795894e-2f)));
-    K_EACH(w, p[j_] = _mm256_fmadd_ps(p[j_], r[j_], _mm256_set1_ps(1.6666665459e-1f)));
-    K_EACH(w, p[j_] = _mm256_fmadd_ps(p[j_], r[j_], _mm256_set1_ps(5.0000001201e-1f)));
-    K_EACH(w, p[j_] = _mm256_fmadd_ps(p[j_], r2[j_], _mm256_add_ps(r[j_], _mm256_set1_ps(1.0f))));
-    K_EACH(w, e[j_] = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n[j_]),
-                                                         _mm256_set1_epi32(127)), 23));
+    K_EXP_STEPS(256, w, x, n, r, r2, p, e);
     K_EACH(w, x[j_] = _mm256_andnot_ps(under[j_], _mm256_mul_ps(p[j_], _mm256_castsi256_ps(e[j_]))));
 }
 
@@ -440,6 +452,25 @@ K_AVX2 static void k_gelu_avx2(float *x, size_t n)
         k_store_tail(x + i, k_gelu8(k_load_tail(x + i, (int)(n - i), 0.0f)), (int)(n - i));
 }
 
+/* Softmax's last steps of 8 from x + i up to body, then the tail of n %
+ * 8: e^(x - m) stored, and added to sum in order (both widths' forms end
+ * here). */
+K_AVX2 static __m256 k_softmax_rest8(float *x, int i, int body, int tail, __m256 m, __m256 sum)
+{
+    for (; i < body; i += 8) {
+        __m256 e = k_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+        _mm256_storeu_ps(x + i, e);
+        sum = _mm256_add_ps(sum, e);
+    }
+    if (tail) {
+        /* only the stored lanes count: the sum re-reads them */
+        __m256 e = k_exp8(_mm256_sub_ps(k_load_tail(x + body, tail, 0.0f), m));
+        k_store_tail(x + body, e, tail);
+        sum = _mm256_add_ps(sum, k_load_tail(x + body, tail, 0.0f));
+    }
+    return sum;
+}
+
 K_AVX2 static void k_softmax_avx2(float *x, int n)
 {
     __m256 mx = _mm256_set1_ps(-INFINITY), sum = _mm256_setzero_ps(), m, inv;
@@ -460,17 +491,7 @@ K_AVX2 static void k_softmax_avx2(float *x, int n)
         _mm256_storeu_ps(x + i + 8, e[1]);
         sum = _mm256_add_ps(_mm256_add_ps(sum, e[0]), e[1]);
     }
-    for (; i < body; i += 8) {
-        __m256 e = k_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
-        _mm256_storeu_ps(x + i, e);
-        sum = _mm256_add_ps(sum, e);
-    }
-    if (tail) {
-        /* only the stored lanes count: the sum re-reads them */
-        __m256 e = k_exp8(_mm256_sub_ps(k_load_tail(x + body, tail, 0.0f), m));
-        k_store_tail(x + body, e, tail);
-        sum = _mm256_add_ps(sum, k_load_tail(x + body, tail, 0.0f));
-    }
+    sum = k_softmax_rest8(x, i, body, tail, m, sum);
     s = k_hsum8(sum);
     inv = _mm256_set1_ps(1.0f / s);
     for (i = 0; i < body; i += 8)
@@ -722,22 +743,7 @@ K_INLINE512 void k_exp16w(__m512 *x, int w)
     __m512i e[2];
 
     K_EACH(w, under[j_] = _mm512_cmp_ps_mask(x[j_], _mm512_set1_ps(-87.3f), _CMP_LT_OQ));
-    K_EACH(w, x[j_] = _mm512_min_ps(_mm512_max_ps(x[j_], _mm512_set1_ps(-87.3f)),
-                                    _mm512_set1_ps(88.3f)));
-    K_EACH(w, n[j_] = _mm512_roundscale_ps(_mm512_mul_ps(x[j_], _mm512_set1_ps(1.44269504088896341f)),
-                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    K_EACH(w, r[j_] = _mm512_fnmadd_ps(n[j_], _mm512_set1_ps(0.693359375f), x[j_]));
-    K_EACH(w, r[j_] = _mm512_fnmadd_ps(n[j_], _mm512_set1_ps(-2.12194440e-4f), r[j_]));
-    K_EACH(w, r2[j_] = _mm512_mul_ps(r[j_], r[j_]));
-    K_EACH(w, p[j_] = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r[j_],
-                                      _mm512_set1_ps(1.3981999507e-3f)));
-    K_EACH(w, p[j_] = _mm512_fmadd_ps(p[j_], r[j_], _mm512_set1_ps(8.3334519073e-3f)));
-    K_EACH(w, p[j_] = _mm512_fmadd_ps(p[j_], r[j_], _mm512_set1_ps(4.1665795894e-2f)));
-    K_EACH(w, p[j_] = _mm512_fmadd_ps(p[j_], r[j_], _mm512_set1_ps(1.6666665459e-1f)));
-    K_EACH(w, p[j_] = _mm512_fmadd_ps(p[j_], r[j_], _mm512_set1_ps(5.0000001201e-1f)));
-    K_EACH(w, p[j_] = _mm512_fmadd_ps(p[j_], r2[j_], _mm512_add_ps(r[j_], _mm512_set1_ps(1.0f))));
-    K_EACH(w, e[j_] = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n[j_]),
-                                                         _mm512_set1_epi32(127)), 23));
+    K_EXP_STEPS(512, w, x, n, r, r2, p, e);
     /* andnot(under, v) of the AVX2 form: +0.0 where under */
     K_EACH(w, x[j_] = _mm512_maskz_mov_ps((__mmask16)~under[j_],
                                           _mm512_mul_ps(p[j_], _mm512_castsi512_ps(e[j_]))));
@@ -811,16 +817,7 @@ K_AVX512 static void k_softmax_avx512(float *x, int n)
         sum = _mm256_add_ps(_mm256_add_ps(sum, _mm512_castps512_ps256(e)),
                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
     }
-    for (; i < body; i += 8) {
-        __m256 e = k_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
-        _mm256_storeu_ps(x + i, e);
-        sum = _mm256_add_ps(sum, e);
-    }
-    if (tail) {
-        __m256 e = k_exp8(_mm256_sub_ps(k_load_tail(x + body, tail, 0.0f), m));
-        k_store_tail(x + body, e, tail);
-        sum = _mm256_add_ps(sum, k_load_tail(x + body, tail, 0.0f));
-    }
+    sum = k_softmax_rest8(x, i, body, tail, m, sum);
     s = k_hsum8(sum);
     inv16 = _mm512_set1_ps(1.0f / s);
     for (i = 0; i + 16 <= body; i += 16)
