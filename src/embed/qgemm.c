@@ -383,6 +383,7 @@ typedef void q_micro_fn(int kg, const int32_t *a, const int8_t *b, int32_t *out)
  * y at the tile's first row and column, rows ldy apart. */
 struct q_dst {
     const float *s, *sx, *bias;
+    const int32_t *corr;    /* subtracted from the sums first (levels 2, 3) */
     float *y;
     size_t ldy;
 };
@@ -418,6 +419,10 @@ static void q_micro_c(int kg, const int32_t *a, const int8_t *b, int32_t *out)
 #define Q_VNNI   __attribute__((target("avx2,fma,avxvnni")))
 #define Q_AVX2   __attribute__((target("avx2,fma")))
 
+static const float q_zero_f[16];
+
+/* Level 3: the MR x 32 sums of one tile, stored as integers (q_micro512)
+ * or, through them, as floats (q_micro512_y). */
 #define Q_MICRO_AVX512(MR)                                                              \
 Q_AVX512 static void q_micro512_##MR(int kg, const int32_t *a, const int8_t *b,          \
                                      int32_t *out)                                      \
@@ -443,6 +448,38 @@ Q_AVX512 static void q_micro512_##MR(int kg, const int32_t *a, const int8_t *b, 
     for (r = 0; r < MR; r++) {                                                          \
         _mm512_storeu_si512(out + r * Q_NP, acc[r][0]);                                 \
         _mm512_storeu_si512(out + r * Q_NP + 16, acc[r][1]);                            \
+    }                                                                                   \
+}                                                                                       \
+                                                                                        \
+/* q_store_avx2's operations on a whole tile (sum - corr, scale, bias),     \
+ * 16 lanes at a time, so the same bits, in the kernel instead of q_cols'   \
+ * row loop and q_store_avx2's 8 lanes (together ~40% of this kernel's     \
+ * samples in an AVX-512 int8 batch, perf, `bench_embed --only batch        \
+ * --layers 4`). The sums come through the tile on the stack (in L1):       \
+ * with the sums' loop inlined here, gcc kept a copy of every accumulator   \
+ * on the stack inside it, and the int8 batch ran ~40% slower. */           \
+Q_AVX512 static void q_micro512_y_##MR(int kg, const int32_t *a, const int8_t *b,        \
+                                       const struct q_dst *d)                           \
+{                                                                                       \
+    int32_t tile[MR * Q_NP] __attribute__((aligned(64)));                               \
+    __m512i c0 = _mm512_loadu_si512(d->corr), c1 = _mm512_loadu_si512(d->corr + 16);    \
+    __m512 s0 = _mm512_loadu_ps(d->s), s1 = _mm512_loadu_ps(d->s + 16);                 \
+    __m512 b0 = _mm512_loadu_ps(d->bias ? d->bias : q_zero_f);                          \
+    __m512 b1 = _mm512_loadu_ps(d->bias ? d->bias + 16 : q_zero_f);                     \
+    int r;                                                                              \
+                                                                                        \
+    q_micro512_##MR(kg, a, b, tile);                                                    \
+    for (r = 0; r < MR; r++) {                                                          \
+        __m512 vx = _mm512_set1_ps(d->sx[r]);                                           \
+        float *y = d->y + (size_t)r * d->ldy;                                           \
+        __m512i t0 = _mm512_load_si512(tile + r * Q_NP);                                \
+        __m512i t1 = _mm512_load_si512(tile + r * Q_NP + 16);                           \
+                                                                                        \
+        _mm512_storeu_ps(y, _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(t0, c0)), \
+                                            _mm512_mul_ps(vx, s0), b0));                \
+        _mm512_storeu_ps(y + 16, _mm512_fmadd_ps(_mm512_cvtepi32_ps(                    \
+                                                     _mm512_sub_epi32(t1, c1)),         \
+                                                 _mm512_mul_ps(vx, s1), b1));           \
     }                                                                                   \
 }
 
@@ -728,7 +765,7 @@ static int q_pick_mr(int level, int m, q_micro_fn **micro, q_micro_y_fn **micro_
 {
     static const struct { int level, mr; q_micro_fn *fn; q_micro_y_fn *fy; } k[] = {
 #ifdef Q_X86
-        { 3, 12, q_micro512_12, NULL }, { 3, 10, q_micro512_10, NULL },
+        { 3, 12, q_micro512_12, q_micro512_y_12 }, { 3, 10, q_micro512_10, q_micro512_y_10 },
         { 2, 6, q_micro_vnni_6, NULL }, { 2, 5, q_micro_vnni_5, NULL },
         { 2, 4, q_micro_vnni_4, NULL },
         { 1, 2, q_micro_avx2_2, q_micro_avx2_y_2 },
@@ -869,7 +906,7 @@ static int q_cols(int level, const float *x, int ldx, const struct q_prod *pr, i
                      * samples (q_store_avx2 2.6%, q_cols' row loop 1.4%, perf,
                      * Zen 3). The same operations, so the same bits. */
                     if (micro_y && !out && cols == Q_NP && ir + mr <= mc) {
-                        struct q_dst d = { q->s + c, sx + ir, bias ? bias + c : NULL,
+                        struct q_dst d = { q->s + c, sx + ir, bias ? bias + c : NULL, corr,
                                            y + (size_t)(i0 + ir) * ldy + c, (size_t)ldy };
 
                         micro_y(kg, xq + (size_t)ir * kg * q_xw(level), b, &d);

@@ -8,6 +8,7 @@
 #include "t.h"
 #include "embed/kernels.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -526,7 +527,7 @@ static void test_gelu_accuracy(void)
             worst_rel = d / fabs(r);
     }
     printf("# gelu (%s): max abs error %.3g, max rel error %.3g (|x| <= 5)\n",
-           embed_k_simd() ? "avx2" : "portable", worst_abs, worst_rel);
+           embed_k_simd_name(embed_k_simd()), worst_abs, worst_rel);
     T_CHECK(worst_abs < 1e-6);
     if (embed_k_simd())
         T_CHECK(worst_rel < 1e-6);
@@ -557,6 +558,79 @@ static void test_gelu_lanes(void)
     }
     T_CHECK(same);
     free(a); free(c);
+}
+
+/* The AVX-512 GELU (16 lanes) gives every value the AVX2 form's bits
+ * (kernels.c: the same operations per lane), so a model's vectors do not
+ * move with the level: a dense grid over [-100, 100] (e^x's clamps at
+ * -87.3 and 88.3 included), the values around 0, the infinities and NaN,
+ * in arrays of every length 1..40 (the masked tails) and one of 100,001.
+ * Fails if one step of the 16-lane form differs from the 8-lane one. */
+static void test_gelu_levels(void)
+{
+    size_t n = 100001, i, len;
+    float *a = malloc(n * sizeof(float)), *c = malloc(n * sizeof(float));
+    const float special[10] = { INFINITY, -INFINITY, NAN, 0.0f, -0.0f, 1e-40f, -1e-40f,
+                                FLT_MAX, -FLT_MAX, -87.3f };
+    int same = 1;
+
+    embed_k_simd_enable(2);
+    if (embed_k_simd() < 2) {
+        T_SKIP("GELU at AVX-512 against AVX2: no AVX-512 here (the CPU's, or CAIRN_SIMD's cap)");
+        free(a); free(c);
+        return;
+    }
+    /* every fifth value a special one, at a lane that moves with len */
+    for (len = 1; len <= 41; len++) {
+        size_t m = len <= 40 ? len : n;
+
+        for (i = 0; i < m; i++)
+            a[i] = i % 5 == 0 ? special[(i / 5 + len) % 10]
+                              : -100.0f + 200.0f * (float)((i * 7919 + len) % n) / (float)(n - 1);
+        memcpy(c, a, m * sizeof(float));
+        embed_k_simd_enable(2);
+        embed_k_gelu(a, m);
+        embed_k_simd_enable(1);
+        embed_k_gelu(c, m);
+        for (i = 0; i < m; i++)
+            same &= memcmp(a + i, c + i, sizeof(float)) == 0;
+    }
+    embed_k_simd_enable(2);
+    T_CHECK(same);
+    free(a); free(c);
+}
+
+/* The AVX-512 softmax (e^x on 16 lanes, the sum kept in AVX2's order)
+ * gives each row the AVX2 form's bits: rows of every length 1..300 (the
+ * 32-, 16- and 8-wide steps and the tail), with large and tiny spreads
+ * and -inf (a masked score). Fails if the sum's order or one step of
+ * e^x differs. */
+static void test_softmax_levels(void)
+{
+    float a[300], c[300];
+    int n, i, same = 1;
+
+    embed_k_simd_enable(2);
+    if (embed_k_simd() < 2) {
+        T_SKIP("softmax at AVX-512 against AVX2: no AVX-512 here (the CPU's, or CAIRN_SIMD's cap)");
+        return;
+    }
+    for (n = 1; n <= 300; n++) {
+        float spread = n % 3 == 0 ? 200.0f : n % 3 == 1 ? 5.0f : 0.01f;
+
+        for (i = 0; i < n; i++)
+            a[i] = spread * frand();
+        if (n % 7 == 0)
+            a[n / 2] = -INFINITY;
+        memcpy(c, a, (size_t)n * sizeof(float));
+        embed_k_simd_enable(2);
+        embed_k_softmax(a, n);
+        embed_k_simd_enable(1);
+        embed_k_softmax(c, n);
+        same &= memcmp(a, c, (size_t)n * sizeof(float)) == 0;
+    }
+    embed_k_simd_enable(2);
+    T_CHECK(same);
 }
 
 /* Softmax rows of every length 1..40 (tails of the 8-wide form), with
@@ -675,6 +749,8 @@ int main(void)
         T_RUN(test_attention_work_bound);
     }
     embed_k_simd_enable(2);
+    T_RUN(test_gelu_levels);
+    T_RUN(test_softmax_levels);
     T_RUN(test_packed_cross_level);
     T_RUN(test_pool_norm);
     return T_DONE();
