@@ -25,7 +25,16 @@ PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc zlib
 # them directly link them (DL_LIBS).
 DL_PKGS  = openblas libzip libcurl libmicrohttpd libpq
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstemmer -lpthread -lm
+# libstemmer has no .pc file. With Debian's archive of it (libstemmer-dev)
+# the English stemmer's objects are linked, alone, into whatever links
+# the library (src/text/stem.h: libstemmer.so's other 29 languages cost
+# every process ~10,800 relocations at start); without it, -lstemmer.
+# STEM=so forces the shared library.
+STEM_A   := $(shell $(CC) -print-file-name=libstemmer.a 2>/dev/null)
+STEM     ?= $(if $(filter /%,$(STEM_A)),a,so)
+STEM_LIBS = $(if $(filter a,$(STEM)),-l:libstemmer.a,-lstemmer)
+STEM_DEF  = $(if $(filter a,$(STEM)),-DCAIRN_STEM_EN,)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(STEM_LIBS) -lpthread -lm
 DL_LIBS    := $(shell pkg-config --libs $(DL_PKGS) 2>/dev/null)
 
 # -Wno-format-truncation: gcc flags bounded snprintf of paths only at some
@@ -35,7 +44,7 @@ WARN     = -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wstrict-prototy
            -Wmissing-prototypes -Wformat=2 -Wno-format-truncation
 OPT     ?= -O2 -g
 CFLAGS  ?=
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -Iinclude -Isrc $(PKG_CFLAGS) $(CFLAGS) $(SAN)
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC -Iinclude -Isrc $(PKG_CFLAGS) $(STEM_DEF) $(CFLAGS) $(SAN)
 LDFLAGS ?=
 
 LIB_SRC  := $(sort $(wildcard src/*.c src/*/*.c))
@@ -67,8 +76,9 @@ $(BUILD)/libcairn.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# --exclude-libs: the archive's symbols (STEM=a) stay inside the library.
 $(BUILD)/libcairn.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS) $(PKG_LIBS) $(SAN)
+	$(CC) -shared -Wl,--exclude-libs,libstemmer.a -o $@ $^ $(LDFLAGS) $(PKG_LIBS) $(SAN)
 
 $(BUILD)/gen/web_assets.c: $(WEB_ASSETS) scripts/embed-assets.sh
 	@mkdir -p $(dir $@)
@@ -80,15 +90,16 @@ $(BUILD)/gen/web_assets.o: $(BUILD)/gen/web_assets.c cli/web/web.h
 # Every hook is a new `cairn` process, so what the loader does before main
 # is paid per prompt (bench/README.md "Process start"). libstemmer.so's
 # stemmer tables hold 10,821 pointers that a position-independent process
-# relocates at each start (81 pages copied on write); the CLI links Debian's
-# archive of it (libstemmer-dev) into a binary that is not position-
-# independent, whose pointers the linker resolves once: `cairn --version`
-# 8.8 -> 6.3 ms CPU (make CLI_STATIC=stemmer). Off by default: a binary
-# that is not position-independent loses address randomisation of its own
-# code, and cairn parses untrusted files; 2.5 ms a prompt is not worth that.
-# CLI_STATIC names the archives to link so (e.g. "stemmer sqlite3 pcre2-8
-# utf8proc z": 4.9 ms, but then a Debian security update of those libraries
-# needs a rebuild of cairn).
+# relocates at each start (81 pages copied on write): linking only the
+# English stemmer's objects of the archive (STEM above) leaves 112 of
+# them, in a binary still position-independent. CLI_STATIC links the
+# archives it names into a binary that is not position-independent
+# (make CLI_STATIC=stemmer: the pointers of the binary's own code resolved
+# once by the linker). Off by default: such a binary loses address
+# randomisation of its own code, and cairn parses untrusted files.
+# CLI_STATIC="stemmer sqlite3 pcre2-8 utf8proc z" also drops four libraries'
+# loading (`cairn --version` 4.9 against 8.8 ms CPU on the AVX2 host), but
+# then a Debian security update of those libraries needs a rebuild of cairn.
 CLI_STATIC ?=
 CLI_LIBS    = $(filter-out $(CLI_STATIC:%=-l%),$(PKG_LIBS)) $(CLI_STATIC:%=-l:lib%.a)
 CLI_PIE     = $(if $(strip $(CLI_STATIC)),-no-pie,)
@@ -149,7 +160,7 @@ install: all
 	install -m 0755 $(BUILD)/libcairn.so $(DESTDIR)$(PREFIX)/lib/libcairn.so
 	install -m 0644 include/cairn.h $(DESTDIR)$(PREFIX)/include/cairn.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define CAIRN_VERSION "\(.*\)"/\1/p' include/cairn.h)|' \
-	    -e 's|@REQUIRES@|$(PKGS)|' cairn.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cairn.pc
+	    -e 's|@REQUIRES@|$(PKGS)|' -e 's|@STEMLIBS@|$(STEM_LIBS)|' cairn.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cairn.pc
 
 clean:
 	rm -rf build build-san build-fuzz

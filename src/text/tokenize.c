@@ -31,6 +31,7 @@
  * index. Nothing here allocates per token: a tokenizer context owns one
  * stemmer and fixed scratch buffers, reused for every token.
  */
+#include "text/stem.h"
 #include "text/tokenize.h"
 #include "util/buf.h"
 #include "util/utf8.h"
@@ -39,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libstemmer.h>
 #include <utf8proc.h>
 
 /* Longest token we emit, in bytes. Longer tokens (hashes past SHA-256
@@ -111,7 +111,7 @@ struct stem_slot {
 };
 
 struct tok_ctx {
-    struct sb_stemmer *stem;
+    struct stemmer *stem;
     struct stem_slot *cache;  /* NULL: none */
     int for_query;
     int (*emit)(void *arg, const char *tok, size_t n, size_t start,
@@ -294,10 +294,9 @@ static int put(struct tok_ctx *ctx, size_t n, int stem, size_t a, size_t b,
                 if (e->n == n && memcmp(e->w, ctx->out, n) == 0)
                     return ctx->emit(ctx->arg, e->s, e->m, a, b, colocated);
             }
-            const sb_symbol *r = sb_stemmer_stem(ctx->stem,
-                                                 (const sb_symbol *)ctx->out, (int)n);
+            int m = 0;
+            const char *r = stemmer_stem(ctx->stem, ctx->out, (int)n, &m);
             if (r) {
-                int m = sb_stemmer_length(ctx->stem);
                 if (m > 0 && e && m <= STEM_W) {
                     e->n = (unsigned char)n;
                     e->m = (unsigned char)m;
@@ -305,7 +304,7 @@ static int put(struct tok_ctx *ctx, size_t n, int stem, size_t a, size_t b,
                     memcpy(e->s, r, (size_t)m);
                 }
                 if (m > 0)
-                    return ctx->emit(ctx->arg, (const char *)r, (size_t)m, a, b,
+                    return ctx->emit(ctx->arg, r, (size_t)m, a, b,
                                      colocated);
             }
         }
@@ -619,7 +618,7 @@ static int tok_run(struct tok_ctx *ctx, const char *s, size_t n)
 static int ctx_init(struct tok_ctx *ctx)
 {
     ctx->cache = NULL;
-    ctx->stem = sb_stemmer_new("english", "UTF_8");
+    ctx->stem = stemmer_new();
     return ctx->stem ? 0 : -1;
 }
 
@@ -639,7 +638,7 @@ int text_tokenize(const char *s, size_t n, int for_query,
     ctx->emit = cb;
     ctx->arg = arg;
     rc = tok_run(ctx, s, n);
-    sb_stemmer_delete(ctx->stem);
+    stemmer_free(ctx->stem);
     free(ctx);
     return rc;
 }
@@ -689,7 +688,7 @@ struct text_tokenizer *text_tokenizer_new(void)
         return NULL;
     }
     if (!(t->ctx.cache = calloc(STEM_SLOTS, sizeof *t->ctx.cache))) {
-        sb_stemmer_delete(t->ctx.stem);
+        stemmer_free(t->ctx.stem);
         free(t);
         return NULL;
     }
@@ -700,7 +699,7 @@ void text_tokenizer_free(struct text_tokenizer *t)
 {
     if (!t)
         return;
-    sb_stemmer_delete(t->ctx.stem);
+    stemmer_free(t->ctx.stem);
     free(t->ctx.cache);
     free(t);
 }
@@ -809,7 +808,7 @@ static void fts_delete(Fts5Tokenizer *p)
     struct fts_tok *t = (struct fts_tok *)p;
     if (!t)
         return;
-    sb_stemmer_delete(t->ctx.stem);
+    stemmer_free(t->ctx.stem);
     sqlite3_free(t->ctx.cache);
     sqlite3_free(t);
 }
@@ -869,7 +868,7 @@ static int fts_tokenize(Fts5Tokenizer *p, void *pCtx, int flags,
     rc = tok_run(ctx, pText, (size_t)nText);
     t->busy--;
     if (own) {
-        sb_stemmer_delete(own->stem);
+        stemmer_free(own->stem);
         sqlite3_free(own);
     }
     return rc;
