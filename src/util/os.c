@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,21 @@ void os_populate(void *p, size_t n)
         (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 #else
     (void)p, (void)n;
+#endif
+}
+
+void os_heap_reserve(size_t n)
+{
+#if defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD) && defined(MADV_POPULATE_WRITE)
+    /* blocks up to 32 MB from the heap, not each its own mmap faulted in
+     * anew; and the reserve stays the heap's top after its free */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    void *p = malloc(n);
+    os_populate(p, n);
+    free(p);
+#else
+    (void)n;
 #endif
 }
 

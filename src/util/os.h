@@ -39,6 +39,14 @@ void *os_alloc_filled(size_t n);
 /* os_alloc_filled's faulting-in of p[0..n) alone: for an array whose
  * parts are written by different threads, each faults in its own. */
 void os_populate(void *p, size_t n);
+/* For a one-shot process that is about to allocate a few MB in many
+ * pieces (the prompt hook's recall): n bytes of malloc's heap faulted in
+ * by one call and kept by malloc after their free (its trim and mmap
+ * thresholds raised), so what follows is carved from pages already there
+ * instead of trapping once a 4 KB page. Process-wide (mallopt): not for a
+ * long-lived process or a library's caller. No-op without glibc's mallopt
+ * or MADV_POPULATE_WRITE. */
+void os_heap_reserve(size_t n);
 
 /* write(2) of all n bytes, again after EINTR and short writes: 0, or -1
  * with errno set (ENOSPC, EIO, ...). */
