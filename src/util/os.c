@@ -57,6 +57,10 @@ void os_heap_reserve(size_t n)
      * anew; and the reserve stays the heap's top after its free */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    /* a second thread's blocks from the same heap too, not from an arena
+     * of its own faulted in anew (recall's pool loads on two threads at a
+     * million messages) */
+    mallopt(M_ARENA_MAX, 1);
     void *p = malloc(n);
     os_populate(p, n);
     free(p);

@@ -43,8 +43,9 @@ void os_populate(void *p, size_t n);
  * pieces (the prompt hook's recall): n bytes of malloc's heap faulted in
  * by one call and kept by malloc after their free (its trim and mmap
  * thresholds raised), so what follows is carved from pages already there
- * instead of trapping once a 4 KB page. Process-wide (mallopt): not for a
- * long-lived process or a library's caller. No-op without glibc's mallopt
+ * instead of trapping once a 4 KB page; threads share that heap (one
+ * arena). Process-wide (mallopt): not for a long-lived process or a
+ * library's caller. No-op without glibc's mallopt
  * or MADV_POPULATE_WRITE. */
 void os_heap_reserve(size_t n);
 
