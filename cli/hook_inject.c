@@ -417,26 +417,6 @@ out:
 }
 
 /* UserPromptSubmit. */
-/* The recall of a store of some size takes a few MB of heap in many
- * blocks (its pool of the kept sessions' turns, the units, the sorts'
- * copies), each fresh 4 KB page a trap into the kernel, dear on a
- * paravirtualised host: faulted in by one call up front instead. What it
- * takes grows slowly with the store (the pool is pruned to a few hundred
- * sessions): ~4 MB at 100,000 messages (215 MB), ~8 MB at a million
- * (1.8 GB); the hook then traps 577 -> 227 and 1,747 -> ~170 times
- * (bench/README.md, "What a process pays before its first query"). A
- * small store's recall takes little, and would pay for pages it never
- * uses. */
-#define RESERVE_STORE_MIN ((off_t)64 << 20)
-#define RESERVE_STORE_BIG ((off_t)1 << 30)
-
-static void reserve_heap(const char *db_path)
-{
-    struct stat st;
-    if (db_path && stat(db_path, &st) == 0 && st.st_size >= RESERVE_STORE_MIN)
-        os_heap_reserve((size_t)(st.st_size >= RESERVE_STORE_BIG ? 8 : 4) << 20);
-}
-
 static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
 {
     double t0 = os_now_ms();
@@ -464,7 +444,7 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
         why = "no store";
         goto out;
     }
-    reserve_heap(cairn_path(db));
+    cli_heap_reserve(db);
     if (sid && *sid) {
         session_file(sid, statef, sizeof statef);
         if (*statef)

@@ -50,17 +50,22 @@ void os_populate(void *p, size_t n)
 #endif
 }
 
+void os_heap_keep(void)
+{
+#if defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
+    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);      /* glibc's largest */
+    (void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+}
+
 void os_heap_reserve(size_t n)
 {
-#if defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD) && defined(MADV_POPULATE_WRITE)
-    /* blocks up to 32 MB from the heap, not each its own mmap faulted in
-     * anew; and the reserve stays the heap's top after its free */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    os_heap_keep();
+#if defined(M_ARENA_MAX) && defined(MADV_POPULATE_WRITE)
     /* a second thread's blocks from the same heap too, not from an arena
      * of its own faulted in anew (recall's pool loads on two threads at a
      * million messages) */
-    mallopt(M_ARENA_MAX, 1);
+    (void)mallopt(M_ARENA_MAX, 1);
     void *p = malloc(n);
     os_populate(p, n);
     free(p);

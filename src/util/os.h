@@ -39,14 +39,16 @@ void *os_alloc_filled(size_t n);
 /* os_alloc_filled's faulting-in of p[0..n) alone: for an array whose
  * parts are written by different threads, each faults in its own. */
 void os_populate(void *p, size_t n);
-/* For a one-shot process that is about to allocate a few MB in many
- * pieces (the prompt hook's recall): n bytes of malloc's heap faulted in
- * by one call and kept by malloc after their free (its trim and mmap
- * thresholds raised), so what follows is carved from pages already there
- * instead of trapping once a 4 KB page; threads share that heap (one
- * arena). Process-wide (mallopt): not for a long-lived process or a
- * library's caller. No-op without glibc's mallopt
- * or MADV_POPULATE_WRITE. */
+/* For a one-shot process: malloc's blocks up to 32 MB from its heap,
+ * not each its own mmap (unmapped at its free, so the next is fresh pages
+ * again), and the heap not trimmed, so freed memory serves the next
+ * blocks. Process-wide (mallopt): not for a long-lived process or a
+ * library's caller; cli_one_shot_heap says what it saves. */
+void os_heap_keep(void);
+/* os_heap_keep, and n bytes of the heap faulted in by one call (one
+ * arena for every thread), free again for what follows to be carved from
+ * pages already there instead of trapping once a 4 KB page (cli_heap_
+ * reserve). No-op but os_heap_keep without MADV_POPULATE_WRITE. */
 void os_heap_reserve(size_t n);
 
 /* write(2) of all n bytes, again after EINTR and short writes: 0, or -1
