@@ -223,6 +223,25 @@
 #define SEG_MIN         3
 #define SEG_MIN_BUDGET  2000
 
+/* The learned fusion (issue 16, rank.c lrn_fuse): between people, each
+ * matched unit's fused score gains (sum of LRN_W_x times feature x) /
+ * (RRF_K + 1), the features each over the question's best: its lead
+ * turn's BM25 (HEAD), its windows' (WIN, WIN2), its cosine (COS, and its
+ * z-score among the dense hits, COSZ), its session's best lead-turn BM25
+ * (SESS), its length (LEN: ntok / (ntok + 20)), the second dense pass's
+ * cosine (PRF), the entity pass's score (ENT). All 0: off, today's RRF.
+ * Fitted offline on LoCoMo dev's tuned half; docs/ARCHITECTURE.md,
+ * "Multi-hop: a learned fusion", has the figures. */
+#define LRN_W_HEAD      0.0
+#define LRN_W_WIN       0.0
+#define LRN_W_WIN2      0.0
+#define LRN_W_COS       0.0
+#define LRN_W_COSZ      0.0
+#define LRN_W_SESS      0.0
+#define LRN_W_LEN       0.0
+#define LRN_W_PRF       0.0
+#define LRN_W_ENT       0.0
+
 /* ---- the relevance gate (gate.c, the prompt hook) ---- */
 
 /* How many of the best units are looked at. */
@@ -880,6 +899,15 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(SEG_DEPTH) \
     X(SEG_MIN) \
     X(SEG_MIN_BUDGET) \
+    X(LRN_W_HEAD) \
+    X(LRN_W_WIN) \
+    X(LRN_W_WIN2) \
+    X(LRN_W_COS) \
+    X(LRN_W_COSZ) \
+    X(LRN_W_SESS) \
+    X(LRN_W_LEN) \
+    X(LRN_W_PRF) \
+    X(LRN_W_ENT) \
     X(GATE_TOP) \
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \
