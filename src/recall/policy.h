@@ -241,6 +241,9 @@
 #define LRN_W_LEN       0.0
 #define LRN_W_PRF       0.0
 #define LRN_W_ENT       0.0
+#define LRN_W_DRRF      0.0
+#define LRN_W_DMARG     0.0
+#define LRN_MARG_MID    3.0
 
 /* ---- the relevance gate (gate.c, the prompt hook) ---- */
 
@@ -908,6 +911,9 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(LRN_W_LEN) \
     X(LRN_W_PRF) \
     X(LRN_W_ENT) \
+    X(LRN_W_DRRF) \
+    X(LRN_W_DMARG) \
+    X(LRN_MARG_MID) \
     X(GATE_TOP) \
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \

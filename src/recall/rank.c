@@ -612,14 +612,6 @@ static int len_rank(struct pool *p, const double *s_head, const double *s_win,
     return rc;
 }
 
-/* The learned fusion's features of each unit (issue 16, LRN_* in
- * policy.h): scores the RRF places throw away, each over the question's
- * best so it reads alike from one question to the next. f[u * LRN_NF +
- * k], k: LRN_F_*. A unit of a user-assistant chat gets none (the weights
- * were fitted between people). */
-enum { LRN_F_HEAD, LRN_F_WIN, LRN_F_WIN2, LRN_F_COS, LRN_F_COSZ, LRN_F_SESS, LRN_F_LEN,
-       LRN_F_PRF, LRN_F_ENT, LRN_NF };
-
 static double max_of(const double *s, int n)
 {
     double b = 0;
@@ -629,17 +621,18 @@ static double max_of(const double *s, int n)
     return b;
 }
 
-static void lrn_features(const struct pool *p, const double *s_head, const double *s_win,
-                         const double *s_win2, double *sess_best, double *f)
+int rank_lrn_features(const struct pool *p, const double *s_head, const double *s_win,
+                      const double *s_win2, double *f)
 {
-    int nu = p->nu;
+    int nu = p->nu, nh = 0, rc = -1;
     double bh = max_of(s_head, nu), bw = max_of(s_win, nu), bw2 = max_of(s_win2, nu);
     double bent = p->ent ? max_of(p->ent, nu) : 0;
+    double *sess_best = calloc((size_t)(p->ns ? p->ns : 1), sizeof *sess_best);
+    int *hits = malloc((size_t)(nu ? nu : 1) * sizeof *hits);
+    if (!sess_best || !hits)
+        goto out;
     /* the cosines of the dense hits: their best, mean and spread */
     double bc = 0, bp = 0, sum = 0, sq = 0;
-    int nc = 0;
-    for (int s = 0; s < p->ns; s++)
-        sess_best[s] = 0;
     for (int u = 0; u < nu; u++) {
         const struct rmsg *m = &p->m[p->u[u].head];
         if (s_head[u] > sess_best[p->u[u].sess])
@@ -652,29 +645,52 @@ static void lrn_features(const struct pool *p, const double *s_head, const doubl
         bc = c > bc ? c : bc;
         sum += c;
         sq += c * c;
-        nc++;
+        hits[nh++] = u;
     }
-    double mean = nc ? sum / nc : 0, var = nc ? sq / nc - mean * mean : 0;
+    double mean = nh ? sum / nh : 0, var = nh ? sq / nh - mean * mean : 0;
     double sd = var > 1e-12 ? sqrt(var) : 0;
+    /* how far the best hit stands out of the question's hits (its
+     * z-score), less LRN_MARG_MID: a per-question weight on dense */
+    double marg = sd > 0 ? (bc - mean) / sd - LRN_MARG_MID : 0;
     for (int u = 0; u < nu; u++) {
         const struct runit *un = &p->u[u];
         const struct rmsg *m = &p->m[un->head];
-        double *x = f + (size_t)u * LRN_NF;
-        memset(x, 0, LRN_NF * sizeof *x);
+        double *x = f + (size_t)u * RANK_LRN_NF;
+        memset(x, 0, RANK_LRN_NF * sizeof *x);
         if (!p->s[un->sess].dialog)
             continue;
-        x[LRN_F_HEAD] = bh > 0 ? s_head[u] / bh : 0;
-        x[LRN_F_WIN] = bw > 0 ? s_win[u] / bw : 0;
-        x[LRN_F_WIN2] = bw2 > 0 ? s_win2[u] / bw2 : 0;
+        x[RANK_LRN_HEAD] = bh > 0 ? s_head[u] / bh : 0;
+        x[RANK_LRN_WIN] = bw > 0 ? s_win[u] / bw : 0;
+        x[RANK_LRN_WIN2] = bw2 > 0 ? s_win2[u] / bw2 : 0;
         if (m->dense > 0 && bc > 0) {
-            x[LRN_F_COS] = (m->dense - 1) / bc;
-            x[LRN_F_COSZ] = sd > 0 ? (m->dense - 1 - mean) / sd : 0;
+            x[RANK_LRN_COS] = (m->dense - 1) / bc;
+            x[RANK_LRN_COSZ] = sd > 0 ? (m->dense - 1 - mean) / sd : 0;
         }
-        x[LRN_F_SESS] = bh > 0 ? sess_best[un->sess] / bh : 0;
-        x[LRN_F_LEN] = m->ntok / (m->ntok + 20.0);
-        x[LRN_F_PRF] = m->prf > 0 && bp > 0 ? (m->prf - 1) / bp : 0;
-        x[LRN_F_ENT] = bent > 0 ? p->ent[u] / bent : 0;
+        x[RANK_LRN_SESS] = bh > 0 ? sess_best[un->sess] / bh : 0;
+        x[RANK_LRN_LEN] = m->ntok / (m->ntok + 20.0);
+        x[RANK_LRN_PRF] = m->prf > 0 && bp > 0 ? (m->prf - 1) / bp : 0;
+        x[RANK_LRN_ENT] = bent > 0 ? p->ent[u] / bent : 0;
     }
+    /* each hit's place among the hits (ties by pool order), as a rank-1
+     * share: the hits are the dense top-k's turns, few */
+    for (int i = 0; i < nh; i++) {
+        float d = p->m[p->u[hits[i]].head].dense;
+        int place = 0;
+        for (int j = 0; j < nh; j++) {
+            float e = p->m[p->u[hits[j]].head].dense;
+            place += e > d || (e == d && j < i);
+        }
+        double *x = f + (size_t)hits[i] * RANK_LRN_NF;
+        if (!p->s[p->u[hits[i]].sess].dialog)
+            continue;
+        x[RANK_LRN_DRRF] = (RRF_K + 1) / (RRF_K + place + 1);
+        x[RANK_LRN_DMARG] = marg * x[RANK_LRN_DRRF];
+    }
+    rc = 0;
+out:
+    free(sess_best);
+    free(hits);
+    return rc;
 }
 
 #ifdef CAIRN_RANK_DUMP
@@ -697,25 +713,19 @@ static void lrn_dump(const struct pool *p, const struct query *q, const double *
         fprintf(out, "%d\t%d\t%s\t%s\t%d\t%.9g\t%d", call, p->budget, q->text,
                 p->s[un->sess].ext_id ? p->s[un->sess].ext_id : "",
                 p->m[un->head].position, un->score * (RRF_K + 1), un->in_range);
-        for (int k = 0; k < LRN_NF; k++)
-            fprintf(out, "\t%.6g", f[(size_t)u * LRN_NF + k]);
+        for (int k = 0; k < RANK_LRN_NF; k++)
+            fprintf(out, "\t%.6g", f[(size_t)u * RANK_LRN_NF + k]);
         fputc('\n', out);
     }
     fclose(out);
 }
 #endif
 
-/* LRN_*: the learned share of each feature added to the fused score, in
- * rank-1 units (w / (RRF_K + 1)), between people; every weight 0 leaves
- * the RRF sum as it was. Returns 0, or -1 on no memory. */
-static int lrn_fuse(struct pool *p, const struct query *q, const double *s_head,
-                    const double *s_win, const double *s_win2)
+int rank_learned(struct pool *p, const struct query *q, const double *s_head,
+                 const double *s_win, const double *s_win2, const double *w)
 {
-    static const double w[LRN_NF] = { LRN_W_HEAD, LRN_W_WIN, LRN_W_WIN2, LRN_W_COS,
-                                      LRN_W_COSZ, LRN_W_SESS, LRN_W_LEN, LRN_W_PRF,
-                                      LRN_W_ENT };
     int on = 0;
-    for (int k = 0; k < LRN_NF; k++)
+    for (int k = 0; k < RANK_LRN_NF; k++)
         on |= w[k] != 0;
 #ifndef CAIRN_RANK_DUMP
     if (!on)
@@ -723,14 +733,11 @@ static int lrn_fuse(struct pool *p, const struct query *q, const double *s_head,
 #endif
     if (!p->any_dialog || p->nu == 0)
         return 0;
-    double *f = malloc((size_t)p->nu * LRN_NF * sizeof *f);
-    double *sb = malloc((size_t)(p->ns ? p->ns : 1) * sizeof *sb);
-    if (!f || !sb) {
+    double *f = malloc((size_t)p->nu * RANK_LRN_NF * sizeof *f);
+    if (!f || rank_lrn_features(p, s_head, s_win, s_win2, f)) {
         free(f);
-        free(sb);
         return -1;
     }
-    lrn_features(p, s_head, s_win, s_win2, sb, f);
 #ifdef CAIRN_RANK_DUMP
     lrn_dump(p, q, f);
 #endif
@@ -740,15 +747,34 @@ static int lrn_fuse(struct pool *p, const struct query *q, const double *s_head,
         /* a unit nothing matched stays unranked */
         if (un->score <= 0)
             continue;
-        for (int k = 0; k < LRN_NF; k++)
-            add += w[k] * f[(size_t)u * LRN_NF + k];
+        for (int k = 0; k < RANK_LRN_NF; k++)
+            add += w[k] * f[(size_t)u * RANK_LRN_NF + k];
         un->score += add / (RRF_K + 1);
         if (un->score <= 0)
             un->score = 1e-9;      /* matched: ranked, last */
     }
     free(f);
-    free(sb);
     return 0;
+}
+
+/* The shipped weights (LRN_* in policy.h); the fitting build reads
+ * "w0,w1,..." from $CAIRN_LRN_W instead, to try weights without a
+ * rebuild. Returns 0, or -1 on no memory. */
+static int lrn_fuse(struct pool *p, const struct query *q, const double *s_head,
+                    const double *s_win, const double *s_win2)
+{
+    double w[RANK_LRN_NF] = { LRN_W_HEAD, LRN_W_WIN, LRN_W_WIN2, LRN_W_COS, LRN_W_COSZ,
+                              LRN_W_SESS, LRN_W_LEN, LRN_W_PRF, LRN_W_ENT, LRN_W_DRRF,
+                              LRN_W_DMARG };
+#ifdef CAIRN_RANK_DUMP
+    const char *env = getenv("CAIRN_LRN_W");
+    for (int k = 0; env && *env && k < RANK_LRN_NF; k++) {
+        char *end;
+        w[k] = strtod(env, &end);
+        env = *end == ',' ? end + 1 : end;
+    }
+#endif
+    return rank_learned(p, q, s_head, s_win, s_win2, w);
 }
 
 /* Topical segments (segment.c, issue 16): the segments ranked as units
