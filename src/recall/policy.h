@@ -223,6 +223,38 @@
 #define SEG_MIN         3
 #define SEG_MIN_BUDGET  2000
 
+/* The learned fusion (issue 16, branch rank49; rank.c rank_learned),
+ * off: between people, each matched unit's fused score gains (the sum of
+ * LRN_W_x times feature x) / (RRF_K + 1), the features each over the
+ * question's best (recall.h RANK_LRN_*): its lead turn's BM25 (HEAD), its
+ * windows' (WIN, WIN2), its cosine (COS, and its z-score among the dense
+ * hits, COSZ), its session's best lead-turn BM25 (SESS), its length (LEN:
+ * ntok / (ntok + 20)), the second passes' scores (PRF, ENT), its place
+ * among the dense hits (DRRF) and that times how far the best hit stands
+ * out (DMARG: a per-question weight on dense, its z-score less
+ * LRN_MARG_MID, the tuned half's median). All 0: today's RRF. Tuned on
+ * LoCoMo dev conv-30 and conv-42, use-lite-en, all evidence at
+ * 1k/2k/4k/8k (74.3/82.9/89.3/92.9): a logistic pairwise fit of the
+ * features cost the tuned half 2-6 points at 2k (the ranks it fits ignore
+ * a turn's cost in the budget); a coordinate search of the weights on the
+ * tuned half's own eval chose WIN2 0.5, SESS 1, LEN 1, PRF 0.25, DMARG 1:
+ * tuned 76.1/83.6/90.4/94.3, held out (conv-26, -41, -43) 79.0/84.4/89.2/
+ * 94.0 -> 78.1/84.6/89.4/93.3 (multi-hop 8k 81.9 -> 77.7, adversarial 1k
+ * 74.3 -> 70.4). docs/ARCHITECTURE.md, "Multi-hop: a learned fusion",
+ * has every figure. */
+#define LRN_W_HEAD      0.0
+#define LRN_W_WIN       0.0
+#define LRN_W_WIN2      0.0
+#define LRN_W_COS       0.0
+#define LRN_W_COSZ      0.0
+#define LRN_W_SESS      0.0
+#define LRN_W_LEN       0.0
+#define LRN_W_PRF       0.0
+#define LRN_W_ENT       0.0
+#define LRN_W_DRRF      0.0
+#define LRN_W_DMARG     0.0
+#define LRN_MARG_MID    3.0
+
 /* ---- the relevance gate (gate.c, the prompt hook) ---- */
 
 /* How many of the best units are looked at. */
@@ -880,6 +912,18 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(SEG_DEPTH) \
     X(SEG_MIN) \
     X(SEG_MIN_BUDGET) \
+    X(LRN_W_HEAD) \
+    X(LRN_W_WIN) \
+    X(LRN_W_WIN2) \
+    X(LRN_W_COS) \
+    X(LRN_W_COSZ) \
+    X(LRN_W_SESS) \
+    X(LRN_W_LEN) \
+    X(LRN_W_PRF) \
+    X(LRN_W_ENT) \
+    X(LRN_W_DRRF) \
+    X(LRN_W_DMARG) \
+    X(LRN_MARG_MID) \
     X(GATE_TOP) \
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \

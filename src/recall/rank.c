@@ -612,6 +612,171 @@ static int len_rank(struct pool *p, const double *s_head, const double *s_win,
     return rc;
 }
 
+static double max_of(const double *s, int n)
+{
+    double b = 0;
+    for (int i = 0; i < n; i++)
+        if (s[i] > b)
+            b = s[i];
+    return b;
+}
+
+int rank_lrn_features(const struct pool *p, const double *s_head, const double *s_win,
+                      const double *s_win2, double *f)
+{
+    int nu = p->nu, nh = 0, rc = -1;
+    double bh = max_of(s_head, nu), bw = max_of(s_win, nu), bw2 = max_of(s_win2, nu);
+    double bent = p->ent ? max_of(p->ent, nu) : 0;
+    double *sess_best = calloc((size_t)(p->ns ? p->ns : 1), sizeof *sess_best);
+    int *hits = malloc((size_t)(nu ? nu : 1) * sizeof *hits);
+    if (!sess_best || !hits)
+        goto out;
+    /* the cosines of the dense hits: their best, mean and spread */
+    double bc = 0, bp = 0, sum = 0, sq = 0;
+    for (int u = 0; u < nu; u++) {
+        const struct rmsg *m = &p->m[p->u[u].head];
+        if (s_head[u] > sess_best[p->u[u].sess])
+            sess_best[p->u[u].sess] = s_head[u];
+        if (m->prf > 0 && m->prf - 1 > bp)
+            bp = m->prf - 1;
+        if (m->dense <= 0)
+            continue;
+        double c = m->dense - 1;
+        bc = c > bc ? c : bc;
+        sum += c;
+        sq += c * c;
+        hits[nh++] = u;
+    }
+    double mean = nh ? sum / nh : 0, var = nh ? sq / nh - mean * mean : 0;
+    double sd = var > 1e-12 ? sqrt(var) : 0;
+    /* how far the best hit stands out of the question's hits (its
+     * z-score), less LRN_MARG_MID: a per-question weight on dense */
+    double marg = sd > 0 ? (bc - mean) / sd - LRN_MARG_MID : 0;
+    for (int u = 0; u < nu; u++) {
+        const struct runit *un = &p->u[u];
+        const struct rmsg *m = &p->m[un->head];
+        double *x = f + (size_t)u * RANK_LRN_NF;
+        memset(x, 0, RANK_LRN_NF * sizeof *x);
+        if (!p->s[un->sess].dialog)
+            continue;
+        x[RANK_LRN_HEAD] = bh > 0 ? s_head[u] / bh : 0;
+        x[RANK_LRN_WIN] = bw > 0 ? s_win[u] / bw : 0;
+        x[RANK_LRN_WIN2] = bw2 > 0 ? s_win2[u] / bw2 : 0;
+        if (m->dense > 0 && bc > 0) {
+            x[RANK_LRN_COS] = (m->dense - 1) / bc;
+            x[RANK_LRN_COSZ] = sd > 0 ? (m->dense - 1 - mean) / sd : 0;
+        }
+        x[RANK_LRN_SESS] = bh > 0 ? sess_best[un->sess] / bh : 0;
+        x[RANK_LRN_LEN] = m->ntok / (m->ntok + 20.0);
+        x[RANK_LRN_PRF] = m->prf > 0 && bp > 0 ? (m->prf - 1) / bp : 0;
+        x[RANK_LRN_ENT] = bent > 0 ? p->ent[u] / bent : 0;
+    }
+    /* each hit's place among the hits (ties by pool order), as a rank-1
+     * share: the hits are the dense top-k's turns, few */
+    for (int i = 0; i < nh; i++) {
+        float d = p->m[p->u[hits[i]].head].dense;
+        int place = 0;
+        for (int j = 0; j < nh; j++) {
+            float e = p->m[p->u[hits[j]].head].dense;
+            place += e > d || (e == d && j < i);
+        }
+        double *x = f + (size_t)hits[i] * RANK_LRN_NF;
+        if (!p->s[p->u[hits[i]].sess].dialog)
+            continue;
+        x[RANK_LRN_DRRF] = (RRF_K + 1) / (RRF_K + place + 1);
+        x[RANK_LRN_DMARG] = marg * x[RANK_LRN_DRRF];
+    }
+    rc = 0;
+out:
+    free(sess_best);
+    free(hits);
+    return rc;
+}
+
+#ifdef CAIRN_RANK_DUMP
+/* A build for fitting the weights only (make CFLAGS=-DCAIRN_RANK_DUMP):
+ * each unit's features, its fused score so far and where it is, one line
+ * a unit, appended to the file $CAIRN_RANK_DUMP. The shipped library
+ * writes nothing. */
+static void lrn_dump(const struct pool *p, const struct query *q, const double *f)
+{
+    const char *path = getenv("CAIRN_RANK_DUMP");
+    FILE *out = path && *path ? fopen(path, "a") : NULL;
+    if (!out)
+        return;
+    static int call;
+    call++;
+    for (int u = 0; u < p->nu; u++) {
+        const struct runit *un = &p->u[u];
+        if (un->score <= 0 || !p->s[un->sess].dialog)
+            continue;
+        fprintf(out, "%d\t%d\t%s\t%s\t%d\t%.9g\t%d", call, p->budget, q->text,
+                p->s[un->sess].ext_id ? p->s[un->sess].ext_id : "",
+                p->m[un->head].position, un->score * (RRF_K + 1), un->in_range);
+        for (int k = 0; k < RANK_LRN_NF; k++)
+            fprintf(out, "\t%.6g", f[(size_t)u * RANK_LRN_NF + k]);
+        fputc('\n', out);
+    }
+    fclose(out);
+}
+#endif
+
+int rank_learned(struct pool *p, const struct query *q, const double *s_head,
+                 const double *s_win, const double *s_win2, const double *w)
+{
+    int on = 0;
+    for (int k = 0; k < RANK_LRN_NF; k++)
+        on |= w[k] != 0;
+#ifndef CAIRN_RANK_DUMP
+    if (!on)
+        return 0;
+#endif
+    if (!p->any_dialog || p->nu == 0)
+        return 0;
+    double *f = malloc((size_t)p->nu * RANK_LRN_NF * sizeof *f);
+    if (!f || rank_lrn_features(p, s_head, s_win, s_win2, f)) {
+        free(f);
+        return -1;
+    }
+#ifdef CAIRN_RANK_DUMP
+    lrn_dump(p, q, f);
+#endif
+    for (int u = 0; u < p->nu && on; u++) {
+        struct runit *un = &p->u[u];
+        double add = 0;
+        /* a unit nothing matched stays unranked */
+        if (un->score <= 0)
+            continue;
+        for (int k = 0; k < RANK_LRN_NF; k++)
+            add += w[k] * f[(size_t)u * RANK_LRN_NF + k];
+        un->score += add / (RRF_K + 1);
+        if (un->score <= 0)
+            un->score = 1e-9;      /* matched: ranked, last */
+    }
+    free(f);
+    return 0;
+}
+
+/* The shipped weights (LRN_* in policy.h); the fitting build reads
+ * "w0,w1,..." from $CAIRN_LRN_W instead, to try weights without a
+ * rebuild. Returns 0, or -1 on no memory. */
+static int lrn_fuse(struct pool *p, const struct query *q, const double *s_head,
+                    const double *s_win, const double *s_win2)
+{
+    double w[RANK_LRN_NF] = { LRN_W_HEAD, LRN_W_WIN, LRN_W_WIN2, LRN_W_COS, LRN_W_COSZ,
+                              LRN_W_SESS, LRN_W_LEN, LRN_W_PRF, LRN_W_ENT, LRN_W_DRRF,
+                              LRN_W_DMARG };
+#ifdef CAIRN_RANK_DUMP
+    const char *env = getenv("CAIRN_LRN_W");
+    for (int k = 0; env && *env && k < RANK_LRN_NF; k++) {
+        char *end;
+        w[k] = strtod(env, &end);
+        env = *end == ',' ? end + 1 : end;
+    }
+#endif
+    return rank_learned(p, q, s_head, s_win, s_win2, w);
+}
+
 /* Topical segments (segment.c, issue 16): the segments ranked as units
  * of their own, each unit taking its segment's place (not one place a
  * unit: a segment's turns tie, and sort order would rank its first turns
@@ -945,6 +1110,9 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                 goto out;
         }
     }
+    /* the learned share of the scores themselves (LRN_*: off) */
+    if (lrn_fuse(p, q, s_head, s_win, s_win2))
+        goto out;
     /* topical segments, when recall.c cut them (SEG_*: off) */
     if (rank_segments(p, nt, w_unit, avg_unit, SEG_W_DENSE, SEG_W_BM25) ||
         seg_lift(p, SEG_LIFT))

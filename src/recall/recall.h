@@ -331,6 +331,27 @@ void pool_free(struct pool *p);
 
 /* rank.c */
 double rank_idf(double n, double df);
+/* The learned fusion (issue 16, LRN_* in policy.h): per unit of a chat
+ * between people, scores the RRF places throw away, each over the
+ * question's best so it reads alike from one question to the next:
+ * RANK_LRN_HEAD, _WIN, _WIN2 its BM25s over the best; _COS its cosine
+ * over the best dense hit's, _COSZ its z-score among the hits; _SESS its
+ * session's best lead-turn BM25 over the best; _LEN ntok / (ntok + 20);
+ * _PRF, _ENT the second passes' scores over their best; _DRRF its place
+ * among the dense hits as (k + 1) / (k + place + 1), _DMARG that times
+ * how far the best hit stands out (its z-score less LRN_MARG_MID). A unit
+ * of a user-assistant chat gets zeros (the weights were fitted between
+ * people). f: nu * RANK_LRN_NF. Returns 0, or -1 on no memory. */
+enum { RANK_LRN_HEAD, RANK_LRN_WIN, RANK_LRN_WIN2, RANK_LRN_COS, RANK_LRN_COSZ,
+       RANK_LRN_SESS, RANK_LRN_LEN, RANK_LRN_PRF, RANK_LRN_ENT, RANK_LRN_DRRF,
+       RANK_LRN_DMARG, RANK_LRN_NF };
+int    rank_lrn_features(const struct pool *p, const double *s_head, const double *s_win,
+                         const double *s_win2, double *f);
+/* Adds (the sum of w[k] times feature k) / (RRF_K + 1) to each unit's
+ * fused score above 0 (a matched unit stays above 0); w all 0: nothing.
+ * Returns 0, or -1 on no memory. */
+int    rank_learned(struct pool *p, const struct query *q, const double *s_head,
+                    const double *s_win, const double *s_win2, const double *w);
 /* The segments of p (segment.c; none: nothing added) ranked as units of
  * their own, by the question's cosine to their mean vector (w_dense) and
  * by the BM25 of their turns' counts of q's nt terms (w_unit weights,

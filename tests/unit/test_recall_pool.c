@@ -701,6 +701,73 @@ static void test_rank_feedback(void)
     tp_free(&t);
 }
 
+/* The learned fusion's features (rank_lrn_features) on a pool built by
+ * hand, the scores given: each over the question's best, the dense hits'
+ * places and spread; a user-assistant unit gets none. rank_learned adds
+ * the weighted sum in rank-1 units to the matched units only, and with
+ * every weight 0 adds nothing. */
+static void test_rank_learned(void)
+{
+    static const char *const terms[] = { "kite", NULL };
+    struct tpool t;
+    tp_init(&t, terms);
+    tp_session(&t, "s1", 1000);
+    tp_msg(&t, ROLE_USER, "Ann", "I flew my kite on the hill", 1000);      /* 7 tokens */
+    tp_msg(&t, ROLE_USER, "Bob", "nice", 1000);
+    tp_session(&t, "s2", 2000);
+    tp_msg(&t, ROLE_USER, "Ann", "the kite broke", 2000);
+    tp_session(&t, "s3", 3000);
+    tp_msg(&t, ROLE_USER, NULL, "a question", 3000);
+    tp_msg(&t, ROLE_ASSISTANT, NULL, "an answer", 3000);
+    tp_finish(&t, 0);
+    T_EQ_INT(t.p.nu, 4);
+    double head[4] = { 4.0, 0.0, 2.0, 1.0 }, win[4] = { 1.0, 2.0, 0.5, 1.0 };
+    double win2[4] = { 0.0, 0.0, 0.0, 0.0 };
+    double f[4 * RANK_LRN_NF];
+    t.p.m[0].dense = 1.5f;     /* cosines 0.5, 0.25 and 0.75 (unit 3: a chat */
+    t.p.m[2].dense = 1.25f;    /* with an assistant, counted among the hits */
+    t.p.m[3].dense = 1.75f;    /* but given no feature) */
+    T_EQ_INT(rank_lrn_features(&t.p, head, win, win2, f), 0);
+    const double *a = f, *b = f + RANK_LRN_NF, *c = f + 2 * RANK_LRN_NF, *d = f + 3 * RANK_LRN_NF;
+    T_CHECK(fabs(a[RANK_LRN_HEAD] - 1.0) < EPS && fabs(c[RANK_LRN_HEAD] - 0.5) < EPS);
+    T_CHECK(fabs(a[RANK_LRN_WIN] - 0.5) < EPS && fabs(b[RANK_LRN_WIN] - 1.0) < EPS);
+    T_CHECK(a[RANK_LRN_WIN2] == 0);
+    /* the session's best turn: s1's is unit 0's 4.0, s2's 2.0 */
+    T_CHECK(fabs(b[RANK_LRN_SESS] - 1.0) < EPS && fabs(c[RANK_LRN_SESS] - 0.5) < EPS);
+    T_CHECK(fabs(a[RANK_LRN_LEN] - 7.0 / 27) < EPS);
+    /* cosines over the best hit's (0.75), z-scores over the three hits
+     * (mean 0.5, sd sqrt(1/24)) */
+    double sd = sqrt(1.0 / 24);
+    T_CHECK(fabs(a[RANK_LRN_COS] - 0.5 / 0.75) < 1e-6);
+    T_CHECK(fabs(a[RANK_LRN_COSZ]) < 1e-6);
+    T_CHECK(fabs(c[RANK_LRN_COSZ] + 0.25 / sd) < 1e-5);
+    T_CHECK(b[RANK_LRN_COS] == 0 && b[RANK_LRN_DRRF] == 0);
+    /* places among the hits: unit 3 first, unit 0 second, unit 2 third */
+    T_CHECK(fabs(a[RANK_LRN_DRRF] - 61.0 / 62) < EPS);
+    T_CHECK(fabs(c[RANK_LRN_DRRF] - 61.0 / 63) < EPS);
+    double marg = 0.25 / sd - 3.0;  /* the best hit's z-score less LRN_MARG_MID */
+    T_CHECK(fabs(a[RANK_LRN_DMARG] - marg * 61.0 / 62) < 1e-4);
+    for (int k = 0; k < RANK_LRN_NF; k++)
+        T_CHECK(d[k] == 0);     /* a user-assistant unit */
+    /* the sum: all 0 adds nothing; a weight adds its share of rank 1 */
+    double w[RANK_LRN_NF] = { 0 };
+    double before[4] = { 0.05, 0.0, 0.002, 0.01 };
+    for (int u = 0; u < 4; u++)
+        t.p.u[u].score = before[u];
+    T_EQ_INT(rank_learned(&t.p, &t.q, head, win, win2, w), 0);
+    for (int u = 0; u < 4; u++)
+        T_CHECK(t.p.u[u].score == before[u]);
+    w[RANK_LRN_HEAD] = 0.5;
+    w[RANK_LRN_WIN] = -2.0;
+    T_EQ_INT(rank_learned(&t.p, &t.q, head, win, win2, w), 0);
+    T_CHECK(fabs(t.p.u[0].score - (0.05 + (0.5 * 1.0 - 2.0 * 0.5) / 61)) < EPS);
+    T_CHECK(t.p.u[1].score == 0);           /* matched nothing: stays out */
+    /* pushed below 0 by a negative weight: still ranked, last */
+    T_CHECK(t.p.u[2].score > 0 && t.p.u[2].score < 1e-6);
+    T_CHECK(t.p.u[3].score == 0.01);        /* user-assistant: unchanged */
+    tp_free(&t);
+}
+
 /* Unit 0 ranks first on every keyword ranking of a store of one-turn
  * sessions (turn 1.0, window 1.6, wide window 1.0) and keeps `share` of
  * it; unit 1, second on each, keeps all of its own. */
@@ -2162,6 +2229,7 @@ int main(void)
     T_RUN(test_rank_zero_tail);
     T_RUN(test_rank_dense);
     T_RUN(test_rank_feedback);
+    T_RUN(test_rank_learned);
     T_RUN(test_rank_speaker);
     T_RUN(test_query_labels);
     T_RUN(test_query_dash);
