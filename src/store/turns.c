@@ -83,6 +83,12 @@ static inline int varint(const unsigned char **p, const unsigned char *end, uint
         *p = c + 1;
         return 0;
     }
+    /* two bytes: a token count of 128-16,383, most rounds' (issue 23, units49) */
+    if (end - c >= 2 && c[1] < 0x80) {
+        *v = (uint64_t)(c[0] & 0x7f) | (uint64_t)c[1] << 7;
+        *p = c + 2;
+        return 0;
+    }
     uint64_t x = 0;
     for (int s = 0; s < 64; s += 7) {
         if (c >= end)
@@ -186,7 +192,7 @@ int store_units_open(struct units_cur *c, const char *row, size_t len, int *n_un
     return 0;
 }
 
-int store_units_next(struct units_cur *c, struct store_unit *u)
+static inline int unit_next(struct units_cur *c, struct store_unit *u)
 {
     const unsigned char *p = (const unsigned char *)c->p, *end = (const unsigned char *)c->end;
     uint64_t nt, did, dpos, dat = 0, hntok, rntok;
@@ -217,6 +223,21 @@ int store_units_next(struct units_cur *c, struct store_unit *u)
     c->p = (const char *)p;
     c->left--;
     return 1;
+}
+
+int store_units_next(struct units_cur *c, struct store_unit *u)
+{
+    return unit_next(c, u);
+}
+
+size_t store_units_read(struct units_cur *c, struct store_unit *u, size_t n)
+{
+    struct units_cur k = *c;
+    size_t i = 0;
+    while (i < n && unit_next(&k, &u[i]) == 1)
+        i++;
+    *c = k;
+    return i;
 }
 
 /* The units as recall/rank.c's units_run makes them of a session's whole

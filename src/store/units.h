@@ -60,6 +60,9 @@ int store_units_open(struct units_cur *c, const char *row, size_t len, int *n_un
  * the bytes there are not a unit (or not as many as the header says).
  * Never reads outside the row (tests/fuzz/fuzz_units.c). */
 int store_units_next(struct units_cur *c, struct store_unit *u);
+/* Up to n units into u[] as store_units_next reads them one by one: how
+ * many were read before the end, a bad unit or n; c is past them. */
+size_t store_units_read(struct units_cur *c, struct store_unit *u, size_t n);
 
 struct buf;
 /* The row of a session's packed turns (turns, len: a session_turns row
