@@ -261,6 +261,14 @@
 #define SIZES_ZERO(S)  "substr(sizes, 1, (" S " & 127) * 16) || '0000000000000000' || " \
     "substr(sizes, (" S " & 127) * 16 + 17)"
 
+/* The head of session_turns' trigger on a rewrite of a field it packs
+ * (schema 21; schema 30 made it drop the session's units too). */
+#define SESSION_TURNS_AU_HEAD \
+    "CREATE TRIGGER session_turns_au AFTER UPDATE OF session, position, role, speaker," \
+    "  created_at, ntok ON messages WHEN old.session IS NOT new.session OR old.position IS NOT" \
+    "  new.position OR old.role IS NOT new.role OR old.speaker IS NOT new.speaker OR" \
+    "  old.created_at IS NOT new.created_at OR old.ntok IS NOT new.ntok BEGIN"
+
 static const char *const migrations[] = {
     /* 0 -> 1 */
     "CREATE TABLE sessions("
@@ -677,10 +685,7 @@ static const char *const migrations[] = {
     "CREATE TRIGGER session_turns_ad AFTER DELETE ON messages BEGIN"
     "  DELETE FROM session_turns WHERE session = old.session;"
     "END;"
-    "CREATE TRIGGER session_turns_au AFTER UPDATE OF session, position, role, speaker,"
-    "  created_at, ntok ON messages WHEN old.session IS NOT new.session OR old.position IS NOT"
-    "  new.position OR old.role IS NOT new.role OR old.speaker IS NOT new.speaker OR"
-    "  old.created_at IS NOT new.created_at OR old.ntok IS NOT new.ntok BEGIN"
+    SESSION_TURNS_AU_HEAD
     "  DELETE FROM session_turns WHERE session IN (old.session, new.session);"
     "END;",
     /* 21 -> 22, "term tiers" (branch tier23, issue 23; recall/tier.c,
@@ -860,10 +865,7 @@ static const char *const migrations[] = {
     "  DELETE FROM session_turns WHERE session = old.session;"
     "  DELETE FROM session_units WHERE session = old.session;"
     "END;"
-    "CREATE TRIGGER session_turns_au AFTER UPDATE OF session, position, role, speaker,"
-    "  created_at, ntok ON messages WHEN old.session IS NOT new.session OR old.position IS NOT"
-    "  new.position OR old.role IS NOT new.role OR old.speaker IS NOT new.speaker OR"
-    "  old.created_at IS NOT new.created_at OR old.ntok IS NOT new.ntok BEGIN"
+    SESSION_TURNS_AU_HEAD
     "  DELETE FROM session_turns WHERE session IN (old.session, new.session);"
     "  DELETE FROM session_units WHERE session IN (old.session, new.session);"
     "END;",

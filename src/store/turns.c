@@ -106,6 +106,18 @@ static inline int varint(const unsigned char **p, const unsigned char *end, uint
     return -1;
 }
 
+/* A turn's or unit's id, position and time from the previous one's and
+ * the zigzagged differences (sums wrap, never undefined): 0, or -1 for a
+ * position outside int or a time that reads as none. */
+static inline int undelta(int64_t id0, int64_t pos0, int64_t at0, uint64_t did, uint64_t dpos,
+                          uint64_t dat, int no_at, int64_t *id, int64_t *pos, int64_t *at)
+{
+    *id = (int64_t)((uint64_t)id0 + (uint64_t)unzigzag(did));
+    *pos = (int64_t)((uint64_t)pos0 + (uint64_t)unzigzag(dpos));
+    *at = (int64_t)((uint64_t)at0 + (uint64_t)unzigzag(dat));
+    return *pos < INT32_MIN || *pos > INT32_MAX || (!no_at && *at == CAIRN_NO_TIME) ? -1 : 0;
+}
+
 /* One turn (store_turns_next's contract). */
 static inline int turn_next(struct turns_cur *c, struct store_msg_row *r, const char **sp,
                             size_t *splen)
@@ -127,11 +139,9 @@ static inline int turn_next(struct turns_cur *c, struct store_msg_row *r, const 
         *splen = (size_t)slen;
         p += slen;
     }
-    int64_t id = (int64_t)((uint64_t)c->id + (uint64_t)unzigzag(did));
-    int64_t pos = (int64_t)((uint64_t)c->pos + (uint64_t)unzigzag(dpos));
-    int64_t at = (int64_t)((uint64_t)c->at + (uint64_t)unzigzag(dat));
+    int64_t id, pos, at;
     int no_at = !(head & 2);
-    if (pos < INT32_MIN || pos > INT32_MAX || (!no_at && at == CAIRN_NO_TIME))
+    if (undelta(c->id, c->pos, c->at, did, dpos, dat, no_at, &id, &pos, &at))
         return -1;
     r->row = id;
     r->position = (int)pos;
@@ -206,11 +216,9 @@ static inline int unit_next(struct units_cur *c, struct store_unit *u)
         ((head & 2) && varint(&p, end, &dat)) || varint(&p, end, &hntok) ||
         hntok > INT32_MAX || varint(&p, end, &rntok) || rntok > INT64_MAX || rntok < hntok)
         return -1;
-    int64_t id = (int64_t)((uint64_t)c->id + (uint64_t)unzigzag(did));
-    int64_t pos = (int64_t)((uint64_t)c->pos + (uint64_t)unzigzag(dpos));
-    int64_t at = (int64_t)((uint64_t)c->at + (uint64_t)unzigzag(dat));
+    int64_t id, pos, at;
     int no_at = !(head & 2);
-    if (pos < INT32_MIN || pos > INT32_MAX || (!no_at && at == CAIRN_NO_TIME))
+    if (undelta(c->id, c->pos, c->at, did, dpos, dat, no_at, &id, &pos, &at))
         return -1;
     *u = (struct store_unit){
         .first_id = id, .first_pos = pos, .head_at = no_at ? CAIRN_NO_TIME : at,

@@ -144,6 +144,17 @@
     "DROP TABLE memory_history; DROP TABLE memory_links; DROP TABLE memories;" \
     "DELETE FROM sqlite_sequence;"
 
+/* One number from a query on a connection of the test's own (-1: none). */
+static inline int64_t count_raw(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
 static inline int64_t count(struct cairn *h, const char *sql)
 {
     sqlite3_stmt *st;
