@@ -23,7 +23,7 @@
  * id and position less the previous unit's (zigzagged), the head's time
  * less the previous unit's head time (zigzagged, if any; 0 before the
  * first and after a head without one), the head's token count and the
- * round's. ~6 bytes a unit.
+ * round's. ~9.4 bytes a unit at a million messages.
  */
 #include <string.h>
 
