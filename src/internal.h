@@ -21,7 +21,7 @@
 
 /* The schema version (PRAGMA user_version) this build creates and reads:
  * the number of migrations in store/schema.c, checked there at compile time. */
-#define CAIRN_SCHEMA_VERSION 29
+#define CAIRN_SCHEMA_VERSION 30
 /* PRAGMA application_id of a cairn store: "crn1". Lets us refuse to
  * migrate a SQLite file that belongs to some other program. */
 #define CAIRN_APP_ID 0x63726e31
@@ -99,7 +99,7 @@ struct cairn {
     int      fts_bulk;       /* FTS5's merge settings for a bulk add are in
                                 messages_fts_config (store/ingest.c, fts_bulk_begin) */
     struct stat_delta *gd;   /* their session_stats, applied at its commit */
-    sqlite3_stmt *gst[10];   /* the write path's statements, kept from one session of
+    sqlite3_stmt *gst[12];   /* the write path's statements, kept from one session of
                                 the group to the next (store/ingest.c, get_st) */
     size_t   gd_n, gd_cap;
 };

@@ -29,6 +29,7 @@
 #include "mask/redact.h"
 #include "store/keep.h"
 #include "store/recall_read.h"
+#include "store/units.h"
 #include "store/vectors.h"
 #include "text/tokenize.h"
 #include "util/timeutil.h"
@@ -617,7 +618,7 @@ static int prepare_session(struct cairn *h, const struct cairn_session *s, struc
  * they cost ~355,000 instructions a session (callgrind, the writing
  * thread of 100 bench sessions: 316.9 M -> 281.4 M, bench/README.md). */
 enum { GST_INS_M, GST_INS_F, GST_INS_E, GST_INS_V, GST_FIND, GST_INS_S, GST_RUN_UPD,
-       GST_RUN_INS, GST_TURN_NEW, GST_TURN_ADD, GST_N };
+       GST_RUN_INS, GST_TURN_NEW, GST_TURN_ADD, GST_UNITS, GST_TURN_GET, GST_N };
 _Static_assert(GST_N <= sizeof ((struct cairn *)0)->gst / sizeof (sqlite3_stmt *),
                "room for the group's statements");
 
@@ -741,6 +742,45 @@ static int last_turn(struct cairn *h, int64_t row, struct turns_cur *prev)
     return src == SQLITE_ROW || src == SQLITE_DONE ? CAIRN_OK : cairn__sqlerr(h, src, "last turn");
 }
 
+/* The session's units (session_units, schema 30) after its packed turns
+ * were written (their trigger dropped the row): a new session's from the
+ * turns just packed, else from its whole row read back (a live session's
+ * few turns added to it). */
+static int units_add(struct cairn *h, int64_t row, int is_new, size_t added,
+                     const struct buf *turns)
+{
+    sqlite3_stmt *ins = NULL, *get = NULL;
+    struct buf b = BUF_INIT;
+    int rc;
+    if ((rc = get_st(h, GST_UNITS, STORE_UNITS_INS_SQL, &ins)))
+        return rc;
+    if (is_new) {
+        rc = store_units_write(h, ins, row, turns->n ? turns->p : "", turns->n,
+                               (int64_t)added, &b);
+        goto out;
+    }
+    if ((rc = get_st(h, GST_TURN_GET, "SELECT n, turns FROM session_turns WHERE session = ?1",
+                     &get)))
+        goto out;
+    sqlite3_bind_int64(get, 1, row);
+    int src = sqlite3_step(get);
+    if (src == SQLITE_ROW) {
+        const char *t = sqlite3_column_blob(get, 1);
+        int bytes = sqlite3_column_bytes(get, 1);
+        if (t && bytes >= 1 && (unsigned char)t[0] == STORE_TURNS_MARK)
+            rc = store_units_write(h, ins, row, t + 1, (size_t)bytes - 1,
+                                   sqlite3_column_int64(get, 0), &b);
+    } else if (src != SQLITE_DONE) {
+        rc = cairn__sqlerr(h, src, "packed turns");
+    }
+    sqlite3_reset(get);
+out:
+    put_st(h, GST_TURN_GET, get);
+    put_st(h, GST_UNITS, ins);
+    buf_release(&b);
+    return rc;
+}
+
 /* The session's packed turns (session_turns, schema 21) after its inserts
  * of added turns: appended to its row, the row written for a new session,
  * or the whole session packed again (its row was dropped: an extended
@@ -772,7 +812,9 @@ static int turns_add(struct cairn *h, int64_t row, int is_new, size_t added, int
     put_st(h, is_new ? GST_TURN_NEW : GST_TURN_ADD, st);
     if (src != SQLITE_DONE)
         return cairn__sqlerr(h, src, "packed turns");
-    return sqlite3_changes(h->db) > 0 ? CAIRN_OK : store_turns_fill(h, row);
+    if (sqlite3_changes(h->db) == 0)
+        return store_turns_fill(h, row);       /* its units with it */
+    return units_add(h, row, is_new, added, turns);
 }
 
 /* The session's row: found by its external id, or inserted. */

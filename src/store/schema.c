@@ -226,9 +226,18 @@
  *                  ntok and the count with part 0, kept by triggers on
  *                  vault_sections, so a recall over notes reads one row,
  *                  not one a section
+ * Version 30, "session units" (branch units49; issue 23, store/units.h):
+ *   session_units  one row a session: its units as recall builds them
+ *                  (rule: STORE_UNITS_RULE) with each one's turns' count,
+ *                  first id and position, head role, time and token count,
+ *                  and round token count (store/turns.c), n the packed
+ *                  turns' count it was made from; session_turns'
+ *                  triggers on messages drop it with the packed turns,
+ *                  and the writers of session_turns write it after theirs
  */
 #include "internal.h"
 #include "store/recall_read.h"
+#include "store/units.h"
 #include "util/buf.h"
 
 /* A run's token counts, in id order, comma-separated ("12,5,300"): read
@@ -251,6 +260,14 @@
     "WHERE NOT EXISTS (SELECT 1 FROM session_sizes WHERE blk = " SIZES_BLK(S) ")"
 #define SIZES_ZERO(S)  "substr(sizes, 1, (" S " & 127) * 16) || '0000000000000000' || " \
     "substr(sizes, (" S " & 127) * 16 + 17)"
+
+/* The head of session_turns' trigger on a rewrite of a field it packs
+ * (schema 21; schema 30 made it drop the session's units too). */
+#define SESSION_TURNS_AU_HEAD \
+    "CREATE TRIGGER session_turns_au AFTER UPDATE OF session, position, role, speaker," \
+    "  created_at, ntok ON messages WHEN old.session IS NOT new.session OR old.position IS NOT" \
+    "  new.position OR old.role IS NOT new.role OR old.speaker IS NOT new.speaker OR" \
+    "  old.created_at IS NOT new.created_at OR old.ntok IS NOT new.ntok BEGIN"
 
 static const char *const migrations[] = {
     /* 0 -> 1 */
@@ -668,10 +685,7 @@ static const char *const migrations[] = {
     "CREATE TRIGGER session_turns_ad AFTER DELETE ON messages BEGIN"
     "  DELETE FROM session_turns WHERE session = old.session;"
     "END;"
-    "CREATE TRIGGER session_turns_au AFTER UPDATE OF session, position, role, speaker,"
-    "  created_at, ntok ON messages WHEN old.session IS NOT new.session OR old.position IS NOT"
-    "  new.position OR old.role IS NOT new.role OR old.speaker IS NOT new.speaker OR"
-    "  old.created_at IS NOT new.created_at OR old.ntok IS NOT new.ntok BEGIN"
+    SESSION_TURNS_AU_HEAD
     "  DELETE FROM session_turns WHERE session IN (old.session, new.session);"
     "END;",
     /* 21 -> 22, "term tiers" (branch tier23, issue 23; recall/tier.c,
@@ -827,6 +841,33 @@ static const char *const migrations[] = {
     "CREATE TRIGGER vault_totals_ad AFTER DELETE ON vault_sections BEGIN"
     "  UPDATE vault_totals SET sections = sections - 1, tok = tok - old.ntok,"
     "  whole = whole - (old.part = 0);"
+    "END;",
+    /* 29 -> 30, "session units" (branch units49, issue 23; store/units.h):
+     * each session's units (what recall ranks) with what the keyword
+     * ranking reads of them, beside its packed turns, so an exact recall
+     * of a big pool need not load every turn to build them. Derived data:
+     * the triggers that drop a session's packed turns when one of its
+     * messages is deleted or rewritten drop its units too, every writer
+     * of session_turns writes them after its own row (ingest.c,
+     * store_turns_fill), and a row is read only with the reader's rule and
+     * the packed turns' count. No trigger on session_turns itself: a
+     * statement that fires one opens a statement savepoint, at which FTS5
+     * flushes its pending terms, and ingest writes session_turns once a
+     * session (+31% of `cairn add`'s instructions, measured). Filled in C
+     * after the SQL steps (store_units_fill). IF NOT EXISTS: a store made
+     * older by hand (the tests) may keep the table; its rows go. */
+    "CREATE TABLE IF NOT EXISTS session_units(session INTEGER PRIMARY KEY,"
+    "  n INTEGER NOT NULL, rule INTEGER NOT NULL, units BLOB NOT NULL);"
+    "DELETE FROM session_units;"
+    "DROP TRIGGER session_turns_ad;"
+    "DROP TRIGGER session_turns_au;"
+    "CREATE TRIGGER session_turns_ad AFTER DELETE ON messages BEGIN"
+    "  DELETE FROM session_turns WHERE session = old.session;"
+    "  DELETE FROM session_units WHERE session = old.session;"
+    "END;"
+    SESSION_TURNS_AU_HEAD
+    "  DELETE FROM session_turns WHERE session IN (old.session, new.session);"
+    "  DELETE FROM session_units WHERE session IN (old.session, new.session);"
     "END;",
 };
 
@@ -984,6 +1025,10 @@ int store_turns_fill(struct cairn *h, int64_t sess)
     }
     if (any)
         rc = turns_put(h, ins, cur, n, &b);
+    /* the units of what was packed (the rows' triggers dropped theirs;
+     * a migration runs every SQL step first, so the table is there) */
+    if (!rc && any)
+        rc = store_units_fill(h, sess);
 out:
     sqlite3_finalize(st);
     sqlite3_finalize(ins);
@@ -1038,6 +1083,9 @@ int store_migrate(struct cairn *h, int *old)
         goto fail;
     /* 26 -> 27 (and 20 -> 21): the packed turns are written in C */
     if (version > 0 && version < 27 && (rc = store_turns_fill(h, -1)))
+        goto fail;
+    /* 29 -> 30: every session's units from its packed turns */
+    if (version > 0 && version < 30 && (rc = store_units_fill(h, -1)))
         goto fail;
     snprintf(sql, sizeof sql, "PRAGMA user_version=%d", N_MIGRATIONS);
     if (sqlite3_exec(h->db, sql, NULL, NULL, NULL) != SQLITE_OK) {

@@ -15,10 +15,20 @@
  * of schemas 21-26 ("did,dpos,user,dat,ntok,speaker;") cost ~270
  * instructions a turn to read, 249 M of a million-message exact recall's
  * 1,311 M; a turn here is ~5 bytes, nearly every field one byte.
+ *
+ * A session's units (session_units, schema 30; store/units.h) share the
+ * varints: a row is STORE_UNITS_MARK, the units' count and the flags, then
+ * for each unit a head byte (bit 0 the head's role user, bit 1 a time
+ * follows; no other bit) and varints: the turns' count, the first turn's
+ * id and position less the previous unit's (zigzagged), the head's time
+ * less the previous unit's head time (zigzagged, if any; 0 before the
+ * first and after a head without one), the head's token count and the
+ * round's. ~9.4 bytes a unit at a million messages.
  */
 #include <string.h>
 
 #include "store/recall_read.h"
+#include "store/units.h"
 #include "util/buf.h"
 
 static uint64_t zigzag(int64_t v)
@@ -73,6 +83,12 @@ static inline int varint(const unsigned char **p, const unsigned char *end, uint
         *p = c + 1;
         return 0;
     }
+    /* two bytes: a token count of 128-16,383, most rounds' (issue 23, units49) */
+    if (end - c >= 2 && c[1] < 0x80) {
+        *v = (uint64_t)(c[0] & 0x7f) | (uint64_t)c[1] << 7;
+        *p = c + 2;
+        return 0;
+    }
     uint64_t x = 0;
     for (int s = 0; s < 64; s += 7) {
         if (c >= end)
@@ -88,6 +104,18 @@ static inline int varint(const unsigned char **p, const unsigned char *end, uint
         }
     }
     return -1;
+}
+
+/* A turn's or unit's id, position and time from the previous one's and
+ * the zigzagged differences (sums wrap, never undefined): 0, or -1 for a
+ * position outside int or a time that reads as none. */
+static inline int undelta(int64_t id0, int64_t pos0, int64_t at0, uint64_t did, uint64_t dpos,
+                          uint64_t dat, int no_at, int64_t *id, int64_t *pos, int64_t *at)
+{
+    *id = (int64_t)((uint64_t)id0 + (uint64_t)unzigzag(did));
+    *pos = (int64_t)((uint64_t)pos0 + (uint64_t)unzigzag(dpos));
+    *at = (int64_t)((uint64_t)at0 + (uint64_t)unzigzag(dat));
+    return *pos < INT32_MIN || *pos > INT32_MAX || (!no_at && *at == CAIRN_NO_TIME) ? -1 : 0;
 }
 
 /* One turn (store_turns_next's contract). */
@@ -111,11 +139,9 @@ static inline int turn_next(struct turns_cur *c, struct store_msg_row *r, const 
         *splen = (size_t)slen;
         p += slen;
     }
-    int64_t id = (int64_t)((uint64_t)c->id + (uint64_t)unzigzag(did));
-    int64_t pos = (int64_t)((uint64_t)c->pos + (uint64_t)unzigzag(dpos));
-    int64_t at = (int64_t)((uint64_t)c->at + (uint64_t)unzigzag(dat));
+    int64_t id, pos, at;
     int no_at = !(head & 2);
-    if (pos < INT32_MIN || pos > INT32_MAX || (!no_at && at == CAIRN_NO_TIME))
+    if (undelta(c->id, c->pos, c->at, did, dpos, dat, no_at, &id, &pos, &at))
         return -1;
     r->row = id;
     r->position = (int)pos;
@@ -145,4 +171,142 @@ size_t store_turns_read(struct turns_cur *c, struct store_msg_row *r, size_t *sp
         i++;
     *c = k;
     return i;
+}
+
+void store_unit_write(struct buf *b, struct units_cur *prev, const struct store_unit *u)
+{
+    int has_at = u->head_at != CAIRN_NO_TIME;
+    buf_addc(b, (char)((u->head_user ? 1 : 0) | (has_at ? 2 : 0)));
+    put_varint(b, (uint64_t)(int64_t)u->n_turns);
+    put_varint(b, zigzag((int64_t)((uint64_t)u->first_id - (uint64_t)prev->id)));
+    put_varint(b, zigzag((int64_t)((uint64_t)u->first_pos - (uint64_t)prev->pos)));
+    if (has_at)
+        put_varint(b, zigzag((int64_t)((uint64_t)u->head_at - (uint64_t)prev->at)));
+    put_varint(b, (uint64_t)(int64_t)u->head_ntok);
+    put_varint(b, (uint64_t)u->round_ntok);
+    prev->id = u->first_id;
+    prev->pos = u->first_pos;
+    prev->at = has_at ? u->head_at : 0;
+}
+
+int store_units_open(struct units_cur *c, const char *row, size_t len, int *n_units, int *flags)
+{
+    const unsigned char *p = (const unsigned char *)row, *end = p + len;
+    uint64_t n, f;
+    if (!len || *p++ != STORE_UNITS_MARK || varint(&p, end, &n) || n > INT32_MAX ||
+        varint(&p, end, &f) || f > (STORE_UNITS_DIALOG | STORE_UNITS_IDS_RISE))
+        return -1;
+    *c = (struct units_cur){ (const char *)p, row + len, 0, 0, 0, (int)n };
+    *n_units = (int)n;
+    *flags = (int)f;
+    return 0;
+}
+
+static inline int unit_next(struct units_cur *c, struct store_unit *u)
+{
+    const unsigned char *p = (const unsigned char *)c->p, *end = (const unsigned char *)c->end;
+    uint64_t nt, did, dpos, dat = 0, hntok, rntok;
+    if (!c->left)
+        return p == end ? 0 : -1;
+    if (p >= end)
+        return -1;
+    unsigned head = *p++;
+    if (head > 3 || varint(&p, end, &nt) || !nt || nt > INT32_MAX ||
+        varint(&p, end, &did) || varint(&p, end, &dpos) ||
+        ((head & 2) && varint(&p, end, &dat)) || varint(&p, end, &hntok) ||
+        hntok > INT32_MAX || varint(&p, end, &rntok) || rntok > INT64_MAX || rntok < hntok)
+        return -1;
+    int64_t id, pos, at;
+    int no_at = !(head & 2);
+    if (undelta(c->id, c->pos, c->at, did, dpos, dat, no_at, &id, &pos, &at))
+        return -1;
+    *u = (struct store_unit){
+        .first_id = id, .first_pos = pos, .head_at = no_at ? CAIRN_NO_TIME : at,
+        .round_ntok = (int64_t)rntok, .n_turns = (int)nt, .head_user = (int)(head & 1),
+        .head_ntok = (int)hntok,
+    };
+    c->id = id;
+    c->pos = pos;
+    c->at = no_at ? 0 : at;
+    c->p = (const char *)p;
+    c->left--;
+    return 1;
+}
+
+int store_units_next(struct units_cur *c, struct store_unit *u)
+{
+    return unit_next(c, u);
+}
+
+size_t store_units_read(struct units_cur *c, struct store_unit *u, size_t n)
+{
+    struct units_cur k = *c;
+    size_t i = 0;
+    while (i < n && unit_next(&k, &u[i]) == 1)
+        i++;
+    *c = k;
+    return i;
+}
+
+/* The units as recall/rank.c's units_run makes them of a session's whole
+ * turns (raw_rounds 0): the first turn leads one; without a reply in the
+ * session each turn does; else a user turn does, and in a run of more
+ * than STORE_UNIT_MAX_REPLIES replies each reply after the run's first.
+ * The turns are read once for the count, the dialog flag and rising ids,
+ * then again to write (a run's length read ahead where it begins). */
+int store_units_pack(struct buf *b, const char *turns, size_t len, int64_t n)
+{
+    struct turns_cur c = { turns, turns + len, 0, 0, 0 };
+    struct store_msg_row r;
+    const char *sp;
+    size_t spn;
+    int64_t k = 0, prev_id = 0;
+    int got, dialog = 1, rise = 1, nu = 0;
+    while ((got = turn_next(&c, &r, &sp, &spn)) == 1) {
+        if (k && r.row <= prev_id)
+            rise = 0;
+        prev_id = r.row;
+        dialog &= r.user;
+        k++;
+    }
+    if (got != 0 || k != n || n > INT32_MAX)
+        return -1;
+    struct buf body = BUF_INIT;
+    struct units_cur w = { NULL, NULL, 0, 0, 0, 0 };
+    struct store_unit u = { 0 };
+    int prev_user = 1, run_long = 0;
+    c = (struct turns_cur){ turns, turns + len, 0, 0, 0 };
+    for (int64_t i = 0; i < n && turn_next(&c, &r, &sp, &spn) == 1; i++) {
+        int run_first = 0;
+        if (!dialog && !r.user && (i == 0 || prev_user)) {
+            /* a run of replies begins: its length, read ahead */
+            struct turns_cur look = c;
+            struct store_msg_row x;
+            int64_t run = 1;
+            while (turn_next(&look, &x, &sp, &spn) == 1 && !x.user)
+                run++;
+            run_long = run > STORE_UNIT_MAX_REPLIES;
+            run_first = 1;
+        }
+        prev_user = r.user;
+        if (i == 0 || dialog || r.user || (run_long && !run_first)) {
+            if (nu++)
+                store_unit_write(&body, &w, &u);
+            u = (struct store_unit){ .first_id = r.row, .first_pos = r.position,
+                                     .head_at = r.at, .head_user = r.user,
+                                     .head_ntok = r.ntok };
+        }
+        u.n_turns++;
+        u.round_ntok += r.ntok;
+    }
+    if (nu)
+        store_unit_write(&body, &w, &u);
+    buf_addc(b, (char)STORE_UNITS_MARK);
+    put_varint(b, (uint64_t)nu);
+    put_varint(b, (uint64_t)((dialog ? STORE_UNITS_DIALOG : 0) | (rise ? STORE_UNITS_IDS_RISE : 0)));
+    if (body.n)
+        buf_add(b, body.p, body.n);
+    int bad = body.err || b->err;
+    buf_release(&body);
+    return bad ? -1 : 0;
 }

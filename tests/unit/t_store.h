@@ -60,9 +60,22 @@
 #define VAULT_VECTORS_V18_DROP \
     "DROP TRIGGER vault_vectors_title; DROP TRIGGER vault_vectors_au;" \
     "DROP TRIGGER vault_vectors_ad; DROP TABLE vault_vectors;"
+/* What version 30 added (session units, branch units49), which every
+ * store made older than it drops first. */
+#define SESSION_UNITS_V30_DROP \
+    "DROP TABLE session_units; DROP TRIGGER session_turns_ad; DROP TRIGGER session_turns_au;" \
+    "CREATE TRIGGER session_turns_ad AFTER DELETE ON messages BEGIN" \
+    "  DELETE FROM session_turns WHERE session = old.session;" \
+    "END;" \
+    "CREATE TRIGGER session_turns_au AFTER UPDATE OF session, position, role, speaker," \
+    "  created_at, ntok ON messages WHEN old.session IS NOT new.session OR old.position IS NOT" \
+    "  new.position OR old.role IS NOT new.role OR old.speaker IS NOT new.speaker OR" \
+    "  old.created_at IS NOT new.created_at OR old.ntok IS NOT new.ntok BEGIN" \
+    "  DELETE FROM session_turns WHERE session IN (old.session, new.session);" \
+    "END;"
 /* What version 29 added (vault totals, branch vault31), which every
  * store made older than it drops first. */
-#define VAULT_TOTALS_V29_DROP \
+#define VAULT_TOTALS_V29_DROP SESSION_UNITS_V30_DROP \
     "DROP TRIGGER vault_totals_ai; DROP TRIGGER vault_totals_au;" \
     "DROP TRIGGER vault_totals_ad; DROP TABLE vault_totals;"
 /* What version 26 added (packed postings, branch post26), which every
@@ -130,6 +143,17 @@
 #define MEMORY_TABLES_V8_DROP AFTER_V8_DROP \
     "DROP TABLE memory_history; DROP TABLE memory_links; DROP TABLE memories;" \
     "DELETE FROM sqlite_sequence;"
+
+/* One number from a query on a connection of the test's own (-1: none). */
+static inline int64_t count_raw(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
 
 static inline int64_t count(struct cairn *h, const char *sql)
 {

@@ -151,12 +151,13 @@ static void test_migration(void)
     /* the fill is bounded (a hook may run it): only the newest
      * EVENTS_FILL_MAX messages by id; a message that far ahead leaves
      * the three above out */
-    char sql[2048];
+    char sql[8192];
     T_EQ_INT(sqlite3_open(path, &raw), SQLITE_OK);
-    snprintf(sql, sizeof sql, AFTER_V16_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP "PRAGMA user_version=14;"
-             "INSERT INTO messages(id, session, position, role, content, hash) SELECT "
-             "max(id) + %d, (SELECT min(id) FROM sessions), 99, 'user', 'hello', 0 FROM messages",
-             EVENTS_FILL_MAX + 1);
+    T_CHECK(snprintf(sql, sizeof sql, AFTER_V16_DROP EVENTS_FILL_V16_DROP MESSAGE_EVENTS_V15_DROP
+                     "PRAGMA user_version=14;"
+                     "INSERT INTO messages(id, session, position, role, content, hash) SELECT "
+                     "max(id) + %d, (SELECT min(id) FROM sessions), 99, 'user', 'hello', 0 FROM "
+                     "messages", EVENTS_FILL_MAX + 1) < (int)sizeof sql);   /* not cut */
     T_EQ_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(raw);
     h = NULL;

@@ -177,16 +177,6 @@ static void check_read(struct cairn *db, sqlite3 *raw)
     "created_at - coalesce(lag(created_at) OVER w, 0) END || ',' || ntok || ',' || CASE WHEN " \
     "speaker IS NULL THEN '' ELSE length(CAST(speaker AS BLOB)) || ':' || speaker END || ';'"
 
-static int64_t count_raw(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static void test_write_paths(void)
 {
     char path[256];
