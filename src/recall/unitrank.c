@@ -20,24 +20,22 @@
 #include "recall/policy.h"
 #include "store/units.h"
 
-/* Units a..b's summed counts (tfu, nt a unit) into tf; their length. */
-static double units_tf(const struct store_unit *us, const double *tfu, int a, int b, int nt,
-                       double *tf)
+/* Units a..b's summed counts into tf, their length returned: from the
+ * prefix sums P (nt + 1 a unit: the counts, then the length; P[0] zeros).
+ * Every sum is of integers, so a difference of two is the sum itself,
+ * the double rank.c's sum_tf adds up turn by turn. */
+static double units_tf(const double *P, int a, int b, int nt, double *tf)
 {
-    double dl = 0;
-    memset(tf, 0, (size_t)nt * sizeof *tf);
-    for (int k = a; k <= b; k++) {
-        dl += (double)us[k].round_ntok;
-        for (int t = 0; t < nt; t++)
-            tf[t] += tfu[(size_t)k * (size_t)nt + (size_t)t];
-    }
-    return dl;
+    const double *lo = P + (size_t)a * (size_t)(nt + 1), *hi = P + (size_t)(b + 1) * (size_t)(nt + 1);
+    for (int t = 0; t < nt; t++)
+        tf[t] = hi[t] - lo[t];
+    return hi[nt] - lo[nt];
 }
 
 /* rank.c's window_bm25 over the row: unit k with up to span units on
  * each side (all of one session here), 0 unread when none holds a term. */
 static double units_window(const struct store_unit *us, int nu, const struct unit_scores *o,
-                           const double *tfu, int k, int span, int nt, double *tf,
+                           const double *P, int k, int span, int nt, double *tf,
                            double avg_unit, const double *w)
 {
     int a = k - span < 0 ? 0 : k - span, b = k + span >= nu ? nu - 1 : k + span;
@@ -49,7 +47,7 @@ static double units_window(const struct store_unit *us, int nu, const struct uni
     }
     if (!any)
         return 0;
-    double dl = units_tf(us, tfu, a, b, nt, tf);
+    double dl = units_tf(P, a, b, nt, tf);
     /* window_bm25's scale: the window's turns over the unit's */
     return rank_bm25(tf, nt, dl, avg_unit * turns / us[k].n_turns, w);
 }
@@ -60,7 +58,11 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
                        struct unit_scores *out, double *s_reply)
 {
     double tf[RECALL_MAX_TERMS];
-    memset(tfu, 0, (size_t)nu * (size_t)nt * sizeof *tfu);
+    size_t st = (size_t)nt + 1;
+    /* tfu: each unit's counts and length at P[k + 1], then summed into
+     * prefix sums (units_tf) */
+    double *P = tfu;
+    memset(P, 0, (size_t)(nu + 1) * st * sizeof *P);
     for (int k = 0; k < nu; k++)
         out[k] = (struct unit_scores){ 0 };
     /* each match into its unit (store_unit_of): its counts summed and its
@@ -73,9 +75,15 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
         prev = k;
         s_reply[i] = 0;
         for (int t = 0; t < nt; t++) {
-            tfu[(size_t)k * (size_t)nt + (size_t)t] += mt[i].tf[t];
+            P[(size_t)(k + 1) * st + (size_t)t] += mt[i].tf[t];
             out[k].has |= (uint64_t)(mt[i].tf[t] > 0) << t;
         }
+    }
+    for (int k = 0; k < nu; k++) {
+        double *row = P + (size_t)(k + 1) * st, *before = row - st;
+        row[nt] = (double)us[k].round_ntok;
+        for (size_t t = 0; t < st; t++)
+            row[t] += before[t];
     }
     for (int i = 0; i < nmt; i++) {
         int k = store_unit_of(us, nu, mt[i].row);
@@ -93,15 +101,15 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
     for (int k = 0; k < nu; k++) {
         struct unit_scores *o = &out[k];
         if (us[k].n_turns > 1 && o->has) {
-            double dl = units_tf(us, tfu, k, k, nt, tf);
+            double dl = units_tf(P, k, k, nt, tf);
             o->s_round = rank_bm25(tf, nt, dl, avg_unit, w_unit);
         }
     }
     /* the windows read the units' bits, all set above */
     for (int k = 0; k < nu; k++) {
-        out[k].s_win = units_window(us, nu, out, tfu, k, dialog ? SPAN_DIALOG : SPAN_UA, nt, tf,
+        out[k].s_win = units_window(us, nu, out, P, k, dialog ? SPAN_DIALOG : SPAN_UA, nt, tf,
                                     avg_unit, w_unit);
-        out[k].s_win2 = dialog ? units_window(us, nu, out, tfu, k, SPAN2_DIALOG, nt, tf,
+        out[k].s_win2 = dialog ? units_window(us, nu, out, P, k, SPAN2_DIALOG, nt, tf,
                                               avg_unit, w_unit) : 0;
     }
     return 0;

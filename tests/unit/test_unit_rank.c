@@ -122,7 +122,7 @@ static void test_random_pools(void)
             T_EQ_INT(!!(flags & STORE_UNITS_DIALOG), x->dialog);
             struct store_unit *us = calloc((size_t)nu + 1, sizeof *us);
             struct unit_scores *out = calloc((size_t)nu + 1, sizeof *out);
-            double *tfu = calloc((size_t)nu * (size_t)nt + 1, sizeof *tfu);
+            double *tfu = calloc(((size_t)nu + 1) * ((size_t)nt + 1), sizeof *tfu);
             struct unit_match *mt = calloc((size_t)x->n_msgs + 1, sizeof *mt);
             double *s_reply = calloc((size_t)x->n_msgs + 1, sizeof *s_reply);
             int *at = calloc((size_t)x->n_msgs + 1, sizeof *at);
