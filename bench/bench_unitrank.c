@@ -36,7 +36,7 @@ static void by_turns(struct pool *p, const struct query *q, const double *w_msg,
                      double *sh, double *sr, double *sw, double *sw2)
 {
     build_units(p, 0);
-    rank_unit_scores(p, q, w_msg, w_unit, avg_msg, avg_unit, has, sh, sr, sw, sw2);
+    rank_unit_scores(p, q, 0, w_msg, w_unit, avg_msg, avg_unit, has, sh, sr, sw, sw2);
 }
 
 /* Every pool session's row read and scored: the sessions without a valid

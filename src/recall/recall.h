@@ -385,10 +385,16 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
                        const struct unit_match *mt, int nmt, int nt, const double *w_msg,
                        const double *w_unit, double avg_msg, double avg_unit, double *tfu,
                        struct unit_scores *out, double *s_reply);
+/* Whether each unit's head (its time, else the session's start) lies in
+ * [from, to): score_units' in_range for a question with a period, without
+ * the turns' events (TIME_EVENTS: a question whose period the events table
+ * speaks of needs its turns). */
+void rank_session_units_time(const struct store_unit *us, int nu, int64_t started_at,
+                             int64_t from, int64_t to, int *in_range);
 /* Test entry to rank.c's own scores of every unit of p over its turns
- * (unit_terms, score_units; spk none, no time), the reference of
- * rank_session_units. */
-void rank_unit_scores(struct pool *p, const struct query *q, const double *w_msg,
+ * (unit_terms, score_units; spk none; in_range with use_time), the
+ * reference of rank_session_units and rank_session_units_time. */
+void rank_unit_scores(struct pool *p, const struct query *q, int use_time, const double *w_msg,
                       const double *w_unit, double avg_msg, double avg_unit, uint64_t *has,
                       double *s_head, double *s_round, double *s_win, double *s_win2);
 /* Units in rank order, computed once when the ranking is final (the

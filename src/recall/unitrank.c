@@ -114,3 +114,13 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
     }
     return 0;
 }
+
+void rank_session_units_time(const struct store_unit *us, int nu, int64_t started_at,
+                             int64_t from, int64_t to, int *in_range)
+{
+    for (int k = 0; k < nu; k++) {
+        /* gather's time of a turn: its own, else its session's start */
+        int64_t at = us[k].head_at != CAIRN_NO_TIME ? us[k].head_at : started_at;
+        in_range[k] = at != CAIRN_NO_TIME && at >= from && at < to;
+    }
+}

@@ -10,7 +10,9 @@
  * writers pack them (store_turn_write), its row by store_units_pack, its
  * matches in row order; every unit's head, round, window and wider window
  * scores, its terms' bits and every reply's own BM25 must be the same
- * doubles. Matches out of row order or before the first unit are refused.
+ * doubles, and whether its head lies in the question's period
+ * (rank_session_units_time; turns without a time, sessions without a
+ * start) the same as score_units' in_range. Matches out of row order or before the first unit are refused.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +40,12 @@ static int same_d(double a, double b)
 }
 
 enum { MAXS = 6, MAXN = 40, MAXT = 5 };
+#define T0 1672531200                   /* 2023-01-01 */
 
 static void test_random_pools(void)
 {
     enum { ROUNDS = 1500 };
-    int differ = 0, refused = 0, tries = 0, checked_units = 0, windows = 0, dialogs = 0, replies = 0;
+    int differ = 0, refused = 0, tries = 0, timed = 0, checked_units = 0, windows = 0, dialogs = 0, replies = 0;
     for (int round = 0; round < ROUNDS; round++) {
         int ns = 1 + (int)rnd(MAXS), nt = 1 + (int)rnd(MAXT);
         struct pool p;
@@ -53,15 +56,21 @@ static void test_random_pools(void)
         struct rsession *s = calloc((size_t)ns, sizeof *s);
         struct rmsg *m = calloc((size_t)ns * MAXN + 1, sizeof *m);
         uint16_t *tf_all = calloc(((size_t)ns * MAXN + 1) * MAXT, sizeof *tf_all);
-        T_CHECK(s && m && tf_all);
-        if (!s || !m || !tf_all)
+        int64_t *raw_at = calloc((size_t)ns * MAXN + 1, sizeof *raw_at);
+        T_CHECK(s && m && tf_all && raw_at);
+        if (!s || !m || !tf_all || !raw_at)
             return;
+        /* a period around the middle of the turns' times (some heads in it) */
+        q.has_range = 1;
+        q.from = T0 + (int64_t)rnd(20000);
+        q.to = q.from + (int64_t)rnd(40000);
         int nm = 0;
         int64_t id = 1 + rnd(1000);
         for (int si = 0; si < ns; si++) {
             int n = 1 + (int)rnd(MAXN), dialog = rnd(4) == 0, run = 0;
             s[si] = (struct rsession){ .row = si + 1, .dialog = dialog, .first_msg = nm,
-                                       .n_msgs = n };
+                                       .n_msgs = n, .started_at = rnd(4) ? T0 + (int64_t)rnd(30000)
+                                                                         : CAIRN_NO_TIME };
             dialogs += dialog;
             for (int i = 0; i < n; i++, nm++) {
                 int user = dialog ? 1 : run > 0 ? 0 : (int)rnd(2);
@@ -74,6 +83,10 @@ static void test_random_pools(void)
                 *x = (struct rmsg){ .row = id, .position = i, .sess = si,
                                     .role = user ? ROLE_USER : ROLE_ASSISTANT,
                                     .ntok = (int)rnd(3000), .bytes = -1 };
+                /* the row keeps a turn's own time; gather puts the session's
+                 * start where there is none */
+                raw_at[nm] = rnd(3) ? T0 + (int64_t)rnd(60000) : CAIRN_NO_TIME;
+                x->at = raw_at[nm] != CAIRN_NO_TIME ? raw_at[nm] : s[si].started_at;
                 if (rnd(3) == 0) {
                     x->tf = tf_all + (size_t)nm * MAXT;
                     for (int t = 0; t < nt; t++)
@@ -105,7 +118,7 @@ static void test_random_pools(void)
         }
         double avg_msg = 5 + rnd(500) / 3.0, avg_unit = 20 + rnd(2000) / 7.0;
         T_CHECK(sh && sr && sw && sw2 && has);
-        rank_unit_scores(&p, &q, w_msg, w_unit, avg_msg, avg_unit, has, sh, sr, sw, sw2);
+        rank_unit_scores(&p, &q, 1, w_msg, w_unit, avg_msg, avg_unit, has, sh, sr, sw, sw2);
 
         for (int si = 0; si < ns; si++) {
             const struct rsession *x = &s[si];
@@ -113,7 +126,7 @@ static void test_random_pools(void)
             struct turns_cur w = { NULL, NULL, 0, 0, 0 };
             for (int i = x->first_msg; i < x->first_msg + x->n_msgs; i++)
                 store_turn_write(&t, &w, m[i].row, m[i].position, m[i].role == ROLE_USER,
-                                 CAIRN_NO_TIME, m[i].ntok, NULL, 0);
+                                 raw_at[i], m[i].ntok, NULL, 0);
             T_EQ_INT(store_units_pack(&row, t.p, t.n, x->n_msgs), 0);
             struct units_cur c;
             int nu, flags;
@@ -139,6 +152,14 @@ static void test_random_pools(void)
                      0);
             int u0 = m[x->first_msg].unit;
             T_EQ_INT(p.m[x->first_msg + x->n_msgs - 1].unit - u0 + 1, nu);
+            int *in_range = calloc((size_t)nu + 1, sizeof *in_range);
+            T_CHECK(in_range != NULL);
+            rank_session_units_time(us, nu, x->started_at, q.from, q.to, in_range);
+            for (int k = 0; k < nu; k++) {
+                differ += in_range[k] != p.u[u0 + k].in_range;
+                timed += in_range[k];
+            }
+            free(in_range);
             for (int k = 0; k < nu; k++) {
                 int u = u0 + k, bad = !same_d(out[k].s_head, sh[u]) ||
                                       !same_d(out[k].s_round, sr[u]) ||
@@ -194,11 +215,13 @@ static void test_random_pools(void)
         free(s);
         free(m);
         free(tf_all);
+        free(raw_at);
     }
     T_EQ_INT(differ, 0);
     /* every part was met: windows wider than their round, dialogs, replies
      * scored, refusals */
     T_CHECK(checked_units > 10000 && windows > 1000 && dialogs > 500 && replies > 1000);
+    T_CHECK(timed > 1000 && timed < checked_units / 2);     /* heads in and out of periods */
     T_EQ_INT(refused, tries);
     T_CHECK(tries > 500);
 }
