@@ -10,6 +10,9 @@
  *             current model in scope: exact top-k by cosine (AVX2)
  *   rank.c    BM25 at several granularities and the dense ranks fused by
  *             reciprocal rank, the time boost, the raw-BM25 baseline
+ *   unitrank.c rank.c's keyword scores of one session from its unit row
+ *             (store/units.h) and its matches, without its turns (issue
+ *             23; not yet called by a recall)
  *   entity.c  the entity pass: the rare words the best turns share,
  *             searched again, one more fused ranking (multi-hop)
  *   pack.c    user-first packing into the budget, excerpts, the text; it
