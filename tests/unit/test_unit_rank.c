@@ -45,7 +45,8 @@ enum { MAXS = 6, MAXN = 40, MAXT = 5 };
 static void test_random_pools(void)
 {
     enum { ROUNDS = 1500 };
-    int differ = 0, refused = 0, tries = 0, timed = 0, checked_units = 0, windows = 0, dialogs = 0, replies = 0;
+    int differ = 0, refused = 0, tries = 0, timed = 0;
+    int checked_units = 0, windows = 0, dialogs = 0, replies = 0;
     for (int round = 0; round < ROUNDS; round++) {
         int ns = 1 + (int)rnd(MAXS), nt = 1 + (int)rnd(MAXT);
         struct pool p;
@@ -68,9 +69,9 @@ static void test_random_pools(void)
         int64_t id = 1 + rnd(1000);
         for (int si = 0; si < ns; si++) {
             int n = 1 + (int)rnd(MAXN), dialog = rnd(4) == 0, run = 0;
+            int64_t start = rnd(4) ? T0 + (int64_t)rnd(30000) : CAIRN_NO_TIME;
             s[si] = (struct rsession){ .row = si + 1, .dialog = dialog, .first_msg = nm,
-                                       .n_msgs = n, .started_at = rnd(4) ? T0 + (int64_t)rnd(30000)
-                                                                         : CAIRN_NO_TIME };
+                                       .n_msgs = n, .started_at = start };
             dialogs += dialog;
             for (int i = 0; i < n; i++, nm++) {
                 int user = dialog ? 1 : run > 0 ? 0 : (int)rnd(2);
