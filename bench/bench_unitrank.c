@@ -108,7 +108,8 @@ int main(int argc, char **argv)
     const char *only = NULL;
     int runs = 11, scan = 0;
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_unitrank STORE QUESTION [--runs N] [--only turns|units] [--scan]\n");
+        fprintf(stderr, "usage: bench_unitrank STORE QUESTION [--runs N] "
+                        "[--only turns|units] [--scan]\n");
         return 2;
     }
     for (int i = 3; i < argc; i++) {
@@ -198,8 +199,8 @@ int main(int argc, char **argv)
         }
         if (!only || !strcmp(only, "units")) {
             double t0 = bench_cpu_ms();
-            nu_rows = by_rows(h->db, scan, &p, &q, mt, sm, w_msg, w_unit, avg_msg, avg_unit, us, tfu,
-                              out, s_reply, &fallback);
+            nu_rows = by_rows(h->db, scan, &p, &q, mt, sm, w_msg, w_unit, avg_msg, avg_unit, us,
+                              tfu, out, s_reply, &fallback);
             tu[r] = bench_cpu_ms() - t0;
         }
     }
@@ -210,8 +211,8 @@ int main(int argc, char **argv)
                bench_median(tt, runs), runs);
     if (!only || !strcmp(only, "units"))
         printf("%s: rows read + rank_session_units  %8.2f ms CPU (median of %d); %lld units, "
-               "%d sessions without a valid row\n", scan ? "scan " : "units", bench_median(tu, runs), runs,
-               (long long)nu_rows, fallback);
+               "%d sessions without a valid row\n", scan ? "scan " : "units",
+               bench_median(tu, runs), runs, (long long)nu_rows, fallback);
     if (!only && !fallback) {
         /* every unit's scores and every reply's, bit for bit */
         int64_t differ = 0;

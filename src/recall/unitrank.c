@@ -26,7 +26,8 @@
  * the double rank.c's sum_tf adds up turn by turn. */
 static double units_tf(const double *P, int a, int b, int nt, double *tf)
 {
-    const double *lo = P + (size_t)a * (size_t)(nt + 1), *hi = P + (size_t)(b + 1) * (size_t)(nt + 1);
+    size_t st = (size_t)nt + 1;
+    const double *lo = P + (size_t)a * st, *hi = P + (size_t)(b + 1) * st;
     for (int t = 0; t < nt; t++)
         tf[t] = hi[t] - lo[t];
     return hi[nt] - lo[nt];

@@ -12,7 +12,8 @@
  * scores, its terms' bits and every reply's own BM25 must be the same
  * doubles, and whether its head lies in the question's period
  * (rank_session_units_time; turns without a time, sessions without a
- * start) the same as score_units' in_range. Matches out of row order or before the first unit are refused.
+ * start) the same as score_units' in_range. Matches out of row order or
+ * before the first unit are refused.
  */
 #include <stdio.h>
 #include <stdlib.h>
