@@ -66,44 +66,36 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
     memset(P, 0, (size_t)(nu + 1) * st * sizeof *P);
     for (int k = 0; k < nu; k++)
         out[k] = (struct unit_scores){ 0 };
-    /* each match into its unit (store_unit_of): its counts summed and its
-     * terms' bits; then each match's own BM25, a head's or a reply's */
+    /* each match into its unit (store_unit_of): its counts summed, its
+     * terms' bits, its own BM25 (a head's, or a reply's for the reply
+     * lane; score_units scores no reply of a unit without a term, but
+     * such a reply's counts are all 0 and so is its BM25) */
     int prev = -1;
     for (int i = 0; i < nmt; i++) {
         int k = store_unit_of(us, nu, mt[i].row);
         if (k < 0 || k < prev)
             return -1;              /* not this session's, or not by row */
         prev = k;
-        s_reply[i] = 0;
         for (int t = 0; t < nt; t++) {
-            P[(size_t)(k + 1) * st + (size_t)t] += mt[i].tf[t];
+            tf[t] = mt[i].tf[t];    /* msg_bm25's sums: 0 + a count is the count */
+            P[(size_t)(k + 1) * st + (size_t)t] += tf[t];
             out[k].has |= (uint64_t)(mt[i].tf[t] > 0) << t;
         }
+        double s = rank_bm25(tf, nt, 0.0 + mt[i].ntok, avg_msg, w_msg);
+        int head = mt[i].row == us[k].first_id;
+        s_reply[i] = head ? 0 : s;
+        if (head)
+            out[k].s_head = s;
     }
+    /* the prefix sums, and each round's score once its own are in */
     for (int k = 0; k < nu; k++) {
         double *row = P + (size_t)(k + 1) * st, *before = row - st;
         row[nt] = (double)us[k].round_ntok;
         for (size_t t = 0; t < st; t++)
             row[t] += before[t];
-    }
-    for (int i = 0; i < nmt; i++) {
-        int k = store_unit_of(us, nu, mt[i].row);
-        /* msg_bm25's sums: 0 + a count is the count */
-        for (int t = 0; t < nt; t++)
-            tf[t] = mt[i].tf[t];
-        double s = rank_bm25(tf, nt, 0.0 + mt[i].ntok, avg_msg, w_msg);
-        /* (score_units scores no reply of a unit without a term: its
-         * matches' counts are all 0 then, and so is their BM25) */
-        if (mt[i].row == us[k].first_id)
-            out[k].s_head = s;
-        else
-            s_reply[i] = s;
-    }
-    for (int k = 0; k < nu; k++) {
-        struct unit_scores *o = &out[k];
-        if (us[k].n_turns > 1 && o->has) {
+        if (us[k].n_turns > 1 && out[k].has) {
             double dl = units_tf(P, k, k, nt, tf);
-            o->s_round = rank_bm25(tf, nt, dl, avg_unit, w_unit);
+            out[k].s_round = rank_bm25(tf, nt, dl, avg_unit, w_unit);
         }
     }
     /* the windows read the units' bits, all set above */
