@@ -1022,6 +1022,18 @@ static void score_all_units(const struct unit_job *proto)
     run_two(two, score_units_run, &b, &a);
 }
 
+void rank_unit_scores(struct pool *p, const struct query *q, int use_time, const double *w_msg,
+                      const double *w_unit, double avg_msg, double avg_unit, uint64_t *has,
+                      double *s_head, double *s_round, double *s_win, double *s_win2)
+{
+    unit_terms(p, q->nt, has);
+    struct unit_job job = { .p = p, .q = q, .use_time = use_time, .nt = q->nt, .w_msg = w_msg,
+                            .w_unit = w_unit, .avg_msg = avg_msg, .avg_unit = avg_unit,
+                            .has = has, .s_head = s_head, .s_round = s_round, .s_win = s_win,
+                            .s_win2 = s_win2 };
+    score_all_units(&job);
+}
+
 int rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense)
 {
     double *s_dhead = NULL, *s_dreply = NULL;

@@ -10,6 +10,9 @@
  *             current model in scope: exact top-k by cosine (AVX2)
  *   rank.c    BM25 at several granularities and the dense ranks fused by
  *             reciprocal rank, the time boost, the raw-BM25 baseline
+ *   unitrank.c rank.c's keyword scores of one session from its unit row
+ *             (store/units.h) and its matches, without its turns (issue
+ *             23; not yet called by a recall)
  *   entity.c  the entity pass: the rare words the best turns share,
  *             searched again, one more fused ranking (multi-hop)
  *   pack.c    user-first packing into the budget, excerpts, the text; it
@@ -385,6 +388,39 @@ int  rank_raw_bm25(struct pool *p, struct query *q);
 /* Messages first..last of unit u with up to `span` units on each side of
  * it in the same session (its window). */
 void unit_window(const struct pool *p, int u, int span, int *first, int *last);
+/* unitrank.c (issue 23 step (c); no recall calls it yet): one session's
+ * keyword scores from its unit row, without its turns. A match: its
+ * message id, length and counts (nt). */
+struct store_unit;
+struct unit_match { int64_t row; int ntok; const uint16_t *tf; };
+struct unit_scores {
+    double   s_head, s_round, s_win, s_win2;   /* rank.c score_units' four */
+    uint64_t has;                             /* bit t: some turn holds term t */
+};
+/* The units us[nu] of one session's row (flagged STORE_UNITS_IDS_RISE;
+ * dialog: flagged STORE_UNITS_DIALOG) and its matches mt[nmt] by row,
+ * each a turn of the session: into out[nu] each unit's scores as
+ * score_units computes them over the turns (spk none, the same weights and
+ * averages), into s_reply[nmt] a reply's own BM25 (its s_msg; 0 for a
+ * head, or in a unit without a term). tfu: (nu + 1) * (nt + 1) scratch. 0,
+ * or -1 when
+ * a match is before the first unit or not in row order. */
+int rank_session_units(const struct store_unit *us, int nu, int dialog,
+                       const struct unit_match *mt, int nmt, int nt, const double *w_msg,
+                       const double *w_unit, double avg_msg, double avg_unit, double *tfu,
+                       struct unit_scores *out, double *s_reply);
+/* Whether each unit's head (its time, else the session's start) lies in
+ * [from, to): score_units' in_range for a question with a period, without
+ * the turns' events (TIME_EVENTS: a question whose period the events table
+ * speaks of needs its turns). */
+void rank_session_units_time(const struct store_unit *us, int nu, int64_t started_at,
+                             int64_t from, int64_t to, int *in_range);
+/* Test entry to rank.c's own scores of every unit of p over its turns
+ * (unit_terms, score_units; spk none; in_range with use_time), the
+ * reference of rank_session_units and rank_session_units_time. */
+void rank_unit_scores(struct pool *p, const struct query *q, int use_time, const double *w_msg,
+                      const double *w_unit, double avg_msg, double avg_unit, uint64_t *has,
+                      double *s_head, double *s_round, double *s_win, double *s_win2);
 /* Units in rank order, computed once when the ranking is final (the
  * pool owns it). The units at score 0 (with no score below 0) come last
  * and every reader stops at them, so their order by time is left for

@@ -64,6 +64,16 @@ int store_units_next(struct units_cur *c, struct store_unit *u);
  * many were read before the end, a bad unit or n; c is past them. */
 size_t store_units_read(struct units_cur *c, struct store_unit *u, size_t n);
 
+/* A match's unit (issue 23, step (a)): the ordinal among the session's
+ * units u[n] (as store_units_read gives them) of the unit holding the turn
+ * whose message id is id, by a binary search of the units' first ids; -1
+ * when id precedes the first unit's. Only for a row flagged
+ * STORE_UNITS_IDS_RISE and an id of one of its session's turns (a unit's
+ * turns are the ids from its first up to the next unit's first): a row
+ * without the flag is ranked from its turns, no varint is added to the
+ * packed postings for it. */
+int store_unit_of(const struct store_unit *u, int n, int64_t id);
+
 struct buf;
 /* The row of a session's packed turns (turns, len: a session_turns row
  * past its mark, n turns) into b under the writers' rule: 0, or -1 when

@@ -54,6 +54,7 @@ static int same_as_build_units(const char *turns, size_t len, int64_t n, const c
     size_t *spn = calloc((size_t)n + 1, sizeof *spn);
     struct rmsg *m = calloc((size_t)n + 1, sizeof *m);
     int64_t *at = calloc((size_t)n + 1, sizeof *at);
+    struct store_unit *us = NULL;
     int bad = 1;
     if (!r || !spn || !m || !at)
         goto out;
@@ -84,20 +85,30 @@ static int same_as_build_units(const char *turns, size_t len, int64_t n, const c
     if (store_units_open(&uc, row, rlen, &nu, &flags) || nu != p.nu ||
         flags != ((s.dialog ? STORE_UNITS_DIALOG : 0) | (rise ? STORE_UNITS_IDS_RISE : 0)))
         goto out;
+    if (!(us = calloc((size_t)p.nu + 1, sizeof *us)))
+        goto out;
     for (int k = 0; k < p.nu; k++) {
-        struct store_unit u;
+        struct store_unit *u = &us[k];
         const struct runit *w = &p.u[k];
         int64_t sum = 0;
         for (int i = w->first; i <= w->last; i++)
             sum += m[i].ntok;
-        if (store_units_next(&uc, &u) != 1 || u.n_turns != w->last - w->first + 1 ||
-            w->head != w->first || u.first_id != m[w->first].row ||
-            u.first_pos != m[w->first].position ||
-            u.head_user != (m[w->head].role == ROLE_USER) || u.head_ntok != m[w->head].ntok ||
-            u.head_at != at[w->head] || u.round_ntok != sum)
+        if (store_units_next(&uc, u) != 1 || u->n_turns != w->last - w->first + 1 ||
+            w->head != w->first || u->first_id != m[w->first].row ||
+            u->first_pos != m[w->first].position ||
+            u->head_user != (m[w->head].role == ROLE_USER) || u->head_ntok != m[w->head].ntok ||
+            u->head_at != at[w->head] || u->round_ntok != sum)
             goto out;
     }
-    bad = store_units_next(&uc, &(struct store_unit){ 0 }) != 0;
+    if (store_units_next(&uc, &(struct store_unit){ 0 }) != 0)
+        goto out;
+    /* a match's unit from the row (store_unit_of, ids rising): every
+     * turn's is build_units' m->unit; an id before the first unit's none */
+    for (int i = 0; rise && i < p.nm; i++)
+        if (store_unit_of(us, p.nu, m[i].row) != m[i].unit ||
+            (i == 0 && store_unit_of(us, p.nu, m[i].row - 1) != -1))
+            goto out;
+    bad = 0;
 out:
     free(p.u);
     free(p.ord);
@@ -105,6 +116,7 @@ out:
     free(spn);
     free(m);
     free(at);
+    free(us);
     return bad;
 }
 
@@ -316,7 +328,7 @@ static void test_write_paths(void)
 static void test_pack(void)
 {
     enum { ROUNDS = 5000, MAXN = 60 };
-    int same = 0, cut_ok = 0, dialogs = 0, longs = 0;
+    int same = 0, cut_ok = 0, dialogs = 0, longs = 0, rising = 0;
     for (int round = 0; round < ROUNDS; round++) {
         struct buf t = BUF_INIT, u = BUF_INIT;
         struct turns_cur w = { NULL, NULL, 0, 0, 0 };
@@ -342,6 +354,12 @@ static void test_pack(void)
         T_EQ_INT(store_units_pack(&v, t.p ? t.p : "", t.n, n + 1), -1);
         buf_release(&v);
         same += !same_as_build_units(t.p ? t.p : "", t.n, n, u.p, u.n);
+        {
+            struct units_cur o;
+            int onu, ofl;
+            rising += !store_units_open(&o, u.p, u.n, &onu, &ofl) &&
+                      (ofl & STORE_UNITS_IDS_RISE) && onu >= 3;
+        }
         /* cut or changed: every unit read lies in the row */
         char *row = malloc(u.n);
         T_CHECK(row != NULL);
@@ -368,6 +386,7 @@ static void test_pack(void)
     T_EQ_INT(same, ROUNDS);
     T_EQ_INT(cut_ok, ROUNDS);
     T_CHECK(dialogs > 100 && longs > 100);      /* both rules were met */
+    T_CHECK(rising > 100);                      /* store_unit_of was tried */
 }
 
 int main(void)
