@@ -194,9 +194,11 @@ int entity_pass(struct cairn *h, struct pool *p, struct query *q,
         if (u->score <= 0)
             break;
         if ((p->s[u->sess].dialog ? ENT_W_DIALOG : ENT_W_UA) > 0)
-            v[nv++].row = p->m[u->head].row;
+            v[nv++].row = unit_head_row(p, ord[r]);
     }
-    if (nv < ENT_MIN_TOP)
+    /* (a pool over unit rows has its turns unread: gather leaves a pool
+     * the pass would read to the loaded path) */
+    if (nv < ENT_MIN_TOP || p->pu)
         return CAIRN_OK;
     if ((rc = store_msgs_meta(h, v, nv)) || (rc = store_msgs_text(h, v, nv, ENT_READ_MAX)))
         goto out;

@@ -68,9 +68,23 @@ static double range_sum(const struct pool *p, const struct query *q, int a, int 
     return sum;
 }
 
+/* range_sum over the terms of has (bit t: term t found), in the same
+ * order: the same sum. A pool gathered over unit rows keeps its units'
+ * terms as bits (pool_units.has) and not their turns. */
+static double bits_sum(const struct query *q, uint64_t has, const double *w)
+{
+    double sum = 0;
+    for (int t = 0; t < q->nt; t++)
+        if (has >> t & 1)
+            sum += w ? w[t] : q->t[t].idf_msg;
+    return sum;
+}
+
 static double unit_sum(const struct pool *p, const struct query *q, const struct runit *u,
                        const double *w)
 {
+    if (p->pu)
+        return bits_sum(q, p->pu->has[u - p->u], w);
     return range_sum(p, q, u->first, u->last, w);
 }
 
@@ -79,8 +93,19 @@ double unit_weight(const struct pool *p, const struct query *q, const struct run
     /* the unit with the neighbours its window ranking reads (rank.c):
      * between people the answer is often the turn after the one that
      * names the topic */
-    int a, b;
-    unit_window(p, (int)(u - p->u), p->s[u->sess].dialog ? SPAN_DIALOG : SPAN_UA, &a, &b);
+    int a, b, k = (int)(u - p->u), span = p->s[u->sess].dialog ? SPAN_DIALOG : SPAN_UA;
+    if (p->pu) {
+        /* the units unit_window spans: those of its session within span */
+        uint64_t has = p->pu->has[k];
+        for (int d = 1; d <= span; d++) {
+            if (k - d >= 0 && p->u[k - d].sess == u->sess)
+                has |= p->pu->has[k - d];
+            if (k + d < p->nu && p->u[k + d].sess == u->sess)
+                has |= p->pu->has[k + d];
+        }
+        return bits_sum(q, has, NULL);
+    }
+    unit_window(p, k, span, &a, &b);
     return range_sum(p, q, a, b, NULL);
 }
 
@@ -97,7 +122,7 @@ int below_cut(const struct pool *p, const struct query *q, const struct runit *u
     /* the cut weighs words: a unit holding one of the best CUT_DENSE_KEEP
      * dense hits is not its to judge (MADial dev, found mostly by meaning,
      * lost 30 of 87.5 points at 0.1 when every dense hit was cut) */
-    for (int i = u->first; i <= u->last; i++)
+    for (int i = u->first; !p->pu && i <= u->last; i++)   /* (over unit rows: no dense hit) */
         if (p->m[i].dense > 0 && p->m[i].dense >= p->cut_dense)
             return 0;
     return unit_weight(p, q, u) < cut;
@@ -120,7 +145,7 @@ double recall_cut(struct pool *p, const struct query *q, double share)
             best = w;
     }
     /* the dense value of the CUT_DENSE_KEEP-th best hit */
-    for (int i = 0; share > 0 && i < p->nm && n < DENSE_TOPK; i++)
+    for (int i = 0; share > 0 && !p->pu && i < p->nm && n < DENSE_TOPK; i++)
         if (p->m[i].dense > 0)
             top[n++] = p->m[i].dense;
     qsort(top, (size_t)n, sizeof *top, cmp_float_desc);
@@ -196,24 +221,39 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
      * that match best (pack.c's reply lane): their rounds are judged too,
      * though "fix" in thirty user turns ranks other rounds first. */
     if (q->asks_reply && p->any_assistant) {
-        int best[GATE_TOP], nb = 0;
-        for (int i = 0; i < p->nm; i++) {
-            if (p->m[i].role != ROLE_ASSISTANT || p->m[i].s_msg <= 0)
+        /* the replies in pool order: the turns, or over unit rows the
+         * matches (every reply with a score is one), by session and row */
+        int best[GATE_TOP], bu[GATE_TOP], nb = 0, n = p->pu ? p->pu->nmt : p->nm;
+        double bs[GATE_TOP];
+        for (int i = 0; i < n; i++) {
+            int reply, u;
+            double sc;
+            if (p->pu) {
+                sc = unit_match_s(p, i, &reply);
+                u = p->pu->munit[i];
+            } else {
+                reply = p->m[i].role == ROLE_ASSISTANT;
+                sc = p->m[i].s_msg;
+                u = p->m[i].unit;
+            }
+            if (!reply || sc <= 0)
                 continue;
             if (nb < GATE_TOP)
-                best[nb++] = i;
-            else if (p->m[i].s_msg > p->m[best[nb - 1]].s_msg)
-                best[nb - 1] = i;
-            else
+                nb++;
+            else if (!(sc > bs[nb - 1]))
                 continue;
-            for (int j = nb - 1; j > 0 && p->m[best[j - 1]].s_msg < p->m[best[j]].s_msg; j--) {
-                int t = best[j - 1];
-                best[j - 1] = best[j];
-                best[j] = t;
+            best[nb - 1] = i;
+            bs[nb - 1] = sc;
+            bu[nb - 1] = u;
+            for (int j = nb - 1; j > 0 && bs[j - 1] < bs[j]; j--) {
+                int t = best[j - 1], tu = bu[j - 1];
+                double ts = bs[j - 1];
+                best[j - 1] = best[j], bu[j - 1] = bu[j], bs[j - 1] = bs[j];
+                best[j] = t, bu[j] = tu, bs[j] = ts;
             }
         }
         for (int r = 0; r < nb; r++) {
-            double w = unit_sum(p, q, &p->u[p->m[best[r]].unit], w_t);
+            double w = unit_sum(p, q, &p->u[bu[r]], w_t);
             if (w / total > best_share) {
                 best_share = w / total;
                 best_w = w;

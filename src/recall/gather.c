@@ -908,17 +908,11 @@ out:
     return rc;
 }
 
-static int on_session(void *arg, const struct store_session_row *r)
+/* A session's four strings into rs, in one block: the exact recall of a
+ * common word loads nearly every session of the store (50,000 at a
+ * million messages), and four allocations and frees each were ~3% of it */
+static int sess_strings(struct rsession *rs, const struct store_session_row *r)
 {
-    struct pool *p = arg;
-    int rc = CAIRN_OK;
-    GROW(p->s, p->ns, p->cs);
-    struct rsession *rs = &p->s[p->ns];
-    memset(rs, 0, sizeof *rs);
-    rs->row = r->row;
-    /* the four strings in one block: the exact recall of a common word
-     * loads nearly every session of the store (50,000 at a million
-     * messages), and four allocations and frees each were ~3% of it */
     const char *src[4] = { r->ext_id, r->source, r->project, r->title };
     char **dst[4] = { &rs->ext_id, &rs->source, &rs->project, &rs->title };
     size_t len[4], all = 0;
@@ -933,11 +927,21 @@ static int on_session(void *arg, const struct store_session_row *r)
             *dst[k] = rs->strs + at;
         }
     }
+    return !rs->strs || !rs->ext_id ? CAIRN_NOMEM : CAIRN_OK;
+}
+
+static int on_session(void *arg, const struct store_session_row *r)
+{
+    struct pool *p = arg;
+    int rc = CAIRN_OK;
+    GROW(p->s, p->ns, p->cs);
+    struct rsession *rs = &p->s[p->ns];
+    memset(rs, 0, sizeof *rs);
+    rs->row = r->row;
+    rc = sess_strings(rs, r);
     rs->started_at = r->started_at;
     rs->dialog = 1;
     p->ns++;
-    if (!rs->strs || !rs->ext_id)
-        rc = CAIRN_NOMEM;
 out:
     return rc;
 }
@@ -1245,6 +1249,385 @@ static int load_split(struct cairn *h, struct pool *p, const int64_t *sess, int 
     return rc ? rc : jrc;
 }
 
+/*
+ * Gathering over unit rows (issue 23, the setting recall.units; docs/
+ * ARCHITECTURE.md, "Ranking a big pool without its turns"). The exact
+ * recall of a common word at a million messages loaded ~900,000 turns of
+ * ~40,000 sessions (the sessions' rows ~115 M instructions, their turns
+ * ~305 M) to rank units, most of which hold no word of the question. For
+ * a keyword-only pool the rows of session_units (store/units.h) hold what
+ * the ranking reads of a unit, and the matches the rest: the pool's
+ * sessions and units are built from the rows (the same indices as the
+ * loaded pool's: a session's turns where they would sit, a unit's first,
+ * last and head turn), the matches are mapped to their units, and a
+ * session's turns and strings are read only when packing first needs
+ * them (pool_load). Every case the rows cannot answer is gathered as
+ * before, whole: a session without a valid row whose ids rise with
+ * position, a dialog (speakers are in the turns), dense hits, a period
+ * (its sessions and the events' turns), the whole scope (all_mode), a
+ * pasted transcript's labels, a relative cut, the pruned path, the raw
+ * baseline. The reply lane ranks the matches that are replies (pack.c,
+ * pack_replies_by_score) and reads a reply's session when it tries it.
+ */
+static int units_setting(const struct cairn *h)
+{
+    const char *v = cairn__setting(h, CAIRN__SET_RECALL_UNITS);
+    return v && *v && strcmp(v, "0");
+}
+
+/* Whether the question and options leave the pool to the rows (the
+ * store's and the matches' part is decided as they are read). */
+static int units_may(struct cairn *h, const struct query *q, const struct cairn_recall_opts *o,
+                     const struct pool *p, int may_prune)
+{
+    if (!units_setting(h) || !store_units_ok(h) || may_prune || p->all_mode || q->nt < 1 ||
+        o->method == CAIRN_METHOD_RAW_BM25 || q->has_range || q->vague ||
+        o->min_rel_score > 0 || (ENT_W_UA > 0 && o->budget >= ENT_MIN))
+        return 0;
+    for (int t = 0; t < q->nt; t++)
+        if (q->t[t].label)
+            return 0;
+    return 1;
+}
+
+/* The rows' read: each session's units appended, its slots placed. */
+struct urows {
+    struct pool       *p;
+    struct store_unit *us;
+    int                nu, cu;
+    int               *ufirst;      /* ns + 1 */
+    int64_t            nm;
+};
+
+/* 1 (not an error: the pool is gathered whole) for a row the path cannot
+ * rank from. */
+static int on_units_row(void *arg, const struct store_units_row *r)
+{
+    struct urows *ur = arg;
+    struct pool *p = ur->p;
+    struct units_cur c;
+    int nu = 0, flags = 0, rc = CAIRN_OK;
+    if (!r->units || store_units_open(&c, r->units, r->len, &nu, &flags) ||
+        !(flags & STORE_UNITS_IDS_RISE) || (flags & STORE_UNITS_DIALOG) || nu <= 0 ||
+        r->n < nu || r->n > INT_MAX / 4 || ur->nm + r->n > INT_MAX / 4 || nu > INT_MAX / 4 - ur->nu)
+        return 1;
+    if (ur->nu + nu > ur->cu) {
+        int nc = ur->cu ? ur->cu : 1024;
+        while (nc < ur->nu + nu)
+            nc *= 2;
+        struct store_unit *nus = realloc(ur->us, (size_t)nc * sizeof *nus);
+        if (!nus)
+            return CAIRN_NOMEM;
+        ur->us = nus;
+        ur->cu = nc;
+    }
+    struct store_unit *u = ur->us + ur->nu;
+    if ((int)store_units_read(&c, u, (size_t)nu) != nu)
+        return 1;
+    int64_t turns = 0;
+    for (int k = 0; k < nu; k++) {
+        if (u[k].n_turns < 1)
+            return 1;
+        turns += u[k].n_turns;
+    }
+    if (turns != r->n)
+        return 1;
+    GROW(p->s, p->ns, p->cs);
+    struct rsession *rs = &p->s[p->ns];
+    memset(rs, 0, sizeof *rs);
+    rs->row = r->sess;
+    rs->started_at = r->started_at;
+    rs->first_msg = (int)ur->nm;
+    rs->n_msgs = (int)r->n;
+    ur->ufirst[p->ns++] = ur->nu;
+    ur->nu += nu;
+    ur->nm += r->n;
+out:
+    return rc;
+}
+
+/* The pool of hs's sessions (sess[n], ascending) from their unit rows;
+ * *used 0 when some session or match cannot be ranked from them (nothing
+ * kept: the caller gathers the pool whole). hs by session, then row. */
+static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct hits *hs,
+                        const int64_t *sess, int n, int *used)
+{
+    struct urows ur = { p, NULL, 0, 0, NULL, 0 };
+    struct pool_units *pu = NULL;
+    int rc = CAIRN_OK, nt = q->nt;
+    *used = 0;
+    if (!(ur.ufirst = malloc(((size_t)n + 1) * sizeof *ur.ufirst)) ||
+        !(p->s = malloc((size_t)n * sizeof *p->s))) {
+        rc = CAIRN_NOMEM;
+        goto fail;
+    }
+    p->cs = n;
+    rc = store_units_rows(h, sess, n, STORE_UNITS_RULE, on_units_row, &ur);
+    if (rc == 1 || (!rc && p->ns != n))
+        goto not_used;
+    if (rc)
+        goto fail;
+    ur.ufirst[p->ns] = ur.nu;
+    if (!(pu = calloc(1, sizeof *pu))) {
+        rc = CAIRN_NOMEM;
+        goto fail;
+    }
+    size_t nu1 = (size_t)(ur.nu ? ur.nu : 1), nh1 = (size_t)(hs->n ? hs->n : 1);
+    pu->h = h;
+    pu->us = ur.us;
+    ur.us = NULL;
+    pu->ufirst = ur.ufirst;
+    ur.ufirst = NULL;
+    pu->nmt = hs->n;
+    if (!(pu->has = calloc(nu1, sizeof *pu->has)) ||
+        !(pu->mt = malloc(nh1 * sizeof *pu->mt)) ||
+        !(pu->mfirst = malloc(((size_t)n + 1) * sizeof *pu->mfirst)) ||
+        !(pu->s_reply = calloc(nh1, sizeof *pu->s_reply)) ||
+        !(pu->munit = malloc(nh1 * sizeof *pu->munit)) ||
+        !(pu->s_head = calloc(nu1, sizeof *pu->s_head)) ||
+        !(pu->state = calloc((size_t)(n ? n : 1), 1))) {
+        rc = CAIRN_NOMEM;
+        goto fail;
+    }
+    /* each match into its unit: the units' terms (rank.c unit_terms'
+     * bits), by a binary search of the row's first ids */
+    int mi = 0;
+    for (int si = 0; si < p->ns; si++) {
+        const struct store_unit *us = pu->us + pu->ufirst[si];
+        int nus = pu->ufirst[si + 1] - pu->ufirst[si];
+        pu->maxu = nus > pu->maxu ? nus : pu->maxu;
+        pu->mfirst[si] = mi;
+        for (; mi < hs->n && hs->v[mi].sess == p->s[si].row; mi++) {
+            const struct hit *ht = &hs->v[mi];
+            int k = store_unit_of(us, nus, ht->row);
+            if (k < 0 || ht->ntok < 0)
+                goto not_used;
+            uint64_t b = 0;
+            for (int t = 0; t < nt; t++)
+                b |= (uint64_t)(ht->tf[t] > 0) << t;
+            pu->has[pu->ufirst[si] + k] |= b;
+            pu->mt[mi] = (struct unit_match){ ht->row, ht->ntok, ht->tf };
+            pu->munit[mi] = pu->ufirst[si] + k;
+        }
+    }
+    pu->mfirst[p->ns] = mi;
+    if (mi != hs->n)
+        goto not_used;              /* a match of a session not listed */
+    /* the units where build_units puts them, the turns' slots empty */
+    if (!(p->u = os_alloc_big(nu1 * sizeof *p->u)) ||
+        !(p->m = calloc((size_t)(ur.nm ? ur.nm : 1), sizeof *p->m))) {
+        rc = CAIRN_NOMEM;
+        goto fail;
+    }
+    p->nu = p->cu = ur.nu;
+    p->nm = p->cm = (int)ur.nm;
+    for (int si = 0; si < p->ns; si++) {
+        int at = p->s[si].first_msg;
+        for (int k = pu->ufirst[si]; k < pu->ufirst[si + 1]; k++) {
+            p->u[k] = (struct runit){ .sess = si, .first = at, .head = at,
+                                      .last = at + pu->us[k].n_turns - 1 };
+            at += pu->us[k].n_turns;
+        }
+    }
+    p->pu = pu;
+    p->tf_all = hs->tf;             /* the matches' counts, which mt[] points into */
+    hs->tf = NULL;
+    p->any_assistant = p->ns > 0;
+    if (p->nm >= split_min(h))
+        p->threads = 2;
+    *used = 1;
+    return CAIRN_OK;
+not_used:
+    rc = CAIRN_OK;
+fail:
+    free(ur.us);
+    free(ur.ufirst);
+    if (pu) {
+        free(pu->us);
+        free(pu->ufirst);
+        free(pu->has);
+        free(pu->mt);
+        free(pu->mfirst);
+        free(pu->s_reply);
+        free(pu->munit);
+        free(pu->s_head);
+        free(pu->state);
+        free(pu);
+    }
+    free(p->s);
+    free(p->u);
+    free(p->m);
+    p->s = NULL;
+    p->u = NULL;
+    p->m = NULL;
+    p->ns = p->cs = p->nu = p->cu = p->nm = p->cm = 0;
+    return rc;
+}
+
+int pool_sess_of(const struct pool *p, int i)
+{
+    int lo = 0, hi = p->ns - 1;
+    while (lo < hi) {                /* the last session starting at or before i */
+        int mid = lo + (hi - lo + 1) / 2;
+        if (p->s[mid].first_msg <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* A load of sessions idx[n] (ascending indices into p->s): their strings,
+ * then their turns onto their slots (at: the session being read, j its
+ * turns so far, k its unit, mi its match). */
+struct lazy_load {
+    struct pool *p;
+    const int   *idx;
+    int          n, at, j, k, mi;
+};
+
+static int on_lazy_session(void *arg, const struct store_session_row *r)
+{
+    struct lazy_load *ld = arg;
+    struct pool *p = ld->p;
+    while (ld->at < ld->n && p->s[ld->idx[ld->at]].row < r->row)
+        ld->at++;
+    if (ld->at == ld->n || p->s[ld->idx[ld->at]].row != r->row)
+        return CAIRN_OK;
+    struct rsession *rs = &p->s[ld->idx[ld->at]];
+    free(rs->strs);
+    rs->strs = NULL;
+    rs->ext_id = rs->source = rs->project = rs->title = NULL;
+    return sess_strings(rs, r);
+}
+
+static void lazy_fail(struct pool *p, int si)
+{
+    const struct rsession *s = &p->s[si];
+    for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++)
+        free(p->m[i].speaker);
+    memset(p->m + s->first_msg, 0, (size_t)s->n_msgs * sizeof *p->m);
+    p->pu->state[si] = POOL_FAILED;
+}
+
+static int on_lazy_turn(void *arg, const struct store_msg_row *r)
+{
+    struct lazy_load *ld = arg;
+    struct pool *p = ld->p;
+    struct pool_units *pu = p->pu;
+    if (ld->at < 0 || ld->at >= ld->n || p->s[ld->idx[ld->at]].row != r->sess) {
+        int a = ld->at < 0 ? 0 : ld->at + 1;
+        while (a < ld->n && p->s[ld->idx[a]].row < r->sess)
+            a++;
+        if (a == ld->n || p->s[ld->idx[a]].row != r->sess)
+            return CAIRN_OK;         /* (not asked for) */
+        ld->at = a;
+        ld->j = 0;
+        ld->k = pu->ufirst[ld->idx[a]];
+        ld->mi = pu->mfirst[ld->idx[a]];
+    }
+    int si = ld->idx[ld->at];
+    const struct rsession *s = &p->s[si];
+    if (pu->state[si] != POOL_LOADED)
+        return CAIRN_OK;             /* failed already */
+    if (ld->j >= s->n_msgs) {
+        lazy_fail(p, si);            /* more turns than its row's */
+        return CAIRN_OK;
+    }
+    int i = s->first_msg + ld->j++;
+    while (ld->k + 1 < pu->ufirst[si + 1] && p->u[ld->k + 1].first <= i)
+        ld->k++;
+    int head = p->u[ld->k].head == i;
+    if (head && (r->row != pu->us[ld->k].first_id || r->position != pu->us[ld->k].first_pos ||
+                 r->user != pu->us[ld->k].head_user || r->ntok != pu->us[ld->k].head_ntok)) {
+        lazy_fail(p, si);            /* not the row's unit */
+        return CAIRN_OK;
+    }
+    while (ld->mi < pu->mfirst[si + 1] && pu->mt[ld->mi].row < r->row)
+        ld->mi++;
+    int hit = ld->mi < pu->mfirst[si + 1] && pu->mt[ld->mi].row == r->row;
+    struct rmsg *m = &p->m[i];
+    /* as gather's msg_add fills a turn, with rank's s_msg */
+    *m = (struct rmsg){
+        .row = r->row,
+        .sess = si,
+        .position = r->position,
+        .role = r->user ? ROLE_USER : ROLE_ASSISTANT,
+        .at = r->at == CAIRN_NO_TIME ? s->started_at : r->at,
+        .ntok = r->ntok,
+        .bytes = -1,
+        .unit = ld->k,
+        .tf = hit ? (uint16_t *)pu->mt[ld->mi].tf : NULL,
+        .s_msg = head ? pu->s_head[ld->k] : hit ? pu->s_reply[ld->mi] : 0,
+    };
+    if (r->speaker && !(m->speaker = strdup(r->speaker)))
+        return CAIRN_NOMEM;
+    return CAIRN_OK;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int pool_load(struct pool *p, const int *si, int n)
+{
+    struct pool_units *pu = p->pu;
+    int *idx = NULL, k = 0, rc = CAIRN_OK;
+    int64_t *rows = NULL;
+    if (!pu || n <= 0)
+        return CAIRN_OK;
+    for (int i = 0; i < n && !k; i++)
+        k = pu->state[si[i]] == POOL_UNLOADED;
+    if (!k)
+        return CAIRN_OK;
+    if (!(idx = malloc((size_t)n * sizeof *idx)) || !(rows = malloc((size_t)n * sizeof *rows))) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    k = 0;
+    for (int i = 0; i < n; i++)
+        if (pu->state[si[i]] == POOL_UNLOADED)
+            idx[k++] = si[i];
+    qsort(idx, (size_t)k, sizeof *idx, cmp_int);
+    int u = 0;
+    for (int i = 0; i < k; i++)
+        if (!u || idx[u - 1] != idx[i])
+            idx[u++] = idx[i];
+    k = u;
+    for (int i = 0; i < k; i++) {
+        rows[i] = p->s[idx[i]].row;
+        pu->state[idx[i]] = POOL_LOADED;   /* until a turn says otherwise */
+    }
+    struct lazy_load ld = { p, idx, k, 0, 0, 0, 0 };
+    if ((rc = store_sessions_meta(pu->h, rows, k, on_lazy_session, &ld)))
+        goto out;
+    ld.at = -1;
+    if ((rc = store_messages_meta(pu->h, rows, k, on_lazy_turn, &ld)))
+        goto out;
+    for (int i = 0; i < k; i++) {
+        struct rsession *s = &p->s[idx[i]];
+        /* every turn of its row, and its strings (a session gone since) */
+        int n_read = 0;
+        for (int x = s->first_msg; x < s->first_msg + s->n_msgs; x++)
+            n_read += p->m[x].row != 0;
+        if (pu->state[idx[i]] == POOL_LOADED && (n_read != s->n_msgs || !s->ext_id))
+            lazy_fail(p, idx[i]);
+    }
+out:
+    if (rc) {
+        for (int i = 0; i < k; i++)
+            if (pu->state[idx[i]] == POOL_LOADED)
+                lazy_fail(p, idx[i]);
+        if (rc == CAIRN_NOMEM)
+            cairn__err(pu->h, rc, "out of memory");
+    }
+    free(idx);
+    free(rows);
+    return rc;
+}
+
 int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
            const struct dense_result *extra, gather_late_fn late, void *late_arg,
            struct pool *p)
@@ -1257,6 +1640,11 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     struct store_totals tot;
 
     memset(p, 0, sizeof *p);
+    /* over unit rows: the matches and the rows read in one transaction
+     * (the rows must be those of the sessions the matches were read in) */
+    int began = 0;
+    if (units_setting(h) && store_units_ok(h) && (rc = store_read_begin(h, &began)))
+        goto out;
 
     /* Scope totals, for IDF and average lengths. */
     if ((rc = store_scope_totals(h, &scope, &tot)))
@@ -1283,6 +1671,8 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
      * sessions' turns bring theirs. */
     int may_prune = !p->all_mode && o->method != CAIRN_METHOD_RAW_BM25 &&
                     (o->flags & CAIRN_RECALL_FAST) && !exhaustive(h);
+    /* (and ranking over unit rows: a match's own BM25 there) */
+    int units = units_may(h, q, o, p, may_prune), want_len = may_prune || units;
     int tiered = 0, walk = 0;
     if (q->nt > 0 && may_prune && (rc = tiered_matches(h, q, &scope, &hs, &tiered)))
         goto out;
@@ -1298,10 +1688,10 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
     }
     int packed = 0;
     if (q->nt > 0 && !tiered &&
-        (rc = packed_matches(h, q, &scope, may_prune, may_prune ? p : NULL, &hs, &packed)))
+        (rc = packed_matches(h, q, &scope, want_len, may_prune ? p : NULL, &hs, &packed)))
         goto out;
     if (q->nt > 0 && !tiered && !packed &&
-        (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt, may_prune, on_match, &hs)))
+        (rc = store_term_matches(h, &scope, expr.p, expr.n, q->nt, want_len, on_match, &hs)))
         goto out;
     for (int i = 0; !tiered && i < hs.n; i++)
         hs.v[i].tf = hs.tf + (size_t)i * (size_t)q->nt;
@@ -1312,6 +1702,24 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
      * search) before the sessions it may add are loaded */
     if (late && (rc = late(late_arg, &extra)))
         goto out;
+    /* the pool from its sessions' unit rows, when they can answer */
+    if (units && !(extra && extra->n) && hs.n) {
+        int used = 0;
+        sort_if_needed(hs.v, (size_t)hs.n, sizeof *hs.v, cmp_hit_sess_row);
+        for (int i = 0; i < hs.n; i++) {
+            if (i && hs.v[i].sess == hs.v[i - 1].sess)
+                continue;
+            GROW(sess.v, sess.n, sess.cap);
+            sess.v[sess.n++] = hs.v[i].sess;
+        }
+        if ((rc = gather_units(h, q, p, &hs, sess.v, sess.n, &used)))
+            goto out;
+        store_read_end(h, &began);
+        if (used)
+            goto loaded;
+        sess.n = 0;
+    }
+    store_read_end(h, &began);
 
     for (int i = 0; i < hs.n; i++) {
         GROW(sess.v, sess.n, sess.cap);
@@ -1410,6 +1818,7 @@ loaded:
         p->any_assistant |= !p->s[i].dialog;
     }
 out:
+    store_read_end(h, &began);
     free(hs.tf);
     free(hs.v);
     free(sess.v);
@@ -1435,8 +1844,16 @@ void pool_free(struct pool *p)
     }
     /* most of a big pool's turns hold none of these: a call to free a
      * NULL each was ~40 M instructions of the exact recall at a million
-     * messages */
-    for (int i = 0; i < p->nm; i++) {
+     * messages (a pool over unit rows: the loaded sessions' only) */
+    for (int i = 0, si = 0; i < p->nm; i++) {
+        if (p->pu) {
+            while (si + 1 < p->ns && p->s[si + 1].first_msg <= i)
+                si++;
+            if (p->pu->state[si] != POOL_LOADED) {
+                i = p->s[si].first_msg + p->s[si].n_msgs - 1;
+                continue;
+            }
+        }
         struct rmsg *m = &p->m[i];
         /* one test for the four (a compiler drops `if (x) free(x)`) */
         if (!m->speaker && !m->ext_id && !m->text && (p->tf_all || !m->tf))
@@ -1448,6 +1865,19 @@ void pool_free(struct pool *p)
         free(m->text);
     }
     free(p->tf_all);
+    if (p->pu) {
+        struct pool_units *pu = p->pu;
+        free(pu->us);
+        free(pu->ufirst);
+        free(pu->has);
+        free(pu->mt);
+        free(pu->mfirst);
+        free(pu->s_reply);
+        free(pu->munit);
+        free(pu->s_head);
+        free(pu->state);
+        free(pu);
+    }
     free(p->s);
     free(p->m);
     free(p->u);

@@ -57,6 +57,14 @@ static int unit_ranked(struct pool *p, int64_t msg)
     return p->u[p->m[msg].unit].rank < 0 ? units_rank_all(p) : 0;
 }
 
+/* The reply lane's entries: turns, or over unit rows (gather.c,
+ * recall.units) matches, whose turns are read when the lane tries them:
+ * entry x's unit. */
+static int lane_unit(const struct pool *p, int x)
+{
+    return p->pu ? p->pu->munit[x] : p->m[x].unit;
+}
+
 /* How many places of the lane's fused order pack_replies_by_score sorts at
  * first: the lane reads a few dozen replies (its share of the budget,
  * each reply at most cap_reply); past this many it asks for all. Not a
@@ -94,7 +102,20 @@ int *pack_replies_by_score(struct pool *p, int every, int limit)
     int n = 0;
     if (!v || !out || !own || !taken)
         goto fail;
-    for (int i = 0; i < p->nm; i++) {
+    if (p->pu) {
+        /* over unit rows: the matches that are replies, in pool order
+         * (by session and row), as entries (lane_unit) */
+        for (int i = 0; i < p->pu->nmt; i++) {
+            int reply;
+            double sc = unit_match_s(p, i, &reply);
+            if (reply && sc > 0) {
+                v[n].key = sort_key_double(sc);
+                v[n].val = i;
+                n++;
+            }
+        }
+    }
+    for (int i = 0; !p->pu && i < p->nm; i++) {
         if (p->m[i].role == ROLE_ASSISTANT && p->m[i].s_msg > 0) {
             v[n].key = sort_key_double(p->m[i].s_msg);
             v[n].val = i;
@@ -107,13 +128,13 @@ int *pack_replies_by_score(struct pool *p, int every, int limit)
         goto fail;
     /* the fused key reads each reply's unit rank */
     for (int i = 0; i < n; i++)
-        if (unit_ranked(p, v[i].val))
+        if (p->u[lane_unit(p, (int)v[i].val)].rank < 0 && units_rank_all(p))
             goto fail;
     for (int i = 0; i < n; i++) {
         int x = (int)v[i].val;
         own[i] = x;
         v[i].key = sort_key_double(1.0 / (RRF_K + i + 1) +
-                                   W_REPLY_ROUND / (RRF_K + p->u[p->m[x].unit].rank + 1));
+                                   W_REPLY_ROUND / (RRF_K + p->u[lane_unit(p, x)].rank + 1));
         /* the replies that match best alone lead, in that order (policy.h,
          * REPLY_LANE_OWN_TOP); fused scores stay under 2 / (RRF_K + 1) */
         if (i < REPLY_LANE_OWN_TOP)
@@ -524,6 +545,8 @@ static int render(const struct pool *p, struct buf *b)
     for (int k = 0; k < p->ns; k++) {
         const struct rsession *s = &p->s[so[k]];
         int last = -1;
+        if (pool_state(p, so[k]) != POOL_LOADED)
+            continue;               /* (over unit rows: nothing of it picked) */
         for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++) {
             if (!p->m[i].picked)
                 continue;
@@ -544,6 +567,9 @@ static int render(const struct pool *p, struct buf *b)
 }
 
 /* ---- choosing ---- */
+
+enum { FETCH_NONE, FETCH_META, FETCH_TEXT, FETCH_FAILED };
+#define FETCH_BATCH 16
 
 /* What a pack keeps of the session stamps it wrote (exact33) */
 struct pack_stamps {
@@ -720,6 +746,44 @@ int pack_header_least(const struct pool *p, int si)
     return session_least(p, si, &st);
 }
 
+/* A pool gathered over unit rows (gather.c, recall.units) has a
+ * session's turns read when packing first needs them: its header's cost
+ * (its title), or one of its turns tried past the header. Read with it:
+ * the sessions of the next turns the first pass will try (as fetch reads
+ * their texts ahead), in one read. 0 when session si is loaded, else its
+ * turns could not be read (the store changed since gather): every turn of
+ * it is refused. */
+static int lazy_need(struct packer *k, int si, int i)
+{
+    struct pool *p = k->p;
+    if (pool_state(p, si) == POOL_UNLOADED) {
+        int want[FETCH_BATCH + 1], n = 0;
+        want[n++] = si;
+        for (int c = i >= 0 && k->cpos[i] >= 0 ? k->cpos[i] + 1 : k->ncand;
+             c < k->ncand && n <= FETCH_BATCH; c++) {
+            int sj = pool_sess_of(p, k->cand[c]);
+            if (pool_state(p, sj) == POOL_UNLOADED)
+                want[n++] = sj;
+        }
+        (void)pool_load(p, want, n);    /* (what failed is marked failed) */
+    }
+    return pool_state(p, si) != POOL_LOADED;
+}
+
+/* Over unit rows: the turn of the reply lane's entry mi (a match), its
+ * session read; -1 when it cannot be. */
+static int lane_slot(struct packer *k, int mi)
+{
+    struct pool *p = k->p;
+    const struct runit *u = &p->u[p->pu->munit[mi]];
+    if (lazy_need(k, u->sess, -1))
+        return -1;
+    for (int i = u->first; i <= u->last; i++)
+        if (p->m[i].row == p->pu->mt[mi].row)
+            return i;
+    return -1;
+}
+
 /* try_add's header: its cost, or 0 (nothing costed) when the session's
  * floor leaves less than 8 tokens of room. k->hdr[si] keeps what was
  * asked: the cost (> 0), minus a floor (< 0), or 0. Both are the
@@ -729,7 +793,7 @@ int pack_header_least(const struct pool *p, int si)
  * floor asked is the least of the session's year (exact33: refused on it,
  * the stamp is not written: localtime_r and the count were ~30 M of a
  * million-message recall); one that leaves room is asked its own. */
-static int header_or_refuse(struct packer *k, int si)
+static int header_or_refuse(struct packer *k, int si, int i)
 {
     int *h = &k->hdr[si], left = k->budget - k->used, least;
     if (*h > 0)
@@ -753,6 +817,8 @@ static int header_or_refuse(struct packer *k, int si)
         if (left + *h < 8)
             return 0;
     }
+    if (lazy_need(k, si, i))
+        return 0;               /* (its strings: the cost reads its title) */
     return *h = header_cost_of(k->p, si, ts, tn);
 }
 
@@ -772,8 +838,6 @@ static int header_or_refuse(struct packer *k, int si)
  * opening: excerpted, never whole). What is read but not picked is freed
  * at the end; the choice is the same as reading one at a time. */
 
-enum { FETCH_NONE, FETCH_META, FETCH_TEXT, FETCH_FAILED };
-#define FETCH_BATCH 16
 
 static void cand_add(struct packer *k, int i)
 {
@@ -877,6 +941,21 @@ static int fetch(struct packer *k, int i, int want_text)
             if (x != i && k->state[x] < want)
                 idx[n++] = x;
     }
+    if (k->p->pu) {
+        /* over unit rows: the batch's sessions read, its turns of those
+         * that could not be refused */
+        for (int j = 0; j < n; j++)
+            sel[j] = pool_sess_of(k->p, idx[j]);
+        (void)pool_load(k->p, sel, n);
+        int kept = 0;
+        for (int j = 0; j < n; j++) {
+            if (pool_state(k->p, sel[j]) == POOL_LOADED)
+                idx[kept++] = idx[j];
+            else
+                k->state[idx[j]] = FETCH_FAILED;
+        }
+        n = kept;
+    }
     int nb = 0;                         /* the meta first */
     for (int j = 0; j < n; j++)
         if (k->state[idx[j]] == FETCH_NONE)
@@ -942,11 +1021,11 @@ static int try_add(struct packer *k, int i, int cap)
      * every unit left is tried and refused for want of room; refused on
      * its floor, whatever its title, it is not costed (the same as below,
      * room < 8, since the floor is at most the cost) */
-    int hdr = 2;
-    if (!k->sess_open[m->sess] && !(hdr = header_or_refuse(k, m->sess)))
+    int hdr = 2, si = k->p->pu ? pool_sess_of(k->p, i) : m->sess;   /* (a slot not read yet) */
+    if (!k->sess_open[si] && !(hdr = header_or_refuse(k, si, i)))
         return 0;
     int room = k->budget - k->used - hdr;
-    if (room < 8 || fetch(k, i, 0) || is_excluded(k, m))
+    if (room < 8 || (k->p->pu && lazy_need(k, si, i)) || fetch(k, i, 0) || is_excluded(k, m))
         return 0;
     /* a cheap lower bound before reading the text: ~4 bytes a token */
     if (cap == 0 && m->bytes / 6 > room)
@@ -1283,6 +1362,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                 continue;
             const struct rsession *s = &p->s[u->sess];
             int paired = pair && !s->dialog && nfull >= nfull_max && nseen < nsnip &&
+                         (!p->pu || !lazy_need(&k, u->sess, u->head)) &&
                          snippet_reply(p, u) >= 0;
             try_add(&k, u->head, paired ? cap_pair : cap_turn);
             if (!s->dialog && nfull < nfull_max && p->m[u->head].picked) {
@@ -1325,17 +1405,20 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                         goto out;
                     }
                 }
-                struct rmsg *m = &p->m[ro[j]];
+                int x = p->pu ? lane_slot(&k, ro[j]) : ro[j];
+                if (x < 0)
+                    continue;           /* its session no longer reads */
+                struct rmsg *m = &p->m[x];
                 if (m->s_msg <= 0)
                     break;
-                if ((m->picked && !k.snip[ro[j]]) || below_cut(p, q, &p->u[m->unit], cut))
+                if ((m->picked && !k.snip[x]) || below_cut(p, q, &p->u[m->unit], cut))
                     continue;
                 int head = p->u[m->unit].head;
                 int save = k.budget;
                 k.budget = lane_end;
                 if (!p->m[head].picked)
                     try_add(&k, head, cap_turn / 2);
-                try_add(&k, ro[j], cap_reply);
+                try_add(&k, x, cap_reply);
                 k.budget = save;
             }
             free(ro);
@@ -1393,7 +1476,8 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         }
         for (int j = 0; j < p->ns; j++) {
             const struct rsession *s = &p->s[so[j]];
-            for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++) {
+            for (int i = s->first_msg; pool_state(p, so[j]) == POOL_LOADED &&
+                                       i < s->first_msg + s->n_msgs; i++) {
                 struct rmsg *m = &p->m[i];
                 if (!m->picked)
                     continue;

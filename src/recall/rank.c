@@ -236,6 +236,8 @@ static void *units_run(void *arg)
  * and indices are those of one pass over every session. */
 void build_units(struct pool *p, int raw_rounds)
 {
+    if (p->pu)
+        return;                 /* gathered over unit rows: built from them */
     free(p->u);
     p->u = NULL;
     free(p->ord);
@@ -911,7 +913,7 @@ static int order_boost(struct pool *p, int ordinal)
     int64_t sign = (ordinal & ORD_FIRST) ? -1 : 1;
     int by_day = ORD_BY_DAY && (ordinal & ORD_DAY);
     for (int i = 0; i < n && !by_day; i++)
-        o[i].key = sort_key_i64(sign * p->m[p->u[o[i].val].head].position);
+        o[i].key = sort_key_i64(sign * unit_head_pos(p, (int)o[i].val));
     if (!by_day && sort_kv_desc(o, (size_t)n))
         goto fail;
     for (int i = 0; i < n; i++)
@@ -919,7 +921,7 @@ static int order_boost(struct pool *p, int ordinal)
     if (sort_kv_desc(o, (size_t)n))
         goto fail;
     for (int i = 0; i < n; i++)
-        o[i].key = sort_key_i64(sign * p->m[p->u[o[i].val].head].at);
+        o[i].key = sort_key_i64(sign * unit_head_at(p, (int)o[i].val));
     if (sort_kv_desc(o, (size_t)n))
         goto fail;
     /* by day: a session's units share its place (ties keep score order) */
@@ -1055,7 +1057,11 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     if (!w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !has ||
         !kv)
         goto out;
-    unit_terms(p, nt, has);
+    /* a pool over unit rows: the bits gather set from its matches */
+    if (p->pu)
+        memcpy(has, p->pu->has, (size_t)p->nu * sizeof *has);
+    else
+        unit_terms(p, nt, has);
 
     /* Speakers named in the question count as one occurrence of the name
      * in each of their turns: counted first, and only a pool where some
@@ -1093,7 +1099,11 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                             .w_msg = w_msg, .w_unit = w_unit, .avg_msg = avg_msg,
                             .avg_unit = avg_unit, .has = has, .s_head = s_head,
                             .s_round = s_round, .s_win = s_win, .s_win2 = s_win2 };
-    score_all_units(&job);
+    if (!p->pu)
+        score_all_units(&job);
+    else if (rank_pool_units(p, nt, w_msg, w_unit, avg_msg, avg_unit, s_head, s_round, s_win,
+                             s_win2))
+        goto out;
     if (rrf_keyword(p, s_head, s_round, s_win, s_win2, kv) || ent_rank(p, kv))
         goto out;
     if (len_rank(p, s_head, s_win, s_win2, dense, kv))
@@ -1262,7 +1272,7 @@ const int *units_by_rank(struct pool *p)
             while (j < npos && o[j].key == o[i].key)
                 j++;
             for (int r = i; r < j; r++)
-                o[r].key = sort_key_i64(p->m[p->u[o[r].val].head].at);
+                o[r].key = sort_key_i64(unit_head_at(p, (int)o[r].val));
             if (sort_kv_desc(o + i, (size_t)(j - i)))
                 goto fail;
         }
@@ -1298,7 +1308,7 @@ int units_rank_all(struct pool *p)
         return -1;
     /* by time alone, stable on pool order (the tail is in pool order) */
     for (int i = 0; i < n; i++) {
-        o[i].key = sort_key_i64(p->m[p->u[p->ord[npos + i]].head].at);
+        o[i].key = sort_key_i64(unit_head_at(p, p->ord[npos + i]));
         o[i].val = p->ord[npos + i];
     }
     if (sort_kv_desc(o, (size_t)n)) {

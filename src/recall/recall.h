@@ -12,7 +12,7 @@
  *             reciprocal rank, the time boost, the raw-BM25 baseline
  *   unitrank.c rank.c's keyword scores of one session from its unit row
  *             (store/units.h) and its matches, without its turns (issue
- *             23; not yet called by a recall)
+ *             23; a pool gathered over unit rows: recall.units)
  *   entity.c  the entity pass: the rare words the best turns share,
  *             searched again, one more fused ranking (multi-hop)
  *   pack.c    user-first packing into the budget, excerpts, the text; it
@@ -36,6 +36,7 @@
 #include "store/vectors.h"
 #include "store/recall_read.h"
 #include "store/post.h"
+#include "store/units.h"
 #include "recall/policy.h"
 
 #define RECALL_MAX_TERMS 64
@@ -140,6 +141,32 @@ struct runit {
     double  ord_bonus;     /* what order_boost added to score (rank.c) */
 };
 
+/* A pool gathered over its sessions' unit rows (gather.c, the setting
+ * recall.units; issue 23, "Ranking a big pool without its turns"): its
+ * sessions and units are the loaded pool's, index for index (a session's
+ * first_msg and n_msgs, a unit's first, last and head are where its turns
+ * would sit), but p->m is filled a session at a time, when packing first
+ * needs that session (pool_load); until then a turn's slot is zero. What
+ * ranking reads of a unit's turns comes from here instead (rank.c,
+ * unitrank.c, gate.c: unit_head_*), so every score and order is the
+ * loaded pool's. */
+/* A match as unitrank.c reads it: its message id, length and counts. */
+struct unit_match { int64_t row; int ntok; const uint16_t *tf; };
+enum { POOL_UNLOADED, POOL_LOADED, POOL_FAILED };
+struct pool_units {
+    struct cairn      *h;       /* the store the turns are read from */
+    struct store_unit *us;      /* per unit: its row's values */
+    uint64_t          *has;     /* per unit: bit t, some turn holds term t */
+    int               *ufirst;  /* per session: its first unit (ns + 1) */
+    struct unit_match *mt;      /* the matches, by session then row */
+    int               *mfirst;  /* per session: its first match (ns + 1) */
+    double            *s_reply; /* per match: a reply's own BM25 (0 a head's) */
+    int               *munit;   /* per match: its unit */
+    double            *s_head;  /* per unit: its head's BM25 alone */
+    char              *state;   /* per session: POOL_UNLOADED, _LOADED, _FAILED */
+    int                nmt, maxu;   /* matches; the most units of a session */
+};
+
 struct pool {
     struct rsession *s;   int ns, cs;
     struct rmsg     *m;   int nm, cm;
@@ -172,7 +199,58 @@ struct pool {
     int     threads;       /* 2: a pool big enough for a second thread
                             * (gather's recall.split_msgs): rank.c scores
                             * half its units on one; else 0 */
+    struct pool_units *pu; /* gathered over unit rows, or NULL: every turn
+                            * loaded */
 };
+
+/* A unit's head turn's time (its own, else its session's start), position
+ * and message id: from the unit row in a pool gathered over them, else
+ * from the turn. */
+static inline int64_t unit_head_at(const struct pool *p, int u)
+{
+    if (p->pu) {
+        int64_t at = p->pu->us[u].head_at;
+        return at != CAIRN_NO_TIME ? at : p->s[p->u[u].sess].started_at;
+    }
+    return p->m[p->u[u].head].at;
+}
+
+static inline int unit_head_pos(const struct pool *p, int u)
+{
+    return p->pu ? (int)p->pu->us[u].first_pos : p->m[p->u[u].head].position;
+}
+
+static inline int64_t unit_head_row(const struct pool *p, int u)
+{
+    return p->pu ? p->pu->us[u].first_id : p->m[p->u[u].head].row;
+}
+
+/* A match's turn's own BM25 (its s_msg) and whether it is a reply (an
+ * assistant's turn), in a pool gathered over unit rows: a turn after its
+ * unit's head is a reply (a user turn leads a unit of its own), and a head
+ * is one when the row says so. */
+static inline double unit_match_s(const struct pool *p, int mi, int *reply)
+{
+    const struct pool_units *pu = p->pu;
+    int u = pu->munit[mi];
+    int head = pu->mt[mi].row == pu->us[u].first_id;
+    *reply = !head || !pu->us[u].head_user;
+    return head ? pu->s_head[u] : pu->s_reply[mi];
+}
+
+/* gather.c, for a pool gathered over unit rows: the session holding turn
+ * slot i (its index in p->s), and the turns of the sessions si[n] (indices
+ * into p->s, any order, repeats allowed) loaded into their slots, each
+ * session's row and strings with them; a session whose turns no longer
+ * read as its row's (the store changed since gather) is marked
+ * POOL_FAILED and left empty. A pool with every turn loaded: nothing to
+ * do. CAIRN_OK or a code with the handle's message. */
+int pool_sess_of(const struct pool *p, int i);
+int pool_load(struct pool *p, const int *si, int n);
+static inline int pool_state(const struct pool *p, int si)
+{
+    return p->pu ? p->pu->state[si] : POOL_LOADED;
+}
 
 /* query.c */
 int  query_parse(struct query *q, const char *text, int64_t now, int use_time);
@@ -388,11 +466,10 @@ int  rank_raw_bm25(struct pool *p, struct query *q);
 /* Messages first..last of unit u with up to `span` units on each side of
  * it in the same session (its window). */
 void unit_window(const struct pool *p, int u, int span, int *first, int *last);
-/* unitrank.c (issue 23 step (c); no recall calls it yet): one session's
+/* unitrank.c (issue 23 step (c)): one session's
  * keyword scores from its unit row, without its turns. A match: its
  * message id, length and counts (nt). */
 struct store_unit;
-struct unit_match { int64_t row; int ntok; const uint16_t *tf; };
 struct unit_scores {
     double   s_head, s_round, s_win, s_win2;   /* rank.c score_units' four */
     uint64_t has;                             /* bit t: some turn holds term t */
@@ -409,6 +486,14 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
                        const struct unit_match *mt, int nmt, int nt, const double *w_msg,
                        const double *w_unit, double avg_msg, double avg_unit, double *tfu,
                        struct unit_scores *out, double *s_reply);
+/* Every unit's four scores (and its head's and the matched replies' own
+ * BM25, into p->pu) of a pool gathered over unit rows, by
+ * rank_session_units a session: rank_default's score_units for it. Every
+ * unit's score and ord_bonus are reset, as score_units does. 0, or -1 on
+ * no memory. */
+int rank_pool_units(struct pool *p, int nt, const double *w_msg, const double *w_unit,
+                    double avg_msg, double avg_unit, double *s_head, double *s_round,
+                    double *s_win, double *s_win2);
 /* Whether each unit's head (its time, else the session's start) lies in
  * [from, to): score_units' in_range for a question with a period, without
  * the turns' events (TIME_EVENTS: a question whose period the events table

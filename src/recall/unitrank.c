@@ -1,8 +1,8 @@
 /*
  * unitrank.c: a session's keyword scores from its unit row and its
  * matches, without its turns (issue 23, step (c) of "Ranking a big pool
- * without its turns" in docs/ARCHITECTURE.md; nothing calls it in a
- * recall yet: gather and pack over units, steps (b) and (d), are left).
+ * without its turns" in docs/ARCHITECTURE.md), and a whole pool's when
+ * gather built it over the rows (rank_pool_units, recall.units).
  *
  * What rank.c's score_units reads of a unit's turns is kept per unit in
  * its row (store/units.h) or carried by the matches (store/post.h: a
@@ -14,6 +14,8 @@
  * doubles in any order and rank_bm25 returns the same score as over the
  * turns (test_unit_rank compares them bit for bit on random pools).
  */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "recall/recall.h"
@@ -116,4 +118,81 @@ void rank_session_units_time(const struct store_unit *us, int nu, int64_t starte
         int64_t at = us[k].head_at != CAIRN_NO_TIME ? us[k].head_at : started_at;
         in_range[k] = at != CAIRN_NO_TIME && at >= from && at < to;
     }
+}
+
+/* The sessions [slo, shi) of a pool gathered over unit rows, scored by
+ * rank_session_units with their own scratch. */
+struct pool_units_job {
+    struct pool  *p;
+    int           nt, slo, shi, rc;
+    const double *w_msg, *w_unit;
+    double        avg_msg, avg_unit;
+    double       *s_head, *s_round, *s_win, *s_win2;
+};
+
+static void *pool_units_run(void *arg)
+{
+    struct pool_units_job *j = arg;
+    struct pool *p = j->p;
+    struct pool_units *pu = p->pu;
+    size_t mu = (size_t)(pu->maxu ? pu->maxu : 1);
+    double *tfu = malloc((mu + 1) * ((size_t)j->nt + 1) * sizeof *tfu);
+    struct unit_scores *out = malloc(mu * sizeof *out);
+    j->rc = -1;
+    if (!tfu || !out)
+        goto out;
+    for (int si = j->slo; si < j->shi; si++) {
+        int uf = pu->ufirst[si], nu = pu->ufirst[si + 1] - uf, mf = pu->mfirst[si];
+        if (rank_session_units(pu->us + uf, nu, 0, pu->mt + mf, pu->mfirst[si + 1] - mf, j->nt,
+                               j->w_msg, j->w_unit, j->avg_msg, j->avg_unit, tfu, out,
+                               pu->s_reply + mf))
+            goto out;
+        for (int k = 0; k < nu; k++) {
+            struct runit *un = &p->u[uf + k];
+            j->s_head[uf + k] = pu->s_head[uf + k] = out[k].s_head;
+            j->s_round[uf + k] = out[k].s_round;
+            j->s_win[uf + k] = out[k].s_win;
+            j->s_win2[uf + k] = out[k].s_win2;
+            un->score = 0;
+            un->ord_bonus = 0;
+        }
+        if (pu->state[si] != POOL_LOADED)
+            continue;
+        /* a session loaded already (a ranking again): its turns' s_msg */
+        const struct rsession *s = &p->s[si];
+        for (int i = s->first_msg, mi = mf; i < s->first_msg + s->n_msgs; i++) {
+            struct rmsg *m = &p->m[i];
+            while (mi < pu->mfirst[si + 1] && pu->mt[mi].row < m->row)
+                mi++;
+            int hit = mi < pu->mfirst[si + 1] && pu->mt[mi].row == m->row;
+            m->s_msg = p->u[m->unit].head == i ? pu->s_head[m->unit] : hit ? pu->s_reply[mi] : 0;
+        }
+    }
+    j->rc = 0;
+out:
+    free(tfu);
+    free(out);
+    return NULL;
+}
+
+int rank_pool_units(struct pool *p, int nt, const double *w_msg, const double *w_unit,
+                    double avg_msg, double avg_unit, double *s_head, double *s_round,
+                    double *s_win, double *s_win2)
+{
+    struct pool_units_job a = { p, nt, 0, p->ns, 0, w_msg, w_unit, avg_msg, avg_unit,
+                                s_head, s_round, s_win, s_win2 };
+    struct pool_units_job b = a;
+    pthread_t th;
+    /* a big pool's second half of sessions on a thread of its own (each
+     * session's scores its own: the same doubles either way) */
+    int two = p->threads >= 2 && p->ns >= 2;
+    if (two) {
+        a.shi = b.slo = p->ns / 2;
+        if (pthread_create(&th, NULL, pool_units_run, &b))
+            two = 0, a.shi = p->ns;
+    }
+    pool_units_run(&a);
+    if (two)
+        pthread_join(th, NULL);
+    return a.rc || (two && b.rc) ? -1 : 0;
 }

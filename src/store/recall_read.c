@@ -995,6 +995,91 @@ int store_sessions_meta(struct cairn *h, const int64_t *sess, int n,
     return rc;
 }
 
+int store_units_ok(const struct cairn *h)
+{
+    return !h->pg && !keeps(h);
+}
+
+int store_read_begin(struct cairn *h, int *began)
+{
+    *began = 0;
+    if (h->pg || !sqlite3_get_autocommit(h->db))
+        return CAIRN_OK;            /* a transaction open already is the one */
+    int src = sqlite3_exec(h->db, "BEGIN", NULL, NULL, NULL);
+    if (src != SQLITE_OK)
+        return cairn__sqlerr(h, src, "begin a read");
+    *began = 1;
+    return CAIRN_OK;
+}
+
+void store_read_end(struct cairn *h, int *began)
+{
+    /* a read's end: nothing to keep or lose, so an error changes nothing */
+    if (*began)
+        (void)sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL);
+    *began = 0;
+}
+
+int store_units_rows(struct cairn *h, const int64_t *sess, int n, int rule,
+                     int (*fn)(void *arg, const struct store_units_row *r), void *arg)
+{
+    struct buf ids = BUF_INIT;
+    sqlite3_stmt *st = NULL;
+    int rc, src, range = ids_dense(sess, n), next = 0;
+    if (!range && (rc = ids_json(h, sess, n, &ids)))
+        goto out;
+    /* the sessions' starts with their rows and their packed turns' count
+     * (n precedes the blob in session_turns' record: its overflow pages
+     * are not read); a dense list by one range in id order (as
+     * sessions_meta_sql), else the JSON list */
+#define UNITS_ROWS_SQL "SELECT s.id, s.started_at, u.rule, u.n, t.n, u.units FROM sessions s " \
+                       "LEFT JOIN session_units u ON u.session = s.id " \
+                       "LEFT JOIN session_turns t ON t.session = s.id WHERE "
+    if ((rc = store_prepare(h, range ? UNITS_ROWS_SQL "s.id BETWEEN ?1 AND ?2 ORDER BY s.id"
+                                     : UNITS_ROWS_SQL "s.id IN (SELECT value FROM json_each(?1)) "
+                                       "ORDER BY s.id", &st)))
+        goto out;
+#undef UNITS_ROWS_SQL
+    if (range) {
+        sqlite3_bind_int64(st, 1, sess[0]);
+        sqlite3_bind_int64(st, 2, sess[n - 1]);
+    } else {
+        sqlite3_bind_text(st, 1, ids.p, (int)ids.n, SQLITE_STATIC);
+    }
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        if (range) {
+            while (next < n && sess[next] < id)
+                next++;
+            if (next == n)
+                break;
+            if (sess[next] != id)
+                continue;
+            next++;
+        }
+        struct store_units_row r = { .sess = id, .started_at = col_time(st, 1) };
+        /* valid: the reader's rule and the packed turns' count */
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL && sqlite3_column_type(st, 4) != SQLITE_NULL &&
+            sqlite3_column_int(st, 2) == rule &&
+            sqlite3_column_int64(st, 3) == sqlite3_column_int64(st, 4)) {
+            r.n = sqlite3_column_int64(st, 3);
+            r.units = sqlite3_column_blob(st, 5);
+            r.len = (size_t)sqlite3_column_bytes(st, 5);
+            if (!r.units)
+                r.len = 0;
+        }
+        if ((rc = fn(arg, &r)))
+            goto out;
+    }
+    if (src != SQLITE_DONE && src != SQLITE_ROW)
+        rc = cairn__sqlerr(h, src, "read unit rows");
+out:
+    if (st)
+        sqlite3_finalize(st);
+    buf_release(&ids);
+    return rc;
+}
+
 /* The rows of st (id, session, position, role, speaker, created_at, ntok
  * of messages_meta, in order) to fn. */
 static int meta_rows(struct cairn *h, sqlite3_stmt *st,

@@ -172,6 +172,27 @@ int store_messages_meta(struct cairn *h, const int64_t *sess, int n,
  * table. */
 int store_split_ok(const struct cairn *h);
 
+/* The unit rows (store/units.h) of the sessions sess[n] (ascending, each
+ * once) for a recall that ranks units without their turns (issue 23,
+ * recall.units): fn once for each listed session that exists, in id order,
+ * with its start and, when it has a row of rule `rule` whose count n is its
+ * packed turns' (session_turns.n), that row (units NULL: none valid).
+ * SQLite stores whose turns are not kept in memory only (store_units_ok). */
+struct store_units_row {
+    int64_t     sess, started_at;  /* started_at: CAIRN_NO_TIME when unset */
+    int64_t     n;                 /* the session's turns */
+    const char *units;             /* the row (valid during the call), or NULL */
+    size_t      len;
+};
+int store_units_ok(const struct cairn *h);
+int store_units_rows(struct cairn *h, const int64_t *sess, int n, int rule,
+                     int (*fn)(void *arg, const struct store_units_row *r), void *arg);
+/* A read transaction on h (SQLite, none open: *began 1), so that reads by
+ * several statements see one state of the store; store_read_end ends it
+ * (nothing when *began is 0). */
+int  store_read_begin(struct cairn *h, int *began);
+void store_read_end(struct cairn *h, int *began);
+
 /* One batch of messages to read for packing: set row, get the rest. */
 struct store_msg_text {
     int64_t row;
