@@ -1010,7 +1010,16 @@ static int reply_tail(const struct rmsg *m, int max)
 
 /* Tries to add message i whole, or as an excerpt of at most cap tokens
  * (cap 0: whole only). Returns 1 if added (or a snippet grew). */
+static int try_add_in(struct packer *k, int i, int si, int cap);
+
 static int try_add(struct packer *k, int i, int cap)
+{
+    return try_add_in(k, i, -1, cap);
+}
+
+/* try_add of turn i of session si (-1: the turn's; over unit rows a slot
+ * not read yet has none, and its session is searched for) */
+static int try_add_in(struct packer *k, int i, int si, int cap)
 {
     struct rmsg *m = &k->p->m[i];
     if (m->picked == 2 && k->snip[i])
@@ -1021,7 +1030,9 @@ static int try_add(struct packer *k, int i, int cap)
      * every unit left is tried and refused for want of room; refused on
      * its floor, whatever its title, it is not costed (the same as below,
      * room < 8, since the floor is at most the cost) */
-    int hdr = 2, si = k->p->pu ? pool_sess_of(k->p, i) : m->sess;   /* (a slot not read yet) */
+    int hdr = 2;
+    if (si < 0)
+        si = k->p->pu && !m->row ? pool_sess_of(k->p, i) : m->sess;
     if (!k->sess_open[si] && !(hdr = header_or_refuse(k, si, i)))
         return 0;
     int room = k->budget - k->used - hdr;
@@ -1364,7 +1375,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
             int paired = pair && !s->dialog && nfull >= nfull_max && nseen < nsnip &&
                          (!p->pu || !lazy_need(&k, u->sess, u->head)) &&
                          snippet_reply(p, u) >= 0;
-            try_add(&k, u->head, paired ? cap_pair : cap_turn);
+            try_add_in(&k, u->head, u->sess, paired ? cap_pair : cap_turn);
             if (!s->dialog && nfull < nfull_max && p->m[u->head].picked) {
                 for (int i = u->first; i <= u->last; i++)
                     if (i != u->head)
