@@ -13,8 +13,10 @@ The store is generated, never committed:
     CAIRN_EMBED_MODEL=none cairn --db big.db add big.jsonl      (keyword only)
 A build that would migrate the store takes its own copy: NAME=CAIRN@STORE2
 (the new build migrates it on first use; the old one refuses a newer schema).
+A build run with variables of its own: NAME=CAIRN[@STORE]:VAR=VALUE[:VAR=VALUE]
+(e.g. new=build/cairn:CAIRN_RECALL_UNITS=1).
 
-usage: bench_big.py STORE RUNS NAME=CAIRN[@STORE] ... [--only stats,sessions,...]
+usage: bench_big.py STORE RUNS NAME=CAIRN[@STORE][:VAR=VALUE...] ... [--only stats,sessions,...]
 """
 import json
 import os
@@ -79,8 +81,10 @@ def main():
         timed("fts5 bm25 top-50 (sqlite3 shell)", ["sqlite3", base,
               "SELECT rowid FROM t WHERE t MATCH '%s' ORDER BY bm25(t) LIMIT 50" % fts_query(q)])
         for name, spec in builds:
+            spec, *assigns = spec.split(":")
             cairn, _, own = spec.partition("@")
-            e = dict(env, CAIRN_DB=own) if own else env
+            e = dict(env, CAIRN_DB=own) if own else dict(env)
+            e.update(a.split("=", 1) for a in assigns)
             rows = {
                 "stats": [cairn, "stats"],
                 "sessions": [cairn, "sessions", "--limit", "50"],

@@ -1312,6 +1312,8 @@ static int on_units_row(void *arg, const struct store_units_row *r)
         r->n < nu || r->n > INT_MAX / 4 || ur->nm + r->n > INT_MAX / 4 || nu > INT_MAX / 4 - ur->nu)
         return 1;
     if (ur->nu + nu > ur->cu) {
+        /* (sized for the scope's turns first: a store changed since its
+         * totals were read grows it) */
         int nc = ur->cu ? ur->cu : 1024;
         while (nc < ur->nu + nu)
             nc *= 2;
@@ -1362,6 +1364,16 @@ static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct
         goto fail;
     }
     p->cs = n;
+    /* a unit a turn at most: the scope's turns (a big array's pages
+     * faulted in as huge pages where the kernel allows: a page fault a
+     * 4 KB page was ~6,000 of them at a million messages) */
+    if (p->total_msgs > 0 && p->total_msgs < INT_MAX / 4) {
+        if (!(ur.us = os_alloc_big((size_t)p->total_msgs * sizeof *ur.us))) {
+            rc = CAIRN_NOMEM;
+            goto fail;
+        }
+        ur.cu = (int)p->total_msgs;
+    }
     rc = store_units_rows(h, sess, n, STORE_UNITS_RULE, on_units_row, &ur);
     if (rc == 1 || (!rc && p->ns != n))
         goto not_used;
@@ -1379,16 +1391,18 @@ static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct
     pu->ufirst = ur.ufirst;
     ur.ufirst = NULL;
     pu->nmt = hs->n;
-    if (!(pu->has = calloc(nu1, sizeof *pu->has)) ||
+    if (!(pu->has = os_alloc_big(nu1 * sizeof *pu->has)) ||
         !(pu->mt = malloc(nh1 * sizeof *pu->mt)) ||
         !(pu->mfirst = malloc(((size_t)n + 1) * sizeof *pu->mfirst)) ||
         !(pu->s_reply = calloc(nh1, sizeof *pu->s_reply)) ||
         !(pu->munit = malloc(nh1 * sizeof *pu->munit)) ||
-        !(pu->s_head = calloc(nu1, sizeof *pu->s_head)) ||
+        !(pu->s_head = os_alloc_big(nu1 * sizeof *pu->s_head)) ||
         !(pu->state = calloc((size_t)(n ? n : 1), 1))) {
         rc = CAIRN_NOMEM;
         goto fail;
     }
+    memset(pu->has, 0, nu1 * sizeof *pu->has);
+    memset(pu->s_head, 0, nu1 * sizeof *pu->s_head);
     /* each match into its unit: the units' terms (rank.c unit_terms'
      * bits), by a binary search of the row's first ids */
     int mi = 0;

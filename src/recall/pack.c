@@ -518,7 +518,16 @@ static int *session_order(const struct pool *p)
         if (best)
             best[i] = INT_MAX;
     }
-    for (int i = 0; best && i < p->nm; i++) {
+    /* (over unit rows: the sessions read only, the others' slots unread) */
+    for (int si = 0, i; best && si < p->ns; si++) {
+        for (i = p->s[si].first_msg; p->pu && pool_state(p, si) == POOL_LOADED &&
+                                     i < p->s[si].first_msg + p->s[si].n_msgs; i++) {
+            int r = p->u[p->m[i].unit].rank;
+            if (p->m[i].picked && r < best[si])
+                best[si] = r;
+        }
+    }
+    for (int i = 0; best && !p->pu && i < p->nm; i++) {
         int r = p->u[p->m[i].unit].rank;
         if (p->m[i].picked && r < best[p->m[i].sess])
             best[p->m[i].sess] = r;
@@ -1022,9 +1031,13 @@ static int try_add(struct packer *k, int i, int cap)
 static int try_add_in(struct packer *k, int i, int si, int cap)
 {
     struct rmsg *m = &k->p->m[i];
-    if (m->picked == 2 && k->snip[i])
+    /* over unit rows a slot of a session not read is not read either: a
+     * first read of each of its pages is a page fault (~30,000 of them,
+     * most of a second, when the second pass read every head's) */
+    int unread = k->p->pu && si >= 0 && pool_state(k->p, si) != POOL_LOADED;
+    if (!unread && m->picked == 2 && k->snip[i])
         return widen(k, i, cap);
-    if (m->picked)
+    if (!unread && m->picked)
         return 0;
     /* a session's header is costed once: once the budget is nearly spent,
      * every unit left is tried and refused for want of room; refused on
@@ -1032,7 +1045,7 @@ static int try_add_in(struct packer *k, int i, int si, int cap)
      * room < 8, since the floor is at most the cost) */
     int hdr = 2;
     if (si < 0)
-        si = k->p->pu && !m->row ? pool_sess_of(k->p, i) : m->sess;
+        si = k->p->pu ? pool_sess_of(k->p, i) : m->sess;
     if (!k->sess_open[si] && !(hdr = header_or_refuse(k, si, i)))
         return 0;
     int room = k->budget - k->used - hdr;
@@ -1376,22 +1389,23 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                          (!p->pu || !lazy_need(&k, u->sess, u->head)) &&
                          snippet_reply(p, u) >= 0;
             try_add_in(&k, u->head, u->sess, paired ? cap_pair : cap_turn);
-            if (!s->dialog && nfull < nfull_max && p->m[u->head].picked) {
+            int picked = pool_state(p, u->sess) == POOL_LOADED && p->m[u->head].picked;
+            if (!s->dialog && nfull < nfull_max && picked) {
                 for (int i = u->first; i <= u->last; i++)
                     if (i != u->head)
                         try_add(&k, i, cap_top);
                 nfull++;
-            } else if (summary && !s->dialog && p->m[u->head].picked &&
+            } else if (summary && !s->dialog && picked &&
                        q->asks_summary == 1) {
                 int x = best_reply(p, u);
                 if (x >= 0 && try_add(&k, x, PACK_SUM_REPLY) && p->m[x].picked == 2)
                     k.snip[x] = 1;
-            } else if (!s->dialog && p->m[u->head].picked && nseen < nsnip) {
+            } else if (!s->dialog && picked && nseen < nsnip) {
                 int x = snippet_reply(p, u);
                 if (x >= 0 && try_add(&k, x, PACK_MIN_EXCERPT) && p->m[x].picked == 2)
                     k.snip[x] = 1;
             }
-            if (!s->dialog && p->m[u->head].picked)
+            if (!s->dialog && picked)
                 nseen++;
             if (k.budget - k.used < 12)
                 break;
@@ -1439,7 +1453,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
             struct runit *u = &p->u[ord[r0]];
             if (u->score <= 0)
                 break;
-            if (!p->m[u->head].picked)
+            if (pool_state(p, u->sess) != POOL_LOADED || !p->m[u->head].picked)
                 continue;
             for (int i = u->first; i <= u->last; i++)
                 try_add(&k, i, cap_reply);
