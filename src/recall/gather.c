@@ -1290,7 +1290,9 @@ static int units_may(struct cairn *h, const struct query *q, const struct cairn_
     return 1;
 }
 
-/* The rows' read: each session's units appended, its slots placed. */
+/* The rows' read: each session's units appended, its slots placed. A row
+ * that cannot be ranked from stops it (not a CAIRN_* code). */
+#define ROWS_UNUSED (-100)
 struct urows {
     struct pool       *p;
     struct store_unit *us;
@@ -1299,8 +1301,8 @@ struct urows {
     int64_t            nm;
 };
 
-/* 1 (not an error: the pool is gathered whole) for a row the path cannot
- * rank from. */
+/* ROWS_UNUSED (not an error: the pool is gathered whole) for a row the
+ * path cannot rank from. */
 static int on_units_row(void *arg, const struct store_units_row *r)
 {
     struct urows *ur = arg;
@@ -1310,7 +1312,7 @@ static int on_units_row(void *arg, const struct store_units_row *r)
     if (!r->units || store_units_open(&c, r->units, r->len, &nu, &flags) ||
         !(flags & STORE_UNITS_IDS_RISE) || (flags & STORE_UNITS_DIALOG) || nu <= 0 ||
         r->n < nu || r->n > INT_MAX / 4 || ur->nm + r->n > INT_MAX / 4 || nu > INT_MAX / 4 - ur->nu)
-        return 1;
+        return ROWS_UNUSED;
     if (ur->nu + nu > ur->cu) {
         /* (sized for the scope's turns first: a store changed since its
          * totals were read grows it) */
@@ -1325,15 +1327,15 @@ static int on_units_row(void *arg, const struct store_units_row *r)
     }
     struct store_unit *u = ur->us + ur->nu;
     if ((int)store_units_read(&c, u, (size_t)nu) != nu)
-        return 1;
+        return ROWS_UNUSED;
     int64_t turns = 0;
     for (int k = 0; k < nu; k++) {
         if (u[k].n_turns < 1)
-            return 1;
+            return ROWS_UNUSED;
         turns += u[k].n_turns;
     }
     if (turns != r->n)
-        return 1;
+        return ROWS_UNUSED;
     GROW(p->s, p->ns, p->cs);
     struct rsession *rs = &p->s[p->ns];
     memset(rs, 0, sizeof *rs);
@@ -1348,37 +1350,134 @@ out:
     return rc;
 }
 
+/* The rows of sessions sess[n] into ur (its pool's sessions sized for n,
+ * ufirst for n + 1): a unit a turn at most, so sized for the scope's
+ * turns first (a big array's pages faulted in as huge pages where the
+ * kernel allows: a page fault a 4 KB page was ~6,000 of them at a million
+ * messages); cap: the sessions the pool will hold. ROWS_UNUSED: a row
+ * the path cannot rank from. */
+static int urows_read(struct cairn *h, struct urows *ur, const int64_t *sess, int n, int cap,
+                      int64_t total)
+{
+    if (!(ur->ufirst = malloc(((size_t)cap + 1) * sizeof *ur->ufirst)) ||
+        !(ur->p->s = malloc((size_t)(cap ? cap : 1) * sizeof *ur->p->s)))
+        return CAIRN_NOMEM;
+    ur->p->cs = cap;
+    if (total > 0 && total < INT_MAX / 4) {
+        if (!(ur->us = os_alloc_big((size_t)total * sizeof *ur->us)))
+            return CAIRN_NOMEM;
+        ur->cu = (int)total;
+    }
+    int rc = n ? store_units_rows(h, sess, n, STORE_UNITS_RULE, on_units_row, ur) : CAIRN_OK;
+    if (!rc && ur->p->ns != n)
+        rc = ROWS_UNUSED;           /* a session gone */
+    return rc;
+}
+
+/* The second half of a big pool's rows, read on a thread of its own
+ * through a read-only handle (load_split's way: ~110 M instructions of
+ * SQLite's steps and the rows' decoding at a million messages, which
+ * were the recall's thread's alone). */
+struct urows_half {
+    struct cairn  *h, *r;
+    const int64_t *sess;
+    int            n, rc;
+    int64_t        total;
+    struct pool    p;               /* its sessions */
+    struct urows   ur;
+};
+
+static void *urows_run(void *arg)
+{
+    struct urows_half *w = arg;
+    if (w->h->open_reader(w->h, &w->r)) {
+        if (w->r)
+            w->h->close_reader(w->r);
+        w->r = NULL;
+        return NULL;
+    }
+    w->rc = urows_read(w->r, &w->ur, w->sess, w->n, w->n, w->total);
+    return NULL;
+}
+
+/* The second half (w) after the first (ur): its sessions' turns and units
+ * offset by the first's. ROWS_UNUSED when they do not fit (cannot happen:
+ * each half holds what it read). */
+static int urows_join(struct urows *ur, struct urows_half *w, int n)
+{
+    struct pool *p = ur->p;
+    int ns1 = p->ns, n2 = w->p.ns;
+    if (ns1 + n2 > n)
+        return ROWS_UNUSED;
+    if (ur->nu + w->ur.nu > ur->cu) {
+        struct store_unit *nus = realloc(ur->us, ((size_t)ur->nu + (size_t)w->ur.nu + 1) *
+                                                 sizeof *nus);
+        if (!nus)
+            return CAIRN_NOMEM;
+        ur->us = nus;
+        ur->cu = ur->nu + w->ur.nu + 1;
+    }
+    if (w->ur.nu)
+        memcpy(ur->us + ur->nu, w->ur.us, (size_t)w->ur.nu * sizeof *ur->us);
+    for (int i = 0; i < n2; i++) {
+        p->s[ns1 + i] = w->p.s[i];
+        p->s[ns1 + i].first_msg += (int)ur->nm;
+        ur->ufirst[ns1 + i] = w->ur.ufirst[i] + ur->nu;
+    }
+    p->ns += n2;
+    ur->nu += w->ur.nu;
+    ur->nm += w->ur.nm;
+    return CAIRN_OK;
+}
+
 /* The pool of hs's sessions (sess[n], ascending) from their unit rows;
  * *used 0 when some session or match cannot be ranked from them (nothing
- * kept: the caller gathers the pool whole). hs by session, then row. */
+ * kept: the caller gathers the pool whole). hs by session, then row.
+ * two: the second half of the rows read on a thread of its own. */
 static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct hits *hs,
-                        const int64_t *sess, int n, int *used)
+                        const int64_t *sess, int n, int two, int *used)
 {
     struct urows ur = { p, NULL, 0, 0, NULL, 0 };
+    struct urows_half w;
     struct pool_units *pu = NULL;
-    int rc = CAIRN_OK, nt = q->nt;
+    pthread_t th;
+    int rc = CAIRN_OK, nt = q->nt, mid = two && n >= 2 ? n / 2 : n, started = 0;
     *used = 0;
-    if (!(ur.ufirst = malloc(((size_t)n + 1) * sizeof *ur.ufirst)) ||
-        !(p->s = malloc((size_t)n * sizeof *p->s))) {
-        rc = CAIRN_NOMEM;
-        goto fail;
+    memset(&w, 0, sizeof w);
+    w.h = h;
+    w.sess = sess + mid;
+    w.n = n - mid;
+    w.total = p->total_msgs;
+    w.ur = (struct urows){ &w.p, NULL, 0, 0, NULL, 0 };
+    if (w.n && store_split_ok(h) && !pthread_create(&th, NULL, urows_run, &w))
+        started = 1;
+    rc = urows_read(h, &ur, sess, mid, n, p->total_msgs);
+    int read = 0;
+    if (started) {
+        pthread_join(th, NULL);
+        read = w.r != NULL;
+        /* the reader's message onto h (NOMEM has none: gather's end
+         * writes it) */
+        if (!rc && w.rc && w.rc != ROWS_UNUSED)
+            rc = w.rc == CAIRN_NOMEM ? w.rc : cairn__err(h, w.rc, "%s", cairn_errmsg(w.r));
+        if (w.r)
+            h->close_reader(w.r);
     }
-    p->cs = n;
-    /* a unit a turn at most: the scope's turns (a big array's pages
-     * faulted in as huge pages where the kernel allows: a page fault a
-     * 4 KB page was ~6,000 of them at a million messages) */
-    if (p->total_msgs > 0 && p->total_msgs < INT_MAX / 4) {
-        if (!(ur.us = os_alloc_big((size_t)p->total_msgs * sizeof *ur.us))) {
-            rc = CAIRN_NOMEM;
-            goto fail;
-        }
-        ur.cu = (int)p->total_msgs;
-    }
-    rc = store_units_rows(h, sess, n, STORE_UNITS_RULE, on_units_row, &ur);
-    if (rc == 1 || (!rc && p->ns != n))
+    if (!rc && w.n && !read)        /* no thread, or no reader: here */
+        w.rc = urows_read(h, &w.ur, w.sess, w.n, w.n, p->total_msgs);
+    if (!rc)
+        rc = w.rc;
+    if (!rc && w.n)
+        rc = urows_join(&ur, &w, n);
+    free(w.ur.us);
+    free(w.ur.ufirst);
+    free(w.p.s);
+    if (rc == ROWS_UNUSED || (!rc && p->ns != n))
         goto not_used;
     if (rc)
         goto fail;
+    if (started)
+        p->split = 1;
     ur.ufirst[p->ns] = ur.nu;
     if (!(pu = calloc(1, sizeof *pu))) {
         rc = CAIRN_NOMEM;
@@ -1726,7 +1825,17 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
             GROW(sess.v, sess.n, sess.cap);
             sess.v[sess.n++] = hs.v[i].sess;
         }
-        if ((rc = gather_units(h, q, p, &hs, sess.v, sess.n, &used)))
+        /* a pool big enough for two threads (gather's rule below): the
+         * rows' second half read on a second, which reads outside this
+         * transaction (as load_split's halves read, each on its own) */
+        int64_t n_msgs = 0, n_units;
+        if (sess.n >= 2 && p->total_msgs >= split_min(h) &&
+            (rc = store_sessions_size(h, sess.v, sess.n, &n_msgs, &n_units)))
+            goto out;
+        int two = sess.n >= 2 && n_msgs >= split_min(h) && n_msgs < INT_MAX / 2;
+        if (two)
+            store_read_end(h, &began);
+        if ((rc = gather_units(h, q, p, &hs, sess.v, sess.n, two, &used)))
             goto out;
         store_read_end(h, &began);
         if (used)

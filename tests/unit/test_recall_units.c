@@ -24,7 +24,9 @@
  *   - cairn_recall's text, tokens, gate figures and items (session,
  *     message, role, time, position, rank, score, excerpt, why) the same
  *     bytes with the setting on and off.
- * Then the store changes under a pool over rows: a session appended to
+ * All of it again with the rows' second half read on a thread of its own
+ * (forced on the small store: the pool must say so). Then the store
+ * changes under a pool over rows: a session appended to
  * and one whose message is deleted after gather read as POOL_FAILED
  * (their turns are not their rows' any more) and are never packed, the
  * others read. A store with a dialog between people is gathered whole.
@@ -118,9 +120,14 @@ static int same_str(const char *a, const char *b)
     return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
+/* the rows' second half read on a thread of its own (and the loaded
+ * pool's in two halves), forced on a small store */
+static int force_split;
+
 static int set_units(struct cairn *db, int on)
 {
-    return cairn_set(db, "recall.units", on ? "1" : NULL);
+    int rc = cairn_set(db, "recall.split_msgs", force_split ? "1" : NULL);
+    return rc ? rc : cairn_set(db, "recall.units", on ? "1" : NULL);
 }
 
 /* The two pools of question, ranked, field by field. */
@@ -140,6 +147,7 @@ static void check_pools(struct cairn *db, const char *question, int want_units)
     T_EQ_INT(set_units(db, 0), CAIRN_OK);
     T_CHECK(!p1.pu);
     T_EQ_INT(!!p2.pu, want_units);
+    T_EQ_INT(p2.split, force_split && want_units);
     build_units(&p1, 0);
     build_units(&p2, 0);
     T_EQ_INT(p1.ns, p2.ns);
@@ -288,12 +296,15 @@ static void test_units_file(void)
     /* appended to later: their new turns' ids after every other session's */
     for (int s = 0; s < 240; s += 11)
         T_EQ_INT(add_session(db, s, 25, 1 + (int)rnd(6), 0), CAIRN_OK);
-    for (int i = 0; i < NQ; i++)
-        check_pools(db, questions[i], 1);
-    int items = 0;
-    for (int i = 0; i < NQ; i++)
-        items += check_recalls(db, questions[i], NULL);
-    T_CHECK(items > 200);
+    for (force_split = 0; force_split < 2; force_split++) {
+        for (int i = 0; i < NQ; i++)
+            check_pools(db, questions[i], 1);
+        int items = 0;
+        for (int i = 0; i < NQ; i++)
+            items += check_recalls(db, questions[i], NULL);
+        T_CHECK(items > 200);
+    }
+    force_split = 0;
     check_recalls(db, questions[0], "ru4");
     /* a period: gathered whole, the same answers */
     check_pools(db, "what did we do in March 2026 about the cache", 0);
