@@ -1444,6 +1444,22 @@ static int urows_join(struct urows *ur, struct urows_half *w, int n)
     return CAIRN_OK;
 }
 
+static void pool_units_free(struct pool_units *pu)
+{
+    if (!pu)
+        return;
+    free(pu->us);
+    free(pu->ufirst);
+    free(pu->has);
+    free(pu->mt);
+    free(pu->mfirst);
+    free(pu->s_reply);
+    free(pu->munit);
+    free(pu->s_head);
+    free(pu->state);
+    free(pu);
+}
+
 /* The pool of hs's sessions (sess[n], ascending) from their unit rows;
  * *used 0 when some session or match cannot be ranked from them (nothing
  * kept: the caller gathers the pool whole). hs by session, then row.
@@ -1571,18 +1587,7 @@ not_used:
 fail:
     free(ur.us);
     free(ur.ufirst);
-    if (pu) {
-        free(pu->us);
-        free(pu->ufirst);
-        free(pu->has);
-        free(pu->mt);
-        free(pu->mfirst);
-        free(pu->s_reply);
-        free(pu->munit);
-        free(pu->s_head);
-        free(pu->state);
-        free(pu);
-    }
+    pool_units_free(pu);
     free(p->s);
     free(p->u);
     free(p->m);
@@ -2004,19 +2009,7 @@ void pool_free(struct pool *p)
         free(m->text);
     }
     free(p->tf_all);
-    if (p->pu) {
-        struct pool_units *pu = p->pu;
-        free(pu->us);
-        free(pu->ufirst);
-        free(pu->has);
-        free(pu->mt);
-        free(pu->mfirst);
-        free(pu->s_reply);
-        free(pu->munit);
-        free(pu->s_head);
-        free(pu->state);
-        free(pu);
-    }
+    pool_units_free(p->pu);
     free(p->s);
     free(p->m);
     free(p->u);

@@ -31,6 +31,7 @@
 #include "t_open.h"
 #include "internal.h"
 #include "recall/recall.h"
+#include "t_pool.h"
 
 static char dir[] = "/tmp/cairn-gsplit-XXXXXX";
 static unsigned rng = 4242;
@@ -78,11 +79,6 @@ static int add_session(struct cairn *db, int s)
     return rc;
 }
 
-static int same_str(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && !strcmp(a, b));
-}
-
 /* The two pools, field by field. */
 static void same_pool(const struct pool *a, const struct pool *b, int nt)
 {
@@ -90,26 +86,8 @@ static void same_pool(const struct pool *a, const struct pool *b, int nt)
     T_EQ_INT(a->nm, b->nm);
     if (a->ns != b->ns || a->nm != b->nm)
         return;
-    int bad_s = 0, bad_m = 0;
-    for (int i = 0; i < a->ns; i++) {
-        const struct rsession *x = &a->s[i], *y = &b->s[i];
-        bad_s += x->row != y->row || !same_str(x->ext_id, y->ext_id) ||
-                 !same_str(x->source, y->source) || !same_str(x->project, y->project) ||
-                 !same_str(x->title, y->title) || x->started_at != y->started_at ||
-                 x->dialog != y->dialog || x->first_msg != y->first_msg ||
-                 x->n_msgs != y->n_msgs;
-    }
-    for (int i = 0; i < a->nm; i++) {
-        const struct rmsg *x = &a->m[i], *y = &b->m[i];
-        int tf = (!x->tf) == (!y->tf);
-        for (int t = 0; tf && x->tf && t < nt; t++)
-            tf = x->tf[t] == y->tf[t];
-        bad_m += x->row != y->row || x->sess != y->sess || x->position != y->position ||
-                 x->role != y->role || x->at != y->at || x->ntok != y->ntok ||
-                 !same_str(x->speaker, y->speaker) || !tf;
-    }
-    T_EQ_INT(bad_s, 0);
-    T_EQ_INT(bad_m, 0);
+    T_EQ_INT(t_sessions_differ(a, b, 1), 0);
+    T_EQ_INT(t_turns_differ(a, b, nt, 0), 0);
     T_EQ_INT(a->any_dialog, b->any_dialog);
     T_EQ_INT(a->any_assistant, b->any_assistant);
 }
@@ -124,18 +102,9 @@ static int set_split(struct cairn *db, int two)
  * the recalls' bytes. */
 static void check_question(struct cairn *db, const char *question, int want_split)
 {
-    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
     struct query q1, q2;
     struct pool p1, p2;
-    o.method = CAIRN_METHOD_KEYWORD;
-    o.flags = CAIRN_RECALL_MATCHED_ONLY;
-    o.budget = 1000;
-    T_EQ_INT(query_parse(&q1, question, 1800000000, 0), 0);
-    T_EQ_INT(query_parse(&q2, question, 1800000000, 0), 0);
-    T_EQ_INT(set_split(db, 0), CAIRN_OK);
-    T_EQ_INT(gather(db, &q1, &o, NULL, NULL, NULL, &p1), CAIRN_OK);
-    T_EQ_INT(set_split(db, 1), CAIRN_OK);
-    T_EQ_INT(gather(db, &q2, &o, NULL, NULL, NULL, &p2), CAIRN_OK);
+    t_gather_two(db, question, 0, CAIRN_RECALL_MATCHED_ONLY, set_split, &q1, &p1, &q2, &p2);
     T_EQ_INT(p1.split, 0);
     T_EQ_INT(p2.split, want_split);
     T_CHECK(p1.ns > 100);              /* the halves hold many sessions each */

@@ -40,6 +40,7 @@
 #include "t_open.h"
 #include "internal.h"
 #include "recall/recall.h"
+#include "t_pool.h"
 
 static char dir[] = "/tmp/cairn-runits-XXXXXX";
 static unsigned rng = 2323;
@@ -115,11 +116,6 @@ static int same_d(double a, double b)
     return !memcmp(&a, &b, sizeof a);
 }
 
-static int same_str(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && !strcmp(a, b));
-}
-
 /* the rows' second half read on a thread of its own (and the loaded
  * pool's in two halves), forced on a small store */
 static int force_split;
@@ -133,17 +129,9 @@ static int set_units(struct cairn *db, int on)
 /* The two pools of question, ranked, field by field. */
 static void check_pools(struct cairn *db, const char *question, int want_units)
 {
-    struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
     struct query q1, q2;
     struct pool p1, p2;
-    o.method = CAIRN_METHOD_KEYWORD;
-    o.budget = 1000;
-    T_EQ_INT(query_parse(&q1, question, 1800000000, 1), 0);
-    T_EQ_INT(query_parse(&q2, question, 1800000000, 1), 0);
-    T_EQ_INT(set_units(db, 0), CAIRN_OK);
-    T_EQ_INT(gather(db, &q1, &o, NULL, NULL, NULL, &p1), CAIRN_OK);
-    T_EQ_INT(set_units(db, 1), CAIRN_OK);
-    T_EQ_INT(gather(db, &q2, &o, NULL, NULL, NULL, &p2), CAIRN_OK);
+    t_gather_two(db, question, 1, 0, set_units, &q1, &p1, &q2, &p2);
     T_EQ_INT(set_units(db, 0), CAIRN_OK);
     T_CHECK(!p1.pu);
     T_EQ_INT(!!p2.pu, want_units);
@@ -157,13 +145,8 @@ static void check_pools(struct cairn *db, const char *question, int want_units)
     T_EQ_INT(p1.any_assistant, p2.any_assistant);
     if (p1.ns != p2.ns || p1.nm != p2.nm || p1.nu != p2.nu)
         goto out;
-    int bad = 0;
-    for (int i = 0; i < p1.ns; i++) {
-        const struct rsession *x = &p1.s[i], *y = &p2.s[i];
-        bad += x->row != y->row || x->started_at != y->started_at || x->dialog != y->dialog ||
-               x->first_msg != y->first_msg || x->n_msgs != y->n_msgs;
-    }
-    T_EQ_INT(bad, 0);
+    T_EQ_INT(t_sessions_differ(&p1, &p2, 0), 0);
+    int bad;
     T_EQ_INT(rank_default(&p1, &q1, 1, NULL), 0);
     T_EQ_INT(rank_default(&p2, &q2, 1, NULL), 0);
     bad = 0;
@@ -202,23 +185,10 @@ static void check_pools(struct cairn *db, const char *question, int want_units)
     free(all);
     bad = 0;
     for (int i = 0; i < p2.ns; i++)
-        bad += pool_state(&p2, i) != POOL_LOADED || !same_str(p1.s[i].ext_id, p2.s[i].ext_id) ||
-               !same_str(p1.s[i].title, p2.s[i].title) ||
-               !same_str(p1.s[i].source, p2.s[i].source) ||
-               !same_str(p1.s[i].project, p2.s[i].project);
+        bad += pool_state(&p2, i) != POOL_LOADED;
     T_EQ_INT(bad, 0);
-    bad = 0;
-    for (int i = 0; i < p1.nm; i++) {
-        const struct rmsg *x = &p1.m[i], *y = &p2.m[i];
-        int tf = (!x->tf) == (!y->tf);
-        for (int t = 0; tf && x->tf && t < q1.nt; t++)
-            tf = x->tf[t] == y->tf[t];
-        bad += x->row != y->row || x->sess != y->sess || x->position != y->position ||
-               x->role != y->role || x->at != y->at || x->ntok != y->ntok ||
-               !same_str(x->speaker, y->speaker) || !tf || x->unit != y->unit ||
-               !same_d(x->s_msg, y->s_msg) || x->bytes != y->bytes;
-    }
-    T_EQ_INT(bad, 0);
+    T_EQ_INT(t_sessions_differ(&p1, &p2, 1), 0);
+    T_EQ_INT(t_turns_differ(&p1, &p2, q1.nt, 1), 0);
 out:
     pool_free(&p1);
     pool_free(&p2);
