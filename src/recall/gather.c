@@ -253,13 +253,14 @@ pruner_add(struct pruner *pr, int64_t sess, int ntok, const uint16_t *c)
 static int pruner_select(struct cairn *h, struct pruner *pr, struct pool *p,
                          const struct store_totals *tiered, int *walk, int *on)
 {
-    int64_t *ids = NULL, pool_msgs = 0;
+    int64_t *ids = NULL, *each = NULL, pool_msgs = 0;
     struct sort_kv *c = NULL;
-    int nids = 0, rc = CAIRN_OK;
+    int nids = 0, got = 0, rc = CAIRN_OK;
+    size_t nalloc = (size_t)(pr->nids ? pr->nids : 1);
     *on = 0;
     /* the sessions in order, with their bests */
-    if (!(ids = malloc((size_t)(pr->nids ? pr->nids : 1) * sizeof *ids)) ||
-        !(c = malloc((size_t)(pr->nids ? pr->nids : 1) * sizeof *c))) {
+    if (!(ids = malloc(nalloc * sizeof *ids)) || !(each = malloc(nalloc * sizeof *each)) ||
+        !(c = malloc(nalloc * sizeof *c))) {
         rc = CAIRN_NOMEM;
         goto out;
     }
@@ -269,7 +270,7 @@ static int pruner_select(struct cairn *h, struct pruner *pr, struct pool *p,
         ids[nids] = pr->sorted ? pr->sorted[k] : pr->lo + (int64_t)k;
         c[nids++] = (struct sort_kv){ sort_key_double(pr->best[k]), (int64_t)k };
     }
-    if ((rc = store_sessions_size(h, ids, nids, &pool_msgs, &p->hit_units)))
+    if ((rc = store_sessions_size_each(h, ids, nids, &pool_msgs, &p->hit_units, each, &got)))
         goto out;
     p->hit_msgs = pool_msgs;
     const char *lim = cairn__setting(h, CAIRN__SET_RECALL_PRUNE_MSGS);   /* tests: small stores */
@@ -299,9 +300,60 @@ static int pruner_select(struct cairn *h, struct pruner *pr, struct pool *p,
         pr->keep[c[i].val] = 1;
     *on = 1;
     p->pruned = 1;
+    /* the kept sessions' turns, read above: the pool's size from them
+     * (kept_turns), not from their 391 rows read again at a million
+     * messages (one 4 KB page each: issue 23, hook50) */
+    free(p->kept);
+    free(p->kept_msgs);
+    p->kept = p->kept_msgs = NULL;
+    p->nkept = 0;
+    if (got && nkeep > 0 && (p->kept = malloc((size_t)nkeep * sizeof *p->kept)) &&
+        (p->kept_msgs = malloc((size_t)nkeep * sizeof *p->kept_msgs))) {
+        for (size_t k = 0, j = 0; k < pr->span; k++) {
+            if (pr->best[k] < 0)
+                continue;
+            if (pr->keep[k]) {
+                p->kept[p->nkept] = ids[j];
+                p->kept_msgs[p->nkept++] = each[j];
+            }
+            j++;
+        }
+    }
 out:
     free(ids);
+    free(each);
     free(c);
+    return rc;
+}
+
+/* The turns of the sessions sess[n] (in order, no repeats): the kept
+ * sessions' from what the pruning read (pool.kept), the others' from the
+ * store, the same sum as store_sessions_size of the list while the rows
+ * are unchanged (the pool's size only: turns added since are grown into). */
+static int kept_turns(struct cairn *h, const struct pool *p, const int64_t *sess, int n,
+                      int64_t *n_msgs)
+{
+    int64_t units, m = 0, *rest = NULL;
+    int nr = 0, rc = CAIRN_OK;
+    if (!p->kept) {
+        *n_msgs = 0;
+        return store_sessions_size(h, sess, n, n_msgs, &units);
+    }
+    if (!(rest = malloc((size_t)(n ? n : 1) * sizeof *rest)))
+        return CAIRN_NOMEM;
+    for (int i = 0, j = 0; i < n; i++) {
+        while (j < p->nkept && p->kept[j] < sess[i])
+            j++;
+        if (j < p->nkept && p->kept[j] == sess[i])
+            m += p->kept_msgs[j];
+        else
+            rest[nr++] = sess[i];
+    }
+    if (nr && (rc = store_sessions_size(h, rest, nr, n_msgs, &units)))
+        goto out;
+    *n_msgs = (nr ? *n_msgs : 0) + m;
+out:
+    free(rest);
     return rc;
 }
 
@@ -1350,8 +1402,8 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
      * session_sizes (128 sessions a row), not from a join of session_stats
      * to every session's row: at a million messages ~9 M instructions for
      * ~41,000 sessions against ~30 M. */
-    int64_t n_msgs = 0, n_units;
-    if ((rc = store_sessions_size(h, sess.v, sess.n, &n_msgs, &n_units)))
+    int64_t n_msgs = 0;
+    if ((rc = kept_turns(h, p, sess.v, sess.n, &n_msgs)))
         goto out;
     p->tf_all = hs.tf;            /* the loaded messages' tf point into it */
     hs.tf = NULL;
@@ -1422,6 +1474,8 @@ out:
 
 void pool_free(struct pool *p)
 {
+    free(p->kept);
+    free(p->kept_msgs);
     for (int i = 0; i < p->ns; i++) {
         struct rsession *s = &p->s[i];
         if (s->strs) {
