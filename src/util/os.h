@@ -48,7 +48,8 @@ void os_heap_keep(void);
 /* os_heap_keep, and n bytes of the heap faulted in by one call (one
  * arena for every thread), free again for what follows to be carved from
  * pages already there instead of trapping once a 4 KB page (cli_heap_
- * reserve). No-op but os_heap_keep without MADV_POPULATE_WRITE. */
+ * reserve); its whole 2 MB pages advised as huge pages (MADV_HUGEPAGE).
+ * No-op but os_heap_keep without MADV_POPULATE_WRITE. */
 void os_heap_reserve(size_t n);
 
 /* write(2) of all n bytes, again after EINTR and short writes: 0, or -1
