@@ -101,12 +101,15 @@ int post_blob_get(const unsigned char *p, size_t n, int64_t lo, struct post_ent 
         if (k >= max || get_varint(&p, end, &dr) || get_varint(&p, end, &zs) ||
             get_varint(&p, end, &tf) || get_varint(&p, end, &ntok))
             return -1;
-        int64_t ds = (int64_t)(zs >> 1) ^ -(int64_t)(zs & 1);
-        if (dr < 1 || dr > (uint64_t)(INT64_MAX - row) || tf < 1 || tf > 65535 ||
-            ntok > INT32_MAX || (ds > 0 && sess > INT64_MAX - ds) || sess + ds < 1)
+        int64_t ds = (int64_t)(zs >> 1) ^ -(int64_t)(zs & 1), ns;
+        /* dr in [1, INT64_MAX - row], tf in [1, 65535], the session >= 1
+         * without overflow: a subtraction that wraps folds each range's
+         * two tests into one (the same rows as two tests each) */
+        if (dr - 1 >= (uint64_t)(INT64_MAX - row) || tf - 1 > 65534 || ntok > INT32_MAX ||
+            __builtin_add_overflow(sess, ds, &ns) || ns < 1)
             return -1;
         row += (int64_t)dr;
-        sess += ds;
+        sess = ns;
         out[k++] = (struct post_ent){ row, sess, (int32_t)tf, (int32_t)ntok };
     }
     return k;
