@@ -199,43 +199,18 @@ void cli_one_shot_heap(void)
     os_heap_keep();
 }
 
-/* The recall of a store of some size takes a few MB of heap in many
- * blocks (its pool of the kept sessions' turns, the units, the sorts'
- * copies), each fresh 4 KB page a trap into the kernel, dear on a
- * paravirtualised host: faulted in by one call up front instead. What it
- * takes grows slowly with the store (the pool is pruned to a few hundred
- * sessions): ~4 MB at 100,000 messages (215 MB), ~8 MB at a million
- * (1.8 GB); the hook then traps 577 -> 227 and 1,746 -> 227 times
- * (bench/README.md, "What a process pays before its first query"). A
- * small store's recall takes little, and would pay for pages it never
- * uses. Called before the store is opened (by its path): SQLite's open,
- * its schema's objects and its page cache take from the same heap, ~60
- * more traps a hook when they came first (issue 23, hook50).
- *
- * The exact recall (not --fast) pools every session with a match, not a
- * pruned few hundred: ~20 MB of heap at 100,000 messages, ~200 MB at a
- * million, most of it in blocks below os_alloc_big's 4 MB, so with the
- * hook's reserve it trapped ~730 times at 100,000 and ~3,800 at a
- * million. Its reserve is an eighth of the store's size up to 28 MB
- * (below glibc's largest mmap threshold, 32 MB, over which the reserve
- * would be an mmap of its own, given back at its free): task-clock 52.4
- * -> ~40 ms at 100,000, ~400 -> ~335 ms at a million; more than 28 MB
- * (taken in pieces, 64-200 MB) trapped less at a million but cost as
- * much in zeroing (bench/README.md, "The exact recall's heap", hook50). */
-#define RESERVE_STORE_MIN ((off_t)64 << 20)
-#define RESERVE_STORE_BIG ((off_t)1 << 30)
-#define RESERVE_EXACT_MAX ((size_t)28 << 20)
-
+/* The recall's heap faulted in before the store is opened (by its path):
+ * SQLite's open, its schema's objects and its page cache take from the
+ * same heap, ~60 more traps a hook when they came first (issue 23,
+ * hook50); how much, by the store's size, os_heap_reserve_size. */
 void cli_heap_reserve(const char *path, int exact)
 {
     char def[PATH_MAX];
     struct stat st;
     if (!path && cli_default_path(def, sizeof def) == CAIRN_OK)
         path = def;
-    if (!path || stat(path, &st) != 0 || st.st_size < RESERVE_STORE_MIN)
-        return;
-    size_t n = (size_t)(st.st_size >= RESERVE_STORE_BIG ? 8 : 4) << 20;
-    if (exact && (size_t)st.st_size / 8 > n)
-        n = (size_t)st.st_size / 8 < RESERVE_EXACT_MAX ? (size_t)st.st_size / 8 : RESERVE_EXACT_MAX;
-    os_heap_reserve(n);
+    size_t n = path && stat(path, &st) == 0 && st.st_size > 0
+                   ? os_heap_reserve_size((uint64_t)st.st_size, exact) : 0;
+    if (n)
+        os_heap_reserve(n);
 }

@@ -327,6 +327,30 @@ static void check_reserve_huge(char **blocks, char **more)
         fprintf(stderr, "no mapping of the reserved heap is advised as huge pages\n");
 }
 
+/* os_heap_reserve_size: none for a small store, the pruned recall's 4 or
+ * 8 MB, the exact recall's eighth of the store, never 32 MB (glibc's
+ * largest mmap threshold: a reserve that big would be an mmap of its own,
+ * unmapped at its free, and reserve nothing) */
+static void test_heap_reserve_size(void)
+{
+    const uint64_t mb = (uint64_t)1 << 20;
+    T_CHECK(os_heap_reserve_size(0, 0) == 0 && os_heap_reserve_size(0, 1) == 0);
+    T_CHECK(os_heap_reserve_size(64 * mb - 1, 1) == 0);
+    T_CHECK(os_heap_reserve_size(64 * mb, 0) == 4 * mb);
+    T_CHECK(os_heap_reserve_size(64 * mb, 1) == 8 * mb);        /* an eighth */
+    T_CHECK(os_heap_reserve_size(20 * mb * 8, 0) == 4 * mb);
+    T_CHECK(os_heap_reserve_size(20 * mb * 8, 1) == 20 * mb);
+    T_CHECK(os_heap_reserve_size(1024 * mb, 0) == 8 * mb);
+    T_CHECK(os_heap_reserve_size(1024 * mb, 1) == 28 * mb);     /* capped */
+    T_CHECK(os_heap_reserve_size(UINT64_MAX, 0) == 8 * mb);
+    T_CHECK(os_heap_reserve_size(UINT64_MAX, 1) == 28 * mb);
+    /* the exact recall's never less than the pruned one's, never 32 MB */
+    for (uint64_t s = 0; s < 4096 * mb; s += 3 * mb + 12345) {
+        size_t a = os_heap_reserve_size(s, 0), b = os_heap_reserve_size(s, 1);
+        T_CHECK(b >= a && b < 32 * mb);
+    }
+}
+
 /* os_heap_reserve: the heap's pages faulted in up front stay malloc's, so
  * 2 MB of blocks written after it take next to no fault, where the same
  * before it take about one a 4 KB page (512). Last in the program: the
@@ -433,6 +457,7 @@ int main(void)
     T_RUN(test_hash);
     T_RUN(test_os);
     T_RUN(test_json_decimal);
+    T_RUN(test_heap_reserve_size);
     T_RUN(test_heap_reserve);
     return T_DONE();
 }
