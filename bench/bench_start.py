@@ -69,6 +69,8 @@ def main():
                 inp = json.dumps({"session_id": "start-%d" % i, "prompt": q, "cwd": home,
                                   "hook_event_name": "UserPromptSubmit"}).encode()
                 run(name + " hook", [cairn, "hook", "prompt"], env, inp)
+            if "recall" in only:
+                run(name + " recall", [cairn, "recall", q, "--budget", "1000"], env)
             if "recall-fast" in only:
                 run(name + " recall-fast", [cairn, "recall", q, "--budget", "1000", "--fast"], env)
     for name, (tc, pf) in res.items():

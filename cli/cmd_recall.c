@@ -360,9 +360,9 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
         }
     }
     cli_one_shot_heap();    /* one process, one question or a batch */
+    cli_heap_reserve(cli_db_path(ctx), !(o.flags & CAIRN_RECALL_FAST));
     if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
-    cli_heap_reserve(db);
     if (batch) {
         rc = run_batch(db, &o);
         cairn_close(db);

@@ -2,6 +2,7 @@
  * common.c: helpers the command files share (cli.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,23 +199,18 @@ void cli_one_shot_heap(void)
     os_heap_keep();
 }
 
-/* The recall of a store of some size takes a few MB of heap in many
- * blocks (its pool of the kept sessions' turns, the units, the sorts'
- * copies), each fresh 4 KB page a trap into the kernel, dear on a
- * paravirtualised host: faulted in by one call up front instead. What it
- * takes grows slowly with the store (the pool is pruned to a few hundred
- * sessions): ~4 MB at 100,000 messages (215 MB), ~8 MB at a million
- * (1.8 GB); the hook then traps 577 -> 227 and 1,746 -> 227 times
- * (bench/README.md, "What a process pays before its first query"). A
- * small store's recall takes little, and would pay for pages it never
- * uses. */
-#define RESERVE_STORE_MIN ((off_t)64 << 20)
-#define RESERVE_STORE_BIG ((off_t)1 << 30)
-
-void cli_heap_reserve(const struct cairn *db)
+/* The recall's heap faulted in before the store is opened (by its path):
+ * SQLite's open, its schema's objects and its page cache take from the
+ * same heap, ~60 more traps a hook when they came first (issue 23,
+ * hook50); how much, by the store's size, os_heap_reserve_size. */
+void cli_heap_reserve(const char *path, int exact)
 {
-    const char *path = cairn_path(db);
+    char def[PATH_MAX];
     struct stat st;
-    if (path && stat(path, &st) == 0 && st.st_size >= RESERVE_STORE_MIN)
-        os_heap_reserve((size_t)(st.st_size >= RESERVE_STORE_BIG ? 8 : 4) << 20);
+    if (!path && cli_default_path(def, sizeof def) == CAIRN_OK)
+        path = def;
+    size_t n = path && stat(path, &st) == 0 && st.st_size > 0
+                   ? os_heap_reserve_size((uint64_t)st.st_size, exact) : 0;
+    if (n)
+        os_heap_reserve(n);
 }

@@ -253,13 +253,14 @@ pruner_add(struct pruner *pr, int64_t sess, int ntok, const uint16_t *c)
 static int pruner_select(struct cairn *h, struct pruner *pr, struct pool *p,
                          const struct store_totals *tiered, int *walk, int *on)
 {
-    int64_t *ids = NULL, pool_msgs = 0;
+    int64_t *ids = NULL, *each = NULL, pool_msgs = 0;
     struct sort_kv *c = NULL;
-    int nids = 0, rc = CAIRN_OK;
+    int nids = 0, got = 0, rc = CAIRN_OK;
+    size_t nalloc = (size_t)(pr->nids ? pr->nids : 1);
     *on = 0;
     /* the sessions in order, with their bests */
-    if (!(ids = malloc((size_t)(pr->nids ? pr->nids : 1) * sizeof *ids)) ||
-        !(c = malloc((size_t)(pr->nids ? pr->nids : 1) * sizeof *c))) {
+    if (!(ids = malloc(nalloc * sizeof *ids)) || !(each = malloc(nalloc * sizeof *each)) ||
+        !(c = malloc(nalloc * sizeof *c))) {
         rc = CAIRN_NOMEM;
         goto out;
     }
@@ -269,7 +270,7 @@ static int pruner_select(struct cairn *h, struct pruner *pr, struct pool *p,
         ids[nids] = pr->sorted ? pr->sorted[k] : pr->lo + (int64_t)k;
         c[nids++] = (struct sort_kv){ sort_key_double(pr->best[k]), (int64_t)k };
     }
-    if ((rc = store_sessions_size(h, ids, nids, &pool_msgs, &p->hit_units)))
+    if ((rc = store_sessions_size_each(h, ids, nids, &pool_msgs, &p->hit_units, each, &got)))
         goto out;
     p->hit_msgs = pool_msgs;
     const char *lim = cairn__setting(h, CAIRN__SET_RECALL_PRUNE_MSGS);   /* tests: small stores */
@@ -299,9 +300,60 @@ static int pruner_select(struct cairn *h, struct pruner *pr, struct pool *p,
         pr->keep[c[i].val] = 1;
     *on = 1;
     p->pruned = 1;
+    /* the kept sessions' turns, read above: the pool's size from them
+     * (kept_turns), not from their 391 rows read again at a million
+     * messages (one 4 KB page each: issue 23, hook50) */
+    free(p->kept);
+    free(p->kept_msgs);
+    p->kept = p->kept_msgs = NULL;
+    p->nkept = 0;
+    if (got && nkeep > 0 && (p->kept = malloc((size_t)nkeep * sizeof *p->kept)) &&
+        (p->kept_msgs = malloc((size_t)nkeep * sizeof *p->kept_msgs))) {
+        for (size_t k = 0, j = 0; k < pr->span; k++) {
+            if (pr->best[k] < 0)
+                continue;
+            if (pr->keep[k]) {
+                p->kept[p->nkept] = ids[j];
+                p->kept_msgs[p->nkept++] = each[j];
+            }
+            j++;
+        }
+    }
 out:
     free(ids);
+    free(each);
     free(c);
+    return rc;
+}
+
+/* The turns of the sessions sess[n] (in order, no repeats): the kept
+ * sessions' from what the pruning read (pool.kept), the others' from the
+ * store, the same sum as store_sessions_size of the list while the rows
+ * are unchanged (the pool's size only: turns added since are grown into). */
+static int kept_turns(struct cairn *h, const struct pool *p, const int64_t *sess, int n,
+                      int64_t *n_msgs)
+{
+    int64_t units, m = 0, *rest = NULL;
+    int nr = 0, rc = CAIRN_OK;
+    if (!p->kept) {
+        *n_msgs = 0;
+        return store_sessions_size(h, sess, n, n_msgs, &units);
+    }
+    if (!(rest = malloc((size_t)(n ? n : 1) * sizeof *rest)))
+        return CAIRN_NOMEM;
+    for (int i = 0, j = 0; i < n; i++) {
+        while (j < p->nkept && p->kept[j] < sess[i])
+            j++;
+        if (j < p->nkept && p->kept[j] == sess[i])
+            m += p->kept_msgs[j];
+        else
+            rest[nr++] = sess[i];
+    }
+    if (nr && (rc = store_sessions_size(h, rest, nr, n_msgs, &units)))
+        goto out;
+    *n_msgs = (nr ? *n_msgs : 0) + m;
+out:
+    free(rest);
     return rc;
 }
 
@@ -691,6 +743,71 @@ merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp,
     return 1;
 }
 
+/*
+ * The merge's rows, each one's BM25 alone into its session's best: what
+ * merge_next and pruner_add_has give row by row, the same doubles, but a
+ * row that one part alone holds (most of them: a common word's matches
+ * seldom share a message with another word's) is taken from that part
+ * directly, in runs up to the next part's head, without the counts'
+ * array and the step over every part a row (~135 instructions a row,
+ * ~150,000 rows a hook of common words at a million messages; issue 23,
+ * hook50). A row that two parts hold takes merge_next's step.
+ */
+static void merge_score(struct merge *m, struct pruner *pr)
+{
+    uint16_t one[RECALL_MAX_TERMS] = { 0 };
+    while (m->ns) {
+        int ns = m->ns, lo = 0;
+        int64_t r1 = m->head[0], r2 = INT64_MAX;
+        for (int s = 1; s < ns; s++) {
+            int64_t hd = m->head[s];
+            if (hd < r1) {
+                r2 = r1;
+                r1 = hd;
+                lo = s;
+            } else if (hd < r2) {
+                r2 = hd;
+            }
+        }
+        if (r1 == r2) {
+            int64_t row, sess;
+            int ntok;
+            uint16_t tf[RECALL_MAX_TERMS];
+            uint64_t has;
+            merge_next(m, &row, &sess, &ntok, tf, &has);
+            pruner_add_has(pr, sess, ntok, tf, has);
+            continue;
+        }
+        struct part *p = &m->p[lo];
+        int i = p->i, n = p->n;
+        if (p->e) {
+            const struct post_ent *e = p->e;
+            int t = p->t;
+            uint64_t bit = (uint64_t)1 << t;
+            for (; i < n && e[i].row < r2; i++) {
+                one[t] = (uint16_t)e[i].tf;         /* a packed count is at least 1 */
+                pruner_add_has(pr, e[i].sess, m->want_len ? e[i].ntok : -1, one, bit);
+            }
+        } else {
+            const struct hits *h = p->h;
+            size_t nt = m->nt;
+            for (; i < n && h->v[i].row < r2; i++) {
+                const uint16_t *c = h->tf + (size_t)i * nt;
+                uint64_t has = 0;
+                for (size_t t = 0; t < nt; t++)
+                    has |= (uint64_t)(c[t] != 0) << t;
+                pruner_add_has(pr, h->v[i].sess, h->v[i].ntok, c, has);
+            }
+        }
+        p->i = i;
+        if ((m->head[lo] = part_row(p)) == INT64_MAX) {
+            memmove(&m->p[lo], &m->p[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->p);
+            memmove(&m->head[lo], &m->head[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->head);
+            m->ns--;
+        }
+    }
+}
+
 /* Every row of the merge into hs. */
 static int merge_into(struct merge *m, struct hits *hs, int count_df)
 {
@@ -785,10 +902,8 @@ static int merge_pruned(struct cairn *h, struct query *q, struct pool *p, struct
     struct pruner pr = { 0 };
     struct sess_src ss[MERGE_MAX];
     struct merge m;
-    int64_t df[RECALL_MAX_TERMS] = { 0 }, row, sess, total = 0;
-    int ntok, on = 0, walk = 0, rc = CAIRN_OK;
-    uint16_t tf[RECALL_MAX_TERMS];
-    uint64_t has;
+    int64_t df[RECALL_MAX_TERMS] = { 0 }, total = 0;
+    int on = 0, walk = 0, rc = CAIRN_OK;
     size_t nt = (size_t)q->nt;
 
     for (int s = 0; s < ns; s++) {
@@ -811,8 +926,7 @@ static int merge_pruned(struct cairn *h, struct query *q, struct pool *p, struct
     if ((rc = pruner_init(&pr, p, q, ss, ns)))
         goto out;
     merge_start(&m, src, ns, nt, 1);
-    while (merge_next(&m, &row, &sess, &ntok, tf, &has))
-        pruner_add_has(&pr, sess, ntok, tf, has);
+    merge_score(&m, &pr);
     if ((rc = pruner_select(h, &pr, p, NULL, &walk, &on)))
         goto out;
     for (int s = 0; on && s < ns; s++)
@@ -1927,8 +2041,8 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
      * session_sizes (128 sessions a row), not from a join of session_stats
      * to every session's row: at a million messages ~9 M instructions for
      * ~41,000 sessions against ~30 M. */
-    int64_t n_msgs = 0, n_units;
-    if ((rc = store_sessions_size(h, sess.v, sess.n, &n_msgs, &n_units)))
+    int64_t n_msgs = 0;
+    if ((rc = kept_turns(h, p, sess.v, sess.n, &n_msgs)))
         goto out;
     p->tf_all = hs.tf;            /* the loaded messages' tf point into it */
     hs.tf = NULL;
@@ -2000,6 +2114,8 @@ out:
 
 void pool_free(struct pool *p)
 {
+    free(p->kept);
+    free(p->kept_msgs);
     for (int i = 0; i < p->ns; i++) {
         struct rsession *s = &p->s[i];
         if (s->strs) {

@@ -185,6 +185,11 @@ struct pool {
     int     pruned;
     int     pruned_df[RECALL_MAX_TERMS];
     int64_t hit_msgs, hit_units;   /* in all sessions with matches */
+    /* pruned: the kept sessions in order and each one's turns, as the
+     * pruning read them (session_sizes), so gather sizes the pool without
+     * reading those rows again; NULL when the rows did not answer */
+    int64_t *kept, *kept_msgs;
+    int      nkept;
     int     cite;          /* CAIRN_RECALL_CITE: best session first, ids in headers */
     float   cut_dense;     /* recall_cut: the dense value a hit needs to pass the cut */
     double *ent;           /* per unit, the entity pass's score (entity.c), or NULL */

@@ -473,7 +473,7 @@ int64_t store_hex8(const unsigned char *p)
  * 100,000 messages are 40 rows, 35,000 of 50,000 on a million 391.
  */
 static int sizes_packed(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
-                        int64_t *units, int *whole)
+                        int64_t *units, int64_t *each, int *whole)
 {
     sqlite3_stmt *st = NULL;
     int rc, src = SQLITE_DONE, i = 0;
@@ -498,6 +498,8 @@ static int sizes_packed(struct cairn *h, const int64_t *sess, int n, int64_t *ms
             int64_t a = hex8(f), b = hex8(f + SIZE_DIGITS / 2);
             if (a < 0 || b < 0)
                 goto out;
+            if (each)
+                each[i] = a;
             m += a;
             u += b;
         }
@@ -519,17 +521,27 @@ out:
 int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
                         int64_t *units)
 {
+    int each = 0;
+    return store_sessions_size_each(h, sess, n, msgs, units, NULL, &each);
+}
+
+int store_sessions_size_each(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                             int64_t *units, int64_t *each, int *got)
+{
     struct buf ids = BUF_INIT;
     sqlite3_stmt *st = NULL;
     int rc, src = SQLITE_DONE, whole = 0;
     *msgs = *units = 0;
+    *got = 0;
     if (n <= 0)
         return CAIRN_OK;
     /* packed rows while the span's rows are no more than the list (a few
      * sessions spread over a big store are looked up one by one) */
     if (!h->pg && sess[0] >= 0 && (sess[n - 1] / SIZES_PER_ROW - sess[0] / SIZES_PER_ROW) < n &&
-        ((rc = sizes_packed(h, sess, n, msgs, units, &whole)) || whole))
+        ((rc = sizes_packed(h, sess, n, msgs, units, each, &whole)) || whole)) {
+        *got = whole && each;
         return rc;
+    }
     if (n >= SIZE_SCAN_FROM) {
         if ((rc = store_prepare(h, "SELECT session, n, " UNITS_SQL " FROM session_stats "
                                 "WHERE session BETWEEN ?1 AND ?2 ORDER BY session", &st)))

@@ -99,6 +99,12 @@ int64_t store_hex_field(const unsigned char *p, int n);
  * people). For gather's pruning. */
 int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
                         int64_t *units);
+/* The same, and when each is not NULL and the packed rows answered,
+ * each[i] the turns of sess[i] and *got 1 (else *got 0, each unset): the
+ * pruned path keeps its kept sessions' sizes, so the pool's size is not
+ * read a second time (gather.c, issue 23, hook50). */
+int store_sessions_size_each(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                             int64_t *units, int64_t *each, int *got);
 
 /* Sessions appended to out: those in scope with a message time (its own,
  * else the session's start) in [from, to); every session in scope; every

@@ -67,11 +67,64 @@ void os_heap_reserve(size_t n)
      * million messages) */
     (void)mallopt(M_ARENA_MAX, 1);
     void *p = malloc(n);
+#ifdef MADV_HUGEPAGE
+    /* the 2 MB pages inside it as huge pages where the kernel has them
+     * (transparent_hugepage "madvise" or "always"; advice only): faulted
+     * in as 2 or 4 pages instead of 1,000-2,000, and the recall's arrays
+     * in them (the pruning's slots a session, the packed words' matches,
+     * the pool) each need a TLB entry a 2 MB, which on a paravirtualised
+     * guest is most of the gain: the hook at a million 40.9 -> 31.1 ms of
+     * task-clock (bench/README.md, "The hook's heap on huge pages",
+     * issue 23, hook50). Only whole 2 MB pages of the block, so no page
+     * outside what is populated below is touched. */
+    if (p) {
+        uintptr_t a = ((uintptr_t)p + BIG_PAGE - 1) & ~(uintptr_t)(BIG_PAGE - 1);
+        uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)(BIG_PAGE - 1);
+        if (b > a)
+            (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+    }
+#endif
     os_populate(p, n);
     free(p);
 #else
     (void)n;
 #endif
+}
+
+/* The recall of a store of some size takes a few MB of heap in many
+ * blocks (its pool of the kept sessions' turns, the units, the sorts'
+ * copies), each fresh 4 KB page a trap into the kernel, dear on a
+ * paravirtualised host: faulted in by one call up front instead. What the
+ * pruned recall (--fast, the hook) takes grows slowly with the store (the
+ * pool is pruned to a few hundred sessions): ~4 MB at 100,000 messages
+ * (215 MB), ~8 MB at a million (1.8 GB); the hook then traps 577 -> 227
+ * and 1,746 -> 227 times (bench/README.md, "What a process pays before
+ * its first query"). A small store's recall takes little, and would pay
+ * for pages it never uses.
+ *
+ * The exact recall pools every session with a match, not a pruned few
+ * hundred: a peak of ~26 MB of heap at 100,000 messages (the pool 8.7 MB,
+ * the units 5.1 MB, pack's texts 3.6 MB; massif), ~200 MB at a million,
+ * so with the pruned recall's reserve it trapped ~370-730 times at
+ * 100,000 and ~3,800 at a million. Its reserve is an eighth of the store
+ * up to 28 MB, below glibc's largest mmap threshold (32 MB, os_heap_keep),
+ * over which the reserve would be an mmap of its own, unmapped at its
+ * free: task-clock 46.5 -> 33.2 ms at 100,000. More than 28 MB (taken in
+ * 16 MB pieces, 64-200 MB, a trial) trapped less at a million but cost as
+ * much in the kernel's zeroing (bench/README.md, "The exact recall's
+ * heap", issue 23, hook50). */
+#define RESERVE_STORE_MIN ((uint64_t)64 << 20)
+#define RESERVE_STORE_BIG ((uint64_t)1 << 30)
+#define RESERVE_EXACT_MAX ((size_t)28 << 20)
+
+size_t os_heap_reserve_size(uint64_t store_bytes, int exact)
+{
+    if (store_bytes < RESERVE_STORE_MIN)
+        return 0;
+    size_t n = (size_t)(store_bytes >= RESERVE_STORE_BIG ? 8 : 4) << 20;
+    if (exact && store_bytes / 8 > n)
+        n = store_bytes / 8 < RESERVE_EXACT_MAX ? (size_t)(store_bytes / 8) : RESERVE_EXACT_MAX;
+    return n;
 }
 
 void *os_alloc_filled(size_t n)

@@ -48,8 +48,16 @@ void os_heap_keep(void);
 /* os_heap_keep, and n bytes of the heap faulted in by one call (one
  * arena for every thread), free again for what follows to be carved from
  * pages already there instead of trapping once a 4 KB page (cli_heap_
- * reserve). No-op but os_heap_keep without MADV_POPULATE_WRITE. */
+ * reserve); its whole 2 MB pages advised as huge pages (MADV_HUGEPAGE).
+ * No-op but os_heap_keep without MADV_POPULATE_WRITE. */
 void os_heap_reserve(size_t n);
+
+/* The heap a one-shot recall of a store file of store_bytes reserves
+ * (os_heap_reserve; os.c says why): 0 below 64 MB, 4 MB, 8 MB from 1 GB;
+ * for the exact recall (exact: not --fast) an eighth of the store when
+ * more, up to 28 MB (below glibc's largest mmap threshold, so the reserve
+ * stays in the heap). */
+size_t os_heap_reserve_size(uint64_t store_bytes, int exact);
 
 /* write(2) of all n bytes, again after EINTR and short writes: 0, or -1
  * with errno set (ENOSPC, EIO, ...). */

@@ -362,10 +362,128 @@ static void test_blob(void)
     buf_release(&b);
 }
 
+/* post_blob_get's reference: every varint by the loop, every range by
+ * two tests (the reader before its one- and two-byte varints inline and
+ * its folded range tests, issue 23, hook50). */
+static int blob_get_ref(const unsigned char *p, size_t n, int64_t lo, struct post_ent *out, int max)
+{
+    const unsigned char *end = p + n;
+    int64_t row = lo, sess = 0;
+    int k = 0;
+    while (p < end) {
+        uint64_t v[4];
+        for (int f = 0; f < 4; f++) {
+            uint64_t x = 0;
+            int done = 0;
+            for (int i = 0; i < 9 && p < end && !done; i++) {
+                unsigned c = *p++;
+                x |= (uint64_t)(c & 127) << (7 * i);
+                done = !(c & 128);
+            }
+            if (!done)
+                return -1;
+            v[f] = x;
+        }
+        if (k >= max)
+            return -1;
+        int64_t ds = (int64_t)(v[1] >> 1) ^ -(int64_t)(v[1] & 1);
+        if (v[0] < 1 || v[0] > (uint64_t)(INT64_MAX - row) || v[2] < 1 || v[2] > 65535 ||
+            v[3] > INT32_MAX || (ds > 0 && sess > INT64_MAX - ds) || sess + ds < 1)
+            return -1;
+        row += (int64_t)v[0];
+        sess += ds;
+        out[k++] = (struct post_ent){ row, sess, (int32_t)v[2], (int32_t)v[3] };
+    }
+    return k;
+}
+
+/* post_blob_get against its reference on written blocks damaged at
+ * random (bytes changed, cut, fields at and past each range's ends
+ * spliced in, rows near INT64_MAX): the same count and the same matches,
+ * or -1 from both. */
+static void test_blob_ref(void)
+{
+    static const uint64_t edge[] = { 0, 1, 127, 128, 16383, 16384, 65534, 65535, 65536,
+                                     INT32_MAX, (uint64_t)INT32_MAX + 1, INT64_MAX,
+                                     (uint64_t)INT64_MAX + 1, UINT64_MAX };
+    struct post_ent in[64], a[64], b[64];
+    int differ = 0, whole = 0;
+    for (int r = 0; r < 20000; r++) {
+        struct buf bl = BUF_INIT;
+        /* (rows near INT64_MAX: at most 40 steps of 300 fit below it) */
+        int64_t lo = r % 7 == 0 ? INT64_MAX - 12000 - (int64_t)rnd(3000) : (int64_t)rnd(1000);
+        int64_t row = lo, sess = 0;
+        int n = 1 + (int)rnd(40);
+        for (int i = 0; i < n; i++) {
+            in[i] = (struct post_ent){ row + 1 + (int64_t)rnd(r % 3 ? 100 : 300),
+                                       1 + (int64_t)rnd(r % 5 ? 20 : 100000),
+                                       1 + (int)rnd(r % 4 ? 200 : 65535),
+                                       (int)rnd(r % 2 ? 300 : 1u << 20) };
+            post_blob_put(&bl, &row, &sess, &in[i]);
+        }
+        T_CHECK(!bl.err);
+        unsigned char blob[1024];
+        size_t len = bl.n < sizeof blob - 32 ? bl.n : sizeof blob - 32;
+        memcpy(blob, bl.p, len);
+        buf_release(&bl);
+        switch (r % 4) {
+        case 1:                           /* bytes changed */
+            for (int k = 0; k < 1 + (int)rnd(3); k++)
+                blob[rnd((unsigned)len)] = (unsigned char)rnd(256);
+            break;
+        case 2:                           /* cut */
+            len = rnd((unsigned)len + 1);
+            break;
+        case 3: {                         /* an edge value as one field's varint */
+            unsigned char t[10];
+            int m = 0;
+            uint64_t x = edge[rnd(sizeof edge / sizeof *edge)];
+            do {
+                t[m] = (unsigned char)(x & 127);
+                x >>= 7;
+                t[m++] |= x ? 128 : 0;
+            } while (x && m < 10);
+            size_t at = rnd((unsigned)len + 1);
+            memmove(blob + at + m, blob + at, len - at);
+            memcpy(blob + at, t, (size_t)m);
+            len += (size_t)m;
+            break;
+        }
+        }
+        int max = r % 9 == 0 ? (int)rnd(64) : 64;
+        int ka = post_blob_get(blob, len, lo, a, max), kb = blob_get_ref(blob, len, lo, b, max);
+        differ += ka != kb || (ka > 0 && memcmp(a, b, (size_t)ka * sizeof *a));
+        whole += ka > 0;
+    }
+    T_EQ_INT(differ, 0);
+    T_CHECK(whole > 1000);
+    /* a row at INT64_MAX is one; no step after it is (0 is none either) */
+    const unsigned char at_max[] = { 1, 2, 1, 1 }, past_max[] = { 1, 2, 1, 1, 1, 0, 1, 1 },
+                        zero_at_max[] = { 1, 2, 1, 1, 0, 0, 1, 1 };
+    T_EQ_INT(post_blob_get(at_max, sizeof at_max, INT64_MAX - 1, a, 4), 1);
+    T_CHECK(a[0].row == INT64_MAX);
+    T_EQ_INT(post_blob_get(past_max, sizeof past_max, INT64_MAX - 1, a, 4), -1);
+    T_EQ_INT(post_blob_get(zero_at_max, sizeof zero_at_max, INT64_MAX - 1, a, 4), -1);
+    T_EQ_INT(blob_get_ref(zero_at_max, sizeof zero_at_max, INT64_MAX - 1, a, 4), -1);
+    /* each range's ends: a count of 65,535 and a length of INT32_MAX are
+     * one, 65,536 and INT32_MAX + 1 are not */
+    const unsigned char tf_top[] = { 1, 2, 0xff, 0xff, 0x03, 1 },
+                        tf_past[] = { 1, 2, 0x80, 0x80, 0x04, 1 },
+                        len_top[] = { 1, 2, 1, 0xff, 0xff, 0xff, 0xff, 0x07 },
+                        len_past[] = { 1, 2, 1, 0x80, 0x80, 0x80, 0x80, 0x08 };
+    T_EQ_INT(post_blob_get(tf_top, sizeof tf_top, 0, a, 4), 1);
+    T_EQ_INT(a[0].tf, 65535);
+    T_EQ_INT(post_blob_get(tf_past, sizeof tf_past, 0, a, 4), -1);
+    T_EQ_INT(post_blob_get(len_top, sizeof len_top, 0, a, 4), 1);
+    T_EQ_INT(a[0].ntok, INT32_MAX);
+    T_EQ_INT(post_blob_get(len_past, sizeof len_past, 0, a, 4), -1);
+}
+
 int main(void)
 {
     T_CHECK(mkdtemp(dir) != NULL);
     T_RUN(test_blob);
+    T_RUN(test_blob_ref);
     T_RUN(test_write_paths);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

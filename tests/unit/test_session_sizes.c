@@ -92,11 +92,16 @@ static void sums(sqlite3 *raw, const int64_t *ids, int n, int64_t *msgs, int64_t
     sqlite3_finalize(st);
 }
 
+/* lists whose sessions' turns came one by one (the packed rows answered) */
+static int each_lists;
+
 /* store_sessions_size against the brute force for lists of every
- * density; returns how many lists differed (0 when right). */
+ * density, and store_sessions_size_each's sums and each session's turns
+ * when the rows answered; returns how many lists differed (0 when
+ * right). */
 static int check_sizes(struct cairn *db, sqlite3 *raw, int64_t top)
 {
-    int64_t ids[600], m, u, wm, wu;
+    int64_t ids[600], each[600], m, u, wm, wu, em, eu;
     int bad = 0;
     for (int l = 0; l < 40; l++) {
         int n = 0;
@@ -109,6 +114,17 @@ static int check_sizes(struct cairn *db, sqlite3 *raw, int64_t top)
         T_EQ_INT(store_sessions_size(db, ids, n, &m, &u), CAIRN_OK);
         sums(raw, ids, n, &wm, &wu);
         bad += m != wm || u != wu;
+        int got = -1;
+        for (int i = 0; i < n; i++)
+            each[i] = -2;
+        T_EQ_INT(store_sessions_size_each(db, ids, n, &em, &eu, each, &got), CAIRN_OK);
+        bad += em != m || eu != u || (got != 0 && got != 1);
+        for (int i = 0; got == 1 && i < n; i++) {
+            int64_t one, ou;
+            sums(raw, &ids[i], 1, &one, &ou);
+            bad += each[i] != one;
+        }
+        each_lists += got == 1;
     }
     return bad;
 }
@@ -126,6 +142,7 @@ static void test_sizes(void)
         add_chat_turns(db, c, 0, 1 + (int)pick(6));
     check_slots(raw);
     T_EQ_INT(check_sizes(db, raw, 300), 0);
+    T_CHECK(each_lists > 0);              /* the rows answered some lists one by one */
     /* later turns, alone and in a group */
     for (int k = 0; k < 40; k++)
         add_chat_turns(db, (int)pick(300), 10 + k * 10, 1 + (int)pick(4));

@@ -292,6 +292,65 @@ static long faults_writing_2mb(char **blocks)
     return b.ru_minflt - a.ru_minflt;
 }
 
+/* Whether a mapping holding one of the blocks (2 MB of them each, carved
+ * from the reserve) is advised as huge pages: smaps' VmFlags "hg" is the
+ * advice itself, whatever pages the kernel could give (a fragmented host
+ * falls back to 4 KB ones). Called with the blocks still allocated. */
+static void check_reserve_huge(char **blocks, char **more)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f || access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0) {
+        T_SKIP("no /proc/self/smaps or no transparent huge pages here: MADV_HUGEPAGE is refused");
+        if (f)
+            fclose(f);
+        return;
+    }
+    char line[512];
+    uintptr_t lo = 0, hi = 0;
+    int holds = 0, huge = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long a, b;
+        if (sscanf(line, "%lx-%lx ", &a, &b) == 2) {      /* a mapping's first line */
+            lo = a;
+            hi = b;
+            holds = 0;
+            for (int i = 0; i < 128 && !holds; i++)
+                holds = ((uintptr_t)blocks[i] >= lo && (uintptr_t)blocks[i] < hi) ||
+                        ((uintptr_t)more[i] >= lo && (uintptr_t)more[i] < hi);
+        } else if (holds && !strncmp(line, "VmFlags:", 8) && strstr(line, " hg")) {
+            huge = 1;
+        }
+    }
+    fclose(f);
+    T_CHECK(huge);
+    if (!huge)
+        fprintf(stderr, "no mapping of the reserved heap is advised as huge pages\n");
+}
+
+/* os_heap_reserve_size: none for a small store, the pruned recall's 4 or
+ * 8 MB, the exact recall's eighth of the store, never 32 MB (glibc's
+ * largest mmap threshold: a reserve that big would be an mmap of its own,
+ * unmapped at its free, and reserve nothing) */
+static void test_heap_reserve_size(void)
+{
+    const uint64_t mb = (uint64_t)1 << 20;
+    T_CHECK(os_heap_reserve_size(0, 0) == 0 && os_heap_reserve_size(0, 1) == 0);
+    T_CHECK(os_heap_reserve_size(64 * mb - 1, 1) == 0);
+    T_CHECK(os_heap_reserve_size(64 * mb, 0) == 4 * mb);
+    T_CHECK(os_heap_reserve_size(64 * mb, 1) == 8 * mb);        /* an eighth */
+    T_CHECK(os_heap_reserve_size(20 * mb * 8, 0) == 4 * mb);
+    T_CHECK(os_heap_reserve_size(20 * mb * 8, 1) == 20 * mb);
+    T_CHECK(os_heap_reserve_size(1024 * mb, 0) == 8 * mb);
+    T_CHECK(os_heap_reserve_size(1024 * mb, 1) == 28 * mb);     /* capped */
+    T_CHECK(os_heap_reserve_size(UINT64_MAX, 0) == 8 * mb);
+    T_CHECK(os_heap_reserve_size(UINT64_MAX, 1) == 28 * mb);
+    /* the exact recall's never less than the pruned one's, never 32 MB */
+    for (uint64_t s = 0; s < 4096 * mb; s += 3 * mb + 12345) {
+        size_t a = os_heap_reserve_size(s, 0), b = os_heap_reserve_size(s, 1);
+        T_CHECK(b >= a && b < 32 * mb);
+    }
+}
+
 /* os_heap_reserve: the heap's pages faulted in up front stay malloc's, so
  * 2 MB of blocks written after it take next to no fault, where the same
  * before it take about one a 4 KB page (512). Last in the program: the
@@ -317,6 +376,9 @@ static void test_heap_reserve(void)
     long after = faults_writing_2mb(blocks);
     char *more[128];
     after += faults_writing_2mb(more);
+#if defined(MADV_POPULATE_WRITE) && defined(MADV_HUGEPAGE)
+    check_reserve_huge(blocks, more);
+#endif
     for (int i = 0; i < 128; i++) {
         T_CHECK(blocks[i] && more[i]);
         free(blocks[i]);
@@ -395,6 +457,7 @@ int main(void)
     T_RUN(test_hash);
     T_RUN(test_os);
     T_RUN(test_json_decimal);
+    T_RUN(test_heap_reserve_size);
     T_RUN(test_heap_reserve);
     return T_DONE();
 }
