@@ -33,7 +33,6 @@ static const struct { const char *env, *key; } env_settings[] = {
     { "CAIRN_ADD_THREAD",        "store.add_thread" },
     { "CAIRN_RECALL_THREADS",    "recall.threads" },
     { "CAIRN_RECALL_SPLIT_MSGS", "recall.split_msgs" },
-    { "CAIRN_EMBED_CONTEXT",     "embed.context" },
 };
 
 static const char *env_value(const char *name)

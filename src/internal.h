@@ -51,7 +51,6 @@ enum cairn__setting {
     CAIRN__SET_ADD_THREAD,          /* "store.add_thread" */
     CAIRN__SET_RECALL_THREADS,      /* "recall.threads" */
     CAIRN__SET_RECALL_SPLIT_MSGS,   /* "recall.split_msgs" */
-    CAIRN__SET_EMBED_CONTEXT,       /* "embed.context" */
     CAIRN__NSET
 };
 

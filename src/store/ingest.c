@@ -452,61 +452,6 @@ out:
     return rc;
 }
 
-/* With the setting embed.context, the wanted turns' texts to embed become
- * each turn with its neighbours in the session (vec_context.c); *ctx keeps
- * the texts made (NULL where a turn's own is used). */
-static int with_context(struct cairn *h, const struct cairn_session *s,
-                        const struct clean_msg *cm, const unsigned char *want,
-                        const char **texts, size_t *lens, char ***ctx, size_t **ctxlen, int *both)
-{
-    struct vec_ctx c;
-    struct buf b = BUF_INIT;
-    const char **labels = NULL;
-    size_t *cl = NULL;
-    int rc = CAIRN_OK;
-    if (vec_ctx_parse(cairn__setting(h, CAIRN__SET_EMBED_CONTEXT), &c))
-        return cairn__err(h, CAIRN_INVALID, "embed.context: cannot read \"%s\"",
-                          cairn__setting(h, CAIRN__SET_EMBED_CONTEXT));
-    if (!vec_ctx_on(&c))
-        return CAIRN_OK;
-    *both = c.both;
-    size_t pb = vec_model_piece_bytes(vec_model_current(h, NULL, 0));
-    labels = malloc(s->n_messages * sizeof *labels);
-    cl = malloc(s->n_messages * sizeof *cl);
-    *ctx = calloc(s->n_messages, sizeof **ctx);
-    if (!labels || !cl || !*ctx)
-        goto nomem;
-    for (size_t i = 0; i < s->n_messages; i++)
-        labels[i] = cm[i].speaker ? cm[i].speaker : s->messages[i].role;
-    for (size_t i = 0; i < s->n_messages; i++) {
-        if (!want[i])
-            continue;
-        int k = vec_ctx_text(&c, (const char *const *)texts, lens, labels, s->n_messages, i, pb,
-                             &b);
-        if (k < 0)
-            goto nomem;
-        if (k == 0)
-            continue;
-        if (!((*ctx)[i] = buf_detach(&b, &cl[i])))
-            goto nomem;
-    }
-    /* only now: every turn's context is read from its neighbours' own text */
-    for (size_t i = 0; !c.both && i < s->n_messages; i++) {
-        if ((*ctx)[i]) {
-            texts[i] = (*ctx)[i];
-            lens[i] = cl[i];
-        }
-    }
-    goto out;
-nomem:
-    rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-out:
-    buf_release(&b);
-    free(labels);
-    *ctxlen = cl;
-    return rc;
-}
-
 /* Embeds the messages the store lacks (no-op without a model). */
 static int embed_new(struct cairn *h, const char *sid, const struct cairn_session *s,
                      const struct clean_msg *cm, struct vec_batch *vb)
@@ -514,9 +459,7 @@ static int embed_new(struct cairn *h, const char *sid, const struct cairn_sessio
     const char **texts = NULL;
     size_t *lens = NULL;
     unsigned char *want = NULL;
-    char **ctx = NULL;
-    size_t *ctxlen = NULL;
-    int both = 0, rc = CAIRN_OK;
+    int rc = CAIRN_OK;
     if (!s->n_messages || !vec_ingest_enabled(h) || !vec_model_current(h, NULL, 0))
         return CAIRN_OK;
     texts = malloc(s->n_messages * sizeof *texts);
@@ -532,28 +475,8 @@ static int embed_new(struct cairn *h, const char *sid, const struct cairn_sessio
     }
     if ((rc = lacking(h, sid, s, cm, want)))
         goto out;
-    if ((rc = with_context(h, s, cm, want, texts, lens, &ctx, &ctxlen, &both)))
-        goto out;
-    rc = vec_batch_embed_extra(h, texts, lens, both ? (const char *const *)ctx : NULL, ctxlen,
-                               want, s->n_messages, vb);
-    {
-        struct vec_ctx c;
-        if (!rc && !vec_ctx_parse(cairn__setting(h, CAIRN__SET_EMBED_CONTEXT), &c) &&
-            (c.mix_prev || c.mix_next) && vb->v) {
-            float *v0 = malloc(s->n_messages * (size_t)vb->dim * sizeof *v0);
-            if (!v0) {
-                rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
-                goto out;
-            }
-            vec_ctx_mix(&c, vb, v0);
-            free(v0);
-        }
-    }
+    rc = vec_batch_embed(h, texts, lens, want, s->n_messages, vb);
 out:
-    for (size_t i = 0; ctx && i < s->n_messages; i++)
-        free(ctx[i]);
-    free(ctx);
-    free(ctxlen);
     free(texts);
     free(lens);
     free(want);

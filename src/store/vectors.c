@@ -464,8 +464,8 @@ void vec_batch_free(struct vec_batch *b)
 
 /* Embeds the pieces of the wanted messages into b (model vm). */
 static int batch_embed_with(struct cairn *h, struct vec_model *vm, const char *const *texts,
-                            const size_t *lens, const char *const *xt, const size_t *xl,
-                            const unsigned char *want, size_t n, struct vec_batch *b)
+                            const size_t *lens, const unsigned char *want, size_t n,
+                            struct vec_batch *b)
 {
     size_t pb = vec_model_piece_bytes(vm), total = 0;
     int mp = max_pieces(h);
@@ -482,7 +482,6 @@ static int batch_embed_with(struct cairn *h, struct vec_model *vm, const char *c
         if (want && !want[i])
             continue;
         total += (size_t)vec_pieces(texts[i], lens[i], pb, off, pl, mp);
-        total += xt && xt[i];
     }
     b->first[n] = (int)total;
     b->n = n;
@@ -502,10 +501,6 @@ static int batch_embed_with(struct cairn *h, struct vec_model *vm, const char *c
         for (int j = 0; j < np; j++, k++) {
             pt[k] = texts[i] + off[j];
             plens[k] = pl[j];
-        }
-        if (xt && xt[i]) {
-            pt[k] = xt[i];
-            plens[k++] = xl[i];
         }
     }
     for (size_t k = 0; k < total; k += VEC_ENCODE_BATCH) {
@@ -527,9 +522,8 @@ fail:
     return rc;
 }
 
-int vec_batch_embed_extra(struct cairn *h, const char *const *texts, const size_t *lens,
-                          const char *const *xt, const size_t *xl, const unsigned char *want,
-                          size_t n, struct vec_batch *b)
+int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *lens,
+                    const unsigned char *want, size_t n, struct vec_batch *b)
 {
     memset(b, 0, sizeof *b);
     if (!n || !vec_ingest_enabled(h))
@@ -537,20 +531,14 @@ int vec_batch_embed_extra(struct cairn *h, const char *const *texts, const size_
     struct vec_model *vm = vec_model_current(h, NULL, 0);
     if (!vm)
         return CAIRN_OK;
-    return batch_embed_with(h, vm, texts, lens, xt, xl, want, n, b);
-}
-
-int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *lens,
-                    const unsigned char *want, size_t n, struct vec_batch *b)
-{
-    return vec_batch_embed_extra(h, texts, lens, NULL, NULL, want, n, b);
+    return batch_embed_with(h, vm, texts, lens, want, n, b);
 }
 
 int vec_batch_embed_model(struct cairn *h, struct vec_model *vm, const char *const *texts,
                           const size_t *lens, size_t n, struct vec_batch *b)
 {
     memset(b, 0, sizeof *b);
-    return n ? batch_embed_with(h, vm, texts, lens, NULL, NULL, NULL, n, b) : CAIRN_OK;
+    return n ? batch_embed_with(h, vm, texts, lens, NULL, n, b) : CAIRN_OK;
 }
 
 static int use_f32(const struct cairn *h)
@@ -1024,7 +1012,7 @@ int cairn_embed_backfill(struct cairn *h, int reindex,
         if (!n)
             break;
         after = rows[n - 1];
-        if ((rc = batch_embed_with(h, vm, (const char *const *)texts, lens, NULL, NULL, NULL, n, &b)))
+        if ((rc = batch_embed_with(h, vm, (const char *const *)texts, lens, NULL, n, &b)))
             goto out;
         if ((rc = store_begin(h)))
             goto out;

@@ -61,32 +61,6 @@ int vec_encode(const struct cairn *h, struct vec_model *vm, const char *const *t
 int vec_pieces(const char *s, size_t len, size_t piece_bytes, size_t *off, size_t *plen,
                int max);
 
-/* A turn embedded with its neighbours (the setting embed.context, off by
- * default; vec_context.c): "prev=K" the previous turn's last K words with
- * its speaker before the turn's own opening ("last": after it), "next=K"
- * the next turn's first K words after it, "short=N" only for turns of
- * fewer than N words. Only the vector changes. */
-#define VEC_CTX_MAX_WORDS 256
-struct vec_ctx {
-    int prev_tok, prev_last, next_tok, short_words;
-    int both, ask;                    /* the context as a second piece: the turn keeps its own */
-    int mix_prev, mix_next;      /* percent of the neighbour's vector added to the turn's */
-};
-/* 0 (c filled; all zero for "", "0", "off"), -1 for a spec it cannot read. */
-int vec_ctx_parse(const char *spec, struct vec_ctx *c);
-int vec_ctx_on(const struct vec_ctx *c);
-/* Message i's first vector plus mix_prev% of message i-1's and mix_next%
- * of message i+1's (their own vectors), made a unit vector again. */
-struct vec_batch;
-void vec_ctx_mix(const struct vec_ctx *c, const struct vec_batch *b, float *v0);
-/* Turn i of texts[n] (labels[n]: speaker or role, may be NULL) with its
- * context, at most about piece_bytes: 1 with the text in out, 0 when the
- * turn's own text is to be embedded as it is, -1 out of memory. */
-struct buf;
-int vec_ctx_text(const struct vec_ctx *c, const char *const *texts, const size_t *lens,
-                 const char *const *labels, size_t n, size_t i, size_t piece_bytes,
-                 struct buf *out);
-
 /* x[dim] -> q[dim] with x ~ scale * q; scale 0 for a zero vector. */
 void vec_quantize(const float *x, int dim, int8_t *q, float *scale);
 
@@ -108,11 +82,6 @@ struct vec_batch {
  * with the handle's message on failure. */
 int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *lens,
                     const unsigned char *want, size_t n, struct vec_batch *b);
-/* The same, message i with one more piece xt[i] (xl[i] bytes) where
- * xt[i] is not NULL (xt may be NULL): a turn with its context. */
-int vec_batch_embed_extra(struct cairn *h, const char *const *texts, const size_t *lens,
-                          const char *const *xt, const size_t *xl, const unsigned char *want,
-                          size_t n, struct vec_batch *b);
 /* The same with model vm, whatever the handle's ingest setting (backfill). */
 int vec_batch_embed_model(struct cairn *h, struct vec_model *vm, const char *const *texts,
                           const size_t *lens, size_t n, struct vec_batch *b);
