@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """bench_start.py: what a cairn process pays, build against build, taking turns.
 
-  bench_start.py STORE RUNS NAME=CAIRN[;VAR=VALUE...] ... [--only version,hook,recall-fast]
+  bench_start.py STORE RUNS NAME=CAIRN[;VAR=VALUE...] ... [--only version,hook,recall,recall-fast]
 
 Runs, round by round and in alternating order, `/bin/true`, then for each
 build `cairn --version`, `cairn hook prompt` (the hook's JSON on stdin) and
 `cairn recall Q --budget 1000 --fast` on STORE (keyword only, HOME in a
-fresh folder), each under `perf stat`, and prints the medians of the
+fresh folder; the exact `cairn recall Q --budget 1000` too with --only recall), each under `perf stat`, and prints the medians of the
 process's task-clock and of its page faults as perf counts them: the
 traps into the kernel, not the pages `MADV_POPULATE_WRITE` faults in by a
 call (those are in rusage's ru_minflt, so a build that populates its heap
