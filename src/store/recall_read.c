@@ -473,10 +473,10 @@ int64_t store_hex8(const unsigned char *p)
  * 100,000 messages are 40 rows, 35,000 of 50,000 on a million 391.
  */
 static int sizes_packed(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
-                        int64_t *units, int *whole)
+                        int64_t *units, int *dialogs, int *whole)
 {
     sqlite3_stmt *st = NULL;
-    int rc, src = SQLITE_DONE, i = 0;
+    int rc, src = SQLITE_DONE, i = 0, d = 0;
     int64_t m = 0, u = 0;
     *whole = 0;
     if ((rc = store_prepare(h, "SELECT blk, sizes FROM session_sizes "
@@ -500,6 +500,7 @@ static int sizes_packed(struct cairn *h, const int64_t *sess, int n, int64_t *ms
                 goto out;
             m += a;
             u += b;
+            d += a == b && a > 0;
         }
     }
     if (src != SQLITE_DONE && src != SQLITE_ROW) {
@@ -509,6 +510,7 @@ static int sizes_packed(struct cairn *h, const int64_t *sess, int n, int64_t *ms
     if (i == n) {
         *msgs = m;
         *units = u;
+        *dialogs = d;
         *whole = 1;
     }
 out:
@@ -519,16 +521,24 @@ out:
 int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
                         int64_t *units)
 {
+    int dialogs;
+    return store_sessions_shape(h, sess, n, msgs, units, &dialogs);
+}
+
+int store_sessions_shape(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                         int64_t *units, int *dialogs)
+{
     struct buf ids = BUF_INIT;
     sqlite3_stmt *st = NULL;
     int rc, src = SQLITE_DONE, whole = 0;
     *msgs = *units = 0;
+    *dialogs = 0;
     if (n <= 0)
         return CAIRN_OK;
     /* packed rows while the span's rows are no more than the list (a few
      * sessions spread over a big store are looked up one by one) */
     if (!h->pg && sess[0] >= 0 && (sess[n - 1] / SIZES_PER_ROW - sess[0] / SIZES_PER_ROW) < n &&
-        ((rc = sizes_packed(h, sess, n, msgs, units, &whole)) || whole))
+        ((rc = sizes_packed(h, sess, n, msgs, units, dialogs, &whole)) || whole))
         return rc;
     if (n >= SIZE_SCAN_FROM) {
         if ((rc = store_prepare(h, "SELECT session, n, " UNITS_SQL " FROM session_stats "
@@ -544,6 +554,8 @@ int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *ms
             if (i < n && sess[i] == s) {
                 *msgs += sqlite3_column_int64(st, 1);
                 *units += sqlite3_column_int64(st, 2);
+                *dialogs += sqlite3_column_int64(st, 1) == sqlite3_column_int64(st, 2) &&
+                            sqlite3_column_int64(st, 1) > 0;
                 i++;
             }
         }
@@ -553,7 +565,8 @@ int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *ms
     }
     if ((rc = ids_json(h, sess, n, &ids)))
         goto out;
-    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0), coalesce(sum(" UNITS_SQL "), 0) "
+    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0), coalesce(sum(" UNITS_SQL "), 0), "
+                            "coalesce(sum(nuser = n AND n > 0), 0) "
                             "FROM session_stats WHERE session IN "
                             "(SELECT value FROM json_each(?1))", &st)))
         goto out;
@@ -561,6 +574,7 @@ int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *ms
     if ((src = sqlite3_step(st)) == SQLITE_ROW) {
         *msgs = sqlite3_column_int64(st, 0);
         *units = sqlite3_column_int64(st, 1);
+        *dialogs = sqlite3_column_int(st, 2);
     } else if (src != SQLITE_DONE) {
         rc = cairn__sqlerr(h, src, "session sizes");
     }

@@ -99,6 +99,12 @@ int64_t store_hex_field(const unsigned char *p, int n);
  * people). For gather's pruning. */
 int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
                         int64_t *units);
+/* The same, and *dialogs: how many of them have no reply (every turn a
+ * user's, as their unit rows flag STORE_UNITS_DIALOG: rounds = messages
+ * > 0),
+ * read from the same rows. */
+int store_sessions_shape(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                         int64_t *units, int *dialogs);
 
 /* Sessions appended to out: those in scope with a message time (its own,
  * else the session's start) in [from, to); every session in scope; every

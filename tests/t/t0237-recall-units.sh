@@ -5,7 +5,8 @@
 # unit rows") answers as without it, byte for byte: a batch of questions
 # (common and rare words, the assistant's replies, the first time, a date)
 # at four budgets, with --explain, on a generated store, and one question
-# asked again after a session grew and one lost a turn. The variable goes
+# asked again after a session grew and one lost a turn, and once more
+# after an old session lost its replies. The variable goes
 # through the CLI's one reader (cli/env.c) to the library's setting; the
 # unit test test_recall_units checks that the rows' path is the one taken.
 . "$(dirname "$0")/lib.sh"
@@ -49,4 +50,16 @@ else
     t_skip "a session cut: no sqlite3 shell"
 fi
 same "after the changes"
+# an old session (not the newest) left without a reply: the pool that
+# holds it is known from its sizes before any unit row is read (gathered
+# whole, as without the rows)
+if command -v sqlite3 > /dev/null; then
+    check "an old session without a reply" sqlite3 "$CAIRN_DB" \
+        "DELETE FROM messages WHERE session = 20 AND role = 'assistant'"
+    check "it has turns left, all a user's" test "$(sqlite3 "$CAIRN_DB" \
+        "SELECT count(*) FROM session_stats WHERE session = 20 AND n > 0 AND nuser = n")" -eq 1
+    same "with an old session without a reply"
+else
+    t_skip "an old session without a reply: no sqlite3 shell"
+fi
 t_done
