@@ -1272,7 +1272,7 @@ static int load_split(struct cairn *h, struct pool *p, const int64_t *sess, int 
 static int units_setting(const struct cairn *h)
 {
     const char *v = cairn__setting(h, CAIRN__SET_RECALL_UNITS);
-    return v && *v && strcmp(v, "0");
+    return !v || strcmp(v, "0");            /* on unless "0" */
 }
 
 /* Whether the question and options leave the pool to the rows (the

@@ -1,8 +1,8 @@
 #!/bin/sh
-# t0237-recall-units: `cairn recall` with CAIRN_RECALL_UNITS=1 (the exact
+# t0237-recall-units: `cairn recall` by default (CAIRN_RECALL_UNITS on: the exact
 # keyword recall ranked from the sessions' unit rows, a session's turns
 # read when packing needs it; docs/ARCHITECTURE.md, "The exact recall over
-# unit rows") answers as without it, byte for byte: a batch of questions
+# unit rows") answers as with CAIRN_RECALL_UNITS=0, byte for byte: a batch of questions
 # (common and rare words, the assistant's replies, the first time, a date)
 # at four budgets, with --explain, on a generated store, and one question
 # asked again after a session grew and one lost a turn, and once more
@@ -26,12 +26,12 @@ with open(sys.argv[1], "w") as f:
                             "budgets": [300, 1000, 4000, 8000]}) + "\n")
 PY
 same() {
-    "$CAIRN" recall --batch --json --explain < "$TMP/q.jsonl" > "$TMP/off" 2>/dev/null
-    CAIRN_RECALL_UNITS=1 "$CAIRN" recall --batch --json --explain < "$TMP/q.jsonl" > "$TMP/on" \
+    CAIRN_RECALL_UNITS=0 "$CAIRN" recall --batch --json --explain < "$TMP/q.jsonl" > "$TMP/off" \
         2>/dev/null
+    "$CAIRN" recall --batch --json --explain < "$TMP/q.jsonl" > "$TMP/on" 2>/dev/null
     check "$1: answers" test "$(wc -l < "$TMP/off")" -eq 32
     check "$1: some turns recalled" grep -q '"message"' "$TMP/off"
-    check "$1: the same bytes with CAIRN_RECALL_UNITS=1" cmp -s "$TMP/off" "$TMP/on"
+    check "$1: the same bytes as with CAIRN_RECALL_UNITS=0" cmp -s "$TMP/off" "$TMP/on"
 }
 same "a generated store"
 # a session grows (its rows written again) and one loses a turn (its rows dropped)

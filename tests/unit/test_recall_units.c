@@ -123,7 +123,7 @@ static int force_split;
 static int set_units(struct cairn *db, int on)
 {
     int rc = cairn_set(db, "recall.split_msgs", force_split ? "1" : NULL);
-    return rc ? rc : cairn_set(db, "recall.units", on ? "1" : NULL);
+    return rc ? rc : cairn_set(db, "recall.units", on ? NULL : "0");   /* (on: the default) */
 }
 
 /* The two pools of question, ranked, field by field. */
