@@ -6,7 +6,7 @@
 # `cairn recall --batch --json --explain` of 23 questions (common and rare
 # words, the assistant's replies, a date, the first time, a birthday) x
 # budgets 1000 and 8000, "now" fixed, exact and --fast, with the variable
-# unset and 1, the outputs compared byte for byte (the store is only read).
+# 0 and 1 (1: the default), the outputs compared byte for byte (the store is only read).
 # Prints one line a mode; exit 0: the same, 1: a difference.
 set -e
 STORE=$1 CAIRN=${2:-build/cairn} D=${3:-/tmp/units_same}
@@ -33,8 +33,8 @@ PY
 rc=0
 for mode in exact fast; do
     flag=; [ $mode = fast ] && flag=--fast
-    CAIRN_DB=$STORE CAIRN_EMBED_MODEL=none "$CAIRN" recall --batch --json --explain $flag \
-        < "$D/q.jsonl" > "$D/off.$mode" 2>/dev/null
+    CAIRN_DB=$STORE CAIRN_EMBED_MODEL=none CAIRN_RECALL_UNITS=0 "$CAIRN" recall --batch --json \
+        --explain $flag < "$D/q.jsonl" > "$D/off.$mode" 2>/dev/null
     CAIRN_DB=$STORE CAIRN_EMBED_MODEL=none CAIRN_RECALL_UNITS=1 "$CAIRN" recall --batch --json \
         --explain $flag < "$D/q.jsonl" > "$D/on.$mode" 2>/dev/null
     if cmp -s "$D/off.$mode" "$D/on.$mode"; then

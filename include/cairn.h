@@ -149,10 +149,10 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *                       thread of its own with a read-only handle of the
  *                       same store (the same answer; a store on disk)
  *   "recall.split_msgs" the turns from which it does (200000; tests)
- *   "recall.units"      "1": the exact recall of a keyword-only pool ranks
- *                       its sessions' units from their unit rows and loads
- *                       a session's turns only when packing tries it (the
- *                       same answer); default: every turn is loaded
+ *   "recall.units"      "0": the exact recall loads every turn of its pool;
+ *                       by default a keyword-only pool's units are ranked
+ *                       from their unit rows and a session's turns loaded
+ *                       only when packing tries it (the same answer)
  *   "store.cache_mb"    the page cache in MB, 1..4096 (default 2 read-only,
  *                       16 writable), set at once: for a long-lived process
  *   "store.keep_turns"  "1": keep every turn's and session's metadata in

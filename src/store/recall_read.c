@@ -473,10 +473,10 @@ int64_t store_hex8(const unsigned char *p)
  * 100,000 messages are 40 rows, 35,000 of 50,000 on a million 391.
  */
 static int sizes_packed(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
-                        int64_t *units, int64_t *each, int *whole)
+                        int64_t *units, int64_t *each, int *dialogs, int *whole)
 {
     sqlite3_stmt *st = NULL;
-    int rc, src = SQLITE_DONE, i = 0;
+    int rc, src = SQLITE_DONE, i = 0, d = 0;
     int64_t m = 0, u = 0;
     *whole = 0;
     if ((rc = store_prepare(h, "SELECT blk, sizes FROM session_sizes "
@@ -502,6 +502,7 @@ static int sizes_packed(struct cairn *h, const int64_t *sess, int n, int64_t *ms
                 each[i] = a;
             m += a;
             u += b;
+            d += a == b && a > 0;
         }
     }
     if (src != SQLITE_DONE && src != SQLITE_ROW) {
@@ -511,6 +512,7 @@ static int sizes_packed(struct cairn *h, const int64_t *sess, int n, int64_t *ms
     if (i == n) {
         *msgs = m;
         *units = u;
+        *dialogs = d;
         *whole = 1;
     }
 out:
@@ -518,27 +520,23 @@ out:
     return rc;
 }
 
-int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
-                        int64_t *units)
-{
-    int each = 0;
-    return store_sessions_size_each(h, sess, n, msgs, units, NULL, &each);
-}
-
-int store_sessions_size_each(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
-                             int64_t *units, int64_t *each, int *got)
+/* The three entry points below in one: each (may be NULL) and *got as
+ * store_sessions_size_each says, *dialogs as store_sessions_shape says. */
+static int sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                         int64_t *units, int64_t *each, int *got, int *dialogs)
 {
     struct buf ids = BUF_INIT;
     sqlite3_stmt *st = NULL;
     int rc, src = SQLITE_DONE, whole = 0;
     *msgs = *units = 0;
     *got = 0;
+    *dialogs = 0;
     if (n <= 0)
         return CAIRN_OK;
     /* packed rows while the span's rows are no more than the list (a few
      * sessions spread over a big store are looked up one by one) */
     if (!h->pg && sess[0] >= 0 && (sess[n - 1] / SIZES_PER_ROW - sess[0] / SIZES_PER_ROW) < n &&
-        ((rc = sizes_packed(h, sess, n, msgs, units, each, &whole)) || whole)) {
+        ((rc = sizes_packed(h, sess, n, msgs, units, each, dialogs, &whole)) || whole)) {
         *got = whole && each;
         return rc;
     }
@@ -556,6 +554,8 @@ int store_sessions_size_each(struct cairn *h, const int64_t *sess, int n, int64_
             if (i < n && sess[i] == s) {
                 *msgs += sqlite3_column_int64(st, 1);
                 *units += sqlite3_column_int64(st, 2);
+                *dialogs += sqlite3_column_int64(st, 1) == sqlite3_column_int64(st, 2) &&
+                            sqlite3_column_int64(st, 1) > 0;
                 i++;
             }
         }
@@ -565,7 +565,8 @@ int store_sessions_size_each(struct cairn *h, const int64_t *sess, int n, int64_
     }
     if ((rc = ids_json(h, sess, n, &ids)))
         goto out;
-    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0), coalesce(sum(" UNITS_SQL "), 0) "
+    if ((rc = store_prepare(h, "SELECT coalesce(sum(n), 0), coalesce(sum(" UNITS_SQL "), 0), "
+                            "coalesce(sum(nuser = n AND n > 0), 0) "
                             "FROM session_stats WHERE session IN "
                             "(SELECT value FROM json_each(?1))", &st)))
         goto out;
@@ -573,6 +574,7 @@ int store_sessions_size_each(struct cairn *h, const int64_t *sess, int n, int64_
     if ((src = sqlite3_step(st)) == SQLITE_ROW) {
         *msgs = sqlite3_column_int64(st, 0);
         *units = sqlite3_column_int64(st, 1);
+        *dialogs = sqlite3_column_int(st, 2);
     } else if (src != SQLITE_DONE) {
         rc = cairn__sqlerr(h, src, "session sizes");
     }
@@ -581,6 +583,27 @@ out:
         sqlite3_finalize(st);
     buf_release(&ids);
     return rc;
+}
+
+int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                        int64_t *units)
+{
+    int got, dialogs;
+    return sessions_size(h, sess, n, msgs, units, NULL, &got, &dialogs);
+}
+
+int store_sessions_size_each(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                             int64_t *units, int64_t *each, int *got)
+{
+    int dialogs;
+    return sessions_size(h, sess, n, msgs, units, each, got, &dialogs);
+}
+
+int store_sessions_shape(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                         int64_t *units, int *dialogs)
+{
+    int got;
+    return sessions_size(h, sess, n, msgs, units, NULL, &got, dialogs);
 }
 
 int store_range_sessions(struct cairn *h, const struct store_scope *sc, int64_t from, int64_t to,

@@ -105,6 +105,11 @@ int store_sessions_size(struct cairn *h, const int64_t *sess, int n, int64_t *ms
  * read a second time (gather.c, issue 23, hook50). */
 int store_sessions_size_each(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
                              int64_t *units, int64_t *each, int *got);
+/* The same as store_sessions_size, and *dialogs: how many of them have no
+ * reply (every turn a user's, as their unit rows flag STORE_UNITS_DIALOG:
+ * rounds = messages > 0), read from the same rows. */
+int store_sessions_shape(struct cairn *h, const int64_t *sess, int n, int64_t *msgs,
+                         int64_t *units, int *dialogs);
 
 /* Sessions appended to out: those in scope with a message time (its own,
  * else the session's start) in [from, to); every session in scope; every

@@ -136,6 +136,9 @@ static void check_one(struct cairn *db, sqlite3 *raw, const char *question, cons
     o.flags = CAIRN_RECALL_MATCHED_ONLY | (fast ? CAIRN_RECALL_FAST : 0);
     o.budget = 1000;
     T_EQ_INT(query_parse(&q, question, 1700000000, 0), 0);
+    /* the loaded pool's turns are checked here (the unit rows' pool, on
+     * by default, against the loaded one: test_recall_units) */
+    T_EQ_INT(cairn_set(db, "recall.units", "0"), CAIRN_OK);
     T_EQ_INT(gather(db, &q, &o, NULL, NULL, NULL, &p), CAIRN_OK);
     /* the exact pool's turns' array was sized once, from the sessions'
      * sizes (store_sessions_size), not grown: exactly its turns; so was
@@ -475,6 +478,7 @@ static void pool_size(struct cairn *db, const char *question, int *ns, int *nm)
     o.flags = CAIRN_RECALL_MATCHED_ONLY;
     o.budget = 1000;
     T_EQ_INT(query_parse(&q, question, 1700000000, 0), 0);
+    T_EQ_INT(cairn_set(db, "recall.units", "0"), CAIRN_OK);    /* (the loaded pool's) */
     T_EQ_INT(gather(db, &q, &o, NULL, NULL, NULL, &p), CAIRN_OK);
     *ns = p.ns;
     *nm = p.nm;

@@ -145,6 +145,9 @@ static void pool_of(struct cairn *db, const char *question, int packed, int fast
     o.budget = 1000;
     o.exclude_session = excl;
     T_EQ_INT(cairn_set(db, "recall.packed", packed ? NULL : "0"), CAIRN_OK);
+    /* the loaded pools' turns compared (the unit rows' pool, on by
+     * default, against the loaded one: test_recall_units) */
+    T_EQ_INT(cairn_set(db, "recall.units", "0"), CAIRN_OK);
     T_EQ_INT(query_parse(q, question, 1700000000, 0), 0);
     T_EQ_INT(gather(db, q, &o, NULL, NULL, NULL, p), CAIRN_OK);
 }

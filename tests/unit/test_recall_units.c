@@ -123,7 +123,7 @@ static int force_split;
 static int set_units(struct cairn *db, int on)
 {
     int rc = cairn_set(db, "recall.split_msgs", force_split ? "1" : NULL);
-    return rc ? rc : cairn_set(db, "recall.units", on ? "1" : NULL);
+    return rc ? rc : cairn_set(db, "recall.units", on ? NULL : "0");   /* (on: the default) */
 }
 
 /* The two pools of question, ranked, field by field. */
@@ -345,6 +345,35 @@ static void test_units_dialog(void)
         T_EQ_INT(add_session(db, s, 0, 1 + (int)rnd(12), s % 4 == 0), CAIRN_OK);
     check_pools(db, questions[0], 0);
     check_recalls(db, questions[0], NULL);
+    cairn_close(db);
+
+    /* one old session without a reply among many with one (not the
+     * newest: known from the sizes' rows before a unit row is read) */
+    snprintf(path, sizeof path, "%s/d1.db", dir);
+    T_EQ_INT(t_open(path, 0, &db), CAIRN_OK);
+    for (int s = 0; s < 80; s++)
+        T_EQ_INT(add_session(db, s, 0, 2 + (int)rnd(12), s == 7), CAIRN_OK);
+    int with = 0;
+    for (int i = 0; i < NQ; i++) {
+        struct query q;
+        struct pool p;
+        struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+        o.method = CAIRN_METHOD_KEYWORD;
+        o.budget = 1000;
+        T_EQ_INT(query_parse(&q, questions[i], 1800000000, 1), 0);
+        T_EQ_INT(set_units(db, 1), CAIRN_OK);
+        T_EQ_INT(gather(db, &q, &o, NULL, NULL, NULL, &p), CAIRN_OK);
+        T_EQ_INT(set_units(db, 0), CAIRN_OK);
+        int old = 0;                        /* the reply-less session's in it */
+        for (int k = 0; k < p.ns; k++)
+            old |= p.s[k].dialog;
+        pool_free(&p);
+        query_free(&q);
+        with += old;
+        check_pools(db, questions[i], !old);
+        check_recalls(db, questions[i], NULL);
+    }
+    T_CHECK(with > 0);                       /* (asked of such a pool) */
     cairn_close(db);
 }
 

@@ -75,18 +75,22 @@ static void check_slots(sqlite3 *raw)
 }
 
 /* The sums over session_stats of ids[n] (brute force). */
-static void sums(sqlite3 *raw, const int64_t *ids, int n, int64_t *msgs, int64_t *units)
+static void sums(sqlite3 *raw, const int64_t *ids, int n, int64_t *msgs, int64_t *units,
+                 int *dialogs)
 {
     sqlite3_stmt *st;
     *msgs = *units = 0;
-    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT n, CASE WHEN nuser = n THEN n ELSE nuser END FROM "
-                                "session_stats WHERE session = ?", -1, &st, NULL), SQLITE_OK);
+    *dialogs = 0;
+    T_EQ_INT(sqlite3_prepare_v2(raw, "SELECT n, CASE WHEN nuser = n THEN n ELSE nuser END, "
+                                "nuser = n AND n > 0 FROM session_stats WHERE session = ?", -1, &st, NULL),
+             SQLITE_OK);
     for (int i = 0; i < n; i++) {
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, ids[i]);
         if (sqlite3_step(st) == SQLITE_ROW) {
             *msgs += sqlite3_column_int64(st, 0);
             *units += sqlite3_column_int64(st, 1);
+            *dialogs += sqlite3_column_int64(st, 2);
         }
     }
     sqlite3_finalize(st);
@@ -102,7 +106,7 @@ static int each_lists;
 static int check_sizes(struct cairn *db, sqlite3 *raw, int64_t top)
 {
     int64_t ids[600], each[600], m, u, wm, wu, em, eu;
-    int bad = 0;
+    int bad = 0, d, wd;
     for (int l = 0; l < 40; l++) {
         int n = 0;
         unsigned keep = 1 + pick(l % 4 == 0 ? 40 : 2);    /* one in keep */
@@ -111,8 +115,10 @@ static int check_sizes(struct cairn *db, sqlite3 *raw, int64_t top)
                 ids[n++] = s;
         if (!n)
             ids[n++] = top;
-        T_EQ_INT(store_sessions_size(db, ids, n, &m, &u), CAIRN_OK);
-        sums(raw, ids, n, &wm, &wu);
+        T_EQ_INT(store_sessions_shape(db, ids, n, &m, &u, &d), CAIRN_OK);
+        sums(raw, ids, n, &wm, &wu, &wd);
+        bad += m != wm || u != wu || d != wd;
+        T_EQ_INT(store_sessions_size(db, ids, n, &wm, &wu), CAIRN_OK);
         bad += m != wm || u != wu;
         int got = -1;
         for (int i = 0; i < n; i++)
@@ -121,7 +127,8 @@ static int check_sizes(struct cairn *db, sqlite3 *raw, int64_t top)
         bad += em != m || eu != u || (got != 0 && got != 1);
         for (int i = 0; got == 1 && i < n; i++) {
             int64_t one, ou;
-            sums(raw, &ids[i], 1, &one, &ou);
+            int od;
+            sums(raw, &ids[i], 1, &one, &ou, &od);
             bad += each[i] != one;
         }
         each_lists += got == 1;
