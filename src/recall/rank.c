@@ -879,6 +879,15 @@ static int seg_lift(struct pool *p, double lift)
     return 0;
 }
 
+/* A time or position negated for "the first time" (descending sorts put
+ * the earliest first), in two's complement: an unknown time
+ * (CAIRN_NO_TIME, INT64_MIN) stays the smallest key either way, so it is
+ * ranked last in both orders, and no signed overflow is computed. */
+static int64_t ord_key(int neg, int64_t v)
+{
+    return neg ? (int64_t)(0 - (uint64_t)v) : v;
+}
+
 /* A question about the first (last) time (query_ordinal): of the ORD_TOP
  * best units, the earliest (latest) gets W_ORDINAL in rank-1 units, the
  * next half that, and so on: a ranking by time among those the words
@@ -910,18 +919,18 @@ static int order_boost(struct pool *p, int ordinal)
         n = top;
     /* three stable passes, the least significant key first; descending
      * sorts, so the earliest first is the largest negated key */
-    int64_t sign = (ordinal & ORD_FIRST) ? -1 : 1;
+    int neg = (ordinal & ORD_FIRST) != 0;
     int by_day = ORD_BY_DAY && (ordinal & ORD_DAY);
     for (int i = 0; i < n && !by_day; i++)
-        o[i].key = sort_key_i64(sign * unit_head_pos(p, (int)o[i].val));
+        o[i].key = sort_key_i64(ord_key(neg, unit_head_pos(p, (int)o[i].val)));
     if (!by_day && sort_kv_desc(o, (size_t)n))
         goto fail;
     for (int i = 0; i < n; i++)
-        o[i].key = sort_key_i64(sign * p->s[p->u[o[i].val].sess].started_at);
+        o[i].key = sort_key_i64(ord_key(neg, p->s[p->u[o[i].val].sess].started_at));
     if (sort_kv_desc(o, (size_t)n))
         goto fail;
     for (int i = 0; i < n; i++)
-        o[i].key = sort_key_i64(sign * unit_head_at(p, (int)o[i].val));
+        o[i].key = sort_key_i64(ord_key(neg, unit_head_at(p, (int)o[i].val)));
     if (sort_kv_desc(o, (size_t)n))
         goto fail;
     /* by day: a session's units share its place (ties keep score order) */
