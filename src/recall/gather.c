@@ -1232,17 +1232,26 @@ static int half_load(struct half *w, struct cairn *on)
     return rc == -1 ? CAIRN_OK : rc;        /* stopped early: nothing is wrong */
 }
 
+/* A second thread's read-only handle on h's store, or NULL when none
+ * opens (then the first thread does that thread's share itself). */
+static struct cairn *reader_open(struct cairn *h)
+{
+    struct cairn *r = NULL;
+    if (h->open_reader(h, &r)) {
+        if (r)
+            h->close_reader(r);
+        return NULL;
+    }
+    return r;
+}
+
 /* The second thread: the half on a reader of its own, or nothing when
  * none opens (then the first thread loads it on h, after its own). */
 static void *half_run(void *arg)
 {
     struct half *w = arg;
-    if (w->h->open_reader(w->h, &w->r)) {
-        if (w->r)
-            w->h->close_reader(w->r);
-        w->r = NULL;
+    if (!(w->r = reader_open(w->h)))
         return NULL;
-    }
     w->rc = half_load(w, w->r);
     return NULL;
 }
@@ -1518,12 +1527,8 @@ struct urows_half {
 static void *urows_run(void *arg)
 {
     struct urows_half *w = arg;
-    if (w->h->open_reader(w->h, &w->r)) {
-        if (w->r)
-            w->h->close_reader(w->r);
-        w->r = NULL;
+    if (!(w->r = reader_open(w->h)))
         return NULL;
-    }
     w->rc = urows_read(w->r, &w->ur, w->sess, w->n, w->n, w->total);
     return NULL;
 }
