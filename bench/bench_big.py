@@ -14,7 +14,7 @@ The store is generated, never committed:
 A build that would migrate the store takes its own copy: NAME=CAIRN@STORE2
 (the new build migrates it on first use; the old one refuses a newer schema).
 A build run with variables of its own: NAME=CAIRN[@STORE]:VAR=VALUE[:VAR=VALUE]
-(e.g. new=build/cairn:CAIRN_RECALL_UNITS=1).
+(e.g. new=build/cairn:CAIRN_RECALL_UNITS=0, the unit rows off).
 
 usage: bench_big.py STORE RUNS NAME=CAIRN[@STORE][:VAR=VALUE...] ... [--only stats,sessions,...]
 """
