@@ -5,7 +5,9 @@ Times `cairn hook prompt` as a whole process (spawn, read the hook JSON,
 open the store, recall, gate, print) against /bin/true fed the same stdin,
 taking turns, in the same run. Prompts are the lines of QUESTIONS.txt.
 Prints `bench hook.* key=value` lines; cpu_p50_ms is the process's user +
-system CPU (all its threads), from RUSAGE_CHILDREN around each run.
+system CPU (all its threads), from RUSAGE_CHILDREN around each run, with
+its p95 and the user and system parts' p50; the load average (1 min) at
+the start and the end.
 
 --variant NAME:K=V,K=V (repeatable) times several configurations in the
 same run, taking turns prompt by prompt (e.g. keyword against hybrid,
@@ -47,6 +49,9 @@ def main():
     vs = variants(sys.argv)
     times = {name: [] for name, _ in vs}
     cpus = {name: [] for name, _ in vs}
+    users = {name: [] for name, _ in vs}
+    syss = {name: [] for name, _ in vs}
+    load0 = os.getloadavg()[0]
     fired = {name: 0 for name, _ in vs}
     t_true = []
     for i in range(runs):
@@ -68,6 +73,8 @@ def main():
             times[name].append((time.perf_counter() - a) * 1e3)
             r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus[name].append((r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1e3)
+            users[name].append((r1.ru_utime - r0.ru_utime) * 1e3)
+            syss[name].append((r1.ru_stime - r0.ru_stime) * 1e3)
             fired[name] += bool(out.strip())
         a = time.perf_counter()
         subprocess.run(["/bin/true"], input=inp, env=env, stdout=subprocess.PIPE)
@@ -80,11 +87,14 @@ def main():
     for name, _ in vs:
         v = times[name]
         c50 = statistics.median(v)
-        print("bench %s.%s runs=%d p50_ms=%.2f p95_ms=%.2f cpu_p50_ms=%.2f %s=%d "
-              "ratio_p50_vs_true=%.2f"
+        print("bench %s.%s runs=%d p50_ms=%.2f p95_ms=%.2f cpu_p50_ms=%.2f cpu_p95_ms=%.2f "
+              "user_p50_ms=%.2f sys_p50_ms=%.2f %s=%d ratio_p50_vs_true=%.2f"
               % (what, name, runs, c50, q(v, 95), statistics.median(cpus[name]),
-                 "answered" if recall else "fired", fired[name], c50 / t50))
-    print("bench %s.true runs=%d p50_ms=%.2f p95_ms=%.2f" % (what, runs, t50, q(t_true, 95)))
+                 q(cpus[name], 95), statistics.median(users[name]),
+                 statistics.median(syss[name]), "answered" if recall else "fired",
+                 fired[name], c50 / t50))
+    print("bench %s.true runs=%d p50_ms=%.2f p95_ms=%.2f load_start=%.2f load_end=%.2f"
+          % (what, runs, t50, q(t_true, 95), load0, os.getloadavg()[0]))
     for name, _ in vs:
         v = times[name]
         print("# %s %s: p50 %.1f ms, p95 %.1f ms as a whole process (%s %d of %d);"

@@ -18,7 +18,7 @@
  *     the width follows the SIMD level, and each level runs fastest on
  *     its own;
  *   - beside them, q8.bin (the int8 forms) and files of bytes only their
- *     caller reads (embed_pc_blob_*: USE-lite's vocab.bin);
+ *     caller reads (embed_pc_blob_*: USE-lite's vocab.bin and manifest.bin);
  *   - it is never trusted blindly: its owner must be us, its size must be
  *     exactly what the shapes give, its header carries a hash of itself,
  *     the weights file's size and change time and a hash of every

@@ -235,6 +235,9 @@ static int vs_score(struct vscan *s, double *v)
 #define USE_VOCAB_FILE  "vocab.bin"
 #define USE_VOCAB_MAGIC "cairnvo1"   /* bump with the layout or the tokenizer's tables */
 #define USE_MAX_VOCAB   (1 << 20)
+/* model.json's weightsManifest member, its text (load_model_json) */
+#define USE_MAN_FILE    "manifest.bin"
+#define USE_MAN_MAGIC   "cairnmf1"
 
 struct vocab_bin {
     uint32_t nvocab, nslot, max_cp, npb;
@@ -803,12 +806,16 @@ static int load_layer(struct use_model *m, const struct use_manifest *man, int l
  * thousands of nodes for nothing (~10% of a one-shot query's CPU). The
  * other members are stepped over by json_scan (json_parse's grammar, no
  * allocation). The first of repeated keys counts, as in cJSON's lookup.
- * NULL if the text is not a JSON object. */
-static cJSON *model_manifest(const char *text, size_t len)
+ * *span, *spanlen: that member's value's text (NULL if none). NULL if the
+ * text is not a JSON object. */
+static cJSON *model_manifest(const char *text, size_t len, const char **span,
+                             size_t *spanlen)
 {
     const char *p = text, *end = text + len, *next;
     cJSON *out = cJSON_CreateObject(), *key = NULL, *v;
 
+    *span = NULL;
+    *spanlen = 0;
     if (len >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
         p += 3;
     p = json_ws(p, end);
@@ -829,6 +836,8 @@ static cJSON *model_manifest(const char *text, size_t len)
             if (!(v = json_parse(p, (size_t)(end - p), &next)))
                 goto bad;
             cJSON_AddItemToObject(out, "weightsManifest", v);
+            *span = p;
+            *spanlen = (size_t)(next - p);
         } else if (!json_scan(p, (size_t)(end - p), &next)) {
             goto bad;
         }
@@ -846,7 +855,65 @@ static cJSON *model_manifest(const char *text, size_t len)
 bad:
     cJSON_Delete(key);
     cJSON_Delete(out);
+    *span = NULL;
+    *spanlen = 0;
     return NULL;
+}
+
+/* model.json's weightsManifest, from manifest.bin when it is there and
+ * made from model.json as it is now (file: CAIRN_PACK_CACHE not 0), else
+ * from model.json, then written to manifest.bin for later processes (best
+ * effort). Stepping over the graph was 2.6 M instructions a process
+ * (json_scan); reading and hashing model.json is ~0.5 M, and keys the file
+ * by model.json's bytes for vocab.bin's reason. The file's body is the
+ * member's offset in model.json (uint64) and its text: the text must be
+ * model.json's bytes there, so a file sealed with a good hash but other
+ * text is refused like a damaged one and rebuilt, and the text is parsed
+ * by the same json_parse, so load_manifest checks the same tree either way. */
+static cJSON *load_model_json(const char *dir, const char *text, size_t len, int file)
+{
+    char ferr[256];
+    uint64_t key = hash64(text, len, 0x30de1), off;
+    const char *span, *next, *body;
+    const void *img;
+    size_t blen, slen;
+    cJSON *out, *v;
+    char *buf;
+
+    if (file) {
+        struct embed_pc *pc = embed_pc_blob_open(dir, USE_MAN_FILE, USE_MAN_MAGIC, key, &img,
+                                                 &blen, ferr, sizeof ferr);
+        if (pc) {
+            body = img;
+            v = NULL;
+            if (blen > sizeof off) {
+                memcpy(&off, body, sizeof off);
+                body += sizeof off;
+                blen -= sizeof off;
+                if (off <= len && blen <= len - off && memcmp(text + off, body, blen) == 0)
+                    v = json_parse(body, blen, &next);
+            }
+            if (cJSON_IsArray(v) && next == body + blen && (out = cJSON_CreateObject())) {
+                cJSON_AddItemToObject(out, "weightsManifest", v);
+                embed_pc_close(pc);
+                return out;
+            }
+            cJSON_Delete(v);   /* refused: built again below */
+            embed_pc_close(pc);
+        }
+    }
+    out = model_manifest(text, len, &span, &slen);
+    if (file && span &&
+        cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(out, "weightsManifest")) &&
+        (buf = malloc(sizeof off + slen))) {
+        off = (uint64_t)(span - text);
+        memcpy(buf, &off, sizeof off);
+        memcpy(buf + sizeof off, span, slen);
+        (void)embed_pc_blob_write(dir, USE_MAN_FILE, USE_MAN_MAGIC, key, buf, sizeof off + slen,
+                                  ferr, sizeof ferr);
+        free(buf);
+    }
+    return out;
 }
 
 struct use_model *use_load(const char *dir, char *err, size_t errlen)
@@ -888,7 +955,7 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
     text = embed_read_file(dir, "model.json", USE_MAX_JSON, &len, NULL, err, errlen);
     if (!text)
         goto out;
-    model = model_manifest(text, len);
+    model = load_model_json(dir, text, len, use_q8_file_wanted(m));
     if (!cJSON_IsObject(model)) {
         embed_errf(err, errlen, "model.json is not a JSON object");
         goto out;

@@ -28,6 +28,14 @@
  * (a byte, to the header, empty), a header or body byte changed, a body
  * sealed with a fresh hash but an out-of-range length, or left from
  * another vocab.json: ignored, the same ids and vectors, rewritten whole.
+ *
+ * model.json's manifest (.cairn-packed/manifest.bin): written at the first
+ * load, mapped by the next, the same vector as parsing model.json; cut, a
+ * header, offset or text byte changed, sealed with a fresh hash but text
+ * that is not model.json's at its offset (another offset, one out of
+ * range, cut short, a byte changed, a number of model.json instead of the
+ * array), or left from another model.json: ignored, the same vector,
+ * rewritten whole.
  */
 #include "t.h"
 #include "embed/embed.h"
@@ -877,33 +885,70 @@ static void vocab_encode(struct vout *o)
     embed_free(m);
 }
 
-static ino_t vocab_inode(void)
+static ino_t packed_inode(const char *name)
 {
     char path[600];
     struct stat st;
 
-    snprintf(path, sizeof(path), "%s/.cairn-packed/vocab.bin", tmpdir);
+    snprintf(path, sizeof(path), "%s/.cairn-packed/%s", tmpdir, name);
     return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
-/* Writes len bytes of img as vocab.bin, loads, and checks the ids and
- * vector are ref's and the file was rewritten as good. */
-static void vocab_damaged(const char *what, const char *img, size_t len,
-                          const struct vout *ref, const char *good, size_t good_len)
+static ino_t vocab_inode(void)
+{
+    return packed_inode("vocab.bin");
+}
+
+/* Writes len bytes of img as .cairn-packed/name, loads, and checks the
+ * ids and vector are ref's and the file was rewritten as good. */
+static void packed_damaged(const char *name, const char *what, const char *img, size_t len,
+                           const struct vout *ref, const char *good, size_t good_len)
 {
     struct vout o;
     char path[600], *now;
     size_t n = 0;
 
-    write_file(".cairn-packed/vocab.bin", img, len);
+    snprintf(path, sizeof(path), ".cairn-packed/%s", name);
+    write_file(path, img, len);
     vocab_encode(&o);
-    snprintf(path, sizeof(path), "%s/.cairn-packed/vocab.bin", tmpdir);
+    snprintf(path, sizeof(path), "%s/.cairn-packed/%s", tmpdir, name);
     now = read_all(path, &n);
     if (memcmp(&o, ref, sizeof(o)) != 0 || !now || n != good_len ||
         memcmp(now, good, n) != 0) {
-        fprintf(stderr, "vocab file %s: not ignored and rewritten\n", what);
+        fprintf(stderr, "%s %s: not ignored and rewritten\n", name, what);
         T_CHECK(0);
     }
+    free(now);
+}
+
+static void vocab_damaged(const char *what, const char *img, size_t len,
+                          const struct vout *ref, const char *good, size_t good_len)
+{
+    packed_damaged("vocab.bin", what, img, len, ref, good, good_len);
+}
+
+/* src rewritten as text, which gives other ids or vectors than ref: the
+ * .cairn-packed file name left from before (good, n bytes) is stale,
+ * not used (the load gives what parsing src does) and rewritten. */
+static void packed_stale(const char *name, const char *src, const char *text,
+                         const struct vout *ref, const char *good, size_t n)
+{
+    struct vout o, stale_ref;
+    char path[600], *now;
+    size_t m = 0;
+
+    write_file(src, text, strlen(text));
+    setenv("CAIRN_PACK_CACHE", "0", 1);
+    vocab_encode(&stale_ref);
+    unsetenv("CAIRN_PACK_CACHE");
+    T_CHECK(memcmp(&stale_ref, ref, sizeof(*ref)) != 0);
+    snprintf(path, sizeof(path), ".cairn-packed/%s", name);
+    write_file(path, good, n);
+    vocab_encode(&o);
+    T_CHECK(memcmp(&o, &stale_ref, sizeof(o)) == 0);
+    snprintf(path, sizeof(path), "%s/.cairn-packed/%s", tmpdir, name);
+    now = read_all(path, &m);
+    T_CHECK(now && memcmp(now, good, m < n ? m : n) != 0);
     free(now);
 }
 
@@ -919,10 +964,10 @@ static void test_vocab_file(void)
         { "magic", 0 }, { "source key", 72 }, { "header hash", 120 },
         { "a score", 128 + 16 + 8 * 7 + 6 }, { "a piece's byte", 0 },
     };
-    struct vout ref, o, stale_ref;
-    char path[600], *good, *bad, *now;
+    struct vout ref, o;
+    char path[600], *good, *bad;
     const void *body;
-    size_t n = 0, m = 0, i, blen;
+    size_t n = 0, i, blen;
     uint64_t key;
     ino_t ino;
 
@@ -979,19 +1024,143 @@ static void test_vocab_file(void)
     }
     free(bad);
     /* another vocab.json: the old file is stale */
-    write_file("vocab.json", other, strlen(other));
-    setenv("CAIRN_PACK_CACHE", "0", 1);
-    vocab_encode(&stale_ref);
-    unsetenv("CAIRN_PACK_CACHE");
-    T_CHECK(memcmp(&stale_ref, &ref, sizeof(ref)) != 0);
-    write_file(".cairn-packed/vocab.bin", good, n);
-    vocab_encode(&o);
-    T_CHECK(memcmp(&o, &stale_ref, sizeof(o)) == 0);
-    now = read_all(path, &m);
-    T_CHECK(now && memcmp(now, good, m < n ? m : n) != 0);
-    free(now);
+    packed_stale("vocab.bin", "vocab.json", other, &ref, good, n);
     free(good);
     write_file("vocab.json", vocab_json, strlen(vocab_json));
+}
+
+/* Seals body (len bytes) as manifest.bin with key, as the library would,
+ * then checks it is ignored, the vector ref's, and rewritten as good. */
+static void manifest_sealed(const char *what, const char *body, size_t len, uint64_t key,
+                            const struct vout *ref, const char *good, size_t good_len)
+{
+    char err[256], path[600], *img;
+    size_t n = 0;
+
+    T_EQ_INT(embed_pc_blob_write(tmpdir, "manifest.bin", "cairnmf1", key, body, len, err,
+                                 sizeof err), 0);
+    snprintf(path, sizeof(path), "%s/.cairn-packed/manifest.bin", tmpdir);
+    img = read_all(path, &n);
+    T_CHECK(img != NULL);
+    if (img)
+        packed_damaged("manifest.bin", what, img, n, ref, good, good_len);
+    free(img);
+}
+
+/* .cairn-packed/manifest.bin (use.c load_model_json): model.json's
+ * weightsManifest text, written at the first load and mapped by the next;
+ * the same ids and vector as parsing model.json with CAIRN_PACK_CACHE=0
+ * (which writes nothing). Cut, empty, a byte changed, sealed with text
+ * that is not model.json's at its offset or with an offset out of range,
+ * or left from another model.json: ignored, the same vector, rewritten. */
+static void test_manifest_file(void)
+{
+    static const struct { const char *what; size_t at; } flips[] = {
+        { "magic", 0 }, { "source key", 72 }, { "header hash", 120 },
+        { "the offset", 128 }, { "a byte of the text", 0 },
+    };
+    struct vout ref, o;
+    char path[600], *good, *bad, *mj = NULL;
+    const void *body;
+    size_t n = 0, i, blen, mn = 0;
+    uint64_t key, off;
+    ino_t ino;
+
+    write_model(0, 0, 0, "group1-shard1of2");
+    snprintf(path, sizeof(path), "%s/.cairn-packed/manifest.bin", tmpdir);
+    unlink(path);               /* the earlier tests' */
+    setenv("CAIRN_PACK_CACHE", "0", 1);
+    vocab_encode(&ref);
+    T_CHECK(packed_inode("manifest.bin") == 0);   /* off: nothing written */
+    unsetenv("CAIRN_PACK_CACHE");
+    vocab_encode(&o);              /* parsed, then written */
+    T_CHECK(memcmp(&o, &ref, sizeof(o)) == 0);
+    T_CHECK((good = read_all(path, &n)) != NULL && n > 128 + 8);
+    if (!good || n <= 128 + 8)
+        return;
+    ino = packed_inode("manifest.bin");
+    vocab_encode(&o);              /* mapped: the same, not rewritten */
+    T_CHECK(memcmp(&o, &ref, sizeof(o)) == 0);
+    T_CHECK(packed_inode("manifest.bin") == ino);
+    /* the body: model.json's text at its offset */
+    {
+        char mpath[600];
+        snprintf(mpath, sizeof(mpath), "%s/model.json", tmpdir);
+        mj = read_all(mpath, &mn);
+    }
+    memcpy(&off, good + 128, sizeof off);
+    T_CHECK(mj && off < mn && n - 136 <= mn - off && memcmp(mj + off, good + 136, n - 136) == 0);
+    packed_damaged("manifest.bin", "cut by a byte", good, n - 1, &ref, good, n);
+    packed_damaged("manifest.bin", "cut to its header", good, 128, &ref, good, n);
+    packed_damaged("manifest.bin", "empty", good, 0, &ref, good, n);
+    bad = malloc(n);
+    T_CHECK(bad != NULL);
+    for (i = 0; bad && i < sizeof(flips) / sizeof(flips[0]); i++) {
+        memcpy(bad, good, n);
+        bad[flips[i].at ? flips[i].at : n - 3] ^= 0x10;
+        packed_damaged("manifest.bin", flips[i].what, bad, n, &ref, good, n);
+    }
+    /* sealed by the writer (a good hash and key) but not model.json's
+     * manifest: the text checks refuse them */
+    memcpy(&key, good + 72, sizeof key);
+    T_CHECK(embed_pc_blob_check(good, n, "cairnmf1", key, &body, &blen, NULL, 0) == 0 &&
+            blen == n - 128);
+    if (bad) {
+        static const uint64_t offs[] = { 1, UINT64_MAX, (uint64_t)1 << 40 };
+        uint64_t o2;
+
+        memcpy(bad, good + 128, n - 128);
+        for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+            o2 = i == 0 ? off + offs[0] : offs[i];
+            memcpy(bad, &o2, sizeof o2);
+            manifest_sealed(i == 0 ? "sealed at another offset" : "sealed with an offset out "
+                            "of range", bad, n - 128, key, &ref, good, n);
+        }
+        memcpy(bad, good + 128, n - 128);
+        manifest_sealed("sealed with the text cut short", bad, n - 129, key, &ref, good, n);
+        bad[8 + 20] ^= 0x01;
+        manifest_sealed("sealed with a byte of the text changed", bad, n - 128, key, &ref,
+                        good, n);
+        /* model.json's own text at an offset that is not the manifest's:
+         * a valid JSON value there (the first shape's first number) */
+        if (mj) {
+            const char *sh = strstr(mj, "\"shape\":[");
+            T_CHECK(sh != NULL);
+            if (sh) {
+                o2 = (uint64_t)(sh + 9 - mj);
+                memcpy(bad, &o2, sizeof o2);
+                memcpy(bad + 8, sh + 9, 2);          /* "19" */
+                manifest_sealed("sealed with other text of model.json", bad, 10, key, &ref,
+                                good, n);
+            }
+        }
+    }
+    free(bad);
+    /* another model.json: two weights of one shape swapped, so another
+     * vector; the old file is stale */
+    if (mj) {
+        cJSON *root = cJSON_Parse(mj), *ws;
+        char *text = NULL;
+
+        ws = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "weightsManifest"),
+                                                    0), "weights");
+        if (ws) {
+            cJSON *a = cJSON_GetObjectItem(cJSON_GetArrayItem(ws, 2), "name");
+            cJSON *b = cJSON_GetObjectItem(cJSON_GetArrayItem(ws, 3), "name");
+            char *t = a->valuestring;
+            a->valuestring = b->valuestring;
+            b->valuestring = t;
+            text = cJSON_PrintUnformatted(root);
+        }
+        T_CHECK(text != NULL);
+        if (text)
+            packed_stale("manifest.bin", "model.json", text, &ref, good, n);
+        free(text);
+        cJSON_Delete(root);
+    }
+    free(mj);
+    free(good);
+    write_model(0, 0, 0, "group1-shard1of2");
 }
 
 int main(void)
@@ -1015,6 +1184,7 @@ int main(void)
     T_RUN(test_q8_file);
     T_RUN(test_f32_file);
     T_RUN(test_vocab_file);
+    T_RUN(test_manifest_file);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", tmpdir);
