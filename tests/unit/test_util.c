@@ -353,7 +353,8 @@ static void test_heap_reserve_size(void)
 
 /* os_heap_reserve: the heap's pages faulted in up front stay malloc's, so
  * 2 MB of blocks written after it take next to no fault, where the same
- * before it take about one a 4 KB page (512). Last in the program: the
+ * before it take about one a 4 KB page (512); the block from a 2 MB
+ * boundary, though the heap's top was anywhere. Last in the program: the
  * reserve changes malloc's settings for the rest of the process. */
 static void test_heap_reserve(void)
 {
@@ -372,7 +373,7 @@ static void test_heap_reserve(void)
         free(blocks[i]);
     /* the blocks' pages were trimmed or kept: either way, reserve 4 MB
      * more than they took and write twice as much as before */
-    os_heap_reserve((size_t)8 << 20);
+    uintptr_t at = os_heap_reserve((size_t)8 << 20);
     long after = faults_writing_2mb(blocks);
     char *more[128];
     after += faults_writing_2mb(more);
@@ -385,6 +386,10 @@ static void test_heap_reserve(void)
         free(more[i]);
     }
 #ifdef MADV_POPULATE_WRITE
+    /* from a 2 MB boundary, so all of it can be huge pages (hook51) */
+    T_CHECK(at && at % ((uintptr_t)2 << 20) == 0);
+    if (!at || at % ((uintptr_t)2 << 20))
+        fprintf(stderr, "the reserve began at %#lx, not at a 2 MB boundary\n", (unsigned long)at);
     T_CHECK(before >= 256);
     T_CHECK(after < 64);
     if (before < 256 || after >= 64)
