@@ -58,8 +58,8 @@ uintptr_t os_heap_reserve(size_t n);
 /* The heap a one-shot recall of a store file of store_bytes reserves
  * (os_heap_reserve; os.c says why): 0 below 64 MB, 4 MB, 8 MB from 1 GB;
  * for the exact recall (exact: not --fast) an eighth of the store when
- * more, up to 28 MB (below glibc's largest mmap threshold, so the reserve
- * stays in the heap). */
+ * more, rounded up to whole 2 MB pages, up to 28 MB (below glibc's
+ * largest mmap threshold, so the reserve stays in the heap). */
 size_t os_heap_reserve_size(uint64_t store_bytes, int exact);
 
 /* write(2) of all n bytes, again after EINTR and short writes: 0, or -1

@@ -340,6 +340,9 @@ static void test_heap_reserve_size(void)
     T_CHECK(os_heap_reserve_size(64 * mb, 1) == 8 * mb);        /* an eighth */
     T_CHECK(os_heap_reserve_size(20 * mb * 8, 0) == 4 * mb);
     T_CHECK(os_heap_reserve_size(20 * mb * 8, 1) == 20 * mb);
+    T_CHECK(os_heap_reserve_size(216190976, 1) == 26 * mb);    /* s100.db: 25.8 MB up */
+    T_CHECK(os_heap_reserve_size(21 * mb * 8, 1) == 22 * mb);   /* whole 2 MB pages */
+    T_CHECK(os_heap_reserve_size(27 * mb * 8 + 8, 1) == 28 * mb);
     T_CHECK(os_heap_reserve_size(1024 * mb, 0) == 8 * mb);
     T_CHECK(os_heap_reserve_size(1024 * mb, 1) == 28 * mb);     /* capped */
     T_CHECK(os_heap_reserve_size(UINT64_MAX, 0) == 8 * mb);
@@ -347,7 +350,7 @@ static void test_heap_reserve_size(void)
     /* the exact recall's never less than the pruned one's, never 32 MB */
     for (uint64_t s = 0; s < 4096 * mb; s += 3 * mb + 12345) {
         size_t a = os_heap_reserve_size(s, 0), b = os_heap_reserve_size(s, 1);
-        T_CHECK(b >= a && b < 32 * mb);
+        T_CHECK(b >= a && b < 32 * mb && b % (2 * mb) == 0);
     }
 }
 
