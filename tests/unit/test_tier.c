@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "recall/recall.h"
 #include "recall/policy.h"
+#include "store/tier.h"
 #include "t_store.h"
 #include "util/sort.h"
 #include "t_pool.h"
@@ -162,6 +163,28 @@ static void test_tiers(void)
     T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'databas'"), 2400);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post p JOIN tier_terms t ON t.id = p.term "
                  "WHERE t.term = 'databas'"), 0);
+
+    /* the words looked up by one statement: alpha's rows, databas's df
+     * without rows, none for a word without a tier or no token, and a
+     * second alpha as the first (the statement reset between them) */
+    {
+        const char *tok[5] = { "alpha", NULL, "databas", "zephyr", "alpha" };
+        size_t tn[5] = { 5, 0, 7, 6, 5 };
+        int64_t id[5] = { -1, -1, -1, -1, -1 }, df[5] = { -1, -1, -1, -1, -1 };
+        T_EQ_INT(store_tier_terms(db, tok, tn, 5, id, df), CAIRN_OK);
+        T_EQ_INT(id[0], one(db, "SELECT id FROM tier_terms WHERE term = 'alpha'"));
+        T_CHECK(id[0] > 0);
+        T_EQ_INT(df[0], 3600);
+        T_EQ_INT(id[1], 0);
+        T_EQ_INT(df[1], 0);
+        T_EQ_INT(id[2], 0);
+        T_EQ_INT(df[2], 2400);
+        T_EQ_INT(id[3], 0);
+        T_EQ_INT(df[3], 0);
+        T_EQ_INT(id[4], id[0]);
+        T_EQ_INT(df[4], 3600);
+        T_EQ_INT(store_tier_terms(db, tok, tn, 0, id, df), CAIRN_OK);
+    }
 
     same_pool(db, "alpha");
     same_pool(db, "alpha zephyr");        /* zephyr walked, alpha counted on its rows */
