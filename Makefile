@@ -100,8 +100,19 @@ $(BUILD)/gen/web_assets.o: $(BUILD)/gen/web_assets.c cli/web/web.h
 # CLI_STATIC="stemmer sqlite3 pcre2-8 utf8proc z" also drops four libraries'
 # loading (`cairn --version` 4.9 against 8.8 ms CPU on the AVX2 host), but
 # then a Debian security update of those libraries needs a rebuild of cairn.
+# SQLITE=a links Debian's libsqlite3.a (libsqlite3-dev) into the CLI and
+# keeps it position-independent: libsqlite3.so binds 1,596 of its own
+# symbols at each start (Debian builds it with BIND_NOW, and its calls to
+# its exported functions go through its GOT), 1,772 symbol relocations a
+# process against 206; the hook's CPU 0.94x at 100,000 messages, 0.93x at
+# a million (bench/README.md, "The hook at 100,000", issue 23, hook51).
+# Off by default for the reason CLI_STATIC is: a Debian security update
+# of SQLite would then need a rebuild of cairn.
+SQLITE     ?= so
 CLI_STATIC ?=
-CLI_LIBS    = $(filter-out $(CLI_STATIC:%=-l%),$(PKG_LIBS)) $(CLI_STATIC:%=-l:lib%.a)
+CLI_DROP    = $(CLI_STATIC:%=-l%) $(if $(filter a,$(SQLITE)),-lsqlite3,)
+CLI_LIBS    = $(if $(filter a,$(SQLITE)),$(if $(filter sqlite3,$(CLI_STATIC)),,-l:libsqlite3.a),) \
+              $(filter-out $(CLI_DROP),$(PKG_LIBS)) $(CLI_STATIC:%=-l:lib%.a)
 CLI_PIE     = $(if $(strip $(CLI_STATIC)),-no-pie,)
 
 $(BUILD)/cairn: $(CLI_OBJ) $(BUILD)/libcairn.a

@@ -470,6 +470,30 @@ static int tok1_cb(void *arg, const char *tok, size_t n, size_t start, size_t en
     return 0;
 }
 
+/* Each query word that is one index token looked up by one batch of
+ * statements, not a prepare a word (issue 23, hook51): its term tier
+ * (id and df non-NULL: store_tier_terms) or its packed postings
+ * (store_post_reads); a word of no single token gets none. */
+static int words_read(struct cairn *h, const struct query *q, int64_t *id, int64_t *df,
+                      struct post_ent **pe, int *npe)
+{
+    struct tok1 o[RECALL_MAX_TERMS];
+    const char *tok[RECALL_MAX_TERMS];
+    size_t tn[RECALL_MAX_TERMS];
+    for (int t = 0; t < q->nt; t++) {
+        const char *su = q->t[t].surface;
+        o[t] = (struct tok1){ .count = 0 };
+        tok[t] = NULL;
+        tn[t] = 0;
+        if (text_tokenize(su, strlen(su), 1, tok1_cb, &o[t]) || o[t].count != 1 || !o[t].n)
+            continue;
+        tok[t] = o[t].t;
+        tn[t] = o[t].n;
+    }
+    return id ? store_tier_terms(h, tok, tn, q->nt, id, df)
+              : store_post_reads(h, tok, tn, q->nt, pe, npe);
+}
+
 static int tier_off(const struct cairn *h)
 {
     const char *v = cairn__setting(h, CAIRN__SET_RECALL_TIER);
@@ -529,14 +553,8 @@ static int tiered_matches(struct cairn *h, struct query *q, const struct store_s
     *used = 0;
     if (tier_off(h) || sc->project || (rc = store_tier_upto(h, &upto)) || upto <= 0)
         goto out;
-    for (int t = 0; t < q->nt; t++) {
-        struct tok1 o = { .count = 0 };
-        const char *su = q->t[t].surface;
-        if (text_tokenize(su, strlen(su), 1, tok1_cb, &o) || o.count != 1 || !o.n)
-            continue;
-        if ((rc = store_tier_term(h, o.t, o.n, &id[t], &df[t])))
-            goto out;
-    }
+    if ((rc = words_read(h, q, id, df, NULL, NULL)))
+        goto out;
     /* only the commonest: of two common words the messages with both
      * score best, and they are in neither word's tier; and only when it
      * is at least TIER_SHARE of what the others match (a word without a
@@ -960,12 +978,9 @@ static int packed_matches(struct cairn *h, struct query *q, const struct store_s
     if (packed_off(h) || h->pg || sc->project || q->nt < 1 ||
         (rc = store_post_state(h, &upto, &dirty, &nd)) || upto <= 0 || (nd && !dirty))
         goto out;
+    if ((rc = words_read(h, q, NULL, NULL, pe, npe)))
+        goto out;
     for (int t = 0; t < q->nt; t++) {
-        struct tok1 o = { .count = 0 };
-        const char *su = q->t[t].surface;
-        if (!text_tokenize(su, strlen(su), 1, tok1_cb, &o) && o.count == 1 && o.n &&
-            (rc = store_post_read(h, o.t, o.n, &pe[t], &npe[t])))
-            goto out;
         if (pe[t])
             packed[npk++] = t;
         else

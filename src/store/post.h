@@ -60,6 +60,12 @@ int store_post_state(struct cairn *h, int64_t *upto, int64_t **d, int *nd);
  * hi, the counts sum to the word's), else *v NULL: the caller walks it. */
 int store_post_read(struct cairn *h, const char *tok, size_t n, struct post_ent **v, int *nv);
 
+/* store_post_read of k tokens, tok[i][0..n[i]) into v[i] and nv[i]
+ * (tok[i] NULL: none, v[i] NULL), by two statements for all of them; on
+ * an error every v[i] is freed and NULL. */
+int store_post_reads(struct cairn *h, const char *const *tok, const size_t *n, int k,
+                     struct post_ent **v, int *nv);
+
 /* The row id of session ext_id (0: none, or ext_id NULL). */
 int store_session_row(struct cairn *h, const char *ext_id, int64_t *row);
 

@@ -50,22 +50,34 @@ int store_tier_built(struct cairn *h, int64_t *built)
     return one_int(h, "SELECT built FROM tier_state", NULL, 0, 0, built, "term tiers");
 }
 
-int store_tier_term(struct cairn *h, const char *tok, size_t n, int64_t *id, int64_t *df)
+int store_tier_terms(struct cairn *h, const char *const *tok, const size_t *n, int k,
+                     int64_t *id, int64_t *df)
 {
-    sqlite3_stmt *st;
-    int rc = store_prepare(h, "SELECT id, df, EXISTS (SELECT 1 FROM tier_post WHERE term = "
-                           "tier_terms.id) FROM tier_terms WHERE term = ?1", &st), src;
-    if (rc)
-        return rc;
-    sqlite3_bind_text(st, 1, tok, (int)n, SQLITE_STATIC);
-    *id = *df = 0;
-    if ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        *id = sqlite3_column_int(st, 2) ? sqlite3_column_int64(st, 0) : 0;
-        *df = sqlite3_column_int64(st, 1);
-    } else if (src != SQLITE_DONE) {
-        rc = cairn__sqlerr(h, src, "term tier");
+    /* one statement for the k tokens, reset between them: a prepare was
+     * ~55,000 instructions, a hook looks up each word of its question
+     * (issue 23, hook51) */
+    sqlite3_stmt *st = NULL;
+    int rc = CAIRN_OK, src;
+    for (int i = 0; i < k; i++) {
+        id[i] = df[i] = 0;
+        if (!tok[i])
+            continue;
+        if (!st && (rc = store_prepare(h, "SELECT id, df, EXISTS (SELECT 1 FROM tier_post "
+                                       "WHERE term = tier_terms.id) FROM tier_terms "
+                                       "WHERE term = ?1", &st)))
+            return rc;
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, tok[i], (int)n[i], SQLITE_STATIC);
+        if ((src = sqlite3_step(st)) == SQLITE_ROW) {
+            id[i] = sqlite3_column_int(st, 2) ? sqlite3_column_int64(st, 0) : 0;
+            df[i] = sqlite3_column_int64(st, 1);
+        } else if (src != SQLITE_DONE) {
+            rc = cairn__sqlerr(h, src, "term tier");
+            break;
+        }
     }
-    sqlite3_finalize(st);
+    if (st)
+        sqlite3_finalize(st);
     return rc;
 }
 

@@ -18,11 +18,13 @@ struct cairn;
  * none is built, on a PostgreSQL store, or a store before schema 22. */
 int store_tier_upto(struct cairn *h, int64_t *upto);
 
-/* The tier of index token tok[0..n): *id (0: the token has no rows) and
- * its df (its matches with id <= upto when built; 0: not a common word).
+/* The tiers of k index tokens, tok[i][0..n[i]) (tok[i] NULL: none, id
+ * and df 0), by one statement: id[i] (0: the token has no rows) and its
+ * df[i] (its matches with id <= upto when built; 0: not a common word).
  * A common word a query cannot spell as its token (a stem that stems
  * again to another) has a df and no rows. */
-int store_tier_term(struct cairn *h, const char *tok, size_t n, int64_t *id, int64_t *df);
+int store_tier_terms(struct cairn *h, const char *const *tok, const size_t *n, int k,
+                     int64_t *id, int64_t *df);
 
 /* Every row of tier id outside session ext_id exclude (NULL: none), by
  * message id: fn gets its message, session, length and one count. */

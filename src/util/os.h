@@ -48,15 +48,18 @@ void os_heap_keep(void);
 /* os_heap_keep, and n bytes of the heap faulted in by one call (one
  * arena for every thread), free again for what follows to be carved from
  * pages already there instead of trapping once a 4 KB page (cli_heap_
- * reserve); its whole 2 MB pages advised as huge pages (MADV_HUGEPAGE).
- * No-op but os_heap_keep without MADV_POPULATE_WRITE. */
-void os_heap_reserve(size_t n);
+ * reserve); the block starts at a 2 MB boundary where malloc can place it
+ * there, and its whole 2 MB pages are advised as huge pages
+ * (MADV_HUGEPAGE). Returns where the block began (for a test; 0 when
+ * nothing was reserved). No-op but os_heap_keep without
+ * MADV_POPULATE_WRITE. */
+uintptr_t os_heap_reserve(size_t n);
 
 /* The heap a one-shot recall of a store file of store_bytes reserves
  * (os_heap_reserve; os.c says why): 0 below 64 MB, 4 MB, 8 MB from 1 GB;
  * for the exact recall (exact: not --fast) an eighth of the store when
- * more, up to 28 MB (below glibc's largest mmap threshold, so the reserve
- * stays in the heap). */
+ * more, rounded up to whole 2 MB pages, up to 28 MB (below glibc's
+ * largest mmap threshold, so the reserve stays in the heap). */
 size_t os_heap_reserve_size(uint64_t store_bytes, int exact);
 
 /* write(2) of all n bytes, again after EINTR and short writes: 0, or -1

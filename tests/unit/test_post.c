@@ -179,8 +179,36 @@ static void same_pools(struct cairn *db)
     }
 }
 
+/* The words read by one batch (store_post_reads: two statements, reset
+ * between words) are each the word's store_post_read: a word with no
+ * token (NULL), one not packed, the same word twice. */
+static void check_batch(struct cairn *db)
+{
+    const char *tok[6] = { "alpha", NULL, "zephyr", "bravo", "nosuchword", "alpha" };
+    size_t tn[6];
+    struct post_ent *v[6], *one;
+    int nv[6], n1;
+    for (int i = 0; i < 6; i++)
+        tn[i] = tok[i] ? strlen(tok[i]) : 0;
+    T_EQ_INT(store_post_reads(db, tok, tn, 6, v, nv), CAIRN_OK);
+    T_CHECK(!v[1] && !nv[1] && !v[4] && !nv[4]);
+    for (int i = 0; i < 6; i++) {
+        if (!tok[i])
+            continue;
+        T_EQ_INT(store_post_read(db, tok[i], tn[i], &one, &n1), CAIRN_OK);
+        T_EQ_INT(nv[i], n1);
+        T_EQ_INT(v[i] != NULL, one != NULL);
+        T_CHECK(!one || !memcmp(v[i], one, (size_t)n1 * sizeof *one));
+        free(one);
+    }
+    T_EQ_INT(nv[0], nv[5]);
+    for (int i = 0; i < 6; i++)
+        free(v[i]);
+}
+
 static void check_all(struct cairn *db, int whole)
 {
+    check_batch(db);
     check_word(db, "alpha", whole);
     check_word(db, "bravo", whole);
     check_spelt(db, "databas", "database", whole);

@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "recall/recall.h"
 #include "recall/policy.h"
+#include "store/tier.h"
 #include "t_store.h"
 #include "util/sort.h"
 #include "t_pool.h"
@@ -162,6 +163,28 @@ static void test_tiers(void)
     T_EQ_INT(one(db, "SELECT df FROM tier_terms WHERE term = 'databas'"), 2400);
     T_EQ_INT(one(db, "SELECT count(*) FROM tier_post p JOIN tier_terms t ON t.id = p.term "
                  "WHERE t.term = 'databas'"), 0);
+
+    /* the words looked up by one statement: alpha's rows, databas's df
+     * without rows, none for a word without a tier or no token, and a
+     * second alpha as the first (the statement reset between them) */
+    {
+        const char *tok[5] = { "alpha", NULL, "databas", "zephyr", "alpha" };
+        size_t tn[5] = { 5, 0, 7, 6, 5 };
+        int64_t id[5] = { -1, -1, -1, -1, -1 }, df[5] = { -1, -1, -1, -1, -1 };
+        T_EQ_INT(store_tier_terms(db, tok, tn, 5, id, df), CAIRN_OK);
+        T_EQ_INT(id[0], one(db, "SELECT id FROM tier_terms WHERE term = 'alpha'"));
+        T_CHECK(id[0] > 0);
+        T_EQ_INT(df[0], 3600);
+        T_EQ_INT(id[1], 0);
+        T_EQ_INT(df[1], 0);
+        T_EQ_INT(id[2], 0);
+        T_EQ_INT(df[2], 2400);
+        T_EQ_INT(id[3], 0);
+        T_EQ_INT(df[3], 0);
+        T_EQ_INT(id[4], id[0]);
+        T_EQ_INT(df[4], 3600);
+        T_EQ_INT(store_tier_terms(db, tok, tn, 0, id, df), CAIRN_OK);
+    }
 
     same_pool(db, "alpha");
     same_pool(db, "alpha zephyr");        /* zephyr walked, alpha counted on its rows */
@@ -556,6 +579,84 @@ static void test_runs_walk(void)
     cairn_close(db);
 }
 
+/* The FTS5 queries a handle runs (sqlite3_trace_v2's statements). */
+static int on_stmt(unsigned what, void *arg, void *stmt, void *x)
+{
+    (void)what, (void)x;
+    const char *sql = sqlite3_sql(stmt);
+    if (sql && strstr(sql, "messages_fts MATCH"))
+        ++*(int *)arg;
+    return 0;
+}
+
+/* A walk over ids (lo, hi] is the whole walk's matches in (lo, hi],
+ * wherever lo and hi fall: before the first run, inside a run, at its
+ * last id, in a run gone (its ids in no walk), at and past the last
+ * message; and one that no run reaches runs no FTS5 query at all
+ * (runs_reach, branch hook51: a hook's tail above upto). A check that
+ * skipped a range some run reaches, or a run it should have started
+ * from, fails the comparison. */
+static void test_ranged_walk(void)
+{
+    char path[300];
+    struct cairn *db = open_sessions("ranged.db", 12, path, sizeof path);
+    static struct walked whole, a;
+    const struct store_scope all = { NULL, NULL };
+    int fts = 0;
+    T_EQ_INT(sqlite3_exec(db->db, "DELETE FROM msg_runs WHERE first = (SELECT first FROM "
+                          "msg_runs ORDER BY first LIMIT 1 OFFSET 5)", NULL, NULL, NULL),
+             SQLITE_OK);
+    int64_t max = one(db, "SELECT max(id) FROM messages");
+    int64_t r3 = one(db, "SELECT first FROM msg_runs ORDER BY first LIMIT 1 OFFSET 3");
+    int64_t l4 = one(db, "SELECT last FROM msg_runs ORDER BY first LIMIT 1 OFFSET 4");
+    int64_t gone = l4 + 10;           /* inside the run deleted */
+    T_CHECK(max > 0 && r3 > 1 && l4 > r3 && gone < max);
+    T_EQ_INT(store_term_matches_in(db, &all, "\"alpha\"", 7, 1, NULL, 1, INT64_MIN, INT64_MAX,
+                                   1, on_walked, &whole), CAIRN_OK);
+    T_CHECK(whole.n > 0);
+    const int64_t los[] = { 0, r3 - 1, r3, r3 + 7, l4, gone, l4 + 60, max - 1, max, max + 5 };
+    for (size_t i = 0; i < sizeof los / sizeof los[0]; i++) {
+        const int64_t his[] = { INT64_MAX, los[i] + 30, l4, gone, max };
+        for (size_t j = 0; j < sizeof his / sizeof his[0]; j++) {
+            int64_t lo = los[i], hi = his[j];
+            int k = 0, ok = 1;
+            a.n = 0;
+            T_EQ_INT(store_term_matches_in(db, &all, "\"alpha\"", 7, 1, NULL, 1, lo, hi, 1,
+                                           on_walked, &a), CAIRN_OK);
+            for (int w = 0; w < whole.n; w += 4) {
+                if (whole.v[w] <= lo || whole.v[w] > hi)
+                    continue;
+                ok &= k + 4 <= a.n && !memcmp(&a.v[k], &whole.v[w], 4 * sizeof a.v[0]);
+                k += 4;
+            }
+            if (!ok || k != a.n)
+                fprintf(stderr, "ranged walk (%lld, %lld]: %d of %d\n", (long long)lo,
+                        (long long)hi, a.n / 4, k / 4);
+            T_CHECK(ok && k == a.n);
+        }
+    }
+    /* nothing past the last message, and no query to find so */
+    sqlite3_trace_v2(db->db, SQLITE_TRACE_STMT, on_stmt, &fts);
+    a.n = 0;
+    T_EQ_INT(store_term_matches_in(db, &all, "\"alpha\"", 7, 1, NULL, 1, max, INT64_MAX, 1,
+                                   on_walked, &a), CAIRN_OK);
+    T_EQ_INT(a.n, 0);
+    T_EQ_INT(fts, 0);
+    T_EQ_INT(store_term_matches_in(db, &all, "\"alpha\"", 7, 1, NULL, 1, max - 1, INT64_MAX, 1,
+                                   on_walked, &a), CAIRN_OK);
+    T_EQ_INT(fts, 1);
+    T_EQ_INT(a.n, 4);                 /* every message holds alpha */
+    /* a session added after: its matches are the tail's */
+    sqlite3_trace_v2(db->db, 0, NULL, NULL);
+    T_EQ_INT(add_session(db, 12, 20), CAIRN_OK);
+    a.n = 0;
+    T_EQ_INT(store_term_matches_in(db, &all, "\"alpha\"", 7, 1, NULL, 1, max, INT64_MAX, 1,
+                                   on_walked, &a), CAIRN_OK);
+    T_EQ_INT(a.n, 4 * 20);
+    T_CHECK(a.n && a.v[0] > max);
+    cairn_close(db);
+}
+
 /* tier_choose's reference: the sorts it replaced (add33's choice) */
 static int ref_cmp_sess(const void *a, const void *b, void *arg)
 {
@@ -661,6 +762,7 @@ int main(void)
     T_RUN(test_walk_thread);
     T_RUN(test_choose);
     T_RUN(test_runs_walk);
+    T_RUN(test_ranged_walk);
     T_RUN(test_migrate_v21);
     T_RUN(test_migrate_v22);
     char cmd[300];

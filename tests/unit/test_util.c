@@ -340,6 +340,9 @@ static void test_heap_reserve_size(void)
     T_CHECK(os_heap_reserve_size(64 * mb, 1) == 8 * mb);        /* an eighth */
     T_CHECK(os_heap_reserve_size(20 * mb * 8, 0) == 4 * mb);
     T_CHECK(os_heap_reserve_size(20 * mb * 8, 1) == 20 * mb);
+    T_CHECK(os_heap_reserve_size(216190976, 1) == 26 * mb);    /* s100.db: 25.8 MB up */
+    T_CHECK(os_heap_reserve_size(21 * mb * 8, 1) == 22 * mb);   /* whole 2 MB pages */
+    T_CHECK(os_heap_reserve_size(27 * mb * 8 + 8, 1) == 28 * mb);
     T_CHECK(os_heap_reserve_size(1024 * mb, 0) == 8 * mb);
     T_CHECK(os_heap_reserve_size(1024 * mb, 1) == 28 * mb);     /* capped */
     T_CHECK(os_heap_reserve_size(UINT64_MAX, 0) == 8 * mb);
@@ -347,13 +350,14 @@ static void test_heap_reserve_size(void)
     /* the exact recall's never less than the pruned one's, never 32 MB */
     for (uint64_t s = 0; s < 4096 * mb; s += 3 * mb + 12345) {
         size_t a = os_heap_reserve_size(s, 0), b = os_heap_reserve_size(s, 1);
-        T_CHECK(b >= a && b < 32 * mb);
+        T_CHECK(b >= a && b < 32 * mb && b % (2 * mb) == 0);
     }
 }
 
 /* os_heap_reserve: the heap's pages faulted in up front stay malloc's, so
  * 2 MB of blocks written after it take next to no fault, where the same
- * before it take about one a 4 KB page (512). Last in the program: the
+ * before it take about one a 4 KB page (512); the block from a 2 MB
+ * boundary, though the heap's top was anywhere. Last in the program: the
  * reserve changes malloc's settings for the rest of the process. */
 static void test_heap_reserve(void)
 {
@@ -372,7 +376,7 @@ static void test_heap_reserve(void)
         free(blocks[i]);
     /* the blocks' pages were trimmed or kept: either way, reserve 4 MB
      * more than they took and write twice as much as before */
-    os_heap_reserve((size_t)8 << 20);
+    uintptr_t at = os_heap_reserve((size_t)8 << 20);
     long after = faults_writing_2mb(blocks);
     char *more[128];
     after += faults_writing_2mb(more);
@@ -385,6 +389,10 @@ static void test_heap_reserve(void)
         free(more[i]);
     }
 #ifdef MADV_POPULATE_WRITE
+    /* from a 2 MB boundary, so all of it can be huge pages (hook51) */
+    T_CHECK(at && at % ((uintptr_t)2 << 20) == 0);
+    if (!at || at % ((uintptr_t)2 << 20))
+        fprintf(stderr, "the reserve began at %#lx, not at a 2 MB boundary\n", (unsigned long)at);
     T_CHECK(before >= 256);
     T_CHECK(after < 64);
     if (before < 256 || after >= 64)
