@@ -743,6 +743,40 @@ merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp,
     return 1;
 }
 
+/* The part whose next row is the lowest (*lop) and the next lowest row
+ * of the others (*r2p, INT64_MAX when none); 1 when two parts hold that
+ * row (merge_next's step), 0 when one alone does up to *r2p. */
+static inline int merge_low(const struct merge *m, int *lop, int64_t *r2p)
+{
+    int lo = 0;
+    int64_t r1 = m->head[0], r2 = INT64_MAX;
+    for (int s = 1; s < m->ns; s++) {
+        int64_t hd = m->head[s];
+        if (hd < r1) {
+            r2 = r1;
+            r1 = hd;
+            lo = s;
+        } else if (hd < r2) {
+            r2 = hd;
+        }
+    }
+    *lop = lo;
+    *r2p = r2;
+    return r1 == r2;
+}
+
+/* Part lo taken up to its match i: its head moved on, or dropped at its end. */
+static inline void merge_moved(struct merge *m, int lo, int i)
+{
+    int ns = m->ns;
+    m->p[lo].i = i;
+    if ((m->head[lo] = part_row(&m->p[lo])) == INT64_MAX) {
+        memmove(&m->p[lo], &m->p[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->p);
+        memmove(&m->head[lo], &m->head[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->head);
+        m->ns--;
+    }
+}
+
 /*
  * The merge's rows, each one's BM25 alone into its session's best: what
  * merge_next and pruner_add_has give row by row, the same doubles, but a
@@ -757,19 +791,9 @@ static void merge_score(struct merge *m, struct pruner *pr)
 {
     uint16_t one[RECALL_MAX_TERMS] = { 0 };
     while (m->ns) {
-        int ns = m->ns, lo = 0;
-        int64_t r1 = m->head[0], r2 = INT64_MAX;
-        for (int s = 1; s < ns; s++) {
-            int64_t hd = m->head[s];
-            if (hd < r1) {
-                r2 = r1;
-                r1 = hd;
-                lo = s;
-            } else if (hd < r2) {
-                r2 = hd;
-            }
-        }
-        if (r1 == r2) {
+        int lo;
+        int64_t r2;
+        if (merge_low(m, &lo, &r2)) {
             int64_t row, sess;
             int ntok;
             uint16_t tf[RECALL_MAX_TERMS];
@@ -799,12 +823,7 @@ static void merge_score(struct merge *m, struct pruner *pr)
                 pruner_add_has(pr, h->v[i].sess, h->v[i].ntok, c, has);
             }
         }
-        p->i = i;
-        if ((m->head[lo] = part_row(p)) == INT64_MAX) {
-            memmove(&m->p[lo], &m->p[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->p);
-            memmove(&m->head[lo], &m->head[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->head);
-            m->ns--;
-        }
+        merge_moved(m, lo, i);
     }
 }
 
@@ -853,25 +872,15 @@ static int merge_into(struct merge *m, struct hits *hs, int count_df)
         return rc;
     n = hs->n;
     while (m->ns) {
-        int ns = m->ns, lo = 0;
-        int64_t r1 = m->head[0], r2 = INT64_MAX;
-        for (int s = 1; s < ns; s++) {
-            int64_t hd = m->head[s];
-            if (hd < r1) {
-                r2 = r1;
-                r1 = hd;
-                lo = s;
-            } else if (hd < r2) {
-                r2 = hd;
-            }
-        }
-        if (r1 == r2) {
-            int64_t row, sess;
-            int ntok;
+        int lo;
+        int64_t r2;
+        if (merge_low(m, &lo, &r2)) {
+            /* the row of two parts: merge_next's step, straight into the hit */
+            struct hit *ht = &hs->v[n];
             uint16_t tf[RECALL_MAX_TERMS];
             uint64_t has;
-            merge_next(m, &row, &sess, &ntok, tf, &has);
-            hs->v[n] = (struct hit){ .row = row, .sess = sess, .ntok = ntok };
+            *ht = (struct hit){ .tf = NULL };
+            merge_next(m, &ht->row, &ht->sess, &ht->ntok, tf, &has);
             uint16_t *c = hs->tf + (size_t)n * nt;
             for (size_t t = 0; t < nt; t++) {
                 c[t] = tf[t];
@@ -910,12 +919,7 @@ static int merge_into(struct merge *m, struct hits *hs, int count_df)
                 }
             }
         }
-        p->i = end;
-        if ((m->head[lo] = part_row(p)) == INT64_MAX) {
-            memmove(&m->p[lo], &m->p[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->p);
-            memmove(&m->head[lo], &m->head[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->head);
-            m->ns--;
-        }
+        merge_moved(m, lo, end);
     }
     hs->n = n;
     for (size_t t = 0; count_df && t < nt; t++)
