@@ -761,6 +761,40 @@ merge_next(struct merge *m, int64_t *rowp, int64_t *sessp, int *ntokp,
     return 1;
 }
 
+/* The part whose next row is the lowest (*lop) and the next lowest row
+ * of the others (*r2p, INT64_MAX when none); 1 when two parts hold that
+ * row (merge_next's step), 0 when one alone does up to *r2p. */
+static inline int merge_low(const struct merge *m, int *lop, int64_t *r2p)
+{
+    int lo = 0;
+    int64_t r1 = m->head[0], r2 = INT64_MAX;
+    for (int s = 1; s < m->ns; s++) {
+        int64_t hd = m->head[s];
+        if (hd < r1) {
+            r2 = r1;
+            r1 = hd;
+            lo = s;
+        } else if (hd < r2) {
+            r2 = hd;
+        }
+    }
+    *lop = lo;
+    *r2p = r2;
+    return r1 == r2;
+}
+
+/* Part lo taken up to its match i: its head moved on, or dropped at its end. */
+static inline void merge_moved(struct merge *m, int lo, int i)
+{
+    int ns = m->ns;
+    m->p[lo].i = i;
+    if ((m->head[lo] = part_row(&m->p[lo])) == INT64_MAX) {
+        memmove(&m->p[lo], &m->p[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->p);
+        memmove(&m->head[lo], &m->head[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->head);
+        m->ns--;
+    }
+}
+
 /*
  * The merge's rows, each one's BM25 alone into its session's best: what
  * merge_next and pruner_add_has give row by row, the same doubles, but a
@@ -775,19 +809,9 @@ static void merge_score(struct merge *m, struct pruner *pr)
 {
     uint16_t one[RECALL_MAX_TERMS] = { 0 };
     while (m->ns) {
-        int ns = m->ns, lo = 0;
-        int64_t r1 = m->head[0], r2 = INT64_MAX;
-        for (int s = 1; s < ns; s++) {
-            int64_t hd = m->head[s];
-            if (hd < r1) {
-                r2 = r1;
-                r1 = hd;
-                lo = s;
-            } else if (hd < r2) {
-                r2 = hd;
-            }
-        }
-        if (r1 == r2) {
+        int lo;
+        int64_t r2;
+        if (merge_low(m, &lo, &r2)) {
             int64_t row, sess;
             int ntok;
             uint16_t tf[RECALL_MAX_TERMS];
@@ -817,24 +841,107 @@ static void merge_score(struct merge *m, struct pruner *pr)
                 pruner_add_has(pr, h->v[i].sess, h->v[i].ntok, c, has);
             }
         }
-        p->i = i;
-        if ((m->head[lo] = part_row(p)) == INT64_MAX) {
-            memmove(&m->p[lo], &m->p[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->p);
-            memmove(&m->head[lo], &m->head[lo + 1], (size_t)(ns - lo - 1) * sizeof *m->head);
-            m->ns--;
-        }
+        merge_moved(m, lo, i);
     }
 }
 
-/* Every row of the merge into hs. */
+/* Room in hs for n more hits and their counts, in one step. */
+static int hits_reserve(struct hits *hs, size_t n)
+{
+    size_t nt = (size_t)(hs->q->nt ? hs->q->nt : 1), need = (size_t)hs->n + n;
+    if (need <= (size_t)hs->cap)
+        return CAIRN_OK;
+    if (need > INT_MAX / 2)
+        return CAIRN_NOMEM;
+    uint16_t *ntf = realloc(hs->tf, need * nt * sizeof *ntf);
+    if (!ntf)
+        return CAIRN_NOMEM;
+    hs->tf = ntf;
+    struct hit *nv = realloc(hs->v, need * sizeof *nv);
+    if (!nv)
+        return CAIRN_NOMEM;
+    hs->v = nv;
+    hs->cap = (int)need;
+    return CAIRN_OK;
+}
+
+/*
+ * Every row of the merge into hs: what add_hit of each merge_next gives,
+ * the same hits in the same order with the same counts, lengths and dfs,
+ * but built as merge_score walks: a row that one part alone holds (most:
+ * a common word's matches seldom share a message with another's) is
+ * copied from that part in a run up to the next part's head, and hs is
+ * sized once for all the parts' matches (their sum bounds the rows), not
+ * grown by doubling (~230 instructions a row through merge_next and
+ * add_hit, ~250,000 rows an exact recall of common words at a million
+ * messages; issue 23, exact51). A row that two parts hold takes
+ * merge_next's step.
+ */
 static int merge_into(struct merge *m, struct hits *hs, int count_df)
 {
-    int64_t row, sess;
-    int ntok, rc = CAIRN_OK;
-    uint16_t tf[RECALL_MAX_TERMS];
-    uint64_t has;
-    while (!rc && merge_next(m, &row, &sess, &ntok, tf, &has))
-        rc = add_hit(hs, row, sess, ntok, tf, count_df);
+    struct query *q = hs->q;
+    size_t nt = m->nt, total = 0;
+    int rc = CAIRN_OK, n;
+    int df[RECALL_MAX_TERMS] = { 0 };
+    for (int s = 0; s < m->ns; s++)
+        total += (size_t)(m->p[s].n - m->p[s].i);
+    /* merge_start's nt is q's (add_hit's stride), at least 1 */
+    if ((rc = hits_reserve(hs, total)))
+        return rc;
+    n = hs->n;
+    while (m->ns) {
+        int lo;
+        int64_t r2;
+        if (merge_low(m, &lo, &r2)) {
+            /* the row of two parts: merge_next's step, straight into the hit */
+            struct hit *ht = &hs->v[n];
+            uint16_t tf[RECALL_MAX_TERMS];
+            uint64_t has;
+            *ht = (struct hit){ .tf = NULL };
+            merge_next(m, &ht->row, &ht->sess, &ht->ntok, tf, &has);
+            uint16_t *c = hs->tf + (size_t)n * nt;
+            for (size_t t = 0; t < nt; t++) {
+                c[t] = tf[t];
+                df[t] += tf[t] > 0;
+            }
+            n++;
+            continue;
+        }
+        struct part *p = &m->p[lo];
+        int i = p->i, end = p->i;
+        if (p->e) {
+            const struct post_ent *e = p->e;
+            int t = p->t, want_len = m->want_len;
+            while (end < p->n && e[end].row < r2)
+                end++;
+            for (; i < end; i++, n++) {
+                hs->v[n] = (struct hit){ .row = e[i].row, .sess = e[i].sess,
+                                         .ntok = want_len ? e[i].ntok : -1 };
+                uint16_t *c = hs->tf + (size_t)n * nt;
+                memset(c, 0, nt * sizeof *c);
+                c[t] = (uint16_t)e[i].tf;        /* a packed count is at least 1 */
+            }
+            df[t] += end - p->i;
+        } else {
+            const struct hits *h = p->h;
+            while (end < p->n && h->v[end].row < r2)
+                end++;
+            for (; i < end; i++, n++) {
+                hs->v[n] = (struct hit){ .row = h->v[i].row, .sess = h->v[i].sess,
+                                         .ntok = h->v[i].ntok };
+                const uint16_t *src = h->tf + (size_t)i * nt;
+                uint16_t *c = hs->tf + (size_t)n * nt;
+                for (size_t t = 0; t < nt; t++) {
+                    c[t] = src[t];
+                    df[t] += src[t] > 0;
+                }
+            }
+        }
+        merge_moved(m, lo, end);
+    }
+    hs->n = n;
+    for (size_t t = 0; count_df && t < nt; t++)
+        q->t[t].df_msg += df[t];
     return rc;
 }
 
