@@ -7,6 +7,8 @@ as STORE.fts5.db); and for each cairn build given: `cairn stats`,
 `cairn sessions --limit 50`, `cairn recall Q --budget 1000` (exact), the same
 with --fast, and `cairn hook prompt`. Prints medians and p95 in ms of wall
 time, and the median of each child's CPU time (user + system, wait4).
+The builds take turns at running first after the FTS5 query, so RUNS a
+multiple of the number of builds gives each the same share of that place.
 
 The store is generated, never committed:
     python3 bench/gen_data.py ingest big.jsonl --sessions 50000 --messages 1000000
@@ -80,7 +82,12 @@ def main():
         timed("/bin/true", ["/bin/true"])
         timed("fts5 bm25 top-50 (sqlite3 shell)", ["sqlite3", base,
               "SELECT rowid FROM t WHERE t MATCH '%s' ORDER BY bm25(t) LIMIT 50" % fts_query(q)])
-        for name, spec in builds:
+        # the builds take turns at going first: the first follows the FTS5
+        # query (a second of reads at a million), which costs whichever build
+        # runs after it (exact51: 0.62-0.86 of main's CPU with main first,
+        # 1.13 with it second); a multiple of the build count keeps it even
+        k = i % len(builds)
+        for name, spec in builds[k:] + builds[:k]:
             spec, *assigns = spec.split(":")
             cairn, _, own = spec.partition("@")
             e = dict(env, CAIRN_DB=own) if own else dict(env)
