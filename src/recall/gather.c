@@ -1672,8 +1672,9 @@ static int urows_join(struct urows *ur, struct urows_half *w, int n)
         ur->us = nus;
         ur->cu = ur->nu + w->ur.nu + 1;
     }
-    if (w->ur.nu)
-        memcpy(ur->us + ur->nu, w->ur.us, (size_t)w->ur.nu * sizeof *ur->us);
+    /* (its units are copied by units_part, on the thread that indexes
+     * them: the copy was ~12 MB and its fresh pages, the recall's
+     * thread's alone; issue 23, par52) */
     for (int i = 0; i < n2; i++) {
         p->s[ns1 + i] = w->p.s[i];
         p->s[ns1 + i].first_msg += (int)ur->nm;
@@ -1699,6 +1700,87 @@ static void pool_units_free(struct pool_units *pu)
     free(pu->s_head);
     free(pu->state);
     free(pu);
+}
+
+/* The pool's units and the matches' of sessions [s0, s1): the units
+ * copied in from the rows' second half (from, when not NULL: us[u0..)
+ * its first), each match into its unit (the units' terms, rank.c
+ * unit_terms' bits, by a binary search of the row's first ids), the
+ * units where build_units puts them, the turns' slots empty. Each part
+ * writes only its sessions' units and matches, and faults in their pages
+ * itself: the two parts on two threads give the one pass's values (issue
+ * 23, par52: ~45 M instructions and ~40 MB of fresh pages at a million
+ * messages were the recall's thread's alone). bad: a match its rows do
+ * not place (the caller gathers the pool whole). */
+struct units_part {
+    struct pool             *p;
+    const struct hits       *hs;
+    const struct store_unit *from;
+    int                      nt, s0, s1, m0, m1, maxu, bad;
+};
+
+static void *units_part_run(void *arg)
+{
+    struct units_part *w = arg;
+    struct pool *p = w->p;
+    struct pool_units *pu = p->pu;
+    const struct hits *hs = w->hs;
+    int nt = w->nt, u0 = pu->ufirst[w->s0], u1 = pu->ufirst[w->s1], mi = w->m0;
+    size_t nu = (size_t)(u1 - u0), nh = (size_t)(w->m1 - w->m0);
+    if (w->from && nu)
+        memcpy(pu->us + u0, w->from, nu * sizeof *pu->us);
+    os_populate(pu->has + u0, nu * sizeof *pu->has);
+    os_populate(pu->s_head + u0, nu * sizeof *pu->s_head);
+    os_populate(p->u + u0, nu * sizeof *p->u);
+    os_populate(pu->mt + w->m0, nh * sizeof *pu->mt);
+    os_populate(pu->s_reply + w->m0, nh * sizeof *pu->s_reply);
+    os_populate(pu->munit + w->m0, nh * sizeof *pu->munit);
+    memset(pu->has + u0, 0, nu * sizeof *pu->has);
+    memset(pu->s_head + u0, 0, nu * sizeof *pu->s_head);
+    memset(pu->s_reply + w->m0, 0, nh * sizeof *pu->s_reply);
+    for (int si = w->s0; si < w->s1; si++) {
+        const struct store_unit *us = pu->us + pu->ufirst[si];
+        int nus = pu->ufirst[si + 1] - pu->ufirst[si];
+        w->maxu = nus > w->maxu ? nus : w->maxu;
+        pu->mfirst[si] = mi;
+        for (; mi < w->m1 && hs->v[mi].sess == p->s[si].row; mi++) {
+            const struct hit *ht = &hs->v[mi];
+            int k = store_unit_of(us, nus, ht->row);
+            if (k < 0 || ht->ntok < 0) {
+                w->bad = 1;
+                return NULL;
+            }
+            uint64_t b = 0;
+            for (int t = 0; t < nt; t++)
+                b |= (uint64_t)(ht->tf[t] > 0) << t;
+            pu->has[pu->ufirst[si] + k] |= b;
+            pu->mt[mi] = (struct unit_match){ ht->row, ht->ntok, ht->tf };
+            pu->munit[mi] = pu->ufirst[si] + k;
+        }
+        int at = p->s[si].first_msg;
+        for (int k = pu->ufirst[si]; k < pu->ufirst[si + 1]; k++) {
+            p->u[k] = (struct runit){ .sess = si, .first = at, .head = at,
+                                      .last = at + pu->us[k].n_turns - 1 };
+            at += pu->us[k].n_turns;
+        }
+    }
+    w->bad = mi != w->m1;           /* a match of a session not listed */
+    return NULL;
+}
+
+/* The first match of a session at or after row sess in hs (by session),
+ * or hs->n. */
+static int hits_from(const struct hits *hs, int64_t sess)
+{
+    int lo = 0, hi = hs->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (hs->v[mid].sess < sess)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* The pool of hs's sessions (sess[n], ascending) from their unit rows;
@@ -1738,11 +1820,9 @@ static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct
         w.rc = urows_read(h, &w.ur, w.sess, w.n, w.n, p->total_msgs);
     if (!rc)
         rc = w.rc;
+    int ns1 = p->ns;                /* the first half's sessions */
     if (!rc && w.n)
         rc = urows_join(&ur, &w, n);
-    free(w.ur.us);
-    free(w.ur.ufirst);
-    free(w.p.s);
     if (rc == ROWS_UNUSED || (!rc && p->ns != n))
         goto not_used;
     if (rc)
@@ -1761,61 +1841,45 @@ static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct
     pu->ufirst = ur.ufirst;
     ur.ufirst = NULL;
     pu->nmt = hs->n;
-    /* (each written whole below or by rank: faulted in by one call) */
-    if (!(pu->has = os_alloc_filled(nu1 * sizeof *pu->has)) ||
-        !(pu->mt = os_alloc_filled(nh1 * sizeof *pu->mt)) ||
+    /* (each written whole by units_part or by rank, each part's pages
+     * faulted in by its own thread) */
+    if (!(pu->has = os_alloc_big(nu1 * sizeof *pu->has)) ||
+        !(pu->mt = os_alloc_big(nh1 * sizeof *pu->mt)) ||
         !(pu->mfirst = malloc(((size_t)n + 1) * sizeof *pu->mfirst)) ||
-        !(pu->s_reply = os_alloc_filled(nh1 * sizeof *pu->s_reply)) ||
-        !(pu->munit = os_alloc_filled(nh1 * sizeof *pu->munit)) ||
-        !(pu->s_head = os_alloc_filled(nu1 * sizeof *pu->s_head)) ||
-        !(pu->state = calloc((size_t)(n ? n : 1), 1))) {
-        rc = CAIRN_NOMEM;
-        goto fail;
-    }
-    memset(pu->has, 0, nu1 * sizeof *pu->has);
-    memset(pu->s_head, 0, nu1 * sizeof *pu->s_head);
-    memset(pu->s_reply, 0, nh1 * sizeof *pu->s_reply);
-    /* each match into its unit: the units' terms (rank.c unit_terms'
-     * bits), by a binary search of the row's first ids */
-    int mi = 0;
-    for (int si = 0; si < p->ns; si++) {
-        const struct store_unit *us = pu->us + pu->ufirst[si];
-        int nus = pu->ufirst[si + 1] - pu->ufirst[si];
-        pu->maxu = nus > pu->maxu ? nus : pu->maxu;
-        pu->mfirst[si] = mi;
-        for (; mi < hs->n && hs->v[mi].sess == p->s[si].row; mi++) {
-            const struct hit *ht = &hs->v[mi];
-            int k = store_unit_of(us, nus, ht->row);
-            if (k < 0 || ht->ntok < 0)
-                goto not_used;
-            uint64_t b = 0;
-            for (int t = 0; t < nt; t++)
-                b |= (uint64_t)(ht->tf[t] > 0) << t;
-            pu->has[pu->ufirst[si] + k] |= b;
-            pu->mt[mi] = (struct unit_match){ ht->row, ht->ntok, ht->tf };
-            pu->munit[mi] = pu->ufirst[si] + k;
-        }
-    }
-    pu->mfirst[p->ns] = mi;
-    if (mi != hs->n)
-        goto not_used;              /* a match of a session not listed */
-    /* the units where build_units puts them, the turns' slots empty */
-    if (!(p->u = os_alloc_filled(nu1 * sizeof *p->u)) ||
+        !(pu->s_reply = os_alloc_big(nh1 * sizeof *pu->s_reply)) ||
+        !(pu->munit = os_alloc_big(nh1 * sizeof *pu->munit)) ||
+        !(pu->s_head = os_alloc_big(nu1 * sizeof *pu->s_head)) ||
+        !(pu->state = calloc((size_t)(n ? n : 1), 1)) ||
+        !(p->u = os_alloc_big(nu1 * sizeof *p->u)) ||
         !(p->m = calloc((size_t)(ur.nm ? ur.nm : 1), sizeof *p->m))) {
         rc = CAIRN_NOMEM;
         goto fail;
     }
+    p->pu = pu;
+    /* the first half's sessions here, the second's (copied in from its
+     * rows) on a thread of their own when its rows had one */
+    int mmid = ns1 < p->ns ? hits_from(hs, p->s[ns1].row) : hs->n;
+    struct units_part a = { p, hs, NULL, nt, 0, ns1, 0, mmid, 0, 0 },
+                      b = { p, hs, w.n ? w.ur.us : NULL, nt, ns1, p->ns, mmid, hs->n, 0, 0 };
+    if (!(started && !pthread_create(&th, NULL, units_part_run, &b)))
+        started = 0;
+    units_part_run(&a);
+    if (started)
+        pthread_join(th, NULL);
+    else
+        units_part_run(&b);
+    free(w.ur.us);
+    free(w.ur.ufirst);
+    free(w.p.s);
+    w.ur.us = NULL;
+    w.ur.ufirst = NULL;
+    w.p.s = NULL;
+    if (a.bad || b.bad)
+        goto not_used;
+    pu->maxu = a.maxu > b.maxu ? a.maxu : b.maxu;
+    pu->mfirst[p->ns] = hs->n;
     p->nu = p->cu = ur.nu;
     p->nm = p->cm = (int)ur.nm;
-    for (int si = 0; si < p->ns; si++) {
-        int at = p->s[si].first_msg;
-        for (int k = pu->ufirst[si]; k < pu->ufirst[si + 1]; k++) {
-            p->u[k] = (struct runit){ .sess = si, .first = at, .head = at,
-                                      .last = at + pu->us[k].n_turns - 1 };
-            at += pu->us[k].n_turns;
-        }
-    }
-    p->pu = pu;
     p->tf_all = hs->tf;             /* the matches' counts, which mt[] points into */
     hs->tf = NULL;
     p->any_assistant = p->ns > 0;
@@ -1826,9 +1890,13 @@ static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct
 not_used:
     rc = CAIRN_OK;
 fail:
+    free(w.ur.us);
+    free(w.ur.ufirst);
+    free(w.p.s);
     free(ur.us);
     free(ur.ufirst);
     pool_units_free(pu);
+    p->pu = NULL;
     free(p->s);
     free(p->u);
     free(p->m);
