@@ -1702,20 +1702,23 @@ static void pool_units_free(struct pool_units *pu)
     free(pu);
 }
 
-/* The pool's units and the matches' of sessions [s0, s1): the units
- * copied in from the rows' second half (from, when not NULL: us[u0..)
- * its first), each match into its unit (the units' terms, rank.c
+/* The pool's units and the matches' of sessions [s0, s1), whose units
+ * are us0 + (ufirst[si] - ub) (the rows' second half's own array, or
+ * pu->us): each match into its unit (the units' terms, rank.c
  * unit_terms' bits, by a binary search of the row's first ids), the
- * units where build_units puts them, the turns' slots empty. Each part
- * writes only its sessions' units and matches, and faults in their pages
- * itself: the two parts on two threads give the one pass's values (issue
- * 23, par52: ~45 M instructions and ~40 MB of fresh pages at a million
- * messages were the recall's thread's alone). bad: a match its rows do
- * not place (the caller gathers the pool whole). */
+ * units where build_units puts them, the turns' slots empty; and the
+ * second half's units from[c0, c1) copied into pu->us from ufirst of
+ * its first session (cu). Each part writes only its sessions' units and
+ * matches and its share of the copy, and faults in their pages itself:
+ * the two parts on two threads give the one pass's values (issue 23,
+ * par52: ~45 M instructions, a 12 MB copy and ~40 MB of fresh pages at
+ * a million messages were the recall's thread's alone). bad: a match its
+ * rows do not place (the caller gathers the pool whole). */
 struct units_part {
     struct pool             *p;
     const struct hits       *hs;
-    const struct store_unit *from;
+    const struct store_unit *us0, *from;
+    int                      ub, cu, c0, c1;
     int                      nt, s0, s1, m0, m1, maxu, bad;
 };
 
@@ -1727,8 +1730,8 @@ static void *units_part_run(void *arg)
     const struct hits *hs = w->hs;
     int nt = w->nt, u0 = pu->ufirst[w->s0], u1 = pu->ufirst[w->s1], mi = w->m0;
     size_t nu = (size_t)(u1 - u0), nh = (size_t)(w->m1 - w->m0);
-    if (w->from && nu)
-        memcpy(pu->us + u0, w->from, nu * sizeof *pu->us);
+    if (w->c1 > w->c0)
+        memcpy(pu->us + w->cu + w->c0, w->from + w->c0, (size_t)(w->c1 - w->c0) * sizeof *pu->us);
     os_populate(pu->has + u0, nu * sizeof *pu->has);
     os_populate(pu->s_head + u0, nu * sizeof *pu->s_head);
     os_populate(p->u + u0, nu * sizeof *p->u);
@@ -1739,7 +1742,7 @@ static void *units_part_run(void *arg)
     memset(pu->s_head + u0, 0, nu * sizeof *pu->s_head);
     memset(pu->s_reply + w->m0, 0, nh * sizeof *pu->s_reply);
     for (int si = w->s0; si < w->s1; si++) {
-        const struct store_unit *us = pu->us + pu->ufirst[si];
+        const struct store_unit *us = w->us0 + (pu->ufirst[si] - w->ub);
         int nus = pu->ufirst[si + 1] - pu->ufirst[si];
         w->maxu = nus > w->maxu ? nus : w->maxu;
         pu->mfirst[si] = mi;
@@ -1758,10 +1761,10 @@ static void *units_part_run(void *arg)
             pu->munit[mi] = pu->ufirst[si] + k;
         }
         int at = p->s[si].first_msg;
-        for (int k = pu->ufirst[si]; k < pu->ufirst[si + 1]; k++) {
-            p->u[k] = (struct runit){ .sess = si, .first = at, .head = at,
-                                      .last = at + pu->us[k].n_turns - 1 };
-            at += pu->us[k].n_turns;
+        for (int k = 0; k < nus; k++) {
+            p->u[pu->ufirst[si] + k] = (struct runit){ .sess = si, .first = at, .head = at,
+                                                       .last = at + us[k].n_turns - 1 };
+            at += us[k].n_turns;
         }
     }
     w->bad = mi != w->m1;           /* a match of a session not listed */
@@ -1859,8 +1862,14 @@ static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct
     /* the first half's sessions here, the second's (copied in from its
      * rows) on a thread of their own when its rows had one */
     int mmid = ns1 < p->ns ? hits_from(hs, p->s[ns1].row) : hs->n;
-    struct units_part a = { p, hs, NULL, nt, 0, ns1, 0, mmid, 0, 0 },
-                      b = { p, hs, w.n ? w.ur.us : NULL, nt, ns1, p->ns, mmid, hs->n, 0, 0 };
+    /* the second half's sessions' units read where its rows put them,
+     * and copied into place by both, half each */
+    int cu = pu->ufirst[ns1], n2 = ur.nu - cu;
+    const struct store_unit *from = n2 ? w.ur.us : pu->us + cu;
+    struct units_part a = { p, hs, pu->us, from, 0, cu, 0, n2 / 2,
+                            nt, 0, ns1, 0, mmid, 0, 0 },
+                      b = { p, hs, from, from, cu, cu, n2 / 2, n2,
+                            nt, ns1, p->ns, mmid, hs->n, 0, 0 };
     if (!(started && !pthread_create(&th, NULL, units_part_run, &b)))
         started = 0;
     units_part_run(&a);
