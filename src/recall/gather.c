@@ -643,6 +643,12 @@ out:
  * larger of each term's (each term is counted by one part only), then the
  * tail follows. recall.packed "0" (CAIRN_RECALL_PACKED=0) walks as before.
  */
+static int64_t split_min(const struct cairn *h);
+
+/* The exact merge's matches from which it takes two threads (a thread's
+ * start is ~50-100 us, a few thousand rows' merge). */
+#define MERGE_TWO_MIN 65536
+
 static int packed_off(const struct cairn *h)
 {
     const char *v = cairn__setting(h, CAIRN__SET_RECALL_PACKED);
@@ -866,40 +872,33 @@ static int hits_reserve(struct hits *hs, size_t n)
 }
 
 /*
- * Every row of the merge into hs: what add_hit of each merge_next gives,
+ * Every row of the merge into v[] and its counts into tf[] (nt a row, room
+ * for the parts' matches, whose sum bounds the rows), each term's matches
+ * added to df[]; returns the rows. What add_hit of each merge_next gives,
  * the same hits in the same order with the same counts, lengths and dfs,
  * but built as merge_score walks: a row that one part alone holds (most:
  * a common word's matches seldom share a message with another's) is
- * copied from that part in a run up to the next part's head, and hs is
- * sized once for all the parts' matches (their sum bounds the rows), not
- * grown by doubling (~230 instructions a row through merge_next and
- * add_hit, ~250,000 rows an exact recall of common words at a million
- * messages; issue 23, exact51). A row that two parts hold takes
- * merge_next's step.
+ * copied from that part in a run up to the next part's head, into room
+ * sized once, not grown by doubling (~230 instructions a row through
+ * merge_next and add_hit, ~250,000 rows an exact recall of common words
+ * at a million messages; issue 23, exact51). A row that two parts hold
+ * takes merge_next's step.
  */
-static int merge_into(struct merge *m, struct hits *hs, int count_df)
+static int merge_run(struct merge *m, struct hit *v, uint16_t *tfo, int *df)
 {
-    struct query *q = hs->q;
-    size_t nt = m->nt, total = 0;
-    int rc = CAIRN_OK, n;
-    int df[RECALL_MAX_TERMS] = { 0 };
-    for (int s = 0; s < m->ns; s++)
-        total += (size_t)(m->p[s].n - m->p[s].i);
-    /* merge_start's nt is q's (add_hit's stride), at least 1 */
-    if ((rc = hits_reserve(hs, total)))
-        return rc;
-    n = hs->n;
+    size_t nt = m->nt;
+    int n = 0;
     while (m->ns) {
         int lo;
         int64_t r2;
         if (merge_low(m, &lo, &r2)) {
             /* the row of two parts: merge_next's step, straight into the hit */
-            struct hit *ht = &hs->v[n];
+            struct hit *ht = &v[n];
             uint16_t tf[RECALL_MAX_TERMS];
             uint64_t has;
             *ht = (struct hit){ .tf = NULL };
             merge_next(m, &ht->row, &ht->sess, &ht->ntok, tf, &has);
-            uint16_t *c = hs->tf + (size_t)n * nt;
+            uint16_t *c = tfo + (size_t)n * nt;
             for (size_t t = 0; t < nt; t++) {
                 c[t] = tf[t];
                 df[t] += tf[t] > 0;
@@ -915,9 +914,9 @@ static int merge_into(struct merge *m, struct hits *hs, int count_df)
             while (end < p->n && e[end].row < r2)
                 end++;
             for (; i < end; i++, n++) {
-                hs->v[n] = (struct hit){ .row = e[i].row, .sess = e[i].sess,
-                                         .ntok = want_len ? e[i].ntok : -1 };
-                uint16_t *c = hs->tf + (size_t)n * nt;
+                v[n] = (struct hit){ .row = e[i].row, .sess = e[i].sess,
+                                     .ntok = want_len ? e[i].ntok : -1 };
+                uint16_t *c = tfo + (size_t)n * nt;
                 memset(c, 0, nt * sizeof *c);
                 c[t] = (uint16_t)e[i].tf;        /* a packed count is at least 1 */
             }
@@ -927,10 +926,10 @@ static int merge_into(struct merge *m, struct hits *hs, int count_df)
             while (end < p->n && h->v[end].row < r2)
                 end++;
             for (; i < end; i++, n++) {
-                hs->v[n] = (struct hit){ .row = h->v[i].row, .sess = h->v[i].sess,
-                                         .ntok = h->v[i].ntok };
+                v[n] = (struct hit){ .row = h->v[i].row, .sess = h->v[i].sess,
+                                     .ntok = h->v[i].ntok };
                 const uint16_t *src = h->tf + (size_t)i * nt;
-                uint16_t *c = hs->tf + (size_t)n * nt;
+                uint16_t *c = tfo + (size_t)n * nt;
                 for (size_t t = 0; t < nt; t++) {
                     c[t] = src[t];
                     df[t] += src[t] > 0;
@@ -939,10 +938,146 @@ static int merge_into(struct merge *m, struct hits *hs, int count_df)
         }
         merge_moved(m, lo, end);
     }
-    hs->n = n;
+    return n;
+}
+
+/* The merge's rows appended to hs (count_df: its dfs added to the
+ * question's). */
+static int merge_into(struct merge *m, struct hits *hs, int count_df)
+{
+    struct query *q = hs->q;
+    size_t nt = m->nt, total = 0;
+    int rc = CAIRN_OK;
+    int df[RECALL_MAX_TERMS] = { 0 };
+    for (int s = 0; s < m->ns; s++)
+        total += (size_t)(m->p[s].n - m->p[s].i);
+    /* merge_start's nt is q's (add_hit's stride), at least 1 */
+    if ((rc = hits_reserve(hs, total)))
+        return rc;
+    hs->n += merge_run(m, hs->v + hs->n, hs->tf + (size_t)hs->n * nt, df);
     for (size_t t = 0; count_df && t < nt; t++)
         q->t[t].df_msg += df[t];
     return rc;
+}
+
+/* One half of a merge split by row, and the thread that merges it. */
+struct merge_half {
+    struct merge m;
+    struct hits  view[MERGE_MAX];   /* the hits parts' halves */
+    struct hit  *v;
+    uint16_t    *tf;
+    int          n, df[RECALL_MAX_TERMS];
+};
+
+static void *merge_half_run(void *arg)
+{
+    struct merge_half *w = arg;
+    w->n = merge_run(&w->m, w->v, w->tf, w->df);
+    return NULL;
+}
+
+/* Part s's first match at or after row (its rows ascend). */
+static int part_from(const struct part *s, int64_t row)
+{
+    int lo = 0, hi = s->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if ((s->h ? s->h->v[mid].row : s->e[mid].row) < row)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A half of src[ns]: each part's matches [from[s], to[s]) as a part of
+ * its own (a hits part through a view of its own), merged from the start. */
+static void merge_half_start(struct merge_half *w, const struct part *src, int ns,
+                             const int *from, const int *to, size_t nt, int want_len)
+{
+    struct part half[MERGE_MAX];
+    for (int s = 0; s < ns; s++) {
+        half[s] = src[s];
+        half[s].i = 0;
+        half[s].n = to[s] - from[s];
+        if (src[s].h) {
+            const struct hits *h = src[s].h;
+            w->view[s] = (struct hits){ h->v + from[s], half[s].n, half[s].n,
+                                        h->tf + (size_t)from[s] * nt, h->q };
+            half[s].h = &w->view[s];
+        } else {
+            half[s].e = src[s].e + from[s];
+        }
+    }
+    merge_start(&w->m, half, ns, nt, want_len);
+}
+
+/*
+ * merge_into of src[ns] (merge_start's parts, from their first) on two
+ * threads when they hold at least min matches: split at a row, the
+ * middle one of the largest part, the rows below it merged here and
+ * the rest on a thread of their own, straight into hs after the first
+ * half's room (the sum of its parts' matches), moved down when rows two
+ * parts held left some of that room empty. Every part is cut at the same
+ * row, so each row's matches are all in one half, in the parts' order:
+ * the same hits, counts and dfs as the one merge's (issue 23, par52: the
+ * merge, ~37 M instructions at a million messages, was the recall's
+ * thread's alone while the other was idle).
+ */
+static int merge_into_two(const struct part *src, int ns, size_t nt, int want_len,
+                          struct hits *hs, int64_t min)
+{
+    struct merge m;
+    size_t total = 0;
+    int big = 0;
+    for (int s = 0; s < ns; s++) {
+        total += (size_t)src[s].n;
+        big = src[s].n > src[big].n ? s : big;
+    }
+    pthread_t th;
+    int from[MERGE_MAX], mid[MERGE_MAX], to[MERGE_MAX];
+    struct merge_half *w = NULL;
+    if ((int64_t)total < min || total < 2 || !(w = malloc(2 * sizeof *w))) {
+        merge_start(&m, src, ns, nt, want_len);
+        return merge_into(&m, hs, 1);
+    }
+    const struct part *b = &src[big];
+    int64_t row = b->h ? b->h->v[b->n / 2].row : b->e[b->n / 2].row;
+    size_t room = 0;
+    for (int s = 0; s < ns; s++) {
+        from[s] = 0;
+        to[s] = src[s].n;
+        mid[s] = part_from(&src[s], row);
+        room += (size_t)mid[s];
+    }
+    int rc = hits_reserve(hs, total);
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    merge_half_start(&w[0], src, ns, from, mid, nt, want_len);
+    merge_half_start(&w[1], src, ns, mid, to, nt, want_len);
+    w[0].v = hs->v + hs->n;
+    w[0].tf = hs->tf + (size_t)hs->n * nt;
+    w[1].v = w[0].v + room;
+    w[1].tf = w[0].tf + room * nt;
+    memset(w[0].df, 0, sizeof w[0].df);
+    memset(w[1].df, 0, sizeof w[1].df);
+    int two = !pthread_create(&th, NULL, merge_half_run, &w[1]);
+    merge_half_run(&w[0]);
+    if (two)
+        pthread_join(th, NULL);
+    else
+        merge_half_run(&w[1]);
+    if ((size_t)w[0].n < room && w[1].n) {
+        memmove(w[0].v + w[0].n, w[1].v, (size_t)w[1].n * sizeof *w[1].v);
+        memmove(w[0].tf + (size_t)w[0].n * nt, w[1].tf, (size_t)w[1].n * nt * sizeof *w[1].tf);
+    }
+    hs->n += w[0].n + w[1].n;
+    for (size_t t = 0; t < nt; t++)
+        hs->q->t[t].df_msg += w[0].df[t] + w[1].df[t];
+    free(w);
+    return CAIRN_OK;
 }
 
 /* A walk over rows (lo, hi] of the terms listed in map (np of them; all
@@ -1127,9 +1262,11 @@ static int packed_matches(struct cairn *h, struct query *q, const struct store_s
     if (p) {
         rc = merge_pruned(h, q, p, src, ns, hs);
     } else {
-        struct merge m;
-        merge_start(&m, src, ns, (size_t)q->nt, want_len);
-        rc = merge_into(&m, hs, 1);
+        /* (from MERGE_TWO_MIN matches, fewer when recall.split_msgs
+         * says so; recall.threads "1": one thread) */
+        int64_t min = split_min(h);
+        rc = merge_into_two(src, ns, (size_t)q->nt, want_len, hs,
+                            min < MERGE_TWO_MIN ? min : MERGE_TWO_MIN);
     }
 out:
     for (int t = 0; t < RECALL_MAX_TERMS; t++)

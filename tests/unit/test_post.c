@@ -135,9 +135,11 @@ static void check_word(struct cairn *db, const char *tok, int want_whole)
     check_spelt(db, tok, NULL, want_whole);
 }
 
-/* The pool of question, packed postings read or not. */
-static void pool_of(struct cairn *db, const char *question, int packed, int fast,
-                    const char *excl, struct query *q, struct pool *p)
+/* The pool of question, packed postings read or not; two: the exact
+ * merge (and the pool's load) on two threads from the first match
+ * (recall.split_msgs "1"), else on one (recall.threads "1"). */
+static void pool_of2(struct cairn *db, const char *question, int packed, int fast,
+                     const char *excl, int two, struct query *q, struct pool *p)
 {
     struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
     o.method = CAIRN_METHOD_KEYWORD;
@@ -145,11 +147,20 @@ static void pool_of(struct cairn *db, const char *question, int packed, int fast
     o.budget = 1000;
     o.exclude_session = excl;
     T_EQ_INT(cairn_set(db, "recall.packed", packed ? NULL : "0"), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "recall.threads", two ? NULL : "1"), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "recall.split_msgs", two ? "1" : NULL), CAIRN_OK);
     /* the loaded pools' turns compared (the unit rows' pool, on by
      * default, against the loaded one: test_recall_units) */
     T_EQ_INT(cairn_set(db, "recall.units", "0"), CAIRN_OK);
     T_EQ_INT(query_parse(q, question, 1700000000, 0), 0);
     T_EQ_INT(gather(db, q, &o, NULL, NULL, NULL, p), CAIRN_OK);
+}
+
+/* The pool of question, packed postings read or not. */
+static void pool_of(struct cairn *db, const char *question, int packed, int fast,
+                    const char *excl, struct query *q, struct pool *p)
+{
+    pool_of2(db, question, packed, fast, excl, 0, q, p);
 }
 
 /* The pools of question with and without the packed postings are the same. */
@@ -160,10 +171,18 @@ static void same_pool1(struct cairn *db, const char *question, int fast, const c
     pool_of(db, question, 0, fast, excl, &qa, &a);
     pool_of(db, question, 1, fast, excl, &qb, &b);
     T_CHECK(t_pools_same(&qa, &a, &qb, &b) > 0);
+    pool_free(&b);
+    query_free(&qb);
+    /* the exact merge split by row on two threads: the walk's pool too
+     * (a half put before the other, its rows or dfs lost, fails) */
+    pool_of2(db, question, 1, fast, excl, 1, &qb, &b);
+    T_CHECK(t_pools_same(&qa, &a, &qb, &b) > 0);
     pool_free(&a);
     pool_free(&b);
     query_free(&qa);
     query_free(&qb);
+    T_EQ_INT(cairn_set(db, "recall.threads", NULL), CAIRN_OK);
+    T_EQ_INT(cairn_set(db, "recall.split_msgs", NULL), CAIRN_OK);
 }
 
 static void same_pools(struct cairn *db)
