@@ -976,18 +976,28 @@ static void *merge_half_run(void *arg)
     return NULL;
 }
 
-/* Part s's first match at or after row (its rows ascend). */
-static int part_from(const struct part *s, int64_t row)
+/* The first of n int64 keys at base, stride bytes apart (ascending),
+ * at or after key, or n. */
+static int first_at(const int64_t *base, size_t stride, int n, int64_t key)
 {
-    int lo = 0, hi = s->n;
+    int lo = 0, hi = n;
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if ((s->h ? s->h->v[mid].row : s->e[mid].row) < row)
+        if (*(const int64_t *)((const char *)base + (size_t)mid * stride) < key)
             lo = mid + 1;
         else
             hi = mid;
     }
     return lo;
+}
+
+/* Part s's first match at or after row (its rows ascend). */
+static int part_from(const struct part *s, int64_t row)
+{
+    if (s->n <= 0)
+        return 0;
+    return s->h ? first_at(&s->h->v[0].row, sizeof *s->h->v, s->n, row)
+                : first_at(&s->e[0].row, sizeof *s->e, s->n, row);
 }
 
 /* A half of src[ns]: each part's matches [from[s], to[s]) as a part of
@@ -1908,21 +1918,6 @@ static void *units_part_run(void *arg)
     return NULL;
 }
 
-/* The first match of a session at or after row sess in hs (by session),
- * or hs->n. */
-static int hits_from(const struct hits *hs, int64_t sess)
-{
-    int lo = 0, hi = hs->n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (hs->v[mid].sess < sess)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The pool of hs's sessions (sess[n], ascending) from their unit rows;
  * *used 0 when some session or match cannot be ranked from them (nothing
  * kept: the caller gathers the pool whole). hs by session, then row.
@@ -2005,7 +2000,9 @@ static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct
     p->pu = pu;
     /* the first half's sessions here, the second's (copied in from its
      * rows) on a thread of their own when its rows had one */
-    int mmid = ns1 < p->ns ? hits_from(hs, p->s[ns1].row) : hs->n;
+    int mmid = hs->n;
+    if (ns1 < p->ns && hs->n)
+        mmid = first_at(&hs->v[0].sess, sizeof *hs->v, hs->n, p->s[ns1].row);
     /* the second half's sessions' units read where its rows put them,
      * and copied into place by both, half each */
     int cu = pu->ufirst[ns1], n2 = ur.nu - cu;
