@@ -1921,17 +1921,10 @@ static void *units_part_run(void *arg)
 /* The pool of hs's sessions (sess[n], ascending) from their unit rows;
  * *used 0 when some session or match cannot be ranked from them (nothing
  * kept: the caller gathers the pool whole). hs by session, then row.
- * two: the second half of the rows read on a thread of its own. units:
- * their units as their sizes' rows count them, or 0. */
+ * two: the second half of the rows read on a thread of its own. */
 static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct hits *hs,
-                        const int64_t *sess, int n, int two, int64_t units, int *used)
+                        const int64_t *sess, int n, int two, int *used)
 {
-    /* each half's units sized for the sessions' units their sizes count
-     * (a store changed since grows them), not the scope's turns: at a
-     * million messages ~24 MB each, not ~48, so from the heap, and the
-     * second half's, freed once copied, is the rankings' scratch next,
-     * its pages already faulted in (issue 23, par52) */
-    int64_t cap = units > 0 && units < p->total_msgs ? units : p->total_msgs;
     struct urows ur = { p, NULL, 0, 0, NULL, 0, 0 };
     struct urows_half w;
     struct pool_units *pu = NULL;
@@ -1942,11 +1935,11 @@ static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct
     w.h = h;
     w.sess = sess + mid;
     w.n = n - mid;
-    w.total = cap;
+    w.total = p->total_msgs;
     w.ur = (struct urows){ &w.p, NULL, 0, 0, NULL, 0, 0 };
     if (w.n && store_split_ok(h) && !pthread_create(&th, NULL, urows_run, &w))
         started = 1;
-    rc = urows_read(h, &ur, sess, mid, n, cap);
+    rc = urows_read(h, &ur, sess, mid, n, p->total_msgs);
     int read = 0;
     if (started) {
         pthread_join(th, NULL);
@@ -1959,7 +1952,7 @@ static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct
             h->close_reader(w.r);
     }
     if (!rc && w.n && !read)        /* no thread, or no reader: here */
-        w.rc = urows_read(h, &w.ur, w.sess, w.n, w.n, cap);
+        w.rc = urows_read(h, &w.ur, w.sess, w.n, w.n, p->total_msgs);
     if (!rc)
         rc = w.rc;
     int ns1 = p->ns;                /* the first half's sessions */
@@ -2320,7 +2313,7 @@ int gather(struct cairn *h, struct query *q, const struct cairn_recall_opts *o,
         int two = sess.n >= 2 && n_msgs >= split_min(h) && n_msgs < INT_MAX / 2;
         if (two && !dialogs)
             store_read_end(h, &began);
-        if (!dialogs && (rc = gather_units(h, q, p, &hs, sess.v, sess.n, two, n_units, &used)))
+        if (!dialogs && (rc = gather_units(h, q, p, &hs, sess.v, sess.n, two, &used)))
             goto out;
         store_read_end(h, &began);
         if (used)

@@ -1052,13 +1052,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     int nt = q->nt;
     double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
     double *w_unit = calloc((size_t)(nt ? nt : 1), sizeof *w_unit);
-    size_t nu1 = (size_t)(p->nu ? p->nu : 1);
-    /* rrf's scratch: 2 * nu pairs, then nu places; the largest block
-     * asked first, so that the freed block it fits (at a million messages
-     * the rows' second half's, its pages faulted in) is its own, not cut
-     * up by the arrays below first (issue 23, par52) */
-    struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv + nu1 * sizeof(uint32_t));
     /* every unit's four scores are written below */
+    size_t nu1 = (size_t)(p->nu ? p->nu : 1);
     double *s_head = os_alloc_filled(nu1 * sizeof *s_head);
     double *s_round = os_alloc_filled(nu1 * sizeof *s_round);
     double *s_win = os_alloc_filled(nu1 * sizeof *s_win);
@@ -1070,6 +1065,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
      * copied at a million messages; issue 23, exact51) */
     uint64_t *has = p->pu ? NULL : os_alloc_filled(nu1 * sizeof *has);
     const uint64_t *bits = p->pu ? p->pu->has : has;
+    /* rrf's scratch: 2 * nu pairs, then nu places */
+    struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv + nu1 * sizeof(uint32_t));
     if (!w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !bits ||
         !kv)
         goto out;
