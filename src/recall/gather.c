@@ -1010,6 +1010,8 @@ static void merge_half_start(struct merge_half *w, const struct part *src, int n
         half[s] = src[s];
         half[s].i = 0;
         half[s].n = to[s] - from[s];
+        if (half[s].n <= 0)
+            continue;                   /* (merge_start skips it) */
         if (src[s].h) {
             const struct hits *h = src[s].h;
             w->view[s] = (struct hits){ h->v + from[s], half[s].n, half[s].n,
