@@ -273,6 +273,11 @@ int main(int argc, char **argv)
     struct cli_ctx ctx = { NULL };
     const struct command *c;
     int i = 1;
+    /* The process is ours: SQLite's memory statistics off before its
+     * first use (nothing here reads them; a hook's open ~0.5 M fewer
+     * instructions). It cannot fail this early; if it did, nothing
+     * changed and nothing depends on it. */
+    (void)cairn_process_init();
     while (i < argc && argv[i][0] == '-') {
         const char *v;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

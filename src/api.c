@@ -287,6 +287,14 @@ void cairn_close(struct cairn *db)
     free(db);
 }
 
+int cairn_process_init(void)
+{
+    /* sqlite3_config answers SQLITE_MISUSE once SQLite is initialised
+     * (any open, any sqlite3_initialize): the setting is global, and a
+     * library would change it under its embedder, hence the opt-in. */
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK ? CAIRN_OK : CAIRN_ERROR;
+}
+
 _Static_assert(CAIRN_NO_TIME == ISO8601_NONE, "util/timeutil.h and cairn.h agree on no time");
 
 int cairn_parse_time(const char *s, int64_t *out)

@@ -92,6 +92,10 @@ int store_term_matches_runs(struct cairn *h, const struct store_runs *runs, cons
  * store_hex_field (n digits, one at a time) its reference. */
 int64_t store_hex8(const unsigned char *p);
 int64_t store_hex_field(const unsigned char *p, int n);
+/* A slot's sixteen digits (two fields of eight) at once: 0 with the
+ * fields' values in *a and *b (store_hex8's), or -1 when a byte of
+ * p[0..16) is not a lowercase hex digit (then *a and *b are unset). */
+int store_hex16(const unsigned char *p, int64_t *a, int64_t *b);
 
 /* Summed over the sessions sess[n] (session_sizes, 128 sessions a row,
  * else session_stats), in increasing order without repeats: their

@@ -414,7 +414,8 @@ static void test_blob(void)
 
 /* post_blob_get's reference: every varint by the loop, every range by
  * two tests (the reader before its one- and two-byte varints inline and
- * its folded range tests, issue 23, hook50). */
+ * its folded range tests, issue 23, hook50, and before its path for a
+ * match of one-byte fields and a short length, hook52). */
 static int blob_get_ref(const unsigned char *p, size_t n, int64_t lo, struct post_ent *out, int max)
 {
     const unsigned char *end = p + n;

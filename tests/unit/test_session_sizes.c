@@ -11,8 +11,9 @@
  * that is damaged (short, not hex) or missing is not used (the sums stay
  * right); a slot changed to other valid digits changes the sum, so the
  * rows are what is read. A version-23 store gets its rows from the
- * migration. store_hex8, which reads a field's eight digits at once, gives
- * its reference's value for every byte at every place.
+ * migration. store_hex8, which reads a field's eight digits at once, and
+ * store_hex16, a slot's two fields at once, give their reference's value
+ * for every byte at every place.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,10 +233,62 @@ static void test_hex8(void)
     T_CHECK(store_hex8(f) == 26);
 }
 
+/* One slot's reference: both fields by store_hex_field, -1 if either is
+ * not digits. */
+static int hex16_ref(const unsigned char *p, int64_t *a, int64_t *b)
+{
+    *a = store_hex_field(p, 8);
+    *b = store_hex_field(p + 8, 8);
+    return *a < 0 || *b < 0 ? -1 : 0;
+}
+
+/* store_hex16 (a slot at once: SSE2 on x86-64) against hex16_ref, as
+ * test_hex8 does: random slots, each with every byte value at each of its
+ * sixteen places, and random bytes; the same answer and, when it reads,
+ * the same two values. */
+static void test_hex16(void)
+{
+    static const char hx[] = "0123456789abcdef";
+    unsigned char f[16];
+    long bad = 0, valid = 0, tried = 0;
+    for (int r = 0; r < 2000; r++) {
+        int64_t a, b, ra, rb;
+        for (int i = 0; i < 16; i++)
+            f[i] = (unsigned char)hx[pick(16)];
+        int got = store_hex16(f, &a, &b);
+        bad += got != hex16_ref(f, &ra, &rb) || (!got && (a != ra || b != rb));
+        valid += got == 0;
+        for (int at = 0; r < 40 && at < 16; at++) {
+            unsigned char keep = f[at];
+            for (int c = 0; c < 256; c++) {
+                f[at] = (unsigned char)c;
+                got = store_hex16(f, &a, &b);
+                bad += got != hex16_ref(f, &ra, &rb) || (!got && (a != ra || b != rb));
+                tried++;
+            }
+            f[at] = keep;
+        }
+        for (int i = 0; i < 16; i++)
+            f[i] = (unsigned char)pick(256);
+        got = store_hex16(f, &a, &b);
+        bad += got != hex16_ref(f, &ra, &rb) || (!got && (a != ra || b != rb));
+    }
+    T_EQ_INT(bad, 0);
+    T_EQ_INT(valid, 2000);
+    T_EQ_INT(tried, 40 * 16 * 256);
+    int64_t a = 0, b = 0;
+    memcpy(f, "ffffffff0000001a", 16);
+    T_EQ_INT(store_hex16(f, &a, &b), 0);
+    T_CHECK(a == 0xffffffffll && b == 26);
+    memcpy(f, "0000001aFfffffff", 16);     /* upper case is not a digit */
+    T_EQ_INT(store_hex16(f, &a, &b), -1);
+}
+
 int main(void)
 {
     T_CHECK(mkdtemp(dir) != NULL);
     T_RUN(test_hex8);
+    T_RUN(test_hex16);
     T_RUN(test_sizes);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

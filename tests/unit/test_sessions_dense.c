@@ -8,8 +8,9 @@
  * store_messages_meta scan that range and keep the listed rows instead of
  * handing SQLite the list as JSON. What they give must not depend on it:
  * for lists dense (every session, two in three, exactly half the span) and
- * sparse (one in five: the JSON list), with ids that name no session
- * (forgotten ones, past the end), unsorted and with a repeat, a session
+ * sparse (one in five: the JSON list, walked as the outer loop when it
+ * ascends, hook52), with ids that name no session (forgotten ones, past
+ * the end), unsorted and with a repeat, a session
  * without its packed row and one without its session_stats row, both
  * calls give, row for row, what plain SQL gives for each listed session.
  * The rows carry no turns' count (exact35: gather sizes its pool from
@@ -205,6 +206,28 @@ static void test_lists(void)
     for (int i = 0; i < all.n; i += 5)
         l[n++] = all.v[i];
     check_list(db, raw, l, n);
+    /* sparse and ascending (the JSON list walked as the outer loop,
+     * hook52) with ids that name no session: before the first, every
+     * forgotten one, past the last; then the same list from the end with
+     * a repeat (IN's ephemeral index: each row once, in id order) */
+    n = 0;
+    l[n++] = 0;
+    for (int64_t id = all.v[0], i = 0; id <= all.v[all.n - 1]; id++) {
+        while (i < all.n && all.v[i] < id)
+            i++;
+        if (i < all.n && all.v[i] == id ? i % 5 == 1 : 1)
+            l[n++] = id;
+    }
+    l[n++] = all.v[all.n - 1] + 5;
+    T_CHECK(n > all.n / 5 + 10 && n < all.n / 2);
+    check_list(db, raw, l, n);
+    for (int i = 0; i < n / 2; i++) {
+        int64_t t = l[i];
+        l[i] = l[n - 1 - i];
+        l[n - 1 - i] = t;
+    }
+    l[n] = l[n / 2];
+    check_list(db, raw, l, n + 1);
     /* a window of the store: the range's ends inside it */
     n = 0;
     for (int i = 100; i < 500; i++)
