@@ -321,6 +321,11 @@
 #define DENSE_TOPK        50
 /* Pieces kept per scan, before they are grouped into messages. */
 #define DENSE_PIECES_MULT 4
+/* The two-stage dense scan (dense.c, dense_topk_sketch; issue 16, hyb52):
+ * pieces whose sign sketches score best, scored exactly, for recall with
+ * CAIRN_RECALL_FAST (the prompt hook) on a set with a cache file; 0: the
+ * exact scan. The setting recall.sketch overrides it for every recall. */
+#define DENSE_SKETCH_FAST 0
 
 /* ---- pruning on big stores, CAIRN_RECALL_FAST only (gather.c) ---- */
 

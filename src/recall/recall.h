@@ -344,6 +344,32 @@ int  dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed,
  * dense_topk's hits with `allowed` all the others. */
 int  dense_topk_except(const struct vec_set *s, const float *q, int64_t except, int k,
                        int threads, struct dense_hit *out);
+/* The two-stage scan (issue 16, hyb52): the sketches (store/vectors.h,
+ * struct vec_sketch) of every piece in scope scored against the question,
+ * then the best kc of them (at least k * DENSE_PIECES_MULT) scored
+ * exactly, as dense_topk does. Not exact: a piece whose sketch ranks past
+ * kc is never scored (kc >= the set's size: every piece, the same hits as
+ * dense_topk's on one thread). One thread. sk must be of s. */
+int  dense_topk_sketch(const struct vec_set *s, const struct vec_sketch *sk, const float *q,
+                       const int64_t *allowed, int n_allowed, int64_t except, int k, int kc,
+                       struct dense_hit *out);
+/* Candidates the two-stage scan rescores: the setting recall.sketch
+ * (CAIRN_RECALL_SKETCH), 0 for the exact scan; without it the default of
+ * recall with flags (CAIRN_RECALL_FAST: DENSE_SKETCH_FAST). */
+int  dense_sketch_k(const struct cairn *h, unsigned flags);
+/* The sketch scan's kernel: for count sketches of `words` 64-bit words
+ * one after the other at b, out_s[j] = the sum of the question's 4-bit
+ * weights u_d over the bits d set in sketch j, where bit d of
+ * planes[p * words + d / 64] is bit p of u_d, and out_c[j] = the bits set
+ * in sketch j; exact at every level (scalar, popcnt, avx512 VPOPCNTDQ). */
+void dense_sketch_dots(const uint64_t *planes, const uint64_t *b, int words, size_t count,
+                       int32_t *out_s, int32_t *out_c);
+void dense_sketch_dots_ref(const uint64_t *planes, const uint64_t *b, int words, size_t count,
+                           int32_t *out_s, int32_t *out_c);
+/* The sketch kernel's level: "scalar", "popcnt" or "avx512vpopcntdq"
+ * (set by dense_kernel_set: scalar at "scalar", popcnt at avx2 and
+ * avxvnni, VPOPCNTDQ at avx512vnni when the CPU has it). */
+const char *dense_sketch_kernel_name(void);
 /* The kernels: run-time dispatch, and the scalar references. */
 int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n);
 int32_t dense_dot_i8_ref(const int8_t *a, const int8_t *b, int n);
