@@ -756,9 +756,7 @@ int dense_topk_sketch(const struct vec_set *s, const struct vec_sketch *sk, cons
         int cnt = cand.n - m0 < DENSE_BLOCK ? cand.n - m0 : DENSE_BLOCK;
         int32_t d[DENSE_BLOCK];
         if (!s->f32) {
-            for (int j = 0; j < cnt; j++)
-                memcpy(gath + (size_t)j * dim, s->v8 + (size_t)cand.i[m0 + j] * dim,
-                       (size_t)dim);
+            veccache_read(s, cand.i + m0, (size_t)cnt, gath);
             dk[dk_level].dots(q8, gath, dim, (size_t)cnt, d);
         }
         for (int j = 0; j < cnt; j++) {

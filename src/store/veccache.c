@@ -9,6 +9,13 @@
  * bench_vecload.c); mapping this file costs about a millisecond and its
  * pages are shared in the page cache by every process.
  *
+ * Beside it, STORE-vsk holds the vectors' sign sketches (64 bytes a 512-d
+ * vector; below, "the sign sketch"), for the two-stage scan that reads
+ * the sketches whole and only its candidates' vectors (veccache_read, by
+ * pread: a mapped page costs a trap on a paravirtualised host, and a
+ * fault maps up to 16 pages around it). The same rules hold for it, and
+ * it goes when the cache file goes.
+ *
  * SQLite stays the source of truth and the file is disposable:
  *   - it is valid only for the stamp in vec_stamp (schema version 5),
  *     which triggers replace on every change to vectors, and for one
@@ -153,6 +160,18 @@ void veccache_remove(struct cairn *h)
     }
 }
 
+void veccache_read(const struct vec_set *s, const int64_t *idx, size_t count, int8_t *out)
+{
+    const size_t dim = (size_t)s->dim;
+    const off_t base = s->map ? (off_t)((const char *)s->v8 - (const char *)s->map) : 0;
+    for (size_t j = 0; j < count; j++) {
+        size_t i = (size_t)idx[j];
+        if (s->map && pread(s->fd, out + j * dim, dim, base + (off_t)(i * dim)) == (ssize_t)dim)
+            continue;
+        memcpy(out + j * dim, s->v8 + i * dim, dim);   /* no file, or it failed */
+    }
+}
+
 void veccache_populate(const struct vec_set *s)
 {
     if (!s->map)
@@ -215,6 +234,8 @@ int veccache_open(struct cairn *h, const char *model, int dim, int64_t stamp, st
     s->msgs_with = hd.msgs_with;
     s->map = map;
     s->map_len = (size_t)l.size;
+    s->fd = fd;
+    fd = -1;                             /* kept: veccache_read */
     /* const is cast away only to share struct vec_set with the heap
      * copy; the pages are PROT_READ and nothing writes through them. */
     s->msg = (int64_t *)((char *)map + l.msg);
@@ -226,7 +247,8 @@ int veccache_open(struct cairn *h, const char *model, int dim, int64_t stamp, st
         s->v8 = (int8_t *)((char *)map + l.v);
     rc = 0;
 out:
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     return rc;
 }
 

@@ -379,6 +379,7 @@ static void set_release(struct vec_set *s)
 {
     if (s->map) {
         munmap(s->map, s->map_len);
+        close(s->fd);
     } else {
         free(s->msg);
         free(s->sess);

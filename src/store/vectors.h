@@ -131,6 +131,7 @@ struct vec_set {
     void          *map;          /* the cache file's mapping (the arrays point
                                     into it), or NULL: they are malloc'd */
     size_t         map_len;
+    int            fd;           /* with map: the file, open (veccache_read) */
 };
 
 /* The vectors of model (dim) in h's store, cached on the connection.
@@ -172,6 +173,12 @@ void veccache_remove(struct cairn *h);
  * all; one call fills the page tables faster than faults): the mapping is
  * made without, so a two-stage scan reads only the pages it rescores. */
 void veccache_populate(const struct vec_set *s);
+/* Copies the count stored vectors (dim bytes each, int8 sets) whose
+ * indexes are idx[count] into out[count][dim]: from a mapped set by
+ * pread, which maps no page (a fault maps up to 16 around the one
+ * touched: 2,000 vectors scattered over 98,060 touched most of the file),
+ * else from memory. */
+void veccache_read(const struct vec_set *s, const int64_t *idx, size_t count, int8_t *out);
 
 /* ---- the sign sketch (veccache.c, STORE-vsk; issue 16, hyb52) -------
  *
