@@ -787,6 +787,10 @@ int dense_sketch_k(const struct cairn *h, unsigned flags)
         long n = strtol(v, &end, 10);
         return *end || n < 0 ? 0 : n > INT32_MAX / 2 ? INT32_MAX / 2 : (int)n;
     }
+    /* recall.exhaustive asks the fast path to be exact, as gather.c's */
+    const char *ex = cairn__setting(h, CAIRN__SET_RECALL_EXHAUSTIVE);
+    if (ex && *ex && strcmp(ex, "0"))
+        return 0;
     return (flags & CAIRN_RECALL_FAST) ? DENSE_SKETCH_FAST : 0;
 }
 

@@ -355,7 +355,9 @@ int  dense_topk_sketch(const struct vec_set *s, const struct vec_sketch *sk, con
                        struct dense_hit *out);
 /* Candidates the two-stage scan rescores: the setting recall.sketch
  * (CAIRN_RECALL_SKETCH), 0 for the exact scan; without it the default of
- * recall with flags (CAIRN_RECALL_FAST: DENSE_SKETCH_FAST). */
+ * recall with flags (CAIRN_RECALL_FAST: DENSE_SKETCH_FAST, unless
+ * recall.exhaustive). dense_search uses it only on a set mapped from its
+ * cache file, unless the setting asks. */
 int  dense_sketch_k(const struct cairn *h, unsigned flags);
 /* The sketch scan's kernel: for count sketches of `words` 64-bit words
  * one after the other at b, out_s[j] = the sum of the question's 4-bit
