@@ -51,6 +51,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -256,13 +257,40 @@ out:
     return rc;
 }
 
+/* Writes the n parts to p atomically: a temporary file beside it (0600),
+ * synced, renamed over p; the temporaries of writers killed long ago go
+ * first. 0 or -1 (nothing left behind). */
+static int write_whole(const char *p, const struct iovec *part, int n)
+{
+    char tmp[4300];
+    int fd;
+    remove_temps(p, VC_TEMP_STALE_S);
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX", p);
+    fd = mkostemp(tmp, O_CLOEXEC);                 /* 0600 */
+    if (fd < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (os_write_all(fd, part[i].iov_base, part[i].iov_len)) {
+            close(fd);
+            unlink(tmp);
+            return -1;
+        }
+    }
+    /* synced before the rename: after a crash the name holds the old
+     * file or the whole new one, never a hole */
+    if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp, p) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 int veccache_write(struct cairn *h, const struct vec_set *s)
 {
-    char p[4200], tmp[4300];
+    char p[4200];
     struct vc_head hd;
     struct vc_layout l;
     static const char zeros[64];
-    int fd;
 
     if (!s->n || s->dim < 1 || s->dim > VC_MAX_DIM || veccache_path(h, p, sizeof p) != 0)
         return -1;
@@ -280,28 +308,15 @@ int veccache_write(struct cairn *h, const struct vec_set *s)
     layout(hd.n, hd.dim, hd.f32, &l);
     hd.file_size = l.size;
     hd.check = head_hash(&hd);
-    remove_temps(p, VC_TEMP_STALE_S);
-    snprintf(tmp, sizeof tmp, "%s.XXXXXX", p);
-    fd = mkostemp(tmp, O_CLOEXEC);                 /* 0600 */
-    if (fd < 0)
-        return -1;
-    size_t vbytes = s->n * (size_t)s->dim * (s->f32 ? 4 : 1);
-    if (os_write_all(fd, &hd, sizeof hd) || os_write_all(fd, s->msg, s->n * 8) ||
-        os_write_all(fd, s->sess, s->n * 8) || os_write_all(fd, s->inv_norm, s->n * 4) ||
-        os_write_all(fd, zeros, (size_t)(l.v - (l.norm + 4 * (uint64_t)s->n))) ||
-        os_write_all(fd, s->f32 ? (const void *)s->vf : (const void *)s->v8, vbytes) ||
-        fsync(fd) != 0) {
-        close(fd);
-        unlink(tmp);
-        return -1;
-    }
-    /* synced before the rename: after a crash the name holds the old
-     * file or the whole new one, never a hole */
-    if (close(fd) != 0 || rename(tmp, p) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    const struct iovec part[] = {
+        { &hd, sizeof hd },
+        { s->msg, s->n * 8 },
+        { s->sess, s->n * 8 },
+        { s->inv_norm, s->n * 4 },
+        { (void *)zeros, (size_t)(l.v - (l.norm + 4 * (uint64_t)s->n)) },
+        { s->f32 ? (void *)s->vf : (void *)s->v8, s->n * (size_t)s->dim * (s->f32 ? 4 : 1) },
+    };
+    return write_whole(p, part, 6);
 }
 
 /* ---- the sign sketch (STORE-vsk) ---------------------------------------
@@ -470,10 +485,9 @@ out:
 
 int vecsketch_write(struct cairn *h, const struct vec_set *s, const struct vec_sketch *k)
 {
-    char p[4200], tmp[4300];
+    char p[4200];
     struct vs_head hd;
     struct vs_layout l;
-    int fd;
 
     if (!k->n || k->n != s->n || k->dim != s->dim || s->stamp == -1 ||
         path_beside(h, "-vsk", p, sizeof p) != 0)
@@ -492,22 +506,11 @@ int vecsketch_write(struct cairn *h, const struct vec_set *s, const struct vec_s
     vs_layout(hd.n, hd.dim, &l);
     hd.file_size = l.size;
     hd.check = vs_hash(&hd);
-    remove_temps(p, VC_TEMP_STALE_S);
-    snprintf(tmp, sizeof tmp, "%s.XXXXXX", p);
-    fd = mkostemp(tmp, O_CLOEXEC);                 /* 0600 */
-    if (fd < 0)
-        return -1;
     /* mu, sigma and bits lie at the file's offsets less the header, in
      * one block or in the mapping past its header */
-    if (os_write_all(fd, &hd, sizeof hd) ||
-        os_write_all(fd, k->mu, (size_t)(l.size - VC_HEAD)) || fsync(fd) != 0) {
-        close(fd);
-        unlink(tmp);
-        return -1;
-    }
-    if (close(fd) != 0 || rename(tmp, p) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    const struct iovec part[] = {
+        { &hd, sizeof hd },
+        { (void *)k->mu, (size_t)(l.size - VC_HEAD) },
+    };
+    return write_whole(p, part, 2);
 }
