@@ -1,11 +1,13 @@
 /*
- * t_vec.h: one vector row written straight into a test store, as
- * vec_batch_store would (test_hybrid, test_segment).
+ * t_vec.h: vector rows written straight into a test store, as
+ * vec_batch_store would (test_hybrid, test_segment), or random ones in
+ * bulk (test_veccache, test_vecsketch), and the files beside a store.
  */
 #ifndef CAIRN_T_VEC_H
 #define CAIRN_T_VEC_H
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include "t.h"
 #include "internal.h"
@@ -30,6 +32,40 @@ static inline void put_vec(struct cairn *h, const char *model, int64_t msg, int 
     sqlite3_bind_int64(st, 6, msg);
     T_EQ_INT(sqlite3_step(st), SQLITE_DONE);
     sqlite3_finalize(st);
+}
+
+/* Random vectors (dim bytes) of pieces first..first+n-1 for every
+ * message, in one statement (one transaction), then dated a minute back:
+ * a reader writes the cache file only for vectors that stood still for
+ * 30 s. */
+static inline void t_put_vectors(struct cairn *h, const char *model, int dim, int first, int n)
+{
+    sqlite3_stmt *st;
+    T_EQ_INT(sqlite3_prepare_v2(h->db, "WITH RECURSIVE p(x) AS (SELECT ?1 UNION ALL SELECT x + 1 "
+                                "FROM p WHERE x + 1 < ?1 + ?2) INSERT INTO vectors(model, msg, "
+                                "piece, session, dim, scale, v) SELECT ?3, m.id, p.x, m.session, "
+                                "?4, 1, randomblob(?4) FROM messages m, p", -1, &st, NULL),
+             SQLITE_OK);
+    sqlite3_bind_int(st, 1, first);
+    sqlite3_bind_int(st, 2, n);
+    sqlite3_bind_text(st, 3, model, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 4, dim);
+    T_EQ_INT(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 60", NULL, NULL,
+                          NULL), SQLITE_OK);
+}
+
+static inline int t_exists(const char *p)
+{
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+static inline off_t t_file_size(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 ? st.st_size : -1;
 }
 
 #endif

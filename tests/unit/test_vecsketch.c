@@ -31,6 +31,7 @@
 #include "store/vectors.h"
 #include "t_store.h"
 #include "t_open.h"
+#include "t_vec.h"
 
 enum { D = 70, MSGS = 128, PIECES = 80 };     /* 10,240 vectors: over VEC_CACHE_MIN;
                                                   70 dims: two words, the second partial */
@@ -87,38 +88,6 @@ static void test_kernel(void)
 
 /* ---- the file ------------------------------------------------------------ */
 
-static void put_vectors(struct cairn *h, int first, int n)
-{
-    sqlite3_stmt *st;
-    T_EQ_INT(sqlite3_prepare_v2(h->db, "WITH RECURSIVE p(x) AS (SELECT ?1 UNION ALL SELECT x + 1 "
-                                "FROM p WHERE x + 1 < ?1 + ?2) INSERT INTO vectors(model, msg, "
-                                "piece, session, dim, scale, v) SELECT ?3, m.id, p.x, m.session, "
-                                "?4, 1, randomblob(?4) FROM messages m, p", -1, &st, NULL),
-             SQLITE_OK);
-    sqlite3_bind_int(st, 1, first);
-    sqlite3_bind_int(st, 2, n);
-    sqlite3_bind_text(st, 3, MODEL, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, D);
-    T_EQ_INT(sqlite3_step(st), SQLITE_DONE);
-    sqlite3_finalize(st);
-    /* dated a minute back: a reader writes the cache file only for
-     * vectors that stood still for 30 s */
-    T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 60", NULL, NULL,
-                          NULL), SQLITE_OK);
-}
-
-static int exists(const char *p)
-{
-    struct stat st;
-    return lstat(p, &st) == 0;
-}
-
-static off_t file_size(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 ? st.st_size : -1;
-}
-
 static void fresh_store(void)
 {
     struct cairn *h = NULL;
@@ -131,7 +100,7 @@ static void fresh_store(void)
         snprintf(id, sizeof id, "s%d", s);
         add_chat(h, id, 16);
     }
-    put_vectors(h, 0, PIECES);
+    t_put_vectors(h, MODEL, D, 0, PIECES);
     cairn_close(h);
 }
 
@@ -256,9 +225,9 @@ static void test_file(void)
     /* vectors appended (by SQL: no commit hook removes the files, the
      * stamp alone makes them stale): the next sketch has every piece */
     T_EQ_INT(t_open(store, 0, &w), CAIRN_OK);
-    put_vectors(w, PIECES, 1);
+    t_put_vectors(w, MODEL, D, PIECES, 1);
     cairn_close(w);
-    T_CHECK(exists(sketch));
+    T_CHECK(t_exists(sketch));
     T_EQ_INT(load_close(&mapped), N + MSGS);
     T_EQ_INT(mapped, 0);
     T_EQ_INT(load_close(&mapped), N + MSGS);
@@ -290,11 +259,11 @@ static void test_file(void)
     unlink(old);
 
     /* truncated, or a header byte changed (its hash fails): ignored */
-    off_t full = file_size(sketch);
+    off_t full = t_file_size(sketch);
     T_EQ_INT(truncate(sketch, full - 1), 0);
     T_EQ_INT(load_close(&mapped), N + MSGS);
     T_EQ_INT(mapped, 0);
-    T_EQ_INT(file_size(sketch), full);
+    T_EQ_INT(t_file_size(sketch), full);
     spoil(sketch, 24, 25, 0x01);
     T_EQ_INT(load_close(&mapped), N + MSGS);
     T_EQ_INT(mapped, 0);
@@ -309,16 +278,16 @@ static void test_file(void)
     t_vec_cache = "0";
     T_EQ_INT(load_close(&mapped), N + MSGS);
     T_EQ_INT(mapped, 0);
-    T_CHECK(!exists(sketch));
+    T_CHECK(!t_exists(sketch));
     t_vec_cache = NULL;
     T_EQ_INT(load_close(&mapped), N + MSGS);
-    T_CHECK(exists(sketch));
+    T_CHECK(t_exists(sketch));
 
     /* forget: the file goes with the commit */
     T_EQ_INT(t_open(store, 0, &w), CAIRN_OK);
     T_EQ_INT(cairn_forget(w, "s0"), CAIRN_OK);
     cairn_close(w);
-    T_CHECK(!exists(sketch));
+    T_CHECK(!t_exists(sketch));
 }
 
 /* ---- the two-stage scan ------------------------------------------------- */
@@ -402,7 +371,7 @@ static void test_two_stage(void)
         compare_scans(s, k, 40, 1);
     cairn_close(h);
     /* a garbage body behind a good header: bits all set, then sigma NaN */
-    off_t full = file_size(sketch);
+    off_t full = t_file_size(sketch);
     spoil(sketch, 512 + 2 * 320, full, 0xFF);    /* past mu and sigma (70 floats, padded) */
     T_EQ_INT(load(&h, &s, &k, &mapped), MSGS * PIECES);
     T_EQ_INT(mapped, 1);
