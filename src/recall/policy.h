@@ -321,18 +321,6 @@
 #define DENSE_TOPK        50
 /* Pieces kept per scan, before they are grouped into messages. */
 #define DENSE_PIECES_MULT 4
-/* The two-stage dense scan (dense.c, dense_topk_sketch; issue 16, hyb52):
- * the pieces whose sign sketches score best, scored exactly, for recall
- * with CAIRN_RECALL_FAST (the prompt hook, latency first) on a set mapped
- * from its cache file (8,192 vectors and more); 0: the exact scan. The
- * setting recall.sketch overrides it for every recall. Measured on the
- * real 100,000-message store (bench_sketch, 1,069 questions: the hook's
- * prompts and LoCoMo dev's): the top 50 the same set as the exact scan's
- * for 81% of questions at 2,000 (99.5% of the 50 in common), 39% at
- * 1,000 (97.5%), 96% at 4,000 (99.9%); the hook's output the same as
- * the exact scan's on 251 of 251 prompts at 1,000, 2,000 and 4,000. Not in the policy hash: `cairn eval` stores
- * are in memory, never with a cache file, so no eval result can move. */
-#define DENSE_SKETCH_FAST 2000
 
 /* ---- pruning on big stores, CAIRN_RECALL_FAST only (gather.c) ---- */
 

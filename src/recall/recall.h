@@ -335,6 +335,20 @@ int  dense_query_vec(struct cairn *h, const char *query, struct dense_result *r)
  * 9.7-10.6 ms p50 on two threads against 2.9-3.2 ms on one (bench_dense,
  * 2026-12-05; it was 65,536, so a 100k store's hook paid it). */
 #define DENSE_MT_MIN 262144
+/* The two-stage dense scan (dense.c, dense_topk_sketch; issue 16, hyb52):
+ * the pieces whose sign sketches score best, scored exactly, for recall
+ * with CAIRN_RECALL_FAST (the prompt hook, latency first) on a set mapped
+ * from its cache file (8,192 vectors and more); 0: the exact scan. The
+ * setting recall.sketch overrides it for every recall. Measured on the
+ * real 100,000-message store (bench_sketch, 1,069 questions: the hook's
+ * prompts and LoCoMo dev's): the top 50 the same set as the exact scan's
+ * for 81% of questions at 2,000 (99.5% of the 50 in common), 39% at
+ * 1,000 (97.5%), 96% at 4,000 (99.9%); the hook's output the same as
+ * the exact scan's on 251 of 251 prompts at 1,000, 2,000 and 4,000. Not
+ * in the policy hash (policy.h): `cairn eval` stores are in memory, never
+ * with a cache file, so no eval result can move; like DENSE_MT_MIN, a
+ * parameter of the scan. */
+#define DENSE_SKETCH_FAST 2000
 /* Exact top-k messages (best piece each) of set by cosine with q (unit
  * or not), sessions limited to the sorted `allowed` (NULL: all). Returns
  * the count written to out[k], or -1 on no memory. */

@@ -194,23 +194,35 @@ static uint64_t head_hash(const struct vc_head *hd)
     return hash64(hd, offsetof(struct vc_head, check), 0x76656363);
 }
 
+/* Opens p for reading when it is a regular file of ours of at least a
+ * header, and reads its header (VC_HEAD bytes) into hd: the descriptor,
+ * or -1. *size is the file's. */
+static int open_head(const char *p, void *hd, uint64_t *size)
+{
+    struct stat st;
+    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        st.st_size < VC_HEAD || pread(fd, hd, VC_HEAD, 0) != VC_HEAD) {
+        close(fd);
+        return -1;
+    }
+    *size = (uint64_t)st.st_size;
+    return fd;
+}
+
 int veccache_open(struct cairn *h, const char *model, int dim, int64_t stamp, struct vec_set *s)
 {
     char p[4200];
     struct vc_head hd;
     struct vc_layout l;
-    struct stat st;
+    uint64_t size;
     void *map;
     int fd, rc = -1;
 
-    if (veccache_path(h, p, sizeof p) != 0)
+    if (veccache_path(h, p, sizeof p) != 0 || (fd = open_head(p, &hd, &size)) < 0)
         return -1;
-    fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -1;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-        st.st_size < VC_HEAD || pread(fd, &hd, sizeof hd, 0) != (ssize_t)sizeof hd)
-        goto out;
     if (memcmp(hd.magic, VC_MAGIC, 8) || hd.endian != VC_ENDIAN || hd.head_size != VC_HEAD ||
         hd.check != head_hash(&hd) || hd.stamp != stamp || hd.dim != (uint32_t)dim ||
         dim < 1 || dim > VC_MAX_DIM || hd.f32 > 1 || hd.n == 0 || hd.n > VC_MAX_N ||
@@ -219,7 +231,7 @@ int veccache_open(struct cairn *h, const char *model, int dim, int64_t stamp, st
         strcmp(hd.model, model))
         goto out;
     layout(hd.n, hd.dim, hd.f32, &l);
-    if (hd.file_size != l.size || (uint64_t)st.st_size != l.size || l.size > SIZE_MAX)
+    if (hd.file_size != l.size || size != l.size || l.size > SIZE_MAX)
         goto out;
     /* No MAP_POPULATE: a full scan asks for every page at once
      * (veccache_populate: the kernel fills the page tables faster than
@@ -442,18 +454,12 @@ int vecsketch_open(struct cairn *h, const struct vec_set *s, struct vec_sketch *
     char p[4200];
     struct vs_head hd;
     struct vs_layout l;
-    struct stat st;
+    uint64_t size;
     void *map;
     int fd, rc = -1;
 
-    if (path_beside(h, "-vsk", p, sizeof p) != 0)
+    if (path_beside(h, "-vsk", p, sizeof p) != 0 || (fd = open_head(p, &hd, &size)) < 0)
         return -1;
-    fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -1;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-        st.st_size < VC_HEAD || pread(fd, &hd, sizeof hd, 0) != (ssize_t)sizeof hd)
-        goto out;
     if (memcmp(hd.magic, VS_MAGIC, 8) || hd.endian != VC_ENDIAN || hd.head_size != VC_HEAD ||
         hd.check != vs_hash(&hd) || hd.stamp != s->stamp || hd.dim != (uint32_t)s->dim ||
         hd.dim < 1 || hd.dim > VC_MAX_DIM || hd.words != (hd.dim + 63) / 64 ||
@@ -462,7 +468,7 @@ int vecsketch_open(struct cairn *h, const struct vec_set *s, struct vec_sketch *
         strcmp(hd.model, s->model))
         goto out;
     vs_layout(hd.n, hd.dim, &l);
-    if (hd.file_size != l.size || (uint64_t)st.st_size != l.size || l.size > SIZE_MAX)
+    if (hd.file_size != l.size || size != l.size || l.size > SIZE_MAX)
         goto out;
     /* the scan reads every page of it */
     map = mmap(NULL, (size_t)l.size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);

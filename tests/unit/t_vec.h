@@ -6,8 +6,11 @@
 #ifndef CAIRN_T_VEC_H
 #define CAIRN_T_VEC_H
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "t.h"
 #include "internal.h"
@@ -60,6 +63,23 @@ static inline int t_exists(const char *p)
 {
     struct stat st;
     return lstat(p, &st) == 0;
+}
+
+/* Overwrites p's bytes from `at` to `to` with `byte`, in place (as no
+ * cairn writer ever does). */
+static inline void t_spoil(const char *p, off_t at, off_t to, int byte)
+{
+    char b[4096];
+    int fd = open(p, O_WRONLY);
+    T_CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    memset(b, byte, sizeof b);
+    for (; at < to; at += (off_t)sizeof b) {
+        size_t n = to - at < (off_t)sizeof b ? (size_t)(to - at) : sizeof b;
+        T_EQ_INT(pwrite(fd, b, n, at), (long long)n);
+    }
+    close(fd);
 }
 
 static inline off_t t_file_size(const char *p)

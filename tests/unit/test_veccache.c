@@ -228,23 +228,6 @@ static void test_reindex(void)
     T_CHECK(!t_exists(cache));                     /* 128 vectors: no file for so few */
 }
 
-/* Overwrites the file's bytes from `at` to `to` with `byte`, in place
- * (as no cairn writer ever does). */
-static void spoil(off_t at, off_t to, int byte)
-{
-    char b[4096];
-    int fd = open(cache, O_WRONLY);
-    T_CHECK(fd >= 0);
-    if (fd < 0)
-        return;
-    memset(b, byte, sizeof b);
-    for (; at < to; at += (off_t)sizeof b) {
-        size_t n = to - at < (off_t)sizeof b ? (size_t)(to - at) : sizeof b;
-        T_EQ_INT(pwrite(fd, b, n, at), (long long)n);
-    }
-    close(fd);
-}
-
 static void test_hostile(void)
 {
     int mapped = -1;
@@ -261,7 +244,7 @@ static void test_hostile(void)
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 1);
     /* a header byte changed (the piece count): its hash fails */
-    spoil(24, 25, 0x01);
+    t_spoil(cache, 24, 25, 0x01);
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 0);
     /* only a header: too short */
@@ -269,7 +252,7 @@ static void test_hostile(void)
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 0);
     /* a foreign file of the right size */
-    spoil(0, full, 0x5a);
+    t_spoil(cache, 0, full, 0x5a);
     T_EQ_INT(t_file_size(cache), full);
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 0);
@@ -278,7 +261,7 @@ static void test_hostile(void)
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 1);
     {
-        spoil(512, full, 0xff);
+        t_spoil(cache, 512, full, 0xff);
         struct cairn *h = NULL;
         const struct vec_set *s = NULL;
         T_EQ_INT(t_open(store, CAIRN_OPEN_READONLY, &h), CAIRN_OK);

@@ -160,21 +160,6 @@ static void check_content(const struct vec_set *s, const struct vec_sketch *k)
     T_EQ_INT(bad_bit, 0);
 }
 
-static void spoil(const char *p, off_t at, off_t to, int byte)
-{
-    char b[4096];
-    int fd = open(p, O_WRONLY);
-    T_CHECK(fd >= 0);
-    if (fd < 0)
-        return;
-    memset(b, byte, sizeof b);
-    for (; at < to; at += (off_t)sizeof b) {
-        size_t n = to - at < (off_t)sizeof b ? (size_t)(to - at) : sizeof b;
-        T_EQ_INT(pwrite(fd, b, n, at), (long long)n);
-    }
-    close(fd);
-}
-
 static void copy_file(const char *from, const char *to)
 {
     char b[65536];
@@ -264,7 +249,7 @@ static void test_file(void)
     T_EQ_INT(load_close(&mapped), N + MSGS);
     T_EQ_INT(mapped, 0);
     T_EQ_INT(t_file_size(sketch), full);
-    spoil(sketch, 24, 25, 0x01);
+    t_spoil(sketch, 24, 25, 0x01);
     T_EQ_INT(load_close(&mapped), N + MSGS);
     T_EQ_INT(mapped, 0);
     T_EQ_INT(load_close(&mapped), N + MSGS);
@@ -372,7 +357,7 @@ static void test_two_stage(void)
     cairn_close(h);
     /* a garbage body behind a good header: bits all set, then sigma NaN */
     off_t full = t_file_size(sketch);
-    spoil(sketch, 512 + 2 * 320, full, 0xFF);    /* past mu and sigma (70 floats, padded) */
+    t_spoil(sketch, 512 + 2 * 320, full, 0xFF);    /* past mu and sigma (70 floats, padded) */
     T_EQ_INT(load(&h, &s, &k, &mapped), MSGS * PIECES);
     T_EQ_INT(mapped, 1);
     if (s && k) {
@@ -380,7 +365,7 @@ static void test_two_stage(void)
         compare_scans(s, k, 12, 0);
     }
     cairn_close(h);
-    spoil(sketch, 512, 512 + 2 * 320, 0xFF);
+    t_spoil(sketch, 512, 512 + 2 * 320, 0xFF);
     T_EQ_INT(load(&h, &s, &k, &mapped), MSGS * PIECES);
     T_EQ_INT(mapped, 1);
     if (s && k) {
