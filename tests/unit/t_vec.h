@@ -59,6 +59,26 @@ static inline void t_put_vectors(struct cairn *h, const char *model, int dim, in
                           NULL), SQLITE_OK);
 }
 
+#ifdef CAIRN_T_STORE_H
+/* A fresh store at path (the caller removes its side files): msgs / 16
+ * sessions s0, s1, ... of 16 messages, `pieces` random vectors of model
+ * (dim bytes) each. Needs t_store.h and t_open.h first. */
+static inline void t_vec_store(const char *path, const char *model, int dim, int msgs,
+                               int pieces)
+{
+    struct cairn *h = NULL;
+    unlink(path);
+    T_EQ_INT(t_open(path, 0, &h), CAIRN_OK);
+    for (int s = 0; s < msgs / 16; s++) {
+        char id[16];
+        snprintf(id, sizeof id, "s%d", s);
+        add_chat(h, id, 16);
+    }
+    t_put_vectors(h, model, dim, 0, pieces);
+    cairn_close(h);
+}
+#endif
+
 static inline int t_exists(const char *p)
 {
     struct stat st;

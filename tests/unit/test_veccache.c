@@ -37,17 +37,8 @@ static char dir[256], store[300], cache[320];
 /* A fresh store: 8 sessions of 16 messages, PIECES vectors each. */
 static void fresh_store(void)
 {
-    struct cairn *h = NULL;
-    unlink(store);
     unlink(cache);
-    T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
-    for (int s = 0; s < MSGS / 16; s++) {
-        char id[16];
-        snprintf(id, sizeof id, "s%d", s);
-        add_chat(h, id, 16);
-    }
-    t_put_vectors(h, MODEL, D, 0, PIECES);
-    cairn_close(h);
+    t_vec_store(store, MODEL, D, MSGS, PIECES);
 }
 
 /* Loads MODEL on a new connection: the piece count, and whether it came
