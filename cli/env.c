@@ -34,6 +34,7 @@ static const struct { const char *env, *key; } env_settings[] = {
     { "CAIRN_RECALL_THREADS",    "recall.threads" },
     { "CAIRN_RECALL_SPLIT_MSGS", "recall.split_msgs" },
     { "CAIRN_RECALL_UNITS",      "recall.units" },
+    { "CAIRN_RECALL_SKETCH",     "recall.sketch" },
 };
 
 static const char *env_value(const char *name)

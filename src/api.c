@@ -56,7 +56,7 @@ static const char *const setting_names[CAIRN__NSET] = {
     "embed.model_dir", "embed.threads", "embed.max_pieces", "vec.f32", "vec.cache", "redact",
     "store.cache_mb", "store.keep_turns", "pg.dense", "recall.tier",
     "store.tier_keep", "recall.packed", "store.tier_walk", "store.add_thread",
-    "recall.threads", "recall.split_msgs", "recall.units",
+    "recall.threads", "recall.split_msgs", "recall.units", "recall.sketch",
 };
 
 int cairn_set(struct cairn *db, const char *key, const char *value)

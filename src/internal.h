@@ -52,6 +52,7 @@ enum cairn__setting {
     CAIRN__SET_RECALL_THREADS,      /* "recall.threads" */
     CAIRN__SET_RECALL_SPLIT_MSGS,   /* "recall.split_msgs" */
     CAIRN__SET_RECALL_UNITS,        /* "recall.units" */
+    CAIRN__SET_RECALL_SKETCH,       /* "recall.sketch" */
     CAIRN__NSET
 };
 

@@ -241,6 +241,82 @@ __attribute__((target("avx2,fma"))) static float dot_f32_avx2(const float *a, co
  * (embed/kernels.h) so that one variable caps both: avx2 or portable
  * allow no VNNI, avxvnni no AVX-512. The f32 scan (the setting vec.f32,
  * for measuring) and dense_dot_i8 stay at AVX2 above it. */
+/* The sketch scan's kernels (dense_sketch_dots in recall.h). The
+ * reference goes bit by bit, as the sum is defined; the others count the
+ * bits of the sketch ANDed with each of the four planes of the
+ * question's weights, the plane p's count worth 2^p. */
+void dense_sketch_dots_ref(const uint64_t *planes, const uint64_t *b, int words, size_t count,
+                           int32_t *out_s, int32_t *out_c)
+{
+    for (size_t j = 0; j < count; j++) {
+        const uint64_t *x = b + j * (size_t)words;
+        int32_t sum = 0, cnt = 0;
+        for (int d = 0; d < 64 * words; d++) {
+            if (!(x[d / 64] >> (d % 64) & 1))
+                continue;
+            cnt++;
+            for (int p = 0; p < 4; p++)
+                sum += (int32_t)(planes[p * words + d / 64] >> (d % 64) & 1) << p;
+        }
+        out_s[j] = sum;
+        out_c[j] = cnt;
+    }
+}
+
+__attribute__((target("popcnt"))) static void sketch_popcnt(const uint64_t *planes,
+                                                             const uint64_t *b, int words,
+                                                             size_t count, int32_t *out_s,
+                                                             int32_t *out_c)
+{
+    for (size_t j = 0; j < count; j++) {
+        const uint64_t *x = b + j * (size_t)words;
+        int32_t sum = 0, cnt = 0;
+        for (int w = 0; w < words; w++) {
+            uint64_t v = x[w];
+            cnt += __builtin_popcountll(v);
+            sum += __builtin_popcountll(v & planes[w]) +
+                   (__builtin_popcountll(v & planes[words + w]) << 1) +
+                   (__builtin_popcountll(v & planes[2 * words + w]) << 2) +
+                   (__builtin_popcountll(v & planes[3 * words + w]) << 3);
+        }
+        out_s[j] = sum;
+        out_c[j] = cnt;
+    }
+}
+
+/* Eight words (a 512-d sketch) a register: the four planes' counts
+ * weighted by shifts and summed in 64-bit lanes, reduced once a sketch. */
+#define DK_SK512 __attribute__((target("avx512f,avx512vpopcntdq")))
+DK_SK512 static void sketch_avx512(const uint64_t *planes, const uint64_t *b, int words,
+                                   size_t count, int32_t *out_s, int32_t *out_c)
+{
+    const int chunks = (words + 7) / 8;
+    for (size_t j = 0; j < count; j++) {
+        const uint64_t *x = b + j * (size_t)words;
+        __m512i acc = _mm512_setzero_si512(), cnt = _mm512_setzero_si512();
+        for (int c = 0; c < chunks; c++) {
+            int left = words - 8 * c;
+            __mmask8 m = left >= 8 ? 0xFF : (__mmask8)((1u << left) - 1);
+            __m512i v = _mm512_maskz_loadu_epi64(m, x + 8 * c);
+            __m512i p0 = _mm512_maskz_loadu_epi64(m, planes + 8 * c);
+            __m512i p1 = _mm512_maskz_loadu_epi64(m, planes + words + 8 * c);
+            __m512i p2 = _mm512_maskz_loadu_epi64(m, planes + 2 * words + 8 * c);
+            __m512i p3 = _mm512_maskz_loadu_epi64(m, planes + 3 * words + 8 * c);
+            __m512i s = _mm512_popcnt_epi64(_mm512_and_si512(v, p0));
+            s = _mm512_add_epi64(s, _mm512_slli_epi64(
+                                        _mm512_popcnt_epi64(_mm512_and_si512(v, p1)), 1));
+            s = _mm512_add_epi64(s, _mm512_slli_epi64(
+                                        _mm512_popcnt_epi64(_mm512_and_si512(v, p2)), 2));
+            s = _mm512_add_epi64(s, _mm512_slli_epi64(
+                                        _mm512_popcnt_epi64(_mm512_and_si512(v, p3)), 3));
+            acc = _mm512_add_epi64(acc, s);
+            cnt = _mm512_add_epi64(cnt, _mm512_popcnt_epi64(v));
+        }
+        out_s[j] = (int32_t)_mm512_reduce_add_epi64(acc);
+        out_c[j] = (int32_t)_mm512_reduce_add_epi64(cnt);
+    }
+}
+
 enum { DK_SCALAR, DK_AVX2, DK_AVXVNNI, DK_AVX512, DK_LEVELS };
 typedef void (*dots_fn)(const int8_t *, const int8_t *, int, size_t, int32_t *);
 static const struct dk {
@@ -254,6 +330,25 @@ static const struct dk {
 };
 static int dk_allowed;              /* bit per level */
 static int dk_level;                /* in use */
+typedef void (*sketch_fn)(const uint64_t *, const uint64_t *, int, size_t, int32_t *, int32_t *);
+static int sk_popcnt, sk_vpopcnt;   /* the CPU has them */
+static sketch_fn sk_fn = dense_sketch_dots_ref;
+static const char *sk_name = "scalar";
+
+/* The sketch kernel follows the scan's level (CAIRN_SIMD caps both). */
+static void pick_sketch(void)
+{
+    sk_fn = dense_sketch_dots_ref;
+    sk_name = "scalar";
+    if (dk_level >= DK_AVX2 && sk_popcnt) {
+        sk_fn = sketch_popcnt;
+        sk_name = "popcnt";
+    }
+    if (dk_level == DK_AVX512 && sk_vpopcnt) {
+        sk_fn = sketch_avx512;
+        sk_name = "avx512vpopcntdq";
+    }
+}
 static pthread_once_t kernels_once = PTHREAD_ONCE_INIT;
 
 static void pick_kernels(void)
@@ -272,6 +367,9 @@ static void pick_kernels(void)
     for (int l = 0; l < DK_LEVELS; l++)
         if (dk_allowed >> l & 1)
             dk_level = l;
+    sk_popcnt = __builtin_cpu_supports("popcnt");
+    sk_vpopcnt = __builtin_cpu_supports("avx512vpopcntdq") && (dk_allowed >> DK_AVX512 & 1);
+    pick_sketch();
 }
 
 static void kernels(void)
@@ -311,12 +409,26 @@ const char *dense_kernel_name(void)
     return dk[dk_level].name;
 }
 
+void dense_sketch_dots(const uint64_t *planes, const uint64_t *b, int words, size_t count,
+                       int32_t *out_s, int32_t *out_c)
+{
+    kernels();
+    sk_fn(planes, b, words, count, out_s, out_c);
+}
+
+const char *dense_sketch_kernel_name(void)
+{
+    kernels();
+    return sk_name;
+}
+
 int dense_kernel_set(const char *name)
 {
     kernels();
     for (int l = 0; l < DK_LEVELS; l++)
         if (name ? !strcmp(name, dk[l].name) && (dk_allowed >> l & 1) : dk_allowed >> l & 1) {
             dk_level = l;
+            pick_sketch();
             if (name)
                 return 0;
         }
@@ -422,40 +534,87 @@ static int cmp_hit_desc(const void *a, const void *b)
     return x->msg < y->msg ? -1 : x->msg > y->msg;
 }
 
-static int topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
-                int64_t except, int k, int threads, struct dense_hit *out)
+/* The question as the scan scores it: quantised like the stored vectors
+ * into q8[dim] (int8 sets), and 1 / its norm as stored. 0, 1 for a zero
+ * question (no hits), -1 wider than q8's 4096. */
+static int query_prep(const struct vec_set *s, const float *q, int8_t *q8, float *q_inv)
 {
-    int kp = k * DENSE_PIECES_MULT, nt, got = 0;
-    struct scan sc[DENSE_THREADS];
-    int8_t q8buf[4096];
     float qscale = 0;
     double qn = 0;
-    int rc = -1;
-
-    kernels();
-    if (!s || s->n == 0 || k <= 0)
-        return 0;
-    if (s->dim > (int)sizeof q8buf)
+    if (s->dim > 4096)
         return -1;
     if (s->f32) {
         for (int i = 0; i < s->dim; i++)
             qn += (double)q[i] * q[i];
     } else {
-        vec_quantize(q, s->dim, q8buf, &qscale);
+        vec_quantize(q, s->dim, q8, &qscale);
         for (int i = 0; i < s->dim; i++)
-            qn += (double)q8buf[i] * q8buf[i];
+            qn += (double)q8[i] * q8[i];
     }
     if (qn <= 0)
+        return 1;
+    *q_inv = (float)(1.0 / sqrt(qn));
+    return 0;
+}
+
+/* The heaps' pieces into out, best first, the best piece per message:
+ * the count, at most k, or -1 on no memory. */
+static int merge_hits(const struct vec_set *s, const struct heap *hs, int nh, int k,
+                      struct dense_hit *out)
+{
+    int total = 0, n = 0, got = 0;
+    for (int t = 0; t < nh; t++)
+        total += hs[t].n;
+    struct dense_hit *all = malloc((size_t)(total ? total : 1) * sizeof *all);
+    if (!all)
+        return -1;
+    for (int t = 0; t < nh; t++) {
+        for (int j = 0; j < hs[t].n; j++) {
+            size_t i = (size_t)hs[t].i[j];
+            all[n].msg = s->msg[i];
+            all[n].sess = s->sess[i];
+            all[n].cos = hs[t].s[j];
+            n++;
+        }
+    }
+    qsort(all, (size_t)n, sizeof *all, cmp_hit_desc);
+    for (int j = 0; j < n && got < k; j++) {
+        int dup = 0;
+        for (int m = 0; m < got && !dup; m++)
+            dup = out[m].msg == all[j].msg;
+        if (!dup)
+            out[got++] = all[j];
+    }
+    free(all);
+    return got;
+}
+
+static int topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
+                int64_t except, int k, int threads, struct dense_hit *out)
+{
+    int kp = k * DENSE_PIECES_MULT, nt;
+    struct scan sc[DENSE_THREADS];
+    int8_t q8buf[4096];
+    float q_inv = 0;
+    int rc = -1;
+
+    kernels();
+    if (!s || s->n == 0 || k <= 0)
         return 0;
+    if ((rc = query_prep(s, q, q8buf, &q_inv)))
+        return rc > 0 ? 0 : -1;
+    rc = -1;
     nt = threads < 1 ? 1 : threads > DENSE_THREADS ? DENSE_THREADS : threads;
     if (s->n < DENSE_MT_MIN)
         nt = 1;
+    /* every page of a mapped set at once: the scan reads them all */
+    veccache_populate(s);
     memset(sc, 0, sizeof sc);
     for (int t = 0; t < nt; t++) {
         sc[t].set = s;
         sc[t].q8 = q8buf;
         sc[t].qf = q;
-        sc[t].q_inv = (float)(1.0 / sqrt(qn));
+        sc[t].q_inv = q_inv;
         sc[t].allowed = allowed;
         sc[t].n_allowed = n_allowed;
         sc[t].except = except;
@@ -482,33 +641,11 @@ static int topk(const struct vec_set *s, const float *q, const int64_t *allowed,
     }
     /* Merge the heaps, best piece per message. */
     {
-        int total = 0;
+        struct heap hs[DENSE_THREADS];
         for (int t = 0; t < nt; t++)
-            total += sc[t].h.n;
-        struct dense_hit *all = malloc((size_t)(total ? total : 1) * sizeof *all);
-        if (!all)
-            goto out;
-        int n = 0;
-        for (int t = 0; t < nt; t++) {
-            for (int j = 0; j < sc[t].h.n; j++) {
-                size_t i = (size_t)sc[t].h.i[j];
-                all[n].msg = s->msg[i];
-                all[n].sess = s->sess[i];
-                all[n].cos = sc[t].h.s[j];
-                n++;
-            }
-        }
-        qsort(all, (size_t)n, sizeof *all, cmp_hit_desc);
-        for (int j = 0; j < n && got < k; j++) {
-            int dup = 0;
-            for (int m = 0; m < got && !dup; m++)
-                dup = out[m].msg == all[j].msg;
-            if (!dup)
-                out[got++] = all[j];
-        }
-        free(all);
+            hs[t] = sc[t].h;
+        rc = merge_hits(s, hs, nt, k, out);
     }
-    rc = got;
 out:
     for (int t = 0; t < nt; t++) {
         free(sc[t].h.s);
@@ -527,6 +664,134 @@ int dense_topk_except(const struct vec_set *s, const float *q, int64_t except, i
                       int threads, struct dense_hit *out)
 {
     return topk(s, q, NULL, 0, except, k, threads, out);
+}
+
+/* The question's weights on the sketch's signs, w_d = q_d sigma_d (q .
+ * (v - mu) ~ sum w_d s_d, s_d = +-1), as 4-bit u_d = (w_d - wmin) / step
+ * in four bit planes: the sum over a sketch's set bits is then wmin *
+ * bits + step * the kernel's sum, and sum w_d s_d is twice that less a
+ * constant, so the kernel's two counts rank a sketch. */
+static void sketch_query(const struct vec_sketch *sk, const float *q, uint64_t *planes,
+                         float *wmin, float *step)
+{
+    float lo = INFINITY, hi = -INFINITY;
+    for (int d = 0; d < sk->dim; d++) {
+        float w = q[d] * sk->sigma[d];
+        lo = w < lo ? w : lo;
+        hi = w > hi ? w : hi;
+    }
+    /* a NaN sigma (a damaged file) leaves lo/hi unordered: rank nothing */
+    *wmin = isfinite(lo) ? lo : 0;
+    *step = isfinite(hi - lo) && hi > lo ? (hi - lo) / 15 : 0;
+    memset(planes, 0, 4 * (size_t)sk->words * sizeof *planes);
+    for (int d = 0; *step > 0 && d < sk->dim; d++) {
+        float u = (q[d] * sk->sigma[d] - *wmin) / *step;
+        int ui = !(u > 0) ? 0 : u >= 15 ? 15 : (int)lrintf(u);
+        for (int p = 0; p < 4; p++)
+            if (ui >> p & 1)
+                planes[p * sk->words + d / 64] |= (uint64_t)1 << (d % 64);
+    }
+}
+
+int dense_topk_sketch(const struct vec_set *s, const struct vec_sketch *sk, const float *q,
+                      const int64_t *allowed, int n_allowed, int64_t except, int k, int kc,
+                      struct dense_hit *out)
+{
+    int kp = k * DENSE_PIECES_MULT, rc;
+    int8_t q8[4096];
+    float q_inv = 0, wmin, step;
+    uint64_t *planes = NULL;
+    int8_t *gath = NULL;
+    struct heap cand = { 0 }, best = { 0 };
+
+    kernels();
+    if (!s || s->n == 0 || k <= 0)
+        return 0;
+    if (!sk || sk->n != s->n || sk->dim != s->dim || sk->words != (s->dim + 63) / 64)
+        return topk(s, q, allowed, n_allowed, except, k, 1, out);
+    if ((rc = query_prep(s, q, q8, &q_inv)))
+        return rc > 0 ? 0 : -1;
+    rc = -1;
+    if (kc < kp)
+        kc = kp;
+    if ((size_t)kc > s->n)
+        kc = (int)s->n;
+    const int dim = s->dim, words = sk->words;
+    planes = malloc(4 * (size_t)words * sizeof *planes);
+    cand.k = kc;
+    cand.s = malloc((size_t)kc * sizeof *cand.s);
+    cand.i = malloc((size_t)kc * sizeof *cand.i);
+    best.k = kp;
+    best.s = malloc((size_t)kp * sizeof *best.s);
+    best.i = malloc((size_t)kp * sizeof *best.i);
+    gath = s->f32 ? NULL : malloc((size_t)DENSE_BLOCK * (size_t)dim);
+    if (!planes || !cand.s || !cand.i || !best.s || !best.i || (!s->f32 && !gath))
+        goto out;
+    sketch_query(sk, q, planes, &wmin, &step);
+    /* 1: every sketch in scope; the kc best by the estimate */
+    {
+        int32_t su[DENSE_BLOCK], bc[DENSE_BLOCK];
+        for (size_t b = 0; b < s->n; b += DENSE_BLOCK) {
+            size_t cnt = s->n - b < DENSE_BLOCK ? s->n - b : DENSE_BLOCK;
+            sk_fn(planes, sk->bits + b * (size_t)words, words, cnt, su, bc);
+            for (size_t j = 0; j < cnt; j++) {
+                size_t i = b + j;
+                float e = wmin * (float)bc[j] + step * (float)su[j];
+                if (cand.n == cand.k && e <= cand.s[0])
+                    continue;
+                if (allowed && !bsearch(&s->sess[i], allowed, (size_t)n_allowed,
+                                        sizeof *allowed, cmp_i64))
+                    continue;
+                if (except && s->sess[i] == except)
+                    continue;
+                heap_push(&cand, e, (int64_t)i);
+            }
+        }
+    }
+    /* 2: the candidates scored exactly, in the set's order (so kc = all
+     * keeps what a one-thread scan keeps), DENSE_BLOCK vectors gathered
+     * a kernel call */
+    qsort(cand.i, (size_t)cand.n, sizeof *cand.i, cmp_i64);
+    for (int m0 = 0; m0 < cand.n; m0 += DENSE_BLOCK) {
+        int cnt = cand.n - m0 < DENSE_BLOCK ? cand.n - m0 : DENSE_BLOCK;
+        int32_t d[DENSE_BLOCK];
+        if (!s->f32) {
+            veccache_read(s, cand.i + m0, (size_t)cnt, gath);
+            dk[dk_level].dots(q8, gath, dim, (size_t)cnt, d);
+        }
+        for (int j = 0; j < cnt; j++) {
+            size_t i = (size_t)cand.i[m0 + j];
+            float cs = s->f32 ? dense_dot_f32(q, s->vf + i * (size_t)dim, dim) : (float)d[j];
+            cs *= s->inv_norm[i] * q_inv;
+            if (best.n == best.k && cs <= best.s[0])
+                continue;
+            heap_push(&best, cs, (int64_t)i);
+        }
+    }
+    rc = merge_hits(s, &best, 1, k, out);
+out:
+    free(planes);
+    free(gath);
+    free(cand.s);
+    free(cand.i);
+    free(best.s);
+    free(best.i);
+    return rc;
+}
+
+int dense_sketch_k(const struct cairn *h, unsigned flags)
+{
+    const char *v = cairn__setting(h, CAIRN__SET_RECALL_SKETCH);
+    if (v && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        return *end || n < 0 ? 0 : n > INT32_MAX / 2 ? INT32_MAX / 2 : (int)n;
+    }
+    /* recall.exhaustive asks the fast path to be exact, as gather.c's */
+    const char *ex = cairn__setting(h, CAIRN__SET_RECALL_EXHAUSTIVE);
+    if (ex && *ex && strcmp(ex, "0"))
+        return 0;
+    return (flags & CAIRN_RECALL_FAST) ? DENSE_SKETCH_FAST : 0;
 }
 
 /* ---- recall's use of it ------------------------------------------- */
@@ -747,9 +1012,19 @@ int dense_search_pre(struct cairn *h, const char *query, const struct cairn_reca
     if ((rc = vec_set_near(h, set, qv, 2 * DENSE_TOPK * DENSE_PIECES_MULT,
                            allowed.v, allowed.n, &scan)))
         goto out;
-    int n = allowed.v ? dense_topk(scan, qv, allowed.v, allowed.n, DENSE_TOPK, DENSE_THREADS,
+    /* the two-stage scan when asked for (dense_sketch_k) and its sketch
+     * is at hand; on a set with a cache file the sketch file beside it
+     * (written by the first process that wants it) */
+    const struct vec_sketch *sk = NULL;
+    int kc = scan == set && (scan->map || cairn__setting(h, CAIRN__SET_RECALL_SKETCH))
+                 ? dense_sketch_k(h, o->flags) : 0;
+    if (kc > 0 && (rc = vec_sketch_get(h, scan, &sk)))
+        goto out;
+    int n = sk ? dense_topk_sketch(scan, sk, qv, allowed.v, allowed.n, except, DENSE_TOPK, kc,
                                    r->hits)
-                      : dense_topk_except(scan, qv, except, DENSE_TOPK, DENSE_THREADS, r->hits);
+        : allowed.v ? dense_topk(scan, qv, allowed.v, allowed.n, DENSE_TOPK, DENSE_THREADS,
+                                 r->hits)
+                    : dense_topk_except(scan, qv, except, DENSE_TOPK, DENSE_THREADS, r->hits);
     if (n < 0) {
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;

@@ -335,6 +335,20 @@ int  dense_query_vec(struct cairn *h, const char *query, struct dense_result *r)
  * 9.7-10.6 ms p50 on two threads against 2.9-3.2 ms on one (bench_dense,
  * 2026-12-05; it was 65,536, so a 100k store's hook paid it). */
 #define DENSE_MT_MIN 262144
+/* The two-stage dense scan (dense.c, dense_topk_sketch; issue 16, hyb52):
+ * the pieces whose sign sketches score best, scored exactly, for recall
+ * with CAIRN_RECALL_FAST (the prompt hook, latency first) on a set mapped
+ * from its cache file (8,192 vectors and more); 0: the exact scan. The
+ * setting recall.sketch overrides it for every recall. Measured on the
+ * real 100,000-message store (bench_sketch, 1,069 questions: the hook's
+ * prompts and LoCoMo dev's): the top 50 the same set as the exact scan's
+ * for 81% of questions at 2,000 (99.5% of the 50 in common), 39% at
+ * 1,000 (97.5%), 96% at 4,000 (99.9%); the hook's output the same as
+ * the exact scan's on 251 of 251 prompts at 1,000, 2,000 and 4,000. Not
+ * in the policy hash (policy.h): `cairn eval` stores are in memory, never
+ * with a cache file, so no eval result can move; like DENSE_MT_MIN, a
+ * parameter of the scan. */
+#define DENSE_SKETCH_FAST 2000
 /* Exact top-k messages (best piece each) of set by cosine with q (unit
  * or not), sessions limited to the sorted `allowed` (NULL: all). Returns
  * the count written to out[k], or -1 on no memory. */
@@ -344,6 +358,34 @@ int  dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed,
  * dense_topk's hits with `allowed` all the others. */
 int  dense_topk_except(const struct vec_set *s, const float *q, int64_t except, int k,
                        int threads, struct dense_hit *out);
+/* The two-stage scan (issue 16, hyb52): the sketches (store/vectors.h,
+ * struct vec_sketch) of every piece in scope scored against the question,
+ * then the best kc of them (at least k * DENSE_PIECES_MULT) scored
+ * exactly, as dense_topk does. Not exact: a piece whose sketch ranks past
+ * kc is never scored (kc >= the set's size: every piece, the same hits as
+ * dense_topk's on one thread). One thread. sk must be of s. */
+int  dense_topk_sketch(const struct vec_set *s, const struct vec_sketch *sk, const float *q,
+                       const int64_t *allowed, int n_allowed, int64_t except, int k, int kc,
+                       struct dense_hit *out);
+/* Candidates the two-stage scan rescores: the setting recall.sketch
+ * (CAIRN_RECALL_SKETCH), 0 for the exact scan; without it the default of
+ * recall with flags (CAIRN_RECALL_FAST: DENSE_SKETCH_FAST, unless
+ * recall.exhaustive). dense_search uses it only on a set mapped from its
+ * cache file, unless the setting asks. */
+int  dense_sketch_k(const struct cairn *h, unsigned flags);
+/* The sketch scan's kernel: for count sketches of `words` 64-bit words
+ * one after the other at b, out_s[j] = the sum of the question's 4-bit
+ * weights u_d over the bits d set in sketch j, where bit d of
+ * planes[p * words + d / 64] is bit p of u_d, and out_c[j] = the bits set
+ * in sketch j; exact at every level (scalar, popcnt, avx512 VPOPCNTDQ). */
+void dense_sketch_dots(const uint64_t *planes, const uint64_t *b, int words, size_t count,
+                       int32_t *out_s, int32_t *out_c);
+void dense_sketch_dots_ref(const uint64_t *planes, const uint64_t *b, int words, size_t count,
+                           int32_t *out_s, int32_t *out_c);
+/* The sketch kernel's level: "scalar", "popcnt" or "avx512vpopcntdq"
+ * (set by dense_kernel_set: scalar at "scalar", popcnt at avx2 and
+ * avxvnni, VPOPCNTDQ at avx512vnni when the CPU has it). */
+const char *dense_sketch_kernel_name(void);
 /* The kernels: run-time dispatch, and the scalar references. */
 int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n);
 int32_t dense_dot_i8_ref(const int8_t *a, const int8_t *b, int n);

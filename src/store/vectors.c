@@ -366,6 +366,10 @@ struct vec_conn {
     int64_t          data_version, changes;
     struct vec_set   set;
     struct vec_set   near;       /* vec_set_near's, when set.by_index */
+    /* set's sign sketch (vec_sketch_get), made at most once a set */
+    struct vec_sketch sk;
+    int              sk_tried;
+    int              cache_wrote; /* set was just written to the cache file */
 };
 
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -375,6 +379,7 @@ static void set_release(struct vec_set *s)
 {
     if (s->map) {
         munmap(s->map, s->map_len);
+        close(s->fd);
     } else {
         free(s->msg);
         free(s->sess);
@@ -398,6 +403,7 @@ static void conn_destroy(void *p)
     pthread_mutex_unlock(&conn_lock);
     set_release(&c->set);
     set_release(&c->near);
+    vecsketch_release(&c->sk);
     free(c);
 }
 
@@ -886,6 +892,8 @@ static int set_get(struct cairn *h, const char *model, int dim, int force,
         /* the vectors changed (or are not loaded): the file, else SQLite */
         c->valid = 0;
         set_release(s);
+        vecsketch_release(&c->sk);
+        c->sk_tried = c->cache_wrote = 0;
         if (stamp == -1 || !cache_on(h) || veccache_open(h, model, dim, stamp, s) != 0) {
             snprintf(s->model, sizeof s->model, "%s", model);
             s->dim = dim;
@@ -893,12 +901,15 @@ static int set_get(struct cairn *h, const char *model, int dim, int force,
                 set_release(s);
                 return rc;
             }
-            if (cache_worth(h, s, force) && veccache_write(h, s) == 0 &&
-                vec_stamp(h) != s->stamp)
-                /* a writer committed while it was built: it may hold
-                 * vectors the writer just deleted (tx.c removes the file
-                 * only after its commit, which came first) */
-                veccache_remove(h);
+            if (cache_worth(h, s, force) && veccache_write(h, s) == 0) {
+                if (vec_stamp(h) != s->stamp)
+                    /* a writer committed while it was built: it may hold
+                     * vectors the writer just deleted (tx.c removes the file
+                     * only after its commit, which came first) */
+                    veccache_remove(h);
+                else
+                    c->cache_wrote = 1;
+            }
         }
     }
     s->msgs_total = total;
@@ -912,6 +923,31 @@ static int set_get(struct cairn *h, const char *model, int dim, int force,
 int vec_set_get(struct cairn *h, const char *model, int dim, const struct vec_set **out)
 {
     return set_get(h, model, dim, 0, out);
+}
+
+int vec_sketch_get(struct cairn *h, const struct vec_set *set, const struct vec_sketch **out)
+{
+    struct vec_conn *c = conn_get(h);
+    *out = NULL;
+    if (!c)
+        return cairn__err(h, CAIRN_NOMEM, "out of memory");
+    if (set != &c->set || !set->n || set->by_index)
+        return CAIRN_OK;
+    if (!c->sk_tried) {
+        c->sk_tried = 1;
+        /* the file only stands beside a cache file of the same set: a set
+         * read out of SQLite without one may be changing (cache_worth) */
+        int beside = set->map || c->cache_wrote;
+        if (!(beside && cache_on(h) && vecsketch_open(h, set, &c->sk) == 0)) {
+            if (vecsketch_build(set, &c->sk) != 0)
+                return cairn__err(h, CAIRN_NOMEM, "out of memory");
+            if (beside && cache_on(h) && vecsketch_write(h, set, &c->sk) == 0 &&
+                vec_stamp(h) != set->stamp)
+                veccache_remove(h);      /* as set_get: a writer came between */
+        }
+    }
+    *out = c->sk.n ? &c->sk : NULL;
+    return CAIRN_OK;
 }
 
 /* ---- backfill and reindex ------------------------------------------ */
@@ -1058,7 +1094,9 @@ int cairn_embed_backfill(struct cairn *h, int reindex,
      * reading every vector (a failure here only costs that hook). */
     {
         const struct vec_set *set;
-        set_get(h, vm->id, vm->dim, 1, &set);
+        const struct vec_sketch *sk;
+        if (set_get(h, vm->id, vm->dim, 1, &set) == CAIRN_OK)
+            vec_sketch_get(h, set, &sk);    /* and its sketch (dense.c) */
     }
 out:
     if (sel)

@@ -131,6 +131,8 @@ struct vec_set {
     void          *map;          /* the cache file's mapping (the arrays point
                                     into it), or NULL: they are malloc'd */
     size_t         map_len;
+    int            fd;           /* with map: the file, open (veccache_read) */
+    int            populated;    /* veccache_populate ran on the mapping */
 };
 
 /* The vectors of model (dim) in h's store, cached on the connection.
@@ -166,6 +168,52 @@ int  veccache_open(struct cairn *h, const char *model, int dim, int64_t stamp,
                    struct vec_set *s);
 /* Writes s (s->stamp) atomically: temporary file, fsync, rename. 0 or -1. */
 int  veccache_write(struct cairn *h, const struct vec_set *s);
+/* Removes the cache file and the sketch file (and writers' temporaries). */
 void veccache_remove(struct cairn *h);
+/* Faults in every page of a mapped set at once (a full scan reads them
+ * all; one call fills the page tables faster than faults): the mapping is
+ * made without, so a two-stage scan reads only the pages it rescores. */
+void veccache_populate(const struct vec_set *s);   /* once a set */
+/* Copies the count stored vectors (dim bytes each, int8 sets) whose
+ * indexes are idx[count] into out[count][dim]: from a mapped set by
+ * pread, which maps no page (a fault maps up to 16 around the one
+ * touched: 2,000 vectors scattered over 98,060 touched most of the file),
+ * else from memory. */
+void veccache_read(const struct vec_set *s, const int64_t *idx, size_t count, int8_t *out);
+
+/* ---- the sign sketch (veccache.c, STORE-vsk; issue 16, hyb52) -------
+ *
+ * One bit a dimension a vector: whether the unit vector's value is above
+ * that dimension's mean over the set (mu), with each dimension's mean
+ * absolute distance from it (sigma): q . (v - mu) ~ sum q_i sigma_i s_i,
+ * s_i = +-1. 64 bytes a 512-d vector, 1/8 of the int8 cache, read whole
+ * by a two-stage scan (recall/dense.c) that then scores exactly only the
+ * vectors whose sketches score best. Derived from the set, like the cache
+ * file: keyed by its model, dimension, count and stamp. */
+struct vec_sketch {
+    int             dim, words;  /* words: 64-bit words a vector, (dim + 63) / 64 */
+    size_t          n;
+    const float    *mu, *sigma;  /* [dim] */
+    const uint64_t *bits;        /* [n][words]: bit d of vector i is word d / 64,
+                                    bit d % 64; bits past dim are 0 */
+    void           *map;         /* the file's mapping, or NULL */
+    size_t          map_len;
+    void           *mem;         /* else the malloc'd block */
+};
+
+/* The sketch of s, computed (three passes over its vectors). 0 or -1 (no
+ * memory). */
+int  vecsketch_build(const struct vec_set *s, struct vec_sketch *k);
+/* Maps STORE-vsk into k when it is whole and of s's model, dim, count and
+ * stamp; else -1 and k is untouched. */
+int  vecsketch_open(struct cairn *h, const struct vec_set *s, struct vec_sketch *k);
+/* Writes k for s atomically, as veccache_write. 0 or -1. */
+int  vecsketch_write(struct cairn *h, const struct vec_set *s, const struct vec_sketch *k);
+void vecsketch_release(struct vec_sketch *k);
+/* The sketch of h's current set (set must be vec_set_get's), from the
+ * file, else built and, when the set's cache file stands for it, written
+ * beside it; kept with the set. *out NULL when the set has none (a server
+ * store's index, an empty set). CAIRN_OK or CAIRN_NOMEM. */
+int  vec_sketch_get(struct cairn *h, const struct vec_set *set, const struct vec_sketch **out);
 
 #endif

@@ -47,12 +47,21 @@ check "vectors written seconds ago: no cache file yet" [ ! -e "$CAIRN_DB-vec" ]
 "$CAIRN" embed --backfill >/dev/null 2>&1
 check "the backfill writes the cache file when done" [ -f "$CAIRN_DB-vec" ]
 eq "cache file mode" "$(stat -c %a "$CAIRN_DB-vec")" 600
+# and the sign sketches beside it, which the hook's two-stage scan reads
+check "the backfill writes the sketch file" [ -f "$CAIRN_DB-vsk" ]
+eq "sketch file mode" "$(stat -c %a "$CAIRN_DB-vsk")" 600
 ino=$(stat -c %i "$CAIRN_DB-vec")
+skino=$(stat -c %i "$CAIRN_DB-vsk")
 out=$(ask s5 "which climbing gym did I pick?")
 contains "a hook process using the file injects the same" "$out" "LBC on Thursday"
 eq "it read the file, did not rewrite it" "$(stat -c %i "$CAIRN_DB-vec")" "$ino"
+eq "it read the sketch file, did not rewrite it" "$(stat -c %i "$CAIRN_DB-vsk")" "$skino"
+exact=$(CAIRN_RECALL_SKETCH=0 ask s5x "which climbing gym did I pick?")
+all=$(CAIRN_RECALL_SKETCH=1000000 ask s5y "which climbing gym did I pick?")
+eq "the two-stage scan with K = all injects what the exact scan does" "$all" "$exact"
 "$CAIRN" forget bulk-3 >/dev/null
 check "forget removes the cache file" [ ! -e "$CAIRN_DB-vec" ]
+check "forget removes the sketch file" [ ! -e "$CAIRN_DB-vsk" ]
 out=$(ask s6 "which climbing gym did I pick?")
 contains "still injects after forget" "$out" "LBC on Thursday"
 "$CAIRN" embed --backfill >/dev/null 2>&1

@@ -27,59 +27,18 @@
 #include "store/vectors.h"
 #include "t_store.h"
 #include "t_open.h"
+#include "t_vec.h"
 
 enum { D = 16, MSGS = 128, PIECES = 80 };     /* 10,240 vectors: over VEC_CACHE_MIN */
 #define MODEL "test-model:1"
 
 static char dir[256], store[300], cache[320];
 
-/* Random vectors of pieces first..first+n-1 for every message, in one
- * statement (one transaction), then dated a minute back: a reader writes
- * the cache file only for vectors that stood still for 30 s. */
-static void put_vectors(struct cairn *h, const char *model, int first, int n)
-{
-    sqlite3_stmt *st;
-    T_EQ_INT(sqlite3_prepare_v2(h->db, "WITH RECURSIVE p(x) AS (SELECT ?1 UNION ALL SELECT x + 1 "
-                                "FROM p WHERE x + 1 < ?1 + ?2) INSERT INTO vectors(model, msg, "
-                                "piece, session, dim, scale, v) SELECT ?3, m.id, p.x, m.session, "
-                                "?4, 1, randomblob(?4) FROM messages m, p", -1, &st, NULL),
-             SQLITE_OK);
-    sqlite3_bind_int(st, 1, first);
-    sqlite3_bind_int(st, 2, n);
-    sqlite3_bind_text(st, 3, model, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, D);
-    T_EQ_INT(sqlite3_step(st), SQLITE_DONE);
-    sqlite3_finalize(st);
-    T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 60", NULL, NULL,
-                          NULL), SQLITE_OK);
-}
-
-static int exists(const char *p)
-{
-    struct stat st;
-    return lstat(p, &st) == 0;
-}
-
-static off_t file_size(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 ? st.st_size : -1;
-}
-
 /* A fresh store: 8 sessions of 16 messages, PIECES vectors each. */
 static void fresh_store(void)
 {
-    struct cairn *h = NULL;
-    unlink(store);
     unlink(cache);
-    T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
-    for (int s = 0; s < MSGS / 16; s++) {
-        char id[16];
-        snprintf(id, sizeof id, "s%d", s);
-        add_chat(h, id, 16);
-    }
-    put_vectors(h, MODEL, 0, PIECES);
-    cairn_close(h);
+    t_vec_store(store, MODEL, D, MSGS, PIECES);
 }
 
 /* Loads MODEL on a new connection: the piece count, and whether it came
@@ -104,7 +63,7 @@ static void test_roundtrip(void)
     const struct vec_set *sa = NULL, *sb = NULL;
     struct stat st;
     fresh_store();
-    T_CHECK(!exists(cache));
+    T_CHECK(!t_exists(cache));
     T_EQ_INT(t_open(store, CAIRN_OPEN_READONLY, &a), CAIRN_OK);
     T_EQ_INT(vec_set_get(a, MODEL, D, &sa), CAIRN_OK);
     T_CHECK(sa && sa->map == NULL);              /* read from SQLite... */
@@ -130,7 +89,7 @@ static void test_roundtrip(void)
     T_EQ_INT(t_open(store, 0, &w), CAIRN_OK);
     add_chat(w, "no-vectors", 2);
     cairn_close(w);
-    T_CHECK(exists(cache));
+    T_CHECK(t_exists(cache));
     T_EQ_INT(vec_set_get(b, MODEL, D, &sb), CAIRN_OK);
     T_CHECK(sb && sb->map != NULL && sb->msgs_total == MSGS + 2);
     cairn_close(a);
@@ -148,9 +107,9 @@ static void test_stale(void)
     /* vectors added outside cairn's transactions (the sqlite3 shell): the
      * file stays but its stamp is old; it is not used, and is rebuilt */
     T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
-    put_vectors(h, MODEL, PIECES, 1);
+    t_put_vectors(h, MODEL, D, PIECES, 1);
     cairn_close(h);
-    T_CHECK(exists(cache));
+    T_CHECK(t_exists(cache));
     T_EQ_INT(load(&mapped), MSGS * (PIECES + 1));
     T_EQ_INT(mapped, 0);
     T_EQ_INT(load(&mapped), MSGS * (PIECES + 1));
@@ -164,18 +123,18 @@ static void test_stale(void)
     unlink(cache);
     T_EQ_INT(load(&mapped), MSGS * (PIECES + 1));
     T_EQ_INT(mapped, 0);
-    T_CHECK(!exists(cache));
+    T_CHECK(!t_exists(cache));
     T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 31", NULL, NULL,
                           NULL), SQLITE_OK);
     cairn_close(h);
     T_EQ_INT(load(&mapped), MSGS * (PIECES + 1));
-    T_CHECK(exists(cache));
+    T_CHECK(t_exists(cache));
     /* forget: the file goes with the commit, and the session's vectors
      * are in no set after */
     T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     T_EQ_INT(cairn_forget(h, "s0"), CAIRN_OK);
-    T_CHECK(!exists(cache));
+    T_CHECK(!t_exists(cache));
     T_EQ_INT(count(h, "SELECT count(*) FROM vectors"), (MSGS - 16) * (PIECES + 1));
     T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 60", NULL, NULL,
                           NULL), SQLITE_OK);
@@ -202,7 +161,7 @@ static void test_stale(void)
     T_EQ_INT(mapped, 0);
     unlink(cache);
     T_EQ_INT(load(&mapped), (MSGS - 16) * (PIECES + 1));
-    T_CHECK(!exists(cache));
+    T_CHECK(!t_exists(cache));
     t_vec_cache = NULL;
     /* a writer killed before its rename left a temporary file: the next
      * writer removes it once it is old, forget at once (it may hold the
@@ -220,16 +179,16 @@ static void test_stale(void)
         T_EQ_INT(utimensat(AT_FDCWD, t1, old, 0), 0);
         unlink(cache);
         T_EQ_INT(load(&mapped), (MSGS - 16) * (PIECES + 1));
-        T_CHECK(exists(cache));
-        T_CHECK(!exists(t1));                      /* old: removed by the writer */
-        T_CHECK(exists(t2));                       /* recent: may be a writer's */
+        T_CHECK(t_exists(cache));
+        T_CHECK(!t_exists(t1));                      /* old: removed by the writer */
+        T_CHECK(t_exists(t2));                       /* recent: may be a writer's */
         T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
         T_EQ_INT(cairn_forget(h, "s1"), CAIRN_OK);
         T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 60", NULL,
                               NULL, NULL), SQLITE_OK);
         cairn_close(h);
-        T_CHECK(!exists(t2));                      /* forget: every one */
-        T_CHECK(exists(keep));
+        T_CHECK(!t_exists(t2));                      /* forget: every one */
+        T_CHECK(t_exists(keep));
         unlink(keep);
     }
 }
@@ -246,35 +205,18 @@ static void test_reindex(void)
     snprintf(model, sizeof model, "%s/tests/data/embed/tiny-bert", root ? root : ".");
     fresh_store();
     T_EQ_INT(load(&mapped), MSGS * PIECES);
-    T_CHECK(exists(cache));
+    T_CHECK(t_exists(cache));
     t_model = model;
     T_EQ_INT(t_open(store, 0, &h), CAIRN_OK);
     memset(&es, 0, sizeof es);
     T_EQ_INT(cairn_embed_backfill(h, 1, NULL, NULL, &es), CAIRN_OK);
     T_EQ_INT(es.messages, MSGS);
-    T_CHECK(!exists(cache));
+    T_CHECK(!t_exists(cache));
     T_EQ_INT(count(h, "SELECT count(*) FROM vectors WHERE model = '" MODEL "'"), 0);
     cairn_close(h);
     t_model = "none";
     T_EQ_INT(load(&mapped), 0);
-    T_CHECK(!exists(cache));                     /* 128 vectors: no file for so few */
-}
-
-/* Overwrites the file's bytes from `at` to `to` with `byte`, in place
- * (as no cairn writer ever does). */
-static void spoil(off_t at, off_t to, int byte)
-{
-    char b[4096];
-    int fd = open(cache, O_WRONLY);
-    T_CHECK(fd >= 0);
-    if (fd < 0)
-        return;
-    memset(b, byte, sizeof b);
-    for (; at < to; at += (off_t)sizeof b) {
-        size_t n = to - at < (off_t)sizeof b ? (size_t)(to - at) : sizeof b;
-        T_EQ_INT(pwrite(fd, b, n, at), (long long)n);
-    }
-    close(fd);
+    T_CHECK(!t_exists(cache));                     /* 128 vectors: no file for so few */
 }
 
 static void test_hostile(void)
@@ -283,17 +225,17 @@ static void test_hostile(void)
     const int64_t N = MSGS * PIECES;
     fresh_store();
     T_EQ_INT(load(&mapped), N);
-    off_t full = file_size(cache);
+    off_t full = t_file_size(cache);
     T_CHECK(full > 512 + N * D);
     /* truncated: ignored, rebuilt whole */
     T_EQ_INT(truncate(cache, full - 1), 0);
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 0);
-    T_EQ_INT(file_size(cache), full);
+    T_EQ_INT(t_file_size(cache), full);
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 1);
     /* a header byte changed (the piece count): its hash fails */
-    spoil(24, 25, 0x01);
+    t_spoil(cache, 24, 25, 0x01);
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 0);
     /* only a header: too short */
@@ -301,8 +243,8 @@ static void test_hostile(void)
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 0);
     /* a foreign file of the right size */
-    spoil(0, full, 0x5a);
-    T_EQ_INT(file_size(cache), full);
+    t_spoil(cache, 0, full, 0x5a);
+    T_EQ_INT(t_file_size(cache), full);
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 0);
     /* a damaged body with a valid header is read only as values: message
@@ -310,7 +252,7 @@ static void test_hostile(void)
     T_EQ_INT(load(&mapped), N);
     T_EQ_INT(mapped, 1);
     {
-        spoil(512, full, 0xff);
+        t_spoil(cache, 512, full, 0xff);
         struct cairn *h = NULL;
         const struct vec_set *s = NULL;
         T_EQ_INT(t_open(store, CAIRN_OPEN_READONLY, &h), CAIRN_OK);
@@ -361,7 +303,7 @@ static void test_processes(void)
         if (t_open(store, 0, &h) != CAIRN_OK)
             _exit(2);
         for (int i = 0; i < ROUNDS; i++)
-            put_vectors(h, MODEL, PIECES + i * 4, 4);
+            t_put_vectors(h, MODEL, D, PIECES + i * 4, 4);
         cairn_close(h);
         _exit(t_failed > failed_before ? 3 : 0);
     }
