@@ -1776,16 +1776,18 @@ static int gather_units(struct cairn *h, struct query *q, struct pool *p, struct
     memset(pu->s_head, 0, nu1 * sizeof *pu->s_head);
     memset(pu->s_reply, 0, nh1 * sizeof *pu->s_reply);
     /* each match into its unit: the units' terms (rank.c unit_terms'
-     * bits), by a binary search of the row's first ids */
+     * bits), by a search of the row's first ids forward from the
+     * session's match before (its matches rise by row); kept in munit,
+     * which the ranking reads instead of searching again */
     int mi = 0;
     for (int si = 0; si < p->ns; si++) {
         const struct store_unit *us = pu->us + pu->ufirst[si];
-        int nus = pu->ufirst[si + 1] - pu->ufirst[si];
+        int nus = pu->ufirst[si + 1] - pu->ufirst[si], k = 0;
         pu->maxu = nus > pu->maxu ? nus : pu->maxu;
         pu->mfirst[si] = mi;
         for (; mi < hs->n && hs->v[mi].sess == p->s[si].row; mi++) {
             const struct hit *ht = &hs->v[mi];
-            int k = store_unit_of(us, nus, ht->row);
+            k = store_unit_from(us, nus, k, ht->row);
             if (k < 0 || ht->ntok < 0)
                 goto not_used;
             uint64_t b = 0;

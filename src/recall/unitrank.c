@@ -56,9 +56,9 @@ static double units_window(const struct store_unit *us, int nu, const struct uni
 }
 
 int rank_session_units(const struct store_unit *us, int nu, int dialog,
-                       const struct unit_match *mt, int nmt, int nt, const double *w_msg,
-                       const double *w_unit, double avg_msg, double avg_unit, double *tfu,
-                       struct unit_scores *out, double *s_reply)
+                       const struct unit_match *mt, const int *mu, int ubase, int nmt, int nt,
+                       const double *w_msg, const double *w_unit, double avg_msg,
+                       double avg_unit, double *tfu, struct unit_scores *out, double *s_reply)
 {
     double tf[RECALL_MAX_TERMS];
     size_t st = (size_t)nt + 1;
@@ -68,14 +68,15 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
     memset(P, 0, (size_t)(nu + 1) * st * sizeof *P);
     for (int k = 0; k < nu; k++)
         out[k] = (struct unit_scores){ 0 };
-    /* each match into its unit (store_unit_of): its counts summed, its
-     * terms' bits, its own BM25 (a head's, or a reply's for the reply
-     * lane; score_units scores no reply of a unit without a term, but
-     * such a reply's counts are all 0 and so is its BM25) */
+    /* each match into its unit (gather's, else store_unit_of): its
+     * counts summed, its terms' bits, its own BM25 (a head's, or a
+     * reply's for the reply lane; score_units scores no reply of a unit
+     * without a term, but such a reply's counts are all 0 and so is its
+     * BM25) */
     int prev = -1;
     for (int i = 0; i < nmt; i++) {
-        int k = store_unit_of(us, nu, mt[i].row);
-        if (k < 0 || k < prev)
+        int k = mu ? mu[i] - ubase : store_unit_of(us, nu, mt[i].row);
+        if (k < 0 || k >= nu || k < prev)
             return -1;              /* not this session's, or not by row */
         prev = k;
         for (int t = 0; t < nt; t++) {
@@ -143,9 +144,12 @@ static void *pool_units_run(void *arg)
         goto out;
     for (int si = j->slo; si < j->shi; si++) {
         int uf = pu->ufirst[si], nu = pu->ufirst[si + 1] - uf, mf = pu->mfirst[si];
-        if (rank_session_units(pu->us + uf, nu, 0, pu->mt + mf, pu->mfirst[si + 1] - mf, j->nt,
-                               j->w_msg, j->w_unit, j->avg_msg, j->avg_unit, tfu, out,
-                               pu->s_reply + mf))
+        /* each match's unit as gather found it (issue 23, rank52: the
+         * second binary search a match was ~8 M instructions a thread at
+         * a million messages) */
+        if (rank_session_units(pu->us + uf, nu, 0, pu->mt + mf, pu->munit + mf, uf,
+                               pu->mfirst[si + 1] - mf, j->nt, j->w_msg, j->w_unit, j->avg_msg,
+                               j->avg_unit, tfu, out, pu->s_reply + mf))
             goto out;
         for (int k = 0; k < nu; k++) {
             struct runit *un = &p->u[uf + k];

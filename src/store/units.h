@@ -73,6 +73,10 @@ size_t store_units_read(struct units_cur *c, struct store_unit *u, size_t n);
  * without the flag is ranked from its turns, no varint is added to the
  * packed postings for it. */
 int store_unit_of(const struct store_unit *u, int n, int64_t id);
+/* store_unit_of's answer, searched forward from unit `from` when id is at
+ * or after its first id (else the whole search): for the matches of a
+ * session taken by rising id, each found from the one before. */
+int store_unit_from(const struct store_unit *u, int n, int from, int64_t id);
 
 struct buf;
 /* The row of a session's packed turns (turns, len: a session_turns row

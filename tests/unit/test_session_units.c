@@ -108,6 +108,14 @@ static int same_as_build_units(const char *turns, size_t len, int64_t n, const c
         if (store_unit_of(us, p.nu, m[i].row) != m[i].unit ||
             (i == 0 && store_unit_of(us, p.nu, m[i].row - 1) != -1))
             goto out;
+    /* store_unit_from: the same answer from any unit (after the id's
+     * unit: the whole search), and for ids between and past the turns' */
+    for (int i = 0; rise && i < p.nm; i++)
+        for (int from = -1; from <= p.nu; from++)
+            for (int64_t d = -1; d <= 1; d++)
+                if (store_unit_from(us, p.nu, from, m[i].row + d) !=
+                    store_unit_of(us, p.nu, m[i].row + d))
+                    goto out;
     bad = 0;
 out:
     free(p.u);
