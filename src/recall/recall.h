@@ -486,7 +486,7 @@ struct unit_scores {
  * store_unit_of. Into out[nu] each unit's scores as
  * score_units computes them over the turns (spk none, the same weights and
  * averages), into s_reply[nmt] a reply's own BM25 (its s_msg; 0 for a
- * head, or in a unit without a term). tfu: (nu + 1) * (nt + 1) scratch. 0,
+ * head, or in a unit without a term). tfu: nu * nt scratch (or more). 0,
  * or -1 when
  * a match is before the first unit or not in row order. */
 int rank_session_units(const struct store_unit *us, int nu, int dialog,
