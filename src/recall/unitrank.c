@@ -28,7 +28,8 @@
  * without a term all 0 and left out; its length the sum of its rounds'.
  * Integers all, held exactly in doubles: any order of the sums gives the
  * doubles rank.c's sum_tf adds up turn by turn. */
-static double units_window(const struct store_unit *us, int nu, const struct unit_scores *o,
+static inline __attribute__((always_inline)) double
+units_window(const struct store_unit *us, int nu, const struct unit_scores *o,
                            const double *C, int k, int span, int nt, double *tf,
                            double avg_unit, const double *w)
 {
@@ -101,11 +102,15 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
         if (us[k].n_turns > 1 && out[k].has)
             out[k].s_round = rank_bm25(C + (size_t)k * snt, nt, (double)us[k].round_ntok,
                                        avg_unit, w_unit);
-    for (int k = 0; k < nu; k++) {
-        out[k].s_win = units_window(us, nu, out, C, k, dialog ? SPAN_DIALOG : SPAN_UA, nt, tf,
-                                    avg_unit, w_unit);
-        out[k].s_win2 = dialog ? units_window(us, nu, out, C, k, SPAN2_DIALOG, nt, tf,
-                                              avg_unit, w_unit) : 0;
+    /* (inlined with each span a constant: the user-assistant loop, every
+     * pool over rows, is most of a million-message recall's windows) */
+    for (int k = 0; k < nu && !dialog; k++) {
+        out[k].s_win = units_window(us, nu, out, C, k, SPAN_UA, nt, tf, avg_unit, w_unit);
+        out[k].s_win2 = 0;
+    }
+    for (int k = 0; k < nu && dialog; k++) {
+        out[k].s_win = units_window(us, nu, out, C, k, SPAN_DIALOG, nt, tf, avg_unit, w_unit);
+        out[k].s_win2 = units_window(us, nu, out, C, k, SPAN2_DIALOG, nt, tf, avg_unit, w_unit);
     }
     return 0;
 }
