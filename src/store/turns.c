@@ -262,28 +262,6 @@ int store_unit_of(const struct store_unit *u, int n, int64_t id)
     return lo;
 }
 
-int store_unit_from(const struct store_unit *u, int n, int from, int64_t id)
-{
-    if (from < 0 || from >= n || u[from].first_id > id)
-        return store_unit_of(u, n, id);
-    /* galloping from `from`: lo's first id is at most id, hi's is past it
-     * (or hi is n), then store_unit_of's search between them; a session's
-     * matches by row are a few units apart, so log of the gap, not of n */
-    int lo = from, hi = from + 1;
-    for (int step = 1; hi < n && u[hi].first_id <= id; step *= 2) {
-        lo = hi;
-        hi = n - lo > 2 * step ? lo + 2 * step : n;
-    }
-    while (hi - lo > 1) {
-        int mid = lo + (hi - lo) / 2;
-        if (u[mid].first_id <= id)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The units as recall/rank.c's units_run makes them of a session's whole
  * turns (raw_rounds 0): the first turn leads one; without a reply in the
  * session each turn does; else a user turn does, and in a run of more
