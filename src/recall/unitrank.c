@@ -85,12 +85,18 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
             return -1;              /* not this session's, or not by row */
         prev = k;
         double *c = C + (size_t)k * snt;
+        /* rank_bm25 of the counts (msg_bm25's sums: 0 + a count is the
+         * count) by its parts, in its order, as the counts are summed:
+         * the same double, without a copy and a call a match */
+        double s = 0, norm = rank_bm25_norm(0.0 + mt[i].ntok, avg_msg);
         for (int t = 0; t < nt; t++) {
-            tf[t] = mt[i].tf[t];    /* msg_bm25's sums: 0 + a count is the count */
-            c[t] += tf[t];
-            out[k].has |= (uint64_t)(mt[i].tf[t] > 0) << t;
+            double f = mt[i].tf[t];
+            c[t] += f;
+            if (f <= 0)
+                continue;
+            out[k].has |= (uint64_t)1 << t;
+            s += rank_bm25_term(w_msg[t], f, norm);
         }
-        double s = rank_bm25(tf, nt, 0.0 + mt[i].ntok, avg_msg, w_msg);
         int head = mt[i].row == us[k].first_id;
         s_reply[i] = head ? 0 : s;
         if (head)
