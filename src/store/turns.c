@@ -250,16 +250,7 @@ size_t store_units_read(struct units_cur *c, struct store_unit *u, size_t n)
 
 int store_unit_of(const struct store_unit *u, int n, int64_t id)
 {
-    /* the last unit whose first id is at most id: lo's is, hi's is not */
-    int lo = -1, hi = n;
-    while (hi - lo > 1) {
-        int mid = lo + (hi - lo) / 2;
-        if (u[mid].first_id <= id)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return store_unit_between(u, -1, n, id);
 }
 
 /* The units as recall/rank.c's units_run makes them of a session's whole

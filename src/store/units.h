@@ -73,6 +73,19 @@ size_t store_units_read(struct units_cur *c, struct store_unit *u, size_t n);
  * without the flag is ranked from its turns, no varint is added to the
  * packed postings for it. */
 int store_unit_of(const struct store_unit *u, int n, int64_t id);
+/* The search of both: the last unit whose first id is at most id, given
+ * that lo's is (or lo is -1) and hi's is not (or hi is n). */
+static inline int store_unit_between(const struct store_unit *u, int lo, int hi, int64_t id)
+{
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (u[mid].first_id <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
 /* store_unit_of's answer, searched forward from unit `from` when id is at
  * or after its first id (else the whole search): for the matches of a
  * session taken by rising id, each found from the one before. Inline:
@@ -90,14 +103,7 @@ static inline int store_unit_from(const struct store_unit *u, int n, int from, i
         lo = hi;
         hi = n - lo > 2 * step ? lo + 2 * step : n;
     }
-    while (hi - lo > 1) {
-        int mid = lo + (hi - lo) / 2;
-        if (u[mid].first_id <= id)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return store_unit_between(u, lo, hi, id);
 }
 
 struct buf;
