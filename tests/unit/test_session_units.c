@@ -405,6 +405,12 @@ static uint64_t rnd_bits(void)
     return bits >= 64 ? v : v & ((UINT64_C(1) << bits) - 1);
 }
 
+/* a + b as the rows' sums wrap (the test's own values never overflow) */
+static int64_t wrap_add(int64_t a, uint64_t b)
+{
+    return (int64_t)((uint64_t)a + b);
+}
+
 /* store_units_read (no end checked a varint while a whole unit's bytes
  * are left, the row's last bytes read from a copy) against store_units_next
  * one unit at a time, the reference: the same count, units and cursor on
@@ -425,9 +431,10 @@ static void test_read_many(void)
         for (int i = 0; i < nu; i++) {
             int big = !rnd(4);
             struct store_unit u = {
-                .first_id = big ? (int64_t)rnd_bits() : w.id + 1 + rnd(5),
-                .first_pos = w.pos + rnd(4) - (big && rnd(2) ? (int64_t)rnd_bits() : 0),
-                .head_at = rnd(4) ? (big ? (int64_t)rnd_bits() : w.at + rnd(5000)) : CAIRN_NO_TIME,
+                .first_id = big ? (int64_t)rnd_bits() : wrap_add(w.id, 1 + rnd(5)),
+                .first_pos = wrap_add(w.pos, rnd(4) - (big && rnd(2) ? rnd_bits() : 0)),
+                .head_at = rnd(4) ? (big ? (int64_t)rnd_bits() : wrap_add(w.at, rnd(5000)))
+                                  : CAIRN_NO_TIME,
                 .n_turns = big ? (int)(rnd_bits() & 0x7fffffff) : 1 + (int)rnd(6),
                 .head_user = (int)rnd(2),
                 .head_ntok = big ? (int)(rnd_bits() & 0x7fffffff) : (int)rnd(3000),
