@@ -254,8 +254,21 @@ static inline int varint10(const unsigned char **p, uint64_t *v)
         *p = c + 1;
         return 0;
     }
-    uint64_t x = b & 0x7f;
-    for (int i = 1; i < 10; i++) {
+    /* two and three bytes unrolled: a time's or a round's tokens */
+    unsigned b1 = c[1];
+    if (b1 < 0x80) {
+        *v = (b & 0x7f) | (uint64_t)b1 << 7;
+        *p = c + 2;
+        return 0;
+    }
+    unsigned b2 = c[2];
+    if (b2 < 0x80) {
+        *v = (b & 0x7f) | (uint64_t)(b1 & 0x7f) << 7 | (uint64_t)b2 << 14;
+        *p = c + 3;
+        return 0;
+    }
+    uint64_t x = (b & 0x7f) | (uint64_t)(b1 & 0x7f) << 7 | (uint64_t)(b2 & 0x7f) << 14;
+    for (int i = 3; i < 10; i++) {
         b = c[i];
         if (i == 9 && b > 1)
             return -1;
