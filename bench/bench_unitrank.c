@@ -84,7 +84,7 @@ static int64_t by_rows(sqlite3 *db, int scan, const struct pool *p, const struct
             !(flags & STORE_UNITS_IDS_RISE) ||
             (int)store_units_read(&c, us + nu_all, (size_t)nu) != nu ||
             rank_session_units(us + nu_all, nu, !!(flags & STORE_UNITS_DIALOG),
-                               mt + sm[si].first, sm[si].n, q->nt, w_msg, w_unit, avg_msg,
+                               mt + sm[si].first, NULL, 0, sm[si].n, q->nt, w_msg, w_unit, avg_msg,
                                avg_unit, tfu, out + nu_all, s_reply + sm[si].first)) {
             (*fallback)++;
             nu = 0;

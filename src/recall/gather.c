@@ -1892,22 +1892,25 @@ static void *units_part_run(void *arg)
     memset(pu->s_reply + w->m0, 0, nh * sizeof *pu->s_reply);
     for (int si = w->s0; si < w->s1; si++) {
         const struct store_unit *us = w->us0 + (pu->ufirst[si] - w->ub);
-        int nus = pu->ufirst[si + 1] - pu->ufirst[si];
+        int nus = pu->ufirst[si + 1] - pu->ufirst[si], ku = 0;
         w->maxu = nus > w->maxu ? nus : w->maxu;
         pu->mfirst[si] = mi;
+        /* each match's unit searched forward from the session's match
+         * before (its matches rise by row); kept in munit, which the
+         * ranking reads instead of searching again */
         for (; mi < w->m1 && hs->v[mi].sess == p->s[si].row; mi++) {
             const struct hit *ht = &hs->v[mi];
-            int k = store_unit_of(us, nus, ht->row);
-            if (k < 0 || ht->ntok < 0) {
+            ku = store_unit_from(us, nus, ku, ht->row);
+            if (ku < 0 || ht->ntok < 0) {
                 w->bad = 1;
                 return NULL;
             }
             uint64_t b = 0;
             for (int t = 0; t < nt; t++)
                 b |= (uint64_t)(ht->tf[t] > 0) << t;
-            pu->has[pu->ufirst[si] + k] |= b;
+            pu->has[pu->ufirst[si] + ku] |= b;
             pu->mt[mi] = (struct unit_match){ ht->row, ht->ntok, ht->tf };
-            pu->munit[mi] = pu->ufirst[si] + k;
+            pu->munit[mi] = pu->ufirst[si] + ku;
         }
         int at = p->s[si].first_msg;
         for (int k = 0; k < nus; k++) {

@@ -465,6 +465,18 @@ static void rrf_add(struct pool *p, const struct rrf_job *j, double w_dialog, do
 {
     const struct sort_kv *keys = j->kv;
     const uint32_t *place = (const uint32_t *)(j->kv + 2 * (size_t)p->nu);
+    /* one weight for every unit (the two the same, or every session of
+     * one kind: a pool over unit rows has no dialog) needs no unit's
+     * session, a scattered read a unit (issue 23, rank52) */
+    int n_dialog = 0;
+    for (int si = 0; si < p->ns && w_dialog != w_ua; si++)
+        n_dialog += p->s[si].dialog != 0;
+    if (w_dialog == w_ua || n_dialog == 0 || n_dialog == p->ns) {
+        double w = w_dialog != w_ua && n_dialog ? w_dialog : w_ua;
+        for (int k = 0; k < j->n; k++)
+            p->u[keys[k].val].score += w / (RRF_K + place[k] + 1);
+        return;
+    }
     for (int k = 0; k < j->n; k++) {
         struct runit *u = &p->u[keys[k].val];
         u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + place[k] + 1);

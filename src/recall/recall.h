@@ -523,16 +523,18 @@ struct unit_scores {
 };
 /* The units us[nu] of one session's row (flagged STORE_UNITS_IDS_RISE;
  * dialog: flagged STORE_UNITS_DIALOG) and its matches mt[nmt] by row,
- * each a turn of the session: into out[nu] each unit's scores as
+ * each a turn of the session, mu[i] match i's unit (us[0] being unit
+ * ubase: a pool's pool_units.munit), or mu NULL: each found by
+ * store_unit_of. Into out[nu] each unit's scores as
  * score_units computes them over the turns (spk none, the same weights and
  * averages), into s_reply[nmt] a reply's own BM25 (its s_msg; 0 for a
- * head, or in a unit without a term). tfu: (nu + 1) * (nt + 1) scratch. 0,
+ * head, or in a unit without a term). tfu: nu * nt scratch (or more). 0,
  * or -1 when
  * a match is before the first unit or not in row order. */
 int rank_session_units(const struct store_unit *us, int nu, int dialog,
-                       const struct unit_match *mt, int nmt, int nt, const double *w_msg,
-                       const double *w_unit, double avg_msg, double avg_unit, double *tfu,
-                       struct unit_scores *out, double *s_reply);
+                       const struct unit_match *mt, const int *mu, int ubase, int nmt, int nt,
+                       const double *w_msg, const double *w_unit, double avg_msg,
+                       double avg_unit, double *tfu, struct unit_scores *out, double *s_reply);
 /* Every unit's four scores (and its head's and the matched replies' own
  * BM25, into p->pu) of a pool gathered over unit rows, by
  * rank_session_units a session: rank_default's score_units for it. Every

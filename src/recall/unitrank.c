@@ -22,90 +22,101 @@
 #include "recall/policy.h"
 #include "store/units.h"
 
-/* Units a..b's summed counts into tf, their length returned: from the
- * prefix sums P (nt + 1 a unit: the counts, then the length; P[0] zeros).
- * Every sum is of integers, so a difference of two is the sum itself,
- * the double rank.c's sum_tf adds up turn by turn. */
-static double units_tf(const double *P, int a, int b, int nt, double *tf)
-{
-    size_t st = (size_t)nt + 1;
-    const double *lo = P + (size_t)a * st, *hi = P + (size_t)(b + 1) * st;
-    for (int t = 0; t < nt; t++)
-        tf[t] = hi[t] - lo[t];
-    return hi[nt] - lo[nt];
-}
-
 /* rank.c's window_bm25 over the row: unit k with up to span units on
- * each side (all of one session here), 0 unread when none holds a term. */
-static double units_window(const struct store_unit *us, int nu, const struct unit_scores *o,
-                           const double *P, int k, int span, int nt, double *tf,
+ * each side (all of one session here), 0 unread when none holds a term.
+ * Its counts are the sums of its units' (C: nt a unit), those of a unit
+ * without a term all 0 and left out; its length the sum of its rounds'.
+ * Integers all, held exactly in doubles: any order of the sums gives the
+ * doubles rank.c's sum_tf adds up turn by turn. */
+static inline __attribute__((always_inline)) double
+units_window(const struct store_unit *us, int nu, const struct unit_scores *o,
+                           const double *C, int k, int span, int nt, double *tf,
                            double avg_unit, const double *w)
 {
     int a = k - span < 0 ? 0 : k - span, b = k + span >= nu ? nu - 1 : k + span;
-    uint64_t any = 0;
-    int turns = 0;
+    int turns = 0, n_has = 0;
+    int64_t dl = 0;
+    const double *one = NULL;
     for (int x = a; x <= b; x++) {
-        any |= o[x].has;
         turns += us[x].n_turns;
+        dl += us[x].round_ntok;
+        if (!o[x].has)
+            continue;
+        const double *c = C + (size_t)x * (size_t)nt;
+        if (n_has == 1)
+            for (int t = 0; t < nt; t++)
+                tf[t] = one[t] + c[t];
+        else if (n_has > 1)
+            for (int t = 0; t < nt; t++)
+                tf[t] += c[t];
+        one = c;
+        n_has++;
     }
-    if (!any)
+    if (!n_has)
         return 0;
-    double dl = units_tf(P, a, b, nt, tf);
-    /* window_bm25's scale: the window's turns over the unit's */
-    return rank_bm25(tf, nt, dl, avg_unit * turns / us[k].n_turns, w);
+    /* window_bm25's scale: the window's turns over the unit's; a window
+     * with one unit holding a term has that unit's counts */
+    return rank_bm25(n_has == 1 ? one : tf, nt, (double)dl, avg_unit * turns / us[k].n_turns, w);
 }
 
 int rank_session_units(const struct store_unit *us, int nu, int dialog,
-                       const struct unit_match *mt, int nmt, int nt, const double *w_msg,
-                       const double *w_unit, double avg_msg, double avg_unit, double *tfu,
-                       struct unit_scores *out, double *s_reply)
+                       const struct unit_match *mt, const int *mu, int ubase, int nmt, int nt,
+                       const double *w_msg, const double *w_unit, double avg_msg,
+                       double avg_unit, double *tfu, struct unit_scores *out, double *s_reply)
 {
     double tf[RECALL_MAX_TERMS];
-    size_t st = (size_t)nt + 1;
-    /* tfu: each unit's counts and length at P[k + 1], then summed into
-     * prefix sums (units_tf) */
-    double *P = tfu;
-    memset(P, 0, (size_t)(nu + 1) * st * sizeof *P);
+    size_t snt = (size_t)nt;
+    /* tfu: each unit's counts (nt a unit), summed from its matches; a
+     * round's and a window's read from them (issue 23, rank52: no prefix
+     * sums over every unit, most holding no term) */
+    double *C = tfu;
+    memset(C, 0, (size_t)nu * snt * sizeof *C);
     for (int k = 0; k < nu; k++)
         out[k] = (struct unit_scores){ 0 };
-    /* each match into its unit (store_unit_of): its counts summed, its
-     * terms' bits, its own BM25 (a head's, or a reply's for the reply
-     * lane; score_units scores no reply of a unit without a term, but
-     * such a reply's counts are all 0 and so is its BM25) */
+    /* each match into its unit (gather's, else store_unit_of): its
+     * counts summed, its terms' bits, its own BM25 (a head's, or a
+     * reply's for the reply lane; score_units scores no reply of a unit
+     * without a term, but such a reply's counts are all 0 and so is its
+     * BM25) */
     int prev = -1;
     for (int i = 0; i < nmt; i++) {
-        int k = store_unit_of(us, nu, mt[i].row);
-        if (k < 0 || k < prev)
+        int k = mu ? mu[i] - ubase : store_unit_of(us, nu, mt[i].row);
+        if (k < 0 || k >= nu || k < prev)
             return -1;              /* not this session's, or not by row */
         prev = k;
+        double *c = C + (size_t)k * snt;
+        /* rank_bm25 of the counts (msg_bm25's sums: 0 + a count is the
+         * count) by its parts, in its order, as the counts are summed:
+         * the same double, without a copy and a call a match */
+        double s = 0, norm = rank_bm25_norm(0.0 + mt[i].ntok, avg_msg);
         for (int t = 0; t < nt; t++) {
-            tf[t] = mt[i].tf[t];    /* msg_bm25's sums: 0 + a count is the count */
-            P[(size_t)(k + 1) * st + (size_t)t] += tf[t];
-            out[k].has |= (uint64_t)(mt[i].tf[t] > 0) << t;
+            double f = mt[i].tf[t];
+            c[t] += f;
+            if (f <= 0)
+                continue;
+            out[k].has |= (uint64_t)1 << t;
+            s += rank_bm25_term(w_msg[t], f, norm);
         }
-        double s = rank_bm25(tf, nt, 0.0 + mt[i].ntok, avg_msg, w_msg);
         int head = mt[i].row == us[k].first_id;
         s_reply[i] = head ? 0 : s;
         if (head)
             out[k].s_head = s;
     }
-    /* the prefix sums, and each round's score once its own are in */
-    for (int k = 0; k < nu; k++) {
-        double *row = P + (size_t)(k + 1) * st, *before = row - st;
-        row[nt] = (double)us[k].round_ntok;
-        for (size_t t = 0; t < st; t++)
-            row[t] += before[t];
-        if (us[k].n_turns > 1 && out[k].has) {
-            double dl = units_tf(P, k, k, nt, tf);
-            out[k].s_round = rank_bm25(tf, nt, dl, avg_unit, w_unit);
-        }
+    /* each round's score from its own counts and length, then the
+     * windows', which read the units' bits, all set above */
+    for (int k = 0; k < nu; k++)
+        if (us[k].n_turns > 1 && out[k].has)
+            out[k].s_round = rank_bm25(C + (size_t)k * snt, nt, (double)us[k].round_ntok,
+                                       avg_unit, w_unit);
+    /* (inlined with each span a constant: the user-assistant loop, every
+     * pool over rows, is most of a million-message recall's windows) */
+    for (int k = 0; k < nu && !dialog; k++) {
+        out[k].s_win = units_window(us, nu, out, C, k, SPAN_UA, nt, tf, avg_unit, w_unit);
+        out[k].s_win2 = 0;
     }
-    /* the windows read the units' bits, all set above */
-    for (int k = 0; k < nu; k++) {
-        out[k].s_win = units_window(us, nu, out, P, k, dialog ? SPAN_DIALOG : SPAN_UA, nt, tf,
-                                    avg_unit, w_unit);
-        out[k].s_win2 = dialog ? units_window(us, nu, out, P, k, SPAN2_DIALOG, nt, tf,
-                                              avg_unit, w_unit) : 0;
+    for (int k = 0; k < nu && dialog; k++) {
+        out[k].s_win = units_window(us, nu, out, C, k, SPAN_DIALOG, nt, tf, avg_unit, w_unit);
+        out[k].s_win2 = units_window(us, nu, out, C, k, SPAN2_DIALOG, nt, tf, avg_unit, w_unit);
     }
     return 0;
 }
@@ -143,9 +154,12 @@ static void *pool_units_run(void *arg)
         goto out;
     for (int si = j->slo; si < j->shi; si++) {
         int uf = pu->ufirst[si], nu = pu->ufirst[si + 1] - uf, mf = pu->mfirst[si];
-        if (rank_session_units(pu->us + uf, nu, 0, pu->mt + mf, pu->mfirst[si + 1] - mf, j->nt,
-                               j->w_msg, j->w_unit, j->avg_msg, j->avg_unit, tfu, out,
-                               pu->s_reply + mf))
+        /* each match's unit as gather found it (issue 23, rank52: the
+         * second binary search a match was ~8 M instructions a thread at
+         * a million messages) */
+        if (rank_session_units(pu->us + uf, nu, 0, pu->mt + mf, pu->munit + mf, uf,
+                               pu->mfirst[si + 1] - mf, j->nt, j->w_msg, j->w_unit, j->avg_msg,
+                               j->avg_unit, tfu, out, pu->s_reply + mf))
             goto out;
         for (int k = 0; k < nu; k++) {
             struct runit *un = &p->u[uf + k];

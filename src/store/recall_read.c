@@ -1189,11 +1189,14 @@ int store_units_rows(struct cairn *h, const int64_t *sess, int n, int rule,
             next++;
         }
         struct store_units_row r = { .sess = id, .started_at = col_time(st, 1) };
-        /* valid: the reader's rule and the packed turns' count */
-        if (sqlite3_column_type(st, 2) != SQLITE_NULL && sqlite3_column_type(st, 4) != SQLITE_NULL &&
-            sqlite3_column_int(st, 2) == rule &&
-            sqlite3_column_int64(st, 3) == sqlite3_column_int64(st, 4)) {
-            r.n = sqlite3_column_int64(st, 3);
+        /* valid: the reader's rule and the packed turns' count (a NULL
+         * reads as 0: its type asked only then, not twice a row) */
+        int64_t un = sqlite3_column_int64(st, 3), tn;
+        int ru = sqlite3_column_int(st, 2);
+        if (ru == rule && (ru || sqlite3_column_type(st, 2) != SQLITE_NULL) &&
+            (tn = sqlite3_column_int64(st, 4)) == un &&
+            (tn || sqlite3_column_type(st, 4) != SQLITE_NULL)) {
+            r.n = un;
             r.units = sqlite3_column_blob(st, 5);
             r.len = (size_t)sqlite3_column_bytes(st, 5);
             if (!r.units)

@@ -238,28 +238,120 @@ int store_units_next(struct units_cur *c, struct store_unit *u)
     return unit_next(c, u);
 }
 
+/* The most bytes unit_next reads of one unit, accepted or not: its head
+ * and six varints of at most ten bytes (a longer one is refused at its
+ * tenth). */
+#define UNIT_MAX_BYTES 61
+
+/* varint's answer for a varint with ten bytes readable at *p: no end
+ * checked (the unit's end is, once: unit_at). */
+static inline int varint10(const unsigned char **p, uint64_t *v)
+{
+    const unsigned char *c = *p;
+    unsigned b = c[0];
+    if (b < 0x80) {
+        *v = b;
+        *p = c + 1;
+        return 0;
+    }
+    /* two and three bytes unrolled: a time's or a round's tokens */
+    unsigned b1 = c[1];
+    if (b1 < 0x80) {
+        *v = (b & 0x7f) | (uint64_t)b1 << 7;
+        *p = c + 2;
+        return 0;
+    }
+    unsigned b2 = c[2];
+    if (b2 < 0x80) {
+        *v = (b & 0x7f) | (uint64_t)(b1 & 0x7f) << 7 | (uint64_t)b2 << 14;
+        *p = c + 3;
+        return 0;
+    }
+    uint64_t x = (b & 0x7f) | (uint64_t)(b1 & 0x7f) << 7 | (uint64_t)(b2 & 0x7f) << 14;
+    for (int i = 3; i < 10; i++) {
+        b = c[i];
+        if (i == 9 && b > 1)
+            return -1;
+        x |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+            *v = x;
+            *p = c + i + 1;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* unit_next's unit at *p, with UNIT_MAX_BYTES readable there: 1 with u
+ * and the previous values (*id, *pos, *at) moved on, or -1 (nothing
+ * changed) when unit_next refuses it, a unit reaching past end too. */
+static inline int unit_at(const unsigned char **pp, const unsigned char *end, int64_t *id0,
+                          int64_t *pos0, int64_t *at0, struct store_unit *u)
+{
+    const unsigned char *p = *pp;
+    uint64_t nt, did, dpos, dat = 0, hntok, rntok;
+    unsigned head = *p++;
+    if (head > 3 || varint10(&p, &nt) || !nt || nt > INT32_MAX || varint10(&p, &did) ||
+        varint10(&p, &dpos) || ((head & 2) && varint10(&p, &dat)) || varint10(&p, &hntok) ||
+        hntok > INT32_MAX || varint10(&p, &rntok) || rntok > INT64_MAX || rntok < hntok || p > end)
+        return -1;
+    int64_t id, pos, at;
+    int no_at = !(head & 2);
+    if (undelta(*id0, *pos0, *at0, did, dpos, dat, no_at, &id, &pos, &at))
+        return -1;
+    *u = (struct store_unit){
+        .first_id = id, .first_pos = pos, .head_at = no_at ? CAIRN_NO_TIME : at,
+        .round_ntok = (int64_t)rntok, .n_turns = (int)nt, .head_user = (int)(head & 1),
+        .head_ntok = (int)hntok,
+    };
+    *id0 = id;
+    *pos0 = pos;
+    *at0 = no_at ? 0 : at;
+    *pp = p;
+    return 1;
+}
+
+/* store_units_next's units one after another (recall's rows, ~250,000
+ * units a thread at a million messages; issue 23, rank52): while a whole
+ * unit's most bytes are left in the row, no end checked a varint; the
+ * row's last bytes copied beside zeros and read the same way, a unit
+ * reaching past them refused (a zero ends a varint, so one cut short
+ * ends inside the zeros). The same units and refusals as unit_next's
+ * (test_session_units checks them against it on random and hostile
+ * rows); the copy is on the stack, under UNIT_MAX_BYTES a row. */
 size_t store_units_read(struct units_cur *c, struct store_unit *u, size_t n)
 {
-    struct units_cur k = *c;
+    const unsigned char *p = (const unsigned char *)c->p, *end = (const unsigned char *)c->end;
+    int64_t id = c->id, pos = c->pos, at = c->at;
+    int left = c->left;
     size_t i = 0;
-    while (i < n && unit_next(&k, &u[i]) == 1)
+    while (i < n && left && end - p >= UNIT_MAX_BYTES && unit_at(&p, end, &id, &pos, &at, &u[i]) == 1) {
         i++;
-    *c = k;
+        left--;
+    }
+    if (i < n && left && p < end && end - p < UNIT_MAX_BYTES) {
+        unsigned char tail[2 * UNIT_MAX_BYTES] = { 0 };
+        size_t len = (size_t)(end - p);
+        memcpy(tail, p, len);
+        const unsigned char *q = tail;
+        while (i < n && left && q < tail + len &&
+               unit_at(&q, tail + len, &id, &pos, &at, &u[i]) == 1) {
+            i++;
+            left--;
+        }
+        p += q - tail;
+    }
+    c->p = (const char *)p;
+    c->id = id;
+    c->pos = pos;
+    c->at = at;
+    c->left = left;
     return i;
 }
 
 int store_unit_of(const struct store_unit *u, int n, int64_t id)
 {
-    /* the last unit whose first id is at most id: lo's is, hi's is not */
-    int lo = -1, hi = n;
-    while (hi - lo > 1) {
-        int mid = lo + (hi - lo) / 2;
-        if (u[mid].first_id <= id)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return store_unit_between(u, -1, n, id);
 }
 
 /* The units as recall/rank.c's units_run makes them of a session's whole

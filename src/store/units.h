@@ -73,6 +73,38 @@ size_t store_units_read(struct units_cur *c, struct store_unit *u, size_t n);
  * without the flag is ranked from its turns, no varint is added to the
  * packed postings for it. */
 int store_unit_of(const struct store_unit *u, int n, int64_t id);
+/* The search of both: the last unit whose first id is at most id, given
+ * that lo's is (or lo is -1) and hi's is not (or hi is n). */
+static inline int store_unit_between(const struct store_unit *u, int lo, int hi, int64_t id)
+{
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if (u[mid].first_id <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+/* store_unit_of's answer, searched forward from unit `from` when id is at
+ * or after its first id (else the whole search): for the matches of a
+ * session taken by rising id, each found from the one before. Inline:
+ * most matches are in the unit before's or the next (gather's loop,
+ * ~250,000 matches at a million messages). */
+static inline int store_unit_from(const struct store_unit *u, int n, int from, int64_t id)
+{
+    if (from < 0 || from >= n || u[from].first_id > id)
+        return store_unit_of(u, n, id);
+    /* galloping from `from`: lo's first id is at most id, hi's is past it
+     * (or hi is n), then store_unit_of's search between them; so log of
+     * the gap, not of n */
+    int lo = from, hi = from + 1;
+    for (int step = 1; hi < n && u[hi].first_id <= id; step *= 2) {
+        lo = hi;
+        hi = n - lo > 2 * step ? lo + 2 * step : n;
+    }
+    return store_unit_between(u, lo, hi, id);
+}
 
 struct buf;
 /* The row of a session's packed turns (turns, len: a session_turns row

@@ -1,6 +1,7 @@
 /*
  * fuzz_units.c: libFuzzer target for a session's units as recall would
- * read them (store/turns.c: store_units_open and store_units_next over
+ * read them (store/turns.c: store_units_open, store_units_next and
+ * store_units_read, checked against each other, over
  * session_units.units, schema 30; a damaged store could hold anything).
  *
  * Input: the row, copied to a buffer of exactly its size so that a read
@@ -32,6 +33,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             n++;
         }
+        /* store_units_read (no end checked a varint while a whole unit is
+         * left, the row's tail from a copy): the same units and cursor */
+        static struct store_unit v[MAXU];
+        struct units_cur c2;
+        int nu2, flags2;
+        if (store_units_open(&c2, row, size, &nu2, &flags2))
+            abort();
+        if ((int)store_units_read(&c2, v, MAXU) != n || c2.p != c.p || c2.id != c.id ||
+            c2.pos != c.pos || c2.at != c.at || c2.left != c.left)
+            abort();
+        for (int i = 0; i < n; i++)
+            if (v[i].first_id != u[i].first_id || v[i].first_pos != u[i].first_pos ||
+                v[i].head_at != u[i].head_at || v[i].round_ntok != u[i].round_ntok ||
+                v[i].n_turns != u[i].n_turns || v[i].head_user != u[i].head_user ||
+                v[i].head_ntok != u[i].head_ntok)
+                abort();
         struct buf b = BUF_INIT;
         struct units_cur w = { NULL, NULL, 0, 0, 0, 0 };
         for (int i = 0; i < n; i++)

@@ -108,6 +108,14 @@ static int same_as_build_units(const char *turns, size_t len, int64_t n, const c
         if (store_unit_of(us, p.nu, m[i].row) != m[i].unit ||
             (i == 0 && store_unit_of(us, p.nu, m[i].row - 1) != -1))
             goto out;
+    /* store_unit_from: the same answer from any unit (after the id's
+     * unit: the whole search), and for ids between and past the turns' */
+    for (int i = 0; rise && i < p.nm; i++)
+        for (int from = -1; from <= p.nu; from++)
+            for (int64_t d = -1; d <= 1; d++)
+                if (store_unit_from(us, p.nu, from, m[i].row + d) !=
+                    store_unit_of(us, p.nu, m[i].row + d))
+                    goto out;
     bad = 0;
 out:
     free(p.u);
@@ -389,10 +397,126 @@ static void test_pack(void)
     T_CHECK(rising > 100);                      /* store_unit_of was tried */
 }
 
+/* A value of 1 to 64 bits, most small (a varint of each length met). */
+static uint64_t rnd_bits(void)
+{
+    uint64_t v = ((uint64_t)rnd(1u << 22) << 42) ^ ((uint64_t)rnd(1u << 21) << 21) ^ rnd(1u << 21);
+    unsigned bits = rnd(3) ? 1 + rnd(16) : 1 + rnd(64);
+    return bits >= 64 ? v : v & ((UINT64_C(1) << bits) - 1);
+}
+
+/* a + b as the rows' sums wrap (the test's own values never overflow) */
+static int64_t wrap_add(int64_t a, uint64_t b)
+{
+    return (int64_t)((uint64_t)a + b);
+}
+
+/* store_units_read (no end checked a varint while a whole unit's bytes
+ * are left, the row's last bytes read from a copy) against store_units_next
+ * one unit at a time, the reference: the same count, units and cursor on
+ * random rows, cut, changed, grown with overlong varints, or random bytes,
+ * each at the end of its own block (the sanitizer build sees a byte read
+ * past it). */
+static void test_read_many(void)
+{
+    enum { ROUNDS = 20000, MAXU = 40 };
+    int kinds[5] = { 0 }, long_rows = 0, short_rows = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        struct buf b = BUF_INIT;
+        struct units_cur w = { NULL, NULL, 0, 0, 0, 0 };
+        int nu = (int)rnd(MAXU), kind = (int)rnd(5);
+        buf_addc(&b, (char)STORE_UNITS_MARK);
+        buf_addc(&b, (char)nu);
+        buf_addc(&b, (char)rnd(4));
+        for (int i = 0; i < nu; i++) {
+            int big = !rnd(4);
+            struct store_unit u = {
+                .first_id = big ? (int64_t)rnd_bits() : wrap_add(w.id, 1 + rnd(5)),
+                .first_pos = wrap_add(w.pos, rnd(4) - (big && rnd(2) ? rnd_bits() : 0)),
+                .head_at = rnd(4) ? (big ? (int64_t)rnd_bits() : wrap_add(w.at, rnd(5000)))
+                                  : CAIRN_NO_TIME,
+                .n_turns = big ? (int)(rnd_bits() & 0x7fffffff) : 1 + (int)rnd(6),
+                .head_user = (int)rnd(2),
+                .head_ntok = big ? (int)(rnd_bits() & 0x7fffffff) : (int)rnd(3000),
+            };
+            u.round_ntok = u.head_ntok + (big ? (int64_t)(rnd_bits() >> 1) : (int64_t)rnd(20000));
+            store_unit_write(&b, &w, &u);
+        }
+        T_CHECK(!b.err);
+        size_t len = b.n;
+        if (kind == 1 && len > 3) {
+            len = 3 + rnd((unsigned)(len - 3));               /* cut */
+        } else if (kind == 2) {
+            for (int z = (int)rnd(4) + 1; z > 0; z--)          /* changed */
+                b.p[rnd((unsigned)b.n)] = (char)rnd(256);
+        } else if (kind == 3) {
+            /* an overlong varint (10-13 bytes, the tenth's value too big
+             * or not) put in somewhere, or at the end */
+            size_t at = 3 + rnd((unsigned)(b.n - 2));
+            int ol = 10 + (int)rnd(4);
+            char run[13];
+            for (int j = 0; j < ol; j++)
+                run[j] = (char)(0x80 | rnd(128));
+            run[9] = (char)(rnd(2) ? 0x01 : 0x02 | (rnd(2) << 7));
+            run[ol - 1] &= 0x7f;
+            struct buf g = BUF_INIT;
+            buf_add(&g, b.p, at > b.n ? b.n : at);
+            buf_add(&g, run, (size_t)ol);
+            if (at < b.n)
+                buf_add(&g, b.p + at, b.n - at);
+            T_CHECK(!g.err);
+            buf_release(&b);
+            b = g;
+            len = b.n;
+        } else if (kind == 4) {
+            len = rnd(200);                                      /* random bytes */
+            buf_reset(&b);
+            buf_addc(&b, (char)STORE_UNITS_MARK);
+            buf_addc(&b, (char)rnd(60));
+            for (size_t j = 2; j < len; j++)
+                buf_addc(&b, (char)(rnd(3) ? rnd(256) : 0x80 | rnd(128)));
+            T_CHECK(!b.err);
+            len = len < b.n ? len : b.n;
+        }
+        kinds[kind]++;
+        long_rows += len > 200;
+        short_rows += len < 61;
+        char *row = malloc(len ? len : 1);
+        T_CHECK(row != NULL);
+        if (len)
+            memcpy(row, b.p, len);
+        struct units_cur c1, c2;
+        int n1, f1;
+        if (!store_units_open(&c1, row, len, &n1, &f1)) {
+            c2 = c1;
+            size_t want = rnd(4) ? (size_t)n1 : rnd(MAXU + 1);
+            struct store_unit r1[MAXU + 64], r2[MAXU + 64];
+            size_t k1 = 0;
+            while (k1 < want && k1 < MAXU + 64 && store_units_next(&c1, &r1[k1]) == 1)
+                k1++;
+            size_t k2 = store_units_read(&c2, r2, want < MAXU + 64 ? want : MAXU + 64);
+            T_EQ_INT((int)k2, (int)k1);
+            for (size_t j = 0; j < k1 && j < k2; j++)
+                T_CHECK(r1[j].first_id == r2[j].first_id && r1[j].first_pos == r2[j].first_pos &&
+                        r1[j].head_at == r2[j].head_at && r1[j].round_ntok == r2[j].round_ntok &&
+                        r1[j].n_turns == r2[j].n_turns && r1[j].head_user == r2[j].head_user &&
+                        r1[j].head_ntok == r2[j].head_ntok);
+            T_CHECK(c1.p == c2.p && c1.id == c2.id && c1.pos == c2.pos && c1.at == c2.at &&
+                    c1.left == c2.left);
+        }
+        free(row);
+        buf_release(&b);
+    }
+    for (int k = 0; k < 5; k++)
+        T_CHECK(kinds[k] > ROUNDS / 10);
+    T_CHECK(long_rows > 1000 && short_rows > 1000);   /* both of its paths were met */
+}
+
 int main(void)
 {
     T_CHECK(mkdtemp(dir) != NULL);
     T_RUN(test_pack);
+    T_RUN(test_read_many);
     T_RUN(test_write_paths);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -47,6 +47,7 @@ static void test_random_pools(void)
 {
     enum { ROUNDS = 1500 };
     int differ = 0, refused = 0, tries = 0, timed = 0;
+    int given_same = 0, given_tries = 0, given_refused = 0, given_bad = 0;
     int checked_units = 0, windows = 0, dialogs = 0, replies = 0;
     for (int round = 0; round < ROUNDS; round++) {
         int ns = 1 + (int)rnd(MAXS), nt = 1 + (int)rnd(MAXT);
@@ -149,9 +150,45 @@ static void test_random_pools(void)
                     at[nmt] = i;
                     mt[nmt++] = (struct unit_match){ m[i].row, m[i].ntok, m[i].tf };
                 }
-            T_EQ_INT(rank_session_units(us, nu, !!(flags & STORE_UNITS_DIALOG), mt, nmt, nt,
-                                        w_msg, w_unit, avg_msg, avg_unit, tfu, out, s_reply),
+            T_EQ_INT(rank_session_units(us, nu, !!(flags & STORE_UNITS_DIALOG), mt, NULL, 0, nmt,
+                                        nt, w_msg, w_unit, avg_msg, avg_unit, tfu, out, s_reply),
                      0);
+            /* the matches' units given (gather's munit: each found from
+             * the one before, numbered from a pool's ubase): the same
+             * bytes as each searched */
+            {
+                int *mu = calloc((size_t)nmt + 1, sizeof *mu), ubase = (int)rnd(1000), k = 0;
+                struct unit_scores *o2 = calloc((size_t)nu + 1, sizeof *o2);
+                double *r2 = calloc((size_t)nmt + 1, sizeof *r2);
+                T_CHECK(mu && o2 && r2);
+                for (int j = 0; j < nmt; j++) {
+                    k = store_unit_from(us, nu, k, mt[j].row);
+                    T_EQ_INT(k, store_unit_of(us, nu, mt[j].row));
+                    mu[j] = ubase + k;
+                }
+                T_EQ_INT(rank_session_units(us, nu, !!(flags & STORE_UNITS_DIALOG), mt, mu, ubase,
+                                            nmt, nt, w_msg, w_unit, avg_msg, avg_unit, tfu, o2,
+                                            r2), 0);
+                given_same += !memcmp(o2, out, (size_t)nu * sizeof *out) &&
+                              !memcmp(r2, s_reply, (size_t)nmt * sizeof *r2);
+                given_tries++;
+                /* a unit out of the session's, or out of row order: refused */
+                if (nmt >= 2 && mu[0] != mu[nmt - 1]) {
+                    int sw0 = mu[0];
+                    mu[0] = mu[nmt - 1];
+                    mu[nmt - 1] = sw0;
+                    int bad1 = rank_session_units(us, nu, 0, mt, mu, ubase, nmt, nt, w_msg, w_unit,
+                                                  avg_msg, avg_unit, tfu, o2, r2);
+                    mu[0] = ubase + nu;
+                    int bad2 = rank_session_units(us, nu, 0, mt, mu, ubase, 1, nt, w_msg, w_unit,
+                                                  avg_msg, avg_unit, tfu, o2, r2);
+                    given_refused += bad1 == -1 && bad2 == -1;
+                    given_bad++;
+                }
+                free(mu);
+                free(o2);
+                free(r2);
+            }
             int u0 = m[x->first_msg].unit;
             T_EQ_INT(p.m[x->first_msg + x->n_msgs - 1].unit - u0 + 1, nu);
             int *in_range = calloc((size_t)nu + 1, sizeof *in_range);
@@ -189,11 +226,11 @@ static void test_random_pools(void)
                 struct unit_match tmp = mt[0];
                 mt[0] = mt[nmt - 1];
                 mt[nmt - 1] = tmp;
-                int r1 = rank_session_units(us, nu, x->dialog, mt, nmt, nt, w_msg, w_unit,
+                int r1 = rank_session_units(us, nu, x->dialog, mt, NULL, 0, nmt, nt, w_msg, w_unit,
                                             avg_msg, avg_unit, tfu, out, s_reply);
                 /* and a match before the session's first turn */
                 mt[0] = (struct unit_match){ us[0].first_id - 1, 1, mt[1].tf };
-                int r2 = rank_session_units(us, nu, x->dialog, mt, 1, nt, w_msg, w_unit,
+                int r2 = rank_session_units(us, nu, x->dialog, mt, NULL, 0, 1, nt, w_msg, w_unit,
                                             avg_msg, avg_unit, tfu, out, s_reply);
                 refused += r1 == -1 && r2 == -1;
                 tries++;
@@ -226,6 +263,9 @@ static void test_random_pools(void)
     T_CHECK(timed > 1000 && timed < checked_units / 2);     /* heads in and out of periods */
     T_EQ_INT(refused, tries);
     T_CHECK(tries > 500);
+    T_EQ_INT(given_same, given_tries);
+    T_EQ_INT(given_refused, given_bad);
+    T_CHECK(given_bad > 500);
 }
 
 int main(void)
