@@ -338,8 +338,15 @@ int  dense_query_vec(struct cairn *h, const char *query, struct dense_result *r)
 /* The two-stage dense scan (dense.c, dense_topk_sketch; issue 16, hyb52):
  * the pieces whose sign sketches score best, scored exactly, for recall
  * with CAIRN_RECALL_FAST (the prompt hook, latency first) on a set mapped
- * from its cache file (8,192 vectors and more); 0: the exact scan. The
- * setting recall.sketch overrides it for every recall. Measured on the
+ * from its cache file (8,192 vectors and more); 0: the exact scan. 0 by
+ * default: on the real 100,000-message store with the host idle (load
+ * 1.1-1.4, integ52) the hybrid hook took 46.75 ms wall p50 with K = 2,000
+ * against 46.97 with the exact scan (570 runs each, taking turns): the
+ * user time it saves (35.6 -> 33.3 ms) goes to the candidates' preads
+ * (system 15.3 -> 17.0 ms); it paid only under load (0.71 of main's CPU
+ * at load 7-8, hyb52), and it can change the hits, so it is opt-in: the
+ * setting recall.sketch (CAIRN_RECALL_SKETCH=2000) turns it on for every
+ * recall. Measured on the
  * real 100,000-message store (bench_sketch, 1,069 questions: the hook's
  * prompts and LoCoMo dev's): the top 50 the same set as the exact scan's
  * for 81% of questions at 2,000 (99.5% of the 50 in common), 39% at
@@ -348,7 +355,7 @@ int  dense_query_vec(struct cairn *h, const char *query, struct dense_result *r)
  * in the policy hash (policy.h): `cairn eval` stores are in memory, never
  * with a cache file, so no eval result can move; like DENSE_MT_MIN, a
  * parameter of the scan. */
-#define DENSE_SKETCH_FAST 2000
+#define DENSE_SKETCH_FAST 0
 /* Exact top-k messages (best piece each) of set by cosine with q (unit
  * or not), sessions limited to the sorted `allowed` (NULL: all). Returns
  * the count written to out[k], or -1 on no memory. */

@@ -52,7 +52,7 @@ check "the backfill writes the sketch file" [ -f "$CAIRN_DB-vsk" ]
 eq "sketch file mode" "$(stat -c %a "$CAIRN_DB-vsk")" 600
 ino=$(stat -c %i "$CAIRN_DB-vec")
 skino=$(stat -c %i "$CAIRN_DB-vsk")
-out=$(ask s5 "which climbing gym did I pick?")
+out=$(CAIRN_RECALL_SKETCH=2000 ask s5 "which climbing gym did I pick?")
 contains "a hook process using the file injects the same" "$out" "LBC on Thursday"
 eq "it read the file, did not rewrite it" "$(stat -c %i "$CAIRN_DB-vec")" "$ino"
 eq "it read the sketch file, did not rewrite it" "$(stat -c %i "$CAIRN_DB-vsk")" "$skino"
