@@ -1854,10 +1854,10 @@ static void pool_units_free(struct pool_units *pu)
 /* The pool's units and the matches' of sessions [s0, s1), whose units
  * are us0 + (ufirst[si] - ub) (the rows' second half's own array, or
  * pu->us): each match into its unit (the units' terms, rank.c
- * unit_terms' bits, by a binary search of the row's first ids), the
- * units where build_units puts them, the turns' slots empty; and the
- * second half's units from[c0, c1) copied into pu->us from ufirst of
- * its first session (cu). Each part writes only its sessions' units and
+ * unit_terms' bits, by store_unit_from's search of the row's first
+ * ids), the units where build_units puts them, the turns' slots empty;
+ * and the second half's units from[c0, c1) copied into pu->us from
+ * ufirst of its first session (cu). Each part writes only its sessions' units and
  * matches and its share of the copy, and faults in their pages itself:
  * the two parts on two threads give the one pass's values (issue 23,
  * par52: ~45 M instructions, a 12 MB copy and ~40 MB of fresh pages at
