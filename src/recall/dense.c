@@ -493,6 +493,7 @@ struct scan {
     const int64_t *allowed;       /* sorted session rows, or NULL: all */
     int n_allowed;
     int64_t except;               /* a session row left out (0: none) */
+    const float *cos;             /* [n]: the cosines already made (dense_pre), or NULL */
     size_t from, to;
     struct heap h;
 };
@@ -506,13 +507,18 @@ static void *scan_run(void *arg)
     int32_t d[DENSE_BLOCK];
     for (size_t b = sc->from; b < sc->to; b += DENSE_BLOCK) {
         size_t cnt = sc->to - b < DENSE_BLOCK ? sc->to - b : DENSE_BLOCK;
-        if (!s->f32)
+        if (!s->f32 && !sc->cos)
             dots(sc->q8, s->v8 + b * (size_t)dim, dim, cnt, d);
         for (size_t j = 0; j < cnt; j++) {
             size_t i = b + j;
-            float cs = s->f32 ? dense_dot_f32(sc->qf, s->vf + i * (size_t)dim, dim)
-                              : (float)d[j];
-            cs *= s->inv_norm[i] * sc->q_inv;
+            float cs;
+            if (sc->cos) {
+                cs = sc->cos[i];
+            } else {
+                cs = s->f32 ? dense_dot_f32(sc->qf, s->vf + i * (size_t)dim, dim)
+                            : (float)d[j];
+                cs *= s->inv_norm[i] * sc->q_inv;
+            }
             if (sc->h.n == sc->h.k && cs <= sc->h.s[0])
                 continue;
             if (sc->allowed && !bsearch(&s->sess[i], sc->allowed, (size_t)sc->n_allowed,
@@ -589,8 +595,44 @@ static int merge_hits(const struct vec_set *s, const struct heap *hs, int nh, in
     return got;
 }
 
+/* The cosines scan_run makes, each piece's, in cos[s->n]: the vectors read
+ * by pread in runs of DENSE_BLOCK into one buffer, never through the
+ * mapping (veccache_read_run), with the same kernel and the same float
+ * steps, so the same bits. 0, or -1 (not a mapped int8 set, a zero
+ * question, a failed read, no memory). */
+static int cos_by_read(const struct vec_set *s, const float *q, float *cos)
+{
+    int8_t q8[4096], *buf = NULL;
+    float q_inv = 0;
+    int rc = -1;
+    kernels();
+    if (!s->map || s->f32 || query_prep(s, q, q8, &q_inv) ||
+        !(buf = malloc((size_t)DENSE_BLOCK * (size_t)s->dim)))
+        goto out;
+    const dots_fn dots = dk[dk_level].dots;
+    int32_t d[DENSE_BLOCK];
+    for (size_t b = 0; b < s->n; b += DENSE_BLOCK) {
+        size_t cnt = s->n - b < DENSE_BLOCK ? s->n - b : DENSE_BLOCK;
+        if (veccache_read_run(s, b, cnt, buf))
+            goto out;
+        dots(q8, buf, s->dim, cnt, d);
+        for (size_t j = 0; j < cnt; j++) {
+            float cs = (float)d[j];
+            cs *= s->inv_norm[b + j] * q_inv;
+            cos[b + j] = cs;
+        }
+    }
+    rc = 0;
+out:
+    free(buf);
+    return rc;
+}
+
+/* cos (or NULL): every piece's cosine, made by cos_by_read on this set's
+ * file; the selection is then scan_run's, share by share as the threads
+ * would split it, so the same hits. */
 static int topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
-                int64_t except, int k, int threads, struct dense_hit *out)
+                int64_t except, const float *cos, int k, int threads, struct dense_hit *out)
 {
     int kp = k * DENSE_PIECES_MULT, nt;
     struct scan sc[DENSE_THREADS];
@@ -608,7 +650,8 @@ static int topk(const struct vec_set *s, const float *q, const int64_t *allowed,
     if (s->n < DENSE_MT_MIN)
         nt = 1;
     /* every page of a mapped set at once: the scan reads them all */
-    veccache_populate(s);
+    if (!cos)
+        veccache_populate(s);
     memset(sc, 0, sizeof sc);
     for (int t = 0; t < nt; t++) {
         sc[t].set = s;
@@ -618,6 +661,7 @@ static int topk(const struct vec_set *s, const float *q, const int64_t *allowed,
         sc[t].allowed = allowed;
         sc[t].n_allowed = n_allowed;
         sc[t].except = except;
+        sc[t].cos = cos;
         sc[t].from = s->n * (size_t)t / (size_t)nt;
         sc[t].to = s->n * (size_t)(t + 1) / (size_t)nt;
         sc[t].h.k = kp;
@@ -629,7 +673,7 @@ static int topk(const struct vec_set *s, const float *q, const int64_t *allowed,
     {
         pthread_t tid[DENSE_THREADS];
         int started[DENSE_THREADS] = { 0 };
-        for (int t = 1; t < nt; t++)
+        for (int t = 1; t < nt && !cos; t++)
             started[t] = pthread_create(&tid[t], NULL, scan_run, &sc[t]) == 0;
         scan_run(&sc[0]);
         for (int t = 1; t < nt; t++) {
@@ -657,13 +701,13 @@ out:
 int dense_topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
                int k, int threads, struct dense_hit *out)
 {
-    return topk(s, q, allowed, n_allowed, 0, k, threads, out);
+    return topk(s, q, allowed, n_allowed, 0, NULL, k, threads, out);
 }
 
 int dense_topk_except(const struct vec_set *s, const float *q, int64_t except, int k,
                       int threads, struct dense_hit *out)
 {
-    return topk(s, q, NULL, 0, except, k, threads, out);
+    return topk(s, q, NULL, 0, except, NULL, k, threads, out);
 }
 
 /* The question's weights on the sketch's signs, w_d = q_d sigma_d (q .
@@ -708,7 +752,7 @@ int dense_topk_sketch(const struct vec_set *s, const struct vec_sketch *sk, cons
     if (!s || s->n == 0 || k <= 0)
         return 0;
     if (!sk || sk->n != s->n || sk->dim != s->dim || sk->words != (s->dim + 63) / 64)
-        return topk(s, q, allowed, n_allowed, except, k, 1, out);
+        return topk(s, q, allowed, n_allowed, except, NULL, k, 1, out);
     if ((rc = query_prep(s, q, q8, &q_inv)))
         return rc > 0 ? 0 : -1;
     rc = -1;
@@ -873,10 +917,23 @@ static void *dense_pre_run(void *arg)
             pre->qv = NULL;
         }
     }
+    /* The scan's arithmetic too, from the cache file the main thread will
+     * map (its own mapping of it: the connection is the main thread's);
+     * dense_search_pre uses the cosines only if its set is that file. */
+    if (pre->qv && pre->vpath[0] &&
+        veccache_open_at(pre->vpath, vec_model_id(pre->vm), vec_model_dim(pre->vm),
+                         pre->vstamp, &pre->vset) == 0) {
+        if (pre->vset.n < DENSE_MT_MIN && !pre->vset.f32 &&
+            (pre->cos = malloc(pre->vset.n * sizeof *pre->cos)) &&
+            cos_by_read(&pre->vset, pre->qv, pre->cos) != 0) {
+            free(pre->cos);
+            pre->cos = NULL;
+        }
+    }
     return NULL;
 }
 
-int dense_pre_start(struct cairn *h, const char *query, struct dense_pre *pre)
+int dense_pre_start(struct cairn *h, const char *query, unsigned flags, struct dense_pre *pre)
 {
     int any = 0, rc;
     memset(pre, 0, sizeof *pre);
@@ -887,6 +944,10 @@ int dense_pre_start(struct cairn *h, const char *query, struct dense_pre *pre)
     /* no vector anywhere: dense_search loads no model, nor will this */
     if ((rc = store_any_vectors(h, &any)) || !any)
         return rc;
+    /* the thread scans too, unless the two-stage scan is asked for */
+    if (dense_sketch_k(h, flags) > 0 ||
+        vec_cache_where(h, pre->vpath, sizeof pre->vpath, &pre->vstamp) != 0)
+        pre->vpath[0] = '\0';
     pre->started = pthread_create(&pre->tid, NULL, dense_pre_run, pre) == 0;
     return CAIRN_OK;
 }
@@ -904,6 +965,9 @@ void dense_pre_free(struct dense_pre *pre)
     dense_pre_join(pre);
     free(pre->qv);
     pre->qv = NULL;
+    free(pre->cos);
+    pre->cos = NULL;
+    veccache_close(&pre->vset);
 }
 
 int dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
@@ -1020,11 +1084,13 @@ int dense_search_pre(struct cairn *h, const char *query, const struct cairn_reca
                  ? dense_sketch_k(h, o->flags) : 0;
     if (kc > 0 && (rc = vec_sketch_get(h, scan, &sk)))
         goto out;
+    /* the thread's cosines when they are of this very file */
+    const float *cos = pre && pre->cos && !sk && scan == set &&
+                       veccache_same_file(set, &pre->vset) ? pre->cos : NULL;
     int n = sk ? dense_topk_sketch(scan, sk, qv, allowed.v, allowed.n, except, DENSE_TOPK, kc,
                                    r->hits)
-        : allowed.v ? dense_topk(scan, qv, allowed.v, allowed.n, DENSE_TOPK, DENSE_THREADS,
-                                 r->hits)
-                    : dense_topk_except(scan, qv, except, DENSE_TOPK, DENSE_THREADS, r->hits);
+               : topk(scan, qv, allowed.v, allowed.n, allowed.v ? 0 : except, cos, DENSE_TOPK,
+                      DENSE_THREADS, r->hits);
     if (n < 0) {
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;

@@ -341,7 +341,7 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
          * call (dense_late), or after it when gather ended early. */
         struct dense_late dl = { h, query, &o, &pre, &dr, r, 0 };
         if (!raw && o.method != CAIRN_METHOD_KEYWORD && !q.only_time) {
-            if ((rc = dense_pre_start(h, query, &pre)))
+            if ((rc = dense_pre_start(h, query, o.flags, &pre)))
                 goto out;
             rc = gather(h, &q, &o, NULL, dense_late, &dl, &p);
             if (!rc && !dl.ran)

@@ -308,11 +308,22 @@ struct dense_pre {
     pthread_t tid;
     int     started;       /* a thread runs (or ran) dense_pre_run */
     int     done;          /* vm, qv and why are final */
+    /* The scan's cosines too (issue 16, hyb53): the cache file that
+     * set_get would map (vec_cache_where, "" none), mapped by the thread
+     * on its own and read by pread, each piece's cosine in cos[vset.n]
+     * (NULL: not made; dense_search_pre scans as before). Only for a set
+     * under DENSE_MT_MIN (one thread, as its scan) and not with the
+     * two-stage scan. */
+    char    vpath[4200];
+    int64_t vstamp;
+    struct vec_set vset;
+    float  *cos;
 };
 /* Starts the thread when dense_search would embed the question: a model is
  * named or installed and some message has a vector. Not starting is no
- * error (dense_search then does it all itself). CAIRN_OK or a code. */
-int  dense_pre_start(struct cairn *h, const char *query, struct dense_pre *pre);
+ * error (dense_search then does it all itself). flags: the recall's
+ * (CAIRN_RECALL_FAST decides dense_sketch_k). CAIRN_OK or a code. */
+int  dense_pre_start(struct cairn *h, const char *query, unsigned flags, struct dense_pre *pre);
 /* Waits for it (if started) and frees what dense_search did not take. */
 void dense_pre_free(struct dense_pre *pre);
 /* dense_search with the question's vector from pre (NULL or not started:

@@ -173,6 +173,40 @@ void veccache_read(const struct vec_set *s, const int64_t *idx, size_t count, in
     }
 }
 
+int veccache_read_run(const struct vec_set *s, size_t from, size_t count, int8_t *out)
+{
+    const size_t len = count * (size_t)s->dim;
+    if (!s->map || s->f32 || from > s->n || count > s->n - from)
+        return -1;
+    off_t at = (off_t)((const char *)s->v8 - (const char *)s->map) + (off_t)(from * (size_t)s->dim);
+    for (size_t got = 0; got < len;) {
+        ssize_t r = pread(s->fd, out + got, len - got, at + (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;               /* cut short under us: the caller scans the mapping */
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+int veccache_same_file(const struct vec_set *a, const struct vec_set *b)
+{
+    struct stat x, y;
+    return a->map && b->map && fstat(a->fd, &x) == 0 && fstat(b->fd, &y) == 0 &&
+           x.st_dev == y.st_dev && x.st_ino == y.st_ino && a->n == b->n && a->dim == b->dim &&
+           a->f32 == b->f32 && a->stamp == b->stamp && !strcmp(a->model, b->model);
+}
+
+void veccache_close(struct vec_set *s)
+{
+    if (s->map) {
+        munmap(s->map, s->map_len);
+        close(s->fd);
+    }
+    memset(s, 0, sizeof *s);
+}
+
 void veccache_populate(const struct vec_set *s)
 {
     if (!s->map || s->populated)
@@ -215,13 +249,21 @@ static int open_head(const char *p, void *hd, uint64_t *size)
 int veccache_open(struct cairn *h, const char *model, int dim, int64_t stamp, struct vec_set *s)
 {
     char p[4200];
+    if (veccache_path(h, p, sizeof p) != 0)
+        return -1;
+    return veccache_open_at(p, model, dim, stamp, s);
+}
+
+int veccache_open_at(const char *p, const char *model, int dim, int64_t stamp,
+                     struct vec_set *s)
+{
     struct vc_head hd;
     struct vc_layout l;
     uint64_t size;
     void *map;
     int fd, rc = -1;
 
-    if (veccache_path(h, p, sizeof p) != 0 || (fd = open_head(p, &hd, &size)) < 0)
+    if ((fd = open_head(p, &hd, &size)) < 0)
         return -1;
     if (memcmp(hd.magic, VC_MAGIC, 8) || hd.endian != VC_ENDIAN || hd.head_size != VC_HEAD ||
         hd.check != head_hash(&hd) || hd.stamp != stamp || hd.dim != (uint32_t)dim ||

@@ -674,6 +674,13 @@ static int cache_on(const struct cairn *h)
     return !(v && !strcmp(v, "0"));
 }
 
+int vec_cache_where(struct cairn *h, char *path, size_t n, int64_t *stamp)
+{
+    if (h->pg || !cache_on(h) || (*stamp = vec_stamp(h)) == -1)
+        return -1;
+    return veccache_path(h, path, n);
+}
+
 /* Another model's id with vectors in the store, for recall's note. Two
  * range reads of the primary key: `model <> ?` walked the whole msg
  * index instead (13 ms on 192,804 vectors). */

@@ -154,6 +154,10 @@ int vec_set_near(struct cairn *h, const struct vec_set *set, const float *q, int
 /* The store's vector stamp (schema version 5), or -1 when there is none
  * (an older schema, mid-migration). Sets no error. */
 int64_t vec_stamp(struct cairn *h);
+/* The cache file's path and the stamp a file there must have to be read
+ * (set_get's rules: not a server store, the setting vec.cache not "0", a
+ * stamp): 0, or -1 when no file would be read. */
+int vec_cache_where(struct cairn *h, char *path, size_t n, int64_t *stamp);
 /* Registers on h the transaction hook that removes the cache file when a
  * transaction changed the vectors (cairn_open calls it). */
 int vec_watch_commits(struct cairn *h);
@@ -166,6 +170,22 @@ int  veccache_path(struct cairn *h, char *out, size_t n);
  * else -1 and s is untouched. */
 int  veccache_open(struct cairn *h, const char *model, int dim, int64_t stamp,
                    struct vec_set *s);
+/* veccache_open of the file at path p (veccache_path's), for a thread that
+ * must not touch the connection (recall/dense.c, dense_pre). */
+int  veccache_open_at(const char *p, const char *model, int dim, int64_t stamp,
+                      struct vec_set *s);
+/* Unmaps and closes a set veccache_open_at mapped (set_get's own sets go
+ * with their connection). */
+void veccache_close(struct vec_set *s);
+/* Whether two mapped sets are the same file (device and inode) of the same
+ * model, dimension, stamp and size: the same pieces in the same order. */
+int  veccache_same_file(const struct vec_set *a, const struct vec_set *b);
+/* Copies the count vectors from index `from` of a mapped int8 set into
+ * out[count][dim] by pread, through no mapping: on a paravirtualised host
+ * the 4 KB pages of a 52 MB mapping cost a process 20-40 ms to map, a
+ * 128 KB buffer read again and again costs only the copy (issue 16,
+ * hyb53). 0, or -1 (not such a set, or the read failed). */
+int  veccache_read_run(const struct vec_set *s, size_t from, size_t count, int8_t *out);
 /* Writes s (s->stamp) atomically: temporary file, fsync, rename. 0 or -1. */
 int  veccache_write(struct cairn *h, const struct vec_set *s);
 /* Removes the cache file and the sketch file (and writers' temporaries). */

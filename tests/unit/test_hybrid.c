@@ -389,7 +389,7 @@ static void test_with_model(void)
         struct dense_result a, b;
         struct dense_pre pre;
         T_EQ_INT(dense_search(h, qs[k], &o, &a), CAIRN_OK);
-        T_EQ_INT(dense_pre_start(h, qs[k], &pre), CAIRN_OK);
+        T_EQ_INT(dense_pre_start(h, qs[k], 0, &pre), CAIRN_OK);
         T_CHECK(pre.started);
         T_EQ_INT(dense_search_pre(h, qs[k], &o, &pre, &b), CAIRN_OK);
         T_CHECK(pre.done && pre.qv != NULL);
