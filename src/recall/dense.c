@@ -20,6 +20,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <immintrin.h>
@@ -595,40 +596,7 @@ static int merge_hits(const struct vec_set *s, const struct heap *hs, int nh, in
     return got;
 }
 
-/* The cosines scan_run makes, each piece's, in cos[s->n]: the vectors read
- * by pread in runs of DENSE_BLOCK into one buffer, never through the
- * mapping (veccache_read_run), with the same kernel and the same float
- * steps, so the same bits. 0, or -1 (not a mapped int8 set, a zero
- * question, a failed read, no memory). */
-static int cos_by_read(const struct vec_set *s, const float *q, float *cos)
-{
-    int8_t q8[4096], *buf = NULL;
-    float q_inv = 0;
-    int rc = -1;
-    kernels();
-    if (!s->map || s->f32 || query_prep(s, q, q8, &q_inv) ||
-        !(buf = malloc((size_t)DENSE_BLOCK * (size_t)s->dim)))
-        goto out;
-    const dots_fn dots = dk[dk_level].dots;
-    int32_t d[DENSE_BLOCK];
-    for (size_t b = 0; b < s->n; b += DENSE_BLOCK) {
-        size_t cnt = s->n - b < DENSE_BLOCK ? s->n - b : DENSE_BLOCK;
-        if (veccache_read_run(s, b, cnt, buf))
-            goto out;
-        dots(q8, buf, s->dim, cnt, d);
-        for (size_t j = 0; j < cnt; j++) {
-            float cs = (float)d[j];
-            cs *= s->inv_norm[b + j] * q_inv;
-            cos[b + j] = cs;
-        }
-    }
-    rc = 0;
-out:
-    free(buf);
-    return rc;
-}
-
-/* cos (or NULL): every piece's cosine, made by cos_by_read on this set's
+/* cos (or NULL): every piece's cosine, made by cos_share on this set's
  * file; the selection is then scan_run's, share by share as the threads
  * would split it, so the same hits. */
 static int topk(const struct vec_set *s, const float *q, const int64_t *allowed, int n_allowed,
@@ -906,6 +874,47 @@ static int model_off(const char *named)
     return named && (!strcmp(named, "none") || !strcmp(named, "off") || !strcmp(named, "0"));
 }
 
+/* The cosines scan_run would make, each piece's, into pre->cos: blocks of
+ * DENSE_BLOCK vectors taken in turn (pre->next) by the question's thread
+ * and, once it gets to dense_pre_join, the main thread, each read by pread
+ * into this thread's buffer, never through the mapping
+ * (veccache_read_run), and scored with scan_run's kernel and float steps:
+ * which thread scores a block changes no bit. A failed read or no memory
+ * sets pre->bad (the main thread then scans as before). */
+static void cos_share(struct dense_pre *pre)
+{
+    const struct vec_set *s = &pre->vset;
+    const size_t nb = (s->n + DENSE_BLOCK - 1) / DENSE_BLOCK;
+    const dots_fn dots = dk[dk_level].dots;
+    int8_t *buf = malloc((size_t)DENSE_BLOCK * (size_t)s->dim);
+    int32_t d[DENSE_BLOCK];
+    size_t b;
+    if (!buf)
+        atomic_store(&pre->bad, 1);
+    while (buf && !atomic_load(&pre->bad) && (b = atomic_fetch_add(&pre->next, 1)) < nb) {
+        size_t at = b * DENSE_BLOCK, cnt = s->n - at < DENSE_BLOCK ? s->n - at : DENSE_BLOCK;
+        if (veccache_read_run(s, at, cnt, buf)) {
+            atomic_store(&pre->bad, 1);
+            break;
+        }
+        dots(pre->q8, buf, s->dim, cnt, d);
+        for (size_t j = 0; j < cnt; j++) {
+            float cs = (float)d[j];
+            cs *= s->inv_norm[at + j] * pre->q_inv;
+            pre->cos[at + j] = cs;
+        }
+    }
+    free(buf);
+}
+
+static void pre_stage(struct dense_pre *pre, int stage)
+{
+    pthread_mutex_lock(&pre->mu);
+    pre->stage = stage;
+    pthread_cond_broadcast(&pre->cv);
+    pthread_mutex_unlock(&pre->mu);
+}
+
 static void *dense_pre_run(void *arg)
 {
     struct dense_pre *pre = arg;
@@ -920,16 +929,17 @@ static void *dense_pre_run(void *arg)
     /* The scan's arithmetic too, from the cache file the main thread will
      * map (its own mapping of it: the connection is the main thread's);
      * dense_search_pre uses the cosines only if its set is that file. */
+    kernels();
     if (pre->qv && pre->vpath[0] &&
         veccache_open_at(pre->vpath, vec_model_id(pre->vm), vec_model_dim(pre->vm),
-                         pre->vstamp, &pre->vset) == 0) {
-        if (pre->vset.n < DENSE_MT_MIN && !pre->vset.f32 &&
-            (pre->cos = malloc(pre->vset.n * sizeof *pre->cos)) &&
-            cos_by_read(&pre->vset, pre->qv, pre->cos) != 0) {
-            free(pre->cos);
-            pre->cos = NULL;
-        }
+                         pre->vstamp, &pre->vset) == 0 &&
+        pre->vset.n < DENSE_MT_MIN && !pre->vset.f32 &&
+        !query_prep(&pre->vset, pre->qv, pre->q8, &pre->q_inv) &&
+        (pre->cos = malloc(pre->vset.n * sizeof *pre->cos))) {
+        pre_stage(pre, 1);               /* the main thread may share the blocks */
+        cos_share(pre);
     }
+    pre_stage(pre, 2);
     return NULL;
 }
 
@@ -948,21 +958,50 @@ int dense_pre_start(struct cairn *h, const char *query, unsigned flags, struct d
     if (dense_sketch_k(h, flags) > 0 ||
         vec_cache_where(h, pre->vpath, sizeof pre->vpath, &pre->vstamp) != 0)
         pre->vpath[0] = '\0';
+    if (pthread_mutex_init(&pre->mu, NULL))
+        return CAIRN_OK;
+    if (pthread_cond_init(&pre->cv, NULL)) {
+        pthread_mutex_destroy(&pre->mu);
+        return CAIRN_OK;
+    }
     pre->started = pthread_create(&pre->tid, NULL, dense_pre_run, pre) == 0;
+    if (!pre->started) {
+        pthread_cond_destroy(&pre->cv);
+        pthread_mutex_destroy(&pre->mu);
+    }
     return CAIRN_OK;
 }
 
-/* Waits for the thread: its vm, qv and why are final after. */
-static void dense_pre_join(struct dense_pre *pre)
+/* Waits for the thread: its vm, qv, why and cos are final after. help:
+ * score cosine blocks beside it once it shares them (the search wants
+ * them; freeing does not). */
+static void dense_pre_join(struct dense_pre *pre, int help)
 {
-    if (pre->started && !pre->done)
+    if (pre->started && !pre->done) {
+        int share;
+        pthread_mutex_lock(&pre->mu);
+        while (help && pre->stage == 0)
+            pthread_cond_wait(&pre->cv, &pre->mu);
+        share = help && pre->stage == 1;
+        pthread_mutex_unlock(&pre->mu);
+        if (share)
+            cos_share(pre);
+        else if (!help)
+            atomic_store(&pre->bad, 1);  /* not wanted: the thread stops early */
         pthread_join(pre->tid, NULL);
+        pthread_cond_destroy(&pre->cv);
+        pthread_mutex_destroy(&pre->mu);
+        if (atomic_load(&pre->bad)) {
+            free(pre->cos);
+            pre->cos = NULL;
+        }
+    }
     pre->done = 1;
 }
 
 void dense_pre_free(struct dense_pre *pre)
 {
-    dense_pre_join(pre);
+    dense_pre_join(pre, 0);
     free(pre->qv);
     pre->qv = NULL;
     free(pre->cos);
@@ -1008,7 +1047,7 @@ int dense_search_pre(struct cairn *h, const char *query, const struct cairn_reca
     }
     struct vec_model *vm;
     if (pre) {
-        dense_pre_join(pre);
+        dense_pre_join(pre, 1);
         vm = pre->vm;
         snprintf(why, sizeof why, "%s", pre->why);
     } else {

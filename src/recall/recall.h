@@ -30,6 +30,7 @@
 #define CAIRN_RECALL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include "internal.h"
 #include "util/buf.h"
@@ -318,6 +319,15 @@ struct dense_pre {
     int64_t vstamp;
     struct vec_set vset;
     float  *cos;
+    /* the question as the scan scores it, then the blocks of cos shared
+     * with the main thread once it joins (dense.c, cos_share) */
+    int8_t  q8[4096];
+    float   q_inv;
+    pthread_mutex_t mu;
+    pthread_cond_t  cv;
+    int     stage;         /* 0 encoding, 1 cosines shared, 2 the thread's work done */
+    atomic_size_t next;    /* the next block to score */
+    atomic_int    bad;     /* a read failed (or not wanted): cos not made */
 };
 /* Starts the thread when dense_search would embed the question: a model is
  * named or installed and some message has a vector. Not starting is no
