@@ -919,6 +919,7 @@ static void *dense_pre_run(void *arg)
 {
     struct dense_pre *pre = arg;
     pre->vm = vec_model_current(pre->h, pre->why, sizeof pre->why);
+    pre_stage(pre, 1);                   /* the main thread may read the set meanwhile */
     if (pre->vm && (pre->qv = malloc((size_t)vec_model_dim(pre->vm) * sizeof *pre->qv))) {
         size_t qlen = strlen(pre->query);
         if (vec_encode(pre->h, pre->vm, &pre->query, &qlen, 1, 1, pre->qv) != 0) {
@@ -936,10 +937,10 @@ static void *dense_pre_run(void *arg)
         pre->vset.n < DENSE_MT_MIN && !pre->vset.f32 &&
         !query_prep(&pre->vset, pre->qv, pre->q8, &pre->q_inv) &&
         (pre->cos = malloc(pre->vset.n * sizeof *pre->cos))) {
-        pre_stage(pre, 1);               /* the main thread may share the blocks */
+        pre_stage(pre, 2);               /* the main thread may share the blocks */
         cos_share(pre);
     }
-    pre_stage(pre, 2);
+    pre_stage(pre, 3);
     return NULL;
 }
 
@@ -972,6 +973,18 @@ int dense_pre_start(struct cairn *h, const char *query, unsigned flags, struct d
     return CAIRN_OK;
 }
 
+/* Waits for the thread to have the model: pre->vm and why are final after
+ * (the question may still be encoding). */
+static void dense_pre_model(struct dense_pre *pre)
+{
+    if (pre->started && !pre->done) {
+        pthread_mutex_lock(&pre->mu);
+        while (pre->stage == 0)
+            pthread_cond_wait(&pre->cv, &pre->mu);
+        pthread_mutex_unlock(&pre->mu);
+    }
+}
+
 /* Waits for the thread: its vm, qv, why and cos are final after. help:
  * score cosine blocks beside it once it shares them (the search wants
  * them; freeing does not). */
@@ -980,9 +993,9 @@ static void dense_pre_join(struct dense_pre *pre, int help)
     if (pre->started && !pre->done) {
         int share;
         pthread_mutex_lock(&pre->mu);
-        while (help && pre->stage == 0)
+        while (help && pre->stage < 2)
             pthread_cond_wait(&pre->cv, &pre->mu);
-        share = help && pre->stage == 1;
+        share = help && pre->stage == 2;
         pthread_mutex_unlock(&pre->mu);
         if (share)
             cos_share(pre);
@@ -1047,7 +1060,8 @@ int dense_search_pre(struct cairn *h, const char *query, const struct cairn_reca
     }
     struct vec_model *vm;
     if (pre) {
-        dense_pre_join(pre, 1);
+        /* the set and the scope are read while the thread encodes */
+        dense_pre_model(pre);
         vm = pre->vm;
         snprintf(why, sizeof why, "%s", pre->why);
     } else {
@@ -1099,6 +1113,8 @@ int dense_search_pre(struct cairn *h, const char *query, const struct cairn_reca
         goto out;
     }
     size_t qlen = strlen(query);
+    if (pre)
+        dense_pre_join(pre, 1);
     if (pre ? !pre->qv : vec_encode(h, vm, &query, &qlen, 1, 1, qv) != 0) {
         /* the encoder failing is not the user's problem: keyword only */
         r->status = CAIRN_DENSE_OFF;

@@ -325,7 +325,8 @@ struct dense_pre {
     float   q_inv;
     pthread_mutex_t mu;
     pthread_cond_t  cv;
-    int     stage;         /* 0 encoding, 1 cosines shared, 2 the thread's work done */
+    int     stage;         /* 0 loading the model, 1 vm final (encoding), 2 cosines
+                              shared, 3 the thread's work done */
     atomic_size_t next;    /* the next block to score */
     atomic_int    bad;     /* a read failed (or not wanted): cos not made */
 };
