@@ -915,6 +915,23 @@ static void pre_stage(struct dense_pre *pre, int stage)
     pthread_mutex_unlock(&pre->mu);
 }
 
+/* The scan's arithmetic on the question's thread, from the cache file the
+ * main thread will map (its own mapping of it: the connection is the main
+ * thread's); dense_search_pre uses the cosines only if its set is that
+ * file. */
+static void pre_scan(struct dense_pre *pre, const char *model, int dim)
+{
+    kernels();
+    if (pre->qv && pre->vpath[0] &&
+        veccache_open_at(pre->vpath, model, dim, pre->vstamp, &pre->vset) == 0 &&
+        pre->vset.n < DENSE_MT_MIN && !pre->vset.f32 &&
+        !query_prep(&pre->vset, pre->qv, pre->q8, &pre->q_inv) &&
+        (pre->cos = malloc(pre->vset.n * sizeof *pre->cos))) {
+        pre_stage(pre, 2);               /* the main thread may share the blocks */
+        cos_share(pre);
+    }
+}
+
 static void *dense_pre_run(void *arg)
 {
     struct dense_pre *pre = arg;
@@ -927,19 +944,8 @@ static void *dense_pre_run(void *arg)
             pre->qv = NULL;
         }
     }
-    /* The scan's arithmetic too, from the cache file the main thread will
-     * map (its own mapping of it: the connection is the main thread's);
-     * dense_search_pre uses the cosines only if its set is that file. */
-    kernels();
-    if (pre->qv && pre->vpath[0] &&
-        veccache_open_at(pre->vpath, vec_model_id(pre->vm), vec_model_dim(pre->vm),
-                         pre->vstamp, &pre->vset) == 0 &&
-        pre->vset.n < DENSE_MT_MIN && !pre->vset.f32 &&
-        !query_prep(&pre->vset, pre->qv, pre->q8, &pre->q_inv) &&
-        (pre->cos = malloc(pre->vset.n * sizeof *pre->cos))) {
-        pre_stage(pre, 2);               /* the main thread may share the blocks */
-        cos_share(pre);
-    }
+    if (pre->vm)
+        pre_scan(pre, vec_model_id(pre->vm), vec_model_dim(pre->vm));
     pre_stage(pre, 3);
     return NULL;
 }
@@ -1020,6 +1026,52 @@ void dense_pre_free(struct dense_pre *pre)
     free(pre->cos);
     pre->cos = NULL;
     veccache_close(&pre->vset);
+}
+
+/* dense_topk_shared's thread: the question is given, so only the scan. */
+static void *pre_scan_run(void *arg)
+{
+    struct dense_pre *pre = arg;
+    pre_scan(pre, pre->vset_model, pre->vset_dim);
+    pre_stage(pre, 3);
+    return NULL;
+}
+
+int dense_topk_shared(struct cairn *h, const struct vec_set *s, const float *q,
+                      const int64_t *allowed, int n_allowed, int64_t except, int k,
+                      struct dense_hit *out, int *shared)
+{
+    struct dense_pre pre;
+    int n = -1;
+    *shared = 0;
+    memset(&pre, 0, sizeof pre);
+    pre.h = h;
+    pre.stage = 1;
+    snprintf(pre.vset_model, sizeof pre.vset_model, "%s", s->model);
+    pre.vset_dim = s->dim;
+    if (vec_cache_where(h, pre.vpath, sizeof pre.vpath, &pre.vstamp) != 0)
+        pre.vpath[0] = '\0';
+    if (!(pre.qv = malloc((size_t)s->dim * sizeof *pre.qv)))
+        return -1;
+    memcpy(pre.qv, q, (size_t)s->dim * sizeof *q);
+    if (pthread_mutex_init(&pre.mu, NULL))
+        goto out;
+    if (pthread_cond_init(&pre.cv, NULL)) {
+        pthread_mutex_destroy(&pre.mu);
+        goto out;
+    }
+    if (!(pre.started = pthread_create(&pre.tid, NULL, pre_scan_run, &pre) == 0)) {
+        pthread_cond_destroy(&pre.cv);
+        pthread_mutex_destroy(&pre.mu);
+        goto out;
+    }
+    dense_pre_join(&pre, 1);
+    const float *cos = pre.cos && veccache_same_file(s, &pre.vset) ? pre.cos : NULL;
+    *shared = cos != NULL;
+    n = topk(s, q, allowed, n_allowed, allowed ? 0 : except, cos, k, DENSE_THREADS, out);
+out:
+    dense_pre_free(&pre);
+    return n;
 }
 
 int dense_search(struct cairn *h, const char *query, const struct cairn_recall_opts *o,

@@ -329,12 +329,22 @@ struct dense_pre {
                               shared, 3 the thread's work done */
     atomic_size_t next;    /* the next block to score */
     atomic_int    bad;     /* a read failed (or not wanted): cos not made */
+    char    vset_model[VEC_MODEL_ID_MAX];  /* dense_topk_shared's set */
+    int     vset_dim;
 };
 /* Starts the thread when dense_search would embed the question: a model is
  * named or installed and some message has a vector. Not starting is no
  * error (dense_search then does it all itself). flags: the recall's
  * (CAIRN_RECALL_FAST decides dense_sketch_k). CAIRN_OK or a code. */
 int  dense_pre_start(struct cairn *h, const char *query, unsigned flags, struct dense_pre *pre);
+/* dense_topk's hits (allowed, or every session but except) as the prompt
+ * hook makes them: every piece's cosine made on a thread from h's cache
+ * file, by pread, blocks shared with this one (dense_pre's scan without
+ * the encoder), then selected from them when s is that file (*shared 1),
+ * else scanned as dense_topk does (*shared 0). For tests. */
+int  dense_topk_shared(struct cairn *h, const struct vec_set *s, const float *q,
+                       const int64_t *allowed, int n_allowed, int64_t except, int k,
+                       struct dense_hit *out, int *shared);
 /* Waits for it (if started) and frees what dense_search did not take. */
 void dense_pre_free(struct dense_pre *pre);
 /* dense_search with the question's vector from pre (NULL or not started:

@@ -1,0 +1,203 @@
+/*
+ * test_dense_shared.c: the prompt hook's dense scan made on the question's
+ * thread (recall/dense.c, dense_pre: issue 16, hyb53) against the scan made
+ * on the main thread.
+ *
+ *  - every piece's cosine made on a second thread from the cache file by
+ *    pread, its blocks shared with the main thread, then selected: the
+ *    same hits, bit for bit, as dense_topk / dense_topk_except (with a
+ *    scope, with a session left out, a question equal to a stored piece),
+ *    at every kernel level the CPU allows, on a set whose last block is
+ *    partial and whose dimension is not a multiple of 64;
+ *  - the cosines are used only when the main thread's set is that very
+ *    file: a cache file replaced by a copy of itself (same bytes, another
+ *    inode) or the cache turned off gives the main thread's own scan, with
+ *    the same hits;
+ *  - veccache_read_run copies exactly the mapped bytes of a run and
+ *    refuses a run past the end or a set without a mapping.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "t.h"
+#include "internal.h"
+#include "recall/recall.h"
+#include "store/vectors.h"
+#include "t_store.h"
+#include "t_open.h"
+#include "t_vec.h"
+
+enum { D = 70, MSGS = 128, PIECES = 81 };     /* 10,368 vectors: over VEC_CACHE_MIN, 40.5
+                                                 blocks of 256; 70 dims: a masked tail */
+#define MODEL "test-model:1"
+
+static char dir[256], store[300], cache[320];
+
+static uint64_t rng = 0x2545f4914f6cdd1dULL;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static int same_hits(const struct dense_hit *x, int nx, const struct dense_hit *y, int ny)
+{
+    if (nx != ny)
+        return 0;
+    for (int i = 0; i < nx; i++)
+        if (x[i].msg != y[i].msg || x[i].sess != y[i].sess || x[i].cos != y[i].cos)
+            return 0;
+    return 1;
+}
+
+/* A new connection's set, mapped from the cache file (written by the
+ * first connection): NULL when it is not. */
+static const struct vec_set *load(struct cairn **hp)
+{
+    const struct vec_set *s = NULL;
+    if (t_open(store, CAIRN_OPEN_READONLY, hp) != CAIRN_OK ||
+        vec_set_get(*hp, MODEL, D, &s) != CAIRN_OK || !s || !s->map)
+        return NULL;
+    return s;
+}
+
+/* qn questions, each searched both ways: how many differ, and how many
+ * were made from the shared cosines. */
+static void compare(struct cairn *h, const struct vec_set *s, int qn, int *diff, int *shared)
+{
+    struct dense_hit ref[DENSE_TOPK], got[DENSE_TOPK];
+    float q[D];
+    *diff = *shared = 0;
+    for (int t = 0; t < qn; t++) {
+        for (int d = 0; d < D; d++)
+            q[d] = (float)((int64_t)(next() % 2001) - 1000) / 1000.0f;
+        if (t % 3 == 0) {                        /* a stored piece: ties with itself */
+            size_t i = next() % s->n;
+            for (int d = 0; d < D; d++)
+                q[d] = (float)s->v8[i * D + d];
+        }
+        int64_t except = t % 4 == 1 ? s->sess[next() % s->n] : 0;
+        int64_t allowed[3] = { 1, 3, 6 };
+        int use_allowed = t % 4 == 2, sh = -1;
+        int nr = use_allowed ? dense_topk(s, q, allowed, 3, DENSE_TOPK, 2, ref)
+                             : dense_topk_except(s, q, except, DENSE_TOPK, 2, ref);
+        int ng = dense_topk_shared(h, s, q, use_allowed ? allowed : NULL, use_allowed ? 3 : 0,
+                                   except, DENSE_TOPK, got, &sh);
+        T_CHECK(nr == DENSE_TOPK || use_allowed);
+        *diff += !same_hits(ref, nr, got, ng);
+        *shared += sh == 1;
+    }
+}
+
+static void test_same_hits(void)
+{
+    struct cairn *h = NULL;
+    const struct vec_set *s;
+    int diff, shared;
+    unlink(cache);
+    t_vec_store(store, MODEL, D, MSGS, PIECES);
+    T_CHECK(load(&h) == NULL);                   /* the first reader writes the file */
+    cairn_close(h);
+    T_CHECK((s = load(&h)) != NULL);
+    if (s) {
+        T_EQ_INT((int)s->n, MSGS * PIECES);
+        compare(h, s, 48, &diff, &shared);
+        T_EQ_INT(diff, 0);
+        T_EQ_INT(shared, 48);
+        /* at every kernel level (the int8 sums are exact at each) */
+        static const char *const levels[] = { "scalar", "avx2", "avxvnni", "avx512vnni" };
+        int ran = 0;
+        for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+            if (dense_kernel_set(levels[l]) != 0)
+                continue;
+            ran++;
+            compare(h, s, 8, &diff, &shared);
+            T_EQ_INT(diff, 0);
+            T_EQ_INT(shared, 8);
+        }
+        dense_kernel_set(NULL);
+        T_CHECK(ran >= 1);
+    }
+    cairn_close(h);
+}
+
+/* The cosines of another file are never used, even with the same bytes. */
+static void test_other_file(void)
+{
+    struct cairn *h = NULL;
+    const struct vec_set *s;
+    int diff, shared;
+    T_CHECK((s = load(&h)) != NULL);
+    if (s) {
+        /* a copy renamed over it: another inode, the same header and body */
+        char tmp[340], cmd[800];
+        snprintf(tmp, sizeof tmp, "%s.copy", cache);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s' && mv '%s' '%s'", cache, tmp, tmp, cache);
+        T_EQ_INT(system(cmd), 0);
+        compare(h, s, 12, &diff, &shared);
+        T_EQ_INT(diff, 0);
+        T_EQ_INT(shared, 0);
+        /* the cache off: no file is read by the thread either */
+        T_EQ_INT(cairn_set(h, "vec.cache", "0"), CAIRN_OK);
+        compare(h, s, 6, &diff, &shared);
+        T_EQ_INT(diff, 0);
+        T_EQ_INT(shared, 0);
+    }
+    cairn_close(h);
+}
+
+static void test_read_run(void)
+{
+    struct cairn *h = NULL;
+    const struct vec_set *s;
+    T_CHECK((s = load(&h)) != NULL);
+    if (s) {
+        int8_t *buf = malloc(300 * (size_t)D);
+        T_CHECK(buf != NULL);
+        if (buf) {
+            size_t from[] = { 0, 1, 255, 256, s->n - 300 };
+            for (size_t i = 0; i < sizeof from / sizeof *from; i++) {
+                memset(buf, 0x55, 300 * (size_t)D);
+                T_EQ_INT(veccache_read_run(s, from[i], 300, buf), 0);
+                T_CHECK(!memcmp(buf, s->v8 + from[i] * D, 300 * (size_t)D));
+            }
+            T_EQ_INT(veccache_read_run(s, s->n - 299, 300, buf), -1);
+            T_EQ_INT(veccache_read_run(s, s->n + 1, 0, buf), -1);
+            T_EQ_INT(veccache_read_run(s, 0, 0, buf), 0);
+            struct vec_set heap = *s;            /* a set without a mapping */
+            heap.map = NULL;
+            T_EQ_INT(veccache_read_run(&heap, 0, 1, buf), -1);
+            free(buf);
+        }
+    }
+    cairn_close(h);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "%s/cairn-denseshared.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(store, sizeof store, "%s/memory.db", dir);
+    snprintf(cache, sizeof cache, "%s-vec", store);
+    T_RUN(test_same_hits);
+    T_RUN(test_other_file);
+    T_RUN(test_read_run);
+    static const char *const side[] = { "", "-wal", "-shm", "-vec", "-vsk" };
+    for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
+        char p[340];
+        snprintf(p, sizeof p, "%s%s", store, side[i]);
+        unlink(p);
+    }
+    if (rmdir(dir) != 0)
+        fprintf(stderr, "test_dense_shared: %s is not empty\n", dir);
+    return T_DONE();
+}
