@@ -678,6 +678,12 @@ int vec_cache_where(struct cairn *h, char *path, size_t n, int64_t *stamp)
 {
     if (h->pg || !cache_on(h) || (*stamp = vec_stamp(h)) == -1)
         return -1;
+    /* a long-lived process (the MCP server, the web preview) that already
+     * scanned this set has its pages mapped: reading them again is cheaper
+     * than copying the file */
+    struct vec_conn *c = conn_get(h);
+    if (c && c->valid && c->set.map && c->set.populated && c->set.stamp == *stamp)
+        return -1;
     return veccache_path(h, path, n);
 }
 

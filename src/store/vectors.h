@@ -156,7 +156,8 @@ int vec_set_near(struct cairn *h, const struct vec_set *set, const float *q, int
 int64_t vec_stamp(struct cairn *h);
 /* The cache file's path and the stamp a file there must have to be read
  * (set_get's rules: not a server store, the setting vec.cache not "0", a
- * stamp): 0, or -1 when no file would be read. */
+ * stamp): 0, or -1 when no file would be read or when h's set of that
+ * stamp is mapped and populated already (a process's second question). */
 int vec_cache_where(struct cairn *h, char *path, size_t n, int64_t *stamp);
 /* Registers on h the transaction hook that removes the cache file when a
  * transaction changed the vectors (cairn_open calls it). */
