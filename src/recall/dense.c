@@ -10,7 +10,10 @@
  * piece's. The scan is exact, not approximate: at a
  * million 512-d int8 vectors it reads 512 MB, which the SIMD kernels do
  * at memory speed, split over threads when the set is large
- * (bench/bench_dense.c).
+ * (bench/bench_dense.c). In a recall that embeds the question on a thread
+ * of its own (dense_pre: the prompt hook) that thread makes every piece's
+ * cosine too, from the cache file read by pread, the main thread sharing
+ * the blocks once it waits; the selection is the same (issue 16, hyb53).
  *
  * Kernels: the scan's int8 dot at four levels (scalar reference, AVX2,
  * AVX-VNNI, AVX-512 VNNI), the f32 one and the general int8 one at two

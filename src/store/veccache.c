@@ -9,6 +9,10 @@
  * bench_vecload.c); mapping this file costs about a millisecond and its
  * pages are shared in the page cache by every process.
  *
+ * A new process's full scan reads it by pread too (veccache_read_run, in
+ * runs into one buffer: recall/dense.c, the question's thread), so it maps
+ * none of its pages; a long-lived one populates the mapping once instead.
+ *
  * Beside it, STORE-vsk holds the vectors' sign sketches (64 bytes a 512-d
  * vector; below, "the sign sketch"), for the two-stage scan that reads
  * the sketches whole and only its candidates' vectors (veccache_read, by
