@@ -8,6 +8,8 @@
 
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,6 +60,45 @@ static inline void t_put_vectors(struct cairn *h, const char *model, int dim, in
     T_EQ_INT(sqlite3_exec(h->db, "UPDATE vec_stamp SET changed_at = changed_at - 60", NULL, NULL,
                           NULL), SQLITE_OK);
 }
+
+/* A fresh folder TMPDIR/NAME.XXXXXX in dir[dn] and its store's path
+ * (memory.db) in store[sn]: 0, or -1 (said on stderr). */
+static inline int t_vec_dir(const char *name, char *dir, size_t dn, char *store, size_t sn)
+{
+    snprintf(dir, dn, "%s/%s.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return -1;
+    }
+    snprintf(store, sn, "%s/memory.db", dir);
+    return 0;
+}
+
+/* Removes the store and the files beside it, then the folder. */
+static inline void t_vec_rmdir(const char *name, const char *dir, const char *store)
+{
+    static const char *const side[] = { "", "-wal", "-shm", "-vec", "-vsk" };
+    for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s%s", store, side[i]);
+        unlink(p);
+    }
+    if (rmdir(dir) != 0)
+        fprintf(stderr, "%s: %s is not empty\n", name, dir);
+}
+
+#ifdef CAIRN_RECALL_H
+/* Two dense searches' hits the same, bit for bit. */
+static inline int t_same_hits(const struct dense_hit *x, int nx, const struct dense_hit *y, int ny)
+{
+    if (nx != ny)
+        return 0;
+    for (int i = 0; i < nx; i++)
+        if (x[i].msg != y[i].msg || x[i].sess != y[i].sess || x[i].cos != y[i].cos)
+            return 0;
+    return 1;
+}
+#endif
 
 #ifdef CAIRN_T_STORE_H
 /* A fresh store at path (the caller removes its side files): msgs / 16

@@ -46,16 +46,6 @@ static uint64_t next(void)
     return rng;
 }
 
-static int same_hits(const struct dense_hit *x, int nx, const struct dense_hit *y, int ny)
-{
-    if (nx != ny)
-        return 0;
-    for (int i = 0; i < nx; i++)
-        if (x[i].msg != y[i].msg || x[i].sess != y[i].sess || x[i].cos != y[i].cos)
-            return 0;
-    return 1;
-}
-
 /* A new connection's set, mapped from the cache file (written by the
  * first connection): NULL when it is not. */
 static const struct vec_set *load(struct cairn **hp)
@@ -99,7 +89,7 @@ static void compare(struct cairn *h, const struct vec_set *s, int qn, int *diff,
         int nr = use_allowed ? dense_topk(s, q[t], allowed, 3, DENSE_TOPK, 2, ref)
                              : dense_topk_except(s, q[t], except[t], DENSE_TOPK, 2, ref);
         T_CHECK(nr == DENSE_TOPK || use_allowed);
-        *diff += !same_hits(ref, nr, got[t], ng[t]);
+        *diff += !t_same_hits(ref, nr, got[t], ng[t]);
     }
 }
 
@@ -198,24 +188,12 @@ static void test_read_run(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "%s/cairn-denseshared.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (t_vec_dir("cairn-denseshared", dir, sizeof dir, store, sizeof store))
         return 1;
-    }
-    snprintf(store, sizeof store, "%s/memory.db", dir);
     snprintf(cache, sizeof cache, "%s-vec", store);
     T_RUN(test_same_hits);
     T_RUN(test_other_file);
     T_RUN(test_read_run);
-    static const char *const side[] = { "", "-wal", "-shm", "-vec", "-vsk" };
-    for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
-        char p[340];
-        snprintf(p, sizeof p, "%s%s", store, side[i]);
-        unlink(p);
-    }
-    if (rmdir(dir) != 0)
-        fprintf(stderr, "test_dense_shared: %s is not empty\n", dir);
+    t_vec_rmdir("test_dense_shared", dir, store);
     return T_DONE();
 }

@@ -332,25 +332,14 @@ static void test_processes(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "%s/cairn-veccache.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (t_vec_dir("cairn-veccache", dir, sizeof dir, store, sizeof store))
         return 1;
-    }
-    snprintf(store, sizeof store, "%s/memory.db", dir);
     snprintf(cache, sizeof cache, "%s-vec", store);
     T_RUN(test_roundtrip);
     T_RUN(test_stale);
     T_RUN(test_reindex);
     T_RUN(test_hostile);
     T_RUN(test_processes);
-    static const char *const side[] = { "", "-wal", "-shm", "-vec" };
-    for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
-        char p[340];
-        snprintf(p, sizeof p, "%s%s", store, side[i]);
-        unlink(p);
-    }
-    if (rmdir(dir) != 0)
-        fprintf(stderr, "test_veccache: %s is not empty\n", dir);
+    t_vec_rmdir("test_veccache", dir, store);
     return T_DONE();
 }

@@ -274,16 +274,6 @@ static void test_file(void)
 
 /* ---- the two-stage scan ------------------------------------------------- */
 
-static int same_hits(const struct dense_hit *x, int nx, const struct dense_hit *y, int ny)
-{
-    if (nx != ny)
-        return 0;
-    for (int i = 0; i < nx; i++)
-        if (x[i].msg != y[i].msg || x[i].sess != y[i].sess || x[i].cos != y[i].cos)
-            return 0;
-    return 1;
-}
-
 /* Every K = all query of qn equals the full scan; a small K gives exact
  * cosines, best first (and, from a sound sketch, k messages). */
 static void compare_scans(const struct vec_set *s, const struct vec_sketch *k, int qn,
@@ -307,7 +297,7 @@ static void compare_scans(const struct vec_set *s, const struct vec_sketch *k, i
                              : dense_topk_except(s, q, except, DENSE_TOPK, 1, ex);
         int nt = dense_topk_sketch(s, k, q, use_allowed ? allowed : NULL, use_allowed ? 3 : 0,
                                    except, DENSE_TOPK, (int)s->n, tw);
-        diff += !same_hits(ex, ne, tw, nt);
+        diff += !t_same_hits(ex, ne, tw, nt);
         /* K small: fewer candidates, but each hit's cosine is exact (its
          * message's best piece among them can only be below the best) */
         int ns = dense_topk_sketch(s, k, q, NULL, 0, except, DENSE_TOPK, 1, tw);
@@ -387,7 +377,7 @@ static void test_two_stage(void)
             if (dense_kernel_set(levels[l]) != 0)
                 continue;
             ng = dense_topk_sketch(s, k, q, NULL, 0, 0, DENSE_TOPK, 300, got);
-            diff += !same_hits(ref, nr, got, ng);
+            diff += !t_same_hits(ref, nr, got, ng);
         }
         dense_kernel_set(NULL);
         T_EQ_INT(diff, 0);
@@ -397,25 +387,13 @@ static void test_two_stage(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "%s/cairn-vecsketch.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (t_vec_dir("cairn-vecsketch", dir, sizeof dir, store, sizeof store))
         return 1;
-    }
-    snprintf(store, sizeof store, "%s/memory.db", dir);
     snprintf(cache, sizeof cache, "%s-vec", store);
     snprintf(sketch, sizeof sketch, "%s-vsk", store);
     T_RUN(test_kernel);
     T_RUN(test_file);
     T_RUN(test_two_stage);
-    static const char *const side[] = { "", "-wal", "-shm", "-vec", "-vsk" };
-    for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
-        char p[340];
-        snprintf(p, sizeof p, "%s%s", store, side[i]);
-        unlink(p);
-    }
-    if (rmdir(dir) != 0)
-        fprintf(stderr, "test_vecsketch: %s is not empty\n", dir);
+    t_vec_rmdir("test_vecsketch", dir, store);
     return T_DONE();
 }
