@@ -40,10 +40,7 @@ static char dir[256], store[300], cache[320];
 static uint64_t rng = 0x2545f4914f6cdd1dULL;
 static uint64_t next(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return t_xorshift(&rng);
 }
 
 /* A new connection's set, mapped from the cache file (written by the
