@@ -606,7 +606,15 @@ struct packer {
     struct pack_stamps *st;    /* the headers' openings (a pointer: the packer
                                 * held whole made pack()'s loops ~4 M slower) */
     char *snip;          /* per message: packed as a reply snippet (may grow) */
+    int   year4;         /* every session not open has a four-digit year's
+                          * stamp: 1, 0 not, -1 not asked (pass_closed) */
 };
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -829,6 +837,71 @@ static int header_or_refuse(struct packer *k, int si, int i)
     if (lazy_need(k, si, i))
         return 0;               /* (its strings: the cost reads its title) */
     return *h = header_cost_of(k->p, si, ts, tn);
+}
+
+/* The first pass's tail (issue 23, pack53). Once the room left is under
+ * the least header floor plus 8, a unit of a session not open is refused
+ * on that floor by header_or_refuse (its memo aside, nothing read or
+ * kept), and the room only shrinks through the pass: only the units of
+ * the sessions open then can still be packed, and the sessions open stay
+ * those (a unit packs turns of its own session only). At a million
+ * messages a 1,000-token recall tried ~104,000 units past that point,
+ * each a few cache misses (its unit, session, header memo and state),
+ * and packed one. 1 when that point is reached: header_or_refuse's own
+ * test, and every session not open has a stamp of a four-digit year (a
+ * scan of the sessions, once; any other is floored by its own stamp). */
+static int pass_closed(struct packer *k)
+{
+    int left = k->budget - k->used, least;
+    if (left >= 8 + 4 + 24 || !(least = least_floor(k->st)) || left - least >= 8)
+        return 0;
+    if (k->year4 < 0) {
+        const struct pool *p = k->p;
+        k->year4 = 1;
+        for (int si = 0; si < p->ns && k->year4; si++)
+            if (!k->sess_open[si] &&
+                (p->s[si].started_at < STAMP_YEAR4_LO || p->s[si].started_at > STAMP_YEAR4_HI))
+                k->year4 = 0;
+    }
+    return k->year4;
+}
+
+/* The places after r0 (in units_by_rank's order, which a scored unit's
+ * rank is) of the scored units of the open sessions, ascending, -1 ended
+ * (caller frees), or NULL on no memory: what pass_closed leaves to try. */
+static int *pass_tail(const struct packer *k, int r0)
+{
+    const struct pool *p = k->p;
+    int *ss = malloc(((size_t)k->norder + 1) * sizeof *ss), ns = 0, *rk = NULL, n = 0;
+    size_t room = 1;
+    if (!ss)
+        return NULL;
+    for (int j = 0; j < k->norder; j++)
+        ss[ns++] = p->m[k->order[j]].sess;
+    qsort(ss, (size_t)ns, sizeof *ss, cmp_int);
+    int u = 0;
+    for (int j = 0; j < ns; j++)
+        if (!u || ss[u - 1] != ss[j]) {
+            ss[u++] = ss[j];
+            room += (size_t)p->s[ss[j]].n_msgs;
+        }
+    ns = u;
+    if (!(rk = malloc(room * sizeof *rk)))
+        goto out;
+    for (int j = 0; j < ns; j++) {
+        /* an open session is read (try_add_in read it to pack a turn) */
+        const struct rsession *s = &p->s[ss[j]];
+        for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++) {
+            const struct runit *x = &p->u[p->m[i].unit];
+            if (x->head == i && x->score > 0 && x->rank > r0)
+                rk[n++] = x->rank;
+        }
+    }
+    qsort(rk, (size_t)n, sizeof *rk, cmp_int);
+    rk[n] = -1;
+out:
+    free(ss);
+    return rk;
 }
 
 /* ---- reading the texts ----
@@ -1274,11 +1347,11 @@ out:
 int pack(const struct pack_src *src, struct pool *p, struct query *q,
          const struct cairn_recall_opts *o, int raw, struct cairn_recall *r)
 {
-    struct packer k = { .src = src, .p = p, .q = q, .budget = o->budget };
+    struct packer k = { .src = src, .p = p, .q = q, .budget = o->budget, .year4 = -1 };
     struct pack_stamps stamps = { 0 };
     struct buf b = BUF_INIT;
     const int *ord = NULL;
-    int *spread = NULL;
+    int *spread = NULL, *tail = NULL;
     int rc = CAIRN_OK;
     size_t nm1 = (size_t)(p->nm ? p->nm : 1);
     k.sess_open = calloc((size_t)(p->ns ? p->ns : 1), 1);
@@ -1391,10 +1464,17 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         }
         /* 1. ranked units: lead turns, the best rounds whole, and the
          * snippets of replies that answer better than their turn */
-        for (int r0 = 0; r0 < p->nu; r0++) {
+        for (int r0 = 0, *t = NULL; r0 < p->nu; r0 = t ? (*t >= 0 ? *t++ : p->nu) : r0 + 1) {
             struct runit *u = &p->u[ord1[r0]];
             if (u->score <= 0)
                 break;
+            /* past pass_closed's point, the open sessions' units alone */
+            if (!tail && ord1 == ord && (!pair || nseen >= nsnip) && pass_closed(&k)) {
+                if (!(t = tail = pass_tail(&k, r0))) {
+                    rc = CAIRN_NOMEM;
+                    goto out;
+                }
+            }
             /* what the tries ahead read, asked for ahead (plan_reads) */
             if (r0 + 2 * PLAN_AHEAD < p->nu)
                 __builtin_prefetch(&p->u[ord1[r0 + 2 * PLAN_AHEAD]]);
@@ -1560,6 +1640,7 @@ out:
     free(k.hdr);
     free(k.snip);
     free(spread);
+    free(tail);
     free(k.sess_open);
     free(k.order);
     for (int i = 0; i < k.nexcl; i++)
