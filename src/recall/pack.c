@@ -601,7 +601,9 @@ struct packer {
     struct store_msg_text *ld;
     char *state;         /* per message: FETCH_* */
     int  *cand, ncand;   /* messages in the order pack is likely to try them */
-    int  *cpos;          /* each message's place in cand, or -1 */
+    int  *cpos;          /* each message's place in cand + 1, or 0 */
+    int   plan_r0, plan_nfull;   /* plan_to's: the next place, rounds planned whole */
+    int  *rd, nrd;       /* the messages fetched (their ld to free), once each */
     int  *hdr;           /* per session: header_or_refuse's cost, minus its floor, or 0 */
     struct pack_stamps *st;    /* the headers' openings (a pointer: the packer
                                 * held whole made pack()'s loops ~4 M slower) */
@@ -779,7 +781,7 @@ static int lazy_need(struct packer *k, int si, int i)
     if (pool_state(p, si) == POOL_UNLOADED) {
         int want[FETCH_BATCH + 1], n = 0;
         want[n++] = si;
-        for (int c = i >= 0 && k->cpos[i] >= 0 ? k->cpos[i] + 1 : k->ncand;
+        for (int c = i >= 0 && k->cpos[i] ? k->cpos[i] : k->ncand;
              c < k->ncand && n <= FETCH_BATCH; c++) {
             int sj = pool_sess_of(p, k->cand[c]);
             if (pool_state(p, sj) == POOL_UNLOADED)
@@ -926,29 +928,33 @@ out:
 
 static void cand_add(struct packer *k, int i)
 {
-    if (k->cpos[i] < 0) {
-        k->cpos[i] = k->ncand;
+    if (!k->cpos[i]) {
         k->cand[k->ncand++] = i;
+        k->cpos[i] = k->ncand;
     }
 }
 
 #define PLAN_AHEAD 8
+/* How many places ahead of the unit it tries the first pass has planned:
+ * a read ahead takes FETCH_BATCH turns or sessions not read yet */
+#define PLAN_WINDOW (8 * FETCH_BATCH)
 
-/* The order of the first pass of pack(): the whole store when it may fit,
- * then the lead turns by rank and the replies of the best rounds. The
- * baseline (raw) reads round by round. */
-static void plan_reads(struct packer *k, const int *ord, int raw)
+/* The order of the first pass of pack(), the places of ord before end
+ * (k->ord; those planned already skipped): the lead turns by rank and
+ * the replies of the best rounds. The pass plans as it goes, PLAN_WINDOW
+ * places ahead (pack53: planned whole up front it read each of ~410,000
+ * scored units, its head's place and its session, three cache misses a
+ * unit, to try ~100 at a million messages, and 4 MB of places set). */
+static void plan_to(struct packer *k, int end)
 {
     const struct pool *p = k->p;
-    int nfull = 0;
-    for (int i = 0; i < p->nm; i++)
-        k->cpos[i] = -1;
-    if (raw)
-        return;
-    if (p->all_mode)
-        for (int i = 0; i < p->nm; i++)
-            cand_add(k, i);
-    for (int r0 = 0; r0 < p->nu && p->u[ord[r0]].score > 0; r0++) {
+    const int *ord = k->ord;
+    int nfull = k->plan_nfull, r0 = k->plan_r0;
+    for (; r0 < p->nu && r0 < end; r0++) {
+        if (p->u[ord[r0]].score <= 0) {
+            r0 = p->nu;         /* no more to plan */
+            break;
+        }
         const struct runit *u = &p->u[ord[r0]];
         /* rank order is scattered over the pool: each unit, its head's
          * place and its session a cache miss apart (at a million
@@ -968,6 +974,24 @@ static void plan_reads(struct packer *k, const int *ord, int raw)
             for (int i = u->first; i <= u->last; i++)
                 cand_add(k, i);
     }
+    k->plan_r0 = r0;
+    k->plan_nfull = nfull;
+}
+
+/* The plan before the first pass: the whole store when it may fit, and
+ * for a server's source (ahead: its replies read with every round) or a
+ * store that may fit the whole order; else plan_to as the pass goes. The
+ * baseline (raw) reads round by round. */
+static void plan_reads(struct packer *k, int raw)
+{
+    const struct pool *p = k->p;
+    if (raw)
+        return;
+    if (p->all_mode)
+        for (int i = 0; i < p->nm; i++)
+            cand_add(k, i);
+    if (p->all_mode || k->src->ahead > 1)
+        plan_to(k, p->nu);
 }
 
 /* Reads v[n] with the source, and when the batch fails (a message
@@ -988,6 +1012,8 @@ static void fetch_batch(struct packer *k, int *idx, int n, int text)
     }
     int rc = text ? src->text(src->arg, v, n, PACK_SCAN_MAX) : src->meta(src->arg, v, n);
     for (int j = 0; j < n; j++) {
+        if (k->state[idx[j]] == FETCH_NONE)
+            k->rd[k->nrd++] = idx[j];     /* its ld is filled now */
         if (rc && (text ? src->text(src->arg, &v[j], 1, PACK_SCAN_MAX)
                         : src->meta(src->arg, &v[j], 1))) {
             k->state[idx[j]] = FETCH_FAILED;
@@ -1028,7 +1054,7 @@ static int fetch(struct packer *k, int i, int want_text)
         return -1;
     sel = idx + room;
     idx[n++] = i;
-    if (k->cpos[i] >= 0 && k->tnext) {
+    if (k->tnext) {
         /* the first pass's tail tries the open sessions' units alone: their
          * heads, not the planned turns of the sessions it refuses (each a
          * session's turns read, ~400 sessions for 27 tries; pack53) */
@@ -1037,9 +1063,9 @@ static int fetch(struct packer *k, int i, int want_text)
             if (x != i && k->state[x] < want)
                 idx[n++] = x;
         }
-    } else if (k->cpos[i] >= 0) {
+    } else if (k->cpos[i]) {
         /* the first pass: the next turns it will try */
-        for (int c = k->cpos[i] + 1; c < k->ncand && n < batch; c++)
+        for (int c = k->cpos[i]; c < k->ncand && n < batch; c++)
             if (k->state[k->cand[c]] < want)
                 idx[n++] = k->cand[c];
     } else {
@@ -1371,18 +1397,19 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     k.ld = calloc(nm1, sizeof *k.ld);
     k.state = calloc(nm1, 1);
     k.cand = malloc(nm1 * sizeof *k.cand);
-    k.cpos = malloc(nm1 * sizeof *k.cpos);
+    k.cpos = calloc(nm1, sizeof *k.cpos);
+    k.rd = malloc(nm1 * sizeof *k.rd);
     k.hdr = calloc((size_t)(p->ns ? p->ns : 1), sizeof *k.hdr);
     k.st = &stamps;
     k.snip = calloc(nm1, 1);
     ord = k.ord = units_by_rank(p);
-    if (!k.sess_open || !k.order || !k.ld || !k.state || !k.cand || !k.cpos || !k.hdr ||
+    if (!k.sess_open || !k.order || !k.ld || !k.state || !k.cand || !k.cpos || !k.rd || !k.hdr ||
         !k.snip || !ord ||
         load_excluded(&k, o->exclude_items)) {
         rc = CAIRN_NOMEM;
         goto out;
     }
-    plan_reads(&k, ord, raw);
+    plan_reads(&k, raw);
     p->cite = !!(o->flags & CAIRN_RECALL_CITE);
     /* A long turn may take at most this share of the budget. */
     int ct = (int)(k.budget * PACK_CAP_TURN);
@@ -1480,6 +1507,8 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
             struct runit *u = &p->u[ord1[r0]];
             if (u->score <= 0)
                 break;
+            if (!t)
+                plan_to(&k, ord1 == ord ? r0 + PLAN_WINDOW : p->nu);
             /* past pass_closed's point, the open sessions' units alone */
             if (!tail && ord1 == ord && (!pair || nseen >= nsnip) && pass_closed(&k)) {
                 if (!(t = tail = pass_tail(&k, r0))) {
@@ -1641,16 +1670,15 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     if (!r->text)
         rc = CAIRN_NOMEM;
 out:
-    for (int i = 0; k.ld && k.state && i < p->nm; i++) {
-        if (k.state[i] == FETCH_NONE)
-            continue;               /* never filled */
-        free(k.ld[i].ext_id);
-        free(k.ld[i].text);
+    for (int j = 0; k.ld && j < k.nrd; j++) {
+        free(k.ld[k.rd[j]].ext_id);
+        free(k.ld[k.rd[j]].text);
     }
     free(k.ld);
     free(k.state);
     free(k.cand);
     free(k.cpos);
+    free(k.rd);
     free(k.hdr);
     free(k.snip);
     free(spread);
