@@ -94,12 +94,15 @@ static int lane_unit(const struct pool *p, int x)
  * first sort) stays whole: each reply's own place is in its fused key. */
 int *pack_replies_by_score(struct pool *p, int every, int limit)
 {
-    size_t nm1 = (size_t)(p->nm ? p->nm : 1);
+    /* the entries: turns, or over unit rows matches (~250,000 of a
+     * million turns at a million messages: each array sized for them,
+     * and the order -1 ended, not p->nm places; pack53) */
+    size_t nm1 = (size_t)(p->pu ? p->pu->nmt : p->nm) + 1;
     struct sort_kv *v = malloc(nm1 * sizeof *v);
     int *out = malloc(nm1 * sizeof *out);
     int *own = malloc(nm1 * sizeof *own);
     char *taken = calloc(nm1, 1);
-    int n = 0;
+    int n = 0, unranked = 0;
     if (!v || !out || !own || !taken)
         goto fail;
     if (p->pu) {
@@ -126,19 +129,25 @@ int *pack_replies_by_score(struct pool *p, int every, int limit)
      * both threads for a pool loaded in two: the same order) */
     if (sort_kv_desc_two(v, (size_t)n, p->threads >= 2))
         goto fail;
-    /* the fused key reads each reply's unit rank */
-    for (int i = 0; i < n; i++)
-        if (p->u[lane_unit(p, (int)v[i].val)].rank < 0 && units_rank_all(p))
+    /* the fused key reads each reply's unit rank: a unit at 0 (unranked)
+     * has the whole order ranked and the keys made again (one pass over
+     * the scattered units, not a check's pass before) */
+    for (int again = 0; again < 2; again++) {
+        for (int i = 0; i < n; i++) {
+            int x = (int)v[i].val, rank = p->u[lane_unit(p, x)].rank;
+            unranked |= rank < 0;
+            own[i] = x;
+            v[i].key = sort_key_double(1.0 / (RRF_K + i + 1) + W_REPLY_ROUND / (RRF_K + rank + 1));
+            /* the replies that match best alone lead, in that order (policy.h,
+             * REPLY_LANE_OWN_TOP); fused scores stay under 2 / (RRF_K + 1) */
+            if (i < REPLY_LANE_OWN_TOP)
+                v[i].key = sort_key_double(1.0 + (REPLY_LANE_OWN_TOP - i));
+        }
+        if (!unranked)
+            break;
+        if (again || units_rank_all(p))
             goto fail;
-    for (int i = 0; i < n; i++) {
-        int x = (int)v[i].val;
-        own[i] = x;
-        v[i].key = sort_key_double(1.0 / (RRF_K + i + 1) +
-                                   W_REPLY_ROUND / (RRF_K + p->u[lane_unit(p, x)].rank + 1));
-        /* the replies that match best alone lead, in that order (policy.h,
-         * REPLY_LANE_OWN_TOP); fused scores stay under 2 / (RRF_K + 1) */
-        if (i < REPLY_LANE_OWN_TOP)
-            v[i].key = sort_key_double(1.0 + (REPLY_LANE_OWN_TOP - i));
+        unranked = 0;
     }
     int nf = n;                         /* fused places sorted */
     if (limit > 0 && limit < n && (nf = (int)sort_kv_top(v, (size_t)n, (size_t)limit)) < 0)
@@ -167,8 +176,7 @@ int *pack_replies_by_score(struct pool *p, int every, int limit)
     }
     for (int i = j; i < n; i++)
         out[i] = PACK_LANE_LATER;
-    for (int i = n; i < p->nm; i++)
-        out[i] = -1;
+    out[n] = -1;
     free(v);
     free(own);
     free(taken);
@@ -1565,7 +1573,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                 goto out;
             }
             int lane_end = k.used + lane;
-            for (int j = 0; j < p->nm && ro[j] != -1 && k.used < lane_end - 40; j++) {
+            for (int j = 0; ro[j] != -1 && k.used < lane_end - 40; j++) {
                 if (ro[j] == PACK_LANE_LATER) {
                     /* past the places sorted first: all of them (the
                      * same order, so j's place is the same) */

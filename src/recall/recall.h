@@ -615,8 +615,8 @@ int pack_header_floor(const struct pool *p, int si);
  * zone, or 0 for si's when it has none (exact33: try_add refuses on it
  * before writing the stamp); never above pack_header_floor. */
 int pack_header_least(const struct pool *p, int si);
-/* The reply lane's order (pack.c): p->nm places, the assistant messages
- * that match best first, then -1; with limit > 0 only the places the
+/* The reply lane's order (pack.c): the assistant messages that match
+ * best first, then -1 (one place a reply); with limit > 0 only the places the
  * first `limit` of its fused order fill are computed and the rest of its
  * replies' places are PACK_LANE_LATER (the same order as limit 0 up to
  * them). A new array (the caller frees it), or NULL: out of memory. */

@@ -1962,7 +1962,7 @@ static void test_lane_prefix(void)
                 }
                 T_EQ_INT(bad, 0);
                 T_CHECK(j >= (limits[l] < nrep ? limits[l] : nrep));
-                for (int r = j; r < n; r++)
+                for (int r = j; r <= nrep; r++)
                     bad += part[r] != (r < nrep ? PACK_LANE_LATER : -1);
                 T_EQ_INT(bad, 0);
                 free(part);
