@@ -521,22 +521,27 @@ static int session_before(const struct pool *p, const int *best, int a, int b)
 /* The sessions of the picked messages order[n] in text order, -1 ended
  * (caller frees), or NULL on no memory. Only a session with a turn picked
  * renders anything: the pool's others (~34,000 at a million messages,
- * sorted and walked twice a pack) are left out (pack53). */
+ * sorted and walked twice a pack) are left out (pack53; p->pack_walk:
+ * every session, as before). */
 static int *session_order(const struct pool *p, const int *order, int n)
 {
-    int *so = malloc(((size_t)n + 1) * sizeof *so), *best = NULL, ns = 0;
+    int all = p->pack_walk, ns = 0;
+    int *so = malloc(((size_t)(all ? p->ns : n) + 1) * sizeof *so), *best = NULL;
     if (!so || (p->cite && !(best = malloc((size_t)(p->ns ? p->ns : 1) * sizeof *best)))) {
         free(so);
         return NULL;
     }
-    for (int j = 0; j < n; j++)
-        so[j] = p->m[order[j]].sess;
-    qsort(so, (size_t)n, sizeof *so, cmp_int);
-    for (int j = 0; j < n; j++)
-        if (!ns || so[ns - 1] != so[j]) {
-            so[ns++] = so[j];
+    if (!all) {
+        for (int j = 0; j < n; j++)
+            so[j] = p->m[order[j]].sess;
+        qsort(so, (size_t)n, sizeof *so, cmp_int);
+    }
+    for (int j = 0; j < (all ? p->ns : n); j++)
+        if (all || !ns || so[ns - 1] != so[j]) {
+            so[ns] = all ? j : so[j];
             if (best)
-                best[so[j]] = INT_MAX;
+                best[so[ns]] = INT_MAX;
+            ns++;
         }
     for (int j = 0; best && j < n; j++) {
         const struct rmsg *m = &p->m[order[j]];
@@ -923,10 +928,13 @@ out:
 static int *picked_ranks(const struct packer *k)
 {
     const struct pool *p = k->p;
-    int *rk = malloc(((size_t)k->norder + 1) * sizeof *rk), n = 0;
+    int *rk = malloc(((size_t)(p->pack_walk ? p->nu : k->norder) + 1) * sizeof *rk), n = 0;
     if (!rk)
         return NULL;
-    for (int j = 0; j < k->norder; j++) {
+    /* the reference (p->pack_walk): every scored unit, as the walk took them */
+    for (; p->pack_walk && n < p->nu && p->u[k->ord[n]].score > 0; n++)
+        rk[n] = n;
+    for (int j = 0; !p->pack_walk && j < k->norder; j++) {
         const struct runit *x = &p->u[p->m[k->order[j]].unit];
         if (x->head == k->order[j] && x->score > 0)
             rk[n++] = x->rank;
@@ -1436,6 +1444,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         rc = CAIRN_NOMEM;
         goto out;
     }
+    p->pack_tail = -1;
     plan_reads(&k, raw);
     p->cite = !!(o->flags & CAIRN_RECALL_CITE);
     /* A long turn may take at most this share of the budget. */
@@ -1536,13 +1545,15 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
             if (u->score <= 0)
                 break;
             if (!t)
-                plan_to(&k, ord1 == ord ? r0 + PLAN_WINDOW : p->nu);
+                plan_to(&k, ord1 == ord && !p->pack_walk ? r0 + PLAN_WINDOW : p->nu);
             /* past pass_closed's point, the open sessions' units alone */
-            if (!tail && ord1 == ord && (!pair || nseen >= nsnip) && pass_closed(&k)) {
+            if (!tail && ord1 == ord && !p->pack_walk && (!pair || nseen >= nsnip) &&
+                pass_closed(&k)) {
                 if (!(t = tail = pass_tail(&k, r0))) {
                     rc = CAIRN_NOMEM;
                     goto out;
                 }
+                p->pack_tail = r0;
             }
             k.tnext = t;
             /* what the tries ahead read, asked for ahead (plan_reads) */

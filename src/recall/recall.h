@@ -206,6 +206,12 @@ struct pool {
                             * half its units on one; else 0 */
     struct pool_units *pu; /* gathered over unit rows, or NULL: every turn
                             * loaded */
+    int     pack_walk;     /* tests: pack walks every scored unit in both
+                            * passes, plans its reads up front and orders
+                            * every session (before pack53: the reference
+                            * its shortcuts are checked against) */
+    int     pack_tail;     /* pack's: the place its first pass's tail began
+                            * (pass_closed), or -1 (tests read it) */
 };
 
 /* A unit's head turn's time (its own, else its session's start), position
