@@ -616,7 +616,8 @@ struct packer {
     struct store_msg_text *ld;
     char *state;         /* per message: FETCH_* */
     int  *cand, ncand;   /* messages in the order pack is likely to try them */
-    int  *cpos;          /* each message's place in cand + 1, or 0 */
+    int  *cpos;          /* the planned messages' places in cand (cpos_of) */
+    unsigned cpos_mask;  /* its slots - 1, a power of two less one */
     int   plan_r0, plan_nfull;   /* plan_to's: the next place, rounds planned whole */
     int  *rd, nrd;       /* the messages fetched (their ld to free), once each */
     int  *hdr;           /* per session: header_or_refuse's cost, minus its floor, or 0 */
@@ -777,6 +778,54 @@ int pack_header_least(const struct pool *p, int si)
     return session_least(p, si, &st);
 }
 
+/* The planned messages' places in cand (issue 23, pack53): pairs of
+ * message + 1 and place + 1, open addressing, grown at half full. An
+ * array of every message's place was 4 MB cleared a pack at a million
+ * messages (calloc on fresh pages: ~390 page faults, the process's most)
+ * to plan a few hundred. */
+#define CPOS_SLOTS 64     /* (grown in a few steps to a recall's ~500) */
+
+static unsigned cpos_hash(const struct packer *k, int i)
+{
+    return (unsigned)(((uint64_t)(unsigned)i * 0x9E3779B97F4A7C15ull) >> 32) & k->cpos_mask;
+}
+
+/* message i's place in cand + 1, or 0: not planned */
+static int cpos_of(const struct packer *k, int i)
+{
+    for (unsigned j = cpos_hash(k, i);; j = (j + 1) & k->cpos_mask) {
+        if (k->cpos[2 * j] == i + 1)
+            return k->cpos[2 * j + 1];
+        if (!k->cpos[2 * j])
+            return 0;
+    }
+}
+
+static void cpos_put(struct packer *k, int i, int place1)
+{
+    unsigned j = cpos_hash(k, i);
+    while (k->cpos[2 * j])
+        j = (j + 1) & k->cpos_mask;
+    k->cpos[2 * j] = i + 1;
+    k->cpos[2 * j + 1] = place1;
+}
+
+/* Twice the slots, the pairs put again; -1 on no memory (none lost). */
+static int cpos_grow(struct packer *k)
+{
+    unsigned n = 2 * (k->cpos_mask + 1), om = k->cpos_mask;
+    int *t = calloc(n, 2 * sizeof *t), *old = k->cpos;
+    if (!t)
+        return -1;
+    k->cpos = t;
+    k->cpos_mask = n - 1;
+    for (unsigned j = 0; j <= om; j++)
+        if (old[2 * j])
+            cpos_put(k, old[2 * j] - 1, old[2 * j + 1]);
+    free(old);
+    return 0;
+}
+
 /* A pool gathered over unit rows (gather.c, recall.units) has a
  * session's turns read when packing first needs them: its header's cost
  * (its title), or one of its turns tried past the header. Read with it:
@@ -790,7 +839,8 @@ static int lazy_need(struct packer *k, int si, int i)
     if (pool_state(p, si) == POOL_UNLOADED) {
         int want[FETCH_BATCH + 1], n = 0;
         want[n++] = si;
-        for (int c = i >= 0 && k->cpos[i] ? k->cpos[i] : k->ncand;
+        int c0 = i >= 0 ? cpos_of(k, i) : 0;
+        for (int c = c0 ? c0 : k->ncand;
              c < k->ncand && n <= FETCH_BATCH; c++) {
             int sj = pool_sess_of(p, k->cand[c]);
             if (pool_state(p, sj) == POOL_UNLOADED)
@@ -963,10 +1013,10 @@ static int *picked_ranks(const struct packer *k)
 
 static void cand_add(struct packer *k, int i)
 {
-    if (!k->cpos[i]) {
-        k->cand[k->ncand++] = i;
-        k->cpos[i] = k->ncand;
-    }
+    if (cpos_of(k, i) || (2 * ((unsigned)k->ncand + 1) > k->cpos_mask + 1 && cpos_grow(k)))
+        return;     /* (no memory: not planned, read when tried; the same choice) */
+    k->cand[k->ncand++] = i;
+    cpos_put(k, i, k->ncand);
 }
 
 #define PLAN_AHEAD 8
@@ -999,7 +1049,6 @@ static void plan_to(struct packer *k, int end)
             __builtin_prefetch(&p->u[ord[r0 + 2 * PLAN_AHEAD]]);
         if (r0 + PLAN_AHEAD < p->nu) {
             const struct runit *v = &p->u[ord[r0 + PLAN_AHEAD]];
-            __builtin_prefetch(&k->cpos[v->head], 1);
             __builtin_prefetch(&p->s[v->sess]);
         }
         cand_add(k, u->head);
@@ -1084,7 +1133,7 @@ static int fetch(struct packer *k, int i, int want_text)
     /* a server's reads are round trips: its source reads further ahead */
     int batch = FETCH_BATCH * (k->src->ahead > 1 ? k->src->ahead : 1);
     int room = u->last - u->first + 1 > batch ? u->last - u->first + 1 : batch;
-    int *idx = malloc(2 * (size_t)room * sizeof *idx), *sel, n = 0;
+    int *idx = malloc(2 * (size_t)room * sizeof *idx), *sel, n = 0, c0;
     if (!idx)
         return -1;
     sel = idx + room;
@@ -1098,9 +1147,9 @@ static int fetch(struct packer *k, int i, int want_text)
             if (x != i && k->state[x] < want)
                 idx[n++] = x;
         }
-    } else if (k->cpos[i]) {
+    } else if ((c0 = cpos_of(k, i))) {
         /* the first pass: the next turns it will try */
-        for (int c = k->cpos[i]; c < k->ncand && n < batch; c++)
+        for (int c = c0; c < k->ncand && n < batch; c++)
             if (k->state[k->cand[c]] < want)
                 idx[n++] = k->cand[c];
     } else {
@@ -1432,7 +1481,8 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     k.ld = calloc(nm1, sizeof *k.ld);
     k.state = calloc(nm1, 1);
     k.cand = malloc(nm1 * sizeof *k.cand);
-    k.cpos = calloc(nm1, sizeof *k.cpos);
+    k.cpos_mask = CPOS_SLOTS - 1;
+    k.cpos = calloc(CPOS_SLOTS, 2 * sizeof *k.cpos);
     k.rd = malloc(nm1 * sizeof *k.rd);
     k.hdr = calloc((size_t)(p->ns ? p->ns : 1), sizeof *k.hdr);
     k.st = &stamps;
