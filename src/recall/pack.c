@@ -1606,7 +1606,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                 p->pack_tail = r0;
             }
             k.tnext = t;
-            /* what the tries ahead read, asked for ahead (plan_reads) */
+            /* what the tries ahead read, asked for ahead (plan_to) */
             if (r0 + 2 * PLAN_AHEAD < p->nu)
                 __builtin_prefetch(&p->u[ord1[r0 + 2 * PLAN_AHEAD]]);
             if (r0 + PLAN_AHEAD < p->nu) {
