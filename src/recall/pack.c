@@ -70,6 +70,173 @@ static int lane_unit(const struct pool *p, int x)
  * each reply at most cap_reply); past this many it asks for all. Not a
  * policy: any value gives the same order, only the work differs. */
 #define LANE_PREFIX 512
+/* With a limit, the own order is sorted for its first 2 limits places
+ * only (at least LANE_OWN_MIN), when there are twice as many replies:
+ * see lane_bounded. Not a policy either: past the own places known the
+ * order is asked for whole (PACK_LANE_LATER), as past the fused ones. */
+#define LANE_OWN_MIN 256
+
+/* The own order's (key, entry) pairs: larger key first, the earlier entry
+ * (the input order: entries are added in increasing order) on equal keys,
+ * sort_kv_desc's order as a total one. */
+static int lane_before(const struct sort_kv *a, const struct sort_kv *b)
+{
+    return a->key > b->key || (a->key == b->key && a->val < b->val);
+}
+
+static int lane_cmp(const void *x, const void *y)
+{
+    const struct sort_kv *a = x, *b = y;
+    return lane_before(a, b) ? -1 : lane_before(b, a);
+}
+
+/* h[0..n) a heap with its last pair in the own order at the root. */
+static void lane_sift(struct sort_kv *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && lane_before(&h[c], &h[c + 1]))
+            c++;
+        if (!lane_before(&h[i], &h[c]))
+            return;
+        struct sort_kv t = h[i];
+        h[i] = h[c];
+        h[c] = t;
+        i = c;
+    }
+}
+
+/* A reply's fused key: its own place i, its round's rank. Monotone in i
+ * for a given rank (the division and the sum round monotonely), which
+ * lane_bounded's bound rests on. */
+static uint64_t lane_fused(int i, int rank)
+{
+    if (i < REPLY_LANE_OWN_TOP)
+        return sort_key_double(1.0 + (REPLY_LANE_OWN_TOP - i));
+    return sort_key_double(1.0 / (RRF_K + i + 1) + W_REPLY_ROUND / (RRF_K + rank + 1));
+}
+
+static long lane_bounded_runs;
+long pack_lane_bounded_runs(void) { return lane_bounded_runs; }
+
+/* The reply lane's first `limit` fused places without the whole own order
+ * (issue 23, pack53b: the sort of ~75,000 replies was ~17 M instructions
+ * at a million for a lane that reads a few dozen). v[n]: the replies'
+ * (own key, entry) pairs in input order. The own order's first t places
+ * are kept in a heap (one compare for most replies) and sorted: own[0..t),
+ * exact. Of those t the limit-th best fused key is kth; a reply past them
+ * has a place >= t, so its fused key is at most lane_fused(t, its rank):
+ * only those whose round ranks at most rmax (the last rank whose bound
+ * reaches kth) can enter the first `limit` (any other is below kth, which
+ * `limit` of the t reach). Their exact places are counted in one pass over
+ * the rest (a binary search among them, sorted); then the t and them, in
+ * own order, are sorted stably by fused key: the first `limit` places are
+ * the whole sort's (the same keys, the same order of ties). Into fv (the
+ * first *nf fused pairs, val an entry; room for 2 t) and own (*nown
+ * places). Returns 0; 1 when more than t replies pass the bound (the
+ * caller sorts all); 2 when a reply's unit is unranked (the caller ranks
+ * all and asks again); -1 on no memory. */
+static int lane_bounded(struct pool *p, const struct sort_kv *v, int n, int limit, int t,
+                        struct sort_kv *fv, int *nf, int *own, int *nown)
+{
+    struct sort_kv *h = malloc((size_t)t * sizeof *h), *c = NULL;
+    int *cnt = NULL, nc = 0, rc = -1;
+    if (!h || t < 1 || t > n)
+        goto out;
+    memcpy(h, v, (size_t)t * sizeof *h);
+    for (int j = t / 2; j-- > 0;)
+        lane_sift(h, (size_t)t, (size_t)j);
+    for (int i = t; i < n; i++)
+        if (lane_before(&v[i], &h[0])) {
+            h[0] = v[i];
+            lane_sift(h, (size_t)t, 0);
+        }
+    struct sort_kv last = h[0];         /* the own order's t-th */
+    qsort(h, (size_t)t, sizeof *h, lane_cmp);
+    for (int i = 0; i < t; i++) {
+        int rank = p->u[lane_unit(p, (int)h[i].val)].rank;
+        if (rank < 0) {
+            rc = 2;
+            goto out;
+        }
+        own[i] = (int)h[i].val;
+        fv[i].key = lane_fused(i, rank);
+        fv[i].val = own[i];
+    }
+    /* the limit-th fused key of the t: a copy selected, fv's order kept */
+    for (int i = 0; i < t; i++)
+        h[i] = fv[i];
+    if (sort_kv_top(h, (size_t)t, (size_t)limit) < 0)
+        goto out;
+    uint64_t kth = h[0].key;
+    for (int i = 1; i < limit; i++)
+        kth = h[i].key < kth ? h[i].key : kth;
+    int rmax = -1;                      /* bounds fall as ranks grow */
+    for (int lo = 0, hi = p->nu; lo < hi;) {
+        int mid = lo + (hi - lo) / 2;
+        if (lane_fused(t, mid) >= kth)
+            rmax = mid, lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* the rest whose bound reaches it: at most t of them */
+    if (!(c = malloc((size_t)t * sizeof *c)))
+        goto out;
+    for (int i = 0; i < n; i++) {
+        if (!lane_before(&last, &v[i]))
+            continue;                   /* one of the t */
+        int rank = p->u[lane_unit(p, (int)v[i].val)].rank;
+        if (rank < 0) {
+            rc = 2;
+            goto out;
+        }
+        if (rank > rmax)
+            continue;
+        if (nc == t) {
+            rc = 1;
+            goto out;
+        }
+        c[nc++] = v[i];
+    }
+    if (nc) {
+        /* their places: t + the rest before each (after one of them in
+         * the own order, so counted at the first of them it precedes) */
+        qsort(c, (size_t)nc, sizeof *c, lane_cmp);
+        if (!(cnt = calloc((size_t)nc + 1, sizeof *cnt)))
+            goto out;
+        for (int i = 0; i < n; i++) {
+            if (!lane_before(&last, &v[i]) || !lane_before(&v[i], &c[nc - 1]))
+                continue;               /* one of the t, or after them all */
+            int lo = 0, hi = nc - 1;    /* the first c[] v[i] precedes */
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (lane_before(&v[i], &c[mid]))
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            cnt[lo]++;
+        }
+        for (int k = 0, before = 0; k < nc; k++) {
+            before += cnt[k];
+            fv[t + k].key = lane_fused(t + before, p->u[lane_unit(p, (int)c[k].val)].rank);
+            fv[t + k].val = c[k].val;
+        }
+    }
+    if (sort_kv_desc(fv, (size_t)(t + nc)))
+        goto out;
+    *nf = limit;
+    *nown = t;
+    lane_bounded_runs++;
+    rc = 0;
+out:
+    free(h);
+    free(c);
+    free(cnt);
+    return rc;
+}
 /* Assistant messages that match the question, best first (caller frees):
  * the REPLY_LANE_OWN_TOP that match best alone, then by reciprocal rank
  * of their own BM25 among the replies and of the rank of their round, so
@@ -98,7 +265,7 @@ int *pack_replies_by_score(struct pool *p, int every, int limit)
      * million turns at a million messages: each array sized for them,
      * and the order -1 ended, not p->nm places; pack53) */
     size_t nm1 = (size_t)(p->pu ? p->pu->nmt : p->nm) + 1;
-    struct sort_kv *v = malloc(nm1 * sizeof *v);
+    struct sort_kv *v = malloc(nm1 * sizeof *v), *fv = NULL;
     int *out = malloc(nm1 * sizeof *out);
     int *own = malloc(nm1 * sizeof *own);
     char *taken = calloc(nm1, 1);
@@ -125,6 +292,27 @@ int *pack_replies_by_score(struct pool *p, int every, int limit)
             n++;
         }
     }
+    struct sort_kv *fz = v;             /* the fused order's sorted places */
+    int nf = n, nown = n;               /* fused places sorted, own places */
+    int t = 2 * limit > LANE_OWN_MIN ? 2 * limit : LANE_OWN_MIN;
+    if (limit > 0 && limit < t && t <= n / 2) {
+        if (!(fv = malloc(2 * (size_t)t * sizeof *fv)))
+            goto fail;
+        int b = lane_bounded(p, v, n, limit, t, fv, &nf, own, &nown);
+        if (b == 2) {
+            /* a unit at 0 (unranked): the whole order ranked, once */
+            if (units_rank_all(p))
+                goto fail;
+            b = lane_bounded(p, v, n, limit, t, fv, &nf, own, &nown);
+        }
+        if (b < 0 || b == 2)
+            goto fail;
+        if (b == 0) {
+            fz = fv;
+            goto place;
+        }
+        nf = n;
+    }
     /* stable, as the merge sort before: ties keep the first order (on
      * both threads for a pool loaded in two: the same order) */
     if (sort_kv_desc_two(v, (size_t)n, p->threads >= 2))
@@ -149,27 +337,29 @@ int *pack_replies_by_score(struct pool *p, int every, int limit)
             goto fail;
         unranked = 0;
     }
-    int nf = n;                         /* fused places sorted */
     if (limit > 0 && limit < n && (nf = (int)sort_kv_top(v, (size_t)n, (size_t)limit)) < 0)
         goto fail;
     if (sort_kv_desc(v, (size_t)nf))
         goto fail;
+place:;
     /* the fused order, with every every-th place given to the own order */
     int j = 0;
     for (int a = 0, b = 0; j < n; j++) {
         int x = -1;
         if (every > 0 && j > 0 && j % every == 0) {
-            while (a < n && taken[own[a]])
+            while (a < nown && taken[own[a]])
                 a++;
+            if (a == nown && nown < n)
+                break;                  /* past the own places known */
             if (a < n)
                 x = own[a];
         }
         if (x < 0) {
-            while (b < nf && taken[v[b].val])
+            while (b < nf && taken[fz[b].val])
                 b++;                    /* n places, n replies: one is left */
             if (b == nf)
                 break;                  /* past the sorted places (limit) */
-            x = (int)v[b].val;
+            x = (int)fz[b].val;
         }
         taken[x] = 1;
         out[j] = x;
@@ -178,11 +368,13 @@ int *pack_replies_by_score(struct pool *p, int every, int limit)
         out[i] = PACK_LANE_LATER;
     out[n] = -1;
     free(v);
+    free(fv);
     free(own);
     free(taken);
     return out;
 fail:
     free(v);
+    free(fv);
     free(out);
     free(own);
     free(taken);

@@ -628,6 +628,9 @@ int pack_header_least(const struct pool *p, int si);
  * them). A new array (the caller frees it), or NULL: out of memory. */
 #define PACK_LANE_LATER (-2)
 int *pack_replies_by_score(struct pool *p, int every, int limit);
+/* How many times pack_replies_by_score took its first places without the
+ * whole own order (lane_bounded): for the tests, which must reach it. */
+long pack_lane_bounded_runs(void);
 /* Chooses, reads and renders into r (text, tokens, items borrowing from
  * the pool). CAIRN_NOMEM with no message set (the caller sets it). */
 int pack(const struct pack_src *src, struct pool *p, struct query *q,

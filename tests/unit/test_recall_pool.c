@@ -2043,8 +2043,15 @@ static void test_lane_prefix(void)
 {
     static const double own[] = { 0, 0.5, 0.25, 0.125, 2.0, 1e-3 };
     unsigned seed = 20261205;
-    for (int round = 0; round < 4; round++) {
-        int n = round < 2 ? 300 : 9000;     /* both of the sort's paths */
+    long bounded = pack_lane_bounded_runs();
+    for (int round = 0; round < 10; round++) {
+        /* both of the sort's paths; from round 4 enough replies for the
+         * own order's first places alone (lane_bounded), the units' ranks
+         * from a wide set (few replies past its bound) or from 40 (many:
+         * it gives up), own scores from 6 or from 200 values */
+        int n = round < 2 ? 300 : round < 4 ? 9000 : 30000;
+        int nrank = round >= 4 && round % 2 ? n / 3 : 40;
+        int nown = round >= 8 ? 200 : 6;
         struct pool p;
         memset(&p, 0, sizeof p);
         p.nu = p.nm = n;
@@ -2057,19 +2064,20 @@ static void test_lane_prefix(void)
         for (int i = 0; i < n; i++) {
             seed = seed * 1103515245u + 12345u;
             p.u[i].head = p.u[i].first = p.u[i].last = i;
-            p.u[i].rank = (int)((seed >> 9) % 40);     /* ranked: no completion */
+            p.u[i].rank = (int)((seed >> 9) % (unsigned)nrank);     /* ranked: no completion */
             p.m[i].unit = i;
             p.m[i].role = (seed >> 16) % 4 ? ROLE_ASSISTANT : ROLE_USER;
-            p.m[i].s_msg = own[(seed >> 20) % 6];
+            seed = seed * 1103515245u + 12345u;
+            p.m[i].s_msg = nown == 6 ? own[(seed >> 20) % 6] : (double)((seed >> 12) % 200) / 64;
             p.ord[i] = i;
         }
-        for (int every = 0; every <= 3; every += 3) {
+        for (int every = 0; every <= 3; every += every ? 2 : 1) {    /* 0, 1, 3 */
             int *all = pack_replies_by_score(&p, every, 0);
             T_CHECK(all != NULL);
             int nrep = 0;
             while (all && nrep < n && all[nrep] >= 0)
                 nrep++;
-            static const int limits[] = { 1, 2, 5, 17, 100, 5000 };
+            static const int limits[] = { 1, 2, 5, 17, 100, 512, 5000 };
             for (size_t l = 0; all && l < sizeof limits / sizeof *limits; l++) {
                 int *part = pack_replies_by_score(&p, every, limits[l]);
                 T_CHECK(part != NULL);
@@ -2089,6 +2097,10 @@ static void test_lane_prefix(void)
             }
             free(all);
         }
+        /* the wide ranks' rounds take the bounded path */
+        if (nrank > 40)
+            T_CHECK(pack_lane_bounded_runs() > bounded);
+        bounded = pack_lane_bounded_runs();
     next:
         free(p.u);
         free(p.m);
