@@ -75,6 +75,8 @@ static int lane_unit(const struct pool *p, int x)
  * see lane_bounded. Not a policy either: past the own places known the
  * order is asked for whole (PACK_LANE_LATER), as past the fused ones. */
 #define LANE_OWN_MIN 256
+/* lane_bounded's buckets of own keys (a first bound on a place) */
+#define LANE_BUCKETS 4096
 
 /* The own order's (key, entry) pairs: larger key first, the earlier entry
  * (the input order: entries are added in increasing order) on equal keys,
@@ -142,17 +144,22 @@ static int lane_bounded(struct pool *p, const struct sort_kv *v, int n, int limi
                         struct sort_kv *fv, int *nf, int *own, int *nown)
 {
     struct sort_kv *h = malloc((size_t)t * sizeof *h), *c = NULL;
-    int *cnt = NULL, nc = 0, rc = -1;
+    int *cnt = NULL, *first = NULL, *same = NULL, nc = 0, rc = -1;
     if (!h || t < 1 || t > n)
         goto out;
     memcpy(h, v, (size_t)t * sizeof *h);
+    uint64_t kmin = UINT64_MAX;         /* the least own key, for the buckets */
+    for (int j = 0; j < t; j++)
+        kmin = v[j].key < kmin ? v[j].key : kmin;
     for (int j = t / 2; j-- > 0;)
         lane_sift(h, (size_t)t, (size_t)j);
-    for (int i = t; i < n; i++)
+    for (int i = t; i < n; i++) {
+        kmin = v[i].key < kmin ? v[i].key : kmin;
         if (lane_before(&v[i], &h[0])) {
             h[0] = v[i];
             lane_sift(h, (size_t)t, 0);
         }
+    }
     struct sort_kv last = h[0];         /* the own order's t-th */
     qsort(h, (size_t)t, sizeof *h, lane_cmp);
     for (int i = 0; i < t; i++) {
@@ -181,12 +188,17 @@ static int lane_bounded(struct pool *p, const struct sort_kv *v, int n, int limi
         else
             hi = mid;
     }
-    /* the rest whose bound reaches it: at most t of them */
-    if (!(c = malloc((size_t)t * sizeof *c)))
+    /* the rest whose bound reaches it: at most t of them; and a
+     * histogram of the rest's own keys, LANE_BUCKETS over their range */
+    int sh = 0;
+    while (((last.key - kmin) >> sh) >= LANE_BUCKETS)
+        sh++;
+    if (!(c = malloc((size_t)t * sizeof *c)) || !(cnt = calloc(LANE_BUCKETS + 1, sizeof *cnt)))
         goto out;
     for (int i = 0; i < n; i++) {
         if (!lane_before(&last, &v[i]))
             continue;                   /* one of the t */
+        cnt[(v[i].key - kmin) >> sh]++;
         int rank = p->u[lane_unit(p, (int)v[i].val)].rank;
         if (rank < 0) {
             rc = 2;
@@ -204,12 +216,49 @@ static int lane_bounded(struct pool *p, const struct sort_kv *v, int n, int limi
         /* their places: t + the rest before each (after one of them in
          * the own order, so counted at the first of them it precedes) */
         qsort(c, (size_t)nc, sizeof *c, lane_cmp);
-        if (!(cnt = calloc((size_t)nc + 1, sizeof *cnt)))
+        /* a first bound on each one's place: t + the rest in the buckets
+         * above its own, or its place among them (either is a count of
+         * replies before it); those it leaves under kth go (most: their
+         * own keys rank low), the others keep their order */
+        for (int b = LANE_BUCKETS - 1, above = 0; b >= 0; b--) {
+            int here = cnt[b];
+            cnt[b] = above;
+            above += here;
+        }
+        int ns = 0;
+        for (int k = 0; k < nc; k++) {
+            int before = cnt[(c[k].key - kmin) >> sh];
+            before = before > k ? before : k;
+            if (lane_fused(t + before, p->u[lane_unit(p, (int)c[k].val)].rank) >= kth)
+                c[ns++] = c[k];
+        }
+        nc = ns;
+    }
+    if (nc) {
+        /* their exact places: t + the rest in the buckets above (cnt
+         * now) + those of their own bucket before them, found among the
+         * ones left of that bucket (a run of c[], the buckets falling
+         * along the own order); a reply of a bucket with none is passed
+         * over at one look */
+        if (!(first = malloc(2 * LANE_BUCKETS * sizeof *first)) ||
+            !(same = calloc((size_t)nc + 1, sizeof *same)))
             goto out;
+        int *stop = first + LANE_BUCKETS;   /* the run's end */
+        for (int b = 0; b < LANE_BUCKETS; b++)
+            first[b] = -1;
+        for (int k = 0; k < nc; k++) {
+            size_t b = (c[k].key - kmin) >> sh;
+            if (first[b] < 0)
+                first[b] = k;
+            stop[b] = k + 1;
+        }
         for (int i = 0; i < n; i++) {
-            if (!lane_before(&last, &v[i]) || !lane_before(&v[i], &c[nc - 1]))
-                continue;               /* one of the t, or after them all */
-            int lo = 0, hi = nc - 1;    /* the first c[] v[i] precedes */
+            size_t b = (v[i].key - kmin) >> sh;
+            if (first[b] < 0 || !lane_before(&last, &v[i]))
+                continue;               /* none of them there, or one of the t */
+            int lo = first[b], hi = stop[b] - 1;    /* the first of them v[i] precedes */
+            if (!lane_before(&v[i], &c[hi]))
+                continue;               /* after them all */
             while (lo < hi) {
                 int mid = (lo + hi) / 2;
                 if (lane_before(&v[i], &c[mid]))
@@ -217,11 +266,12 @@ static int lane_bounded(struct pool *p, const struct sort_kv *v, int n, int limi
                 else
                     lo = mid + 1;
             }
-            cnt[lo]++;
+            same[lo]++;
         }
         for (int k = 0, before = 0; k < nc; k++) {
-            before += cnt[k];
-            fv[t + k].key = lane_fused(t + before, p->u[lane_unit(p, (int)c[k].val)].rank);
+            size_t b = (c[k].key - kmin) >> sh;
+            before = first[b] == k ? same[k] : before + same[k];
+            fv[t + k].key = lane_fused(t + cnt[b] + before, p->u[lane_unit(p, (int)c[k].val)].rank);
             fv[t + k].val = c[k].val;
         }
     }
@@ -235,6 +285,8 @@ out:
     free(h);
     free(c);
     free(cnt);
+    free(first);
+    free(same);
     return rc;
 }
 /* Assistant messages that match the question, best first (caller frees):
