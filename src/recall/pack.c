@@ -70,6 +70,225 @@ static int lane_unit(const struct pool *p, int x)
  * each reply at most cap_reply); past this many it asks for all. Not a
  * policy: any value gives the same order, only the work differs. */
 #define LANE_PREFIX 512
+/* With a limit, the own order is sorted for its first 2 limits places
+ * only (at least LANE_OWN_MIN), when there are twice as many replies:
+ * see lane_bounded. Not a policy either: past the own places known the
+ * order is asked for whole (PACK_LANE_LATER), as past the fused ones. */
+#define LANE_OWN_MIN 256
+/* lane_bounded's buckets of own keys (a first bound on a place) */
+#define LANE_BUCKETS 4096
+
+/* The own order's (key, entry) pairs: larger key first, the earlier entry
+ * (the input order: entries are added in increasing order) on equal keys,
+ * sort_kv_desc's order as a total one. */
+static int lane_before(const struct sort_kv *a, const struct sort_kv *b)
+{
+    return a->key > b->key || (a->key == b->key && a->val < b->val);
+}
+
+static int lane_cmp(const void *x, const void *y)
+{
+    const struct sort_kv *a = x, *b = y;
+    return lane_before(a, b) ? -1 : lane_before(b, a);
+}
+
+/* h[0..n) a heap with its last pair in the own order at the root. */
+static void lane_sift(struct sort_kv *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && lane_before(&h[c], &h[c + 1]))
+            c++;
+        if (!lane_before(&h[i], &h[c]))
+            return;
+        struct sort_kv t = h[i];
+        h[i] = h[c];
+        h[c] = t;
+        i = c;
+    }
+}
+
+/* A reply's fused key: its own place i, its round's rank. Monotone in i
+ * for a given rank (the division and the sum round monotonely), which
+ * lane_bounded's bound rests on. */
+static uint64_t lane_fused(int i, int rank)
+{
+    if (i < REPLY_LANE_OWN_TOP)
+        return sort_key_double(1.0 + (REPLY_LANE_OWN_TOP - i));
+    return sort_key_double(1.0 / (RRF_K + i + 1) + W_REPLY_ROUND / (RRF_K + rank + 1));
+}
+
+static long lane_bounded_runs;
+long pack_lane_bounded_runs(void) { return lane_bounded_runs; }
+
+/* The reply lane's first `limit` fused places without the whole own order
+ * (issue 23, pack53b: the sort of ~75,000 replies was ~17 M instructions
+ * at a million for a lane that reads a few dozen). v[n]: the replies'
+ * (own key, entry) pairs in input order. The own order's first t places
+ * are kept in a heap (one compare for most replies) and sorted: own[0..t),
+ * exact. Of those t the limit-th best fused key is kth; a reply past them
+ * has a place >= t, so its fused key is at most lane_fused(t, its rank):
+ * only those whose round ranks at most rmax (the last rank whose bound
+ * reaches kth) can enter the first `limit` (any other is below kth, which
+ * `limit` of the t reach). Their exact places are counted in one pass over
+ * the rest (a binary search among them, sorted); then the t and them, in
+ * own order, are sorted stably by fused key: the first `limit` places are
+ * the whole sort's (the same keys, the same order of ties). Into fv (the
+ * first *nf fused pairs, val an entry; room for 2 t) and own (*nown
+ * places). Returns 0; 1 when more than t replies pass the bound (the
+ * caller sorts all); 2 when a reply's unit is unranked (the caller ranks
+ * all and asks again); -1 on no memory. */
+static int lane_bounded(struct pool *p, const struct sort_kv *v, int n, int limit, int t,
+                        struct sort_kv *fv, int *nf, int *own, int *nown)
+{
+    struct sort_kv *h = malloc((size_t)t * sizeof *h), *c = NULL;
+    int *cnt = NULL, *first = NULL, *same = NULL, nc = 0, rc = -1;
+    if (!h || t < 1 || t > n)
+        goto out;
+    memcpy(h, v, (size_t)t * sizeof *h);
+    uint64_t kmin = UINT64_MAX;         /* the least own key, for the buckets */
+    for (int j = 0; j < t; j++)
+        kmin = v[j].key < kmin ? v[j].key : kmin;
+    for (int j = t / 2; j-- > 0;)
+        lane_sift(h, (size_t)t, (size_t)j);
+    for (int i = t; i < n; i++) {
+        kmin = v[i].key < kmin ? v[i].key : kmin;
+        if (lane_before(&v[i], &h[0])) {
+            h[0] = v[i];
+            lane_sift(h, (size_t)t, 0);
+        }
+    }
+    struct sort_kv last = h[0];         /* the own order's t-th */
+    qsort(h, (size_t)t, sizeof *h, lane_cmp);
+    for (int i = 0; i < t; i++) {
+        int rank = p->u[lane_unit(p, (int)h[i].val)].rank;
+        if (rank < 0) {
+            rc = 2;
+            goto out;
+        }
+        own[i] = (int)h[i].val;
+        fv[i].key = lane_fused(i, rank);
+        fv[i].val = own[i];
+    }
+    /* the limit-th fused key of the t: a copy selected, fv's order kept */
+    for (int i = 0; i < t; i++)
+        h[i] = fv[i];
+    if (sort_kv_top(h, (size_t)t, (size_t)limit) < 0)
+        goto out;
+    uint64_t kth = h[0].key;
+    for (int i = 1; i < limit; i++)
+        kth = h[i].key < kth ? h[i].key : kth;
+    int rmax = -1;                      /* bounds fall as ranks grow */
+    for (int lo = 0, hi = p->nu; lo < hi;) {
+        int mid = lo + (hi - lo) / 2;
+        if (lane_fused(t, mid) >= kth)
+            rmax = mid, lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* the rest whose bound reaches it: at most t of them; and a
+     * histogram of the rest's own keys, LANE_BUCKETS over their range */
+    int sh = 0;
+    while (((last.key - kmin) >> sh) >= LANE_BUCKETS)
+        sh++;
+    if (!(c = malloc((size_t)t * sizeof *c)) || !(cnt = calloc(LANE_BUCKETS + 1, sizeof *cnt)))
+        goto out;
+    for (int i = 0; i < n; i++) {
+        if (!lane_before(&last, &v[i]))
+            continue;                   /* one of the t */
+        cnt[(v[i].key - kmin) >> sh]++;
+        int rank = p->u[lane_unit(p, (int)v[i].val)].rank;
+        if (rank < 0) {
+            rc = 2;
+            goto out;
+        }
+        if (rank > rmax)
+            continue;
+        if (nc == t) {
+            rc = 1;
+            goto out;
+        }
+        c[nc++] = v[i];
+    }
+    if (nc) {
+        /* their places: t + the rest before each (after one of them in
+         * the own order, so counted at the first of them it precedes) */
+        qsort(c, (size_t)nc, sizeof *c, lane_cmp);
+        /* a first bound on each one's place: t + the rest in the buckets
+         * above its own, or its place among them (either is a count of
+         * replies before it); those it leaves under kth go (most: their
+         * own keys rank low), the others keep their order */
+        for (int b = LANE_BUCKETS - 1, above = 0; b >= 0; b--) {
+            int here = cnt[b];
+            cnt[b] = above;
+            above += here;
+        }
+        int ns = 0;
+        for (int k = 0; k < nc; k++) {
+            int before = cnt[(c[k].key - kmin) >> sh];
+            before = before > k ? before : k;
+            if (lane_fused(t + before, p->u[lane_unit(p, (int)c[k].val)].rank) >= kth)
+                c[ns++] = c[k];
+        }
+        nc = ns;
+    }
+    if (nc) {
+        /* their exact places: t + the rest in the buckets above (cnt
+         * now) + those of their own bucket before them, found among the
+         * ones left of that bucket (a run of c[], the buckets falling
+         * along the own order); a reply of a bucket with none is passed
+         * over at one look */
+        if (!(first = malloc(2 * LANE_BUCKETS * sizeof *first)) ||
+            !(same = calloc((size_t)nc + 1, sizeof *same)))
+            goto out;
+        int *stop = first + LANE_BUCKETS;   /* the run's end */
+        for (int b = 0; b < LANE_BUCKETS; b++)
+            first[b] = -1;
+        for (int k = 0; k < nc; k++) {
+            size_t b = (c[k].key - kmin) >> sh;
+            if (first[b] < 0)
+                first[b] = k;
+            stop[b] = k + 1;
+        }
+        for (int i = 0; i < n; i++) {
+            size_t b = (v[i].key - kmin) >> sh;
+            if (first[b] < 0 || !lane_before(&last, &v[i]))
+                continue;               /* none of them there, or one of the t */
+            int lo = first[b], hi = stop[b] - 1;    /* the first of them v[i] precedes */
+            if (!lane_before(&v[i], &c[hi]))
+                continue;               /* after them all */
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (lane_before(&v[i], &c[mid]))
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            same[lo]++;
+        }
+        for (int k = 0, before = 0; k < nc; k++) {
+            size_t b = (c[k].key - kmin) >> sh;
+            before = first[b] == k ? same[k] : before + same[k];
+            fv[t + k].key = lane_fused(t + cnt[b] + before, p->u[lane_unit(p, (int)c[k].val)].rank);
+            fv[t + k].val = c[k].val;
+        }
+    }
+    if (sort_kv_desc(fv, (size_t)(t + nc)))
+        goto out;
+    *nf = limit;
+    *nown = t;
+    lane_bounded_runs++;
+    rc = 0;
+out:
+    free(h);
+    free(c);
+    free(cnt);
+    free(first);
+    free(same);
+    return rc;
+}
 /* Assistant messages that match the question, best first (caller frees):
  * the REPLY_LANE_OWN_TOP that match best alone, then by reciprocal rank
  * of their own BM25 among the replies and of the rank of their round, so
@@ -94,12 +313,15 @@ static int lane_unit(const struct pool *p, int x)
  * first sort) stays whole: each reply's own place is in its fused key. */
 int *pack_replies_by_score(struct pool *p, int every, int limit)
 {
-    size_t nm1 = (size_t)(p->nm ? p->nm : 1);
-    struct sort_kv *v = malloc(nm1 * sizeof *v);
+    /* the entries: turns, or over unit rows matches (~250,000 of a
+     * million turns at a million messages: each array sized for them,
+     * and the order -1 ended, not p->nm places; pack53) */
+    size_t nm1 = (size_t)(p->pu ? p->pu->nmt : p->nm) + 1;
+    struct sort_kv *v = malloc(nm1 * sizeof *v), *fv = NULL;
     int *out = malloc(nm1 * sizeof *out);
     int *own = malloc(nm1 * sizeof *own);
     char *taken = calloc(nm1, 1);
-    int n = 0;
+    int n = 0, unranked = 0;
     if (!v || !out || !own || !taken)
         goto fail;
     if (p->pu) {
@@ -122,59 +344,89 @@ int *pack_replies_by_score(struct pool *p, int every, int limit)
             n++;
         }
     }
+    struct sort_kv *fz = v;             /* the fused order's sorted places */
+    int nf = n, nown = n;               /* fused places sorted, own places */
+    int t = 2 * limit > LANE_OWN_MIN ? 2 * limit : LANE_OWN_MIN;
+    if (limit > 0 && limit < t && t <= n / 2) {
+        if (!(fv = malloc(2 * (size_t)t * sizeof *fv)))
+            goto fail;
+        int b = lane_bounded(p, v, n, limit, t, fv, &nf, own, &nown);
+        if (b == 2) {
+            /* a unit at 0 (unranked): the whole order ranked, once */
+            if (units_rank_all(p))
+                goto fail;
+            b = lane_bounded(p, v, n, limit, t, fv, &nf, own, &nown);
+        }
+        if (b < 0 || b == 2)
+            goto fail;
+        if (b == 0) {
+            fz = fv;
+            goto place;
+        }
+        nf = n;
+    }
     /* stable, as the merge sort before: ties keep the first order (on
      * both threads for a pool loaded in two: the same order) */
     if (sort_kv_desc_two(v, (size_t)n, p->threads >= 2))
         goto fail;
-    /* the fused key reads each reply's unit rank */
-    for (int i = 0; i < n; i++)
-        if (p->u[lane_unit(p, (int)v[i].val)].rank < 0 && units_rank_all(p))
+    /* the fused key reads each reply's unit rank: a unit at 0 (unranked)
+     * has the whole order ranked and the keys made again (one pass over
+     * the scattered units, not a check's pass before) */
+    for (int again = 0; again < 2; again++) {
+        for (int i = 0; i < n; i++) {
+            int x = (int)v[i].val, rank = p->u[lane_unit(p, x)].rank;
+            unranked |= rank < 0;
+            own[i] = x;
+            v[i].key = sort_key_double(1.0 / (RRF_K + i + 1) + W_REPLY_ROUND / (RRF_K + rank + 1));
+            /* the replies that match best alone lead, in that order (policy.h,
+             * REPLY_LANE_OWN_TOP); fused scores stay under 2 / (RRF_K + 1) */
+            if (i < REPLY_LANE_OWN_TOP)
+                v[i].key = sort_key_double(1.0 + (REPLY_LANE_OWN_TOP - i));
+        }
+        if (!unranked)
+            break;
+        if (again || units_rank_all(p))
             goto fail;
-    for (int i = 0; i < n; i++) {
-        int x = (int)v[i].val;
-        own[i] = x;
-        v[i].key = sort_key_double(1.0 / (RRF_K + i + 1) +
-                                   W_REPLY_ROUND / (RRF_K + p->u[lane_unit(p, x)].rank + 1));
-        /* the replies that match best alone lead, in that order (policy.h,
-         * REPLY_LANE_OWN_TOP); fused scores stay under 2 / (RRF_K + 1) */
-        if (i < REPLY_LANE_OWN_TOP)
-            v[i].key = sort_key_double(1.0 + (REPLY_LANE_OWN_TOP - i));
+        unranked = 0;
     }
-    int nf = n;                         /* fused places sorted */
     if (limit > 0 && limit < n && (nf = (int)sort_kv_top(v, (size_t)n, (size_t)limit)) < 0)
         goto fail;
     if (sort_kv_desc(v, (size_t)nf))
         goto fail;
+place:;
     /* the fused order, with every every-th place given to the own order */
     int j = 0;
     for (int a = 0, b = 0; j < n; j++) {
         int x = -1;
         if (every > 0 && j > 0 && j % every == 0) {
-            while (a < n && taken[own[a]])
+            while (a < nown && taken[own[a]])
                 a++;
+            if (a == nown && nown < n)
+                break;                  /* past the own places known */
             if (a < n)
                 x = own[a];
         }
         if (x < 0) {
-            while (b < nf && taken[v[b].val])
+            while (b < nf && taken[fz[b].val])
                 b++;                    /* n places, n replies: one is left */
             if (b == nf)
                 break;                  /* past the sorted places (limit) */
-            x = (int)v[b].val;
+            x = (int)fz[b].val;
         }
         taken[x] = 1;
         out[j] = x;
     }
     for (int i = j; i < n; i++)
         out[i] = PACK_LANE_LATER;
-    for (int i = n; i < p->nm; i++)
-        out[i] = -1;
+    out[n] = -1;
     free(v);
+    free(fv);
     free(own);
     free(taken);
     return out;
 fail:
     free(v);
+    free(fv);
     free(out);
     free(own);
     free(taken);
@@ -419,6 +671,12 @@ out:
 
 /* ---- rendering ---- */
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 /* A session header's opening: "[" and the session's time (else at's),
  * or "[undated", into ts[48]; its length. d: the day names read so far
  * (a packer's, kept for the pack; else the caller's own). */
@@ -504,35 +762,37 @@ static int session_before(const struct pool *p, const int *best, int a, int b)
     return ta < tb || (ta == tb && a < b);
 }
 
-/* The sessions in text order (caller frees), or NULL on no memory. */
-static int *session_order(const struct pool *p)
+/* The sessions of the picked messages order[n] in text order, -1 ended
+ * (caller frees), or NULL on no memory. Only a session with a turn picked
+ * renders anything: the pool's others (~34,000 at a million messages,
+ * sorted and walked twice a pack) are left out (pack53; p->pack_walk:
+ * every session, as before). */
+static int *session_order(const struct pool *p, const int *order, int n)
 {
-    size_t ns1 = (size_t)(p->ns ? p->ns : 1);
-    int *so = malloc(ns1 * sizeof *so), *best = NULL;
-    if (!so || (p->cite && !(best = malloc(ns1 * sizeof *best)))) {
+    int all = p->pack_walk, ns = 0;
+    int *so = malloc(((size_t)(all ? p->ns : n) + 1) * sizeof *so), *best = NULL;
+    if (!so || (p->cite && !(best = malloc((size_t)(p->ns ? p->ns : 1) * sizeof *best)))) {
         free(so);
         return NULL;
     }
-    for (int i = 0; i < p->ns; i++) {
-        so[i] = i;
-        if (best)
-            best[i] = INT_MAX;
+    if (!all) {
+        for (int j = 0; j < n; j++)
+            so[j] = p->m[order[j]].sess;
+        qsort(so, (size_t)n, sizeof *so, cmp_int);
     }
-    /* (over unit rows: the sessions read only, the others' slots unread) */
-    for (int si = 0, i; best && si < p->ns; si++) {
-        for (i = p->s[si].first_msg; p->pu && pool_state(p, si) == POOL_LOADED &&
-                                     i < p->s[si].first_msg + p->s[si].n_msgs; i++) {
-            int r = p->u[p->m[i].unit].rank;
-            if (p->m[i].picked && r < best[si])
-                best[si] = r;
+    for (int j = 0; j < (all ? p->ns : n); j++)
+        if (all || !ns || so[ns - 1] != so[j]) {
+            so[ns] = all ? j : so[j];
+            if (best)
+                best[so[ns]] = INT_MAX;
+            ns++;
         }
+    for (int j = 0; best && j < n; j++) {
+        const struct rmsg *m = &p->m[order[j]];
+        if (p->u[m->unit].rank < best[m->sess])
+            best[m->sess] = p->u[m->unit].rank;
     }
-    for (int i = 0; best && !p->pu && i < p->nm; i++) {
-        int r = p->u[p->m[i].unit].rank;
-        if (p->m[i].picked && r < best[p->m[i].sess])
-            best[p->m[i].sess] = r;
-    }
-    for (int i = 1; i < p->ns; i++) {       /* insertion sort: few sessions */
+    for (int i = 1; i < ns; i++) {          /* insertion sort: few sessions */
         int k = so[i], j = i - 1;
         while (j >= 0 && !session_before(p, best, so[j], k)) {
             so[j + 1] = so[j];
@@ -540,22 +800,21 @@ static int *session_order(const struct pool *p)
         }
         so[j + 1] = k;
     }
+    so[ns] = -1;
     free(best);
     return so;
 }
 
-/* Renders the picked messages, sessions in session_order(). */
-static int render(const struct pool *p, struct buf *b)
+/* Renders the picked messages order[n], sessions in session_order(). */
+static int render(const struct pool *p, const int *order, int n, struct buf *b)
 {
-    int *so = session_order(p);
+    int *so = session_order(p, order, n);
     if (!so)
         return CAIRN_NOMEM;
     int first_block = 1;
-    for (int k = 0; k < p->ns; k++) {
+    for (int k = 0; so[k] >= 0; k++) {
         const struct rsession *s = &p->s[so[k]];
         int last = -1;
-        if (pool_state(p, so[k]) != POOL_LOADED)
-            continue;               /* (over unit rows: nothing of it picked) */
         for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++) {
             if (!p->m[i].picked)
                 continue;
@@ -601,11 +860,19 @@ struct packer {
     struct store_msg_text *ld;
     char *state;         /* per message: FETCH_* */
     int  *cand, ncand;   /* messages in the order pack is likely to try them */
-    int  *cpos;          /* each message's place in cand, or -1 */
+    int  *cpos;          /* the planned messages' places in cand (cpos_of) */
+    unsigned cpos_mask;  /* its slots - 1, a power of two less one */
+    int   plan_r0, plan_nfull;   /* plan_to's: the next place, rounds planned whole */
+    int  *rd, nrd;       /* the messages fetched (their ld to free), once each */
     int  *hdr;           /* per session: header_or_refuse's cost, minus its floor, or 0 */
     struct pack_stamps *st;    /* the headers' openings (a pointer: the packer
                                 * held whole made pack()'s loops ~4 M slower) */
     char *snip;          /* per message: packed as a reply snippet (may grow) */
+    int   year4;         /* every session not open has a four-digit year's
+                          * stamp: 1, 0 not, -1 not asked (pass_closed) */
+    const int *ord;      /* units_by_rank's */
+    const int *tnext;    /* past pass_closed's point: pass_tail's places
+                          * after the unit tried, else NULL */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -755,6 +1022,54 @@ int pack_header_least(const struct pool *p, int si)
     return session_least(p, si, &st);
 }
 
+/* The planned messages' places in cand (issue 23, pack53): pairs of
+ * message + 1 and place + 1, open addressing, grown at half full. An
+ * array of every message's place was 4 MB cleared a pack at a million
+ * messages (calloc on fresh pages: ~390 page faults, the process's most)
+ * to plan a few hundred. */
+#define CPOS_SLOTS 64     /* (grown in a few steps to a recall's ~500) */
+
+static unsigned cpos_hash(const struct packer *k, int i)
+{
+    return (unsigned)(((uint64_t)(unsigned)i * 0x9E3779B97F4A7C15ull) >> 32) & k->cpos_mask;
+}
+
+/* message i's place in cand + 1, or 0: not planned */
+static int cpos_of(const struct packer *k, int i)
+{
+    for (unsigned j = cpos_hash(k, i);; j = (j + 1) & k->cpos_mask) {
+        if (k->cpos[2 * j] == i + 1)
+            return k->cpos[2 * j + 1];
+        if (!k->cpos[2 * j])
+            return 0;
+    }
+}
+
+static void cpos_put(struct packer *k, int i, int place1)
+{
+    unsigned j = cpos_hash(k, i);
+    while (k->cpos[2 * j])
+        j = (j + 1) & k->cpos_mask;
+    k->cpos[2 * j] = i + 1;
+    k->cpos[2 * j + 1] = place1;
+}
+
+/* Twice the slots, the pairs put again; -1 on no memory (none lost). */
+static int cpos_grow(struct packer *k)
+{
+    unsigned n = 2 * (k->cpos_mask + 1), om = k->cpos_mask;
+    int *t = calloc(n, 2 * sizeof *t), *old = k->cpos;
+    if (!t)
+        return -1;
+    k->cpos = t;
+    k->cpos_mask = n - 1;
+    for (unsigned j = 0; j <= om; j++)
+        if (old[2 * j])
+            cpos_put(k, old[2 * j] - 1, old[2 * j + 1]);
+    free(old);
+    return 0;
+}
+
 /* A pool gathered over unit rows (gather.c, recall.units) has a
  * session's turns read when packing first needs them: its header's cost
  * (its title), or one of its turns tried past the header. Read with it:
@@ -768,7 +1083,8 @@ static int lazy_need(struct packer *k, int si, int i)
     if (pool_state(p, si) == POOL_UNLOADED) {
         int want[FETCH_BATCH + 1], n = 0;
         want[n++] = si;
-        for (int c = i >= 0 && k->cpos[i] >= 0 ? k->cpos[i] + 1 : k->ncand;
+        int c0 = i >= 0 ? cpos_of(k, i) : 0;
+        for (int c = c0 ? c0 : k->ncand;
              c < k->ncand && n <= FETCH_BATCH; c++) {
             int sj = pool_sess_of(p, k->cand[c]);
             if (pool_state(p, sj) == POOL_UNLOADED)
@@ -831,6 +1147,97 @@ static int header_or_refuse(struct packer *k, int si, int i)
     return *h = header_cost_of(k->p, si, ts, tn);
 }
 
+/* The first pass's tail (issue 23, pack53). Once the room left is under
+ * the least header floor plus 8, a unit of a session not open is refused
+ * on that floor by header_or_refuse (its memo aside, nothing read or
+ * kept), and the room only shrinks through the pass: only the units of
+ * the sessions open then can still be packed, and the sessions open stay
+ * those (a unit packs turns of its own session only). At a million
+ * messages a 1,000-token recall tried ~104,000 units past that point,
+ * each a few cache misses (its unit, session, header memo and state),
+ * and packed one. 1 when that point is reached: header_or_refuse's own
+ * test, and every session not open has a stamp of a four-digit year (a
+ * scan of the sessions, once; any other is floored by its own stamp). */
+static int pass_closed(struct packer *k)
+{
+    int left = k->budget - k->used, least;
+    if (left >= 8 + 4 + 24 || !(least = least_floor(k->st)) || left - least >= 8)
+        return 0;
+    if (k->year4 < 0) {
+        const struct pool *p = k->p;
+        k->year4 = 1;
+        for (int si = 0; si < p->ns && k->year4; si++)
+            if (!k->sess_open[si] &&
+                (p->s[si].started_at < STAMP_YEAR4_LO || p->s[si].started_at > STAMP_YEAR4_HI))
+                k->year4 = 0;
+    }
+    return k->year4;
+}
+
+/* The places after r0 (in units_by_rank's order, which a scored unit's
+ * rank is) of the scored units of the open sessions, ascending, -1 ended
+ * (caller frees), or NULL on no memory: what pass_closed leaves to try. */
+static int *pass_tail(const struct packer *k, int r0)
+{
+    const struct pool *p = k->p;
+    int *ss = malloc(((size_t)k->norder + 1) * sizeof *ss), ns = 0, *rk = NULL, n = 0;
+    size_t room = 1;
+    if (!ss)
+        return NULL;
+    for (int j = 0; j < k->norder; j++)
+        ss[ns++] = p->m[k->order[j]].sess;
+    qsort(ss, (size_t)ns, sizeof *ss, cmp_int);
+    int u = 0;
+    for (int j = 0; j < ns; j++)
+        if (!u || ss[u - 1] != ss[j]) {
+            ss[u++] = ss[j];
+            room += (size_t)p->s[ss[j]].n_msgs;
+        }
+    ns = u;
+    if (!(rk = malloc(room * sizeof *rk)))
+        goto out;
+    for (int j = 0; j < ns; j++) {
+        /* an open session is read (try_add_in read it to pack a turn) */
+        const struct rsession *s = &p->s[ss[j]];
+        for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++) {
+            const struct runit *x = &p->u[p->m[i].unit];
+            if (x->head == i && x->score > 0 && x->rank > r0)
+                rk[n++] = x->rank;
+        }
+    }
+    qsort(rk, (size_t)n, sizeof *rk, cmp_int);
+    rk[n] = -1;
+out:
+    free(ss);
+    return rk;
+}
+
+/* The places (units_by_rank's) of the scored units whose lead turn is
+ * packed, ascending, -1 ended (caller frees), or NULL on no memory. The
+ * second pass makes those rounds whole, best first: it walked every
+ * scored unit in rank order for them (~410,000 at a million messages,
+ * each a cache miss or two, for the ~10 packed; pack53). Its tries add
+ * turns of their own rounds only, none a lead turn of another, so the
+ * list made before it is the one it would find. */
+static int *picked_ranks(const struct packer *k)
+{
+    const struct pool *p = k->p;
+    int *rk = malloc(((size_t)(p->pack_walk ? p->nu : k->norder) + 1) * sizeof *rk), n = 0;
+    if (!rk)
+        return NULL;
+    /* the reference (p->pack_walk): every scored unit, as the walk took them */
+    for (; p->pack_walk && n < p->nu && p->u[k->ord[n]].score > 0; n++)
+        rk[n] = n;
+    for (int j = 0; !p->pack_walk && j < k->norder; j++) {
+        const struct runit *x = &p->u[p->m[k->order[j]].unit];
+        if (x->head == k->order[j] && x->score > 0)
+            rk[n++] = x->rank;
+    }
+    qsort(rk, (size_t)n, sizeof *rk, cmp_int);   /* (order holds a turn once) */
+    rk[n] = -1;
+    return rk;
+}
+
 /* ---- reading the texts ----
  *
  * What a message costs is the token count of its text, so pack reads the
@@ -850,29 +1257,33 @@ static int header_or_refuse(struct packer *k, int si, int i)
 
 static void cand_add(struct packer *k, int i)
 {
-    if (k->cpos[i] < 0) {
-        k->cpos[i] = k->ncand;
-        k->cand[k->ncand++] = i;
-    }
+    if (cpos_of(k, i) || (2 * ((unsigned)k->ncand + 1) > k->cpos_mask + 1 && cpos_grow(k)))
+        return;     /* (no memory: not planned, read when tried; the same choice) */
+    k->cand[k->ncand++] = i;
+    cpos_put(k, i, k->ncand);
 }
 
 #define PLAN_AHEAD 8
+/* How many places ahead of the unit it tries the first pass has planned:
+ * a read ahead takes FETCH_BATCH turns or sessions not read yet */
+#define PLAN_WINDOW (8 * FETCH_BATCH)
 
-/* The order of the first pass of pack(): the whole store when it may fit,
- * then the lead turns by rank and the replies of the best rounds. The
- * baseline (raw) reads round by round. */
-static void plan_reads(struct packer *k, const int *ord, int raw)
+/* The order of the first pass of pack(), the places of ord before end
+ * (k->ord; those planned already skipped): the lead turns by rank and
+ * the replies of the best rounds. The pass plans as it goes, PLAN_WINDOW
+ * places ahead (pack53: planned whole up front it read each of ~410,000
+ * scored units, its head's place and its session, three cache misses a
+ * unit, to try ~100 at a million messages, and 4 MB of places set). */
+static void plan_to(struct packer *k, int end)
 {
     const struct pool *p = k->p;
-    int nfull = 0;
-    for (int i = 0; i < p->nm; i++)
-        k->cpos[i] = -1;
-    if (raw)
-        return;
-    if (p->all_mode)
-        for (int i = 0; i < p->nm; i++)
-            cand_add(k, i);
-    for (int r0 = 0; r0 < p->nu && p->u[ord[r0]].score > 0; r0++) {
+    const int *ord = k->ord;
+    int nfull = k->plan_nfull, r0 = k->plan_r0;
+    for (; r0 < p->nu && r0 < end; r0++) {
+        if (p->u[ord[r0]].score <= 0) {
+            r0 = p->nu;         /* no more to plan */
+            break;
+        }
         const struct runit *u = &p->u[ord[r0]];
         /* rank order is scattered over the pool: each unit, its head's
          * place and its session a cache miss apart (at a million
@@ -882,7 +1293,6 @@ static void plan_reads(struct packer *k, const int *ord, int raw)
             __builtin_prefetch(&p->u[ord[r0 + 2 * PLAN_AHEAD]]);
         if (r0 + PLAN_AHEAD < p->nu) {
             const struct runit *v = &p->u[ord[r0 + PLAN_AHEAD]];
-            __builtin_prefetch(&k->cpos[v->head], 1);
             __builtin_prefetch(&p->s[v->sess]);
         }
         cand_add(k, u->head);
@@ -892,6 +1302,24 @@ static void plan_reads(struct packer *k, const int *ord, int raw)
             for (int i = u->first; i <= u->last; i++)
                 cand_add(k, i);
     }
+    k->plan_r0 = r0;
+    k->plan_nfull = nfull;
+}
+
+/* The plan before the first pass: the whole store when it may fit, and
+ * for a server's source (ahead: its replies read with every round) or a
+ * store that may fit the whole order; else plan_to as the pass goes. The
+ * baseline (raw) reads round by round. */
+static void plan_reads(struct packer *k, int raw)
+{
+    const struct pool *p = k->p;
+    if (raw)
+        return;
+    if (p->all_mode)
+        for (int i = 0; i < p->nm; i++)
+            cand_add(k, i);
+    if (p->all_mode || k->src->ahead > 1)
+        plan_to(k, p->nu);
 }
 
 /* Message x cannot be read. A slot is written when its state first
@@ -922,6 +1350,8 @@ static void fetch_batch(struct packer *k, int *idx, int n, int text)
     }
     int rc = text ? src->text(src->arg, v, n, PACK_SCAN_MAX) : src->meta(src->arg, v, n);
     for (int j = 0; j < n; j++) {
+        if (k->state[idx[j]] == FETCH_NONE)
+            k->rd[k->nrd++] = idx[j];     /* its ld is filled now */
         if (rc && (text ? src->text(src->arg, &v[j], 1, PACK_SCAN_MAX)
                         : src->meta(src->arg, &v[j], 1))) {
             k->state[idx[j]] = FETCH_FAILED;
@@ -957,14 +1387,23 @@ static int fetch(struct packer *k, int i, int want_text)
     /* a server's reads are round trips: its source reads further ahead */
     int batch = FETCH_BATCH * (k->src->ahead > 1 ? k->src->ahead : 1);
     int room = u->last - u->first + 1 > batch ? u->last - u->first + 1 : batch;
-    int *idx = malloc(2 * (size_t)room * sizeof *idx), *sel, n = 0;
+    int *idx = malloc(2 * (size_t)room * sizeof *idx), *sel, n = 0, c0;
     if (!idx)
         return -1;
     sel = idx + room;
     idx[n++] = i;
-    if (k->cpos[i] >= 0) {
+    if (k->tnext) {
+        /* the first pass's tail tries the open sessions' units alone: their
+         * heads, not the planned turns of the sessions it refuses (each a
+         * session's turns read, ~400 sessions for 27 tries; pack53) */
+        for (const int *t = k->tnext; *t >= 0 && n < batch; t++) {
+            int x = k->p->u[k->ord[*t]].head;
+            if (x != i && k->state[x] < want)
+                idx[n++] = x;
+        }
+    } else if ((c0 = cpos_of(k, i))) {
         /* the first pass: the next turns it will try */
-        for (int c = k->cpos[i] + 1; c < k->ncand && n < batch; c++)
+        for (int c = c0; c < k->ncand && n < batch; c++)
             if (k->state[k->cand[c]] < want)
                 idx[n++] = k->cand[c];
     } else {
@@ -1284,11 +1723,11 @@ out:
 int pack(const struct pack_src *src, struct pool *p, struct query *q,
          const struct cairn_recall_opts *o, int raw, struct cairn_recall *r)
 {
-    struct packer k = { .src = src, .p = p, .q = q, .budget = o->budget };
+    struct packer k = { .src = src, .p = p, .q = q, .budget = o->budget, .year4 = -1 };
     struct pack_stamps stamps = { 0 };
     struct buf b = BUF_INIT;
     const int *ord = NULL;
-    int *spread = NULL;
+    int *spread = NULL, *tail = NULL;
     int rc = CAIRN_OK;
     size_t nm1 = (size_t)(p->nm ? p->nm : 1);
     k.sess_open = calloc((size_t)(p->ns ? p->ns : 1), 1);
@@ -1299,18 +1738,21 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     k.ld = malloc(nm1 * sizeof *k.ld);
     k.state = calloc(nm1, 1);
     k.cand = malloc(nm1 * sizeof *k.cand);
-    k.cpos = malloc(nm1 * sizeof *k.cpos);
+    k.cpos_mask = CPOS_SLOTS - 1;
+    k.cpos = calloc(CPOS_SLOTS, 2 * sizeof *k.cpos);
+    k.rd = malloc(nm1 * sizeof *k.rd);
     k.hdr = calloc((size_t)(p->ns ? p->ns : 1), sizeof *k.hdr);
     k.st = &stamps;
     k.snip = calloc(nm1, 1);
-    ord = units_by_rank(p);
-    if (!k.sess_open || !k.order || !k.ld || !k.state || !k.cand || !k.cpos || !k.hdr ||
+    ord = k.ord = units_by_rank(p);
+    if (!k.sess_open || !k.order || !k.ld || !k.state || !k.cand || !k.cpos || !k.rd || !k.hdr ||
         !k.snip || !ord ||
         load_excluded(&k, o->exclude_items)) {
         rc = CAIRN_NOMEM;
         goto out;
     }
-    plan_reads(&k, ord, raw);
+    p->pack_tail = -1;
+    plan_reads(&k, raw);
     p->cite = !!(o->flags & CAIRN_RECALL_CITE);
     /* A long turn may take at most this share of the budget. */
     int ct = (int)(k.budget * PACK_CAP_TURN);
@@ -1404,11 +1846,24 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         }
         /* 1. ranked units: lead turns, the best rounds whole, and the
          * snippets of replies that answer better than their turn */
-        for (int r0 = 0; r0 < p->nu; r0++) {
+        int *t = NULL;
+        for (int r0 = 0; r0 < p->nu; r0 = t ? (*t >= 0 ? *t++ : p->nu) : r0 + 1) {
             struct runit *u = &p->u[ord1[r0]];
             if (u->score <= 0)
                 break;
-            /* what the tries ahead read, asked for ahead (plan_reads) */
+            if (!t)
+                plan_to(&k, ord1 == ord && !p->pack_walk ? r0 + PLAN_WINDOW : p->nu);
+            /* past pass_closed's point, the open sessions' units alone */
+            if (!tail && ord1 == ord && !p->pack_walk && (!pair || nseen >= nsnip) &&
+                pass_closed(&k)) {
+                if (!(t = tail = pass_tail(&k, r0))) {
+                    rc = CAIRN_NOMEM;
+                    goto out;
+                }
+                p->pack_tail = r0;
+            }
+            k.tnext = t;
+            /* what the tries ahead read, asked for ahead (plan_to) */
             if (r0 + 2 * PLAN_AHEAD < p->nu)
                 __builtin_prefetch(&p->u[ord1[r0 + 2 * PLAN_AHEAD]]);
             if (r0 + PLAN_AHEAD < p->nu) {
@@ -1446,6 +1901,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                 break;
         }
         /* 1b. the reply lane, best-matching replies first */
+        k.tnext = NULL;
         k.budget = full_budget;
         if (lane > 0) {
             int every = o->budget < REPLY_LANE_OWN_MAX ? REPLY_LANE_OWN_EVERY : 0;
@@ -1455,7 +1911,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                 goto out;
             }
             int lane_end = k.used + lane;
-            for (int j = 0; j < p->nm && ro[j] != -1 && k.used < lane_end - 40; j++) {
+            for (int j = 0; ro[j] != -1 && k.used < lane_end - 40; j++) {
                 if (ro[j] == PACK_LANE_LATER) {
                     /* past the places sorted first: all of them (the
                      * same order, so j's place is the same) */
@@ -1483,11 +1939,15 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
             }
             free(ro);
         }
-        /* 2. budget left: make the next rounds whole, best first */
-        for (int r0 = 0; r0 < p->nu && k.budget - k.used >= 12; r0++) {
-            struct runit *u = &p->u[ord[r0]];
-            if (u->score <= 0)
-                break;
+        /* 2. budget left: make the next rounds whole, best first (the
+         * rounds whose lead turn is packed: picked_ranks' places) */
+        free(tail);
+        if (!(t = tail = picked_ranks(&k))) {
+            rc = CAIRN_NOMEM;
+            goto out;
+        }
+        for (; *t >= 0 && k.budget - k.used >= 12; t++) {
+            struct runit *u = &p->u[ord[*t]];
             if (pool_state(p, u->sess) != POOL_LOADED || !p->m[u->head].picked)
                 continue;
             for (int i = u->first; i <= u->last; i++)
@@ -1508,7 +1968,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
      * the joined text at the edges). */
     for (;;) {
         buf_reset(&b);
-        if ((rc = render(p, &b)))
+        if ((rc = render(p, k.order, k.norder, &b)))
             goto out;
         int t = text_count_tokens(b.p, b.n);
         if (t <= k.budget || k.norder == 0) {
@@ -1529,15 +1989,14 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     r->n_items = 0;
     {
         /* picked messages in text order: render's sessions, then position */
-        int *so = session_order(p);
+        int *so = session_order(p, k.order, k.norder);
         if (!so) {
             rc = CAIRN_NOMEM;
             goto out;
         }
-        for (int j = 0; j < p->ns; j++) {
+        for (int j = 0; so[j] >= 0; j++) {
             const struct rsession *s = &p->s[so[j]];
-            for (int i = s->first_msg; pool_state(p, so[j]) == POOL_LOADED &&
-                                       i < s->first_msg + s->n_msgs; i++) {
+            for (int i = s->first_msg; i < s->first_msg + s->n_msgs; i++) {
                 struct rmsg *m = &p->m[i];
                 if (!m->picked)
                     continue;
@@ -1560,19 +2019,19 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
     if (!r->text)
         rc = CAIRN_NOMEM;
 out:
-    for (int i = 0; k.ld && k.state && i < p->nm; i++) {
-        if (k.state[i] == FETCH_NONE)
-            continue;               /* never filled */
-        free(k.ld[i].ext_id);
-        free(k.ld[i].text);
+    for (int j = 0; k.ld && j < k.nrd; j++) {
+        free(k.ld[k.rd[j]].ext_id);
+        free(k.ld[k.rd[j]].text);
     }
     free(k.ld);
     free(k.state);
     free(k.cand);
     free(k.cpos);
+    free(k.rd);
     free(k.hdr);
     free(k.snip);
     free(spread);
+    free(tail);
     free(k.sess_open);
     free(k.order);
     for (int i = 0; i < k.nexcl; i++)

@@ -207,6 +207,12 @@ struct pool {
                             * half its units on one; else 0 */
     struct pool_units *pu; /* gathered over unit rows, or NULL: every turn
                             * loaded */
+    int     pack_walk;     /* tests: pack walks every scored unit in both
+                            * passes, plans its reads up front and orders
+                            * every session (before pack53: the reference
+                            * its shortcuts are checked against) */
+    int     pack_tail;     /* pack's: the place its first pass's tail began
+                            * (pass_closed), or -1 (tests read it) */
 };
 
 /* A unit's head turn's time (its own, else its session's start), position
@@ -647,13 +653,16 @@ int pack_header_floor(const struct pool *p, int si);
  * zone, or 0 for si's when it has none (exact33: try_add refuses on it
  * before writing the stamp); never above pack_header_floor. */
 int pack_header_least(const struct pool *p, int si);
-/* The reply lane's order (pack.c): p->nm places, the assistant messages
- * that match best first, then -1; with limit > 0 only the places the
+/* The reply lane's order (pack.c): the assistant messages that match
+ * best first, then -1 (one place a reply); with limit > 0 only the places the
  * first `limit` of its fused order fill are computed and the rest of its
  * replies' places are PACK_LANE_LATER (the same order as limit 0 up to
  * them). A new array (the caller frees it), or NULL: out of memory. */
 #define PACK_LANE_LATER (-2)
 int *pack_replies_by_score(struct pool *p, int every, int limit);
+/* How many times pack_replies_by_score took its first places without the
+ * whole own order (lane_bounded): for the tests, which must reach it. */
+long pack_lane_bounded_runs(void);
 /* Chooses, reads and renders into r (text, tokens, items borrowing from
  * the pool). CAIRN_NOMEM with no message set (the caller sets it). */
 int pack(const struct pack_src *src, struct pool *p, struct query *q,

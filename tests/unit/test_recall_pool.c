@@ -1420,6 +1420,10 @@ static void test_pack_read_ahead(void)
             T_EQ_INT((int)r1.n_items, (int)r0.n_items);
             T_EQ_INT(r1.tokens, r0.tokens);
             T_CHECK(calls1 <= calls0);
+            /* read ahead 8 x FETCH_BATCH = 128 turns, every turn planned:
+             * the 120 read in one meta and one text call (pack53: the
+             * plan's table losing places as it grows reads 4 to 46) */
+            T_EQ_INT(calls1, 2);
             fewer += calls1 < calls0;
             result_free(&r0);
             result_free(&r1);
@@ -1432,6 +1436,122 @@ static void test_pack_read_ahead(void)
         free(turns[i]);
     free(filler);
     free(reply);
+}
+
+/* r's items as one string (they borrow from the pool: read before
+ * unpack), each item's session, message, rank and excerpt flag */
+static char *items_sig(const struct cairn_recall *r)
+{
+    size_t cap = 64 * r->n_items + 1, len = 0;
+    char *s = malloc(cap);
+    s[0] = '\0';
+    for (size_t i = 0; i < r->n_items && len < cap; i++)
+        len += (size_t)snprintf(s + len, cap - len, "%.20s/%.20s/%d/%d\n", r->items[i].session,
+                                r->items[i].message, r->items[i].rank, r->items[i].excerpt);
+    return s;
+}
+
+/* pack's shortcuts (pack53) against its walk (p->pack_walk, the code
+ * before them): the first pass's tail, where only the open sessions'
+ * units are tried once every other one is refused on the least header
+ * floor (pass_closed, pass_tail, their heads read ahead); the reads
+ * planned as the pass goes (plan_to); the second pass over the rounds
+ * whose lead turn is packed (picked_ranks); the sessions ordered from
+ * the picked turns (session_order). Random pools of up to 40 sessions
+ * (user-assistant or between people, some without a four-digit year's
+ * time), random texts naming the question's words or not, budgets from
+ * 30 to 1,500 tokens, the reply lane, citations and a server's read
+ * ahead on and off: the same text, tokens and items. A tail that kept a
+ * session not open, dropped an open one's unit or took them out of rank
+ * order fails it, as does a second pass that missed a packed round. */
+static void test_pack_walk(void)
+{
+    static const char *const terms[] = { "zebra", "quokka", "ferry", NULL };
+    static const char *const vocab[] = { "zebra", "quokka", "ferry", "lorem", "ipsum", "dolor",
+                                         "the", "harbour", "and", "timetable", "a", "storm",
+                                         "delayed", "we", "fixed", "it", "later", "again" };
+    static const int budgets[] = { 30, 45, 60, 80, 120, 200, 350, 600, 1000, 1500 };
+    unsigned seed = 53;
+    int tails = 0, compared = 0, none_year4 = 0;
+    for (int round = 0; round < 24; round++) {
+        struct tpool t;
+        char *texts[CAP];
+        int nt = 0;
+        tp_init(&t, terms);
+        int dialog = round % 4 == 3, nsess = 8 + round % 33;
+        for (int si = 0; si < nsess && t.p.nm + 4 <= CAP; si++) {
+            char ext[16];
+            snprintf(ext, sizeof ext, "s%d", si);
+            seed = seed * 1103515245u + 12345u;
+            int64_t at = 1700000000 + (int64_t)(seed >> 8) % 40000000;
+            if (round % 3 == 2 && (seed >> 4) % 4 == 0) {
+                at = si % 2 ? CAIRN_NO_TIME : -40000000000LL;   /* no four-digit year */
+                none_year4++;
+            }
+            tp_session(&t, ext, at);
+            if ((seed >> 6) % 3 == 0) {
+                /* no title nor source: the header costs its floor */
+                struct rsession *ts = &t.p.s[t.p.ns - 1];
+                free(ts->title);
+                free(ts->source);
+                ts->title = ts->source = NULL;
+            }
+            int nmsg = 2 + (int)((seed >> 20) % 3);
+            for (int j = 0; j < nmsg; j++) {
+                seed = seed * 1103515245u + 12345u;
+                int nw = 2 + (int)((seed >> 10) % (j % 2 ? 90 : 30));
+                size_t cap = (size_t)nw * 12 + 1, len = 0;
+                char *txt = malloc(cap);
+                for (int w = 0; w < nw; w++) {
+                    seed = seed * 1103515245u + 12345u;
+                    const char *v = vocab[(seed >> 12) % (sizeof vocab / sizeof *vocab)];
+                    len += (size_t)snprintf(txt + len, cap - len, "%s%s", w ? " " : "", v);
+                }
+                texts[nt++] = txt;
+                int role = dialog || j % 2 == 0 ? ROLE_USER : ROLE_ASSISTANT;
+                tp_msg(&t, role, dialog ? (j % 2 ? "Ann" : "Bo") : NULL, txt, at == CAIRN_NO_TIME ? at : at + 60 * j);
+            }
+        }
+        tp_finish(&t, 0);
+        T_EQ_INT(rank_default(&t.p, &t.q, 1, NULL), 0);
+        for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++)
+            for (int v = 0; v < 8; v++) {
+                struct memsrc ms;
+                struct cairn_recall r0, r1;
+                struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
+                o.budget = budgets[b];
+                o.flags = v & 1 ? CAIRN_RECALL_CITE : 0;
+                t.q.asks_reply = !!(v & 2);
+                pack_ahead = v & 4 ? 8 : 0;
+                t.p.pack_walk = 0;
+                T_EQ_INT(pack_opts(&t, &ms, &o, &r0), CAIRN_OK);
+                tails += t.p.pack_tail >= 0;
+                char *sig0 = items_sig(&r0);
+                unpack(&t);
+                t.p.pack_walk = 1;
+                T_EQ_INT(pack_opts(&t, &ms, &o, &r1), CAIRN_OK);
+                T_EQ_INT(t.p.pack_tail, -1);
+                char *sig1 = items_sig(&r1);
+                unpack(&t);
+                T_EQ_STR(r0.text, r1.text);
+                T_EQ_INT(r0.tokens, r1.tokens);
+                T_EQ_INT((int)r0.n_items, (int)r1.n_items);
+                T_EQ_STR(sig0, sig1);
+                compared += r0.n_items > 0;
+                free(sig0);
+                free(sig1);
+                result_free(&r0);
+                result_free(&r1);
+            }
+        pack_ahead = 0;
+        tp_free(&t);
+        for (int i = 0; i < nt; i++)
+            free(texts[i]);
+    }
+    /* the shortcuts were taken, and the walk compared with something */
+    T_CHECK(tails >= 100);
+    T_CHECK(compared >= 1000);
+    T_CHECK(none_year4 >= 20);
 }
 
 /* A summary question (issue 15): sixty rounds, each user turn and reply
@@ -1923,8 +2043,15 @@ static void test_lane_prefix(void)
 {
     static const double own[] = { 0, 0.5, 0.25, 0.125, 2.0, 1e-3 };
     unsigned seed = 20261205;
-    for (int round = 0; round < 4; round++) {
-        int n = round < 2 ? 300 : 9000;     /* both of the sort's paths */
+    long bounded = pack_lane_bounded_runs();
+    for (int round = 0; round < 10; round++) {
+        /* both of the sort's paths; from round 4 enough replies for the
+         * own order's first places alone (lane_bounded), the units' ranks
+         * from a wide set (few replies past its bound) or from 40 (many:
+         * it gives up), own scores from 6 or from 200 values */
+        int n = round < 2 ? 300 : round < 4 ? 9000 : 30000;
+        int nrank = round >= 4 && round % 2 ? n / 3 : 40;
+        int nown = round >= 8 ? 200 : 6;
         struct pool p;
         memset(&p, 0, sizeof p);
         p.nu = p.nm = n;
@@ -1937,19 +2064,20 @@ static void test_lane_prefix(void)
         for (int i = 0; i < n; i++) {
             seed = seed * 1103515245u + 12345u;
             p.u[i].head = p.u[i].first = p.u[i].last = i;
-            p.u[i].rank = (int)((seed >> 9) % 40);     /* ranked: no completion */
+            p.u[i].rank = (int)((seed >> 9) % (unsigned)nrank);     /* ranked: no completion */
             p.m[i].unit = i;
             p.m[i].role = (seed >> 16) % 4 ? ROLE_ASSISTANT : ROLE_USER;
-            p.m[i].s_msg = own[(seed >> 20) % 6];
+            seed = seed * 1103515245u + 12345u;
+            p.m[i].s_msg = nown == 6 ? own[(seed >> 20) % 6] : (double)((seed >> 12) % 200) / 64;
             p.ord[i] = i;
         }
-        for (int every = 0; every <= 3; every += 3) {
+        for (int every = 0; every <= 3; every += every ? 2 : 1) {    /* 0, 1, 3 */
             int *all = pack_replies_by_score(&p, every, 0);
             T_CHECK(all != NULL);
             int nrep = 0;
             while (all && nrep < n && all[nrep] >= 0)
                 nrep++;
-            static const int limits[] = { 1, 2, 5, 17, 100, 5000 };
+            static const int limits[] = { 1, 2, 5, 17, 100, 512, 5000 };
             for (size_t l = 0; all && l < sizeof limits / sizeof *limits; l++) {
                 int *part = pack_replies_by_score(&p, every, limits[l]);
                 T_CHECK(part != NULL);
@@ -1962,13 +2090,17 @@ static void test_lane_prefix(void)
                 }
                 T_EQ_INT(bad, 0);
                 T_CHECK(j >= (limits[l] < nrep ? limits[l] : nrep));
-                for (int r = j; r < n; r++)
+                for (int r = j; r <= nrep; r++)
                     bad += part[r] != (r < nrep ? PACK_LANE_LATER : -1);
                 T_EQ_INT(bad, 0);
                 free(part);
             }
             free(all);
         }
+        /* the wide ranks' rounds take the bounded path */
+        if (nrank > 40)
+            T_CHECK(pack_lane_bounded_runs() > bounded);
+        bounded = pack_lane_bounded_runs();
     next:
         free(p.u);
         free(p.m);
@@ -2244,6 +2376,7 @@ int main(void)
     T_RUN(test_pack_user_first);
     T_RUN(test_pack_reply_snippet);
     T_RUN(test_pack_read_ahead);
+    T_RUN(test_pack_walk);
     T_RUN(test_pack_top_reply);
     T_RUN(test_pack_summary);
     T_RUN(test_pack_excerpt_choice);
