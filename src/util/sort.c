@@ -281,13 +281,50 @@ _Static_assert(sizeof(struct place_slot) == sizeof(struct sort_kv), "a slot is a
  * bench/README.md "exact34"): at a million messages the rankings' 6-18%
  * distinct keys gain; at 100,000 (13,000-41,000 pairs, 23-49% distinct)
  * counting lost, and giving up on the way was a loss too. So: from
- * PLACES_MIN_N pairs, with at most n / PLACES_DISTINCT distinct keys. */
-#define PLACES_MIN_N    65536
+ * PLACES_BIG_N pairs, with at most n / PLACES_DISTINCT distinct keys.
+ * Between PLACES_MIN_N and PLACES_BIG_N (the head ranking at a million
+ * messages, 19,765-62,847 pairs with 3-4% distinct; at 100,000 the rounds,
+ * 21-30,000 with 22-35%) the first PLACES_PREFIX pairs decide as well: at
+ * most PLACES_PREFIX / PLACES_DISTINCT distinct among them (the heads at a
+ * million 348-795, the rounds at 100,000 2,116-2,997, counted first in a
+ * small table: prefix_many), so a ranking that gives up does so early
+ * (issue 23, rank53). */
+#define PLACES_MIN_N    16384
+#define PLACES_BIG_N    65536
+#define PLACES_PREFIX   4096
 #define PLACES_DISTINCT 4
 
 static inline size_t place_hash(uint64_t key, int bits)
 {
     return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
+}
+
+/* Whether the first PLACES_PREFIX keys of v hold more than PLACES_PREFIX /
+ * PLACES_DISTINCT distinct: counted in a table of PLACES_SMALL slots (each
+ * the index + 1 of a pair holding its key, 0 empty; at most half full),
+ * before the whole table is cleared, so a ranking given up costs 8 KB
+ * cleared, not the table's up to 512 KB. s: scratch, PLACES_SMALL. */
+#define PLACES_SMALL_BITS 11
+#define PLACES_SMALL      (1u << PLACES_SMALL_BITS)
+_Static_assert(PLACES_PREFIX / PLACES_DISTINCT <= PLACES_SMALL / 2, "at most half full");
+_Static_assert(PLACES_PREFIX + PLACES_SMALL <= PLACES_MIN_N, "apart in place[]");
+
+static int prefix_many(const struct sort_kv *v, uint32_t *s)
+{
+    size_t seen = 0;
+    memset(s, 0, PLACES_SMALL * sizeof *s);
+    for (uint32_t i = 0; i < PLACES_PREFIX; i++) {
+        uint64_t key = v[i].key;
+        size_t j = place_hash(key, PLACES_SMALL_BITS);
+        while (s[j] && v[s[j] - 1].key != key)
+            j = (j + 1) & (PLACES_SMALL - 1);
+        if (!s[j]) {
+            s[j] = i + 1;
+            if (++seen > PLACES_PREFIX / PLACES_DISTINCT)
+                return 1;
+        }
+    }
+    return 0;
 }
 
 int sort_kv_places_desc(const struct sort_kv *v, size_t n, struct sort_kv *tmp, size_t ntmp,
@@ -301,6 +338,8 @@ int sort_kv_places_desc(const struct sort_kv *v, size_t n, struct sort_kv *tmp, 
         bits++;
     size_t cap = (size_t)1 << bits, mask = cap - 1;
     if (cap > ntmp)
+        return 1;
+    if (n < PLACES_BIG_N && prefix_many(v, place + n - PLACES_SMALL))
         return 1;
     struct place_slot *t = (struct place_slot *)(void *)tmp;
     memset(t, 0, cap * sizeof *t);

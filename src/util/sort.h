@@ -73,7 +73,8 @@ long sort_kv_top(struct sort_kv *v, size_t n, size_t k);
  * pairs: n / 2 rounded up to a power of two), only they are sorted, and
  * a pair's place is the count of the larger keys plus the equal ones
  * before it. Returns 0; 1 when it is not worth it or the scratch is
- * short (fewer than 65,536 pairs, more than n / 4 distinct keys: sort v
+ * short (fewer than 16,384 pairs, more than n / 4 distinct keys, below
+ * 65,536 pairs more than 1,024 distinct among the first 4,096: sort v
  * instead; place is scratch then); -1 on no memory. */
 int sort_kv_places_desc(const struct sort_kv *v, size_t n, struct sort_kv *tmp, size_t ntmp,
                         uint32_t *place);

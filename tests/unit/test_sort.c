@@ -352,9 +352,10 @@ static void test_alloc_filled(void)
 /* sort_kv_places_desc against the places sort_kv_desc gives (itself
  * checked by brute force above) and, small, against the brute force: keys
  * drawn from d distinct values, d from one to every key, across the
- * bound on pairs (65,536) and on distinct keys (n / 4): counted within
- * them, declined (1) past them or with too little scratch for the table;
- * v untouched. */
+ * bounds on pairs (16,384 and 65,536) and on distinct keys (n / 4; below
+ * 65,536 pairs also 1,024 among the first 4,096): counted within them,
+ * declined (1) past them or with too little scratch for the table; v
+ * untouched. */
 static void check_places(size_t n, size_t d)
 {
     uint64_t *pool = malloc((d ? d : 1) * sizeof *pool);
@@ -372,7 +373,14 @@ static void check_places(size_t n, size_t d)
         key[i] = pool[seen < d && next() % 2 ? seen++ : next() % (seen ? seen : 1)];
         v[i] = w[i] = (struct sort_kv){ key[i], (int64_t)(next() >> 1) };
     }
-    int counted = n >= 65536 && seen <= n / 4;
+    size_t head = 0;                     /* distinct among the first 4,096 */
+    for (size_t i = 0; i < n && i < 4096; i++) {
+        size_t k = 0;
+        while (k < i && key[k] != key[i])
+            k++;
+        head += k == i;
+    }
+    int counted = n >= 16384 && seen <= n / 4 && (n >= 65536 || head <= 1024);
     /* the table's scratch: short of it, declined */
     T_EQ_INT(sort_kv_places_desc(v, n, tmp, n / 8, got), 1);
     T_EQ_INT(sort_kv_places_desc(v, n, tmp, n, got), counted ? 0 : 1);
@@ -405,10 +413,12 @@ out:
 
 static void test_places(void)
 {
-    static const size_t ns[] = { 0, 1, 2, 100, 4097, 65535, 65536, 100000, 262145 };
+    static const size_t ns[] = { 0, 1, 2, 100, 4097, 16383, 16384, 40000, 65535, 65536, 100000,
+                                 262145 };
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++) {
         size_t n = ns[a];
-        const size_t ds[] = { 1, 2, 7, 50, 3000, n / 8, n / 4, n / 4 + 1, n };
+        /* (1,024 and 1,025: at the prefix's bound when drawn early) */
+        const size_t ds[] = { 1, 2, 7, 50, 1024, 1025, 3000, n / 8, n / 4, n / 4 + 1, n };
         for (size_t b = 0; b < sizeof ds / sizeof *ds; b++)
             if (ds[b] >= 1 && ds[b] <= (n ? n : 1))
                 check_places(n, ds[b]);
