@@ -2,7 +2,7 @@
  * sort.c: the stable pair sort of sort.h.
  *
  * Least significant digit first, 11 bits a pass (six passes cover 64
- * bits), every digit's histogram counted in one read of the input; a pass
+ * bits; 12 from WIDE_N pairs), every digit's histogram counted in one read of the input; a pass
  * whose digit is the same in every key moves nothing and is skipped (the
  * high bits of scores of one magnitude often are). Each pass is stable,
  * so the whole is: ties stay in input order. Sorting the complement of
@@ -23,7 +23,15 @@
 
 #define DIGIT_BITS 11
 #define DIGITS     6                   /* 6 * 11 >= 64 */
-#define BUCKETS    (1u << DIGIT_BITS)
+/* From WIDE_N pairs, digits of WIDE_BITS (five cover 60 bits, the sixth
+ * the top four): a key whose bits above the 55th are the same in every key
+ * (a double's sign and the top of its exponent) takes five passes at 11
+ * bits only if it varies in 55 bits or fewer, at 12 in 60. The fused
+ * scores of a recall at a million messages vary in 57 (the exponents of
+ * ~15 binades): six passes at 11 bits, five at 12. Their counts, 96 KB,
+ * are cleared once for 65,536 pairs or more (issue 23, rank53). */
+#define WIDE_BITS  12
+#define WIDE_N     65536
 #define SMALL_N    4096                /* below: merge sort (no histogram) */
 
 static void swap_bufs(struct sort_kv **a, struct sort_kv **b)
@@ -66,6 +74,49 @@ static int merge_desc(struct sort_kv *v, size_t n, struct sort_kv *given)
     return 0;
 }
 
+/* The radix passes, digits of bits (a constant where inlined): six
+ * digits' counts in one read, each key complemented there and back at the
+ * end (not at every pass; the counts unrolled: the loop over them cost as
+ * much as the counting, issue 23, exact30), then a pass a digit that is
+ * not the same in every key. */
+static inline __attribute__((always_inline)) void
+radix_desc(struct sort_kv *v, size_t n, struct sort_kv *tmp, uint32_t *count, int bits)
+{
+    const size_t nb = (size_t)1 << bits, m = nb - 1;
+    _Static_assert(DIGITS == 6, "the histogram below counts six digits");
+    uint32_t *c0 = count, *c1 = c0 + nb, *c2 = c1 + nb, *c3 = c2 + nb, *c4 = c3 + nb,
+             *c5 = c4 + nb;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = ~v[i].key;
+        v[i].key = k;
+        c0[k & m]++;
+        c1[(k >> bits) & m]++;
+        c2[(k >> 2 * bits) & m]++;
+        c3[(k >> 3 * bits) & m]++;
+        c4[(k >> 4 * bits) & m]++;
+        c5[(k >> 5 * bits) & m]++;
+    }
+    struct sort_kv *src = v, *dst = tmp;
+    for (int d = 0; d < DIGITS; d++) {
+        uint32_t *c = count + (size_t)d * nb;
+        int sh = d * bits;
+        if (c[(src[0].key >> sh) & m] == n)
+            continue;                  /* one digit value in every key */
+        uint32_t sum = 0;
+        for (size_t b = 0; b < nb; b++) {
+            uint32_t t = c[b];
+            c[b] = sum;
+            sum += t;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[c[(src[i].key >> sh) & m]++] = src[i];
+        swap_bufs(&src, &dst);
+    }
+    for (size_t i = 0; i < n; i++)
+        src[i].key = ~src[i].key;
+    settle(v, src, n);
+}
+
 int sort_kv_desc(struct sort_kv *v, size_t n)
 {
     return sort_kv_desc_tmp(v, n, NULL);
@@ -81,49 +132,19 @@ int sort_kv_desc_tmp(struct sort_kv *v, size_t n, struct sort_kv *given)
     struct sort_kv *tmp = given ? given : os_alloc_filled(n * sizeof *tmp);
     /* 32-bit counts: 48 KB to clear instead of 96 (a fresh page a fault
      * in a one-shot process, the hook), half the cache lines the scatter
-     * passes hit (issue 23, hook52b) */
-    uint32_t *count = calloc((size_t)DIGITS * BUCKETS, sizeof *count);
+     * passes hit (issue 23, hook52b); wide digits from WIDE_N pairs */
+    int wide = n >= WIDE_N;
+    uint32_t *count = calloc((size_t)DIGITS << (wide ? WIDE_BITS : DIGIT_BITS), sizeof *count);
     if (!tmp || !count) {
         if (!given)
             free(tmp);
         free(count);
         return -1;
     }
-    /* each key complemented once, here, and back at the end (not at
-     * every pass); the six digits' counts unrolled (the loop over them
-     * cost as much as the counting: issue 23, exact30) */
-    _Static_assert(DIGITS == 6, "the histogram below counts six digits");
-    uint32_t *c0 = count, *c1 = c0 + BUCKETS, *c2 = c1 + BUCKETS, *c3 = c2 + BUCKETS,
-           *c4 = c3 + BUCKETS, *c5 = c4 + BUCKETS;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = ~v[i].key;
-        v[i].key = k;
-        c0[k & (BUCKETS - 1)]++;
-        c1[(k >> DIGIT_BITS) & (BUCKETS - 1)]++;
-        c2[(k >> 2 * DIGIT_BITS) & (BUCKETS - 1)]++;
-        c3[(k >> 3 * DIGIT_BITS) & (BUCKETS - 1)]++;
-        c4[(k >> 4 * DIGIT_BITS) & (BUCKETS - 1)]++;
-        c5[(k >> 5 * DIGIT_BITS) & (BUCKETS - 1)]++;
-    }
-    struct sort_kv *src = v, *dst = tmp;
-    for (int d = 0; d < DIGITS; d++) {
-        uint32_t *c = count + (size_t)d * BUCKETS;
-        int sh = d * DIGIT_BITS;
-        if (c[(src[0].key >> sh) & (BUCKETS - 1)] == n)
-            continue;                  /* one digit value in every key */
-        uint32_t sum = 0;
-        for (size_t b = 0; b < BUCKETS; b++) {
-            uint32_t t = c[b];
-            c[b] = sum;
-            sum += t;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[c[(src[i].key >> sh) & (BUCKETS - 1)]++] = src[i];
-        swap_bufs(&src, &dst);
-    }
-    for (size_t i = 0; i < n; i++)
-        src[i].key = ~src[i].key;
-    settle(v, src, n);
+    if (wide)
+        radix_desc(v, n, tmp, count, WIDE_BITS);
+    else
+        radix_desc(v, n, tmp, count, DIGIT_BITS);
     if (!given)
         free(tmp);
     free(count);

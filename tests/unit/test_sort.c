@@ -144,6 +144,56 @@ static void test_radix_passes(void)
     free(key);
 }
 
+/* The reference order of the wide digits' tests: key, largest first, then
+ * input order. */
+static int cmp_ref(const void *a, const void *b)
+{
+    const struct sort_kv *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return x->val < y->val ? -1 : x->val > y->val;
+}
+
+/* From 65,536 pairs the digits are 12 bits (sort.c WIDE_N): keys varying
+ * in 4 to 64 bits, fused-score-like doubles over ~15 binades (57 bits, the
+ * case it is for), each with many ties, on both sides of the bound and
+ * through a given scratch, against qsort by key then input order. */
+static void test_wide(void)
+{
+    static const size_t ns[] = { 65535, 65536, 70001 };
+    static const int widths[] = { 4, 12, 13, 24, 47, 48, 49, 56, 57, 60, 61, 64 };
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++) {
+        size_t n = ns[a];
+        struct sort_kv *v = malloc(n * sizeof *v), *ref = malloc(n * sizeof *ref);
+        struct sort_kv *tmp = malloc(n * sizeof *tmp);
+        T_CHECK(v && ref && tmp);
+        for (size_t w = 0; v && ref && tmp && w <= sizeof widths / sizeof *widths; w++) {
+            int bits = w < sizeof widths / sizeof *widths ? widths[w] : 0;
+            uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+            for (size_t i = 0; i < n; i++) {
+                uint64_t k = next() & mask;
+                if (i % 3 == 1)
+                    k = v[next() % i].key;          /* a tie with an earlier one */
+                if (bits == 0)                      /* fused-like: 0.8 / (61 + place) and sums */
+                    k = sort_key_double(0.8 / (61 + (double)(next() % 400000)) +
+                                        (next() % 2 ? 0.6 / (61 + (double)(next() % 200000)) : 0));
+                v[i] = (struct sort_kv){ k | (bits && bits < 64 ? UINT64_C(0x5) << 60 : 0),
+                                         (int64_t)i };
+                tmp[i] = (struct sort_kv){ next(), -1 };
+            }
+            memcpy(ref, v, n * sizeof *v);
+            qsort(ref, n, sizeof *ref, cmp_ref);
+            T_EQ_INT(w % 2 ? sort_kv_desc_tmp(v, n, tmp) : sort_kv_desc(v, n), 0);
+            if (memcmp(v, ref, n * sizeof *v))
+                fprintf(stderr, "wide n=%zu bits=%d: not the reference order\n", n, bits);
+            T_CHECK(!memcmp(v, ref, n * sizeof *v));
+        }
+        free(v);
+        free(ref);
+        free(tmp);
+    }
+}
+
 /* Past the size where os_alloc_big asks for huge pages, and with one
  * digit the same in every key (a pass that is skipped). */
 static void test_big(void)
@@ -431,6 +481,7 @@ int main(void)
     T_RUN(test_either_side);
     T_RUN(test_radix_passes);
     T_RUN(test_big);
+    T_RUN(test_wide);
     T_RUN(test_two);
     T_RUN(test_top);
     T_RUN(test_places);
