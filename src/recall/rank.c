@@ -521,8 +521,7 @@ static int rrf_keyword(struct pool *p, const double *s_head, const double *s_rou
         free(win.kv);
     if (rc || win.rc)
         return -1;
-    /* no wider window (a pool over unit rows): every unit's would be 0 */
-    return s_win2 ? rrf(p, s_win2, W_WIN2_DIALOG, 0, kv) : 0;
+    return rrf(p, s_win2, W_WIN2_DIALOG, 0, kv);
 }
 
 /* The question is a transcript whose lines are headed by who speaks
@@ -618,7 +617,7 @@ static int len_rank(struct pool *p, const double *s_head, const double *s_win,
         return -1;
     for (int u = 0; u < p->nu; u++) {
         const struct runit *un = &p->u[u];
-        int matched = s_head[u] > 0 || s_win[u] > 0 || (s_win2 && s_win2[u] > 0) ||
+        int matched = s_head[u] > 0 || s_win[u] > 0 || s_win2[u] > 0 ||
                       (dense && p->m[un->head].dense > 0);
         s[u] = p->s[un->sess].dialog && matched ? p->m[un->head].ntok : 0;
     }
@@ -640,7 +639,7 @@ int rank_lrn_features(const struct pool *p, const double *s_head, const double *
                       const double *s_win2, double *f)
 {
     int nu = p->nu, nh = 0, rc = -1;
-    double bh = max_of(s_head, nu), bw = max_of(s_win, nu), bw2 = s_win2 ? max_of(s_win2, nu) : 0;
+    double bh = max_of(s_head, nu), bw = max_of(s_win, nu), bw2 = max_of(s_win2, nu);
     double bent = p->ent ? max_of(p->ent, nu) : 0;
     double *sess_best = calloc((size_t)(p->ns ? p->ns : 1), sizeof *sess_best);
     int *hits = malloc((size_t)(nu ? nu : 1) * sizeof *hits);
@@ -1065,16 +1064,12 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     int nt = q->nt;
     double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
     double *w_unit = calloc((size_t)(nt ? nt : 1), sizeof *w_unit);
-    /* every unit's four scores are written below. A pool over unit rows
-     * (no session between people: gather's condition) has its heads'
-     * scores in pu->s_head already and no wider window (s_win2 NULL: all
-     * 0, each read below guarded): two arrays a unit not written, ~8 MB
-     * of fresh pages at a million messages (issue 23, rank53) */
+    /* every unit's four scores are written below */
     size_t nu1 = (size_t)(p->nu ? p->nu : 1);
-    double *s_head = p->pu ? p->pu->s_head : os_alloc_filled(nu1 * sizeof *s_head);
+    double *s_head = os_alloc_filled(nu1 * sizeof *s_head);
     double *s_round = os_alloc_filled(nu1 * sizeof *s_round);
     double *s_win = os_alloc_filled(nu1 * sizeof *s_win);
-    double *s_win2 = p->pu ? NULL : os_alloc_filled(nu1 * sizeof *s_win2);
+    double *s_win2 = os_alloc_filled(nu1 * sizeof *s_win2);
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
     /* a pool over unit rows: the bits gather set from its matches, read
@@ -1084,8 +1079,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     const uint64_t *bits = p->pu ? p->pu->has : has;
     /* rrf's scratch: 2 * nu pairs, then nu places */
     struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv + nu1 * sizeof(uint32_t));
-    if (!w_msg || !w_unit || !s_head || !s_round || !s_win || (!s_win2 && !p->pu) || !hit ||
-        !bits || !kv)
+    if (!w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !bits ||
+        !kv)
         goto out;
     if (!p->pu)
         unit_terms(p, nt, has);
@@ -1128,7 +1123,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                             .s_round = s_round, .s_win = s_win, .s_win2 = s_win2 };
     if (!p->pu)
         score_all_units(&job);
-    else if (rank_pool_units(p, nt, w_msg, w_unit, avg_msg, avg_unit, s_round, s_win))
+    else if (rank_pool_units(p, nt, w_msg, w_unit, avg_msg, avg_unit, s_head, s_round, s_win,
+                             s_win2))
         goto out;
     if (rrf_keyword(p, s_head, s_round, s_win, s_win2, kv) || ent_rank(p, kv))
         goto out;
@@ -1202,8 +1198,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
 out:
     free(w_msg);
     free(w_unit);
-    if (!p->pu)
-        free(s_head);
+    free(s_head);
     free(s_round);
     free(s_win);
     free(s_win2);

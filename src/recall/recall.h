@@ -542,15 +542,14 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
                        const struct unit_match *mt, const int *mu, int ubase, int nmt, int nt,
                        const double *w_msg, const double *w_unit, double avg_msg,
                        double avg_unit, double *tfu, struct unit_scores *out, double *s_reply);
-/* Every unit's scores of a pool gathered over unit rows, by
- * rank_session_units a session: rank_default's score_units for it. The
- * heads' (and the matched replies' own BM25) into p->pu (pu->s_head is the
- * head ranking's array), the rounds' and windows' into s_round and s_win;
- * no wider window (such a pool holds no session between people: every
- * unit's is 0). Every unit's score and ord_bonus are reset, as score_units
- * does. 0, or -1 on no memory. */
+/* Every unit's four scores (and its head's and the matched replies' own
+ * BM25, into p->pu) of a pool gathered over unit rows, by
+ * rank_session_units a session: rank_default's score_units for it. Every
+ * unit's score and ord_bonus are reset, as score_units does. 0, or -1 on
+ * no memory. */
 int rank_pool_units(struct pool *p, int nt, const double *w_msg, const double *w_unit,
-                    double avg_msg, double avg_unit, double *s_round, double *s_win);
+                    double avg_msg, double avg_unit, double *s_head, double *s_round,
+                    double *s_win, double *s_win2);
 /* Whether each unit's head (its time, else the session's start) lies in
  * [from, to): score_units' in_range for a question with a period, without
  * the turns' events (TIME_EVENTS: a question whose period the events table

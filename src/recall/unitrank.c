@@ -138,7 +138,7 @@ struct pool_units_job {
     int           nt, slo, shi, rc;
     const double *w_msg, *w_unit;
     double        avg_msg, avg_unit;
-    double       *s_round, *s_win;
+    double       *s_head, *s_round, *s_win, *s_win2;
 };
 
 static void *pool_units_run(void *arg)
@@ -161,13 +161,12 @@ static void *pool_units_run(void *arg)
                                pu->mfirst[si + 1] - mf, j->nt, j->w_msg, j->w_unit, j->avg_msg,
                                j->avg_unit, tfu, out, pu->s_reply + mf))
             goto out;
-        /* (out's s_win2 is 0: ranked as user-assistant, dialog 0; the
-         * heads' array is the ranking's, so one copy: issue 23, rank53) */
         for (int k = 0; k < nu; k++) {
             struct runit *un = &p->u[uf + k];
-            pu->s_head[uf + k] = out[k].s_head;
+            j->s_head[uf + k] = pu->s_head[uf + k] = out[k].s_head;
             j->s_round[uf + k] = out[k].s_round;
             j->s_win[uf + k] = out[k].s_win;
+            j->s_win2[uf + k] = out[k].s_win2;
             un->score = 0;
             un->ord_bonus = 0;
         }
@@ -191,10 +190,11 @@ out:
 }
 
 int rank_pool_units(struct pool *p, int nt, const double *w_msg, const double *w_unit,
-                    double avg_msg, double avg_unit, double *s_round, double *s_win)
+                    double avg_msg, double avg_unit, double *s_head, double *s_round,
+                    double *s_win, double *s_win2)
 {
     struct pool_units_job a = { p, nt, 0, p->ns, 0, w_msg, w_unit, avg_msg, avg_unit,
-                                s_round, s_win };
+                                s_head, s_round, s_win, s_win2 };
     struct pool_units_job b = a;
     pthread_t th;
     /* a big pool's second half of sessions on a thread of its own (each
