@@ -1252,6 +1252,18 @@ out:
  * (issue 23, exact30). */
 #define RANK_AHEAD 16
 
+/* units_by_rank's unit at place i of o[0..last]. The units in score order
+ * are scattered over the pool: each one's rank a cache miss unless asked
+ * for ahead (issue 23, exact51; the last unit's again near the end, not a
+ * test of the bound). */
+static inline void put_rank(struct pool *p, const struct sort_kv *o, int *ord, int i, int last)
+{
+    int a = i + RANK_AHEAD < last ? i + RANK_AHEAD : last;
+    __builtin_prefetch(&p->u[o[a].val].rank, 1);
+    ord[i] = (int)o[i].val;
+    p->u[o[i].val].rank = i;
+}
+
 const int *units_by_rank(struct pool *p)
 {
     if (p->ord)
@@ -1290,25 +1302,23 @@ const int *units_by_rank(struct pool *p)
      * of its own to find the runs, few and short, was ~6 M) */
     if (sort_kv_desc_two(o, (size_t)npos, p->threads >= 2))
         goto fail;
-    for (int i = 0; i < npos;) {
-        int j = i + 1;
-        if (j < npos && o[j].key == o[i].key) {
+    for (int i = 0, last = npos - 1; i < npos; i++) {
+        /* one test a unit (a loop a run and a bound a prefetch were ~38
+         * instructions a unit: issue 23, rank53); a run's keys are its
+         * units' times once sorted, so its units but the last are
+         * written in its own loop, and the next test is past it */
+        if (i < last && o[i + 1].key == o[i].key) {
+            int j = i + 2;
             while (j < npos && o[j].key == o[i].key)
                 j++;
             for (int r = i; r < j; r++)
                 o[r].key = sort_key_i64(unit_head_at(p, (int)o[r].val));
             if (sort_kv_desc(o + i, (size_t)(j - i)))
                 goto fail;
+            for (; i < j - 1; i++)
+                put_rank(p, o, ord, i, last);
         }
-        for (; i < j; i++) {
-            /* the units in score order are scattered over the pool: each
-             * one's rank a cache miss unless asked for ahead (issue 23,
-             * exact51) */
-            if (i + RANK_AHEAD < npos)
-                __builtin_prefetch(&p->u[o[i + RANK_AHEAD].val].rank, 1);
-            ord[i] = (int)o[i].val;
-            p->u[ord[i]].rank = i;
-        }
+        put_rank(p, o, ord, i, last);
     }
     for (int i = npos; i < p->nu; i++)
         p->u[ord[i]].rank = -1;
