@@ -415,6 +415,7 @@ struct rrf_job {
     const double      *s;
     struct sort_kv    *kv;     /* NULL: allocated by the job (a second thread's) */
     int                n, rc, own;
+    int                dense;  /* most units score (the window's): keyed without a branch */
 };
 
 static void *rrf_places(void *arg)
@@ -435,11 +436,25 @@ static void *rrf_places(void *arg)
     uint32_t *place = (uint32_t *)(j->kv + 2 * (size_t)p->nu);
     const double *s = j->s;
     int n = 0;
-    for (int i = 0; i < p->nu; i++) {
-        if (s[i] > 0) {
-            keys[n].key = sort_key_double(s[i]);
+    if (j->dense) {
+        /* every unit's pair written, the count moved by those that
+         * scored: no branch a unit, the pair past the last scratch (keys
+         * holds nu). Fewer instructions when most units score (the
+         * window's, 44-82% at a million messages: the longer side of
+         * rrf_keyword's join), more when few do (the head's: 4-12%), so
+         * only there (issue 23, rank53) */
+        for (int i = 0; i < p->nu; i++) {
+            keys[n].key = sort_key_pos(s[i]);
             keys[n].val = i;
-            n++;
+            n += s[i] > 0;
+        }
+    } else {
+        for (int i = 0; i < p->nu; i++) {
+            if (s[i] > 0) {
+                keys[n].key = sort_key_double(s[i]);
+                keys[n].val = i;
+                n++;
+            }
         }
     }
     j->n = n;
@@ -487,7 +502,7 @@ static void rrf_add(struct pool *p, const struct rrf_job *j, double w_dialog, do
  * -1 on no memory. */
 static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, struct sort_kv *kv)
 {
-    struct rrf_job j = { p, s, kv, 0, 0, 0 };
+    struct rrf_job j = { p, s, kv, 0, 0, 0, 0 };
     rrf_places(&j);
     if (j.rc)
         return -1;
@@ -499,29 +514,43 @@ static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, st
  * window, then the wider window (between people). A pool loaded in two
  * (pool.threads) has the window's places (the largest ranking: ~300,000
  * units at a million messages) counted on a second thread while this one
- * places and adds the head's and the round's; the window's are added
- * after them, so every unit's sum is added in the one-thread order.
- * Returns 0, or -1 on no memory. */
+ * places and adds the head's and the round's, then places the wider
+ * window's in kv (free again; the window's job has its own): the longer
+ * side of the join was the window's, and the wider window's places (a
+ * loop over every unit, ~3 M instructions at a million messages, none
+ * scoring where no session is between people) need no other ranking's.
+ * The window's are added after the join, then the wider window's, so
+ * every unit's sum is added in the one-thread order. Returns 0, or -1 on
+ * no memory. */
 static int rrf_keyword(struct pool *p, const double *s_head, const double *s_round,
                        const double *s_win, const double *s_win2, struct sort_kv *kv)
 {
-    struct rrf_job win = { p, s_win, NULL, 0, 0, 0 };
+    struct rrf_job win = { p, s_win, NULL, 0, 0, 0, 1 };
+    struct rrf_job win2 = { p, s_win2, kv, 0, 0, 0, 0 };
     pthread_t th;
     int two = p->threads >= 2 && !pthread_create(&th, NULL, rrf_places, &win);
     if (!two)
         win.kv = kv;
     int rc = rrf(p, s_head, W_HEAD, W_HEAD, kv) || rrf(p, s_round, W_ROUND, W_ROUND, kv) ? -1 : 0;
-    if (two)
+    if (two) {
+        if (!rc)
+            rrf_places(&win2);
         pthread_join(th, NULL);
-    else if (!rc)
+    } else if (!rc) {
         rrf_places(&win);
+    }
     if (!rc && !win.rc)
         rrf_add(p, &win, W_WIN_DIALOG, W_WIN_UA);
     if (win.own)
         free(win.kv);
     if (rc || win.rc)
         return -1;
-    return rrf(p, s_win2, W_WIN2_DIALOG, 0, kv);
+    if (!two)
+        rrf_places(&win2);
+    if (win2.rc)
+        return -1;
+    rrf_add(p, &win2, W_WIN2_DIALOG, 0);
+    return 0;
 }
 
 /* The question is a transcript whose lines are headed by who speaks

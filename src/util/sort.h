@@ -34,6 +34,16 @@ static inline uint64_t sort_key_double(double x)
     return b >> 63 ? ~b : b | (uint64_t)1 << 63;
 }
 
+/* sort_key_double of an x > 0 (no -0, no NaN to mend): its bits with the
+ * sign set. For a loop keying the units that scored without a branch a
+ * unit (rank.c rrf_places; issue 23, rank53). */
+static inline uint64_t sort_key_pos(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b | (uint64_t)1 << 63;
+}
+
 /* A key that orders int64 values as the numbers do. */
 static inline uint64_t sort_key_i64(int64_t x)
 {

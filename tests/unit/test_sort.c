@@ -327,6 +327,19 @@ static void test_keys(void)
     T_CHECK(ok_d);
     T_CHECK(ok_s);
     T_CHECK(sort_key_double(0.0) == sort_key_double(-0.0));
+    /* sort_key_pos: sort_key_double's key for every x > 0 */
+    int ok_p = 1, npos = 0;
+    for (int i = 0; i < 4096; i++) {
+        double x = i < 64 ? d[i] : pick_double(1) * (double)(1 + next() % 1000);
+        if (x > 0) {
+            ok_p &= sort_key_pos(x) == sort_key_double(x);
+            npos++;
+        }
+    }
+    T_CHECK(ok_p);
+    T_CHECK(npos > 1000);
+    T_CHECK(sort_key_pos(1.0 / 0.0) == sort_key_double(1.0 / 0.0));
+    T_CHECK(sort_key_pos(4.9e-324) == sort_key_double(4.9e-324));
 }
 
 static void test_alloc_big(void)
