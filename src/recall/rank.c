@@ -415,6 +415,7 @@ struct rrf_job {
     const double      *s;
     struct sort_kv    *kv;     /* NULL: allocated by the job (a second thread's) */
     int                n, rc, own;
+    int                dense;  /* most units score (the window's): keyed without a branch */
 };
 
 static void *rrf_places(void *arg)
@@ -435,11 +436,26 @@ static void *rrf_places(void *arg)
     uint32_t *place = (uint32_t *)(j->kv + 2 * (size_t)p->nu);
     const double *s = j->s;
     int n = 0;
-    for (int i = 0; i < p->nu; i++) {
-        if (s[i] > 0) {
-            keys[n].key = sort_key_double(s[i]);
+    if (j->dense) {
+        /* every unit's pair written, the count moved by those that
+         * scored: no branch a unit, the pair past the last scratch (keys
+         * holds nu). Fewer mispredicted branches when many units score
+         * (the window's: 82% of them on bench_big's q4 at a million
+         * messages, the longer side of rrf_keyword's join), more
+         * instructions when few do (the head's: 12% there), so only
+         * there (issue 23, rank53) */
+        for (int i = 0; i < p->nu; i++) {
+            keys[n].key = sort_key_pos(s[i]);
             keys[n].val = i;
-            n++;
+            n += s[i] > 0;
+        }
+    } else {
+        for (int i = 0; i < p->nu; i++) {
+            if (s[i] > 0) {
+                keys[n].key = sort_key_double(s[i]);
+                keys[n].val = i;
+                n++;
+            }
         }
     }
     j->n = n;
@@ -487,7 +503,7 @@ static void rrf_add(struct pool *p, const struct rrf_job *j, double w_dialog, do
  * -1 on no memory. */
 static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, struct sort_kv *kv)
 {
-    struct rrf_job j = { p, s, kv, 0, 0, 0 };
+    struct rrf_job j = { p, s, kv, 0, 0, 0, 0 };
     rrf_places(&j);
     if (j.rc)
         return -1;
@@ -499,29 +515,43 @@ static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, st
  * window, then the wider window (between people). A pool loaded in two
  * (pool.threads) has the window's places (the largest ranking: ~300,000
  * units at a million messages) counted on a second thread while this one
- * places and adds the head's and the round's; the window's are added
- * after them, so every unit's sum is added in the one-thread order.
- * Returns 0, or -1 on no memory. */
+ * places and adds the head's and the round's, then places the wider
+ * window's in kv (free again; the window's job has its own): the longer
+ * side of the join was the window's, and the wider window's places (a
+ * loop over every unit, ~3 M instructions at a million messages, none
+ * scoring where no session is between people) need no other ranking's.
+ * The window's are added after the join, then the wider window's, so
+ * every unit's sum is added in the one-thread order. Returns 0, or -1 on
+ * no memory. */
 static int rrf_keyword(struct pool *p, const double *s_head, const double *s_round,
                        const double *s_win, const double *s_win2, struct sort_kv *kv)
 {
-    struct rrf_job win = { p, s_win, NULL, 0, 0, 0 };
+    struct rrf_job win = { p, s_win, NULL, 0, 0, 0, 1 };
+    struct rrf_job win2 = { p, s_win2, kv, 0, 0, 0, 0 };
     pthread_t th;
     int two = p->threads >= 2 && !pthread_create(&th, NULL, rrf_places, &win);
     if (!two)
         win.kv = kv;
     int rc = rrf(p, s_head, W_HEAD, W_HEAD, kv) || rrf(p, s_round, W_ROUND, W_ROUND, kv) ? -1 : 0;
-    if (two)
+    if (two) {
+        if (!rc)
+            rrf_places(&win2);
         pthread_join(th, NULL);
-    else if (!rc)
+    } else if (!rc) {
         rrf_places(&win);
+    }
     if (!rc && !win.rc)
         rrf_add(p, &win, W_WIN_DIALOG, W_WIN_UA);
     if (win.own)
         free(win.kv);
     if (rc || win.rc)
         return -1;
-    return rrf(p, s_win2, W_WIN2_DIALOG, 0, kv);
+    if (!two)
+        rrf_places(&win2);
+    if (win2.rc)
+        return -1;
+    rrf_add(p, &win2, W_WIN2_DIALOG, 0);
+    return 0;
 }
 
 /* The question is a transcript whose lines are headed by who speaks
@@ -1252,6 +1282,18 @@ out:
  * (issue 23, exact30). */
 #define RANK_AHEAD 16
 
+/* units_by_rank's unit at place i of o[0..last]. The units in score order
+ * are scattered over the pool: each one's rank a cache miss unless asked
+ * for ahead (issue 23, exact51; the last unit's again near the end, not a
+ * test of the bound). */
+static inline void put_rank(struct pool *p, const struct sort_kv *o, int *ord, int i, int last)
+{
+    int a = i + RANK_AHEAD < last ? i + RANK_AHEAD : last;
+    __builtin_prefetch(&p->u[o[a].val].rank, 1);
+    ord[i] = (int)o[i].val;
+    p->u[o[i].val].rank = i;
+}
+
 const int *units_by_rank(struct pool *p)
 {
     if (p->ord)
@@ -1290,25 +1332,23 @@ const int *units_by_rank(struct pool *p)
      * of its own to find the runs, few and short, was ~6 M) */
     if (sort_kv_desc_two(o, (size_t)npos, p->threads >= 2))
         goto fail;
-    for (int i = 0; i < npos;) {
-        int j = i + 1;
-        if (j < npos && o[j].key == o[i].key) {
+    for (int i = 0, last = npos - 1; i < npos; i++) {
+        /* one test a unit (a loop a run and a bound a prefetch were ~38
+         * instructions a unit: issue 23, rank53); a run's keys are its
+         * units' times once sorted, so its units but the last are
+         * written in its own loop, and the next test is past it */
+        if (i < last && o[i + 1].key == o[i].key) {
+            int j = i + 2;
             while (j < npos && o[j].key == o[i].key)
                 j++;
             for (int r = i; r < j; r++)
                 o[r].key = sort_key_i64(unit_head_at(p, (int)o[r].val));
             if (sort_kv_desc(o + i, (size_t)(j - i)))
                 goto fail;
+            for (; i < j - 1; i++)
+                put_rank(p, o, ord, i, last);
         }
-        for (; i < j; i++) {
-            /* the units in score order are scattered over the pool: each
-             * one's rank a cache miss unless asked for ahead (issue 23,
-             * exact51) */
-            if (i + RANK_AHEAD < npos)
-                __builtin_prefetch(&p->u[o[i + RANK_AHEAD].val].rank, 1);
-            ord[i] = (int)o[i].val;
-            p->u[ord[i]].rank = i;
-        }
+        put_rank(p, o, ord, i, last);
     }
     for (int i = npos; i < p->nu; i++)
         p->u[ord[i]].rank = -1;

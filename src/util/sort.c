@@ -2,7 +2,7 @@
  * sort.c: the stable pair sort of sort.h.
  *
  * Least significant digit first, 11 bits a pass (six passes cover 64
- * bits), every digit's histogram counted in one read of the input; a pass
+ * bits; 12 from WIDE_N pairs), every digit's histogram counted in one read of the input; a pass
  * whose digit is the same in every key moves nothing and is skipped (the
  * high bits of scores of one magnitude often are). Each pass is stable,
  * so the whole is: ties stay in input order. Sorting the complement of
@@ -23,7 +23,15 @@
 
 #define DIGIT_BITS 11
 #define DIGITS     6                   /* 6 * 11 >= 64 */
-#define BUCKETS    (1u << DIGIT_BITS)
+/* From WIDE_N pairs, digits of WIDE_BITS (five cover 60 bits, the sixth
+ * the top four): a key whose bits above the 55th are the same in every key
+ * (a double's sign and the top of its exponent) takes five passes at 11
+ * bits only if it varies in 55 bits or fewer, at 12 in 60. The fused
+ * scores of a recall at a million messages vary in 57 (the exponents of
+ * ~15 binades): six passes at 11 bits, five at 12. Their counts, 96 KB,
+ * are cleared once for 65,536 pairs or more (issue 23, rank53). */
+#define WIDE_BITS  12
+#define WIDE_N     65536
 #define SMALL_N    4096                /* below: merge sort (no histogram) */
 
 static void swap_bufs(struct sort_kv **a, struct sort_kv **b)
@@ -66,6 +74,49 @@ static int merge_desc(struct sort_kv *v, size_t n, struct sort_kv *given)
     return 0;
 }
 
+/* The radix passes, digits of bits (a constant where inlined): six
+ * digits' counts in one read, each key complemented there and back at the
+ * end (not at every pass; the counts unrolled: the loop over them cost as
+ * much as the counting, issue 23, exact30), then a pass a digit that is
+ * not the same in every key. */
+static inline __attribute__((always_inline)) void
+radix_desc(struct sort_kv *v, size_t n, struct sort_kv *tmp, uint32_t *count, int bits)
+{
+    const size_t nb = (size_t)1 << bits, m = nb - 1;
+    _Static_assert(DIGITS == 6, "the histogram below counts six digits");
+    uint32_t *c0 = count, *c1 = c0 + nb, *c2 = c1 + nb, *c3 = c2 + nb, *c4 = c3 + nb,
+             *c5 = c4 + nb;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = ~v[i].key;
+        v[i].key = k;
+        c0[k & m]++;
+        c1[(k >> bits) & m]++;
+        c2[(k >> 2 * bits) & m]++;
+        c3[(k >> 3 * bits) & m]++;
+        c4[(k >> 4 * bits) & m]++;
+        c5[(k >> 5 * bits) & m]++;
+    }
+    struct sort_kv *src = v, *dst = tmp;
+    for (int d = 0; d < DIGITS; d++) {
+        uint32_t *c = count + (size_t)d * nb;
+        int sh = d * bits;
+        if (c[(src[0].key >> sh) & m] == n)
+            continue;                  /* one digit value in every key */
+        uint32_t sum = 0;
+        for (size_t b = 0; b < nb; b++) {
+            uint32_t t = c[b];
+            c[b] = sum;
+            sum += t;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[c[(src[i].key >> sh) & m]++] = src[i];
+        swap_bufs(&src, &dst);
+    }
+    for (size_t i = 0; i < n; i++)
+        src[i].key = ~src[i].key;
+    settle(v, src, n);
+}
+
 int sort_kv_desc(struct sort_kv *v, size_t n)
 {
     return sort_kv_desc_tmp(v, n, NULL);
@@ -81,49 +132,19 @@ int sort_kv_desc_tmp(struct sort_kv *v, size_t n, struct sort_kv *given)
     struct sort_kv *tmp = given ? given : os_alloc_filled(n * sizeof *tmp);
     /* 32-bit counts: 48 KB to clear instead of 96 (a fresh page a fault
      * in a one-shot process, the hook), half the cache lines the scatter
-     * passes hit (issue 23, hook52b) */
-    uint32_t *count = calloc((size_t)DIGITS * BUCKETS, sizeof *count);
+     * passes hit (issue 23, hook52b); wide digits from WIDE_N pairs */
+    int wide = n >= WIDE_N;
+    uint32_t *count = calloc((size_t)DIGITS << (wide ? WIDE_BITS : DIGIT_BITS), sizeof *count);
     if (!tmp || !count) {
         if (!given)
             free(tmp);
         free(count);
         return -1;
     }
-    /* each key complemented once, here, and back at the end (not at
-     * every pass); the six digits' counts unrolled (the loop over them
-     * cost as much as the counting: issue 23, exact30) */
-    _Static_assert(DIGITS == 6, "the histogram below counts six digits");
-    uint32_t *c0 = count, *c1 = c0 + BUCKETS, *c2 = c1 + BUCKETS, *c3 = c2 + BUCKETS,
-           *c4 = c3 + BUCKETS, *c5 = c4 + BUCKETS;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = ~v[i].key;
-        v[i].key = k;
-        c0[k & (BUCKETS - 1)]++;
-        c1[(k >> DIGIT_BITS) & (BUCKETS - 1)]++;
-        c2[(k >> 2 * DIGIT_BITS) & (BUCKETS - 1)]++;
-        c3[(k >> 3 * DIGIT_BITS) & (BUCKETS - 1)]++;
-        c4[(k >> 4 * DIGIT_BITS) & (BUCKETS - 1)]++;
-        c5[(k >> 5 * DIGIT_BITS) & (BUCKETS - 1)]++;
-    }
-    struct sort_kv *src = v, *dst = tmp;
-    for (int d = 0; d < DIGITS; d++) {
-        uint32_t *c = count + (size_t)d * BUCKETS;
-        int sh = d * DIGIT_BITS;
-        if (c[(src[0].key >> sh) & (BUCKETS - 1)] == n)
-            continue;                  /* one digit value in every key */
-        uint32_t sum = 0;
-        for (size_t b = 0; b < BUCKETS; b++) {
-            uint32_t t = c[b];
-            c[b] = sum;
-            sum += t;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[c[(src[i].key >> sh) & (BUCKETS - 1)]++] = src[i];
-        swap_bufs(&src, &dst);
-    }
-    for (size_t i = 0; i < n; i++)
-        src[i].key = ~src[i].key;
-    settle(v, src, n);
+    if (wide)
+        radix_desc(v, n, tmp, count, WIDE_BITS);
+    else
+        radix_desc(v, n, tmp, count, DIGIT_BITS);
     if (!given)
         free(tmp);
     free(count);
@@ -281,13 +302,50 @@ _Static_assert(sizeof(struct place_slot) == sizeof(struct sort_kv), "a slot is a
  * bench/README.md "exact34"): at a million messages the rankings' 6-18%
  * distinct keys gain; at 100,000 (13,000-41,000 pairs, 23-49% distinct)
  * counting lost, and giving up on the way was a loss too. So: from
- * PLACES_MIN_N pairs, with at most n / PLACES_DISTINCT distinct keys. */
-#define PLACES_MIN_N    65536
+ * PLACES_BIG_N pairs, with at most n / PLACES_DISTINCT distinct keys.
+ * Between PLACES_MIN_N and PLACES_BIG_N (the head ranking at a million
+ * messages, 19,765-62,847 pairs with 3-4% distinct; at 100,000 the rounds,
+ * 21-30,000 with 22-35%) the first PLACES_PREFIX pairs decide as well: at
+ * most PLACES_PREFIX / PLACES_DISTINCT distinct among them (the heads at a
+ * million 348-795, the rounds at 100,000 2,116-2,997, counted first in a
+ * small table: prefix_many), so a ranking that gives up does so early
+ * (issue 23, rank53). */
+#define PLACES_MIN_N    16384
+#define PLACES_BIG_N    65536
+#define PLACES_PREFIX   4096
 #define PLACES_DISTINCT 4
 
 static inline size_t place_hash(uint64_t key, int bits)
 {
     return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
+}
+
+/* Whether the first PLACES_PREFIX keys of v hold more than PLACES_PREFIX /
+ * PLACES_DISTINCT distinct: counted in a table of PLACES_SMALL slots (each
+ * the index + 1 of a pair holding its key, 0 empty; at most half full),
+ * before the whole table is cleared, so a ranking given up costs 8 KB
+ * cleared, not the table's up to 512 KB. s: scratch, PLACES_SMALL. */
+#define PLACES_SMALL_BITS 11
+#define PLACES_SMALL      (1u << PLACES_SMALL_BITS)
+_Static_assert(PLACES_PREFIX / PLACES_DISTINCT <= PLACES_SMALL / 2, "at most half full");
+_Static_assert(PLACES_PREFIX + PLACES_SMALL <= PLACES_MIN_N, "apart in place[]");
+
+static int prefix_many(const struct sort_kv *v, uint32_t *s)
+{
+    size_t seen = 0;
+    memset(s, 0, PLACES_SMALL * sizeof *s);
+    for (uint32_t i = 0; i < PLACES_PREFIX; i++) {
+        uint64_t key = v[i].key;
+        size_t j = place_hash(key, PLACES_SMALL_BITS);
+        while (s[j] && v[s[j] - 1].key != key)
+            j = (j + 1) & (PLACES_SMALL - 1);
+        if (!s[j]) {
+            s[j] = i + 1;
+            if (++seen > PLACES_PREFIX / PLACES_DISTINCT)
+                return 1;
+        }
+    }
+    return 0;
 }
 
 int sort_kv_places_desc(const struct sort_kv *v, size_t n, struct sort_kv *tmp, size_t ntmp,
@@ -301,6 +359,8 @@ int sort_kv_places_desc(const struct sort_kv *v, size_t n, struct sort_kv *tmp, 
         bits++;
     size_t cap = (size_t)1 << bits, mask = cap - 1;
     if (cap > ntmp)
+        return 1;
+    if (n < PLACES_BIG_N && prefix_many(v, place + n - PLACES_SMALL))
         return 1;
     struct place_slot *t = (struct place_slot *)(void *)tmp;
     memset(t, 0, cap * sizeof *t);

@@ -34,6 +34,16 @@ static inline uint64_t sort_key_double(double x)
     return b >> 63 ? ~b : b | (uint64_t)1 << 63;
 }
 
+/* sort_key_double of an x > 0 (no -0, no NaN to mend): its bits with the
+ * sign set. For a loop keying the units that scored without a branch a
+ * unit (rank.c rrf_places; issue 23, rank53). */
+static inline uint64_t sort_key_pos(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b | (uint64_t)1 << 63;
+}
+
 /* A key that orders int64 values as the numbers do. */
 static inline uint64_t sort_key_i64(int64_t x)
 {
@@ -73,7 +83,8 @@ long sort_kv_top(struct sort_kv *v, size_t n, size_t k);
  * pairs: n / 2 rounded up to a power of two), only they are sorted, and
  * a pair's place is the count of the larger keys plus the equal ones
  * before it. Returns 0; 1 when it is not worth it or the scratch is
- * short (fewer than 65,536 pairs, more than n / 4 distinct keys: sort v
+ * short (fewer than 16,384 pairs, more than n / 4 distinct keys, below
+ * 65,536 pairs more than 1,024 distinct among the first 4,096: sort v
  * instead; place is scratch then); -1 on no memory. */
 int sort_kv_places_desc(const struct sort_kv *v, size_t n, struct sort_kv *tmp, size_t ntmp,
                         uint32_t *place);

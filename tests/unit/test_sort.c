@@ -144,6 +144,56 @@ static void test_radix_passes(void)
     free(key);
 }
 
+/* The reference order of the wide digits' tests: key, largest first, then
+ * input order. */
+static int cmp_ref(const void *a, const void *b)
+{
+    const struct sort_kv *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return x->val < y->val ? -1 : x->val > y->val;
+}
+
+/* From 65,536 pairs the digits are 12 bits (sort.c WIDE_N): keys varying
+ * in 4 to 64 bits, fused-score-like doubles over ~15 binades (57 bits, the
+ * case it is for), each with many ties, on both sides of the bound and
+ * through a given scratch, against qsort by key then input order. */
+static void test_wide(void)
+{
+    static const size_t ns[] = { 65535, 65536, 70001 };
+    static const int widths[] = { 4, 12, 13, 24, 47, 48, 49, 56, 57, 60, 61, 64 };
+    for (size_t a = 0; a < sizeof ns / sizeof *ns; a++) {
+        size_t n = ns[a];
+        struct sort_kv *v = malloc(n * sizeof *v), *ref = malloc(n * sizeof *ref);
+        struct sort_kv *tmp = malloc(n * sizeof *tmp);
+        T_CHECK(v && ref && tmp);
+        for (size_t w = 0; v && ref && tmp && w <= sizeof widths / sizeof *widths; w++) {
+            int bits = w < sizeof widths / sizeof *widths ? widths[w] : 0;
+            uint64_t mask = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+            for (size_t i = 0; i < n; i++) {
+                uint64_t k = next() & mask;
+                if (i % 3 == 1)
+                    k = v[next() % i].key;          /* a tie with an earlier one */
+                if (bits == 0)                      /* fused-like: 0.8 / (61 + place) and sums */
+                    k = sort_key_double(0.8 / (61 + (double)(next() % 400000)) +
+                                        (next() % 2 ? 0.6 / (61 + (double)(next() % 200000)) : 0));
+                v[i] = (struct sort_kv){ k | (bits && bits < 64 ? UINT64_C(0x5) << 60 : 0),
+                                         (int64_t)i };
+                tmp[i] = (struct sort_kv){ next(), -1 };
+            }
+            memcpy(ref, v, n * sizeof *v);
+            qsort(ref, n, sizeof *ref, cmp_ref);
+            T_EQ_INT(w % 2 ? sort_kv_desc_tmp(v, n, tmp) : sort_kv_desc(v, n), 0);
+            if (memcmp(v, ref, n * sizeof *v))
+                fprintf(stderr, "wide n=%zu bits=%d: not the reference order\n", n, bits);
+            T_CHECK(!memcmp(v, ref, n * sizeof *v));
+        }
+        free(v);
+        free(ref);
+        free(tmp);
+    }
+}
+
 /* Past the size where os_alloc_big asks for huge pages, and with one
  * digit the same in every key (a pass that is skipped). */
 static void test_big(void)
@@ -277,6 +327,19 @@ static void test_keys(void)
     T_CHECK(ok_d);
     T_CHECK(ok_s);
     T_CHECK(sort_key_double(0.0) == sort_key_double(-0.0));
+    /* sort_key_pos: sort_key_double's key for every x > 0 */
+    int ok_p = 1, npos = 0;
+    for (int i = 0; i < 4096; i++) {
+        double x = i < 64 ? d[i] : pick_double(1) * (double)(1 + next() % 1000);
+        if (x > 0) {
+            ok_p &= sort_key_pos(x) == sort_key_double(x);
+            npos++;
+        }
+    }
+    T_CHECK(ok_p);
+    T_CHECK(npos > 1000);
+    T_CHECK(sort_key_pos(1.0 / 0.0) == sort_key_double(1.0 / 0.0));
+    T_CHECK(sort_key_pos(4.9e-324) == sort_key_double(4.9e-324));
 }
 
 static void test_alloc_big(void)
@@ -352,9 +415,10 @@ static void test_alloc_filled(void)
 /* sort_kv_places_desc against the places sort_kv_desc gives (itself
  * checked by brute force above) and, small, against the brute force: keys
  * drawn from d distinct values, d from one to every key, across the
- * bound on pairs (65,536) and on distinct keys (n / 4): counted within
- * them, declined (1) past them or with too little scratch for the table;
- * v untouched. */
+ * bounds on pairs (16,384 and 65,536) and on distinct keys (n / 4; below
+ * 65,536 pairs also 1,024 among the first 4,096): counted within them,
+ * declined (1) past them or with too little scratch for the table; v
+ * untouched. */
 static void check_places(size_t n, size_t d)
 {
     uint64_t *pool = malloc((d ? d : 1) * sizeof *pool);
@@ -372,7 +436,14 @@ static void check_places(size_t n, size_t d)
         key[i] = pool[seen < d && next() % 2 ? seen++ : next() % (seen ? seen : 1)];
         v[i] = w[i] = (struct sort_kv){ key[i], (int64_t)(next() >> 1) };
     }
-    int counted = n >= 65536 && seen <= n / 4;
+    size_t head = 0;                     /* distinct among the first 4,096 */
+    for (size_t i = 0; i < n && i < 4096; i++) {
+        size_t k = 0;
+        while (k < i && key[k] != key[i])
+            k++;
+        head += k == i;
+    }
+    int counted = n >= 16384 && seen <= n / 4 && (n >= 65536 || head <= 1024);
     /* the table's scratch: short of it, declined */
     T_EQ_INT(sort_kv_places_desc(v, n, tmp, n / 8, got), 1);
     T_EQ_INT(sort_kv_places_desc(v, n, tmp, n, got), counted ? 0 : 1);
@@ -405,10 +476,12 @@ out:
 
 static void test_places(void)
 {
-    static const size_t ns[] = { 0, 1, 2, 100, 4097, 65535, 65536, 100000, 262145 };
+    static const size_t ns[] = { 0, 1, 2, 100, 4097, 16383, 16384, 40000, 65535, 65536, 100000,
+                                 262145 };
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++) {
         size_t n = ns[a];
-        const size_t ds[] = { 1, 2, 7, 50, 3000, n / 8, n / 4, n / 4 + 1, n };
+        /* (1,024 and 1,025: at the prefix's bound when drawn early) */
+        const size_t ds[] = { 1, 2, 7, 50, 1024, 1025, 3000, n / 8, n / 4, n / 4 + 1, n };
         for (size_t b = 0; b < sizeof ds / sizeof *ds; b++)
             if (ds[b] >= 1 && ds[b] <= (n ? n : 1))
                 check_places(n, ds[b]);
@@ -421,6 +494,7 @@ int main(void)
     T_RUN(test_either_side);
     T_RUN(test_radix_passes);
     T_RUN(test_big);
+    T_RUN(test_wide);
     T_RUN(test_two);
     T_RUN(test_top);
     T_RUN(test_places);
