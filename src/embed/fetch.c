@@ -288,13 +288,40 @@ static uint64_t octal(const char *p, size_t n)
     return v;
 }
 
+/* zlib, like libcurl, is loaded on first use: only a model's download
+ * unpacks a .tar.gz, and a linked libz.so cost every process its mapping
+ * and relocation, every prompt hook included (~0.3 ms of CPU and 7 page
+ * faults a process on the AVX-512 host; bench/README.md, "The hook at
+ * 100,000", issue 23, hook53). */
+static struct {
+    gzFile (*dopen)(int, const char *);
+    int (*read)(gzFile, voidp, unsigned);
+    int (*close)(gzFile);
+} fz;
+static int fz_ok;
+static char fz_err[400];
+static pthread_once_t fz_once = PTHREAD_ONCE_INIT;
+
+static void fz_init(void)
+{
+    static const char *const names[] = { "gzdopen", "gzread", "gzclose" };
+    void *sym[3];
+
+    if (!dl_load("libz.so.1", "zlib1g", names, sym, 3, fz_err, sizeof(fz_err)))
+        return;
+    fz.dopen = (__typeof__(fz.dopen))sym[0];
+    fz.read = (__typeof__(fz.read))sym[1];
+    fz.close = (__typeof__(fz.close))sym[2];
+    fz_ok = 1;
+}
+
 static int gz_skip(gzFile g, uint64_t n)
 {
     char tmp[4096];
 
     while (n > 0) {
         int want = n > sizeof(tmp) ? (int)sizeof(tmp) : (int)n;
-        if (gzread(g, tmp, (unsigned)want) != want)
+        if (fz.read(g, tmp, (unsigned)want) != want)
             return -1;
         n -= (uint64_t)want;
     }
@@ -304,12 +331,17 @@ static int gz_skip(gzFile g, uint64_t n)
 int embed_untgz(const char *tgz, const char *prefix, const char *dir,
                 char *err, size_t errlen)
 {
-    int gfd = open(tgz, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    gzFile g = gfd >= 0 ? gzdopen(gfd, "rb") : NULL;
     unsigned char h[512];
     char longname[1024] = "";
     int count = 0, rc = -1;
 
+    pthread_once(&fz_once, fz_init);
+    if (!fz_ok) {
+        embed_errf(err, errlen, "%s", fz_err);
+        return -1;
+    }
+    int gfd = open(tgz, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    gzFile g = gfd >= 0 ? fz.dopen(gfd, "rb") : NULL;
     if (!g) {
         if (gfd >= 0)
             close(gfd);
@@ -322,7 +354,7 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
         uint64_t size, pad;
         int type, k, zero = 1;
 
-        k = gzread(g, h, sizeof(h));
+        k = fz.read(g, h, sizeof(h));
         if (k == 0)
             break;                                  /* no end blocks: accept */
         if (k != (int)sizeof(h)) {
@@ -342,7 +374,7 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
         }
         if (type == 'L') {                          /* GNU long name */
             size_t n = size < sizeof(longname) - 1 ? (size_t)size : sizeof(longname) - 1;
-            if (gzread(g, longname, (unsigned)n) != (int)n ||
+            if (fz.read(g, longname, (unsigned)n) != (int)n ||
                 gz_skip(g, size - n + pad) != 0) {
                 embed_errf(err, errlen, "%s: truncated archive", tgz);
                 goto out;
@@ -388,7 +420,7 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
             }
             while (left > 0) {
                 int want = left > sizeof(buf) ? (int)sizeof(buf) : (int)left;
-                if (gzread(g, buf, (unsigned)want) != want ||
+                if (fz.read(g, buf, (unsigned)want) != want ||
                     fwrite(buf, 1, (size_t)want, f) != (size_t)want) {
                     fclose(f);
                     embed_errf(err, errlen, "%s: truncated archive or write error", tgz);
@@ -405,6 +437,6 @@ int embed_untgz(const char *tgz, const char *prefix, const char *dir,
     }
     rc = count;
 out:
-    gzclose(g);
+    fz.close(g);
     return rc;
 }
