@@ -16,16 +16,17 @@
 PREFIX  ?= /usr/local
 BUILD   ?= build
 CC      ?= cc
-PKGS     = sqlite3 libcjson libpcre2-8 libutf8proc
+PKGS     = sqlite3 libcjson libutf8proc
 # Loaded at run time with dlopen on first use (src/util/dl.h), not linked:
 # their load-time constructors cost ~12 ms per process, paid by every hook
 # (libmicrohttpd brings GnuTLS; only `cairn web` uses it; libpq brings
 # libssl, Kerberos and LDAP; only `cairn sync` and `doctor --server` use it).
-# zlib unpacks a downloaded model's .tar.gz, nothing else: linked, its
-# loading cost every hook ~0.3 ms (issue 23, hook53).
+# zlib unpacks a downloaded model's .tar.gz, nothing else, and libpcre2-8
+# masks secrets on a write (the prompt hook's path masks nothing): linked,
+# each one's loading cost every hook ~0.3 ms (issue 23, hook53).
 # Their headers are used at build time; only tests and benchmarks that call
 # them directly link them (DL_LIBS).
-DL_PKGS  = openblas libzip libcurl libmicrohttpd libpq zlib
+DL_PKGS  = openblas libzip libcurl libmicrohttpd libpq zlib libpcre2-8
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
 # libstemmer has no .pc file. With Debian's archive of it (libstemmer-dev)
 # the English stemmer's objects are linked, alone, into whatever links

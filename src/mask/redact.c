@@ -32,6 +32,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 
 #include "mask/redact.h"
+#include "util/dl.h"
 
 #include <math.h>
 #include <pcre2.h>
@@ -155,22 +156,64 @@ static pthread_once_t redact_once = PTHREAD_ONCE_INIT;
 static pcre2_code *redact_shape_re, *redact_assign_re;
 static int redact_ready, redact_shape_jit, redact_assign_jit;
 
+/* libpcre2-8 is loaded with the patterns, on the first candidate
+ * (util/dl.h): the prompt hook's path masks nothing (what it recalls was
+ * masked when written), and a linked libpcre2-8.so cost every hook its
+ * mapping and relocation (~0.3 ms of CPU and 7 page faults on the
+ * AVX-512 host; bench/README.md, "The hook at 100,000", issue 23, hook53).
+ * Not loadable: no patterns, and redact_text fails as when they do not
+ * compile. */
+static struct {
+    __typeof__(pcre2_compile) *compile;
+    __typeof__(pcre2_jit_compile) *jit_compile;
+    __typeof__(pcre2_match_data_create_from_pattern) *md_create;
+    __typeof__(pcre2_jit_match) *jit_match;
+    __typeof__(pcre2_match) *match;
+    __typeof__(pcre2_get_ovector_pointer) *ovector;
+    __typeof__(pcre2_match_data_free) *md_free;
+} pc;
+
+static int pcre_load(void)
+{
+    static const char *const names[] = {
+        "pcre2_compile_8", "pcre2_jit_compile_8", "pcre2_match_data_create_from_pattern_8",
+        "pcre2_jit_match_8", "pcre2_match_8", "pcre2_get_ovector_pointer_8",
+        "pcre2_match_data_free_8",
+    };
+    void *sym[7];
+    char err[400];
+
+    if (!dl_load("libpcre2-8.so.0", "libpcre2-8-0", names, sym, 7, err, sizeof(err)))
+        return -1;
+    /* dlsym gives object pointers; POSIX guarantees they convert. */
+    pc.compile = (__typeof__(pc.compile))sym[0];
+    pc.jit_compile = (__typeof__(pc.jit_compile))sym[1];
+    pc.md_create = (__typeof__(pc.md_create))sym[2];
+    pc.jit_match = (__typeof__(pc.jit_match))sym[3];
+    pc.match = (__typeof__(pc.match))sym[4];
+    pc.ovector = (__typeof__(pc.ovector))sym[5];
+    pc.md_free = (__typeof__(pc.md_free))sym[6];
+    return 0;
+}
+
 static pcre2_code *redact_compile(const char *src, int *jit)
 {
     int err;
     PCRE2_SIZE off;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR)src, PCRE2_ZERO_TERMINATED, PCRE2_ANCHORED,
-                                   &err, &off, NULL);
+    pcre2_code *re = pc.compile((PCRE2_SPTR)src, PCRE2_ZERO_TERMINATED, PCRE2_ANCHORED,
+                                &err, &off, NULL);
     if (!re)
         return NULL;
     /* JIT failing (no JIT on this CPU) is not fatal: the interpreter gives
      * the same matches, only slower. */
-    *jit = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
+    *jit = pc.jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
     return re;
 }
 
 static void redact_init(void)
 {
+    if (pcre_load())
+        return;
     redact_shape_re = redact_compile(redact_shape_src, &redact_shape_jit);
     redact_assign_re = redact_compile(redact_assign_src, &redact_assign_jit);
     redact_ready = redact_shape_re && redact_assign_re;
@@ -583,8 +626,8 @@ static int scan_ready(struct redact_scan *sc)
         return 0;
     if (pthread_once(&redact_once, redact_init) != 0 || !redact_ready)
         return -1;
-    sc->md_s = pcre2_match_data_create_from_pattern(redact_shape_re, NULL);
-    sc->md_a = pcre2_match_data_create_from_pattern(redact_assign_re, NULL);
+    sc->md_s = pc.md_create(redact_shape_re, NULL);
+    sc->md_a = pc.md_create(redact_assign_re, NULL);
     return sc->md_s && sc->md_a ? 0 : -1;
 }
 
@@ -594,8 +637,8 @@ static int redact_match(const pcre2_code *re, int jit, struct redact_scan *sc,
                         size_t at, pcre2_match_data *md)
 {
     if (jit)
-        return pcre2_jit_match(re, (PCRE2_SPTR)sc->in, sc->n, at, 0, md, NULL);
-    return pcre2_match(re, (PCRE2_SPTR)sc->in, sc->n, at, 0, md, NULL);
+        return pc.jit_match(re, (PCRE2_SPTR)sc->in, sc->n, at, 0, md, NULL);
+    return pc.match(re, (PCRE2_SPTR)sc->in, sc->n, at, 0, md, NULL);
 }
 
 /* A fixed-shape secret starting at `at` (the patterns are anchored)?
@@ -605,7 +648,7 @@ static int shape_at(struct redact_scan *sc, size_t at, struct redact_hit *h)
     int rc = redact_match(redact_shape_re, redact_shape_jit, sc, at, sc->md_s);
     if (rc <= 0)
         return 0;   /* no match, or a match error: leave the bytes alone */
-    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(sc->md_s);
+    PCRE2_SIZE *ov = pc.ovector(sc->md_s);
     int g = 1;
     while (g < rc && ov[2 * g] == PCRE2_UNSET)
         g++;
@@ -951,7 +994,7 @@ static int assign_at(struct redact_scan *sc, size_t at, struct redact_hit *h)
     int rc = redact_match(redact_assign_re, redact_assign_jit, sc, at, sc->md_a);
     if (rc <= 0)
         return 0;
-    PCRE2_SIZE *ov = pcre2_get_ovector_pointer(sc->md_a);
+    PCRE2_SIZE *ov = pc.ovector(sc->md_a);
     size_t v0 = ov[0], v1 = ov[1], name0 = ov[2], name1 = ov[3];
     if (v1 <= v0)
         return 0;
@@ -1084,8 +1127,10 @@ static int redact_pass(const char *in, size_t n, struct buf *out,
         goto out;
     ret = masked;
 out:
-    pcre2_match_data_free(sc.md_s);
-    pcre2_match_data_free(sc.md_a);
+    if (pc.md_free) {               /* NULL: no candidate loaded it */
+        pc.md_free(sc.md_s);
+        pc.md_free(sc.md_a);
+    }
     return ret;
 }
 

@@ -40,6 +40,7 @@ if command -v ldd >/dev/null 2>&1; then
     lacks "cairn not linked to OpenBLAS" "$libs" "libopenblas"
     lacks "cairn not linked to libzip" "$libs" "libzip"
     lacks "cairn not linked to zlib (a download unpacks by dlopen)" "$libs" "libz.so"
+    lacks "cairn not linked to libpcre2-8 (masking loads it by dlopen)" "$libs" "libpcre2-8"
     # stemming still works from the archive: "moves" finds "moving"
     db="$TMP/stem.db"
     CAIRN_EMBED_MODEL=none "$CAIRN" --db "$db" add -q "$ROOT/examples/sample-history.jsonl"
