@@ -2156,12 +2156,6 @@ static int on_lazy_turn(void *arg, const struct store_msg_row *r)
     return CAIRN_OK;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 int pool_load(struct pool *p, const int *si, int n)
 {
     struct pool_units *pu = p->pu;
@@ -2181,7 +2175,7 @@ int pool_load(struct pool *p, const int *si, int n)
     for (int i = 0; i < n; i++)
         if (pu->state[si[i]] == POOL_UNLOADED)
             idx[k++] = si[i];
-    qsort(idx, (size_t)k, sizeof *idx, cmp_int);
+    qsort(idx, (size_t)k, sizeof *idx, sort_cmp_int);
     int u = 0;
     for (int i = 0; i < k; i++)
         if (!u || idx[u - 1] != idx[i])

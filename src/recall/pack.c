@@ -671,12 +671,6 @@ out:
 
 /* ---- rendering ---- */
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* A session header's opening: "[" and the session's time (else at's),
  * or "[undated", into ts[48]; its length. d: the day names read so far
  * (a packer's, kept for the pack; else the caller's own). */
@@ -778,7 +772,7 @@ static int *session_order(const struct pool *p, const int *order, int n)
     if (!all) {
         for (int j = 0; j < n; j++)
             so[j] = p->m[order[j]].sess;
-        qsort(so, (size_t)n, sizeof *so, cmp_int);
+        qsort(so, (size_t)n, sizeof *so, sort_cmp_int);
     }
     for (int j = 0; j < (all ? p->ns : n); j++)
         if (all || !ns || so[ns - 1] != so[j]) {
@@ -1186,7 +1180,7 @@ static int *pass_tail(const struct packer *k, int r0)
         return NULL;
     for (int j = 0; j < k->norder; j++)
         ss[ns++] = p->m[k->order[j]].sess;
-    qsort(ss, (size_t)ns, sizeof *ss, cmp_int);
+    qsort(ss, (size_t)ns, sizeof *ss, sort_cmp_int);
     int u = 0;
     for (int j = 0; j < ns; j++)
         if (!u || ss[u - 1] != ss[j]) {
@@ -1205,7 +1199,7 @@ static int *pass_tail(const struct packer *k, int r0)
                 rk[n++] = x->rank;
         }
     }
-    qsort(rk, (size_t)n, sizeof *rk, cmp_int);
+    qsort(rk, (size_t)n, sizeof *rk, sort_cmp_int);
     rk[n] = -1;
 out:
     free(ss);
@@ -1233,7 +1227,7 @@ static int *picked_ranks(const struct packer *k)
         if (x->head == k->order[j] && x->score > 0)
             rk[n++] = x->rank;
     }
-    qsort(rk, (size_t)n, sizeof *rk, cmp_int);   /* (order holds a turn once) */
+    qsort(rk, (size_t)n, sizeof *rk, sort_cmp_int);   /* (order holds a turn once) */
     rk[n] = -1;
     return rk;
 }

@@ -40,6 +40,7 @@
 #include "store/pg_read.h"
 #include "text/tokenize.h"
 #include "util/buf.h"
+#include "util/sort.h"
 
 /* A text read with its message's metadata (pg_msgs_meta), for the
  * pg_msgs_text that follows: by seq, which a rewrite changes, so the text
@@ -496,12 +497,6 @@ static int has_pos(const struct lexpos *lp, int nl, const char *tok, int at)
     return 0;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* How often phrase p occurs, as FTS5 counts its instances: the positions
  * where one of its first place's tokens stands and every later place has
  * one of its tokens right after. -1: no memory. */
@@ -528,7 +523,7 @@ static int phrase_count(const struct phrase *p, const struct lexpos *lp, int nl,
             break;
         }
     if (ns)
-        qsort(st, (size_t)ns, sizeof *st, cmp_int);
+        qsort(st, (size_t)ns, sizeof *st, sort_cmp_int);
     for (int i = 0; i < ns; i++) {
         if (i && st[i] == st[i - 1])
             continue;                    /* colocated alternatives: one start */

@@ -400,3 +400,9 @@ int sort_kv_places_desc(const struct sort_kv *v, size_t n, struct sort_kv *tmp, 
         place[i] = t[place[i]].next++;
     return 0;
 }
+
+int sort_cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}

@@ -52,6 +52,10 @@ static inline uint64_t sort_key_i64(int64_t x)
 
 /* Sorts v[n] by key, largest first; equal keys keep their order.
  * Returns 0, or -1 when the scratch copy cannot be had (v unchanged). */
+/* qsort's comparator for ints, ascending (shared by gather, pack and the
+ * server reader's sorts of session indexes). */
+int sort_cmp_int(const void *a, const void *b);
+
 int sort_kv_desc(struct sort_kv *v, size_t n);
 /* sort_kv_desc with the scratch copy given: tmp[n], or NULL (allocated).
  * For a caller sorting big arrays several times in a row, which pays for
