@@ -49,6 +49,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,8 @@ _Static_assert(sizeof(struct pc_head) == PC_HEAD, "the header is 128 bytes");
 struct embed_pc {
     void  *map;
     size_t size;
+    void  *base;      /* what to munmap: the file's mapping, or the copy's */
+    size_t len;
 };
 
 static uint64_t pad64(uint64_t x)
@@ -276,13 +279,76 @@ int embed_pc_path(const char *dir, int nr, char *out, size_t n)
     return (size_t)snprintf(out, n, "%s/" PC_DIR "/nr%d.bin", dir, nr) < n ? 0 : -1;
 }
 
+/* The weights' files a query reads whole (the panels, the int8 images)
+ * are copied into memory in 2 MB pages rather than mapped, up to this
+ * size: on the paravirtualised host every 4 KB page of a mapping a
+ * process touches first costs ~3 us (the weights of USE-lite's int8 query,
+ * 7 MB, ~1,750 pages: 3-4 ms of its encode), a pread into huge pages ~0.3
+ * us a page of 4 KB (bench/README.md, "The hybrid hook ... (issue 16,
+ * hyb54)"). Bigger files (an L12 model's f32 panels, 85 MB) stay mapped
+ * and shared in the page cache. */
+#define PC_COPY_MAX  ((size_t)32 << 20)
+#define PC_HUGE      ((size_t)2 << 20)
+
+/* 1 when anonymous memory can be had in 2 MB pages on advice
+ * (transparent_hugepage "always" or "madvise"): without them a copy costs
+ * a fault a 4 KB page, dearer than the mapping's. Read once a process. */
+static int pc_huge_ok(void)
+{
+    static int ok = -1;
+    int v = __atomic_load_n(&ok, __ATOMIC_RELAXED);
+    if (v < 0) {
+        char b[128] = { 0 };
+        int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+        v = 0;
+        if (fd >= 0) {
+            ssize_t n = read(fd, b, sizeof b - 1);
+            v = n > 0 && (strstr(b, "[always]") || strstr(b, "[madvise]"));
+            close(fd);
+        }
+        __atomic_store_n(&ok, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+/* The file's size bytes copied into fresh anonymous memory starting at a
+ * 2 MB boundary, advised as huge pages: 0 and *base / *len to unmap, or
+ * -1 (nothing left mapped) for the caller to map the file instead. */
+static int pc_copy(int fd, size_t size, void **base, size_t *len)
+{
+    size_t want = (size + PC_HUGE - 1) & ~(PC_HUGE - 1);
+    char *p = mmap(NULL, want + PC_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    char *at = (char *)(((uintptr_t)p + PC_HUGE - 1) & ~(uintptr_t)(PC_HUGE - 1));
+    /* the reserve's unaligned head and tail back to the system */
+    if (at > p)
+        munmap(p, (size_t)(at - p));
+    if (p + want + PC_HUGE > at + want)
+        munmap(at + want, (size_t)(p + want + PC_HUGE - (at + want)));
+#ifdef MADV_HUGEPAGE
+    (void)madvise(at, want, MADV_HUGEPAGE);
+#endif
+    if (os_pread_all(fd, at, size, 0) != 0 ||
+        mprotect(at, want, PROT_READ) != 0) {   /* read-only, as the mapping was */
+        munmap(at, want);
+        return -1;
+    }
+    *base = at;
+    *len = want;
+    return 0;
+}
+
 /* Maps the file at path read-only if it is a regular file of ours of at
- * least a header's size: a handle, or NULL and why. */
-static struct embed_pc *pc_map(const char *path, char *err, size_t errlen)
+ * least a header's size, or copies it (whole: a file of weights every
+ * query reads whole; pc_copy): a handle, or NULL and why. */
+static struct embed_pc *pc_map(const char *path, int whole, char *err, size_t errlen)
 {
     struct stat st;
     struct embed_pc *pc = NULL;
     void *map = MAP_FAILED;
+    size_t len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
     if (fd < 0) {
@@ -294,18 +360,23 @@ static struct embed_pc *pc_map(const char *path, char *err, size_t errlen)
         embed_errf(err, errlen, "%s: not a packed file of ours", path);
         goto out;
     }
-    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (!(whole && (uint64_t)st.st_size <= PC_COPY_MAX && pc_huge_ok() &&
+          pc_copy(fd, (size_t)st.st_size, &map, &len) == 0)) {
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        len = (size_t)st.st_size;
+    }
     if (map == MAP_FAILED) {
         embed_errf(err, errlen, "%s: mmap: %s", path, strerror(errno));
         goto out;
     }
     if (!(pc = malloc(sizeof(*pc)))) {
         embed_errf(err, errlen, "out of memory");
-        munmap(map, (size_t)st.st_size);
+        munmap(map, len);
         goto out;
     }
-    pc->map = map;
+    pc->map = pc->base = map;
     pc->size = (size_t)st.st_size;
+    pc->len = len;
 out:
     close(fd);
     return pc;
@@ -322,7 +393,7 @@ struct embed_pc *embed_pc_open(const char *dir, int nr, const struct embed_pc_so
         embed_errf(err, errlen, "path too long");
         return NULL;
     }
-    if (!(pc = pc_map(path, err, errlen)))
+    if (!(pc = pc_map(path, 1, err, errlen)))
         return NULL;
     if (embed_pc_check(pc->map, pc->size, nr, src, t, nt, panels, err, errlen) != 0) {
         embed_pc_close(pc);
@@ -335,7 +406,7 @@ void embed_pc_close(struct embed_pc *pc)
 {
     if (!pc)
         return;
-    munmap(pc->map, pc->size);
+    munmap(pc->base, pc->len);
     free(pc);
 }
 
@@ -533,7 +604,7 @@ struct embed_pc *embed_pc_q8_open(const char *dir, uint64_t src_key,
         embed_errf(err, errlen, "path too long");
         return NULL;
     }
-    if (!(pc = pc_map(path, err, errlen)))
+    if (!(pc = pc_map(path, 1, err, errlen)))
         return NULL;
     if (embed_pc_q8_check(pc->map, pc->size, src_key, t, nt, images, err, errlen) != 0) {
         embed_pc_close(pc);
@@ -646,7 +717,7 @@ struct embed_pc *embed_pc_blob_open(const char *dir, const char *name, const cha
         embed_errf(err, errlen, "bad packed file name or path too long");
         return NULL;
     }
-    if (!(pc = pc_map(path, err, errlen)))
+    if (!(pc = pc_map(path, 0, err, errlen)))
         return NULL;
     if (embed_pc_blob_check(pc->map, pc->size, magic, src_key, body, len, err, errlen) != 0) {
         embed_pc_close(pc);

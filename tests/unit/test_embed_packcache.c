@@ -24,7 +24,11 @@
  *   - a writer removes a killed writer's temporary file once it is old,
  *     and leaves a young one;
  *   - at the AVX2 level the file is nr16.bin beside nr32.bin, and at the
- *     portable level there is none.
+ *     portable level there is none;
+ *   - where the kernel gives 2 MB pages on advice, a loaded model holds a
+ *     copy of the file, not a mapping (packcache.c, pc_copy): its
+ *     vectors keep their bits when the file's body is overwritten in
+ *     place after the load (a mapping would see the new bytes).
  */
 #include "t.h"
 
@@ -434,6 +438,64 @@ static void rm_copy(void)
     rmdir(dir);
 }
 
+/* 1 when anonymous memory comes in 2 MB pages on advice (what the copy
+ * needs; without it the file stays mapped). */
+static int huge_pages_on(void)
+{
+    char b[128] = { 0 };
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    int on = 0;
+    if (f) {
+        on = fgets(b, sizeof b, f) && (strstr(b, "[always]") || strstr(b, "[madvise]"));
+        fclose(f);
+    }
+    return on;
+}
+
+static void test_copied(void)
+{
+    float v[NTEXT * DIM], w[NTEXT * DIM];
+    char path[256], err[256];
+    struct embed_model *m;
+    size_t n = 0;
+    int i;
+
+    if (!huge_pages_on()) {
+        T_SKIP("the copy in 2 MB pages: transparent huge pages are off here (the file stays mapped)");
+        return;
+    }
+    packed_path(embed_k_pack_width(), path, sizeof path);
+    unlink(path);
+    T_EQ_INT(encode(1, 0, v), 1);            /* writes the file */
+    m = embed_load(dir, err, sizeof err);
+    T_CHECK(m && embed_packed_from(m) == 2);
+    if (!m)
+        return;
+    embed_set_threads(m, 1);
+    for (i = 0; i < NTEXT; i++)
+        T_EQ_INT(embed_encode(m, &texts[i], 1, 1, v + i * DIM), 0);
+    same_bits(first, v);
+    /* the body overwritten in place, the size kept: the loaded model
+     * must not see it */
+    unsigned char *img = slurp(path, &n);
+    T_CHECK(img && n > 4096);
+    if (img && n > 4096) {
+        memset(img + 256, 0x3f, n - 256);
+        int fd = open(path, O_WRONLY);
+        T_CHECK(fd >= 0 && pwrite(fd, img + 256, n - 256, 256) == (ssize_t)(n - 256));
+        if (fd >= 0)
+            close(fd);
+        for (i = 0; i < NTEXT; i++)
+            T_EQ_INT(embed_encode(m, &texts[i], 1, 1, w + i * DIM), 0);
+        same_bits(first, w);
+    }
+    free(img);
+    embed_free(m);
+    unlink(path);                            /* the next query writes a good one */
+    T_EQ_INT(encode(1, 0, v), 1);
+    same_bits(first, v);
+}
+
 int main(void)
 {
     static const char *const files[] = { "config.json", "tokenizer.json", "model.safetensors" };
@@ -461,6 +523,7 @@ int main(void)
     T_RUN(test_other_model);
     T_RUN(test_temps);
     T_RUN(test_levels);
+    T_RUN(test_copied);
     rm_copy();
     return T_DONE();
 }
