@@ -235,9 +235,11 @@ void cli_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* glibc's heap kept by a one-shot process: fewer page faults (common.c). */
 void cli_one_shot_heap(void);
 /* A one-shot recall's heap faulted in up front, sized by the store's file
- * at path (NULL: the default store; none for a small one; common.c) and
- * by the recall (exact, not --fast: more): before the store is opened. */
-void cli_heap_reserve(const char *path, int exact);
+ * at path (NULL: the default store; none for a small one; common.c), by
+ * the recall (exact, not --fast: more) and by whether it scans the
+ * store's vector file (dense: more, when there is one): before the store
+ * is opened. */
+void cli_heap_reserve(const char *path, int exact, int dense);
 /* open(path, flags) (O_CLOEXEC added, mode 0600) for a regular file only,
  * without blocking on a FIFO: the fd, or -1 with errno set. The hooks'
  * own files (log, injection state) go through it. */

@@ -360,7 +360,7 @@ int cmd_recall(int argc, char **argv, struct cli_ctx *ctx)
         }
     }
     cli_one_shot_heap();    /* one process, one question or a batch */
-    cli_heap_reserve(cli_db_path(ctx), !(o.flags & CAIRN_RECALL_FAST));
+    cli_heap_reserve(cli_db_path(ctx), !(o.flags & CAIRN_RECALL_FAST), 0);
     if ((rc = cli_open(ctx, CAIRN_OPEN_READONLY, &db)))
         return rc;
     if (batch) {

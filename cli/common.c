@@ -202,15 +202,24 @@ void cli_one_shot_heap(void)
 /* The recall's heap faulted in before the store is opened (by its path):
  * SQLite's open, its schema's objects and its page cache take from the
  * same heap, ~60 more traps a hook when they came first (issue 23,
- * hook50); how much, by the store's size, os_heap_reserve_size. */
-void cli_heap_reserve(const char *path, int exact)
+ * hook50); how much, by the store's size, os_heap_reserve_size. A recall
+ * that scans the vector file beside the store (PATH-vec) takes ~1.5 MB
+ * more at 100,000 vectors (the cosines, 4 bytes a vector; the question's
+ * encoder's work; the scan's buffers): a 2 MB page more, or the hybrid
+ * hook traps ~160 times more (issue 16, hyb54). */
+#define CLI_DENSE_RESERVE ((size_t)2 << 20)
+
+void cli_heap_reserve(const char *path, int exact, int dense)
 {
-    char def[PATH_MAX];
+    char def[PATH_MAX], vec[PATH_MAX + 8];
     struct stat st;
     if (!path && cli_default_path(def, sizeof def) == CAIRN_OK)
         path = def;
     size_t n = path && stat(path, &st) == 0 && st.st_size > 0
                    ? os_heap_reserve_size((uint64_t)st.st_size, exact) : 0;
+    if (n && dense && (size_t)snprintf(vec, sizeof vec, "%s-vec", path) < sizeof vec &&
+        stat(vec, &st) == 0)
+        n += CLI_DENSE_RESERVE;
     if (n)
         os_heap_reserve(n);
 }

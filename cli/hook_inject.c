@@ -441,7 +441,8 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     }
     if ((why = skip_reason(prompt)))
         goto out;                               /* before opening the store */
-    cli_heap_reserve(cli_db_path(ctx), 0);   /* the hook's recall is --fast */
+    /* the hook's recall is --fast */
+    cli_heap_reserve(cli_db_path(ctx), 0, inject_method() != CAIRN_METHOD_KEYWORD);
     if (cli_db_open(cli_db_path(ctx), CAIRN_OPEN_READONLY, &db)) {
         why = "no store";
         goto out;
