@@ -7,7 +7,10 @@
  * kernels that read the weights in place, on one thread: the slowest
  * path. Mapping a copy packed once costs well under a millisecond plus
  * the page faults the weights cost anyway, and its pages are shared in
- * the page cache by every process.
+ * the page cache by every process. A file of up to PC_COPY_MAX is read
+ * into 2 MB pages of the process's own instead (pc_copy: on the
+ * paravirtualised host a mapping's first touch of each 4 KB page costs
+ * more than the copy).
  *
  * The weights stay the source of truth and the file is disposable:
  *   - it lives in DIR/.cairn-packed/, a folder: the model's identity

@@ -2,7 +2,8 @@
  * packcache.h: the pre-packed weights file, a derived copy of a model's
  * packed encoder weights (gemm.c's panel layout: a BERT's, or the products
  * USE-lite's int8 keeps in f32) kept beside the model, mapped read-only by
- * every process instead of packing again; and the int8 file.
+ * every process instead of packing again (or, up to 32 MB where 2 MB
+ * pages are on, read into them: packcache.c, pc_copy); and the int8 file.
  * See packcache.c for the format and why it is never trusted blindly.
  */
 #ifndef CAIRN_EMBED_PACKCACHE_H
