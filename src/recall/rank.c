@@ -1207,7 +1207,10 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     /* a question naming a speaker of the store was judged by it above */
     if (!named && LABEL_OTHER < 1.0 && label_demote(p, q))
         goto out;
-    for (int u = 0; u < p->nu; u++) {
+    /* a pool over unit rows has its units' round and window scores from
+     * rank_pool_units, and no unit in a time range (gather takes no
+     * question with one over the rows: units_may) */
+    for (int u = 0; u < p->nu && !p->pu; u++) {
         struct runit *un = &p->u[u];
         if (un->in_range) {
             if (q->vague) {

@@ -169,6 +169,11 @@ static void *pool_units_run(void *arg)
             j->s_win2[uf + k] = out[k].s_win2;
             un->score = 0;
             un->ord_bonus = 0;
+            /* (rank_default's last loop over every unit wrote these: on
+             * the recall's thread alone, ~5 M instructions and the pool's
+             * units read whole at a million messages; issue 23, exact54) */
+            un->s_round = out[k].s_round;
+            un->s_window = out[k].s_win;
         }
         if (pu->state[si] != POOL_LOADED)
             continue;
