@@ -1137,7 +1137,10 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     double avg_msg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
     int dfs[RECALL_MAX_TERMS];
-    unit_dfs(p, bits, nt, dfs);
+    if (p->pu)                      /* counted as gather set the bits */
+        memcpy(dfs, p->pu->df, (size_t)nt * sizeof *dfs);
+    else
+        unit_dfs(p, bits, nt, dfs);
     for (int t = 0; t < nt; t++) {
         int df_u = unit_df_est(p, dfs[t], q, t);
         q->t[t].idf_msg = rank_idf((double)p->total_msgs, q->t[t].df_msg);

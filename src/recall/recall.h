@@ -166,6 +166,7 @@ struct pool_units {
     double            *s_head;  /* per unit: its head's BM25 alone */
     char              *state;   /* per session: POOL_UNLOADED, _LOADED, _FAILED */
     int                nmt, maxu;   /* matches; the most units of a session */
+    int                df[RECALL_MAX_TERMS];  /* per term: the units with its bit */
 };
 
 struct pool {
