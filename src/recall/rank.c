@@ -1094,12 +1094,15 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     int nt = q->nt;
     double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
     double *w_unit = calloc((size_t)(nt ? nt : 1), sizeof *w_unit);
-    /* every unit's four scores are written below */
+    /* every unit's four scores are written below (over unit rows their
+     * pages and rrf's scratch's are faulted in by rank_pool_units' two
+     * threads) */
     size_t nu1 = (size_t)(p->nu ? p->nu : 1);
-    double *s_head = os_alloc_filled(nu1 * sizeof *s_head);
-    double *s_round = os_alloc_filled(nu1 * sizeof *s_round);
-    double *s_win = os_alloc_filled(nu1 * sizeof *s_win);
-    double *s_win2 = os_alloc_filled(nu1 * sizeof *s_win2);
+    void *(*alloc)(size_t) = p->pu ? os_alloc_big : os_alloc_filled;
+    double *s_head = alloc(nu1 * sizeof *s_head);
+    double *s_round = alloc(nu1 * sizeof *s_round);
+    double *s_win = alloc(nu1 * sizeof *s_win);
+    double *s_win2 = alloc(nu1 * sizeof *s_win2);
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
     /* a pool over unit rows: the bits gather set from its matches, read
@@ -1108,7 +1111,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     uint64_t *has = p->pu ? NULL : os_alloc_filled(nu1 * sizeof *has);
     const uint64_t *bits = p->pu ? p->pu->has : has;
     /* rrf's scratch: 2 * nu pairs, then nu places */
-    struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv + nu1 * sizeof(uint32_t));
+    size_t nkv = 2 * nu1 * sizeof(struct sort_kv) + nu1 * sizeof(uint32_t);
+    struct sort_kv *kv = alloc(nkv);
     if (!w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !bits ||
         !kv)
         goto out;
@@ -1157,7 +1161,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     if (!p->pu)
         score_all_units(&job);
     else if (rank_pool_units(p, nt, w_msg, w_unit, avg_msg, avg_unit, s_head, s_round, s_win,
-                             s_win2))
+                             s_win2, kv, nkv))
         goto out;
     if (rrf_keyword(p, s_head, s_round, s_win, s_win2, kv) || ent_rank(p, kv))
         goto out;
