@@ -1094,12 +1094,15 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     int nt = q->nt;
     double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
     double *w_unit = calloc((size_t)(nt ? nt : 1), sizeof *w_unit);
-    /* every unit's four scores are written below */
+    /* every unit's four scores are written below (over unit rows their
+     * pages and rrf's scratch's are faulted in by rank_pool_units' two
+     * threads) */
     size_t nu1 = (size_t)(p->nu ? p->nu : 1);
-    double *s_head = os_alloc_filled(nu1 * sizeof *s_head);
-    double *s_round = os_alloc_filled(nu1 * sizeof *s_round);
-    double *s_win = os_alloc_filled(nu1 * sizeof *s_win);
-    double *s_win2 = os_alloc_filled(nu1 * sizeof *s_win2);
+    void *(*alloc)(size_t) = p->pu ? os_alloc_big : os_alloc_filled;
+    double *s_head = alloc(nu1 * sizeof *s_head);
+    double *s_round = alloc(nu1 * sizeof *s_round);
+    double *s_win = alloc(nu1 * sizeof *s_win);
+    double *s_win2 = alloc(nu1 * sizeof *s_win2);
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
     /* a pool over unit rows: the bits gather set from its matches, read
@@ -1108,7 +1111,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     uint64_t *has = p->pu ? NULL : os_alloc_filled(nu1 * sizeof *has);
     const uint64_t *bits = p->pu ? p->pu->has : has;
     /* rrf's scratch: 2 * nu pairs, then nu places */
-    struct sort_kv *kv = os_alloc_filled(2 * nu1 * sizeof *kv + nu1 * sizeof(uint32_t));
+    size_t nkv = 2 * nu1 * sizeof(struct sort_kv) + nu1 * sizeof(uint32_t);
+    struct sort_kv *kv = alloc(nkv);
     if (!w_msg || !w_unit || !s_head || !s_round || !s_win || !s_win2 || !hit || !bits ||
         !kv)
         goto out;
@@ -1137,7 +1141,10 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     double avg_msg = p->total_msgs ? (double)p->total_tok / p->total_msgs : 1;
     double avg_unit = n_units ? (double)p->total_tok / n_units : 1;
     int dfs[RECALL_MAX_TERMS];
-    unit_dfs(p, bits, nt, dfs);
+    if (p->pu)                      /* counted as gather set the bits */
+        memcpy(dfs, p->pu->df, (size_t)nt * sizeof *dfs);
+    else
+        unit_dfs(p, bits, nt, dfs);
     for (int t = 0; t < nt; t++) {
         int df_u = unit_df_est(p, dfs[t], q, t);
         q->t[t].idf_msg = rank_idf((double)p->total_msgs, q->t[t].df_msg);
@@ -1154,7 +1161,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     if (!p->pu)
         score_all_units(&job);
     else if (rank_pool_units(p, nt, w_msg, w_unit, avg_msg, avg_unit, s_head, s_round, s_win,
-                             s_win2))
+                             s_win2, kv, nkv))
         goto out;
     if (rrf_keyword(p, s_head, s_round, s_win, s_win2, kv) || ent_rank(p, kv))
         goto out;
@@ -1207,7 +1214,10 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     /* a question naming a speaker of the store was judged by it above */
     if (!named && LABEL_OTHER < 1.0 && label_demote(p, q))
         goto out;
-    for (int u = 0; u < p->nu; u++) {
+    /* a pool over unit rows has its units' round and window scores from
+     * rank_pool_units, and no unit in a time range (gather takes no
+     * question with one over the rows: units_may) */
+    for (int u = 0; u < p->nu && !p->pu; u++) {
         struct runit *un = &p->u[u];
         if (un->in_range) {
             if (q->vague) {
@@ -1294,10 +1304,219 @@ static inline void put_rank(struct pool *p, const struct sort_kv *o, int *ord, i
     p->u[o[i].val].rank = i;
 }
 
+/* Writes the ranks of o[i0, i1) (sorted by score; i0 the start of a run
+ * of equal scores, i1 the end of one): each run sorted by time, its units
+ * but the last written in its own loop (one test a unit: a loop a run
+ * and a bound a prefetch were ~38 instructions a unit, issue 23, rank53;
+ * a run's keys are its units' times once sorted, so the next test is past
+ * it). -1: no memory. */
+static int put_ranks(struct pool *p, struct sort_kv *o, int *ord, int i0, int i1)
+{
+    for (int i = i0, last = i1 - 1; i < i1; i++) {
+        if (i < last && o[i + 1].key == o[i].key) {
+            int j = i + 2;
+            while (j < i1 && o[j].key == o[i].key)
+                j++;
+            for (int r = i; r < j; r++)
+                o[r].key = sort_key_i64(unit_head_at(p, (int)o[r].val));
+            if (sort_kv_desc(o + i, (size_t)(j - i)))
+                return -1;
+            for (; i < j - 1; i++)
+                put_rank(p, o, ord, i, last);
+        }
+        put_rank(p, o, ord, i, last);
+    }
+    return 0;
+}
+
+/* units_by_rank of a big pool on two threads (issue 23, exact54: its
+ * keys, the merge of the two sorted halves and the ranks were ~30 M
+ * instructions a recall at a million messages on the recall's thread
+ * alone, the second idle). The units are cut in two at h: the front's
+ * scored keys go to o's front and its units at 0 to ord's, in pool
+ * order; the back's, walked from the last unit down, to o's and ord's
+ * ends, so each part is in pool order too. Each sorts its part (stable),
+ * then the two are merged from both ends at once: the front writes the
+ * first n / 2 places (on equal keys the front's unit first), the back
+ * the rest from the last place down (on equal keys the back's unit
+ * last): the stable sort of all, as sort_kv_desc_two's halves and merge
+ * gave. The ranks are then written from both ends too, cut where a run
+ * of equal scores ends (put_ranks sorts each run whole). */
+#define UBR_TWO_MIN 65536
+
+struct ubr {
+    struct pool       *p;
+    struct sort_kv    *o, *out;
+    int               *ord;
+    int                h, b, two;
+    int                np[2], nz[2], neg[2], bad[2];
+    pthread_barrier_t  bar;
+};
+
+static void ubr_wait(struct ubr *s)
+{
+    if (s->two)
+        pthread_barrier_wait(&s->bar);
+}
+
+/* part side's keys (0: units [0, h), 1: [h, nu)), sorted */
+static void ubr_keys(struct ubr *s, int side)
+{
+    struct pool *p = s->p;
+    int nu = p->nu, np = 0, nz = 0, neg = 0;
+    if (!side) {
+        os_populate(s->o, (size_t)s->h * sizeof *s->o);
+        for (int i = 0; i < s->h; i++) {
+            double sc = p->u[i].score;
+            if (sc > 0) {
+                s->o[np].key = sort_key_double(sc);
+                s->o[np++].val = i;
+            } else {
+                neg |= sc < 0;
+                s->ord[nz++] = i;
+            }
+        }
+    } else {
+        os_populate(s->o + s->h, (size_t)(nu - s->h) * sizeof *s->o);
+        for (int i = nu - 1; i >= s->h; i--) {
+            double sc = p->u[i].score;
+            if (sc > 0) {
+                s->o[nu - 1 - np].key = sort_key_double(sc);
+                s->o[nu - 1 - np++].val = i;
+            } else {
+                neg |= sc < 0;
+                s->ord[nu - 1 - nz++] = i;
+            }
+        }
+    }
+    s->np[side] = np;
+    s->nz[side] = nz;
+    s->neg[side] = neg;
+    if (!neg && sort_kv_desc(side ? s->o + nu - np : s->o, (size_t)np))
+        s->bad[side] = 1;
+}
+
+/* side's half of the merge into out: the front's first n / 2 places, the
+ * back's the rest; and the front's units at 0 moved after the places (the
+ * back's are where they belong already) */
+static void ubr_merge(struct ubr *s, int side)
+{
+    const struct sort_kv *a = s->o, *b = s->o + s->p->nu - s->np[1];
+    int na = s->np[0], nb = s->np[1], n = na + nb, m = n / 2;
+    if (!side) {
+        int i = 0, j = 0;
+        for (int k = 0; k < m; k++)
+            s->out[k] = j < nb && (i >= na || b[j].key > a[i].key) ? b[j++] : a[i++];
+        memmove(s->ord + n, s->ord, (size_t)s->nz[0] * sizeof *s->ord);
+    } else {
+        int i = na - 1, j = nb - 1;
+        for (int k = n - 1; k >= m; k--)
+            s->out[k] = j >= 0 && (i < 0 || b[j].key <= a[i].key) ? b[j--] : a[i--];
+    }
+}
+
+/* side's ranks: the front's places [0, b), the back's [b, n); and its
+ * units at 0 unranked */
+static void ubr_ranks(struct ubr *s, int side)
+{
+    struct pool *p = s->p;
+    int n = s->np[0] + s->np[1], z0 = side ? n + s->nz[0] : n, z1 = side ? p->nu : n + s->nz[0];
+    if (put_ranks(p, s->out, s->ord, side ? s->b : 0, side ? n : s->b))
+        s->bad[side] = 1;
+    for (int i = z0; i < z1; i++)
+        p->u[s->ord[i]].rank = -1;
+}
+
+static int ubr_skip(const struct ubr *s)
+{
+    return s->neg[0] || s->neg[1] || s->bad[0] || s->bad[1];
+}
+
+static void *ubr_back(void *arg)
+{
+    struct ubr *s = arg;
+    ubr_keys(s, 1);
+    ubr_wait(s);
+    if (!ubr_skip(s))
+        ubr_merge(s, 1);
+    ubr_wait(s);
+    ubr_wait(s);                    /* the front finds b */
+    if (!ubr_skip(s))
+        ubr_ranks(s, 1);
+    return NULL;
+}
+
+/* 1: p->ord written; 0: a score below 0 (the caller sorts them all);
+ * -1: no memory */
+static int units_by_rank_two(struct pool *p)
+{
+    struct ubr s;
+    pthread_t th;
+    int rc = -1, nu = p->nu;
+    memset(&s, 0, sizeof s);
+    s.p = p;
+    s.h = nu / 2;
+    s.ord = malloc((size_t)nu * sizeof *s.ord);
+    s.o = os_alloc_big((size_t)nu * sizeof *s.o);
+    s.out = os_alloc_big((size_t)nu * sizeof *s.out);
+    if (!s.ord || !s.o || !s.out)
+        goto out;
+    s.two = !pthread_barrier_init(&s.bar, NULL, 2);
+    if (s.two && pthread_create(&th, NULL, ubr_back, &s)) {
+        pthread_barrier_destroy(&s.bar);
+        s.two = 0;
+    }
+    /* (one thread: the back's steps after the front's, in the same order) */
+    ubr_keys(&s, 0);
+    if (!s.two)
+        ubr_keys(&s, 1);
+    ubr_wait(&s);
+    int n = s.np[0] + s.np[1], m = n / 2;
+    if (!ubr_skip(&s)) {
+        ubr_merge(&s, 0);
+        if (!s.two)
+            ubr_merge(&s, 1);
+    }
+    ubr_wait(&s);
+    /* the cut at the end of the run holding place m - 1 */
+    s.b = m;
+    while (!ubr_skip(&s) && m > 0 && s.b < n && s.out[s.b].key == s.out[m - 1].key)
+        s.b++;
+    ubr_wait(&s);
+    if (!ubr_skip(&s)) {
+        ubr_ranks(&s, 0);
+        if (!s.two)
+            ubr_ranks(&s, 1);
+    }
+    if (s.two) {
+        pthread_join(th, NULL);
+        pthread_barrier_destroy(&s.bar);
+    }
+    if (s.bad[0] || s.bad[1])
+        goto out;
+    rc = 0;
+    if (s.neg[0] || s.neg[1])
+        goto out;
+    p->ord = s.ord;
+    s.ord = NULL;
+    p->ord_tail = nu - n;
+    rc = 1;
+out:
+    free(s.ord);
+    free(s.o);
+    free(s.out);
+    return rc;
+}
+
 const int *units_by_rank(struct pool *p)
 {
     if (p->ord)
         return p->ord;       /* the gate and pack.c both ask; scores are final */
+    int two = p->threads >= 2 && p->nu >= UBR_TWO_MIN ? units_by_rank_two(p) : 0;
+    if (two < 0)
+        return NULL;
+    if (two)
+        return p->all_mode && units_rank_all(p) ? NULL : p->ord;
     int *ord = malloc((size_t)(p->nu ? p->nu : 1) * sizeof *ord);
     struct sort_kv *o = os_alloc_filled((size_t)(p->nu ? p->nu : 1) * sizeof *o);
     if (!ord || !o)
@@ -1330,26 +1549,8 @@ const int *units_by_rank(struct pool *p)
      * both sorts stable on pool order, as the two passes over all. A run
      * is found where it begins, in the loop that writes the order (a pass
      * of its own to find the runs, few and short, was ~6 M) */
-    if (sort_kv_desc_two(o, (size_t)npos, p->threads >= 2))
+    if (sort_kv_desc_two(o, (size_t)npos, p->threads >= 2) || put_ranks(p, o, ord, 0, npos))
         goto fail;
-    for (int i = 0, last = npos - 1; i < npos; i++) {
-        /* one test a unit (a loop a run and a bound a prefetch were ~38
-         * instructions a unit: issue 23, rank53); a run's keys are its
-         * units' times once sorted, so its units but the last are
-         * written in its own loop, and the next test is past it */
-        if (i < last && o[i + 1].key == o[i].key) {
-            int j = i + 2;
-            while (j < npos && o[j].key == o[i].key)
-                j++;
-            for (int r = i; r < j; r++)
-                o[r].key = sort_key_i64(unit_head_at(p, (int)o[r].val));
-            if (sort_kv_desc(o + i, (size_t)(j - i)))
-                goto fail;
-            for (; i < j - 1; i++)
-                put_rank(p, o, ord, i, last);
-        }
-        put_rank(p, o, ord, i, last);
-    }
     for (int i = npos; i < p->nu; i++)
         p->u[ord[i]].rank = -1;
     free(o);

@@ -166,6 +166,7 @@ struct pool_units {
     double            *s_head;  /* per unit: its head's BM25 alone */
     char              *state;   /* per session: POOL_UNLOADED, _LOADED, _FAILED */
     int                nmt, maxu;   /* matches; the most units of a session */
+    int                df[RECALL_MAX_TERMS];  /* per term: the units with its bit */
 };
 
 struct pool {
@@ -583,11 +584,13 @@ int rank_session_units(const struct store_unit *us, int nu, int dialog,
 /* Every unit's four scores (and its head's and the matched replies' own
  * BM25, into p->pu) of a pool gathered over unit rows, by
  * rank_session_units a session: rank_default's score_units for it. Every
- * unit's score and ord_bonus are reset, as score_units does. 0, or -1 on
+ * unit's score and ord_bonus are reset, as score_units does. The four
+ * arrays' pages are faulted in here, each thread its units' (os_populate),
+ * and fill[0..nfill) (the caller's next scratch) half by each. 0, or -1 on
  * no memory. */
 int rank_pool_units(struct pool *p, int nt, const double *w_msg, const double *w_unit,
                     double avg_msg, double avg_unit, double *s_head, double *s_round,
-                    double *s_win, double *s_win2);
+                    double *s_win, double *s_win2, void *fill, size_t nfill);
 /* Whether each unit's head (its time, else the session's start) lies in
  * [from, to): score_units' in_range for a question with a period, without
  * the turns' events (TIME_EVENTS: a question whose period the events table

@@ -21,6 +21,7 @@
 #include "recall/recall.h"
 #include "recall/policy.h"
 #include "store/units.h"
+#include "util/os.h"
 
 /* rank.c's window_bm25 over the row: unit k with up to span units on
  * each side (all of one session here), 0 unread when none holds a term.
@@ -139,6 +140,8 @@ struct pool_units_job {
     const double *w_msg, *w_unit;
     double        avg_msg, avg_unit;
     double       *s_head, *s_round, *s_win, *s_win2;
+    char         *fill;
+    size_t        nfill;
 };
 
 static void *pool_units_run(void *arg)
@@ -152,6 +155,15 @@ static void *pool_units_run(void *arg)
     j->rc = -1;
     if (!tfu || !out)
         goto out;
+    /* (the four arrays' pages and half the caller's scratch faulted in
+     * by each thread: ~34 MB at a million messages were the recall's
+     * thread's alone, the second idle; issue 23, exact54) */
+    size_t u0 = (size_t)pu->ufirst[j->slo], nus = (size_t)pu->ufirst[j->shi] - u0;
+    os_populate(j->s_head + u0, nus * sizeof *j->s_head);
+    os_populate(j->s_round + u0, nus * sizeof *j->s_round);
+    os_populate(j->s_win + u0, nus * sizeof *j->s_win);
+    os_populate(j->s_win2 + u0, nus * sizeof *j->s_win2);
+    os_populate(j->fill, j->nfill);
     for (int si = j->slo; si < j->shi; si++) {
         int uf = pu->ufirst[si], nu = pu->ufirst[si + 1] - uf, mf = pu->mfirst[si];
         /* each match's unit as gather found it (issue 23, rank52: the
@@ -169,6 +181,11 @@ static void *pool_units_run(void *arg)
             j->s_win2[uf + k] = out[k].s_win2;
             un->score = 0;
             un->ord_bonus = 0;
+            /* (rank_default's last loop over every unit wrote these: on
+             * the recall's thread alone, ~5 M instructions and the pool's
+             * units read whole at a million messages; issue 23, exact54) */
+            un->s_round = out[k].s_round;
+            un->s_window = out[k].s_win;
         }
         if (pu->state[si] != POOL_LOADED)
             continue;
@@ -191,10 +208,10 @@ out:
 
 int rank_pool_units(struct pool *p, int nt, const double *w_msg, const double *w_unit,
                     double avg_msg, double avg_unit, double *s_head, double *s_round,
-                    double *s_win, double *s_win2)
+                    double *s_win, double *s_win2, void *fill, size_t nfill)
 {
     struct pool_units_job a = { p, nt, 0, p->ns, 0, w_msg, w_unit, avg_msg, avg_unit,
-                                s_head, s_round, s_win, s_win2 };
+                                s_head, s_round, s_win, s_win2, fill, nfill };
     struct pool_units_job b = a;
     pthread_t th;
     /* a big pool's second half of sessions on a thread of its own (each
@@ -202,8 +219,11 @@ int rank_pool_units(struct pool *p, int nt, const double *w_msg, const double *w
     int two = p->threads >= 2 && p->ns >= 2;
     if (two) {
         a.shi = b.slo = p->ns / 2;
+        a.nfill = nfill / 2;
+        b.fill = (char *)fill + a.nfill;
+        b.nfill = nfill - a.nfill;
         if (pthread_create(&th, NULL, pool_units_run, &b))
-            two = 0, a.shi = p->ns;
+            two = 0, a.shi = p->ns, a.nfill = nfill;
     }
     pool_units_run(&a);
     if (two)

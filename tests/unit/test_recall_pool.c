@@ -647,6 +647,94 @@ out:
     tp_free(&t);
 }
 
+/* units_by_rank of a big pool on two threads (rank.c, units_by_rank_two:
+ * the keys, the merge from both ends and the ranks each split in two)
+ * against the one thread's order and the brute force's (score, time,
+ * pool order): many ties of both, a run of equal scores across the
+ * middle place, every scored unit in one half, none scored, a score
+ * below 0 (the whole pool sorted by the one thread's way). */
+static void rank_two_case(int nu, int nscores, int ntimes, int zero_pct, int where, int neg)
+{
+    struct pool p;
+    memset(&p, 0, sizeof p);
+    p.nu = p.nm = nu;
+    p.u = calloc((size_t)nu, sizeof *p.u);
+    p.m = calloc((size_t)nu, sizeof *p.m);
+    int *ref = malloc((size_t)nu * sizeof *ref), *one = malloc((size_t)nu * sizeof *one);
+    int *rank1 = malloc((size_t)nu * sizeof *rank1);
+    T_CHECK(p.u && p.m && ref && one && rank1);
+    if (!p.u || !p.m || !ref || !one || !rank1)
+        goto out;
+    unsigned x = (unsigned)(nu * 31 + nscores * 7 + where);
+    int npos = 0;
+    for (int u = 0; u < nu; u++) {
+        x = x * 1103515245u + 12345u;
+        int half = u < nu / 2 ? 1 : 2;
+        int zero = (int)((x >> 8) % 100) < zero_pct || (where && where != half);
+        p.u[u].head = u;
+        p.m[u].at = 1000 + (int64_t)((x >> 4) % (unsigned)ntimes);
+        p.u[u].score = zero ? 0 : 0.5 + (double)((x >> 16) % (unsigned)nscores) / 64;
+        npos += !zero;
+        ref[u] = u;
+    }
+    if (neg)
+        p.u[nu / 3].score = -0.25;
+    g_rank_pool = &p;
+    qsort(ref, (size_t)nu, sizeof *ref, cmp_rank_ref);
+    /* the one thread's order */
+    p.threads = 1;
+    const int *ord = units_by_rank(&p);
+    T_CHECK(ord != NULL);
+    if (!ord)
+        goto out;
+    int tail1 = p.ord_tail;
+    for (int i = 0; i < nu; i++) {
+        one[i] = ord[i];
+        rank1[i] = p.u[i].rank;
+    }
+    free(p.ord);
+    p.ord = NULL;
+    for (int i = 0; i < nu; i++)
+        p.u[i].rank = -7;
+    p.threads = 2;
+    ord = units_by_rank(&p);
+    T_CHECK(ord != NULL);
+    if (!ord)
+        goto out;
+    T_EQ_INT(p.ord_tail, tail1);
+    int bad_ord = 0, bad_rank = 0, bad_ref = 0, scored = nu - p.ord_tail;
+    for (int i = 0; i < nu; i++) {
+        bad_ord += ord[i] != one[i];
+        bad_rank += p.u[i].rank != rank1[i];
+    }
+    for (int i = 0; i < scored; i++)
+        bad_ref += ord[i] != ref[i] || p.u[ord[i]].rank != i;
+    for (int i = scored; i < nu; i++)
+        bad_ref += p.u[ord[i]].rank != -1 || (i > scored && ord[i] < ord[i - 1]);
+    T_EQ_INT(bad_ord, 0);
+    T_EQ_INT(bad_rank, 0);
+    T_EQ_INT(bad_ref, 0);
+    T_EQ_INT(scored, neg ? nu : npos);
+out:
+    free(p.ord);
+    free(p.u);
+    free(p.m);
+    free(ref);
+    free(one);
+    free(rank1);
+}
+
+static void test_rank_two(void)
+{
+    rank_two_case(70001, 40, 9, 30, 0, 0);     /* runs of equal scores everywhere */
+    rank_two_case(65536, 3, 2, 10, 0, 0);      /* long runs: one across the middle */
+    rank_two_case(131073, 5000, 1000, 60, 0, 0);
+    rank_two_case(70000, 40, 9, 30, 1, 0);     /* every scored unit in the front */
+    rank_two_case(70000, 40, 9, 30, 2, 0);     /* and in the back */
+    rank_two_case(65537, 40, 9, 100, 0, 0);    /* none scored */
+    rank_two_case(70001, 40, 9, 30, 0, 1);     /* a score below 0: all sorted */
+}
+
 static void test_rank_dense(void)
 {
     struct tpool t;
@@ -2359,6 +2447,7 @@ int main(void)
     T_RUN(test_ordinal_cue);
     T_RUN(test_rank_granularity);
     T_RUN(test_rank_zero_tail);
+    T_RUN(test_rank_two);
     T_RUN(test_rank_dense);
     T_RUN(test_rank_feedback);
     T_RUN(test_rank_learned);
