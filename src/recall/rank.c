@@ -1094,17 +1094,12 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     int nt = q->nt;
     double *w_msg = calloc((size_t)(nt ? nt : 1), sizeof *w_msg);
     double *w_unit = calloc((size_t)(nt ? nt : 1), sizeof *w_unit);
-    /* every unit's four scores are written below: one block when that
-     * reaches os_alloc_big's 2 MB pages (4 MB), so four of 3.8 MB at a
-     * million messages are 8 huge pages, not ~2,800 of 4 KB; smaller, four
-     * blocks as before, which fit the heap's freed holes (one of 1.6 MB
-     * at 100,000 was ~26 more pages for the hook; issue 23, mem54) */
+    /* every unit's four scores are written below */
     size_t nu1 = (size_t)(p->nu ? p->nu : 1);
-    int one = 4 * nu1 * sizeof(double) >= ((size_t)4 << 20);
-    double *s_head = os_alloc_filled((one ? 4 : 1) * nu1 * sizeof *s_head);
-    double *s_round = !one ? os_alloc_filled(nu1 * sizeof *s_round) : s_head ? s_head + nu1 : NULL;
-    double *s_win = !one ? os_alloc_filled(nu1 * sizeof *s_win) : s_head ? s_head + 2 * nu1 : NULL;
-    double *s_win2 = !one ? os_alloc_filled(nu1 * sizeof *s_win2) : s_head ? s_head + 3 * nu1 : NULL;
+    double *s_head = os_alloc_filled(nu1 * sizeof *s_head);
+    double *s_round = os_alloc_filled(nu1 * sizeof *s_round);
+    double *s_win = os_alloc_filled(nu1 * sizeof *s_win);
+    double *s_win2 = os_alloc_filled(nu1 * sizeof *s_win2);
     double *spk = NULL;
     int *hit = calloc((size_t)(nt ? nt : 1), sizeof *hit);
     /* a pool over unit rows: the bits gather set from its matches, read
@@ -1233,12 +1228,10 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
 out:
     free(w_msg);
     free(w_unit);
-    free(s_head);                   /* (the four's block when one) */
-    if (!one) {
-        free(s_round);
-        free(s_win);
-        free(s_win2);
-    }
+    free(s_head);
+    free(s_round);
+    free(s_win);
+    free(s_win2);
     free(s_dhead);
     free(s_dreply);
     free(spk);

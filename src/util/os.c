@@ -29,15 +29,11 @@ void *os_alloc_big(size_t n)
     void *p = NULL;
     if (n < 2 * BIG_PAGE)
         return malloc(n ? n : 1);
-    /* whole 2 MB pages, the tail's too: ~0.2 ms a 2 MB page here against
-     * ~1.5-2 us a 4 KB page faulted in by one call (~16-25 trapped), so a
-     * tail past ~100 KB costs less as a huge page (issue 23, mem54) */
-    size_t whole = (n + BIG_PAGE - 1) & ~(BIG_PAGE - 1);
-    if (posix_memalign(&p, BIG_PAGE, whole))
+    if (posix_memalign(&p, BIG_PAGE, n))
         return NULL;
 #ifdef MADV_HUGEPAGE
     /* advice only: a kernel without it, or with THP off, pages as before */
-    (void)madvise(p, whole, MADV_HUGEPAGE);
+    (void)madvise(p, n & ~(BIG_PAGE - 1), MADV_HUGEPAGE);
 #endif
     return p;
 }

@@ -27,9 +27,8 @@ int os_mkparents(const char *path, mode_t mode, char *bad, size_t nbad);
  * pages where the kernel allows it (transparent huge pages, "madvise"
  * mode): recall's pool on a million-message store is ~150 MB touched
  * once, and a 4 KB page fault each 4 KB cost a third of the recall in
- * the kernel on a virtual machine. Below 4 MB it is plain malloc; from 4
- * MB the block is whole 2 MB pages, its tail's too. Free it with free();
- * realloc works on it. */
+ * the kernel on a virtual machine. Below 4 MB it is plain malloc. Free it
+ * with free(); realloc works on it. */
 void *os_alloc_big(size_t n);
 /* os_alloc_big for an array the caller writes whole at once: its pages
  * are faulted in by one call (MADV_POPULATE_WRITE, Linux 5.14; advice

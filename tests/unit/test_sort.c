@@ -412,60 +412,6 @@ static void test_alloc_filled(void)
     }
 }
 
-/* Whether the mapping holding address a is advised for huge pages ("hg"
- * in its VmFlags, /proc/self/smaps): 1 yes, 0 no, -1 cannot tell. */
-static int advised_huge(const void *a)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    char line[512];
-    int in = 0, r = -1;
-    if (!f)
-        return -1;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-            in = (uintptr_t)a >= lo && (uintptr_t)a < hi;
-            continue;
-        }
-        if (in && strncmp(line, "VmFlags:", 8) == 0) {
-            r = strstr(line, " hg") != NULL;
-            break;
-        }
-    }
-    fclose(f);
-    return r;
-}
-
-/* os_alloc_big past 4 MB: a 2 MB boundary, and its last bytes (a tail
- * short of a whole 2 MB page) advised for huge pages as its start is
- * (before mem54 the tail was left to 4 KB pages: ~220 of them on a 4.9 MB
- * sort buffer at a million messages). */
-static void test_alloc_big_tail(void)
-{
-#ifdef MADV_HUGEPAGE
-    size_t sizes[] = { ((size_t)4 << 20) + 4096, ((size_t)5 << 20) + 12345, (size_t)6 << 20 };
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-        unsigned char *p = os_alloc_big(sizes[i]);
-        T_CHECK(p != NULL);
-        if (!p)
-            continue;
-        T_EQ_INT((uintptr_t)p & (((size_t)2 << 20) - 1), 0);
-        int head = advised_huge(p), tail = advised_huge(p + sizes[i] - 1);
-        if (head < 0 || tail < 0)
-            T_SKIP("no /proc/self/smaps VmFlags here: the advice not checked");
-        else if (!head)
-            T_SKIP("madvise(MADV_HUGEPAGE) refused here (THP off?): the tail not checked");
-        else
-            T_EQ_INT(tail, 1);
-        memset(p, 0x3c, sizes[i]);
-        T_CHECK(p[sizes[i] - 1] == 0x3c);
-        free(p);
-    }
-#else
-    T_SKIP("MADV_HUGEPAGE not defined here: os_alloc_big is plain");
-#endif
-}
-
 /* os_populate_pages: every page holding a byte of the range in memory,
  * those at its ends too (a range a page's middle to another's), no page
  * outside it, what the pages held kept; nothing for an empty range. Over a
@@ -589,9 +535,6 @@ static void test_places(void)
 
 int main(void)
 {
-    /* first: the heap's range not yet advised by the tests of bigger
-     * blocks (the advice stays on a range after its block's free) */
-    T_RUN(test_alloc_big_tail);
     T_RUN(test_random_orders);
     T_RUN(test_either_side);
     T_RUN(test_radix_passes);
