@@ -2165,10 +2165,16 @@ static int on_lazy_turn(void *arg, const struct store_msg_row *r)
  * (bench/README.md, issue 23, mem54). Pages between two runs up to
  * TURNS_GAP apart are faulted in with them, cheaper than a call. */
 #define TURNS_GAP ((uintptr_t)2 * 4096)
+/* Below malloc's mmap threshold (32 MB: os_heap_keep) the array is the
+ * heap's, often resident already: the calls saved no trap at 100,000
+ * messages (~9 MB), only cost */
+#define TURNS_POPULATE_MIN ((size_t)32 << 20)
 
 static void turns_populate(struct pool *p, const int *idx, int k)
 {
     uintptr_t a = 0, b = 0;
+    if ((size_t)p->nm * sizeof *p->m < TURNS_POPULATE_MIN)
+        return;
     for (int i = 0; i <= k; i++) {
         const struct rsession *s = i < k ? &p->s[idx[i]] : NULL;
         uintptr_t x = s ? (uintptr_t)(p->m + s->first_msg) : 0;
