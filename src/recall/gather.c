@@ -2166,6 +2166,43 @@ static int on_lazy_turn(void *arg, const struct store_msg_row *r)
     return CAIRN_OK;
 }
 
+/* The turns' slots of sessions idx[k] (ascending) faulted in before
+ * on_lazy_turn writes them, a call a run of sessions whose pages meet or
+ * nearly meet: p->m is sized for every turn of the pool (88 MB at a
+ * million messages) and a recall writes the few hundred sessions pack
+ * reads, each a page or two of it, scattered; a fault a page cost ~13 us
+ * on the paravirtualised host, the call for one to a few pages 1-4
+ * (bench/README.md, issue 23, mem54). Pages between two runs up to
+ * TURNS_GAP apart are faulted in with them, cheaper than a call. */
+#define TURNS_GAP ((uintptr_t)2 * 4096)
+/* Below malloc's mmap threshold (32 MB: os_heap_keep) the array is the
+ * heap's, often resident already: the calls saved no trap at 100,000
+ * messages (~9 MB), only cost */
+#define TURNS_POPULATE_MIN ((size_t)32 << 20)
+
+static void turns_populate(struct pool *p, const int *idx, int k)
+{
+    uintptr_t a = 0, b = 0;
+    if ((size_t)p->nm * sizeof *p->m < TURNS_POPULATE_MIN)
+        return;
+    for (int i = 0; i <= k; i++) {
+        const struct rsession *s = i < k ? &p->s[idx[i]] : NULL;
+        uintptr_t x = s ? (uintptr_t)(p->m + s->first_msg) : 0;
+        if (s && !s->n_msgs)
+            continue;
+        if (b && s && x <= b + TURNS_GAP) {
+            b = (uintptr_t)(p->m + s->first_msg + s->n_msgs);
+            continue;
+        }
+        if (b)
+            os_populate_pages((void *)a, b - a);
+        if (s) {
+            a = x;
+            b = (uintptr_t)(p->m + s->first_msg + s->n_msgs);
+        }
+    }
+}
+
 int pool_load(struct pool *p, const int *si, int n)
 {
     struct pool_units *pu = p->pu;
@@ -2195,6 +2232,7 @@ int pool_load(struct pool *p, const int *si, int n)
         rows[i] = p->s[idx[i]].row;
         pu->state[idx[i]] = POOL_LOADED;   /* until a turn says otherwise */
     }
+    turns_populate(p, idx, k);
     struct lazy_load ld = { p, idx, k, 0, 0, 0, 0 };
     if ((rc = store_sessions_meta(pu->h, rows, k, on_lazy_session, &ld)))
         goto out;

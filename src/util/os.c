@@ -50,6 +50,19 @@ void os_populate(void *p, size_t n)
 #endif
 }
 
+void os_populate_pages(void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+    /* (the pages at either end hold other bytes too: faulting a page in
+     * never changes what it holds) */
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095, b = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
+    if (p && n)
+        (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+#else
+    (void)p, (void)n;
+#endif
+}
+
 void os_heap_keep(void)
 {
 #if defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)

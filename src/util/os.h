@@ -39,6 +39,11 @@ void *os_alloc_filled(size_t n);
 /* os_alloc_filled's faulting-in of p[0..n) alone: for an array whose
  * parts are written by different threads, each faults in its own. */
 void os_populate(void *p, size_t n);
+/* Every 4 KB page holding a byte of p[0..n) faulted in by one call, however
+ * small: for a few pages about to be written in a big array otherwise left
+ * untouched (a fault a page ~12-15 us on the paravirtualised host, the call
+ * ~1-4 us; bench/README.md, mem54). Advice only: nothing is written. */
+void os_populate_pages(void *p, size_t n);
 /* For a one-shot process: malloc's blocks up to 32 MB from its heap,
  * not each its own mmap (unmapped at its free, so the next is fresh pages
  * again), and the heap not trimmed, so freed memory serves the next

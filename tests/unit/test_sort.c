@@ -412,6 +412,51 @@ static void test_alloc_filled(void)
     }
 }
 
+/* os_populate_pages: every page holding a byte of the range in memory,
+ * those at its ends too (a range a page's middle to another's), no page
+ * outside it, what the pages held kept; nothing for an empty range. Over a
+ * fresh mapping of 4 KB pages, so residency says what the call did. */
+static void test_populate_pages(void)
+{
+    const size_t np = 64, pg = 4096;
+#ifdef MADV_POPULATE_WRITE
+    unsigned char *m = mmap(NULL, np * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                            -1, 0);
+    T_CHECK(m != MAP_FAILED);
+    if (m == MAP_FAILED)
+        return;
+#ifdef MADV_NOHUGEPAGE
+    (void)madvise(m, np * pg, MADV_NOHUGEPAGE);
+#endif
+    if (madvise(m, pg, MADV_POPULATE_WRITE) != 0) {
+        T_SKIP("MADV_POPULATE_WRITE not supported here: residency not checked");
+        munmap(m, np * pg);
+        return;
+    }
+    m[20 * pg + 7] = 0x5a;              /* a page already written, inside a range below */
+    unsigned char v[64];
+    /* (from, bytes): within one page, a page's middle to another's, whole
+     * pages, one byte at a page's end, none */
+    const size_t r[][2] = { { 3 * pg + 100, 200 }, { 8 * pg + 4000, pg + 200 },
+                            { 16 * pg, 2 * pg }, { 19 * pg + 4095, 1 }, { 18 * pg + 8, 2 * pg },
+                            { 40 * pg + 5, 0 } };
+    for (size_t i = 0; i < sizeof r / sizeof *r; i++)
+        os_populate_pages(m + r[i][0], r[i][1]);
+    os_populate_pages(NULL, 4096);      /* (nothing to do) */
+    T_CHECK(mincore(m, np * pg, v) == 0);
+    for (size_t i = 1; i < np; i++) {   /* page 0: the probe */
+        int want = i == 3 || i == 8 || i == 9 || i == 10 || i == 16 || i == 17 || i == 18 ||
+                   i == 19 || i == 20;
+        T_EQ_INT(i * 10 + (v[i] & 1), i * 10 + want);   /* (the page in the message) */
+    }
+    T_CHECK(m[20 * pg + 7] == 0x5a && m[3 * pg + 100] == 0 && m[9 * pg] == 0);
+    munmap(m, np * pg);
+#else
+    (void)np, (void)pg;
+    T_SKIP("MADV_POPULATE_WRITE not defined here: os_populate_pages is advice only");
+#endif
+}
+
 /* sort_kv_places_desc against the places sort_kv_desc gives (itself
  * checked by brute force above) and, small, against the brute force: keys
  * drawn from d distinct values, d from one to every key, across the
@@ -501,5 +546,6 @@ int main(void)
     T_RUN(test_keys);
     T_RUN(test_alloc_big);
     T_RUN(test_alloc_filled);
+    T_RUN(test_populate_pages);
     return T_DONE();
 }
