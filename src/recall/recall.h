@@ -660,6 +660,10 @@ int pack_header_least(const struct pool *p, int si);
  * them). A new array (the caller frees it), or NULL: out of memory. */
 #define PACK_LANE_LATER (-2)
 int *pack_replies_by_score(struct pool *p, int every, int limit);
+/* The same, its (key, entry) pairs in scratch[0..bytes) when they fit
+ * there (8-byte aligned; its bytes are overwritten), else in a block of
+ * their own: the same order either way. */
+int *pack_replies_in(struct pool *p, int every, int limit, void *scratch, size_t bytes);
 /* How many times pack_replies_by_score took its first places without the
  * whole own order (lane_bounded): for the tests, which must reach it. */
 long pack_lane_bounded_runs(void);
