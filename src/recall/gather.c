@@ -2156,6 +2156,47 @@ static int on_lazy_turn(void *arg, const struct store_msg_row *r)
     return CAIRN_OK;
 }
 
+int pool_names(struct pool *p, const int *si, int n)
+{
+    struct pool_units *pu = p->pu;
+    int *idx = NULL, k = 0, rc = CAIRN_OK;
+    int64_t *rows = NULL;
+    if (!pu || n <= 0)
+        return CAIRN_OK;
+    if (!(idx = malloc((size_t)n * sizeof *idx)) || !(rows = malloc((size_t)n * sizeof *rows))) {
+        rc = CAIRN_NOMEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        if (pu->state[si[i]] == POOL_UNLOADED && !p->s[si[i]].ext_id)
+            idx[k++] = si[i];
+    qsort(idx, (size_t)k, sizeof *idx, sort_cmp_int);
+    int u = 0;
+    for (int i = 0; i < k; i++)
+        if (!u || idx[u - 1] != idx[i])
+            idx[u++] = idx[i];
+    k = u;
+    for (int i = 0; i < k; i++)
+        rows[i] = p->s[idx[i]].row;
+    struct lazy_load ld = { p, idx, k, 0, 0, 0, 0 };
+    if (k && (rc = store_sessions_meta(pu->h, rows, k, on_lazy_session, &ld)))
+        goto out;
+    for (int i = 0; i < k; i++)
+        if (!p->s[idx[i]].ext_id)
+            lazy_fail(p, idx[i]);    /* its row gone since gather */
+out:
+    if (rc) {
+        for (int i = 0; i < k; i++)
+            if (!p->s[idx[i]].ext_id)
+                lazy_fail(p, idx[i]);
+        if (rc == CAIRN_NOMEM)
+            cairn__err(pu->h, rc, "out of memory");
+    }
+    free(idx);
+    free(rows);
+    return rc;
+}
+
 int pool_load(struct pool *p, const int *si, int n)
 {
     struct pool_units *pu = p->pu;
@@ -2167,7 +2208,8 @@ int pool_load(struct pool *p, const int *si, int n)
         k = pu->state[si[i]] == POOL_UNLOADED;
     if (!k)
         return CAIRN_OK;
-    if (!(idx = malloc((size_t)n * sizeof *idx)) || !(rows = malloc((size_t)n * sizeof *rows))) {
+    if (!(idx = malloc((size_t)n * sizeof *idx)) ||
+        !(rows = malloc(2 * (size_t)n * sizeof *rows))) {
         rc = CAIRN_NOMEM;
         goto out;
     }
@@ -2185,8 +2227,14 @@ int pool_load(struct pool *p, const int *si, int n)
         rows[i] = p->s[idx[i]].row;
         pu->state[idx[i]] = POOL_LOADED;   /* until a turn says otherwise */
     }
+    /* the strings of those whose header did not read them (pool_names) */
+    int64_t *named = rows + k;
+    int nn = 0;
+    for (int i = 0; i < k; i++)
+        if (!p->s[idx[i]].ext_id)
+            named[nn++] = rows[i];
     struct lazy_load ld = { p, idx, k, 0, 0, 0, 0 };
-    if ((rc = store_sessions_meta(pu->h, rows, k, on_lazy_session, &ld)))
+    if (nn && (rc = store_sessions_meta(pu->h, named, nn, on_lazy_session, &ld)))
         goto out;
     ld.at = -1;
     if ((rc = store_messages_meta(pu->h, rows, k, on_lazy_turn, &ld)))

@@ -1074,6 +1074,8 @@ static int cpos_grow(struct packer *k)
     return 0;
 }
 
+static int ahead_refused(struct packer *k, int si);
+
 /* A pool gathered over unit rows (gather.c, recall.units) has a
  * session's turns read when packing first needs them: its header's cost
  * (its title), or one of its turns tried past the header. Read with it:
@@ -1091,12 +1093,53 @@ static int lazy_need(struct packer *k, int si, int i)
         for (int c = c0 ? c0 : k->ncand;
              c < k->ncand && n <= FETCH_BATCH; c++) {
             int sj = pool_sess_of(p, k->cand[c]);
-            if (pool_state(p, sj) == POOL_UNLOADED)
+            if (pool_state(p, sj) == POOL_UNLOADED && !ahead_refused(k, sj))
                 want[n++] = sj;
         }
         (void)pool_load(p, want, n);    /* (what failed is marked failed) */
     }
     return pool_state(p, si) != POOL_LOADED;
+}
+
+/* A pool gathered over unit rows: session si's strings (its header's
+ * title, source and id) read without its turns, with those of the
+ * sessions of the next turns the first pass will try, in one read
+ * (pack54: the first pass costed ~220 headers on "how did we fix the
+ * websocket reconnect bug" at a million messages, and ~150 of them were
+ * refused for want of room once costed, each session's turns read for
+ * its title). 0 when they are read, else its row could not be read. */
+static int lazy_names(struct packer *k, int si, int i)
+{
+    struct pool *p = k->p;
+    if (pool_state(p, si) == POOL_UNLOADED && !p->s[si].ext_id) {
+        int want[FETCH_BATCH + 1], n = 0;
+        want[n++] = si;
+        int c0 = i >= 0 ? cpos_of(k, i) : 0;
+        for (int c = c0 ? c0 : k->ncand; c < k->ncand && n <= FETCH_BATCH; c++) {
+            int sj = pool_sess_of(p, k->cand[c]);
+            if (pool_state(p, sj) == POOL_UNLOADED && !p->s[sj].ext_id)
+                want[n++] = sj;
+        }
+        (void)pool_names(p, want, n);   /* (what failed is marked failed) */
+    }
+    return pool_state(p, si) == POOL_FAILED || !p->s[si].ext_id;
+}
+
+static int header_or_refuse(struct packer *k, int si, int i);
+
+/* Whether a read ahead may leave session si out: over unit rows, a
+ * session not open whose header, its strings read, leaves less than 8
+ * tokens of room now. In the first pass the room only shrinks, so its
+ * turns would be refused there; anything later reads them when it tries
+ * them. A guess for the reads alone: what is packed is the same either
+ * way (the header's cost kept is its own, as header_or_refuse keeps it). */
+static int ahead_refused(struct packer *k, int si)
+{
+    const struct pool *p = k->p;
+    if (!p->pu || k->sess_open[si] || !p->s[si].ext_id)
+        return 0;
+    int h = header_or_refuse(k, si, -1);
+    return !h || k->budget - k->used - h < 8;
 }
 
 /* Over unit rows: the turn of the reply lane's entry mi (a match), its
@@ -1146,7 +1189,7 @@ static int header_or_refuse(struct packer *k, int si, int i)
         if (left + *h < 8)
             return 0;
     }
-    if (lazy_need(k, si, i))
+    if (lazy_names(k, si, i))
         return 0;               /* (its strings: the cost reads its title) */
     return *h = header_cost_of(k->p, si, ts, tn);
 }
@@ -1408,7 +1451,8 @@ static int fetch(struct packer *k, int i, int want_text)
     } else if ((c0 = cpos_of(k, i))) {
         /* the first pass: the next turns it will try */
         for (int c = c0; c < k->ncand && n < batch; c++)
-            if (k->state[k->cand[c]] < want)
+            if (k->state[k->cand[c]] < want &&
+                !(k->p->pu && ahead_refused(k, pool_sess_of(k->p, k->cand[c]))))
                 idx[n++] = k->cand[c];
     } else {
         /* a round made whole: the rest of it */

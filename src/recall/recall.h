@@ -259,6 +259,10 @@ static inline double unit_match_s(const struct pool *p, int mi, int *reply)
  * do. CAIRN_OK or a code with the handle's message. */
 int pool_sess_of(const struct pool *p, int i);
 int pool_load(struct pool *p, const int *si, int n);
+/* The strings alone (ext_id, source, project, title: a header's) of the
+ * sessions si[n] not loaded nor named yet, their turns left unread; one
+ * whose row is gone is marked POOL_FAILED. CAIRN_OK or a code. */
+int pool_names(struct pool *p, const int *si, int n);
 static inline int pool_state(const struct pool *p, int si)
 {
     return p->pu ? p->pu->state[si] : POOL_LOADED;
