@@ -324,7 +324,7 @@ int *pack_replies_in(struct pool *p, int every, int limit, void *scratch, size_t
      * and the order -1 ended, not p->nm places; pack53) */
     size_t nm1 = (size_t)(p->pu ? p->pu->nmt : p->nm) + 1;
     /* the pairs in the caller's scratch when they fit (pack54: a fresh
-     * block's pages were 292 of the ~940 page faults of an exact recall
+     * block's pages were 293 of the ~945 page faults of an exact recall
      * at a million messages; pack's planned places' free end is resident) */
     struct sort_kv *v = scratch && bytes / sizeof *v >= nm1 ? scratch : malloc(nm1 * sizeof *v);
     struct sort_kv *fv = NULL, *own_v = v == scratch ? NULL : v;
@@ -1078,7 +1078,8 @@ static int ahead_refused(struct packer *k, int si);
 
 /* A pool gathered over unit rows (gather.c, recall.units) has a
  * session's turns read when packing first needs them: its header's cost
- * (its title), or one of its turns tried past the header. Read with it:
+ * with room to spare (its title; lazy_names reads the title alone where
+ * the header may refuse), or one of its turns tried past the header. Read with it:
  * the sessions of the next turns the first pass will try (as fetch reads
  * their texts ahead), in one read. 0 when session si is loaded, else its
  * turns could not be read (the store changed since gather): every turn of
@@ -1968,7 +1969,8 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
              * last (nothing is planned after the first pass): those pages
              * are the heap's, resident, where a block of their own came
              * fresh from the heap's top (pack54) */
-            size_t c0 = (size_t)k.ncand + ((uintptr_t)(k.cand + k.ncand) % _Alignof(struct sort_kv) != 0);
+            size_t c0 = (size_t)k.ncand +
+                        ((uintptr_t)(k.cand + k.ncand) % _Alignof(struct sort_kv) != 0);
             void *sc = c0 < nm1 ? k.cand + c0 : NULL;
             size_t scb = sc ? (nm1 - c0) * sizeof *k.cand : 0;
             int *ro = pack_replies_in(p, every, LANE_PREFIX, sc, scb);
