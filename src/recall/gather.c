@@ -2156,6 +2156,21 @@ static int on_lazy_turn(void *arg, const struct store_msg_row *r)
     return CAIRN_OK;
 }
 
+/* The sessions of si[n] still unloaded (names: and without their
+ * strings), ascending, each once, into idx; how many. */
+static int lazy_pick(const struct pool *p, const int *si, int n, int names, int *idx)
+{
+    int k = 0, u = 0;
+    for (int i = 0; i < n; i++)
+        if (p->pu->state[si[i]] == POOL_UNLOADED && !(names && p->s[si[i]].ext_id))
+            idx[k++] = si[i];
+    qsort(idx, (size_t)k, sizeof *idx, sort_cmp_int);
+    for (int i = 0; i < k; i++)
+        if (!u || idx[u - 1] != idx[i])
+            idx[u++] = idx[i];
+    return u;
+}
+
 int pool_names(struct pool *p, const int *si, int n)
 {
     struct pool_units *pu = p->pu;
@@ -2167,15 +2182,7 @@ int pool_names(struct pool *p, const int *si, int n)
         rc = CAIRN_NOMEM;
         goto out;
     }
-    for (int i = 0; i < n; i++)
-        if (pu->state[si[i]] == POOL_UNLOADED && !p->s[si[i]].ext_id)
-            idx[k++] = si[i];
-    qsort(idx, (size_t)k, sizeof *idx, sort_cmp_int);
-    int u = 0;
-    for (int i = 0; i < k; i++)
-        if (!u || idx[u - 1] != idx[i])
-            idx[u++] = idx[i];
-    k = u;
+    k = lazy_pick(p, si, n, 1, idx);
     for (int i = 0; i < k; i++)
         rows[i] = p->s[idx[i]].row;
     struct lazy_load ld = { p, idx, k, 0, 0, 0, 0 };
@@ -2213,16 +2220,7 @@ int pool_load(struct pool *p, const int *si, int n)
         rc = CAIRN_NOMEM;
         goto out;
     }
-    k = 0;
-    for (int i = 0; i < n; i++)
-        if (pu->state[si[i]] == POOL_UNLOADED)
-            idx[k++] = si[i];
-    qsort(idx, (size_t)k, sizeof *idx, sort_cmp_int);
-    int u = 0;
-    for (int i = 0; i < k; i++)
-        if (!u || idx[u - 1] != idx[i])
-            idx[u++] = idx[i];
-    k = u;
+    k = lazy_pick(p, si, n, 0, idx);
     for (int i = 0; i < k; i++) {
         rows[i] = p->s[idx[i]].row;
         pu->state[idx[i]] = POOL_LOADED;   /* until a turn says otherwise */
