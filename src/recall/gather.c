@@ -2157,48 +2157,46 @@ static int on_lazy_turn(void *arg, const struct store_msg_row *r)
 }
 
 /* The sessions of si[n] still unloaded (names: and without their
- * strings), ascending, each once, into idx; how many. */
-static int lazy_pick(const struct pool *p, const int *si, int n, int names, int *idx)
+ * strings), ascending, each once, into *idx, their rows into *rows (room
+ * for 2 n: pool_load lists the unnamed ones' after them); how many, or -1
+ * on no memory. */
+static int lazy_pick(const struct pool *p, const int *si, int n, int names, int **idx,
+                     int64_t **rows)
 {
     int k = 0, u = 0;
+    if (!(*idx = malloc((size_t)n * sizeof **idx)) ||
+        !(*rows = malloc(2 * (size_t)n * sizeof **rows)))
+        return -1;
     for (int i = 0; i < n; i++)
         if (p->pu->state[si[i]] == POOL_UNLOADED && !(names && p->s[si[i]].ext_id))
-            idx[k++] = si[i];
-    qsort(idx, (size_t)k, sizeof *idx, sort_cmp_int);
+            (*idx)[k++] = si[i];
+    qsort(*idx, (size_t)k, sizeof **idx, sort_cmp_int);
     for (int i = 0; i < k; i++)
-        if (!u || idx[u - 1] != idx[i])
-            idx[u++] = idx[i];
+        if (!u || (*idx)[u - 1] != (*idx)[i])
+            (*idx)[u++] = (*idx)[i];
+    for (int i = 0; i < u; i++)
+        (*rows)[i] = p->s[(*idx)[i]].row;
     return u;
 }
 
 int pool_names(struct pool *p, const int *si, int n)
 {
-    struct pool_units *pu = p->pu;
-    int *idx = NULL, k = 0, rc = CAIRN_OK;
+    int *idx = NULL, rc = CAIRN_OK, k;
     int64_t *rows = NULL;
-    if (!pu || n <= 0)
+    if (!p->pu || n <= 0)
         return CAIRN_OK;
-    if (!(idx = malloc((size_t)n * sizeof *idx)) || !(rows = malloc((size_t)n * sizeof *rows))) {
+    if ((k = lazy_pick(p, si, n, 1, &idx, &rows)) < 0) {
         rc = CAIRN_NOMEM;
-        goto out;
+        k = 0;
     }
-    k = lazy_pick(p, si, n, 1, idx);
-    for (int i = 0; i < k; i++)
-        rows[i] = p->s[idx[i]].row;
     struct lazy_load ld = { p, idx, k, 0, 0, 0, 0 };
-    if (k && (rc = store_sessions_meta(pu->h, rows, k, on_lazy_session, &ld)))
-        goto out;
+    if (k)
+        rc = store_sessions_meta(p->pu->h, rows, k, on_lazy_session, &ld);
     for (int i = 0; i < k; i++)
         if (!p->s[idx[i]].ext_id)
-            lazy_fail(p, idx[i]);    /* its row gone since gather */
-out:
-    if (rc) {
-        for (int i = 0; i < k; i++)
-            if (!p->s[idx[i]].ext_id)
-                lazy_fail(p, idx[i]);
-        if (rc == CAIRN_NOMEM)
-            cairn__err(pu->h, rc, "out of memory");
-    }
+            lazy_fail(p, idx[i]);    /* its row gone since gather, or not read */
+    if (rc == CAIRN_NOMEM)
+        cairn__err(p->pu->h, rc, "out of memory");
     free(idx);
     free(rows);
     return rc;
@@ -2215,16 +2213,13 @@ int pool_load(struct pool *p, const int *si, int n)
         k = pu->state[si[i]] == POOL_UNLOADED;
     if (!k)
         return CAIRN_OK;
-    if (!(idx = malloc((size_t)n * sizeof *idx)) ||
-        !(rows = malloc(2 * (size_t)n * sizeof *rows))) {
+    if ((k = lazy_pick(p, si, n, 0, &idx, &rows)) < 0) {
         rc = CAIRN_NOMEM;
+        k = 0;
         goto out;
     }
-    k = lazy_pick(p, si, n, 0, idx);
-    for (int i = 0; i < k; i++) {
-        rows[i] = p->s[idx[i]].row;
+    for (int i = 0; i < k; i++)
         pu->state[idx[i]] = POOL_LOADED;   /* until a turn says otherwise */
-    }
     /* the strings of those whose header did not read them (pool_names) */
     int64_t *named = rows + k;
     int nn = 0;
