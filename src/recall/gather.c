@@ -2203,6 +2203,52 @@ static void turns_populate(struct pool *p, const int *idx, int k)
     }
 }
 
+/* The sessions of si[n] still unloaded (names: and without their
+ * strings), ascending, each once, into *idx, their rows into *rows (room
+ * for 2 n: pool_load lists the unnamed ones' after them); how many, or -1
+ * on no memory. */
+static int lazy_pick(const struct pool *p, const int *si, int n, int names, int **idx,
+                     int64_t **rows)
+{
+    int k = 0, u = 0;
+    if (!(*idx = malloc((size_t)n * sizeof **idx)) ||
+        !(*rows = malloc(2 * (size_t)n * sizeof **rows)))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (p->pu->state[si[i]] == POOL_UNLOADED && !(names && p->s[si[i]].ext_id))
+            (*idx)[k++] = si[i];
+    qsort(*idx, (size_t)k, sizeof **idx, sort_cmp_int);
+    for (int i = 0; i < k; i++)
+        if (!u || (*idx)[u - 1] != (*idx)[i])
+            (*idx)[u++] = (*idx)[i];
+    for (int i = 0; i < u; i++)
+        (*rows)[i] = p->s[(*idx)[i]].row;
+    return u;
+}
+
+int pool_names(struct pool *p, const int *si, int n)
+{
+    int *idx = NULL, rc = CAIRN_OK, k;
+    int64_t *rows = NULL;
+    if (!p->pu || n <= 0)
+        return CAIRN_OK;
+    if ((k = lazy_pick(p, si, n, 1, &idx, &rows)) < 0) {
+        rc = CAIRN_NOMEM;
+        k = 0;
+    }
+    struct lazy_load ld = { p, idx, k, 0, 0, 0, 0 };
+    if (k)
+        rc = store_sessions_meta(p->pu->h, rows, k, on_lazy_session, &ld);
+    for (int i = 0; i < k; i++)
+        if (!p->s[idx[i]].ext_id)
+            lazy_fail(p, idx[i]);    /* its row gone since gather, or not read */
+    if (rc == CAIRN_NOMEM)
+        cairn__err(p->pu->h, rc, "out of memory");
+    free(idx);
+    free(rows);
+    return rc;
+}
+
 int pool_load(struct pool *p, const int *si, int n)
 {
     struct pool_units *pu = p->pu;
@@ -2214,27 +2260,22 @@ int pool_load(struct pool *p, const int *si, int n)
         k = pu->state[si[i]] == POOL_UNLOADED;
     if (!k)
         return CAIRN_OK;
-    if (!(idx = malloc((size_t)n * sizeof *idx)) || !(rows = malloc((size_t)n * sizeof *rows))) {
+    if ((k = lazy_pick(p, si, n, 0, &idx, &rows)) < 0) {
         rc = CAIRN_NOMEM;
+        k = 0;
         goto out;
     }
-    k = 0;
-    for (int i = 0; i < n; i++)
-        if (pu->state[si[i]] == POOL_UNLOADED)
-            idx[k++] = si[i];
-    qsort(idx, (size_t)k, sizeof *idx, sort_cmp_int);
-    int u = 0;
     for (int i = 0; i < k; i++)
-        if (!u || idx[u - 1] != idx[i])
-            idx[u++] = idx[i];
-    k = u;
-    for (int i = 0; i < k; i++) {
-        rows[i] = p->s[idx[i]].row;
         pu->state[idx[i]] = POOL_LOADED;   /* until a turn says otherwise */
-    }
     turns_populate(p, idx, k);
+    /* the strings of those whose header did not read them (pool_names) */
+    int64_t *named = rows + k;
+    int nn = 0;
+    for (int i = 0; i < k; i++)
+        if (!p->s[idx[i]].ext_id)
+            named[nn++] = rows[i];
     struct lazy_load ld = { p, idx, k, 0, 0, 0, 0 };
-    if ((rc = store_sessions_meta(pu->h, rows, k, on_lazy_session, &ld)))
+    if (nn && (rc = store_sessions_meta(pu->h, named, nn, on_lazy_session, &ld)))
         goto out;
     ld.at = -1;
     if ((rc = store_messages_meta(pu->h, rows, k, on_lazy_turn, &ld)))

@@ -27,6 +27,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,11 +314,20 @@ out:
  * first sort) stays whole: each reply's own place is in its fused key. */
 int *pack_replies_by_score(struct pool *p, int every, int limit)
 {
+    return pack_replies_in(p, every, limit, NULL, 0);
+}
+
+int *pack_replies_in(struct pool *p, int every, int limit, void *scratch, size_t bytes)
+{
     /* the entries: turns, or over unit rows matches (~250,000 of a
      * million turns at a million messages: each array sized for them,
      * and the order -1 ended, not p->nm places; pack53) */
     size_t nm1 = (size_t)(p->pu ? p->pu->nmt : p->nm) + 1;
-    struct sort_kv *v = malloc(nm1 * sizeof *v), *fv = NULL;
+    /* the pairs in the caller's scratch when they fit (pack54: a fresh
+     * block's pages were 293 of the ~945 page faults of an exact recall
+     * at a million messages; pack's planned places' free end is resident) */
+    struct sort_kv *v = scratch && bytes / sizeof *v >= nm1 ? scratch : malloc(nm1 * sizeof *v);
+    struct sort_kv *fv = NULL, *own_v = v == scratch ? NULL : v;
     int *out = malloc(nm1 * sizeof *out);
     int *own = malloc(nm1 * sizeof *own);
     char *taken = calloc(nm1, 1);
@@ -419,13 +429,13 @@ place:;
     for (int i = j; i < n; i++)
         out[i] = PACK_LANE_LATER;
     out[n] = -1;
-    free(v);
+    free(own_v);
     free(fv);
     free(own);
     free(taken);
     return out;
 fail:
-    free(v);
+    free(own_v);
     free(fv);
     free(out);
     free(own);
@@ -1064,9 +1074,12 @@ static int cpos_grow(struct packer *k)
     return 0;
 }
 
+static int ahead_refused(struct packer *k, int si);
+
 /* A pool gathered over unit rows (gather.c, recall.units) has a
  * session's turns read when packing first needs them: its header's cost
- * (its title), or one of its turns tried past the header. Read with it:
+ * with room to spare (its title; lazy_names reads the title alone where
+ * the header may refuse), or one of its turns tried past the header. Read with it:
  * the sessions of the next turns the first pass will try (as fetch reads
  * their texts ahead), in one read. 0 when session si is loaded, else its
  * turns could not be read (the store changed since gather): every turn of
@@ -1081,12 +1094,64 @@ static int lazy_need(struct packer *k, int si, int i)
         for (int c = c0 ? c0 : k->ncand;
              c < k->ncand && n <= FETCH_BATCH; c++) {
             int sj = pool_sess_of(p, k->cand[c]);
-            if (pool_state(p, sj) == POOL_UNLOADED)
+            if (pool_state(p, sj) == POOL_UNLOADED && !ahead_refused(k, sj))
                 want[n++] = sj;
         }
         (void)pool_load(p, want, n);    /* (what failed is marked failed) */
     }
     return pool_state(p, si) != POOL_LOADED;
+}
+
+/* Below this much room left (and 8), a header may refuse its turn, so
+ * lazy_names reads the strings alone and ahead_refused weighs the
+ * sessions read ahead; with more, the header most likely fits and the
+ * turns are read with the strings, in one read, as before (a second
+ * read a session, and headers costed ahead of their tries, were 0.2-0.4
+ * M instructions more on the questions whose headers all fit). A guess
+ * for the reads alone: no value changes what is packed. */
+#define NAMES_LEFT 48
+
+/* A pool gathered over unit rows: session si's strings (its header's
+ * title, source and id) read without its turns, with those of the
+ * sessions of the next turns the first pass will try, in one read
+ * (pack54: the first pass costed ~220 headers on "how did we fix the
+ * websocket reconnect bug" at a million messages, and ~150 of them were
+ * refused for want of room once costed, each session's turns read for
+ * its title). 0 when they are read, else its row could not be read. */
+static int lazy_names(struct packer *k, int si, int i)
+{
+    struct pool *p = k->p;
+    if (k->budget - k->used >= 8 + NAMES_LEFT)
+        return lazy_need(k, si, i);
+    if (pool_state(p, si) == POOL_UNLOADED && !p->s[si].ext_id) {
+        int want[FETCH_BATCH + 1], n = 0;
+        want[n++] = si;
+        int c0 = i >= 0 ? cpos_of(k, i) : 0;
+        for (int c = c0 ? c0 : k->ncand; c < k->ncand && n <= FETCH_BATCH; c++) {
+            int sj = pool_sess_of(p, k->cand[c]);
+            if (pool_state(p, sj) == POOL_UNLOADED && !p->s[sj].ext_id)
+                want[n++] = sj;
+        }
+        (void)pool_names(p, want, n);   /* (what failed is marked failed) */
+    }
+    return pool_state(p, si) == POOL_FAILED || !p->s[si].ext_id;
+}
+
+static int header_or_refuse(struct packer *k, int si, int i);
+
+/* Whether a read ahead may leave session si out: over unit rows, a
+ * session not open whose header, its strings read, leaves less than 8
+ * tokens of room now. In the first pass the room only shrinks, so its
+ * turns would be refused there; anything later reads them when it tries
+ * them. A guess for the reads alone: what is packed is the same either
+ * way (the header's cost kept is its own, as header_or_refuse keeps it). */
+static int ahead_refused(struct packer *k, int si)
+{
+    const struct pool *p = k->p;
+    if (!p->pu || k->sess_open[si] || !p->s[si].ext_id || k->budget - k->used >= 8 + NAMES_LEFT)
+        return 0;
+    int h = header_or_refuse(k, si, -1);
+    return !h || k->budget - k->used - h < 8;
 }
 
 /* Over unit rows: the turn of the reply lane's entry mi (a match), its
@@ -1136,7 +1201,7 @@ static int header_or_refuse(struct packer *k, int si, int i)
         if (left + *h < 8)
             return 0;
     }
-    if (lazy_need(k, si, i))
+    if (lazy_names(k, si, i))
         return 0;               /* (its strings: the cost reads its title) */
     return *h = header_cost_of(k->p, si, ts, tn);
 }
@@ -1398,7 +1463,8 @@ static int fetch(struct packer *k, int i, int want_text)
     } else if ((c0 = cpos_of(k, i))) {
         /* the first pass: the next turns it will try */
         for (int c = c0; c < k->ncand && n < batch; c++)
-            if (k->state[k->cand[c]] < want)
+            if (k->state[k->cand[c]] < want &&
+                !(k->p->pu && ahead_refused(k, pool_sess_of(k->p, k->cand[c]))))
                 idx[n++] = k->cand[c];
     } else {
         /* a round made whole: the rest of it */
@@ -1899,7 +1965,15 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         k.budget = full_budget;
         if (lane > 0) {
             int every = o->budget < REPLY_LANE_OWN_MAX ? REPLY_LANE_OWN_EVERY : 0;
-            int *ro = pack_replies_by_score(p, every, LANE_PREFIX);
+            /* the lane's pairs in the planned places' array past its
+             * last (nothing is planned after the first pass): those pages
+             * are the heap's, resident, where a block of their own came
+             * fresh from the heap's top (pack54) */
+            size_t c0 = (size_t)k.ncand +
+                        ((uintptr_t)(k.cand + k.ncand) % _Alignof(struct sort_kv) != 0);
+            void *sc = c0 < nm1 ? k.cand + c0 : NULL;
+            size_t scb = sc ? (nm1 - c0) * sizeof *k.cand : 0;
+            int *ro = pack_replies_in(p, every, LANE_PREFIX, sc, scb);
             if (!ro) {
                 rc = CAIRN_NOMEM;
                 goto out;
@@ -1910,7 +1984,7 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
                     /* past the places sorted first: all of them (the
                      * same order, so j's place is the same) */
                     free(ro);
-                    if (!(ro = pack_replies_by_score(p, every, 0))) {
+                    if (!(ro = pack_replies_in(p, every, 0, sc, scb))) {
                         rc = CAIRN_NOMEM;
                         goto out;
                     }

@@ -260,6 +260,10 @@ static inline double unit_match_s(const struct pool *p, int mi, int *reply)
  * do. CAIRN_OK or a code with the handle's message. */
 int pool_sess_of(const struct pool *p, int i);
 int pool_load(struct pool *p, const int *si, int n);
+/* The strings alone (ext_id, source, project, title: a header's) of the
+ * sessions si[n] not loaded nor named yet, their turns left unread; one
+ * whose row is gone is marked POOL_FAILED. CAIRN_OK or a code. */
+int pool_names(struct pool *p, const int *si, int n);
 static inline int pool_state(const struct pool *p, int si)
 {
     return p->pu ? p->pu->state[si] : POOL_LOADED;
@@ -663,6 +667,10 @@ int pack_header_least(const struct pool *p, int si);
  * them). A new array (the caller frees it), or NULL: out of memory. */
 #define PACK_LANE_LATER (-2)
 int *pack_replies_by_score(struct pool *p, int every, int limit);
+/* The same, its (key, entry) pairs in scratch[0..bytes) when they fit
+ * there (8-byte aligned; its bytes are overwritten), else in a block of
+ * their own: the same order either way. */
+int *pack_replies_in(struct pool *p, int every, int limit, void *scratch, size_t bytes);
 /* How many times pack_replies_by_score took its first places without the
  * whole own order (lane_bounded): for the tests, which must reach it. */
 long pack_lane_bounded_runs(void);

@@ -16,6 +16,7 @@
 #include "text/tokcount.h"
 #include "text/tokenize.h"
 #include "util/buf.h"
+#include "util/sort.h"
 #include "util/timeutil.h"
 
 #define CAP 128
@@ -2183,6 +2184,41 @@ static void test_lane_prefix(void)
                 T_EQ_INT(bad, 0);
                 free(part);
             }
+            /* the pairs in a caller's scratch (pack's planned places' free
+             * end, pack54): in it when it holds n + 1 pairs, in a block of
+             * their own when one short (the pairs past it untouched), the
+             * same order both ways, at a limit and whole */
+            size_t need = ((size_t)n + 1) * sizeof(struct sort_kv), guard = 4096;
+            unsigned char *sc = malloc(need + guard);
+            T_CHECK(sc != NULL);
+            for (int l = 0; sc && all && l < 2; l++) {
+                for (int fit = 0; fit < 2; fit++) {
+                    size_t bytes = fit ? need : need - sizeof(struct sort_kv);
+                    memset(sc, 0xbe, need + guard);
+                    int *part = pack_replies_in(&p, every, l ? 17 : 0, sc, bytes);
+                    T_CHECK(part != NULL);
+                    int bad = 0, j = 0;
+                    while (part && j < nrep && part[j] >= 0) {
+                        bad += part[j] != all[j];
+                        j++;
+                    }
+                    T_EQ_INT(bad, 0);
+                    T_CHECK(part && j >= (l ? (17 < nrep ? 17 : nrep) : nrep));
+                    size_t touched = 0;
+                    for (size_t b = 0; b < need + guard; b++)
+                        touched += sc[b] != 0xbe;
+                    /* used when it fits (the pairs written), else not at all */
+                    if (fit)
+                        T_CHECK(touched > 0);
+                    else
+                        T_EQ_INT((int)touched, 0);
+                    for (size_t b = bytes; b < need + guard; b++)
+                        bad += sc[b] != 0xbe;
+                    T_EQ_INT(bad, 0);
+                    free(part);
+                }
+            }
+            free(sc);
             free(all);
         }
         /* the wide ranks' rounds take the bounded path */

@@ -290,11 +290,22 @@ static void test_units_file(void)
     T_EQ_INT(set_units(db, 1), CAIRN_OK);
     T_EQ_INT(gather(db, &q, &o, NULL, NULL, NULL, &p), CAIRN_OK);
     T_EQ_INT(set_units(db, 0), CAIRN_OK);
-    T_CHECK(p.pu != NULL && p.ns > 20);
-    if (p.pu && p.ns > 20) {
+    T_CHECK(p.pu != NULL && p.ns > 30);
+    if (p.pu && p.ns > 30) {
         int grown = 3, cut = 9, all[3] = { 3, 9, 15 };
         char sql[200];
         char ext[64];
+        /* a header's strings alone (pool_names, pack54): read, the turns
+         * not, the session still to load; and not read again by its load */
+        int named[3] = { 21, 15, 21 };
+        T_CHECK(!p.s[15].ext_id && !p.s[21].ext_id);
+        T_EQ_INT(pool_names(&p, named, 3), CAIRN_OK);
+        T_CHECK(p.s[15].ext_id && p.s[21].ext_id && p.s[21].title);
+        T_EQ_INT(pool_state(&p, 15), POOL_UNLOADED);
+        T_EQ_INT(pool_state(&p, 21), POOL_UNLOADED);
+        T_CHECK(!p.s[22].ext_id);
+        T_CHECK(p.m[p.s[21].first_msg].row == 0);
+        const char *strs15 = p.s[15].strs;
         snprintf(ext, sizeof ext, "%s", "");
         /* session grown: one more turn than its row */
         sqlite3 *raw = NULL;
@@ -313,8 +324,17 @@ static void test_units_file(void)
         snprintf(sql, sizeof sql, "DELETE FROM messages WHERE id = (SELECT max(id) FROM messages "
                  "WHERE session = %lld)", (long long)p.s[cut].row);
         T_EQ_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+        /* a session gone whole: its strings do not read, it fails */
+        snprintf(sql, sizeof sql, "DELETE FROM messages WHERE session = %lld; "
+                 "DELETE FROM sessions WHERE id = %lld", (long long)p.s[27].row,
+                 (long long)p.s[27].row);
+        T_EQ_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
         sqlite3_close(raw);
+        int gone = 27;
+        T_EQ_INT(pool_names(&p, &gone, 1), CAIRN_OK);
+        T_EQ_INT(pool_state(&p, 27), POOL_FAILED);
         T_EQ_INT(pool_load(&p, all, 3), CAIRN_OK);
+        T_CHECK(p.s[15].strs == strs15);
         T_EQ_INT(pool_state(&p, grown), POOL_FAILED);
         T_EQ_INT(pool_state(&p, cut), POOL_FAILED);
         T_EQ_INT(pool_state(&p, 15), POOL_LOADED);
