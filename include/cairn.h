@@ -390,6 +390,13 @@ CAIRN_API int cairn_scrub(struct cairn *db);
  * store, and a million messages take about a minute.
  */
 CAIRN_API int cairn_repage(struct cairn *db, int *was);
+/*
+ * Whether cairn_repage would rewrite the store: *due (may be NULL) is 1
+ * when its pages are smaller than a new store's (a store made before
+ * 16 KB pages), *page (may be NULL) gets its page size in bytes. Reads
+ * only; a server store is never due (both 0). `cairn doctor` says it.
+ */
+CAIRN_API int cairn_repage_due(struct cairn *db, int *due, int *page);
 
 /* Counts for `cairn stats`, read from maintained totals (per-session
  * counts kept by every write path), so the cost follows the number of

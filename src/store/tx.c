@@ -137,6 +137,28 @@ int cairn_repage(struct cairn *h, int *was)
     return rc ? rc : rc2;
 }
 
+int cairn_repage_due(struct cairn *h, int *due, int *page)
+{
+    char v[32];
+    int rc;
+    if (due)
+        *due = 0;
+    if (page)
+        *page = 0;
+    if (!h)
+        return CAIRN_INVALID;
+    if (h->pg)
+        return CAIRN_OK;
+    if ((rc = pragma_text(h, "PRAGMA page_size", v, sizeof v)))
+        return rc;
+    if (page)
+        *page = atoi(v);
+    /* a store in memory has no file for a reader to pread */
+    if (due)
+        *due = atoi(v) < STORE_PAGE_SIZE && h->path && strcmp(h->path, ":memory:");
+    return CAIRN_OK;
+}
+
 int store_pragmas(struct cairn *h)
 {
     /* secure_delete: every deleted cell and freed page is zeroed, not left

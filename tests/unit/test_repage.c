@@ -56,6 +56,10 @@ static void test_new_store(void)
     const char *s = "{\"id\":\"s1\",\"messages\":[{\"role\":\"user\",\"content\":\"pages of sixteen\"},"
                     "{\"role\":\"assistant\",\"content\":\"kilobytes each\"}]}";
     T_EQ_INT(cairn_add_json(db, s, strlen(s), NULL), CAIRN_OK);
+    int due = -1, page = 0;
+    T_EQ_INT(cairn_repage_due(db, &due, &page), CAIRN_OK);
+    T_EQ_INT(due, 0);
+    T_EQ_INT(page, 16384);
     cairn_close(db);
     T_EQ_INT(header_page_size(), 16384);
     T_EQ_INT(count_messages(), 2);
@@ -65,9 +69,15 @@ static void test_refusals(void)
 {
     struct cairn *db = NULL;
     int was = 0;
+    int due = -1, page = -1;
     T_EQ_INT(cairn_repage(NULL, &was), CAIRN_INVALID);
+    T_EQ_INT(cairn_repage_due(NULL, &due, &page), CAIRN_INVALID);
     T_EQ_INT(t_open(":memory:", 0, &db), CAIRN_OK);
     T_EQ_INT(cairn_repage(db, &was), CAIRN_INVALID);
+    /* no file to read: never due, whatever its page size */
+    T_EQ_INT(cairn_repage_due(db, &due, &page), CAIRN_OK);
+    T_EQ_INT(due, 0);
+    T_CHECK(page > 0);
     cairn_close(db);
 
     to_4k();
@@ -75,6 +85,11 @@ static void test_refusals(void)
     db = NULL;
     T_EQ_INT(t_open(path, CAIRN_OPEN_READONLY, &db), CAIRN_OK);
     T_EQ_INT(cairn_repage(db, &was), CAIRN_INVALID);
+    /* a reader can tell (cairn doctor), and the NULLs are allowed */
+    T_EQ_INT(cairn_repage_due(db, &due, &page), CAIRN_OK);
+    T_EQ_INT(due, 1);
+    T_EQ_INT(page, 4096);
+    T_EQ_INT(cairn_repage_due(db, NULL, NULL), CAIRN_OK);
     cairn_close(db);
     T_EQ_INT(header_page_size(), 4096);
 
@@ -106,6 +121,10 @@ static void test_rewrite(void)
     was = 0;
     T_EQ_INT(cairn_repage(db, &was), CAIRN_OK);
     T_EQ_INT(was, 16384);
+    int due = -1, page = 0;
+    T_EQ_INT(cairn_repage_due(db, &due, &page), CAIRN_OK);
+    T_EQ_INT(due, 0);
+    T_EQ_INT(page, 16384);
     cairn_close(db);
     T_EQ_INT(header_page_size(), 16384);
     T_EQ_INT(count_messages(), 3);
