@@ -3,6 +3,9 @@
 
   hook_same.py OLD_CAIRN NEW_CAIRN STORE PROMPTS [--runs N]
 
+A build given as CAIRN@OTHER_STORE reads OTHER_STORE instead (the same
+history written another way: hook54's copy in pages of 16 KB).
+
 Feeds every prompt of PROMPTS (one a line, or JSONL with a "question"
 field) to `cairn hook prompt` of both builds on STORE, each as a whole
 process (HOME in a fresh folder, keyword only unless CAIRN_EMBED_MODEL is
@@ -39,6 +42,8 @@ def main():
     if len(a) != 4:
         sys.exit(__doc__.split("\n\n")[1])
     bins, store, qs = a[:2], a[2], read_prompts(a[3])
+    stores = [b.partition("@")[2] or store for b in bins]
+    bins = [b.partition("@")[0] for b in bins]
     home = tempfile.mkdtemp(prefix="cairn-hook-same.")
     # the injected-once list off: under a regular file, no folder can be
     # made, so neither build writes one (else the first build's injection
@@ -57,7 +62,7 @@ def main():
                               "hook_event_name": "UserPromptSubmit"}).encode()
             outs = [None, None]
             for k in ((0, 1) if (r + i) % 2 == 0 else (1, 0)):
-                env = dict(base, CAIRN_INJECT_LOG=logs[k])
+                env = dict(base, CAIRN_INJECT_LOG=logs[k], CAIRN_DB=stores[k])
                 p = subprocess.Popen([bins[k], "hook", "prompt"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env)
                 p.stdin.write(inp)

@@ -10,6 +10,10 @@
  * on the write lock for about half a second at most and an interrupted
  * run keeps what it read; running it again continues.
  *
+ * `cairn reindex --pages [--quiet]`: the store's file rewritten in pages of
+ * 16 KB, the size new stores get (cairn_repage; issue 23, hook54): the
+ * prompt hook reads a third of the pages. Needs the only connection.
+ *
  * `cairn reindex --tiers [--quiet]`: the term tiers rebuilt, every common
  * word's best sessions for the prompt hook's recall (cairn_tier_build;
  * docs/ARCHITECTURE.md, "Term tiers"). One transaction. `cairn add` and
@@ -71,25 +75,46 @@ static int reindex_tiers(struct cli_ctx *ctx, int quiet)
     return rc;
 }
 
+static int reindex_pages(struct cli_ctx *ctx, int quiet)
+{
+    struct cairn *db = NULL;
+    double t0 = os_now_ms();
+    int rc, was = 0;
+    if ((rc = cli_open(ctx, 0, &db)))
+        return rc;
+    if ((rc = cairn_repage(db, &was)))
+        rc = cli_fail(db, "reindex --pages", rc);
+    else if (!quiet && was == 16384)
+        fprintf(stderr, "reindex --pages: the store's pages are 16 KB already\n");
+    else if (!quiet)
+        fprintf(stderr, "reindex --pages: the store rewritten in pages of 16 KB (were %d bytes) "
+                "in %.1f s\n", was, (os_now_ms() - t0) / 1000);
+    cairn_close(db);
+    return rc;
+}
+
 int cmd_reindex(int argc, char **argv, struct cli_ctx *ctx)
 {
-    int events = 0, tiers = 0, quiet = 0;
+    int events = 0, tiers = 0, pages = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tiers"))
             tiers = 1;
         else if (!strcmp(argv[i], "--events"))
             events = 1;
+        else if (!strcmp(argv[i], "--pages"))
+            pages = 1;
         else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q"))
             quiet = 1;
     }
-    if (events || tiers) {
+    if (events + tiers + pages) {
+        const char *what = events ? "--events" : tiers ? "--tiers" : "--pages";
         for (int i = 1; i < argc; i++)
-            if (strcmp(argv[i], events ? "--events" : "--tiers") && strcmp(argv[i], "--quiet") &&
-                strcmp(argv[i], "-q")) {
-                cli_error("usage: cairn reindex [--events | --tiers] [--quiet]");
+            if (strcmp(argv[i], what) && strcmp(argv[i], "--quiet") && strcmp(argv[i], "-q")) {
+                cli_error("usage: cairn reindex [--events | --tiers | --pages] [--quiet]");
                 return 2;
             }
-        return events ? reindex_events(ctx, quiet) : reindex_tiers(ctx, quiet);
+        return events ? reindex_events(ctx, quiet) : tiers ? reindex_tiers(ctx, quiet)
+               : reindex_pages(ctx, quiet);
     }
     return cli_backfill(argc, argv, ctx, 1, 1);
 }

@@ -79,7 +79,7 @@ static const char usage_embed[] =
     "--backfill embeds the stored messages that have no vector of the current\n"
     "model (docs/HYBRID.md), then the memories (docs/MEMORIES.md).\n";
 static const char usage_reindex[] =
-    "usage: cairn reindex [--events | --tiers] [--quiet]\n"
+    "usage: cairn reindex [--events | --tiers | --pages] [--quiet]\n"
     "Deletes every vector and embeds all messages and memories again with the\n"
     "current model. --events instead reads the dates that messages older than\n"
     "a store's upgrade to schema 15 speak of (the upgrade reads the newest\n"
@@ -87,7 +87,10 @@ static const char usage_reindex[] =
     "--tiers rebuilds the term tiers: every common word's best sessions, which\n"
     "the prompt hook reads instead of all its matches (a big store; minutes at\n"
     "a million messages). cairn add and cairn import build them when due and\n"
-    "every add keeps them current (CAIRN_TIER_KEEP=0: neither).\n";
+    "every add keeps them current (CAIRN_TIER_KEEP=0: neither).\n"
+    "--pages rewrites an older store's file in pages of 16 KB, the size new\n"
+    "stores are made with (the prompt hook reads a third of the pages); it\n"
+    "needs the only connection to the store and free space its size.\n";
 static const char usage_hook[] =
     "usage: cairn hook stop|session-end|pre-compact|prompt|session-start|pre-tool\n"
     "The Claude Code hooks (docs/CAPTURE.md): the event's JSON on stdin. A hook\n"

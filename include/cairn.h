@@ -377,6 +377,26 @@ CAIRN_API int cairn_forget(struct cairn *db, const char *session);
  * twice its cost (bench/README.md).
  */
 CAIRN_API int cairn_scrub(struct cairn *db);
+/*
+ * Rewrites an older store's file in pages of 16 KB, the size a new store
+ * is made with (a one-shot reader such as the prompt hook then makes a
+ * third of the page reads; docs/ARCHITECTURE.md, "The hook at 100,000:
+ * pages of 16 KB"). Every row stays as it was: the file is VACUUMed, out
+ * of WAL and back, which needs the only connection to it. *was (may be
+ * NULL) gets the page size before; a store already at 16 KB is left as
+ * it is. CAIRN_BUSY when another process has the store open (nothing
+ * changed); CAIRN_INVALID on a server store or a read-only handle.
+ * `cairn reindex --pages` calls it; it needs free space the size of the
+ * store, and a million messages take about a minute.
+ */
+CAIRN_API int cairn_repage(struct cairn *db, int *was);
+/*
+ * Whether cairn_repage would rewrite the store: *due (may be NULL) is 1
+ * when its pages are smaller than a new store's (a store made before
+ * 16 KB pages), *page (may be NULL) gets its page size in bytes. Reads
+ * only; a server store is never due (both 0). `cairn doctor` says it.
+ */
+CAIRN_API int cairn_repage_due(struct cairn *db, int *due, int *page);
 
 /* Counts for `cairn stats`, read from maintained totals (per-session
  * counts kept by every write path), so the cost follows the number of

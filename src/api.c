@@ -186,7 +186,7 @@ static int connect_store(const char *path, unsigned flags, struct cairn **out)
     if (!h->path)
         return cairn__err(h, CAIRN_NOMEM, "out of memory");
 
-    int is_memory = strcmp(path, ":memory:") == 0;
+    int is_memory = strcmp(path, ":memory:") == 0, empty = 0;
     if (!is_memory) {
         struct stat st;
         if (stat(path, &st) != 0) {
@@ -202,8 +202,11 @@ static int connect_store(const char *path, unsigned flags, struct cairn **out)
                 return cairn__err(h, CAIRN_IO, "cannot create %s: %s", path, strerror(errno));
             if (fd >= 0)
                 close(fd);
+            empty = 1;
         } else if (!S_ISREG(st.st_mode)) {
             return cairn__err(h, CAIRN_IO, "%s is not a regular file", path);
+        } else {
+            empty = st.st_size == 0;
         }
     }
 
@@ -221,6 +224,10 @@ static int connect_store(const char *path, unsigned flags, struct cairn **out)
     if (!h->readonly && !is_memory) {
         /* Another program's file is refused before WAL changes its header. */
         if ((rc = store_check_foreign(h)))
+            return rc;
+        /* a new store's pages (tx.c, STORE_PAGE_SIZE); a file another
+         * process wrote first keeps its own */
+        if (empty && (rc = store_page_size_new(h)))
             return rc;
         if ((rc = store_wal(h, BUSY_TIMEOUT_MS)))
             return rc;

@@ -170,6 +170,8 @@ int store_prepare(struct cairn *h, const char *sql, sqlite3_stmt **st);
  * pragmas every connection sets. */
 int store_wal(struct cairn *h, int timeout_ms);
 int store_pragmas(struct cairn *h);
+/* PRAGMA page_size of a new store (tx.c): before its first table */
+int store_page_size_new(struct cairn *h);
 /* The connection's page cache: mb megabytes, or (0) the default, 256 KB
  * for a read-only handle and 16 MB for a writer (setting "store.cache_mb"). */
 #define STORE_CACHE_MB_MAX 4096
