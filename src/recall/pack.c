@@ -1076,6 +1076,24 @@ static int cpos_grow(struct packer *k)
 
 static int ahead_refused(struct packer *k, int si);
 
+/* Session si, then those of the next turns the first pass will try (past
+ * place i's, FETCH_BATCH at most) still unloaded: for lazy_need (names 0:
+ * those a read ahead may not leave out) and lazy_names (1: those not yet
+ * named), to be read in one call. How many went into want. */
+static int ahead_sessions(struct packer *k, int si, int i, int names, int *want)
+{
+    const struct pool *p = k->p;
+    int n = 0, c0 = i >= 0 ? cpos_of(k, i) : 0;
+    want[n++] = si;
+    for (int c = c0 ? c0 : k->ncand; c < k->ncand && n <= FETCH_BATCH; c++) {
+        int sj = pool_sess_of(p, k->cand[c]);
+        if (pool_state(p, sj) == POOL_UNLOADED &&
+            (names ? !p->s[sj].ext_id : !ahead_refused(k, sj)))
+            want[n++] = sj;
+    }
+    return n;
+}
+
 /* A pool gathered over unit rows (gather.c, recall.units) has a
  * session's turns read when packing first needs them: its header's cost
  * with room to spare (its title; lazy_names reads the title alone where
@@ -1088,15 +1106,8 @@ static int lazy_need(struct packer *k, int si, int i)
 {
     struct pool *p = k->p;
     if (pool_state(p, si) == POOL_UNLOADED) {
-        int want[FETCH_BATCH + 1], n = 0;
-        want[n++] = si;
-        int c0 = i >= 0 ? cpos_of(k, i) : 0;
-        for (int c = c0 ? c0 : k->ncand;
-             c < k->ncand && n <= FETCH_BATCH; c++) {
-            int sj = pool_sess_of(p, k->cand[c]);
-            if (pool_state(p, sj) == POOL_UNLOADED && !ahead_refused(k, sj))
-                want[n++] = sj;
-        }
+        int want[FETCH_BATCH + 1];
+        int n = ahead_sessions(k, si, i, 0, want);
         (void)pool_load(p, want, n);    /* (what failed is marked failed) */
     }
     return pool_state(p, si) != POOL_LOADED;
@@ -1124,14 +1135,8 @@ static int lazy_names(struct packer *k, int si, int i)
     if (k->budget - k->used >= 8 + NAMES_LEFT)
         return lazy_need(k, si, i);
     if (pool_state(p, si) == POOL_UNLOADED && !p->s[si].ext_id) {
-        int want[FETCH_BATCH + 1], n = 0;
-        want[n++] = si;
-        int c0 = i >= 0 ? cpos_of(k, i) : 0;
-        for (int c = c0 ? c0 : k->ncand; c < k->ncand && n <= FETCH_BATCH; c++) {
-            int sj = pool_sess_of(p, k->cand[c]);
-            if (pool_state(p, sj) == POOL_UNLOADED && !p->s[sj].ext_id)
-                want[n++] = sj;
-        }
+        int want[FETCH_BATCH + 1];
+        int n = ahead_sessions(k, si, i, 1, want);
         (void)pool_names(p, want, n);   /* (what failed is marked failed) */
     }
     return pool_state(p, si) == POOL_FAILED || !p->s[si].ext_id;

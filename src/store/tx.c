@@ -61,8 +61,10 @@ int store_wal(struct cairn *h, int timeout_ms)
  * reads are the kept sessions' rows and packed turns, spread over whole
  * tables: at 16 KB it makes 168 reads at 100,000 messages where it made
  * 474 at 4 KB, for 0.92-0.95 of the CPU, and the exact recall at a
- * million 0.80 of its wall (bench/README.md, "The hook at 100,000: pages
- * of 16 KB", issue 23, hook54). 32 KB read fewer pages (112) but faulted
+ * million 0.80 of its wall on a loaded host (bench/README.md, "The hook
+ * at 100,000: pages of 16 KB", issue 23, hook54); idle, 0.90-0.94 of a
+ * 4 KB store's for the hook and 0.90-0.99 for the exact recall ("The
+ * merge's check, issues 23 and 16 (integ54)"). 32 KB read fewer pages (112) but faulted
  * in more (214 against 162: a reader's cache holds bigger buffers), and
  * 64 KB cost more than 4 KB. */
 #define STORE_PAGE_SIZE 16384
