@@ -56,6 +56,9 @@ int cli_default_path(char *out, size_t n);
 int cli_db_open(const char *path, unsigned flags, struct cairn **out);
 /* $CAIRN_EMBED_MODEL, NULL when unset or empty. */
 const char *cli_embed_model(void);
+/* The settings of a prepared question (cairn_prep_start) from the
+ * environment, as cli_db_open gives a handle's. */
+void cli_prep_opts(struct cairn_prep_opts *o);
 /* cairn_models_open with $CAIRN_MODEL_DIR and $CAIRN_HF_ENDPOINT (else
  * $HF_ENDPOINT, else the Hugging Face hub's public address). */
 int cli_models_open(struct cairn_models **out);
@@ -218,6 +221,7 @@ struct inject_req {
     int budget;
     int64_t now;                    /* CAIRN_NO_TIME: the clock */
     const char *exclude_session, *exclude_items;
+    struct cairn_prep *prep;        /* the question begun early (hook_prompt), or NULL */
 };
 int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req *q,
                   struct cairn_recall **r, struct buf *ctxt, const char **why);
@@ -238,8 +242,8 @@ void cli_one_shot_heap(void);
  * at path (NULL: the default store; none for a small one; common.c), by
  * the recall (exact, not --fast: more) and by whether it scans the
  * store's vector file (dense: more, when there is one): before the store
- * is opened. */
-void cli_heap_reserve(const char *path, int exact, int dense);
+ * is opened. 1 when dense and that file (PATH-vec) is there. */
+int cli_heap_reserve(const char *path, int exact, int dense);
 /* open(path, flags) (O_CLOEXEC added, mode 0600) for a regular file only,
  * without blocking on a FIFO: the fd, or -1 with errno set. The hooks'
  * own files (log, injection state) go through it. */

@@ -209,17 +209,19 @@ void cli_one_shot_heap(void)
  * hook traps ~160 times more (issue 16, hyb54). */
 #define CLI_DENSE_RESERVE ((size_t)2 << 20)
 
-void cli_heap_reserve(const char *path, int exact, int dense)
+int cli_heap_reserve(const char *path, int exact, int dense)
 {
     char def[PATH_MAX], vec[PATH_MAX + 8];
     struct stat st;
     if (!path && cli_default_path(def, sizeof def) == CAIRN_OK)
         path = def;
+    int scan = path && dense && (size_t)snprintf(vec, sizeof vec, "%s-vec", path) < sizeof vec &&
+               stat(vec, &st) == 0;
     size_t n = path && stat(path, &st) == 0 && st.st_size > 0
                    ? os_heap_reserve_size((uint64_t)st.st_size, exact) : 0;
-    if (n && dense && (size_t)snprintf(vec, sizeof vec, "%s-vec", path) < sizeof vec &&
-        stat(vec, &st) == 0)
+    if (n && scan)
         n += CLI_DENSE_RESERVE;
     if (n)
         os_heap_reserve(n);
+    return scan;
 }

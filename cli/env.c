@@ -74,6 +74,22 @@ const char *cli_embed_model(void)
     return env_value("CAIRN_EMBED_MODEL");
 }
 
+/* The variable's value that cli_db_open would give setting key. */
+static const char *setting_env(const char *key)
+{
+    for (size_t i = 0; i < sizeof env_settings / sizeof env_settings[0]; i++)
+        if (!strcmp(env_settings[i].key, key))
+            return env_value(env_settings[i].env);
+    return NULL;
+}
+
+void cli_prep_opts(struct cairn_prep_opts *o)
+{
+    o->model = setting_env("embed.model");
+    o->model_dir = setting_env("embed.model_dir");
+    o->threads = setting_env("embed.threads");
+}
+
 /* The Hugging Face hub's public address, as huggingface_hub defaults to
  * it: a model pulls out of the box; CAIRN_HF_ENDPOINT (or HF_ENDPOINT)
  * points at a mirror instead. Every file is pinned and verified whatever

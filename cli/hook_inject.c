@@ -346,6 +346,7 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
      * are then the memories' and notes' alone */
     o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST | CAIRN_RECALL_GATE_ONLY;
     o.method = inject_method();
+    o.prep = q->prep;
     /* the fence is part of the budget */
     o.budget = q->budget - fence_cost(INJECT_INTRO);
     for (int tries = 0; tries < 2; tries++) {
@@ -427,6 +428,7 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     char *seen = NULL;
     struct cairn *db = NULL;
     struct cairn_recall *r = NULL;
+    struct cairn_prep *prep = NULL;
     struct buf ctxt = BUF_INIT;
     int fired = 0;
 
@@ -441,8 +443,17 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
     }
     if ((why = skip_reason(prompt)))
         goto out;                               /* before opening the store */
-    /* the hook's recall is --fast */
-    cli_heap_reserve(cli_db_path(ctx), 0, inject_method() != CAIRN_METHOD_KEYWORD);
+    /* the hook's recall is --fast. A hook that will scan vectors has the
+     * model loaded and the question encoded on a thread from here, beside
+     * the store's open and the keyword work (issue 16, hyb55a); after the
+     * reserve, whose heap that thread's blocks come from too. The keyword
+     * hook starts nothing. */
+    if (cli_heap_reserve(cli_db_path(ctx), 0, inject_method() != CAIRN_METHOD_KEYWORD)) {
+        struct cairn_prep_opts po = CAIRN_PREP_OPTS_INIT;
+        cli_prep_opts(&po);
+        if (cairn_prep_start(prompt, &po, &prep))
+            prep = NULL;            /* (no memory) the recall does it all itself */
+    }
     if (cli_db_open(cli_db_path(ctx), CAIRN_OPEN_READONLY, &db)) {
         why = "no store";
         goto out;
@@ -453,7 +464,7 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
             seen = read_small(statef);
     }
     struct inject_req q = { env_budget("CAIRN_INJECT_BUDGET", INJECT_DEFAULT_BUDGET),
-                            CAIRN_NO_TIME, sid, seen };
+                            CAIRN_NO_TIME, sid, seen, prep };
     int d = inject_prompt(db, prompt, &q, &r, &ctxt, &why);
     if (d < 0)
         cli_log("hook prompt: recall: %s", cairn_errmsg(db));
@@ -468,6 +479,7 @@ out:
     buf_release(&ctxt);
     cairn_recall_free(r);
     cairn_close(db);
+    cairn_prep_free(prep);
     free(seen);
 }
 

@@ -80,6 +80,7 @@ CAIRN_API const char *cairn_errstr(int rc);
 CAIRN_API int cairn_process_init(void);
 
 struct cairn;
+struct cairn_prep;          /* a question prepared before the store opens (cairn_prep_start) */
 
 /* Flags for cairn_open. */
 #define CAIRN_OPEN_READONLY 0x1  /* no writes through this handle; the file must exist
@@ -484,9 +485,13 @@ struct cairn_recall_opts {
                                     matches. The MCP server uses it (docs/MCP.md) */
     /* Added after min_rel_score. */
     int         source;          /* enum cairn_source: what is recalled */
+    /* Added after source. */
+    struct cairn_prep *prep;     /* the question's vector begun before the store
+                                    was open (cairn_prep_start), or NULL; the
+                                    caller's still: the recall only uses it */
 };
 #define CAIRN_RECALL_OPTS_INIT \
-    { sizeof(struct cairn_recall_opts), 0, CAIRN_NO_TIME, NULL, NULL, 0, 0, NULL, 0, 0.0, 0 }
+    { sizeof(struct cairn_recall_opts), 0, CAIRN_NO_TIME, NULL, NULL, 0, 0, NULL, 0, 0.0, 0, NULL }
 /* What recall reads (opts.source). Notes are the sections of the Markdown
  * vaults attached to the store (cairn_vault_add, docs/VAULTS.md). */
 enum cairn_source {
@@ -595,6 +600,41 @@ struct cairn_recall {
 CAIRN_API int cairn_recall(struct cairn *db, const char *query,
                            const struct cairn_recall_opts *opts, struct cairn_recall **out);
 CAIRN_API void cairn_recall_free(struct cairn_recall *r);
+
+/*
+ * A question prepared before its store is open (issue 16): a process that
+ * knows its question first (the prompt hook) has the embedding model
+ * loaded and the question encoded on a thread of the library's while it
+ * opens the store. cairn_prep_start returns at once; a cairn_recall of
+ * the same question with opts.prep set to it then takes the vector from
+ * that thread, which goes on to score the store's vectors as recall's own
+ * thread would, when the handle would use the very model the prep loads:
+ * the settings embed.model and embed.model_dir resolve to the same model
+ * folder as opts' did, and embed.threads is the same. Anything else (another
+ * model, another question, a keyword recall, a store without vectors, a
+ * prep already used) and the recall does what it does without a prep: the
+ * result is the same either way, bit for bit. A model missing or failing to
+ * load: the prep starts nothing, or its thread ends with nothing, and the
+ * recall says what it says without it.
+ *
+ * The prep is the caller's: it serves at most one recall, must outlive it,
+ * and is freed by cairn_prep_free, used or not, whatever happened (which
+ * waits for its thread: an unused one is stopped after its encoding).
+ * Never prints. opts: the settings as cairn_set takes them (NULL: the
+ * defaults). CAIRN_OK and *out (a prep with no thread when there is no
+ * model to load), or CAIRN_INVALID (no question, a zeroed or unknown
+ * opts), CAIRN_TOOBIG, CAIRN_NOMEM, and *out NULL.
+ */
+struct cairn_prep_opts {
+    size_t      size;            /* sizeof(struct cairn_prep_opts) */
+    const char *model;           /* the setting "embed.model" (NULL: default) */
+    const char *model_dir;       /* "embed.model_dir" */
+    const char *threads;         /* "embed.threads" */
+};
+#define CAIRN_PREP_OPTS_INIT { sizeof(struct cairn_prep_opts), NULL, NULL, NULL }
+CAIRN_API int cairn_prep_start(const char *query, const struct cairn_prep_opts *opts,
+                               struct cairn_prep **out);
+CAIRN_API void cairn_prep_free(struct cairn_prep *p);
 
 /*
  * The relevance gate of automatic injection (the prompt hook, and `cairn

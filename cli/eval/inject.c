@@ -51,7 +51,7 @@ static int has_ev(const struct cairn_recall *r, const struct eval_ev *e)
 /* The hook's decision: 1 fired, 0 not, -1 recall failed. */
 static int ask(struct cairn *db, const struct eval_q *q, int budget, struct cairn_recall **r)
 {
-    struct inject_req req = { budget, q->now, NULL, NULL };
+    struct inject_req req = { budget, q->now, NULL, NULL, NULL };
     struct buf ctxt = BUF_INIT;
     const char *why = NULL;
     int d = inject_prompt(db, q->question, &req, r, &ctxt, &why);

@@ -175,7 +175,7 @@ static int ask(struct cairn *db, const struct vq *q, int files, int budget, int 
         if (d > 0)
             *page = page_in(q, r->text);
     } else {
-        struct inject_req req = { budget, CAIRN_NO_TIME, NULL, NULL };
+        struct inject_req req = { budget, CAIRN_NO_TIME, NULL, NULL, NULL };
         d = inject_prompt(db, q->question, &req, &r, &ctxt, why);
         if (d > 0)
             *page = page_in(q, ctxt.p);

@@ -935,6 +935,30 @@ static void pre_scan(struct dense_pre *pre, const char *model, int dim)
     }
 }
 
+/* An early thread (dense_pre_begin) waits here, its question encoded,
+ * for the store's cache file: 1 go on to the cosines, 0 stop. */
+static int pre_gate_wait(struct dense_pre *pre)
+{
+    int go;
+    if (!pre->gate)
+        return 1;
+    pthread_mutex_lock(&pre->mu);
+    while (pre->gate == PRE_GATE_WAIT)
+        pthread_cond_wait(&pre->cv, &pre->mu);
+    go = pre->gate == PRE_GATE_GO;
+    pthread_mutex_unlock(&pre->mu);
+    return go;
+}
+
+static void pre_gate_set(struct dense_pre *pre, int gate)
+{
+    pthread_mutex_lock(&pre->mu);
+    if (pre->gate == PRE_GATE_WAIT)
+        pre->gate = gate;
+    pthread_cond_broadcast(&pre->cv);
+    pthread_mutex_unlock(&pre->mu);
+}
+
 static void *dense_pre_run(void *arg)
 {
     struct dense_pre *pre = arg;
@@ -947,39 +971,67 @@ static void *dense_pre_run(void *arg)
             pre->qv = NULL;
         }
     }
-    if (pre->vm)
+    if (pre->vm && pre_gate_wait(pre))
         pre_scan(pre, vec_model_id(pre->vm), vec_model_dim(pre->vm));
     pre_stage(pre, 3);
     return NULL;
 }
 
-int dense_pre_start(struct cairn *h, const char *query, unsigned flags, struct dense_pre *pre)
+static int pre_thread(struct dense_pre *pre)
 {
-    int any = 0, rc;
-    memset(pre, 0, sizeof *pre);
-    pre->h = h;
-    pre->query = query;
-    if (model_off(cairn__setting(h, CAIRN__SET_EMBED_MODEL)))
-        return CAIRN_OK;
-    /* no vector anywhere: dense_search loads no model, nor will this */
-    if ((rc = store_any_vectors(h, &any)) || !any)
-        return rc;
-    /* the thread scans too, unless the two-stage scan is asked for */
-    if (dense_sketch_k(h, flags) > 0 ||
-        vec_cache_where(h, pre->vpath, sizeof pre->vpath, &pre->vstamp) != 0)
-        pre->vpath[0] = '\0';
     if (pthread_mutex_init(&pre->mu, NULL))
-        return CAIRN_OK;
+        return 0;
     if (pthread_cond_init(&pre->cv, NULL)) {
         pthread_mutex_destroy(&pre->mu);
-        return CAIRN_OK;
+        return 0;
     }
     pre->started = pthread_create(&pre->tid, NULL, dense_pre_run, pre) == 0;
     if (!pre->started) {
         pthread_cond_destroy(&pre->cv);
         pthread_mutex_destroy(&pre->mu);
     }
-    return CAIRN_OK;
+    return pre->started;
+}
+
+int dense_pre_begin(const struct cairn *cfg, const char *query, struct dense_pre *pre)
+{
+    memset(pre, 0, sizeof *pre);
+    pre->h = cfg;
+    pre->query = query;
+    pre->gate = PRE_GATE_WAIT;
+    return pre_thread(pre) ? 0 : -1;
+}
+
+int dense_pre_start(struct cairn *h, const char *query, unsigned flags, struct dense_pre *early,
+                    struct dense_pre **out)
+{
+    struct dense_pre *pre = *out;
+    int any = 0, rc = CAIRN_OK;
+    memset(pre, 0, sizeof *pre);
+    pre->h = h;
+    pre->query = query;
+    /* no vector anywhere: dense_search loads no model, nor will this */
+    if (model_off(cairn__setting(h, CAIRN__SET_EMBED_MODEL)) ||
+        (rc = store_any_vectors(h, &any)) || !any)
+        goto out;
+    /* the thread scans too, unless the two-stage scan is asked for */
+    if (dense_sketch_k(h, flags) > 0 ||
+        vec_cache_where(h, pre->vpath, sizeof pre->vpath, &pre->vstamp) != 0)
+        pre->vpath[0] = '\0';
+    if (early) {
+        /* its question encoded (or encoding) since before the store
+         * opened: it goes on to the file this connection names */
+        memcpy(early->vpath, pre->vpath, sizeof pre->vpath);
+        early->vstamp = pre->vstamp;
+        pre_gate_set(early, PRE_GATE_GO);
+        *out = early;
+        return CAIRN_OK;
+    }
+    pre_thread(pre);
+out:
+    if (early)
+        pre_gate_set(early, PRE_GATE_STOP);
+    return rc;
 }
 
 /* Waits for the thread to have the model: pre->vm and why are final after
@@ -1005,6 +1057,10 @@ static void dense_pre_join(struct dense_pre *pre, int help)
         while (help && pre->stage < 2)
             pthread_cond_wait(&pre->cv, &pre->mu);
         share = help && pre->stage == 2;
+        if (!help && pre->gate == PRE_GATE_WAIT) {
+            pre->gate = PRE_GATE_STOP;   /* an early thread never given a store */
+            pthread_cond_broadcast(&pre->cv);
+        }
         pthread_mutex_unlock(&pre->mu);
         if (share)
             cos_share(pre);

@@ -12,7 +12,6 @@
 #include "text/tokcount.h"
 
 #define RECALL_DEFAULT_BUDGET 4000
-#define RECALL_MAX_QUERY      (64 * 1024)
 
 static char *dup_or_empty(const char *s)
 {
@@ -275,7 +274,7 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
     struct query q;
     struct pool p;
     struct dense_result dr;
-    struct dense_pre pre = { 0 };
+    struct dense_pre pre = { 0 }, *pp = &pre;   /* pp: o.prep's when it took */
     struct mem_pool mp;
     struct note_pool np;
     struct buf mb = BUF_INIT, nb = BUF_INIT;
@@ -341,7 +340,10 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
          * call (dense_late), or after it when gather ended early. */
         struct dense_late dl = { h, query, &o, &pre, &dr, r, 0 };
         if (!raw && o.method != CAIRN_METHOD_KEYWORD && !q.only_time) {
-            if ((rc = dense_pre_start(h, query, o.flags, &pre)))
+            /* or the thread begun before the store opened (cairn_prep) */
+            rc = dense_pre_start(h, query, o.flags, prep_take(o.prep, h, query), &pp);
+            dl.pre = pp;
+            if (rc)
                 goto out;
             rc = gather(h, &q, &o, NULL, dense_late, &dl, &p);
             if (!rc && !dl.ran)
@@ -482,6 +484,8 @@ out:
     buf_release(&nb);
     query_free(&q);
     dense_pre_free(&pre);
+    if (pp != &pre)
+        dense_pre_free(pp);         /* joined; the prep itself is the caller's */
     dense_result_free(&dr);
     if (rc) {
         cairn_recall_free(r);

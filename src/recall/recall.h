@@ -342,12 +342,35 @@ struct dense_pre {
     atomic_int    bad;     /* a read failed (or not wanted): cos not made */
     char    vset_model[VEC_MODEL_ID_MAX];  /* dense_topk_shared's set */
     int     vset_dim;
+    /* Started before the store was open (dense_pre_begin: cairn_prep):
+     * after encoding, the thread waits for the store's cache file, given
+     * by dense_pre_start (PRE_GATE_GO), or stops there (PRE_GATE_STOP). */
+    int     gate;          /* PRE_GATE_*; 0: none (vpath given at the start) */
 };
+enum { PRE_GATE_WAIT = 1, PRE_GATE_GO, PRE_GATE_STOP };
 /* Starts the thread when dense_search would embed the question: a model is
  * named or installed and some message has a vector. Not starting is no
  * error (dense_search then does it all itself). flags: the recall's
- * (CAIRN_RECALL_FAST decides dense_sketch_k). CAIRN_OK or a code. */
-int  dense_pre_start(struct cairn *h, const char *query, unsigned flags, struct dense_pre *pre);
+ * (CAIRN_RECALL_FAST decides dense_sketch_k). early: a thread started
+ * before the store opened (dense_pre_begin) on this question with the
+ * model h resolves to, or NULL: when the thread is wanted, *pre becomes
+ * early and its thread goes on to the store's cosines; else *pre (the
+ * caller's) gets a thread of its own, or none, and early's thread stops
+ * after its encoding. CAIRN_OK or a code. */
+int  dense_pre_start(struct cairn *h, const char *query, unsigned flags, struct dense_pre *early,
+                     struct dense_pre **pre);
+/* The recall's question longer than this: CAIRN_TOOBIG. */
+#define RECALL_MAX_QUERY (64 * 1024)
+/* p's thread when the recall on h of query may take it: p started one,
+ * on this question, and h resolves the model folder p's settings did,
+ * with the same encoder threads; else NULL. Either way p is spent: no
+ * later recall takes it (recall/prep.c). */
+struct dense_pre *prep_take(struct cairn_prep *p, const struct cairn *h, const char *query);
+/* The thread started with no store open (cairn_prep, recall/prep.c):
+ * cfg a handle of settings only (vec_model_current's and vec_encode's),
+ * query kept by the caller until dense_pre_free. It loads the model and
+ * encodes, then waits at the gate. -1 when no thread started. */
+int  dense_pre_begin(const struct cairn *cfg, const char *query, struct dense_pre *pre);
 /* dense_topk's hits (allowed, or every session but except) as the prompt
  * hook makes them: every piece's cosine made on a thread from h's cache
  * file, by pread, blocks shared with this one (dense_pre's scan without

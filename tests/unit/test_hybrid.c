@@ -387,9 +387,10 @@ static void test_with_model(void)
                                       "a happy puppy in the park" };
     for (size_t k = 0; k < sizeof qs / sizeof *qs; k++) {
         struct dense_result a, b;
-        struct dense_pre pre;
+        struct dense_pre pre, *pp = &pre;
         T_EQ_INT(dense_search(h, qs[k], &o, &a), CAIRN_OK);
-        T_EQ_INT(dense_pre_start(h, qs[k], 0, &pre), CAIRN_OK);
+        T_EQ_INT(dense_pre_start(h, qs[k], 0, NULL, &pp), CAIRN_OK);
+        T_CHECK(pp == &pre);
         T_CHECK(pre.started);
         T_EQ_INT(dense_search_pre(h, qs[k], &o, &pre, &b), CAIRN_OK);
         T_CHECK(pre.done && pre.qv != NULL);
