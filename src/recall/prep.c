@@ -24,7 +24,7 @@ struct cairn_prep {
     char *query;
     char  dir[4096];        /* the model folder cfg resolves to */
     struct dense_pre pre;
-    int   taken;            /* a recall has had it (or passed it by) */
+    int   taken;            /* 2 a recall took its thread, 1 one passed it by */
 };
 
 static const int prep_keys[] = { CAIRN__SET_EMBED_MODEL, CAIRN__SET_MODEL_DIR,
@@ -85,7 +85,13 @@ struct dense_pre *prep_take(struct cairn_prep *p, const struct cairn *h, const c
     if ((t && pt ? strcmp(t, pt) : t != pt) ||
         vec_model_resolve(h, dir, sizeof dir, err, sizeof err) != 0 || strcmp(dir, p->dir))
         return NULL;
+    p->taken = 2;
     return &p->pre;
+}
+
+int prep_taken(const struct cairn_prep *p)
+{
+    return p->taken;
 }
 
 void cairn_prep_free(struct cairn_prep *p)

@@ -366,6 +366,8 @@ int  dense_pre_start(struct cairn *h, const char *query, unsigned flags, struct 
  * with the same encoder threads; else NULL. Either way p is spent: no
  * later recall takes it (recall/prep.c). */
 struct dense_pre *prep_take(struct cairn_prep *p, const struct cairn *h, const char *query);
+/* For tests: 2 a recall took p's thread, 1 one passed it by, 0 neither. */
+int prep_taken(const struct cairn_prep *p);
 /* The thread started with no store open (cairn_prep, recall/prep.c):
  * cfg a handle of settings only (vec_model_current's and vec_encode's),
  * query kept by the caller until dense_pre_free. It loads the model and
