@@ -448,7 +448,9 @@ static void hook_prompt(const cJSON *in, struct cli_ctx *ctx, int out_fd)
      * the store's open and the keyword work (issue 16, hyb55a); after the
      * reserve, whose heap that thread's blocks come from too. The keyword
      * hook starts nothing. */
-    if (cli_heap_reserve(cli_db_path(ctx), 0, inject_method() != CAIRN_METHOD_KEYWORD)) {
+    const char *early = getenv("CAIRN_INJECT_PREP");   /* 0: inside the recall, as before */
+    if (cli_heap_reserve(cli_db_path(ctx), 0, inject_method() != CAIRN_METHOD_KEYWORD) &&
+        !(early && !strcmp(early, "0"))) {
         struct cairn_prep_opts po = CAIRN_PREP_OPTS_INIT;
         cli_prep_opts(&po);
         if (cairn_prep_start(prompt, &po, &prep))

@@ -59,6 +59,18 @@ eq "it read the sketch file, did not rewrite it" "$(stat -c %i "$CAIRN_DB-vsk")"
 exact=$(CAIRN_RECALL_SKETCH=0 ask s5x "which climbing gym did I pick?")
 all=$(CAIRN_RECALL_SKETCH=1000000 ask s5y "which climbing gym did I pick?")
 eq "the two-stage scan with K = all injects what the exact scan does" "$all" "$exact"
+# The question's encoder started before the store opens (cairn_prep, the
+# default with the cache file there) or inside the recall: the same output
+# and the same decision, for prompts that fire and one that does not.
+for q in "which climbing gym did I pick?" "note 12 of batch 7 about topic 61" \
+         "what colour is the sky on Mars at noon?"; do
+    early=$(ask p1 "$q")
+    d1=$(last_dense)
+    late=$(CAIRN_INJECT_PREP=0 ask p2 "$q")
+    eq "early encoder: the same output ($q)" "$early" "$late"
+    eq "early encoder: vectors took part both times ($q)" "$d1 $(last_dense)" "on on"
+done
+check "the early encoder's prompt fires" [ -n "$(ask p3 "which climbing gym did I pick?")" ]
 "$CAIRN" forget bulk-3 >/dev/null
 check "forget removes the cache file" [ ! -e "$CAIRN_DB-vec" ]
 check "forget removes the sketch file" [ ! -e "$CAIRN_DB-vsk" ]
