@@ -940,12 +940,10 @@ static void pre_scan(struct dense_pre *pre, const char *model, int dim)
 static int pre_gate_wait(struct dense_pre *pre)
 {
     int go;
-    if (!pre->gate)
-        return 1;
     pthread_mutex_lock(&pre->mu);
     while (pre->gate == PRE_GATE_WAIT)
         pthread_cond_wait(&pre->cv, &pre->mu);
-    go = pre->gate == PRE_GATE_GO;
+    go = pre->gate != PRE_GATE_STOP;    /* (0: no gate) */
     pthread_mutex_unlock(&pre->mu);
     return go;
 }
