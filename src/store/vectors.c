@@ -54,6 +54,7 @@ struct vec_model {
     char                id[VEC_MODEL_ID_MAX];
     struct embed_model *m;
     int                 dim, max_tokens;
+    struct vec_model   *prev;   /* the one current before it (kept: see below) */
 };
 
 static pthread_mutex_t vm_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -145,10 +146,11 @@ struct vec_model *vec_model_current(const struct cairn *h, char *why, size_t why
         return NULL;
     }
     pthread_mutex_lock(&vm_lock);
-    if (vm_cur && !strcmp(vm_cur->dir, dir)) {
-        res = vm_cur;
-        goto out;
-    }
+    for (struct vec_model *o = vm_cur; o; o = o->prev)
+        if (!strcmp(o->dir, dir)) {
+            res = o;
+            goto out;
+        }
     if (!strcmp(vm_failed_dir, dir)) {
         if (why)
             snprintf(why, whylen, "the embedding model in %s did not load", dir);
@@ -170,7 +172,10 @@ struct vec_model *vec_model_current(const struct cairn *h, char *why, size_t why
     vm->max_tokens = embed_max_tokens(vm->m);
     model_identity(dir, vm->id, sizeof vm->id);
     /* The previous model stays loaded: a caller may still hold it (the
-     * variable changed mid-process, which only tests do). */
+     * variable changed mid-process, which only tests do, or a prepared
+     * question's model that its recall did not use: cairn_prep); listed
+     * behind this one, and found there when asked for again. */
+    vm->prev = vm_cur;
     vm_cur = vm;
     res = vm;
 out:
