@@ -39,6 +39,9 @@
 /* Vectors scored a kernel call: 256 int32 on the stack, and the
  * question's bias share (VNNI) summed once for them. */
 #define DENSE_BLOCK       256
+/* The selection's step: a group the full heap refuses whole is passed
+ * over at once (select_run). */
+#define SEL_GROUP         16
 
 /* ---- kernels -------------------------------------------------------- */
 
@@ -502,27 +505,36 @@ struct scan {
     struct heap h;
 };
 
-static void *scan_run(void *arg)
+/* 1 when the full heap refuses each of c[0..SEL_GROUP): none is above
+ * min, a NaN included (cmpnle is "not <=", true when unordered). SSE2, in
+ * every x86-64. */
+static int group_refused(const float *c, float min)
 {
-    struct scan *sc = arg;
+    const __m128 m = _mm_set1_ps(min);
+    __m128 any = _mm_setzero_ps();
+    for (int j = 0; j < SEL_GROUP; j += 4)
+        any = _mm_or_ps(any, _mm_cmpnle_ps(_mm_loadu_ps(c + j), m));
+    return _mm_movemask_ps(any) == 0;
+}
+
+/* The heap's share of a block's cosines c[0..cnt), of pieces at..: each
+ * piece as it always was (the heap's minimum, then the scope), but a
+ * group of SEL_GROUP whose every cosine the full heap refuses (cs <= its
+ * minimum, which a refusal never moves) is passed over at once: the same
+ * pieces reach heap_push in the same order, so the same heap, ties and
+ * all (test_dense_select). A NaN is never "<=": its group is walked. A
+ * group is a 64-byte line; the check costs ~1/10 of the piece-by-piece
+ * loop's instructions (1.8 M at 98,060 cosines). */
+static void select_run(struct scan *sc, const float *c, size_t at, size_t cnt)
+{
     const struct vec_set *s = sc->set;
-    const dots_fn dots = dk[dk_level].dots;
-    int dim = s->dim;
-    int32_t d[DENSE_BLOCK];
-    for (size_t b = sc->from; b < sc->to; b += DENSE_BLOCK) {
-        size_t cnt = sc->to - b < DENSE_BLOCK ? sc->to - b : DENSE_BLOCK;
-        if (!s->f32 && !sc->cos)
-            dots(sc->q8, s->v8 + b * (size_t)dim, dim, cnt, d);
-        for (size_t j = 0; j < cnt; j++) {
-            size_t i = b + j;
-            float cs;
-            if (sc->cos) {
-                cs = sc->cos[i];
-            } else {
-                cs = s->f32 ? dense_dot_f32(sc->qf, s->vf + i * (size_t)dim, dim)
-                            : (float)d[j];
-                cs *= s->inv_norm[i] * sc->q_inv;
-            }
+    for (size_t g = 0; g < cnt; g += SEL_GROUP) {
+        size_t ge = cnt - g < SEL_GROUP ? cnt : g + SEL_GROUP;
+        if (sc->h.n == sc->h.k && ge - g == SEL_GROUP && group_refused(c + g, sc->h.s[0]))
+            continue;
+        for (size_t j = g; j < ge; j++) {
+            size_t i = at + j;
+            float cs = c[j];
             if (sc->h.n == sc->h.k && cs <= sc->h.s[0])
                 continue;
             if (sc->allowed && !bsearch(&s->sess[i], sc->allowed, (size_t)sc->n_allowed,
@@ -532,6 +544,33 @@ static void *scan_run(void *arg)
                 continue;
             heap_push(&sc->h, cs, (int64_t)i);
         }
+    }
+}
+
+static void *scan_run(void *arg)
+{
+    struct scan *sc = arg;
+    const struct vec_set *s = sc->set;
+    const dots_fn dots = dk[dk_level].dots;
+    int dim = s->dim;
+    int32_t d[DENSE_BLOCK];
+    float c[DENSE_BLOCK];
+    for (size_t b = sc->from; b < sc->to; b += DENSE_BLOCK) {
+        size_t cnt = sc->to - b < DENSE_BLOCK ? sc->to - b : DENSE_BLOCK;
+        if (sc->cos) {
+            select_run(sc, sc->cos + b, b, cnt);
+            continue;
+        }
+        if (!s->f32)
+            dots(sc->q8, s->v8 + b * (size_t)dim, dim, cnt, d);
+        for (size_t j = 0; j < cnt; j++) {
+            size_t i = b + j;
+            float cs = s->f32 ? dense_dot_f32(sc->qf, s->vf + i * (size_t)dim, dim)
+                              : (float)d[j];
+            cs *= s->inv_norm[i] * sc->q_inv;
+            c[j] = cs;
+        }
+        select_run(sc, c, b, cnt);
     }
     return NULL;
 }
