@@ -27,6 +27,7 @@
 #include "recall/policy.h"
 #include "recall/recall.h"
 #include "store/vectors.h"
+#include "t_vec.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 static uint32_t rnd(void)
@@ -198,25 +199,6 @@ static int make_set(struct vec_set *s, size_t n, int dim, int span, int runs, in
     return 0;
 }
 
-static void free_set(struct vec_set *s)
-{
-    free(s->msg);
-    free(s->sess);
-    free(s->v8);
-    free(s->inv_norm);
-}
-
-static int same_hits(const struct dense_hit *a, int na, const struct dense_hit *b, int nb)
-{
-    if (na != nb)
-        return 0;
-    for (int i = 0; i < na; i++)
-        if (a[i].msg != b[i].msg || a[i].sess != b[i].sess ||
-            memcmp(&a[i].cos, &b[i].cos, sizeof a[i].cos) != 0)
-            return 0;
-    return 1;
-}
-
 static const char *const levels[] = { "scalar", "avx2", "avxvnni", "avx512vnni" };
 
 /* One set, many questions: every level's dense_topk and dense_topk_except
@@ -230,7 +212,7 @@ static void check_set(size_t n, int dim, int span, int runs, int odd, int rounds
     float q[64];
     if (make_set(&s, n, dim, span, runs, odd)) {
         T_CHECK(!"out of memory");
-        free_set(&s);
+        t_free_set(&s);
         return;
     }
     int64_t nsess = 1;
@@ -262,7 +244,7 @@ static void check_set(size_t n, int dim, int span, int runs, int odd, int rounds
                         continue;       /* test_dense_levels says why */
                     int m = ex ? dense_topk_except(&s, q, ex, k, threads, got)
                                : dense_topk(&s, q, al, nal, k, threads, got);
-                    if (!same_hits(ref, nref, got, m)) {
+                    if (!t_same_hits(ref, nref, got, m)) {
                         T_CHECK(!"the selection differs from the reference");
                         printf("  n %zu dim %d span %d runs %d odd %d round %d how %d "
                                "threads %d level %s k %d: %d hits, the reference %d\n",
@@ -277,7 +259,7 @@ static void check_set(size_t n, int dim, int span, int runs, int odd, int rounds
     }
 out:
     dense_kernel_set(NULL);
-    free_set(&s);
+    t_free_set(&s);
 }
 
 static void test_ties(void)
