@@ -206,8 +206,10 @@ void cli_one_shot_heap(void)
  * that scans the vector file beside the store (PATH-vec) takes ~1.5 MB
  * more at 100,000 vectors (the cosines, 4 bytes a vector; the question's
  * encoder's work; the scan's buffers): a 2 MB page more, or the hybrid
- * hook traps ~160 times more (issue 16, hyb54). */
-#define CLI_DENSE_RESERVE ((size_t)2 << 20)
+ * hook traps ~160 times more (issue 16, hyb54); and 16 bytes a vector
+ * more since hyb55b (the pieces' rows read beside the cosines, 1.5 MB:
+ * else ~175 traps more), so two. */
+#define CLI_DENSE_RESERVE ((size_t)4 << 20)
 
 int cli_heap_reserve(const char *path, int exact, int dense)
 {

@@ -330,6 +330,10 @@ struct dense_pre {
     int64_t vstamp;
     struct vec_set vset;
     float  *cos;
+    /* the pieces' message then session rows (2 * vset.n), read by pread
+     * with the cosines, so the selection touches no page of the mapping
+     * (NULL: not read; the mapping's are used) */
+    int64_t *ids;
     /* the question as the scan scores it, then the blocks of cos shared
      * with the main thread once it joins (dense.c, cos_share) */
     int8_t  q8[4096];

@@ -177,21 +177,37 @@ void veccache_read(const struct vec_set *s, const int64_t *idx, size_t count, in
     }
 }
 
-int veccache_read_run(const struct vec_set *s, size_t from, size_t count, int8_t *out)
+/* len bytes at the file's offset at into out, by pread: 0, or -1 when it
+ * failed or came short (a file cut under us). */
+static int read_at(int fd, void *out, size_t len, off_t at)
 {
-    const size_t len = count * (size_t)s->dim;
-    if (!s->map || s->f32 || from > s->n || count > s->n - from)
-        return -1;
-    off_t at = (off_t)((const char *)s->v8 - (const char *)s->map) + (off_t)(from * (size_t)s->dim);
     for (size_t got = 0; got < len;) {
-        ssize_t r = pread(s->fd, out + got, len - got, at + (off_t)got);
+        ssize_t r = pread(fd, (char *)out + got, len - got, at + (off_t)got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
-            return -1;               /* cut short under us: the caller scans the mapping */
+            return -1;
         got += (size_t)r;
     }
     return 0;
+}
+
+int veccache_read_run(const struct vec_set *s, size_t from, size_t count, int8_t *out)
+{
+    if (!s->map || s->f32 || from > s->n || count > s->n - from)
+        return -1;
+    off_t at = (off_t)((const char *)s->v8 - (const char *)s->map) + (off_t)(from * (size_t)s->dim);
+    return read_at(s->fd, out, count * (size_t)s->dim, at);   /* short: the caller scans the mapping */
+}
+
+int veccache_read_ids(const struct vec_set *s, size_t from, size_t count, int64_t *out)
+{
+    /* msg[n] then sess[n], one run in the file (layout) */
+    if (!s->map || from > 2 * s->n || count > 2 * s->n - from ||
+        (const char *)s->sess != (const char *)(s->msg + s->n))
+        return -1;
+    off_t at = (off_t)((const char *)s->msg - (const char *)s->map) + (off_t)(from * sizeof *out);
+    return read_at(s->fd, out, count * sizeof *out, at);
 }
 
 int veccache_same_file(const struct vec_set *a, const struct vec_set *b)

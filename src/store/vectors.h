@@ -187,6 +187,10 @@ int  veccache_same_file(const struct vec_set *a, const struct vec_set *b);
  * 128 KB buffer read again and again costs only the copy (issue 16,
  * hyb53). 0, or -1 (not such a set, or the read failed). */
 int  veccache_read_run(const struct vec_set *s, size_t from, size_t count, int8_t *out);
+/* Entries from..from+count of the pieces' rows, msg[n] then sess[n] as
+ * one array of 2n, into out by pread (no page of the mapping touched:
+ * the hook's selection then reads them from the heap, hyb55b). 0 or -1. */
+int  veccache_read_ids(const struct vec_set *s, size_t from, size_t count, int64_t *out);
 /* Writes s (s->stamp) atomically: temporary file, fsync, rename. 0 or -1. */
 int  veccache_write(struct cairn *h, const struct vec_set *s);
 /* Removes the cache file and the sketch file (and writers' temporaries). */

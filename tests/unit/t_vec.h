@@ -1,7 +1,9 @@
 /*
  * t_vec.h: vector rows written straight into a test store, as
  * vec_batch_store would (test_hybrid, test_segment), or random ones in
- * bulk (test_veccache, test_vecsketch), and the files beside a store.
+ * bulk (test_veccache, test_vecsketch), and the files beside a store;
+ * sets made on the heap freed and their hits compared (test_dense_levels,
+ * test_dense_select, test_vecsketch).
  */
 #ifndef CAIRN_T_VEC_H
 #define CAIRN_T_VEC_H
@@ -88,13 +90,15 @@ static inline void t_vec_rmdir(const char *name, const char *dir, const char *st
 }
 
 #ifdef CAIRN_RECALL_H
-/* Two dense searches' hits the same, bit for bit. */
+/* Two dense searches' hits the same, bit for bit (a NaN cosine, from a
+ * damaged norm, equals its own bits). */
 static inline int t_same_hits(const struct dense_hit *x, int nx, const struct dense_hit *y, int ny)
 {
     if (nx != ny)
         return 0;
     for (int i = 0; i < nx; i++)
-        if (x[i].msg != y[i].msg || x[i].sess != y[i].sess || x[i].cos != y[i].cos)
+        if (x[i].msg != y[i].msg || x[i].sess != y[i].sess ||
+            memcmp(&x[i].cos, &y[i].cos, sizeof x[i].cos) != 0)
             return 0;
     return 1;
 }
@@ -147,6 +151,15 @@ static inline off_t t_file_size(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0 ? st.st_size : -1;
+}
+
+/* Frees a set made on the heap: its four arrays. */
+static inline void t_free_set(struct vec_set *s)
+{
+    free(s->msg);
+    free(s->sess);
+    free(s->v8);
+    free(s->inv_norm);
 }
 
 #endif

@@ -24,6 +24,7 @@
 #include "embed/kernels.h"
 #include "recall/recall.h"
 #include "store/vectors.h"
+#include "t_vec.h"
 
 static const char *const levels[] = { "scalar", "avx2", "avxvnni", "avx512vnni" };
 #define NLEVELS (int)(sizeof levels / sizeof levels[0])
@@ -118,25 +119,6 @@ static int make_set(struct vec_set *s, size_t n, int dim)
     return 0;
 }
 
-static void free_set(struct vec_set *s)
-{
-    free(s->msg);
-    free(s->sess);
-    free(s->v8);
-    free(s->inv_norm);
-}
-
-static int same_hits(const struct dense_hit *a, int na, const struct dense_hit *b, int nb)
-{
-    if (na != nb)
-        return 0;
-    for (int i = 0; i < na; i++)
-        if (a[i].msg != b[i].msg || a[i].sess != b[i].sess ||
-            memcmp(&a[i].cos, &b[i].cos, sizeof a[i].cos) != 0)
-            return 0;
-    return 1;
-}
-
 static void test_topk_same(void)
 {
     /* block edges (256 vectors a call), odd widths, and a set large
@@ -151,7 +133,7 @@ static void test_topk_same(void)
         struct vec_set s;
         if (make_set(&s, sets[t].n, sets[t].dim)) {
             T_CHECK(!"out of memory");
-            free_set(&s);
+            t_free_set(&s);
             return;
         }
         float *qv = malloc((size_t)s.dim * sizeof *qv);
@@ -173,7 +155,7 @@ static void test_topk_same(void)
                         continue;               /* test_dots said why */
                     for (int threads = 1; threads <= 2; threads++) {
                         int n = dense_topk(&s, qv, al, nal, K, threads, got);
-                        T_CHECK(same_hits(ref, nref, got, n));
+                        T_CHECK(t_same_hits(ref, nref, got, n));
                     }
                 }
             }
@@ -192,18 +174,18 @@ static void test_topk_same(void)
             for (int threads = 1; threads <= 2; threads++) {
                 int nref = no ? dense_topk(&s, qv, others, no, K, threads, ref) : 0;
                 int n = dense_topk_except(&s, qv, ex, K, threads, got);
-                T_CHECK(same_hits(ref, nref, got, n));
+                T_CHECK(t_same_hits(ref, nref, got, n));
                 for (int i = 0; i < n; i++)
                     T_CHECK(got[i].sess != ex);
                 /* 0: every session */
                 nref = dense_topk(&s, qv, NULL, 0, K, threads, ref);
                 n = dense_topk_except(&s, qv, 0, K, threads, got);
-                T_CHECK(same_hits(ref, nref, got, n));
+                T_CHECK(t_same_hits(ref, nref, got, n));
             }
         }
         free(others);
         free(qv);
-        free_set(&s);
+        t_free_set(&s);
     }
     T_EQ_INT(dense_kernel_set(NULL), 0);
 }

@@ -15,7 +15,10 @@
  *    the same hits; and not once the connection's set is mapped and
  *    populated (a long-lived process's later questions);
  *  - veccache_read_run copies exactly the mapped bytes of a run and
- *    refuses a run past the end or a set without a mapping.
+ *    refuses a run past the end or a set without a mapping;
+ *    veccache_read_ids the same for the pieces' rows, msg[n] then sess[n]
+ *    as one array (the shared search selects from that copy: its hits
+ *    above are the main thread's scan's, so the copy is read right).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -178,6 +181,34 @@ static void test_read_run(void)
             heap.map = NULL;
             T_EQ_INT(veccache_read_run(&heap, 0, 1, buf), -1);
             free(buf);
+        }
+        /* the rows: msg[n] then sess[n], any run of the 2n, across the seam */
+        size_t n2 = 2 * s->n;
+        int64_t *ids = malloc((n2 + 1) * sizeof *ids);
+        T_CHECK(ids != NULL);
+        if (ids) {
+            size_t from[] = { 0, 1, s->n - 5, s->n, n2 - 300 };
+            for (size_t i = 0; i < sizeof from / sizeof *from; i++) {
+                memset(ids, 0x55, (n2 + 1) * sizeof *ids);
+                T_EQ_INT(veccache_read_ids(s, from[i], 300, ids), 0);
+                int same = 1;
+                for (size_t j = 0; j < 300; j++) {
+                    size_t e = from[i] + j;
+                    same &= ids[j] == (e < s->n ? s->msg[e] : s->sess[e - s->n]);
+                }
+                T_CHECK(same);
+                T_CHECK(ids[300] == (int64_t)0x5555555555555555LL);   /* no more */
+            }
+            T_EQ_INT(veccache_read_ids(s, 0, n2, ids), 0);
+            T_CHECK(!memcmp(ids, s->msg, s->n * sizeof *ids) &&
+                    !memcmp(ids + s->n, s->sess, s->n * sizeof *ids));
+            T_EQ_INT(veccache_read_ids(s, n2 - 299, 300, ids), -1);
+            T_EQ_INT(veccache_read_ids(s, n2 + 1, 0, ids), -1);
+            T_EQ_INT(veccache_read_ids(s, 0, 0, ids), 0);
+            struct vec_set heap = *s;
+            heap.map = NULL;
+            T_EQ_INT(veccache_read_ids(&heap, 0, 1, ids), -1);
+            free(ids);
         }
     }
     cairn_close(h);
