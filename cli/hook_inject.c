@@ -329,6 +329,12 @@ static const char *str_of(const cJSON *o, const char *name)
 }
 
 /* The prompt hook's decision (cli.h), which `cairn eval inject` measures. */
+int inject_budget(int budget)
+{
+    /* the fence is part of the budget */
+    return budget - fence_cost(INJECT_INTRO);
+}
+
 int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req *q,
                   struct cairn_recall **r, struct buf *ctxt, const char **why)
 {
@@ -346,8 +352,7 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
      * are then the memories' and notes' alone */
     o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST | CAIRN_RECALL_GATE_ONLY;
     o.method = inject_method();
-    /* the fence is part of the budget */
-    o.budget = q->budget - fence_cost(INJECT_INTRO);
+    o.budget = inject_budget(q->budget);
     for (int tries = 0; tries < 2; tries++) {
         cairn_recall_free(*r);
         *r = NULL;

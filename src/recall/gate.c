@@ -159,18 +159,34 @@ static double words_score(const struct runit *u)
     return u->score - u->ord_bonus;
 }
 
-void recall_gate(struct pool *p, const struct query *q, double *share, double *weight)
+/* Each term's weight in the gate into w_t; their sum. */
+static double gate_weights(const struct query *q, double *w_t)
 {
-    double total = 0, best_share = 0, best_w = 0, w_t[RECALL_MAX_TERMS];
-    const int *ord;
-    *share = 0;
-    *weight = 0;
+    double total = 0;
     for (int t = 0; t < q->nt; t++) {
         /* a code-like term weighs GATE_CODE_W times its IDF: one error
          * name in a coding history is as telling as two rare words */
         w_t[t] = q->t[t].idf_msg * (code_like(q->t[t].surface) ? GATE_CODE_W : 1.0);
         total += w_t[t];
     }
+    return total;
+}
+
+/* In units of "one term found in a single message": IDF grows with the
+ * store, so a raw sum would make the gate stricter for a new user than
+ * for one with years of history. */
+static double gate_units(const struct pool *p, double w)
+{
+    return w / log(1.0 + (double)p->total_msgs + 1.0);
+}
+
+void recall_gate(struct pool *p, const struct query *q, double *share, double *weight)
+{
+    double total, best_share = 0, best_w = 0, w_t[RECALL_MAX_TERMS];
+    const int *ord;
+    *share = 0;
+    *weight = 0;
+    total = gate_weights(q, w_t);
     if (total <= 0 || p->nu == 0)
         return;
     ord = units_by_rank(p);
@@ -261,10 +277,73 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
         }
     }
     *share = best_share;
-    /* In units of "one term found in a single message": IDF grows with the
-     * store, so a raw sum would make the gate stricter for a new user than
-     * for one with years of history. */
-    *weight = best_w / log(1.0 + (double)p->total_msgs + 1.0);
+    *weight = gate_units(p, best_w);
+}
+
+/* The GATE_TOP units of the best s_words into top (their count). */
+static int words_top(const struct pool *p, int *top)
+{
+    int nb = 0;
+    for (int i = 0; i < p->nu; i++) {
+        if (p->u[i].score <= 0 || p->u[i].s_words <= 0)
+            continue;
+        if (nb < GATE_TOP)
+            top[nb++] = i;
+        else if (p->u[i].s_words > p->u[top[nb - 1]].s_words)
+            top[nb - 1] = i;
+        else
+            continue;
+        for (int j = nb - 1; j > 0 && p->u[top[j - 1]].s_words < p->u[top[j]].s_words; j--) {
+            int t = top[j - 1];
+            top[j - 1] = top[j];
+            top[j] = t;
+        }
+    }
+    return nb;
+}
+
+void recall_gate_dense(struct pool *p, const struct query *q, double *words_share,
+                       double *words_weight, double *agree_share, double *agree_weight)
+{
+    double total, w_t[RECALL_MAX_TERMS], best = 0;
+    float top[DENSE_TOPK], need;
+    const int *ord;
+    int n = 0, wtop[GATE_TOP], nw;
+    *words_share = *words_weight = *agree_share = *agree_weight = 0;
+    total = gate_weights(q, w_t);
+    /* (over unit rows the turns' dense hits are not kept: keyword only) */
+    if (total <= 0 || p->nu == 0 || p->pu)
+        return;
+    for (int i = 0; i < p->nm && n < DENSE_TOPK; i++)
+        if (p->m[i].dense > 0)
+            top[n++] = p->m[i].dense;
+    if (!n || !(ord = units_by_rank(p)))
+        return;
+    qsort(top, (size_t)n, sizeof *top, cmp_float_desc);
+    need = top[n < GATE_DENSE_AGREE ? n - 1 : GATE_DENSE_AGREE - 1];
+    for (int r = 0; r < GATE_TOP && r < p->nu; r++) {
+        const struct runit *u = &p->u[ord[r]];
+        int agree = 0;
+        if (u->score <= 0)
+            break;
+        for (int i = u->first; i <= u->last && !agree; i++)
+            agree = p->m[i].dense > 0 && p->m[i].dense >= need;
+        double w = unit_sum(p, q, u, w_t);
+        if (w > best)
+            best = w;
+        if (agree && w / total > *agree_share) {
+            *agree_share = w / total;
+            *agree_weight = gate_units(p, w);
+        }
+    }
+    nw = words_top(p, wtop);
+    for (int r = 0; r < nw; r++) {
+        double w = unit_sum(p, q, &p->u[wtop[r]], w_t);
+        if (w > best)
+            best = w;
+    }
+    *words_share = best / total;
+    *words_weight = gate_units(p, best);
 }
 
 

@@ -309,6 +309,13 @@
  * nothing. The prompt hook asks for keyword recall unless
  * CAIRN_INJECT_DENSE=1, so by default it is unused.
  */
+/* The dense figures of the gate (issue 16, "hybrid in the hook"; gate55,
+ * measured and chosen in docs/HYBRID.md "The prompt hook"):
+ * GATE_DENSE_AGREE: a top unit "agrees" when it holds one of this many
+ * best dense hits (recall_gate_dense); GATE_COS_Z_HITS: the fewest other
+ * hits the best cosine's lead (cosine_z, recall.c) is measured over. */
+#define GATE_DENSE_AGREE 5
+#define GATE_COS_Z_HITS  10
 /* Questions mostly in CJK script give an English-only model's cosine no
  * say in the gate (as in rank.c's fusion; recall.c); a model whose entry
  * says it covers CJK keeps it. */
@@ -928,6 +935,8 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \
     X(GATE_CODE_W) \
+    X(GATE_DENSE_AGREE) \
+    X(GATE_COS_Z_HITS) \
     X(CUT_DENSE_KEEP) \
     X(DENSE_TOPK) \
     X(DENSE_PIECES_MULT) \

@@ -2,6 +2,7 @@
  * recall.c: cairn_recall, the public entry point of the pipeline (see
  * recall.h for the stages).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,26 @@ struct dense_late {
     int ran;
 };
 
+/* The best cosine's lead over the question's other hits, in their
+ * standard deviations: a model's cosines sit higher for some questions
+ * (long ones, common topics) than for others, so the best one alone
+ * barely tells a question with its answer in memory from one without
+ * (policy.h, GATE_COS_Z). */
+static double cosine_lead(const struct dense_result *dr)
+{
+    double sum = 0, sq = 0, mean, sd;
+    int n = dr->n - 1;
+    if (n < GATE_COS_Z_HITS)
+        return 0;
+    for (int i = 1; i <= n; i++)
+        sum += dr->hits[i].cos;
+    mean = sum / n;
+    for (int i = 1; i <= n; i++)
+        sq += (dr->hits[i].cos - mean) * (dr->hits[i].cos - mean);
+    sd = sqrt(sq / n);
+    return sd > 1e-6 ? (dr->hits[0].cos - mean) / sd : 0;
+}
+
 static int dense_late(void *arg, const struct dense_result **extra)
 {
     struct dense_late *dl = arg;
@@ -259,6 +280,7 @@ static int dense_late(void *arg, const struct dense_result **extra)
     if (dr->n > 0 && (dr->cjk < RECALL_GATE_CJK || dr->pol.cjk)) {
         dl->r->cosine = dr->hits[0].cos;
         dl->r->gate_cosine = dr->pol.gate_cosine;
+        dl->r->cosine_z = cosine_lead(dr);
     }
     if (dr->note[0] && !(dl->r->note = strdup(dr->note)))
         return cairn__err(dl->h, CAIRN_NOMEM, "out of memory");
@@ -377,6 +399,9 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         r->only_time = q.only_time;
         if (!raw)
             recall_gate(&p, &q, &r->match, &r->match_weight);
+        if (!raw && dr.n)
+            recall_gate_dense(&p, &q, &r->match_words, &r->match_words_weight,
+                              &r->match_dense, &r->match_dense_weight);
         /* Memories first: what they take of the budget, the conversations do
          * not get (memories.c). The raw baseline stays the plain BM25 of the
          * record. */

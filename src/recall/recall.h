@@ -137,6 +137,7 @@ struct runit {
     double  s_round;       /* BM25 of the whole round */
     double  s_window;      /* BM25 of the round with its neighbours */
     double  score;         /* fused */
+    double  s_words;       /* fused of the keyword rankings alone (rank_default) */
     int     rank;
     int     in_range;      /* inside the question's time range */
     double  ord_bonus;     /* what order_boost added to score (rank.c) */
@@ -619,6 +620,12 @@ int units_rank_all(struct pool *p);
 /* gate.c: the share of the question's IDF weight the best of the top
  * units holds (0..1), and that weight. Needs rank_default's IDFs. */
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight);
+/* With dense hits: the same over the top units and the units the words
+ * alone rank best (runit.s_words) into words_*, and over the top units
+ * that hold one of the GATE_DENSE_AGREE best dense hits (where the two
+ * rankings agree) into agree_* (0 and 0 when none does). */
+void recall_gate_dense(struct pool *p, const struct query *q, double *words_share,
+                       double *words_weight, double *agree_share, double *agree_weight);
 /* The IDF weight (idf_msg) of the question's terms that unit u and its
  * window (SPAN_DIALOG or SPAN_UA units each side) hold, each counted once. */
 double unit_weight(const struct pool *p, const struct query *q, const struct runit *u);
