@@ -580,15 +580,16 @@ struct cairn_recall {
                                 scale was not measured, cosine opens nothing) */
     int         gate_stopped;/* CAIRN_RECALL_GATE_ONLY stopped before packing the
                                 conversations: the gate cannot pass */
-    double      cosine_z;    /* the best cosine's lead over the question's other
-                                dense hits, in their standard deviations (dense
-                                on, enough hits), else 0 */
+    int         gate_dense;  /* dense hits took part in the gate's figures: match
+                                and match_weight count the units the words alone
+                                rank best too, and a match under GATE_DENSE_WEIGHT
+                                passes only where the dense hits agree (match_dense) */
     double      match_dense; /* `match` over the best units that also hold one of
-                                the best dense hits (0: none of them does) */
-    double      match_dense_weight; /* its IDF weight, in match_weight's units */
-    double      match_words; /* `match` over the best units and the units the words
-                                alone rank best (dense on), else 0 */
-    double      match_words_weight; /* its IDF weight, in match_weight's units */
+                                the best dense hits (0: none does) */
+    double      cosine_z;    /* the best cosine's lead over the question's other
+                                dense hits, in their standard deviations (0: too few
+                                hits); the cosine opens the gate only with a lead
+                                of GATE_COS_Z */
 };
 
 /*

@@ -84,11 +84,9 @@ static void put_ask(struct buf *b, const char *prefix, int fired, const char *wh
     buf_add_json_str(b, why ? why : "", why ? strlen(why) : 0);
     if (r)
         buf_printf(b, ",\"%s_match\":%.4f,\"%s_weight\":%.4f,\"%s_cos\":%.4f,"
-                   "\"%s_cos_z\":%.3f,\"%s_match_dense\":%.4f,\"%s_weight_dense\":%.4f,"
-                   "\"%s_match_words\":%.4f,\"%s_weight_words\":%.4f",
+                   "\"%s_cos_z\":%.3f,\"%s_gate_dense\":%d,\"%s_match_dense\":%.4f",
                    prefix, r->match, prefix, r->match_weight, prefix, r->cosine, prefix,
-                   r->cosine_z, prefix, r->match_dense, prefix, r->match_dense_weight,
-                   prefix, r->match_words, prefix, r->match_words_weight);
+                   r->cosine_z, prefix, r->gate_dense, prefix, r->match_dense);
 }
 
 /* The evidence a question the gate held back would have had injected: the

@@ -139,7 +139,7 @@ static int mem_item(const void *pool, int j, struct cairn_recall_item *it)
 static int gate_shut(const struct cairn_recall *r, const struct pool *p,
                      const struct mem_pool *mp, const struct note_pool *np)
 {
-    if (mp->norder > 0 || r->only_time || (r->gate_cosine > 0 && r->cosine >= r->gate_cosine))
+    if (mp->norder > 0 || r->only_time || gate_cosine_opens(r))
         return 0;
     /* nothing matched: pack reads nothing, and the gate says "nothing
      * recalled" as before */
@@ -151,7 +151,7 @@ static int gate_shut(const struct cairn_recall *r, const struct pool *p,
     for (int i = 0; i < np->norder; i++)
         if (np->v[np->order[i]].gate)
             return 0;
-    return r->match < CAIRN_GATE_SHARE || r->match_weight < CAIRN_GATE_WEIGHT;
+    return gate_words(r) != GATE_PASS;
 }
 
 static int note_count(const void *pool)
@@ -249,10 +249,9 @@ struct dense_late {
 };
 
 /* The best cosine's lead over the question's other hits, in their
- * standard deviations: a model's cosines sit higher for some questions
- * (long ones, common topics) than for others, so the best one alone
- * barely tells a question with its answer in memory from one without
- * (policy.h, GATE_COS_Z). */
+ * standard deviations: on a store of one project every message is close
+ * to every question (devmem dev: best cosines 0.86-0.92 with the answer
+ * forgotten), so the best cosine alone opened the gate there. */
 static double cosine_lead(const struct dense_result *dr)
 {
     double sum = 0, sq = 0, mean, sd;
@@ -265,7 +264,7 @@ static double cosine_lead(const struct dense_result *dr)
     for (int i = 1; i <= n; i++)
         sq += (dr->hits[i].cos - mean) * (dr->hits[i].cos - mean);
     sd = sqrt(sq / n);
-    return sd > 1e-6 ? (dr->hits[0].cos - mean) / sd : 0;
+    return sd > 1e-9 ? (dr->hits[0].cos - mean) / sd : 0;
 }
 
 static int dense_late(void *arg, const struct dense_result **extra)
@@ -399,9 +398,10 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         r->only_time = q.only_time;
         if (!raw)
             recall_gate(&p, &q, &r->match, &r->match_weight);
-        if (!raw && dr.n)
-            recall_gate_dense(&p, &q, &r->match_words, &r->match_words_weight,
-                              &r->match_dense, &r->match_dense_weight);
+        if (!raw && dr.n) {
+            recall_gate_dense(&p, &q, &r->match, &r->match_weight, &r->match_dense);
+            r->gate_dense = 1;
+        }
         /* Memories first: what they take of the budget, the conversations do
          * not get (memories.c). The raw baseline stays the plain BM25 of the
          * record. */
