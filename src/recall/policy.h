@@ -307,7 +307,9 @@
  * entry says 0.7. Other models put unrelated pairs elsewhere (e5 near
  * 0.7), and nobody measured them here: their entries say 0, cosine opens
  * nothing. The prompt hook asks for keyword recall unless
- * CAIRN_INJECT_DENSE=1, so by default it is unused.
+ * CAIRN_INJECT_DENSE=1, so by default it is unused. Since gate55 the
+ * cosine also needs a lead of GATE_COS_Z over the question's other hits
+ * (above).
  */
 /*
  * The gate with dense hits (issue 16, "hybrid in the hook"; gate55,
