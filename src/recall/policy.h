@@ -320,14 +320,15 @@
  * and without, so a match under GATE_DENSE_WEIGHT passes only when one of
  * the top units holding one of the GATE_DENSE_AGREE best dense hits holds
  * GATE_AGREE_SHARE of the question. Tuned on LoCoMo dev less conv-26, -41,
- * -43 (280 q; fires with memory / without / all evidence when it fires):
+ * -43 (280 q; fires with memory / without / all evidence when it fires;
+ * the middle rows simulated from main's hybrid run, `eval inject --out`):
  *   keyword                       97 / 26 / 88 of 97
- *   hybrid before (main)         101 / 27 / 93 of 101
- *   words' units judged too      117 / 38 / 108 of 117
- *   ... and this rule             97 / 24 / 92 of 97 (1.75, 5, 0.5)
- * The best cosine's lead over the question's other hits (in their standard
- * deviations) told memory from none no better than the cosine (z >= 4.5:
- * 120 / 52 with the words' rule), and was left out.
+ *   hybrid, main's gate          101 / 27 / 93 of 101
+ *   words' units judged too      117 / 38 / 108 of 117 (with the cosine)
+ *   this gate, as built           98 / 23 / 93 of 98
+ * held out (480 q): keyword 159 / 37 / 151, main 168 / 44 / 158, this gate
+ * 162 / 34 / 152; devmem dev (80 q): 52 / 38 / 38, 54 / 41 / 42, 54 / 39 /
+ * 42 (docs/HYBRID.md, "A gate for dense ranks").
  */
 #define GATE_DENSE_WEIGHT 1.75
 #define GATE_DENSE_AGREE  5
@@ -335,10 +336,13 @@
 /* The best cosine opens the gate (at the model's gate_cosine, below) only
  * GATE_COS_Z standard deviations above the question's other dense hits
  * (at least GATE_COS_Z_HITS of them; recall.c cosine_lead): on a store of
- * one project every message is close to every question. devmem dev, tuned
- * half (40 q), with the rule above: no lead needed 31 / 24 (with / without
+ * one project every message is close to every question (best cosines
+ * 0.86-0.92 with the answer forgotten). Simulated with the rule above,
+ * devmem dev's tuned half (40 q): no lead needed 31 / 24 (with / without
  * memory), 3.0: 29 / 21, 3.5: 28 / 21, 4.0: 28 / 20; LoCoMo's tuned part
- * 98 / 24 at 0 and 3.0, 98 / 23 at 3.5, 96 / 23 at 4.0. */
+ * 98 / 24 at 0 and 3.0, 98 / 23 at 3.5, 96 / 23 at 4.0. As the only
+ * opening (no cosine floor) the lead told memory from none no better than
+ * the cosine (LoCoMo tuned, z >= 4.5: 120 / 52 with the words' rule). */
 #define GATE_COS_Z       3.5
 #define GATE_COS_Z_HITS  10
 /* Questions mostly in CJK script give an English-only model's cosine no
