@@ -1154,21 +1154,28 @@ static void test_rank_length_gate(void)
 
 /* ---- the gate ---- */
 
-static void test_gate(void)
+/* Four sessions of one turn: "music" in each, "xylophone" (IDF 3) in the
+ * last alone. */
+static void gate_pool(struct tpool *t)
 {
     static const char *const terms[] = { "xylophone", "music", NULL };
-    struct tpool t;
-    double share, weight;
-    tp_init(&t, terms);
+    tp_init(t, terms);
     for (int i = 0; i < 4; i++) {
         char ext[8];
         snprintf(ext, sizeof ext, "s%d", i);
-        tp_session(&t, ext, 1000 * (i + 1));
-        tp_msg(&t, ROLE_USER, NULL, i == 3 ? "xylophone music" : "music", 1000);
+        tp_session(t, ext, 1000 * (i + 1));
+        tp_msg(t, ROLE_USER, NULL, i == 3 ? "xylophone music" : "music", 1000);
     }
-    tp_finish(&t, 0);
-    t.q.t[0].idf_msg = 3.0;
-    t.q.t[1].idf_msg = 1.0;
+    tp_finish(t, 0);
+    t->q.t[0].idf_msg = 3.0;
+    t->q.t[1].idf_msg = 1.0;
+}
+
+static void test_gate(void)
+{
+    struct tpool t;
+    double share, weight;
+    gate_pool(&t);
     /* the unit that holds both terms is 4th: the gate looks at the top 3 */
     double sc[4] = { 0.9, 0.8, 0.7, 0.6 };
     for (int u = 0; u < 4; u++)
@@ -1277,19 +1284,9 @@ static void test_gate(void)
  * and the agreement is the share of a top unit holding a best dense hit. */
 static void test_gate_dense(void)
 {
-    static const char *const terms[] = { "xylophone", "music", NULL };
     struct tpool t;
     double share, weight, agree;
-    tp_init(&t, terms);
-    for (int i = 0; i < 4; i++) {
-        char ext[8];
-        snprintf(ext, sizeof ext, "s%d", i);
-        tp_session(&t, ext, 1000 * (i + 1));
-        tp_msg(&t, ROLE_USER, NULL, i == 3 ? "xylophone music" : "music", 1000);
-    }
-    tp_finish(&t, 0);
-    t.q.t[0].idf_msg = 3.0;
-    t.q.t[1].idf_msg = 1.0;
+    gate_pool(&t);
     /* fused: the unit holding both terms is 4th (dense hits ranked the
      * others up); by the words alone it is first */
     double sc[4] = { 0.9, 0.8, 0.7, 0.6 }, wsc[4] = { 0.1, 0.2, 0.3, 0.5 };
