@@ -328,13 +328,13 @@ static const char *str_of(const cJSON *o, const char *name)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* The prompt hook's decision (cli.h), which `cairn eval inject` measures. */
 int inject_budget(int budget)
 {
     /* the fence is part of the budget */
     return budget - fence_cost(INJECT_INTRO);
 }
 
+/* The prompt hook's decision (cli.h), which `cairn eval inject` measures. */
 int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req *q,
                   struct cairn_recall **r, struct buf *ctxt, const char **why)
 {
