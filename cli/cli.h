@@ -217,6 +217,8 @@ int inject_method(void);
  * exactly what the hook does. Returns 1 when it would inject (ctxt holds
  * the fenced text), 0 when not (*why says why), -1 when recall failed
  * (cairn_errmsg). *r gets the recall when one ran (the caller frees it). */
+/* The budget of the hook's recall: `budget` less the fence. */
+int inject_budget(int budget);
 struct inject_req {
     int budget;
     int64_t now;                    /* CAIRN_NO_TIME: the clock */

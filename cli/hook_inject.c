@@ -328,6 +328,12 @@ static const char *str_of(const cJSON *o, const char *name)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+int inject_budget(int budget)
+{
+    /* the fence is part of the budget */
+    return budget - fence_cost(INJECT_INTRO);
+}
+
 /* The prompt hook's decision (cli.h), which `cairn eval inject` measures. */
 int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req *q,
                   struct cairn_recall **r, struct buf *ctxt, const char **why)
@@ -347,8 +353,7 @@ int inject_prompt(struct cairn *db, const char *prompt, const struct inject_req 
     o.flags = CAIRN_RECALL_MATCHED_ONLY | CAIRN_RECALL_FAST | CAIRN_RECALL_GATE_ONLY;
     o.method = inject_method();
     o.prep = q->prep;
-    /* the fence is part of the budget */
-    o.budget = q->budget - fence_cost(INJECT_INTRO);
+    o.budget = inject_budget(q->budget);
     for (int tries = 0; tries < 2; tries++) {
         cairn_recall_free(*r);
         *r = NULL;

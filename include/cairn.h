@@ -585,6 +585,16 @@ struct cairn_recall {
                                 scale was not measured, cosine opens nothing) */
     int         gate_stopped;/* CAIRN_RECALL_GATE_ONLY stopped before packing the
                                 conversations: the gate cannot pass */
+    int         gate_dense;  /* dense hits took part in the gate's figures: match
+                                and match_weight count the units the words alone
+                                rank best too, and a match under GATE_DENSE_WEIGHT
+                                passes only where the dense hits agree (match_dense) */
+    double      match_dense; /* `match` over the best units that also hold one of
+                                the best dense hits (0: none does) */
+    double      cosine_z;    /* the best cosine's lead over the question's other
+                                dense hits, in their standard deviations (0: too few
+                                hits); the cosine opens the gate only with a lead
+                                of GATE_COS_Z */
 };
 
 /*

@@ -159,18 +159,34 @@ static double words_score(const struct runit *u)
     return u->score - u->ord_bonus;
 }
 
-void recall_gate(struct pool *p, const struct query *q, double *share, double *weight)
+/* Each term's weight in the gate into w_t; their sum. */
+static double gate_weights(const struct query *q, double *w_t)
 {
-    double total = 0, best_share = 0, best_w = 0, w_t[RECALL_MAX_TERMS];
-    const int *ord;
-    *share = 0;
-    *weight = 0;
+    double total = 0;
     for (int t = 0; t < q->nt; t++) {
         /* a code-like term weighs GATE_CODE_W times its IDF: one error
          * name in a coding history is as telling as two rare words */
         w_t[t] = q->t[t].idf_msg * (code_like(q->t[t].surface) ? GATE_CODE_W : 1.0);
         total += w_t[t];
     }
+    return total;
+}
+
+/* In units of "one term found in a single message": IDF grows with the
+ * store, so a raw sum would make the gate stricter for a new user than
+ * for one with years of history. */
+static double gate_units(const struct pool *p, double w)
+{
+    return w / log(1.0 + (double)p->total_msgs + 1.0);
+}
+
+void recall_gate(struct pool *p, const struct query *q, double *share, double *weight)
+{
+    double total, best_share = 0, best_w = 0, w_t[RECALL_MAX_TERMS];
+    const int *ord;
+    *share = 0;
+    *weight = 0;
+    total = gate_weights(q, w_t);
     if (total <= 0 || p->nu == 0)
         return;
     ord = units_by_rank(p);
@@ -261,10 +277,92 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
         }
     }
     *share = best_share;
-    /* In units of "one term found in a single message": IDF grows with the
-     * store, so a raw sum would make the gate stricter for a new user than
-     * for one with years of history. */
-    *weight = best_w / log(1.0 + (double)p->total_msgs + 1.0);
+    *weight = gate_units(p, best_w);
+}
+
+/* The GATE_TOP units of the best s_words into top (their count). */
+static int words_top(const struct pool *p, int *top)
+{
+    int nb = 0;
+    for (int i = 0; i < p->nu; i++) {
+        if (p->u[i].score <= 0 || p->u[i].s_words <= 0)
+            continue;
+        if (nb < GATE_TOP)
+            top[nb++] = i;
+        else if (p->u[i].s_words > p->u[top[nb - 1]].s_words)
+            top[nb - 1] = i;
+        else
+            continue;
+        for (int j = nb - 1; j > 0 && p->u[top[j - 1]].s_words < p->u[top[j]].s_words; j--) {
+            int t = top[j - 1];
+            top[j - 1] = top[j];
+            top[j] = t;
+        }
+    }
+    return nb;
+}
+
+void recall_gate_dense(struct pool *p, const struct query *q, double *share, double *weight,
+                       double *agree)
+{
+    double total, w_t[RECALL_MAX_TERMS], best = 0;
+    float top[DENSE_TOPK], need;
+    const int *ord;
+    int n = 0, wtop[GATE_TOP], nw;
+    *agree = 0;
+    total = gate_weights(q, w_t);
+    /* (over unit rows the turns' dense hits are not kept: keyword only) */
+    if (total <= 0 || p->nu == 0 || p->pu)
+        return;
+    for (int i = 0; i < p->nm && n < DENSE_TOPK; i++)
+        if (p->m[i].dense > 0)
+            top[n++] = p->m[i].dense;
+    if (!n || !(ord = units_by_rank(p)))
+        return;
+    qsort(top, (size_t)n, sizeof *top, cmp_float_desc);
+    need = top[n < GATE_DENSE_AGREE ? n - 1 : GATE_DENSE_AGREE - 1];
+    for (int r = 0; r < GATE_TOP && r < p->nu; r++) {
+        const struct runit *u = &p->u[ord[r]];
+        int agrees = 0;
+        if (u->score <= 0)
+            break;
+        for (int i = u->first; i <= u->last && !agrees; i++)
+            agrees = p->m[i].dense > 0 && p->m[i].dense >= need;
+        double w = unit_sum(p, q, u, w_t);
+        if (agrees && w / total > *agree)
+            *agree = w / total;
+    }
+    /* the units keyword's gate would have judged (LoCoMo dev, tuned part:
+     * without them the hybrid hook fired for 5 fewer questions with memory
+     * than keyword's; docs/HYBRID.md) */
+    nw = words_top(p, wtop);
+    for (int r = 0; r < nw; r++) {
+        double w = unit_sum(p, q, &p->u[wtop[r]], w_t);
+        if (w > best)
+            best = w;
+    }
+    if (best / total > *share) {
+        *share = best / total;
+        *weight = gate_units(p, best);
+    }
+}
+
+int gate_cosine_opens(const struct cairn_recall *r)
+{
+    return r->gate_cosine > 0 && r->cosine >= r->gate_cosine && r->cosine_z >= GATE_COS_Z;
+}
+
+int gate_words(const struct cairn_recall *r)
+{
+    if (r->match < CAIRN_GATE_SHARE)
+        return GATE_SHARE_LOW;
+    if (r->match_weight < CAIRN_GATE_WEIGHT)
+        return GATE_COMMON_ONLY;
+    /* more units judged find more weak matches, in memory or not: one of
+     * under GATE_DENSE_WEIGHT passes where the dense hits agree */
+    if (r->gate_dense && r->match_weight < GATE_DENSE_WEIGHT && r->match_dense < GATE_AGREE_SHARE)
+        return GATE_DENSE_DISAGREE;
+    return GATE_PASS;
 }
 
 
@@ -293,16 +391,19 @@ int cairn_inject_gate(const struct cairn_recall *r, const char **why)
         *why = "a question about a period that has records";
         return 1;
     }
-    if (r->gate_cosine > 0 && r->cosine >= r->gate_cosine) {
+    if (gate_cosine_opens(r)) {
         *why = "close in meaning (cosine)";
         return 1;
     }
-    if (r->match < CAIRN_GATE_SHARE) {
+    switch (gate_words(r)) {
+    case GATE_SHARE_LOW:
         *why = "weak match: the best turn holds too little of the question";
         return 0;
-    }
-    if (r->match_weight < CAIRN_GATE_WEIGHT) {
+    case GATE_COMMON_ONLY:
         *why = "weak match: only common words are shared";
+        return 0;
+    case GATE_DENSE_DISAGREE:
+        *why = "weak match: few distinctive words, and the closest in meaning are elsewhere";
         return 0;
     }
     *why = "strong match on distinctive words";

@@ -307,8 +307,44 @@
  * entry says 0.7. Other models put unrelated pairs elsewhere (e5 near
  * 0.7), and nobody measured them here: their entries say 0, cosine opens
  * nothing. The prompt hook asks for keyword recall unless
- * CAIRN_INJECT_DENSE=1, so by default it is unused.
+ * CAIRN_INJECT_DENSE=1, so by default it is unused. Since gate55 the
+ * cosine also needs a lead of GATE_COS_Z over the question's other hits
+ * (above).
  */
+/*
+ * The gate with dense hits (issue 16, "hybrid in the hook"; gate55,
+ * docs/HYBRID.md "The prompt hook"). Dense ranks push down units keyword's
+ * gate was tuned on and bring up units that share few of the question's
+ * words, so recall_gate_dense (gate.c) judges the units the words alone
+ * rank best too; judging more units passes more weak matches, with memory
+ * and without, so a match under GATE_DENSE_WEIGHT passes only when one of
+ * the top units holding one of the GATE_DENSE_AGREE best dense hits holds
+ * GATE_AGREE_SHARE of the question. Tuned on LoCoMo dev less conv-26, -41,
+ * -43 (280 q; fires with memory / without / all evidence when it fires;
+ * the middle rows simulated from main's hybrid run, `eval inject --out`):
+ *   keyword                       97 / 26 / 88 of 97
+ *   hybrid, main's gate          101 / 27 / 93 of 101
+ *   words' units judged too      117 / 38 / 108 of 117 (with the cosine)
+ *   this gate, as built           98 / 23 / 93 of 98
+ * held out (480 q): keyword 159 / 37 / 151, main 168 / 44 / 158, this gate
+ * 162 / 34 / 152; devmem dev (80 q): 52 / 38 / 38, 54 / 41 / 42, 54 / 39 /
+ * 42 (docs/HYBRID.md, "A gate for dense ranks").
+ */
+#define GATE_DENSE_WEIGHT 1.75
+#define GATE_DENSE_AGREE  5
+#define GATE_AGREE_SHARE  0.5
+/* The best cosine opens the gate (at the model's gate_cosine, below) only
+ * GATE_COS_Z standard deviations above the question's other dense hits
+ * (at least GATE_COS_Z_HITS of them; recall.c cosine_lead): on a store of
+ * one project every message is close to every question (best cosines
+ * 0.86-0.92 with the answer forgotten). Simulated with the rule above,
+ * devmem dev's tuned half (40 q): no lead needed 31 / 24 (with / without
+ * memory), 3.0: 29 / 21, 3.5: 28 / 21, 4.0: 28 / 20; LoCoMo's tuned part
+ * 98 / 24 at 0 and 3.0, 98 / 23 at 3.5, 96 / 23 at 4.0. As the only
+ * opening (no cosine floor) the lead told memory from none no better than
+ * the cosine (LoCoMo tuned, z >= 4.5: 120 / 52 with the words' rule). */
+#define GATE_COS_Z       3.5
+#define GATE_COS_Z_HITS  10
 /* Questions mostly in CJK script give an English-only model's cosine no
  * say in the gate (as in rank.c's fusion; recall.c); a model whose entry
  * says it covers CJK keeps it. */
@@ -928,6 +964,11 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(CAIRN_GATE_SHARE) \
     X(CAIRN_GATE_WEIGHT) \
     X(GATE_CODE_W) \
+    X(GATE_DENSE_WEIGHT) \
+    X(GATE_DENSE_AGREE) \
+    X(GATE_AGREE_SHARE) \
+    X(GATE_COS_Z) \
+    X(GATE_COS_Z_HITS) \
     X(CUT_DENSE_KEEP) \
     X(DENSE_TOPK) \
     X(DENSE_PIECES_MULT) \

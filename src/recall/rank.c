@@ -1167,6 +1167,8 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         goto out;
     if (len_rank(p, s_head, s_win, s_win2, dense, kv))
         goto out;
+    for (int u = 0; u < p->nu; u++)
+        p->u[u].s_words = p->u[u].score;    /* for the gate (gate.c) */
     if (dense && dense->n > 0) {
         double wd = 1.0;
         /* an English model's vectors mean little for a CJK question; a

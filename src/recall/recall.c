@@ -2,6 +2,7 @@
  * recall.c: cairn_recall, the public entry point of the pipeline (see
  * recall.h for the stages).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +138,7 @@ static int mem_item(const void *pool, int j, struct cairn_recall_item *it)
 static int gate_shut(const struct cairn_recall *r, const struct pool *p,
                      const struct mem_pool *mp, const struct note_pool *np)
 {
-    if (mp->norder > 0 || r->only_time || (r->gate_cosine > 0 && r->cosine >= r->gate_cosine))
+    if (mp->norder > 0 || r->only_time || gate_cosine_opens(r))
         return 0;
     /* nothing matched: pack reads nothing, and the gate says "nothing
      * recalled" as before */
@@ -149,7 +150,7 @@ static int gate_shut(const struct cairn_recall *r, const struct pool *p,
     for (int i = 0; i < np->norder; i++)
         if (np->v[np->order[i]].gate)
             return 0;
-    return r->match < CAIRN_GATE_SHARE || r->match_weight < CAIRN_GATE_WEIGHT;
+    return gate_words(r) != GATE_PASS;
 }
 
 static int note_count(const void *pool)
@@ -246,6 +247,25 @@ struct dense_late {
     int ran;
 };
 
+/* The best cosine's lead over the question's other hits, in their
+ * standard deviations: on a store of one project every message is close
+ * to every question (devmem dev: best cosines 0.86-0.92 with the answer
+ * forgotten), so the best cosine alone opened the gate there. */
+static double cosine_lead(const struct dense_result *dr)
+{
+    double sum = 0, sq = 0, mean, sd;
+    int n = dr->n - 1;
+    if (n < GATE_COS_Z_HITS)
+        return 0;
+    for (int i = 1; i <= n; i++)
+        sum += dr->hits[i].cos;
+    mean = sum / n;
+    for (int i = 1; i <= n; i++)
+        sq += (dr->hits[i].cos - mean) * (dr->hits[i].cos - mean);
+    sd = sqrt(sq / n);
+    return sd > 1e-9 ? (dr->hits[0].cos - mean) / sd : 0;
+}
+
 static int dense_late(void *arg, const struct dense_result **extra)
 {
     struct dense_late *dl = arg;
@@ -258,6 +278,7 @@ static int dense_late(void *arg, const struct dense_result **extra)
     if (dr->n > 0 && (dr->cjk < RECALL_GATE_CJK || dr->pol.cjk)) {
         dl->r->cosine = dr->hits[0].cos;
         dl->r->gate_cosine = dr->pol.gate_cosine;
+        dl->r->cosine_z = cosine_lead(dr);
     }
     if (dr->note[0] && !(dl->r->note = strdup(dr->note)))
         return cairn__err(dl->h, CAIRN_NOMEM, "out of memory");
@@ -379,6 +400,10 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
         r->only_time = q.only_time;
         if (!raw)
             recall_gate(&p, &q, &r->match, &r->match_weight);
+        if (!raw && dr.n) {
+            recall_gate_dense(&p, &q, &r->match, &r->match_weight, &r->match_dense);
+            r->gate_dense = 1;
+        }
         /* Memories first: what they take of the budget, the conversations do
          * not get (memories.c). The raw baseline stays the plain BM25 of the
          * record. */

@@ -137,6 +137,7 @@ struct runit {
     double  s_round;       /* BM25 of the whole round */
     double  s_window;      /* BM25 of the round with its neighbours */
     double  score;         /* fused */
+    double  s_words;       /* fused of the keyword rankings alone (rank_default) */
     int     rank;
     int     in_range;      /* inside the question's time range */
     double  ord_bonus;     /* what order_boost added to score (rank.c) */
@@ -648,6 +649,22 @@ int units_rank_all(struct pool *p);
 /* gate.c: the share of the question's IDF weight the best of the top
  * units holds (0..1), and that weight. Needs rank_default's IDFs. */
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight);
+/* With dense hits (issue 16, the hybrid hook): share and weight (recall_
+ * gate's) raised to what the units the words alone rank best hold
+ * (runit.s_words: dense ranks bring up units that share few of the
+ * question's words, and push down the ones keyword's gate was tuned on),
+ * and into *agree the share over the top units that hold one of the
+ * GATE_DENSE_AGREE best dense hits (where the two rankings agree; 0 when
+ * none does). */
+void recall_gate_dense(struct pool *p, const struct query *q, double *share, double *weight,
+                       double *agree);
+/* The gate's rule on the words (cairn_inject_gate, and recall.c's check
+ * before packing): GATE_PASS, or why not. */
+enum { GATE_PASS, GATE_SHARE_LOW, GATE_COMMON_ONLY, GATE_DENSE_DISAGREE };
+int gate_words(const struct cairn_recall *r);
+/* Whether the best cosine opens the gate alone: at the model's
+ * gate_cosine, with a lead of GATE_COS_Z over the other hits. */
+int gate_cosine_opens(const struct cairn_recall *r);
 /* The IDF weight (idf_msg) of the question's terms that unit u and its
  * window (SPAN_DIALOG or SPAN_UA units each side) hold, each counted once. */
 double unit_weight(const struct pool *p, const struct query *q, const struct runit *u);

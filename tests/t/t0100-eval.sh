@@ -90,6 +90,21 @@ contains "compare --strict on a run without the field" "$out" 'no "strict" resul
 out=$("$CAIRN" eval inject locomo "$D/locomo-mini.json")
 contains "inject: the policy hash" "$out" "Ranking policy $hash"
 contains "inject fires on the plain questions" "$out" "| 5 | 20.0% | 0.0% | 100.0% | 100.0% | 100.0% |"
+# --out: one line a question, whose decisions add up to the table's
+out=$("$CAIRN" eval inject locomo "$D/locomo-mini.json" --out "$TMP/inject.jsonl")
+contains "inject --out: the same table" "$out" "| 5 | 20.0% | 0.0% | 100.0% | 100.0% | 100.0% |"
+sum=$(python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+fw = sum(r["with_fired"] for r in rows)
+fo = sum(r["without_fired"] for r in rows)
+ok = all(r["ev_found"] == r["n_ev"] for r in rows if r["with_fired"])
+keys = all("with_match" in r and "with_cos_z" in r and "with_why" in r for r in rows)
+print(len(rows), fw, fo, ok, keys)' "$TMP/inject.jsonl" 2>&1)
+eq "inject --out: 5 questions, 1 fired with memory, all its evidence" "$sum" "5 1 0 True True"
+out=$("$CAIRN" eval inject locomo "$D/locomo-mini.json" --out "$TMP/no/such/dir/x.jsonl" 2>&1)
+check "inject --out to an unwritable path fails" [ $? -ne 0 ]
+contains "inject --out: the error names the file" "$out" "cannot write $TMP/no/such/dir/x.jsonl"
 python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

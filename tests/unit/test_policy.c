@@ -145,6 +145,7 @@ static void test_models(void)
     r.items = &it;               /* one message item: matched by neither words nor time */
     r.n_items = 1;
     r.cosine = 0.95;
+    r.cosine_z = GATE_COS_Z;     /* well ahead of the question's other hits */
     r.gate_cosine = 0;
     T_EQ_INT(cairn_inject_gate(&r, &why), 0);
     r.gate_cosine = 0.7;

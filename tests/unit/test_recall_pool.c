@@ -1154,21 +1154,28 @@ static void test_rank_length_gate(void)
 
 /* ---- the gate ---- */
 
-static void test_gate(void)
+/* Four sessions of one turn: "music" in each, "xylophone" (IDF 3) in the
+ * last alone. */
+static void gate_pool(struct tpool *t)
 {
     static const char *const terms[] = { "xylophone", "music", NULL };
-    struct tpool t;
-    double share, weight;
-    tp_init(&t, terms);
+    tp_init(t, terms);
     for (int i = 0; i < 4; i++) {
         char ext[8];
         snprintf(ext, sizeof ext, "s%d", i);
-        tp_session(&t, ext, 1000 * (i + 1));
-        tp_msg(&t, ROLE_USER, NULL, i == 3 ? "xylophone music" : "music", 1000);
+        tp_session(t, ext, 1000 * (i + 1));
+        tp_msg(t, ROLE_USER, NULL, i == 3 ? "xylophone music" : "music", 1000);
     }
-    tp_finish(&t, 0);
-    t.q.t[0].idf_msg = 3.0;
-    t.q.t[1].idf_msg = 1.0;
+    tp_finish(t, 0);
+    t->q.t[0].idf_msg = 3.0;
+    t->q.t[1].idf_msg = 1.0;
+}
+
+static void test_gate(void)
+{
+    struct tpool t;
+    double share, weight;
+    gate_pool(&t);
     /* the unit that holds both terms is 4th: the gate looks at the top 3 */
     double sc[4] = { 0.9, 0.8, 0.7, 0.6 };
     for (int u = 0; u < 4; u++)
@@ -1237,13 +1244,84 @@ static void test_gate(void)
     /* a cosine opens it only at the model's measured threshold
      * (recall/policy.h: 0.7 for use-lite-en; 0 for a model not measured) */
     r.gate_cosine = 0;
+    r.cosine_z = GATE_COS_Z;
     T_EQ_INT(cairn_inject_gate(&r, &why), 0);
     r.gate_cosine = 0.7;
     T_EQ_INT(cairn_inject_gate(&r, &why), 1);
+    T_EQ_STR(why, "close in meaning (cosine)");
+    /* ... and only well ahead of the question's other hits (GATE_COS_Z):
+     * on a store of one project every message is close to every question */
+    r.cosine_z = GATE_COS_Z - 0.01;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 0);
+    r.cosine_z = GATE_COS_Z;
     r.cosine = 0.69;
     T_EQ_INT(cairn_inject_gate(&r, &why), 0);
     r.only_time = 1;
     T_EQ_INT(cairn_inject_gate(&r, &why), 1);
+    r.only_time = 0;
+    r.cosine = 0;
+
+    /* with dense hits (gate_dense) a match under GATE_DENSE_WEIGHT passes
+     * only where the dense hits agree (match_dense); keyword's is as above */
+    r.match = 0.6;
+    r.match_weight = 1.5;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 1);
+    r.gate_dense = 1;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 0);
+    T_EQ_STR(why, "weak match: few distinctive words, and the closest in meaning are elsewhere");
+    r.match_dense = GATE_AGREE_SHARE;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 1);
+    r.match_dense = 0;
+    r.match_weight = GATE_DENSE_WEIGHT;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 1);
+    r.match = 0.59;                             /* the share still rules */
+    r.match_dense = 1;
+    T_EQ_INT(cairn_inject_gate(&r, &why), 0);
+    tp_free(&t);
+}
+
+/* recall_gate_dense: the units the words alone rank best are judged too,
+ * and the agreement is the share of a top unit holding a best dense hit. */
+static void test_gate_dense(void)
+{
+    struct tpool t;
+    double share, weight, agree;
+    gate_pool(&t);
+    /* fused: the unit holding both terms is 4th (dense hits ranked the
+     * others up); by the words alone it is first */
+    double sc[4] = { 0.9, 0.8, 0.7, 0.6 }, wsc[4] = { 0.1, 0.2, 0.3, 0.5 };
+    for (int u = 0; u < 4; u++) {
+        t.p.u[u].score = sc[u];
+        t.p.u[u].s_words = wsc[u];
+    }
+    recall_gate(&t.p, &t.q, &share, &weight);
+    T_CHECK(fabs(share - 0.25) < EPS);
+    /* no dense hit: nothing to agree with, the figures stay */
+    recall_gate_dense(&t.p, &t.q, &share, &weight, &agree);
+    T_CHECK(fabs(share - 0.25) < EPS && agree == 0);
+    /* dense hits on units 0 and 3: the words' best unit raises the share
+     * to 1; unit 0 (fused top, a dense hit) agrees with its quarter */
+    t.p.m[t.p.u[0].head].dense = 1.6f;
+    t.p.m[t.p.u[3].head].dense = 1.5f;
+    recall_gate_dense(&t.p, &t.q, &share, &weight, &agree);
+    T_CHECK(fabs(share - 1.0) < EPS);
+    T_CHECK(fabs(weight - 4.0 / log(6.0)) < EPS);
+    T_CHECK(fabs(agree - 0.25) < EPS);
+    /* the words' best unit also fused top: it agrees, share 1 */
+    free(t.p.ord);
+    t.p.ord = NULL;
+    t.p.u[3].score = 0.95;
+    recall_gate_dense(&t.p, &t.q, &share, &weight, &agree);
+    T_CHECK(fabs(agree - 1.0) < EPS);
+    /* a unit the words did not match (s_words 0) is never judged by them */
+    free(t.p.ord);
+    t.p.ord = NULL;
+    t.p.u[3].score = 0.6;
+    t.p.u[3].s_words = 0;
+    share = 0.25;
+    weight = 1.0 / log(6.0);
+    recall_gate_dense(&t.p, &t.q, &share, &weight, &agree);
+    T_CHECK(fabs(share - 0.25) < EPS);
     tp_free(&t);
 }
 
@@ -2496,6 +2574,7 @@ int main(void)
     T_RUN(test_rank_ordinal_day);
     T_RUN(test_rank_length_gate);
     T_RUN(test_gate);
+    T_RUN(test_gate_dense);
     T_RUN(test_pack_whole_store);
     T_RUN(test_pack_floor_kept);
     T_RUN(test_pack_user_first);
