@@ -81,6 +81,15 @@ uint64_t policy_hash(const struct policy_const *t, size_t n)
     return h;
 }
 
+#ifdef CAIRN_PERSP_TUNE
+#include <stdlib.h>
+double persp_tune(const char *name, double value)
+{
+    const char *v = getenv(name);
+    return v && *v ? atof(v) : value;
+}
+#endif
+
 static char hash_hex[17];
 static pthread_once_t hash_once = PTHREAD_ONCE_INIT;
 
