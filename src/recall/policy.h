@@ -171,12 +171,18 @@
  * hit's cosine (only the named speaker's turns with PERSP_ONLY) is one more
  * fused ranking at PERSP_W (0: off), from PERSP_MIN tokens of budget;
  * PERSP_REPL of the question's own dense head weight goes where the pass
- * ran. Measured and off: docs/ARCHITECTURE.md "Multi-hop: the question in
- * the speaker's words".
+ * ran. Tuned on LoCoMo dev conv-30, conv-42 (use-lite-en, all evidence
+ * 1k/2k/4k/8k): off 74.3/82.9/89.3/92.9, multi-hop 22.9/37.5/60.4/68.8;
+ * weight 2, every budget, every turn (not only the named speaker's: that
+ * cost adversarial questions 15 points at 1k), the rewritten vector alone
+ * 77.5/85.4/89.6/95.0, multi-hop 25.0/52.1/64.6/77.1. Held out once
+ * (conv-26, conv-41, conv-43): 79.0/84.4/89.2/94.0 -> 81.7/87.1/90.4/94.2.
+ * Every variant: docs/ARCHITECTURE.md "Multi-hop: the question in the
+ * speaker's words".
  */
-#define PERSP_W         0.0
+#define PERSP_W         2.0
 #define PERSP_MIX       0.0
-#define PERSP_ONLY      1
+#define PERSP_ONLY      0
 #define PERSP_TOPK      100
 #define PERSP_MIN       0
 #define PERSP_REPL      0.0
