@@ -765,19 +765,29 @@ static void test_rank_dense(void)
 
 /* The second dense pass (dense_feedback): between people its ranks join
  * the fusion at 1.0, unless an English model meets a CJK question. */
+/* Two sessions of Ann's between people, the first about a kite, the
+ * second not (and a reply of Bob's with `bob`), for the second passes'
+ * tests; dr a dense result of one hit, no CJK. */
+static void kite_pool(struct tpool *t, const char *const *terms, int bob, struct dense_result *dr)
+{
+    memset(dr, 0, sizeof *dr);
+    dr->n = 1;
+    tp_init(t, terms);
+    tp_session(t, "s1", 1000);
+    tp_msg(t, ROLE_USER, "Ann", "I flew my kite", 1000);
+    tp_session(t, "s2", 2000);
+    tp_msg(t, ROLE_USER, "Ann", "the wind on the hill was perfect", 2000);
+    if (bob)
+        tp_msg(t, ROLE_USER, "Bob", "it was", 2000);
+    tp_finish(t, 0);
+}
+
 static void test_rank_feedback(void)
 {
     static const char *const terms[] = { "kite", NULL };
     struct tpool t;
     struct dense_result dr;
-    memset(&dr, 0, sizeof dr);
-    dr.n = 1;
-    tp_init(&t, terms);
-    tp_session(&t, "s1", 1000);
-    tp_msg(&t, ROLE_USER, "Ann", "I flew my kite", 1000);
-    tp_session(&t, "s2", 2000);
-    tp_msg(&t, ROLE_USER, "Ann", "the wind on the hill was perfect", 2000);
-    tp_finish(&t, 0);
+    kite_pool(&t, terms, 0, &dr);
     T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
     T_CHECK(t.p.u[1].score == 0);           /* before the pass: nothing */
     t.p.m[1].prf = 1.4f;
@@ -815,15 +825,7 @@ static void test_rank_persona(void)
 
     struct tpool t;
     struct dense_result dr;
-    memset(&dr, 0, sizeof dr);
-    dr.n = 1;
-    tp_init(&t, one);
-    tp_session(&t, "s1", 1000);
-    tp_msg(&t, ROLE_USER, "Ann", "I flew my kite", 1000);
-    tp_session(&t, "s2", 2000);
-    tp_msg(&t, ROLE_USER, "Ann", "the wind on the hill was perfect", 2000);
-    tp_msg(&t, ROLE_USER, "Bob", "it was", 2000);
-    tp_finish(&t, 0);
+    kite_pool(&t, one, 1, &dr);
     T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
     double before[3];
     for (int u = 0; u < 3; u++)
