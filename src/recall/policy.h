@@ -186,8 +186,8 @@
 #define PERSP_TOPK      100
 #define PERSP_MIN       0
 #define PERSP_REPL      0.0
-/* A build for tuning only (make CFLAGS=-DCAIRN_PERSP_TUNE): each PERSP_*
- * read from the environment variable of its name when set, so variants run
+/* A build for tuning only (make CFLAGS=-DCAIRN_PERSP_TUNE): each PERSP_X
+ * read from the environment variable CAIRN_PERSP_X when set, so variants run
  * without a rebuild; the shipped library reads the constants. */
 #ifdef CAIRN_PERSP_TUNE
 double persp_tune(const char *name, double value);
