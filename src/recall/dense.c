@@ -1453,3 +1453,75 @@ out:
     free(allowed);
     return rc;
 }
+
+/* ---- the question in the speaker's words (issue 16, persp55) -------- */
+
+int dense_persona(struct cairn *h, struct pool *p, const struct dense_result *r,
+                  const char *text, const char *name)
+{
+    const struct vec_set *set = NULL;
+    struct vec_model *vm;
+    struct dense_hit *hits = NULL;
+    int64_t *allowed = NULL;
+    float *qv = NULL;
+    int k = (int)PERSP_GET(PERSP_TOPK), rc = CAIRN_OK;
+    size_t len = strlen(text);
+
+    if (!r->qv || !p->nm || k <= 0 || !(vm = vec_model_current(h, NULL, 0)) ||
+        strcmp(vec_model_id(vm), r->model) || vec_model_dim(vm) != r->qdim)
+        return CAIRN_OK;
+    if ((rc = vec_set_get(h, r->model, r->qdim, &set)))
+        return rc;
+    if (set->dim != r->qdim || set->n == 0)
+        return CAIRN_OK;
+    qv = malloc((size_t)r->qdim * sizeof *qv);
+    hits = malloc((size_t)k * sizeof *hits);
+    allowed = malloc((size_t)p->ns * sizeof *allowed);
+    free(p->persp);
+    p->persp = NULL;
+    if (!qv || !hits || !allowed) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    if (vec_encode(h, vm, &text, &len, 1, 1, qv) != 0)
+        goto out;                       /* keyword and the question's vector only */
+    /* the rewritten question's unit vector (vec_encode's) plus PERSP_MIX of
+     * the question's own, made unit */
+    double qn = 0, mix = PERSP_GET(PERSP_MIX), n2 = 0;
+    for (int d = 0; d < r->qdim; d++)
+        qn += (double)r->qv[d] * r->qv[d];
+    if (qn <= 0)
+        goto out;
+    for (int d = 0; d < r->qdim; d++) {
+        qv[d] = (float)(qv[d] + mix * r->qv[d] / sqrt(qn));
+        n2 += (double)qv[d] * qv[d];
+    }
+    if (n2 <= 0)
+        goto out;
+    for (int d = 0; d < r->qdim; d++)
+        qv[d] = (float)(qv[d] / sqrt(n2));
+    for (int i = 0; i < p->ns; i++)
+        allowed[i] = p->s[i].row;
+    qsort(allowed, (size_t)p->ns, sizeof *allowed, cmp_i64);
+    int n = dense_topk(set, qv, allowed, p->ns, k, DENSE_THREADS, hits);
+    if (n < 0 || !(p->persp = calloc((size_t)p->nm, sizeof *p->persp))) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    qsort(hits, (size_t)n, sizeof *hits, cmp_hit_msg);
+    int only = PERSP_GET(PERSP_ONLY) != 0;
+    for (int j = 0; j < p->nm; j++) {
+        const struct rmsg *m = &p->m[j];
+        struct dense_hit key = { .msg = m->row };
+        if (only && (!m->speaker || strcmp(m->speaker, name)))
+            continue;
+        const struct dense_hit *f = n ? bsearch(&key, hits, (size_t)n, sizeof *hits,
+                                                cmp_hit_msg) : NULL;
+        p->persp[j] = f ? 1.0f + f->cos : 0;
+    }
+out:
+    free(qv);
+    free(hits);
+    free(allowed);
+    return rc;
+}

@@ -81,6 +81,22 @@ uint64_t policy_hash(const struct policy_const *t, size_t n)
     return h;
 }
 
+#ifdef CAIRN_PERSP_TUNE
+#include <stdlib.h>
+/* Each name spelled out (t0512 checks every variable the library reads). */
+double persp_tune(const char *name, double value)
+{
+    const char *v = !strcmp(name, "PERSP_W")      ? getenv("CAIRN_PERSP_W")
+                    : !strcmp(name, "PERSP_MIX")  ? getenv("CAIRN_PERSP_MIX")
+                    : !strcmp(name, "PERSP_ONLY") ? getenv("CAIRN_PERSP_ONLY")
+                    : !strcmp(name, "PERSP_TOPK") ? getenv("CAIRN_PERSP_TOPK")
+                    : !strcmp(name, "PERSP_MIN")  ? getenv("CAIRN_PERSP_MIN")
+                    : !strcmp(name, "PERSP_REPL") ? getenv("CAIRN_PERSP_REPL")
+                                                  : NULL;
+    return v && *v ? atof(v) : value;
+}
+#endif
+
 static char hash_hex[17];
 static pthread_once_t hash_once = PTHREAD_ONCE_INIT;
 

@@ -159,6 +159,42 @@
 #define DENSE_PRF_MIX   1.0
 #define DENSE_PRF_W     1.0
 #define DENSE_PRF_MIN   4000
+/*
+ * The question in the named speaker's words (issue 16, persp55; recall.c
+ * persona_pass, dense.c dense_persona, query.c query_first_person): a
+ * question about a person is asked in the third person ("What pets does
+ * Melanie have?") and answered by that person's turns in the first ("I
+ * adopted two Lab mixes"). Between people, when the question names one
+ * speaker of the pool, it is rewritten in that speaker's words ("pets I
+ * have"), embedded, and its unit vector plus PERSP_MIX times the
+ * question's is searched in the pool's sessions (PERSP_TOPK hits); each
+ * hit's cosine (only the named speaker's turns with PERSP_ONLY) is one more
+ * fused ranking at PERSP_W (0: off), from PERSP_MIN tokens of budget;
+ * PERSP_REPL of the question's own dense head weight goes where the pass
+ * ran. Tuned on LoCoMo dev conv-30, conv-42 (use-lite-en, all evidence
+ * 1k/2k/4k/8k): off 74.3/82.9/89.3/92.9, multi-hop 22.9/37.5/60.4/68.8;
+ * weight 2, every budget, every turn (not only the named speaker's: that
+ * cost adversarial questions 15 points at 1k), the rewritten vector alone
+ * 77.5/85.4/89.6/95.0, multi-hop 25.0/52.1/64.6/77.1. Held out once
+ * (conv-26, conv-41, conv-43): 79.0/84.4/89.2/94.0 -> 81.7/87.1/90.4/94.2.
+ * Every variant: docs/ARCHITECTURE.md "Multi-hop: the question in the
+ * speaker's words".
+ */
+#define PERSP_W         2.0
+#define PERSP_MIX       0.0
+#define PERSP_ONLY      0
+#define PERSP_TOPK      100
+#define PERSP_MIN       0
+#define PERSP_REPL      0.0
+/* A build for tuning only (make CFLAGS=-DCAIRN_PERSP_TUNE): each PERSP_X
+ * read from the environment variable CAIRN_PERSP_X when set, so variants run
+ * without a rebuild; the shipped library reads the constants. */
+#ifdef CAIRN_PERSP_TUNE
+double persp_tune(const char *name, double value);
+#define PERSP_GET(name) persp_tune(#name, (name))
+#else
+#define PERSP_GET(name) (name)
+#endif
 /* Questions mostly in CJK script: an English-only model's vectors mean
  * little there, so dense ranks count this share; a model whose registry
  * entry says it covers CJK (multilingual-e5-small, the multilingual
@@ -928,6 +964,12 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(DENSE_PRF_MIX) \
     X(DENSE_PRF_W) \
     X(DENSE_PRF_MIN) \
+    X(PERSP_W) \
+    X(PERSP_MIX) \
+    X(PERSP_ONLY) \
+    X(PERSP_TOPK) \
+    X(PERSP_MIN) \
+    X(PERSP_REPL) \
     X(DENSE_CJK_SHARE) \
     X(DENSE_CJK_W) \
     X(ENT_TOP) \

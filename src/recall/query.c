@@ -547,3 +547,143 @@ void query_match_expr(const struct query *q, struct buf *b)
         query_add_phrase(b, q->t[i].surface);
     }
 }
+
+/* ---- the question in the named speaker's words (issue 16, persp55) -- */
+
+/* A word's bytes: letters, digits, bytes over 0x7f; an apostrophe or a
+ * hyphen inside a word ("Melanie's", "self-care") keeps it whole. */
+static int fp_letter(unsigned char c)
+{
+    return c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9');
+}
+
+/* ASCII case-folded equality. */
+static int fp_eq(const char *a, size_t n, const char *b)
+{
+    size_t m = strlen(b);
+    if (m != n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if (x >= 'A' && x <= 'Z')
+            x += 32;
+        if (y >= 'A' && y <= 'Z')
+            y += 32;
+        if (x != y)
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether w (n bytes) is one of the words of name (two bytes or more). */
+static int fp_names(const char *w, size_t n, const char *name)
+{
+    if (n < 2)
+        return 0;
+    for (const char *s = name; *s;) {
+        while (*s && !fp_letter((unsigned char)*s))
+            s++;
+        const char *e = s;
+        while (*e && fp_letter((unsigned char)*e))
+            e++;
+        if ((size_t)(e - s) == n) {
+            char tmp[64];
+            if (n < sizeof tmp) {
+                memcpy(tmp, s, n);
+                tmp[n] = '\0';
+                if (fp_eq(w, n, tmp))
+                    return 1;
+            }
+        }
+        s = e;
+    }
+    return 0;
+}
+
+static int word_is_ci(const char *w, size_t n, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (fp_eq(w, n, list[i]))
+            return 1;
+    return 0;
+}
+
+int query_first_person(const char *text, size_t len, const char *name, struct buf *out)
+{
+    /* the question's frame: an opening question word, and an auxiliary
+     * right before the name ("What did Caroline paint?"), go */
+    static const char *const wh[] = {
+        "what", "which", "who", "whom", "whose", "where", "when", "why", "how", NULL
+    };
+    static const char *const aux[] = {
+        "does", "do", "did", "is", "was", "are", "were", "has", "have", "had", "will",
+        "would", "can", "could", "should", "might", "may", NULL
+    };
+    /* her / his / she / he: the named person, once the name is turned */
+    static const char *const third[][2] = {
+        { "she", "I" }, { "he", "I" }, { "her", "my" }, { "his", "my" }, { "him", "me" },
+        { "herself", "myself" }, { "himself", "myself" }, { "hers", "mine" },
+        { NULL, NULL }
+    };
+    struct { size_t a, n; } w[RECALL_FP_WORDS];
+    int nw = 0, named = 0;
+    if (!name || !*name)
+        return 0;
+    for (size_t i = 0; i < len;) {
+        if (!fp_letter((unsigned char)text[i])) {
+            i++;
+            continue;
+        }
+        if (nw == RECALL_FP_WORDS)
+            return 0;                 /* a pasted text, not a question about someone */
+        size_t a = i;
+        while (i < len && (fp_letter((unsigned char)text[i]) ||
+                           ((text[i] == '\'' || text[i] == '-') && i + 1 < len &&
+                            fp_letter((unsigned char)text[i + 1]))))
+            i++;
+        w[nw].a = a;
+        w[nw++].n = i - a;
+    }
+    for (int k = 0; k < nw; k++) {
+        size_t n = w[k].n;
+        const char *s = text + w[k].a;
+        if (n > 2 && s[n - 2] == '\'' && (s[n - 1] == 's' || s[n - 1] == 'S'))
+            n -= 2;
+        named |= fp_names(s, n, name);
+    }
+    if (!named)
+        return 0;
+    buf_reset(out);
+    for (int k = 0; k < nw; k++) {
+        const char *s = text + w[k].a;
+        size_t n = w[k].n, base = n;
+        int poss = n > 2 && s[n - 2] == '\'' && (s[n - 1] == 's' || s[n - 1] == 'S');
+        if (poss)
+            base = n - 2;
+        const char *put = NULL;
+        if (fp_names(s, base, name)) {
+            put = poss ? "my" : "I";
+        } else if (k == 0 && word_is_ci(s, n, wh)) {
+            continue;
+        } else if (k + 1 < nw && word_is_ci(s, n, aux)) {
+            const char *t = text + w[k + 1].a;
+            size_t tn = w[k + 1].n;
+            if (tn > 2 && t[tn - 2] == '\'')
+                tn -= 2;
+            if (fp_names(t, tn, name))
+                continue;             /* "did Caroline" -> "I" */
+        } else {
+            for (int j = 0; third[j][0]; j++)
+                if (fp_eq(s, n, third[j][0]))
+                    put = third[j][1];
+        }
+        if (out->n)
+            buf_addc(out, ' ');
+        if (put)
+            buf_adds(out, put);
+        else
+            buf_add(out, s, n);
+    }
+    return out->err ? -1 : out->n > 0;
+}

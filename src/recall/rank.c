@@ -315,6 +315,32 @@ static int speaker_terms(const struct pool *p, const struct query *q, int *hit, 
     return named;
 }
 
+int rank_named_speaker(const struct pool *p, const struct query *q, const char **name)
+{
+    const char *last = NULL, *found = NULL;
+    int hit[RECALL_MAX_TERMS];
+    *name = NULL;
+    for (int i = 0; i < p->nm; i++) {
+        const char *spk = p->m[i].speaker;
+        if (!spk || (last && !strcmp(last, spk)) || (found && !strcmp(found, spk)))
+            continue;
+        struct spk_match sm = { q, hit };
+        int any = 0;
+        memset(hit, 0, sizeof hit);
+        if (text_tokenize(spk, strlen(spk), 1, spk_cb, &sm))
+            return -1;
+        last = spk;
+        for (int t = 0; t < q->nt; t++)
+            any |= hit[t];
+        if (any && found)
+            return 0;               /* two people named: whose words? */
+        if (any)
+            found = spk;
+    }
+    *name = found;
+    return found != NULL;
+}
+
 /* Sum of term counts over messages [a, b] into tf; returns the length. */
 static double sum_tf(const struct pool *p, int a, int b, int nt, const double *extra_base,
                      double *tf)
@@ -612,6 +638,24 @@ static int prf_rank(struct pool *p, double w, struct sort_kv *kv)
         return -1;
     for (int u = 0; u < p->nu; u++)
         s[u] = p->s[p->u[u].sess].dialog ? p->m[p->u[u].head].prf : 0;
+    int rc = rrf(p, s, w, 0, kv);
+    free(s);
+    return rc;
+}
+
+/* The question in the named speaker's words (dense_persona, recall.c
+ * persona_pass): each unit by its lead turn's cosine to it, between
+ * people only. Before that pass, or when it did not run, p->persp is NULL
+ * and nothing is added. */
+static int persp_rank(struct pool *p, double w, struct sort_kv *kv)
+{
+    if (w <= 0 || !p->persp)
+        return 0;
+    double *s = calloc((size_t)(p->nu ? p->nu : 1), sizeof *s);
+    if (!s)
+        return -1;
+    for (int u = 0; u < p->nu; u++)
+        s[u] = p->s[p->u[u].sess].dialog ? p->persp[p->u[u].head] : 0;
     int rc = rrf(p, s, w, 0, kv);
     free(s);
     return rc;
@@ -1188,8 +1232,12 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                         s_dreply[u] = p->m[i].dense;
             }
             double wh = wd * W_DENSE_HEAD, wr = wd * W_DENSE_REPLY;
-            if (rrf(p, s_dhead, wd * W_DENSE_HEAD_DIALOG, wh, kv) ||
-                rrf(p, s_dreply, wr, wr, kv) || prf_rank(p, wd * DENSE_PRF_W, kv))
+            /* where the question was also searched in the speaker's words,
+             * PERSP_REPL of its own head weight goes to that */
+            double wdh = wd * W_DENSE_HEAD_DIALOG * (p->persp ? 1 - PERSP_GET(PERSP_REPL) : 1);
+            if (rrf(p, s_dhead, wdh, wh, kv) ||
+                rrf(p, s_dreply, wr, wr, kv) || prf_rank(p, wd * DENSE_PRF_W, kv) ||
+                persp_rank(p, wd * PERSP_GET(PERSP_W), kv))
                 goto out;
         }
     }

@@ -216,6 +216,40 @@ static int second_pass(struct cairn *h, struct pool *p, struct query *q, int use
     return CAIRN_OK;
 }
 
+/* The question in the named speaker's words (issue 16, persp55;
+ * query_first_person, dense_persona): between people, a question about one
+ * speaker ("What pets does Melanie have?") is searched again as that
+ * speaker would say it ("pets I have"), one more encode, and the ranking
+ * is made again with its ranks fused in. Only where dense recall ran (the
+ * prompt hook's keyword recall never gets here), and not for a CJK
+ * question with an English-only model, which gets no dense rank. */
+static int persona_pass(struct cairn *h, struct pool *p, struct query *q, int use_time,
+                        const struct dense_result *dr, const char *query, int budget)
+{
+    const char *name = NULL;
+    struct buf b = BUF_INIT;
+    int rc = CAIRN_OK, named;
+    if (PERSP_GET(PERSP_W) <= 0 || budget < PERSP_GET(PERSP_MIN) || !p->any_dialog ||
+        (dr->cjk >= DENSE_CJK_SHARE && !dr->pol.cjk && DENSE_CJK_W <= 0))
+        return CAIRN_OK;
+    if ((named = rank_named_speaker(p, q, &name)) < 0 ||
+        (named && query_first_person(query, strlen(query), name, &b) < 0)) {
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+        goto out;
+    }
+    if (!named || !b.n)
+        goto out;
+    if ((rc = dense_persona(h, p, dr, b.p, name)) || !p->persp)
+        goto out;
+    free(p->ord);                   /* the first ranking's order */
+    p->ord = NULL;
+    if (rank_default(p, q, use_time, dr))
+        rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
+out:
+    buf_release(&b);
+    return rc;
+}
+
 /* The entity pass (issue 16, multi-hop; entity.c): words, so it runs
  * without vectors too (the prompt hook's keyword recall), where the second
  * dense pass did not run: on top of that pass it cost LoCoMo dev's tuned
@@ -388,6 +422,8 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
             goto out;
         }
         int prf = 0;
+        if (!raw && dr.n && (rc = persona_pass(h, &p, &q, use_time, &dr, query, o.budget)))
+            goto out;
         if (!raw && dr.n && (rc = second_pass(h, &p, &q, use_time, &dr, o.budget, &prf)))
             goto out;
         if (!raw && !prf && (rc = entity_second(h, &p, &q, use_time, dr.n ? &dr : NULL, &o)))

@@ -196,6 +196,8 @@ struct pool {
     int     cite;          /* CAIRN_RECALL_CITE: best session first, ids in headers */
     float   cut_dense;     /* recall_cut: the dense value a hit needs to pass the cut */
     double *ent;           /* per unit, the entity pass's score (entity.c), or NULL */
+    float  *persp;         /* per message, 1 + its cosine to the question in the
+                            * named speaker's words (dense_persona), or NULL */
     int    *seg;           /* per message, its topical segment (segment.c), -1
                             * none; NULL: no segments */
     float  *seg_cos;       /* per segment, 1 + the question's cosine to it */
@@ -285,6 +287,15 @@ int  query_asks_summary(const char *text, size_t len);
 enum { ORD_FIRST = 1, ORD_LAST = 2, ORD_DAY = 4 };
 int  query_ordinal(const char *text, size_t len);
 void query_free(struct query *q);
+/* The question in the words of the speaker it names (issue 16, persp55):
+ * "What pets does Melanie have?" with name "Melanie" -> "pets I have":
+ * each word of the name becomes "I" ("Melanie's": "my"), she / her / his
+ * the same person's, an opening question word and an auxiliary right
+ * before the name go. Into out (reset): 1, or 0 when no word of name is in
+ * text or text has more than RECALL_FP_WORDS words (a pasted text, not a
+ * question about someone); -1 on no memory. */
+#define RECALL_FP_WORDS 48
+int  query_first_person(const char *text, size_t len, const char *name, struct buf *out);
 /* The FTS5 MATCH expression for the query terms into b ("" if none). */
 void query_match_expr(const struct query *q, struct buf *b);
 /* s as one FTS5 phrase ("..." with its quotes doubled) appended to b. */
@@ -399,6 +410,13 @@ void dense_result_free(struct dense_result *r);
  * each hit's 1 + cosine goes into its pool message's prf. Nothing to do
  * (no vectors, no question vector) is no error. 0, or a CAIRN_* code. */
 int  dense_feedback(struct cairn *h, struct pool *p, const struct dense_result *r);
+/* The question in the named speaker's words (issue 16, persp55): text
+ * (query_first_person's) embedded, its unit vector plus PERSP_MIX times
+ * the question's searched within the pool's sessions; each hit's 1 +
+ * cosine into p->persp (allocated here), with PERSP_ONLY only for turns
+ * said by name. No model or no vector is no error. 0, or a CAIRN_* code. */
+int  dense_persona(struct cairn *h, struct pool *p, const struct dense_result *r,
+                   const char *text, const char *name);
 /* The question's vector into r->qv (qdim, model) when dense_search made
  * none (no message has a vector) and a model is current: for the
  * memories' vectors. No vector is no error. */
@@ -590,6 +608,11 @@ void build_units(struct pool *p, int raw_rounds);
  * pipeline's). Both return 0, or -1 on no memory (scores then unusable). */
 int  rank_default(struct pool *p, struct query *q, int use_time, const struct dense_result *dense);
 int  rank_raw_bm25(struct pool *p, struct query *q);
+/* The one speaker of the pool's turns the question names (a word of the
+ * speaker's name among q's terms, as rank_default counts it): 1 with
+ * *name (the pool's string), 0 when none or more than one is named, -1 on
+ * no memory. */
+int  rank_named_speaker(const struct pool *p, const struct query *q, const char **name);
 /* Messages first..last of unit u with up to `span` units on each side of
  * it in the same session (its window). */
 void unit_window(const struct pool *p, int u, int span, int *first, int *last);

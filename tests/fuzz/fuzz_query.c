@@ -1,7 +1,7 @@
 /*
  * fuzz_query.c: libFuzzer target for the question parser (query_parse:
  * terms, stop words, the time expression, the first/last cue;
- * query_match_expr) and for the
+ * query_match_expr; query_first_person) and for the
  * whole read path behind it: cairn_recall of the question on a small
  * in-memory store with tiny-bert vectors, so the FTS5 MATCH expression,
  * the dense side and packing all see it.
@@ -72,6 +72,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         buf_release(&expr);
         query_free(&q);
     }
+
+    /* the question in a speaker's words: never longer than twice the
+     * question (each word at most as long, a space before it) */
+    struct buf fp = BUF_INIT;
+    int fr = query_first_person(text, n, "Lisbon Mia", &fp);
+    if (fr < -1 || fr > 1 || (fr == 1 && (!fp.n || fp.n > 2 * n)) || (fr == -1 && !fp.err))
+        abort();
+    buf_release(&fp);
 
     struct cairn_recall_opts o = CAIRN_RECALL_OPTS_INIT;
     struct cairn_recall *r = NULL;

@@ -765,19 +765,29 @@ static void test_rank_dense(void)
 
 /* The second dense pass (dense_feedback): between people its ranks join
  * the fusion at 1.0, unless an English model meets a CJK question. */
+/* Two sessions of Ann's between people, the first about a kite, the
+ * second not (and a reply of Bob's with `bob`), for the second passes'
+ * tests; dr a dense result of one hit, no CJK. */
+static void kite_pool(struct tpool *t, const char *const *terms, int bob, struct dense_result *dr)
+{
+    memset(dr, 0, sizeof *dr);
+    dr->n = 1;
+    tp_init(t, terms);
+    tp_session(t, "s1", 1000);
+    tp_msg(t, ROLE_USER, "Ann", "I flew my kite", 1000);
+    tp_session(t, "s2", 2000);
+    tp_msg(t, ROLE_USER, "Ann", "the wind on the hill was perfect", 2000);
+    if (bob)
+        tp_msg(t, ROLE_USER, "Bob", "it was", 2000);
+    tp_finish(t, 0);
+}
+
 static void test_rank_feedback(void)
 {
     static const char *const terms[] = { "kite", NULL };
     struct tpool t;
     struct dense_result dr;
-    memset(&dr, 0, sizeof dr);
-    dr.n = 1;
-    tp_init(&t, terms);
-    tp_session(&t, "s1", 1000);
-    tp_msg(&t, ROLE_USER, "Ann", "I flew my kite", 1000);
-    tp_session(&t, "s2", 2000);
-    tp_msg(&t, ROLE_USER, "Ann", "the wind on the hill was perfect", 2000);
-    tp_finish(&t, 0);
+    kite_pool(&t, terms, 0, &dr);
     T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
     T_CHECK(t.p.u[1].score == 0);           /* before the pass: nothing */
     t.p.m[1].prf = 1.4f;
@@ -787,6 +797,60 @@ static void test_rank_feedback(void)
     dr.cjk = 0.5;
     T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
     T_CHECK(t.p.u[1].score == 0);
+    tp_free(&t);
+}
+
+/* The question in the named speaker's words (issue 16, persp55): the one
+ * speaker the question names (rank_named_speaker), and the pass's cosines
+ * (p->persp) joining the fusion at PERSP_W between people, none for a CJK
+ * question with an English model, none before the pass. */
+static void test_rank_persona(void)
+{
+    static const char *const one[] = { "kite", "ann", NULL };
+    static const char *const two[] = { "ann", "bob", NULL };
+    static const char *const none[] = { "kite", NULL };
+    const char *const *terms[] = { one, two, none };
+    const char *name;
+    for (int k = 0; k < 3; k++) {
+        struct tpool t;
+        tp_init(&t, terms[k]);
+        tp_session(&t, "s1", 1000);
+        tp_msg(&t, ROLE_USER, "Ann", "I flew my kite", 1000);
+        tp_msg(&t, ROLE_USER, "Bob", "nice", 1000);
+        tp_finish(&t, 0);
+        T_EQ_INT(rank_named_speaker(&t.p, &t.q, &name), k == 0);
+        T_CHECK(k == 0 ? name && !strcmp(name, "Ann") : name == NULL);
+        tp_free(&t);
+    }
+
+    struct tpool t;
+    struct dense_result dr;
+    kite_pool(&t, one, 1, &dr);
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
+    double before[3];
+    for (int u = 0; u < 3; u++)
+        before[u] = t.p.u[u].score;
+    t.p.persp = calloc((size_t)t.p.nm, sizeof *t.p.persp);
+    T_CHECK(t.p.persp != NULL);
+    if (!t.p.persp) {
+        tp_free(&t);
+        return;
+    }
+    t.p.persp[1] = 1.4f;                /* Ann's wind turn, best */
+    t.p.persp[2] = 1.2f;                /* Bob's turn, second */
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
+    T_CHECK(fabs(t.p.u[0].score - before[0]) < EPS);
+    T_CHECK(fabs(t.p.u[1].score - before[1] - PERSP_W / 61) < EPS);
+    /* Bob is not named: SPK_OTHER of what the ranking gives him */
+    T_CHECK(fabs(t.p.u[2].score - before[2] - SPK_OTHER * PERSP_W / 62) < EPS);
+    T_CHECK(PERSP_W > 0);               /* shipped on: the checks above checked something */
+    dr.cjk = 0.5;                       /* an English model, a CJK question: no dense rank */
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
+    double cjk1 = t.p.u[1].score;
+    free(t.p.persp);
+    t.p.persp = NULL;
+    T_EQ_INT(rank_default(&t.p, &t.q, 1, &dr), 0);
+    T_CHECK(fabs(t.p.u[1].score - cjk1) < EPS);
     tp_free(&t);
 }
 
@@ -2564,6 +2628,7 @@ int main(void)
     T_RUN(test_rank_two);
     T_RUN(test_rank_dense);
     T_RUN(test_rank_feedback);
+    T_RUN(test_rank_persona);
     T_RUN(test_rank_learned);
     T_RUN(test_rank_speaker);
     T_RUN(test_query_labels);
