@@ -1282,10 +1282,17 @@ int dense_feedback(struct cairn *h, struct pool *p, const struct dense_result *r
     for (int d = 0; d < r->qdim; d++)
         qv[d] = (float)(r->qv[d] / sqrt(qn));
     size_t npieces = 0;
+    /* embed.sentences' "prf0": each turn's opening only, not its
+     * sentences (the set is in (msg, piece) order: a message's first row
+     * is its opening) */
+    struct vec_sent sc;
+    int first_only = !vec_sent_parse(cairn__setting(h, CAIRN__SET_EMBED_SENTENCES), &sc) &&
+                     sc.prf_first;
     for (int pass = 0; pass < 2; pass++) {
         float w = npieces ? (float)(DENSE_PRF_MIX / (double)npieces) : 0;
         for (size_t i = 0; i < set->n; i++)
-            for (int k = 0; k < nrows; k++)
+            for (int k = 0; k < nrows && !(first_only && i && set->msg[i - 1] == set->msg[i]);
+                 k++)
                 if (set->msg[i] == rows[k]) {
                     if (pass)
                         add_unit_vec(set, i, w, qv);

@@ -56,6 +56,8 @@ int vec_sent_parse(const char *spec, struct vec_sent *c)
             c->only = 1;
         else if (!strcmp(tok, "overlap") && !eq)
             c->overlap = 1;
+        else if (!strcmp(tok, "prf0") && !eq)
+            c->prf_first = 1;
         else if (!strcmp(tok, "min") && eq)
             c->min_words = (int)v;
         else if (!strcmp(tok, "group") && eq && v >= 1)

@@ -69,9 +69,11 @@ int vec_pieces(const char *s, size_t len, size_t piece_bytes, size_t *off, size_
  * sentences as reach N words instead; "overlap" pieces step by one
  * sentence; "min=N" a sentence of fewer words joins the next; "long=N" only
  * messages of N words or more; "only" the sentences replace the whole-text
- * piece (a message of one sentence keeps it). */
+ * piece (a message of one sentence keeps it); "prf0" recall's second dense
+ * pass (recall/dense.c, dense_feedback) takes each turn's opening piece
+ * only, not its sentences. */
 struct vec_sent {
-    int on, only, overlap;
+    int on, only, overlap, prf_first;
     int group, words, min_words, long_words;
 };
 /* 0, or -1 for a spec it does not know (c is then off). */
