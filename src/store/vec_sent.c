@@ -29,6 +29,7 @@ int vec_sent_parse(const char *spec, struct vec_sent *c)
 {
     memset(c, 0, sizeof *c);
     c->group = 1;
+    c->lift = 100;
     if (!spec || !*spec || !strcmp(spec, "0") || !strcmp(spec, "off"))
         return 0;
     c->on = 1;
@@ -66,6 +67,8 @@ int vec_sent_parse(const char *spec, struct vec_sent *c)
             c->words = (int)v;
         else if (!strcmp(tok, "long") && eq)
             c->long_words = (int)v;
+        else if (!strcmp(tok, "lift") && eq && v <= 100)
+            c->lift = (int)v;
         else
             goto bad;
         p += n;
@@ -76,6 +79,7 @@ int vec_sent_parse(const char *spec, struct vec_sent *c)
 bad:
     memset(c, 0, sizeof *c);
     c->group = 1;
+    c->lift = 100;
     return -1;
 }
 
