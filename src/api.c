@@ -82,7 +82,7 @@ int cairn_set(struct cairn *db, const char *key, const char *value)
             struct vec_sent sc;
             if (vec_sent_parse(value, &sc))
                 return cairn__err(db, CAIRN_INVALID, "embed.sentences: unknown spec '%s' "
-                                  "(on, only, overlap, prf0, group=N, words=N, min=N, long=N, lift=P)", value);
+                                  "(on, only, overlap, group=N, words=N, min=N, long=N)", value);
         }
         char *v = value && *value ? strdup(value) : NULL;
         if (value && *value && !v)

@@ -1083,41 +1083,6 @@ int dense_search(struct cairn *h, const char *query, const struct cairn_recall_o
     return dense_search_pre(h, query, o, NULL, r);
 }
 
-/* embed.sentences' "lift=P" (an experiment, issue 16, piece55): each hit's
- * score becomes its message's opening piece's cosine (in float, the set's
- * first row of the message: it is in (msg, piece) order) plus lift times
- * what its best piece adds, and the hits are sorted again. The hits are
- * still the best k by their best piece. */
-static void piece_lift(const struct vec_set *s, const float *q, struct dense_hit *hits, int n,
-                       float lift)
-{
-    double qn = 0;
-    for (int d = 0; d < s->dim; d++)
-        qn += (double)q[d] * q[d];
-    if (qn <= 0 || s->by_index || !s->n)
-        return;
-    for (int j = 0; j < n; j++) {
-        size_t lo = 0, hi = s->n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (s->msg[mid] < hits[j].msg)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo >= s->n || s->msg[lo] != hits[j].msg)
-            continue;
-        double dot = 0;
-        for (int d = 0; d < s->dim; d++)
-            dot += (double)q[d] * (s->f32 ? s->vf[lo * (size_t)s->dim + (size_t)d]
-                                          : (float)s->v8[lo * (size_t)s->dim + (size_t)d]);
-        float c0 = (float)(dot * s->inv_norm[lo] / sqrt(qn));
-        if (hits[j].cos > c0)
-            hits[j].cos = c0 + lift * (hits[j].cos - c0);
-    }
-    qsort(hits, (size_t)n, sizeof *hits, cmp_hit_desc);
-}
-
 int dense_search_pre(struct cairn *h, const char *query, const struct cairn_recall_opts *o,
                      struct dense_pre *pre, struct dense_result *r)
 {
@@ -1240,9 +1205,6 @@ int dense_search_pre(struct cairn *h, const char *query, const struct cairn_reca
         rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
         goto out;
     }
-    struct vec_sent sc;
-    if (!vec_sent_parse(cairn__setting(h, CAIRN__SET_EMBED_SENTENCES), &sc) && sc.lift < 100)
-        piece_lift(scan, qv, r->hits, n, sc.lift / 100.0f);
     /* Measured: keeping only hits within 0.15 of the best, or above a
      * floor of 0.4-0.5, cost LoCoMo dev 0.5-1.4 points: weak dense hits
      * still find evidence that shares no word with the question. */
@@ -1320,17 +1282,10 @@ int dense_feedback(struct cairn *h, struct pool *p, const struct dense_result *r
     for (int d = 0; d < r->qdim; d++)
         qv[d] = (float)(r->qv[d] / sqrt(qn));
     size_t npieces = 0;
-    /* embed.sentences' "prf0": each turn's opening only, not its
-     * sentences (the set is in (msg, piece) order: a message's first row
-     * is its opening) */
-    struct vec_sent sc;
-    int first_only = !vec_sent_parse(cairn__setting(h, CAIRN__SET_EMBED_SENTENCES), &sc) &&
-                     sc.prf_first;
     for (int pass = 0; pass < 2; pass++) {
         float w = npieces ? (float)(DENSE_PRF_MIX / (double)npieces) : 0;
         for (size_t i = 0; i < set->n; i++)
-            for (int k = 0; k < nrows && !(first_only && i && set->msg[i - 1] == set->msg[i]);
-                 k++)
+            for (int k = 0; k < nrows; k++)
                 if (set->msg[i] == rows[k]) {
                     if (pass)
                         add_unit_vec(set, i, w, qv);

@@ -29,7 +29,6 @@ int vec_sent_parse(const char *spec, struct vec_sent *c)
 {
     memset(c, 0, sizeof *c);
     c->group = 1;
-    c->lift = 100;
     if (!spec || !*spec || !strcmp(spec, "0") || !strcmp(spec, "off"))
         return 0;
     c->on = 1;
@@ -57,8 +56,6 @@ int vec_sent_parse(const char *spec, struct vec_sent *c)
             c->only = 1;
         else if (!strcmp(tok, "overlap") && !eq)
             c->overlap = 1;
-        else if (!strcmp(tok, "prf0") && !eq)
-            c->prf_first = 1;
         else if (!strcmp(tok, "min") && eq)
             c->min_words = (int)v;
         else if (!strcmp(tok, "group") && eq && v >= 1)
@@ -67,8 +64,6 @@ int vec_sent_parse(const char *spec, struct vec_sent *c)
             c->words = (int)v;
         else if (!strcmp(tok, "long") && eq)
             c->long_words = (int)v;
-        else if (!strcmp(tok, "lift") && eq && v <= 100)
-            c->lift = (int)v;
         else
             goto bad;
         p += n;
@@ -79,7 +74,6 @@ int vec_sent_parse(const char *spec, struct vec_sent *c)
 bad:
     memset(c, 0, sizeof *c);
     c->group = 1;
-    c->lift = 100;
     return -1;
 }
 

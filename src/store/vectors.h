@@ -69,15 +69,11 @@ int vec_pieces(const char *s, size_t len, size_t piece_bytes, size_t *off, size_
  * sentences as reach N words instead; "overlap" pieces step by one
  * sentence; "min=N" a sentence of fewer words joins the next; "long=N" only
  * messages of N words or more; "only" the sentences replace the whole-text
- * piece (a message of one sentence keeps it); "prf0" recall's second dense
- * pass (recall/dense.c, dense_feedback) takes each turn's opening piece
- * only, not its sentences; "lift=P" a dense hit's score is its opening
- * piece's cosine plus P% of what its best piece adds to it (100, the
- * default: the best piece's, as without the setting). */
+ * piece (a message of one sentence keeps it). Recall reads the pieces as
+ * any others: a message's best piece is its dense score (recall/dense.c). */
 struct vec_sent {
-    int on, only, overlap, prf_first;
+    int on, only, overlap;
     int group, words, min_words, long_words;
-    int lift;                    /* percent, 0..100 */
 };
 /* 0, or -1 for a spec it does not know (c is then off). */
 int vec_sent_parse(const char *spec, struct vec_sent *c);

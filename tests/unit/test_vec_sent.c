@@ -44,13 +44,6 @@ static void test_parse(void)
     T_EQ_INT(vec_sent_parse("group=2,overlap,min=4,long=20,only", &c), 0);
     T_CHECK(c.on && c.group == 2 && c.overlap && c.min_words == 4 && c.long_words == 20 &&
             c.only && c.words == 0);
-    T_EQ_INT(c.lift, 100);
-    T_EQ_INT(vec_sent_parse("on,lift=50", &c), 0);
-    T_EQ_INT(c.lift, 50);
-    T_EQ_INT(vec_sent_parse("lift=101", &c), -1);
-    T_EQ_INT(c.lift, 100);
-    T_EQ_INT(vec_sent_parse("on,prf0", &c), 0);
-    T_CHECK(c.on && c.prf_first && !c.only);
     T_EQ_INT(vec_sent_parse("words=32", &c), 0);
     T_EQ_INT(c.words, 32);
     /* what it does not know turns it off, with -1 */
