@@ -189,17 +189,13 @@ int vec_sent_cut(const char *s, size_t len, size_t piece_bytes, const struct vec
         int j = piece_end(sp, n, i, c);
         size_t a = sp[i].a, b = sp[j].b;
         if (b - a > piece_bytes) {
-            /* the model reads no further; cut at a word, never inside a
-             * UTF-8 sequence */
-            size_t e = a + piece_bytes;
-            while (e > a + piece_bytes / 2 && !is_space(s[e]))
-                e--;
-            if (e <= a + piece_bytes / 2) {
-                e = a + piece_bytes;
-                while (e > a + 1 && ((unsigned char)s[e] & 0xC0) == 0x80)
-                    e--;
-            }
-            b = e;
+            /* the model reads no further: its first piece as vec_pieces
+             * cuts it (at a line, a word, never inside a UTF-8 sequence) */
+            size_t o1, l1;
+            vec_pieces(s + a, b - a, piece_bytes, &o1, &l1, 1);
+            b = a + o1 + l1;
+            while (b > a && is_space(s[b - 1]))
+                b--;
         }
         off[k] = a;
         plen[k] = b - a;
