@@ -20,6 +20,7 @@ static const struct { const char *env, *key; } env_settings[] = {
     { "CAIRN_MODEL_DIR",         "embed.model_dir" },
     { "CAIRN_EMBED_THREADS",     "embed.threads" },
     { "CAIRN_EMBED_MAX_PIECES",  "embed.max_pieces" },
+    { "CAIRN_EMBED_SENTENCES",   "embed.sentences" },
     { "CAIRN_VEC_F32",           "vec.f32" },
     { "CAIRN_VEC_CACHE",         "vec.cache" },
     { "CAIRN_RECALL_EXHAUSTIVE", "recall.exhaustive" },

@@ -137,6 +137,9 @@ CAIRN_API int cairn_default_path(char *out, size_t n);
  *   "embed.model_dir"   the folder of named models (default ~/.cairn/models)
  *   "embed.threads"     threads for a batch of texts, 1..4 (default: cores)
  *   "embed.max_pieces"  vectors per long message, 1..16 (default 1)
+ *   "embed.sentences"   an experiment (issue 16): a message's sentences as
+ *                       more vectors of it, "on" or a spec (src/store/
+ *                       vectors.h, struct vec_sent); default off
  *   "vec.f32"           "1": store float32 vectors, not int8 (experiments)
  *   "vec.cache"         "0": never read or write the vector cache file
  *   "recall.exhaustive" "1": never prune, even with CAIRN_RECALL_FAST

@@ -19,7 +19,7 @@ CUTS=${CUTS:-"0 0.3 0.5 0.7"}
 BUDGETS=${BUDGETS:-4000}
 SETS=${SETS:-"locomo beam madial-zh madial-en devmem"}
 export TZ=UTC
-unset CAIRN_DB CAIRN_REDACT CAIRN_EMBED_MAX_PIECES CAIRN_REPLY_LANE CAIRN_RECALL_EXHAUSTIVE
+unset CAIRN_DB CAIRN_REDACT CAIRN_EMBED_MAX_PIECES CAIRN_EMBED_SENTENCES CAIRN_REPLY_LANE CAIRN_RECALL_EXHAUSTIVE
 export CAIRN_EMBED_MODEL=${CAIRN_EMBED_MODEL:-use-lite-en}
 [ -x "$CAIRN" ] || { echo "eval-cut.sh: no $CAIRN; run make first" >&2; exit 1; }
 command -v python3 >/dev/null 2>&1 || { echo "eval-cut.sh: needs python3" >&2; exit 1; }

@@ -28,7 +28,7 @@ BUDGETS=1000,2000,4000,8000
 METHODS=cairn,keyword,raw-bm25
 # Fixed zone so session dates and "now" read the same on every machine.
 export TZ=UTC
-unset CAIRN_DB CAIRN_REDACT CAIRN_EMBED_MAX_PIECES CAIRN_REPLY_LANE CAIRN_RECALL_EXHAUSTIVE
+unset CAIRN_DB CAIRN_REDACT CAIRN_EMBED_MAX_PIECES CAIRN_EMBED_SENTENCES CAIRN_REPLY_LANE CAIRN_RECALL_EXHAUSTIVE
 [ -x "$CAIRN" ] || { echo "eval.sh: no $CAIRN; run make first" >&2; exit 1; }
 [ -d "$DATA" ] || { echo "eval.sh: no data folder $DATA (set DATA=)" >&2; exit 1; }
 ALL_SETS="locomo beam madial-zh madial-en devmem"

@@ -57,6 +57,7 @@ static const char *const setting_names[CAIRN__NSET] = {
     "store.cache_mb", "store.keep_turns", "pg.dense", "recall.tier",
     "store.tier_keep", "recall.packed", "store.tier_walk", "store.add_thread",
     "recall.threads", "recall.split_msgs", "recall.units", "recall.sketch",
+    "embed.sentences",
 };
 
 int cairn_set(struct cairn *db, const char *key, const char *value)
@@ -76,6 +77,12 @@ int cairn_set(struct cairn *db, const char *key, const char *value)
             int rc = store_cache_size(db, (int)mb);
             if (rc)
                 return rc;
+        }
+        if (i == CAIRN__SET_EMBED_SENTENCES) {
+            struct vec_sent sc;
+            if (vec_sent_parse(value, &sc))
+                return cairn__err(db, CAIRN_INVALID, "embed.sentences: unknown spec '%s' "
+                                  "(on, only, overlap, group=N, words=N, min=N, long=N)", value);
         }
         char *v = value && *value ? strdup(value) : NULL;
         if (value && *value && !v)

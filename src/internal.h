@@ -53,6 +53,7 @@ enum cairn__setting {
     CAIRN__SET_RECALL_SPLIT_MSGS,   /* "recall.split_msgs" */
     CAIRN__SET_RECALL_UNITS,        /* "recall.units" */
     CAIRN__SET_RECALL_SKETCH,       /* "recall.sketch" */
+    CAIRN__SET_EMBED_SENTENCES,     /* "embed.sentences" */
     CAIRN__NSET
 };
 

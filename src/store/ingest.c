@@ -475,7 +475,7 @@ static int embed_new(struct cairn *h, const char *sid, const struct cairn_sessio
     }
     if ((rc = lacking(h, sid, s, cm, want)))
         goto out;
-    rc = vec_batch_embed(h, texts, lens, want, s->n_messages, vb);
+    rc = vec_batch_embed(h, texts, lens, want, s->n_messages, 1, vb);
 out:
     free(texts);
     free(lens);

@@ -29,7 +29,7 @@ int64_t memory_text_hash(const char *text)
 int memory_vec_make(struct cairn *h, const char *text, struct vec_batch *b)
 {
     size_t len = strlen(text);
-    return vec_batch_embed(h, &text, &len, NULL, 1, b);
+    return vec_batch_embed(h, &text, &len, NULL, 1, 0, b);
 }
 
 /* Stores item i of b as memory id's vector (nothing when b has none). */

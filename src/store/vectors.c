@@ -473,9 +473,25 @@ void vec_batch_free(struct vec_batch *b)
     b->model[0] = '\0';
 }
 
-/* Embeds the pieces of the wanted messages into b (model vm). */
+/* The pieces of text s: its opening (max pieces of pb bytes), then, when
+ * sc is on, its sentences (vec_sent_cut) up to VEC_MAX_PIECES in all. */
+static int msg_pieces(const char *s, size_t len, size_t pb, int max, const struct vec_sent *sc,
+                      size_t *off, size_t *pl)
+{
+    if (!sc || !sc->on)
+        return vec_pieces(s, len, pb, off, pl, max);
+    if (sc->only) {
+        int k = vec_sent_cut(s, len, pb, sc, off, pl, VEC_MAX_PIECES);
+        return k ? k : vec_pieces(s, len, pb, off, pl, max);
+    }
+    int k = vec_pieces(s, len, pb, off, pl, max);
+    return k + vec_sent_cut(s, len, pb, sc, off + k, pl + k, VEC_MAX_PIECES - k);
+}
+
+/* Embeds the pieces of the wanted messages into b (model vm); msgs: they
+ * are messages, cut by embed.sentences too. */
 static int batch_embed_with(struct cairn *h, struct vec_model *vm, const char *const *texts,
-                            const size_t *lens, const unsigned char *want, size_t n,
+                            const size_t *lens, const unsigned char *want, size_t n, int msgs,
                             struct vec_batch *b)
 {
     size_t pb = vec_model_piece_bytes(vm), total = 0;
@@ -483,8 +499,11 @@ static int batch_embed_with(struct cairn *h, struct vec_model *vm, const char *c
     size_t off[VEC_MAX_PIECES], pl[VEC_MAX_PIECES];
     const char **pt = NULL;
     size_t *plens = NULL;
+    struct vec_sent sc;
     int rc = CAIRN_OK;
 
+    if (!msgs || vec_sent_parse(cairn__setting(h, CAIRN__SET_EMBED_SENTENCES), &sc))
+        sc.on = 0;               /* a spec it does not know: the opening only */
     b->first = calloc(n + 1, sizeof *b->first);
     if (!b->first)
         goto nomem;
@@ -492,7 +511,7 @@ static int batch_embed_with(struct cairn *h, struct vec_model *vm, const char *c
         b->first[i] = (int)total;
         if (want && !want[i])
             continue;
-        total += (size_t)vec_pieces(texts[i], lens[i], pb, off, pl, mp);
+        total += (size_t)msg_pieces(texts[i], lens[i], pb, mp, &sc, off, pl);
     }
     b->first[n] = (int)total;
     b->n = n;
@@ -508,7 +527,7 @@ static int batch_embed_with(struct cairn *h, struct vec_model *vm, const char *c
     for (size_t i = 0, k = 0; i < n; i++) {
         if (want && !want[i])
             continue;
-        int np = vec_pieces(texts[i], lens[i], pb, off, pl, mp);
+        int np = msg_pieces(texts[i], lens[i], pb, mp, &sc, off, pl);
         for (int j = 0; j < np; j++, k++) {
             pt[k] = texts[i] + off[j];
             plens[k] = pl[j];
@@ -534,7 +553,7 @@ fail:
 }
 
 int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *lens,
-                    const unsigned char *want, size_t n, struct vec_batch *b)
+                    const unsigned char *want, size_t n, int msgs, struct vec_batch *b)
 {
     memset(b, 0, sizeof *b);
     if (!n || !vec_ingest_enabled(h))
@@ -542,14 +561,14 @@ int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *len
     struct vec_model *vm = vec_model_current(h, NULL, 0);
     if (!vm)
         return CAIRN_OK;
-    return batch_embed_with(h, vm, texts, lens, want, n, b);
+    return batch_embed_with(h, vm, texts, lens, want, n, msgs, b);
 }
 
 int vec_batch_embed_model(struct cairn *h, struct vec_model *vm, const char *const *texts,
                           const size_t *lens, size_t n, struct vec_batch *b)
 {
     memset(b, 0, sizeof *b);
-    return n ? batch_embed_with(h, vm, texts, lens, NULL, n, b) : CAIRN_OK;
+    return n ? batch_embed_with(h, vm, texts, lens, NULL, n, 0, b) : CAIRN_OK;
 }
 
 static int use_f32(const struct cairn *h)
@@ -1069,7 +1088,7 @@ int cairn_embed_backfill(struct cairn *h, int reindex,
         if (!n)
             break;
         after = rows[n - 1];
-        if ((rc = batch_embed_with(h, vm, (const char *const *)texts, lens, NULL, n, &b)))
+        if ((rc = batch_embed_with(h, vm, (const char *const *)texts, lens, NULL, n, 1, &b)))
             goto out;
         if ((rc = store_begin(h)))
             goto out;

@@ -61,6 +61,28 @@ int vec_encode(const struct cairn *h, struct vec_model *vm, const char *const *t
 int vec_pieces(const char *s, size_t len, size_t piece_bytes, size_t *off, size_t *plen,
                int max);
 
+/* A message's sentences as pieces of their own, after its whole-text
+ * pieces (issue 16, multi-hop; vec_sent.c): the setting embed.sentences
+ * (CAIRN_EMBED_SENTENCES), off unless set; an experiment, measured on LoCoMo
+ * dev (docs/ARCHITECTURE.md, "Multi-hop: a vector per sentence"). Its spec,
+ * comma-separated: "on"; "group=N" sentences a piece (1); "words=N" as many
+ * sentences as reach N words instead; "overlap" pieces step by one
+ * sentence; "min=N" a sentence of fewer words joins the next; "long=N" only
+ * messages of N words or more; "only" the sentences replace the whole-text
+ * piece (a message of one sentence keeps it). Recall reads the pieces as
+ * any others: a message's best piece is its dense score (recall/dense.c). */
+struct vec_sent {
+    int on, only, overlap;
+    int group, words, min_words, long_words;
+};
+/* 0, or -1 for a spec it does not know (c is then off). */
+int vec_sent_parse(const char *spec, struct vec_sent *c);
+/* The sentence pieces of s[0, len) by c, each at most piece_bytes: offsets
+ * and lengths, at most max; 0 when off, for a text of one sentence (after
+ * the short ones are joined), or one that is not long enough. */
+int vec_sent_cut(const char *s, size_t len, size_t piece_bytes, const struct vec_sent *c,
+                 size_t *off, size_t *plen, int max);
+
 /* x[dim] -> q[dim] with x ~ scale * q; scale 0 for a zero vector. */
 void vec_quantize(const float *x, int dim, int8_t *q, float *scale);
 
@@ -77,11 +99,12 @@ struct vec_batch {
 #define VEC_BATCH_INIT { "", 0, 0, NULL, NULL }
 
 /* Embeds the messages with want[i] != 0 (want may be NULL: all) with
- * the current model. Without a model, or when embedding is off for this
+ * the current model; msgs: they are messages (embed.sentences applies),
+ * else rows kept beside them (memories: their first piece is read). Without a model, or when embedding is off for this
  * handle, leaves b empty and returns CAIRN_OK. CAIRN_NOMEM / CAIRN_ERROR
  * with the handle's message on failure. */
 int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *lens,
-                    const unsigned char *want, size_t n, struct vec_batch *b);
+                    const unsigned char *want, size_t n, int msgs, struct vec_batch *b);
 /* The same with model vm, whatever the handle's ingest setting (backfill). */
 int vec_batch_embed_model(struct cairn *h, struct vec_model *vm, const char *const *texts,
                           const size_t *lens, size_t n, struct vec_batch *b);

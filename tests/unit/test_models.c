@@ -127,6 +127,7 @@ static void test_set(void)
     T_EQ_INT(cairn_open(":memory:", 0, &db), CAIRN_OK);
     static const char *const keys[] = {
         "redact", "embed.model", "embed.model_dir", "embed.threads", "embed.max_pieces",
+        "embed.sentences",
         "vec.f32", "vec.cache", "recall.exhaustive", "recall.prune_msgs", "recall.reply_lane",
         "store.cache_mb", "store.keep_turns", "pg.dense",
     };
