@@ -188,7 +188,7 @@ static double faults_now(void)
     return (double)(ru.ru_minflt + ru.ru_majflt);
 }
 
-#define Q_VALS (6 + 512)   /* load, first, first wall, faults, warm CPU ms, same, the vector */
+#define Q_VALS (7 + 512)   /* load, first, first wall, faults, warm CPU ms, same, dim, the vector */
 
 /* One question in a child process: v gets Q_VALS values. */
 static int query_child(const char *dir, const char *q, double *v)
@@ -229,8 +229,9 @@ static int query_child(const char *dir, const char *q, double *v)
         }
         r[4] = bench_median(warm, 3);
         r[5] = same;
+        r[6] = embed_dim(m);
         for (i = 0; i < embed_dim(m); i++)
-            r[6 + i] = out[i];
+            r[7 + i] = out[i];
         if (write(fds[1], r, sizeof(r)) != (ssize_t)sizeof(r))
             _exit(1);
         _exit(0);
@@ -243,7 +244,19 @@ static int query_child(const char *dir, const char *q, double *v)
     return 0;
 }
 
-static int query_runs(const char *dir, const char *file, const char *vecs, int dim)
+/* 1 if dir holds a model folder, else a skip note. */
+static int use_model_there(const char *dir)
+{
+    char path[4200];
+
+    snprintf(path, sizeof(path), "%s/model.json", dir);
+    if (access(path, R_OK) == 0)
+        return 1;
+    printf("# bench_use: skipped, no model at %s\n", dir);
+    return 0;
+}
+
+static int query_runs(const char *dir, const char *file, const char *vecs)
 {
     FILE *f = fopen(file, "r"), *vo = NULL;
     double *col[5] = { NULL }, v[Q_VALS];
@@ -271,8 +284,8 @@ static int query_runs(const char *dir, const char *file, const char *vecs, int d
         for (k = 0; k < 5; k++)
             col[k][n] = v[k];
         same += v[5] != 0;
-        for (k = 0; vo && k < dim; k++) {
-            float x = (float)v[6 + k];
+        for (k = 0; vo && k < (int)v[6]; k++) {
+            float x = (float)v[7 + k];
             fwrite(&x, sizeof x, 1, vo);
         }
         n++;
@@ -375,6 +388,11 @@ int main(int argc, char **argv)
             snprintf(dir, sizeof(dir), "%s/.cairn/models/use-lite-en", home ? home : ".");
         model = dir;
     }
+    if (queries) {   /* the children load it: this process stays small */
+        if (!use_model_there(model))
+            return 0;
+        return query_runs(model, queries, vecs) != 0;
+    }
     m = embed_load(model, err, sizeof(err));
     if (!m) {
         printf("# bench_use: skipped, no model at %s (%s)\n", model, err);
@@ -384,11 +402,7 @@ int main(int argc, char **argv)
         embed_free(m);
         return first_runs(model, first) != 0;
     }
-    if (queries) {
-        dim = embed_dim(m);
-        embed_free(m);
-        return query_runs(model, queries, vecs, dim) != 0;
-    }
+
     buf = texts ? read_texts(texts, &len) : gen_texts(300, &len);
     if (!buf) {
         fprintf(stderr, "bench_use: cannot read %s\n", texts ? texts : "(generated)");

@@ -60,6 +60,8 @@
 /* A pass whose work space fits in this many bytes takes it from the
  * model's arena (use_arena): one 2 MB page, kept for the next pass. */
 #define USE_ARENA_BYTES    ((size_t)2 << 20)
+/* A process's first passes read their embedding rows (forward_part) */
+#define USE_READ_PASSES    16
 
 struct use_layer {
     int din, d, dout, inner;          /* input, attention, output, FFN */
@@ -83,15 +85,17 @@ struct use_shard {
 };
 
 /* The model's arena: one 2 MB page from a 2 MB boundary, advised as a
- * huge page, for a short pass's work (use_arena_new, made by use_forward at the first
- * pass that fits). On the paravirtualised host a fresh 4 KB page costs a
- * fault of ~15 us; a query's ~90 of them (its activations and the
- * products' work, each malloc'd) were ~1.3 ms of its first pass, the one
- * huge page's fault and clearing ~0.1 ms. Later passes find it touched.
- * Without transparent huge pages it is 4 KB pages touched as needed. */
+ * huge page (use_arena_new, at the load): a short pass's work space, then
+ * the copies of the norms and biases (use_copy_small). On the
+ * paravirtualised host a fresh 4 KB page costs a fault of ~15 us; a
+ * query's ~90 of them (its activations and the products' work, each
+ * malloc'd) were ~1.3 ms of its first pass, the huge page's fault and
+ * clearing ~0.1 ms. Later passes find it touched. Without transparent
+ * huge pages it is 4 KB pages touched as needed. */
 struct use_arena {
-    char *p;
-    int   busy;                       /* a pass is using it (atomic) */
+    char  *p;
+    size_t work;                      /* its first bytes: a pass's work space */
+    int    busy;                      /* a pass is using it (atomic) */
 };
 
 struct use_model {
@@ -453,14 +457,54 @@ out:
  * not its size and change time as the weights' files are: reading and
  * hashing its 218 KB costs ~0.2 M instructions, and a file rewritten
  * within the clock's tick at the same size cannot pass for the old one. */
+/*
+ * dir/name (model.json, vocab.json) mapped read-only (*maplen > 0; munmap
+ * it), else read as embed_read_file does. A one-shot query reads both
+ * whole once (their hashes key the manifest and vocabulary files: 247 and
+ * 260 KB), and reading them into fresh heap pages cost ~130 page faults
+ * each (~2 ms apiece on the paravirtualised host) where a mapping takes a
+ * few, the kernel mapping 16 pages a fault. The text is used by its
+ * length, never as a C string. NULL and why.
+ */
+static char *use_map_text(const char *dir, const char *name, size_t *len, size_t *maplen,
+                          char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    void *p = MAP_FAILED;
+    int fd;
+
+    *maplen = 0;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path &&
+        (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+            (uint64_t)st.st_size <= USE_MAX_JSON)
+            p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        if (p != MAP_FAILED) {
+            *len = *maplen = (size_t)st.st_size;
+            return p;
+        }
+    }
+    return embed_read_file(dir, name, USE_MAX_JSON, len, NULL, err, errlen);
+}
+
+static void use_unmap_text(char *text, size_t maplen)
+{
+    if (maplen)
+        munmap(text, maplen);
+    else
+        free(text);
+}
+
 static int load_vocab(struct use_model *m, const char *dir, int file, char *err,
                       size_t errlen)
 {
     char ferr[256];
     uint64_t key;
     const void *body;
-    size_t len = 0, blen;
-    char *text = embed_read_file(dir, "vocab.json", USE_MAX_JSON, &len, NULL, err, errlen);
+    size_t len = 0, blen, textmap = 0;
+    char *text = use_map_text(dir, "vocab.json", &len, &textmap, err, errlen);
     int rc = -1;
 
     if (!text)
@@ -487,7 +531,8 @@ static int load_vocab(struct use_model *m, const char *dir, int file, char *err,
                                   blen, ferr, sizeof ferr);
     rc = 0;
 out:
-    free(text);
+    if (text)
+        use_unmap_text(text, textmap);
     return rc;
 }
 
@@ -1049,36 +1094,8 @@ static cJSON *load_model_json(const char *dir, const char *text, size_t len, int
     return out;
 }
 
-/*
- * model.json mapped read-only (*maplen > 0; munmap it), else read as
- * embed_read_file does: a one-shot query reads the whole 247 KB once (its
- * hash keys the manifest file), and reading it into fresh heap pages cost
- * ~130 page faults (~2 ms on the paravirtualised host) where the mapping
- * takes a few, the kernel mapping 16 pages a fault. The text is used by
- * its length, never as a C string. NULL and why.
- */
-static char *use_model_json(const char *dir, size_t *len, size_t *maplen, char *err,
-                            size_t errlen)
-{
-    char path[PATH_MAX];
-    struct stat st;
-    void *p = MAP_FAILED;
-    int fd;
-
-    *maplen = 0;
-    if ((size_t)snprintf(path, sizeof path, "%s/model.json", dir) < sizeof path &&
-        (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-            (uint64_t)st.st_size <= USE_MAX_JSON)
-            p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        close(fd);
-        if (p != MAP_FAILED) {
-            *len = *maplen = (size_t)st.st_size;
-            return p;
-        }
-    }
-    return embed_read_file(dir, "model.json", USE_MAX_JSON, len, NULL, err, errlen);
-}
+static struct use_arena *use_arena_new(void);
+static void use_copy_small(struct use_model *m);
 
 struct use_model *use_load(const char *dir, char *err, size_t errlen)
 {
@@ -1116,7 +1133,7 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
         else
             use_key_add(m, &st);
     }
-    text = use_model_json(dir, &len, &textmap, err, errlen);
+    text = use_map_text(dir, "model.json", &len, &textmap, err, errlen);
     if (!text)
         goto out;
     model = load_model_json(dir, text, len, use_q8_file_wanted(m));
@@ -1152,14 +1169,14 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
                           USE_DIM, 0, 0, 0, NULL, err, errlen) : NULL;
     if (!m->bt)
         goto out;
+    if ((m->arena = use_arena_new()))
+        use_copy_small(m);
     ok = 1;
 out:
     free(man.w);
     cJSON_Delete(model);
-    if (textmap)
-        munmap(text, textmap);
-    else
-        free(text);
+    if (text)
+        use_unmap_text(text, textmap);
     if (!ok) {
         use_free(m);
         return NULL;
@@ -1637,7 +1654,53 @@ static struct use_arena *use_arena_new(void)
     (void)madvise(at, USE_ARENA_BYTES, MADV_HUGEPAGE);
 #endif
     a->p = at;
+    a->work = USE_ARENA_BYTES;
     return a;
+}
+
+/* The vectors every pass reads whole from the weights (the norms, the
+ * biases, the timing signal's scales: ~50 KB of USE-lite's, spread over
+ * ~20 pages of the shards) copied by use_read to the arena's end, and the
+ * model's pointers moved to the copies: one pread each, not a fault each
+ * in the first pass. The same floats; when they do not fit in a quarter
+ * of the arena they stay where they are. */
+static void use_copy_small(struct use_model *m)
+{
+    const float **v[2 * 9 + 2];
+    size_t len[2 * 9 + 2], total = 0, at;
+    int n = 0, i;
+    char *dst;
+
+    if (!m->nshard)
+        return;
+    for (i = 0; i < 2; i++) {
+        struct use_layer *L = &m->layer[i];
+
+        v[n] = &L->ln_g; len[n++] = (size_t)L->din;
+        v[n] = &L->ln_b; len[n++] = (size_t)L->din;
+        v[n] = &L->bqkv; len[n++] = 3 * (size_t)L->d;
+        v[n] = &L->bo; len[n++] = (size_t)L->dout;
+        if (L->bd) {
+            v[n] = &L->bd; len[n++] = (size_t)L->dout;
+        }
+        v[n] = &L->ln2_g; len[n++] = (size_t)L->dout;
+        v[n] = &L->ln2_b; len[n++] = (size_t)L->dout;
+        v[n] = &L->b1; len[n++] = (size_t)L->inner;
+        v[n] = &L->b2; len[n++] = (size_t)L->dout;
+    }
+    v[n] = &m->inv_ts; len[n++] = (size_t)m->nts;
+    v[n] = &m->bt; len[n++] = USE_DIM;
+    for (i = 0; i < n; i++)
+        total += (len[i] * sizeof(float) + 63) & ~(size_t)63;
+    if (total > USE_ARENA_BYTES / 4)
+        return;
+    m->arena->work = (USE_ARENA_BYTES - total) & ~(size_t)63;
+    dst = m->arena->p + m->arena->work;
+    for (i = 0, at = 0; i < n; i++) {
+        use_read(m, *v[i], len[i] * sizeof(float), dst + at);
+        *v[i] = (const float *)(void *)(dst + at);
+        at += (len[i] * sizeof(float) + 63) & ~(size_t)63;
+    }
 }
 
 /*
@@ -1654,13 +1717,19 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
     const struct use_model *m = model;
     struct use_arena *arena = m->arena;
     struct use_work w;
-    int b, t, i;
+    int b, t, i, rows_read;
     float *blk = NULL, *x, *y, *q, *k, *v, *ctx, *h, *res, *scratch, *pool, *gw, *aw;
     int *alens;
     size_t T = (size_t)batch * seq;
 
+    /* The embedding rows by pread (use_read) in a process's first short
+     * passes: each row of the 8 MB table a question's pieces pick is on a
+     * page not touched yet, a fault of ~20 us against a read of ~3 us.
+     * Later passes find more of them mapped; a batch's many rows fault in
+     * at most the table's pages, fewer than its reads. */
+    rows_read = m->nshard && T <= USE_MAX_TOKENS && m->passes <= USE_READ_PASSES;
     use_work_floats(m, batch, seq, &w);
-    if (arena && w.total * sizeof(float) <= USE_ARENA_BYTES &&
+    if (arena && w.total * sizeof(float) <= arena->work &&
         !__atomic_exchange_n(&arena->busy, 1, __ATOMIC_ACQUIRE))
         blk = (float *)(void *)arena->p;
     else
@@ -1688,6 +1757,10 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
         for (t = 0; t < lens[b]; t++) {
             float *row = x + ((size_t)b * seq + t) * m->demb;
             const float *e = m->emb + (size_t)ids[(size_t)b * stride + t] * m->demb;
+            if (rows_read) {
+                use_read(m, e, (size_t)m->demb * sizeof(float), row);
+                e = row;
+            }
             for (i = 0; i < m->nts; i++) {
                 float a = (float)t * m->inv_ts[i];
                 row[i] = 2.0f * e[i] + sinf(a);
@@ -1706,7 +1779,6 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
         __atomic_store_n(&arena->busy, 0, __ATOMIC_RELEASE);
     else
         free(blk);
-    (void)T;
     return 0;
 }
 
@@ -1741,13 +1813,6 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
      * not depend on whether it was a process's first query */
     if (!m->pack_tried && (m->int8 || (size_t)batch * seq > USE_QUERY_ROWS || m->queries++ > 0))
         use_pack(m);
-    if (!m->arena) {
-        struct use_work w;
-
-        use_work_floats(m, batch, seq, &w);
-        if (w.total * sizeof(float) <= USE_ARENA_BYTES)
-            m->arena = use_arena_new();   /* none: each pass allocates */
-    }
     m->passes++;
     return embed_run_shares(forward_part, m, ids, lens, batch, seq, out, USE_DIM, m->threads,
                             err, errlen);
