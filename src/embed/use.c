@@ -1717,8 +1717,8 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
     const struct use_model *m = model;
     struct use_arena *arena = m->arena;
     struct use_work w;
-    int b, t, i, rows_read;
-    float *blk = NULL, *x, *y, *q, *k, *v, *ctx, *h, *res, *scratch, *pool, *gw, *aw;
+    int b, t, i, rows_read, rc = -1;
+    float *x, *y, *q, *k, *v, *ctx, *h, *res, *scratch, *pool, *gw, *aw;
     int *alens;
     size_t T = (size_t)batch * seq;
 
@@ -1730,24 +1730,38 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
     rows_read = m->nshard && T <= USE_MAX_TOKENS && m->passes <= USE_READ_PASSES;
     use_work_floats(m, batch, seq, &w);
     if (arena && w.total * sizeof(float) <= arena->work &&
-        !__atomic_exchange_n(&arena->busy, 1, __ATOMIC_ACQUIRE))
-        blk = (float *)(void *)arena->p;
-    else
+        !__atomic_exchange_n(&arena->busy, 1, __ATOMIC_ACQUIRE)) {
+        x = (float *)(void *)arena->p;
+        y = x + w.x; q = y + w.x; k = q + w.x; v = k + w.x; ctx = v + w.x; res = ctx + w.x;
+        h = res + w.x;
+        scratch = h + w.h;
+        pool = scratch + w.scratch;
+        gw = pool + w.pool;
+        aw = gw + w.gw;
+        alens = (int *)(void *)(aw + w.aw);
+        /* padding rows stay 0 (and any row a text does not reach) */
+        memset(x, 0, w.x * sizeof(float));
+    } else {
+        /* A batch's own buffers, each by malloc: glibc then serves the
+         * next pass's from the heap its last ones were freed to (its mmap
+         * threshold rises to the size of a freed block, up to 32 MB),
+         * where one block of a batch's ~100 MB would be fresh pages (a
+         * fault each 4 KB) every pass. The kernels allocate their work. */
         arena = NULL;
-    if (!blk && !(blk = aligned_alloc(64, w.total * sizeof(float)))) {
-        embed_errf(err, errlen, "out of memory");
-        return -1;
+        x = calloc(w.x, sizeof(float));
+        y = malloc(w.x * sizeof(float)); q = malloc(w.x * sizeof(float));
+        k = malloc(w.x * sizeof(float)); v = malloc(w.x * sizeof(float));
+        ctx = malloc(w.x * sizeof(float)); res = malloc(w.x * sizeof(float));
+        h = malloc(w.h * sizeof(float));
+        scratch = malloc(w.scratch * sizeof(float));
+        pool = malloc(w.pool * sizeof(float));
+        alens = malloc(w.lens * sizeof(int));
+        gw = aw = NULL;
+        if (!x || !y || !q || !k || !v || !ctx || !res || !h || !scratch || !pool || !alens) {
+            embed_errf(err, errlen, "out of memory");
+            goto out;
+        }
     }
-    x = blk;
-    y = x + w.x; q = y + w.x; k = q + w.x; v = k + w.x; ctx = v + w.x; res = ctx + w.x;
-    h = res + w.x;
-    scratch = h + w.h;
-    pool = scratch + w.scratch;
-    gw = pool + w.pool;
-    aw = gw + w.gw;
-    alens = (int *)(void *)(aw + w.aw);
-    /* padding rows stay 0 (and any row a text does not reach) */
-    memset(x, 0, w.x * sizeof(float));
     /* Embedding + timing signal. The graph adds the embedding twice:
      * AddTimingSignal returns emb + timing, and Layer_0/add adds that to
      * emb again; so x = 2 emb + timing. Padding rows stay 0 (ScatterNd). An
@@ -1775,11 +1789,15 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
     linear(pool, m->wt, USE_DIM, m->pt, m->bt, out, batch, USE_DIM, USE_DIM, gw);
     embed_k_tanh(out, (size_t)batch * USE_DIM);
     embed_k_l2_normalize(out, batch, USE_DIM);
-    if (arena)
+    rc = 0;
+out:
+    if (arena) {
         __atomic_store_n(&arena->busy, 0, __ATOMIC_RELEASE);
-    else
-        free(blk);
-    return 0;
+    } else {
+        free(x); free(y); free(q); free(k); free(v); free(ctx); free(res); free(h);
+        free(scratch); free(pool); free(alens);
+    }
+    return rc;
 }
 
 /* With several threads a batch is cut into shares of whole texts, one per
