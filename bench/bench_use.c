@@ -19,7 +19,7 @@
  *   bench=use threads=1 pieces=.. rounds=.. ms_median=.. texts_per_s=..
  *
  * usage: bench_use [--model DIR] [--texts FILE] [--threads N] [--rounds N]
- *                  [--first N]
+ *                  [--first N] [--queries FILE [--vectors OUT]]
  *   --first N  instead: a fresh process's load + first query (issue 22),
  *              N rounds of three child processes in turn, each loading
  *              the model and encoding one 11-word question at 1 thread:
