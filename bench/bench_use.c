@@ -19,7 +19,7 @@
  *   bench=use threads=1 pieces=.. rounds=.. ms_median=.. texts_per_s=..
  *
  * usage: bench_use [--model DIR] [--texts FILE] [--threads N] [--rounds N]
- *                  [--first N]
+ *                  [--first N] [--queries FILE [--vectors OUT]]
  *   --first N  instead: a fresh process's load + first query (issue 22),
  *              N rounds of three child processes in turn, each loading
  *              the model and encoding one 11-word question at 1 thread:
@@ -31,6 +31,17 @@
  *     bench=use_first path=f32|int8|int8_file load_ms=.. query_ms=..
  *     cpu_ms=.. query_cpu_ms=.. max_diff=..
  *   (query_cpu_ms: the process's CPU during the query alone)
+ *   --queries FILE  instead: one short question's encode (issue 16,
+ *              enc55), each line of FILE a question, each in a fresh
+ *              child process at 1 thread: the model's load, the first
+ *              encode (packing included, as in the prompt hook) and three
+ *              more of the same text (warm); CPU is the encoding thread's.
+ *              Medians over the lines:
+ *     bench=use_query texts=.. load_cpu_ms=.. first_cpu_ms=.. first_ms=..
+ *     first_faults=.. warm_cpu_ms=.. same_warm=..
+ *   (same_warm: lines whose warm vectors have the first one's bits)
+ *   --vectors OUT  with --queries: every first vector's floats to OUT, in
+ *              line order, for cmp against another build's
  */
 #include "embed/embed.h"
 #include "store/vectors.h"
@@ -160,6 +171,144 @@ static int first_child(const char *dir, int path, double *v)
     return 0;
 }
 
+/* This thread's CPU time in ms, and the process's page faults. */
+static double thread_cpu_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double faults_now(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_minflt + ru.ru_majflt);
+}
+
+#define Q_VALS (7 + 512)   /* load, first, first wall, faults, warm CPU ms, same, dim, the vector */
+
+/* One question in a child process: v gets Q_VALS values. */
+static int query_child(const char *dir, const char *q, double *v)
+{
+    int fds[2], st, ok;
+    pid_t pid;
+
+    if (pipe(fds) != 0 || (pid = fork()) < 0)
+        return -1;
+    if (pid == 0) {
+        static double r[Q_VALS];
+        float out[512], again[512];
+        double c0, t0, f0, warm[3];
+        char err[256];
+        struct embed_model *m;
+        int i, same = 1;
+
+        close(fds[0]);
+        c0 = thread_cpu_ms();
+        if (!(m = embed_load(dir, err, sizeof(err))) || embed_dim(m) > 512)
+            _exit(1);
+        r[0] = thread_cpu_ms() - c0;
+        embed_set_threads(m, 1);
+        f0 = faults_now();
+        t0 = os_now_ms();
+        c0 = thread_cpu_ms();
+        if (embed_encode(m, &q, 1, 1, out) != 0)
+            _exit(1);
+        r[1] = thread_cpu_ms() - c0;
+        r[2] = os_now_ms() - t0;
+        r[3] = faults_now() - f0;
+        for (i = 0; i < 3; i++) {
+            c0 = thread_cpu_ms();
+            if (embed_encode(m, &q, 1, 1, again) != 0)
+                _exit(1);
+            warm[i] = thread_cpu_ms() - c0;
+            same &= memcmp(out, again, (size_t)embed_dim(m) * sizeof(float)) == 0;
+        }
+        r[4] = bench_median(warm, 3);
+        r[5] = same;
+        r[6] = embed_dim(m);
+        for (i = 0; i < embed_dim(m); i++)
+            r[7 + i] = out[i];
+        if (write(fds[1], r, sizeof(r)) != (ssize_t)sizeof(r))
+            _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    ok = read(fds[0], v, Q_VALS * sizeof(double)) == (ssize_t)(Q_VALS * sizeof(double));
+    close(fds[0]);
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || !ok)
+        return -1;
+    return 0;
+}
+
+/* 1 if dir holds a model folder, else a skip note. */
+static int use_model_there(const char *dir)
+{
+    char path[4200];
+
+    snprintf(path, sizeof(path), "%s/model.json", dir);
+    if (access(path, R_OK) == 0)
+        return 1;
+    printf("# bench_use: skipped, no model at %s\n", dir);
+    return 0;
+}
+
+static int query_runs(const char *dir, const char *file, const char *vecs)
+{
+    FILE *f = fopen(file, "r"), *vo = NULL;
+    double *col[5] = { NULL }, v[Q_VALS];
+    char line[4096];
+    int n = 0, cap = 0, same = 0, k, rc = -1;
+
+    if (!f || (vecs && !(vo = fopen(vecs, "wb")))) {
+        fprintf(stderr, "bench_use: cannot open %s\n", f ? vecs : file);
+        goto out;
+    }
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (!line[0])
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            for (k = 0; k < 5; k++)
+                if (!(col[k] = realloc(col[k], (size_t)cap * sizeof(double))))
+                    goto out;
+        }
+        if (query_child(dir, line, v) != 0) {
+            fprintf(stderr, "bench_use: a child failed\n");
+            goto out;
+        }
+        for (k = 0; k < 5; k++)
+            col[k][n] = v[k];
+        same += v[5] != 0;
+        for (k = 0; vo && k < (int)v[6]; k++) {
+            float x = (float)v[7 + k];
+            fwrite(&x, sizeof x, 1, vo);
+        }
+        n++;
+    }
+    if (n == 0) {
+        fprintf(stderr, "bench_use: no questions in %s\n", file);
+        goto out;
+    }
+    printf("bench=use_query texts=%d load_cpu_ms=%.3f first_cpu_ms=%.3f first_ms=%.3f "
+           "first_faults=%.0f warm_cpu_ms=%.3f same_warm=%d\n", n, bench_median(col[0], n),
+           bench_median(col[1], n), bench_median(col[2], n), bench_median(col[3], n),
+           bench_median(col[4], n), same);
+    rc = 0;
+out:
+    for (k = 0; k < 5; k++)
+        free(col[k]);
+    if (f)
+        fclose(f);
+    if (vo && fclose(vo) != 0)
+        rc = -1;
+    return rc;
+}
+
 static int first_runs(const char *dir, int rounds)
 {
     static const char *const name[3] = { "f32", "int8", "int8_file" };
@@ -197,7 +346,8 @@ static int first_runs(const char *dir, int rounds)
 
 int main(int argc, char **argv)
 {
-    const char *model = NULL, *texts = NULL, *home = getenv("HOME");
+    const char *model = NULL, *texts = NULL, *home = getenv("HOME"), *queries = NULL;
+    const char *vecs = NULL;
     const char *md = getenv("CAIRN_MODELS_DIR");
     char dir[4096], err[256];
     int i, t, r, t_lo = 1, t_hi = 2, rounds = 5, dim, first = 0;
@@ -218,9 +368,13 @@ int main(int argc, char **argv)
             rounds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--first") == 0 && i + 1 < argc)
             first = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--queries") == 0 && i + 1 < argc)
+            queries = argv[++i];
+        else if (strcmp(argv[i], "--vectors") == 0 && i + 1 < argc)
+            vecs = argv[++i];
         else {
             fprintf(stderr, "usage: bench_use [--model DIR] [--texts FILE] [--threads N] "
-                            "[--rounds N] [--first N]\n");
+                            "[--rounds N] [--first N] [--queries FILE [--vectors OUT]]\n");
             return 2;
         }
     }
@@ -234,6 +388,11 @@ int main(int argc, char **argv)
             snprintf(dir, sizeof(dir), "%s/.cairn/models/use-lite-en", home ? home : ".");
         model = dir;
     }
+    if (queries) {   /* the children load it: this process stays small */
+        if (!use_model_there(model))
+            return 0;
+        return query_runs(model, queries, vecs) != 0;
+    }
     m = embed_load(model, err, sizeof(err));
     if (!m) {
         printf("# bench_use: skipped, no model at %s (%s)\n", model, err);
@@ -243,6 +402,7 @@ int main(int argc, char **argv)
         embed_free(m);
         return first_runs(model, first) != 0;
     }
+
     buf = texts ? read_texts(texts, &len) : gen_texts(300, &len);
     if (!buf) {
         fprintf(stderr, "bench_use: cannot read %s\n", texts ? texts : "(generated)");

@@ -570,20 +570,26 @@ int embed_k_gemm_packed_cols(int level, const float *x, int ldx,
 #endif
 }
 
-int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
-                        const float *bias, float *y, int m)
+int embed_k_gemm_packed_w(int level, const float *x, const struct embed_k_packed *pk,
+                          const float *bias, float *y, int m, float *work)
 {
-    float *xp;
+    float *xp = work;
     int rc;
 
     if (level < 1 && !pk->q8)
         return -1;
-    xp = malloc(embed_k_gemm_work(m, pk->k) * sizeof(float));
-    if (!xp)
+    if (!xp && !(xp = malloc(embed_k_gemm_work(m, pk->k) * sizeof(float))))
         return -1;
     rc = embed_k_gemm_packed_cols(level, x, pk->k, pk, 0, pk->n, bias, y, pk->n, m, xp);
-    free(xp);
+    if (xp != work)
+        free(xp);
     return rc;
+}
+
+int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
+                        const float *bias, float *y, int m)
+{
+    return embed_k_gemm_packed_w(level, x, pk, bias, y, m, NULL);
 }
 
 /* The most g_xwork(m, k') can be for any m and any k' <= k. g_xwork is

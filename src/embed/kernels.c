@@ -915,14 +915,20 @@ int embed_k_packed_pays(void)
 void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
                            const float *b, float *y, int m)
 {
+    embed_k_linear_packed_w(x, pk, b, y, m, NULL);
+}
+
+void embed_k_linear_packed_w(const float *x, const struct embed_k_packed *pk,
+                             const float *b, float *y, int m, float *work)
+{
     int level = k_threads > 1 && embed_k_blas() ? 0 : k_packed_level();
 
     /* the int8 form has no f32 panels, and its products must not depend
      * on the path: it runs at any level (qgemm.c) */
     if (embed_k_packed_is_q8(pk) &&
-        embed_k_gemm_packed(k_packed_level(), x, pk, b, y, m) == 0)
+        embed_k_gemm_packed_w(k_packed_level(), x, pk, b, y, m, work) == 0)
         return;
-    if (level > 0 && embed_k_gemm_packed(level, x, pk, b, y, m) == 0)
+    if (level > 0 && embed_k_gemm_packed_w(level, x, pk, b, y, m, work) == 0)
         return;
     if (embed_k_packed_ldw(pk))
         embed_k_linear_kn(x, embed_k_packed_w(pk), embed_k_packed_ldw(pk), b, y, m,
@@ -1173,14 +1179,21 @@ void embed_k_attention(const float *q, const float *k, const float *v,
                        float *ctx, const int *lens, int batch, int seq,
                        int heads, int head_dim, float *scratch)
 {
+    embed_k_attention_w(q, k, v, ctx, lens, batch, seq, heads, head_dim, scratch, NULL);
+}
+
+void embed_k_attention_w(const float *q, const float *k, const float *v,
+                         float *ctx, const int *lens, int batch, int seq,
+                         int heads, int head_dim, float *scratch, float *given)
+{
     int hidden = heads * head_dim, level = k_packed_level();
-    float scale = 1.0f / sqrtf((float)head_dim), *work = NULL;
+    float scale = 1.0f / sqrtf((float)head_dim), *work = given;
     int b, h, i;
 
     /* the packed product where it runs for the linear layers (OpenBLAS's
      * AVX2 kernels took ~12% of a 32 x 128 batch here, per-call packing
      * included) */
-    if (level > 0)
+    if (level > 0 && !work)
         work = aligned_alloc(64, (embed_k_attention_work(seq, head_dim) * sizeof(float) + 63) &
                                  ~(size_t)63);
     for (b = 0; b < batch; b++) {
@@ -1207,7 +1220,8 @@ void embed_k_attention(const float *q, const float *k, const float *v,
             memset(ctx + base + (size_t)n * hidden, 0,
                    (size_t)(seq - n) * hidden * sizeof(float));
     }
-    free(work);
+    if (work != given)
+        free(work);
 }
 
 void embed_k_attention_ref(const float *q, const float *k, const float *v,

@@ -136,6 +136,12 @@ int embed_k_packed_pays(void);
  * (or embed_k_linear_kn, for embed_k_pack_kn) on the original w. */
 void embed_k_linear_packed(const float *x, const struct embed_k_packed *pk,
                            const float *b, float *y, int m);
+/* The same with the packed product's work space given: work holds
+ * embed_k_gemm_work(m, k) floats, or is NULL (then allocated per call). A
+ * caller that runs many products on few rows (a query) gives one block
+ * already touched rather than fresh pages each product. Same bits. */
+void embed_k_linear_packed_w(const float *x, const struct embed_k_packed *pk,
+                             const float *b, float *y, int m, float *work);
 /* embed_k_linear_packed of the same x[m][k] on n <= EMBED_K_Q8_MAXN
  * packs, x quantised once, where all are the int8 form of inner size k
  * (embed_k_q8_cols_n): 0 when done, -1 (nothing written) otherwise, for
@@ -148,6 +154,10 @@ int embed_k_linear_packed_n(const float *x, const struct embed_k_packed *const *
  * dispatch above. */
 int embed_k_gemm_packed(int level, const float *x, const struct embed_k_packed *pk,
                         const float *b, float *y, int m);
+/* embed_k_gemm_packed with work (embed_k_gemm_work(m, k) floats) given,
+ * or NULL to allocate it. */
+int embed_k_gemm_packed_w(int level, const float *x, const struct embed_k_packed *pk,
+                          const float *b, float *y, int m, float *work);
 
 /* Floats of work space embed_k_gemm_packed_cols needs for m rows of
  * inner size k (no alignment needed). */
@@ -263,6 +273,11 @@ void embed_k_attention(const float *q, const float *k, const float *v,
 /* Floats of work space (64-byte aligned) embed_k_attention_packed needs
  * for any length up to n tokens and head size hd. */
 size_t embed_k_attention_work(int n, int hd);
+/* embed_k_attention with its work space given (embed_k_attention_work(seq,
+ * head_dim) floats, 64-byte aligned), or NULL to allocate it. Same bits. */
+void embed_k_attention_w(const float *q, const float *k, const float *v,
+                         float *ctx, const int *lens, int batch, int seq,
+                         int heads, int head_dim, float *scratch, float *work);
 /* One head of one sequence of embed_k_attention on the packed product
  * (gemm.c), at SIMD level 2 or 1: q, k, v, ctx are that head's n x hd
  * slices with rows ld floats apart; scores [n][n]. -1 (nothing written)

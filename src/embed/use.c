@@ -25,6 +25,7 @@
 #include "util/buf.h"
 #include "util/hash.h"
 #include "util/json.h"
+#include "util/os.h"
 #include "util/utf8.h"
 #include "embed/common.h"
 
@@ -39,6 +40,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <utf8proc.h>
 
@@ -55,6 +57,14 @@
 /* A pass with more token rows than this packs the weights first, as does
  * a second one with fewer (use_pack). */
 #define USE_QUERY_ROWS     32
+/* A pass whose work space fits in this many bytes takes it from the
+ * model's arena (use_arena): one 2 MB page, kept for the next pass. */
+#define USE_ARENA_BYTES    ((size_t)2 << 20)
+/* A batch's block from this size is in 2 MB pages (os_alloc_big, which
+ * aligns it to 2 MB from here) */
+#define USE_BIG_BLOCK      ((size_t)4 << 20)
+/* A process's first passes read their embedding rows (forward_part) */
+#define USE_READ_PASSES    16
 
 struct use_layer {
     int din, d, dout, inner;          /* input, attention, output, FFN */
@@ -70,10 +80,35 @@ struct use_layer {
     struct embed_k_packed *pd, *pq, *pk, *pv, *po, *p1, *p2;
 };
 
+/* A mapped shard: its bytes are data[off, off + len), its file stays open
+ * for use_read. */
+struct use_shard {
+    size_t off, len;
+    int    fd;
+};
+
+/* The model's arena: one 2 MB page from a 2 MB boundary, advised as a
+ * huge page (use_arena_new, at the load): a short pass's work space, then
+ * the copies of the norms and biases (use_copy_small). On the
+ * paravirtualised host a fresh 4 KB page costs a fault of ~15 us; a
+ * query's ~90 of them (its activations and the products' work, each
+ * malloc'd) were ~1.3 ms of its first pass, the huge page's fault and
+ * clearing ~0.1 ms. Later passes find it touched. Without transparent
+ * huge pages it is 4 KB pages touched as needed. */
+struct use_arena {
+    char  *p;
+    size_t work;                      /* its first bytes: a pass's work space */
+    int    busy;                      /* a pass is using it (atomic) */
+};
+
 struct use_model {
     float  *data;                     /* all groups' weights */
     size_t  nbytes;
     size_t  maplen;                   /* > 0: data is our mapping of that length */
+    struct use_shard *shard;          /* with the mapping: its shards, in order */
+    int     nshard;
+    struct use_arena *arena;          /* a short pass's work space, or NULL */
+    int     passes;                   /* use_forward's calls so far */
     /* vocabulary */
     /* vocabulary: views of one image (struct vocab_bin), the mapped
      * vocab.bin or vocab_buf built from vocab.json (load_vocab) */
@@ -425,14 +460,54 @@ out:
  * not its size and change time as the weights' files are: reading and
  * hashing its 218 KB costs ~0.2 M instructions, and a file rewritten
  * within the clock's tick at the same size cannot pass for the old one. */
+/*
+ * dir/name (model.json, vocab.json) mapped read-only (*maplen > 0; munmap
+ * it), else read as embed_read_file does. A one-shot query reads both
+ * whole once (their hashes key the manifest and vocabulary files: 247 and
+ * 260 KB), and reading them into fresh heap pages cost ~130 page faults
+ * each (~2 ms apiece on the paravirtualised host) where a mapping takes a
+ * few, the kernel mapping 16 pages a fault. The text is used by its
+ * length, never as a C string. NULL and why.
+ */
+static char *use_map_text(const char *dir, const char *name, size_t *len, size_t *maplen,
+                          char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    void *p = MAP_FAILED;
+    int fd;
+
+    *maplen = 0;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path &&
+        (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+            (uint64_t)st.st_size <= USE_MAX_JSON)
+            p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        if (p != MAP_FAILED) {
+            *len = *maplen = (size_t)st.st_size;
+            return p;
+        }
+    }
+    return embed_read_file(dir, name, USE_MAX_JSON, len, NULL, err, errlen);
+}
+
+static void use_unmap_text(char *text, size_t maplen)
+{
+    if (maplen)
+        munmap(text, maplen);
+    else
+        free(text);
+}
+
 static int load_vocab(struct use_model *m, const char *dir, int file, char *err,
                       size_t errlen)
 {
     char ferr[256];
     uint64_t key;
     const void *body;
-    size_t len = 0, blen;
-    char *text = embed_read_file(dir, "vocab.json", USE_MAX_JSON, &len, NULL, err, errlen);
+    size_t len = 0, blen, textmap = 0;
+    char *text = use_map_text(dir, "vocab.json", &len, &textmap, err, errlen);
     int rc = -1;
 
     if (!text)
@@ -459,7 +534,8 @@ static int load_vocab(struct use_model *m, const char *dir, int file, char *err,
                                   blen, ferr, sizeof ferr);
     rc = 0;
 out:
-    free(text);
+    if (text)
+        use_unmap_text(text, textmap);
     return rc;
 }
 
@@ -493,13 +569,112 @@ static void use_key_add(struct use_model *m, const struct stat *st)
     m->src_key = hash64(v, sizeof v, m->src_key);
 }
 
+static void use_close_shards(struct use_model *m)
+{
+    int i;
+
+    for (i = 0; i < m->nshard; i++)
+        close(m->shard[i].fd);
+    free(m->shard);
+    m->shard = NULL;
+    m->nshard = 0;
+}
+
+/* The shard holding byte off of the mapped weights, or NULL. */
+static const struct use_shard *use_shard_at(const struct use_model *m, size_t off)
+{
+    int lo = 0, hi = m->nshard;
+
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+
+        if (off >= m->shard[mid].off + m->shard[mid].len)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->nshard && off >= m->shard[lo].off ? &m->shard[lo] : NULL;
+}
+
+/*
+ * n bytes of the weights from at (a pointer into m->data) copied to dst,
+ * by pread from the shards' files rather than through the mapping: on the
+ * paravirtualised host the first touch of a mapped file's page costs a
+ * fault of ~20 us, a pread of a few hundred bytes ~3 us, and a one-shot
+ * query reads small pieces of many pages (the int8 file's edge checks,
+ * its tokens' embedding rows, the norms and biases: docs/EMBED.md, "USE-lite:
+ * one short question"). The bytes are the same either way (the mapping
+ * is private and never written): a failed read takes them from memory.
+ */
+static void use_read(const struct use_model *m, const void *at, size_t n, void *dst)
+{
+    size_t off = (size_t)((const char *)at - (const char *)m->data), done = 0;
+
+    while (done < n && m->nshard) {
+        const struct use_shard *sh = use_shard_at(m, off + done);
+        size_t part = n - done;
+
+        if (!sh)
+            break;
+        if (part > sh->off + sh->len - (off + done))
+            part = sh->off + sh->len - (off + done);
+        if (os_pread_all(sh->fd, (char *)dst + done, part, off + done - sh->off) != 0)
+            break;
+        done += part;
+    }
+    if (done < n)
+        memcpy((char *)dst + done, (const char *)at + done, n - done);
+}
+
+/*
+ * count floats spaced ldw apart from w, into dst: use_read's way for a
+ * column, one preadv whose gaps go to a scratch buffer over and over
+ * (the kernel copies ~ldw * count floats, a few microseconds) instead of
+ * count reads or count faults. A column not in one shard, or with too
+ * many gaps for the vector, is read a float at a time.
+ */
+#define USE_COL_IOV 256
+static void use_read_col(const struct use_model *m, const float *w, size_t ldw, int count,
+                         float *dst)
+{
+    struct iovec iov[USE_COL_IOV];
+    char gap[1024];
+    size_t off = (size_t)((const char *)w - (const char *)m->data);
+    size_t span = ((size_t)(count - 1) * ldw + 1) * sizeof(float), want = 0;
+    const struct use_shard *sh = m->nshard ? use_shard_at(m, off) : NULL;
+    int c, niov = 0;
+
+    if (count < 1)
+        return;
+    if (sh && off + span <= sh->off + sh->len) {
+        for (c = 0; c < count && niov < USE_COL_IOV; c++) {
+            size_t skip = c + 1 < count ? (ldw - 1) * sizeof(float) : 0;
+
+            iov[niov++] = (struct iovec){ dst + c, sizeof(float) };
+            while (skip && niov < USE_COL_IOV) {
+                size_t g = skip < sizeof gap ? skip : sizeof gap;
+
+                iov[niov++] = (struct iovec){ gap, g };
+                skip -= g;
+            }
+            if (skip)
+                break;
+        }
+        want = span;
+        if (c == count && preadv(sh->fd, iov, niov, (off_t)(off - sh->off)) == (ssize_t)want)
+            return;
+    }
+    for (c = 0; c < count; c++)
+        use_read(m, w + (size_t)c * ldw, sizeof(float), dst + c);
+}
+
 /* Maps the shards (groups' paths, in order, of sizes sz, total bytes in all, as the
  * first pass of load_manifest measured them) into one range, each shard
  * at the offset it would be read to. 1 if mapped (m->data, m->maplen);
  * 0 and nothing mapped if a shard does not end on a page boundary, changed
  * size since it was measured, or the system refuses: the caller reads. */
 static int map_shards(struct use_model *m, const char *dir, const cJSON *groups,
-                      const size_t *sz, size_t total)
+                      const size_t *sz, size_t nsz, size_t total)
 {
     long pg = sysconf(_SC_PAGESIZE);
     size_t len, off = 0, k = 0;
@@ -514,6 +689,8 @@ static int map_shards(struct use_model *m, const char *dir, const cJSON *groups,
     base = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED)
         return 0;
+    if (!(m->shard = calloc(nsz ? nsz : 1, sizeof(*m->shard))))
+        goto fail;
     cJSON_ArrayForEach(g, groups) {
         const cJSON *paths = cJSON_GetObjectItemCaseSensitive(g, "paths");
         cJSON_ArrayForEach(p, paths) {
@@ -526,13 +703,16 @@ static int map_shards(struct use_model *m, const char *dir, const cJSON *groups,
             if (fd < 0)
                 goto fail;
             ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && off % (size_t)pg == 0 &&
-                 (size_t)st.st_size == sz[k++] && (uint64_t)st.st_size <= total - off &&
+                 k < nsz && (size_t)st.st_size == sz[k++] && (uint64_t)st.st_size <= total - off &&
                  (st.st_size == 0 ||
                   mmap(base + off, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_FIXED,
                        fd, 0) != MAP_FAILED);
-            close(fd);
-            if (!ok)
+            if (!ok) {
+                close(fd);
                 goto fail;
+            }
+            /* kept open: use_read reads through it */
+            m->shard[m->nshard++] = (struct use_shard){ off, (size_t)st.st_size, fd };
             off += (size_t)st.st_size;
         }
     }
@@ -542,6 +722,7 @@ static int map_shards(struct use_model *m, const char *dir, const cJSON *groups,
     m->maplen = len;
     return 1;
 fail:
+    use_close_shards(m);
     munmap(base, len);
     return 0;
 }
@@ -596,7 +777,7 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
         }
     }
     m->nbytes = total;
-    if (!map_shards(m, dir, groups, sz, total) && !(m->data = malloc(total ? total : 1))) {
+    if (!map_shards(m, dir, groups, sz, nsz, total) && !(m->data = malloc(total ? total : 1))) {
         embed_errf(err, errlen, "out of memory");
         goto fail;
     }
@@ -916,13 +1097,16 @@ static cJSON *load_model_json(const char *dir, const char *text, size_t len, int
     return out;
 }
 
+static struct use_arena *use_arena_new(void);
+static void use_copy_small(struct use_model *m);
+
 struct use_model *use_load(const char *dir, char *err, size_t errlen)
 {
     struct use_model *m = calloc(1, sizeof(*m));
     struct use_manifest man = { NULL, 0 };
     char *text = NULL, local[256];
     cJSON *model = NULL;
-    size_t len = 0;
+    size_t len = 0, textmap = 0;
     int64_t sh[4];
     int ok = 0;
 
@@ -952,7 +1136,7 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
         else
             use_key_add(m, &st);
     }
-    text = embed_read_file(dir, "model.json", USE_MAX_JSON, &len, NULL, err, errlen);
+    text = use_map_text(dir, "model.json", &len, &textmap, err, errlen);
     if (!text)
         goto out;
     model = load_model_json(dir, text, len, use_q8_file_wanted(m));
@@ -988,11 +1172,14 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
                           USE_DIM, 0, 0, 0, NULL, err, errlen) : NULL;
     if (!m->bt)
         goto out;
+    if ((m->arena = use_arena_new()))
+        use_copy_small(m);
     ok = 1;
 out:
     free(man.w);
     cJSON_Delete(model);
-    free(text);
+    if (text)
+        use_unmap_text(text, textmap);
     if (!ok) {
         use_free(m);
         return NULL;
@@ -1074,7 +1261,8 @@ static int use_q8_file_wanted(const struct use_model *m)
 /* t: the int8 file's shapes and edge values of q's weights, 16 values at
  * each end of each [k][n] weight (its first row's first, its last row's
  * last): read from the weights in memory, 2 pages a weight. */
-static void use_q8_edges(const struct use_prod *q, int nq, struct embed_pc_tensor *t)
+static void use_q8_edges(const struct use_model *m, const struct use_prod *q, int nq,
+                         struct embed_pc_tensor *t)
 {
     int i;
 
@@ -1085,8 +1273,8 @@ static void use_q8_edges(const struct use_prod *q, int nq, struct embed_pc_tenso
         memset(&t[i], 0, sizeof(t[i]));
         t[i].n = q[i].n;
         t[i].k = q[i].k;
-        memcpy(t[i].edge, q[i].w, e * sizeof(float));
-        memcpy(t[i].edge + EMBED_PC_EDGE, last, e * sizeof(float));
+        use_read(m, q[i].w, e * sizeof(float), t[i].edge);
+        use_read(m, last, e * sizeof(float), t[i].edge + EMBED_PC_EDGE);
     }
 }
 
@@ -1094,9 +1282,10 @@ static void use_q8_edges(const struct use_prod *q, int nq, struct embed_pc_tenso
  * embed_pc_edges gives them for w[n][k] (the first output's first 16
  * inputs, the last output's last 16), read from the [k][n] layout: what
  * packcache.c checks the panels against. */
-static void use_f32_edges(const struct use_prod *f, int nf, struct embed_pc_tensor *t)
+static void use_f32_edges(const struct use_model *m, const struct use_prod *f, int nf,
+                          struct embed_pc_tensor *t)
 {
-    int i, c;
+    int i;
 
     for (i = 0; i < nf; i++) {
         int e = f[i].k < EMBED_PC_EDGE ? f[i].k : EMBED_PC_EDGE;
@@ -1104,10 +1293,9 @@ static void use_f32_edges(const struct use_prod *f, int nf, struct embed_pc_tens
         memset(&t[i], 0, sizeof(t[i]));
         t[i].n = f[i].n;
         t[i].k = f[i].k;
-        for (c = 0; c < e; c++) {
-            t[i].edge[c] = f[i].w[(size_t)c * f[i].ldw];
-            t[i].edge[e + c] = f[i].w[(size_t)(f[i].k - e + c) * f[i].ldw + f[i].n - 1];
-        }
+        use_read_col(m, f[i].w, (size_t)f[i].ldw, e, t[i].edge);
+        use_read_col(m, f[i].w + (size_t)(f[i].k - e) * f[i].ldw + f[i].n - 1, (size_t)f[i].ldw,
+                     e, t[i].edge + e);
     }
 }
 
@@ -1152,12 +1340,12 @@ static void use_pack(struct use_model *m)
     use_q8_list(m, q);
     nf = use_f32_list(m, f);
     if (m->int8 && (file = use_q8_file_wanted(m))) {
-        use_q8_edges(q, USE_NQ8, t);
+        use_q8_edges(m, q, USE_NQ8, t);
         m->q8file = embed_pc_q8_open(m->dir, m->src_key, t, USE_NQ8, img, err, sizeof err);
         /* the f32 products' panels (their width is the SIMD level's, so
          * they are in the level's nrNN.bin, not in the int8 file) */
         if ((pfile = embed_k_packed_pays())) {
-            use_f32_edges(f, nf, tf);
+            use_f32_edges(m, f, nf, tf);
             m->f32file = embed_pc_open(m->dir, nr, &src, tf, nf, panels, err, sizeof err);
         }
     }
@@ -1208,6 +1396,10 @@ void use_free(struct use_model *m)
     use_unpack(m);
     free(m->vocab_buf);
     embed_pc_close(m->vocab_file);
+    use_close_shards(m);
+    if (m->arena)
+        munmap(m->arena->p, USE_ARENA_BYTES);
+    free(m->arena);
     if (m->maplen)
         munmap(m->data, m->maplen);
     else
@@ -1352,10 +1544,10 @@ static void add_rows(float *x, const float *y, size_t n)
 /* y[m][n] = x[m][k] . w + b, w [k][n] with rows ldw apart, on the packed
  * copy when there is one. */
 static void linear(const float *x, const float *w, int ldw, const struct embed_k_packed *pw,
-                   const float *b, float *y, int m, int n, int k)
+                   const float *b, float *y, int m, int n, int k, float *work)
 {
     if (pw)
-        embed_k_linear_packed(x, pw, b, y, m);
+        embed_k_linear_packed_w(x, pw, b, y, m, work);
     else
         embed_k_linear_kn(x, w, ldw, b, y, m, n, k);
 }
@@ -1367,8 +1559,8 @@ static void linear(const float *x, const float *w, int ldw, const struct embed_k
  */
 static void layer_forward(const struct use_layer *L, float **xp, float **yp,
                           float *q, float *k, float *v, float *ctx, float *h,
-                          float *res, float *scratch, const int *lens, int batch,
-                          int seq)
+                          float *res, float *scratch, float *gw, float *aw,
+                          const int *lens, int batch, int seq)
 {
     float *x = *xp, *y = *yp, *tmp;
     int T = batch * seq, d = L->d;
@@ -1376,67 +1568,201 @@ static void layer_forward(const struct use_layer *L, float **xp, float **yp,
 
     /* residual: x itself, or its projection to the new width */
     if (L->wd)
-        linear(x, L->wd, L->dout, L->pd, L->bd, res, T, L->dout, L->din);
+        linear(x, L->wd, L->dout, L->pd, L->bd, res, T, L->dout, L->din, gw);
     else
         memcpy(res, x, (size_t)T * L->dout * sizeof(float));
     memcpy(y, x, (size_t)T * L->din * sizeof(float));
     embed_k_add_layernorm(y, NULL, L->ln_g, L->ln_b, T, L->din, USE_LN_EPS);
-    linear(y, L->wqkv, 3 * d, L->pq, L->bqkv, q, T, d, L->din);
-    linear(y, L->wqkv + d, 3 * d, L->pk, L->bqkv + d, k, T, d, L->din);
-    linear(y, L->wqkv + 2 * d, 3 * d, L->pv, L->bqkv + 2 * d, v, T, d, L->din);
-    embed_k_attention(q, k, v, ctx, lens, batch, seq, USE_HEADS, d / USE_HEADS, scratch);
-    linear(ctx, L->wo, L->dout, L->po, L->bo, x, T, L->dout, d);
+    linear(y, L->wqkv, 3 * d, L->pq, L->bqkv, q, T, d, L->din, gw);
+    linear(y, L->wqkv + d, 3 * d, L->pk, L->bqkv + d, k, T, d, L->din, gw);
+    linear(y, L->wqkv + 2 * d, 3 * d, L->pv, L->bqkv + 2 * d, v, T, d, L->din, gw);
+    embed_k_attention_w(q, k, v, ctx, lens, batch, seq, USE_HEADS, d / USE_HEADS, scratch, aw);
+    linear(ctx, L->wo, L->dout, L->po, L->bo, x, T, L->dout, d, gw);
     n = (size_t)T * L->dout;
     add_rows(x, res, n);
     /* FFN: x += relu(LN(x) W1 + b1) W2 + b2 */
     memcpy(y, x, n * sizeof(float));
     embed_k_add_layernorm(y, NULL, L->ln2_g, L->ln2_b, T, L->dout, USE_LN_EPS);
-    linear(y, L->w1, L->inner, L->p1, L->b1, h, T, L->inner, L->dout);
+    linear(y, L->w1, L->inner, L->p1, L->b1, h, T, L->inner, L->dout, gw);
     embed_k_relu(h, (size_t)T * L->inner);
-    linear(h, L->w2, L->dout, L->p2, L->b2, y, T, L->dout, L->inner);
+    linear(h, L->w2, L->dout, L->p2, L->b2, y, T, L->dout, L->inner, gw);
     add_rows(y, x, n);
     tmp = x; x = y; y = tmp;
     *xp = x;
     *yp = y;
 }
 
+/* A pass's work space: the activations, the products' and attention's
+ * work and the pooled rows, in floats, each part a multiple of 64 bytes
+ * (use_work_floats lays them out; forward_part carves them). */
+struct use_work {
+    size_t x, h, scratch, pool, gw, aw, lens, total;
+};
+
+static size_t use_round16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+static void use_work_floats(const struct use_model *m, int batch, int seq, struct use_work *w)
+{
+    size_t T = (size_t)batch * seq, g;
+    int i, wmax = m->demb, inner = 1;
+
+    memset(w, 0, sizeof(*w));
+    w->gw = embed_k_gemm_work(batch, USE_DIM);
+    for (i = 0; i < 2; i++) {
+        const struct use_layer *L = &m->layer[i];
+        const int ks[4] = { L->din, L->d, L->dout, L->inner };
+        int j;
+
+        if (L->dout > wmax) wmax = L->dout;
+        if (L->d > wmax) wmax = L->d;
+        if (L->inner > inner) inner = L->inner;
+        for (j = 0; j < 4; j++)
+            if ((g = embed_k_gemm_work((int)T, ks[j])) > w->gw)
+                w->gw = g;
+        if ((g = embed_k_attention_work(seq, L->d / USE_HEADS)) > w->aw)
+            w->aw = g;
+    }
+    w->x = use_round16(T * wmax);
+    w->h = use_round16(T * inner);
+    w->scratch = use_round16((size_t)seq * seq);
+    w->pool = use_round16((size_t)batch * USE_DIM);
+    w->gw = use_round16(w->gw);
+    w->aw = use_round16(w->aw);
+    w->lens = use_round16((size_t)batch);   /* ints, as many as floats */
+    w->total = 7 * w->x + w->h + w->scratch + w->pool + w->gw + w->aw + w->lens;
+}
+
+static struct use_arena *use_arena_new(void)
+{
+    struct use_arena *a = calloc(1, sizeof(*a));
+    char *p, *at;
+
+    if (!a)
+        return NULL;
+    p = mmap(NULL, 2 * USE_ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+             -1, 0);
+    if (p == MAP_FAILED) {
+        free(a);
+        return NULL;
+    }
+    at = (char *)(((uintptr_t)p + USE_ARENA_BYTES - 1) & ~(uintptr_t)(USE_ARENA_BYTES - 1));
+    if (at > p)
+        munmap(p, (size_t)(at - p));
+    if (p + 2 * USE_ARENA_BYTES > at + USE_ARENA_BYTES)
+        munmap(at + USE_ARENA_BYTES, (size_t)(p + 2 * USE_ARENA_BYTES - (at + USE_ARENA_BYTES)));
+#ifdef MADV_HUGEPAGE
+    (void)madvise(at, USE_ARENA_BYTES, MADV_HUGEPAGE);
+#endif
+    a->p = at;
+    a->work = USE_ARENA_BYTES;
+    return a;
+}
+
+/* The vectors every pass reads whole from the weights (the norms, the
+ * biases, the timing signal's scales: ~50 KB of USE-lite's, spread over
+ * ~20 pages of the shards) copied by use_read to the arena's end, and the
+ * model's pointers moved to the copies: one pread each, not a fault each
+ * in the first pass. The same floats; when they do not fit in a quarter
+ * of the arena they stay where they are. */
+static void use_copy_small(struct use_model *m)
+{
+    const float **v[2 * 9 + 2];
+    size_t len[2 * 9 + 2], total = 0, at;
+    int n = 0, i;
+    char *dst;
+
+    if (!m->nshard)
+        return;
+    for (i = 0; i < 2; i++) {
+        struct use_layer *L = &m->layer[i];
+
+        v[n] = &L->ln_g; len[n++] = (size_t)L->din;
+        v[n] = &L->ln_b; len[n++] = (size_t)L->din;
+        v[n] = &L->bqkv; len[n++] = 3 * (size_t)L->d;
+        v[n] = &L->bo; len[n++] = (size_t)L->dout;
+        if (L->bd) {
+            v[n] = &L->bd; len[n++] = (size_t)L->dout;
+        }
+        v[n] = &L->ln2_g; len[n++] = (size_t)L->dout;
+        v[n] = &L->ln2_b; len[n++] = (size_t)L->dout;
+        v[n] = &L->b1; len[n++] = (size_t)L->inner;
+        v[n] = &L->b2; len[n++] = (size_t)L->dout;
+    }
+    v[n] = &m->inv_ts; len[n++] = (size_t)m->nts;
+    v[n] = &m->bt; len[n++] = USE_DIM;
+    for (i = 0; i < n; i++)
+        total += (len[i] * sizeof(float) + 63) & ~(size_t)63;
+    if (total > USE_ARENA_BYTES / 4)
+        return;
+    m->arena->work = (USE_ARENA_BYTES - total) & ~(size_t)63;
+    dst = m->arena->p + m->arena->work;
+    for (i = 0, at = 0; i < n; i++) {
+        use_read(m, *v[i], len[i] * sizeof(float), dst + at);
+        *v[i] = (const float *)(void *)(dst + at);
+        at += (len[i] * sizeof(float) + 63) & ~(size_t)63;
+    }
+}
+
 /*
  * The pass over `batch` sequences (ids rows `stride` apart, seq <= stride
- * token rows each) into out[batch][USE_DIM]; validated input. Allocates
- * its own work space, so several can run at once on disjoint sequences.
+ * token rows each) into out[batch][USE_DIM]; validated input. Its work
+ * space is the model's arena when it fits and no other share holds it,
+ * else one block of its own, so several can run at once on disjoint
+ * sequences. Where the floats sit changes no bit of the result.
  */
 static int forward_part(const void *model, const int32_t *ids, int stride,
                         const int *lens, int batch, int seq, float *out, char *err,
                         size_t errlen)
 {
     const struct use_model *m = model;
-    int b, t, i, wmax = m->demb, inner = 1, rc = -1;
-    float *x = NULL, *y = NULL, *q = NULL, *k = NULL, *v = NULL, *ctx = NULL;
-    float *h = NULL, *res = NULL, *scratch = NULL, *pool = NULL;
-    int *alens = NULL;
-    size_t T;
+    struct use_arena *arena = m->arena;
+    struct use_work w;
+    int b, t, i, rows_read;
+    float *blk, *x, *y, *q, *k, *v, *ctx, *h, *res, *scratch, *pool, *gw, *aw;
+    int *alens;
+    size_t T = (size_t)batch * seq;
 
-    for (i = 0; i < 2; i++) {
-        if (m->layer[i].dout > wmax) wmax = m->layer[i].dout;
-        if (m->layer[i].d > wmax) wmax = m->layer[i].d;
-        if (m->layer[i].inner > inner) inner = m->layer[i].inner;
+    /* The embedding rows by pread (use_read) in a process's first short
+     * passes: each row of the 8 MB table a question's pieces pick is on a
+     * page not touched yet, a fault of ~20 us against a read of ~3 us.
+     * Later passes find more of them mapped; a batch's many rows fault in
+     * at most the table's pages, fewer than its reads. */
+    rows_read = m->nshard && T <= USE_MAX_TOKENS && m->passes <= USE_READ_PASSES;
+    use_work_floats(m, batch, seq, &w);
+    if (arena && w.total * sizeof(float) <= arena->work &&
+        !__atomic_exchange_n(&arena->busy, 1, __ATOMIC_ACQUIRE)) {
+        blk = (float *)(void *)arena->p;
+    } else {
+        /* A batch's own block, in 2 MB pages where the kernel allows
+         * (os_alloc_big): a fault and a clear each 2 MB, whatever glibc's
+         * history. Blocks by malloc came from fresh 4 KB pages or from the
+         * pages the last pass freed depending on its mmap threshold, which
+         * the sizes freed before move: ~490,000 against ~50,000 faults for
+         * the same 939 pieces when that history changed. */
+        size_t bytes = w.total * sizeof(float);
+
+        arena = NULL;
+        /* (os_alloc_big is malloc below 4 MB: attention's work wants 64
+         * bytes' alignment) */
+        blk = bytes < USE_BIG_BLOCK ? aligned_alloc(64, bytes) : os_alloc_big(bytes);
+        if (!blk) {
+            embed_errf(err, errlen, "out of memory");
+            return -1;
+        }
     }
-    T = (size_t)batch * seq;
-    x = calloc(T * wmax, sizeof(float));
-    y = malloc(T * wmax * sizeof(float));
-    q = malloc(T * wmax * sizeof(float));
-    k = malloc(T * wmax * sizeof(float));
-    v = malloc(T * wmax * sizeof(float));
-    ctx = malloc(T * wmax * sizeof(float));
-    res = malloc(T * wmax * sizeof(float));
-    h = malloc(T * inner * sizeof(float));
-    scratch = malloc((size_t)seq * seq * sizeof(float));
-    pool = malloc((size_t)batch * USE_DIM * sizeof(float));
-    alens = malloc((size_t)batch * sizeof(int));
-    if (!x || !y || !q || !k || !v || !ctx || !res || !h || !scratch || !pool || !alens) {
-        embed_errf(err, errlen, "out of memory");
-        goto out;
-    }
+    x = blk;
+    y = x + w.x; q = y + w.x; k = q + w.x; v = k + w.x; ctx = v + w.x; res = ctx + w.x;
+    h = res + w.x;
+    scratch = h + w.h;
+    pool = scratch + w.scratch;
+    gw = pool + w.pool;
+    aw = gw + w.gw;
+    alens = (int *)(void *)(aw + w.aw);
+    /* padding rows stay 0 (and any row a text does not reach) */
+    memset(x, 0, w.x * sizeof(float));
     /* Embedding + timing signal. The graph adds the embedding twice:
      * AddTimingSignal returns emb + timing, and Layer_0/add adds that to
      * emb again; so x = 2 emb + timing. Padding rows stay 0 (ScatterNd). An
@@ -1446,6 +1772,10 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
         for (t = 0; t < lens[b]; t++) {
             float *row = x + ((size_t)b * seq + t) * m->demb;
             const float *e = m->emb + (size_t)ids[(size_t)b * stride + t] * m->demb;
+            if (rows_read) {
+                use_read(m, e, (size_t)m->demb * sizeof(float), row);
+                e = row;
+            }
             for (i = 0; i < m->nts; i++) {
                 float a = (float)t * m->inv_ts[i];
                 row[i] = 2.0f * e[i] + sinf(a);
@@ -1454,17 +1784,17 @@ static int forward_part(const void *model, const int32_t *ids, int stride,
         }
     }
     for (i = 0; i < 2; i++)
-        layer_forward(&m->layer[i], &x, &y, q, k, v, ctx, h, res, scratch, alens,
+        layer_forward(&m->layer[i], &x, &y, q, k, v, ctx, h, res, scratch, gw, aw, alens,
                       batch, seq);
     embed_k_mean_pool(x, lens, batch, seq, USE_DIM, pool);
-    linear(pool, m->wt, USE_DIM, m->pt, m->bt, out, batch, USE_DIM, USE_DIM);
+    linear(pool, m->wt, USE_DIM, m->pt, m->bt, out, batch, USE_DIM, USE_DIM, gw);
     embed_k_tanh(out, (size_t)batch * USE_DIM);
     embed_k_l2_normalize(out, batch, USE_DIM);
-    rc = 0;
-out:
-    free(x); free(y); free(q); free(k); free(v); free(ctx); free(res); free(h);
-    free(scratch); free(pool); free(alens);
-    return rc;
+    if (arena)
+        __atomic_store_n(&arena->busy, 0, __ATOMIC_RELEASE);
+    else
+        free(blk);
+    return 0;
 }
 
 /* With several threads a batch is cut into shares of whole texts, one per
@@ -1498,6 +1828,7 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
      * not depend on whether it was a process's first query */
     if (!m->pack_tried && (m->int8 || (size_t)batch * seq > USE_QUERY_ROWS || m->queries++ > 0))
         use_pack(m);
+    m->passes++;
     return embed_run_shares(forward_part, m, ids, lens, batch, seq, out, USE_DIM, m->threads,
                             err, errlen);
 }

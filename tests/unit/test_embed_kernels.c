@@ -409,6 +409,69 @@ static void test_softmax(void)
     T_CHECK(fabsf(big[0] - 0.5f) < 1e-6f && big[2] == 0.0f);
 }
 
+/* The products and attention with their work space given (one block
+ * reused, holding the last call's leftovers: use.c's arena) give the bits
+ * of the calls that allocate their own, f32 and int8 (enc55). */
+static void test_given_work(void)
+{
+    int shapes[][3] = { {1, 7, 3}, {5, 33, 17}, {20, 512, 256}, {20, 256, 1024}, {37, 64, 1537} };
+    size_t s, i;
+    float *work = NULL, *aw = NULL;
+    int same = 1;
+
+    for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2], q8;
+        float *x = rand_array((size_t)m * k, 1.0f), *w = rand_array((size_t)k * n, 0.5f);
+        float *b = rand_array((size_t)n, 1.0f);
+        float *y1 = malloc((size_t)m * n * sizeof(float)), *y2 = malloc((size_t)m * n * sizeof(float));
+        size_t nw = embed_k_gemm_work(m, k);
+
+        free(work);
+        work = malloc(nw * sizeof(float));
+        T_CHECK(work && y1 && y2);
+        if (!work || !y1 || !y2)
+            break;
+        for (i = 0; i < nw; i++)
+            work[i] = NAN;
+        for (q8 = 0; q8 < 2; q8++) {
+            struct embed_k_packed *pk = q8 ? embed_k_pack_q8_kn(w, n, n, k)
+                                           : embed_k_pack_kn(w, n, n, k);
+
+            T_CHECK(pk != NULL);
+            if (!pk)
+                continue;
+            embed_k_linear_packed(x, pk, b, y1, m);
+            embed_k_linear_packed_w(x, pk, b, y2, m, work);
+            same &= memcmp(y1, y2, (size_t)m * n * sizeof(float)) == 0;
+            embed_k_linear_packed_w(x, pk, b, y2, m, work);     /* the block used again */
+            same &= memcmp(y1, y2, (size_t)m * n * sizeof(float)) == 0;
+            embed_k_packed_free(pk);
+        }
+        free(x); free(w); free(b); free(y1); free(y2);
+    }
+    {
+        int batch = 2, seq = 37, heads = 4, hd = 16, hidden = 64, lens[2] = { 37, 9 };
+        size_t n = (size_t)batch * seq * hidden, na = embed_k_attention_work(seq, hd);
+        float *q = rand_array(n, 1.0f), *k = rand_array(n, 1.0f), *v = rand_array(n, 1.0f);
+        float *c1 = malloc(n * sizeof(float)), *c2 = malloc(n * sizeof(float));
+        float *scratch = malloc((size_t)seq * seq * sizeof(float));
+
+        aw = aligned_alloc(64, (na * sizeof(float) + 63) & ~(size_t)63);
+        T_CHECK(aw && c1 && c2 && scratch);
+        if (aw && c1 && c2 && scratch) {
+            for (i = 0; i < na; i++)
+                aw[i] = NAN;
+            embed_k_attention(q, k, v, c1, lens, batch, seq, heads, hd, scratch);
+            embed_k_attention_w(q, k, v, c2, lens, batch, seq, heads, hd, scratch, aw);
+            same &= memcmp(c1, c2, n * sizeof(float)) == 0;
+        }
+        free(q); free(k); free(v); free(c1); free(c2); free(scratch);
+    }
+    T_CHECK(same);
+    free(work);
+    free(aw);
+}
+
 static void test_attention(void)
 {
     int batch = 3, seq = 11, heads = 4, hd = 16, hidden = 64;
@@ -745,6 +808,7 @@ int main(void)
         T_RUN(test_softmax);
         T_RUN(test_softmax_lengths);
         T_RUN(test_attention);
+        T_RUN(test_given_work);
         T_RUN(test_attention_packed);
         T_RUN(test_attention_work_bound);
     }

@@ -688,6 +688,58 @@ out:
     free(text);
 }
 
+/*
+ * A short pass (issue 16, enc55): with the shards mapped, the model reads
+ * the int8 and f32 files' edges, its norms and biases (copied into the
+ * arena at the load) and a first pass's embedding rows by pread, and runs a
+ * short pass in its arena; a batch too big for the arena allocates. Every
+ * vector has the bits of the same weights read into memory (no shards to
+ * read from, nothing copied), over more passes than read their rows
+ * (USE_READ_PASSES), alone, in a batch and at 2 threads.
+ */
+static void test_short_pass(void)
+{
+    static const char *const texts[4] = { "the ab", "a the ab x the", "", "x b a the ab" };
+    enum { REPS = 20, BIG = 96 };
+    const char *big[BIG];
+    float ref[4 * 512], one[512], *vb = malloc((size_t)BIG * 512 * sizeof(float));
+    char err[256];
+    int split, i, r, same = 1;
+
+    T_CHECK(vb != NULL);
+    for (split = 0; split < 2 && vb; split++) {
+        struct embed_model *m;
+
+        g_split_pages = split;
+        rng = 88172645463325252ull;                 /* the same weights both times */
+        write_model(0, 0, 0, "group1-shard1of2");
+        m = embed_load(tmpdir, err, sizeof(err));
+        T_CHECK(m != NULL);
+        if (!m)
+            break;
+        for (r = 0; r < REPS; r++)
+            for (i = 0; i < 4; i++) {
+                T_EQ_INT(embed_encode(m, &texts[i], 1, 1, one), 0);
+                if (split == 0 && r == 0)
+                    memcpy(ref + i * 512, one, sizeof(one));
+                else
+                    same &= memcmp(one, ref + i * 512, sizeof(one)) == 0;
+            }
+        for (i = 0; i < BIG; i++)
+            big[i] = texts[i % 4];
+        for (r = 1; r <= 2; r++) {
+            embed_set_threads(m, r);
+            T_EQ_INT(embed_encode(m, big, BIG, 1, vb), 0);
+            for (i = 0; i < BIG; i++)
+                same &= memcmp(vb + i * 512, ref + (i % 4) * 512, 512 * sizeof(float)) == 0;
+        }
+        embed_free(m);
+    }
+    T_CHECK(same);
+    g_split_pages = 0;
+    free(vb);
+}
+
 static const char *const q8texts[3] = { "the ab", "a the ab x the", "x" };
 
 /* Encodes q8texts in int8, one query per load (the case the file is for). */
@@ -1181,8 +1233,16 @@ int main(void)
     T_RUN(test_vocab_json);
     T_RUN(test_model_json);
     T_RUN(test_golden);
+    T_RUN(test_short_pass);
     T_RUN(test_q8_file);
     T_RUN(test_f32_file);
+    /* again with the shards mapped: the edges are then read by pread
+     * (use_read, use_read_col), a column across the shards' boundary too;
+     * an edge read wrong would refuse and rewrite the files */
+    g_split_pages = 1;
+    T_RUN(test_q8_file);
+    T_RUN(test_f32_file);
+    g_split_pages = 0;
     T_RUN(test_vocab_file);
     T_RUN(test_manifest_file);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
