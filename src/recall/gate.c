@@ -283,17 +283,18 @@ void recall_gate(struct pool *p, const struct query *q, double *share, double *w
 /* The GATE_TOP units of the best s_words into top (their count). */
 static int words_top(const struct pool *p, int *top)
 {
+    const double *sw = p->s_words;
     int nb = 0;
-    for (int i = 0; i < p->nu; i++) {
-        if (p->u[i].score <= 0 || p->u[i].s_words <= 0)
+    for (int i = 0; sw && i < p->nu; i++) {
+        if (p->u[i].score <= 0 || sw[i] <= 0)
             continue;
         if (nb < GATE_TOP)
             top[nb++] = i;
-        else if (p->u[i].s_words > p->u[top[nb - 1]].s_words)
+        else if (sw[i] > sw[top[nb - 1]])
             top[nb - 1] = i;
         else
             continue;
-        for (int j = nb - 1; j > 0 && p->u[top[j - 1]].s_words < p->u[top[j]].s_words; j--) {
+        for (int j = nb - 1; j > 0 && sw[top[j - 1]] < sw[top[j]]; j--) {
             int t = top[j - 1];
             top[j - 1] = top[j];
             top[j] = t;

@@ -2562,6 +2562,7 @@ void pool_free(struct pool *p)
     free(p->u);
     free(p->ord);
     free(p->ent);
+    free(p->s_words);
     free(p->persp);
     free(p->seg);
     free(p->seg_cos);

@@ -137,7 +137,6 @@ struct runit {
     double  s_round;       /* BM25 of the whole round */
     double  s_window;      /* BM25 of the round with its neighbours */
     double  score;         /* fused */
-    double  s_words;       /* fused of the keyword rankings alone (rank_default) */
     int     rank;
     int     in_range;      /* inside the question's time range */
     double  ord_bonus;     /* what order_boost added to score (rank.c) */
@@ -196,6 +195,9 @@ struct pool {
     int     cite;          /* CAIRN_RECALL_CITE: best session first, ids in headers */
     float   cut_dense;     /* recall_cut: the dense value a hit needs to pass the cut */
     double *ent;           /* per unit, the entity pass's score (entity.c), or NULL */
+    double *s_words;       /* per unit, the keyword rankings' fused score before
+                            * the dense ones (rank_default, with dense hits only;
+                            * the gate, gate.c), or NULL */
     float  *persp;         /* per message, 1 + its cosine to the question in the
                             * named speaker's words (dense_persona), or NULL */
     int    *seg;           /* per message, its topical segment (segment.c), -1
@@ -674,7 +676,7 @@ int units_rank_all(struct pool *p);
 void recall_gate(struct pool *p, const struct query *q, double *share, double *weight);
 /* With dense hits (issue 16, the hybrid hook): share and weight (recall_
  * gate's) raised to what the units the words alone rank best hold
- * (runit.s_words: dense ranks bring up units that share few of the
+ * (pool.s_words: dense ranks bring up units that share few of the
  * question's words, and push down the ones keyword's gate was tuned on),
  * and into *agree the share over the top units that hold one of the
  * GATE_DENSE_AGREE best dense hits (where the two rankings agree; 0 when

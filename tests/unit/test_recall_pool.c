@@ -1354,15 +1354,18 @@ static void test_gate_dense(void)
     /* fused: the unit holding both terms is 4th (dense hits ranked the
      * others up); by the words alone it is first */
     double sc[4] = { 0.9, 0.8, 0.7, 0.6 }, wsc[4] = { 0.1, 0.2, 0.3, 0.5 };
-    for (int u = 0; u < 4; u++) {
+    for (int u = 0; u < 4; u++)
         t.p.u[u].score = sc[u];
-        t.p.u[u].s_words = wsc[u];
-    }
     recall_gate(&t.p, &t.q, &share, &weight);
     T_CHECK(fabs(share - 0.25) < EPS);
     /* no dense hit: nothing to agree with, the figures stay */
     recall_gate_dense(&t.p, &t.q, &share, &weight, &agree);
     T_CHECK(fabs(share - 0.25) < EPS && agree == 0);
+    /* the keyword rankings' scores, as rank_default keeps them with dense
+     * hits (freed by pool_free) */
+    t.p.s_words = malloc(4 * sizeof *t.p.s_words);
+    T_CHECK(t.p.s_words != NULL);
+    memcpy(t.p.s_words, wsc, sizeof wsc);
     /* dense hits on units 0 and 3: the words' best unit raises the share
      * to 1; unit 0 (fused top, a dense hit) agrees with its quarter */
     t.p.m[t.p.u[0].head].dense = 1.6f;
@@ -1381,7 +1384,7 @@ static void test_gate_dense(void)
     free(t.p.ord);
     t.p.ord = NULL;
     t.p.u[3].score = 0.6;
-    t.p.u[3].s_words = 0;
+    t.p.s_words[3] = 0;
     share = 0.25;
     weight = 1.0 / log(6.0);
     recall_gate_dense(&t.p, &t.q, &share, &weight, &agree);
