@@ -32,10 +32,7 @@
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 static uint32_t rnd(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)rng;
+    return t_xorshift(&rng);
 }
 
 /* ---- the reference: the selection before hyb55b ------------------- */
