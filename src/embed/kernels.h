@@ -250,6 +250,7 @@ void embed_k_gelu(float *x, size_t n);
 void embed_k_gelu_ref(float *x, size_t n);
 void embed_k_gelu_tanh(float *x, size_t n);
 void embed_k_relu(float *x, size_t n);
+void embed_k_relu_ref(float *x, size_t n);
 void embed_k_tanh(float *x, size_t n);
 
 /* Softmax of x[n] in place (max-subtracted). n must be >= 1. */

@@ -365,6 +365,42 @@ static void test_layernorm(void)
     free(x1); free(x2); free(res); free(g); free(b);
 }
 
+/* ReLU at the level in force has the reference loop's bits: x where
+ * x > 0, +0 for everything else (-0, NaN, -inf, the denormals below 0),
+ * in arrays of every length 1..70 (the 32- and 8-wide steps and the
+ * tail) at every offset of the special values, and one of 100,003. Fails
+ * if the vector form keeps a NaN or a -0 (vmaxps with its operands
+ * swapped) or drops the tail. */
+static void test_relu(void)
+{
+    const float special[9] = { NAN, -0.0f, 0.0f, INFINITY, -INFINITY, 1e-40f, -1e-40f,
+                               FLT_MAX, -FLT_MAX };
+    size_t n = 100003, i, len;
+    float *a = rand_array(n, 4.0f), *c = malloc(n * sizeof(float));
+    int same = 1;
+
+    for (len = 1; len <= 71; len++) {
+        size_t m = len <= 70 ? len : n;
+
+        for (i = 0; i < m; i += 3)
+            a[i] = special[(i / 3 + len) % 9];
+        memcpy(c, a, m * sizeof(float));
+        embed_k_relu(a, m);
+        embed_k_relu_ref(c, m);
+        for (i = 0; i < m; i++)
+            same &= memcmp(a + i, c + i, sizeof(float)) == 0;
+        /* the next round's values are relu's outputs: put negatives back */
+        for (i = 1; i < m; i += 2)
+            a[i] = -a[i] - 0.5f;
+    }
+    T_CHECK(same);
+    c[0] = NAN; c[1] = -0.0f; c[2] = -3.0f; c[3] = 2.5f;
+    embed_k_relu(c, 4);
+    T_CHECK(!signbit(c[0]) && c[0] == 0.0f && !signbit(c[1]) && c[1] == 0.0f &&
+            c[2] == 0.0f && c[3] == 2.5f);
+    free(a); free(c);
+}
+
 static void test_activations(void)
 {
     size_t n = 1001;
@@ -803,6 +839,7 @@ int main(void)
         T_RUN(test_layernorm_widths);
         T_RUN(test_layernorm_pairs);
         T_RUN(test_activations);
+        T_RUN(test_relu);
         T_RUN(test_gelu_accuracy);
         T_RUN(test_gelu_lanes);
         T_RUN(test_softmax);
