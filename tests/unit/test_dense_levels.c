@@ -83,6 +83,22 @@ static void test_dots(void)
             qx[i] = (int8_t)(i % 3 ? -127 : 127), vx[i] = (int8_t)(i % 2 ? -128 : 127);
         T_EQ_INT(dense_dot_i8q(qx, vx, 4096), dense_dot_i8_ref(qx, vx, 4096));
         T_EQ_INT(dense_dot_i8q(qx, vx, 4095), dense_dot_i8_ref(qx, vx, 4095));
+        /* the scan's entry over 1..9 vectors one after the other (the
+         * AVX2 level takes four at a time, the rest one by one), at
+         * every length, each sum against the reference's */
+        static int32_t out[9];
+        int bad = 0;
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+            int n = lens[k];
+            if (9 * n > N)
+                continue;
+            for (size_t count = 1; count <= 9; count++) {
+                dense_dots_i8q(q + 2, v + 7, n, count, out);
+                for (size_t j = 0; j < count; j++)
+                    bad += out[j] != dense_dot_i8_ref(q + 2, v + 7 + j * (size_t)n, n);
+            }
+        }
+        T_EQ_INT(bad, 0);
     }
     T_EQ_INT(dense_kernel_set(NULL), 0);
 }
