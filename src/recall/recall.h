@@ -477,14 +477,15 @@ int  dense_sketch_k(const struct cairn *h, unsigned flags);
  * one after the other at b, out_s[j] = the sum of the question's 4-bit
  * weights u_d over the bits d set in sketch j, where bit d of
  * planes[p * words + d / 64] is bit p of u_d, and out_c[j] = the bits set
- * in sketch j; exact at every level (scalar, popcnt, avx512 VPOPCNTDQ). */
+ * in sketch j; exact at every level (scalar, AVX2, avx512 VPOPCNTDQ). */
 void dense_sketch_dots(const uint64_t *planes, const uint64_t *b, int words, size_t count,
                        int32_t *out_s, int32_t *out_c);
 void dense_sketch_dots_ref(const uint64_t *planes, const uint64_t *b, int words, size_t count,
                            int32_t *out_s, int32_t *out_c);
-/* The sketch kernel's level: "scalar", "popcnt" or "avx512vpopcntdq"
- * (set by dense_kernel_set: scalar at "scalar", popcnt at avx2 and
- * avxvnni, VPOPCNTDQ at avx512vnni when the CPU has it). */
+/* The sketch kernel's level: "scalar", "avx2" or "avx512vpopcntdq"
+ * (set by dense_kernel_set: scalar at "scalar", avx2 at avx2 and avxvnni
+ * and at avx512vnni without VPOPCNTDQ, VPOPCNTDQ at avx512vnni when the
+ * CPU has it). */
 const char *dense_sketch_kernel_name(void);
 /* The kernels: run-time dispatch, and the scalar references. */
 int32_t dense_dot_i8(const int8_t *a, const int8_t *b, int n);
