@@ -237,7 +237,8 @@ double persp_tune(const char *name, double value);
 #define ENT_MAX_MATCHES 20000
 
 /* Topical segments (issue 16, multi-hop; segment.c, rank.c
- * rank_segments, seg_lift), off: between people, in hybrid recall, from
+ * rank_segments, seg_lift), their BM25 on from 8k (deep57, below), the
+ * rest off: between people, in hybrid recall, from
  * SEG_MIN_BUDGET tokens, each session's turns are cut into runs on one
  * topic from their vectors (the mean of SEG_BLOCK turns before a gap
  * against SEG_BLOCK after it; a cut in a valley of that similarity
