@@ -92,6 +92,8 @@ double persp_tune(const char *name, double value)
                     : !strcmp(name, "PERSP_TOPK") ? getenv("CAIRN_PERSP_TOPK")
                     : !strcmp(name, "PERSP_MIN")  ? getenv("CAIRN_PERSP_MIN")
                     : !strcmp(name, "PERSP_REPL") ? getenv("CAIRN_PERSP_REPL")
+                    : !strcmp(name, "SEG_W_BM25") ? getenv("CAIRN_SEG_W_BM25")
+                    : !strcmp(name, "SEG_MIN_BUDGET") ? getenv("CAIRN_SEG_MIN_BUDGET")
                                                   : NULL;
     return v && *v ? atof(v) : value;
 }

@@ -187,8 +187,9 @@
 #define PERSP_MIN       0
 #define PERSP_REPL      0.0
 /* A build for tuning only (make CFLAGS=-DCAIRN_PERSP_TUNE): each PERSP_X
- * read from the environment variable CAIRN_PERSP_X when set, so variants run
- * without a rebuild; the shipped library reads the constants. */
+ * (and SEG_W_BM25, SEG_MIN_BUDGET below) read from the environment variable
+ * CAIRN_ and its name when set, so variants run without a rebuild; the
+ * shipped library reads the constants. */
 #ifdef CAIRN_PERSP_TUNE
 double persp_tune(const char *name, double value);
 #define PERSP_GET(name) persp_tune(#name, (name))
@@ -236,7 +237,8 @@ double persp_tune(const char *name, double value);
 #define ENT_MAX_MATCHES 20000
 
 /* Topical segments (issue 16, multi-hop; segment.c, rank.c
- * rank_segments, seg_lift), off: between people, in hybrid recall, from
+ * rank_segments, seg_lift), their BM25 on from 8k (deep57, below), the
+ * rest off: between people, in hybrid recall, from
  * SEG_MIN_BUDGET tokens, each session's turns are cut into runs on one
  * topic from their vectors (the mean of SEG_BLOCK turns before a gap
  * against SEG_BLOCK after it; a cut in a valley of that similarity
@@ -250,14 +252,23 @@ double persp_tune(const char *name, double value);
  * held out (conv-26, conv-41, conv-43) 84.4/89.2/94.0 -> 84.4/89.4/94.0
  * with adversarial -2.0 at 2k and 4k. The BM25 and the lift did worse
  * on the tuned half. docs/ARCHITECTURE.md, "Multi-hop: topical segments",
- * has every figure. */
+ * has every figure.
+ * deep57, with the question in the speaker's words on (persp55): the
+ * segments' BM25 alone at 1.5, from 8k only (SEG_MIN_BUDGET), where a pack
+ * holds ~150-200 turns and the multi-hop evidence it misses ranks ~150th
+ * to 300th. Tuned half at 8k 95.0 -> 96.1% (3 better, 0 worse; multi-hop
+ * 77.1 -> 83.3); held out, run once, 94.2 -> 94.6 (7 / 5; multi-hop 78.7
+ * -> 81.9, temporal 100 -> 98.9: one question); 1k-4k identical.
+ * docs/ARCHITECTURE.md, "Multi-hop: segments' words from 8k". 0: off,
+ * main's bytes. In the tuning build (CAIRN_PERSP_TUNE) CAIRN_SEG_W_BM25
+ * and CAIRN_SEG_MIN_BUDGET override the two. */
 #define SEG_W_DENSE     0.0
-#define SEG_W_BM25      0.0
+#define SEG_W_BM25      1.5
 #define SEG_LIFT        0.0
 #define SEG_BLOCK       5
 #define SEG_DEPTH       0.2
 #define SEG_MIN         3
-#define SEG_MIN_BUDGET  2000
+#define SEG_MIN_BUDGET  8000
 
 /* The learned fusion (issue 16, branch rank49; rank.c rank_learned),
  * off: between people, each matched unit's fused score gains (the sum of
