@@ -117,10 +117,11 @@ __attribute__((target("avx2"))) static int32_t dot_i8_avx2(const int8_t *a, cons
  * Five instructions a 32 bytes against dot_i8_avx2's twelve (it widens
  * both sides to int16 first); the same exact integer sum. Here q . x's
  * eight int32 lanes over body (a multiple of 32) bytes, not yet summed
- * (dot_i8q_avx2 sums them, dots4_i8q_avx2 four vectors' at once). The line DOT_PREFETCH bytes ahead of x is prefetched: a scan
- * from memory (a set larger than the caches) ran faster with it on a
- * Zen 3 (docs/EMBED.md, "AVX2 without VNNI (Zen 3)"); a prefetch past the
- * end of the vectors does not fault. */
+ * (dot_i8q_avx2 sums them, dots4_i8q_avx2 four vectors' at once). The
+ * line DOT_PREFETCH bytes ahead of x is prefetched: a scan from memory (a
+ * set larger than the caches) ran faster with it on a Zen 3 (docs/EMBED.md,
+ * "AVX2 without VNNI (Zen 3)"); a prefetch past the end of the vectors
+ * does not fault. */
 __attribute__((target("avx2"))) static inline __m256i dot_i8q_lanes_avx2(const int8_t *q,
                                                                          const int8_t *x,
                                                                          int body)

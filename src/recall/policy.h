@@ -259,7 +259,7 @@ double persp_tune(const char *name, double value);
  * to 300th. Tuned half at 8k 95.0 -> 96.1% (3 better, 0 worse; multi-hop
  * 77.1 -> 83.3); held out, run once, 94.2 -> 94.6 (7 / 5; multi-hop 78.7
  * -> 81.9, temporal 100 -> 98.9: one question); 1k-4k identical.
- * docs/ARCHITECTURE.md, "Multi-hop: segments' words from 8k". 0: off,
+ * docs/ARCHITECTURE.md, "Multi-hop at 8k". SEG_W_BM25 0: off,
  * main's bytes. In the tuning build (CAIRN_PERSP_TUNE) CAIRN_SEG_W_BM25
  * and CAIRN_SEG_MIN_BUDGET override the two. */
 #define SEG_W_DENSE     0.0

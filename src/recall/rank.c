@@ -1251,7 +1251,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     /* the learned share of the scores themselves (LRN_*: off) */
     if (lrn_fuse(p, q, s_head, s_win, s_win2))
         goto out;
-    /* topical segments, when recall.c cut them (SEG_*: off) */
+    /* topical segments, when recall.c cut them (SEG_*: their BM25 from 8k) */
     if (rank_segments(p, nt, w_unit, avg_unit, SEG_W_DENSE, PERSP_GET(SEG_W_BM25)) ||
         seg_lift(p, SEG_LIFT))
         goto out;

@@ -414,7 +414,7 @@ int cairn_recall(struct cairn *h, const char *query, const struct cairn_recall_o
             rc = cairn__err(h, CAIRN_NOMEM, "out of memory");
             goto out;
         }
-        /* topical segments (issue 16, multi-hop; off: SEG_* in policy.h) */
+        /* topical segments (issue 16, multi-hop; their BM25 from 8k: SEG_* in policy.h) */
         if (!raw && dr.n && segment_on(o.budget) && (rc = segment_pool(h, &p, &dr)))
             goto out;
         if (raw ? rank_raw_bm25(&p, &q) : rank_default(&p, &q, use_time, dr.n ? &dr : NULL)) {
