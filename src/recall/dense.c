@@ -1559,7 +1559,7 @@ int dense_persona(struct cairn *h, struct pool *p, const struct dense_result *r,
     struct dense_hit *hits = NULL;
     int64_t *allowed = NULL;
     float *qv = NULL;
-    int k = (int)PERSP_GET(PERSP_TOPK), rc = CAIRN_OK;
+    int k = (int)POLICY_GET(PERSP_TOPK), rc = CAIRN_OK;
     size_t len = strlen(text);
 
     if (!r->qv || !p->nm || k <= 0 || !(vm = vec_model_current(h, NULL, 0)) ||
@@ -1582,7 +1582,7 @@ int dense_persona(struct cairn *h, struct pool *p, const struct dense_result *r,
         goto out;                       /* keyword and the question's vector only */
     /* the rewritten question's unit vector (vec_encode's) plus PERSP_MIX of
      * the question's own, made unit */
-    double qn = 0, mix = PERSP_GET(PERSP_MIX), n2 = 0;
+    double qn = 0, mix = POLICY_GET(PERSP_MIX), n2 = 0;
     for (int d = 0; d < r->qdim; d++)
         qn += (double)r->qv[d] * r->qv[d];
     if (qn <= 0)
@@ -1604,7 +1604,7 @@ int dense_persona(struct cairn *h, struct pool *p, const struct dense_result *r,
         goto out;
     }
     qsort(hits, (size_t)n, sizeof *hits, cmp_hit_msg);
-    int only = PERSP_GET(PERSP_ONLY) != 0;
+    int only = POLICY_GET(PERSP_ONLY) != 0;
     for (int j = 0; j < p->nm; j++) {
         const struct rmsg *m = &p->m[j];
         struct dense_hit key = { .msg = m->row };

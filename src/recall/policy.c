@@ -84,7 +84,7 @@ uint64_t policy_hash(const struct policy_const *t, size_t n)
 #ifdef CAIRN_PERSP_TUNE
 #include <stdlib.h>
 /* Each name spelled out (t0512 checks every variable the library reads). */
-double persp_tune(const char *name, double value)
+double policy_tune(const char *name, double value)
 {
     const char *v = !strcmp(name, "PERSP_W")      ? getenv("CAIRN_PERSP_W")
                     : !strcmp(name, "PERSP_MIX")  ? getenv("CAIRN_PERSP_MIX")

@@ -186,15 +186,16 @@
 #define PERSP_TOPK      100
 #define PERSP_MIN       0
 #define PERSP_REPL      0.0
-/* A build for tuning only (make CFLAGS=-DCAIRN_PERSP_TUNE): each PERSP_X
- * (and SEG_W_BM25, SEG_MIN_BUDGET below) read from the environment variable
- * CAIRN_ and its name when set, so variants run without a rebuild; the
- * shipped library reads the constants. */
+/* A build for tuning only (make CFLAGS=-DCAIRN_PERSP_TUNE): each constant
+ * read through POLICY_GET (the PERSP_X above, SEG_W_BM25 and
+ * SEG_MIN_BUDGET below) comes from the environment variable CAIRN_ and its
+ * name when set, so variants run without a rebuild; the shipped library
+ * reads the constants. */
 #ifdef CAIRN_PERSP_TUNE
-double persp_tune(const char *name, double value);
-#define PERSP_GET(name) persp_tune(#name, (name))
+double policy_tune(const char *name, double value);
+#define POLICY_GET(name) policy_tune(#name, (name))
 #else
-#define PERSP_GET(name) (name)
+#define POLICY_GET(name) (name)
 #endif
 /* Questions mostly in CJK script: an English-only model's vectors mean
  * little there, so dense ranks count this share; a model whose registry

@@ -1241,10 +1241,10 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
             double wh = wd * W_DENSE_HEAD, wr = wd * W_DENSE_REPLY;
             /* where the question was also searched in the speaker's words,
              * PERSP_REPL of its own head weight goes to that */
-            double wdh = wd * W_DENSE_HEAD_DIALOG * (p->persp ? 1 - PERSP_GET(PERSP_REPL) : 1);
+            double wdh = wd * W_DENSE_HEAD_DIALOG * (p->persp ? 1 - POLICY_GET(PERSP_REPL) : 1);
             if (rrf(p, s_dhead, wdh, wh, kv) ||
                 rrf(p, s_dreply, wr, wr, kv) || prf_rank(p, wd * DENSE_PRF_W, kv) ||
-                persp_rank(p, wd * PERSP_GET(PERSP_W), kv))
+                persp_rank(p, wd * POLICY_GET(PERSP_W), kv))
                 goto out;
         }
     }
@@ -1252,7 +1252,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
     if (lrn_fuse(p, q, s_head, s_win, s_win2))
         goto out;
     /* topical segments, when recall.c cut them (SEG_*: their BM25 from 8k) */
-    if (rank_segments(p, nt, w_unit, avg_unit, SEG_W_DENSE, PERSP_GET(SEG_W_BM25)) ||
+    if (rank_segments(p, nt, w_unit, avg_unit, SEG_W_DENSE, POLICY_GET(SEG_W_BM25)) ||
         seg_lift(p, SEG_LIFT))
         goto out;
     int named = 0;

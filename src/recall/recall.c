@@ -229,7 +229,7 @@ static int persona_pass(struct cairn *h, struct pool *p, struct query *q, int us
     const char *name = NULL;
     struct buf b = BUF_INIT;
     int rc = CAIRN_OK, named;
-    if (PERSP_GET(PERSP_W) <= 0 || budget < PERSP_GET(PERSP_MIN) || !p->any_dialog ||
+    if (POLICY_GET(PERSP_W) <= 0 || budget < POLICY_GET(PERSP_MIN) || !p->any_dialog ||
         (dr->cjk >= DENSE_CJK_SHARE && !dr->pol.cjk && DENSE_CJK_W <= 0))
         return CAIRN_OK;
     if ((named = rank_named_speaker(p, q, &name)) < 0 ||

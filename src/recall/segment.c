@@ -32,8 +32,8 @@
 int segment_on(int budget)
 {
     /* variables: 0.0 (off) compares as a value */
-    double wd = SEG_W_DENSE, wb = PERSP_GET(SEG_W_BM25), lift = SEG_LIFT;
-    return (wd > 0 || wb > 0 || lift > 0) && budget >= PERSP_GET(SEG_MIN_BUDGET);
+    double wd = SEG_W_DENSE, wb = POLICY_GET(SEG_W_BM25), lift = SEG_LIFT;
+    return (wd > 0 || wb > 0 || lift > 0) && budget >= POLICY_GET(SEG_MIN_BUDGET);
 }
 
 static double dot(const float *a, const float *b, int n)
