@@ -54,6 +54,7 @@ LIB_SRC  := $(sort $(wildcard src/*.c src/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c cli/*/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 BENCH_SRC:= $(sort $(wildcard bench/*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web_assets.o
@@ -61,6 +62,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web_assets.o
 WEB_ASSETS := $(sort $(wildcard cli/web/assets/*))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
 .PHONY: all test check valgrind bench eval fuzz deps install clean demo
 
@@ -129,13 +131,28 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcairn.a $(wildcard tests/unit/*.h)
 # wraps the two ranking entry points to know when it is inside them.
 $(BUILD)/tests/test_recall_nomem: LDFLAGS += -Wl,--wrap=rank_default,--wrap=rank_raw_bm25
 
+# Every fuzz target, built with this compiler and WARN and a plain main
+# that replays files (tests/fuzz/replay.c), so `make test` fails when one
+# stops building (`make fuzz` needs clang and is run by hand), and t0513
+# replays the seeds. The targets that drive the CLI's code (hook, MCP,
+# spool, web guard) take it from an archive of the CLI's objects without
+# main.o, as tests/fuzz/run.sh does.
+$(BUILD)/libcairn-cli.a: $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libcairn-cli.a $(BUILD)/libcairn.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DFUZZ_DATA='"$(CURDIR)/tests/data"' -o $@ $< tests/fuzz/replay.c \
+	    $(BUILD)/libcairn-cli.a $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(DL_LIBS)
+
 # Benchmarks take the library's settings from the environment as the CLI
 # does (cli/env.c).
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libcairn.a $(BUILD)/cli/env.o bench/bench.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/cli/env.o $(BUILD)/libcairn.a $(LDFLAGS) $(PKG_LIBS) $(DL_LIBS)
 
-test: all $(TEST_BIN)
+test: all $(TEST_BIN) $(FUZZ_BIN)
 	@BUILD=$(BUILD) sh tests/run.sh
 
 check:

@@ -33,7 +33,7 @@ static float w0[5 * 7], w1[17 * 3], w2[2 * 40];
 static const float *const w[NT] = { w0, w1, w2 };
 static struct embed_pc_tensor t[NT] = { { .n = 5, .k = 7 }, { .n = 17, .k = 3 },
                                         { .n = 2, .k = 40 } };
-static const struct embed_pc_source src = { 1234, 5, 6 };
+static const struct embed_pc_source src = { .size = 1234, .mtime_s = 5, .mtime_ns = 6 };
 static unsigned char *valid[3];   /* the valid file at width 16, 32, the int8 file */
 static size_t valid_n[3];
 #define Q8_KEY 0x51ed

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!size)
         return 0;
     unsigned opt = data[0];
-    char *text = fuzz_strdup((struct fuzz_part){ (const char *)data + 1, size - 1 });
+    char *text = fuzz_strdup((struct fuzz_part){ (const char *)data + 1, size - 1, 0 });
     size_t n = strlen(text);
 
     /* the first/last cue: one of the two, maybe by day, never both */

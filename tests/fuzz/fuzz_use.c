@@ -30,7 +30,7 @@ static void write_w0(void)
         r ^= r << 17;
         w[i] = (float)((double)(r >> 11) / 9007199254740992.0 - 0.5) * 0.6f;
     }
-    fuzz_write("w0", (struct fuzz_part){ (const char *)w, W0_BYTES });
+    fuzz_write("w0", (struct fuzz_part){ (const char *)w, W0_BYTES, 0 });
     free(w);
 }
 
