@@ -236,7 +236,8 @@ struct pipeline {
     pthread_cond_t can_put, can_take;
     struct item q[ADD_AHEAD];
     size_t head, n;
-    size_t bytes;                        /* the queued and the done sessions' (cairn_prepared_bytes) */
+    /* the queued and the done sessions' (cairn_prepared_bytes) */
+    size_t bytes;
     struct cairn_prepared *done[ADD_DONE];
     size_t done_bytes[ADD_DONE], ndone;
     int stop;                            /* the writer stopped: the reader ends */

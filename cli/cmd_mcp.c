@@ -93,7 +93,8 @@ int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx)
         if (out.err) {
             buf_reset(&out);
             buf_adds(&out, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
-                           "\"message\":\"Internal error: the response did not fit in memory\"}}\n");
+                           "\"message\":\"Internal error: the response did not fit in "
+                           "memory\"}}\n");
         }
         if (send_out(&out)) {
             gone = 1;

@@ -354,8 +354,10 @@ static int mem_by_id(struct cairn *db, const char *sub, int argc, char **argv)
         snprintf(what, sizeof what, "memories %s", sub);
         return cli_fail(db, what, rc);
     }
-    printf("%s %lld\n", !strcmp(sub, "edit") ? "edited" : !strcmp(sub, "rm") ? "removed"
-                                                                             : "undid the last change of",
+    printf("%s %lld\n",
+           !strcmp(sub, "edit") ? "edited"
+           : !strcmp(sub, "rm") ? "removed"
+                                : "undid the last change of",
            (long long)id);
     return 0;
 }

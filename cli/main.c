@@ -195,39 +195,55 @@ static const struct command {
     { "recall",   cmd_recall,   "recall QUESTION       what the store holds about it, in a budget",
       usage_recall },
     { "sessions", cmd_sessions, "sessions [--project P] [--json]   list sessions", usage_sessions },
-    { "show",     cmd_show,     "show SESSION [--from N --to M]    one session verbatim", usage_show },
+    { "show",     cmd_show,     "show SESSION [--from N --to M]    "
+                                "one session verbatim", usage_show },
     { "export",   cmd_export,   "export [--format markdown|jsonl] [--session S]", usage_export },
-    { "forget",   cmd_forget,   "forget SESSION|--scrub  delete and wipe a session and all it indexed",
+    { "forget",   cmd_forget,   "forget SESSION|--scrub  "
+                                "delete and wipe a session and all it indexed",
       usage_forget },
     { "stats",    cmd_stats,    "stats                 counts and sizes", usage_stats },
-    { "redact",   cmd_redact,   "redact [--dry-run]    mask secrets in what is stored", usage_redact },
-    { "eval",     cmd_eval,     "eval DATASET FILE...  evidence recall on a benchmark (cairn eval --help)",
+    { "redact",   cmd_redact,   "redact [--dry-run]    "
+                                "mask secrets in what is stored", usage_redact },
+    { "eval",     cmd_eval,     "eval DATASET FILE...  "
+                                "evidence recall on a benchmark (cairn eval --help)",
       NULL },
     { "model",    cmd_model,    "model list|pull [NAME]|verify [NAME]|rm NAME   embedding models",
       usage_model },
-    { "embed",    cmd_embed,    "embed [--model NAME|PATH] [--query] TEXT | --backfill   a vector; vectors for the store",
+    { "embed",    cmd_embed,    "embed [--model NAME|PATH] [--query] TEXT | --backfill   "
+                                "a vector; vectors for the store",
       usage_embed },
-    { "reindex",  cmd_reindex,  "reindex               re-embed every message with the current model",
+    { "reindex",  cmd_reindex,  "reindex               "
+                                "re-embed every message with the current model",
       usage_reindex },
-    { "mcp",      cmd_mcp,      "mcp                   MCP server on stdio for AI clients (docs/MCP.md)",
+    { "mcp",      cmd_mcp,      "mcp                   "
+                                "MCP server on stdio for AI clients (docs/MCP.md)",
       NULL },
-    { "import",   cmd_import,   "import KIND [PATH]    past sessions: claude-code, claude-ai, chatgpt, codex, aider, jsonl",
+    { "import",   cmd_import,   "import KIND [PATH]    "
+                                "past sessions: claude-code, claude-ai, chatgpt, codex, "
+                                "aider, jsonl",
       NULL },
-    { "hook",     cmd_hook,     "hook EVENT            Claude Code hooks: stop, session-end, pre-compact, prompt, session-start, pre-tool",
+    { "hook",     cmd_hook,     "hook EVENT            "
+                                "Claude Code hooks: stop, session-end, pre-compact, prompt, "
+                                "session-start, pre-tool",
       usage_hook },
-    { "setup",    cmd_setup,    "setup claude-code [--dry-run] [--remove]   install the capture hooks",
+    { "setup",    cmd_setup,    "setup claude-code [--dry-run] [--remove]   "
+                                "install the capture hooks",
       usage_setup },
     { "remember", cmd_remember, "remember [--type T] [--scope P] TEXT   keep an explicit memory",
       usage_remember },
     { "memories", cmd_memories, "memories list|show|edit|rm|undo|export|import   explicit memories",
       usage_memories },
-    { "vault",    cmd_vault,    "vault add PATH|list|rm NAME|reindex [NAME]   Markdown notes recalled beside conversations",
+    { "vault",    cmd_vault,    "vault add PATH|list|rm NAME|reindex [NAME]   "
+                                "Markdown notes recalled beside conversations",
       usage_vault },
-    { "web",      cmd_web,      "web [--port N] [--open]   a local web page: browse, search, recall preview, forget",
+    { "web",      cmd_web,      "web [--port N] [--open]   "
+                                "a local web page: browse, search, recall preview, forget",
       usage_web },
-    { "sync",     cmd_sync,     "sync [--push|--pull] [--project P] [--server URL]   share through PostgreSQL",
+    { "sync",     cmd_sync,     "sync [--push|--pull] [--project P] [--server URL]   "
+                                "share through PostgreSQL",
       usage_sync },
-    { "doctor",   cmd_doctor,   "doctor [--server URL] store, hooks, log, transcripts at risk, the server",
+    { "doctor",   cmd_doctor,   "doctor [--server URL] "
+                                "store, hooks, log, transcripts at risk, the server",
       usage_doctor },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -146,8 +146,8 @@ static int load_question(struct lme_ctx *x, const cJSON *root, size_t index, str
             size_t before = q->n_ev;
             found = 1;
             for (size_t ti = 0; ti < s->n_messages; ti++) {
-                const cJSON *ha = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(turns, (int)ti),
-                                                                   "has_answer");
+                const cJSON *turn = cJSON_GetArrayItem(turns, (int)ti);
+                const cJSON *ha = cJSON_GetObjectItemCaseSensitive(turn, "has_answer");
                 if (cJSON_IsTrue(ha))
                     eval_q_add_ev(q, s->id, s->messages[ti].id);
             }

@@ -184,7 +184,8 @@ static int has_reply_evidence(const struct eval_run *r)
  * packing dropped it; deep or unmatched: the ranking did. */
 static void rank_table(const struct eval_run *r, FILE *f)
 {
-    static const char *const role_name[2] = { "evidence in a reply", "evidence in user turns only" };
+    static const char *const role_name[2] = { "evidence in a reply",
+                                              "evidence in user turns only" };
     fprintf(f, "\n### Missed evidence by rank (--explain)\n\nEach evidence turn of a question "
             "not fully recalled, by its unit's place in the whole ranking (a recall of "
             "everything that matches): ranked in the top 10 and missed is packing; deep or "
@@ -386,7 +387,8 @@ int eval_report_svg(const struct eval_run *r, const char *path)
             "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">dashed: strict</text>\n"
             "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">(packed whole)</text>\n",
             L + pw + 16, T + 20.0 * (double)r->n_methods + 16, L + pw + 16,
-            T + 20.0 * (double)r->n_methods + 31, L + pw + 16, T + 20.0 * (double)r->n_methods + 45);
+            T + 20.0 * (double)r->n_methods + 31, L + pw + 16,
+            T + 20.0 * (double)r->n_methods + 45);
     if (spans)
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">dotted: answer spans</text>\n"
                 "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">(in the packed text)</text>\n",

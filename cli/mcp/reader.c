@@ -160,7 +160,8 @@ static void note_message(struct mcp_reader *r, const cJSON *m)
 static void enqueue(struct mcp_reader *r, struct mcp_item *it)
 {
     pthread_mutex_lock(&r->mu);
-    while (r->n_items && (r->n_items >= QUEUE_MAX_ITEMS || r->n_bytes + it->bytes > QUEUE_MAX_BYTES))
+    while (r->n_items &&
+           (r->n_items >= QUEUE_MAX_ITEMS || r->n_bytes + it->bytes > QUEUE_MAX_BYTES))
         pthread_cond_wait(&r->not_full, &r->mu);
     if (it->msg) {
         if (cJSON_IsArray(it->msg)) {
@@ -226,7 +227,8 @@ static cJSON *id_value(const char *s, const char *end)
     const char *digits = q;
     while (q < end && *q >= '0' && *q <= '9' && q - digits < 16)
         q++;
-    if (q == digits || (q < end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9'))))
+    if (q == digits ||
+        (q < end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9'))))
         return NULL;
     char tmp[20];
     memcpy(tmp, s, (size_t)(q - s));

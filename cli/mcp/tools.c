@@ -98,7 +98,8 @@ static void tool_end(struct tdef *t, int read_only, int destructive, int idempot
     if (!cJSON_GetArraySize(t->required))
         cJSON_DeleteItemFromObjectCaseSensitive(schema, "required");
     cJSON *a = cJSON_AddObjectToObject(t->tool, "annotations");
-    cJSON_AddStringToObject(a, "title", cJSON_GetObjectItemCaseSensitive(t->tool, "title")->valuestring);
+    cJSON_AddStringToObject(a, "title",
+                            cJSON_GetObjectItemCaseSensitive(t->tool, "title")->valuestring);
     cJSON_AddBoolToObject(a, "readOnlyHint", read_only);
     if (!read_only)
         cJSON_AddBoolToObject(a, "destructiveHint", destructive);
@@ -154,7 +155,8 @@ cJSON *mcp_tools_list(void)
     prop(&t, "session_id", "string", "The id of the current conversation, to leave out. "
          "Default: $CAIRN_SESSION_ID, else Claude Code's session id.", 0);
     cJSON_AddItemToObject(t.tool, "_meta", cJSON_CreateObject());
-    cJSON_AddTrueToObject(cJSON_GetObjectItemCaseSensitive(t.tool, "_meta"), "anthropic/alwaysLoad");
+    cJSON_AddTrueToObject(cJSON_GetObjectItemCaseSensitive(t.tool, "_meta"),
+                          "anthropic/alwaysLoad");
     tool_end(&t, 1, 0, 1);
 
     tool_begin(&t, list, "save_conversation", "Save a conversation to memory",
@@ -215,7 +217,8 @@ cJSON *mcp_tools_list(void)
     tool_begin(&t, list, "memory", "Explicit memories",
                "The user's kept memories; recall shows matching ones first. remember: only when "
                "the user asks you to keep something or corrects you. list: all, as Markdown with "
-               "ids. update: new text or correction fields for an id. forget: delete an id for good.");
+               "ids. update: new text or correction fields for an id. forget: delete an id for "
+               "good.");
     cJSON *act = prop(&t, "action", "string", "What to do.", 1);
     cJSON *ae = cJSON_AddArrayToObject(act, "enum");
     static const char *const actions[] = { "remember", "list", "update", "forget" };
@@ -335,7 +338,8 @@ static int check_value(const cJSON *sc, const cJSON *v, const char *path, struct
     if (!strcmp(type, "integer")) {
         if (!is_integer(v))
             goto wrong_type;
-        if ((min && v->valuedouble < min->valuedouble) || (max && v->valuedouble > max->valuedouble)) {
+        if ((min && v->valuedouble < min->valuedouble) ||
+            (max && v->valuedouble > max->valuedouble)) {
             buf_printf(err, "\"%s\" must be an integer from %.0f to %.0f (got %.0f)", path,
                        min ? min->valuedouble : -1e15, max ? max->valuedouble : 1e15,
                        v->valuedouble);
@@ -506,7 +510,8 @@ static void recall_footer(struct buf *out, const struct cairn_recall *r)
         n_sessions += i == n_mem || strcmp(r->items[i].session, r->items[i - 1].session);
     buf_printf(out, "(%zu excerpt%s from %zu session%s, best-matching session first; %d of %d "
                "tokens. Messages shown, by position; call get_conversation with a session_id and "
-               "from/to to read around them:", r->n_items - n_mem, r->n_items - n_mem == 1 ? "" : "s",
+               "from/to to read around them:", r->n_items - n_mem,
+               r->n_items - n_mem == 1 ? "" : "s",
                n_sessions, n_sessions == 1 ? "" : "s", r->tokens, r->budget);
     for (size_t i = n_mem, k = 0; i < r->n_items; k++) {
         size_t j = i + 1;
@@ -861,7 +866,8 @@ static int conv_one(void *arg, const struct cairn_message_info *m)
             return CONV_STOP;
         }
         /* One message over the budget: show its start. */
-        size_t keep = prefix_within(m->content, m->content_len < clip ? m->content_len : clip, room);
+        size_t keep = prefix_within(m->content, m->content_len < clip ? m->content_len : clip,
+                                    room);
         buf_add(c->out, h.p, h.n);
         buf_add(c->out, m->content, keep);
         buf_adds(c->out, "\n\n");
@@ -894,7 +900,8 @@ static void conv_footer(struct buf *out, const struct conv_ctx *c, size_t n_mess
                    "continue, call get_conversation with from=%d.]", c->last, c->last + 1,
                    c->budget, c->last + 1);
     else if ((size_t)c->last + 1 < n_messages)
-        buf_printf(out, "[Shown up to #%d as asked; the session goes on to #%zu: from=%d reads on.]",
+        buf_printf(out, "[Shown up to #%d as asked; the session goes on to #%zu: "
+                        "from=%d reads on.]",
                    c->last, n_messages - 1, c->last + 1);
     else
         buf_adds(out, "[End of the conversation.]");

@@ -357,7 +357,8 @@ static void add_prompt(struct cairn *db, struct prompt_cache *c, cJSON *j)
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(j, "at");
     const cJSON *len = cJSON_GetObjectItemCaseSensitive(j, "prompt_chars");
     int64_t when;
-    if (!cJSON_IsString(sid) || !*sid->valuestring || strlen(sid->valuestring) >= sizeof c->session ||
+    if (!cJSON_IsString(sid) || !*sid->valuestring ||
+        strlen(sid->valuestring) >= sizeof c->session ||
         !cJSON_IsString(at) || cairn_parse_time(at->valuestring, &when))
         return;
     if (!c->read || strcmp(c->session, sid->valuestring)) {

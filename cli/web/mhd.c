@@ -30,7 +30,8 @@ static void load(void)
         return;
     /* dlsym gives object pointers; POSIX guarantees they convert. */
     table.start_daemon = (struct MHD_Daemon *(*)(unsigned int, uint16_t, MHD_AcceptPolicyCallback,
-                                                 void *, MHD_AccessHandlerCallback, void *, ...))syms[0];
+                                                 void *, MHD_AccessHandlerCallback, void *,
+                                                 ...))syms[0];
     table.stop_daemon = (void (*)(struct MHD_Daemon *))syms[1];
     table.get_daemon_info = (const union MHD_DaemonInfo *(*)(struct MHD_Daemon *,
                                                              enum MHD_DaemonInfoType, ...))syms[2];
@@ -38,8 +39,8 @@ static void load(void)
                                                      const char *))syms[3];
     table.queue_response = (enum MHD_Result (*)(struct MHD_Connection *, unsigned int,
                                                 struct MHD_Response *))syms[4];
-    table.create_response_from_buffer = (struct MHD_Response *(*)(size_t, void *,
-                                                                  enum MHD_ResponseMemoryMode))syms[5];
+    table.create_response_from_buffer =
+        (struct MHD_Response *(*)(size_t, void *, enum MHD_ResponseMemoryMode))syms[5];
     table.destroy_response = (void (*)(struct MHD_Response *))syms[6];
     table.add_response_header = (enum MHD_Result (*)(struct MHD_Response *, const char *,
                                                      const char *))syms[7];

@@ -74,8 +74,8 @@ const char *web_arg(const struct web_req *q, struct web_reply *r, const char *na
     const char *v = m->lookup_connection_value(q->conn, MHD_GET_ARGUMENT_KIND, name);
     if (v && strlen(v) > cap) {
         if (!r->status)
-            web_fail(r, 413, "%s is longer than %zu bytes", strcmp(name, "q") ? name : "the question",
-                     cap);
+            web_fail(r, 413, "%s is longer than %zu bytes",
+                     strcmp(name, "q") ? name : "the question", cap);
         return NULL;
     }
     return v;
@@ -160,7 +160,8 @@ static const char *guard(struct web_server *s, struct MHD_Connection *c, const c
     else if (!web_origin_ok(origin, s->w->port))
         web_fail(r, 403, "forbidden: requests from another origin are refused");
     else if (!(rest = web_token_path(url, s->w->token)))
-        web_fail(r, 403, "forbidden: the address lacks this run's token (see what cairn web printed)");
+        web_fail(r, 403, "forbidden: the address lacks this run's token "
+                         "(see what cairn web printed)");
     else
         return rest;
     return NULL;

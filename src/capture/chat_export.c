@@ -288,7 +288,8 @@ static int chatgpt_keep(const cJSON *msg, const char **role, struct buf *out)
     if (!r || (strcmp(r, "user") != 0 && strcmp(r, "assistant") != 0))
         return 0;
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(msg, "metadata");
-    const cJSON *hid = cJSON_GetObjectItemCaseSensitive(meta, "is_visually_hidden_from_conversation");
+    const cJSON *hid = cJSON_GetObjectItemCaseSensitive(meta,
+                                                        "is_visually_hidden_from_conversation");
     if (cJSON_IsTrue(hid) || num_or(msg, "weight", 1.0) == 0)
         return 0;
     const char *rcp = jstr(msg, "recipient");

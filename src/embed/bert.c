@@ -205,7 +205,8 @@ static int load_options(struct embed_model *m, const char *dir, char *err,
 
     m->pooling = POOL_MEAN;
     m->normalize = 1;
-    text = embed_read_file(dir, "1_Pooling/config.json", EMBED_MAX_CONFIG, NULL, &missing, err, errlen);
+    text = embed_read_file(dir, "1_Pooling/config.json", EMBED_MAX_CONFIG, NULL, &missing, err,
+                           errlen);
     if (!text && !missing)
         return -1;
     if (text) {

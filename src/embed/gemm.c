@@ -515,7 +515,8 @@ static void g_gemm(int level, const float *x, int ldx, int m, int k, const float
                  * tile prefetches its share of the next panel's lines, so
                  * that stream overlaps the FMAs instead of stalling them. */
                 for (ir = 0, it = 0; ir < mc; ir += mr, it++) {
-                    int l0 = (int)((long)lines * it / tiles), l1 = (int)((long)lines * (it + 1) / tiles);
+                    int l0 = (int)((long)lines * it / tiles);
+                    int l1 = (int)((long)lines * (it + 1) / tiles);
 
                     micro(kc, xp + (size_t)ir * kc, b, ldb ? ldb : nr,
                           y + (size_t)(i0 + ir) * ldy + jp * nr, ldy,

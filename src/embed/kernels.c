@@ -349,7 +349,8 @@ K_INLINE void k_exp8w(__m256 *x, int w)
 
     K_EACH(w, under[j_] = _mm256_cmp_ps(x[j_], _mm256_set1_ps(-87.3f), _CMP_LT_OQ));
     K_EXP_STEPS(256, w, x, n, r, r2, p, e);
-    K_EACH(w, x[j_] = _mm256_andnot_ps(under[j_], _mm256_mul_ps(p[j_], _mm256_castsi256_ps(e[j_]))));
+    K_EACH(w, x[j_] = _mm256_andnot_ps(under[j_],
+                                       _mm256_mul_ps(p[j_], _mm256_castsi256_ps(e[j_]))));
 }
 
 K_AVX2 static inline __m256 k_exp8(__m256 x)

@@ -16,10 +16,11 @@
  *
  * Threads: OpenBLAS keeps one process-wide thread count. The kernels never
  * set it; the caller (embed_run_shares in common.c, for bert.c and use.c)
- * does, through embed_k_set_threads, before each forward pass. The count also picks between the packed product and
- * OpenBLAS (embed_k_linear_packed); that choice follows the count the
- * calling thread last set, so two models encoding in two threads at once
- * do not switch each other's path.
+ * does, through embed_k_set_threads, before each forward pass. The count
+ * also picks between the packed product and OpenBLAS
+ * (embed_k_linear_packed); that choice follows the count the calling thread
+ * last set, so two models encoding in two threads at once do not switch
+ * each other's path.
  *
  * OpenBLAS is loaded at run time (dlopen "libopenblas.so.0", Debian's
  * libopenblas0) at the first matrix product or embed_k_set_threads, once

@@ -26,11 +26,12 @@
  *     exactly what the shapes give, its header carries a hash of itself,
  *     the weights file's size and change time and a hash of every
  *     weight's shape, and 32 values of every weight (16 at each end) must
- *     have the same bits as the weights, and a padding column zeros. A truncated, torn, stale, foreign or
- *     hostile file is refused and rebuilt. Its body is only ever read as
- *     values, never as offsets or sizes, so a file that passes the checks
- *     with other values elsewhere gives odd vectors, never a read outside
- *     the mapping. Who can write it can write the weights beside it.
+ *     have the same bits as the weights, and a padding column zeros. A
+ *     truncated, torn, stale, foreign or hostile file is refused and
+ *     rebuilt. Its body is only ever read as values, never as offsets or
+ *     sizes, so a file that passes the checks with other values elsewhere
+ *     gives odd vectors, never a read outside the mapping. Who can write it
+ *     can write the weights beside it.
  *   - it is written to a temporary file in the same folder (0600), synced
  *     and renamed over the old one, so a reader sees a whole file or
  *     none; cairn never truncates or rewrites it in place, so a mapping

@@ -4,8 +4,9 @@
  *
  * Models live in a models folder the caller names (the handle's setting
  * embed.model_dir, the CLI's CAIRN_MODEL_DIR; default ~/.cairn/models),
- * one folder per name; `models` below is that folder. A folder is only ever created by renaming a complete, verified
- * staging folder into place, so a folder that exists is whole.
+ * one folder per name; `models` below is that folder. A folder is only ever
+ * created by renaming a complete, verified staging folder into place, so a
+ * folder that exists is whole.
  *
  * Sources. Nothing here names a host: a Hugging Face model is fetched from
  * the endpoint the caller passes (the CLI's CAIRN_HF_ENDPOINT, else

@@ -754,7 +754,8 @@ static int load_manifest(struct use_model *m, const char *dir, cJSON *model,
                 embed_errf(err, errlen, "model.json: bad shard name");
                 goto fail;
             }
-            if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, p->valuestring) >= sizeof(path) ||
+            if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, p->valuestring) >=
+                    sizeof(path) ||
                 stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
                 embed_errf(err, errlen, "weight shard %.64s missing", p->valuestring);
                 goto fail;
@@ -930,11 +931,14 @@ static int load_layer(struct use_model *m, const struct use_manifest *man, int l
         if (!((dst) = get_w(man, nm, nd, a, b, c, d, sh, err, errlen))) return -1; \
     } while (0)
     L->din = din;
-    NAME(P_APPLY "Layer_%d/TransformerLayer/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", li);
+    NAME(P_APPLY "Layer_%d/TransformerLayer/layer_prepostprocess/layer_norm/layer_norm_scale/"
+         "ConcatPartitions/concat", li);
     GET(L->ln_g, 1, din, 0, 0, 0);
-    NAME(P_APPLY "Layer_%d/TransformerLayer/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", li);
+    NAME(P_APPLY "Layer_%d/TransformerLayer/layer_prepostprocess/layer_norm/layer_norm_bias/"
+         "ConcatPartitions/concat", li);
     GET(L->ln_b, 1, din, 0, 0, 0);
-    NAME(P_MOD "Layer_%d/TransformerLayer/MultiheadAttention/qkv_transform_single/kernel/part_0", li);
+    NAME(P_MOD "Layer_%d/TransformerLayer/MultiheadAttention/qkv_transform_single/kernel/"
+         "part_0", li);
     GET(L->wqkv, 4, 1, 1, din, -1);
     if (sh[3] % 3 != 0 || (sh[3] / 3) % USE_HEADS != 0 || sh[3] < 3 * USE_HEADS) {
         embed_errf(err, errlen, "layer %d: qkv width %lld does not split into %d heads",
@@ -942,16 +946,19 @@ static int load_layer(struct use_model *m, const struct use_manifest *man, int l
         return -1;
     }
     L->d = (int)(sh[3] / 3);
-    NAME(P_APPLY "Layer_%d/TransformerLayer/MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", li);
+    NAME(P_APPLY "Layer_%d/TransformerLayer/MultiheadAttention/qkv_transform_single/bias/"
+         "ConcatPartitions/concat", li);
     GET(L->bqkv, 1, 3 * L->d, 0, 0, 0);
-    NAME(P_MOD "Layer_%d/TransformerLayer/MultiheadAttention/output_transform_single/kernel/part_0", li);
+    NAME(P_MOD "Layer_%d/TransformerLayer/MultiheadAttention/output_transform_single/kernel/"
+         "part_0", li);
     GET(L->wo, 4, 1, 1, L->d, -1);
     L->dout = (int)sh[3];
     if (L->dout < 1) {
         embed_errf(err, errlen, "layer %d: empty output", li);
         return -1;
     }
-    NAME(P_APPLY "Layer_%d/TransformerLayer/MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", li);
+    NAME(P_APPLY "Layer_%d/TransformerLayer/MultiheadAttention/output_transform_single/bias/"
+         "ConcatPartitions/concat", li);
     GET(L->bo, 1, L->dout, 0, 0, 0);
     if (din != L->dout) {
         /* The residual changes width: AdjustResidualInput's dense layer. */
@@ -960,9 +967,11 @@ static int load_layer(struct use_model *m, const struct use_manifest *man, int l
         NAME(P_APPLY "Layer_%d/TransformerLayer/dense/bias/ConcatPartitions/concat", li);
         GET(L->bd, 1, L->dout, 0, 0, 0);
     }
-    NAME(P_APPLY "Layer_%d/TransformerLayer/FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", li);
+    NAME(P_APPLY "Layer_%d/TransformerLayer/FFN/layer_prepostprocess/layer_norm/layer_norm_scale/"
+         "ConcatPartitions/concat", li);
     GET(L->ln2_g, 1, L->dout, 0, 0, 0);
-    NAME(P_APPLY "Layer_%d/TransformerLayer/FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", li);
+    NAME(P_APPLY "Layer_%d/TransformerLayer/FFN/layer_prepostprocess/layer_norm/layer_norm_bias/"
+         "ConcatPartitions/concat", li);
     GET(L->ln2_b, 1, L->dout, 0, 0, 0);
     NAME(P_APPLY "TransformerStack/Layer_%d/TransformerLayer/FFN/conv1/Tensordot/Reshape_1", li);
     GET(L->w1, 2, L->dout, -1, 0, 0);
@@ -1157,7 +1166,8 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
         goto out;
     }
     m->nts = m->demb / 2;
-    m->inv_ts = get_w(&man, P_APPLY "TransformerStack/Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1",
+    m->inv_ts = get_w(&man, P_APPLY "TransformerStack/Layer_0/AddTimingSignal/TimingSignal/"
+                      "ExpandDims_1",
                       2, 1, m->nts, 0, 0, NULL, err, errlen);
     if (!m->inv_ts || load_layer(m, &man, 0, m->demb, err, errlen) != 0 ||
         load_layer(m, &man, 1, m->layer[0].dout, err, errlen) != 0)

@@ -914,7 +914,8 @@ static int run_at(const unsigned char *s, size_t n, size_t a, size_t b, struct r
         return 0;
     int glued = b < n && (s[b] == '_' || s[b] == '-' || s[b] == '.' || s[b] == '=');
     if (m == 34 && s[a] == 'S' && s[a + 1] == 'K' && !glued) {
-        for (k = a + 2; k < b && ((s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'f')); k++)
+        for (k = a + 2; k < b && ((s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'f'));
+             k++)
             ;
         if (k == b) {
             h->start = a, h->end = b, h->kind = "twilio";
@@ -922,9 +923,11 @@ static int run_at(const unsigned char *s, size_t n, size_t a, size_t b, struct r
         }
     }
     if (m == 36 && memcmp(s + a, "dapi", 4) == 0) {
-        for (k = a + 4; k < b && ((s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'f')); k++)
+        for (k = a + 4; k < b && ((s[k] >= '0' && s[k] <= '9') || (s[k] >= 'a' && s[k] <= 'f'));
+             k++)
             ;
-        if (k == b && (!glued || (s[b] == '-' && b + 1 < n && s[b + 1] >= '0' && s[b + 1] <= '9'))) {
+        if (k == b &&
+            (!glued || (s[b] == '-' && b + 1 < n && s[b + 1] >= '0' && s[b + 1] <= '9'))) {
             if (glued)
                 for (b += 1; b < n && s[b] >= '0' && s[b] <= '9'; b++)
                     ;

@@ -215,7 +215,8 @@ static int pruner_init(struct pruner *pr, const struct pool *p, const struct que
 static inline __attribute__((always_inline)) size_t pruner_slot(const struct pruner *pr,
                                                                 int64_t sess)
 {
-    return pr->sorted ? sess_slot(sess, pr->lo, pr->sorted, (int)pr->span) : (size_t)(sess - pr->lo);
+    return pr->sorted ? sess_slot(sess, pr->lo, pr->sorted, (int)pr->span)
+                      : (size_t)(sess - pr->lo);
 }
 
 /* A match's BM25 alone (rank_bm25's sum, term by term in order, from
@@ -1187,8 +1188,9 @@ static int merge_pruned(struct cairn *h, struct query *q, struct pool *p, struct
             df[x->t] += x->n;             /* a packed count is at least 1 */
         ss[s] = (struct sess_src){ NULL, 0, 0 };
         if (x->n > 0)
-            ss[s] = x->h ? (struct sess_src){ (const char *)&x->h->v[0].sess, sizeof *x->h->v, x->n }
-                         : (struct sess_src){ (const char *)&x->e[0].sess, sizeof *x->e, x->n };
+            ss[s] = x->h
+                ? (struct sess_src){ (const char *)&x->h->v[0].sess, sizeof *x->h->v, x->n }
+                : (struct sess_src){ (const char *)&x->e[0].sess, sizeof *x->e, x->n };
         total += x->n;
     }
     if (!total)

@@ -740,7 +740,8 @@ static void each_line(struct links *l, const char *s, int what, int64_t doc)
 static void each_link(struct links *l, const char *links, int what, int64_t doc)
 {
     struct buf b = BUF_INIT;
-    for (const char *a = links ? links : "", *nl; *a; a += (nl ? (size_t)(nl - a) + 1 : strlen(a))) {
+    for (const char *a = links ? links : "", *nl; *a;
+         a += (nl ? (size_t)(nl - a) + 1 : strlen(a))) {
         nl = strchr(a, '\n');
         text_name_tokens(a, nl ? (size_t)(nl - a) : strlen(a), &b);
     }
@@ -1042,7 +1043,8 @@ int notes_rank(struct cairn *h, const struct query *q, int files, const struct n
         x->pass = x->named || held > NOTE_FLOOR;
         /* a page whose names hold none of the question's words needs more
          * weight: its words may be the question's in passing (policy.h) */
-        double need = x->oncard ? NOTE_GATE_WEIGHT : fmax(NOTE_GATE_WEIGHT, NOTE_GATE_WEIGHT_OFFPAGE);
+        double need = x->oncard ? NOTE_GATE_WEIGHT
+                                : fmax(NOTE_GATE_WEIGHT, NOTE_GATE_WEIGHT_OFFPAGE);
         x->gate |= share >= NOTE_GATE_SHARE && weight >= need;
         /* a section of a page whose name holds one of the question's rare
          * words, holding half of the question: "how do I install

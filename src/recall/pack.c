@@ -487,8 +487,8 @@ static int split_passages(const char *s, size_t n, struct psg **out)
                 best = b + 1;
                 break;
             }
-            if ((c == '.' || c == '?' || c == '!') && b + 1 < n && (s[b + 1] == ' ' || s[b + 1] == '\n') &&
-                b > a + 120) {
+            if ((c == '.' || c == '?' || c == '!') && b + 1 < n &&
+                (s[b + 1] == ' ' || s[b + 1] == '\n') && b > a + 120) {
                 best = b + 1;
                 break;
             }
@@ -1541,7 +1541,8 @@ static int reply_lead(const struct rmsg *m, int max)
  * (policy.h, PACK_REPLY_TAIL). */
 static int reply_tail(const struct rmsg *m, int max)
 {
-    return m->role == ROLE_ASSISTANT && max >= PACK_REPLY_TAIL_MIN ? (int)(max * PACK_REPLY_TAIL) : 0;
+    return m->role == ROLE_ASSISTANT && max >= PACK_REPLY_TAIL_MIN ? (int)(max * PACK_REPLY_TAIL)
+                                                                   : 0;
 }
 
 /* Tries to add message i whole, or as an excerpt of at most cap tokens
@@ -1887,7 +1888,8 @@ int pack(const struct pack_src *src, struct pool *p, struct query *q,
         k.budget -= lane;
         /* Reply snippets: how many of the rounds packed first may give
          * their best reply as a short excerpt (policy.h) */
-        int nsnip = p->any_assistant && o->budget >= PACK_SNIP_MIN ? o->budget / PACK_SNIP_EVERY : 0;
+        int nsnip = p->any_assistant && o->budget >= PACK_SNIP_MIN ? o->budget / PACK_SNIP_EVERY
+                                                                   : 0;
         /* Reply pairs: below PACK_SNIP_MIN, fewer snippets, each paid
          * for by a shorter turn (policy.h, PACK_PAIR_*) */
         int pair_every = PACK_PAIR_EVERY;   /* a variable: 0 (off) divides nothing */

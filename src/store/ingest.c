@@ -584,7 +584,8 @@ static int prepare_cpu(struct cairn *h, const struct cairn_session *s, struct pr
     p->s = s;
     p->started = s->started_at;
     p->ended = s->ended_at;
-    p->cl = (struct store_clean){ redact_enabled(cairn__setting(h, CAIRN__SET_REDACT)), 0, 0, NULL };
+    p->cl = (struct store_clean){ redact_enabled(cairn__setting(h, CAIRN__SET_REDACT)), 0, 0,
+                                  NULL };
     p->vb = (struct vec_batch)VEC_BATCH_INIT;
     if ((rc = validate_session(h, s)) || (rc = prepare_messages(h, p)))
         return rc;
@@ -1224,7 +1225,8 @@ out:
 /* ---- JSON ---------------------------------------------------------- */
 
 /* Reads an optional string field; numbers are accepted for ids and
- * formatted (as written when a double cannot hold them). Returns 0 if absent or null, 1 if set, -1 on a wrong type. */
+ * formatted (as written when a double cannot hold them). Returns 0 if
+ * absent or null, 1 if set, -1 on a wrong type. */
 static int get_str(const cJSON *o, const char *name, const char **out, char *numbuf,
                    size_t nb)
 {

@@ -650,8 +650,8 @@ static int do_undo(struct cairn *h, void *arg)
          * leaves nothing to restore but the NULL. */
         if ((rc = store_prepare(h, "DELETE FROM memory_links WHERE dst = ?1 AND kind = "
                                    "'supersedes' AND src = (SELECT superseded_by FROM memories "
-                                   "WHERE id = ?1) AND (SELECT op FROM memory_history WHERE id = ?2)"
-                                   " = 'supersede'", &st)))
+                                   "WHERE id = ?1) AND (SELECT op FROM memory_history "
+                                   "WHERE id = ?2) = 'supersede'", &st)))
             return rc;
         sqlite3_bind_int64(st, 1, id);
         sqlite3_bind_int64(st, 2, hid);

@@ -18,12 +18,13 @@
  *   meta        key/value: schema_version, server_id
  *   sessions    (owner, sid) the key: the local external id; sid_hash its
  *               sha256, hex, as the client computes it (what tombstones
- *               name; convert_to is not immutable, so no generated column); project, private, source,
- *               title, times, meta; tx the writing transaction (pull's
- *               cursor)
+ *               name; convert_to is not immutable, so no generated
+ *               column); project, private, source, title, times, meta;
+ *               tx the writing transaction (pull's cursor)
  *   messages    (owner, sid, mkey): mkey the message's external id, else
  *               "h:", its 64-bit content hash as the local store keys it,
- *               ":" and which repeat of that content in the session it is; position, role, speaker, content, created_at, chash
+ *               ":" and which repeat of that content in the session it
+ *               is; position, role, speaker, content, created_at, chash
  *               (sha256 of content), ntok, tsv (a tsvector of cairn's own
  *               tokens with their positions, GIN-indexed: the full-text
  *               candidates of recall on the server, not yet built), seq and
@@ -68,7 +69,8 @@ static void pg_lib_init(void)
 {
     static const char *const names[] = {
         "PQconnectdbParams", "PQstatus", "PQerrorMessage", "PQfinish", "PQexec", "PQexecParams",
-        "PQresultStatus", "PQresultErrorMessage", "PQresultErrorField", "PQclear", "PQntuples", "PQgetvalue",
+        "PQresultStatus", "PQresultErrorMessage", "PQresultErrorField", "PQclear", "PQntuples",
+        "PQgetvalue",
         "PQgetlength", "PQgetisnull", "PQcmdTuples", "PQuser", "PQhost", "PQdb", "PQpass",
         "PQsetNoticeProcessor",
     };
@@ -495,7 +497,8 @@ static const char *const pg_migrations[] = {
     "  changed FOR EACH STATEMENT EXECUTE FUNCTION cairn.mpack_changed();",
 };
 #define PG_N_MIGRATIONS ((int)(sizeof pg_migrations / sizeof pg_migrations[0]))
-_Static_assert(PG_N_MIGRATIONS == PG_SCHEMA_VERSION, "PG_SCHEMA_VERSION is not the number of server migrations");
+_Static_assert(PG_N_MIGRATIONS == PG_SCHEMA_VERSION,
+               "PG_SCHEMA_VERSION is not the number of server migrations");
 
 /* msg with every occurrence of the connection's password replaced: libpq
  * does not echo it, but a server-side message quoting a URL might. */

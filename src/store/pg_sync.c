@@ -922,7 +922,8 @@ static int pull_vectors(struct pgc *pc, const char *owner, const char *sid,
     if ((rc = store_begin(h)))
         goto out;
     if ((rc = store_prepare(h, "INSERT OR IGNORE INTO vectors(model, msg, piece, session, dim, "
-                               "scale, v) SELECT ?1, m.id, ?2, m.session, ?3, ?4, ?5 FROM messages m "
+                               "scale, v) SELECT ?1, m.id, ?2, m.session, ?3, ?4, ?5 "
+                               "FROM messages m "
                                "JOIN sessions s ON s.id = m.session WHERE s.ext_id = ?6 AND "
                                "(CASE WHEN ?7 IS NULL THEN m.ext_id IS NULL AND m.hash = ?8 "
                                "ELSE m.ext_id = ?7 END) ORDER BY m.position LIMIT 1 OFFSET ?9",

@@ -115,8 +115,8 @@ int post_blob_get(const unsigned char *p, size_t n, int64_t lo, struct post_ent 
             dr = p[0];
             tf = p[2];
             ntok = two ? (uint64_t)(p[3] & 127) | (uint64_t)p[4] << 7 : p[3];
-            if (dr - 1 >= (uint64_t)(INT64_MAX - row) || !tf || __builtin_add_overflow(sess, ds, &ns) ||
-                ns < 1)
+            if (dr - 1 >= (uint64_t)(INT64_MAX - row) || !tf ||
+                __builtin_add_overflow(sess, ds, &ns) || ns < 1)
                 return -1;
             p += 4 + two;
             row += (int64_t)dr;

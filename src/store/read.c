@@ -28,7 +28,8 @@ static int64_t col_time(sqlite3_stmt *st, int i)
  * path, schema v6), not a count over messages: a listing costs one row per
  * session whatever the sessions hold. */
 #define SESSION_COLS "s.ext_id, s.source, s.project, s.title, s.meta, s.started_at, " \
-                     "s.ended_at, coalesce((SELECT n FROM session_stats t WHERE t.session = s.id), 0)"
+                     "s.ended_at, coalesce((SELECT n FROM session_stats t " \
+                     "WHERE t.session = s.id), 0)"
 
 static void fill_session(sqlite3_stmt *st, struct cairn_session_info *si)
 {

@@ -304,10 +304,12 @@ static const char *const migrations[] = {
     "  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);"
     "END;"
     "CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN"
-    "  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES('delete', old.id, old.content);"
+    "  INSERT INTO messages_fts(messages_fts, rowid, content)"
+    " VALUES('delete', old.id, old.content);"
     "END;"
     "CREATE TRIGGER messages_au AFTER UPDATE OF content ON messages BEGIN"
-    "  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES('delete', old.id, old.content);"
+    "  INSERT INTO messages_fts(messages_fts, rowid, content)"
+    " VALUES('delete', old.id, old.content);"
     "  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content);"
     "END;",
     /* 1 -> 2 */
@@ -874,7 +876,8 @@ static const char *const migrations[] = {
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 /* A new migration bumps CAIRN_SCHEMA_VERSION too (internal.h, docs/FORMAT.md). */
 _Static_assert(EVENTS_FILL_MAX == 30000, "EVENTS_FILL_MAX_SQL follows EVENTS_FILL_MAX");
-_Static_assert(N_MIGRATIONS == CAIRN_SCHEMA_VERSION, "CAIRN_SCHEMA_VERSION is not the number of migrations");
+_Static_assert(N_MIGRATIONS == CAIRN_SCHEMA_VERSION,
+               "CAIRN_SCHEMA_VERSION is not the number of migrations");
 
 static int pragma_int(struct cairn *h, const char *sql, int *out)
 {

@@ -325,7 +325,8 @@ size_t store_units_read(struct units_cur *c, struct store_unit *u, size_t n)
     int64_t id = c->id, pos = c->pos, at = c->at;
     int left = c->left;
     size_t i = 0;
-    while (i < n && left && end - p >= UNIT_MAX_BYTES && unit_at(&p, end, &id, &pos, &at, &u[i]) == 1) {
+    while (i < n && left && end - p >= UNIT_MAX_BYTES &&
+           unit_at(&p, end, &id, &pos, &at, &u[i]) == 1) {
         i++;
         left--;
     }
@@ -409,7 +410,8 @@ int store_units_pack(struct buf *b, const char *turns, size_t len, int64_t n)
         store_unit_write(&body, &w, &u);
     buf_addc(b, (char)STORE_UNITS_MARK);
     put_varint(b, (uint64_t)nu);
-    put_varint(b, (uint64_t)((dialog ? STORE_UNITS_DIALOG : 0) | (rise ? STORE_UNITS_IDS_RISE : 0)));
+    put_varint(b, (uint64_t)((dialog ? STORE_UNITS_DIALOG : 0) |
+                             (rise ? STORE_UNITS_IDS_RISE : 0)));
     if (body.n)
         buf_add(b, body.p, body.n);
     int bad = body.err || b->err;

@@ -317,7 +317,8 @@ int store_vault_put(struct cairn *h, int64_t vault, int64_t id, const struct sto
         !(names = clean(h, &cl, d->names, d->names ? strlen(d->names) : 0, NULL)))
         goto out;
     if ((rc = store_prepare(h, "INSERT INTO vault_docs(vault, path, size, mtime, hash, title,"
-                            " aliases, tags, links, names, cut) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            " aliases, tags, links, names, cut) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             &doc)) ||
         (rc = store_prepare(h, "INSERT INTO vault_sections(doc, line, heading, text, ntok, "
                             "part) VALUES (?, ?, ?, ?, ?, ?)", &sec)) ||

@@ -12,10 +12,11 @@
  * one: recall reads what is here (a section without one is found by its
  * words only). A hook's re-index embeds nothing (hooks keep to their
  * budget: cairn_embed_at_ingest off), so `cairn embed --backfill` fills the
- * sections it left, after the messages and memories. Triggers (schema.c) drop a section's vector when the
- * section is deleted or its text rewritten, so a re-index, `vault rm` and
- * `redact` leave no vector of an old text. The card (line 0) has none: its
- * names are in every section's embedded text.
+ * sections it left, after the messages and memories. Triggers (schema.c)
+ * drop a section's vector when the section is deleted or its text
+ * rewritten, so a re-index, `vault rm` and `redact` leave no vector of an
+ * old text. The card (line 0) has none: its names are in every section's
+ * embedded text.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -197,7 +197,8 @@ int veccache_read_run(const struct vec_set *s, size_t from, size_t count, int8_t
     if (!s->map || s->f32 || from > s->n || count > s->n - from)
         return -1;
     off_t at = (off_t)((const char *)s->v8 - (const char *)s->map) + (off_t)(from * (size_t)s->dim);
-    return read_at(s->fd, out, count * (size_t)s->dim, at);   /* short: the caller scans the mapping */
+    /* short: the caller scans the mapping */
+    return read_at(s->fd, out, count * (size_t)s->dim, at);
 }
 
 int veccache_read_ids(const struct vec_set *s, size_t from, size_t count, int64_t *out)

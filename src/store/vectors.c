@@ -123,7 +123,8 @@ int vec_model_resolve(const struct cairn *h, char *dir, size_t n, char *err, siz
     char models[4096];
     if (embed_reg_models_dir(cairn__setting(h, CAIRN__SET_MODEL_DIR), models, sizeof models) != 0)
         models[0] = '\0';
-    return embed_reg_resolve(models, cairn__setting(h, CAIRN__SET_EMBED_MODEL), dir, n, err, errlen);
+    return embed_reg_resolve(models, cairn__setting(h, CAIRN__SET_EMBED_MODEL), dir, n, err,
+                             errlen);
 }
 
 struct vec_model *vec_model_current(const struct cairn *h, char *why, size_t whylen)

@@ -100,9 +100,10 @@ struct vec_batch {
 
 /* Embeds the messages with want[i] != 0 (want may be NULL: all) with
  * the current model; msgs: they are messages (embed.sentences applies),
- * else rows kept beside them (memories: their first piece is read). Without a model, or when embedding is off for this
- * handle, leaves b empty and returns CAIRN_OK. CAIRN_NOMEM / CAIRN_ERROR
- * with the handle's message on failure. */
+ * else rows kept beside them (memories: their first piece is read). Without
+ * a model, or when embedding is off for this handle, leaves b empty and
+ * returns CAIRN_OK. CAIRN_NOMEM / CAIRN_ERROR with the handle's message on
+ * failure. */
 int vec_batch_embed(struct cairn *h, const char *const *texts, const size_t *lens,
                     const unsigned char *want, size_t n, int msgs, struct vec_batch *b);
 /* The same with model vm, whatever the handle's ingest setting (backfill). */

@@ -189,7 +189,8 @@ static int frontmatter(const char *s, size_t n, struct md_doc *d, int *lines)
         if (len && (p[0] == ' ' || p[0] == '\t' || p[0] == '-')) {
             /* a block list's item under the key before */
             trim(&p, &len);
-            if (list && len && *p == '-' && add_item(list, count, MD_MAX_LIST, p + 1, len - 1, hash))
+            if (list && len && *p == '-' &&
+                add_item(list, count, MD_MAX_LIST, p + 1, len - 1, hash))
                 return -1;
             continue;
         }
@@ -404,7 +405,8 @@ static int code_line(const char *s, const struct line *l, struct fence_state *fs
         fs->nl--;
     int base = fs->nl ? fs->li[fs->nl - 1] : 0, ci;
     /* new items ("- x", "1. - x"), each content column the next's base */
-    while (col - base <= 3 && fs->nl < MD_LIST_DEPTH && (ci = list_marker(s, p, l->end, col, &at))) {
+    while (col - base <= 3 && fs->nl < MD_LIST_DEPTH &&
+           (ci = list_marker(s, p, l->end, col, &at))) {
         fs->li[fs->nl++] = base = ci;
         col = ci;
         p = at;

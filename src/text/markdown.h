@@ -57,7 +57,8 @@ struct md_section {
 };
 
 struct md_doc {
-    char  *title;                    /* frontmatter title, else the first level-1 heading, else NULL */
+    /* frontmatter title, else the first level-1 heading, else NULL */
+    char  *title;
     char  *tags[MD_MAX_LIST];   int ntags;    /* without a leading '#' */
     char  *aliases[MD_MAX_LIST]; int naliases;
     char  *links[MD_MAX_LINKS]; int nlinks;   /* distinct linked pages (wiki or .md links) */

@@ -4,8 +4,9 @@
  * message speaks of: store/events.c), and turns it into a local-time
  * range [from, to) relative to "now", plus a guess whether the question
  * asks about nothing but that period ("what did I do yesterday?") or is
- * topical ("what restaurant did I go to last week?"). Recall uses the range as a filter or boost and,
- * for period-only questions, lists the period instead of searching it.
+ * topical ("what restaurant did I go to last week?"). Recall uses the range
+ * as a filter or boost and, for period-only questions, lists the period
+ * instead of searching it.
  *
  * How it works: the input is scanned left to right; at every English word
  * start a small lexer reads up to TE_MAXTOK tokens (words, numbers,
@@ -1511,7 +1512,8 @@ static int te_find_span(const struct te_ctx *c, size_t from, struct te_hit *r,
         between = 1;
     /* the second starts within a joining word and blanks of the first's
      * end: a bounded look, so a scan of a long text stays linear */
-    if (!te_find_upto(c, *e, *e + 2 * TE_MAX_WS + 8, &r2, &s2, &e2) || r2.vague || r->vague || r2.to <= r->from ||
+    if (!te_find_upto(c, *e, *e + 2 * TE_MAX_WS + 8, &r2, &s2, &e2) || r2.vague || r->vague ||
+        r2.to <= r->from ||
         !te_joined_by(c, *e, s2, between ? and_w : to_w))
         return 1;
     r->to = r2.to;

@@ -42,7 +42,8 @@ void os_populate(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
     /* the whole pages inside it; small arrays are not worth the call */
-    uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, b = ((uintptr_t)p + n) & ~(uintptr_t)4095;
+    uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+    uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)4095;
     if (p && n >= 64 * 1024 && b > a)
         (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 #else
