@@ -748,6 +748,11 @@ void embed_free(struct embed_model *m)
     free(m);
 }
 
+uint64_t embed_id_hash(const struct embed_model *m, const char *dir)
+{
+    return m && m->use ? use_id_hash(m->use) : embed_id_files(dir, NULL, 0);
+}
+
 int embed_dim(const struct embed_model *m) { return m->hidden; }
 int embed_max_tokens(const struct embed_model *m) { return m->max_tokens; }
 const char *embed_errmsg(const struct embed_model *m) { return m->errmsg; }

@@ -12,6 +12,7 @@
 #include "embed/common.h"
 #include "embed/kernels.h"
 #include "util/buf.h"
+#include "util/hash.h"
 
 void embed_errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -149,4 +150,52 @@ int embed_run_shares(embed_part_fn *part, const void *model, const int32_t *ids,
         }
     }
     return rc;
+}
+
+/* ---- the model's identity (common.h) ---------------------------------- */
+
+/* 64 KB steps: the chunks in which the identity first read its files
+ * (fread into a 64 KB buffer), so bytes hashed from memory give the
+ * value stored with every vector. */
+#define EMBED_ID_STEP 65536
+
+static uint64_t id_bytes(const void *p, size_t n, uint64_t h)
+{
+    const char *s = p;
+    for (size_t at = 0; at < n; at += EMBED_ID_STEP)
+        h = hash64(s + at, n - at < EMBED_ID_STEP ? n - at : EMBED_ID_STEP, h);
+    return h;
+}
+
+static uint64_t id_file(const char *dir, const char *name, uint64_t h)
+{
+    char path[PATH_MAX], buf[EMBED_ID_STEP];
+    FILE *f;
+    size_t n;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path ||
+        !(f = fopen(path, "rb")))
+        return h;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        h = hash64(buf, n, h);
+    fclose(f);
+    return h;
+}
+
+uint64_t embed_id_files(const char *dir, struct embed_id_text *have, int nhave)
+{
+    static const char *const small[] = { "config.json", "model.json", "cairn_embed.json",
+                                         "vocab.json", "1_Pooling/config.json" };
+    uint64_t h = EMBED_ID_SEED;
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
+        int k = 0;
+        while (k < nhave && strcmp(have[k].name, small[i]))
+            k++;
+        if (k < nhave) {
+            h = id_bytes(have[k].p, have[k].n, h);
+            have[k].after = h;
+        } else {
+            h = id_file(dir, small[i], h);
+        }
+    }
+    return h;
 }

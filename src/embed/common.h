@@ -19,6 +19,27 @@ void embed_errf(char *err, size_t errlen, const char *fmt, ...)
 char *embed_read_file(const char *dir, const char *name, size_t cap, size_t *len,
                       int *missing, char *err, size_t errlen);
 
+/*
+ * The hash a model's identity is made of (store/vectors.c adds the
+ * folder's file names and sizes): the bytes of dir's small files
+ * config.json, model.json, cairn_embed.json, vocab.json and
+ * 1_Pooling/config.json, in that order (one that cannot be opened is
+ * skipped), chained through hash64 in 64 KB steps from EMBED_ID_SEED.
+ * Stores keep their vectors under the identity, so this never changes.
+ * A loader that holds some of these files whole passes them in have[]
+ * (name as listed, p, n): they are hashed from memory, not read again,
+ * and each one's after is set to the chain's value once its bytes are
+ * in (USE-lite keys its cache files with it: use.c). nhave may be 0.
+ */
+#define EMBED_ID_SEED 0xc0ffeeULL
+struct embed_id_text {
+    const char *name;
+    const void *p;
+    size_t      n;
+    uint64_t    after;      /* out */
+};
+uint64_t embed_id_files(const char *dir, struct embed_id_text *have, int nhave);
+
 /* A forward pass over `batch` sequences of model (ids rows `stride` apart,
  * seq <= stride token rows each, lens[batch]) into out[batch][dim], on
  * validated input; it must allocate its own work space, so that several

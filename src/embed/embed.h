@@ -47,6 +47,12 @@ struct embed_model;
 struct embed_model *embed_load(const char *dir, char *err, size_t errlen);
 void embed_free(struct embed_model *m);
 
+/* The hash a model's identity is made of, of dir's small files (the
+ * folder m was loaded from; embed_id_files in common.h says which and
+ * how): as the loader made it from the files it read whole (USE-lite's
+ * model.json and vocab.json, 465 KB, not hashed twice), else read from
+ * dir. Stores keep vectors under the identity: it never changes. */
+uint64_t embed_id_hash(const struct embed_model *m, const char *dir);
 /* Output dimension (hidden_size). */
 int embed_dim(const struct embed_model *m);
 /* Longest input in tokens, specials included; longer texts are truncated. */

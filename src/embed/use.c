@@ -111,7 +111,7 @@ struct use_model {
     int     passes;                   /* use_forward's calls so far */
     /* vocabulary */
     /* vocabulary: views of one image (struct vocab_bin), the mapped
-     * vocab.bin or vocab_buf built from vocab.json (load_vocab) */
+     * vocab2.bin or vocab_buf built from vocab.json (load_vocab) */
     int             nvocab;
     const char     *pieces;           /* every piece, UTF-8, NUL-terminated */
     const uint32_t *poff;             /* piece id's offset in pieces */
@@ -140,6 +140,8 @@ struct use_model {
                                        * sizes and change times: the int8 file's key */
     struct embed_pc *q8file;          /* the mapped int8 file the int8 forms view, or NULL */
     struct embed_pc *f32file;         /* the mapped f32 panels of int8's f32 products, or NULL */
+    uint64_t id_hash;                 /* the model identity's hash (embed_id_files), made
+                                       * from model.json and vocab.json as loaded */
 };
 
 /* The products int8 quantises (use_pack), in the int8 file's order:
@@ -257,7 +259,7 @@ static int vs_score(struct vscan *s, double *v)
 
 /*
  * The vocabulary's image, the same bytes in memory and in
- * .cairn-packed/vocab.bin: parsing vocab.json (8,000 pieces, their scores
+ * .cairn-packed/vocab2.bin: parsing vocab.json (8,000 pieces, their scores
  * and the hash of pieces) was ~12 M of a one-shot query's ~27 M
  * instructions (docs/EMBED.md), so it is done once and mapped after.
  * Both ways go through vocab_view, so a query tokenizes with the same
@@ -267,12 +269,17 @@ static int vs_score(struct vscan *s, double *v)
  *   int32 u16len[nvocab], uint32 poff[nvocab], int32 slot[nslot],
  *   char pieces[npb] (each piece NUL-terminated).
  */
-#define USE_VOCAB_FILE  "vocab.bin"
-#define USE_VOCAB_MAGIC "cairnvo1"   /* bump with the layout or the tokenizer's tables */
+/* "2": keyed by the model identity's chain since fix58 (use_load), where
+ * the "1" files (vocab.bin, manifest.bin, left to an older cairn) had
+ * hashes of their own; other names, so an older and a newer cairn on the
+ * same model folder (an A/B benchmark) do not rewrite each other's file
+ * every process. */
+#define USE_VOCAB_FILE  "vocab2.bin"
+#define USE_VOCAB_MAGIC "cairnvo2"   /* bump with the layout or the tokenizer's tables */
 #define USE_MAX_VOCAB   (1 << 20)
 /* model.json's weightsManifest member, its text (load_model_json) */
-#define USE_MAN_FILE    "manifest.bin"
-#define USE_MAN_MAGIC   "cairnmf1"
+#define USE_MAN_FILE    "manifest2.bin"
+#define USE_MAN_MAGIC   "cairnmf2"
 
 struct vocab_bin {
     uint32_t nvocab, nslot, max_cp, npb;
@@ -453,13 +460,15 @@ out:
     return rc;
 }
 
-/* The vocabulary from vocab.bin when it is there and made from vocab.json
- * as it is now (file: CAIRN_PACK_CACHE not 0), else from vocab.json, then
- * written to vocab.bin for later processes (best effort: a folder we
- * cannot write changes nothing). Keyed by a hash of vocab.json's bytes,
- * not its size and change time as the weights' files are: reading and
- * hashing its 218 KB costs ~0.2 M instructions, and a file rewritten
- * within the clock's tick at the same size cannot pass for the old one. */
+/* The vocabulary from vocab2.bin when it is there and made from vocab.json
+ * as it is now (file: CAIRN_PACK_CACHE not 0), else from vocab.json's
+ * text (len bytes), then written to vocab2.bin for later processes (best
+ * effort: a folder we cannot write changes nothing). Keyed by a hash of
+ * vocab.json's bytes (key: the model identity's chain once vocab.json is
+ * in, use_load, so model.json's bytes too), not its size and change time
+ * as the weights' files are: hashing its 218 KB costs ~0.2 M
+ * instructions, and a file rewritten within the clock's tick at the same
+ * size cannot pass for the old one. */
 /*
  * dir/name (model.json, vocab.json) mapped read-only (*maplen > 0; munmap
  * it), else read as embed_read_file does. A one-shot query reads both
@@ -500,19 +509,14 @@ static void use_unmap_text(char *text, size_t maplen)
         free(text);
 }
 
-static int load_vocab(struct use_model *m, const char *dir, int file, char *err,
-                      size_t errlen)
+static int load_vocab(struct use_model *m, const char *dir, const char *text, size_t len,
+                      uint64_t key, int file, char *err, size_t errlen)
 {
     char ferr[256];
-    uint64_t key;
     const void *body;
-    size_t len = 0, blen, textmap = 0;
-    char *text = use_map_text(dir, "vocab.json", &len, &textmap, err, errlen);
+    size_t blen;
     int rc = -1;
 
-    if (!text)
-        goto out;
-    key = hash64(text, len, 0x70cab);
     if (file) {
         m->vocab_file = embed_pc_blob_open(dir, USE_VOCAB_FILE, USE_VOCAB_MAGIC, key, &body,
                                            &blen, ferr, sizeof ferr);
@@ -534,8 +538,6 @@ static int load_vocab(struct use_model *m, const char *dir, int file, char *err,
                                   blen, ferr, sizeof ferr);
     rc = 0;
 out:
-    if (text)
-        use_unmap_text(text, textmap);
     return rc;
 }
 
@@ -1050,20 +1052,22 @@ bad:
     return NULL;
 }
 
-/* model.json's weightsManifest, from manifest.bin when it is there and
+/* model.json's weightsManifest, from manifest2.bin when it is there and
  * made from model.json as it is now (file: CAIRN_PACK_CACHE not 0), else
- * from model.json, then written to manifest.bin for later processes (best
+ * from model.json, then written to manifest2.bin for later processes (best
  * effort). Stepping over the graph was 2.6 M instructions a process
- * (json_scan); reading and hashing model.json is ~0.5 M, and keys the file
- * by model.json's bytes for vocab.bin's reason. The file's body is the
+ * (json_scan); hashing model.json is ~0.25 M, and keys the file by
+ * model.json's bytes for vocab2.bin's reason (key: the model identity's
+ * chain once model.json is in, use_load). The file's body is the
  * member's offset in model.json (uint64) and its text: the text must be
  * model.json's bytes there, so a file sealed with a good hash but other
  * text is refused like a damaged one and rebuilt, and the text is parsed
  * by the same json_parse, so load_manifest checks the same tree either way. */
-static cJSON *load_model_json(const char *dir, const char *text, size_t len, int file)
+static cJSON *load_model_json(const char *dir, const char *text, size_t len, uint64_t key,
+                              int file)
 {
     char ferr[256];
-    uint64_t key = hash64(text, len, 0x30de1), off;
+    uint64_t off;
     const char *span, *next, *body;
     const void *img;
     size_t blen, slen;
@@ -1113,9 +1117,9 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
 {
     struct use_model *m = calloc(1, sizeof(*m));
     struct use_manifest man = { NULL, 0 };
-    char *text = NULL, local[256];
+    char *text = NULL, *vtext = NULL, local[256];
     cJSON *model = NULL;
-    size_t len = 0, textmap = 0;
+    size_t len = 0, textmap = 0, vlen = 0, vtextmap = 0;
     int64_t sh[4];
     int ok = 0;
 
@@ -1133,7 +1137,22 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
         goto out;
     if ((size_t)snprintf(m->dir, sizeof m->dir, "%s", dir) >= sizeof m->dir)
         m->dir[0] = 0;   /* no int8 file then */
-    if (load_vocab(m, dir, use_q8_file_wanted(m), err, errlen) != 0)
+    /* Both JSON files whole, hashed once: the model's identity (the id
+     * stored with its vectors, store/vectors.c) is a hash of their bytes,
+     * and its chain's values key vocab2.bin and manifest2.bin; hashed apart
+     * for each, as before, the two 465 KB cost ~0.47 M instructions more
+     * a process. */
+    vtext = use_map_text(dir, "vocab.json", &vlen, &vtextmap, err, errlen);
+    if (!vtext)
+        goto out;
+    text = use_map_text(dir, "model.json", &len, &textmap, err, errlen);
+    if (!text)
+        goto out;
+    struct embed_id_text have[2] = { { "model.json", text, len, 0 },
+                                     { "vocab.json", vtext, vlen, 0 } };
+    m->id_hash = embed_id_files(dir, have, 2);
+    if (load_vocab(m, dir, vtext, vlen, have[1].after, use_q8_file_wanted(m), err,
+                   errlen) != 0)
         goto out;
     {
         char path[PATH_MAX];
@@ -1145,10 +1164,7 @@ struct use_model *use_load(const char *dir, char *err, size_t errlen)
         else
             use_key_add(m, &st);
     }
-    text = use_map_text(dir, "model.json", &len, &textmap, err, errlen);
-    if (!text)
-        goto out;
-    model = load_model_json(dir, text, len, use_q8_file_wanted(m));
+    model = load_model_json(dir, text, len, have[0].after, use_q8_file_wanted(m));
     if (!cJSON_IsObject(model)) {
         embed_errf(err, errlen, "model.json is not a JSON object");
         goto out;
@@ -1190,6 +1206,8 @@ out:
     cJSON_Delete(model);
     if (text)
         use_unmap_text(text, textmap);
+    if (vtext)
+        use_unmap_text(vtext, vtextmap);
     if (!ok) {
         use_free(m);
         return NULL;
@@ -1841,4 +1859,9 @@ int use_forward(struct use_model *m, const int32_t *ids, const int *lens,
     m->passes++;
     return embed_run_shares(forward_part, m, ids, lens, batch, seq, out, USE_DIM, m->threads,
                             err, errlen);
+}
+
+uint64_t use_id_hash(const struct use_model *m)
+{
+    return m->id_hash;
 }

@@ -46,6 +46,9 @@ int use_is_model_dir(const char *dir);
 /* Loads and validates dir. NULL with a message in err on failure. */
 struct use_model *use_load(const char *dir, char *err, size_t errlen);
 void use_free(struct use_model *m);
+/* The model identity's hash of dir's small files (embed_id_files), made
+ * at the load from the model.json and vocab.json it read. */
+uint64_t use_id_hash(const struct use_model *m);
 /* 1 if the weights are mapped from the shard files, 0 if they were read
  * (a shard that does not end on a page boundary): use.c's header. */
 int use_mapped(const struct use_model *m);

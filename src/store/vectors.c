@@ -61,41 +61,24 @@ static pthread_mutex_t vm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vec_model *vm_cur;       /* the loaded model, kept for the process */
 static char vm_failed_dir[4096];       /* a folder that failed to load: not retried */
 
-static uint64_t hash_file(const char *path, uint64_t h)
-{
-    FILE *f = fopen(path, "rb");
-    char buf[65536];
-    size_t n;
-    if (!f)
-        return h;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        h = hash64(buf, n, h);
-    fclose(f);
-    return h;
-}
-
 /* The model's identity: its folder name and a hash of its small files
- * (configuration, vocabulary) and of every file's name and size, so a
- * different model, or the same name with other weights, never matches. */
-static void model_identity(const char *dir, char *out, size_t n)
+ * (configuration, vocabulary: embed_id_hash, which the loader of a
+ * USE-lite model made from the files it read, so they are not read and
+ * hashed again) and of every file's name and size, so a different model,
+ * or the same name with other weights, never matches. */
+static void model_identity(const struct embed_model *m, const char *dir, char *out, size_t n)
 {
-    static const char *const small[] = { "config.json", "model.json", "cairn_embed.json",
-                                         "vocab.json", "1_Pooling/config.json" };
-    const char *base = strrchr(dir, '/');
+    const char *base = NULL;
     char p[4600];
-    uint64_t h = 0xc0ffee;
+    uint64_t h;
     size_t len = strlen(dir);
     while (len > 1 && dir[len - 1] == '/')
         len--;
-    base = NULL;
     for (size_t i = 0; i < len; i++)
         if (dir[i] == '/')
             base = dir + i;
     base = base ? base + 1 : dir;
-    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
-        snprintf(p, sizeof p, "%.*s/%s", (int)len, dir, small[i]);
-        h = hash_file(p, h);
-    }
+    h = embed_id_hash(m, dir);
     /* names and sizes, in sorted order so readdir order does not matter */
     struct dirent **ents = NULL;
     char dpath[4200];
@@ -171,7 +154,7 @@ struct vec_model *vec_model_current(const struct cairn *h, char *why, size_t why
     }
     vm->dim = embed_dim(vm->m);
     vm->max_tokens = embed_max_tokens(vm->m);
-    model_identity(dir, vm->id, sizeof vm->id);
+    model_identity(vm->m, dir, vm->id, sizeof vm->id);
     /* The previous model stays loaded: a caller may still hold it (the
      * variable changed mid-process, which only tests do, or a prepared
      * question's model that its recall did not use: cairn_prep); listed

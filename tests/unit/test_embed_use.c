@@ -22,14 +22,14 @@
  * hash), an edge value changed, or left from other weights: ignored, the
  * same vectors, and rewritten whole.
  *
- * The vocabulary's file (.cairn-packed/vocab.bin): written at the first
+ * The vocabulary's file (.cairn-packed/vocab2.bin): written at the first
  * load, mapped by the next (not rewritten), the same ids and vector bits
  * as parsing vocab.json (CAIRN_PACK_CACHE=0, which writes nothing); cut
  * (a byte, to the header, empty), a header or body byte changed, a body
  * sealed with a fresh hash but an out-of-range length, or left from
  * another vocab.json: ignored, the same ids and vectors, rewritten whole.
  *
- * model.json's manifest (.cairn-packed/manifest.bin): written at the first
+ * model.json's manifest (.cairn-packed/manifest2.bin): written at the first
  * load, mapped by the next, the same vector as parsing model.json; cut, a
  * header, offset or text byte changed, sealed with a fresh hash but text
  * that is not model.json's at its offset (another offset, one out of
@@ -42,6 +42,7 @@
 #include "embed/use.h"
 #include "embed/kernels.h"
 #include "embed/packcache.h"
+#include "util/hash.h"
 
 #include <cJSON.h>
 #include <math.h>
@@ -397,6 +398,80 @@ static void expect_refused(const char *what, const char *needle)
         fprintf(stderr, "%s: message '%s' lacks '%s'\n", what, err, needle);
         T_CHECK(0);
     }
+}
+
+/* The model's identity (store/vectors.c keeps vectors under it): the
+ * chain of hash64 over dir's small files in 64 KB reads, from 0xc0ffee,
+ * as it was first written, recomputed here from the files. use_load makes
+ * it from the model.json and vocab.json it has in memory (not reading
+ * and hashing them again); it must give the value the files give, with a
+ * model.json longer than one 64 KB step and with the optional files there
+ * or not, or every store's vectors would belong to another model. */
+static uint64_t id_reference(const char *dir)
+{
+    static const char *const small[] = { "config.json", "model.json", "cairn_embed.json",
+                                         "vocab.json", "1_Pooling/config.json" };
+    static char buf[65536];
+    uint64_t h = 0xc0ffee;
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
+        char path[600];
+        size_t n;
+        FILE *f;
+        snprintf(path, sizeof path, "%s/%s", dir, small[i]);
+        if (!(f = fopen(path, "rb")))
+            continue;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+            h = hash64(buf, n, h);
+        fclose(f);
+    }
+    return h;
+}
+
+static void test_identity(void)
+{
+    char err[256], path[600], *json;
+    size_t n = 0;
+    int pass;
+
+    write_model(0, 0, 0, "group1-shard1of2");
+    snprintf(path, sizeof(path), "%s/model.json", tmpdir);
+    json = read_all(path, &n);
+    T_CHECK(json != NULL);
+    if (!json)
+        return;
+    for (pass = 0; pass < 3; pass++) {
+        struct embed_model *m;
+        uint64_t want, got;
+
+        if (pass == 1) {
+            /* 200,003 bytes of blanks after the object: four 64 KB steps */
+            char *big = malloc(n + 200003);
+            T_CHECK(big != NULL);
+            if (!big)
+                break;
+            memcpy(big, json, n);
+            memset(big + n, ' ', 200003);
+            write_file("model.json", big, n + 200003);
+            free(big);
+        }
+        if (pass == 2)   /* an optional file of the list, hashed from disk */
+            write_file("cairn_embed.json", "{\"pooling\": \"mean\"}", 19);
+        want = id_reference(tmpdir);
+        m = embed_load(tmpdir, err, sizeof(err));
+        T_CHECK(m != NULL);
+        if (!m)
+            continue;
+        got = embed_id_hash(m, tmpdir);
+        if (got != want)
+            printf("identity, pass %d: %016llx from the load, %016llx from the files\n", pass,
+                   (unsigned long long)got, (unsigned long long)want);
+        T_CHECK(got == want);
+        embed_free(m);
+    }
+    snprintf(path, sizeof(path), "%s/cairn_embed.json", tmpdir);
+    unlink(path);
+    write_file("model.json", json, n);
+    free(json);
 }
 
 static void test_hostile(void)
@@ -948,7 +1023,7 @@ static ino_t packed_inode(const char *name)
 
 static ino_t vocab_inode(void)
 {
-    return packed_inode("vocab.bin");
+    return packed_inode("vocab2.bin");
 }
 
 /* Writes len bytes of img as .cairn-packed/name, loads, and checks the
@@ -976,7 +1051,7 @@ static void packed_damaged(const char *name, const char *what, const char *img, 
 static void vocab_damaged(const char *what, const char *img, size_t len,
                           const struct vout *ref, const char *good, size_t good_len)
 {
-    packed_damaged("vocab.bin", what, img, len, ref, good, good_len);
+    packed_damaged("vocab2.bin", what, img, len, ref, good, good_len);
 }
 
 /* src rewritten as text, which gives other ids or vectors than ref: the
@@ -1024,7 +1099,7 @@ static void test_vocab_file(void)
     ino_t ino;
 
     write_model(0, 0, 0, "group1-shard1of2");
-    snprintf(path, sizeof(path), "%s/.cairn-packed/vocab.bin", tmpdir);
+    snprintf(path, sizeof(path), "%s/.cairn-packed/vocab2.bin", tmpdir);
     unlink(path);               /* the earlier tests' */
     setenv("CAIRN_PACK_CACHE", "0", 1);
     vocab_encode(&ref);
@@ -1052,9 +1127,9 @@ static void test_vocab_file(void)
     }
     /* sealed by the writer (a good hash and key) but piece 7's length out
      * of range: the bounds checks refuse it */
-    T_CHECK(embed_pc_blob_check(good, n, "cairnvo1", 0, &body, &blen, NULL, 0) != 0);
+    T_CHECK(embed_pc_blob_check(good, n, "cairnvo2", 0, &body, &blen, NULL, 0) != 0);
     memcpy(&key, good + 72, sizeof key);
-    T_CHECK(embed_pc_blob_check(good, n, "cairnvo1", key, &body, &blen, NULL, 0) == 0 &&
+    T_CHECK(embed_pc_blob_check(good, n, "cairnvo2", key, &body, &blen, NULL, 0) == 0 &&
             blen == n - 128);
     if (bad) {
         char err[256];
@@ -1066,7 +1141,7 @@ static void test_vocab_file(void)
         memcpy(&nv, good + 128, sizeof nv);
         memcpy(bad, good + 128, n - 128);
         memcpy(bad + 16 + (size_t)nv * 8 + 7 * 4, &big, sizeof big);
-        T_EQ_INT(embed_pc_blob_write(tmpdir, "vocab.bin", "cairnvo1", key, bad, n - 128, err,
+        T_EQ_INT(embed_pc_blob_write(tmpdir, "vocab2.bin", "cairnvo2", key, bad, n - 128, err,
                                      sizeof err), 0);
         again = read_all(path, &an);
         T_CHECK(again && an == n && memcmp(again, good, n) != 0);
@@ -1076,12 +1151,12 @@ static void test_vocab_file(void)
     }
     free(bad);
     /* another vocab.json: the old file is stale */
-    packed_stale("vocab.bin", "vocab.json", other, &ref, good, n);
+    packed_stale("vocab2.bin", "vocab.json", other, &ref, good, n);
     free(good);
     write_file("vocab.json", vocab_json, strlen(vocab_json));
 }
 
-/* Seals body (len bytes) as manifest.bin with key, as the library would,
+/* Seals body (len bytes) as manifest2.bin with key, as the library would,
  * then checks it is ignored, the vector ref's, and rewritten as good. */
 static void manifest_sealed(const char *what, const char *body, size_t len, uint64_t key,
                             const struct vout *ref, const char *good, size_t good_len)
@@ -1089,17 +1164,17 @@ static void manifest_sealed(const char *what, const char *body, size_t len, uint
     char err[256], path[600], *img;
     size_t n = 0;
 
-    T_EQ_INT(embed_pc_blob_write(tmpdir, "manifest.bin", "cairnmf1", key, body, len, err,
+    T_EQ_INT(embed_pc_blob_write(tmpdir, "manifest2.bin", "cairnmf2", key, body, len, err,
                                  sizeof err), 0);
-    snprintf(path, sizeof(path), "%s/.cairn-packed/manifest.bin", tmpdir);
+    snprintf(path, sizeof(path), "%s/.cairn-packed/manifest2.bin", tmpdir);
     img = read_all(path, &n);
     T_CHECK(img != NULL);
     if (img)
-        packed_damaged("manifest.bin", what, img, n, ref, good, good_len);
+        packed_damaged("manifest2.bin", what, img, n, ref, good, good_len);
     free(img);
 }
 
-/* .cairn-packed/manifest.bin (use.c load_model_json): model.json's
+/* .cairn-packed/manifest2.bin (use.c load_model_json): model.json's
  * weightsManifest text, written at the first load and mapped by the next;
  * the same ids and vector as parsing model.json with CAIRN_PACK_CACHE=0
  * (which writes nothing). Cut, empty, a byte changed, sealed with text
@@ -1119,21 +1194,21 @@ static void test_manifest_file(void)
     ino_t ino;
 
     write_model(0, 0, 0, "group1-shard1of2");
-    snprintf(path, sizeof(path), "%s/.cairn-packed/manifest.bin", tmpdir);
+    snprintf(path, sizeof(path), "%s/.cairn-packed/manifest2.bin", tmpdir);
     unlink(path);               /* the earlier tests' */
     setenv("CAIRN_PACK_CACHE", "0", 1);
     vocab_encode(&ref);
-    T_CHECK(packed_inode("manifest.bin") == 0);   /* off: nothing written */
+    T_CHECK(packed_inode("manifest2.bin") == 0);   /* off: nothing written */
     unsetenv("CAIRN_PACK_CACHE");
     vocab_encode(&o);              /* parsed, then written */
     T_CHECK(memcmp(&o, &ref, sizeof(o)) == 0);
     T_CHECK((good = read_all(path, &n)) != NULL && n > 128 + 8);
     if (!good || n <= 128 + 8)
         return;
-    ino = packed_inode("manifest.bin");
+    ino = packed_inode("manifest2.bin");
     vocab_encode(&o);              /* mapped: the same, not rewritten */
     T_CHECK(memcmp(&o, &ref, sizeof(o)) == 0);
-    T_CHECK(packed_inode("manifest.bin") == ino);
+    T_CHECK(packed_inode("manifest2.bin") == ino);
     /* the body: model.json's text at its offset */
     {
         char mpath[600];
@@ -1142,20 +1217,20 @@ static void test_manifest_file(void)
     }
     memcpy(&off, good + 128, sizeof off);
     T_CHECK(mj && off < mn && n - 136 <= mn - off && memcmp(mj + off, good + 136, n - 136) == 0);
-    packed_damaged("manifest.bin", "cut by a byte", good, n - 1, &ref, good, n);
-    packed_damaged("manifest.bin", "cut to its header", good, 128, &ref, good, n);
-    packed_damaged("manifest.bin", "empty", good, 0, &ref, good, n);
+    packed_damaged("manifest2.bin", "cut by a byte", good, n - 1, &ref, good, n);
+    packed_damaged("manifest2.bin", "cut to its header", good, 128, &ref, good, n);
+    packed_damaged("manifest2.bin", "empty", good, 0, &ref, good, n);
     bad = malloc(n);
     T_CHECK(bad != NULL);
     for (i = 0; bad && i < sizeof(flips) / sizeof(flips[0]); i++) {
         memcpy(bad, good, n);
         bad[flips[i].at ? flips[i].at : n - 3] ^= 0x10;
-        packed_damaged("manifest.bin", flips[i].what, bad, n, &ref, good, n);
+        packed_damaged("manifest2.bin", flips[i].what, bad, n, &ref, good, n);
     }
     /* sealed by the writer (a good hash and key) but not model.json's
      * manifest: the text checks refuse them */
     memcpy(&key, good + 72, sizeof key);
-    T_CHECK(embed_pc_blob_check(good, n, "cairnmf1", key, &body, &blen, NULL, 0) == 0 &&
+    T_CHECK(embed_pc_blob_check(good, n, "cairnmf2", key, &body, &blen, NULL, 0) == 0 &&
             blen == n - 128);
     if (bad) {
         static const uint64_t offs[] = { 1, UINT64_MAX, (uint64_t)1 << 40 };
@@ -1206,7 +1281,7 @@ static void test_manifest_file(void)
         }
         T_CHECK(text != NULL);
         if (text)
-            packed_stale("manifest.bin", "model.json", text, &ref, good, n);
+            packed_stale("manifest2.bin", "model.json", text, &ref, good, n);
         free(text);
         cJSON_Delete(root);
     }
@@ -1229,6 +1304,7 @@ int main(void)
     T_RUN(test_forward);
     T_RUN(test_threads);
     T_RUN(test_hostile);
+    T_RUN(test_identity);
     T_RUN(test_mapped);
     T_RUN(test_vocab_json);
     T_RUN(test_model_json);
