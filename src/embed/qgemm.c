@@ -45,6 +45,16 @@
 #include <immintrin.h>
 #define Q_X86 1
 #endif
+/* The highest level this build has kernels for: a level above it is a bad
+ * level (-1, as kernels.h says). Without Q_X86, levels 1-3 passed the old
+ * check (level > 3) and q_pick_mr, finding no tile, read k[-1] and called
+ * what it held (cppcheck, negativeIndex; it still flags q_pick_mr alone,
+ * not seeing that q_cols now refuses such a level first). */
+#ifdef Q_X86
+#define Q_LEVEL_MAX 3
+#else
+#define Q_LEVEL_MAX 0
+#endif
 
 #define Q_NP  32      /* columns per pair of panels */
 #define Q_MC  120     /* the tile height is picked for this many rows at most */
@@ -857,7 +867,7 @@ static int q_cols(int level, const float *x, int ldx, const struct q_prod *pr, i
     int8_t *row;
     static const int32_t zero[Q_NP];
 
-    if (level < 0 || level > 3 || m < 1 || np < 1)
+    if (level < 0 || level > Q_LEVEL_MAX || m < 1 || np < 1)
         return -1;
     for (p = 0; p < np; p++)
         if (pr[p].c0 < 0 || pr[p].c0 % Q_NP || pr[p].c1 > pr[p].q->n ||
