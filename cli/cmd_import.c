@@ -261,7 +261,10 @@ int cmd_import(int argc, char **argv, struct cli_ctx *ctx)
             status = 1;
             goto out;
         }
-        qsort(l.v, l.n, sizeof *l.v, cmp_str);
+        /* an empty folder leaves l.v NULL, which qsort must not be given
+         * even for no element (UBSan: nonnull) */
+        if (l.n > 1)
+            qsort(l.v, l.n, sizeof *l.v, cmp_str);
         /* sizes were gathered in walk order: recount after the sort */
         for (size_t i = 0; i < l.n; i++) {
             struct stat fs;

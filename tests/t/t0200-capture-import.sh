@@ -64,6 +64,12 @@ lacks "no progress bar off a terminal" "$out" "[###"
 out=$(CAIRN_DB="$TMP/d.db" "$CAIRN" import claude-code 2>&1)
 contains "directory re-run" "$out" "0 messages added"
 check_fails "unknown kind" "$CAIRN" import nope x
+# an empty folder: nothing to sort (qsort was given NULL; `make check`'s
+# UBSan stopped there: nonnull)
+mkdir -p "$TMP/empty-projects"
+out=$(CAIRN_DB="$TMP/e.db" "$CAIRN" import claude-code "$TMP/empty-projects" 2>&1)
+check "empty folder imports nothing, exit 0" [ $? -eq 0 ]
+contains "empty folder" "$out" "imported 0 files"
 check_fails "missing file" "$CAIRN" import chatgpt "$TMP/none.json"
 
 # the real samples give the reference extractors' turns
