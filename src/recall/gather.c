@@ -1678,11 +1678,6 @@ static int units_may(struct cairn *h, const struct query *q, const struct cairn_
         o->method == CAIRN_METHOD_RAW_BM25 || q->has_range || q->vague ||
         o->min_rel_score > 0 || (ENT_W_UA > 0 && o->budget >= ENT_MIN))
         return 0;
-    /* the rows are scored with main's constants (unitrank.c): a dialogue's
-     * own below LOWD_BUDGET are read from the turns */
-    struct rank_lowd lo;
-    if (rank_lowd(o->budget, &lo))
-        return 0;
     for (int t = 0; t < q->nt; t++)
         if (q->t[t].label)
             return 0;

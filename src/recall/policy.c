@@ -94,17 +94,6 @@ double policy_tune(const char *name, double value)
                     : !strcmp(name, "PERSP_REPL") ? getenv("CAIRN_PERSP_REPL")
                     : !strcmp(name, "SEG_W_BM25") ? getenv("CAIRN_SEG_W_BM25")
                     : !strcmp(name, "SEG_MIN_BUDGET") ? getenv("CAIRN_SEG_MIN_BUDGET")
-                    : !strcmp(name, "LOWD_BUDGET") ? getenv("CAIRN_LOWD_BUDGET")
-                    : !strcmp(name, "LOWD_K1") ? getenv("CAIRN_LOWD_K1")
-                    : !strcmp(name, "LOWD_B_HEAD") ? getenv("CAIRN_LOWD_B_HEAD")
-                    : !strcmp(name, "LOWD_B_WIN") ? getenv("CAIRN_LOWD_B_WIN")
-                    : !strcmp(name, "LOWD_RRF_K") ? getenv("CAIRN_LOWD_RRF_K")
-                    : !strcmp(name, "LOWD_W_HEAD") ? getenv("CAIRN_LOWD_W_HEAD")
-                    : !strcmp(name, "LOWD_W_WIN") ? getenv("CAIRN_LOWD_W_WIN")
-                    : !strcmp(name, "LOWD_SPAN") ? getenv("CAIRN_LOWD_SPAN")
-                    : !strcmp(name, "LOWD_W_WIN2") ? getenv("CAIRN_LOWD_W_WIN2")
-                    : !strcmp(name, "LOWD_SPAN2") ? getenv("CAIRN_LOWD_SPAN2")
-                    : !strcmp(name, "LOWD_W_DENSE") ? getenv("CAIRN_LOWD_W_DENSE")
                                                   : NULL;
     return v && *v ? atof(v) : value;
 }

@@ -124,28 +124,6 @@
  * a length prior from 8k"). */
 #define W_LEN_DIALOG    0.25
 #define LEN_DIALOG_MIN_BUDGET 8000
-/* The base constants between people below LOWD_BUDGET tokens (issue 16,
- * branch bm58; rank.c rank_lowd): BM25's k1 (LOWD_K1), its b for the lead
- * turn (LOWD_B_HEAD) and for the windows (LOWD_B_WIN), the fusion's k
- * (LOWD_RRF_K, a pool whose every session is between people), the lead
- * turn's weight (LOWD_W_HEAD), the windows' weights and spans
- * (LOWD_W_WIN, LOWD_SPAN, LOWD_W_WIN2, LOWD_SPAN2) and the lead turn's
- * cosine (LOWD_W_DENSE) replace BM25_K1, BM25_B, RRF_K, W_HEAD,
- * W_WIN_DIALOG, SPAN_DIALOG, W_WIN2_DIALOG, SPAN2_DIALOG and
- * W_DENSE_HEAD_DIALOG for the units of such chats. The values below are
- * main's: off, main's bytes (docs/ARCHITECTURE.md, "LoCoMo at 2k: the
- * base constants swept"). */
-#define LOWD_BUDGET     4000
-#define LOWD_K1         1.2
-#define LOWD_B_HEAD     0.75
-#define LOWD_B_WIN      0.75
-#define LOWD_RRF_K      60.0
-#define LOWD_W_HEAD     1.0
-#define LOWD_W_WIN      1.6
-#define LOWD_SPAN       2
-#define LOWD_W_WIN2     1.0
-#define LOWD_SPAN2      5
-#define LOWD_W_DENSE    1.0
 /* A question that is a pasted transcript ("Bart: ...\nBart: ...", two
  * lines or more headed by a short name; query.c): a unit whose lead turn
  * neither names nor is said by one of those speakers keeps this share of
@@ -990,17 +968,6 @@ uint64_t policy_hash(const struct policy_const *t, size_t n);
     X(ORD_BY_DAY) \
     X(W_ONLY_TIME) \
     X(SPK_OTHER) \
-    X(LOWD_BUDGET) \
-    X(LOWD_K1) \
-    X(LOWD_B_HEAD) \
-    X(LOWD_B_WIN) \
-    X(LOWD_RRF_K) \
-    X(LOWD_W_HEAD) \
-    X(LOWD_W_WIN) \
-    X(LOWD_SPAN) \
-    X(LOWD_W_WIN2) \
-    X(LOWD_SPAN2) \
-    X(LOWD_W_DENSE) \
     X(LABEL_OTHER) \
     X(W_DENSE_HEAD_DIALOG) \
     X(W_DENSE_HEAD) \

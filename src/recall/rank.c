@@ -61,45 +61,18 @@ double rank_idf(double n, double df)
     return log(1.0 + (n - df + 0.5) / (df + 0.5));
 }
 
-double rank_bm25_kb(const double *tf, int nt, double dl, double avgdl, const double *w,
-                    double k1, double b)
+double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double *w)
 {
     double s = 0;
     /* the length's part once, not a term (the same value, a division a
      * term fewer; issue 23, hook29) */
-    double norm = rank_bm25_norm_kb(dl, avgdl, k1, b);
+    double norm = rank_bm25_norm(dl, avgdl);
     for (int t = 0; t < nt; t++) {
         if (tf[t] <= 0)
             continue;
-        s += rank_bm25_term_k(w[t], tf[t], norm, k1);
+        s += rank_bm25_term(w[t], tf[t], norm);
     }
     return s;
-}
-
-double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double *w)
-{
-    return rank_bm25_kb(tf, nt, dl, avgdl, w, BM25_K1, BM25_B);
-}
-
-/* The fusion's k: rank_default's choice, RRF_K before it ran. */
-static double pool_rrf_k(const struct pool *p)
-{
-    return p->rrf_k > 0 ? p->rrf_k : RRF_K;
-}
-
-int rank_lowd(int budget, struct rank_lowd *c)
-{
-    *c = (struct rank_lowd){ BM25_K1, BM25_B, BM25_B, RRF_K, W_HEAD, W_WIN_DIALOG,
-                             W_WIN2_DIALOG, W_DENSE_HEAD_DIALOG, SPAN_DIALOG, SPAN2_DIALOG };
-    if (budget <= 0 || budget >= POLICY_GET(LOWD_BUDGET))
-        return 0;
-    const struct rank_lowd main_c = *c;
-    *c = (struct rank_lowd){ POLICY_GET(LOWD_K1), POLICY_GET(LOWD_B_HEAD),
-                             POLICY_GET(LOWD_B_WIN), POLICY_GET(LOWD_RRF_K),
-                             POLICY_GET(LOWD_W_HEAD), POLICY_GET(LOWD_W_WIN),
-                             POLICY_GET(LOWD_W_WIN2), POLICY_GET(LOWD_W_DENSE),
-                             (int)POLICY_GET(LOWD_SPAN), (int)POLICY_GET(LOWD_SPAN2) };
-    return memcmp(c, &main_c, sizeof *c) != 0;
 }
 
 /* A turn whose speaker the question names (SPK_FIELD): the speaker is a
@@ -391,8 +364,8 @@ static double sum_tf(const struct pool *p, int a, int b, int nt, const double *e
  * sums in the same order, without them for a message that holds no term
  * and has no named speaker (0: most of a big pool, where the zeroing
  * and the calls cost more than the rest). */
-static double msg_bm25_kb(const struct pool *p, int i, int nt, const double *extra_base,
-                          double avgdl, const double *w, double k1, double b)
+static double msg_bm25(const struct pool *p, int i, int nt, const double *extra_base,
+                       double avgdl, const double *w)
 {
     const struct rmsg *m = &p->m[i];
     const double *x = extra_base ? extra_base + (size_t)i * (size_t)nt : NULL;
@@ -410,13 +383,7 @@ static double msg_bm25_kb(const struct pool *p, int i, int nt, const double *ext
         if (x)
             tf[t] += x[t];
     }
-    return rank_bm25_kb(tf, nt, 0.0 + m->ntok, avgdl, w, k1, b);
-}
-
-static double msg_bm25(const struct pool *p, int i, int nt, const double *extra_base,
-                       double avgdl, const double *w)
-{
-    return msg_bm25_kb(p, i, nt, extra_base, avgdl, w, BM25_K1, BM25_B);
+    return rank_bm25(tf, nt, 0.0 + m->ntok, avgdl, w);
 }
 
 void unit_window(const struct pool *p, int u, int span, int *first, int *last)
@@ -438,7 +405,7 @@ void unit_window(const struct pool *p, int u, int span, int *first, int *last)
  * whose units hold no term (has, unit_terms) scores 0 unread: BM25 adds
  * nothing for a term counted 0 times. */
 static double window_bm25(const struct pool *p, const uint64_t *has, int u, int span, int nt,
-                          double *tf, double avg_unit, const double *w, double k1, double bw)
+                          double *tf, double avg_unit, const double *w)
 {
     const struct runit *un = &p->u[u];
     /* the window's ends found in the same loop as its terms (unit_window's
@@ -459,8 +426,7 @@ static double window_bm25(const struct pool *p, const uint64_t *has, int u, int 
         return 0;
     int a = p->u[ua].head, b = p->u[ub].last;
     double dl = sum_tf(p, a, b, nt, NULL, tf);
-    return rank_bm25_kb(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w,
-                        k1, bw);
+    return rank_bm25(tf, nt, dl, avg_unit * (b - a + 1) / (un->last - un->first + 1), w);
 }
 
 /* One fused ranking's places: the units that scored in s[] (keys[k].val,
@@ -550,12 +516,12 @@ static void rrf_add(struct pool *p, const struct rrf_job *j, double w_dialog, do
     if (w_dialog == w_ua || n_dialog == 0 || n_dialog == p->ns) {
         double w = w_dialog != w_ua && n_dialog ? w_dialog : w_ua;
         for (int k = 0; k < j->n; k++)
-            p->u[keys[k].val].score += w / (pool_rrf_k(p) + place[k] + 1);
+            p->u[keys[k].val].score += w / (RRF_K + place[k] + 1);
         return;
     }
     for (int k = 0; k < j->n; k++) {
         struct runit *u = &p->u[keys[k].val];
-        u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (pool_rrf_k(p) + place[k] + 1);
+        u->score += (p->s[u->sess].dialog ? w_dialog : w_ua) / (RRF_K + place[k] + 1);
     }
 }
 
@@ -583,9 +549,8 @@ static int rrf(struct pool *p, const double *s, double w_dialog, double w_ua, st
  * The window's are added after the join, then the wider window's, so
  * every unit's sum is added in the one-thread order. Returns 0, or -1 on
  * no memory. */
-static int rrf_keyword(struct pool *p, const struct rank_lowd *lo, const double *s_head,
-                       const double *s_round, const double *s_win, const double *s_win2,
-                       struct sort_kv *kv)
+static int rrf_keyword(struct pool *p, const double *s_head, const double *s_round,
+                       const double *s_win, const double *s_win2, struct sort_kv *kv)
 {
     struct rrf_job win = { p, s_win, NULL, 0, 0, 0, 1 };
     struct rrf_job win2 = { p, s_win2, kv, 0, 0, 0, 0 };
@@ -593,7 +558,7 @@ static int rrf_keyword(struct pool *p, const struct rank_lowd *lo, const double 
     int two = p->threads >= 2 && !pthread_create(&th, NULL, rrf_places, &win);
     if (!two)
         win.kv = kv;
-    int rc = rrf(p, s_head, lo->w_head, W_HEAD, kv) || rrf(p, s_round, W_ROUND, W_ROUND, kv) ? -1 : 0;
+    int rc = rrf(p, s_head, W_HEAD, W_HEAD, kv) || rrf(p, s_round, W_ROUND, W_ROUND, kv) ? -1 : 0;
     if (two) {
         if (!rc)
             rrf_places(&win2);
@@ -602,7 +567,7 @@ static int rrf_keyword(struct pool *p, const struct rank_lowd *lo, const double 
         rrf_places(&win);
     }
     if (!rc && !win.rc)
-        rrf_add(p, &win, lo->w_win, W_WIN_UA);
+        rrf_add(p, &win, W_WIN_DIALOG, W_WIN_UA);
     if (win.own)
         free(win.kv);
     if (rc || win.rc)
@@ -611,7 +576,7 @@ static int rrf_keyword(struct pool *p, const struct rank_lowd *lo, const double 
         rrf_places(&win2);
     if (win2.rc)
         return -1;
-    rrf_add(p, &win2, lo->w_win2, 0);
+    rrf_add(p, &win2, W_WIN2_DIALOG, 0);
     return 0;
 }
 
@@ -806,7 +771,7 @@ int rank_lrn_features(const struct pool *p, const double *s_head, const double *
         double *x = f + (size_t)hits[i] * RANK_LRN_NF;
         if (!p->s[p->u[hits[i]].sess].dialog)
             continue;
-        x[RANK_LRN_DRRF] = (pool_rrf_k(p) + 1) / (pool_rrf_k(p) + place + 1);
+        x[RANK_LRN_DRRF] = (RRF_K + 1) / (RRF_K + place + 1);
         x[RANK_LRN_DMARG] = marg * x[RANK_LRN_DRRF];
     }
     rc = 0;
@@ -835,7 +800,7 @@ static void lrn_dump(const struct pool *p, const struct query *q, const double *
             continue;
         fprintf(out, "%d\t%d\t%s\t%s\t%d\t%.9g\t%d", call, p->budget, q->text,
                 p->s[un->sess].ext_id ? p->s[un->sess].ext_id : "",
-                p->m[un->head].position, un->score * (pool_rrf_k(p) + 1), un->in_range);
+                p->m[un->head].position, un->score * (RRF_K + 1), un->in_range);
         for (int k = 0; k < RANK_LRN_NF; k++)
             fprintf(out, "\t%.6g", f[(size_t)u * RANK_LRN_NF + k]);
         fputc('\n', out);
@@ -872,7 +837,7 @@ int rank_learned(struct pool *p, const struct query *q, const double *s_head,
             continue;
         for (int k = 0; k < RANK_LRN_NF; k++)
             add += w[k] * f[(size_t)u * RANK_LRN_NF + k];
-        un->score += add / (pool_rrf_k(p) + 1);
+        un->score += add / (RRF_K + 1);
         if (un->score <= 0)
             un->score = 1e-9;      /* matched: ranked, last */
     }
@@ -949,7 +914,7 @@ int rank_segments(struct pool *p, int nt, const double *w_unit, double avg_unit,
         for (int u = 0; u < p->nu; u++) {
             int g = p->seg[p->u[u].head];
             if (g >= 0 && place[g] >= 0)
-                p->u[u].score += w / (pool_rrf_k(p) + place[g] + 1);
+                p->u[u].score += w / (RRF_K + place[g] + 1);
         }
     }
     rc = 0;
@@ -1060,7 +1025,7 @@ static int order_boost(struct pool *p, int ordinal)
             r++;
         else if (!by_day)
             r = i;
-        p->u[o[i].val].ord_bonus = w / (pool_rrf_k(p) + 1) / (r + 1);
+        p->u[o[i].val].ord_bonus = w / (RRF_K + 1) / (r + 1);
         p->u[o[i].val].score += p->u[o[i].val].ord_bonus;
     }
     free(o);
@@ -1082,7 +1047,6 @@ struct unit_job {
     double             avg_msg, avg_unit;
     const uint64_t    *has;
     double            *s_head, *s_round, *s_win, *s_win2;
-    struct rank_lowd   dlg;                    /* a dialogue's constants */
     double             tf[RECALL_MAX_TERMS];   /* the range's scratch */
 };
 
@@ -1097,16 +1061,13 @@ static void score_units(struct unit_job *j)
     double *s_head = j->s_head, *s_round = j->s_round, *s_win = j->s_win, *s_win2 = j->s_win2;
     double *tf = j->tf, avg_msg = j->avg_msg, avg_unit = j->avg_unit;
     int nt = j->nt, use_time = j->use_time;
-    const struct rank_lowd lo = j->dlg;
     for (int u = j->lo; u < j->hi; u++) {
         struct runit *un = &p->u[u];
-        int dialog = p->s[un->sess].dialog;
-        double dl, k1 = dialog ? lo.k1 : BM25_K1;
+        double dl;
         un->score = 0;
         un->ord_bonus = 0;
         /* the lead turn alone */
-        s_head[u] = msg_bm25_kb(p, un->head, nt, spk, avg_msg, w_msg, k1,
-                                dialog ? lo.b_head : BM25_B);
+        s_head[u] = msg_bm25(p, un->head, nt, spk, avg_msg, w_msg);
         p->m[un->head].s_msg = s_head[u];
         /* each reply alone, for the reply lane (a unit without a term
          * has none to score) */
@@ -1123,12 +1084,11 @@ static void score_units(struct unit_job *j)
             s_round[u] = 0;
         }
         /* the window: neighbouring units in the same session */
-        int span = dialog ? lo.span : SPAN_UA;
-        double bw = dialog ? lo.b_win : BM25_B;
-        s_win[u] = window_bm25(p, has, u, span, nt, tf, avg_unit, w_unit, k1, bw);
+        int dialog = p->s[un->sess].dialog;
+        int span = dialog ? SPAN_DIALOG : SPAN_UA;
+        s_win[u] = window_bm25(p, has, u, span, nt, tf, avg_unit, w_unit);
         /* a wider window: the neighbourhood's topic */
-        s_win2[u] = dialog ? window_bm25(p, has, u, lo.span2, nt, tf, avg_unit, w_unit, k1, bw)
-                           : 0;
+        s_win2[u] = dialog ? window_bm25(p, has, u, SPAN2_DIALOG, nt, tf, avg_unit, w_unit) : 0;
         if (use_time && (q->has_range || q->vague)) {
             int64_t at = p->m[un->head].at;
             un->in_range = at != CAIRN_NO_TIME && at >= q->from && at < q->to;
@@ -1168,7 +1128,6 @@ void rank_unit_scores(struct pool *p, const struct query *q, int use_time, const
                             .w_unit = w_unit, .avg_msg = avg_msg, .avg_unit = avg_unit,
                             .has = has, .s_head = s_head, .s_round = s_round, .s_win = s_win,
                             .s_win2 = s_win2 };
-    rank_lowd(0, &job.dlg);         /* main's: the rows' scores are */
     score_all_units(&job);
 }
 
@@ -1243,21 +1202,12 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
                             .w_msg = w_msg, .w_unit = w_unit, .avg_msg = avg_msg,
                             .avg_unit = avg_unit, .has = has, .s_head = s_head,
                             .s_round = s_round, .s_win = s_win, .s_win2 = s_win2 };
-    /* between people below LOWD_BUDGET, the dialogue's own constants
-     * (main's unless the tuning build sets them; a pool over unit rows
-     * has none: gather loads the turns then) */
-    rank_lowd(p->budget, &job.dlg);
-    const struct rank_lowd *lo = &job.dlg;
-    int all_dialog = p->ns > 0;
-    for (int si = 0; si < p->ns && all_dialog; si++)
-        all_dialog = p->s[si].dialog != 0;
-    p->rrf_k = all_dialog ? lo->rrf_k : RRF_K;
     if (!p->pu)
         score_all_units(&job);
     else if (rank_pool_units(p, nt, w_msg, w_unit, avg_msg, avg_unit, s_head, s_round, s_win,
                              s_win2, kv, nkv))
         goto out;
-    if (rrf_keyword(p, lo, s_head, s_round, s_win, s_win2, kv) || ent_rank(p, kv))
+    if (rrf_keyword(p, s_head, s_round, s_win, s_win2, kv) || ent_rank(p, kv))
         goto out;
     if (len_rank(p, s_head, s_win, s_win2, dense, kv))
         goto out;
@@ -1291,7 +1241,7 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
             double wh = wd * W_DENSE_HEAD, wr = wd * W_DENSE_REPLY;
             /* where the question was also searched in the speaker's words,
              * PERSP_REPL of its own head weight goes to that */
-            double wdh = wd * lo->w_dense * (p->persp ? 1 - POLICY_GET(PERSP_REPL) : 1);
+            double wdh = wd * W_DENSE_HEAD_DIALOG * (p->persp ? 1 - POLICY_GET(PERSP_REPL) : 1);
             if (rrf(p, s_dhead, wdh, wh, kv) ||
                 rrf(p, s_dreply, wr, wr, kv) || prf_rank(p, wd * DENSE_PRF_W, kv) ||
                 persp_rank(p, wd * POLICY_GET(PERSP_W), kv))
@@ -1329,11 +1279,11 @@ int rank_default(struct pool *p, struct query *q, int use_time, const struct den
         if (un->in_range) {
             if (q->vague) {
                 if (un->score > 0)
-                    un->score += W_TIME_VAGUE * W_TIME / (pool_rrf_k(p) + 1);
+                    un->score += W_TIME_VAGUE * W_TIME / (RRF_K + 1);
             } else if (q->only_time || nt == 0) {
                 un->score += W_ONLY_TIME; /* the period itself is the question */
             } else if (un->score > 0) {   /* a boost, never a match by itself */
-                un->score += W_TIME / (pool_rrf_k(p) + 1);
+                un->score += W_TIME / (RRF_K + 1);
             }
         }
         un->s_round = s_round[u];

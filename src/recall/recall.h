@@ -206,8 +206,6 @@ struct pool {
     int     nseg;
     int     budget;        /* the recall's budget in tokens (0: unknown), for
                             * the signals gated by it (rank.c len_rank) */
-    double  rrf_k;         /* the fusion's k (rank_default: RRF_K, or
-                            * LOWD_RRF_K in a dialogue below LOWD_BUDGET) */
     int     split;         /* gather loaded half the sessions on a second
                             * thread (load_split; tests read it) */
     int     threads;       /* 2: a pool big enough for a second thread
@@ -595,36 +593,14 @@ double rank_bm25(const double *tf, int nt, double dl, double avgdl, const double
 /* Its parts, for a caller whose counts are not doubles (gather's pruning
  * scores every match): the length's part of a text of dl tokens, and one
  * term's score; rank_bm25 is the sum of the terms with a count, in order. */
-static inline double rank_bm25_norm_kb(double dl, double avgdl, double k1, double b)
-{
-    return k1 * (1 - b + b * dl / (avgdl > 0 ? avgdl : 1));
-}
-static inline double rank_bm25_term_k(double w, double tf, double norm, double k1)
-{
-    return w * tf * (k1 + 1) / (tf + norm);
-}
 static inline double rank_bm25_norm(double dl, double avgdl)
 {
-    return rank_bm25_norm_kb(dl, avgdl, BM25_K1, BM25_B);
+    return BM25_K1 * (1 - BM25_B + BM25_B * dl / (avgdl > 0 ? avgdl : 1));
 }
 static inline double rank_bm25_term(double w, double tf, double norm)
 {
-    return rank_bm25_term_k(w, tf, norm, BM25_K1);
+    return w * tf * (BM25_K1 + 1) / (tf + norm);
 }
-/* rank_bm25 with its own k1 and b (the dialogue's below LOWD_BUDGET). */
-double rank_bm25_kb(const double *tf, int nt, double dl, double avgdl, const double *w,
-                    double k1, double b);
-/* The constants that rank a chat between people below LOWD_BUDGET tokens
- * (policy.h LOWD_*; main's BM25_K1, BM25_B, RRF_K, W_HEAD, W_WIN_DIALOG,
- * SPAN_DIALOG, W_WIN2_DIALOG, SPAN2_DIALOG, W_DENSE_HEAD_DIALOG above
- * it). */
-struct rank_lowd {
-    double k1, b_head, b_win, rrf_k, w_head, w_win, w_win2, w_dense;
-    int    span, span2;
-};
-/* Fills c for a recall of this budget; 1 when some value is not main's
- * (gather then loads the turns: unitrank.c scores with main's). */
-int  rank_lowd(int budget, struct rank_lowd *c);
 /* BM25F with a second field x[nt] (a named speaker, rank.c SPK_FIELD)
  * that is not length-normalised: tf / norm + x, saturated once. With x
  * all 0 it is rank_bm25. */
