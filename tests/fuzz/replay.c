@@ -19,6 +19,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cairn.h"
+#include "capture/capture.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Targets that redirect stderr send the sanitizer's reports to a copy of
@@ -37,50 +40,17 @@ void __sanitizer_set_report_fd(void *fd)
 }
 #endif
 
-/* The whole file at path, malloc'd (NULL on a read error; size 0 gives
- * a 1-byte buffer, so the target never sees NULL). */
-static uint8_t *slurp(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf = NULL;
-    size_t n = 0, cap = 0;
-    if (!f)
-        return NULL;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 4096;
-            uint8_t *grown = realloc(buf, cap);
-            if (!grown) {
-                free(buf);
-                buf = NULL;
-                goto out;
-            }
-            buf = grown;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        free(buf);
-        buf = NULL;
-    }
-    *size = n;
-out:
-    fclose(f);
-    return buf;
-}
-
 static int replay_file(const char *path)
 {
     size_t size = 0;
-    uint8_t *data = slurp(path, &size);
-    if (!data) {
+    char *data = NULL;
+    /* capture's reader: the whole file, malloc'd, NUL after it (never
+     * NULL on success, so an empty file is not handed as NULL) */
+    if (capture_read_file(path, 0, &data, &size) != CAIRN_OK) {
         fprintf(stderr, "replay: cannot read %s\n", path);
         return -1;
     }
-    LLVMFuzzerTestOneInput(data, size);
+    LLVMFuzzerTestOneInput((const uint8_t *)data, size);
     free(data);
     return 0;
 }
